@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// `npm run dev`: local set-up, then `wrangler dev` (API_CONTRACT §1).
+//  1. .dev.vars from .dev.vars.example when missing (working local secrets on a fresh clone);
+//  2. pending D1 migrations applied to the local database;
+//  3. on an empty database, a demo organization, owner account, API key and project,
+//     with the key and a ready curl line printed;
+//  4. `wrangler dev` with every extra argument passed through.
+import { execFileSync, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+process.chdir(root);
+const args = process.argv.slice(2);
+const wrangler = join(
+  root,
+  "node_modules",
+  ".bin",
+  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
+);
+const KEY_FILE = ".dev.key";
+
+// Wrangler options that choose where local state lives must reach the set-up commands too.
+const stateArgs = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a === "--persist-to" || a === "--env" || a === "-e" || a === "--config" || a === "-c") {
+    stateArgs.push(a, args[i + 1]);
+    i++;
+  } else if (/^--(persist-to|env|config)=/.test(a)) stateArgs.push(a);
+}
+
+function run(cmdArgs) {
+  return execFileSync(wrangler, cmdArgs, {
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+if (!existsSync(".dev.vars")) {
+  copyFileSync(".dev.vars.example", ".dev.vars");
+  console.log("Created .dev.vars from .dev.vars.example (local secrets).");
+}
+
+console.log("Applying D1 migrations to the local database…");
+try {
+  run(["d1", "migrations", "apply", "DB", "--local", ...stateArgs]);
+} catch (err) {
+  console.error(err.stdout ?? "", err.stderr ?? "");
+  process.exit(1);
+}
+
+const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+function newId() {
+  let n = BigInt(`0x${randomBytes(16).toString("hex")}`);
+  let out = "";
+  while (n > 0n) {
+    out = ALPHABET[Number(n % 58n)] + out;
+    n /= 58n;
+  }
+  return out.padStart(22, ALPHABET[0]);
+}
+const sqlText = (s) => `'${String(s).replaceAll("'", "''")}'`;
+
+function countOrgs() {
+  const out = run([
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--json",
+    ...stateArgs,
+    "--command",
+    "SELECT count(*) AS n FROM organizations",
+  ]);
+  return JSON.parse(out)[0].results[0].n;
+}
+
+const portArg =
+  args.find((_a, i) => args[i - 1] === "--port") ?? args.find((a) => a.startsWith("--port="))?.slice(7);
+const base = `http://localhost:${portArg ?? 8787}`;
+
+if (countOrgs() === 0) {
+  const now = new Date().toISOString();
+  const org = newId();
+  const account = newId();
+  const keyId = newId();
+  const project = newId();
+  const env = newId();
+  const key = `dpk_${randomBytes(32).toString("base64url")}`;
+  const hash = createHash("sha256").update(key).digest("hex");
+  const profile = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
+  const statements = [
+    `INSERT INTO organizations (id, name, created_at) VALUES (${sqlText(org)}, 'Demo Org', ${sqlText(now)})`,
+    `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${sqlText(account)}, 'demo-owner', 'Demo Owner', NULL, ${sqlText(profile)}, ${sqlText(now)})`,
+    `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${sqlText(org)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
+    `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(account)}, ${sqlText(account)}, 'local demo key', ${sqlText(hash)}, ${sqlText(now)})`,
+    `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (${sqlText(project)}, ${sqlText(org)}, 'demo', 'demo', 'A demo project', 'emoji:🚀', NULL, ${sqlText(env)}, 'connected', ${sqlText(now)}, ${sqlText(now)})`,
+    `INSERT INTO environments (id, project_id, name, created_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', ${sqlText(now)})`,
+    `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
+  ];
+  run(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
+  writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
+  console.log(`
+Seeded a demo organization, its owner, a project and an API key (also saved in ${KEY_FILE}):
+
+  API key: ${key}
+
+  curl -s ${base}/v1/projects -H 'x-api-key: ${key}' -H 'accept: application/json'
+
+OpenAPI document: ${base}/openapi.json   API reference: ${base}/docs
+`);
+} else if (existsSync(KEY_FILE)) {
+  const key = readFileSync(KEY_FILE, "utf8").trim();
+  console.log(
+    `\nLocal demo API key (from ${KEY_FILE}): ${key}\n  curl -s ${base}/v1/projects -H 'x-api-key: ${key}'\n`,
+  );
+}
+
+const child = spawn(wrangler, ["dev", ...args], { stdio: "inherit" });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,399 @@
+/**
+ * The whole domain of SPEC.md and API_CONTRACT.md in one schema.
+ *
+ * Conventions:
+ * - IDs are text (22-char base58 for new rows; the other two SPEC forms are accepted on input).
+ * - Timestamps are RFC 3339 UTC strings with milliseconds. They all have the same
+ *   width, so text order is time order and keyset pagination can compare them directly.
+ * - Every project-scoped table carries `project_id`, so that reading an object and
+ *   checking the caller's right to it is one query (object ⨝ project ⨝ membership).
+ * - Deleting a project cascades to everything inside it.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const ORG_ROLES = ["owner", "admin", "member"] as const;
+export type OrgRole = (typeof ORG_ROLES)[number];
+export const PROJECT_ROLES = ["owner", "contributor", "viewer"] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+export const CONNECTION_STATUSES = ["connected", "disconnected", "disconnecting"] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export const VARIABLE_TYPES = ["secret", "secure_string", "string"] as const;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+export const RESOURCE_STATUSES = [
+  "create_in_progress",
+  "create_complete",
+  "create_failed",
+  "update_in_progress",
+  "update_complete",
+  "update_failed",
+  "delete_in_progress",
+  "delete_complete",
+  "delete_failed",
+] as const;
+export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
+export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+export const INTEGRATION_TYPES = ["slack", "webhook"] as const;
+export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type AccountProfile = {
+  bio: string | null;
+  github: string | null;
+  location: string | null;
+  twitter: string | null;
+  website: string | null;
+};
+
+export type NotificationConfiguration = {
+  deployments_failed: boolean;
+  deployments_in_progress: boolean;
+  deployments_succeeded: boolean;
+  changelog: boolean;
+  promotions: boolean;
+  services_in_alarm: boolean;
+  services_ok: boolean;
+};
+
+const createdAt = () => text("created_at").notNull();
+const updatedAt = () => text("updated_at").notNull();
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  displayName: text("display_name").notNull(),
+  avatar: text("avatar"),
+  profile: text("profile", { mode: "json" }).$type<AccountProfile>().notNull(),
+  createdAt: createdAt(),
+});
+
+export const orgMembers = sqliteTable(
+  "org_members",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ORG_ROLES }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.accountId] }), index("org_members_account_idx").on(t.accountId)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdBy: text("created_by")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name"),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    expiresAt: text("expires_at"),
+    revokedAt: text("revoked_at"),
+    lastUsedAt: text("last_used_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
+);
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Case-folded name (Unicode-aware, computed in code) for the per-org uniqueness rule. */
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    icon: text("icon"),
+    repoId: text("repo_id"),
+    /** Always an environment of this project (checked by the service; a FK would be circular). */
+    defaultEnvironmentId: text("default_environment_id").notNull(),
+    connectionStatus: text("connection_status", { enum: CONNECTION_STATUSES }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("projects_org_name_idx").on(t.orgId, t.nameKey),
+    index("projects_org_created_idx").on(t.orgId, t.createdAt, t.id),
+  ],
+);
+
+export const projectMembers = sqliteTable(
+  "project_members",
+  {
+    /** The membership ID. */
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    role: text("role", { enum: PROJECT_ROLES }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("project_members_project_account_idx").on(t.projectId, t.accountId),
+    index("project_members_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("project_members_account_idx").on(t.accountId),
+  ],
+);
+
+export const environments = sqliteTable(
+  "environments",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("environments_project_name_idx").on(t.projectId, t.name)],
+);
+
+export const components = sqliteTable(
+  "components",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("components_environment_name_idx").on(t.environmentId, t.name)],
+);
+
+export const stacks = sqliteTable(
+  "stacks",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    templateId: text("template_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("stacks_environment_idx").on(t.environmentId)],
+);
+
+export const stackResources = sqliteTable(
+  "stack_resources",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    stackId: text("stack_id")
+      .notNull()
+      .references(() => stacks.id, { onDelete: "cascade" }),
+    templateId: text("template_id").notNull(),
+    resourceType: text("resource_type").notNull(),
+    physicalId: text("physical_id").notNull(),
+    status: text("status", { enum: RESOURCE_STATUSES }).notNull(),
+    statusReason: text("status_reason"),
+    /** Time of the last status change. */
+    timestamp: text("timestamp").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("stack_resources_stack_created_idx").on(t.stackId, t.createdAt, t.id),
+    index("stack_resources_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+  ],
+);
+
+export type DeploymentData = {
+  patch: Array<{ op: string; path: string; from?: string; value?: unknown; old_value?: unknown }>;
+  source?: Record<string, unknown>;
+  stacks?: Array<{ id: string; status: DeploymentStatus; status_reason?: string; timestamp: string }>;
+};
+
+export const deployments = sqliteTable(
+  "deployments",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    stackIds: text("stack_ids", { mode: "json" }).$type<string[]>().notNull(),
+    data: text("data", { mode: "json" }).$type<DeploymentData>().notNull(),
+    status: text("status", { enum: DEPLOYMENT_STATUSES }).notNull(),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("deployments_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+    index("deployments_status_created_idx").on(t.status, t.createdAt, t.id),
+  ],
+);
+
+/** Which stacks a deployment covers, so deployments can be listed by stack with keyset pagination. */
+export const deploymentStacks = sqliteTable(
+  "deployment_stacks",
+  {
+    deploymentId: text("deployment_id")
+      .notNull()
+      .references(() => deployments.id, { onDelete: "cascade" }),
+    stackId: text("stack_id")
+      .notNull()
+      .references(() => stacks.id, { onDelete: "cascade" }),
+    /** Copy of the deployment's created_at, the keyset order. */
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.deploymentId, t.stackId] }),
+    index("deployment_stacks_stack_created_idx").on(t.stackId, t.createdAt, t.deploymentId),
+  ],
+);
+
+export const variables = sqliteTable(
+  "variables",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
+    /** component_id, or "_" for an environment variable: NULLs never clash in a unique index. */
+    scope: text("scope").notNull(),
+    name: text("name").notNull(),
+    type: text("type", { enum: VARIABLE_TYPES }).notNull(),
+    /** Plaintext for `string`; for `secret`/`secure_string` the AES-GCM envelope (never plaintext). */
+    value: text("value").notNull(),
+    /** Key version of the envelope, null for plaintext `string` values. */
+    keyVersion: integer("key_version"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("variables_scope_name_idx").on(t.environmentId, t.scope, t.name),
+    index("variables_scope_created_idx").on(t.environmentId, t.scope, t.createdAt, t.id),
+    index("variables_component_created_idx").on(t.componentId, t.createdAt, t.id),
+  ],
+);
+
+export const notificationIntegrations = sqliteTable(
+  "notification_integrations",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type", { enum: INTEGRATION_TYPES }).notNull(),
+    url: text("url").notNull(),
+    configuration: text("configuration", { mode: "json" }).$type<NotificationConfiguration>().notNull(),
+    /** `whsec_…`, needed in clear to sign deliveries. */
+    signingSecret: text("signing_secret").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("notification_integrations_project_created_idx").on(t.projectId, t.createdAt, t.id)],
+);
+
+/** An event, written durably before anything is sent to the queue. */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** When the fan-out messages were accepted by the queue; null until then. */
+    enqueuedAt: text("enqueued_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("events_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("events_pending_idx").on(t.createdAt).where(sql`enqueued_at IS NULL`),
+  ],
+);
+
+/** One per (event, integration): the unit of delivery and retry. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    integrationId: text("integration_id")
+      .notNull()
+      .references(() => notificationIntegrations.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event_integration_idx").on(t.eventId, t.integrationId),
+    index("webhook_deliveries_integration_created_idx").on(t.integrationId, t.createdAt, t.id),
+  ],
+);
+
+/** Every attempt of a delivery, for the deliveries endpoint and debugging. */
+export const deliveryAttempts = sqliteTable(
+  "delivery_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("delivery_attempts_delivery_attempt_idx").on(t.deliveryId, t.attempt)],
+);

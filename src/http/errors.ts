@@ -1,0 +1,78 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The ten error codes of SPEC.md, and the one status each maps to. */
+export const ERROR_STATUS = {
+  bad_input: 400,
+  unauthenticated: 401,
+  unauthorized: 403,
+  forbidden: 403,
+  not_found: 404,
+  timeout: 408,
+  conflict: 409,
+  rate: 429,
+  internal: 500,
+  not_implemented: 501,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+
+export type FieldIssue = { path: string; message: string };
+
+/** The one error type services throw; the app's onError turns it into `{code, message, cause?}`. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  override readonly cause?: unknown;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, cause?: unknown, headers?: Record<string, string>) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.cause = cause;
+    this.headers = headers;
+  }
+
+  get status(): ContentfulStatusCode {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody(): { code: ErrorCode; message: string; cause?: unknown } {
+    return this.cause === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, cause: this.cause };
+  }
+}
+
+export const badInput = (message: string, cause?: FieldIssue[] | unknown) =>
+  new ApiError("bad_input", message, cause);
+export const notFound = (what = "Resource") => new ApiError("not_found", `${what} not found.`);
+export const conflict = (message: string, cause?: unknown) => new ApiError("conflict", message, cause);
+export const forbidden = (message = "Your role does not allow this action.") =>
+  new ApiError("forbidden", message);
+
+/** D1 reports constraint failures only through the message text. */
+export function isUniqueViolation(err: unknown): boolean {
+  const text = errorText(err);
+  return /UNIQUE constraint failed|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text);
+}
+
+export function isForeignKeyViolation(err: unknown): boolean {
+  return /FOREIGN KEY constraint failed|SQLITE_CONSTRAINT_FOREIGNKEY/i.test(errorText(err));
+}
+
+function errorText(err: unknown): string {
+  let text = "";
+  let current: unknown = err;
+  // Drizzle wraps the driver error; walk the cause chain.
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof Error) {
+      text += ` ${current.message}`;
+      current = current.cause;
+    } else {
+      text += ` ${String(current)}`;
+      break;
+    }
+  }
+  return text;
+}

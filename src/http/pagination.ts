@@ -1,0 +1,133 @@
+/**
+ * Keyset pagination shared by every list (API_CONTRACT §4).
+ *
+ * A cursor is standard base64 of `{"v":1,"o":"asc"|"desc","f":<filter key>,"c":<created_at>,"i":<id>}`:
+ * the position of the last record of a page, bound to the order and filter it was made under.
+ * A page is `WHERE (created_at, id) > (c, i) ORDER BY created_at, id LIMIT n+1` (or the
+ * mirror for descending order), served from a (scope, created_at, id) index: its cost
+ * does not grow with depth, and no record that exists for the whole walk is repeated or skipped.
+ */
+import { asc, desc, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { badInput } from "./errors";
+
+export const SORT_VALUES = ["created_at", "-created_at", "+created_at"] as const;
+export type SortBy = (typeof SORT_VALUES)[number];
+export type SortDirection = "asc" | "desc";
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 240;
+
+export type ListParams = { after?: string | undefined; limit: number; sort_by: SortBy };
+
+export type PageRequest = {
+  direction: SortDirection;
+  limit: number;
+  filter: string;
+  position?: { createdAt: string; id: string };
+};
+
+export type Page<T> = { data: T[]; has_more: boolean; next_page?: string };
+
+type CursorPayload = { v: 1; o: SortDirection; f: string; c: string; i: string };
+
+export function sortDirection(sortBy: SortBy): SortDirection {
+  return sortBy === "-created_at" ? "desc" : "asc";
+}
+
+function toBase64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function fromBase64(b64: string): string {
+  const binary = atob(b64);
+  const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+}
+
+export function encodeCursor(
+  direction: SortDirection,
+  filter: string,
+  createdAt: string,
+  id: string,
+): string {
+  const payload: CursorPayload = { v: 1, o: direction, f: filter, c: createdAt, i: id };
+  return toBase64(JSON.stringify(payload));
+}
+
+const invalidCursor = (why: string) =>
+  badInput("The `after` cursor is not valid for this list.", [{ path: "after", message: why }]);
+
+/**
+ * Reads an `after` cursor: standard or URL-safe base64, a space read as `+`
+ * (a raw `+` in a query string arrives as a space).
+ */
+export function decodeCursor(raw: string, direction: SortDirection, filter: string): PageRequest["position"] {
+  const normalized = raw.replace(/ /g, "+").replace(/-/g, "+").replace(/_/g, "/");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(normalized)) throw invalidCursor("Not a base64 string.");
+  const unpadded = normalized.replace(/=+$/, "");
+  if (unpadded.length % 4 === 1) throw invalidCursor("Not a base64 string.");
+  let payload: unknown;
+  try {
+    payload = JSON.parse(fromBase64(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)));
+  } catch {
+    throw invalidCursor("Does not decode to a cursor.");
+  }
+  if (!isCursorPayload(payload)) throw invalidCursor("Does not decode to a cursor.");
+  if (payload.o !== direction) throw invalidCursor("Made under another sort order.");
+  if (payload.f !== filter) throw invalidCursor("Made under another filter.");
+  return { createdAt: payload.c, id: payload.i };
+}
+
+function isCursorPayload(value: unknown): value is CursorPayload {
+  if (typeof value !== "object" || value === null) return false;
+  const p = value as Record<string, unknown>;
+  return (
+    p.v === 1 &&
+    (p.o === "asc" || p.o === "desc") &&
+    typeof p.f === "string" &&
+    typeof p.c === "string" &&
+    typeof p.i === "string" &&
+    p.c.length <= 64 &&
+    p.i.length <= 64
+  );
+}
+
+/** Turns validated list query parameters (and the list's canonical filter key) into a page request. */
+export function pageRequest(params: ListParams, filter = ""): PageRequest {
+  const direction = sortDirection(params.sort_by);
+  const position = params.after === undefined ? undefined : decodeCursor(params.after, direction, filter);
+  return { direction, limit: params.limit, filter, position };
+}
+
+type KeysetColumns = { createdAt: SQLiteColumn; id: SQLiteColumn };
+
+/** The WHERE fragment (undefined on the first page) and ORDER BY of a keyset page. */
+export function keyset(cols: KeysetColumns, page: PageRequest): { where: SQL | undefined; orderBy: SQL[] } {
+  const order = page.direction === "asc" ? asc : desc;
+  const where = page.position
+    ? sql`(${cols.createdAt}, ${cols.id}) ${sql.raw(page.direction === "asc" ? ">" : "<")} (${page.position.createdAt}, ${page.position.id})`
+    : undefined;
+  return { where, orderBy: [order(cols.createdAt), order(cols.id)] };
+}
+
+/** Rows fetched with LIMIT page.limit + 1 → the envelope. */
+export function toPage<Row, Item>(
+  rows: Row[],
+  page: PageRequest,
+  key: (row: Row) => { createdAt: string; id: string },
+  shape: (row: Row) => Item,
+): Page<Item> {
+  const hasMore = rows.length > page.limit;
+  const visible = hasMore ? rows.slice(0, page.limit) : rows;
+  const result: Page<Item> = { data: visible.map(shape), has_more: hasMore };
+  const last = visible[visible.length - 1];
+  if (hasMore && last) {
+    const k = key(last);
+    result.next_page = encodeCursor(page.direction, page.filter, k.createdAt, k.id);
+  }
+  return result;
+}

@@ -1,0 +1,53 @@
+import { createMiddleware } from "hono/factory";
+import { createDb } from "../db/client";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/errors";
+import { authenticate } from "../services/api-keys";
+import { countRequest, rateLimited } from "./rate-limit";
+
+/**
+ * x-api-key → identity. A request that fails authentication is counted against the
+ * `anonymous` policy of its client IP, so key guessing is throttled, and answers 401
+ * (or 429 once that IP is over its limit).
+ */
+export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
+  try {
+    const identity = await authenticate(createDb(c.env.DB), c.req.header("x-api-key"), (work) =>
+      c.executionCtx.waitUntil(work),
+    );
+    c.set("identity", identity);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== "unauthenticated") throw err;
+    const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+    const outcome = await countRequest(c, `ip:${ip}`, "anonymous");
+    if (!outcome.allowed) throw rateLimited(outcome.headers);
+    throw new ApiError(err.code, err.message, undefined, outcome.headers);
+  }
+  await next();
+});
+
+/** Bearer ADMIN_TOKEN for /internal/v1 (API_CONTRACT §9); every path 404s when no token is configured. */
+export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const expected = c.env.ADMIN_TOKEN;
+  if (!expected) throw new ApiError("not_found", "Not found.");
+  const header = c.req.header("authorization") ?? "";
+  const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
+  if (!(await timingSafeEqual(presented, expected))) {
+    throw new ApiError("unauthenticated", "A valid admin bearer token is required.");
+  }
+  await next();
+});
+
+async function timingSafeEqual(a: string, b: string): Promise<boolean> {
+  // Compare digests so neither the length nor the content leaks through timing.
+  const enc = new TextEncoder();
+  const [da, db] = await Promise.all([
+    crypto.subtle.digest("SHA-256", enc.encode(a)),
+    crypto.subtle.digest("SHA-256", enc.encode(b)),
+  ]);
+  const x = new Uint8Array(da);
+  const y = new Uint8Array(db);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0 && a.length > 0;
+}

@@ -1,0 +1,71 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/errors";
+import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../http/openapi";
+import type { WindowDecision } from "../rate-limit/window";
+
+export type LimitOutcome = { allowed: boolean; headers: Record<string, string> };
+
+/**
+ * One Durable Object call: count this request against `policy` for `subject`
+ * (`key:<api key id>` or `ip:<client ip>`).
+ *
+ * If the limiter cannot be reached or throws, the request is let through (fail open)
+ * without rate-limit headers, and the failure is logged. Rate limiting protects
+ * capacity; it is not an access control (authentication and authorization are still
+ * enforced in full), so a limiter outage should not turn into an outage of the whole API.
+ */
+export async function countRequest(
+  c: Context<AppEnv>,
+  subject: string,
+  policy: RateLimitPolicy,
+): Promise<LimitOutcome> {
+  const limit = RATE_LIMIT_POLICIES[policy];
+  let decision: WindowDecision;
+  try {
+    const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
+    decision = await stub.hit(policy, limit, RATE_LIMIT_WINDOW_SECONDS);
+  } catch (err) {
+    console.error(
+      JSON.stringify({ msg: "rate limiter unavailable; failing open", policy, error: String(err) }),
+    );
+    return { allowed: true, headers: {} };
+  }
+  return { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
+}
+
+export function rateLimitHeaders(policy: RateLimitPolicy, d: WindowDecision): Record<string, string> {
+  const headers: Record<string, string> = {
+    "X-Ratelimit-Limit": String(d.limit),
+    "X-Ratelimit-Remaining": String(d.remaining),
+    "X-Ratelimit-Reset": String(d.reset),
+    "RateLimit-Policy": `"${policy}";q=${d.limit};w=${RATE_LIMIT_WINDOW_SECONDS}`,
+    RateLimit: `"${policy}";r=${d.remaining};t=${d.reset}`,
+  };
+  if (!d.allowed) headers["Retry-After"] = String(Math.max(1, d.reset));
+  return headers;
+}
+
+export const rateLimited = (headers: Record<string, string>) =>
+  new ApiError(
+    "rate",
+    "Rate limit exceeded; retry after the number of seconds in Retry-After.",
+    undefined,
+    headers,
+  );
+
+/**
+ * Counts an authenticated /v1 request against the policy its route declares
+ * (`resolvePolicy`), before validation: invalid requests cost work too. Headers go on
+ * every response, errors included.
+ */
+export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const identity = c.get("identity");
+    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c));
+    if (!outcome.allowed) throw rateLimited(outcome.headers);
+    await next();
+    for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+  });
+}

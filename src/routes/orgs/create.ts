@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { createOrganization } from "../../services/orgs";
+import { OrganizationCreateSchema, OrganizationSchema } from "./schema";
+
+export const createOrgRoute = defineRoute({
+  method: "post",
+  path: "/v1/orgs",
+  operationId: "createOrg",
+  tags: ["Organizations"],
+  summary: "Create an organization",
+  description:
+    "Your account becomes the new organization's `owner`. Acting in it needs a key issued for that organization. " +
+    "Rate-limited by the `orgs-create` policy (10 per minute).",
+  rateLimit: "orgs-create",
+  request: { body: jsonBody(OrganizationCreateSchema) },
+  responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
+});
+
+export function registerCreateOrg(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createOrgRoute, async (c) => {
+    const { name } = c.req.valid("json");
+    return c.json(await createOrganization(createDb(c.env.DB), name, c.get("identity").accountId), 201);
+  });
+}

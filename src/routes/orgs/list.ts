@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listCallerOrgs } from "../../services/orgs";
+import { OrganizationListSchema } from "./schema";
+
+export const listOrgsRoute = defineRoute({
+  method: "get",
+  path: "/v1/orgs",
+  operationId: "listOrgs",
+  tags: ["Organizations"],
+  summary: "List your organizations",
+  description: "An API key belongs to one organization: the list holds that organization.",
+  request: { query: ListQuerySchema },
+  responses: { 200: jsonContent(OrganizationListSchema, "Your organization.") },
+});
+
+export function registerListOrgs(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listOrgsRoute, async (c) => {
+    pageRequest(c.req.valid("query")); // validates a cursor even though the list has one page
+    return c.json(await listCallerOrgs(createDb(c.env.DB), c.get("identity")), 200);
+  });
+}

@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { createProject } from "../../services/projects";
+import { ProjectCreateSchema, ProjectSchema } from "./schema";
+
+export const createProjectRoute = defineRoute({
+  method: "post",
+  path: "/v1/projects",
+  operationId: "createProject",
+  tags: ["Projects"],
+  summary: "Create a project",
+  description:
+    "Needs the organization role `owner` or `admin` (else `403 unauthorized`). Also creates the project's " +
+    "first environment, `production`, as its default, and makes you the project `owner`.",
+  request: { body: jsonBody(ProjectCreateSchema) },
+  responses: { 201: jsonContent(ProjectSchema, "The new project.") },
+});
+
+export function registerCreateProject(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createProjectRoute, async (c) => {
+    const project = await createProject(createDb(c.env.DB), c.get("identity"), c.req.valid("json"));
+    return c.json(project, 201);
+  });
+}

@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { deleteProject } from "../../services/projects";
+import { ProjectParams } from "./schema";
+
+export const deleteProjectRoute = defineRoute({
+  method: "delete",
+  path: "/v1/projects/{project_id}",
+  operationId: "deleteProject",
+  tags: ["Projects"],
+  summary: "Delete a project and everything inside it",
+  description: "Needs the project role `owner`. The name is free again at once.",
+  request: { params: ProjectParams },
+  responses: { 204: { description: "Deleted." } },
+});
+
+export function registerDeleteProject(app: OpenAPIHono<AppEnv>) {
+  app.openapi(deleteProjectRoute, async (c) => {
+    await deleteProject(createDb(c.env.DB), c.get("identity"), c.req.valid("param").project_id);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,30 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { enqueueProjectDisconnect } from "../../queue/messages";
+import { startDisconnect } from "../../services/projects";
+import { ProjectParams } from "./schema";
+
+export const disconnectProjectRoute = defineRoute({
+  method: "patch",
+  path: "/v1/projects/{project_id}/disconnect",
+  operationId: "disconnectProject",
+  tags: ["Projects"],
+  summary: "Disconnect a project from its cloud provider",
+  description:
+    "Moves a `connected` project to `disconnecting` and answers at once; the work finishes asynchronously " +
+    "and the project then reads `disconnected`. Any other state is `409 conflict`. Needs the project role `owner`.",
+  request: { params: ProjectParams },
+  responses: { 204: { description: "Disconnect started." } },
+});
+
+export function registerDisconnectProject(app: OpenAPIHono<AppEnv>) {
+  app.openapi(disconnectProjectRoute, async (c) => {
+    const { project_id } = c.req.valid("param");
+    await startDisconnect(createDb(c.env.DB), c.get("identity"), project_id, (id) =>
+      enqueueProjectDisconnect(c.env.EVENTS, id),
+    );
+    return c.body(null, 204);
+  });
+}

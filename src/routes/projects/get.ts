@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getProject } from "../../services/projects";
+import { ProjectParams, ProjectSchema } from "./schema";
+
+export const getProjectRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}",
+  operationId: "getProject",
+  tags: ["Projects"],
+  summary: "Read a project",
+  request: { params: ProjectParams },
+  responses: { 200: jsonContent(ProjectSchema, "The project.") },
+});
+
+export function registerGetProject(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getProjectRoute, async (c) => {
+    const { project_id } = c.req.valid("param");
+    return c.json(await getProject(createDb(c.env.DB), c.get("identity"), project_id), 200);
+  });
+}

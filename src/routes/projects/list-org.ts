@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { notFound } from "../../http/errors";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listProjects } from "../../services/projects";
+import { OrgParams, ProjectListSchema } from "./schema";
+
+export const listOrgProjectsRoute = defineRoute({
+  method: "get",
+  path: "/v1/orgs/{org_id}/projects",
+  operationId: "listOrgProjects",
+  tags: ["Projects"],
+  summary: "List the projects of an organization that you may see",
+  description: "Only your own organization exists for you: any other `org_id` is `404 not_found`.",
+  request: { params: OrgParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
+});
+
+export function registerListOrgProjects(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listOrgProjectsRoute, async (c) => {
+    const identity = c.get("identity");
+    if (c.req.valid("param").org_id !== identity.orgId) throw notFound("Organization");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listProjects(createDb(c.env.DB), identity, page), 200);
+  });
+}

@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listProjects } from "../../services/projects";
+import { ProjectListSchema } from "./schema";
+
+export const listProjectsRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects",
+  operationId: "listProjects",
+  tags: ["Projects"],
+  summary: "List the projects of your organization that you may see",
+  request: { query: ListQuerySchema },
+  responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
+});
+
+export function registerListProjects(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listProjectsRoute, async (c) => {
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listProjects(createDb(c.env.DB), c.get("identity"), page), 200);
+  });
+}

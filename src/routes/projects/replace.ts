@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { replaceProject } from "../../services/projects";
+import { ProjectParams, ProjectReplaceSchema, ProjectSchema } from "./schema";
+
+export const replaceProjectRoute = defineRoute({
+  method: "put",
+  path: "/v1/projects/{project_id}",
+  operationId: "replaceProject",
+  tags: ["Projects"],
+  summary: "Replace a project",
+  description:
+    "A full replace: `name` and `default_environment_id` are required; `description`, `icon` and `repo_id` " +
+    "left out become null. Needs the project role `owner`.",
+  request: { params: ProjectParams, body: jsonBody(ProjectReplaceSchema) },
+  responses: { 200: jsonContent(ProjectSchema, "The replaced project.") },
+});
+
+export function registerReplaceProject(app: OpenAPIHono<AppEnv>) {
+  app.openapi(replaceProjectRoute, async (c) => {
+    const { project_id } = c.req.valid("param");
+    const project = await replaceProject(
+      createDb(c.env.DB),
+      c.get("identity"),
+      project_id,
+      c.req.valid("json"),
+    );
+    return c.json(project, 200);
+  });
+}

@@ -1,0 +1,55 @@
+import { z } from "@hono/zod-openapi";
+import { CONNECTION_STATUSES } from "../../db/schema";
+import { envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+
+export const IconSchema = z
+  .string()
+  .max(2048)
+  .regex(/^(icon|emoji|url):(.+)$/, "Must match ^(icon|emoji|url):(.+)$.")
+  .openapi({ example: "emoji:🚀" });
+
+export const ProjectSchema = z
+  .object({
+    id: IdSchema,
+    org_id: IdSchema.openapi({ description: "The owning organization." }),
+    name: z.string().openapi({ example: "storefront" }),
+    description: z.string().nullable(),
+    icon: IconSchema.nullable(),
+    repo_id: IdSchema.nullable(),
+    default_environment_id: IdSchema,
+    connection_status: z.enum(CONNECTION_STATUSES),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi("Project");
+
+export const ProjectListSchema = envelope(ProjectSchema, "ProjectList");
+
+const name = z
+  .string()
+  .min(1)
+  .max(100)
+  .openapi({ description: "1–100 characters, unique within the organization regardless of case." });
+const description = z.string().max(1000).nullable().optional();
+
+export const ProjectCreateSchema = z
+  .strictObject({
+    name,
+    description,
+    icon: IconSchema.nullable().optional(),
+    repo_id: IdSchema.nullable().optional(),
+  })
+  .openapi("ProjectCreate");
+
+export const ProjectReplaceSchema = z
+  .strictObject({
+    name,
+    default_environment_id: IdSchema.openapi({ description: "Must name an environment of this project." }),
+    description,
+    icon: IconSchema.nullable().optional(),
+    repo_id: IdSchema.nullable().optional(),
+  })
+  .openapi("ProjectReplace", { description: "The full record: a field left out becomes null." });
+
+export const ProjectParams = idParams("project_id");
+export const OrgParams = idParams("org_id");

@@ -1,0 +1,195 @@
+/**
+ * API keys (API_CONTRACT §5): `dpk_` + 32 random bytes (base64url), shown once, stored only
+ * as a SHA-256 hash.
+ *
+ * Authentication is on every request, so a verified key is cached in the isolate for
+ * CACHE_TTL_MS. That bounds how long another isolate may still accept a revoked key
+ * (the contract allows 60 s); the isolate that revokes a key forgets it at once.
+ */
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { apiKeys, orgMembers } from "../db/schema";
+import type { Identity } from "../env";
+import { ApiError, badInput } from "../http/errors";
+import { newId } from "../http/ids";
+import { nowIso } from "../http/time";
+
+export const KEY_PREFIX = "dpk_";
+const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
+const CACHE_TTL_MS = 30_000;
+const CACHE_MAX_ENTRIES = 10_000;
+/** last_used_at is a hint, not an audit log: write it at most this often per key and isolate. */
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+type CachedKey = { identity: Identity; expiresAt: number | null; cachedUntil: number };
+const cache = new Map<string, CachedKey>();
+const lastUsedWrites = new Map<string, number>();
+
+export function generateKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return KEY_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export async function hashKey(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const unauthenticated = (message: string) => new ApiError("unauthenticated", message);
+
+/**
+ * Resolves a presented key to the identity it acts as, or throws `unauthenticated`.
+ * `onUsed` receives a promise to keep alive (waitUntil) when last_used_at is refreshed.
+ */
+export async function authenticate(
+  db: Db,
+  presented: string | undefined,
+  onUsed: (work: Promise<unknown>) => void,
+): Promise<Identity> {
+  if (!presented) throw unauthenticated("An API key is required in the x-api-key header.");
+  if (!KEY_PATTERN.test(presented)) throw unauthenticated("The API key is malformed.");
+
+  const hash = await hashKey(presented);
+  const now = Date.now();
+  let entry = cache.get(hash);
+  if (!entry || entry.cachedUntil <= now) {
+    entry = await loadKey(db, hash, now);
+  }
+  if (entry.expiresAt !== null && entry.expiresAt <= now) {
+    cache.delete(hash);
+    throw unauthenticated("The API key has expired.");
+  }
+
+  const lastWrite = lastUsedWrites.get(entry.identity.keyId) ?? 0;
+  if (now - lastWrite >= LAST_USED_WRITE_INTERVAL_MS) {
+    lastUsedWrites.set(entry.identity.keyId, now);
+    onUsed(
+      db
+        .update(apiKeys)
+        .set({ lastUsedAt: nowIso() })
+        .where(eq(apiKeys.id, entry.identity.keyId))
+        .run()
+        .catch((err) => console.error("could not record api key use", err)),
+    );
+  }
+  return entry.identity;
+}
+
+async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
+  // One query: the key, and the org role of the account it acts as (the membership must still exist).
+  const row = await db
+    .select({
+      keyId: apiKeys.id,
+      orgId: apiKeys.orgId,
+      accountId: apiKeys.accountId,
+      expiresAt: apiKeys.expiresAt,
+      orgRole: orgMembers.role,
+    })
+    .from(apiKeys)
+    .innerJoin(
+      orgMembers,
+      and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId)),
+    )
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .get();
+  if (!row) throw unauthenticated("The API key is not valid.");
+  const entry: CachedKey = {
+    identity: { orgId: row.orgId, accountId: row.accountId, orgRole: row.orgRole, keyId: row.keyId },
+    expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
+    cachedUntil: now + CACHE_TTL_MS,
+  };
+  if (cache.size >= CACHE_MAX_ENTRIES) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(hash, entry);
+  return entry;
+}
+
+/** Forget every cached entry of a key (called by the isolate that revokes it). */
+export function forgetKey(keyId: string): void {
+  for (const [hash, entry] of cache) {
+    if (entry.identity.keyId === keyId) cache.delete(hash);
+  }
+}
+
+export type ApiKeyRecord = {
+  id: string;
+  key: string;
+  org_id: string;
+  account_id: string;
+  created_by: string;
+  name: string | null;
+  expires_at: string | null;
+  created_at: string;
+};
+
+export async function createApiKey(
+  db: Db,
+  input: {
+    orgId: string;
+    accountId: string;
+    createdBy: string;
+    name?: string | null;
+    expiresAt?: string | null;
+  },
+): Promise<ApiKeyRecord> {
+  const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
+  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
+    throw badInput("`expires_at` must be in the future.", [
+      { path: "expires_at", message: "Must be in the future." },
+    ]);
+  }
+  const members = await db
+    .select({ accountId: orgMembers.accountId, role: orgMembers.role })
+    .from(orgMembers)
+    .where(eq(orgMembers.orgId, input.orgId))
+    .all();
+  const actor = members.find((m) => m.accountId === input.accountId);
+  if (!actor) {
+    throw badInput("The account is not a member of this organization.", [
+      { path: "account_id", message: "Not a member of the organization." },
+    ]);
+  }
+  const issuer = members.find((m) => m.accountId === input.createdBy);
+  if (!issuer || (issuer.role !== "owner" && issuer.role !== "admin")) {
+    throw new ApiError("unauthorized", "API keys are issued only by an organization owner or admin.");
+  }
+  const key = generateKey();
+  const record = {
+    id: newId(),
+    orgId: input.orgId,
+    accountId: input.accountId,
+    createdBy: input.createdBy,
+    name: input.name ?? null,
+    keyHash: await hashKey(key),
+    expiresAt,
+    createdAt: nowIso(),
+  };
+  await db.insert(apiKeys).values(record).run();
+  return {
+    id: record.id,
+    key,
+    org_id: record.orgId,
+    account_id: record.accountId,
+    created_by: record.createdBy,
+    name: record.name,
+    expires_at: record.expiresAt,
+    created_at: record.createdAt,
+  };
+}
+
+/** Revoke a key; false when there is no such key. Idempotent for an already revoked key. */
+export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
+  const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  if (!row) return false;
+  await db
+    .update(apiKeys)
+    .set({ revokedAt: nowIso() })
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .run();
+  forgetKey(keyId);
+  return true;
+}

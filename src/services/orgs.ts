@@ -1,0 +1,123 @@
+/** Organizations, accounts and org memberships (API_CONTRACT §3, §5, §9). */
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
+import type { Identity } from "../env";
+import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import type { Page } from "../http/pagination";
+import { nowIso } from "../http/time";
+
+export type OrganizationRecord = { id: string; name: string; created_at: string };
+
+const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord => ({
+  id: row.id,
+  name: row.name,
+  created_at: row.createdAt,
+});
+
+/** A new organization; `ownerAccountId`, when given, becomes its `owner` in the same transaction. */
+export async function createOrganization(
+  db: Db,
+  name: string,
+  ownerAccountId?: string,
+): Promise<OrganizationRecord> {
+  const now = nowIso();
+  const org = { id: newId(), name, createdAt: now };
+  if (ownerAccountId) {
+    await db.batch([
+      db.insert(organizations).values(org),
+      db
+        .insert(orgMembers)
+        .values({ orgId: org.id, accountId: ownerAccountId, role: "owner", createdAt: now }),
+    ]);
+  } else {
+    await db.insert(organizations).values(org).run();
+  }
+  return toOrgRecord(org);
+}
+
+/** `GET /v1/orgs`: the caller's organization, as a one-item page. */
+export async function listCallerOrgs(db: Db, identity: Identity): Promise<Page<OrganizationRecord>> {
+  const org = await db.select().from(organizations).where(eq(organizations.id, identity.orgId)).get();
+  return { data: org ? [toOrgRecord(org)] : [], has_more: false };
+}
+
+export async function orgExists(db: Db, orgId: string): Promise<boolean> {
+  return (
+    (await db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, orgId))
+      .get()) !== undefined
+  );
+}
+
+export type AccountInput = {
+  name: string;
+  display_name?: string | null | undefined;
+  avatar?: string | null | undefined;
+  profile?: Partial<AccountProfile> | null | undefined;
+};
+
+export type AccountRecord = {
+  id: string;
+  name: string;
+  display_name: string;
+  avatar: string | null;
+  profile: AccountProfile;
+  created_at: string;
+};
+
+export function normalizeProfile(profile: Partial<AccountProfile> | null | undefined): AccountProfile {
+  return {
+    bio: profile?.bio ?? null,
+    github: profile?.github ?? null,
+    location: profile?.location ?? null,
+    twitter: profile?.twitter ?? null,
+    website: profile?.website ?? null,
+  };
+}
+
+export async function createAccount(db: Db, input: AccountInput): Promise<AccountRecord> {
+  const row = {
+    id: newId(),
+    name: input.name,
+    displayName: input.display_name ?? input.name,
+    avatar: input.avatar ?? null,
+    profile: normalizeProfile(input.profile),
+    createdAt: nowIso(),
+  };
+  await db.insert(accounts).values(row).run();
+  return {
+    id: row.id,
+    name: row.name,
+    display_name: row.displayName,
+    avatar: row.avatar,
+    profile: row.profile,
+    created_at: row.createdAt,
+  };
+}
+
+export type OrgMemberRecord = { org_id: string; account_id: string; role: OrgRole; created_at: string };
+
+export async function addOrgMember(
+  db: Db,
+  orgId: string,
+  accountId: string,
+  role: OrgRole,
+): Promise<OrgMemberRecord> {
+  if (!(await orgExists(db, orgId))) throw notFound("Organization");
+  const account = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).get();
+  if (!account) {
+    throw badInput("No such account.", [{ path: "account_id", message: "No account has this ID." }]);
+  }
+  const row = { orgId, accountId, role, createdAt: nowIso() };
+  try {
+    await db.insert(orgMembers).values(row).run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("The account is already a member of this organization.");
+    throw err;
+  }
+  return { org_id: orgId, account_id: accountId, role, created_at: row.createdAt };
+}

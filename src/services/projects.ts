@@ -1,0 +1,229 @@
+/** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
+import { and, eq, exists } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
+import type { Identity } from "../env";
+import { ApiError, badInput, conflict, isUniqueViolation } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import { canSeeAll, loadProject } from "./access";
+
+export type ProjectRecord = {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  icon: string | null;
+  repo_id: string | null;
+  default_environment_id: string;
+  connection_status: ConnectionStatus;
+  created_at: string;
+  updated_at: string;
+};
+
+export type ProjectInput = {
+  name: string;
+  description?: string | null | undefined;
+  icon?: string | null | undefined;
+  repo_id?: string | null | undefined;
+};
+
+type ProjectRow = typeof projects.$inferSelect;
+
+export function toProjectRecord(row: ProjectRow): ProjectRecord {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    name: row.name,
+    description: row.description,
+    icon: row.icon,
+    repo_id: row.repoId,
+    default_environment_id: row.defaultEnvironmentId,
+    connection_status: row.connectionStatus,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** Names are unique per organization regardless of letter case (Unicode-aware). */
+export function projectNameKey(name: string): string {
+  return name.normalize("NFC").toLocaleLowerCase("und");
+}
+
+const nameTaken = (name: string) =>
+  conflict(`A project named "${name}" already exists in this organization.`, [
+    { path: "name", message: "Already taken (names are compared without regard to case)." },
+  ]);
+
+export async function createProject(db: Db, identity: Identity, input: ProjectInput): Promise<ProjectRecord> {
+  if (!canSeeAll(identity)) {
+    throw new ApiError("unauthorized", "Creating a project needs the organization role `owner` or `admin`.");
+  }
+  const now = nowIso();
+  const project: ProjectRow = {
+    id: newId(),
+    orgId: identity.orgId,
+    name: input.name,
+    nameKey: projectNameKey(input.name),
+    description: input.description ?? null,
+    icon: input.icon ?? null,
+    repoId: input.repo_id ?? null,
+    defaultEnvironmentId: newId(),
+    connectionStatus: "connected",
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    // One round trip, one transaction: the project, its `production` environment, its owner.
+    await db.batch([
+      db.insert(projects).values(project),
+      db.insert(environments).values({
+        id: project.defaultEnvironmentId,
+        projectId: project.id,
+        name: "production",
+        createdAt: now,
+      }),
+      db.insert(projectMembers).values({
+        id: newId(),
+        projectId: project.id,
+        accountId: identity.accountId,
+        role: "owner",
+        createdAt: now,
+      }),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(input.name);
+    throw err;
+  }
+  return toProjectRecord(project);
+}
+
+/** Projects of the caller's organization that the caller may see (org owner/admin: all). */
+export async function listProjects(
+  db: Db,
+  identity: Identity,
+  page: PageRequest,
+): Promise<Page<ProjectRecord>> {
+  const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
+  const scope = and(eq(projects.orgId, identity.orgId), where);
+  const rows = canSeeAll(identity)
+    ? await db
+        .select()
+        .from(projects)
+        .where(scope)
+        .orderBy(...orderBy)
+        .limit(page.limit + 1)
+        .all()
+    : (
+        await db
+          .select({ project: projects })
+          .from(projects)
+          .innerJoin(
+            projectMembers,
+            and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
+          )
+          .where(scope)
+          .orderBy(...orderBy)
+          .limit(page.limit + 1)
+          .all()
+      ).map((r) => r.project);
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
+}
+
+export async function getProject(db: Db, identity: Identity, projectId: string): Promise<ProjectRecord> {
+  const { project } = await loadProject(db, identity, projectId, "read");
+  return toProjectRecord(project);
+}
+
+export async function replaceProject(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  input: ProjectInput & { default_environment_id: string },
+): Promise<ProjectRecord> {
+  await loadProject(db, identity, projectId, "manage");
+  let updated: ProjectRow | undefined;
+  try {
+    // The environment check and the write are one statement: no window in which the
+    // environment could be deleted between them.
+    updated = await db
+      .update(projects)
+      .set({
+        name: input.name,
+        nameKey: projectNameKey(input.name),
+        description: input.description ?? null,
+        icon: input.icon ?? null,
+        repoId: input.repo_id ?? null,
+        defaultEnvironmentId: input.default_environment_id,
+        updatedAt: nowIso(),
+      })
+      .where(
+        and(
+          eq(projects.id, projectId),
+          exists(
+            db
+              .select({ id: environments.id })
+              .from(environments)
+              .where(
+                and(eq(environments.id, input.default_environment_id), eq(environments.projectId, projectId)),
+              ),
+          ),
+        ),
+      )
+      .returning()
+      .get();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(input.name);
+    throw err;
+  }
+  if (!updated) {
+    throw badInput("`default_environment_id` must name an environment of this project.", [
+      { path: "default_environment_id", message: "Not an environment of this project." },
+    ]);
+  }
+  return toProjectRecord(updated);
+}
+
+/** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
+export async function deleteProject(db: Db, identity: Identity, projectId: string): Promise<void> {
+  await loadProject(db, identity, projectId, "manage");
+  await db.delete(projects).where(eq(projects.id, projectId)).run();
+}
+
+/** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
+export async function startDisconnect(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  enqueue: (projectId: string) => Promise<void>,
+): Promise<void> {
+  await loadProject(db, identity, projectId, "manage");
+  const moved = await db
+    .update(projects)
+    .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
+    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected")))
+    .returning({ id: projects.id })
+    .get();
+  if (!moved) throw conflict("Only a `connected` project can be disconnected.");
+  try {
+    await enqueue(projectId);
+  } catch (err) {
+    // Without the message nothing would ever finish the disconnect: undo and report.
+    await db
+      .update(projects)
+      .set({ connectionStatus: "connected" })
+      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting")))
+      .run();
+    throw err;
+  }
+}
+
+/** The consumer's half: `disconnecting → disconnected`. Idempotent. */
+export async function finishDisconnect(db: Db, projectId: string): Promise<void> {
+  await db
+    .update(projects)
+    .set({ connectionStatus: "disconnected", updatedAt: nowIso() })
+    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting")))
+    .run();
+}

@@ -1,0 +1,76 @@
+/** Environments, components and stacks: created by the engine through the internal API. */
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { components, environments, projects, stacks } from "../db/schema";
+import { conflict, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { nowIso } from "../http/time";
+
+export type EnvironmentRecord = { id: string; project_id: string; name: string; created_at: string };
+export type ComponentRecord = { id: string; environment_id: string; name: string; created_at: string };
+export type StackRecord = {
+  id: string;
+  environment_id: string;
+  name: string;
+  template_id: string;
+  created_at: string;
+};
+
+async function environmentProject(db: Db, environmentId: string): Promise<string> {
+  const env = await db
+    .select({ projectId: environments.projectId })
+    .from(environments)
+    .where(eq(environments.id, environmentId))
+    .get();
+  if (!env) throw notFound("Environment");
+  return env.projectId;
+}
+
+export async function createEnvironment(db: Db, projectId: string, name: string): Promise<EnvironmentRecord> {
+  const project = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).get();
+  if (!project) throw notFound("Project");
+  const row = { id: newId(), projectId, name, createdAt: nowIso() };
+  try {
+    await db.insert(environments).values(row).run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The project already has an environment named "${name}".`);
+    throw err;
+  }
+  return { id: row.id, project_id: projectId, name, created_at: row.createdAt };
+}
+
+export async function createComponent(db: Db, environmentId: string, name: string): Promise<ComponentRecord> {
+  const projectId = await environmentProject(db, environmentId);
+  const row = { id: newId(), projectId, environmentId, name, createdAt: nowIso() };
+  try {
+    await db.insert(components).values(row).run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The environment already has a component named "${name}".`);
+    throw err;
+  }
+  return { id: row.id, environment_id: environmentId, name, created_at: row.createdAt };
+}
+
+export async function createStack(
+  db: Db,
+  environmentId: string,
+  input: { name: string; template_id?: string | undefined },
+): Promise<StackRecord> {
+  const projectId = await environmentProject(db, environmentId);
+  const row = {
+    id: newId(),
+    projectId,
+    environmentId,
+    name: input.name,
+    templateId: input.template_id ?? newId(),
+    createdAt: nowIso(),
+  };
+  await db.insert(stacks).values(row).run();
+  return {
+    id: row.id,
+    environment_id: environmentId,
+    name: row.name,
+    template_id: row.templateId,
+    created_at: row.createdAt,
+  };
+}

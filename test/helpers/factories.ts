@@ -1,0 +1,100 @@
+/**
+ * Factories: every test makes its own organizations, accounts, keys and projects
+ * through the real internal and public APIs. No shared seed IDs.
+ */
+import type { OrgRole, ProjectRole } from "../../src/db/schema";
+import { internalOk, request } from "./api";
+
+let counter = 0;
+export const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+export type Org = { id: string; name: string; created_at: string };
+export type Account = { id: string; name: string; display_name: string };
+export type Caller = { orgId: string; accountId: string; key: string; keyId: string; role: OrgRole };
+
+export async function createOrg(name = unique("org")): Promise<Org> {
+  return internalOk<Org>("POST", "/orgs", { name });
+}
+
+export async function createAccount(fields: Record<string, unknown> = {}): Promise<Account> {
+  return internalOk<Account>("POST", "/accounts", { name: unique("user"), ...fields });
+}
+
+/** An account in `org` with `role`, and an API key acting as it (issued by the org's owner). */
+export async function createCaller(org: Org, role: OrgRole, issuer?: Caller): Promise<Caller> {
+  const account = await createAccount();
+  await internalOk("POST", `/orgs/${org.id}/members`, { account_id: account.id, role });
+  const createdBy = role === "owner" || role === "admin" ? account.id : issuer?.accountId;
+  if (!createdBy) throw new Error("a member's key needs an issuer (an owner or admin Caller)");
+  const key = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
+    account_id: account.id,
+    created_by: createdBy,
+  });
+  return { orgId: org.id, accountId: account.id, key: key.key, keyId: key.id, role };
+}
+
+/** A fresh organization with its owner. */
+export async function createOrgWithOwner(): Promise<{ org: Org; owner: Caller }> {
+  const org = await createOrg();
+  const owner = await createCaller(org, "owner");
+  return { org, owner };
+}
+
+export type Project = {
+  id: string;
+  org_id: string;
+  name: string;
+  default_environment_id: string;
+  connection_status: string;
+  created_at: string;
+};
+
+export async function createProject(caller: Caller, fields: Record<string, unknown> = {}): Promise<Project> {
+  const res = await request<Project>("POST", "/v1/projects", {
+    key: caller.key,
+    body: { name: unique("project"), ...fields },
+  });
+  if (res.status !== 201) throw new Error(`create project → ${res.status} ${res.raw}`);
+  return res.body;
+}
+
+/** Makes `member` (an org member) a member of `project` with `role`, through the members API. */
+export async function addProjectMember(owner: Caller, projectId: string, member: Caller, role: ProjectRole) {
+  const res = await request("POST", `/v1/projects/${projectId}/members`, {
+    key: owner.key,
+    body: { account_ids: [member.accountId], role },
+  });
+  if (res.status !== 201) throw new Error(`add member → ${res.status} ${res.raw}`);
+}
+
+export async function createEnvironment(projectId: string, name = unique("env")) {
+  return internalOk<{ id: string; project_id: string; name: string }>(
+    "POST",
+    `/projects/${projectId}/environments`,
+    {
+      name,
+    },
+  );
+}
+
+export async function createComponent(environmentId: string, name = unique("component")) {
+  return internalOk<{ id: string; environment_id: string }>(
+    "POST",
+    `/environments/${environmentId}/components`,
+    {
+      name,
+    },
+  );
+}
+
+export async function createStack(environmentId: string, fields: Record<string, unknown> = {}) {
+  return internalOk<{ id: string; environment_id: string; template_id: string }>(
+    "POST",
+    `/environments/${environmentId}/stacks`,
+    { name: unique("stack"), ...fields },
+  );
+}
+
+export async function revokeKey(keyId: string) {
+  await internalOk("DELETE", `/api-keys/${keyId}`);
+}

@@ -1,0 +1,29 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  // The same migrations wrangler applies (`migrations_dir`), applied by test/setup.ts.
+  const migrations = await readD1Migrations(path.resolve("migrations"));
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "test-admin-token",
+            VARIABLES_KEY: "dGVzdC12YXJpYWJsZXMta2V5LTMyLWJ5dGVzLWxvbmc=",
+            ALLOW_INSECURE_WEBHOOKS: "false",
+          },
+        },
+      }),
+    ],
+    test: {
+      setupFiles: ["./test/setup.ts"],
+      include: ["test/**/*.test.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+    },
+  };
+});
