@@ -118,6 +118,8 @@ export function createApp() {
     security: [{ ApiKey: [] }],
   }));
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Deployment Platform API" }));
+  // The benchmark's ceiling: no auth, no limiter, no D1.
+  app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
