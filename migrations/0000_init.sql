@@ -77,6 +77,7 @@ CREATE TABLE `deployments` (
 CREATE INDEX `deployments_project_created_idx` ON `deployments` (`project_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `deployments_environment_created_idx` ON `deployments` (`environment_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `deployments_status_created_idx` ON `deployments` (`status`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `deployments_created_idx` ON `deployments` (`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `environments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`project_id` text NOT NULL,

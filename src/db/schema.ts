@@ -263,6 +263,7 @@ export const deployments = sqliteTable(
     index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("deployments_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
     index("deployments_status_created_idx").on(t.status, t.createdAt, t.id),
+    index("deployments_created_idx").on(t.createdAt, t.id),
   ],
 );
 

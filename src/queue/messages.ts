@@ -4,7 +4,10 @@
  */
 export type ProjectDisconnectMessage = { kind: "project.disconnect"; project_id: string };
 
-export type QueueMessage = ProjectDisconnectMessage;
+/** A committed event to fan out to the project's integrations. */
+export type EventFanoutMessage = { kind: "event.fanout"; event_id: string };
+
+export type QueueMessage = ProjectDisconnectMessage | EventFanoutMessage;
 
 export async function enqueueProjectDisconnect(queue: Queue, projectId: string): Promise<void> {
   const message: ProjectDisconnectMessage = { kind: "project.disconnect", project_id: projectId };

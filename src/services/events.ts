@@ -9,6 +9,7 @@ import type { Db } from "../db/client";
 import { events } from "../db/schema";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
+import type { EventFanoutMessage } from "../queue/messages";
 
 export const EVENT_TYPES = [
   "deployment.in_progress",
@@ -44,4 +45,14 @@ export function eventInsert(db: Db, event: NewEvent) {
     enqueuedAt: null,
     createdAt: event.createdAt,
   });
+}
+
+/**
+ * Hands a committed event to the queue: one cheap message, which the consumer fans out into
+ * one delivery message per integration whose flag is on. Call it without awaiting delivery
+ * (`executionCtx.waitUntil`).
+ */
+export async function publishEvent(queue: Queue, eventId: string): Promise<void> {
+  const message: EventFanoutMessage = { kind: "event.fanout", event_id: eventId };
+  await queue.send(message, { contentType: "json" });
 }
