@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { createVariable, variableKeySecrets } from "../../services/variables";
+import { ComponentParams, VariableSchema, VariableWriteSchema } from "./schema";
+
+export const createComponentVariableRoute = defineRoute({
+  method: "post",
+  path: "/v1/components/{component_id}/variables",
+  operationId: "createComponentVariable",
+  tags: ["Variables"],
+  summary: "Create a variable of a component",
+  description:
+    "The variable carries its component's environment. A name already used by this component is " +
+    "`409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
+  request: { params: ComponentParams, body: jsonBody(VariableWriteSchema) },
+  responses: { 201: jsonContent(VariableSchema, "The new variable (without its value).") },
+});
+
+export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createComponentVariableRoute, async (c) => {
+    const variable = await createVariable(
+      createDb(c.env.DB),
+      c.get("identity"),
+      variableKeySecrets(c.env),
+      { kind: "component", id: c.req.valid("param").component_id },
+      c.req.valid("json"),
+    );
+    return c.json(variable, 201);
+  });
+}

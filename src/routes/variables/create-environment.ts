@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { createVariable, variableKeySecrets } from "../../services/variables";
+import { EnvironmentParams, VariableSchema, VariableWriteSchema } from "./schema";
+
+export const createEnvironmentVariableRoute = defineRoute({
+  method: "post",
+  path: "/v1/environments/{environment_id}/variables",
+  operationId: "createEnvironmentVariable",
+  tags: ["Variables"],
+  summary: "Create a variable of an environment",
+  description:
+    "An environment variable has `component_id` null. A name already used by another variable of the " +
+    "environment itself is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
+  request: { params: EnvironmentParams, body: jsonBody(VariableWriteSchema) },
+  responses: { 201: jsonContent(VariableSchema, "The new variable (without its value).") },
+});
+
+export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createEnvironmentVariableRoute, async (c) => {
+    const variable = await createVariable(
+      createDb(c.env.DB),
+      c.get("identity"),
+      variableKeySecrets(c.env),
+      { kind: "environment", id: c.req.valid("param").environment_id },
+      c.req.valid("json"),
+    );
+    return c.json(variable, 201);
+  });
+}

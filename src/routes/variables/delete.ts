@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { deleteVariable } from "../../services/variables";
+import { VariableParams } from "./schema";
+
+export const deleteVariableRoute = defineRoute({
+  method: "delete",
+  path: "/v1/variables/{variable_id}",
+  operationId: "deleteVariable",
+  tags: ["Variables"],
+  summary: "Delete a variable",
+  description: "Needs the project role `contributor` or above. The name is free again at once.",
+  request: { params: VariableParams },
+  responses: { 204: { description: "Deleted." } },
+});
+
+export function registerDeleteVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(deleteVariableRoute, async (c) => {
+    await deleteVariable(createDb(c.env.DB), c.get("identity"), c.req.valid("param").variable_id);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getVariable } from "../../services/variables";
+import { VariableParams, VariableSchema } from "./schema";
+
+export const getVariableRoute = defineRoute({
+  method: "get",
+  path: "/v1/variables/{variable_id}",
+  operationId: "getVariable",
+  tags: ["Variables"],
+  summary: "Read a variable (without its value)",
+  description:
+    "Needs the project role `viewer` or above. The value is read from `/v1/variables/{variable_id}/value`.",
+  request: { params: VariableParams },
+  responses: { 200: jsonContent(VariableSchema, "The variable.") },
+});
+
+export function registerGetVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getVariableRoute, async (c) => {
+    const { variable_id } = c.req.valid("param");
+    return c.json(await getVariable(createDb(c.env.DB), c.get("identity"), variable_id), 200);
+  });
+}

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listVariables } from "../../services/variables";
+import { ComponentParams, VariableListSchema } from "./schema";
+
+export const listComponentVariablesRoute = defineRoute({
+  method: "get",
+  path: "/v1/components/{component_id}/variables",
+  operationId: "listComponentVariables",
+  tags: ["Variables"],
+  summary: "List the variables of a component",
+  description:
+    "The component's own variables, without their values. Needs the project role `viewer` or above.",
+  request: { params: ComponentParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
+});
+
+export function registerListComponentVariables(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listComponentVariablesRoute, async (c) => {
+    const page = pageRequest(c.req.valid("query"));
+    const parent = { kind: "component", id: c.req.valid("param").component_id } as const;
+    return c.json(await listVariables(createDb(c.env.DB), c.get("identity"), parent, page), 200);
+  });
+}

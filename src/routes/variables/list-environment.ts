@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listVariables } from "../../services/variables";
+import { EnvironmentParams, VariableListSchema } from "./schema";
+
+export const listEnvironmentVariablesRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/variables",
+  operationId: "listEnvironmentVariables",
+  tags: ["Variables"],
+  summary: "List the variables of an environment",
+  description:
+    "The environment's own variables (`component_id` null), without their values; component variables " +
+    "are listed under their component. Needs the project role `viewer` or above.",
+  request: { params: EnvironmentParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
+});
+
+export function registerListEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentVariablesRoute, async (c) => {
+    const page = pageRequest(c.req.valid("query"));
+    const parent = { kind: "environment", id: c.req.valid("param").environment_id } as const;
+    return c.json(await listVariables(createDb(c.env.DB), c.get("identity"), parent, page), 200);
+  });
+}

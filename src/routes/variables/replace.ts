@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { replaceVariable, variableKeySecrets } from "../../services/variables";
+import { VariableParams, VariableSchema, VariableWriteSchema } from "./schema";
+
+export const replaceVariableRoute = defineRoute({
+  method: "put",
+  path: "/v1/variables/{variable_id}",
+  operationId: "replaceVariable",
+  tags: ["Variables"],
+  summary: "Replace a variable",
+  description:
+    "A full replace: `name`, `type` and `value` are all required. The variable keeps its scope. A name " +
+    "used by another variable of the same scope is `409 conflict`. Needs the project role `contributor` or above.",
+  request: { params: VariableParams, body: jsonBody(VariableWriteSchema) },
+  responses: { 200: jsonContent(VariableSchema, "The replaced variable (without its value).") },
+});
+
+export function registerReplaceVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(replaceVariableRoute, async (c) => {
+    const variable = await replaceVariable(
+      createDb(c.env.DB),
+      c.get("identity"),
+      variableKeySecrets(c.env),
+      c.req.valid("param").variable_id,
+      c.req.valid("json"),
+    );
+    return c.json(variable, 200);
+  });
+}

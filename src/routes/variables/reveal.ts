@@ -1,0 +1,35 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { revealVariable, variableKeySecrets } from "../../services/variables";
+import { VariableParams, VariableValueSchema } from "./schema";
+
+export const revealVariableRoute = defineRoute({
+  method: "get",
+  path: "/v1/variables/{variable_id}/value",
+  operationId: "revealVariable",
+  tags: ["Variables"],
+  summary: "Read the decrypted current value of a variable",
+  description:
+    'Answers `{ "value": … }`. Needs the project role `contributor` or above (a `viewer` is ' +
+    "`403 forbidden`). Rate-limited by the `reveal` policy (20 per minute per key). The response is " +
+    "marked `Cache-Control: no-store`.",
+  rateLimit: "reveal",
+  request: { params: VariableParams },
+  responses: { 200: jsonContent(VariableValueSchema, "The decrypted value.") },
+});
+
+export function registerRevealVariable(app: OpenAPIHono<AppEnv>) {
+  app.openapi(revealVariableRoute, async (c) => {
+    const value = await revealVariable(
+      createDb(c.env.DB),
+      c.get("identity"),
+      variableKeySecrets(c.env),
+      c.req.valid("param").variable_id,
+    );
+    // A secret must not linger in any cache between the service and the client.
+    c.header("cache-control", "no-store");
+    return c.json(value, 200);
+  });
+}

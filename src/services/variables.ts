@@ -1,0 +1,302 @@
+/**
+ * Variables (SPEC.md "Variables", API_CONTRACT §3 "Variable", §4, §5).
+ *
+ * A variable belongs to a component (scope = component id) or to an environment
+ * (component_id null, scope "_"); names are unique per (environment, scope), enforced by the
+ * unique index alone so that concurrent creates cannot both win. `secret` and `secure_string`
+ * values are stored only as AES-GCM envelopes (src/crypto/variables.ts); `string` values are
+ * plaintext by contract. The value is never part of a record, a list, an error or a log line.
+ */
+import { and, eq } from "drizzle-orm";
+import {
+  decryptVariableValue,
+  encryptVariableValue,
+  VariableDecryptError,
+  type VariableIdentity,
+  VariableKeyConfigError,
+  type VariableKeySecrets,
+} from "../crypto/variables";
+import type { Db } from "../db/client";
+import { components, environments, type VariableType, variables } from "../db/schema";
+import type { Identity } from "../env";
+import { ApiError, conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import { loadScoped, type ProjectAction } from "./access";
+
+export const ENVIRONMENT_SCOPE = "_";
+
+export type VariableRecord = {
+  id: string;
+  name: string;
+  type: VariableType;
+  environment_id: string;
+  component_id: string | null;
+  resource_id: string;
+  created_at: string;
+  updated_at: string;
+};
+
+export type VariableInput = { name: string; type: VariableType; value: string };
+
+/** Where a variable is created or listed: a component, or an environment itself. */
+export type VariableParent = { kind: "component" | "environment"; id: string };
+
+/** The secrets of the Worker's environment; the previous key is optional (rotation). */
+export function variableKeySecrets(env: Env): VariableKeySecrets {
+  const withRotation = env as Env & { VARIABLES_KEY_PREVIOUS?: string };
+  return { current: withRotation.VARIABLES_KEY, previous: withRotation.VARIABLES_KEY_PREVIOUS };
+}
+
+/** Every column but the value: records and lists never read it. */
+const RECORD_COLUMNS = {
+  id: variables.id,
+  projectId: variables.projectId,
+  environmentId: variables.environmentId,
+  componentId: variables.componentId,
+  name: variables.name,
+  type: variables.type,
+  createdAt: variables.createdAt,
+  updatedAt: variables.updatedAt,
+};
+
+type RecordRow = {
+  id: string;
+  projectId: string;
+  environmentId: string;
+  componentId: string | null;
+  name: string;
+  type: VariableType;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export function toVariableRecord(row: RecordRow): VariableRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    environment_id: row.environmentId,
+    component_id: row.componentId,
+    resource_id: `/${row.projectId}/${row.environmentId}/${row.componentId ?? ENVIRONMENT_SCOPE}/${row.name}`,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+type ParentScope = { projectId: string; environmentId: string; componentId: string | null; scope: string };
+
+/** The component or environment in the path, with the access check, in one query. */
+async function loadParent(
+  db: Db,
+  identity: Identity,
+  parent: VariableParent,
+  action: ProjectAction,
+): Promise<ParentScope> {
+  if (parent.kind === "component") {
+    const { row } = await loadScoped(db, identity, components, parent.id, action, "Component");
+    return { projectId: row.projectId, environmentId: row.environmentId, componentId: row.id, scope: row.id };
+  }
+  const { row } = await loadScoped(db, identity, environments, parent.id, action, "Environment");
+  return { projectId: row.projectId, environmentId: row.id, componentId: null, scope: ENVIRONMENT_SCOPE };
+}
+
+const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
+
+/**
+ * Crypto failures become `500 internal` with one clear log line for the operator. The value
+ * is never in scope here; only the variable's id and the reason are logged.
+ */
+function cryptoFailure(err: unknown, operation: string, variableId: string): never {
+  if (err instanceof VariableKeyConfigError) {
+    console.error(
+      JSON.stringify({
+        msg: "variables key misconfigured",
+        operation,
+        variable_id: variableId,
+        error: err.message,
+      }),
+    );
+    throw new ApiError("internal", INTERNAL_MESSAGE);
+  }
+  if (err instanceof VariableDecryptError) {
+    console.error(
+      JSON.stringify({
+        msg: "variable value does not decrypt",
+        operation,
+        variable_id: variableId,
+        error: err.message,
+      }),
+    );
+    throw new ApiError("internal", INTERNAL_MESSAGE);
+  }
+  throw err;
+}
+
+/**
+ * Drizzle's query errors print the bound parameters, and those include the value: keep only
+ * the driver's own message before anything can log it.
+ */
+function withoutParameters(err: unknown): Error {
+  let inner: unknown = err;
+  for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {
+    inner = inner.cause;
+  }
+  return new Error(`variables write failed: ${inner instanceof Error ? inner.message : "unknown error"}`);
+}
+
+const nameTaken = (name: string) =>
+  conflict(`A variable named "${name}" already exists in this scope.`, [
+    { path: "name", message: "Already taken in this scope (names are case-sensitive)." },
+  ]);
+
+async function storedValue(
+  secrets: VariableKeySecrets,
+  identity: VariableIdentity,
+  input: VariableInput,
+  operation: string,
+): Promise<{ value: string; keyVersion: number | null }> {
+  if (input.type === "string") return { value: input.value, keyVersion: null };
+  try {
+    const sealed = await encryptVariableValue(secrets, identity, input.value);
+    return { value: sealed.envelope, keyVersion: sealed.keyVersion };
+  } catch (err) {
+    return cryptoFailure(err, operation, identity.id);
+  }
+}
+
+export async function createVariable(
+  db: Db,
+  identity: Identity,
+  secrets: VariableKeySecrets,
+  parent: VariableParent,
+  input: VariableInput,
+): Promise<VariableRecord> {
+  const scope = await loadParent(db, identity, parent, "write");
+  const id = newId();
+  const stored = await storedValue(
+    secrets,
+    { id, environmentId: scope.environmentId, scope: scope.scope },
+    input,
+    "create",
+  );
+  const now = nowIso();
+  const row = {
+    id,
+    projectId: scope.projectId,
+    environmentId: scope.environmentId,
+    componentId: scope.componentId,
+    scope: scope.scope,
+    name: input.name,
+    type: input.type,
+    value: stored.value,
+    keyVersion: stored.keyVersion,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.insert(variables).values(row).run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(input.name);
+    // The parent was deleted between the lookup and the insert.
+    if (isForeignKeyViolation(err)) throw notFound(parent.kind === "component" ? "Component" : "Environment");
+    throw withoutParameters(err);
+  }
+  return toVariableRecord(row);
+}
+
+export async function getVariable(db: Db, identity: Identity, variableId: string): Promise<VariableRecord> {
+  const { row } = await loadScoped(db, identity, variables, variableId, "read", "Variable");
+  return toVariableRecord(row);
+}
+
+/** A full replace: name, type and value; the variable keeps its id, scope and created_at. */
+export async function replaceVariable(
+  db: Db,
+  identity: Identity,
+  secrets: VariableKeySecrets,
+  variableId: string,
+  input: VariableInput,
+): Promise<VariableRecord> {
+  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  const stored = await storedValue(
+    secrets,
+    { id: row.id, environmentId: row.environmentId, scope: row.scope },
+    input,
+    "replace",
+  );
+  let updated: RecordRow | undefined;
+  try {
+    updated = await db
+      .update(variables)
+      .set({
+        name: input.name,
+        type: input.type,
+        value: stored.value,
+        keyVersion: stored.keyVersion,
+        updatedAt: nowIso(),
+      })
+      .where(eq(variables.id, row.id))
+      .returning(RECORD_COLUMNS)
+      .get();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(input.name);
+    throw withoutParameters(err);
+  }
+  // Deleted (or its project deleted) between the lookup and the write.
+  if (!updated) throw notFound("Variable");
+  return toVariableRecord(updated);
+}
+
+export async function deleteVariable(db: Db, identity: Identity, variableId: string): Promise<void> {
+  await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  await db.delete(variables).where(eq(variables.id, variableId)).run();
+}
+
+/** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
+export async function revealVariable(
+  db: Db,
+  identity: Identity,
+  secrets: VariableKeySecrets,
+  variableId: string,
+): Promise<{ value: string }> {
+  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  if (row.type === "string") return { value: row.value };
+  try {
+    const value = await decryptVariableValue(
+      secrets,
+      { id: row.id, environmentId: row.environmentId, scope: row.scope },
+      { envelope: row.value, keyVersion: row.keyVersion },
+    );
+    return { value };
+  } catch (err) {
+    return cryptoFailure(err, "reveal", row.id);
+  }
+}
+
+/**
+ * A component's own variables, or an environment's own (component_id null) variables.
+ * Two queries: the parent with the access check, then one keyset page from its index.
+ */
+export async function listVariables(
+  db: Db,
+  identity: Identity,
+  parent: VariableParent,
+  page: PageRequest,
+): Promise<Page<VariableRecord>> {
+  const scope = await loadParent(db, identity, parent, "read");
+  const { where, orderBy } = keyset({ createdAt: variables.createdAt, id: variables.id }, page);
+  const inScope =
+    parent.kind === "component"
+      ? eq(variables.componentId, parent.id)
+      : and(eq(variables.environmentId, scope.environmentId), eq(variables.scope, ENVIRONMENT_SCOPE));
+  const rows = await db
+    .select(RECORD_COLUMNS)
+    .from(variables)
+    .where(and(inScope, where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toVariableRecord);
+}
