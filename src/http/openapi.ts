@@ -64,11 +64,15 @@ export const ListQuerySchema = z.object({
     .min(1)
     .max(MAX_LIMIT)
     .default(DEFAULT_LIMIT)
+    // Spelled out: the generator reads the coerced (unknown) input and drops the bounds.
     .openapi({
       description: `Page size, 1–${MAX_LIMIT}.`,
       example: DEFAULT_LIMIT,
       type: "integer",
       format: "int64",
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: DEFAULT_LIMIT,
     }),
   sort_by: z.enum(SORT_VALUES).default("-created_at").openapi({
     description:

@@ -1,0 +1,204 @@
+/**
+ * Responses checked against the published OpenAPI document (ARCHITECTURE "Tests"): the
+ * document is fetched once from the running Worker (`GET /openapi.json`), and a response
+ * body is validated against the schema that the operation declares for that status.
+ *
+ * The schema is turned into a validator by zod 4's `z.fromJSONSchema` (the document's
+ * `#/components/schemas/X` references are re-pointed to `#/$defs/X` for it). One deliberate
+ * tightening: an object schema that does not say `additionalProperties` is treated as
+ * closed, so a field the service sends but the document does not describe fails the
+ * check — the document may not drift from what the service sends, in either direction.
+ */
+import { z } from "zod";
+import { type ApiResponse, type RequestOptions, request } from "./api";
+
+export type JsonSchema = { [key: string]: unknown };
+
+export type OpenApiMediaType = { schema?: JsonSchema };
+export type OpenApiResponse = { description?: string; content?: Record<string, OpenApiMediaType> };
+export type OpenApiParameter = { name: string; in: string; required?: boolean; schema?: JsonSchema };
+export type OpenApiOperation = {
+  operationId?: string;
+  security?: Array<Record<string, string[]>>;
+  parameters?: OpenApiParameter[];
+  requestBody?: { required?: boolean; content?: Record<string, OpenApiMediaType> };
+  responses: Record<string, OpenApiResponse>;
+  [extension: `x-${string}`]: unknown;
+};
+export type OpenApiDocument = {
+  openapi: string;
+  info: { title: string; version: string };
+  security?: Array<Record<string, string[]>>;
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: {
+    schemas?: Record<string, JsonSchema>;
+    securitySchemes?: Record<string, { type: string; in?: string; name?: string }>;
+  };
+};
+
+export const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+let documentPromise: Promise<OpenApiDocument> | undefined;
+
+/** The published document, fetched once per test file. */
+export function openApiDocument(): Promise<OpenApiDocument> {
+  documentPromise ??= request<OpenApiDocument>("GET", "/openapi.json").then((res) => {
+    if (res.status !== 200) throw new Error(`GET /openapi.json → ${res.status} ${res.raw}`);
+    return res.body;
+  });
+  return documentPromise;
+}
+
+/** Every operation of the document, with its path template and lower-case method. */
+export async function operations(): Promise<
+  Array<{ method: string; path: string; operation: OpenApiOperation }>
+> {
+  const doc = await openApiDocument();
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => (HTTP_METHODS as readonly string[]).includes(method))
+      .map(([method, operation]) => ({ method, path, operation })),
+  );
+}
+
+const COMPONENT_REF = /^#\/components\/schemas\/(.+)$/;
+
+/**
+ * Re-points component references to `$defs` and closes open objects (see the file comment).
+ * Only schema positions are walked, so `example`, `default` and `enum` values stay as they are.
+ * Members of an `allOf` are left open: closing each part would refuse the other parts' fields.
+ */
+function prepare(schema: unknown, closable = true): unknown {
+  if (Array.isArray(schema) || typeof schema !== "object" || schema === null) return schema;
+  const src = schema as JsonSchema;
+  const out: JsonSchema = { ...src };
+  if (typeof src.$ref === "string") {
+    const match = COMPONENT_REF.exec(src.$ref);
+    if (!match) throw new Error(`unsupported $ref ${src.$ref}`);
+    out.$ref = `#/$defs/${match[1]}`;
+  }
+  if (src.properties && typeof src.properties === "object") {
+    out.properties = Object.fromEntries(
+      Object.entries(src.properties as Record<string, unknown>).map(([k, v]) => [k, prepare(v)]),
+    );
+    if (closable && src.additionalProperties === undefined) out.additionalProperties = false;
+  }
+  if (typeof src.additionalProperties === "object")
+    out.additionalProperties = prepare(src.additionalProperties);
+  if (Array.isArray(src.items)) out.items = src.items.map((s) => prepare(s));
+  else if (src.items !== undefined) out.items = prepare(src.items);
+  if (Array.isArray(src.prefixItems)) out.prefixItems = src.prefixItems.map((s) => prepare(s));
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const list = src[key];
+    if (Array.isArray(list)) out[key] = list.map((s) => prepare(s, closable));
+  }
+  if (Array.isArray(src.allOf)) out.allOf = src.allOf.map((s) => prepare(s, false));
+  if (src.not !== undefined) out.not = prepare(src.not);
+  return out;
+}
+
+const validators = new Map<string, z.ZodType | null>();
+
+/**
+ * The validator for `method pathTemplate status`: a zod schema, or null when the
+ * response is declared without content (e.g. 204). Throws when the operation or the
+ * status is not in the document.
+ */
+export async function responseValidator(
+  method: string,
+  pathTemplate: string,
+  status: number,
+): Promise<z.ZodType | null> {
+  const cacheKey = `${method.toLowerCase()} ${pathTemplate} ${status}`;
+  const cached = validators.get(cacheKey);
+  if (cached !== undefined) return cached;
+  const doc = await openApiDocument();
+  const operation = doc.paths[pathTemplate]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`${method.toUpperCase()} ${pathTemplate} is not in /openapi.json`);
+  const response = operation.responses[String(status)];
+  if (!response) {
+    throw new Error(
+      `${method.toUpperCase()} ${pathTemplate} does not declare status ${status} ` +
+        `(declares ${Object.keys(operation.responses).join(", ")})`,
+    );
+  }
+  const schema = response.content?.["application/json"]?.schema;
+  let validator: z.ZodType | null = null;
+  if (schema) {
+    const defs = Object.fromEntries(
+      Object.entries(doc.components.schemas ?? {}).map(([name, s]) => [name, prepare(s)]),
+    );
+    const root = { ...(prepare(schema) as JsonSchema), $defs: defs as Record<string, JsonSchema> };
+    validator = z.fromJSONSchema(root, { registry: z.registry() });
+  } else if (response.content && Object.keys(response.content).length > 0) {
+    throw new Error(`${cacheKey}: only application/json responses are checked`);
+  }
+  validators.set(cacheKey, validator);
+  return validator;
+}
+
+/**
+ * Fails unless `body` is what the document promises for `method pathTemplate status`.
+ * A response declared without content must have an empty body (the api helper reads it as null).
+ */
+export async function expectMatchesOpenApi(
+  method: string,
+  pathTemplate: string,
+  status: number,
+  body: unknown,
+): Promise<void> {
+  const validator = await responseValidator(method, pathTemplate, status);
+  const where = `${method.toUpperCase()} ${pathTemplate} → ${status}`;
+  if (validator === null) {
+    if (body !== null && body !== "")
+      throw new Error(`${where}: declared without content, got ${JSON.stringify(body)}`);
+    return;
+  }
+  const result = validator.safeParse(body);
+  if (!result.success) {
+    throw new Error(
+      `${where}: the body does not match /openapi.json\n${z.prettifyError(result.error)}\n` +
+        `body: ${JSON.stringify(body).slice(0, 2000)}`,
+    );
+  }
+}
+
+/** The document's path template that a concrete path (no query) falls under; literal segments win. */
+export async function pathTemplateOf(method: string, path: string): Promise<string | undefined> {
+  const doc = await openApiDocument();
+  const segments = path.split("?")[0]?.split("/") ?? [];
+  let best: { template: string; literals: number } | undefined;
+  for (const [template, item] of Object.entries(doc.paths)) {
+    if (!item[method.toLowerCase()]) continue;
+    const parts = template.split("/");
+    if (parts.length !== segments.length) continue;
+    let literals = 0;
+    const fits = parts.every((part, i) => {
+      if (/^{[^}]+}$/.test(part)) return (segments[i] ?? "") !== "";
+      literals++;
+      return part === segments[i];
+    });
+    if (fits && (!best || literals > best.literals)) best = { template, literals };
+  }
+  return best?.template;
+}
+
+/**
+ * `request` for a documented operation, whose response is then checked against the document.
+ * A path that no operation of the document covers fails: use `request` for unknown paths.
+ */
+export async function checkedRequest<T = unknown>(
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<ApiResponse<T>> {
+  const template = await pathTemplateOf(method, path);
+  if (!template) throw new Error(`${method} ${path} is not an operation of /openapi.json`);
+  const res = await request<T>(method, path, options);
+  if (res.raw !== "") {
+    const type = res.headers.get("content-type") ?? "";
+    if (!type.startsWith("application/json")) throw new Error(`${method} ${path}: content-type ${type}`);
+  }
+  await expectMatchesOpenApi(method, template, res.status, res.body);
+  return res;
+}

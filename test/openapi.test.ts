@@ -1,0 +1,207 @@
+import { describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../src/http/errors";
+import { ID_PATTERN } from "../src/http/ids";
+import { RATE_LIMIT_POLICIES } from "../src/http/openapi";
+import { request } from "./helpers/api";
+import {
+  expectMatchesOpenApi,
+  type JsonSchema,
+  type OpenApiOperation,
+  openApiDocument,
+  operations,
+  pathTemplateOf,
+} from "./helpers/openapi";
+
+const SHARED_ERROR_STATUSES = ["400", "401", "403", "404", "408", "409", "429", "500", "501"];
+
+function refName(schema: JsonSchema | undefined): string | undefined {
+  const ref = schema?.$ref;
+  return typeof ref === "string" ? ref.replace("#/components/schemas/", "") : undefined;
+}
+
+function successStatuses(operation: OpenApiOperation): string[] {
+  return Object.keys(operation.responses).filter((s) => s.startsWith("2"));
+}
+
+describe("/openapi.json", () => {
+  it("is OpenAPI 3.1, served without a key, with the ApiKey (x-api-key header) scheme", async () => {
+    const res = await request("GET", "/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const doc = await openApiDocument();
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info.title).toBeTruthy();
+    expect(doc.components.securitySchemes?.ApiKey).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "x-api-key",
+    });
+    expect(doc.security).toEqual([{ ApiKey: [] }]);
+  });
+
+  it("publishes no /internal path and nothing outside /v1", async () => {
+    const doc = await openApiDocument();
+    const paths = Object.keys(doc.paths);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      expect(path).not.toMatch(/internal/);
+      expect(path).toMatch(/^\/v1\//);
+    }
+  });
+
+  it("gives every operation a unique operationId, the ApiKey requirement and a rate-limit policy", async () => {
+    const ops = await operations();
+    const ids = ops.map(({ operation }) => operation.operationId);
+    for (const [i, id] of ids.entries()) {
+      expect(id, `${ops[i]?.method} ${ops[i]?.path}`).toMatch(/^[a-z][A-Za-z0-9]+$/);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { operation } of ops) {
+      expect(operation.security).toEqual([{ ApiKey: [] }]);
+      expect(Object.keys(RATE_LIMIT_POLICIES)).toContain(operation["x-rate-limit-policy"]);
+    }
+  });
+
+  it("declares the shared error responses (the Error schema) and one success status on every operation", async () => {
+    const doc = await openApiDocument();
+    const error = doc.components.schemas?.Error;
+    expect(error).toMatchObject({ type: "object", required: ["code", "message"] });
+    const errorProps = error?.properties as Record<string, JsonSchema>;
+    expect(errorProps.code?.enum).toEqual(ERROR_CODES);
+    for (const { method, path, operation } of await operations()) {
+      const where = `${method} ${path}`;
+      for (const status of SHARED_ERROR_STATUSES) {
+        const schema = operation.responses[status]?.content?.["application/json"]?.schema;
+        expect(refName(schema), `${where} ${status}`).toBe("Error");
+      }
+      expect(successStatuses(operation), where).toHaveLength(1);
+    }
+  });
+
+  it("validates every path parameter as an identifier", async () => {
+    for (const { method, path, operation } of await operations()) {
+      const names = [...path.matchAll(/{(\w+)}/g)].map((m) => m[1]);
+      const params = (operation.parameters ?? []).filter((p) => p.in === "path");
+      expect(params.map((p) => p.name).sort(), `${method} ${path}`).toEqual([...names].sort());
+      for (const p of params) {
+        expect(p.required, `${method} ${path} ${p.name}`).toBe(true);
+        expect(p.schema?.pattern, `${method} ${path} ${p.name}`).toBe(ID_PATTERN.source);
+      }
+    }
+  });
+
+  it("gives every list endpoint after/limit/sort_by and a 200 that references the envelope", async () => {
+    const doc = await openApiDocument();
+    const lists = (await operations()).filter(({ operation }) =>
+      (operation.parameters ?? []).some((p) => p.in === "query" && p.name === "limit"),
+    );
+    const listIds = lists.map(({ operation }) => operation.operationId);
+    expect(listIds).toEqual(expect.arrayContaining(["listProjects", "listOrgProjects", "listOrgs"]));
+    for (const { method, path, operation } of lists) {
+      const where = `${method} ${path}`;
+      expect(method).toBe("get");
+      const query = Object.fromEntries(
+        (operation.parameters ?? []).filter((p) => p.in === "query").map((p) => [p.name, p]),
+      );
+      expect(query.after?.schema?.type, where).toBe("string");
+      expect(query.limit?.schema, where).toMatchObject({ type: "integer", minimum: 1, default: 20 });
+      expect(query.limit?.schema?.maximum, where).toBeGreaterThanOrEqual(1);
+      expect(query.sort_by?.schema?.enum, where).toEqual(
+        expect.arrayContaining(["created_at", "-created_at", "+created_at"]),
+      );
+      const name = refName(operation.responses["200"]?.content?.["application/json"]?.schema);
+      expect(name, where).toBeTruthy();
+      const envelope = doc.components.schemas?.[name ?? ""];
+      expect(envelope, where).toMatchObject({ type: "object", required: ["data", "has_more"] });
+      const props = envelope?.properties as Record<string, JsonSchema>;
+      expect(props.data?.type, where).toBe("array");
+      expect(refName(props.data?.items as JsonSchema), where).toBeTruthy();
+      expect(props.has_more?.type, where).toBe("boolean");
+      expect(props.next_page, where).toMatchObject({ type: "string", pattern: "^[a-zA-Z0-9+/=]+$" });
+    }
+    for (const id of ["listProjects", "listOrgProjects"]) {
+      const op = lists.find((l) => l.operation.operationId === id)?.operation;
+      const limit = op?.parameters?.find((p) => p.name === "limit")?.schema;
+      expect(limit?.maximum, id).toBe(240);
+    }
+  });
+
+  it("serves /docs, an API reference reading /openapi.json", async () => {
+    const res = await request("GET", "/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.raw).toContain("/openapi.json");
+  });
+});
+
+describe("the response checker (test/helpers/openapi.ts)", () => {
+  const project = {
+    id: "7Hq3VnT5m2WcXbQ9pLk4Rz",
+    org_id: "7Hq3VnT5m2WcXbQ9pLk4Ry",
+    name: "p",
+    description: null,
+    icon: "emoji:x",
+    repo_id: null,
+    default_environment_id: "7Hq3VnT5m2WcXbQ9pLk4Rx",
+    connection_status: "connected",
+    created_at: "2026-11-22T10:04:05.123Z",
+    updated_at: "2026-11-22T10:04:05.123Z",
+  };
+
+  it("accepts a record that matches, and the envelope around it", async () => {
+    await expectMatchesOpenApi("GET", "/v1/projects/{project_id}", 200, project);
+    await expectMatchesOpenApi("GET", "/v1/projects", 200, { data: [project], has_more: false });
+    await expectMatchesOpenApi("GET", "/v1/projects", 200, {
+      data: [project],
+      has_more: true,
+      next_page: "eyJ2IjoxfQ==",
+    });
+    await expectMatchesOpenApi("DELETE", "/v1/projects/{project_id}", 204, null);
+    await expectMatchesOpenApi("GET", "/v1/projects", 400, { code: "bad_input", message: "m", cause: [] });
+  });
+
+  it.each([
+    ["an extra field", { ...project, secret: 1 }],
+    ["a missing field", { ...project, description: undefined }],
+    ["a value outside the enum", { ...project, connection_status: "gone" }],
+    ["a broken pattern", { ...project, icon: "rocket" }],
+    ["a bad id", { ...project, id: "0OIl" }],
+    ["a bad date-time", { ...project, created_at: "yesterday" }],
+    ["null where null is not allowed", { ...project, name: null }],
+  ])("refuses %s", async (_what, body) => {
+    await expect(expectMatchesOpenApi("GET", "/v1/projects/{project_id}", 200, body)).rejects.toThrow(
+      /does not match/,
+    );
+  });
+
+  it("refuses envelopes and errors that break the document, undeclared statuses and bodies on 204", async () => {
+    const bad = [
+      { data: [project] },
+      { data: [project], has_more: true, next_page: "not base64!" },
+      { data: [{ ...project, id: 5 }], has_more: false },
+    ];
+    for (const body of bad) {
+      await expect(expectMatchesOpenApi("GET", "/v1/projects", 200, body)).rejects.toThrow(/does not match/);
+    }
+    await expect(
+      expectMatchesOpenApi("GET", "/v1/projects", 400, { code: "oops", message: "m" }),
+    ).rejects.toThrow(/does not match/);
+    await expect(expectMatchesOpenApi("GET", "/v1/projects", 418, {})).rejects.toThrow(/does not declare/);
+    await expect(expectMatchesOpenApi("DELETE", "/v1/projects/{project_id}", 204, {})).rejects.toThrow(
+      /without content/,
+    );
+    await expect(expectMatchesOpenApi("GET", "/v1/nothing", 200, {})).rejects.toThrow(/not in/);
+  });
+
+  it("finds the path template of a concrete path, literal segments first", async () => {
+    expect(await pathTemplateOf("GET", "/v1/projects?limit=2")).toBe("/v1/projects");
+    expect(await pathTemplateOf("GET", "/v1/projects/7Hq3VnT5m2WcXbQ9pLk4Rz")).toBe(
+      "/v1/projects/{project_id}",
+    );
+    expect(await pathTemplateOf("GET", "/v1/orgs/abc/projects")).toBe("/v1/orgs/{org_id}/projects");
+    expect(await pathTemplateOf("PATCH", "/v1/projects/abc/disconnect")).toBe(
+      "/v1/projects/{project_id}/disconnect",
+    );
+    expect(await pathTemplateOf("GET", "/v1/projects/abc/nothing")).toBeUndefined();
+  });
+});
