@@ -1,4 +1,17 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerCancelDeployment } from "./cancel";
+import { registerGetDeployment } from "./get";
+import { registerGetEnvironmentDeployment } from "./get-environment";
+import { registerListDeployments } from "./list";
+import { registerListEnvironmentDeployments } from "./list-environment";
+import { registerListStackDeployments } from "./list-stack";
 
-export function registerDeploymentRoutes(_app: OpenAPIHono<AppEnv>) {}
+export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
+  registerListDeployments(app);
+  registerGetDeployment(app);
+  registerGetEnvironmentDeployment(app);
+  registerCancelDeployment(app);
+  registerListStackDeployments(app);
+  registerListEnvironmentDeployments(app);
+}

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { cancelDeployment } from "../../services/deployments";
+import { DeploymentParams, DeploymentSchema } from "./schema";
+
+export const cancelDeploymentRoute = defineRoute({
+  method: "patch",
+  path: "/v1/deployments/{id}/cancel",
+  operationId: "cancelDeployment",
+  tags: ["Deployments"],
+  summary: "Cancel a deployment",
+  description:
+    "Moves a `queued` or `in_progress` deployment, and each of its unfinished stacks, to `cancelled`. " +
+    "A finished deployment, or one that changes status while this request runs, is `409 conflict`. " +
+    "Needs the project role `contributor` or above.",
+  request: { params: DeploymentParams },
+  responses: { 200: jsonContent(DeploymentSchema, "The cancelled deployment.") },
+});
+
+export function registerCancelDeployment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(cancelDeploymentRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await cancelDeployment(createDb(c.env.DB), c.get("identity"), id), 200);
+  });
+}

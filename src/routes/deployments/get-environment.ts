@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getDeployment } from "../../services/deployments";
+import { DeploymentSchema, EnvironmentDeploymentParams } from "./schema";
+
+export const getEnvironmentDeploymentRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/deployments/{id}",
+  operationId: "getEnvironmentDeployment",
+  tags: ["Deployments"],
+  summary: "Read a deployment of an environment",
+  description:
+    "A deployment of another environment is `404 not_found`. Needs the project role `viewer` or above.",
+  request: { params: EnvironmentDeploymentParams },
+  responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
+});
+
+export function registerGetEnvironmentDeployment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getEnvironmentDeploymentRoute, async (c) => {
+    const { environment_id, id } = c.req.valid("param");
+    return c.json(await getDeployment(createDb(c.env.DB), c.get("identity"), id, environment_id), 200);
+  });
+}

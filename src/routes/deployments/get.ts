@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getDeployment } from "../../services/deployments";
+import { DeploymentParams, DeploymentSchema } from "./schema";
+
+export const getDeploymentRoute = defineRoute({
+  method: "get",
+  path: "/v1/deployments/{id}",
+  operationId: "getDeployment",
+  tags: ["Deployments"],
+  summary: "Read a deployment",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: DeploymentParams },
+  responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
+});
+
+export function registerGetDeployment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getDeploymentRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await getDeployment(createDb(c.env.DB), c.get("identity"), id), 200);
+  });
+}

@@ -1,0 +1,29 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments";
+import { DeploymentListQuerySchema, DeploymentListSchema, EnvironmentParams } from "./schema";
+
+export const listEnvironmentDeploymentsRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/deployments",
+  operationId: "listEnvironmentDeployments",
+  tags: ["Deployments"],
+  summary: "List the deployments of an environment",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: EnvironmentParams, query: DeploymentListQuerySchema },
+  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+});
+
+export function registerListEnvironmentDeployments(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentDeploymentsRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const page = pageRequest(query, statusFilterKey(query.status));
+    const filter = { statuses: query.status };
+    const db = createDb(c.env.DB);
+    return c.json(await listEnvironmentDeployments(db, c.get("identity"), environment_id, filter, page), 200);
+  });
+}

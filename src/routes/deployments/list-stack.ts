@@ -1,0 +1,35 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listStackDeployments, statusFilterKey } from "../../services/deployments";
+import { DeploymentListQuerySchema, DeploymentListSchema, StackParams } from "./schema";
+
+export const listStackDeploymentsRoute = defineRoute({
+  method: "get",
+  path: "/v1/stacks/{stack_id}/deployments",
+  operationId: "listStackDeployments",
+  tags: ["Deployments"],
+  summary: "List the deployments that include a stack",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: StackParams, query: DeploymentListQuerySchema },
+  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+});
+
+export function registerListStackDeployments(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listStackDeploymentsRoute, async (c) => {
+    const { stack_id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const page = pageRequest(query, statusFilterKey(query.status));
+    const db = createDb(c.env.DB);
+    const result = await listStackDeployments(
+      db,
+      c.get("identity"),
+      stack_id,
+      { statuses: query.status },
+      page,
+    );
+    return c.json(result, 200);
+  });
+}

@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listVisibleDeployments, statusFilterKey } from "../../services/deployments";
+import { DeploymentListQuerySchema, DeploymentListSchema } from "./schema";
+
+export const listDeploymentsRoute = defineRoute({
+  method: "get",
+  path: "/v1/deployments",
+  operationId: "listDeployments",
+  tags: ["Deployments"],
+  summary: "List the deployments of every project you may see",
+  description:
+    "Organization owners and admins see every project of the organization; others the projects they are members of.",
+  request: { query: DeploymentListQuerySchema },
+  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+});
+
+export function registerListDeployments(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listDeploymentsRoute, async (c) => {
+    const query = c.req.valid("query");
+    const page = pageRequest(query, statusFilterKey(query.status));
+    const db = createDb(c.env.DB);
+    return c.json(await listVisibleDeployments(db, c.get("identity"), { statuses: query.status }, page), 200);
+  });
+}

@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getResource } from "../../services/resources";
+import { EnvironmentResourceParams, StackResourceSchema } from "./schema";
+
+export const getEnvironmentResourceRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/resources/{id}",
+  operationId: "getEnvironmentResource",
+  tags: ["Stack resources"],
+  summary: "Read a stack resource of an environment",
+  description:
+    "A resource of another environment is `404 not_found`. Needs the project role `viewer` or above.",
+  request: { params: EnvironmentResourceParams },
+  responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
+});
+
+export function registerGetEnvironmentResource(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getEnvironmentResourceRoute, async (c) => {
+    const { environment_id, id } = c.req.valid("param");
+    const resource = await getResource(createDb(c.env.DB), c.get("identity"), id, {
+      environmentId: environment_id,
+    });
+    return c.json(resource, 200);
+  });
+}

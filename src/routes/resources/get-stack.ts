@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getResource } from "../../services/resources";
+import { StackResourceParams, StackResourceSchema } from "./schema";
+
+export const getStackResourceRoute = defineRoute({
+  method: "get",
+  path: "/v1/stacks/{stack_id}/resources/{id}",
+  operationId: "getStackResource",
+  tags: ["Stack resources"],
+  summary: "Read a stack resource of a stack",
+  description: "A resource of another stack is `404 not_found`. Needs the project role `viewer` or above.",
+  request: { params: StackResourceParams },
+  responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
+});
+
+export function registerGetStackResource(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getStackResourceRoute, async (c) => {
+    const { stack_id, id } = c.req.valid("param");
+    const resource = await getResource(createDb(c.env.DB), c.get("identity"), id, { stackId: stack_id });
+    return c.json(resource, 200);
+  });
+}

@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getResource } from "../../services/resources";
+import { ResourceParams, StackResourceSchema } from "./schema";
+
+export const getResourceRoute = defineRoute({
+  method: "get",
+  path: "/v1/resources/{id}",
+  operationId: "getResource",
+  tags: ["Stack resources"],
+  summary: "Read a stack resource",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: ResourceParams },
+  responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
+});
+
+export function registerGetResource(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getResourceRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await getResource(createDb(c.env.DB), c.get("identity"), id), 200);
+  });
+}

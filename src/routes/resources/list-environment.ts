@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listEnvironmentResources } from "../../services/resources";
+import { EnvironmentParams, StackResourceListSchema } from "./schema";
+
+export const listEnvironmentResourcesRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/resources",
+  operationId: "listEnvironmentResources",
+  tags: ["Stack resources"],
+  summary: "List the resources of every stack of an environment",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: EnvironmentParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
+});
+
+export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentResourcesRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    const db = createDb(c.env.DB);
+    return c.json(await listEnvironmentResources(db, c.get("identity"), environment_id, page), 200);
+  });
+}

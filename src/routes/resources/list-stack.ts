@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listStackResources } from "../../services/resources";
+import { StackParams, StackResourceListSchema } from "./schema";
+
+export const listStackResourcesRoute = defineRoute({
+  method: "get",
+  path: "/v1/stacks/{stack_id}/resources",
+  operationId: "listStackResources",
+  tags: ["Stack resources"],
+  summary: "List the resources of a stack",
+  description: "Needs the project role `viewer` or above.",
+  request: { params: StackParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
+});
+
+export function registerListStackResources(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listStackResourcesRoute, async (c) => {
+    const { stack_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listStackResources(createDb(c.env.DB), c.get("identity"), stack_id, page), 200);
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * The deployment state machine (API_CONTRACT §3 "Deployment"), as pure functions so that
+ * cancel, the engine's status updates and the per-stack statuses all follow one rule:
+ *
+ *   queued → in_progress → succeeded | failed
+ *   queued | in_progress → cancelled
+ *
+ * A final status never changes again. Staying in a non-final status is allowed (it is how
+ * the engine reports progress of single stacks while the deployment keeps its status) and
+ * moves no timestamp.
+ */
+import type { DeploymentStatus } from "../db/schema";
+import { conflict } from "../http/errors";
+
+export const FINAL_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];
+
+const NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
+  queued: ["in_progress", "cancelled"],
+  in_progress: ["succeeded", "failed", "cancelled"],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function isFinal(status: DeploymentStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+/** A real move to another status (not a stay). */
+export function canMove(from: DeploymentStatus, to: DeploymentStatus): boolean {
+  return NEXT[from].includes(to);
+}
+
+export type TransitionPlan =
+  | { kind: "stay" }
+  | {
+      kind: "move";
+      status: DeploymentStatus;
+      /** Set when entering `in_progress`. */
+      startedAt?: string;
+      /** Set when entering a final status. */
+      finishedAt?: string;
+    };
+
+/**
+ * What moving `from` → `to` at time `now` changes, or `409 conflict` if the machine forbids it.
+ * `what` names the subject in the error message ("The deployment", "Stack <id>").
+ */
+export function planTransition(
+  from: DeploymentStatus,
+  to: DeploymentStatus,
+  now: string,
+  what = "The deployment",
+): TransitionPlan {
+  if (from === to && !isFinal(from)) return { kind: "stay" };
+  if (!canMove(from, to)) {
+    throw conflict(`${what} cannot move from \`${from}\` to \`${to}\`.`, { from, to });
+  }
+  const plan: TransitionPlan = { kind: "move", status: to };
+  if (to === "in_progress") plan.startedAt = now;
+  if (isFinal(to)) plan.finishedAt = now;
+  return plan;
+}

@@ -1,0 +1,348 @@
+/** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
+import type { z } from "@hono/zod-openapi";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import {
+  type DeploymentData,
+  type DeploymentStatus,
+  deploymentStacks,
+  deployments,
+  environments,
+  projectMembers,
+  projects,
+  stacks,
+} from "../db/schema";
+import type { Identity } from "../env";
+import { badInput, conflict, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import type { DeploymentDataSchema } from "../routes/deployments/schema";
+import { canSeeAll, loadScoped } from "./access";
+import { isFinal, planTransition } from "./deployment-state";
+import { type EventType, type NewEvent, newEvent } from "./events";
+
+/**
+ * `data` as the API describes it. The column's own type is looser (plain strings for the
+ * enums); the zod schema that validated it on the way in is the authority on its shape.
+ */
+export type DeploymentDataRecord = z.output<typeof DeploymentDataSchema>;
+
+export type DeploymentRecord = {
+  id: string;
+  environment_id: string;
+  stack_ids: string[];
+  status: DeploymentStatus;
+  data: DeploymentDataRecord;
+  started_at: string | null;
+  finished_at: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+type DeploymentRow = typeof deployments.$inferSelect;
+
+export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
+  return {
+    id: row.id,
+    environment_id: row.environmentId,
+    stack_ids: row.stackIds,
+    status: row.status,
+    data: row.data as DeploymentDataRecord,
+    started_at: row.startedAt,
+    finished_at: row.finishedAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** The canonical filter key a cursor is bound to: the status set, sorted and unique. */
+export function statusFilterKey(statuses: readonly DeploymentStatus[] | undefined): string {
+  if (!statuses?.length) return "";
+  return `status=${[...new Set(statuses)].sort().join(",")}`;
+}
+
+export type ListFilter = { statuses?: readonly DeploymentStatus[] | undefined };
+
+const statusIn = (filter: ListFilter) =>
+  filter.statuses?.length ? inArray(deployments.status, [...new Set(filter.statuses)]) : undefined;
+
+export async function getDeployment(
+  db: Db,
+  identity: Identity,
+  id: string,
+  environmentId?: string,
+): Promise<DeploymentRecord> {
+  const extra = environmentId ? eq(deployments.environmentId, environmentId) : undefined;
+  const { row } = await loadScoped(db, identity, deployments, id, "read", "Deployment", extra);
+  return toDeploymentRecord(row);
+}
+
+/** Every project the caller may see: org owner/admin all of the organization's, others their own. */
+export async function listVisibleDeployments(
+  db: Db,
+  identity: Identity,
+  filter: ListFilter,
+  page: PageRequest,
+): Promise<Page<DeploymentRecord>> {
+  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  const base = db
+    .select(getTableColumns(deployments))
+    .from(deployments)
+    .innerJoin(projects, and(eq(projects.id, deployments.projectId), eq(projects.orgId, identity.orgId)));
+  const query = canSeeAll(identity)
+    ? base
+    : base.innerJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, deployments.projectId),
+          eq(projectMembers.accountId, identity.accountId),
+        ),
+      );
+  const rows = await query
+    .where(and(statusIn(filter), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+}
+
+export async function listEnvironmentDeployments(
+  db: Db,
+  identity: Identity,
+  environmentId: string,
+  filter: ListFilter,
+  page: PageRequest,
+): Promise<Page<DeploymentRecord>> {
+  await loadScoped(db, identity, environments, environmentId, "read", "Environment");
+  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  const rows = await db
+    .select()
+    .from(deployments)
+    .where(and(eq(deployments.environmentId, environmentId), statusIn(filter), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+}
+
+export async function listStackDeployments(
+  db: Db,
+  identity: Identity,
+  stackId: string,
+  filter: ListFilter,
+  page: PageRequest,
+): Promise<Page<DeploymentRecord>> {
+  await loadScoped(db, identity, stacks, stackId, "read", "Stack");
+  // The (stack_id, created_at, deployment_id) index of deployment_stacks carries the order.
+  const { where, orderBy } = keyset(
+    { createdAt: deploymentStacks.createdAt, id: deploymentStacks.deploymentId },
+    page,
+  );
+  const rows = await db
+    .select(getTableColumns(deployments))
+    .from(deploymentStacks)
+    .innerJoin(deployments, eq(deployments.id, deploymentStacks.deploymentId))
+    .where(and(eq(deploymentStacks.stackId, stackId), statusIn(filter), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+}
+
+export type DeploymentCreateInput = {
+  stack_ids: string[];
+  data: Pick<DeploymentDataRecord, "patch" | "source">;
+};
+
+/** Engine: a new `queued` deployment of stacks of one environment. */
+export async function createDeployment(
+  db: Db,
+  environmentId: string,
+  input: DeploymentCreateInput,
+): Promise<DeploymentRecord> {
+  const [env, found] = await db.batch([
+    db.select().from(environments).where(eq(environments.id, environmentId)),
+    db
+      .select({ id: stacks.id, environmentId: stacks.environmentId })
+      .from(stacks)
+      .where(inArray(stacks.id, input.stack_ids)),
+  ]);
+  const environment = env[0];
+  if (!environment) throw notFound("Environment");
+  const ours = new Set(found.filter((s) => s.environmentId === environmentId).map((s) => s.id));
+  const foreign = input.stack_ids.flatMap((id, i) =>
+    ours.has(id) ? [] : [{ path: `stack_ids.${i}`, message: "Not a stack of this environment." }],
+  );
+  if (foreign.length) throw badInput("Every stack must belong to the environment.", foreign);
+
+  const now = nowIso();
+  const data: DeploymentData = { patch: input.data.patch };
+  if (input.data.source !== undefined) data.source = input.data.source;
+  data.stacks = input.stack_ids.map((id) => ({ id, status: "queued", timestamp: now }));
+  const row: DeploymentRow = {
+    id: newId(),
+    projectId: environment.projectId,
+    environmentId,
+    stackIds: input.stack_ids,
+    data,
+    status: "queued",
+    startedAt: null,
+    finishedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.batch([
+    db.insert(deployments).values(row),
+    db
+      .insert(deploymentStacks)
+      .values(input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }))),
+  ]);
+  return toDeploymentRecord(row);
+}
+
+export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
+
+type StackEntry = NonNullable<DeploymentData["stacks"]>[number];
+
+export type TransitionResult = { deployment: DeploymentRecord; event?: NewEvent };
+
+const EVENT_OF: Partial<Record<DeploymentStatus, EventType>> = {
+  in_progress: "deployment.in_progress",
+  succeeded: "deployment.succeeded",
+  failed: "deployment.failed",
+};
+
+/** Strictly later than `previous`, so every write gives the row a new version to compare against. */
+function nextVersion(previous: string): string {
+  const now = Date.now();
+  const prev = Date.parse(previous);
+  return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
+}
+
+function applyStackReports(
+  data: DeploymentData,
+  to: DeploymentStatus,
+  reports: readonly StackReport[],
+  now: string,
+): DeploymentData["stacks"] {
+  const current = data.stacks ?? [];
+  const known = new Set(current.map((s) => s.id));
+  const unknown = reports.flatMap((r, i) =>
+    known.has(r.id) ? [] : [{ path: `stacks.${i}.id`, message: "Not a stack of this deployment." }],
+  );
+  if (unknown.length) throw badInput("Every stack must be a stack of the deployment.", unknown);
+  if (!data.stacks) return undefined;
+  const byId = new Map(reports.map((r) => [r.id, r]));
+  return current.map((stack) => {
+    const report = byId.get(stack.id);
+    let status = report?.status ?? stack.status;
+    // Cancelling the deployment cancels every stack that has not finished.
+    if (to === "cancelled" && !isFinal(status)) status = "cancelled";
+    if (!report && status === stack.status) return stack;
+    const plan = planTransition(stack.status, status, now, `Stack ${stack.id}`);
+    const next: StackEntry = {
+      id: stack.id,
+      status,
+      timestamp: plan.kind === "move" ? now : stack.timestamp,
+    };
+    // As for resources: a reason left out survives only while the status stays; null clears it.
+    const reason =
+      report?.status_reason === undefined
+        ? plan.kind === "stay"
+          ? stack.status_reason
+          : undefined
+        : (report.status_reason ?? undefined);
+    if (reason !== undefined) next.status_reason = reason;
+    return next;
+  });
+}
+
+/**
+ * Moves a deployment (and optionally its stacks) to `to`: the one write path of cancel and
+ * of the engine's reports. The UPDATE only applies if the row is still the version that was
+ * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
+ * The event, if the move has one, is inserted in the same batch (one transaction) and only
+ * when the UPDATE changed a row, so an event exists exactly when its transition does.
+ */
+export async function transitionDeployment(
+  db: Db,
+  row: DeploymentRow,
+  to: DeploymentStatus,
+  reports: readonly StackReport[] = [],
+): Promise<TransitionResult> {
+  const now = nowIso();
+  const stackList = applyStackReports(row.data, to, reports, now);
+  const plan = planTransition(row.status, to, now);
+  const data: DeploymentData = { ...row.data };
+  if (stackList) data.stacks = stackList;
+  const next: DeploymentRow = {
+    ...row,
+    data,
+    status: plan.kind === "move" ? plan.status : row.status,
+    startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
+    finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
+    updatedAt: nextVersion(row.updatedAt),
+  };
+  const deployment = toDeploymentRecord(next);
+  const update = db
+    .update(deployments)
+    .set({
+      data: next.data,
+      status: next.status,
+      startedAt: next.startedAt,
+      finishedAt: next.finishedAt,
+      updatedAt: next.updatedAt,
+    })
+    .where(
+      and(
+        eq(deployments.id, row.id),
+        eq(deployments.status, row.status),
+        eq(deployments.updatedAt, row.updatedAt),
+      ),
+    )
+    .returning({ id: deployments.id });
+  const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
+  const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
+  let changed: number;
+  if (event) {
+    const [updated] = await db.batch([update, db.run(insertEventIfChanged(event))]);
+    changed = updated.length;
+  } else {
+    changed = (await update.all()).length;
+  }
+  if (changed !== 1) {
+    throw conflict("The deployment changed while this request was applied; read it again.");
+  }
+  return event ? { deployment, event } : { deployment };
+}
+
+/** `changes()` is the row count of the batch's previous statement, the conditional UPDATE. */
+function insertEventIfChanged(event: NewEvent): SQL {
+  return sql`INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+    SELECT ${event.id}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}, NULL, ${event.createdAt}
+    WHERE changes() = 1`;
+}
+
+/** User: cancel a `queued` or `in_progress` deployment (needs `contributor`). */
+export async function cancelDeployment(db: Db, identity: Identity, id: string): Promise<DeploymentRecord> {
+  const { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
+  if (isFinal(row.status)) {
+    throw conflict(
+      `The deployment is already \`${row.status}\`; only a queued or running one can be cancelled.`,
+    );
+  }
+  return (await transitionDeployment(db, row, "cancelled")).deployment;
+}
+
+/** Engine: report the deployment's status and, optionally, its stacks'. */
+export async function updateDeploymentStatus(
+  db: Db,
+  id: string,
+  to: DeploymentStatus,
+  reports: readonly StackReport[] = [],
+): Promise<TransitionResult> {
+  const row = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+  if (!row) throw notFound("Deployment");
+  return transitionDeployment(db, row, to, reports);
+}

@@ -1,0 +1,172 @@
+/** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
+import type { Identity } from "../env";
+import { isForeignKeyViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import { loadScoped } from "./access";
+
+export type StackResourceRecord = {
+  id: string;
+  stack_id: string;
+  environment_id: string;
+  template_id: string;
+  resource_type: string;
+  physical_id: string;
+  status: ResourceStatus;
+  status_reason: string | null;
+  timestamp: string;
+  created_at: string;
+  updated_at: string;
+};
+
+type ResourceRow = typeof stackResources.$inferSelect;
+
+export function toResourceRecord(row: ResourceRow): StackResourceRecord {
+  return {
+    id: row.id,
+    stack_id: row.stackId,
+    environment_id: row.environmentId,
+    template_id: row.templateId,
+    resource_type: row.resourceType,
+    physical_id: row.physicalId,
+    status: row.status,
+    status_reason: row.statusReason,
+    timestamp: row.timestamp,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** How a read is narrowed: by id alone, or also "in this stack" / "in this environment". */
+export type ResourceScope = { stackId?: string; environmentId?: string };
+
+export async function getResource(
+  db: Db,
+  identity: Identity,
+  id: string,
+  scope: ResourceScope = {},
+): Promise<StackResourceRecord> {
+  // A resource reached through the wrong stack or environment is as absent as a missing one.
+  const extra: SQL | undefined = scope.stackId
+    ? eq(stackResources.stackId, scope.stackId)
+    : scope.environmentId
+      ? eq(stackResources.environmentId, scope.environmentId)
+      : undefined;
+  const { row } = await loadScoped(db, identity, stackResources, id, "read", "Stack resource", extra);
+  return toResourceRecord(row);
+}
+
+async function listWhere(db: Db, scope: SQL, page: PageRequest): Promise<Page<StackResourceRecord>> {
+  const { where, orderBy } = keyset({ createdAt: stackResources.createdAt, id: stackResources.id }, page);
+  const rows = await db
+    .select()
+    .from(stackResources)
+    .where(and(scope, where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toResourceRecord);
+}
+
+export async function listStackResources(
+  db: Db,
+  identity: Identity,
+  stackId: string,
+  page: PageRequest,
+): Promise<Page<StackResourceRecord>> {
+  await loadScoped(db, identity, stacks, stackId, "read", "Stack");
+  return listWhere(db, eq(stackResources.stackId, stackId), page);
+}
+
+export async function listEnvironmentResources(
+  db: Db,
+  identity: Identity,
+  environmentId: string,
+  page: PageRequest,
+): Promise<Page<StackResourceRecord>> {
+  await loadScoped(db, identity, environments, environmentId, "read", "Environment");
+  return listWhere(db, eq(stackResources.environmentId, environmentId), page);
+}
+
+export type ResourceCreateInput = {
+  resource_type: string;
+  physical_id: string;
+  status: ResourceStatus;
+  status_reason?: string | null | undefined;
+  template_id?: string | undefined;
+};
+
+/** Engine: a new resource of a stack; `template_id` defaults to the stack's. */
+export async function createResource(
+  db: Db,
+  stackId: string,
+  input: ResourceCreateInput,
+): Promise<StackResourceRecord> {
+  const stack = await db.select().from(stacks).where(eq(stacks.id, stackId)).get();
+  if (!stack) throw notFound("Stack");
+  const now = nowIso();
+  const row: ResourceRow = {
+    id: newId(),
+    projectId: stack.projectId,
+    environmentId: stack.environmentId,
+    stackId,
+    templateId: input.template_id ?? stack.templateId,
+    resourceType: input.resource_type,
+    physicalId: input.physical_id,
+    status: input.status,
+    statusReason: input.status_reason ?? null,
+    timestamp: now,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.insert(stackResources).values(row).run();
+  } catch (err) {
+    // The stack was deleted between the read and the insert.
+    if (isForeignKeyViolation(err)) throw notFound("Stack");
+    throw err;
+  }
+  return toResourceRecord(row);
+}
+
+export type ResourceUpdateInput = {
+  status: ResourceStatus;
+  status_reason?: string | null | undefined;
+  physical_id?: string | undefined;
+};
+
+/**
+ * Engine: a status report. One statement, so the "did the status change" test and the write
+ * cannot be split by another report: `timestamp` moves only when the status changes, and a
+ * reason left out is kept for the same status and cleared for a new one (a reason describes
+ * the status it came with).
+ */
+export async function updateResource(
+  db: Db,
+  id: string,
+  input: ResourceUpdateInput,
+): Promise<StackResourceRecord> {
+  const now = nowIso();
+  const changed = sql`${stackResources.status} <> ${input.status}`;
+  const row = await db
+    .update(stackResources)
+    .set({
+      status: input.status,
+      timestamp: sql`CASE WHEN ${changed} THEN ${now} ELSE ${stackResources.timestamp} END`,
+      statusReason:
+        input.status_reason !== undefined
+          ? input.status_reason
+          : sql`CASE WHEN ${changed} THEN NULL ELSE ${stackResources.statusReason} END`,
+      ...(input.physical_id !== undefined ? { physicalId: input.physical_id } : {}),
+      updatedAt: now,
+    })
+    .where(eq(stackResources.id, id))
+    .returning()
+    .get();
+  if (!row) throw notFound("Stack resource");
+  return toResourceRecord(row);
+}
