@@ -11,10 +11,14 @@ export type LimitOutcome = { allowed: boolean; headers: Record<string, string> }
  * One Durable Object call: count this request against `policy` for `subject`
  * (`key:<api key id>` or `ip:<client ip>`).
  *
- * If the limiter cannot be reached or throws, the request is let through (fail open)
- * without rate-limit headers, and the failure is logged. Rate limiting protects
- * capacity; it is not an access control (authentication and authorization are still
- * enforced in full), so a limiter outage should not turn into an outage of the whole API.
+ * Fail open: if the limiter cannot be reached or throws, the request is served without
+ * rate-limit headers, and the failure is logged. Rate limiting protects capacity; it is
+ * not an access control (authentication and authorization are enforced in full either
+ * way), and the limiter is a single object per key, so a limiter outage (a deploy
+ * resetting objects, an overloaded or unreachable object) must not become an outage of
+ * the whole API. The cost is that, during the outage, a client can exceed its quota;
+ * D1 and the Worker's own limits still bound what it can do. Failing closed would turn
+ * every such blip into 5xx or 429 for every customer at once.
  */
 export async function countRequest(
   c: Context<AppEnv>,
@@ -28,7 +32,12 @@ export async function countRequest(
     decision = await stub.hit(policy, limit, RATE_LIMIT_WINDOW_SECONDS);
   } catch (err) {
     console.error(
-      JSON.stringify({ msg: "rate limiter unavailable; failing open", policy, error: String(err) }),
+      JSON.stringify({
+        msg: "rate limiter unavailable; failing open",
+        request_id: c.get("requestId"),
+        policy,
+        error: String(err),
+      }),
     );
     return { allowed: true, headers: {} };
   }
