@@ -1,0 +1,34 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { addMembers } from "../../services/members";
+import { MemberAddResultSchema, MemberAddSchema, ProjectParams } from "./schema";
+
+export const addProjectMembersRoute = defineRoute({
+  method: "post",
+  path: "/v1/projects/{project_id}/members",
+  operationId: "addProjectMembers",
+  tags: ["Project members"],
+  summary: "Add accounts of the organization to a project",
+  description:
+    "All or nothing. Accounts that are not members of the project's organization are `400 bad_input` " +
+    "(each named in `cause`, with its `path` and `account_id`); any account that is already a member makes " +
+    "the whole request `409 conflict`. Needs the project role `owner`.",
+  request: { params: ProjectParams, body: jsonBody(MemberAddSchema) },
+  responses: { 201: jsonContent(MemberAddResultSchema, "The new members, in request order.") },
+});
+
+export function registerAddProjectMembers(app: OpenAPIHono<AppEnv>) {
+  app.openapi(addProjectMembersRoute, async (c) => {
+    const { account_ids, role } = c.req.valid("json");
+    const data = await addMembers(
+      createDb(c.env.DB),
+      c.get("identity"),
+      c.req.valid("param").project_id,
+      account_ids,
+      role,
+    );
+    return c.json({ data }, 201);
+  });
+}

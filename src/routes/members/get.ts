@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getMember } from "../../services/members";
+import { MemberParams, MemberSchema } from "./schema";
+
+export const getProjectMemberRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/members/{member_id}",
+  operationId: "getProjectMember",
+  tags: ["Project members"],
+  summary: "Read a project member",
+  description: "`member_id` is the member's account ID. Needs the project role `viewer` or above.",
+  request: { params: MemberParams },
+  responses: { 200: jsonContent(MemberSchema, "The member.") },
+});
+
+export function registerGetProjectMember(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getProjectMemberRoute, async (c) => {
+    const { project_id, member_id } = c.req.valid("param");
+    return c.json(await getMember(createDb(c.env.DB), c.get("identity"), project_id, member_id), 200);
+  });
+}

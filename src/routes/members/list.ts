@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listMembers, memberFilterKey } from "../../services/members";
+import { MemberListQuery, MemberListSchema, ProjectParams } from "./schema";
+
+export const listProjectMembersRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/members",
+  operationId: "listProjectMembers",
+  tags: ["Project members"],
+  summary: "List the members of a project",
+  description: "Needs the project role `viewer` or above. `role` filters by project role.",
+  request: { params: ProjectParams, query: MemberListQuery },
+  responses: { 200: jsonContent(MemberListSchema, "A page of members.") },
+});
+
+export function registerListProjectMembers(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listProjectMembersRoute, async (c) => {
+    const { role, ...list } = c.req.valid("query");
+    const page = pageRequest(list, memberFilterKey(role));
+    const { project_id } = c.req.valid("param");
+    return c.json(await listMembers(createDb(c.env.DB), c.get("identity"), project_id, page, role), 200);
+  });
+}

@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { removeMember } from "../../services/members";
+import { MemberParams } from "./schema";
+
+export const removeProjectMemberRoute = defineRoute({
+  method: "delete",
+  path: "/v1/projects/{project_id}/members/{member_id}",
+  operationId: "removeProjectMember",
+  tags: ["Project members"],
+  summary: "Remove a member from a project",
+  description: "Removing the project's last `owner` is `409 conflict`. Needs the project role `owner`.",
+  request: { params: MemberParams },
+  responses: { 204: { description: "Removed." } },
+});
+
+export function registerRemoveProjectMember(app: OpenAPIHono<AppEnv>) {
+  app.openapi(removeProjectMemberRoute, async (c) => {
+    const { project_id, member_id } = c.req.valid("param");
+    await removeMember(createDb(c.env.DB), c.get("identity"), project_id, member_id);
+    return c.body(null, 204);
+  });
+}

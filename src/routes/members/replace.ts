@@ -1,0 +1,33 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { replaceMemberRole } from "../../services/members";
+import { MemberParams, MemberReplaceSchema, MemberSchema } from "./schema";
+
+export const replaceProjectMemberRoute = defineRoute({
+  method: "put",
+  path: "/v1/projects/{project_id}/members/{member_id}",
+  operationId: "replaceProjectMember",
+  tags: ["Project members"],
+  summary: "Replace a member's project role",
+  description:
+    "Demoting the project's last `owner` is `409 conflict`. Needs the project role `owner`. " +
+    "Organization owners and admins act as project owners without being counted as one.",
+  request: { params: MemberParams, body: jsonBody(MemberReplaceSchema) },
+  responses: { 200: jsonContent(MemberSchema, "The member with its new role.") },
+});
+
+export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
+  app.openapi(replaceProjectMemberRoute, async (c) => {
+    const { project_id, member_id } = c.req.valid("param");
+    const member = await replaceMemberRole(
+      createDb(c.env.DB),
+      c.get("identity"),
+      project_id,
+      member_id,
+      c.req.valid("json").role,
+    );
+    return c.json(member, 200);
+  });
+}

@@ -1,0 +1,274 @@
+/**
+ * Project members (SPEC.md "Project members", API_CONTRACT §3 "Project member", §5).
+ *
+ * A member record joins the membership, the account and the account's org membership in
+ * one query. Lists of account IDs travel to D1 as one JSON parameter read with `json_each`,
+ * because D1 binds at most 100 parameters per statement and an add may carry 100 IDs.
+ */
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import {
+  type AccountProfile,
+  accounts,
+  type OrgRole,
+  orgMembers,
+  type ProjectRole,
+  projectMembers,
+} from "../db/schema";
+import type { Identity } from "../env";
+import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import { loadProject } from "./access";
+import { normalizeProfile } from "./orgs";
+
+export type MemberRecord = {
+  account_id: string;
+  membership_id: string;
+  project_id: string;
+  name: string;
+  display_name: string;
+  avatar: string | null;
+  org_role: OrgRole;
+  role: ProjectRole;
+  profile: AccountProfile;
+  created_at: string;
+};
+
+/** The filter key a list cursor is bound to (API_CONTRACT §4). */
+export function memberFilterKey(role: ProjectRole | undefined): string {
+  return role ? `role=${role}` : "";
+}
+
+function memberQuery(db: Db, orgId: string, where: SQL | undefined) {
+  return (
+    db
+      .select({
+        membership: projectMembers,
+        name: accounts.name,
+        displayName: accounts.displayName,
+        avatar: accounts.avatar,
+        profile: accounts.profile,
+        // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
+        orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
+      })
+      .from(projectMembers)
+      .innerJoin(accounts, eq(accounts.id, projectMembers.accountId))
+      // Adding a member requires org membership, so the inner join hides no member.
+      .innerJoin(
+        orgMembers,
+        and(eq(orgMembers.orgId, orgId), eq(orgMembers.accountId, projectMembers.accountId)),
+      )
+      .where(where)
+  );
+}
+
+type MemberRow = Awaited<ReturnType<ReturnType<typeof memberQuery>["all"]>>[number];
+
+function toMemberRecord(row: MemberRow): MemberRecord {
+  return {
+    account_id: row.membership.accountId,
+    membership_id: row.membership.id,
+    project_id: row.membership.projectId,
+    name: row.name,
+    display_name: row.displayName,
+    avatar: row.avatar,
+    org_role: row.orgRole,
+    role: row.membership.role,
+    profile: normalizeProfile(row.profile),
+    created_at: row.membership.createdAt,
+  };
+}
+
+const memberNotFound = () => notFound("Member");
+
+const lastOwner = () =>
+  conflict("A project must keep at least one `owner`: promote another member to `owner` first.");
+
+/**
+ * SQL that is true unless the membership row being changed is the project's last owner.
+ * It sits in the WHERE of the very UPDATE/DELETE that changes the row, so the check and
+ * the write are one statement and two racing requests cannot both pass it.
+ */
+function keepsAnOwner(projectId: string): SQL {
+  return sql`(${projectMembers.role} <> 'owner' OR (SELECT count(*) FROM project_members AS o WHERE o.project_id = ${projectId} AND o.role = 'owner') > 1)`;
+}
+
+export async function listMembers(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  page: PageRequest,
+  role: ProjectRole | undefined,
+): Promise<Page<MemberRecord>> {
+  const { project } = await loadProject(db, identity, projectId, "read");
+  const { where, orderBy } = keyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
+  const rows = await memberQuery(
+    db,
+    project.orgId,
+    and(eq(projectMembers.projectId, projectId), role ? eq(projectMembers.role, role) : undefined, where),
+  )
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  return toPage(
+    rows,
+    page,
+    (r) => ({ createdAt: r.membership.createdAt, id: r.membership.id }),
+    toMemberRecord,
+  );
+}
+
+export async function getMember(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  accountId: string,
+): Promise<MemberRecord> {
+  const { project } = await loadProject(db, identity, projectId, "read");
+  const row = await memberQuery(
+    db,
+    project.orgId,
+    and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)),
+  ).get();
+  if (!row) throw memberNotFound();
+  return toMemberRecord(row);
+}
+
+type Candidate = { account_id: string; org_role: OrgRole | null; membership_id: string | null };
+
+/**
+ * Adds every account or none. `accountIds` are distinct (the route checks); the answer
+ * follows their order. Round trips: the project check, one query that classifies every
+ * ID, and one batch (one transaction) that inserts and reads back.
+ */
+export async function addMembers(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  accountIds: string[],
+  role: ProjectRole,
+): Promise<MemberRecord[]> {
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  const idsJson = JSON.stringify(accountIds);
+  const candidates = await db.all<Candidate>(sql`
+    SELECT j.value AS account_id, om.role AS org_role, pm.id AS membership_id
+    FROM json_each(${idsJson}) AS j
+    LEFT JOIN org_members AS om ON om.org_id = ${project.orgId} AND om.account_id = j.value
+    LEFT JOIN project_members AS pm ON pm.project_id = ${projectId} AND pm.account_id = j.value
+    ORDER BY j.key`);
+
+  const outsiders = candidates.filter((c) => c.org_role === null);
+  if (outsiders.length > 0) {
+    throw badInput(
+      "Every account must be a member of the project's organization.",
+      outsiders.map((c) => ({
+        path: `account_ids.${accountIds.indexOf(c.account_id)}`,
+        message: `Account ${c.account_id} does not exist or is not a member of this organization.`,
+        account_id: c.account_id,
+      })),
+    );
+  }
+  const existing = candidates.filter((c) => c.membership_id !== null);
+  if (existing.length > 0)
+    throw alreadyMembers(
+      accountIds,
+      existing.map((c) => c.account_id),
+    );
+
+  const createdAt = nowIso();
+  const rowsJson = JSON.stringify(accountIds.map((accountId) => [newId(), accountId]));
+  let inserted: MemberRow[];
+  try {
+    const [, rows] = await db.batch([
+      db.insert(projectMembers).select(
+        db
+          .select({
+            id: sql<string>`json_extract(j.value, '$[0]')`.as("id"),
+            projectId: sql<string>`${projectId}`.as("project_id"),
+            accountId: sql<string>`json_extract(j.value, '$[1]')`.as("account_id"),
+            role: sql<ProjectRole>`${role}`.as("role"),
+            createdAt: sql<string>`${createdAt}`.as("created_at"),
+          })
+          .from(sql`json_each(${rowsJson}) AS j`),
+      ),
+      memberQuery(
+        db,
+        project.orgId,
+        and(
+          eq(projectMembers.projectId, projectId),
+          inArray(projectMembers.accountId, sql`(SELECT value FROM json_each(${idsJson}))`),
+        ),
+      ),
+    ]);
+    inserted = rows;
+  } catch (err) {
+    // Another request added one of these accounts since the check above.
+    if (isUniqueViolation(err)) throw alreadyMembers(accountIds, []);
+    throw err;
+  }
+  const byAccount = new Map(inserted.map((r) => [r.membership.accountId, toMemberRecord(r)]));
+  return accountIds.map((id) => {
+    const record = byAccount.get(id);
+    if (!record) throw new Error(`member ${id} missing after insert`);
+    return record;
+  });
+}
+
+function alreadyMembers(accountIds: string[], ids: string[]) {
+  return conflict(
+    ids.length > 0
+      ? "Some accounts are already members of this project; nothing was added."
+      : "An account became a member of this project meanwhile; nothing was added.",
+    ids.map((id) => ({
+      path: `account_ids.${accountIds.indexOf(id)}`,
+      message: `Account ${id} is already a member of this project.`,
+      account_id: id,
+    })),
+  );
+}
+
+export async function replaceMemberRole(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  accountId: string,
+  role: ProjectRole,
+): Promise<MemberRecord> {
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
+  // One batch is one transaction: the read sees the update's result, and an empty update
+  // with a present row means the last-owner guard refused it.
+  const [updated, row] = await db.batch([
+    db
+      .update(projectMembers)
+      .set({ role })
+      .where(and(target, role === "owner" ? undefined : keepsAnOwner(projectId)))
+      .returning({ id: projectMembers.id }),
+    memberQuery(db, project.orgId, target),
+  ]);
+  const member = row[0];
+  if (!member) throw memberNotFound();
+  if (updated.length === 0) throw lastOwner();
+  return toMemberRecord(member);
+}
+
+export async function removeMember(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  accountId: string,
+): Promise<void> {
+  await loadProject(db, identity, projectId, "manage");
+  const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
+  const [present, deleted] = await db.batch([
+    db.select({ id: projectMembers.id }).from(projectMembers).where(target),
+    db
+      .delete(projectMembers)
+      .where(and(target, keepsAnOwner(projectId)))
+      .returning({ id: projectMembers.id }),
+  ]);
+  if (present.length === 0) throw memberNotFound();
+  if (deleted.length === 0) throw lastOwner();
+}
