@@ -50,7 +50,7 @@ export const VariableWriteSchema = z
     value: z
       .string()
       // Characters never outnumber UTF-8 bytes: a cheap bound before the exact one.
-      .max(MAX_VALUE_BYTES, `At most ${MAX_VALUE_BYTES} bytes (UTF-8).`)
+      .max(MAX_VALUE_BYTES, { message: `At most ${MAX_VALUE_BYTES} bytes (UTF-8).`, abort: true })
       .refine((value) => utf8.encode(value).length <= MAX_VALUE_BYTES, {
         message: `At most ${MAX_VALUE_BYTES} bytes (UTF-8).`,
       })
