@@ -1,6 +1,6 @@
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
 import type { z } from "@hono/zod-openapi";
-import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import {
   type DeploymentData,
@@ -259,6 +259,13 @@ function applyStackReports(
 }
 
 /**
+ * Runs in the same batch (one transaction) right after the conditional UPDATE; `changes()`
+ * is that UPDATE's row count, so the event is written exactly when the transition is.
+ */
+const INSERT_EVENT_IF_CHANGED = `INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+  SELECT ?1, ?2, ?3, ?4, NULL, ?5 WHERE changes() = 1`;
+
+/**
  * Moves a deployment (and optionally its stacks) to `to`: the one write path of cancel and
  * of the engine's reports. The UPDATE only applies if the row is still the version that was
  * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
@@ -300,28 +307,25 @@ export async function transitionDeployment(
         eq(deployments.status, row.status),
         eq(deployments.updatedAt, row.updatedAt),
       ),
-    )
-    .returning({ id: deployments.id });
+    );
   const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
   const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
-  let changed: number;
+  // Straight to D1's batch: Drizzle's batch cannot bind parameters of a raw statement.
+  const d1 = db.$client;
+  const built = update.toSQL();
+  const statements = [d1.prepare(built.sql).bind(...built.params)];
   if (event) {
-    const [updated] = await db.batch([update, db.run(insertEventIfChanged(event))]);
-    changed = updated.length;
-  } else {
-    changed = (await update.all()).length;
+    statements.push(
+      d1
+        .prepare(INSERT_EVENT_IF_CHANGED)
+        .bind(event.id, event.projectId, event.type, JSON.stringify(event.data), event.createdAt),
+    );
   }
-  if (changed !== 1) {
+  const [updated] = await d1.batch(statements);
+  if (updated?.meta.changes !== 1) {
     throw conflict("The deployment changed while this request was applied; read it again.");
   }
   return event ? { deployment, event } : { deployment };
-}
-
-/** `changes()` is the row count of the batch's previous statement, the conditional UPDATE. */
-function insertEventIfChanged(event: NewEvent): SQL {
-  return sql`INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
-    SELECT ${event.id}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}, NULL, ${event.createdAt}
-    WHERE changes() = 1`;
 }
 
 /** User: cancel a `queued` or `in_progress` deployment (needs `contributor`). */

@@ -1,0 +1,242 @@
+import { describe, expect, it } from "vitest";
+import { internalOk, request } from "./helpers/api";
+import {
+  addProjectMember,
+  type Caller,
+  createCaller,
+  createEnvironment,
+  createOrgWithOwner,
+  createProject,
+  createStack,
+  unique,
+} from "./helpers/factories";
+import { checkedRequest } from "./helpers/openapi";
+import { runCommonRouteTests } from "./helpers/security";
+
+type Resource = {
+  id: string;
+  stack_id: string;
+  environment_id: string;
+  template_id: string;
+  resource_type: string;
+  physical_id: string;
+  status: string;
+  status_reason: string | null;
+  timestamp: string;
+  created_at: string;
+  updated_at: string;
+};
+type List<T> = { data: T[]; has_more: boolean; next_page?: string };
+type ErrorBody = { code: string; cause?: Array<{ path: string }> };
+
+const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+async function setup() {
+  const { org, owner } = await createOrgWithOwner();
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  const stack = await createStack(environmentId);
+  return { org, owner, project, environmentId, stack };
+}
+
+function addResource(stackId: string, fields: Record<string, unknown> = {}) {
+  return internalOk<Resource>("POST", `/stacks/${stackId}/resources`, {
+    resource_type: "AWS::S3::Bucket",
+    physical_id: unique("bucket"),
+    status: "create_complete",
+    ...fields,
+  });
+}
+
+/** Every id of a list, page by page; fails on a repeated id. */
+async function walk(key: string, path: string, sortBy: string, limit: number): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | undefined;
+  for (let pages = 0; pages < 100; pages++) {
+    const query = `limit=${limit}&sort_by=${encodeURIComponent(sortBy)}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+    const res = await checkedRequest<List<Resource>>("GET", `${path}?${query}`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBeLessThanOrEqual(limit);
+    ids.push(...res.body.data.map((r) => r.id));
+    if (!res.body.has_more) {
+      expect(res.body.next_page).toBeUndefined();
+      break;
+    }
+    after = res.body.next_page;
+  }
+  expect(new Set(ids).size).toBe(ids.length);
+  return ids;
+}
+
+const byCreated = (a: Resource, b: Resource) =>
+  a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1;
+
+describe("GET /v1/resources/{id} and its stack and environment forms", () => {
+  it("reads the record the engine created, the same through all three paths", async () => {
+    const { owner, environmentId, stack } = await setup();
+    const created = await addResource(stack.id, { status: "create_in_progress" });
+    expect(created).toEqual({
+      id: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{22}$/),
+      stack_id: stack.id,
+      environment_id: environmentId,
+      template_id: stack.template_id,
+      resource_type: "AWS::S3::Bucket",
+      physical_id: created.physical_id,
+      status: "create_in_progress",
+      status_reason: null,
+      timestamp: expect.stringMatching(TS),
+      created_at: created.timestamp,
+      updated_at: created.timestamp,
+    });
+    for (const path of [
+      `/v1/resources/${created.id}`,
+      `/v1/stacks/${stack.id}/resources/${created.id}`,
+      `/v1/environments/${environmentId}/resources/${created.id}`,
+    ]) {
+      const res = await checkedRequest<Resource>("GET", path, { key: owner.key });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(created);
+    }
+  });
+
+  it("a resource reached through another stack or environment is 404", async () => {
+    const { owner, project, environmentId, stack } = await setup();
+    const otherStack = await createStack(environmentId);
+    const otherEnv = await createEnvironment(project.id);
+    const resource = await addResource(stack.id);
+    for (const path of [
+      `/v1/stacks/${otherStack.id}/resources/${resource.id}`,
+      `/v1/environments/${otherEnv.id}/resources/${resource.id}`,
+      `/v1/resources/${"a".repeat(32)}`,
+    ]) {
+      const res = await checkedRequest<ErrorBody>("GET", path, { key: owner.key });
+      expect([res.status, res.body.code]).toEqual([404, "not_found"]);
+    }
+  });
+
+  it("malformed ids are 400 bad_input naming the parameter", async () => {
+    const { owner, stack } = await setup();
+    const bad = await request<ErrorBody>("GET", "/v1/resources/nope!", { key: owner.key });
+    expect([bad.status, bad.body.code]).toEqual([400, "bad_input"]);
+    expect(bad.body.cause?.map((c) => c.path)).toContain("id");
+    const badStack = await request<ErrorBody>("GET", `/v1/stacks/x/resources/${stack.id}`, {
+      key: owner.key,
+    });
+    expect(badStack.body.cause?.map((c) => c.path)).toContain("stack_id");
+  });
+
+  it("a project viewer reads; an org member outside the project gets 404", async () => {
+    const { org, owner, project, stack } = await setup();
+    const viewer = await createCaller(org, "member", owner);
+    const outsider = await createCaller(org, "member", owner);
+    await addProjectMember(owner, project.id, viewer, "viewer");
+    const resource = await addResource(stack.id);
+    expect((await request("GET", `/v1/resources/${resource.id}`, { key: viewer.key })).status).toBe(200);
+    const hidden = await request<ErrorBody>("GET", `/v1/resources/${resource.id}`, { key: outsider.key });
+    expect([hidden.status, hidden.body.code]).toEqual([404, "not_found"]);
+    const list = await request<ErrorBody>("GET", `/v1/stacks/${stack.id}/resources`, { key: outsider.key });
+    expect([list.status, list.body.code]).toEqual([404, "not_found"]);
+  });
+
+  const readRoute = (make: (s: Awaited<ReturnType<typeof setup>>, r: Resource) => string) => async () => {
+    const s = await setup();
+    const resource = await addResource(s.stack.id);
+    return { method: "GET", path: make(s, resource), caller: s.owner as Caller };
+  };
+  runCommonRouteTests(
+    "GET /v1/resources/{id}",
+    readRoute((_, r) => `/v1/resources/${r.id}`),
+  );
+  runCommonRouteTests(
+    "GET /v1/stacks/{stack_id}/resources/{id}",
+    readRoute((s, r) => `/v1/stacks/${s.stack.id}/resources/${r.id}`),
+  );
+  runCommonRouteTests(
+    "GET /v1/environments/{environment_id}/resources/{id}",
+    readRoute((s, r) => `/v1/environments/${s.environmentId}/resources/${r.id}`),
+  );
+  runCommonRouteTests(
+    "GET /v1/stacks/{stack_id}/resources",
+    readRoute((s) => `/v1/stacks/${s.stack.id}/resources`),
+  );
+  runCommonRouteTests(
+    "GET /v1/environments/{environment_id}/resources",
+    readRoute((s) => `/v1/environments/${s.environmentId}/resources`),
+  );
+});
+
+describe("resource lists", () => {
+  it("a stack lists its own resources; an environment those of all its stacks", async () => {
+    const { owner, project, environmentId, stack } = await setup();
+    const second = await createStack(environmentId);
+    const elsewhere = await createStack((await createEnvironment(project.id)).id);
+    const a = await addResource(stack.id);
+    const b = await addResource(second.id);
+    await addResource(elsewhere.id);
+    const byStack = await checkedRequest<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources`, {
+      key: owner.key,
+    });
+    expect(byStack.body).toEqual({ data: [a], has_more: false });
+    const byEnv = await checkedRequest<List<Resource>>("GET", `/v1/environments/${environmentId}/resources`, {
+      key: owner.key,
+    });
+    expect(byEnv.body.data.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
+    const empty = await checkedRequest<List<Resource>>(
+      "GET",
+      `/v1/stacks/${(await createStack(environmentId)).id}/resources`,
+      { key: owner.key },
+    );
+    expect(empty.body).toEqual({ data: [], has_more: false });
+  });
+
+  it.each(["created_at", "+created_at", "-created_at"])(
+    "pages through both scopes under sort_by=%s with no repeats or gaps",
+    async (sortBy) => {
+      const { owner, environmentId, stack } = await setup();
+      const second = await createStack(environmentId);
+      const made: Resource[] = [];
+      for (let i = 0; i < 7; i++) made.push(await addResource(i % 2 ? second.id : stack.id));
+      const ascending = [...made].sort(byCreated);
+      const order = (rows: Resource[]) =>
+        (sortBy === "-created_at" ? [...rows].reverse() : rows).map((r) => r.id);
+      expect(await walk(owner.key, `/v1/environments/${environmentId}/resources`, sortBy, 2)).toEqual(
+        order(ascending),
+      );
+      expect(await walk(owner.key, `/v1/stacks/${stack.id}/resources`, sortBy, 3)).toEqual(
+        order(ascending.filter((r) => r.stack_id === stack.id)),
+      );
+    },
+  );
+
+  it("the default order is newest first; a cursor of another order, or garbage, is 400", async () => {
+    const { owner, stack } = await setup();
+    const made = [await addResource(stack.id), await addResource(stack.id), await addResource(stack.id)];
+    const first = await request<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources?limit=2`, {
+      key: owner.key,
+    });
+    expect(first.body.data.map((r) => r.id)).toEqual(
+      [...made]
+        .sort(byCreated)
+        .reverse()
+        .slice(0, 2)
+        .map((r) => r.id),
+    );
+    const cursor = encodeURIComponent(first.body.next_page ?? "");
+    const wrongOrder = await request<ErrorBody>(
+      "GET",
+      `/v1/stacks/${stack.id}/resources?sort_by=created_at&after=${cursor}`,
+      { key: owner.key },
+    );
+    expect([wrongOrder.status, wrongOrder.body.code]).toEqual([400, "bad_input"]);
+    const garbage = await request<ErrorBody>("GET", `/v1/stacks/${stack.id}/resources?after=bm9wZQ==`, {
+      key: owner.key,
+    });
+    expect([garbage.status, garbage.body.code]).toEqual([400, "bad_input"]);
+    for (const limit of ["0", "241", "x"]) {
+      const res = await request<ErrorBody>("GET", `/v1/stacks/${stack.id}/resources?limit=${limit}`, {
+        key: owner.key,
+      });
+      expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+    }
+  });
+});
