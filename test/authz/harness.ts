@@ -1,0 +1,93 @@
+/**
+ * Builds the World of the authorization matrix (test/authz/types.ts): one organization
+ * whose callers hold every role of API_CONTRACT §5 on `world.project`, plus the owner of
+ * another organization.
+ */
+import type { ProjectRole } from "../../src/db/schema";
+import { internalOk, request } from "../helpers/api";
+import {
+  type Caller,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  type Project,
+} from "../helpers/factories";
+import type { Actor, World } from "./types";
+
+/**
+ * Keys of the org owner used for setup (`world.owner`, `fresh()`), separate from the
+ * `org_owner` actor's key. Setup makes many requests, and each key has its own
+ * 100-per-minute window (API_CONTRACT §7): rotating keeps setup from spending the
+ * actors' budget or reaching 429 mid-matrix.
+ */
+const SETUP_KEYS = 6;
+
+const MEMBER_ROLES: Array<[Actor, ProjectRole]> = [
+  ["project_owner", "owner"],
+  ["project_contributor", "contributor"],
+  ["project_viewer", "viewer"],
+];
+
+export async function buildWorld(): Promise<World> {
+  const { org, owner } = await createOrgWithOwner();
+  const setupKeys: Caller[] = [owner];
+  for (let i = 1; i < SETUP_KEYS; i++) {
+    const key = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+      name: `matrix setup ${i}`,
+    });
+    setupKeys.push({ ...owner, key: key.key, keyId: key.id });
+  }
+  let turn = 0;
+  const nextSetupKey = (): Caller => setupKeys[turn++ % setupKeys.length]!;
+
+  const orgOwnerActor = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
+    account_id: owner.accountId,
+    created_by: owner.accountId,
+    name: "matrix actor",
+  });
+  const actors: Record<Actor, Caller> = {
+    org_owner: { ...owner, key: orgOwnerActor.key, keyId: orgOwnerActor.id },
+    org_admin: await createCaller(org, "admin"),
+    project_owner: await createCaller(org, "member", owner),
+    project_contributor: await createCaller(org, "member", owner),
+    project_viewer: await createCaller(org, "member", owner),
+    org_member_outsider: await createCaller(org, "member", owner),
+    other_org_owner: (await createOrgWithOwner()).owner,
+  };
+
+  const fresh = async (): Promise<Project> => {
+    const project = await createProject(nextSetupKey());
+    for (const [actor, role] of MEMBER_ROLES) {
+      const res = await request("POST", `/v1/projects/${project.id}/members`, {
+        key: nextSetupKey().key,
+        body: { account_ids: [actors[actor].accountId], role },
+      });
+      if (res.status !== 201) throw new Error(`matrix world: add ${actor} → ${res.status} ${res.raw}`);
+    }
+    return project;
+  };
+
+  const project = await fresh();
+  return {
+    project,
+    actors,
+    // A getter, so that every use by a row's prepare() takes the next setup key.
+    get owner() {
+      return nextSetupKey();
+    },
+    fresh,
+  };
+}
+
+/** The role an actor acts with on a project of the World (null: cannot see it). */
+export const ACTOR_ROLE: Record<Actor, ProjectRole | null> = {
+  org_owner: "owner",
+  org_admin: "owner",
+  project_owner: "owner",
+  project_contributor: "contributor",
+  project_viewer: "viewer",
+  org_member_outsider: null,
+  other_org_owner: null,
+};
