@@ -1,0 +1,86 @@
+/**
+ * One delivery attempt over HTTP: the Standard Webhooks request (or Slack's `{ text }`),
+ * a timeout, no redirects, and an outcome that never throws.
+ */
+import type { IntegrationType } from "../db/schema";
+import { parseRetryAfter } from "./retry";
+import { signWebhook } from "./signing";
+import { slackText } from "./slack";
+import { checkWebhookUrl } from "./url-guard";
+
+export const DELIVERY_TIMEOUT_MS = 15_000;
+const MAX_ERROR_LENGTH = 500;
+
+export type DeliveryTarget = { type: IntegrationType; url: string; signingSecret: string };
+export type DeliveredEvent = { id: string; type: string; createdAt: string; data: Record<string, unknown> };
+
+export type AttemptOutcome = {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  retryAfterSeconds?: number;
+};
+
+/** The exact body and headers of one attempt; `timestamp` is the attempt time in unix seconds. */
+export async function buildWebhookRequest(
+  target: DeliveryTarget,
+  event: DeliveredEvent,
+  timestamp: number,
+): Promise<{ body: string; headers: Record<string, string> }> {
+  const body =
+    target.type === "slack"
+      ? JSON.stringify({ text: slackText(event) })
+      : JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data });
+  return {
+    body,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "deploy-platform-webhooks/1",
+      // The event's ID, the same for every integration and retry, so receivers can deduplicate.
+      "webhook-id": event.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": await signWebhook(target.signingSecret, event.id, timestamp, body),
+    },
+  };
+}
+
+export async function attemptDelivery(
+  target: DeliveryTarget,
+  event: DeliveredEvent,
+  opts: { allowInsecure: boolean; timeoutMs?: number },
+): Promise<AttemptOutcome> {
+  const started = Date.now();
+  const elapsed = () => Date.now() - started;
+  // Checked again at send time: the rules may have tightened since the URL was stored.
+  const check = checkWebhookUrl(target.url, { allowInsecure: opts.allowInsecure });
+  if (!check.ok) return { ok: false, statusCode: null, error: `URL refused: ${check.reason}`, durationMs: 0 };
+  try {
+    const { body, headers } = await buildWebhookRequest(target, event, Math.floor(started / 1000));
+    const res = await fetch(check.url, {
+      method: "POST",
+      headers,
+      body,
+      // A redirect could lead anywhere, including inside; a 3xx is a failed attempt.
+      redirect: "manual",
+      signal: AbortSignal.timeout(opts.timeoutMs ?? DELIVERY_TIMEOUT_MS),
+    });
+    await res.body?.cancel();
+    const ok = res.status >= 200 && res.status < 300;
+    const outcome: AttemptOutcome = {
+      ok,
+      statusCode: res.status,
+      error: ok ? null : `HTTP ${res.status}`,
+      durationMs: elapsed(),
+    };
+    const retryAfter = ok ? undefined : parseRetryAfter(res.headers.get("retry-after"), Date.now());
+    if (retryAfter !== undefined) outcome.retryAfterSeconds = retryAfter;
+    return outcome;
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    const error = timedOut
+      ? `Timed out after ${Math.round((opts.timeoutMs ?? DELIVERY_TIMEOUT_MS) / 1000)} s.`
+      : `Network error: ${String(err)}`;
+    return { ok: false, statusCode: null, error: error.slice(0, MAX_ERROR_LENGTH), durationMs: elapsed() };
+  }
+}

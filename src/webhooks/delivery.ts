@@ -1,0 +1,89 @@
+/**
+ * One delivery message: load the delivery with its event and integration (one query), make
+ * one attempt, record it, and tell the consumer what to do with the message.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../db/schema";
+import { newId } from "../http/ids";
+import { nowIso, toIso } from "../http/time";
+import { attemptDelivery } from "./deliver";
+import { retryDelaySeconds } from "./retry";
+
+export type DeliveryDecision =
+  | { action: "ack"; reason: string }
+  | { action: "retry"; delaySeconds: number }
+  | { action: "dead-letter" };
+
+export async function processDelivery(
+  db: Db,
+  deliveryId: string,
+  queueAttempt: number,
+  opts: { allowInsecure: boolean; timeoutMs?: number },
+): Promise<DeliveryDecision> {
+  const row = await db
+    .select({
+      status: webhookDeliveries.status,
+      eventId: events.id,
+      eventType: events.type,
+      eventData: events.data,
+      eventCreatedAt: events.createdAt,
+      integrationType: notificationIntegrations.type,
+      url: notificationIntegrations.url,
+      signingSecret: notificationIntegrations.signingSecret,
+    })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .innerJoin(notificationIntegrations, eq(notificationIntegrations.id, webhookDeliveries.integrationId))
+    .where(eq(webhookDeliveries.id, deliveryId))
+    .get();
+  if (!row) return { action: "ack", reason: "delivery gone (project or integration deleted)" };
+  // A redelivered message must not send again what was already received or given up on.
+  if (row.status !== "pending") return { action: "ack", reason: `delivery already ${row.status}` };
+
+  const outcome = await attemptDelivery(
+    { type: row.integrationType, url: row.url, signingSecret: row.signingSecret },
+    { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, data: row.eventData },
+    opts,
+  );
+  const delay = outcome.ok ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
+  const now = Date.now();
+  const nextAttemptAt = delay === null ? null : toIso(now + delay * 1000);
+  const at = nowIso();
+  // One transaction: the counter moves and the attempt row takes the new count as its number,
+  // so two copies of a message racing each other still get distinct attempt numbers.
+  await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        attempts: sql`${webhookDeliveries.attempts} + 1`,
+        status: outcome.ok ? "succeeded" : "pending",
+        lastStatusCode: outcome.statusCode,
+        lastError: outcome.error,
+        nextAttemptAt,
+        updatedAt: at,
+      })
+      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending"))),
+    db.insert(deliveryAttempts).values({
+      id: newId(),
+      deliveryId,
+      attempt: sql`(SELECT ${webhookDeliveries.attempts} FROM ${webhookDeliveries} WHERE ${webhookDeliveries.id} = ${deliveryId})`,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      nextAttemptAt,
+      createdAt: at,
+    }),
+  ]);
+  if (outcome.ok) return { action: "ack", reason: "delivered" };
+  return delay === null ? { action: "dead-letter" } : { action: "retry", delaySeconds: delay };
+}
+
+/** The dead-letter consumer's half: the last try failed, so the delivery is `failed`. */
+export async function markDeliveryFailed(db: Db, deliveryId: string): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")))
+    .run();
+}

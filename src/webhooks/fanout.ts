@@ -1,0 +1,105 @@
+/**
+ * Fan-out: one committed event → one webhook_deliveries row and one queue message per
+ * integration of its project whose flag is on.
+ *
+ * Idempotent, so a redelivered fan-out message (or the stale-event sweep racing it) does no
+ * harm: rows are INSERT OR IGNORE on the unique (event, integration) index, and an event
+ * whose `enqueued_at` is set has already had its messages accepted by the queue. The mark is
+ * written only after `sendBatch` succeeds, so a crash in between re-sends rather than loses
+ * (at least once; receivers deduplicate on `webhook-id`).
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
+import { newId } from "../http/ids";
+import { nowIso } from "../http/time";
+import { enqueueDeliveries } from "../queue/messages";
+import { EVENT_FLAG, isEventType, staleEventIds } from "../services/events";
+
+/** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
+const ROWS_PER_INSERT = 8;
+
+export type FanoutResult = "missing" | "already-enqueued" | { deliveryIds: string[] };
+
+export async function fanoutEvent(db: Db, queue: Queue, eventId: string): Promise<FanoutResult> {
+  const event = await db
+    .select({ id: events.id, projectId: events.projectId, type: events.type, enqueuedAt: events.enqueuedAt })
+    .from(events)
+    .where(eq(events.id, eventId))
+    .get();
+  // Deleted with its project: nothing left to deliver.
+  if (!event) return "missing";
+  if (event.enqueuedAt) return "already-enqueued";
+
+  const flag = isEventType(event.type) ? EVENT_FLAG[event.type] : undefined;
+  const integrations = flag
+    ? await db
+        .select({ id: notificationIntegrations.id })
+        .from(notificationIntegrations)
+        .where(
+          and(
+            eq(notificationIntegrations.projectId, event.projectId),
+            sql`json_extract(${notificationIntegrations.configuration}, ${`$.${flag}`}) = 1`,
+          ),
+        )
+        .all()
+    : [];
+
+  const now = nowIso();
+  const rows = integrations.map((integration) => ({
+    id: newId(),
+    projectId: event.projectId,
+    eventId: event.id,
+    integrationId: integration.id,
+    status: "pending" as const,
+    attempts: 0,
+    lastStatusCode: null,
+    lastError: null,
+    nextAttemptAt: now,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  const pending = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.eventId, event.id), eq(webhookDeliveries.status, "pending")));
+  const inserts = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    inserts.push(
+      db
+        .insert(webhookDeliveries)
+        .values(rows.slice(i, i + ROWS_PER_INSERT))
+        .onConflictDoNothing({ target: [webhookDeliveries.eventId, webhookDeliveries.integrationId] }),
+    );
+  }
+  // One round trip: the rows (new ones only) and every delivery of the event still to send,
+  // including rows a crashed earlier fan-out wrote but never sent.
+  const results = await db.batch([...inserts, pending] as [typeof pending]);
+  const toSend = (results[results.length - 1] as Array<{ id: string }>).map((r) => r.id);
+
+  if (toSend.length > 0) await enqueueDeliveries(queue, toSend);
+  await db
+    .update(events)
+    .set({ enqueuedAt: nowIso() })
+    .where(and(eq(events.id, event.id), sql`${events.enqueuedAt} IS NULL`))
+    .run();
+  return { deliveryIds: toSend };
+}
+
+/**
+ * Fans out events the producer wrote but never handed to the queue (see `staleEventIds`).
+ * Done inline rather than by sending another fan-out message, so an event that keeps failing
+ * costs one attempt per sweep instead of a growing pile of messages.
+ */
+export async function sweepStaleEvents(db: Db, queue: Queue, nowMs = Date.now()): Promise<string[]> {
+  const swept: string[] = [];
+  for (const id of await staleEventIds(db, nowMs)) {
+    try {
+      await fanoutEvent(db, queue, id);
+      swept.push(id);
+    } catch (err) {
+      console.error(JSON.stringify({ msg: "stale event fan-out failed", event_id: id, error: String(err) }));
+    }
+  }
+  return swept;
+}
