@@ -2,6 +2,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { variableKeyVersion } from "../src/crypto/variables";
+import { createDb } from "../src/db/client";
+import { reencryptVariables } from "../src/services/variables";
 import { type ApiResponse, request } from "./helpers/api";
 import {
   addProjectMember,
@@ -680,7 +682,7 @@ describe("key configuration", () => {
 
   it("rotation: rows under VARIABLES_KEY_PREVIOUS still reveal; writes move them to the new key", async () => {
     const { owner, environmentId } = await setup();
-    const newKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+    const newKey = randomKey();
     const old = await createVariable(owner, environmentPath(environmentId), { value: "under-old-key" });
     const rotated = { VARIABLES_KEY: newKey, VARIABLES_KEY_PREVIOUS: env.VARIABLES_KEY };
     const read = await callApp(rotated, "GET", `/v1/variables/${old.id}/value`, owner.key);
@@ -713,4 +715,70 @@ describe("key configuration", () => {
       errors.mockRestore();
     }
   });
+
+  it("the rotation sweep moves rows from VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY in batches", async () => {
+    const { owner, environmentId, componentId } = await setup();
+    const oldKey = randomKey();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const path = i % 2 ? componentPath(componentId) : environmentPath(environmentId);
+      const res = await callApp({ VARIABLES_KEY: oldKey }, "POST", path, owner.key, {
+        name: `R${i}`,
+        type: i % 2 ? "secret" : "secure_string",
+        value: `rotated-${i}`,
+      });
+      expect(res.status).toBe(201);
+      ids.push((JSON.parse(res.raw) as VariableBody).id);
+    }
+    const before = await Promise.all(
+      ids.map((id) => request("GET", `/v1/variables/${id}`, { key: owner.key })),
+    );
+    const db = createDb(env.DB);
+    const rotated = { current: env.VARIABLES_KEY, previous: oldKey };
+    const batches: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const step = await reencryptVariables(db, rotated, 2);
+      expect(step.key_version).toBe(await variableKeyVersion(env.VARIABLES_KEY));
+      expect(step.previous_key_version).toBe(await variableKeyVersion(oldKey));
+      batches.push(step.reencrypted);
+      if (!step.remaining) break;
+    }
+    expect(batches).toEqual([2, 2, 1]);
+    expect((await reencryptVariables(db, rotated, 2)).reencrypted).toBe(0);
+    expect((await reencryptVariables(db, { current: env.VARIABLES_KEY }, 2)).reencrypted).toBe(0);
+    const current = await variableKeyVersion(env.VARIABLES_KEY);
+    for (const [i, id] of ids.entries()) {
+      const row = await env.DB.prepare("SELECT key_version FROM variables WHERE id = ?").bind(id).first();
+      expect(row?.key_version).toBe(current);
+      // The worker's own key now opens every row: the previous key can be dropped.
+      expect((await reveal(owner, id)).body).toEqual({ value: `rotated-${i}` });
+      // Not a change to the variable: the record, updated_at included, is as before.
+      expect((await request("GET", `/v1/variables/${id}`, { key: owner.key })).body).toEqual(before[i]?.body);
+    }
+  });
+
+  it("a ciphertext copied onto another row does not decrypt there", async () => {
+    const { owner, componentId } = await setup();
+    const a = await createVariable(owner, componentPath(componentId), { value: "belongs-to-a" });
+    const b = await createVariable(owner, componentPath(componentId), { value: "belongs-to-b" });
+    await env.DB.prepare(
+      "UPDATE variables SET value = (SELECT value FROM variables WHERE id = ?1), key_version = (SELECT key_version FROM variables WHERE id = ?1) WHERE id = ?2",
+    )
+      .bind(a.id, b.id)
+      .run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const res = await reveal(owner, b.id);
+      expect([res.status, (res.body as unknown as ErrorBody).code]).toEqual([500, "internal"]);
+      expect(res.raw).not.toContain("belongs-to");
+      expect(errors.mock.calls.map((args) => args.map(String).join(" ")).join("\n")).toContain(b.id);
+    } finally {
+      errors.mockRestore();
+    }
+    expect((await reveal(owner, a.id)).body.value).toBe("belongs-to-a");
+  });
 });
+
+function randomKey(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+}

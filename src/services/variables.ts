@@ -15,6 +15,7 @@ import {
   type VariableIdentity,
   VariableKeyConfigError,
   type VariableKeySecrets,
+  variableKeyVersion,
 } from "../crypto/variables";
 import type { Db } from "../db/client";
 import { components, environments, type VariableType, variables } from "../db/schema";
@@ -299,4 +300,85 @@ export async function listVariables(
     .limit(page.limit + 1)
     .all();
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toVariableRecord);
+}
+
+/**
+ * The rotation sweep: moves up to `limit` values still under VARIABLES_KEY_PREVIOUS onto
+ * VARIABLES_KEY, in one batch. Rows under any other key are not its business (they fail on
+ * reveal, loudly). A row replaced concurrently keeps the newer write: the update applies
+ * only while the stored envelope is still the one that was read. `updated_at` is left
+ * alone: the variable did not change, only how it is kept. An operator loops until
+ * `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
+ */
+export async function reencryptVariables(
+  db: Db,
+  secrets: VariableKeySecrets,
+  limit = 100,
+): Promise<{
+  key_version: number;
+  previous_key_version: number | null;
+  reencrypted: number;
+  remaining: boolean;
+}> {
+  let current: number;
+  let previous: number | null = null;
+  try {
+    current = await variableKeyVersion(secrets.current);
+    if (secrets.previous !== undefined && secrets.previous.trim() !== "") {
+      previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
+    }
+  } catch (err) {
+    return cryptoFailure(err, "reencrypt", "-");
+  }
+  if (previous === null || previous === current) {
+    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
+  }
+  const rows = await db
+    .select({
+      id: variables.id,
+      environmentId: variables.environmentId,
+      scope: variables.scope,
+      value: variables.value,
+      keyVersion: variables.keyVersion,
+    })
+    .from(variables)
+    .where(eq(variables.keyVersion, previous))
+    .orderBy(variables.id)
+    .limit(limit + 1)
+    .all();
+  const batch = rows.slice(0, limit);
+  const updates = [];
+  for (const row of batch) {
+    const identity = { id: row.id, environmentId: row.environmentId, scope: row.scope };
+    let sealed: Awaited<ReturnType<typeof encryptVariableValue>>;
+    try {
+      const plaintext = await decryptVariableValue(secrets, identity, {
+        envelope: row.value,
+        keyVersion: row.keyVersion,
+      });
+      sealed = await encryptVariableValue(secrets, identity, plaintext);
+    } catch (err) {
+      return cryptoFailure(err, "reencrypt", row.id);
+    }
+    updates.push(
+      db
+        .update(variables)
+        .set({ value: sealed.envelope, keyVersion: sealed.keyVersion })
+        .where(and(eq(variables.id, row.id), eq(variables.value, row.value))),
+    );
+  }
+  const [first, ...rest] = updates;
+  if (first) {
+    try {
+      await db.batch([first, ...rest]);
+    } catch (err) {
+      throw withoutParameters(err);
+    }
+  }
+  return {
+    key_version: current,
+    previous_key_version: previous,
+    reencrypted: updates.length,
+    remaining: rows.length > limit,
+  };
 }
