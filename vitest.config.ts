@@ -21,6 +21,7 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/setup.ts"],
+      globalSetup: ["./test/global-setup-receiver.ts"],
       include: ["test/**/*.test.ts"],
       testTimeout: 30_000,
       hookTimeout: 60_000,

@@ -5,10 +5,12 @@
  * in the same `db.batch` as the change that causes the event, so the event exists if and only
  * if the change does, and then call `publishEvent` without awaiting delivery.
  */
+import { and, asc, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { events } from "../db/schema";
+import { events, type NotificationConfiguration } from "../db/schema";
+import { isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
+import { nowIso, toIso } from "../http/time";
 import type { EventFanoutMessage } from "../queue/messages";
 
 export const EVENT_TYPES = [
@@ -21,6 +23,30 @@ export const EVENT_TYPES = [
   "service.ok",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The configuration flag that switches each event type on (API_CONTRACT §8). */
+export const EVENT_FLAG: Record<EventType, keyof NotificationConfiguration> = {
+  "deployment.in_progress": "deployments_in_progress",
+  "deployment.succeeded": "deployments_succeeded",
+  "deployment.failed": "deployments_failed",
+  "changelog.created": "changelog",
+  "promotion.created": "promotions",
+  "service.in_alarm": "services_in_alarm",
+  "service.ok": "services_ok",
+};
+
+/** The types the internal API may emit; deployment events come only from deployment transitions. */
+export const INTERNAL_EVENT_TYPES = [
+  "changelog.created",
+  "promotion.created",
+  "service.in_alarm",
+  "service.ok",
+] as const satisfies readonly EventType[];
+export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}
 
 export type NewEvent = {
   id: string;
@@ -55,4 +81,45 @@ export function eventInsert(db: Db, event: NewEvent) {
 export async function publishEvent(queue: Queue, eventId: string): Promise<void> {
   const message: EventFanoutMessage = { kind: "event.fanout", event_id: eventId };
   await queue.send(message, { contentType: "json" });
+}
+
+/**
+ * The internal API's producer: the event alone is the change, so writing it is one statement.
+ * An unknown project is `not_found` (the foreign key refuses the row, so nothing is written).
+ */
+export async function recordEvent(
+  db: Db,
+  projectId: string,
+  type: InternalEventType,
+  data: Record<string, unknown>,
+): Promise<NewEvent> {
+  const event = newEvent(projectId, type, data);
+  try {
+    await eventInsert(db, event).run();
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw notFound("Project");
+    throw err;
+  }
+  return event;
+}
+
+/** How long an event may wait for its fan-out before the sweep hands it to the queue again. */
+export const STALE_EVENT_MS = 60_000;
+const SWEEP_LIMIT = 50;
+
+/**
+ * Events whose fan-out never completed (`enqueued_at` still NULL a minute after they were
+ * written): the producer's `publishEvent` failed or its isolate died before sending, or the
+ * fan-out message is stuck. The queue consumer calls this once per batch; it reads the
+ * partial index `events_pending_idx`, so a sweep that finds nothing costs one indexed read.
+ */
+export async function staleEventIds(db: Db, nowMs = Date.now()): Promise<string[]> {
+  const rows = await db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(isNull(events.enqueuedAt), lt(events.createdAt, toIso(nowMs - STALE_EVENT_MS))))
+    .orderBy(asc(events.createdAt))
+    .limit(SWEEP_LIMIT)
+    .all();
+  return rows.map((r) => r.id);
 }

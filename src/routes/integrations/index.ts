@@ -1,4 +1,15 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerCreateIntegration } from "./create";
+import { registerListIntegrationDeliveries } from "./deliveries";
+import { registerGetIntegration } from "./get";
+import { registerListIntegrations } from "./list";
+import { registerUpdateIntegration } from "./update";
 
-export function registerIntegrationRoutes(_app: OpenAPIHono<AppEnv>) {}
+export function registerIntegrationRoutes(app: OpenAPIHono<AppEnv>) {
+  registerListIntegrations(app);
+  registerCreateIntegration(app);
+  registerGetIntegration(app);
+  registerUpdateIntegration(app);
+  registerListIntegrationDeliveries(app);
+}

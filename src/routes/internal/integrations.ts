@@ -1,4 +1,33 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+/** Internal API: integrations of any type, `slack` included (API_CONTRACT §9). */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import { INTEGRATION_TYPES } from "../../db/schema";
 import type { AppEnv } from "../../env";
+import { jsonBody, jsonContent } from "../../http/openapi";
+import { createIntegrationInternal } from "../../services/integrations";
+import { CreatedIntegrationSchema, IntegrationCreateSchema } from "../integrations/schema";
+import { defineInternalRoute, ProjectIdParams } from "./schema";
 
-export function registerInternalIntegrationsRoutes(_app: OpenAPIHono<AppEnv>) {}
+const InternalIntegrationCreateBody = IntegrationCreateSchema.extend({ type: z.enum(INTEGRATION_TYPES) });
+
+export function registerInternalIntegrationsRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(
+    defineInternalRoute({
+      method: "post",
+      path: "/internal/v1/projects/{project_id}/notification-integrations",
+      request: { params: ProjectIdParams, body: jsonBody(InternalIntegrationCreateBody) },
+      responses: {
+        201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret."),
+      },
+    }),
+    async (c) => {
+      const integration = await createIntegrationInternal(
+        createDb(c.env.DB),
+        c.req.valid("param").project_id,
+        c.req.valid("json"),
+        { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
+      );
+      return c.json(integration, 201);
+    },
+  );
+}

@@ -1,0 +1,35 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { createIntegration } from "../../services/integrations";
+import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
+
+export const createIntegrationRoute = defineRoute({
+  method: "post",
+  path: "/v1/projects/{project_id}/notification-integrations",
+  operationId: "createIntegration",
+  tags: ["Notification integrations"],
+  summary: "Create a webhook integration",
+  description:
+    "Needs the project role `contributor` or above. The response — and only this one — carries " +
+    "`signing_secret`. Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the " +
+    "headers `webhook-id` (the event ID, the same on every retry), `webhook-timestamp` and " +
+    "`webhook-signature`. A non-2xx answer, a redirect, a timeout (15 s) or a network error is retried " +
+    "after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h (longer if the receiver sends `Retry-After`).",
+  request: { params: ProjectParams, body: jsonBody(IntegrationCreateSchema) },
+  responses: { 201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret.") },
+});
+
+export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createIntegrationRoute, async (c) => {
+    const integration = await createIntegration(
+      createDb(c.env.DB),
+      c.get("identity"),
+      c.req.valid("param").project_id,
+      c.req.valid("json"),
+      { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
+    );
+    return c.json(integration, 201);
+  });
+}

@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
+import { listDeliveries } from "../../services/integrations";
+import { DeliveryListSchema, IntegrationParams } from "./schema";
+
+export const listIntegrationDeliveriesRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
+  operationId: "listIntegrationDeliveries",
+  tags: ["Notification integrations"],
+  summary: "List the deliveries of an integration",
+  description:
+    "An extension to SPEC.md: one record per event sent to this integration, newest first by default, " +
+    "each with every attempt (status code or error, duration, next attempt time), so you can see what " +
+    "was sent and why it failed. Needs the project role `viewer` or above.",
+  request: { params: IntegrationParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(DeliveryListSchema, "A page of deliveries.") },
+});
+
+export function registerListIntegrationDeliveries(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listIntegrationDeliveriesRoute, async (c) => {
+    const { project_id, integration_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(
+      await listDeliveries(createDb(c.env.DB), c.get("identity"), project_id, integration_id, page),
+      200,
+    );
+  });
+}

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { getIntegration } from "../../services/integrations";
+import { IntegrationParams, IntegrationSchema } from "./schema";
+
+export const getIntegrationRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/notification-integrations/{integration_id}",
+  operationId: "getIntegration",
+  tags: ["Notification integrations"],
+  summary: "Read a notification integration",
+  description: "The signing secret is never shown again after creation.",
+  request: { params: IntegrationParams },
+  responses: { 200: jsonContent(IntegrationSchema, "The integration.") },
+});
+
+export function registerGetIntegration(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getIntegrationRoute, async (c) => {
+    const { project_id, integration_id } = c.req.valid("param");
+    return c.json(
+      await getIntegration(createDb(c.env.DB), c.get("identity"), project_id, integration_id),
+      200,
+    );
+  });
+}

@@ -1,0 +1,34 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { updateIntegration } from "../../services/integrations";
+import { IntegrationParams, IntegrationSchema, IntegrationUpdateSchema } from "./schema";
+
+export const updateIntegrationRoute = defineRoute({
+  method: "patch",
+  path: "/v1/projects/{project_id}/notification-integrations/{integration_id}",
+  operationId: "updateIntegration",
+  tags: ["Notification integrations"],
+  summary: "Update a notification integration",
+  description:
+    "Merges the given `configuration` flags and optionally replaces `url`. A body with nothing to change " +
+    "is `400 bad_input`. Needs the project role `contributor` or above.",
+  request: { params: IntegrationParams, body: jsonBody(IntegrationUpdateSchema) },
+  responses: { 200: jsonContent(IntegrationSchema, "The updated integration.") },
+});
+
+export function registerUpdateIntegration(app: OpenAPIHono<AppEnv>) {
+  app.openapi(updateIntegrationRoute, async (c) => {
+    const { project_id, integration_id } = c.req.valid("param");
+    const integration = await updateIntegration(
+      createDb(c.env.DB),
+      c.get("identity"),
+      project_id,
+      integration_id,
+      c.req.valid("json"),
+      { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
+    );
+    return c.json(integration, 200);
+  });
+}

@@ -1,0 +1,305 @@
+/**
+ * Notification integrations (API_CONTRACT §3 "Notification integration", §5) and their
+ * delivery log. The signing secret leaves this module only in the create result.
+ */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db/client";
+import {
+  type DeliveryStatus,
+  deliveryAttempts,
+  events,
+  type IntegrationType,
+  type NotificationConfiguration,
+  notificationIntegrations,
+  webhookDeliveries,
+} from "../db/schema";
+import type { Identity } from "../env";
+import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
+import { newId } from "../http/ids";
+import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { nowIso } from "../http/time";
+import { newSigningSecret } from "../webhooks/signing";
+import { checkWebhookUrl } from "../webhooks/url-guard";
+import { loadProject, loadScoped } from "./access";
+
+export const CONFIGURATION_FLAGS = [
+  "deployments_failed",
+  "deployments_in_progress",
+  "deployments_succeeded",
+  "changelog",
+  "promotions",
+  "services_in_alarm",
+  "services_ok",
+] as const satisfies readonly (keyof NotificationConfiguration)[];
+
+export type IntegrationRecord = {
+  id: string;
+  project_id: string;
+  type: IntegrationType;
+  url: string;
+  configuration: NotificationConfiguration;
+  created_at: string;
+  updated_at: string;
+};
+
+export type CreatedIntegration = IntegrationRecord & { signing_secret: string };
+
+export type IntegrationCreateInput = {
+  type: IntegrationType;
+  url: string;
+  configuration?: Partial<NotificationConfiguration> | undefined;
+};
+
+export type IntegrationUpdateInput = {
+  url?: string | undefined;
+  configuration?: Partial<NotificationConfiguration> | undefined;
+};
+
+/** Whether http:// and private hosts are allowed (ALLOW_INSECURE_WEBHOOKS, local only). */
+export type UrlPolicy = { allowInsecure: boolean };
+
+type IntegrationRow = typeof notificationIntegrations.$inferSelect;
+
+export function toIntegrationRecord(row: IntegrationRow): IntegrationRecord {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    type: row.type,
+    url: row.url,
+    configuration: fullConfiguration(row.configuration),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** Every flag present: a flag left out is `false`. */
+export function fullConfiguration(given: Partial<NotificationConfiguration> = {}): NotificationConfiguration {
+  const out = {} as NotificationConfiguration;
+  for (const flag of CONFIGURATION_FLAGS) out[flag] = given[flag] === true;
+  return out;
+}
+
+function assertUrl(url: string, policy: UrlPolicy): void {
+  const check = checkWebhookUrl(url, policy);
+  if (!check.ok) throw badInput("The webhook URL is not allowed.", [{ path: "url", message: check.reason }]);
+}
+
+/** The public create (contributor or above) — `type` is limited to `webhook` by the route schema. */
+export async function createIntegration(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  input: IntegrationCreateInput,
+  policy: UrlPolicy,
+): Promise<CreatedIntegration> {
+  assertUrl(input.url, policy);
+  await loadProject(db, identity, projectId, "write");
+  return insertIntegration(db, projectId, input);
+}
+
+/** The internal create (any type). An unknown project is `not_found`. */
+export async function createIntegrationInternal(
+  db: Db,
+  projectId: string,
+  input: IntegrationCreateInput,
+  policy: UrlPolicy,
+): Promise<CreatedIntegration> {
+  assertUrl(input.url, policy);
+  try {
+    return await insertIntegration(db, projectId, input);
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw notFound("Project");
+    throw err;
+  }
+}
+
+async function insertIntegration(
+  db: Db,
+  projectId: string,
+  input: IntegrationCreateInput,
+): Promise<CreatedIntegration> {
+  const now = nowIso();
+  const row: IntegrationRow = {
+    id: newId(),
+    projectId,
+    type: input.type,
+    url: input.url,
+    configuration: fullConfiguration(input.configuration),
+    signingSecret: newSigningSecret(),
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(notificationIntegrations).values(row).run();
+  return { ...toIntegrationRecord(row), signing_secret: row.signingSecret };
+}
+
+/** Every integration of the project (a project has few; the list is not paginated). */
+export async function listIntegrations(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+): Promise<{ data: IntegrationRecord[]; has_more: false }> {
+  await loadProject(db, identity, projectId, "read");
+  const rows = await db
+    .select()
+    .from(notificationIntegrations)
+    .where(eq(notificationIntegrations.projectId, projectId))
+    .orderBy(notificationIntegrations.createdAt, notificationIntegrations.id)
+    .all();
+  return { data: rows.map(toIntegrationRecord), has_more: false };
+}
+
+function loadIntegration(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  integrationId: string,
+  action: "read" | "write",
+) {
+  return loadScoped(
+    db,
+    identity,
+    notificationIntegrations,
+    integrationId,
+    action,
+    "Integration",
+    eq(notificationIntegrations.projectId, projectId),
+  );
+}
+
+export async function getIntegration(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  integrationId: string,
+): Promise<IntegrationRecord> {
+  const { row } = await loadIntegration(db, identity, projectId, integrationId, "read");
+  return toIntegrationRecord(row);
+}
+
+/**
+ * Merges the given flags into the stored configuration and optionally replaces the URL.
+ * The merge is done by SQLite (`json_patch`) in the UPDATE itself, so two concurrent
+ * updates of different flags both take effect.
+ */
+export async function updateIntegration(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  integrationId: string,
+  input: IntegrationUpdateInput,
+  policy: UrlPolicy,
+): Promise<IntegrationRecord> {
+  const flags = input.configuration ?? {};
+  if (input.url === undefined && Object.keys(flags).length === 0) {
+    throw badInput("Nothing to change: give `url` or at least one `configuration` flag.", [
+      { path: "configuration", message: "Give at least one flag, or `url`." },
+    ]);
+  }
+  if (input.url !== undefined) assertUrl(input.url, policy);
+  await loadIntegration(db, identity, projectId, integrationId, "write");
+  const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
+  if (input.url !== undefined) set.url = input.url;
+  if (Object.keys(flags).length > 0) {
+    set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
+  }
+  const row = await db
+    .update(notificationIntegrations)
+    .set(set)
+    .where(eq(notificationIntegrations.id, integrationId))
+    .returning()
+    .get();
+  // Deleted (with its project) between the check and the write.
+  if (!row) throw notFound("Integration");
+  return toIntegrationRecord(row);
+}
+
+export type DeliveryAttemptRecord = {
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+  created_at: string;
+};
+
+export type DeliveryRecord = {
+  id: string;
+  integration_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  attempt_log: DeliveryAttemptRecord[];
+  created_at: string;
+  updated_at: string;
+};
+
+/** A page of the integration's deliveries, each with its attempts: two queries whatever the page size. */
+export async function listDeliveries(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  integrationId: string,
+  page: PageRequest,
+): Promise<Page<DeliveryRecord>> {
+  await loadIntegration(db, identity, projectId, integrationId, "read");
+  const { where, orderBy } = keyset(
+    { createdAt: webhookDeliveries.createdAt, id: webhookDeliveries.id },
+    page,
+  );
+  const rows = await db
+    .select({ delivery: webhookDeliveries, eventType: events.type })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(and(eq(webhookDeliveries.integrationId, integrationId), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all();
+  const ids = rows.slice(0, page.limit).map((r) => r.delivery.id);
+  const attempts =
+    ids.length === 0
+      ? []
+      : await db
+          .select()
+          .from(deliveryAttempts)
+          .where(inArray(deliveryAttempts.deliveryId, ids))
+          .orderBy(deliveryAttempts.deliveryId, deliveryAttempts.attempt)
+          .all();
+  const byDelivery = new Map<string, DeliveryAttemptRecord[]>();
+  for (const a of attempts) {
+    const list = byDelivery.get(a.deliveryId) ?? [];
+    list.push({
+      attempt: a.attempt,
+      status_code: a.statusCode,
+      error: a.error,
+      duration_ms: a.durationMs,
+      next_attempt_at: a.nextAttemptAt,
+      created_at: a.createdAt,
+    });
+    byDelivery.set(a.deliveryId, list);
+  }
+  return toPage(
+    rows,
+    page,
+    (r) => ({ createdAt: r.delivery.createdAt, id: r.delivery.id }),
+    ({ delivery: d, eventType }) => ({
+      id: d.id,
+      integration_id: d.integrationId,
+      event_id: d.eventId,
+      event_type: eventType,
+      status: d.status,
+      attempts: d.attempts,
+      last_status_code: d.lastStatusCode,
+      last_error: d.lastError,
+      next_attempt_at: d.nextAttemptAt,
+      attempt_log: byDelivery.get(d.id) ?? [],
+      created_at: d.createdAt,
+      updated_at: d.updatedAt,
+    }),
+  );
+}
