@@ -278,7 +278,8 @@ export async function transitionDeployment(
   to: DeploymentStatus,
   reports: readonly StackReport[] = [],
 ): Promise<TransitionResult> {
-  const now = nowIso();
+  // One instant for the whole transition, so started_at/finished_at equal updated_at.
+  const now = nextVersion(row.updatedAt);
   const stackList = applyStackReports(row.data, to, reports, now);
   const plan = planTransition(row.status, to, now);
   const data: DeploymentData = { ...row.data };
@@ -289,7 +290,7 @@ export async function transitionDeployment(
     status: plan.kind === "move" ? plan.status : row.status,
     startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
     finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
-    updatedAt: nextVersion(row.updatedAt),
+    updatedAt: now,
   };
   const deployment = toDeploymentRecord(next);
   const update = db

@@ -1,0 +1,419 @@
+/** The engine's side (API_CONTRACT §9): resources and deployments through /internal/v1, and their events. */
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { deployments } from "../src/db/schema";
+import { ApiError } from "../src/http/errors";
+import { transitionDeployment } from "../src/services/deployments";
+import { internal, internalOk, request } from "./helpers/api";
+import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
+
+type Resource = Record<string, unknown> & {
+  id: string;
+  status: string;
+  status_reason: string | null;
+  timestamp: string;
+  updated_at: string;
+};
+type StackEntry = { id: string; status: string; status_reason?: string; timestamp: string };
+type Deployment = {
+  id: string;
+  status: string;
+  stack_ids: string[];
+  data: { patch: unknown[]; source?: unknown; stacks?: StackEntry[] };
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+};
+type ErrorBody = { code: string; cause?: Array<{ path: string }> };
+
+const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
+const GIT = {
+  commit: {
+    author: { email: "ada@example.com", login: "ada", name: "Ada" },
+    committer: { name: "GitHub" },
+    message: "Ship it",
+    sha: "0f3c2a1",
+  },
+  installation_id: "42",
+  owner: "acme",
+  provider: "github",
+  pull_request: "17",
+  ref: "refs/heads/main",
+  repo: "storefront",
+  repo_id: "9001",
+};
+
+async function setup() {
+  const { owner } = await createOrgWithOwner();
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  const stack = await createStack(environmentId);
+  return { owner, project, environmentId, stack };
+}
+
+const newResource = (stackId: string, fields: Record<string, unknown> = {}) =>
+  internal<Resource & ErrorBody>("POST", `/stacks/${stackId}/resources`, {
+    resource_type: "AWS::SQS::Queue",
+    physical_id: "orders",
+    status: "create_in_progress",
+    ...fields,
+  });
+
+const newDeployment = (environmentId: string, body: Record<string, unknown>) =>
+  internal<Deployment & ErrorBody>("POST", `/environments/${environmentId}/deployments`, body);
+
+const report = (id: string, body: Record<string, unknown>) =>
+  internal<Deployment & ErrorBody>("PATCH", `/deployments/${id}`, body);
+
+/** The events the service recorded for one deployment, read straight from D1. */
+async function eventsOf(deploymentId: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT id, project_id, type, data FROM events WHERE json_extract(data, '$.deployment.id') = ? ORDER BY rowid",
+  )
+    .bind(deploymentId)
+    .all<{ id: string; project_id: string; type: string; data: string }>();
+  return results.map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
+}
+
+describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
+  it("creates a resource; template_id defaults to the stack's", async () => {
+    const { environmentId, stack } = await setup();
+    const res = await newResource(stack.id, { status_reason: "User Initiated" });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      stack_id: stack.id,
+      environment_id: environmentId,
+      template_id: stack.template_id,
+      status: "create_in_progress",
+      status_reason: "User Initiated",
+    });
+    expect(res.body.timestamp).toMatch(TS);
+    const own = await newResource(stack.id, { template_id: "a".repeat(32) });
+    expect(own.body.template_id).toBe("a".repeat(32));
+  });
+
+  it.each([
+    [{ status: "created" }, "status"],
+    [{ resource_type: "" }, "resource_type"],
+    [{ physical_id: 7 }, "physical_id"],
+    [{ colour: "red" }, "colour"],
+    [{ template_id: "not an id" }, "template_id"],
+  ])("refuses %j with 400 naming %s", async (fields, path) => {
+    const { stack } = await setup();
+    const res = await newResource(stack.id, fields);
+    expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+    expect(res.body.cause?.map((c) => c.path)).toContain(path);
+  });
+
+  it("an unknown stack is 404; no token is 401", async () => {
+    const res = await newResource("c".repeat(32));
+    expect([res.status, res.body.code]).toEqual([404, "not_found"]);
+    const anon = await request<ErrorBody>("POST", `/internal/v1/stacks/${"c".repeat(32)}/resources`, {
+      body: { resource_type: "x", physical_id: "y", status: "create_complete" },
+    });
+    expect([anon.status, anon.body.code]).toEqual([401, "unauthenticated"]);
+  });
+});
+
+describe("PATCH /internal/v1/resources/{id}", () => {
+  it("a new status moves timestamp and clears the old reason; the same status keeps both", async () => {
+    const { owner, stack } = await setup();
+    const created = (await newResource(stack.id, { status_reason: "starting" })).body;
+    const same = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
+      status: "create_in_progress",
+      physical_id: "orders-v2",
+    });
+    expect(same).toMatchObject({
+      status_reason: "starting",
+      timestamp: created.timestamp,
+      physical_id: "orders-v2",
+    });
+    expect(same.updated_at >= created.updated_at).toBe(true);
+    const moved = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
+      status: "create_complete",
+    });
+    expect(moved.status_reason).toBeNull();
+    expect(moved.timestamp).toBe(moved.updated_at);
+    expect(moved.timestamp >= created.timestamp).toBe(true);
+    const reasoned = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
+      status: "update_failed",
+      status_reason: "quota",
+    });
+    expect(reasoned.status_reason).toBe("quota");
+    const cleared = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
+      status: "update_failed",
+      status_reason: null,
+    });
+    expect(cleared).toMatchObject({ status_reason: null, timestamp: reasoned.timestamp });
+    const read = await request<Resource>("GET", `/v1/resources/${created.id}`, { key: owner.key });
+    expect(read.body).toEqual(cleared);
+  });
+
+  it("bad bodies are 400 and change nothing; an unknown resource is 404", async () => {
+    const { stack } = await setup();
+    const created = (await newResource(stack.id)).body;
+    for (const body of [{}, { status: "gone" }, { status: "create_complete", extra: 1 }]) {
+      const res = await internal<ErrorBody>("PATCH", `/resources/${created.id}`, body);
+      expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+    }
+    const missing = await internal<ErrorBody>("PATCH", `/resources/${"d".repeat(32)}`, {
+      status: "create_complete",
+    });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+    const after = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
+      status: "create_in_progress",
+    });
+    expect(after.timestamp).toBe(created.timestamp);
+  });
+});
+
+describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
+  it("creates a queued deployment with one queued entry per stack, and keeps the source", async () => {
+    const { owner, environmentId, stack } = await setup();
+    const second = await createStack(environmentId);
+    const source = {
+      git: GIT,
+      registry: { image: "registry.example/web:1", command: ["serve", "--port=80"] },
+    };
+    const res = await newDeployment(environmentId, {
+      stack_ids: [second.id, stack.id],
+      data: { patch: PATCH, source },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: "queued", stack_ids: [second.id, stack.id], started_at: null });
+    expect(res.body.data).toEqual({
+      patch: PATCH,
+      source,
+      stacks: [second.id, stack.id].map((id) => ({
+        id,
+        status: "queued",
+        timestamp: expect.stringMatching(TS),
+      })),
+    });
+    const read = await request<Deployment>("GET", `/v1/deployments/${res.body.id}`, { key: owner.key });
+    expect(read.body).toEqual(res.body);
+  });
+
+  it.each([
+    [{ patch: [{ op: "merge", path: "/a", value: 1 }] }, "data.patch.0.op"],
+    [{ patch: [{ op: "move", path: "/a" }] }, "data.patch.0.from"],
+    [{ patch: [{ op: "replace", path: "/a" }] }, "data.patch.0.value"],
+    [{ patch: [{ op: "remove", path: "a" }] }, "data.patch.0.path"],
+    [{ patch: [{ op: "remove", path: "/a", extra: 1 }] }, "data.patch.0.extra"],
+    [{ patch: PATCH, source: { git: { ...GIT, provider: "svn" } } }, "data.source.git.provider"],
+    [{ patch: PATCH, source: { git: { ...GIT, commit: undefined } } }, "data.source.git.commit"],
+    [{ patch: PATCH, source: { registry: { command: ["x"] } } }, "data.source.registry.image"],
+    [{ patch: PATCH, stacks: [] }, "data.stacks"],
+    [{}, "data.patch"],
+  ])("refuses data %j with 400 naming %s", async (data, path) => {
+    const { environmentId, stack } = await setup();
+    const res = await newDeployment(environmentId, { stack_ids: [stack.id], data });
+    expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+    expect(res.body.cause?.map((c) => c.path)).toContain(path);
+  });
+
+  it("every stack must belong to the environment: 400 naming the others, nothing created", async () => {
+    const { owner, project, environmentId, stack } = await setup();
+    const foreign = await createStack((await createEnvironment(project.id)).id);
+    for (const stackIds of [[stack.id, foreign.id], [stack.id, "e".repeat(32)], [], [stack.id, stack.id]]) {
+      const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
+      expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+      expect(res.body.cause?.[0]?.path).toMatch(/^stack_ids/);
+    }
+    const list = await request<{ data: unknown[] }>("GET", `/v1/environments/${environmentId}/deployments`, {
+      key: owner.key,
+    });
+    expect(list.body.data).toEqual([]);
+    const missing = await newDeployment("f".repeat(32), { stack_ids: [stack.id], data: { patch: PATCH } });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+  });
+});
+
+describe("PATCH /internal/v1/deployments/{id}", () => {
+  it("queued → in_progress → succeeded: timestamps, stacks and one event per transition", async () => {
+    const { project, environmentId, stack } = await setup();
+    const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    const running = await report(d.id, {
+      status: "in_progress",
+      stacks: [{ id: stack.id, status: "in_progress" }],
+    });
+    expect(running.status).toBe(200);
+    expect(running.body).toMatchObject({ status: "in_progress", finished_at: null });
+    expect(running.body.started_at).toBe(running.body.updated_at);
+    expect(running.body.data.stacks).toEqual([
+      { id: stack.id, status: "in_progress", timestamp: running.body.started_at },
+    ]);
+    // Staying in_progress while a stack finishes is progress, not a transition: no event.
+    const progress = await report(d.id, {
+      status: "in_progress",
+      stacks: [{ id: stack.id, status: "succeeded", status_reason: "all healthy" }],
+    });
+    expect(progress.body.started_at).toBe(running.body.started_at);
+    expect(progress.body.data.stacks?.[0]).toMatchObject({
+      status: "succeeded",
+      status_reason: "all healthy",
+    });
+    const done = await report(d.id, { status: "succeeded" });
+    expect(done.body).toMatchObject({ status: "succeeded", started_at: running.body.started_at });
+    expect(done.body.finished_at).toBe(done.body.updated_at);
+
+    const events = await eventsOf(d.id);
+    expect(events.map((e) => e.type)).toEqual(["deployment.in_progress", "deployment.succeeded"]);
+    expect(events[0]?.project_id).toBe(project.id);
+    expect(events[0]?.data).toEqual({ project_id: project.id, deployment: running.body });
+    expect(events[1]?.data).toEqual({ project_id: project.id, deployment: done.body });
+  });
+
+  it("in_progress → failed records deployment.failed; cancelling records nothing", async () => {
+    const { environmentId, stack } = await setup();
+    const a = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    await report(a.id, { status: "in_progress", stacks: [{ id: stack.id, status: "in_progress" }] });
+    const failed = await report(a.id, {
+      status: "failed",
+      stacks: [{ id: stack.id, status: "failed", status_reason: "oom" }],
+    });
+    expect(failed.body.data.stacks?.[0]).toMatchObject({ status: "failed", status_reason: "oom" });
+    expect((await eventsOf(a.id)).map((e) => e.type)).toEqual([
+      "deployment.in_progress",
+      "deployment.failed",
+    ]);
+    const b = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    const cancelled = await report(b.id, { status: "cancelled" });
+    expect(cancelled.body.data.stacks?.[0]?.status).toBe("cancelled");
+    expect(await eventsOf(b.id)).toEqual([]);
+  });
+
+  it("illegal transitions are 409, change nothing and record no event", async () => {
+    const { owner, environmentId, stack } = await setup();
+    const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    for (const status of ["succeeded", "failed"]) {
+      const res = await report(d.id, { status });
+      expect([res.status, res.body.code]).toEqual([409, "conflict"]);
+    }
+    const stackSkip = await report(d.id, {
+      status: "in_progress",
+      stacks: [{ id: stack.id, status: "queued" }],
+    });
+    expect(stackSkip.status).toBe(200);
+    const backwards = await report(d.id, { status: "queued" });
+    expect([backwards.status, backwards.body.code]).toEqual([409, "conflict"]);
+    await report(d.id, { status: "succeeded" });
+    for (const status of ["succeeded", "in_progress", "cancelled", "queued", "failed"]) {
+      const res = await report(d.id, { status });
+      expect([res.status, res.body.code]).toEqual([409, "conflict"]);
+    }
+    const read = await request<Deployment>("GET", `/v1/deployments/${d.id}`, { key: owner.key });
+    expect(read.body.status).toBe("succeeded");
+    expect((await eventsOf(d.id)).map((e) => e.type)).toEqual([
+      "deployment.in_progress",
+      "deployment.succeeded",
+    ]);
+  });
+
+  it("a stack may not move illegally, nor be a stranger to the deployment", async () => {
+    const { environmentId, stack } = await setup();
+    const other = await createStack(environmentId);
+    const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    const stranger = await report(d.id, {
+      status: "in_progress",
+      stacks: [{ id: other.id, status: "in_progress" }],
+    });
+    expect([stranger.status, stranger.body.code]).toEqual([400, "bad_input"]);
+    expect(stranger.body.cause?.[0]?.path).toBe("stacks.0.id");
+    const skip = await report(d.id, {
+      status: "in_progress",
+      stacks: [{ id: stack.id, status: "succeeded" }],
+    });
+    expect([skip.status, skip.body.code]).toEqual([409, "conflict"]);
+    const dup = await report(d.id, {
+      status: "in_progress",
+      stacks: [
+        { id: stack.id, status: "in_progress" },
+        { id: stack.id, status: "in_progress" },
+      ],
+    });
+    expect([dup.status, dup.body.code]).toEqual([400, "bad_input"]);
+    expect(await eventsOf(d.id)).toEqual([]);
+    const missing = await report("9".repeat(32), { status: "in_progress" });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+  });
+
+  it("two transitions at once: one wins, the other is 409, and only the winner's event is written", async () => {
+    const { owner, environmentId, stack } = await setup();
+    const running = async () => {
+      const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+      await report(d.id, { status: "in_progress" });
+      return d;
+    };
+    for (let round = 0; round < 3; round++) {
+      // Either order of these two leaves the second illegal, so exactly one may succeed.
+      const d = await running();
+      const results = await Promise.all([
+        report(d.id, { status: "succeeded" }),
+        report(d.id, { status: "failed" }),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+      const winner = results[0].status === 200 ? "succeeded" : "failed";
+      expect((await eventsOf(d.id)).map((e) => e.type)).toEqual([
+        "deployment.in_progress",
+        `deployment.${winner}`,
+      ]);
+
+      const e = await running();
+      const mixed = await Promise.all([
+        report(e.id, { status: "succeeded" }),
+        request<Deployment>("PATCH", `/v1/deployments/${e.id}/cancel`, { key: owner.key }),
+      ]);
+      expect(mixed.map((r) => r.status).sort()).toEqual([200, 409]);
+      const types = (await eventsOf(e.id)).map((x) => x.type);
+      expect(types).toEqual(
+        mixed[0].status === 200
+          ? ["deployment.in_progress", "deployment.succeeded"]
+          : ["deployment.in_progress"],
+      );
+    }
+  });
+
+  it("the same transition twice at once records its event once", async () => {
+    const { environmentId, stack } = await setup();
+    const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    const twins = await Promise.all([
+      report(d.id, { status: "in_progress" }),
+      report(d.id, { status: "in_progress" }),
+    ]);
+    // The later one is either a stay (200) or loses the conditional update (409).
+    expect(twins.some((r) => r.status === 200)).toBe(true);
+    for (const r of twins) expect([200, 409]).toContain(r.status);
+    expect((await eventsOf(d.id)).map((x) => x.type)).toEqual(["deployment.in_progress"]);
+  });
+
+  it("a transition computed from a stale read loses at the conditional update: 409, no event", async () => {
+    const { environmentId, stack } = await setup();
+    const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
+    await report(d.id, { status: "in_progress" });
+    const db = createDb(env.DB);
+    // The loser of a race is exactly this: it read the row before the winner wrote.
+    const stale = await db.select().from(deployments).where(eq(deployments.id, d.id)).get();
+    if (!stale) throw new Error("deployment row missing");
+    await report(d.id, { status: "failed" });
+    let thrown: unknown;
+    try {
+      await transitionDeployment(db, stale, "succeeded");
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(ApiError);
+    expect((thrown as ApiError).code).toBe("conflict");
+    const staleStay = await transitionDeployment(db, stale, "in_progress").catch((err: unknown) => err);
+    expect((staleStay as ApiError).code).toBe("conflict");
+    expect((await eventsOf(d.id)).map((e) => e.type)).toEqual([
+      "deployment.in_progress",
+      "deployment.failed",
+    ]);
+    const row = await db.select().from(deployments).where(eq(deployments.id, d.id)).get();
+    expect(row?.status).toBe("failed");
+  });
+});
