@@ -1,0 +1,199 @@
+/** Keyset cursors (API_CONTRACT §4): pure encode/decode and page shaping. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/http/errors";
+import {
+  decodeCursor,
+  encodeCursor,
+  type PageRequest,
+  pageRequest,
+  type SortDirection,
+  sortDirection,
+  toPage,
+} from "../../src/http/pagination";
+
+const direction = fc.constantFrom<SortDirection>("asc", "desc");
+/** Any code points (no lone surrogates); at most 64 UTF-16 units, the cursor's bound. */
+const text = fc.string({ unit: "binary", maxLength: 32 });
+const position = fc.record({ createdAt: text, id: text });
+
+function decodeOrRefusal(raw: string, dir: SortDirection, filter: string) {
+  try {
+    return { ok: true as const, position: decodeCursor(raw, dir, filter) };
+  } catch (err) {
+    // Anything but a 400 bad_input would become a 500.
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe("bad_input");
+    expect((err as ApiError).cause).toEqual([{ path: "after", message: expect.any(String) }]);
+    return { ok: false as const };
+  }
+}
+
+describe("encodeCursor / decodeCursor", () => {
+  it("round-trips any position and filter, and the cursor is standard base64", () => {
+    fc.assert(
+      fc.property(direction, text, position, (dir, filter, pos) => {
+        const cursor = encodeCursor(dir, filter, pos.createdAt, pos.id);
+        expect(cursor).toMatch(/^[a-zA-Z0-9+/=]+$/);
+        expect(cursor.length % 4).toBe(0);
+        expect(decodeCursor(cursor, dir, filter)).toEqual(pos);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads URL-safe, unpadded and space-for-plus forms as the same cursor", () => {
+    fc.assert(
+      fc.property(direction, text, position, (dir, filter, pos) => {
+        const cursor = encodeCursor(dir, filter, pos.createdAt, pos.id);
+        const urlSafe = cursor.replace(/\+/g, "-").replace(/\//g, "_");
+        for (const form of [
+          urlSafe,
+          urlSafe.replace(/=+$/, ""),
+          cursor.replace(/\+/g, " "),
+          cursor.replace(/=+$/, ""),
+        ]) {
+          expect(decodeCursor(form, dir, filter)).toEqual(pos);
+        }
+      }),
+    );
+  });
+
+  it("refuses a cursor made under the other direction or another filter", () => {
+    fc.assert(
+      fc.property(direction, text, text, position, (dir, filter, other, pos) => {
+        const cursor = encodeCursor(dir, filter, pos.createdAt, pos.id);
+        const flipped: SortDirection = dir === "asc" ? "desc" : "asc";
+        expect(decodeOrRefusal(cursor, flipped, filter).ok).toBe(false);
+        if (other !== filter) expect(decodeOrRefusal(cursor, dir, other).ok).toBe(false);
+      }),
+    );
+  });
+
+  it("any mutation is refused with bad_input or decodes to a position that round-trips", () => {
+    const mutation = fc.oneof(
+      fc.record({
+        kind: fc.constant("replace" as const),
+        at: fc.nat(),
+        ch: fc.string({ unit: "binary-ascii", minLength: 1, maxLength: 1 }),
+      }),
+      fc.record({ kind: fc.constant("delete" as const), at: fc.nat(), ch: fc.constant("") }),
+      fc.record({
+        kind: fc.constant("insert" as const),
+        at: fc.nat(),
+        ch: fc.constantFrom("A", "+", "/", "=", "-", "_", " ", "%", "{"),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        direction,
+        text,
+        position,
+        fc.array(mutation, { minLength: 1, maxLength: 4 }),
+        (dir, filter, pos, mutations) => {
+          let cursor = encodeCursor(dir, filter, pos.createdAt, pos.id);
+          for (const m of mutations) {
+            const at = m.at % (cursor.length + 1);
+            cursor =
+              m.kind === "insert"
+                ? cursor.slice(0, at) + m.ch + cursor.slice(at)
+                : cursor.slice(0, at) + m.ch + cursor.slice(at + 1);
+          }
+          const first = decodeOrRefusal(cursor, dir, filter);
+          const again = decodeOrRefusal(cursor, dir, filter);
+          expect(again).toEqual(first);
+          if (first.ok && first.position) {
+            const { createdAt, id } = first.position;
+            expect(createdAt.length).toBeLessThanOrEqual(64);
+            expect(id.length).toBeLessThanOrEqual(64);
+            expect(decodeCursor(encodeCursor(dir, filter, createdAt, id), dir, filter)).toEqual(
+              first.position,
+            );
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("never throws anything but bad_input on arbitrary input", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 200 }), direction, (raw, dir) => {
+        decodeOrRefusal(raw, dir, "");
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), direction, (value, dir) => {
+        const bytes = new TextEncoder().encode(JSON.stringify(value) ?? "null");
+        decodeOrRefusal(btoa(String.fromCharCode(...bytes)), dir, "");
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("refuses non-cursor JSON, a wrong version and oversized fields", () => {
+    const b64 = (v: unknown) => btoa(JSON.stringify(v));
+    const base = { v: 1, o: "asc", f: "", c: "2026-01-01T00:00:00.000Z", i: "x" };
+    expect(decodeOrRefusal(b64(base), "asc", "").ok).toBe(true);
+    for (const bad of [
+      { ...base, v: 2 },
+      { ...base, o: "up" },
+      { ...base, c: 5 },
+      { ...base, i: null },
+      { ...base, f: undefined },
+      { ...base, c: "x".repeat(65) },
+      { ...base, i: "x".repeat(65) },
+      [base],
+      "cursor",
+      null,
+    ]) {
+      expect(decodeOrRefusal(b64(bad), "asc", "").ok, JSON.stringify(bad)).toBe(false);
+    }
+    for (const raw of ["", "=", "A", "AB=C", "####", "A===", btoa("\xff\xfe")]) {
+      expect(decodeOrRefusal(raw, "asc", "").ok, raw).toBe(false);
+    }
+  });
+});
+
+describe("sort orders and pages", () => {
+  it("`created_at` and `+created_at` are ascending; `-created_at` is descending", () => {
+    expect(sortDirection("created_at")).toBe("asc");
+    expect(sortDirection("+created_at")).toBe("asc");
+    expect(sortDirection("-created_at")).toBe("desc");
+    const asc = encodeCursor("asc", "", "t", "i");
+    expect(pageRequest({ after: asc, limit: 5, sort_by: "+created_at" }).position).toEqual({
+      createdAt: "t",
+      id: "i",
+    });
+    expect(() => pageRequest({ after: asc, limit: 5, sort_by: "-created_at" })).toThrow(ApiError);
+  });
+
+  it("toPage: has_more and next_page only when a row beyond the limit was fetched", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 0, max: 21 }),
+        direction,
+        (limit, n, dir) => {
+          const fetched = Math.min(n, limit + 1);
+          const rows = Array.from({ length: fetched }, (_, i) => ({ createdAt: `t${i}`, id: `id${i}` }));
+          const page: PageRequest = { direction: dir, limit, filter: "f" };
+          const result = toPage(
+            rows,
+            page,
+            (r) => r,
+            (r) => r.id,
+          );
+          expect(result.data).toEqual(rows.slice(0, limit).map((r) => r.id));
+          expect(result.has_more).toBe(fetched > limit);
+          if (fetched > limit) {
+            expect(decodeCursor(result.next_page as string, dir, "f")).toEqual(rows[limit - 1]);
+          } else {
+            expect("next_page" in result).toBe(false);
+          }
+        },
+      ),
+    );
+  });
+});
