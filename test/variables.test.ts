@@ -4,7 +4,7 @@ import { createApp } from "../src/app";
 import { variableKeyVersion } from "../src/crypto/variables";
 import { createDb } from "../src/db/client";
 import { reencryptVariables } from "../src/services/variables";
-import { type ApiResponse, request } from "./helpers/api";
+import type { ApiResponse } from "./helpers/api";
 import {
   addProjectMember,
   type Caller,
@@ -15,6 +15,8 @@ import {
   createProject,
   unique,
 } from "./helpers/factories";
+// Every response of these tests is also checked against /openapi.json.
+import { checkedRequest as request } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
 type VariableBody = {
