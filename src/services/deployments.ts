@@ -13,7 +13,7 @@ import {
   stacks,
 } from "../db/schema";
 import type { Identity } from "../env";
-import { badInput, conflict, notFound } from "../http/errors";
+import { badInput, conflict, isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -192,12 +192,20 @@ export async function createDeployment(
     createdAt: now,
     updatedAt: now,
   };
-  await db.batch([
-    db.insert(deployments).values(row),
-    db
-      .insert(deploymentStacks)
-      .values(input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }))),
-  ]);
+  try {
+    await db.batch([
+      db.insert(deployments).values(row),
+      db
+        .insert(deploymentStacks)
+        .values(input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }))),
+    ]);
+  } catch (err) {
+    // A stack or the environment was deleted between the check and the write.
+    if (isForeignKeyViolation(err)) {
+      throw conflict("The environment or one of its stacks was deleted while the deployment was created.");
+    }
+    throw err;
+  }
   return toDeploymentRecord(row);
 }
 

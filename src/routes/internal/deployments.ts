@@ -40,7 +40,16 @@ export function registerInternalDeploymentsRoutes(app: OpenAPIHono<AppEnv>) {
       const { status, stacks } = c.req.valid("json");
       const { deployment, event } = await updateDeploymentStatus(createDb(c.env.DB), id, status, stacks);
       // The event is committed with the transition; delivery never holds up the engine.
-      if (event) c.executionCtx.waitUntil(publishEvent(c.env.EVENTS, event.id));
+      // If the send fails the event stays unpublished in D1, and the consumer's sweep resends it.
+      if (event) {
+        c.executionCtx.waitUntil(
+          publishEvent(c.env.EVENTS, event.id).catch((err: unknown) =>
+            console.error(
+              JSON.stringify({ msg: "event publish failed", event_id: event.id, error: String(err) }),
+            ),
+          ),
+        );
+      }
       return c.json(deployment, 200);
     },
   );
