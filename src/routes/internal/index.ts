@@ -6,6 +6,7 @@ import { registerInternalIdentityRoutes } from "./identity";
 import { registerInternalIntegrationsRoutes } from "./integrations";
 import { registerInternalResourcesRoutes } from "./resources";
 import { registerInternalTopologyRoutes } from "./topology";
+import { registerInternalVariablesRoutes } from "./variables";
 
 /** /internal/v1: the deployment engine's and the dashboard's API (bearer ADMIN_TOKEN, not rate-limited). */
 export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
@@ -15,4 +16,5 @@ export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
   registerInternalDeploymentsRoutes(app);
   registerInternalEventsRoutes(app);
   registerInternalIntegrationsRoutes(app);
+  registerInternalVariablesRoutes(app);
 }
