@@ -255,22 +255,33 @@ describe("deployment lists", () => {
   it.each(["created_at", "+created_at", "-created_at"])(
     "pages through every scope under sort_by=%s with no repeats or gaps",
     async (sortBy) => {
-      const { owner, project, environmentId, stack } = await setup();
+      const { org, owner, project, environmentId, stack } = await setup();
       const second = await createStack(environmentId);
       const otherEnv = await createEnvironment(project.id);
       const otherStack = await createStack(otherEnv.id);
+      // A second project, so that /v1/deployments pages across projects as well.
+      const elsewhere = (await createProject(owner)).default_environment_id;
+      const elsewhereStack = await createStack(elsewhere);
       const made: Deployment[] = [];
-      for (let i = 0; i < 7; i++) {
+      for (let i = 0; i < 9; i++) {
         made.push(
-          i % 3 === 2
-            ? await deploy(otherEnv.id, [otherStack.id])
-            : await deploy(environmentId, i % 2 ? [second.id] : [stack.id, second.id]),
+          i % 4 === 3
+            ? await deploy(elsewhere, [elsewhereStack.id])
+            : i % 3 === 2
+              ? await deploy(otherEnv.id, [otherStack.id])
+              : await deploy(environmentId, i % 2 ? [second.id] : [stack.id, second.id]),
         );
       }
       const asc = [...made].sort(byCreated);
       const order = (rows: Deployment[]) =>
         (sortBy === "-created_at" ? [...rows].reverse() : rows).map((d) => d.id);
       expect(await walk(owner.key, "/v1/deployments", sortBy, 2)).toEqual(order(asc));
+      const member = await createCaller(org, "member", owner);
+      await addProjectMember(owner, project.id, member, "viewer");
+      const inProject = new Set([environmentId, otherEnv.id]);
+      expect(await walk(member.key, "/v1/deployments", sortBy, 2)).toEqual(
+        order(asc.filter((d) => inProject.has(d.environment_id))),
+      );
       expect(await walk(owner.key, `/v1/environments/${environmentId}/deployments`, sortBy, 2)).toEqual(
         order(asc.filter((d) => d.environment_id === environmentId)),
       );
