@@ -30,8 +30,8 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
 export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
   if (!expected) throw new ApiError("not_found", "Not found.");
-  const header = c.req.header("authorization") ?? "";
-  const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
+  // The auth scheme is case-insensitive (RFC 9110 §11.1).
+  const presented = /^bearer +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
   if (!(await timingSafeEqual(presented, expected))) {
     throw new ApiError("unauthenticated", "A valid admin bearer token is required.");
   }
