@@ -1,0 +1,112 @@
+/** GET /v1/orgs and POST /v1/orgs (API_CONTRACT §3 Organization, §5, §10). */
+import { describe, expect, it } from "vitest";
+import { internal } from "./helpers/api";
+import { createCaller, createOrgWithOwner, type Org, unique } from "./helpers/factories";
+import { checkedRequest } from "./helpers/openapi";
+import { runCommonRouteTests } from "./helpers/security";
+
+type OrgList = { data: Org[]; has_more: boolean; next_page?: string };
+type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
+const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe("GET /v1/orgs", () => {
+  it("lists the caller's organization, one page, for any org role", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const member = await createCaller(org, "member", owner);
+    const admin = await createCaller(org, "admin");
+    await createOrgWithOwner(); // another organization, never listed
+    for (const caller of [owner, admin, member]) {
+      const res = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: caller.key });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: [org], has_more: false });
+    }
+  });
+
+  it("validates the list parameters", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (const query of ["limit=0", "limit=241", "sort_by=name", "after=%%%", `after=${btoa("{}")}`]) {
+      const res = await checkedRequest<ErrorBody>("GET", `/v1/orgs?${query}`, { key: owner.key });
+      expect(res.status, query).toBe(400);
+      expect(res.body.code).toBe("bad_input");
+    }
+    const ok = await checkedRequest<OrgList>("GET", "/v1/orgs?limit=1&sort_by=%2Bcreated_at", {
+      key: owner.key,
+    });
+    expect(ok.body.data).toHaveLength(1);
+  });
+
+  runCommonRouteTests(
+    "GET /v1/orgs",
+    async () => {
+      const { owner } = await createOrgWithOwner();
+      return { method: "GET", path: "/v1/orgs", caller: owner };
+    },
+    { otherOrgStatus: 200 },
+  );
+});
+
+describe("POST /v1/orgs", () => {
+  it("creates an organization whose owner is the caller's account", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const member = await createCaller(org, "member", owner);
+    for (const caller of [owner, member]) {
+      const name = unique("new-org");
+      const res = await checkedRequest<Org>("POST", "/v1/orgs", { key: caller.key, body: { name } });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ id: expect.any(String), name, created_at: expect.stringMatching(TS) });
+      expect(res.body.id).not.toBe(org.id);
+
+      // Only an owner or admin of the new organization may issue a key in it: the caller can.
+      const key = await internal<{ key: string }>("POST", `/orgs/${res.body.id}/api-keys`, {
+        account_id: caller.accountId,
+        created_by: caller.accountId,
+      });
+      expect(key.status, key.raw).toBe(201);
+      const listed = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: key.body.key });
+      expect(listed.body.data).toEqual([res.body]);
+      // As its owner the caller may create projects there.
+      const project = await checkedRequest("POST", "/v1/projects", {
+        key: key.body.key,
+        body: { name: unique("p") },
+      });
+      expect(project.status).toBe(201);
+
+      // The caller's own key still acts in the old organization.
+      const old = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: caller.key });
+      expect(old.body.data).toEqual([org]);
+    }
+  });
+
+  it("allows names of 1 to 100 characters, duplicates included", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (const name of ["a", "x".repeat(100), "Acme", "Acme", "🚀 Rocket Co."]) {
+      const res = await checkedRequest<Org>("POST", "/v1/orgs", { key: owner.key, body: { name } });
+      expect(res.status, name).toBe(201);
+      expect(res.body.name).toBe(name);
+    }
+  });
+
+  it.each([
+    [{}, "name"],
+    [{ name: "" }, "name"],
+    [{ name: "x".repeat(101) }, "name"],
+    [{ name: 42 }, "name"],
+    [{ name: null }, "name"],
+    [{ name: "ok", owner: "me" }, "owner"],
+  ])("refuses %j with 400 bad_input naming %s", async (body, path) => {
+    const { owner } = await createOrgWithOwner();
+    const res = await checkedRequest<ErrorBody>("POST", "/v1/orgs", { key: owner.key, body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("bad_input");
+    expect(res.body.cause?.map((c) => c.path)).toEqual([path]);
+  });
+
+  runCommonRouteTests(
+    "POST /v1/orgs",
+    async () => {
+      const { owner } = await createOrgWithOwner();
+      return { method: "POST", path: "/v1/orgs", body: { name: unique("o") }, caller: owner };
+    },
+    { otherOrgStatus: 201 },
+  );
+});
