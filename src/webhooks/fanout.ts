@@ -74,6 +74,8 @@ export async function fanoutEvent(db: Db, queue: Queue, eventId: string): Promis
   }
   // One round trip: the rows (new ones only) and every delivery of the event still to send,
   // including rows a crashed earlier fan-out wrote but never sent.
+  // Drizzle types a batch as a tuple; the inserts are a list of unknown length, so the tuple is
+  // asserted, and the last result is the select's.
   const results = await db.batch([...inserts, pending] as [typeof pending]);
   const toSend = (results[results.length - 1] as Array<{ id: string }>).map((r) => r.id);
 
