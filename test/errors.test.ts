@@ -295,6 +295,39 @@ describe("request bodies", () => {
     expect(nested.body.cause).toEqual([{ path: "profile.shoe_size", message: expect.any(String) }]);
   });
 
+  it("a route that takes no body refuses one (every field is unknown); an empty body or {} is fine", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const disconnect = await checkedRequest<ErrorBody>("PATCH", `/v1/projects/${project.id}/disconnect`, {
+      key: owner.key,
+      body: { force: true },
+    });
+    expectError(disconnect, 400, "bad_input");
+    expect(disconnect.body.cause).toEqual([{ path: "force", message: expect.any(String) }]);
+    const notObject = await checkedRequest<ErrorBody>("DELETE", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: [1],
+    });
+    expectError(notObject, 400, "bad_input");
+    const still = await checkedRequest<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
+      key: owner.key,
+    });
+    expect(still.body.connection_status).toBe("connected");
+    const internalDelete = await request<ErrorBody>("DELETE", `/internal/v1/api-keys/${owner.keyId}`, {
+      body: { reason: "x" },
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expectError(internalDelete, 400, "bad_input");
+    const emptyObject = await checkedRequest("PATCH", `/v1/projects/${project.id}/disconnect`, {
+      key: owner.key,
+      body: {},
+    });
+    expect(emptyObject.status).toBe(204);
+    expect((await checkedRequest("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(
+      204,
+    );
+  });
+
   it("every invalid field is listed once in cause, with a dotted path", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);

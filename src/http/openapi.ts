@@ -1,6 +1,7 @@
 /** Shared OpenAPI building blocks: error responses, the list envelope, ID params, list query. */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
-import { ERROR_CODES } from "./errors";
+import type { MiddlewareHandler } from "hono";
+import { badInput, ERROR_CODES } from "./errors";
 import { ID_PATTERN } from "./ids";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "./pagination";
 
@@ -121,14 +122,48 @@ export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 type PublicRouteConfig = RouteConfig & { rateLimit?: RateLimitPolicy };
 
 /**
- * A public /v1 route: adds the shared error responses, the security requirement
- * and the route's rate-limit policy (published as the `x-rate-limit-policy` extension
- * and read by the rate-limit middleware).
+ * A route that declares no request body refuses one (API_CONTRACT §6: bodies are strict,
+ * so every field of a body nobody reads is unknown). An empty body, or `{}`, is fine.
+ * The body guard has already read and parsed any body into Hono's body cache.
+ */
+export const refuseRequestBody: MiddlewareHandler = async (c, next) => {
+  const cache = c.req.bodyCache as unknown as Record<string, Promise<unknown> | undefined>;
+  const parsed = cache.json ? await cache.json : undefined;
+  if (parsed !== undefined) {
+    const keys =
+      typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? Object.keys(parsed) : null;
+    if (keys === null || keys.length > 0) {
+      throw badInput(
+        "This endpoint takes no request body.",
+        keys?.length
+          ? keys.map((key) => ({ path: key, message: "Unknown field." }))
+          : [{ path: "", message: "Expected no body." }],
+      );
+    }
+  }
+  await next();
+};
+
+/** Route-level middleware: `refuseRequestBody` first when the route declares no body. */
+export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
+  const own = config.middleware
+    ? Array.isArray(config.middleware)
+      ? config.middleware
+      : [config.middleware]
+    : [];
+  return config.request?.body ? own : [refuseRequestBody, ...own];
+}
+
+/**
+ * A public /v1 route: adds the shared error responses, the security requirement,
+ * the route's rate-limit policy (published as the `x-rate-limit-policy` extension
+ * and read by the rate-limit middleware), and refuses a body when it declares none.
  */
 export function defineRoute<R extends PublicRouteConfig>(config: R) {
   const { rateLimit = "default", ...route } = config;
   return createRoute({
     ...route,
+    middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
     responses: { ...errorResponses, ...route.responses },

@@ -1,10 +1,15 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../../db/schema";
-import { errorResponses, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { bodylessGuard, errorResponses, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
 
-/** An internal route: validated like the public ones, never published in /openapi.json. */
+/** An internal route: validated like the public ones (a body it does not declare is refused), never published in /openapi.json. */
 export function defineInternalRoute<R extends RouteConfig>(config: R) {
-  return createRoute({ ...config, hide: true, responses: { ...errorResponses, ...config.responses } });
+  return createRoute({
+    ...config,
+    middleware: bodylessGuard(config),
+    hide: true,
+    responses: { ...errorResponses, ...config.responses },
+  } as R & { hide: true });
 }
 
 export const OrgIdParams = idParams("org_id");
