@@ -54,9 +54,11 @@ const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idF
 const usageOf = (subject: string) =>
   runInDurableObject(limiterOf(subject), (instance: RateLimiter) => instance.usage());
 
-let ipCounter = 0;
-/** A client IP no other test uses (IPv6 documentation prefix). */
-const freshIp = () => `2001:db8::${(Date.now() % 0xffff).toString(16)}:${(++ipCounter).toString(16)}`;
+/** A client IP no other test uses: random, in the IPv6 documentation prefix. */
+const freshIp = () => {
+  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
+  return `2001:db8:${a?.toString(16)}:${b?.toString(16)}:${c?.toString(16)}::1`;
+};
 
 describe("default policy (100 / 60 s per key)", () => {
   it("admits 100 sequential requests with Remaining 99..0 and refuses the 101st with every header", async () => {
