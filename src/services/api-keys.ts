@@ -57,14 +57,19 @@ export async function authenticate(
   if (!entry || entry.cachedUntil <= now) {
     entry = await loadKey(db, hash, now);
   }
-  if (entry.expiresAt !== null && entry.expiresAt <= now) {
-    cache.delete(hash);
-    throw unauthenticated("The API key has expired.");
-  }
+  // An expired key stays cached: refusing it again needs no D1 round trip.
+  if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthenticated("The API key has expired.");
 
   const lastWrite = lastUsedWrites.get(entry.identity.keyId) ?? 0;
   if (now - lastWrite >= LAST_USED_WRITE_INTERVAL_MS) {
+    // Re-inserted so the map stays in write order, and bounded like the cache: forgetting
+    // the oldest entry costs at most one early write.
+    lastUsedWrites.delete(entry.identity.keyId);
     lastUsedWrites.set(entry.identity.keyId, now);
+    if (lastUsedWrites.size > CACHE_MAX_ENTRIES) {
+      const oldest = lastUsedWrites.keys().next().value;
+      if (oldest !== undefined) lastUsedWrites.delete(oldest);
+    }
     onUsed(
       db
         .update(apiKeys)
@@ -100,6 +105,8 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
   };
+  // Re-inserted so the map stays in load order and the eviction below drops the stalest entry.
+  cache.delete(hash);
   if (cache.size >= CACHE_MAX_ENTRIES) {
     const oldest = cache.keys().next().value;
     if (oldest !== undefined) cache.delete(oldest);
