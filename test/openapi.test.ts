@@ -78,6 +78,24 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("publishes every request body as required, JSON only, and strict (no additional properties)", async () => {
+    const doc = await openApiDocument();
+    const withBody = (await operations()).filter(({ operation }) => operation.requestBody);
+    expect(withBody.map(({ operation }) => operation.operationId)).toEqual(
+      expect.arrayContaining(["createProject", "replaceProject", "createOrg"]),
+    );
+    for (const { method, path, operation } of withBody) {
+      const where = `${method} ${path}`;
+      expect(operation.requestBody?.required, where).toBe(true);
+      expect(Object.keys(operation.requestBody?.content ?? {}), where).toEqual(["application/json"]);
+      let schema = operation.requestBody?.content?.["application/json"]?.schema;
+      const name = refName(schema);
+      if (name) schema = doc.components.schemas?.[name];
+      expect(schema?.type, where).toBe("object");
+      expect(schema?.additionalProperties, where).toBe(false);
+    }
+  });
+
   it("validates every path parameter as an identifier", async () => {
     for (const { method, path, operation } of await operations()) {
       const names = [...path.matchAll(/{(\w+)}/g)].map((m) => m[1]);
