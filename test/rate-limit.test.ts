@@ -295,6 +295,31 @@ describe("durability and storage", () => {
   });
 });
 
+describe("the limiter object", () => {
+  it("never lets its window's clock run backwards (an object moved to a host whose clock lags)", async () => {
+    const stub = limiterOf(`key:${unique("clock")}`);
+    const decisions = await runInDurableObject(stub, (instance: RateLimiter, state) => {
+      instance.usage(); // creates the table
+      const ahead = Date.now() + 5_000;
+      state.storage.sql.exec(
+        "INSERT INTO window_hits (policy, at, until) VALUES ('orgs-create', ?, ?)",
+        ahead,
+        ahead + 60_000,
+      );
+      const first = instance.hit("orgs-create", 2, 60);
+      const refused = instance.hit("orgs-create", 2, 60);
+      const times = state.storage.sql
+        .exec<{ at: number }>("SELECT at FROM window_hits ORDER BY rowid")
+        .toArray()
+        .map((r) => r.at);
+      return { first, refused, times, ahead };
+    });
+    expect(decisions.first).toMatchObject({ allowed: true, remaining: 0, reset: 60 });
+    expect(decisions.refused).toMatchObject({ allowed: false, remaining: 0, reset: 60 });
+    expect(decisions.times).toEqual([decisions.ahead, decisions.ahead]);
+  });
+});
+
 describe("when the limiter fails", () => {
   // A namespace whose objects always throw: the only fake in this file, standing in for an
   // unreachable or failing Durable Object.
