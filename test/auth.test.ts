@@ -142,6 +142,23 @@ describe("revocation and expiry", () => {
     expect((await request("GET", "/v1/projects", { key: owner.key })).status).toBe(200);
   });
 
+  it("a key whose account left the organization (no public route does this yet) is refused", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const member = await createAccount();
+    await internal("POST", `/orgs/${org.id}/members`, { account_id: member.id, role: "member" });
+    const key = await internal<KeyRecord>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: member.id,
+      created_by: owner.accountId,
+    });
+    // Removed straight in D1, before the key was ever used (so no isolate has it cached).
+    await env.DB.prepare("DELETE FROM org_members WHERE org_id = ? AND account_id = ?")
+      .bind(org.id, member.id)
+      .run();
+    expectUnauthenticated(
+      await request("GET", "/v1/orgs", { key: key.body.key, headers: { "cf-connecting-ip": freshIp() } }),
+    );
+  });
+
   it("records last_used_at when a key is used", async () => {
     const { owner } = await createOrgWithOwner();
     expect((await keyRow(owner.keyId))?.last_used_at).toBeNull();
