@@ -128,13 +128,14 @@ describe("default policy (100 / 60 s per key)", () => {
     for (const [method, path] of [
       ["GET", "/v1/no-such-thing"],
       ["DELETE", "/v1/orgs"],
+      ["GET", "/v1"],
     ] as const) {
       const res = await request(method, path, { key: owner.key });
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ code: "not_found" });
       limits(res, "default");
     }
-    expect(await usageOf(`key:${owner.keyId}`)).toEqual({ default: 2 });
+    expect(await usageOf(`key:${owner.keyId}`)).toEqual({ default: 3 });
   });
 
   it("does not limit /openapi.json, /docs, /healthz or the internal API", async () => {
