@@ -18,6 +18,7 @@ import { RETRY_DELAYS_SECONDS } from "../src/webhooks/retry";
 import type { ReceivedRequest } from "./global-setup-receiver";
 import { internalOk, request } from "./helpers/api";
 import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
+import { expectMatchesOpenApi } from "./helpers/openapi";
 
 const origin = inject("receiverOrigin");
 const db = createDb(env.DB);
@@ -443,6 +444,12 @@ describe("end to end", () => {
         { key: owner.key },
       );
       expect(log.status).toBe(200);
+      await expectMatchesOpenApi(
+        "GET",
+        "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
+        200,
+        log.body,
+      );
       expect(log.body.has_more).toBe(false);
       expect(log.body.data).toEqual([
         expect.objectContaining({

@@ -47,9 +47,10 @@ export async function processDelivery(
     opts,
   );
   const delay = outcome.ok ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
+  // One clock reading, so an attempt's next_attempt_at is exactly its delay after it.
   const now = Date.now();
   const nextAttemptAt = delay === null ? null : toIso(now + delay * 1000);
-  const at = nowIso();
+  const at = toIso(now);
   // One transaction: the counter moves and the attempt row takes the new count as its number,
   // so two copies of a message racing each other still get distinct attempt numbers.
   await db.batch([
