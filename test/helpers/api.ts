@@ -12,12 +12,20 @@ export type RequestOptions = {
   rawBody?: string;
 };
 
+// Each request comes from its own client IP (a documentation prefix), so failed
+// authentications in different tests never share one `anonymous` rate-limit window.
+let ipCounter = 0;
+
 export async function request<T = unknown>(
   method: string,
   path: string,
   options: RequestOptions = {},
 ): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { accept: "application/json", ...options.headers };
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "cf-connecting-ip": `2001:db8:ffff::${(++ipCounter).toString(16)}`,
+    ...options.headers,
+  };
   if (options.key) headers["x-api-key"] = options.key;
   let body: string | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
