@@ -63,8 +63,12 @@ async function writeEvent(projectId: string, type: EventType, data: Record<strin
 }
 
 /** A pending delivery row, as the fan-out writes it (without queueing anything). */
-async function writeDelivery(projectId: string, eventId: string, integrationId: string) {
-  const now = new Date().toISOString();
+async function writeDelivery(
+  projectId: string,
+  eventId: string,
+  integrationId: string,
+  now = new Date().toISOString(),
+) {
   const id = newId();
   await db
     .insert(webhookDeliveries)
@@ -329,7 +333,7 @@ describe("delivery", () => {
       { id: "evt", type: "service.ok", createdAt: new Date().toISOString(), data: {} },
       { allowInsecure: true, timeoutMs: 200 },
     );
-    expect(outcome).toMatchObject({ ok: false, statusCode: null, error: "Timed out after 0 s." });
+    expect(outcome).toMatchObject({ ok: false, statusCode: null, error: "Timed out after 200 ms." });
   });
 
   it("checks the URL again at delivery time and refuses it without sending", async () => {
@@ -356,6 +360,31 @@ describe("delivery", () => {
   it("acks a message whose delivery no longer exists", async () => {
     const run = await runBatch([deliver(newId())]);
     expect(run.result.explicitAcks).toEqual(run.ids);
+  });
+});
+
+describe("deliveries log", () => {
+  it("pages newest first by default, oldest first on request", async () => {
+    const { owner, project } = await newProject();
+    const integration = await integrate(project.id, hook(unique("log")), { services_ok: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const event = await writeEvent(project.id, "service.ok");
+      ids.push(await writeDelivery(project.id, event.id, integration.id, `2026-01-0${i + 1}T00:00:00.000Z`));
+    }
+    const path = `/v1/projects/${project.id}/notification-integrations/${integration.id}/deliveries`;
+    type LogPage = { data: Array<{ id: string; status: string }>; has_more: boolean; next_page?: string };
+    const first = await request<LogPage>("GET", `${path}?limit=2`, { key: owner.key });
+    expect(first.body.data.map((d) => d.id)).toEqual([ids[2], ids[1]]);
+    expect(first.body.has_more).toBe(true);
+    const second = await request<LogPage>(
+      "GET",
+      `${path}?limit=2&after=${encodeURIComponent(first.body.next_page ?? "")}`,
+      { key: owner.key },
+    );
+    expect(second.body).toMatchObject({ data: [{ id: ids[0], status: "pending" }], has_more: false });
+    const ascending = await request<LogPage>("GET", `${path}?sort_by=created_at`, { key: owner.key });
+    expect(ascending.body.data.map((d) => d.id)).toEqual(ids);
   });
 });
 

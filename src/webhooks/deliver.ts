@@ -79,7 +79,7 @@ export async function attemptDelivery(
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
     const error = timedOut
-      ? `Timed out after ${Math.round((opts.timeoutMs ?? DELIVERY_TIMEOUT_MS) / 1000)} s.`
+      ? `Timed out after ${opts.timeoutMs ?? DELIVERY_TIMEOUT_MS} ms.`
       : `Network error: ${String(err)}`;
     return { ok: false, statusCode: null, error: error.slice(0, MAX_ERROR_LENGTH), durationMs: elapsed() };
   }
