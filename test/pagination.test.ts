@@ -159,7 +159,7 @@ describe("page boundaries", () => {
     expect(all.body.data.map((p) => p.id)).toEqual([...w.asc].reverse());
     expect(all.body.has_more).toBe(false);
     expect("next_page" in all.body).toBe(false);
-    const exact = await checkedRequest<Page>("GET", "/v1/projects?limit=25", { key });
+    const exact = await checkedRequest<Page>("GET", "/v1/projects?limit=025", { key });
     expect(exact.body).toMatchObject({ has_more: false });
     expect(exact.body.data).toHaveLength(25);
     expect("next_page" in exact.body).toBe(false);
@@ -294,6 +294,10 @@ describe("cursors", () => {
     );
     expect(cont.status).toBe(200);
     expect([...plain.body.data, ...cont.body.data].map((p) => p.id)).toEqual(w.asc);
+    // Sent unencoded, the `+` arrives as a space; it is still `+created_at`.
+    const rawPlus = await checkedRequest<Page>("GET", "/v1/projects?sort_by=+created_at&limit=4", { key });
+    expect(rawPlus.status).toBe(200);
+    expect(rawPlus.body).toEqual(plain.body);
     const byDefault = await checkedRequest<Page>("GET", "/v1/projects?limit=4", { key });
     const desc = await checkedRequest<Page>(
       "GET",
@@ -353,16 +357,26 @@ describe("cursors", () => {
 });
 
 describe("query validation", () => {
-  it.each([["0"], ["241"], ["1.5"], ["abc"], ["-1"], [""], ["1e3"]])(
-    "limit=%s → 400 bad_input",
-    async (limit) => {
-      const { owner } = await createOrgWithOwner();
-      const res = await checkedRequest<ErrorBody>("GET", `/v1/projects?limit=${limit}`, { key: owner.key });
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe("bad_input");
-      expect(res.body.cause?.map((c) => c.path)).toEqual(["limit"]);
-    },
-  );
+  it.each([
+    ["0"],
+    ["241"],
+    ["1.5"],
+    ["abc"],
+    ["-1"],
+    [""],
+    ["1e3"],
+    ["1e1"],
+    ["0x10"],
+    ["%205"],
+    ["%2B5"],
+    ["5.0"],
+  ])("limit=%s → 400 bad_input", async (limit) => {
+    const { owner } = await createOrgWithOwner();
+    const res = await checkedRequest<ErrorBody>("GET", `/v1/projects?limit=${limit}`, { key: owner.key });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("bad_input");
+    expect(res.body.cause?.map((c) => c.path)).toEqual(["limit"]);
+  });
 
   it.each([["name"], ["created"], ["-name"], ["CREATED_AT"], ["created_at,id"]])(
     "sort_by=%s → 400 bad_input",

@@ -59,13 +59,13 @@ export const ListQuerySchema = z.object({
     .regex(/^[\w\-+/= ]+$/, "Must be a cursor from a previous `next_page`.")
     .optional()
     .openapi({ description: "Cursor from a previous `next_page` (standard or URL-safe base64)." }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_LIMIT)
-    .default(DEFAULT_LIMIT)
-    // Spelled out: the generator reads the coerced (unknown) input and drops the bounds.
+  // Decimal digits only: `Number()` alone would also take " 5", "0x10" and "1e1".
+  limit: z
+    .preprocess(
+      (value) => (typeof value === "string" && !/^[0-9]+$/.test(value) ? Number.NaN : value),
+      z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
+    )
+    // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
     .openapi({
       description: `Page size, 1–${MAX_LIMIT}.`,
       example: DEFAULT_LIMIT,
@@ -75,10 +75,16 @@ export const ListQuerySchema = z.object({
       maximum: MAX_LIMIT,
       default: DEFAULT_LIMIT,
     }),
-  sort_by: z.enum(SORT_VALUES).default("-created_at").openapi({
-    description:
-      "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
-  }),
+  // A raw `+` in a query string arrives as a space (as for `after`): ` created_at` is `+created_at`.
+  sort_by: z
+    .preprocess(
+      (value) => (value === " created_at" ? "+created_at" : value),
+      z.enum(SORT_VALUES).default("-created_at"),
+    )
+    .openapi({
+      description:
+        "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
+    }),
 });
 
 /** The paginated list envelope. */
