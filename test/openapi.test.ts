@@ -96,6 +96,40 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("requires every response field (null, never omitted), but for next_page, cause and keys inside deployment data", async () => {
+    const doc = await openApiDocument();
+    const optional: string[] = [];
+    const seen = { strict: new Set<unknown>(), omittable: new Set<unknown>() };
+    const walk = (schema: JsonSchema | undefined, where: string, omittable: boolean): void => {
+      const visited = omittable ? seen.omittable : seen.strict;
+      if (!schema || visited.has(schema)) return;
+      visited.add(schema);
+      const name = refName(schema);
+      if (name) return walk(doc.components.schemas?.[name], name, omittable);
+      const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
+      const required = new Set((schema.required as string[] | undefined) ?? []);
+      for (const [prop, sub] of Object.entries(props)) {
+        const allowed =
+          omittable ||
+          (prop === "next_page" && "has_more" in props) ||
+          (prop === "cause" && where === "Error");
+        if (!required.has(prop) && !allowed) optional.push(`${where}.${prop}`);
+        // API_CONTRACT §3 Deployment: optional keys inside `data` are omitted when absent.
+        walk(sub, `${where}.${prop}`, omittable || (where === "Deployment" && prop === "data"));
+      }
+      if (schema.items) walk(schema.items as JsonSchema, `${where}[]`, omittable);
+      for (const key of ["anyOf", "oneOf", "allOf"]) {
+        for (const sub of (schema[key] as JsonSchema[] | undefined) ?? []) walk(sub, where, omittable);
+      }
+    };
+    for (const { method, path, operation } of await operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        walk(response.content?.["application/json"]?.schema, `${method} ${path} ${status}`, false);
+      }
+    }
+    expect(optional).toEqual([]);
+  });
+
   it("validates every path parameter as an identifier", async () => {
     for (const { method, path, operation } of await operations()) {
       const names = [...path.matchAll(/{(\w+)}/g)].map((m) => m[1]);
