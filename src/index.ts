@@ -1,6 +1,11 @@
-/** Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), and the rate limiter class. */
+/**
+ * Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), the stale-event sweep on a
+ * cron, and the rate limiter class.
+ */
 import { createApp } from "./app";
+import { createDb } from "./db/client";
 import { handleEventsBatch } from "./queue/consumer";
+import { sweepStaleEvents } from "./webhooks/fanout";
 
 export { RateLimiter } from "./rate-limit/limiter";
 
@@ -9,4 +14,7 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env) => handleEventsBatch(batch, env),
+  scheduled: async (_controller, env) => {
+    await sweepStaleEvents(createDb(env.DB), env.EVENTS);
+  },
 } satisfies ExportedHandler<Env>;
