@@ -219,6 +219,8 @@ describe("the response checker (test/helpers/openapi.ts)", () => {
     ["a broken pattern", { ...project, icon: "rocket" }],
     ["a bad id", { ...project, id: "0OIl" }],
     ["a bad date-time", { ...project, created_at: "yesterday" }],
+    ["a date-time without milliseconds", { ...project, created_at: "2026-11-22T10:04:05Z" }],
+    ["a date-time with an offset", { ...project, updated_at: "2026-11-22T10:04:05.123+01:00" }],
     ["null where null is not allowed", { ...project, name: null }],
   ])("refuses %s", async (_what, body) => {
     await expect(expectMatchesOpenApi("GET", "/v1/projects/{project_id}", 200, body)).rejects.toThrow(

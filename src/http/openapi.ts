@@ -39,8 +39,10 @@ export const IdSchema = z
   .regex(ID_PATTERN, "Must be an identifier (22-char base58, UUID, or 32-char lowercase hex).")
   .openapi({ example: "7Hq3VnT5m2WcXbQ9pLk4Rz" });
 
+/** API_CONTRACT: every timestamp is RFC 3339 UTC with milliseconds; the pattern publishes that. */
 export const TimestampSchema = z
   .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, "Must be RFC 3339 UTC with milliseconds.")
   .openapi({ format: "date-time", example: "2026-11-22T10:04:05.123Z" });
 
 /** A path parameter holding an identifier. */
