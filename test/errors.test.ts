@@ -94,6 +94,17 @@ describe("unknown paths and methods", () => {
     expectError(await raw("GET", path), 404, "not_found");
   });
 
+  it("unsupported methods outside /v1 are 404 not_found", async () => {
+    for (const [method, path] of [
+      ["POST", "/openapi.json"],
+      ["DELETE", "/docs"],
+      ["PUT", "/healthz"],
+      ["POST", "/"],
+    ] as const) {
+      expectError(await raw(method, path), 404, "not_found");
+    }
+  });
+
   it("unknown /v1 paths and unsupported methods on known paths are 404 not_found with a key", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
@@ -366,6 +377,20 @@ describe("internal API authentication", () => {
       const res = await raw(method, path, { headers, body: method === "POST" ? '{"name":"x"}' : undefined });
       expectError(res, 401, "unauthenticated");
     }
+  });
+
+  it("guards internal bodies like public ones: JSON only", async () => {
+    const auth = `Bearer ${env.ADMIN_TOKEN}`;
+    const wrongType = await raw("POST", "/internal/v1/orgs", {
+      headers: { authorization: auth, "content-type": "text/plain" },
+      body: JSON.stringify({ name: "x" }),
+    });
+    expectError(wrongType, 400, "bad_input");
+    const broken = await raw("POST", "/internal/v1/orgs", {
+      headers: { authorization: auth, "content-type": "application/json" },
+      body: "{",
+    });
+    expectError(broken, 400, "bad_input");
   });
 
   it("accepts the bearer scheme in any letter case", async () => {
