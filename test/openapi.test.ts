@@ -105,7 +105,10 @@ describe("/openapi.json", () => {
       if (!schema || visited.has(schema)) return;
       visited.add(schema);
       const name = refName(schema);
-      if (name) return walk(doc.components.schemas?.[name], name, omittable);
+      if (name) {
+        walk(doc.components.schemas?.[name], name, omittable);
+        return;
+      }
       const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
       const required = new Set((schema.required as string[] | undefined) ?? []);
       for (const [prop, sub] of Object.entries(props)) {
