@@ -47,8 +47,10 @@ export async function processDelivery(
     opts,
   );
   const delay = outcome.ok ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
-  // One clock reading, so an attempt's next_attempt_at is exactly its delay after it.
-  const now = Date.now();
+  // One clock reading, so an attempt's next_attempt_at is exactly its delay after it. Whole
+  // milliseconds: the runtime's clock can be fractional, and truncating `now` and `now + delay`
+  // separately could then land 1 ms apart.
+  const now = Math.floor(Date.now());
   const nextAttemptAt = delay === null ? null : toIso(now + delay * 1000);
   const at = toIso(now);
   // One transaction: the counter moves and the attempt row takes the new count as its number,
