@@ -288,7 +288,10 @@ describe("PUT /v1/projects/{id}", () => {
     for (const [body, path] of [
       [{ name: "x" }, "default_environment_id"],
       [{ default_environment_id: a.default_environment_id }, "name"],
-      [{ name: "x", default_environment_id: a.default_environment_id, org_id: a.org_id }, "org_id"],
+      [
+        { name: "x", default_environment_id: a.default_environment_id, org_id: "1111111111111111111111" },
+        "org_id",
+      ],
       [{ name: "x", default_environment_id: "1111111111111111111111" }, "default_environment_id"],
     ] as const) {
       const bad = await request<ErrorBody>("PUT", `/v1/projects/${a.id}`, { key: owner.key, body });

@@ -328,7 +328,7 @@ describe("PUT /v1/variables/{id}", () => {
       [{ name: "X", type: "secret" }, "value"],
       [{ name: "X", value: "y" }, "type"],
       [{ type: "secret", value: "y" }, "name"],
-      [{ name: "X", type: "secret", value: "y", component_id: null }, "component_id"],
+      [{ name: "X", type: "secret", value: "y", component_id: "1111111111111111111111" }, "component_id"],
       [{ name: "X", type: "secret", value: "€".repeat(21_846) }, "value"],
     ] as const) {
       const res = await request<ErrorBody>("PUT", `/v1/variables/${variable.id}`, { key: owner.key, body });

@@ -76,3 +76,11 @@ function errorText(err: unknown): string {
   }
   return text;
 }
+
+/** Refuses (400 bad_input) an echoed identifying field that does not match the record. */
+export function assertEchoMatches(body: Record<string, unknown>, actual: Record<string, unknown>): void {
+  const issues = Object.entries(actual)
+    .filter(([field, value]) => body[field] !== undefined && body[field] !== value)
+    .map(([field]) => ({ path: field, message: "Read-only: must match the record (or be left out)." }));
+  if (issues.length > 0) throw badInput("A read-only field does not match the record.", issues);
+}

@@ -177,3 +177,21 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     responses: { ...errorResponses, ...route.responses },
   } as Omit<R, "rateLimit">);
 }
+
+/**
+ * SPEC.md: "A PUT replaces the whole record: its body contains the full representation,
+ * including fields that do not change." A replace body therefore also accepts the record's
+ * read-only fields, as a client echoes them back from a GET: they are validated, change
+ * nothing, and those that identify the record must name this very record (`assertEchoMatches`).
+ * Any other field is still unknown and refused.
+ */
+export function echoedReadOnlyFields<T extends Record<string, z.ZodType>, K extends keyof T & string>(
+  record: z.ZodObject<T>,
+  writable: readonly K[],
+): { [P in Exclude<keyof T, K>]: z.ZodOptional<T[P]> } {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, schema] of Object.entries(record.shape)) {
+    if (!(writable as readonly string[]).includes(key)) shape[key] = schema.optional();
+  }
+  return shape as { [P in Exclude<keyof T, K>]: z.ZodOptional<T[P]> };
+}

@@ -20,7 +20,14 @@ import {
 import type { Db } from "../db/client";
 import { components, environments, type VariableType, variables } from "../db/schema";
 import type { Identity } from "../env";
-import { ApiError, conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../http/errors";
+import {
+  ApiError,
+  assertEchoMatches,
+  conflict,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  notFound,
+} from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -219,8 +226,11 @@ export async function replaceVariable(
   secrets: VariableKeySecrets,
   variableId: string,
   input: VariableInput,
+  /** Read-only fields the client echoed from the record: a replace never moves a variable. */
+  echoed: { environment_id?: string; component_id?: string | null } = {},
 ): Promise<VariableRecord> {
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
   const stored = await storedValue(
     secrets,
     { id: row.id, environmentId: row.environmentId, scope: row.scope },

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
+import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { replaceMemberRole } from "../../services/members";
 import { MemberParams, MemberReplaceSchema, MemberSchema } from "./schema";
@@ -21,6 +22,7 @@ export const replaceProjectMemberRoute = defineRoute({
 export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
+    assertEchoMatches(c.req.valid("json"), { project_id, account_id: member_id });
     const member = await replaceMemberRole(
       createDb(c.env.DB),
       c.get("identity"),

@@ -1,6 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../../db/schema";
-import { envelope, IdSchema, idParams, ListQuerySchema, TimestampSchema } from "../../http/openapi";
+import {
+  echoedReadOnlyFields,
+  envelope,
+  IdSchema,
+  idParams,
+  ListQuerySchema,
+  TimestampSchema,
+} from "../../http/openapi";
 
 /** API_CONTRACT §3: at most 100 distinct accounts per add request. */
 export const MAX_ADD_ACCOUNTS = 100;
@@ -68,8 +75,12 @@ export const MemberAddResultSchema = z
   .openapi("ProjectMemberAddResult");
 
 export const MemberReplaceSchema = z
-  .strictObject({ role: ProjectRoleSchema })
-  .openapi("ProjectMemberReplace");
+  .strictObject({ ...echoedReadOnlyFields(MemberSchema, ["role"]), role: ProjectRoleSchema })
+  .openapi("ProjectMemberReplace", {
+    description:
+      "The new project role. The member record's read-only fields may be sent back as read; they change " +
+      "nothing, and `project_id` and `account_id` must match the path.",
+  });
 
 export const ProjectParams = idParams("project_id");
 export const MemberParams = idParams("project_id", "member_id");

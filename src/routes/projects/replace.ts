@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
+import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { replaceProject } from "../../services/projects";
 import { ProjectParams, ProjectReplaceSchema, ProjectSchema } from "./schema";
@@ -21,12 +22,9 @@ export const replaceProjectRoute = defineRoute({
 export function registerReplaceProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    const project = await replaceProject(
-      createDb(c.env.DB),
-      c.get("identity"),
-      project_id,
-      c.req.valid("json"),
-    );
+    const body = c.req.valid("json");
+    assertEchoMatches(body, { id: project_id, org_id: c.get("identity").orgId });
+    const project = await replaceProject(createDb(c.env.DB), c.get("identity"), project_id, body);
     return c.json(project, 200);
   });
 }

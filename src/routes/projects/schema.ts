@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../../db/schema";
-import { envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { echoedReadOnlyFields, envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
 
 export const IconSchema = z
   .string()
@@ -43,13 +43,24 @@ export const ProjectCreateSchema = z
 
 export const ProjectReplaceSchema = z
   .strictObject({
+    ...echoedReadOnlyFields(ProjectSchema, [
+      "name",
+      "default_environment_id",
+      "description",
+      "icon",
+      "repo_id",
+    ]),
     name,
     default_environment_id: IdSchema.openapi({ description: "Must name an environment of this project." }),
     description,
     icon: IconSchema.nullable().optional(),
     repo_id: IdSchema.nullable().optional(),
   })
-  .openapi("ProjectReplace", { description: "The full record: a field left out becomes null." });
+  .openapi("ProjectReplace", {
+    description:
+      "The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of " +
+      "the record may be sent back as read; they change nothing, and `id` and `org_id` must match.",
+  });
 
 export const ProjectParams = idParams("project_id");
 export const OrgParams = idParams("org_id");

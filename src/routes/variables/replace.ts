@@ -1,9 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
+import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { replaceVariable, variableKeySecrets } from "../../services/variables";
-import { VariableParams, VariableSchema, VariableWriteSchema } from "./schema";
+import { VariableParams, VariableReplaceSchema, VariableSchema } from "./schema";
 
 export const replaceVariableRoute = defineRoute({
   method: "put",
@@ -14,18 +15,22 @@ export const replaceVariableRoute = defineRoute({
   description:
     "A full replace: `name`, `type` and `value` are all required. The variable keeps its scope. A name " +
     "used by another variable of the same scope is `409 conflict`. Needs the project role `contributor` or above.",
-  request: { params: VariableParams, body: jsonBody(VariableWriteSchema) },
+  request: { params: VariableParams, body: jsonBody(VariableReplaceSchema) },
   responses: { 200: jsonContent(VariableSchema, "The replaced variable (without its value).") },
 });
 
 export function registerReplaceVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceVariableRoute, async (c) => {
+    const { variable_id } = c.req.valid("param");
+    const { name, type, value, ...echoed } = c.req.valid("json");
+    assertEchoMatches(echoed, { id: variable_id });
     const variable = await replaceVariable(
       createDb(c.env.DB),
       c.get("identity"),
       variableKeySecrets(c.env),
-      c.req.valid("param").variable_id,
-      c.req.valid("json"),
+      variable_id,
+      { name, type, value },
+      echoed,
     );
     return c.json(variable, 200);
   });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../../db/schema";
-import { envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { echoedReadOnlyFields, envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
 
 /** API_CONTRACT §3: a value is at most 65,536 bytes of UTF-8 (not characters). */
 export const MAX_VALUE_BYTES = 65_536;
@@ -58,6 +58,15 @@ export const VariableWriteSchema = z
   })
   .openapi("VariableWrite", {
     description: "The full variable: `name`, `type` and `value` are all required.",
+  });
+
+export const VariableReplaceSchema = z
+  .strictObject({ ...echoedReadOnlyFields(VariableSchema, ["name", "type"]), ...VariableWriteSchema.shape })
+  .openapi("VariableReplace", {
+    description:
+      "The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be " +
+      "sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match " +
+      "(a replace never moves a variable).",
   });
 
 export const VariableValueSchema = z
