@@ -78,6 +78,25 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("documents the request-id and rate-limit headers on every response, and Retry-After on 429", async () => {
+    const rateLimitHeaders = [
+      "X-Ratelimit-Limit",
+      "X-Ratelimit-Remaining",
+      "X-Ratelimit-Reset",
+      "RateLimit-Policy",
+      "RateLimit",
+    ];
+    for (const { method, path, operation } of await operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const headers = Object.keys((response as { headers?: Record<string, unknown> }).headers ?? {});
+        expect(headers, `${method} ${path} ${status}`).toEqual(
+          expect.arrayContaining(["x-request-id", ...rateLimitHeaders]),
+        );
+        if (status === "429") expect(headers, `${method} ${path} 429`).toContain("Retry-After");
+      }
+    }
+  });
+
   it("publishes every request body as required, JSON only, and strict (no additional properties)", async () => {
     const doc = await openApiDocument();
     const withBody = (await operations()).filter(({ operation }) => operation.requestBody);

@@ -174,8 +174,49 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
-    responses: { ...errorResponses, ...route.responses },
+    responses: withPublicHeaders({ ...errorResponses, ...route.responses }),
   } as Omit<R, "rateLimit">);
+}
+
+const integerHeader = (description: string) => ({
+  description,
+  schema: { type: "integer" as const, minimum: 0 },
+});
+
+/** Headers every /v1 response carries (API_CONTRACT §6, §7), documented on every response. */
+export const PUBLIC_RESPONSE_HEADERS = {
+  "x-request-id": {
+    description: "The request's ID: the incoming one if well formed, else a new one.",
+    schema: { type: "string" as const },
+  },
+  "X-Ratelimit-Limit": integerHeader("Requests allowed per 60 s window by this operation's policy."),
+  "X-Ratelimit-Remaining": integerHeader("Requests left in the window after this one."),
+  "X-Ratelimit-Reset": integerHeader(
+    "Whole seconds until the oldest counted request leaves the window (so Remaining grows again).",
+  ),
+  "RateLimit-Policy": {
+    description: 'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";q=100;w=60`.',
+    schema: { type: "string" as const },
+  },
+  RateLimit: {
+    description: 'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";r=99;t=60`.',
+    schema: { type: "string" as const },
+  },
+};
+
+function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const headers =
+      status === "429"
+        ? {
+            ...PUBLIC_RESPONSE_HEADERS,
+            "Retry-After": integerHeader("Seconds to wait; equals X-Ratelimit-Reset."),
+          }
+        : PUBLIC_RESPONSE_HEADERS;
+    out[status] = { ...response, headers };
+  }
+  return out as T;
 }
 
 /**
