@@ -14,7 +14,7 @@ import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import { ApiError, type ErrorCode, type FieldIssue } from "./http/errors";
+import { ApiError, type ErrorCode, type FieldIssue, loggableError } from "./http/errors";
 import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
@@ -61,12 +61,17 @@ function errorResponse(err: Error, c: Context<AppEnv>): Response {
     const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
     return c.json(api.toBody(), api.status as ContentfulStatusCode);
   }
+  // Only the innermost message and the stack frames: the outer message of a query error
+  // carries its bound parameters, which may be secrets.
   console.error(
     JSON.stringify({
       msg: "unhandled error",
       request_id: c.get("requestId"),
-      error: String(err),
-      stack: err.stack,
+      error: loggableError(err),
+      stack: err.stack
+        ?.split("\n")
+        .filter((line) => /^\s+at /.test(line))
+        .join("\n"),
     }),
   );
   return c.json({ code: "internal", message: "Internal error; a retry may succeed." }, 500);

@@ -84,3 +84,17 @@ export function assertEchoMatches(body: Record<string, unknown>, actual: Record<
     .map(([field]) => ({ path: field, message: "Read-only: must match the record (or be left out)." }));
   if (issues.length > 0) throw badInput("A read-only field does not match the record.", issues);
 }
+
+/**
+ * A loggable description of an error: the innermost cause's message, never the bound
+ * parameters of a query (Drizzle's query errors append `params: …`, which can hold a
+ * signing secret or a variable value).
+ */
+export function loggableError(err: unknown): string {
+  let inner: unknown = err;
+  for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {
+    inner = inner.cause;
+  }
+  const text = inner instanceof Error ? `${inner.name}: ${inner.message}` : String(inner);
+  return text.replace(/params:[\s\S]*$/i, "params: [redacted]");
+}

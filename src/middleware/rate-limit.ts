@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { ApiError } from "../http/errors";
+import { ApiError, loggableError } from "../http/errors";
 import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../http/openapi";
 import type { WindowDecision } from "../rate-limit/window";
 
@@ -36,7 +36,7 @@ export async function countRequest(
         msg: "rate limiter unavailable; failing open",
         request_id: c.get("requestId"),
         policy,
-        error: String(err),
+        error: loggableError(err),
       }),
     );
     return { allowed: true, headers: {} };

@@ -4,7 +4,9 @@
  * or retried on its own, and the messages of a batch run concurrently, so one slow or
  * failing endpoint never delays or re-sends another's delivery.
  */
+
 import { createDb, type Db } from "../db/client";
+import { loggableError } from "../http/errors";
 import { finishDisconnect } from "../services/projects";
 import { markDeliveryFailed, processDelivery } from "../webhooks/delivery";
 import { fanoutEvent, sweepStaleEvents } from "../webhooks/fanout";
@@ -24,7 +26,7 @@ export async function handleEventsBatch(batch: MessageBatch<unknown>, env: Env):
   try {
     await sweepStaleEvents(db, env.EVENTS);
   } catch (err) {
-    console.error(JSON.stringify({ msg: "stale event sweep failed", error: String(err) }));
+    console.error(JSON.stringify({ msg: "stale event sweep failed", error: loggableError(err) }));
   }
 }
 
@@ -64,7 +66,7 @@ async function handleMessage(
     }
   } catch (err) {
     console.error(
-      JSON.stringify({ msg: "queue message failed; will retry", id: message.id, error: String(err) }),
+      JSON.stringify({ msg: "queue message failed; will retry", id: message.id, error: loggableError(err) }),
     );
     message.retry();
   }
@@ -90,7 +92,7 @@ async function handleDeadLetter(db: Db, message: Message<unknown>): Promise<void
     message.ack();
   } catch (err) {
     console.error(
-      JSON.stringify({ msg: "dead letter failed; will retry", id: message.id, error: String(err) }),
+      JSON.stringify({ msg: "dead letter failed; will retry", id: message.id, error: loggableError(err) }),
     );
     message.retry();
   }

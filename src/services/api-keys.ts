@@ -10,7 +10,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
 import type { Identity } from "../env";
-import { ApiError, badInput } from "../http/errors";
+import { ApiError, badInput, loggableError } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
 
@@ -76,7 +76,9 @@ export async function authenticate(
         .set({ lastUsedAt: nowIso() })
         .where(eq(apiKeys.id, entry.identity.keyId))
         .run()
-        .catch((err) => console.error("could not record api key use", err)),
+        .catch((err) =>
+          console.error(JSON.stringify({ msg: "could not record api key use", error: loggableError(err) })),
+        ),
     );
   }
   return entry.identity;

@@ -8,9 +8,11 @@
  * written only after `sendBatch` succeeds, so a crash in between re-sends rather than loses
  * (at least once; receivers deduplicate on `webhook-id`).
  */
+
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
+import { loggableError } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
 import { enqueueDeliveries } from "../queue/messages";
@@ -100,7 +102,9 @@ export async function sweepStaleEvents(db: Db, queue: Queue, nowMs = Date.now())
       await fanoutEvent(db, queue, id);
       swept.push(id);
     } catch (err) {
-      console.error(JSON.stringify({ msg: "stale event fan-out failed", event_id: id, error: String(err) }));
+      console.error(
+        JSON.stringify({ msg: "stale event fan-out failed", event_id: id, error: loggableError(err) }),
+      );
     }
   }
   return swept;

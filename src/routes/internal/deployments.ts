@@ -1,7 +1,9 @@
 /** Internal API: the engine creates deployments and reports their progress (API_CONTRACT §9). */
+
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
+import { loggableError } from "../../http/errors";
 import { idParams, jsonBody, jsonContent } from "../../http/openapi";
 import { createDeployment, updateDeploymentStatus } from "../../services/deployments";
 import { publishEvent } from "../../services/events";
@@ -45,7 +47,7 @@ export function registerInternalDeploymentsRoutes(app: OpenAPIHono<AppEnv>) {
         c.executionCtx.waitUntil(
           publishEvent(c.env.EVENTS, event.id).catch((err: unknown) =>
             console.error(
-              JSON.stringify({ msg: "event publish failed", event_id: event.id, error: String(err) }),
+              JSON.stringify({ msg: "event publish failed", event_id: event.id, error: loggableError(err) }),
             ),
           ),
         );

@@ -1,7 +1,9 @@
 /** Internal API: events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
+
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
+import { loggableError } from "../../http/errors";
 import { jsonBody, jsonContent } from "../../http/openapi";
 import { INTERNAL_EVENT_TYPES, publishEvent, recordEvent } from "../../services/events";
 import { defineInternalRoute, ProjectIdParams } from "./schema";
@@ -26,7 +28,7 @@ export function registerInternalEventsRoutes(app: OpenAPIHono<AppEnv>) {
       c.executionCtx.waitUntil(
         publishEvent(c.env.EVENTS, event.id).catch((err: unknown) =>
           console.error(
-            JSON.stringify({ msg: "publishEvent failed", event_id: event.id, error: String(err) }),
+            JSON.stringify({ msg: "publishEvent failed", event_id: event.id, error: loggableError(err) }),
           ),
         ),
       );
