@@ -197,6 +197,23 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
     expect(read.body).toEqual(res.body);
   });
 
+  it("takes the full 100 stacks (more than one statement's worth of bound parameters)", async () => {
+    const { owner, environmentId } = await setup();
+    const stackIds: string[] = [];
+    for (let i = 0; i < 100; i += 10) {
+      const made = await Promise.all(Array.from({ length: 10 }, () => createStack(environmentId)));
+      stackIds.push(...made.map((st) => st.id));
+    }
+    const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
+    expect(res.status).toBe(201);
+    expect(res.body.data.stacks).toHaveLength(100);
+    const last = stackIds[99] as string;
+    const byStack = await request<{ data: Deployment[] }>("GET", `/v1/stacks/${last}/deployments`, {
+      key: owner.key,
+    });
+    expect(byStack.body.data.map((d) => d.id)).toEqual([res.body.id]);
+  });
+
   it.each([
     [{ patch: [{ op: "merge", path: "/a", value: 1 }] }, "data.patch.0.op"],
     [{ patch: [{ op: "move", path: "/a" }] }, "data.patch.0.from"],

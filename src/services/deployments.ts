@@ -155,6 +155,8 @@ export type DeploymentCreateInput = {
   data: Pick<DeploymentDataRecord, "patch" | "source">;
 };
 
+const STACK_LINKS_PER_INSERT = 33;
+
 /** Engine: a new `queued` deployment of stacks of one environment. */
 export async function createDeployment(
   db: Db,
@@ -193,12 +195,14 @@ export async function createDeployment(
     updatedAt: now,
   };
   try {
-    await db.batch([
-      db.insert(deployments).values(row),
-      db
-        .insert(deploymentStacks)
-        .values(input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }))),
-    ]);
+    // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
+    // the links go in slices, all in the one batch (one transaction).
+    const links = input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }));
+    const linkInserts = [];
+    for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
+      linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
+    }
+    await db.batch([db.insert(deployments).values(row), ...linkInserts]);
   } catch (err) {
     // A stack or the environment was deleted between the check and the write.
     if (isForeignKeyViolation(err)) {
