@@ -14,6 +14,8 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env) => handleEventsBatch(batch, env),
+  // The only place the stale-event sweep runs: one sweeper every few minutes, rather than one
+  // per queue batch, keeps two fan-outs of the same event from racing.
   scheduled: async (_controller, env) => {
     await sweepStaleEvents(createDb(env.DB), env.EVENTS);
   },

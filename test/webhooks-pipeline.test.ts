@@ -3,7 +3,13 @@
  * a local receiver (test/global-setup-receiver.ts). Consumer tests drive the Worker's queue
  * handler with real message batches; end-to-end tests let the queue deliver by itself.
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+} from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
@@ -396,8 +402,8 @@ describe("never losing an event", () => {
     const stale = await writeEvent(project.id, "changelog.created", { title: "lost" }, 2 * 60_000);
     const fresh = await writeEvent(project.id, "changelog.created", { title: "new" });
 
-    // Any batch of the EVENTS queue runs the sweep.
-    await runBatch([{ body: { kind: "unknown.kind" } }]);
+    // The cron runs the sweep.
+    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
     const staleRow = await db.select().from(events).where(eq(events.id, stale.id)).get();
     expect(staleRow?.enqueuedAt).toBeTruthy();
     const freshRow = await db.select().from(events).where(eq(events.id, fresh.id)).get();

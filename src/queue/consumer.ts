@@ -9,7 +9,7 @@ import { createDb, type Db } from "../db/client";
 import { loggableError } from "../http/errors";
 import { finishDisconnect } from "../services/projects";
 import { markDeliveryFailed, processDelivery } from "../webhooks/delivery";
-import { fanoutEvent, sweepStaleEvents } from "../webhooks/fanout";
+import { fanoutEvent } from "../webhooks/fanout";
 import type { QueueMessage } from "./messages";
 
 export const EVENTS_QUEUE = "deploy-platform-events";
@@ -23,11 +23,6 @@ export async function handleEventsBatch(batch: MessageBatch<unknown>, env: Env):
   }
   const allowInsecure = env.ALLOW_INSECURE_WEBHOOKS === "true";
   await Promise.all(batch.messages.map((message) => handleMessage(db, env, message, allowInsecure)));
-  try {
-    await sweepStaleEvents(db, env.EVENTS);
-  } catch (err) {
-    console.error(JSON.stringify({ msg: "stale event sweep failed", error: loggableError(err) }));
-  }
 }
 
 async function handleMessage(
