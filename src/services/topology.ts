@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
-import { conflict, isUniqueViolation, notFound } from "../http/errors";
+import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
 
@@ -34,6 +34,8 @@ export async function createEnvironment(db: Db, projectId: string, name: string)
     await db.insert(environments).values(row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The project already has an environment named "${name}".`);
+    // The project was deleted between the check and the insert.
+    if (isForeignKeyViolation(err)) throw notFound("Project");
     throw err;
   }
   return { id: row.id, project_id: projectId, name, created_at: row.createdAt };
@@ -46,6 +48,7 @@ export async function createComponent(db: Db, environmentId: string, name: strin
     await db.insert(components).values(row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The environment already has a component named "${name}".`);
+    if (isForeignKeyViolation(err)) throw notFound("Environment");
     throw err;
   }
   return { id: row.id, environment_id: environmentId, name, created_at: row.createdAt };
@@ -65,7 +68,12 @@ export async function createStack(
     templateId: input.template_id ?? newId(),
     createdAt: nowIso(),
   };
-  await db.insert(stacks).values(row).run();
+  try {
+    await db.insert(stacks).values(row).run();
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw notFound("Environment");
+    throw err;
+  }
   return {
     id: row.id,
     environment_id: environmentId,
