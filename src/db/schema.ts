@@ -7,7 +7,8 @@
  *   width, so text order is time order and keyset pagination can compare them directly.
  * - Every project-scoped table carries `project_id`, so that reading an object and
  *   checking the caller's right to it is one query (object ⨝ project ⨝ membership).
- * - Deleting a project cascades to everything inside it.
+ * - Deleting a project cascades to everything inside it; every table with a `project_id`
+ *   has an index that starts with it, so the cascade never scans a whole table.
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
@@ -186,7 +187,10 @@ export const components = sqliteTable(
     name: text("name").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("components_environment_name_idx").on(t.environmentId, t.name)],
+  (t) => [
+    uniqueIndex("components_environment_name_idx").on(t.environmentId, t.name),
+    index("components_project_idx").on(t.projectId),
+  ],
 );
 
 export const stacks = sqliteTable(
@@ -203,7 +207,7 @@ export const stacks = sqliteTable(
     templateId: text("template_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("stacks_environment_idx").on(t.environmentId)],
+  (t) => [index("stacks_environment_idx").on(t.environmentId), index("stacks_project_idx").on(t.projectId)],
 );
 
 export const stackResources = sqliteTable(
@@ -232,6 +236,7 @@ export const stackResources = sqliteTable(
   (t) => [
     index("stack_resources_stack_created_idx").on(t.stackId, t.createdAt, t.id),
     index("stack_resources_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+    index("stack_resources_project_idx").on(t.projectId),
   ],
 );
 
@@ -251,6 +256,12 @@ export const deployments = sqliteTable(
     environmentId: text("environment_id")
       .notNull()
       .references(() => environments.id, { onDelete: "cascade" }),
+    /**
+     * The project's organization (a project never changes organization), so the org-wide list
+     * pages through one (org_id, created_at, id) index instead of sorting every visible project's
+     * deployments. Always set; nullable only because SQLite cannot add a NOT NULL column.
+     */
+    orgId: text("org_id"),
     stackIds: text("stack_ids", { mode: "json" }).$type<string[]>().notNull(),
     data: text("data", { mode: "json" }).$type<DeploymentData>().notNull(),
     status: text("status", { enum: DEPLOYMENT_STATUSES }).notNull(),
@@ -263,7 +274,7 @@ export const deployments = sqliteTable(
     index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("deployments_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
     index("deployments_status_created_idx").on(t.status, t.createdAt, t.id),
-    index("deployments_created_idx").on(t.createdAt, t.id),
+    index("deployments_org_created_idx").on(t.orgId, t.createdAt, t.id),
   ],
 );
 
@@ -312,6 +323,7 @@ export const variables = sqliteTable(
     uniqueIndex("variables_scope_name_idx").on(t.environmentId, t.scope, t.name),
     index("variables_scope_created_idx").on(t.environmentId, t.scope, t.createdAt, t.id),
     index("variables_component_created_idx").on(t.componentId, t.createdAt, t.id),
+    index("variables_project_idx").on(t.projectId),
   ],
 );
 
@@ -378,6 +390,7 @@ export const webhookDeliveries = sqliteTable(
   (t) => [
     uniqueIndex("webhook_deliveries_event_integration_idx").on(t.eventId, t.integrationId),
     index("webhook_deliveries_integration_created_idx").on(t.integrationId, t.createdAt, t.id),
+    index("webhook_deliveries_project_idx").on(t.projectId),
   ],
 );
 

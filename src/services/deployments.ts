@@ -78,6 +78,30 @@ export async function getDeployment(
   return toDeploymentRecord(row);
 }
 
+/**
+ * The org-wide list's query. It walks the (org_id, created_at, id) index in order, so a page
+ * costs the same at any depth; an org member sees only the projects it belongs to (a filter on
+ * that walk). Separate from its execution so its query plan can be tested.
+ */
+export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: ListFilter, page: PageRequest) {
+  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  const memberOnly = canSeeAll(identity)
+    ? undefined
+    : inArray(
+        deployments.projectId,
+        db
+          .select({ id: projectMembers.projectId })
+          .from(projectMembers)
+          .where(eq(projectMembers.accountId, identity.accountId)),
+      );
+  return db
+    .select()
+    .from(deployments)
+    .where(and(eq(deployments.orgId, identity.orgId), memberOnly, statusIn(filter), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1);
+}
+
 /** Every project the caller may see: org owner/admin all of the organization's, others their own. */
 export async function listVisibleDeployments(
   db: Db,
@@ -85,25 +109,7 @@ export async function listVisibleDeployments(
   filter: ListFilter,
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
-  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
-  const base = db
-    .select(getTableColumns(deployments))
-    .from(deployments)
-    .innerJoin(projects, and(eq(projects.id, deployments.projectId), eq(projects.orgId, identity.orgId)));
-  const query = canSeeAll(identity)
-    ? base
-    : base.innerJoin(
-        projectMembers,
-        and(
-          eq(projectMembers.projectId, deployments.projectId),
-          eq(projectMembers.accountId, identity.accountId),
-        ),
-      );
-  const rows = await query
-    .where(and(statusIn(filter), where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
+  const rows = await visibleDeploymentsQuery(db, identity, filter, page).all();
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }
 
@@ -164,7 +170,11 @@ export async function createDeployment(
   input: DeploymentCreateInput,
 ): Promise<DeploymentRecord> {
   const [env, found] = await db.batch([
-    db.select().from(environments).where(eq(environments.id, environmentId)),
+    db
+      .select({ projectId: environments.projectId, orgId: projects.orgId })
+      .from(environments)
+      .innerJoin(projects, eq(projects.id, environments.projectId))
+      .where(eq(environments.id, environmentId)),
     db
       .select({ id: stacks.id, environmentId: stacks.environmentId })
       .from(stacks)
@@ -185,6 +195,7 @@ export async function createDeployment(
   const row: DeploymentRow = {
     id: newId(),
     projectId: environment.projectId,
+    orgId: environment.orgId,
     environmentId,
     stackIds: input.stack_ids,
     data,

@@ -1,0 +1,54 @@
+/**
+ * The plans SQLite chooses for the queries whose cost must not grow with depth or with the
+ * size of other tenants' data (API_CONTRACT §4: keyset pagination; a project delete cascades).
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import type { Identity } from "../src/env";
+import { pageRequest } from "../src/http/pagination";
+import { visibleDeploymentsQuery } from "../src/services/deployments";
+
+async function plan(sqlText: string, params: unknown[]): Promise<string> {
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  return results.map((r) => r.detail).join("\n");
+}
+
+const admin: Identity = { orgId: "org", accountId: "acc", orgRole: "admin", keyId: "key" };
+const member: Identity = { ...admin, orgRole: "member" };
+
+describe("GET /v1/deployments", () => {
+  it.each([
+    ["org admin, first page", admin, undefined],
+    ["org member, deep page, status filter", member, ["failed", "queued"] as const],
+  ])("%s: walks the org index in order, with no sort step", async (_name, identity, statuses) => {
+    const db = createDb(env.DB);
+    const filter = { statuses: statuses ? [...statuses] : undefined };
+    const first = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const page = statuses
+      ? { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }
+      : first;
+    const { sql: text, params } = visibleDeploymentsQuery(db, identity, filter, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/deployments USING INDEX deployments_org_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("deleting a project", () => {
+  it.each([
+    "components",
+    "stacks",
+    "stack_resources",
+    "variables",
+    "webhook_deliveries",
+    "deployments",
+    "events",
+  ])("finds its %s through an index, not a scan", async (table) => {
+    const detail = await plan(`DELETE FROM ${table} WHERE project_id = ?`, ["p"]);
+    expect(detail).toMatch(/USING (COVERING )?INDEX/);
+    expect(detail).not.toMatch(/^SCAN/m);
+  });
+});
