@@ -183,12 +183,39 @@ describe("GET one / list", () => {
     expect(res.body.code).toBe("not_found");
   });
 
-  it("lists the project's integrations oldest first", async () => {
+  it("lists the project's integrations with the shared pagination (newest first by default)", async () => {
     const { owner, project } = await setup();
     const a = await create(owner, project.id);
     const b = await create(owner, project.id);
-    const list = await request<{ data: Integration[] }>("GET", base(project.id), { key: owner.key });
-    expect(list.body.data.map((i) => i.id)).toEqual([a.id, b.id]);
+    const c = await create(owner, project.id);
+    const list = await request<{ data: Integration[]; has_more: boolean }>("GET", base(project.id), {
+      key: owner.key,
+    });
+    expect(list.body).toEqual({
+      data: [c, b, a].map((i) => expect.objectContaining({ id: i.id })),
+      has_more: false,
+    });
+    expect(list.body.data.every((i) => !("signing_secret" in i))).toBe(true);
+    const oldest = await request<{ data: Integration[] }>("GET", `${base(project.id)}?sort_by=created_at`, {
+      key: owner.key,
+    });
+    expect(oldest.body.data.map((i) => i.id)).toEqual([a.id, b.id, c.id]);
+    const first = await request<{ data: Integration[]; has_more: boolean; next_page: string }>(
+      "GET",
+      `${base(project.id)}?limit=2`,
+      { key: owner.key },
+    );
+    expect([first.body.data.map((i) => i.id), first.body.has_more]).toEqual([[c.id, b.id], true]);
+    const rest = await request<{ data: Integration[]; has_more: boolean }>(
+      "GET",
+      `${base(project.id)}?limit=2&after=${encodeURIComponent(first.body.next_page)}`,
+      { key: owner.key },
+    );
+    expect([rest.body.data.map((i) => i.id), rest.body.has_more]).toEqual([[a.id], false]);
+    for (const bad of ["limit=0", "limit=abc", "sort_by=name", "after=%21%21"]) {
+      const res = await request<{ code: string }>("GET", `${base(project.id)}?${bad}`, { key: owner.key });
+      expect([bad, res.status, res.body.code]).toEqual([bad, 400, "bad_input"]);
+    }
   });
 
   runCommonRouteTests("GET integrations", async () => {

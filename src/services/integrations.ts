@@ -135,19 +135,30 @@ async function insertIntegration(
 }
 
 /** Every integration of the project (a project has few; the list is not paginated). */
+/**
+ * The project's integrations, with the shared pagination (API_CONTRACT §4: every list takes
+ * `after`, `limit`, `sort_by`). A project has few integrations, so in practice this is one page
+ * with `has_more: false`, the shape §3 shows.
+ */
 export async function listIntegrations(
   db: Db,
   identity: Identity,
   projectId: string,
-): Promise<{ data: IntegrationRecord[]; has_more: false }> {
+  page: PageRequest,
+): Promise<Page<IntegrationRecord>> {
   await loadProject(db, identity, projectId, "read");
+  const { where, orderBy } = keyset(
+    { createdAt: notificationIntegrations.createdAt, id: notificationIntegrations.id },
+    page,
+  );
   const rows = await db
     .select()
     .from(notificationIntegrations)
-    .where(eq(notificationIntegrations.projectId, projectId))
-    .orderBy(notificationIntegrations.createdAt, notificationIntegrations.id)
+    .where(and(eq(notificationIntegrations.projectId, projectId), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
     .all();
-  return { data: rows.map(toIntegrationRecord), has_more: false };
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toIntegrationRecord);
 }
 
 function loadIntegration(

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { defineRoute, jsonContent } from "../../http/openapi";
+import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { pageRequest } from "../../http/pagination";
 import { listIntegrations } from "../../services/integrations";
 import { IntegrationListSchema, ProjectParams } from "./schema";
 
@@ -11,14 +12,17 @@ export const listIntegrationsRoute = defineRoute({
   operationId: "listIntegrations",
   tags: ["Notification integrations"],
   summary: "List the notification integrations of a project",
-  description: "Every integration of the project, oldest first, in one page (`has_more` is always false).",
-  request: { params: ProjectParams },
+  description:
+    "The project's integrations, with the shared pagination (newest first by default). A project has few " +
+    "integrations, so this is usually one page with `has_more: false`.",
+  request: { params: ProjectParams, query: ListQuerySchema },
   responses: { 200: jsonContent(IntegrationListSchema, "The project's integrations.") },
 });
 
 export function registerListIntegrations(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await listIntegrations(createDb(c.env.DB), c.get("identity"), project_id), 200);
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listIntegrations(createDb(c.env.DB), c.get("identity"), project_id, page), 200);
   });
 }
