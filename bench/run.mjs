@@ -21,6 +21,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { newId, sqlText } from "../scripts/seed-sql.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -68,17 +69,7 @@ function runWrangler(args) {
   });
 }
 
-const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-function newId() {
-  let n = BigInt(`0x${randomBytes(16).toString("hex")}`);
-  let out = "";
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  return out.padStart(22, ALPHABET[0]);
-}
-const q = (s) => (s === null ? "NULL" : `'${String(s).replaceAll("'", "''")}'`);
+const q = sqlText;
 const newKey = () => `dpk_${randomBytes(32).toString("base64url")}`;
 const sha256 = (s) => createHash("sha256").update(s).digest("hex");
 

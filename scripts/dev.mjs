@@ -6,10 +6,10 @@
 //     with the key and a ready curl line printed;
 //  4. `wrangler dev` with every extra argument passed through.
 import { execFileSync, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { newApiKey, newId, sqlText } from "./seed-sql.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
@@ -53,18 +53,6 @@ try {
   process.exit(1);
 }
 
-const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-function newId() {
-  let n = BigInt(`0x${randomBytes(16).toString("hex")}`);
-  let out = "";
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  return out.padStart(22, ALPHABET[0]);
-}
-const sqlText = (s) => `'${String(s).replaceAll("'", "''")}'`;
-
 function countOrgs() {
   const out = run([
     "d1",
@@ -90,8 +78,7 @@ if (countOrgs() === 0) {
   const keyId = newId();
   const project = newId();
   const env = newId();
-  const key = `dpk_${randomBytes(32).toString("base64url")}`;
-  const hash = createHash("sha256").update(key).digest("hex");
+  const { key, hash } = newApiKey();
   const profile = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
   const statements = [
     `INSERT INTO organizations (id, name, created_at) VALUES (${sqlText(org)}, 'Demo Org', ${sqlText(now)})`,

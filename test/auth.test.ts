@@ -1,21 +1,13 @@
 /** API keys and authentication (API_CONTRACT §5, §9 api-keys, §10). */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { ApiKeyRecord } from "../src/services/api-keys";
 import { type ApiResponse, internal, request } from "./helpers/api";
 import { createAccount, createCaller, createOrgWithOwner, revokeKey, unique } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";
 
 type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
-type KeyRecord = {
-  id: string;
-  key: string;
-  org_id: string;
-  account_id: string;
-  created_by: string;
-  name: string | null;
-  expires_at: string | null;
-  created_at: string;
-};
+type KeyRecord = ApiKeyRecord;
 type ApiKeyRow = {
   id: string;
   key_hash: string;

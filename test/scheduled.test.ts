@@ -1,10 +1,5 @@
 /** The cron: events committed but never handed to the queue are fanned out even when the queue is idle. */
-import {
-  createExecutionContext,
-  createScheduledController,
-  env,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createScheduledController, env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import worker from "../src/index";
 import { createOrgWithOwner, createProject } from "./helpers/factories";

@@ -6,7 +6,7 @@
  * CACHE_TTL_MS. That bounds how long another isolate may still accept a revoked key
  * (the contract allows 60 s); the isolate that revokes a key forgets it at once.
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
 import type { Identity } from "../env";
@@ -154,7 +154,12 @@ export async function createApiKey(
   const members = await db
     .select({ accountId: orgMembers.accountId, role: orgMembers.role })
     .from(orgMembers)
-    .where(eq(orgMembers.orgId, input.orgId))
+    .where(
+      and(
+        eq(orgMembers.orgId, input.orgId),
+        inArray(orgMembers.accountId, [input.accountId, input.createdBy]),
+      ),
+    )
     .all();
   const actor = members.find((m) => m.accountId === input.accountId);
   if (!actor) {
