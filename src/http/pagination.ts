@@ -7,8 +7,9 @@
  * mirror for descending order), served from a (scope, created_at, id) index: its cost
  * does not grow with depth, and no record that exists for the whole walk is repeated or skipped.
  */
-import { asc, desc, type SQL, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { and, asc, desc, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db/client";
 import { badInput } from "./errors";
 
 export const SORT_VALUES = ["created_at", "-created_at", "+created_at"] as const;
@@ -130,4 +131,29 @@ export function toPage<Row, Item>(
     result.next_page = encodeCursor(page.direction, page.filter, k.createdAt, k.id);
   }
   return result;
+}
+
+type KeysetTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
+
+/**
+ * One keyset page of `table`'s rows within `scope`, shaped into the envelope: the whole
+ * list query of a single-table list. (Lists that join or project columns build theirs
+ * from `keyset` and `toPage` directly.)
+ */
+export async function listPage<T extends KeysetTable, Item>(
+  db: Db,
+  table: T,
+  scope: SQL | undefined,
+  page: PageRequest,
+  shape: (row: T["$inferSelect"]) => Item,
+): Promise<Page<Item>> {
+  const { where, orderBy } = keyset({ createdAt: table.createdAt, id: table.id }, page);
+  const rows = (await db
+    .select()
+    .from(table as SQLiteTable)
+    .where(and(scope, where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1)
+    .all()) as T["$inferSelect"][];
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt as string, id: r.id as string }), shape);
 }

@@ -15,7 +15,7 @@ import {
 import type { Identity } from "../env";
 import { badInput, conflict, isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
 import type { DeploymentDataSchema } from "../routes/deployments/schema";
 import { canSeeAll, loadScoped } from "./access";
@@ -121,15 +121,8 @@ export async function listEnvironmentDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   await loadScoped(db, identity, environments, environmentId, "read", "Environment");
-  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
-  const rows = await db
-    .select()
-    .from(deployments)
-    .where(and(eq(deployments.environmentId, environmentId), statusIn(filter), where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+  const scope = and(eq(deployments.environmentId, environmentId), statusIn(filter));
+  return listPage(db, deployments, scope, page, toDeploymentRecord);
 }
 
 export async function listStackDeployments(

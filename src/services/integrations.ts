@@ -17,7 +17,7 @@ import {
 import type { Identity } from "../env";
 import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
@@ -147,18 +147,13 @@ export async function listIntegrations(
   page: PageRequest,
 ): Promise<Page<IntegrationRecord>> {
   await loadProject(db, identity, projectId, "read");
-  const { where, orderBy } = keyset(
-    { createdAt: notificationIntegrations.createdAt, id: notificationIntegrations.id },
+  return listPage(
+    db,
+    notificationIntegrations,
+    eq(notificationIntegrations.projectId, projectId),
     page,
+    toIntegrationRecord,
   );
-  const rows = await db
-    .select()
-    .from(notificationIntegrations)
-    .where(and(eq(notificationIntegrations.projectId, projectId), where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toIntegrationRecord);
 }
 
 function loadIntegration(

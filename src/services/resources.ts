@@ -1,11 +1,11 @@
 /** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
 import type { Identity } from "../env";
 import { isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
+import { listPage, type Page, type PageRequest } from "../http/pagination";
 import { nowIso } from "../http/time";
 import { loadScoped } from "./access";
 
@@ -60,18 +60,6 @@ export async function getResource(
   return toResourceRecord(row);
 }
 
-async function listWhere(db: Db, scope: SQL, page: PageRequest): Promise<Page<StackResourceRecord>> {
-  const { where, orderBy } = keyset({ createdAt: stackResources.createdAt, id: stackResources.id }, page);
-  const rows = await db
-    .select()
-    .from(stackResources)
-    .where(and(scope, where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toResourceRecord);
-}
-
 export async function listStackResources(
   db: Db,
   identity: Identity,
@@ -79,7 +67,7 @@ export async function listStackResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   await loadScoped(db, identity, stacks, stackId, "read", "Stack");
-  return listWhere(db, eq(stackResources.stackId, stackId), page);
+  return listPage(db, stackResources, eq(stackResources.stackId, stackId), page, toResourceRecord);
 }
 
 export async function listEnvironmentResources(
@@ -89,7 +77,13 @@ export async function listEnvironmentResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   await loadScoped(db, identity, environments, environmentId, "read", "Environment");
-  return listWhere(db, eq(stackResources.environmentId, environmentId), page);
+  return listPage(
+    db,
+    stackResources,
+    eq(stackResources.environmentId, environmentId),
+    page,
+    toResourceRecord,
+  );
 }
 
 export type ResourceCreateInput = {
