@@ -3,7 +3,7 @@ import { and, eq, exists } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
 import type { Identity } from "../env";
-import { ApiError, badInput, conflict, isUniqueViolation } from "../http/errors";
+import { ApiError, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -178,6 +178,14 @@ export async function replaceProject(
     throw err;
   }
   if (!updated) {
+    // Nothing matched: either the environment is not this project's, or the project itself was
+    // deleted since it was loaded (then it is simply gone). Only this failure path pays the check.
+    const stillThere = await db
+      .select({ id: projects.id })
+      .from(projects)
+      .where(eq(projects.id, projectId))
+      .get();
+    if (!stillThere) throw notFound("Project");
     throw badInput("`default_environment_id` must name an environment of this project.", [
       { path: "default_environment_id", message: "Not an environment of this project." },
     ]);
