@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { DeploymentRecord } from "../src/services/deployments";
 import { internalOk, request } from "./helpers/api";
 import {
   addProjectMember,
@@ -9,20 +10,10 @@ import {
   createStack,
 } from "./helpers/factories";
 import { checkedRequest, openApiDocument } from "./helpers/openapi";
+import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
-type StackEntry = { id: string; status: string; status_reason?: string; timestamp: string };
-type Deployment = {
-  id: string;
-  environment_id: string;
-  stack_ids: string[];
-  status: string;
-  data: { patch: unknown[]; source?: unknown; stacks?: StackEntry[] };
-  started_at: string | null;
-  finished_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
+type Deployment = DeploymentRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
 type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
@@ -55,28 +46,6 @@ async function deployIn(environmentId: string, stackIds: string[], status: strin
   const running = await move(d.id, { status: "in_progress" });
   return status === "in_progress" ? running : move(d.id, { status });
 }
-
-async function walk(key: string, path: string, sortBy: string, limit: number, extra = ""): Promise<string[]> {
-  const ids: string[] = [];
-  let after: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const cursor = after ? `&after=${encodeURIComponent(after)}` : "";
-    const res = await checkedRequest<List<Deployment>>(
-      "GET",
-      `${path}?limit=${limit}&sort_by=${encodeURIComponent(sortBy)}${extra}${cursor}`,
-      { key },
-    );
-    expect(res.status).toBe(200);
-    ids.push(...res.body.data.map((d) => d.id));
-    if (!res.body.has_more) break;
-    after = res.body.next_page;
-  }
-  expect(new Set(ids).size).toBe(ids.length);
-  return ids;
-}
-
-const byCreated = (a: Deployment, b: Deployment) =>
-  a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1;
 
 describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deployments/{id}", () => {
   it("reads the record: top-level optionals null, optional keys of data omitted", async () => {
@@ -275,17 +244,17 @@ describe("deployment lists", () => {
       const asc = [...made].sort(byCreated);
       const order = (rows: Deployment[]) =>
         (sortBy === "-created_at" ? [...rows].reverse() : rows).map((d) => d.id);
-      expect(await walk(owner.key, "/v1/deployments", sortBy, 2)).toEqual(order(asc));
+      expect(await walkPages(owner.key, "/v1/deployments", sortBy, 2)).toEqual(order(asc));
       const member = await createCaller(org, "member", owner);
       await addProjectMember(owner, project.id, member, "viewer");
       const inProject = new Set([environmentId, otherEnv.id]);
-      expect(await walk(member.key, "/v1/deployments", sortBy, 2)).toEqual(
+      expect(await walkPages(member.key, "/v1/deployments", sortBy, 2)).toEqual(
         order(asc.filter((d) => inProject.has(d.environment_id))),
       );
-      expect(await walk(owner.key, `/v1/environments/${environmentId}/deployments`, sortBy, 2)).toEqual(
+      expect(await walkPages(owner.key, `/v1/environments/${environmentId}/deployments`, sortBy, 2)).toEqual(
         order(asc.filter((d) => d.environment_id === environmentId)),
       );
-      expect(await walk(owner.key, `/v1/stacks/${second.id}/deployments`, sortBy, 2)).toEqual(
+      expect(await walkPages(owner.key, `/v1/stacks/${second.id}/deployments`, sortBy, 2)).toEqual(
         order(asc.filter((d) => d.stack_ids.includes(second.id))),
       );
     },
@@ -315,8 +284,8 @@ describe("deployment lists", () => {
       `/v1/environments/${environmentId}/deployments`,
       `/v1/stacks/${stack.id}/deployments`,
     ]) {
-      expect(await walk(owner.key, path, "-created_at", 3, "&status=failed,cancelled")).toEqual(wanted);
-      expect(await walk(owner.key, path, "-created_at", 1, "&status=cancelled&status=failed")).toEqual(
+      expect(await walkPages(owner.key, path, "-created_at", 3, "&status=failed,cancelled")).toEqual(wanted);
+      expect(await walkPages(owner.key, path, "-created_at", 1, "&status=cancelled&status=failed")).toEqual(
         wanted,
       );
       const single = await request<List<Deployment>>("GET", `${path}?status=queued`, { key: owner.key });

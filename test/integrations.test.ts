@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { CreatedIntegration, IntegrationRecord } from "../src/services/integrations";
 import { internal, request } from "./helpers/api";
 import {
   addProjectMember,
@@ -11,16 +12,8 @@ import {
 import { expectMatchesOpenApi } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
-type Integration = {
-  id: string;
-  project_id: string;
-  type: string;
-  url: string;
-  configuration: Record<string, boolean>;
-  signing_secret?: string;
-  created_at: string;
-  updated_at: string;
-};
+// Reads carry no secret; the create response adds `signing_secret`.
+type Integration = IntegrationRecord & Partial<Pick<CreatedIntegration, "signing_secret">>;
 type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,10 +1,12 @@
 /** The engine's side (API_CONTRACT §9): resources and deployments through /internal/v1, and their events. */
+
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { deployments } from "../src/db/schema";
 import { ApiError } from "../src/http/errors";
+import type { DeploymentRecord } from "../src/services/deployments";
 import { transitionDeployment } from "../src/services/deployments";
 import { internal, internalOk, request } from "./helpers/api";
 import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
@@ -16,16 +18,7 @@ type Resource = Record<string, unknown> & {
   timestamp: string;
   updated_at: string;
 };
-type StackEntry = { id: string; status: string; status_reason?: string; timestamp: string };
-type Deployment = {
-  id: string;
-  status: string;
-  stack_ids: string[];
-  data: { patch: unknown[]; source?: unknown; stacks?: StackEntry[] };
-  started_at: string | null;
-  finished_at: string | null;
-  updated_at: string;
-};
+type Deployment = DeploymentRecord;
 type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

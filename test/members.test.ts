@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProjectRole } from "../src/db/schema";
+import type { MemberRecord } from "../src/services/members";
 import { internalOk, request } from "./helpers/api";
 import {
   type Account,
@@ -14,18 +14,7 @@ import {
 } from "./helpers/factories";
 import { runCommonRouteTests } from "./helpers/security";
 
-type Member = {
-  account_id: string;
-  membership_id: string;
-  project_id: string;
-  name: string;
-  display_name: string;
-  avatar: string | null;
-  org_role: string;
-  role: ProjectRole;
-  profile: Record<string, string | null>;
-  created_at: string;
-};
+type Member = MemberRecord;
 type MemberPage = { data: Member[]; has_more: boolean; next_page?: string };
 type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
 

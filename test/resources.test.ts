@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { StackResourceRecord } from "../src/services/resources";
 import { internalOk, request } from "./helpers/api";
 import {
   addProjectMember,
@@ -11,21 +12,10 @@ import {
   unique,
 } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";
+import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
-type Resource = {
-  id: string;
-  stack_id: string;
-  environment_id: string;
-  template_id: string;
-  resource_type: string;
-  physical_id: string;
-  status: string;
-  status_reason: string | null;
-  timestamp: string;
-  created_at: string;
-  updated_at: string;
-};
+type Resource = StackResourceRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
 type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
@@ -49,27 +39,6 @@ function addResource(stackId: string, fields: Record<string, unknown> = {}) {
 }
 
 /** Every id of a list, page by page; fails on a repeated id. */
-async function walk(key: string, path: string, sortBy: string, limit: number): Promise<string[]> {
-  const ids: string[] = [];
-  let after: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const query = `limit=${limit}&sort_by=${encodeURIComponent(sortBy)}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
-    const res = await checkedRequest<List<Resource>>("GET", `${path}?${query}`, { key });
-    expect(res.status).toBe(200);
-    expect(res.body.data.length).toBeLessThanOrEqual(limit);
-    ids.push(...res.body.data.map((r) => r.id));
-    if (!res.body.has_more) {
-      expect(res.body.next_page).toBeUndefined();
-      break;
-    }
-    after = res.body.next_page;
-  }
-  expect(new Set(ids).size).toBe(ids.length);
-  return ids;
-}
-
-const byCreated = (a: Resource, b: Resource) =>
-  a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1;
 
 describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   it("reads the record the engine created, the same through all three paths", async () => {
@@ -199,10 +168,10 @@ describe("resource lists", () => {
       const ascending = [...made].sort(byCreated);
       const order = (rows: Resource[]) =>
         (sortBy === "-created_at" ? [...rows].reverse() : rows).map((r) => r.id);
-      expect(await walk(owner.key, `/v1/environments/${environmentId}/resources`, sortBy, 2)).toEqual(
+      expect(await walkPages(owner.key, `/v1/environments/${environmentId}/resources`, sortBy, 2)).toEqual(
         order(ascending),
       );
-      expect(await walk(owner.key, `/v1/stacks/${stack.id}/resources`, sortBy, 3)).toEqual(
+      expect(await walkPages(owner.key, `/v1/stacks/${stack.id}/resources`, sortBy, 3)).toEqual(
         order(ascending.filter((r) => r.stack_id === stack.id)),
       );
     },

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { variableKeyVersion } from "../src/crypto/variables";
 import { createDb } from "../src/db/client";
+import type { VariableRecord } from "../src/services/variables";
 import { reencryptVariables } from "../src/services/variables";
 import type { ApiResponse } from "./helpers/api";
 import {
@@ -19,16 +20,7 @@ import {
 import { checkedRequest as request } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
-type VariableBody = {
-  id: string;
-  name: string;
-  type: string;
-  environment_id: string;
-  component_id: string | null;
-  resource_id: string;
-  created_at: string;
-  updated_at: string;
-};
+type VariableBody = VariableRecord;
 type ListBody = { data: VariableBody[]; has_more: boolean; next_page?: string };
 type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
 

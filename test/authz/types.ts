@@ -57,3 +57,26 @@ export type MatrixRoute = {
  * accepts every route of /openapi.json that is either a row or listed here.
  */
 export type UnscopedRoute = { name: string; why: string };
+
+/** `make` run once per World (for targets that read-only rows share), then its cached promise. */
+export function perWorld<T>(make: (world: World) => Promise<T>): (world: World) => Promise<T> {
+  const made = new WeakMap<World, Promise<T>>();
+  return (world) => {
+    let found = made.get(world);
+    if (!found) {
+      found = make(world);
+      made.set(world, found);
+    }
+    return found;
+  };
+}
+
+/** A builder of `read` rows (GET, 200 for `viewer` and above) over a shared target. */
+export function readRows<T>(target: (world: World) => Promise<T>) {
+  return (name: string, path: (t: T) => string): MatrixRoute => ({
+    name,
+    action: "read",
+    success: 200,
+    prepare: async (world) => ({ method: "GET", path: path(await target(world)) }),
+  });
+}

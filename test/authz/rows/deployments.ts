@@ -1,7 +1,7 @@
 /** Deployment routes: reads need `viewer`, cancel needs `contributor` (API_CONTRACT §5). */
 import { internalOk } from "../../helpers/api";
 import { createStack } from "../../helpers/factories";
-import type { MatrixRoute, UnscopedRoute, World } from "../types";
+import { type MatrixRoute, perWorld, readRows, type UnscopedRoute, type World } from "../types";
 
 type Target = { environmentId: string; stackId: string; deploymentId: string };
 
@@ -16,22 +16,8 @@ async function queuedDeployment(world: World): Promise<Target> {
 }
 
 /** One deployment per World for the reads, which change nothing. */
-const shared = new WeakMap<World, Promise<Target>>();
-function target(world: World): Promise<Target> {
-  let found = shared.get(world);
-  if (!found) {
-    found = queuedDeployment(world);
-    shared.set(world, found);
-  }
-  return found;
-}
-
-const read = (name: string, path: (t: Target) => string): MatrixRoute => ({
-  name,
-  action: "read",
-  success: 200,
-  prepare: async (world) => ({ method: "GET", path: path(await target(world)) }),
-});
+const target = perWorld(queuedDeployment);
+const read = readRows(target);
 
 export const routes: MatrixRoute[] = [
   read("GET /v1/deployments/{id}", (t) => `/v1/deployments/${t.deploymentId}`),

@@ -1,36 +1,23 @@
 /** Stack resource routes: every one is a read (API_CONTRACT §5, `viewer` or above). */
 import { internalOk } from "../../helpers/api";
 import { createStack, unique } from "../../helpers/factories";
-import type { MatrixRoute, World } from "../types";
+import { type MatrixRoute, perWorld, readRows } from "../types";
 
 type Target = { environmentId: string; stackId: string; resourceId: string };
 
 /** A stack with one resource in the world's project, made once per World (reads change nothing). */
-const targets = new WeakMap<World, Promise<Target>>();
-function target(world: World): Promise<Target> {
-  let found = targets.get(world);
-  if (!found) {
-    found = (async () => {
-      const environmentId = world.project.default_environment_id;
-      const stack = await createStack(environmentId);
-      const resource = await internalOk<{ id: string }>("POST", `/stacks/${stack.id}/resources`, {
-        resource_type: "AWS::S3::Bucket",
-        physical_id: unique("bucket"),
-        status: "create_complete",
-      });
-      return { environmentId, stackId: stack.id, resourceId: resource.id };
-    })();
-    targets.set(world, found);
-  }
-  return found;
-}
-
-const read = (name: string, path: (t: Target) => string): MatrixRoute => ({
-  name,
-  action: "read",
-  success: 200,
-  prepare: async (world) => ({ method: "GET", path: path(await target(world)) }),
+const target = perWorld(async (world): Promise<Target> => {
+  const environmentId = world.project.default_environment_id;
+  const stack = await createStack(environmentId);
+  const resource = await internalOk<{ id: string }>("POST", `/stacks/${stack.id}/resources`, {
+    resource_type: "AWS::S3::Bucket",
+    physical_id: unique("bucket"),
+    status: "create_complete",
+  });
+  return { environmentId, stackId: stack.id, resourceId: resource.id };
 });
+
+const read = readRows(target);
 
 export const routes: MatrixRoute[] = [
   read("GET /v1/resources/{id}", (t) => `/v1/resources/${t.resourceId}`),
