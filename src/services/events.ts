@@ -8,7 +8,6 @@
 import { and, asc, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, type NotificationConfiguration } from "../db/schema";
-import { isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso, toIso } from "../http/time";
 import type { EventFanoutMessage } from "../queue/messages";
@@ -94,12 +93,7 @@ export async function recordEvent(
   data: Record<string, unknown>,
 ): Promise<NewEvent> {
   const event = newEvent(projectId, type, data);
-  try {
-    await eventInsert(db, event).run();
-  } catch (err) {
-    if (isForeignKeyViolation(err)) throw notFound("Project");
-    throw err;
-  }
+  await eventInsert(db, event).run();
   return event;
 }
 

@@ -15,7 +15,7 @@ import {
   webhookDeliveries,
 } from "../db/schema";
 import type { Identity } from "../env";
-import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
+import { badInput, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -80,9 +80,11 @@ export function fullConfiguration(given: Partial<NotificationConfiguration> = {}
   return out;
 }
 
-function assertUrl(url: string, policy: UrlPolicy): void {
+/** The URL as it is stored: parsed and normalized (`new URL(u).href`, API_CONTRACT §17). */
+function allowedUrl(url: string, policy: UrlPolicy): string {
   const check = checkWebhookUrl(url, policy);
   if (!check.ok) throw badInput("The webhook URL is not allowed.", [{ path: "url", message: check.reason }]);
+  return check.url.href;
 }
 
 /** The public create (contributor or above) — `type` is limited to `webhook` by the route schema. */
@@ -93,9 +95,9 @@ export async function createIntegration(
   input: IntegrationCreateInput,
   policy: UrlPolicy,
 ): Promise<CreatedIntegration> {
-  assertUrl(input.url, policy);
+  const url = allowedUrl(input.url, policy);
   await loadProject(db, identity, projectId, "write");
-  return insertIntegration(db, projectId, input);
+  return insertIntegration(db, projectId, { ...input, url });
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
@@ -105,13 +107,7 @@ export async function createIntegrationInternal(
   input: IntegrationCreateInput,
   policy: UrlPolicy,
 ): Promise<CreatedIntegration> {
-  assertUrl(input.url, policy);
-  try {
-    return await insertIntegration(db, projectId, input);
-  } catch (err) {
-    if (isForeignKeyViolation(err)) throw notFound("Project");
-    throw err;
-  }
+  return insertIntegration(db, projectId, { ...input, url: allowedUrl(input.url, policy) });
 }
 
 async function insertIntegration(
@@ -203,10 +199,10 @@ export async function updateIntegration(
       { path: "configuration", message: "Give at least one flag, or `url`." },
     ]);
   }
-  if (input.url !== undefined) assertUrl(input.url, policy);
+  const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
   await loadIntegration(db, identity, projectId, integrationId, "write");
   const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
-  if (input.url !== undefined) set.url = input.url;
+  if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
     set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
   }

@@ -27,6 +27,8 @@ export function registerInternalIntegrationsRoutes(app: OpenAPIHono<AppEnv>) {
         c.req.valid("json"),
         { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
       );
+      // It carries the signing secret: no cache may keep it.
+      c.header("cache-control", "no-store");
       return c.json(integration, 201);
     },
   );
