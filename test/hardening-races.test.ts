@@ -57,7 +57,11 @@ const CASES: CreateCase[] = [
     name: "public integration create",
     table: "notification_integrations",
     created: 201,
-    send: (p) => request("POST", `/v1/projects/${p.project.id}/notification-integrations`, { key: p.owner.key, body: HOOK }),
+    send: (p) =>
+      request("POST", `/v1/projects/${p.project.id}/notification-integrations`, {
+        key: p.owner.key,
+        body: HOOK,
+      }),
   },
   {
     name: "public environment variable create",
@@ -96,7 +100,11 @@ const CASES: CreateCase[] = [
     name: "internal stack create",
     table: "stacks",
     created: 201,
-    send: (p) => internal("POST", `/environments/${p.environmentId}/stacks`, { name: unique("s"), template_id: "tpl-1" }),
+    send: (p) =>
+      internal("POST", `/environments/${p.environmentId}/stacks`, {
+        name: unique("s"),
+        template_id: "tpl-1",
+      }),
   },
   {
     name: "internal resource create",
@@ -125,7 +133,8 @@ const CASES: CreateCase[] = [
     name: "internal event create",
     table: "events",
     created: 202,
-    send: (p) => internal("POST", `/projects/${p.project.id}/events`, { type: "changelog.created", data: {} }),
+    send: (p) =>
+      internal("POST", `/projects/${p.project.id}/events`, { type: "changelog.created", data: {} }),
   },
   {
     name: "internal integration create",
@@ -151,19 +160,28 @@ describe("creates racing a project delete (§17)", () => {
   it.each(CASES)("$name: 201 or 404 over many concurrent rounds, never 500", async (c) => {
     // Each case has its own owner (and so its own rate-limit window).
     const { org, owner } = await createOrgWithOwner();
-    for (let round = 0; round < 8; round++) {
+    // Eight races at once, the delete started 0–3 ms after the create, so that in a good
+    // share of them the delete lands between the create's checks and its write.
+    const setups = [];
+    for (let i = 0; i < 8; i++) {
       const p = await parents(org, owner);
-      const extra = (await c.prepare?.(p)) ?? {};
-      const [created, deleted] = await Promise.all([
-        c.send(p, extra),
-        request("DELETE", `/v1/projects/${p.project.id}`, { key: owner.key }),
-      ]);
-      expect(deleted.status, deleted.raw).toBe(204);
-      expect([c.created, 404], created.raw).toContain(created.status);
-      if (created.status === 404) expect((created.body as ErrorBody).code).toBe("not_found");
-      // Whichever won, nothing of the project is left behind.
-      expect(await rowsOf(c.table, p.project.id)).toBe(0);
+      setups.push({ p, extra: (await c.prepare?.(p)) ?? {} });
     }
+    await Promise.all(
+      setups.map(async ({ p, extra }, i) => {
+        const [created, deleted] = await Promise.all([
+          c.send(p, extra),
+          new Promise((resolve) => setTimeout(resolve, i % 4)).then(() =>
+            request("DELETE", `/v1/projects/${p.project.id}`, { key: owner.key }),
+          ),
+        ]);
+        expect(deleted.status, deleted.raw).toBe(204);
+        expect([c.created, 404], created.raw).toContain(created.status);
+        if (created.status === 404) expect((created.body as ErrorBody).code).toBe("not_found");
+        // Whichever won, nothing of the project is left behind.
+        expect(await rowsOf(c.table, p.project.id)).toBe(0);
+      }),
+    );
   });
 
   it.each(CASES)("$name: the project vanishing inside the INSERT is 404 not_found", async (c) => {

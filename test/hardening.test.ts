@@ -54,14 +54,20 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
 
     const longest = `t${"é".repeat(254)}`;
     for (const templateId of ["worker templates/α v2", longest, "x"]) {
-      const res = await internal<{ id: string; template_id: string }>("POST", `/stacks/${stack.body.id}/resources`, {
-        resource_type: "AWS::Lambda::Function",
-        physical_id: "fn",
-        status: "create_in_progress",
-        template_id: templateId,
-      });
+      const res = await internal<{ id: string; template_id: string }>(
+        "POST",
+        `/stacks/${stack.body.id}/resources`,
+        {
+          resource_type: "AWS::Lambda::Function",
+          physical_id: "fn",
+          status: "create_in_progress",
+          template_id: templateId,
+        },
+      );
       expect([res.status, res.body.template_id]).toEqual([201, templateId]);
-      const read = await request<{ template_id: string }>("GET", `/v1/resources/${res.body.id}`, { key: owner.key });
+      const read = await request<{ template_id: string }>("GET", `/v1/resources/${res.body.id}`, {
+        key: owner.key,
+      });
       expect([read.status, read.body.template_id]).toEqual([200, templateId]);
     }
 
@@ -99,7 +105,9 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
 
   it("the OpenAPI document does not constrain template_id to the identifier pattern", async () => {
     const doc = await openApiDocument();
-    const schema = doc.components.schemas?.StackResource as { properties: Record<string, Record<string, unknown>> };
+    const schema = doc.components.schemas?.StackResource as {
+      properties: Record<string, Record<string, unknown>>;
+    };
     const templateId = schema.properties.template_id;
     expect(templateId).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
     expect(templateId?.pattern).toBeUndefined();
@@ -140,7 +148,9 @@ describe("stack statuses inside a deployment (§17)", () => {
     expect(stacks[2]?.timestamp).toBe(done.body.finished_at);
 
     const read = await request<Deployment>("GET", `/v1/deployments/${d.id}`, { key: owner.key });
-    expect(read.body.data.stacks?.some((s) => s.status === "queued" || s.status === "in_progress")).toBe(false);
+    expect(read.body.data.stacks?.some((s) => s.status === "queued" || s.status === "in_progress")).toBe(
+      false,
+    );
   });
 
   it("a failed deployment fails its queued and running stacks", async () => {
@@ -176,21 +186,31 @@ describe("cancel racing the engine (§17)", () => {
   it("a cancel racing queued → in_progress always cancels; 409 only once final", async () => {
     const { owner, environmentId } = await setup();
     const stack = await createStack(environmentId);
-    const rounds = 15;
-    for (let round = 0; round < rounds; round++) {
-      const d = await deploy(environmentId, [stack.id]);
-      const [engine, cancel] = await Promise.all([
-        move(d.id, { status: "in_progress" }),
-        request<Deployment & ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
-      ]);
-      expect(cancel.status, cancel.raw).toBe(200);
-      expect(cancel.body.status).toBe("cancelled");
-      expect(cancel.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
-      // The engine either moved first (then the cancel went through after it) or found it cancelled.
-      expect([200, 409]).toContain(engine.status);
-      if (engine.status === 200) expect(cancel.body.started_at).toBe(engine.body.started_at);
-      const read = await request<Deployment>("GET", `/v1/deployments/${d.id}`, { key: owner.key });
-      expect(read.body.status).toBe("cancelled");
+    // Several races at once, the engine's move started 0–3 ms after the cancel, so the
+    // engine's write lands between the cancel's read and its write in a good share of them
+    // (on the code before the fix, about a quarter of these cancels answered 409).
+    for (let round = 0; round < 5; round++) {
+      const batch = await Promise.all(Array.from({ length: 8 }, () => deploy(environmentId, [stack.id])));
+      await Promise.all(
+        batch.map(async (d, i) => {
+          const [cancel, engine] = await Promise.all([
+            request<Deployment & ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
+            new Promise((resolve) => setTimeout(resolve, i % 4)).then(() =>
+              move(d.id, { status: "in_progress" }),
+            ),
+          ]);
+          expect(cancel.status, cancel.raw).toBe(200);
+          expect(cancel.body.status).toBe("cancelled");
+          expect(cancel.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
+          // The engine either moved first (the cancel then went through after it) or found it cancelled.
+          expect([200, 409]).toContain(engine.status);
+          if (engine.status === 200) expect(cancel.body.started_at).toBe(engine.body.started_at);
+          const row = await env.DB.prepare("SELECT status FROM deployments WHERE id = ?")
+            .bind(d.id)
+            .first<{ status: string }>();
+          expect(row?.status).toBe("cancelled");
+        }),
+      );
     }
   });
 });
@@ -206,10 +226,14 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     const { environmentId } = await setup();
     const stack = await createStack(environmentId);
     const post = (rawBody: string) =>
-      request<ErrorBody & { data: unknown }>("POST", `/internal/v1/environments/${environmentId}/deployments`, {
-        rawBody,
-        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "content-type": "application/json" },
-      });
+      request<ErrorBody & { data: unknown }>(
+        "POST",
+        `/internal/v1/environments/${environmentId}/deployments`,
+        {
+          rawBody,
+          headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "content-type": "application/json" },
+        },
+      );
     const ok = await post(deploymentBody(stack.id, 64));
     expect(ok.status, ok.raw).toBe(201);
 
@@ -260,7 +284,11 @@ describe("body hygiene before anything executes (§6, §17)", () => {
         rawBody: JSON.stringify({ name: unique("p") }),
         headers: { "content-type": contentType },
       });
-      expect([res.status, res.body.code, res.body.cause?.[0]?.path]).toEqual([400, "bad_input", "content-type"]);
+      expect([res.status, res.body.code, res.body.cause?.[0]?.path]).toEqual([
+        400,
+        "bad_input",
+        "content-type",
+      ]);
     }
     expect(await count("projects")).toBe(before);
     for (const contentType of ["application/json; charset=utf-8", 'application/json;CHARSET="UTF-8"']) {
@@ -337,11 +365,15 @@ describe("webhook URLs (§17)", () => {
     });
     expect([patched.status, patched.body.url]).toEqual([200, "https://hooks.example.org/x/%7e?q"]);
 
-    const slack = await internal<{ url: string }>("POST", `/projects/${project.id}/notification-integrations`, {
-      type: "slack",
-      url: "https://HOOKS.slack.com/services/T0/../T1",
-      configuration: {},
-    });
+    const slack = await internal<{ url: string }>(
+      "POST",
+      `/projects/${project.id}/notification-integrations`,
+      {
+        type: "slack",
+        url: "https://HOOKS.slack.com/services/T0/../T1",
+        configuration: {},
+      },
+    );
     expect([slack.status, slack.body.url]).toEqual([201, "https://hooks.slack.com/services/T1"]);
   });
 
@@ -354,7 +386,12 @@ describe("webhook URLs (§17)", () => {
     });
     expect(made.status, made.raw).toBe(201);
     const before = await count("notification_integrations");
-    for (const url of ["https://localhost../", "https://a..b/", "https://hooks.example.com../x", "http://.a.b/"]) {
+    for (const url of [
+      "https://localhost../",
+      "https://a..b/",
+      "https://hooks.example.com../x",
+      "http://.a.b/",
+    ]) {
       const pub = await request<ErrorBody>("POST", integrationsOf(project.id), {
         key: owner.key,
         body: { type: "webhook", url, configuration: {} },
