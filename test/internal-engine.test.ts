@@ -93,7 +93,9 @@ describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
     [{ resource_type: "" }, "resource_type"],
     [{ physical_id: 7 }, "physical_id"],
     [{ colour: "red" }, "colour"],
-    [{ template_id: "not an id" }, "template_id"],
+    // §17: any string of 1–255 characters; only an empty or over-long one is refused.
+    [{ template_id: "" }, "template_id"],
+    [{ template_id: "t".repeat(256) }, "template_id"],
   ])("refuses %j with 400 naming %s", async (fields, path) => {
     const { stack } = await setup();
     const res = await newResource(stack.id, fields);

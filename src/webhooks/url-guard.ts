@@ -45,7 +45,8 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
   }
   // The parser keeps empty labels (`a..b`, `localhost..`); no resolver dials them. One
   // trailing dot (the DNS root, `example.com.`) is a real name.
-  if (!url.hostname.startsWith("[") && url.hostname.replace(/\.$/, "").split(".").includes("")) {
+  const name = url.hostname;
+  if (name !== "" && !name.startsWith("[") && name.replace(/\.$/, "").split(".").includes("")) {
     return refuse("Must name a host without empty labels (`..`).");
   }
   if (url.href.length > MAX_URL_LENGTH) return refuse(`Must be at most ${MAX_URL_LENGTH} characters.`);
