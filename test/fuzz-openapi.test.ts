@@ -35,7 +35,7 @@ import {
   operations,
 } from "./helpers/openapi";
 
-const RUNS = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 6;
+const RUNS = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 5;
 const SEED = Number(env.FUZZ_SEED) || 20261122;
 
 // ---------------------------------------------------------------------------------------
@@ -128,10 +128,14 @@ const OUR_PROJECTS = "project_id IN (SELECT id FROM projects WHERE org_id = ?1)"
 const SCOPES: Array<[string, string]> = [
   ["organizations", "id IN (SELECT org_id FROM org_members WHERE account_id = ?2) AND ?1 IS NOT NULL"],
   ["org_members", "org_id = ?1 OR account_id = ?2"],
-  ["api_keys", "org_id = ?1 AND ?2 IS NOT NULL"],
+  // Less the keys this file makes for itself as it goes (the public API cannot make keys).
+  ["api_keys", "org_id = ?1 AND ?2 IS NOT NULL AND coalesce(name, '') NOT LIKE 'fuzz-%'"],
   ["projects", "org_id = ?1 AND ?2 IS NOT NULL"],
   ...PROJECT_TABLES.map((t): [string, string] => [t, `${OUR_PROJECTS} AND ?2 IS NOT NULL`]),
-  ["deployment_stacks", `deployment_id IN (SELECT id FROM deployments WHERE ${OUR_PROJECTS}) AND ?2 IS NOT NULL`],
+  [
+    "deployment_stacks",
+    `deployment_id IN (SELECT id FROM deployments WHERE ${OUR_PROJECTS}) AND ?2 IS NOT NULL`,
+  ],
 ];
 /** Written by every request (key use) or by the queue in the background, not by the request's own effect. */
 const VOLATILE = new Set(["last_used_at", "enqueued_at"]);
@@ -502,42 +506,47 @@ describe("fuzzing every published operation with malformed input", () => {
     for (const op of ops) expect(generators(op).length, `${op.method} ${op.path}`).toBeGreaterThan(0);
   });
 
-  it("never a 5xx, always a well-formed refusal, never a change", async () => {
-    doc = await openApiDocument();
-    const ops = await operations();
-    let sent = 0;
-    for (const op of ops) {
-      const arbitrary = fc.oneof(...generators(op));
-      await fc.assert(
-        fc.asyncProperty(arbitrary, async (m) => {
-          const key = await nextKey();
-          const before = await snapshot();
-          const target = m.query ? `${m.path}?${m.query}` : m.path;
-          const res = await request<Record<string, unknown>>(op.method.toUpperCase(), target, {
-            key,
-            headers: m.headers,
-            rawBody: m.body,
-          });
-          sent++;
-          const where = `${op.method.toUpperCase()} ${op.path} [${m.kind}] → ${res.status} ${res.raw.slice(0, 300)}`;
-          expect(res.status, where).toBeGreaterThanOrEqual(400);
-          expect(res.status, where).toBeLessThan(500);
-          expect(res.status, where).not.toBe(429);
-          const body = res.body;
-          expect(typeof body === "object" && body !== null, where).toBe(true);
-          expect(
-            Object.keys(body).every((k) => ERROR_KEYS.has(k)),
-            where,
-          ).toBe(true);
-          expect(typeof body.message, where).toBe("string");
-          const code = body.code as keyof typeof ERROR_STATUS;
-          expect(Object.keys(ERROR_STATUS), where).toContain(code);
-          expect(ERROR_STATUS[code], where).toBe(res.status);
-          expect(await snapshot(), where).toBe(before);
-        }),
-        { numRuns: RUNS, seed: SEED, endOnFailure: true },
-      );
-    }
-    expect(sent).toBe(ops.length * RUNS);
-  });
+  it(
+    "never a 5xx, always a well-formed refusal, never a change",
+    async () => {
+      doc = await openApiDocument();
+      const ops = await operations();
+      let sent = 0;
+      const baseline = await snapshot();
+      for (const op of ops) {
+        const arbitrary = fc.oneof(...generators(op));
+        await fc.assert(
+          fc.asyncProperty(arbitrary, async (m) => {
+            const key = await nextKey();
+            const target = m.query ? `${m.path}?${m.query}` : m.path;
+            const res = await request<Record<string, unknown>>(op.method.toUpperCase(), target, {
+              key,
+              headers: m.headers,
+              rawBody: m.body,
+            });
+            sent++;
+            const where = `${op.method.toUpperCase()} ${op.path} [${m.kind}] → ${res.status} ${res.raw.slice(0, 300)}`;
+            expect(res.status, where).toBeGreaterThanOrEqual(400);
+            expect(res.status, where).toBeLessThan(500);
+            expect(res.status, where).not.toBe(429);
+            const body = res.body;
+            expect(typeof body === "object" && body !== null, where).toBe(true);
+            expect(
+              Object.keys(body).every((k) => ERROR_KEYS.has(k)),
+              where,
+            ).toBe(true);
+            expect(typeof body.message, where).toBe("string");
+            const code = body.code as keyof typeof ERROR_STATUS;
+            expect(Object.keys(ERROR_STATUS), where).toContain(code);
+            expect(ERROR_STATUS[code], where).toBe(res.status);
+            // Nothing the fuzzer sends may change anything: every state equals the first one.
+            expect(await snapshot(), where).toBe(baseline);
+          }),
+          { numRuns: RUNS, seed: SEED, endOnFailure: true },
+        );
+      }
+      expect(sent).toBe(ops.length * RUNS);
+    },
+    30_000 + RUNS * 2_000,
+  );
 });
