@@ -130,7 +130,8 @@ export function createApp() {
       version: "1.0.0",
       description:
         "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
-        "Errors answer `{code, message, cause?}`. Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
+        "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
+        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
         "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
         "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`.",
     },
