@@ -35,7 +35,7 @@ import {
   operations,
 } from "./helpers/openapi";
 
-const RUNS = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 5;
+const RUNS = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 4;
 const SEED = Number(env.FUZZ_SEED) || 20261122;
 
 // ---------------------------------------------------------------------------------------

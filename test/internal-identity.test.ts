@@ -282,7 +282,9 @@ describe("POST /internal/v1/environments/{environment_id}/stacks", () => {
       "not_found",
     );
     for (const [body, path] of [
-      [{ name: "s", template_id: "nope" }, "template_id"],
+      // §17: any string of 1–255 characters ("nope" is a fine template name).
+      [{ name: "s", template_id: "" }, "template_id"],
+      [{ name: "s", template_id: "t".repeat(256) }, "template_id"],
       [{ name: "" }, "name"],
       [{}, "name"],
       [{ name: "s", kind: "x" }, "kind"],
