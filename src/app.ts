@@ -16,7 +16,13 @@ import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import { ApiError, type ErrorCode, type FieldIssue, loggableError } from "./http/errors";
+import {
+  ApiError,
+  type ErrorCode,
+  type FieldIssue,
+  isForeignKeyViolation,
+  loggableError,
+} from "./http/errors";
 import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
 import { createLogger } from "./lib/log";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
@@ -64,6 +70,15 @@ function errorResponse(err: Error, c: Context<AppEnv>): Response {
     const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
     const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
     return c.json(api.toBody(), api.status as ContentfulStatusCode);
+  }
+  // A write whose parent vanished meanwhile (a create racing the delete of its project, say):
+  // the parent is gone, so the answer is what it would be a moment later (API_CONTRACT §17).
+  // Every write goes through D1, which enforces the foreign keys, so this one place covers all.
+  if (isForeignKeyViolation(err)) {
+    return c.json(
+      { code: "not_found", message: "The record this request writes under no longer exists." },
+      404,
+    );
   }
   // Only the innermost message and the stack frames: the outer message of a query error
   // carries its bound parameters, which may be secrets.

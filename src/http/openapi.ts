@@ -39,6 +39,12 @@ export const IdSchema = z
   .regex(ID_PATTERN, "Must be an identifier (22-char base58, UUID, or 32-char lowercase hex).")
   .openapi({ example: "7Hq3VnT5m2WcXbQ9pLk4Rz" });
 
+/** A template's name (API_CONTRACT §17): any string of 1–255 characters, not an identifier. */
+export const TemplateIdSchema = z.string().min(1).max(255).openapi({
+  description: "The template's name, chosen by the engine (1–255 characters).",
+  example: "tpl-web-1",
+});
+
 /** API_CONTRACT: every timestamp is RFC 3339 UTC with milliseconds; the pattern publishes that. */
 export const TimestampSchema = z
   .string()

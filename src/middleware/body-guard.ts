@@ -7,7 +7,8 @@ const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * JSON only and at most 1 MiB, checked before anything parses the body. The body is read
+ * JSON only, UTF-8 only, at most 1 MiB, nested at most 64 levels, no unpaired UTF-16
+ * surrogate in any key or string (API_CONTRACT §6, §17), checked before anything executes. The body is read
  * once here (stopping as soon as it passes the limit) and handed to the validators via
  * Hono's body cache, so it is never read twice.
  */
@@ -26,20 +27,108 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
       { path: "content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
     ]);
   }
+  assertUtf8Charset(contentType);
   let text: string;
-  let parsed: unknown;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw badInput("The request body is not valid JSON.");
+  }
+  // Before parsing: nothing downstream (validation, JSON.stringify into D1) meets a value
+  // deep enough to exhaust the stack.
+  assertDepth(text);
+  let parsed: unknown;
+  try {
     parsed = JSON.parse(text);
   } catch {
     throw badInput("The request body is not valid JSON.");
   }
+  assertWellFormed(parsed);
   // Hono keeps body promises in this cache (its declared type says otherwise).
   const cache = c.req.bodyCache as unknown as Record<string, Promise<unknown>>;
   cache.json = Promise.resolve(parsed);
   cache.text = Promise.resolve(text);
   return next();
 });
+
+/** The body's own object or array is level 1; each nested object or array adds one. */
+export const MAX_JSON_DEPTH = 64;
+
+/** A `charset` parameter, if given, must be utf-8 (case-insensitive, quoted or not). */
+function assertUtf8Charset(contentType: string): void {
+  for (const param of contentType.split(";").slice(1)) {
+    const eq = param.indexOf("=");
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== "charset") continue;
+    const value = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase();
+    if (value !== "utf-8") {
+      throw badInput("Request bodies must be UTF-8.", [
+        { path: "content-type", message: `Unsupported charset "${value}"; send utf-8.` },
+      ]);
+    }
+  }
+}
+
+const OPEN = 0x7b; // {
+const OPEN_ARRAY = 0x5b; // [
+const CLOSE = 0x7d; // }
+const CLOSE_ARRAY = 0x5d; // ]
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** One pass over the text (no recursion), so a 20,000-deep value is refused as cheaply as any. */
+function assertDepth(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === BACKSLASH) i++;
+      else if (ch === QUOTE) inString = false;
+    } else if (ch === QUOTE) {
+      inString = true;
+    } else if (ch === OPEN || ch === OPEN_ARRAY) {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw badInput(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+      }
+    } else if (ch === CLOSE || ch === CLOSE_ARRAY) {
+      depth--;
+    }
+  }
+}
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Every key and string value is well-formed UTF-16; the first offender is named by its path. */
+function assertWellFormed(value: unknown): void {
+  // Depth is already bounded, but a queue keeps this off the JS stack all the same.
+  const queue: { value: unknown; path: string }[] = [{ value, path: "" }];
+  for (let item = queue.pop(); item; item = queue.pop()) {
+    const { value: v, path } = item;
+    if (typeof v === "string") {
+      if (LONE_SURROGATE.test(v)) throw unpaired(path);
+    } else if (Array.isArray(v)) {
+      for (const [i, entry] of v.entries()) queue.push({ value: entry, path: join(path, String(i)) });
+    } else if (v !== null && typeof v === "object") {
+      for (const [key, entry] of Object.entries(v)) {
+        const at = join(path, key);
+        if (LONE_SURROGATE.test(key)) throw unpaired(at, "key");
+        queue.push({ value: entry, path: at });
+      }
+    }
+  }
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+const unpaired = (path: string, what = "value") =>
+  badInput("Strings must be well-formed Unicode.", [
+    { path, message: `The ${what} contains an unpaired UTF-16 surrogate.` },
+  ]);
 
 const tooLarge = () => badInput(`The request body exceeds ${MAX_BODY_BYTES} bytes.`);
 

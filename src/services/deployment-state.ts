@@ -5,6 +5,13 @@
  *   queued → in_progress → succeeded | failed
  *   queued | in_progress → cancelled
  *
+ * A stack inside a deployment (API_CONTRACT §17) can also fail before it starts:
+ *
+ *   queued → in_progress | failed | cancelled
+ *   in_progress → succeeded | failed | cancelled
+ *
+ * and when the deployment enters a final status, every stack not yet final takes it.
+ *
  * A final status never changes again. Staying in a non-final status is allowed (it is how
  * the engine reports progress of single stacks while the deployment keeps its status) and
  * moves no timestamp.
@@ -22,13 +29,21 @@ const NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
   cancelled: [],
 };
 
+const STACK_NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
+  queued: ["in_progress", "failed", "cancelled"],
+  in_progress: ["succeeded", "failed", "cancelled"],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+};
+
 export function isFinal(status: DeploymentStatus): boolean {
   return FINAL_STATUSES.includes(status);
 }
 
 /** A real move to another status (not a stay). */
-export function canMove(from: DeploymentStatus, to: DeploymentStatus): boolean {
-  return NEXT[from].includes(to);
+export function canMove(from: DeploymentStatus, to: DeploymentStatus, table = NEXT): boolean {
+  return table[from].includes(to);
 }
 
 export type TransitionPlan =
@@ -51,13 +66,24 @@ export function planTransition(
   to: DeploymentStatus,
   now: string,
   what = "The deployment",
+  table = NEXT,
 ): TransitionPlan {
   if (from === to && !isFinal(from)) return { kind: "stay" };
-  if (!canMove(from, to)) {
+  if (!canMove(from, to, table)) {
     throw conflict(`${what} cannot move from \`${from}\` to \`${to}\`.`, { from, to });
   }
   const plan: TransitionPlan = { kind: "move", status: to };
   if (to === "in_progress") plan.startedAt = now;
   if (isFinal(to)) plan.finishedAt = now;
   return plan;
+}
+
+/** As `planTransition`, under the stack machine. */
+export function planStackTransition(
+  from: DeploymentStatus,
+  to: DeploymentStatus,
+  now: string,
+  what: string,
+): TransitionPlan {
+  return planTransition(from, to, now, what, STACK_NEXT);
 }

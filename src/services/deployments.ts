@@ -14,13 +14,13 @@ import {
   projects,
   stacks,
 } from "../db/schema";
-import { badInput, conflict, isForeignKeyViolation, notFound } from "../http/errors";
+import { badInput, conflict, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
 import type { DeploymentDataSchema } from "../schemas/deployment";
 import { canSeeAll, loadScoped } from "./access";
-import { isFinal, planTransition } from "./deployment-state";
+import { isFinal, planStackTransition, planTransition } from "./deployment-state";
 import { type EventType, type NewEvent, newEvent } from "./events";
 
 /**
@@ -200,22 +200,15 @@ export async function createDeployment(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
-    // the links go in slices, all in the one batch (one transaction).
-    const links = input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }));
-    const linkInserts = [];
-    for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
-      linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
-    }
-    await db.batch([db.insert(deployments).values(row), ...linkInserts]);
-  } catch (err) {
-    // A stack or the environment was deleted between the check and the write.
-    if (isForeignKeyViolation(err)) {
-      throw conflict("The environment or one of its stacks was deleted while the deployment was created.");
-    }
-    throw err;
+  // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
+  // the links go in slices, all in the one batch (one transaction). A stack or the
+  // environment deleted between the check and the write: the error boundary answers 404.
+  const links = input.stack_ids.map((stackId) => ({ deploymentId: row.id, stackId, createdAt: now }));
+  const linkInserts = [];
+  for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
+    linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
   }
+  await db.batch([db.insert(deployments).values(row), ...linkInserts]);
   return toDeploymentRecord(row);
 }
 
@@ -238,9 +231,14 @@ function nextVersion(previous: string): string {
   return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
 }
 
+/**
+ * The stacks after the engine's reports (each checked against the stack machine), and then,
+ * when the deployment enters a final status, every stack not yet final takes that status
+ * (API_CONTRACT §17), so `data.stacks` never shows `queued` under a finished deployment.
+ */
 function applyStackReports(
   data: DeploymentData,
-  to: DeploymentStatus,
+  entering: DeploymentStatus | undefined,
   reports: readonly StackReport[],
   now: string,
 ): DeploymentData["stacks"] {
@@ -251,25 +249,22 @@ function applyStackReports(
   );
   if (unknown.length) throw badInput("Every stack must be a stack of the deployment.", unknown);
   if (!data.stacks) return undefined;
+  const finalTo = entering && isFinal(entering) ? entering : undefined;
   const byId = new Map(reports.map((r) => [r.id, r]));
   return current.map((stack) => {
     const report = byId.get(stack.id);
-    let status = report?.status ?? stack.status;
-    // Cancelling the deployment cancels every stack that has not finished.
-    if (to === "cancelled" && !isFinal(status)) status = "cancelled";
+    const reported = report?.status ?? stack.status;
+    const plan = report ? planStackTransition(stack.status, reported, now, `Stack ${stack.id}`) : undefined;
+    const status = finalTo && !isFinal(reported) ? finalTo : reported;
     if (!report && status === stack.status) return stack;
-    const plan = planTransition(stack.status, status, now, `Stack ${stack.id}`);
-    const next: StackEntry = {
-      id: stack.id,
-      status,
-      timestamp: plan.kind === "move" ? now : stack.timestamp,
-    };
+    const moved = status !== stack.status || plan?.kind === "move";
+    const next: StackEntry = { id: stack.id, status, timestamp: moved ? now : stack.timestamp };
     // As for resources: a reason left out survives only while the status stays; null clears it.
     const reason =
       report?.status_reason === undefined
-        ? plan.kind === "stay"
-          ? stack.status_reason
-          : undefined
+        ? moved
+          ? undefined
+          : stack.status_reason
         : (report.status_reason ?? undefined);
     if (reason !== undefined) next.status_reason = reason;
     return next;
@@ -297,11 +292,22 @@ export async function transitionDeployment(
   to: DeploymentStatus,
   reports: readonly StackReport[] = [],
 ): Promise<TransitionResult> {
-  const { db } = ctx;
+  const result = await tryTransition(ctx.db, row, to, reports);
+  if (!result) throw conflict("The deployment changed while this request was applied; read it again.");
+  return result;
+}
+
+/** As `transitionDeployment`, but `undefined` when the row was no longer the version read. */
+async function tryTransition(
+  db: Db,
+  row: DeploymentRow,
+  to: DeploymentStatus,
+  reports: readonly StackReport[],
+): Promise<TransitionResult | undefined> {
   // One instant for the whole transition, so started_at/finished_at equal updated_at.
   const now = nextVersion(row.updatedAt);
-  const stackList = applyStackReports(row.data, to, reports, now);
   const plan = planTransition(row.status, to, now);
+  const stackList = applyStackReports(row.data, plan.kind === "move" ? plan.status : undefined, reports, now);
   const data: DeploymentData = { ...row.data };
   if (stackList) data.stacks = stackList;
   const next: DeploymentRow = {
@@ -343,22 +349,36 @@ export async function transitionDeployment(
     );
   }
   const [updated] = await d1.batch(statements);
-  if (updated?.meta.changes !== 1) {
-    throw conflict("The deployment changed while this request was applied; read it again.");
-  }
+  if (updated?.meta.changes !== 1) return undefined;
   return event ? { deployment, event } : { deployment };
 }
 
-/** User: cancel a `queued` or `in_progress` deployment (needs `contributor`). */
+/** How often cancel re-reads a deployment that moved under it before giving up. */
+const CANCEL_ATTEMPTS = 8;
+
+/**
+ * User: cancel a `queued` or `in_progress` deployment (needs `contributor`). A cancel that
+ * loses its compare-and-set to the engine (say `queued → in_progress`) reads the deployment
+ * again and retries: it is `409` only once the deployment is final (API_CONTRACT §17).
+ */
 export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
   const { db, identity } = ctx;
-  const { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
-  if (isFinal(row.status)) {
-    throw conflict(
-      `The deployment is already \`${row.status}\`; only a queued or running one can be cancelled.`,
-    );
+  let { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
+  for (let attempt = 1; ; attempt++) {
+    if (isFinal(row.status)) {
+      throw conflict(
+        `The deployment is already \`${row.status}\`; only a queued or running one can be cancelled.`,
+      );
+    }
+    const result = await tryTransition(db, row, "cancelled", []);
+    if (result) return result.deployment;
+    if (attempt >= CANCEL_ATTEMPTS) {
+      throw conflict("The deployment kept changing while it was being cancelled; try again.");
+    }
+    const fresh = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+    if (!fresh) throw notFound("Deployment");
+    row = fresh;
   }
-  return (await transitionDeployment(ctx, row, "cancelled")).deployment;
 }
 
 /**

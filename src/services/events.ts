@@ -12,7 +12,6 @@ import { and, asc, isNull, lt } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { events, type NotificationConfiguration } from "../db/schema";
-import { isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso, toIso } from "../http/time";
 
@@ -89,12 +88,7 @@ export async function recordEvent(
 ): Promise<NewEvent> {
   const { db } = ctx;
   const event = newEvent(projectId, type, data);
-  try {
-    await eventInsert(db, event).run();
-  } catch (err) {
-    if (isForeignKeyViolation(err)) throw notFound("Project");
-    throw err;
-  }
+  await eventInsert(db, event).run();
   ctx.events.publishAfterCommit(event.id);
   return event;
 }

@@ -16,7 +16,7 @@ import {
   notificationIntegrations,
   webhookDeliveries,
 } from "../db/schema";
-import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
+import { badInput, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -81,9 +81,11 @@ export function fullConfiguration(given: Partial<NotificationConfiguration> = {}
   return out;
 }
 
-function assertUrl(url: string, policy: UrlPolicy): void {
+/** The URL as it is stored: parsed and normalized (`new URL(u).href`, API_CONTRACT §17). */
+function allowedUrl(url: string, policy: UrlPolicy): string {
   const check = checkWebhookUrl(url, policy);
   if (!check.ok) throw badInput("The webhook URL is not allowed.", [{ path: "url", message: check.reason }]);
+  return check.url.href;
 }
 
 /** The public create (contributor or above) — `type` is limited to `webhook` by the route schema. */
@@ -93,10 +95,9 @@ export async function createIntegration(
   input: IntegrationCreateInput,
 ): Promise<CreatedIntegration> {
   const { db, identity } = ctx;
-  const policy = { allowInsecure: ctx.config.allowInsecureWebhooks };
-  assertUrl(input.url, policy);
+  const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
   await loadProject(db, identity, projectId, "write");
-  return insertIntegration(db, projectId, input);
+  return insertIntegration(db, projectId, { ...input, url });
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
@@ -105,15 +106,10 @@ export async function createIntegrationInternal(
   projectId: string,
   input: IntegrationCreateInput,
 ): Promise<CreatedIntegration> {
-  const { db } = ctx;
-  const policy = { allowInsecure: ctx.config.allowInsecureWebhooks };
-  assertUrl(input.url, policy);
-  try {
-    return await insertIntegration(db, projectId, input);
-  } catch (err) {
-    if (isForeignKeyViolation(err)) throw notFound("Project");
-    throw err;
-  }
+  return insertIntegration(ctx.db, projectId, {
+    ...input,
+    url: allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks }),
+  });
 }
 
 async function insertIntegration(
@@ -205,10 +201,10 @@ export async function updateIntegration(
       { path: "configuration", message: "Give at least one flag, or `url`." },
     ]);
   }
-  if (input.url !== undefined) assertUrl(input.url, policy);
+  const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
   await loadIntegration(db, identity, projectId, integrationId, "write");
   const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
-  if (input.url !== undefined) set.url = input.url;
+  if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
     set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
   }

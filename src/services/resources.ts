@@ -3,7 +3,7 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
-import { isForeignKeyViolation, notFound } from "../http/errors";
+import { notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { listPage, type Page, type PageRequest } from "../http/pagination";
 import { nowIso } from "../http/time";
@@ -118,13 +118,8 @@ export async function createResource(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.insert(stackResources).values(row).run();
-  } catch (err) {
-    // The stack was deleted between the read and the insert.
-    if (isForeignKeyViolation(err)) throw notFound("Stack");
-    throw err;
-  }
+  // A stack deleted between the read and the insert: the error boundary answers 404.
+  await db.insert(stackResources).values(row).run();
   return toResourceRecord(row);
 }
 

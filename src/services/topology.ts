@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
-import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../http/errors";
+import { conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
 
@@ -41,8 +41,7 @@ export async function createEnvironment(
     await db.insert(environments).values(row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The project already has an environment named "${name}".`);
-    // The project was deleted between the check and the insert.
-    if (isForeignKeyViolation(err)) throw notFound("Project");
+    // A project deleted between the check and the insert: the error boundary answers 404.
     throw err;
   }
   return { id: row.id, project_id: projectId, name, created_at: row.createdAt };
@@ -60,7 +59,6 @@ export async function createComponent(
     await db.insert(components).values(row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The environment already has a component named "${name}".`);
-    if (isForeignKeyViolation(err)) throw notFound("Environment");
     throw err;
   }
   return { id: row.id, environment_id: environmentId, name, created_at: row.createdAt };
@@ -81,12 +79,7 @@ export async function createStack(
     templateId: input.template_id ?? newId(),
     createdAt: nowIso(),
   };
-  try {
-    await db.insert(stacks).values(row).run();
-  } catch (err) {
-    if (isForeignKeyViolation(err)) throw notFound("Environment");
-    throw err;
-  }
+  await db.insert(stacks).values(row).run();
   return {
     id: row.id,
     environment_id: environmentId,

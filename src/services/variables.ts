@@ -187,8 +187,8 @@ export async function createVariable(
     await db.insert(variables).values(row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
-    // The parent was deleted between the lookup and the insert.
-    if (isForeignKeyViolation(err)) throw notFound(parent.kind === "component" ? "Component" : "Environment");
+    // A parent deleted between the lookup and the insert: the error boundary answers 404.
+    if (isForeignKeyViolation(err)) throw err;
     throw withoutParameters(err);
   }
   return toVariableRecord(row);

@@ -43,6 +43,12 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
   } catch {
     return refuse("Must be an absolute URL.");
   }
+  // The parser keeps empty labels (`a..b`, `localhost..`); no resolver dials them. One
+  // trailing dot (the DNS root, `example.com.`) is a real name.
+  if (!url.hostname.startsWith("[") && url.hostname.replace(/\.$/, "").split(".").includes("")) {
+    return refuse("Must name a host without empty labels (`..`).");
+  }
+  if (url.href.length > MAX_URL_LENGTH) return refuse(`Must be at most ${MAX_URL_LENGTH} characters.`);
   if (opts.allowInsecure) {
     return url.protocol === "https:" || url.protocol === "http:"
       ? { ok: true, url }

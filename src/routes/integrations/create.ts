@@ -13,7 +13,8 @@ export const createIntegrationRoute = defineRoute({
   summary: "Create a webhook integration",
   description:
     "Needs the project role `contributor` or above. The response — and only this one — carries " +
-    "`signing_secret`. Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the " +
+    "`signing_secret`, and is marked `Cache-Control: no-store`. The URL is stored normalized " +
+    "(`https://Example.COM/a/../b` reads back as `https://example.com/b`). Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the " +
     "headers `webhook-id` (the event ID, the same on every retry), `webhook-timestamp` and " +
     "`webhook-signature`. A non-2xx answer, a redirect, a timeout (15 s) or a network error is retried " +
     "after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h (longer if the receiver sends `Retry-After`).",
@@ -28,6 +29,8 @@ export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
       c.req.valid("param").project_id,
       c.req.valid("json"),
     );
+    // It carries the signing secret: no cache may keep it.
+    c.header("cache-control", "no-store");
     return c.json(integration, 201);
   });
 }

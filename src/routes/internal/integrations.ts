@@ -25,6 +25,8 @@ export function registerInternalIntegrationsRoutes(app: OpenAPIHono<AppEnv>) {
         c.req.valid("param").project_id,
         c.req.valid("json"),
       );
+      // It carries the signing secret: no cache may keep it.
+      c.header("cache-control", "no-store");
       return c.json(integration, 201);
     },
   );

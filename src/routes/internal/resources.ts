@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../db/schema";
 import type { AppEnv } from "../../env";
-import { IdSchema, idParams, jsonBody, jsonContent } from "../../http/openapi";
+import { idParams, jsonBody, jsonContent, TemplateIdSchema } from "../../http/openapi";
 import { createResource, updateResource } from "../../services/resources";
 import { StackResourceSchema } from "../resources/schema";
 import { defineInternalRoute } from "./schema";
@@ -14,7 +14,7 @@ const ResourceCreateBody = z.strictObject({
   physical_id: z.string().min(1).max(2048),
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  template_id: IdSchema.optional(),
+  template_id: TemplateIdSchema.optional(),
 });
 
 const ResourceUpdateBody = z.strictObject({

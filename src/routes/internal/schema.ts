@@ -1,6 +1,13 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../../db/schema";
-import { bodylessGuard, errorResponses, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import {
+  bodylessGuard,
+  errorResponses,
+  IdSchema,
+  idParams,
+  TemplateIdSchema,
+  TimestampSchema,
+} from "../../http/openapi";
 
 /** An internal route: validated like the public ones (a body it does not declare is refused), never published in /openapi.json. */
 export function defineInternalRoute<R extends RouteConfig>(config: R) {
@@ -49,7 +56,7 @@ export const ApiKeyCreateBody = z.strictObject({
 
 export const StackCreateBody = z.strictObject({
   name: z.string().min(1).max(100),
-  template_id: IdSchema.optional(),
+  template_id: TemplateIdSchema.optional(),
 });
 
 export const AnyRecord = z.record(z.string(), z.unknown());

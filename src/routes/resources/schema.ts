@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../db/schema";
-import { envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { envelope, IdSchema, idParams, TemplateIdSchema, TimestampSchema } from "../../http/openapi";
 
 export const ResourceStatusSchema = z
   .enum(RESOURCE_STATUSES)
@@ -11,7 +11,7 @@ export const StackResourceSchema = z
     id: IdSchema,
     stack_id: IdSchema,
     environment_id: IdSchema,
-    template_id: z.string(),
+    template_id: TemplateIdSchema,
     resource_type: z.string().openapi({ example: "AWS::Lambda::Function" }),
     physical_id: z.string().openapi({ example: "storefront-api-handler" }),
     status: ResourceStatusSchema,

@@ -1,0 +1,442 @@
+/**
+ * What black-box and adversarial testing found (issue #10, API_CONTRACT §17): free
+ * template names, the stack machine inside a deployment, cancel racing the engine, body
+ * hygiene before anything executes, and normalized webhook URLs.
+ */
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DeploymentRecord } from "../src/services/deployments";
+import { internal, internalOk, request } from "./helpers/api";
+import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
+import { openApiDocument } from "./helpers/openapi";
+
+type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
+type Deployment = DeploymentRecord;
+const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
+
+async function setup() {
+  const { owner } = await createOrgWithOwner();
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  return { owner, project, environmentId };
+}
+
+const deploy = (environmentId: string, stackIds: string[]) =>
+  internalOk<Deployment>("POST", `/environments/${environmentId}/deployments`, {
+    stack_ids: stackIds,
+    data: { patch: PATCH },
+  });
+
+const move = (id: string, body: Record<string, unknown>) =>
+  internal<Deployment & ErrorBody>("PATCH", `/deployments/${id}`, body);
+
+async function count(table: string): Promise<number> {
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+describe("template_id is a free string of 1–255 characters (§17)", () => {
+  it("stacks and resources take engine template names; the public record reads them back", async () => {
+    const { owner, environmentId } = await setup();
+    const stack = await internal<{ id: string; template_id: string }>(
+      "POST",
+      `/environments/${environmentId}/stacks`,
+      { name: unique("stack"), template_id: "tpl-web-1" },
+    );
+    expect([stack.status, stack.body.template_id]).toEqual([201, "tpl-web-1"]);
+
+    const inherited = await internalOk<{ id: string; template_id: string }>(
+      "POST",
+      `/stacks/${stack.body.id}/resources`,
+      { resource_type: "AWS::SQS::Queue", physical_id: "orders", status: "create_complete" },
+    );
+    expect(inherited.template_id).toBe("tpl-web-1");
+
+    const longest = `t${"é".repeat(254)}`;
+    for (const templateId of ["worker templates/α v2", longest, "x"]) {
+      const res = await internal<{ id: string; template_id: string }>(
+        "POST",
+        `/stacks/${stack.body.id}/resources`,
+        {
+          resource_type: "AWS::Lambda::Function",
+          physical_id: "fn",
+          status: "create_in_progress",
+          template_id: templateId,
+        },
+      );
+      expect([res.status, res.body.template_id]).toEqual([201, templateId]);
+      const read = await request<{ template_id: string }>("GET", `/v1/resources/${res.body.id}`, {
+        key: owner.key,
+      });
+      expect([read.status, read.body.template_id]).toEqual([200, templateId]);
+    }
+
+    // A deployment of such a stack works end to end.
+    const d = await deploy(environmentId, [stack.body.id]);
+    expect(d.status).toBe("queued");
+  });
+
+  it("refuses an empty or over-long template_id on stacks and resources, writing nothing", async () => {
+    const { environmentId } = await setup();
+    const stack = await createStack(environmentId, { template_id: "tpl-api" });
+    const before = [await count("stacks"), await count("stack_resources")];
+    for (const templateId of ["", "t".repeat(256), 42, null]) {
+      const s = await internal<ErrorBody>("POST", `/environments/${environmentId}/stacks`, {
+        name: unique("stack"),
+        template_id: templateId,
+      });
+      expect([s.status, s.body.code, s.body.cause?.[0]?.path]).toEqual([400, "bad_input", "template_id"]);
+      const r = await internal<ErrorBody>("POST", `/stacks/${stack.id}/resources`, {
+        resource_type: "AWS::SQS::Queue",
+        physical_id: "q",
+        status: "create_complete",
+        template_id: templateId,
+      });
+      expect([r.status, r.body.code, r.body.cause?.[0]?.path]).toEqual([400, "bad_input", "template_id"]);
+    }
+    expect([await count("stacks"), await count("stack_resources")]).toEqual(before);
+  });
+
+  it("a stack created without template_id still gets a new identifier", async () => {
+    const { environmentId } = await setup();
+    const stack = await createStack(environmentId);
+    expect(stack.template_id).toMatch(/^[1-9A-HJ-NP-Za-km-z]{22}$/);
+  });
+
+  it("the OpenAPI document does not constrain template_id to the identifier pattern", async () => {
+    const doc = await openApiDocument();
+    const schema = doc.components.schemas?.StackResource as {
+      properties: Record<string, Record<string, unknown>>;
+    };
+    const templateId = schema.properties.template_id;
+    expect(templateId).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
+    expect(templateId?.pattern).toBeUndefined();
+  });
+});
+
+describe("stack statuses inside a deployment (§17)", () => {
+  it("a stack can fail before it starts; entering a final status finishes every unfinished stack", async () => {
+    const { owner, environmentId } = await setup();
+    const [a, b, c] = [
+      await createStack(environmentId),
+      await createStack(environmentId),
+      await createStack(environmentId),
+    ];
+    const d = await deploy(environmentId, [a.id, b.id, c.id]);
+    const started = await move(d.id, {
+      status: "in_progress",
+      stacks: [
+        { id: a.id, status: "failed", status_reason: "template invalid" },
+        { id: b.id, status: "in_progress" },
+      ],
+    });
+    expect(started.status).toBe(200);
+    expect(started.body.data.stacks?.map((s) => s.status)).toEqual(["failed", "in_progress", "queued"]);
+
+    const done = await move(d.id, { status: "succeeded" });
+    expect(done.status).toBe(200);
+    const stacks = done.body.data.stacks ?? [];
+    expect(stacks.map((s) => [s.id, s.status])).toEqual([
+      [a.id, "failed"],
+      [b.id, "succeeded"],
+      [c.id, "succeeded"],
+    ]);
+    // The failed stack keeps its own time and reason; the others moved when the deployment did.
+    expect(stacks[0]).toEqual(started.body.data.stacks?.[0]);
+    expect(stacks[0]?.status_reason).toBe("template invalid");
+    expect(stacks[1]?.timestamp).toBe(done.body.finished_at);
+    expect(stacks[2]?.timestamp).toBe(done.body.finished_at);
+
+    const read = await request<Deployment>("GET", `/v1/deployments/${d.id}`, { key: owner.key });
+    expect(read.body.data.stacks?.some((s) => s.status === "queued" || s.status === "in_progress")).toBe(
+      false,
+    );
+  });
+
+  it("a failed deployment fails its queued and running stacks", async () => {
+    const { environmentId } = await setup();
+    const [a, b] = [await createStack(environmentId), await createStack(environmentId)];
+    const d = await deploy(environmentId, [a.id, b.id]);
+    await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "in_progress" }] });
+    const failed = await move(d.id, { status: "failed" });
+    expect(failed.status).toBe(200);
+    expect(failed.body.data.stacks?.map((s) => [s.status, s.timestamp])).toEqual([
+      ["failed", failed.body.finished_at],
+      ["failed", failed.body.finished_at],
+    ]);
+  });
+
+  it("refuses stack moves outside the stack machine with 409, changing nothing", async () => {
+    const { environmentId } = await setup();
+    const [a] = [await createStack(environmentId)];
+    const d = await deploy(environmentId, [a.id]);
+    await move(d.id, { status: "in_progress" });
+    // queued → succeeded is not a stack move (a stack runs before it succeeds).
+    const skip = await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "succeeded" }] });
+    expect([skip.status, skip.body.code]).toEqual([409, "conflict"]);
+    await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "in_progress" }] });
+    const back = await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "queued" }] });
+    expect([back.status, back.body.code]).toEqual([409, "conflict"]);
+    const after = await internalOk<Deployment>("PATCH", `/deployments/${d.id}`, { status: "in_progress" });
+    expect(after.data.stacks?.[0]?.status).toBe("in_progress");
+  });
+});
+
+describe("cancel racing the engine (§17)", () => {
+  it("a cancel racing queued → in_progress always cancels; 409 only once final", async () => {
+    const { owner, environmentId } = await setup();
+    const stack = await createStack(environmentId);
+    // Several races at once, the engine's move started 0–3 ms after the cancel, so the
+    // engine's write lands between the cancel's read and its write in a good share of them
+    // (on the code before the fix, about a quarter of these cancels answered 409).
+    for (let round = 0; round < 5; round++) {
+      const batch = await Promise.all(Array.from({ length: 8 }, () => deploy(environmentId, [stack.id])));
+      await Promise.all(
+        batch.map(async (d, i) => {
+          const [cancel, engine] = await Promise.all([
+            request<Deployment & ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
+            new Promise((resolve) => setTimeout(resolve, i % 4)).then(() =>
+              move(d.id, { status: "in_progress" }),
+            ),
+          ]);
+          expect(cancel.status, cancel.raw).toBe(200);
+          expect(cancel.body.status).toBe("cancelled");
+          expect(cancel.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
+          // The engine either moved first (the cancel then went through after it) or found it cancelled.
+          expect([200, 409]).toContain(engine.status);
+          if (engine.status === 200) expect(cancel.body.started_at).toBe(engine.body.started_at);
+          const row = await env.DB.prepare("SELECT status FROM deployments WHERE id = ?")
+            .bind(d.id)
+            .first<{ status: string }>();
+          expect(row?.status).toBe("cancelled");
+        }),
+      );
+    }
+  });
+});
+
+describe("body hygiene before anything executes (§6, §17)", () => {
+  /** `depth` nested arrays: `[[…]]`. */
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+  /** A deployment create body whose total depth is `depth` (body 1, data 2, patch 3, item 4, value 5…). */
+  const deploymentBody = (stackId: string, depth: number) =>
+    `{"stack_ids":["${stackId}"],"data":{"patch":[{"op":"add","path":"/x","value":${nested(depth - 4)}}]}}`;
+
+  it("JSON up to 64 levels is accepted; 65 and 20,000 levels are 400 and write nothing", async () => {
+    const { environmentId } = await setup();
+    const stack = await createStack(environmentId);
+    const post = (rawBody: string) =>
+      request<ErrorBody & { data: unknown }>(
+        "POST",
+        `/internal/v1/environments/${environmentId}/deployments`,
+        {
+          rawBody,
+          headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "content-type": "application/json" },
+        },
+      );
+    const ok = await post(deploymentBody(stack.id, 64));
+    expect(ok.status, ok.raw).toBe(201);
+
+    const before = await count("deployments");
+    for (const depth of [65, 20_000]) {
+      const res = await post(deploymentBody(stack.id, depth));
+      expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+      expect(res.body.message).toContain("64");
+    }
+    // The depth of a top-level array body counts the same way.
+    const arr = await post(nested(65));
+    expect([arr.status, arr.body.code]).toEqual([400, "bad_input"]);
+    expect(await count("deployments")).toBe(before);
+  });
+
+  it("brackets inside strings do not count towards the depth", async () => {
+    const { owner } = await setup();
+    const res = await request<{ description: string }>("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: unique("p"), description: `${"[{".repeat(200)}\\"` },
+    });
+    expect(res.status, res.raw).toBe(201);
+  });
+
+  it("a deep value on a public route is 400, not a 500 after the write", async () => {
+    const { owner, environmentId } = await setup();
+    const before = await count("variables");
+    const res = await request<ErrorBody>("POST", `/v1/environments/${environmentId}/variables`, {
+      key: owner.key,
+      rawBody: `{"name":"DEEP","type":"string","value":${nested(20_000)}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+    expect(await count("variables")).toBe(before);
+  });
+
+  it("a charset other than utf-8 is 400; utf-8 in any spelling is accepted", async () => {
+    const { owner } = await setup();
+    const before = await count("projects");
+    for (const contentType of [
+      "application/json; charset=latin1",
+      "application/json;charset=ISO-8859-1",
+      'application/json; charset="utf-16"',
+      "application/json; Charset=us-ascii",
+    ]) {
+      const res = await request<ErrorBody>("POST", "/v1/projects", {
+        key: owner.key,
+        rawBody: JSON.stringify({ name: unique("p") }),
+        headers: { "content-type": contentType },
+      });
+      expect([res.status, res.body.code, res.body.cause?.[0]?.path]).toEqual([
+        400,
+        "bad_input",
+        "content-type",
+      ]);
+    }
+    expect(await count("projects")).toBe(before);
+    for (const contentType of ["application/json; charset=utf-8", 'application/json;CHARSET="UTF-8"']) {
+      const res = await request("POST", "/v1/projects", {
+        key: owner.key,
+        rawBody: JSON.stringify({ name: unique("p") }),
+        headers: { "content-type": contentType },
+      });
+      expect(res.status, res.raw).toBe(201);
+    }
+  });
+
+  it("an unpaired surrogate in any key or string is 400 naming the field; a pair is fine", async () => {
+    const { owner, environmentId } = await setup();
+    const stack = await createStack(environmentId);
+    const before = [await count("projects"), await count("variables"), await count("deployments")];
+    const cases: Array<[string, string, string, string]> = [
+      ["/v1/projects", '{"name":"a\\ud800b"}', owner.key, "name"],
+      ["/v1/projects", '{"name":"ok","description":"x\\udc00"}', owner.key, "description"],
+      ["/v1/projects", '{"name":"tail\\ud83d"}', owner.key, "name"],
+      [
+        `/v1/environments/${environmentId}/variables`,
+        '{"name":"V","type":"string","value":"\\udfff\\ud800"}',
+        owner.key,
+        "value",
+      ],
+      [
+        `/internal/v1/environments/${environmentId}/deployments`,
+        `{"stack_ids":["${stack.id}"],"data":{"patch":[{"op":"add","path":"/x","value":{"k\\ud800":1}}]}}`,
+        "",
+        "data.patch.0.value.k\ud800",
+      ],
+    ];
+    for (const [path, rawBody, key, field] of cases) {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (!key) headers.authorization = `Bearer ${env.ADMIN_TOKEN}`;
+      const res = await request<ErrorBody>("POST", path, { key, rawBody, headers });
+      expect([res.status, res.body.code], rawBody).toEqual([400, "bad_input"]);
+      expect(res.body.cause?.[0]?.path).toBe(field);
+    }
+    expect([await count("projects"), await count("variables"), await count("deployments")]).toEqual(before);
+
+    const pair = await request<{ name: string; description: string }>("POST", "/v1/projects", {
+      key: owner.key,
+      rawBody: `{"name":"${unique("p")}","description":"rocket \\ud83d\\ude80"}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect([pair.status, pair.body.description]).toEqual([201, "rocket 🚀"]);
+  });
+});
+
+describe("webhook URLs (§17)", () => {
+  afterEach(() => {
+    env.ALLOW_INSECURE_WEBHOOKS = "false";
+  });
+
+  const integrationsOf = (projectId: string) => `/v1/projects/${projectId}/notification-integrations`;
+
+  it("stores the normalized URL, on public and internal create and on PATCH", async () => {
+    const { owner, project } = await setup();
+    const res = await request<{ id: string; url: string }>("POST", integrationsOf(project.id), {
+      key: owner.key,
+      body: { type: "webhook", url: "https://Example.COM/a/../b", configuration: {} },
+    });
+    expect([res.status, res.body.url]).toEqual([201, "https://example.com/b"]);
+    const read = await request<{ url: string }>("GET", `${integrationsOf(project.id)}/${res.body.id}`, {
+      key: owner.key,
+    });
+    expect(read.body.url).toBe("https://example.com/b");
+
+    const patched = await request<{ url: string }>("PATCH", `${integrationsOf(project.id)}/${res.body.id}`, {
+      key: owner.key,
+      body: { url: "HTTPS://Hooks.Example.ORG:443/./x/%7e?q" },
+    });
+    expect([patched.status, patched.body.url]).toEqual([200, "https://hooks.example.org/x/%7e?q"]);
+
+    const slack = await internal<{ url: string }>(
+      "POST",
+      `/projects/${project.id}/notification-integrations`,
+      {
+        type: "slack",
+        url: "https://HOOKS.slack.com/services/T0/../T1",
+        configuration: {},
+      },
+    );
+    expect([slack.status, slack.body.url]).toEqual([201, "https://hooks.slack.com/services/T1"]);
+  });
+
+  it("a host with an empty label is 400 even with ALLOW_INSECURE_WEBHOOKS", async () => {
+    env.ALLOW_INSECURE_WEBHOOKS = "true";
+    const { owner, project } = await setup();
+    const made = await request<{ id: string }>("POST", integrationsOf(project.id), {
+      key: owner.key,
+      body: { type: "webhook", url: "http://localhost:8787/hook", configuration: {} },
+    });
+    expect(made.status, made.raw).toBe(201);
+    const before = await count("notification_integrations");
+    for (const url of [
+      "https://localhost../",
+      "https://a..b/",
+      "https://hooks.example.com../x",
+      "http://.a.b/",
+    ]) {
+      const pub = await request<ErrorBody>("POST", integrationsOf(project.id), {
+        key: owner.key,
+        body: { type: "webhook", url, configuration: {} },
+      });
+      expect([pub.status, pub.body.code, pub.body.cause?.[0]?.path], url).toEqual([400, "bad_input", "url"]);
+      const int = await internal<ErrorBody>("POST", `/projects/${project.id}/notification-integrations`, {
+        type: "webhook",
+        url,
+        configuration: {},
+      });
+      expect([int.status, int.body.code], url).toEqual([400, "bad_input"]);
+      const patch = await request<ErrorBody>("PATCH", `${integrationsOf(project.id)}/${made.body.id}`, {
+        key: owner.key,
+        body: { url },
+      });
+      expect([patch.status, patch.body.code], url).toEqual([400, "bad_input"]);
+    }
+    expect(await count("notification_integrations")).toBe(before);
+    const unchanged = await request<{ url: string }>("GET", `${integrationsOf(project.id)}/${made.body.id}`, {
+      key: owner.key,
+    });
+    expect(unchanged.body.url).toBe("http://localhost:8787/hook");
+    // One trailing dot (the DNS root) is a real name.
+    const rooted = await request<{ url: string }>("POST", integrationsOf(project.id), {
+      key: owner.key,
+      body: { type: "webhook", url: "https://hooks.example.com./x", configuration: {} },
+    });
+    expect([rooted.status, rooted.body.url]).toEqual([201, "https://hooks.example.com./x"]);
+  });
+
+  it("the create response, public and internal, is Cache-Control: no-store", async () => {
+    const { owner, project } = await setup();
+    const pub = await request<{ signing_secret: string }>("POST", integrationsOf(project.id), {
+      key: owner.key,
+      body: { type: "webhook", url: "https://hooks.example.com/a", configuration: {} },
+    });
+    expect(pub.status).toBe(201);
+    expect(pub.body.signing_secret).toMatch(/^whsec_/);
+    expect(pub.headers.get("cache-control")).toBe("no-store");
+    const int = await internal("POST", `/projects/${project.id}/notification-integrations`, {
+      type: "webhook",
+      url: "https://hooks.example.com/b",
+      configuration: {},
+    });
+    expect(int.status).toBe(201);
+    expect(int.headers.get("cache-control")).toBe("no-store");
+  });
+});
