@@ -1,8 +1,10 @@
 /**
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
- * request → request id → error boundary (onError) → [/v1] authenticate → rate limit →
- * body guard → route validation (zod) → handler → service → D1.
+ * request → request id → service context → error boundary (onError) → [/v1] authenticate →
+ * rate limit → body guard → route validation (zod) → handler → service → D1.
+ * The service context (src/context.ts) is built once, before anything can fail, so the error
+ * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
  * requests count too.
@@ -22,8 +24,10 @@ import {
   loggableError,
 } from "./http/errors";
 import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
+import { createLogger } from "./lib/log";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
+import { serviceContext } from "./middleware/context";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { registerDeploymentRoutes } from "./routes/deployments";
@@ -78,17 +82,14 @@ function errorResponse(err: Error, c: Context<AppEnv>): Response {
   }
   // Only the innermost message and the stack frames: the outer message of a query error
   // carries its bound parameters, which may be secrets.
-  console.error(
-    JSON.stringify({
-      msg: "unhandled error",
-      request_id: c.get("requestId"),
-      error: loggableError(err),
-      stack: err.stack
-        ?.split("\n")
-        .filter((line) => /^\s+at /.test(line))
-        .join("\n"),
-    }),
-  );
+  const log = c.get("ctx")?.log ?? createLogger({ request_id: c.get("requestId") });
+  log.error("unhandled error", {
+    error: loggableError(err),
+    stack: err.stack
+      ?.split("\n")
+      .filter((line) => /^\s+at /.test(line))
+      .join("\n"),
+  });
   return c.json({ code: "internal", message: "Internal error; a retry may succeed." }, 500);
 }
 
@@ -101,7 +102,7 @@ export function createApp() {
     },
   });
 
-  app.use("*", requestId);
+  app.use("*", requestId, serviceContext);
   app.onError(errorResponse);
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 

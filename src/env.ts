@@ -1,18 +1,13 @@
-import type { OrgRole } from "./db/schema";
+import type { ServiceContext } from "./context";
 
-/** Who is calling: resolved from the API key by the auth middleware. */
-export type Identity = {
-  orgId: string;
-  accountId: string;
-  orgRole: OrgRole;
-  keyId: string;
-};
+export type { Identity } from "./context";
 
 /** Hono's type parameter for every router: bindings from `wrangler types`, and per-request variables. */
 export type AppEnv = {
   Bindings: Env;
   Variables: {
     requestId: string;
-    identity: Identity;
+    /** The service context (src/context.ts), built by the context middleware; with `identity` on /v1. */
+    ctx: ServiceContext;
   };
 };

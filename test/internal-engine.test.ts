@@ -9,6 +9,7 @@ import { ApiError } from "../src/http/errors";
 import type { DeploymentRecord } from "../src/services/deployments";
 import { transitionDeployment } from "../src/services/deployments";
 import { internal, internalOk, request } from "./helpers/api";
+import { serviceContext } from "./helpers/context";
 import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
 
 type Resource = Record<string, unknown> & {
@@ -413,13 +414,15 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
     await report(d.id, { status: "failed" });
     let thrown: unknown;
     try {
-      await transitionDeployment(db, stale, "succeeded");
+      await transitionDeployment(serviceContext(), stale, "succeeded");
     } catch (err) {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(ApiError);
     expect((thrown as ApiError).code).toBe("conflict");
-    const staleStay = await transitionDeployment(db, stale, "in_progress").catch((err: unknown) => err);
+    const staleStay = await transitionDeployment(serviceContext(), stale, "in_progress").catch(
+      (err: unknown) => err,
+    );
     expect((staleStay as ApiError).code).toBe("conflict");
     expect((await eventsOf(d.id)).map((e) => e.type)).toEqual([
       "deployment.in_progress",

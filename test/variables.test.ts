@@ -2,10 +2,10 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { variableKeyVersion } from "../src/crypto/variables";
-import { createDb } from "../src/db/client";
 import type { VariableRecord } from "../src/services/variables";
 import { reencryptVariables } from "../src/services/variables";
 import type { ApiResponse } from "./helpers/api";
+import { serviceContext } from "./helpers/context";
 import {
   addProjectMember,
   type Caller,
@@ -727,19 +727,18 @@ describe("key configuration", () => {
     const before = await Promise.all(
       ids.map((id) => request("GET", `/v1/variables/${id}`, { key: owner.key })),
     );
-    const db = createDb(env.DB);
-    const rotated = { current: env.VARIABLES_KEY, previous: oldKey };
+    const rotated = serviceContext({ VARIABLES_KEY_PREVIOUS: oldKey });
     const batches: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const step = await reencryptVariables(db, rotated, 2);
+      const step = await reencryptVariables(rotated, 2);
       expect(step.key_version).toBe(await variableKeyVersion(env.VARIABLES_KEY));
       expect(step.previous_key_version).toBe(await variableKeyVersion(oldKey));
       batches.push(step.reencrypted);
       if (!step.remaining) break;
     }
     expect(batches).toEqual([2, 2, 1]);
-    expect((await reencryptVariables(db, rotated, 2)).reencrypted).toBe(0);
-    expect((await reencryptVariables(db, { current: env.VARIABLES_KEY }, 2)).reencrypted).toBe(0);
+    expect((await reencryptVariables(rotated, 2)).reencrypted).toBe(0);
+    expect((await reencryptVariables(serviceContext(), 2)).reencrypted).toBe(0);
     const current = await variableKeyVersion(env.VARIABLES_KEY);
     for (const [i, id] of ids.entries()) {
       const row = await env.DB.prepare("SELECT key_version FROM variables WHERE id = ?").bind(id).first();

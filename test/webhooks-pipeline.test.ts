@@ -17,7 +17,7 @@ import { createDb } from "../src/db/client";
 import { deliveryAttempts, events, webhookDeliveries } from "../src/db/schema";
 import { newId } from "../src/http/ids";
 import worker from "../src/index";
-import type { QueueMessage } from "../src/queue/messages";
+import type { QueueMessage } from "../src/schemas/queue-messages";
 import { type EventType, eventInsert, newEvent } from "../src/services/events";
 import { attemptDelivery } from "../src/webhooks/deliver";
 import { RETRY_DELAYS_SECONDS } from "../src/webhooks/retry";

@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { createDb } from "../db/client";
+import { withIdentity } from "../context";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/errors";
 import { authenticate } from "../services/api-keys";
@@ -12,10 +12,8 @@ import { countRequest, rateLimited } from "./rate-limit";
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   try {
-    const identity = await authenticate(createDb(c.env.DB), c.req.header("x-api-key"), (work) =>
-      c.executionCtx.waitUntil(work),
-    );
-    c.set("identity", identity);
+    const ctx = c.get("ctx");
+    c.set("ctx", withIdentity(ctx, await authenticate(ctx, c.req.header("x-api-key"))));
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== "unauthenticated") throw err;
     const ip = c.req.header("cf-connecting-ip") ?? "unknown";

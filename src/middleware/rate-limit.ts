@@ -31,14 +31,7 @@ export async function countRequest(
     const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
     decision = await stub.hit(policy, limit, RATE_LIMIT_WINDOW_SECONDS);
   } catch (err) {
-    console.error(
-      JSON.stringify({
-        msg: "rate limiter unavailable; failing open",
-        request_id: c.get("requestId"),
-        policy,
-        error: loggableError(err),
-      }),
-    );
+    c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
     return { allowed: true, headers: {} };
   }
   return { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
@@ -71,7 +64,8 @@ export const rateLimited = (headers: Record<string, string>) =>
  */
 export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const identity = c.get("identity");
+    const identity = c.get("ctx").identity;
+    if (!identity) throw new Error("rateLimit before authentication");
     const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c));
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     await next();

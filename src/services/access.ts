@@ -11,9 +11,9 @@
  */
 import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Identity } from "../context";
 import type { Db } from "../db/client";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
-import type { Identity } from "../env";
 import { forbidden, notFound } from "../http/errors";
 
 /** What an operation needs, as a minimum project role. */

@@ -6,10 +6,11 @@
  * CACHE_TTL_MS. That bounds how long another isolate may still accept a revoked key
  * (the contract allows 60 s); the isolate that revokes a key forgets it at once.
  */
+
 import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
-import type { Identity } from "../env";
 import { ApiError, badInput, loggableError } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
@@ -41,13 +42,10 @@ const unauthenticated = (message: string) => new ApiError("unauthenticated", mes
 
 /**
  * Resolves a presented key to the identity it acts as, or throws `unauthenticated`.
- * `onUsed` receives a promise to keep alive (waitUntil) when last_used_at is refreshed.
+ * The last_used_at refresh is kept alive with `ctx.waitUntil`, never awaited.
  */
-export async function authenticate(
-  db: Db,
-  presented: string | undefined,
-  onUsed: (work: Promise<unknown>) => void,
-): Promise<Identity> {
+export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Identity> {
+  const { db } = ctx;
   if (!presented) throw unauthenticated("An API key is required in the x-api-key header.");
   if (!KEY_PATTERN.test(presented)) throw unauthenticated("The API key is malformed.");
 
@@ -70,15 +68,13 @@ export async function authenticate(
       const oldest = lastUsedWrites.keys().next().value;
       if (oldest !== undefined) lastUsedWrites.delete(oldest);
     }
-    onUsed(
+    ctx.waitUntil(
       db
         .update(apiKeys)
         .set({ lastUsedAt: nowIso() })
         .where(eq(apiKeys.id, entry.identity.keyId))
         .run()
-        .catch((err) =>
-          console.error(JSON.stringify({ msg: "could not record api key use", error: loggableError(err) })),
-        ),
+        .catch((err) => ctx.log.error("could not record api key use", { error: loggableError(err) })),
     );
   }
   return entry.identity;
@@ -136,7 +132,7 @@ export type ApiKeyRecord = {
 };
 
 export async function createApiKey(
-  db: Db,
+  ctx: ServiceContext,
   input: {
     orgId: string;
     accountId: string;
@@ -145,6 +141,7 @@ export async function createApiKey(
     expiresAt?: string | null;
   },
 ): Promise<ApiKeyRecord> {
+  const { db } = ctx;
   const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
     throw badInput("`expires_at` must be in the future.", [
@@ -196,7 +193,8 @@ export async function createApiKey(
 }
 
 /** Revoke a key; false when there is no such key. Idempotent for an already revoked key. */
-export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
+export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<boolean> {
+  const { db } = ctx;
   const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
   if (!row) return false;
   await db

@@ -1,6 +1,8 @@
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
+
 import type { z } from "@hono/zod-openapi";
 import { and, eq, getTableColumns, inArray } from "drizzle-orm";
+import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import {
   type DeploymentData,
@@ -12,12 +14,11 @@ import {
   projects,
   stacks,
 } from "../db/schema";
-import type { Identity } from "../env";
 import { badInput, conflict, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
-import type { DeploymentDataSchema } from "../routes/deployments/schema";
+import type { DeploymentDataSchema } from "../schemas/deployment";
 import { canSeeAll, loadScoped } from "./access";
 import { isFinal, planStackTransition, planTransition } from "./deployment-state";
 import { type EventType, type NewEvent, newEvent } from "./events";
@@ -68,11 +69,11 @@ const statusIn = (filter: ListFilter) =>
   filter.statuses?.length ? inArray(deployments.status, [...new Set(filter.statuses)]) : undefined;
 
 export async function getDeployment(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   id: string,
   environmentId?: string,
 ): Promise<DeploymentRecord> {
+  const { db, identity } = ctx;
   const extra = environmentId ? eq(deployments.environmentId, environmentId) : undefined;
   const { row } = await loadScoped(db, identity, deployments, id, "read", "Deployment", extra);
   return toDeploymentRecord(row);
@@ -104,34 +105,34 @@ export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: List
 
 /** Every project the caller may see: org owner/admin all of the organization's, others their own. */
 export async function listVisibleDeployments(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   filter: ListFilter,
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
+  const { db, identity } = ctx;
   const rows = await visibleDeploymentsQuery(db, identity, filter, page).all();
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }
 
 export async function listEnvironmentDeployments(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   environmentId: string,
   filter: ListFilter,
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
+  const { db, identity } = ctx;
   await loadScoped(db, identity, environments, environmentId, "read", "Environment");
   const scope = and(eq(deployments.environmentId, environmentId), statusIn(filter));
   return listPage(db, deployments, scope, page, toDeploymentRecord);
 }
 
 export async function listStackDeployments(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   stackId: string,
   filter: ListFilter,
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
+  const { db, identity } = ctx;
   await loadScoped(db, identity, stacks, stackId, "read", "Stack");
   // The (stack_id, created_at, deployment_id) index of deployment_stacks carries the order.
   const { where, orderBy } = keyset(
@@ -158,10 +159,11 @@ const STACK_LINKS_PER_INSERT = 33;
 
 /** Engine: a new `queued` deployment of stacks of one environment. */
 export async function createDeployment(
-  db: Db,
+  ctx: ServiceContext,
   environmentId: string,
   input: DeploymentCreateInput,
 ): Promise<DeploymentRecord> {
+  const { db } = ctx;
   const [env, found] = await db.batch([
     db
       .select({ projectId: environments.projectId, orgId: projects.orgId })
@@ -282,14 +284,15 @@ const INSERT_EVENT_IF_CHANGED = `INSERT INTO events (id, project_id, type, data,
  * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
  * The event, if the move has one, is inserted in the same batch (one transaction) and only
  * when the UPDATE changed a row, so an event exists exactly when its transition does.
+ * Publishing it is the caller's (after the commit).
  */
 export async function transitionDeployment(
-  db: Db,
+  ctx: ServiceContext,
   row: DeploymentRow,
   to: DeploymentStatus,
   reports: readonly StackReport[] = [],
 ): Promise<TransitionResult> {
-  const result = await tryTransition(db, row, to, reports);
+  const result = await tryTransition(ctx.db, row, to, reports);
   if (!result) throw conflict("The deployment changed while this request was applied; read it again.");
   return result;
 }
@@ -358,7 +361,8 @@ const CANCEL_ATTEMPTS = 8;
  * loses its compare-and-set to the engine (say `queued → in_progress`) reads the deployment
  * again and retries: it is `409` only once the deployment is final (API_CONTRACT §17).
  */
-export async function cancelDeployment(db: Db, identity: Identity, id: string): Promise<DeploymentRecord> {
+export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
+  const { db, identity } = ctx;
   let { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
   for (let attempt = 1; ; attempt++) {
     if (isFinal(row.status)) {
@@ -377,14 +381,20 @@ export async function cancelDeployment(db: Db, identity: Identity, id: string): 
   }
 }
 
-/** Engine: report the deployment's status and, optionally, its stacks'. */
+/**
+ * Engine: report the deployment's status and, optionally, its stacks'. The event, committed
+ * with the transition, is published without holding up the engine.
+ */
 export async function updateDeploymentStatus(
-  db: Db,
+  ctx: ServiceContext,
   id: string,
   to: DeploymentStatus,
   reports: readonly StackReport[] = [],
-): Promise<TransitionResult> {
+): Promise<DeploymentRecord> {
+  const { db } = ctx;
   const row = await db.select().from(deployments).where(eq(deployments.id, id)).get();
   if (!row) throw notFound("Deployment");
-  return transitionDeployment(db, row, to, reports);
+  const { deployment, event } = await transitionDeployment(ctx, row, to, reports);
+  if (event) ctx.events.publishAfterCommit(event.id);
+  return deployment;
 }

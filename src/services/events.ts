@@ -1,16 +1,19 @@
 /**
  * Events (API_CONTRACT §8): written durably to D1 first, then fanned out to the EVENTS queue.
  *
- * Producers (deployment transitions, the internal events endpoint) put `eventInsert(db, event)`
- * in the same `db.batch` as the change that causes the event, so the event exists if and only
- * if the change does, and then call `publishEvent` without awaiting delivery.
+ * Producers (deployment transitions, the internal events endpoint) write the event in the same
+ * `db.batch` as the change that causes it (`eventInsert`, or the transition's own conditional
+ * insert), so the event exists if and only if the change does, and then hand it to
+ * `ctx.events.publishAfterCommit`, which never holds up the caller. An event whose publish
+ * is lost is found by `staleEventIds` and fanned out by the cron's sweep (services/fanout.ts).
  */
+
 import { and, asc, isNull, lt } from "drizzle-orm";
+import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { events, type NotificationConfiguration } from "../db/schema";
 import { newId } from "../http/ids";
 import { nowIso, toIso } from "../http/time";
-import type { EventFanoutMessage } from "../queue/messages";
 
 export const EVENT_TYPES = [
   "deployment.in_progress",
@@ -73,27 +76,20 @@ export function eventInsert(db: Db, event: NewEvent) {
 }
 
 /**
- * Hands a committed event to the queue: one cheap message, which the consumer fans out into
- * one delivery message per integration whose flag is on. Call it without awaiting delivery
- * (`executionCtx.waitUntil`).
- */
-export async function publishEvent(queue: Queue, eventId: string): Promise<void> {
-  const message: EventFanoutMessage = { kind: "event.fanout", event_id: eventId };
-  await queue.send(message, { contentType: "json" });
-}
-
-/**
  * The internal API's producer: the event alone is the change, so writing it is one statement.
  * An unknown project is `not_found` (the foreign key refuses the row, so nothing is written).
+ * Once written it is published (one cheap `event.fanout` message) without waiting for delivery.
  */
 export async function recordEvent(
-  db: Db,
+  ctx: ServiceContext,
   projectId: string,
   type: InternalEventType,
   data: Record<string, unknown>,
 ): Promise<NewEvent> {
+  const { db } = ctx;
   const event = newEvent(projectId, type, data);
   await eventInsert(db, event).run();
+  ctx.events.publishAfterCommit(event.id);
   return event;
 }
 
@@ -103,8 +99,8 @@ const SWEEP_LIMIT = 50;
 
 /**
  * Events whose fan-out never completed (`enqueued_at` still NULL a minute after they were
- * written): the producer's `publishEvent` failed or its isolate died before sending, or the
- * fan-out message is stuck. The queue consumer calls this once per batch; it reads the
+ * written): the producer's publish failed or its isolate died before sending, or the
+ * fan-out message is stuck. The cron's sweep calls this every few minutes; it reads the
  * partial index `events_pending_idx`, so a sweep that finds nothing costs one indexed read.
  */
 export async function staleEventIds(db: Db, nowMs = Date.now()): Promise<string[]> {

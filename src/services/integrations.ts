@@ -2,8 +2,10 @@
  * Notification integrations (API_CONTRACT §3 "Notification integration", §5) and their
  * delivery log. The signing secret leaves this module only in the create result.
  */
+
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import {
   type DeliveryStatus,
@@ -14,7 +16,6 @@ import {
   notificationIntegrations,
   webhookDeliveries,
 } from "../db/schema";
-import type { Identity } from "../env";
 import { badInput, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
@@ -89,25 +90,26 @@ function allowedUrl(url: string, policy: UrlPolicy): string {
 
 /** The public create (contributor or above) — `type` is limited to `webhook` by the route schema. */
 export async function createIntegration(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   input: IntegrationCreateInput,
-  policy: UrlPolicy,
 ): Promise<CreatedIntegration> {
-  const url = allowedUrl(input.url, policy);
+  const { db, identity } = ctx;
+  const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
   await loadProject(db, identity, projectId, "write");
   return insertIntegration(db, projectId, { ...input, url });
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
 export async function createIntegrationInternal(
-  db: Db,
+  ctx: ServiceContext,
   projectId: string,
   input: IntegrationCreateInput,
-  policy: UrlPolicy,
 ): Promise<CreatedIntegration> {
-  return insertIntegration(db, projectId, { ...input, url: allowedUrl(input.url, policy) });
+  return insertIntegration(ctx.db, projectId, {
+    ...input,
+    url: allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks }),
+  });
 }
 
 async function insertIntegration(
@@ -137,11 +139,11 @@ async function insertIntegration(
  * with `has_more: false`, the shape §3 shows.
  */
 export async function listIntegrations(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   page: PageRequest,
 ): Promise<Page<IntegrationRecord>> {
+  const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "read");
   return listPage(
     db,
@@ -171,11 +173,11 @@ function loadIntegration(
 }
 
 export async function getIntegration(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   integrationId: string,
 ): Promise<IntegrationRecord> {
+  const { db, identity } = ctx;
   const { row } = await loadIntegration(db, identity, projectId, integrationId, "read");
   return toIntegrationRecord(row);
 }
@@ -186,13 +188,13 @@ export async function getIntegration(
  * updates of different flags both take effect.
  */
 export async function updateIntegration(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   integrationId: string,
   input: IntegrationUpdateInput,
-  policy: UrlPolicy,
 ): Promise<IntegrationRecord> {
+  const { db, identity } = ctx;
+  const policy = { allowInsecure: ctx.config.allowInsecureWebhooks };
   const flags = input.configuration ?? {};
   if (input.url === undefined && Object.keys(flags).length === 0) {
     throw badInput("Nothing to change: give `url` or at least one `configuration` flag.", [
@@ -243,12 +245,12 @@ export type DeliveryRecord = {
 
 /** A page of the integration's deliveries, each with its attempts: two queries whatever the page size. */
 export async function listDeliveries(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   integrationId: string,
   page: PageRequest,
 ): Promise<Page<DeliveryRecord>> {
+  const { db, identity } = ctx;
   await loadIntegration(db, identity, projectId, integrationId, "read");
   const { where, orderBy } = keyset(
     { createdAt: webhookDeliveries.createdAt, id: webhookDeliveries.id },

@@ -5,7 +5,9 @@
  * one query. Lists of account IDs travel to D1 as one JSON parameter read with `json_each`,
  * because D1 binds at most 100 parameters per statement and an add may carry 100 IDs.
  */
+
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
 import {
   type AccountProfile,
@@ -15,7 +17,6 @@ import {
   type ProjectRole,
   projectMembers,
 } from "../db/schema";
-import type { Identity } from "../env";
 import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
@@ -96,12 +97,12 @@ function keepsAnOwner(projectId: string): SQL {
 }
 
 export async function listMembers(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   page: PageRequest,
   role: ProjectRole | undefined,
 ): Promise<Page<MemberRecord>> {
+  const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "read");
   const { where, orderBy } = keyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
   const rows = await memberQuery(
@@ -121,11 +122,11 @@ export async function listMembers(
 }
 
 export async function getMember(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   accountId: string,
 ): Promise<MemberRecord> {
+  const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "read");
   const row = await memberQuery(
     db,
@@ -144,12 +145,12 @@ type Candidate = { account_id: string; org_role: OrgRole | null; membership_id: 
  * ID, and one batch (one transaction) that inserts and reads back.
  */
 export async function addMembers(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   accountIds: string[],
   role: ProjectRole,
 ): Promise<MemberRecord[]> {
+  const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const idsJson = JSON.stringify(accountIds);
   const candidates = await db.all<Candidate>(sql`
@@ -230,12 +231,12 @@ function alreadyMembers(accountIds: string[], ids: string[]) {
 }
 
 export async function replaceMemberRole(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   accountId: string,
   role: ProjectRole,
 ): Promise<MemberRecord> {
+  const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
   // One batch is one transaction: the read sees the update's result, and an empty update
@@ -254,12 +255,8 @@ export async function replaceMemberRole(
   return toMemberRecord(member);
 }
 
-export async function removeMember(
-  db: Db,
-  identity: Identity,
-  projectId: string,
-  accountId: string,
-): Promise<void> {
+export async function removeMember(ctx: CallerContext, projectId: string, accountId: string): Promise<void> {
+  const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
   const [present, deleted] = await db.batch([

@@ -1,8 +1,8 @@
 /** Organizations, accounts and org memberships (API_CONTRACT §3, §5, §9). */
+
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { CallerContext, ServiceContext } from "../context";
 import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
-import type { Identity } from "../env";
 import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import type { Page } from "../http/pagination";
@@ -16,12 +16,13 @@ const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord
   created_at: row.createdAt,
 });
 
-/** A new organization; `ownerAccountId`, when given, becomes its `owner` in the same transaction. */
-export async function createOrganization(
-  db: Db,
-  name: string,
-  ownerAccountId?: string,
-): Promise<OrganizationRecord> {
+/**
+ * A new organization. Created by a caller (`POST /v1/orgs`), the caller's account becomes its
+ * `owner` in the same transaction; created internally, it starts with no member.
+ */
+export async function createOrganization(ctx: ServiceContext, name: string): Promise<OrganizationRecord> {
+  const { db } = ctx;
+  const ownerAccountId = ctx.identity?.accountId;
   const now = nowIso();
   const org = { id: newId(), name, createdAt: now };
   if (ownerAccountId) {
@@ -38,12 +39,14 @@ export async function createOrganization(
 }
 
 /** `GET /v1/orgs`: the caller's organization, as a one-item page. */
-export async function listCallerOrgs(db: Db, identity: Identity): Promise<Page<OrganizationRecord>> {
+export async function listCallerOrgs(ctx: CallerContext): Promise<Page<OrganizationRecord>> {
+  const { db, identity } = ctx;
   const org = await db.select().from(organizations).where(eq(organizations.id, identity.orgId)).get();
   return { data: org ? [toOrgRecord(org)] : [], has_more: false };
 }
 
-export async function orgExists(db: Db, orgId: string): Promise<boolean> {
+export async function orgExists(ctx: ServiceContext, orgId: string): Promise<boolean> {
+  const { db } = ctx;
   return (
     (await db
       .select({ id: organizations.id })
@@ -79,7 +82,8 @@ export function normalizeProfile(profile: Partial<AccountProfile> | null | undef
   };
 }
 
-export async function createAccount(db: Db, input: AccountInput): Promise<AccountRecord> {
+export async function createAccount(ctx: ServiceContext, input: AccountInput): Promise<AccountRecord> {
+  const { db } = ctx;
   const row = {
     id: newId(),
     name: input.name,
@@ -102,12 +106,13 @@ export async function createAccount(db: Db, input: AccountInput): Promise<Accoun
 export type OrgMemberRecord = { org_id: string; account_id: string; role: OrgRole; created_at: string };
 
 export async function addOrgMember(
-  db: Db,
+  ctx: ServiceContext,
   orgId: string,
   accountId: string,
   role: OrgRole,
 ): Promise<OrgMemberRecord> {
-  if (!(await orgExists(db, orgId))) throw notFound("Organization");
+  const { db } = ctx;
+  if (!(await orgExists(ctx, orgId))) throw notFound("Organization");
   const account = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).get();
   if (!account) {
     throw badInput("No such account.", [{ path: "account_id", message: "No account has this ID." }]);

@@ -1,8 +1,8 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
+
 import { and, eq, exists } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { CallerContext, ServiceContext } from "../context";
 import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
-import type { Identity } from "../env";
 import { ApiError, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
@@ -56,7 +56,8 @@ const nameTaken = (name: string) =>
     { path: "name", message: "Already taken (names are compared without regard to case)." },
   ]);
 
-export async function createProject(db: Db, identity: Identity, input: ProjectInput): Promise<ProjectRecord> {
+export async function createProject(ctx: CallerContext, input: ProjectInput): Promise<ProjectRecord> {
+  const { db, identity } = ctx;
   if (!canSeeAll(identity)) {
     throw new ApiError("unauthorized", "Creating a project needs the organization role `owner` or `admin`.");
   }
@@ -100,11 +101,8 @@ export async function createProject(db: Db, identity: Identity, input: ProjectIn
 }
 
 /** Projects of the caller's organization that the caller may see (org owner/admin: all). */
-export async function listProjects(
-  db: Db,
-  identity: Identity,
-  page: PageRequest,
-): Promise<Page<ProjectRecord>> {
+export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
+  const { db, identity } = ctx;
   const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
   const scope = and(eq(projects.orgId, identity.orgId), where);
   const rows = canSeeAll(identity)
@@ -131,17 +129,18 @@ export async function listProjects(
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
 }
 
-export async function getProject(db: Db, identity: Identity, projectId: string): Promise<ProjectRecord> {
+export async function getProject(ctx: CallerContext, projectId: string): Promise<ProjectRecord> {
+  const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "read");
   return toProjectRecord(project);
 }
 
 export async function replaceProject(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   projectId: string,
   input: ProjectInput & { default_environment_id: string },
 ): Promise<ProjectRecord> {
+  const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "manage");
   let updated: ProjectRow | undefined;
   try {
@@ -194,18 +193,15 @@ export async function replaceProject(
 }
 
 /** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
-export async function deleteProject(db: Db, identity: Identity, projectId: string): Promise<void> {
+export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
+  const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "manage");
   await db.delete(projects).where(eq(projects.id, projectId)).run();
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
-export async function startDisconnect(
-  db: Db,
-  identity: Identity,
-  projectId: string,
-  enqueue: (projectId: string) => Promise<void>,
-): Promise<void> {
+export async function startDisconnect(ctx: CallerContext, projectId: string): Promise<void> {
+  const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "manage");
   const moved = await db
     .update(projects)
@@ -215,7 +211,7 @@ export async function startDisconnect(
     .get();
   if (!moved) throw conflict("Only a `connected` project can be disconnected.");
   try {
-    await enqueue(projectId);
+    await ctx.events.send([{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {
     // Without the message nothing would ever finish the disconnect: undo and report.
     await db
@@ -228,7 +224,8 @@ export async function startDisconnect(
 }
 
 /** The consumer's half: `disconnecting → disconnected`. Idempotent. */
-export async function finishDisconnect(db: Db, projectId: string): Promise<void> {
+export async function finishDisconnect(ctx: ServiceContext, projectId: string): Promise<void> {
+  const { db } = ctx;
   await db
     .update(projects)
     .set({ connectionStatus: "disconnected", updatedAt: nowIso() })

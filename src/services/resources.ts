@@ -1,8 +1,8 @@
 /** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
+
 import { eq, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { CallerContext, ServiceContext } from "../context";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
-import type { Identity } from "../env";
 import { notFound } from "../http/errors";
 import { newId } from "../http/ids";
 import { listPage, type Page, type PageRequest } from "../http/pagination";
@@ -45,11 +45,11 @@ export function toResourceRecord(row: ResourceRow): StackResourceRecord {
 export type ResourceScope = { stackId?: string; environmentId?: string };
 
 export async function getResource(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   id: string,
   scope: ResourceScope = {},
 ): Promise<StackResourceRecord> {
+  const { db, identity } = ctx;
   // A resource reached through the wrong stack or environment is as absent as a missing one.
   const extra: SQL | undefined = scope.stackId
     ? eq(stackResources.stackId, scope.stackId)
@@ -61,21 +61,21 @@ export async function getResource(
 }
 
 export async function listStackResources(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   stackId: string,
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
+  const { db, identity } = ctx;
   await loadScoped(db, identity, stacks, stackId, "read", "Stack");
   return listPage(db, stackResources, eq(stackResources.stackId, stackId), page, toResourceRecord);
 }
 
 export async function listEnvironmentResources(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   environmentId: string,
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
+  const { db, identity } = ctx;
   await loadScoped(db, identity, environments, environmentId, "read", "Environment");
   return listPage(
     db,
@@ -96,10 +96,11 @@ export type ResourceCreateInput = {
 
 /** Engine: a new resource of a stack; `template_id` defaults to the stack's. */
 export async function createResource(
-  db: Db,
+  ctx: ServiceContext,
   stackId: string,
   input: ResourceCreateInput,
 ): Promise<StackResourceRecord> {
+  const { db } = ctx;
   const stack = await db.select().from(stacks).where(eq(stacks.id, stackId)).get();
   if (!stack) throw notFound("Stack");
   const now = nowIso();
@@ -135,10 +136,11 @@ export type ResourceUpdateInput = {
  * the status it came with).
  */
 export async function updateResource(
-  db: Db,
+  ctx: ServiceContext,
   id: string,
   input: ResourceUpdateInput,
 ): Promise<StackResourceRecord> {
+  const { db } = ctx;
   const now = nowIso();
   const changed = sql`${stackResources.status} <> ${input.status}`;
   const row = await db

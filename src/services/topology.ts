@@ -1,5 +1,7 @@
 /** Environments, components and stacks: created by the engine through the internal API. */
+
 import { eq } from "drizzle-orm";
+import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
 import { conflict, isUniqueViolation, notFound } from "../http/errors";
@@ -26,7 +28,12 @@ async function environmentProject(db: Db, environmentId: string): Promise<string
   return env.projectId;
 }
 
-export async function createEnvironment(db: Db, projectId: string, name: string): Promise<EnvironmentRecord> {
+export async function createEnvironment(
+  ctx: ServiceContext,
+  projectId: string,
+  name: string,
+): Promise<EnvironmentRecord> {
+  const { db } = ctx;
   const project = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).get();
   if (!project) throw notFound("Project");
   const row = { id: newId(), projectId, name, createdAt: nowIso() };
@@ -40,7 +47,12 @@ export async function createEnvironment(db: Db, projectId: string, name: string)
   return { id: row.id, project_id: projectId, name, created_at: row.createdAt };
 }
 
-export async function createComponent(db: Db, environmentId: string, name: string): Promise<ComponentRecord> {
+export async function createComponent(
+  ctx: ServiceContext,
+  environmentId: string,
+  name: string,
+): Promise<ComponentRecord> {
+  const { db } = ctx;
   const projectId = await environmentProject(db, environmentId);
   const row = { id: newId(), projectId, environmentId, name, createdAt: nowIso() };
   try {
@@ -53,10 +65,11 @@ export async function createComponent(db: Db, environmentId: string, name: strin
 }
 
 export async function createStack(
-  db: Db,
+  ctx: ServiceContext,
   environmentId: string,
   input: { name: string; template_id?: string | undefined },
 ): Promise<StackRecord> {
+  const { db } = ctx;
   const projectId = await environmentProject(db, environmentId);
   const row = {
     id: newId(),

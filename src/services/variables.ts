@@ -7,19 +7,19 @@
  * values are stored only as AES-GCM envelopes (src/crypto/variables.ts); `string` values are
  * plaintext by contract. The value is never part of a record, a list, an error or a log line.
  */
+
 import { and, eq } from "drizzle-orm";
+import type { CallerContext, Identity, ServiceContext } from "../context";
 import {
   decryptVariableValue,
   encryptVariableValue,
   VariableDecryptError,
   type VariableIdentity,
   VariableKeyConfigError,
-  type VariableKeySecrets,
   variableKeyVersion,
 } from "../crypto/variables";
 import type { Db } from "../db/client";
 import { components, environments, type VariableType, variables } from "../db/schema";
-import type { Identity } from "../env";
 import {
   ApiError,
   assertEchoMatches,
@@ -31,6 +31,7 @@ import {
 import { newId } from "../http/ids";
 import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
 import { nowIso } from "../http/time";
+import type { Logger } from "../lib/log";
 import { loadScoped, type ProjectAction } from "./access";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -50,12 +51,6 @@ export type VariableInput = { name: string; type: VariableType; value: string };
 
 /** Where a variable is created or listed: a component, or an environment itself. */
 export type VariableParent = { kind: "component" | "environment"; id: string };
-
-/** The secrets of the Worker's environment; the previous key is optional (rotation). */
-export function variableKeySecrets(env: Env): VariableKeySecrets {
-  const withRotation = env as Env & { VARIABLES_KEY_PREVIOUS?: string };
-  return { current: withRotation.VARIABLES_KEY, previous: withRotation.VARIABLES_KEY_PREVIOUS };
-}
 
 /** Every column but the value: records and lists never read it. */
 const RECORD_COLUMNS = {
@@ -116,27 +111,13 @@ const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right
  * Crypto failures become `500 internal` with one clear log line for the operator. The value
  * is never in scope here; only the variable's id and the reason are logged.
  */
-function cryptoFailure(err: unknown, operation: string, variableId: string): never {
+function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
   if (err instanceof VariableKeyConfigError) {
-    console.error(
-      JSON.stringify({
-        msg: "variables key misconfigured",
-        operation,
-        variable_id: variableId,
-        error: err.message,
-      }),
-    );
+    log.error("variables key misconfigured", { operation, variable_id: variableId, error: err.message });
     throw new ApiError("internal", INTERNAL_MESSAGE);
   }
   if (err instanceof VariableDecryptError) {
-    console.error(
-      JSON.stringify({
-        msg: "variable value does not decrypt",
-        operation,
-        variable_id: variableId,
-        error: err.message,
-      }),
-    );
+    log.error("variable value does not decrypt", { operation, variable_id: variableId, error: err.message });
     throw new ApiError("internal", INTERNAL_MESSAGE);
   }
   throw err;
@@ -160,31 +141,30 @@ const nameTaken = (name: string) =>
   ]);
 
 async function storedValue(
-  secrets: VariableKeySecrets,
+  ctx: ServiceContext,
   identity: VariableIdentity,
   input: VariableInput,
   operation: string,
 ): Promise<{ value: string; keyVersion: number | null }> {
   if (input.type === "string") return { value: input.value, keyVersion: null };
   try {
-    const sealed = await encryptVariableValue(secrets, identity, input.value);
+    const sealed = await encryptVariableValue(ctx.config.variableKeys, identity, input.value);
     return { value: sealed.envelope, keyVersion: sealed.keyVersion };
   } catch (err) {
-    return cryptoFailure(err, operation, identity.id);
+    return cryptoFailure(ctx.log, err, operation, identity.id);
   }
 }
 
 export async function createVariable(
-  db: Db,
-  identity: Identity,
-  secrets: VariableKeySecrets,
+  ctx: CallerContext,
   parent: VariableParent,
   input: VariableInput,
 ): Promise<VariableRecord> {
+  const { db, identity } = ctx;
   const scope = await loadParent(db, identity, parent, "write");
   const id = newId();
   const stored = await storedValue(
-    secrets,
+    ctx,
     { id, environmentId: scope.environmentId, scope: scope.scope },
     input,
     "create",
@@ -214,25 +194,25 @@ export async function createVariable(
   return toVariableRecord(row);
 }
 
-export async function getVariable(db: Db, identity: Identity, variableId: string): Promise<VariableRecord> {
+export async function getVariable(ctx: CallerContext, variableId: string): Promise<VariableRecord> {
+  const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "read", "Variable");
   return toVariableRecord(row);
 }
 
 /** A full replace: name, type and value; the variable keeps its id, scope and created_at. */
 export async function replaceVariable(
-  db: Db,
-  identity: Identity,
-  secrets: VariableKeySecrets,
+  ctx: CallerContext,
   variableId: string,
   input: VariableInput,
   /** Read-only fields the client echoed from the record: a replace never moves a variable. */
   echoed: { environment_id?: string; component_id?: string | null } = {},
 ): Promise<VariableRecord> {
+  const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
   const stored = await storedValue(
-    secrets,
+    ctx,
     { id: row.id, environmentId: row.environmentId, scope: row.scope },
     input,
     "replace",
@@ -260,18 +240,16 @@ export async function replaceVariable(
   return toVariableRecord(updated);
 }
 
-export async function deleteVariable(db: Db, identity: Identity, variableId: string): Promise<void> {
+export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
+  const { db, identity } = ctx;
   await loadScoped(db, identity, variables, variableId, "write", "Variable");
   await db.delete(variables).where(eq(variables.id, variableId)).run();
 }
 
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
-export async function revealVariable(
-  db: Db,
-  identity: Identity,
-  secrets: VariableKeySecrets,
-  variableId: string,
-): Promise<{ value: string }> {
+export async function revealVariable(ctx: CallerContext, variableId: string): Promise<{ value: string }> {
+  const { db, identity } = ctx;
+  const secrets = ctx.config.variableKeys;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   if (row.type === "string") return { value: row.value };
   try {
@@ -282,7 +260,7 @@ export async function revealVariable(
     );
     return { value };
   } catch (err) {
-    return cryptoFailure(err, "reveal", row.id);
+    return cryptoFailure(ctx.log, err, "reveal", row.id);
   }
 }
 
@@ -291,11 +269,11 @@ export async function revealVariable(
  * Two queries: the parent with the access check, then one keyset page from its index.
  */
 export async function listVariables(
-  db: Db,
-  identity: Identity,
+  ctx: CallerContext,
   parent: VariableParent,
   page: PageRequest,
 ): Promise<Page<VariableRecord>> {
+  const { db, identity } = ctx;
   const scope = await loadParent(db, identity, parent, "read");
   const { where, orderBy } = keyset({ createdAt: variables.createdAt, id: variables.id }, page);
   const inScope =
@@ -321,8 +299,7 @@ export async function listVariables(
  * `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
  */
 export async function reencryptVariables(
-  db: Db,
-  secrets: VariableKeySecrets,
+  ctx: ServiceContext,
   limit = 100,
 ): Promise<{
   key_version: number;
@@ -330,6 +307,8 @@ export async function reencryptVariables(
   reencrypted: number;
   remaining: boolean;
 }> {
+  const { db } = ctx;
+  const secrets = ctx.config.variableKeys;
   let current: number;
   let previous: number | null = null;
   try {
@@ -338,7 +317,7 @@ export async function reencryptVariables(
       previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
     }
   } catch (err) {
-    return cryptoFailure(err, "reencrypt", "-");
+    return cryptoFailure(ctx.log, err, "reencrypt", "-");
   }
   if (previous === null || previous === current) {
     return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
@@ -368,7 +347,7 @@ export async function reencryptVariables(
       });
       sealed = await encryptVariableValue(secrets, identity, plaintext);
     } catch (err) {
-      return cryptoFailure(err, "reencrypt", row.id);
+      return cryptoFailure(ctx.log, err, "reencrypt", row.id);
     }
     updates.push(
       db

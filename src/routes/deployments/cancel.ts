@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { cancelDeployment } from "../../services/deployments";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
@@ -22,6 +22,6 @@ export const cancelDeploymentRoute = defineRoute({
 export function registerCancelDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(cancelDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await cancelDeployment(createDb(c.env.DB), c.get("identity"), id), 200);
+    return c.json(await cancelDeployment(callerContext(c), id), 200);
   });
 }

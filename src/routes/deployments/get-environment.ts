@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getDeployment } from "../../services/deployments";
 import { DeploymentSchema, EnvironmentDeploymentParams } from "./schema";
 
@@ -20,6 +20,6 @@ export const getEnvironmentDeploymentRoute = defineRoute({
 export function registerGetEnvironmentDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentDeploymentRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
-    return c.json(await getDeployment(createDb(c.env.DB), c.get("identity"), id, environment_id), 200);
+    return c.json(await getDeployment(callerContext(c), id, environment_id), 200);
   });
 }

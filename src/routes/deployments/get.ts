@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getDeployment } from "../../services/deployments";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
@@ -19,6 +19,6 @@ export const getDeploymentRoute = defineRoute({
 export function registerGetDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(getDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await getDeployment(createDb(c.env.DB), c.get("identity"), id), 200);
+    return c.json(await getDeployment(callerContext(c), id), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema, EnvironmentParams } from "./schema";
 
@@ -23,7 +23,6 @@ export function registerListEnvironmentDeployments(app: OpenAPIHono<AppEnv>) {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));
     const filter = { statuses: query.status };
-    const db = createDb(c.env.DB);
-    return c.json(await listEnvironmentDeployments(db, c.get("identity"), environment_id, filter, page), 200);
+    return c.json(await listEnvironmentDeployments(callerContext(c), environment_id, filter, page), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listStackDeployments, statusFilterKey } from "../../services/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema, StackParams } from "./schema";
 
@@ -22,14 +22,7 @@ export function registerListStackDeployments(app: OpenAPIHono<AppEnv>) {
     const { stack_id } = c.req.valid("param");
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));
-    const db = createDb(c.env.DB);
-    const result = await listStackDeployments(
-      db,
-      c.get("identity"),
-      stack_id,
-      { statuses: query.status },
-      page,
-    );
+    const result = await listStackDeployments(callerContext(c), stack_id, { statuses: query.status }, page);
     return c.json(result, 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listVisibleDeployments, statusFilterKey } from "../../services/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema } from "./schema";
 
@@ -22,7 +22,6 @@ export function registerListDeployments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listDeploymentsRoute, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));
-    const db = createDb(c.env.DB);
-    return c.json(await listVisibleDeployments(db, c.get("identity"), { statuses: query.status }, page), 200);
+    return c.json(await listVisibleDeployments(callerContext(c), { statuses: query.status }, page), 200);
   });
 }

@@ -1,113 +1,14 @@
-/**
- * Deployment records and their nested `data` (SPEC.md "Deployment", API_CONTRACT §3).
- * The same schemas validate the engine's input (strict: an unknown field is `bad_input`)
- * and document the public output, so the two can never disagree.
- */
+/** The deployment routes' lists, queries and parameters; the record itself is src/schemas/deployment.ts. */
 import { z } from "@hono/zod-openapi";
-import { DEPLOYMENT_STATUSES } from "../../db/schema";
-import { envelope, IdSchema, idParams, ListQuerySchema, TimestampSchema } from "../../http/openapi";
+import { envelope, IdSchema, idParams, ListQuerySchema } from "../../http/openapi";
+import {
+  DeploymentDataSchema,
+  DeploymentSchema,
+  DeploymentSourceSchema,
+  DeploymentStatusSchema,
+} from "../../schemas/deployment";
 
-export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
-export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
-
-export const DeploymentStatusSchema = z.enum(DEPLOYMENT_STATUSES).openapi("DeploymentStatus", {
-  description:
-    "`queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.",
-});
-
-const JSON_POINTER = /^(\/([^~/]|~[01])*)*$/;
-const pointer = z.string().max(4096).regex(JSON_POINTER, "Must be a JSON Pointer (RFC 6901).");
-
-export const PatchOperationSchema = z
-  .strictObject({
-    op: z.enum(PATCH_OPS).openapi({ description: "An RFC 6902 operation." }),
-    path: pointer,
-    from: pointer.optional().openapi({ description: "Source location; required by `move` and `copy`." }),
-    value: z.unknown().optional().openapi({ description: "Required by `add`, `replace` and `test`." }),
-    old_value: z.unknown().optional().openapi({ description: "The value before the change, if known." }),
-  })
-  .superRefine((item, ctx) => {
-    if ((item.op === "move" || item.op === "copy") && item.from === undefined) {
-      ctx.addIssue({ code: "custom", path: ["from"], message: `\`${item.op}\` needs \`from\`.` });
-    }
-    if ((item.op === "add" || item.op === "replace" || item.op === "test") && !("value" in item)) {
-      ctx.addIssue({ code: "custom", path: ["value"], message: `\`${item.op}\` needs \`value\`.` });
-    }
-  })
-  .openapi("DeploymentPatchOperation");
-
-const text = (max = 1024) => z.string().max(max);
-
-const GitPersonSchema = z
-  .strictObject({
-    email: text().optional(),
-    id: text().optional(),
-    login: text().optional(),
-    name: text().optional(),
-  })
-  .openapi("GitPerson");
-
-export const GitSourceSchema = z
-  .strictObject({
-    commit: z.strictObject({
-      author: GitPersonSchema,
-      committer: GitPersonSchema,
-      message: text(65_536),
-      sha: text(),
-    }),
-    installation_id: text(),
-    owner: text(),
-    provider: z.enum(GIT_PROVIDERS),
-    pull_request: text().optional(),
-    ref: text(),
-    repo: text(),
-    repo_id: text(),
-  })
-  .openapi("GitSource");
-
-export const RegistrySourceSchema = z
-  .strictObject({
-    command: z.array(text(65_536)).max(1000).optional(),
-    image: text(2048),
-  })
-  .openapi("RegistrySource");
-
-export const DeploymentSourceSchema = z
-  .strictObject({ git: GitSourceSchema.optional(), registry: RegistrySourceSchema.optional() })
-  .openapi("DeploymentSource");
-
-export const DeploymentStackSchema = z
-  .strictObject({
-    id: IdSchema,
-    status: DeploymentStatusSchema,
-    status_reason: z.string().optional(),
-    timestamp: TimestampSchema.openapi({ description: "Time of the stack's last status change." }),
-  })
-  .openapi("DeploymentStack");
-
-export const DeploymentDataSchema = z
-  .strictObject({
-    patch: z.array(PatchOperationSchema).max(10_000),
-    source: DeploymentSourceSchema.optional(),
-    stacks: z.array(DeploymentStackSchema).optional().openapi({
-      description: "One entry per stack of `stack_ids`, kept current by the service.",
-    }),
-  })
-  .openapi("DeploymentData", { description: "Optional keys are omitted when absent." });
-
-export const DeploymentSchema = z
-  .object({
-    id: IdSchema,
-    environment_id: IdSchema,
-    stack_ids: z.array(IdSchema),
-    status: DeploymentStatusSchema,
-    data: DeploymentDataSchema,
-    started_at: TimestampSchema.nullable().openapi({ description: "When it entered `in_progress`." }),
-    finished_at: TimestampSchema.nullable().openapi({ description: "When it reached a final status." }),
-    created_at: TimestampSchema,
-    updated_at: TimestampSchema,
-  })
-  .openapi("Deployment");
+export { DeploymentSchema, DeploymentStatusSchema };
 
 export const DeploymentListSchema = envelope(DeploymentSchema, "DeploymentList");
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { createIntegration } from "../../services/integrations";
 import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
 
@@ -25,11 +25,9 @@ export const createIntegrationRoute = defineRoute({
 export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
   app.openapi(createIntegrationRoute, async (c) => {
     const integration = await createIntegration(
-      createDb(c.env.DB),
-      c.get("identity"),
+      callerContext(c),
       c.req.valid("param").project_id,
       c.req.valid("json"),
-      { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
     );
     // It carries the signing secret: no cache may keep it.
     c.header("cache-control", "no-store");

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listDeliveries } from "../../services/integrations";
 import { DeliveryListSchema, IntegrationParams } from "./schema";
 
@@ -24,9 +24,6 @@ export function registerListIntegrationDeliveries(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationDeliveriesRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(
-      await listDeliveries(createDb(c.env.DB), c.get("identity"), project_id, integration_id, page),
-      200,
-    );
+    return c.json(await listDeliveries(callerContext(c), project_id, integration_id, page), 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getIntegration } from "../../services/integrations";
 import { IntegrationParams, IntegrationSchema } from "./schema";
 
@@ -19,9 +19,6 @@ export const getIntegrationRoute = defineRoute({
 export function registerGetIntegration(app: OpenAPIHono<AppEnv>) {
   app.openapi(getIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
-    return c.json(
-      await getIntegration(createDb(c.env.DB), c.get("identity"), project_id, integration_id),
-      200,
-    );
+    return c.json(await getIntegration(callerContext(c), project_id, integration_id), 200);
   });
 }

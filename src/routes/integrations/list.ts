@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listIntegrations } from "../../services/integrations";
 import { IntegrationListSchema, ProjectParams } from "./schema";
 
@@ -23,6 +23,6 @@ export function registerListIntegrations(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listIntegrations(createDb(c.env.DB), c.get("identity"), project_id, page), 200);
+    return c.json(await listIntegrations(callerContext(c), project_id, page), 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { updateIntegration } from "../../services/integrations";
 import { IntegrationParams, IntegrationSchema, IntegrationUpdateSchema } from "./schema";
 
@@ -22,12 +22,10 @@ export function registerUpdateIntegration(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const integration = await updateIntegration(
-      createDb(c.env.DB),
-      c.get("identity"),
+      callerContext(c),
       project_id,
       integration_id,
       c.req.valid("json"),
-      { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
     );
     return c.json(integration, 200);
   });

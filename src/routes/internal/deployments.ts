@@ -1,12 +1,9 @@
 /** Internal API: the engine creates deployments and reports their progress (API_CONTRACT §9). */
 
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { loggableError } from "../../http/errors";
 import { idParams, jsonBody, jsonContent } from "../../http/openapi";
 import { createDeployment, updateDeploymentStatus } from "../../services/deployments";
-import { publishEvent } from "../../services/events";
 import { DeploymentCreateBody, DeploymentSchema, DeploymentUpdateBody } from "../deployments/schema";
 import { defineInternalRoute } from "./schema";
 
@@ -21,7 +18,7 @@ export function registerInternalDeploymentsRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { environment_id } = c.req.valid("param");
-      return c.json(await createDeployment(createDb(c.env.DB), environment_id, c.req.valid("json")), 201);
+      return c.json(await createDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);
     },
   );
 
@@ -40,19 +37,7 @@ export function registerInternalDeploymentsRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const { id } = c.req.valid("param");
       const { status, stacks } = c.req.valid("json");
-      const { deployment, event } = await updateDeploymentStatus(createDb(c.env.DB), id, status, stacks);
-      // The event is committed with the transition; delivery never holds up the engine.
-      // If the send fails the event stays unpublished in D1, and the consumer's sweep resends it.
-      if (event) {
-        c.executionCtx.waitUntil(
-          publishEvent(c.env.EVENTS, event.id).catch((err: unknown) =>
-            console.error(
-              JSON.stringify({ msg: "event publish failed", event_id: event.id, error: loggableError(err) }),
-            ),
-          ),
-        );
-      }
-      return c.json(deployment, 200);
+      return c.json(await updateDeploymentStatus(c.get("ctx"), id, status, stacks), 200);
     },
   );
 }

@@ -1,11 +1,9 @@
 /** Internal API: events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
 
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { loggableError } from "../../http/errors";
 import { jsonBody, jsonContent } from "../../http/openapi";
-import { INTERNAL_EVENT_TYPES, publishEvent, recordEvent } from "../../services/events";
+import { INTERNAL_EVENT_TYPES, recordEvent } from "../../services/events";
 import { defineInternalRoute, ProjectIdParams } from "./schema";
 
 const EventCreateBody = z.strictObject({
@@ -23,15 +21,7 @@ export function registerInternalEventsRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { type, data } = c.req.valid("json");
-      const event = await recordEvent(createDb(c.env.DB), c.req.valid("param").project_id, type, data);
-      // The event is durable already; if this send fails, the consumer's stale-event sweep sends it.
-      c.executionCtx.waitUntil(
-        publishEvent(c.env.EVENTS, event.id).catch((err: unknown) =>
-          console.error(
-            JSON.stringify({ msg: "publishEvent failed", event_id: event.id, error: loggableError(err) }),
-          ),
-        ),
-      );
+      const event = await recordEvent(c.get("ctx"), c.req.valid("param").project_id, type, data);
       return c.json({ id: event.id }, 202);
     },
   );

@@ -1,6 +1,5 @@
 /** Internal API: organizations, accounts, org memberships and API keys (API_CONTRACT §9). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { notFound } from "../../http/errors";
 import { jsonBody, jsonContent } from "../../http/openapi";
@@ -27,7 +26,7 @@ export function registerInternalIdentityRoutes(app: OpenAPIHono<AppEnv>) {
       request: { body: jsonBody(NameBody) },
       responses: { 201: created },
     }),
-    async (c) => c.json(await createOrganization(createDb(c.env.DB), c.req.valid("json").name), 201),
+    async (c) => c.json(await createOrganization(c.get("ctx"), c.req.valid("json").name), 201),
   );
 
   app.openapi(
@@ -37,7 +36,7 @@ export function registerInternalIdentityRoutes(app: OpenAPIHono<AppEnv>) {
       request: { body: jsonBody(AccountCreateBody) },
       responses: { 201: created },
     }),
-    async (c) => c.json(await createAccount(createDb(c.env.DB), c.req.valid("json")), 201),
+    async (c) => c.json(await createAccount(c.get("ctx"), c.req.valid("json")), 201),
   );
 
   app.openapi(
@@ -49,10 +48,7 @@ export function registerInternalIdentityRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { account_id, role } = c.req.valid("json");
-      return c.json(
-        await addOrgMember(createDb(c.env.DB), c.req.valid("param").org_id, account_id, role),
-        201,
-      );
+      return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, account_id, role), 201);
     },
   );
 
@@ -64,11 +60,11 @@ export function registerInternalIdentityRoutes(app: OpenAPIHono<AppEnv>) {
       responses: { 201: created },
     }),
     async (c) => {
-      const db = createDb(c.env.DB);
+      const ctx = c.get("ctx");
       const { org_id } = c.req.valid("param");
-      if (!(await orgExists(db, org_id))) throw notFound("Organization");
+      if (!(await orgExists(ctx, org_id))) throw notFound("Organization");
       const body = c.req.valid("json");
-      const key = await createApiKey(db, {
+      const key = await createApiKey(ctx, {
         orgId: org_id,
         accountId: body.account_id,
         createdBy: body.created_by,
@@ -87,7 +83,7 @@ export function registerInternalIdentityRoutes(app: OpenAPIHono<AppEnv>) {
       responses: { 204: { description: "Revoked." } },
     }),
     async (c) => {
-      if (!(await revokeApiKey(createDb(c.env.DB), c.req.valid("param").id))) throw notFound("API key");
+      if (!(await revokeApiKey(c.get("ctx"), c.req.valid("param").id))) throw notFound("API key");
       return c.body(null, 204);
     },
   );

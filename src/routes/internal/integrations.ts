@@ -1,6 +1,5 @@
 /** Internal API: integrations of any type, `slack` included (API_CONTRACT §9). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import { INTEGRATION_TYPES } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { jsonBody, jsonContent } from "../../http/openapi";
@@ -22,10 +21,9 @@ export function registerInternalIntegrationsRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const integration = await createIntegrationInternal(
-        createDb(c.env.DB),
+        c.get("ctx"),
         c.req.valid("param").project_id,
         c.req.valid("json"),
-        { allowInsecure: c.env.ALLOW_INSECURE_WEBHOOKS === "true" },
       );
       // It carries the signing secret: no cache may keep it.
       c.header("cache-control", "no-store");

@@ -1,6 +1,5 @@
 /** Internal API: the engine reports stack resources (API_CONTRACT §9). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import { RESOURCE_STATUSES } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { idParams, jsonBody, jsonContent, TemplateIdSchema } from "../../http/openapi";
@@ -34,7 +33,7 @@ export function registerInternalResourcesRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { stack_id } = c.req.valid("param");
-      return c.json(await createResource(createDb(c.env.DB), stack_id, c.req.valid("json")), 201);
+      return c.json(await createResource(c.get("ctx"), stack_id, c.req.valid("json")), 201);
     },
   );
 
@@ -50,7 +49,7 @@ export function registerInternalResourcesRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      return c.json(await updateResource(createDb(c.env.DB), id, c.req.valid("json")), 200);
+      return c.json(await updateResource(c.get("ctx"), id, c.req.valid("json")), 200);
     },
   );
 }

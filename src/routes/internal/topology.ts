@@ -1,6 +1,5 @@
 /** Internal API: environments, components and stacks (API_CONTRACT §9). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { jsonBody, jsonContent } from "../../http/openapi";
 import { createComponent, createEnvironment, createStack } from "../../services/topology";
@@ -25,7 +24,7 @@ export function registerInternalTopologyRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { project_id } = c.req.valid("param");
-      return c.json(await createEnvironment(createDb(c.env.DB), project_id, c.req.valid("json").name), 201);
+      return c.json(await createEnvironment(c.get("ctx"), project_id, c.req.valid("json").name), 201);
     },
   );
 
@@ -38,7 +37,7 @@ export function registerInternalTopologyRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { environment_id } = c.req.valid("param");
-      return c.json(await createComponent(createDb(c.env.DB), environment_id, c.req.valid("json").name), 201);
+      return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json").name), 201);
     },
   );
 
@@ -51,7 +50,7 @@ export function registerInternalTopologyRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { environment_id } = c.req.valid("param");
-      return c.json(await createStack(createDb(c.env.DB), environment_id, c.req.valid("json")), 201);
+      return c.json(await createStack(c.get("ctx"), environment_id, c.req.valid("json")), 201);
     },
   );
 }

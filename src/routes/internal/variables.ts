@@ -1,9 +1,8 @@
 /** Internal API: the variable-key rotation sweep (README "Rotating VARIABLES_KEY"). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { jsonBody, jsonContent } from "../../http/openapi";
-import { reencryptVariables, variableKeySecrets } from "../../services/variables";
+import { reencryptVariables } from "../../services/variables";
 import { AnyRecord, defineInternalRoute } from "./schema";
 
 const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
@@ -20,10 +19,7 @@ export function registerInternalVariablesRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { limit } = c.req.valid("json");
-      return c.json(
-        await reencryptVariables(createDb(c.env.DB), variableKeySecrets(c.env), limit ?? 100),
-        200,
-      );
+      return c.json(await reencryptVariables(c.get("ctx"), limit ?? 100), 200);
     },
   );
 }

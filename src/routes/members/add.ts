@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { addMembers } from "../../services/members";
 import { MemberAddResultSchema, MemberAddSchema, ProjectParams } from "./schema";
 
@@ -22,13 +22,7 @@ export const addProjectMembersRoute = defineRoute({
 export function registerAddProjectMembers(app: OpenAPIHono<AppEnv>) {
   app.openapi(addProjectMembersRoute, async (c) => {
     const { account_ids, role } = c.req.valid("json");
-    const data = await addMembers(
-      createDb(c.env.DB),
-      c.get("identity"),
-      c.req.valid("param").project_id,
-      account_ids,
-      role,
-    );
+    const data = await addMembers(callerContext(c), c.req.valid("param").project_id, account_ids, role);
     return c.json({ data }, 201);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getMember } from "../../services/members";
 import { MemberParams, MemberSchema } from "./schema";
 
@@ -19,6 +19,6 @@ export const getProjectMemberRoute = defineRoute({
 export function registerGetProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(getProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    return c.json(await getMember(createDb(c.env.DB), c.get("identity"), project_id, member_id), 200);
+    return c.json(await getMember(callerContext(c), project_id, member_id), 200);
   });
 }

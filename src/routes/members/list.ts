@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listMembers, memberFilterKey } from "../../services/members";
 import { MemberListQuery, MemberListSchema, ProjectParams } from "./schema";
 
@@ -22,6 +22,6 @@ export function registerListProjectMembers(app: OpenAPIHono<AppEnv>) {
     const { role, ...list } = c.req.valid("query");
     const page = pageRequest(list, memberFilterKey(role));
     const { project_id } = c.req.valid("param");
-    return c.json(await listMembers(createDb(c.env.DB), c.get("identity"), project_id, page, role), 200);
+    return c.json(await listMembers(callerContext(c), project_id, page, role), 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { removeMember } from "../../services/members";
 import { MemberParams } from "./schema";
 
@@ -19,7 +19,7 @@ export const removeProjectMemberRoute = defineRoute({
 export function registerRemoveProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(removeProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    await removeMember(createDb(c.env.DB), c.get("identity"), project_id, member_id);
+    await removeMember(callerContext(c), project_id, member_id);
     return c.body(null, 204);
   });
 }

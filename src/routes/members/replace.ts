@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { replaceMemberRole } from "../../services/members";
 import { MemberParams, MemberReplaceSchema, MemberSchema } from "./schema";
 
@@ -23,13 +23,7 @@ export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
     assertEchoMatches(c.req.valid("json"), { project_id, account_id: member_id });
-    const member = await replaceMemberRole(
-      createDb(c.env.DB),
-      c.get("identity"),
-      project_id,
-      member_id,
-      c.req.valid("json").role,
-    );
+    const member = await replaceMemberRole(callerContext(c), project_id, member_id, c.req.valid("json").role);
     return c.json(member, 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { createOrganization } from "../../services/orgs";
 import { OrganizationCreateSchema, OrganizationSchema } from "./schema";
 
@@ -22,6 +22,6 @@ export const createOrgRoute = defineRoute({
 export function registerCreateOrg(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOrgRoute, async (c) => {
     const { name } = c.req.valid("json");
-    return c.json(await createOrganization(createDb(c.env.DB), name, c.get("identity").accountId), 201);
+    return c.json(await createOrganization(callerContext(c), name), 201);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listCallerOrgs } from "../../services/orgs";
 import { OrganizationListSchema } from "./schema";
 
@@ -20,6 +20,6 @@ export const listOrgsRoute = defineRoute({
 export function registerListOrgs(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgsRoute, async (c) => {
     pageRequest(c.req.valid("query")); // validates a cursor even though the list has one page
-    return c.json(await listCallerOrgs(createDb(c.env.DB), c.get("identity")), 200);
+    return c.json(await listCallerOrgs(callerContext(c)), 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { createProject } from "../../services/projects";
 import { ProjectCreateSchema, ProjectSchema } from "./schema";
 
@@ -20,7 +20,7 @@ export const createProjectRoute = defineRoute({
 
 export function registerCreateProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(createProjectRoute, async (c) => {
-    const project = await createProject(createDb(c.env.DB), c.get("identity"), c.req.valid("json"));
+    const project = await createProject(callerContext(c), c.req.valid("json"));
     return c.json(project, 201);
   });
 }

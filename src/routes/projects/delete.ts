@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { deleteProject } from "../../services/projects";
 import { ProjectParams } from "./schema";
 
@@ -18,7 +18,7 @@ export const deleteProjectRoute = defineRoute({
 
 export function registerDeleteProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteProjectRoute, async (c) => {
-    await deleteProject(createDb(c.env.DB), c.get("identity"), c.req.valid("param").project_id);
+    await deleteProject(callerContext(c), c.req.valid("param").project_id);
     return c.body(null, 204);
   });
 }

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { enqueueProjectDisconnect } from "../../queue/messages";
+import { callerContext } from "../../middleware/context";
 import { startDisconnect } from "../../services/projects";
 import { ProjectParams } from "./schema";
 
@@ -22,9 +21,7 @@ export const disconnectProjectRoute = defineRoute({
 export function registerDisconnectProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(disconnectProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    await startDisconnect(createDb(c.env.DB), c.get("identity"), project_id, (id) =>
-      enqueueProjectDisconnect(c.env.EVENTS, id),
-    );
+    await startDisconnect(callerContext(c), project_id);
     return c.body(null, 204);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getProject } from "../../services/projects";
 import { ProjectParams, ProjectSchema } from "./schema";
 
@@ -18,6 +18,6 @@ export const getProjectRoute = defineRoute({
 export function registerGetProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(getProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await getProject(createDb(c.env.DB), c.get("identity"), project_id), 200);
+    return c.json(await getProject(callerContext(c), project_id), 200);
   });
 }

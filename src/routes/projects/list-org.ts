@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { notFound } from "../../http/errors";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listProjects } from "../../services/projects";
 import { OrgParams, ProjectListSchema } from "./schema";
 
@@ -20,9 +20,9 @@ export const listOrgProjectsRoute = defineRoute({
 
 export function registerListOrgProjects(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgProjectsRoute, async (c) => {
-    const identity = c.get("identity");
-    if (c.req.valid("param").org_id !== identity.orgId) throw notFound("Organization");
+    const ctx = callerContext(c);
+    if (c.req.valid("param").org_id !== ctx.identity.orgId) throw notFound("Organization");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listProjects(createDb(c.env.DB), identity, page), 200);
+    return c.json(await listProjects(ctx, page), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listProjects } from "../../services/projects";
 import { ProjectListSchema } from "./schema";
 
@@ -19,6 +19,6 @@ export const listProjectsRoute = defineRoute({
 export function registerListProjects(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectsRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listProjects(createDb(c.env.DB), c.get("identity"), page), 200);
+    return c.json(await listProjects(callerContext(c), page), 200);
   });
 }

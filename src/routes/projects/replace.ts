@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { replaceProject } from "../../services/projects";
 import { ProjectParams, ProjectReplaceSchema, ProjectSchema } from "./schema";
 
@@ -23,8 +23,8 @@ export function registerReplaceProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    assertEchoMatches(body, { id: project_id, org_id: c.get("identity").orgId });
-    const project = await replaceProject(createDb(c.env.DB), c.get("identity"), project_id, body);
+    assertEchoMatches(body, { id: project_id, org_id: callerContext(c).identity.orgId });
+    const project = await replaceProject(callerContext(c), project_id, body);
     return c.json(project, 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getResource } from "../../services/resources";
 import { EnvironmentResourceParams, StackResourceSchema } from "./schema";
 
@@ -20,7 +20,7 @@ export const getEnvironmentResourceRoute = defineRoute({
 export function registerGetEnvironmentResource(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentResourceRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
-    const resource = await getResource(createDb(c.env.DB), c.get("identity"), id, {
+    const resource = await getResource(callerContext(c), id, {
       environmentId: environment_id,
     });
     return c.json(resource, 200);

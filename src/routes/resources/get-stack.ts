@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getResource } from "../../services/resources";
 import { StackResourceParams, StackResourceSchema } from "./schema";
 
@@ -19,7 +19,7 @@ export const getStackResourceRoute = defineRoute({
 export function registerGetStackResource(app: OpenAPIHono<AppEnv>) {
   app.openapi(getStackResourceRoute, async (c) => {
     const { stack_id, id } = c.req.valid("param");
-    const resource = await getResource(createDb(c.env.DB), c.get("identity"), id, { stackId: stack_id });
+    const resource = await getResource(callerContext(c), id, { stackId: stack_id });
     return c.json(resource, 200);
   });
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getResource } from "../../services/resources";
 import { ResourceParams, StackResourceSchema } from "./schema";
 
@@ -19,6 +19,6 @@ export const getResourceRoute = defineRoute({
 export function registerGetResource(app: OpenAPIHono<AppEnv>) {
   app.openapi(getResourceRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await getResource(createDb(c.env.DB), c.get("identity"), id), 200);
+    return c.json(await getResource(callerContext(c), id), 200);
   });
 }

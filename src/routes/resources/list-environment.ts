@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listEnvironmentResources } from "../../services/resources";
 import { EnvironmentParams, StackResourceListSchema } from "./schema";
 
@@ -21,7 +21,6 @@ export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentResourcesRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    const db = createDb(c.env.DB);
-    return c.json(await listEnvironmentResources(db, c.get("identity"), environment_id, page), 200);
+    return c.json(await listEnvironmentResources(callerContext(c), environment_id, page), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listStackResources } from "../../services/resources";
 import { StackParams, StackResourceListSchema } from "./schema";
 
@@ -21,6 +21,6 @@ export function registerListStackResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listStackResourcesRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listStackResources(createDb(c.env.DB), c.get("identity"), stack_id, page), 200);
+    return c.json(await listStackResources(callerContext(c), stack_id, page), 200);
   });
 }

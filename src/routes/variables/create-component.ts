@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { createVariable, variableKeySecrets } from "../../services/variables";
+import { callerContext } from "../../middleware/context";
+import { createVariable } from "../../services/variables";
 import { ComponentParams, VariableSchema, VariableWriteSchema } from "./schema";
 
 export const createComponentVariableRoute = defineRoute({
@@ -21,9 +21,7 @@ export const createComponentVariableRoute = defineRoute({
 export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(createComponentVariableRoute, async (c) => {
     const variable = await createVariable(
-      createDb(c.env.DB),
-      c.get("identity"),
-      variableKeySecrets(c.env),
+      callerContext(c),
       { kind: "component", id: c.req.valid("param").component_id },
       c.req.valid("json"),
     );

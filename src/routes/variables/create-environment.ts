@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { createVariable, variableKeySecrets } from "../../services/variables";
+import { callerContext } from "../../middleware/context";
+import { createVariable } from "../../services/variables";
 import { EnvironmentParams, VariableSchema, VariableWriteSchema } from "./schema";
 
 export const createEnvironmentVariableRoute = defineRoute({
@@ -21,9 +21,7 @@ export const createEnvironmentVariableRoute = defineRoute({
 export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(createEnvironmentVariableRoute, async (c) => {
     const variable = await createVariable(
-      createDb(c.env.DB),
-      c.get("identity"),
-      variableKeySecrets(c.env),
+      callerContext(c),
       { kind: "environment", id: c.req.valid("param").environment_id },
       c.req.valid("json"),
     );

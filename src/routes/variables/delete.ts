@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { deleteVariable } from "../../services/variables";
 import { VariableParams } from "./schema";
 
@@ -18,7 +18,7 @@ export const deleteVariableRoute = defineRoute({
 
 export function registerDeleteVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteVariableRoute, async (c) => {
-    await deleteVariable(createDb(c.env.DB), c.get("identity"), c.req.valid("param").variable_id);
+    await deleteVariable(callerContext(c), c.req.valid("param").variable_id);
     return c.body(null, 204);
   });
 }

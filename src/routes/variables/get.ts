@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
 import { getVariable } from "../../services/variables";
 import { VariableParams, VariableSchema } from "./schema";
 
@@ -20,6 +20,6 @@ export const getVariableRoute = defineRoute({
 export function registerGetVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(getVariableRoute, async (c) => {
     const { variable_id } = c.req.valid("param");
-    return c.json(await getVariable(createDb(c.env.DB), c.get("identity"), variable_id), 200);
+    return c.json(await getVariable(callerContext(c), variable_id), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listVariables } from "../../services/variables";
 import { ComponentParams, VariableListSchema } from "./schema";
 
@@ -22,6 +22,6 @@ export function registerListComponentVariables(app: OpenAPIHono<AppEnv>) {
   app.openapi(listComponentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     const parent = { kind: "component", id: c.req.valid("param").component_id } as const;
-    return c.json(await listVariables(createDb(c.env.DB), c.get("identity"), parent, page), 200);
+    return c.json(await listVariables(callerContext(c), parent, page), 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { pageRequest } from "../../http/pagination";
+import { callerContext } from "../../middleware/context";
 import { listVariables } from "../../services/variables";
 import { EnvironmentParams, VariableListSchema } from "./schema";
 
@@ -23,6 +23,6 @@ export function registerListEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     const parent = { kind: "environment", id: c.req.valid("param").environment_id } as const;
-    return c.json(await listVariables(createDb(c.env.DB), c.get("identity"), parent, page), 200);
+    return c.json(await listVariables(callerContext(c), parent, page), 200);
   });
 }

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { replaceVariable, variableKeySecrets } from "../../services/variables";
+import { callerContext } from "../../middleware/context";
+import { replaceVariable } from "../../services/variables";
 import { VariableParams, VariableReplaceSchema, VariableSchema } from "./schema";
 
 export const replaceVariableRoute = defineRoute({
@@ -24,14 +24,7 @@ export function registerReplaceVariable(app: OpenAPIHono<AppEnv>) {
     const { variable_id } = c.req.valid("param");
     const { name, type, value, ...echoed } = c.req.valid("json");
     assertEchoMatches(echoed, { id: variable_id });
-    const variable = await replaceVariable(
-      createDb(c.env.DB),
-      c.get("identity"),
-      variableKeySecrets(c.env),
-      variable_id,
-      { name, type, value },
-      echoed,
-    );
+    const variable = await replaceVariable(callerContext(c), variable_id, { name, type, value }, echoed);
     return c.json(variable, 200);
   });
 }

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
-import { revealVariable, variableKeySecrets } from "../../services/variables";
+import { callerContext } from "../../middleware/context";
+import { revealVariable } from "../../services/variables";
 import { VariableParams, VariableValueSchema } from "./schema";
 
 export const revealVariableRoute = defineRoute({
@@ -22,12 +22,7 @@ export const revealVariableRoute = defineRoute({
 
 export function registerRevealVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(revealVariableRoute, async (c) => {
-    const value = await revealVariable(
-      createDb(c.env.DB),
-      c.get("identity"),
-      variableKeySecrets(c.env),
-      c.req.valid("param").variable_id,
-    );
+    const value = await revealVariable(callerContext(c), c.req.valid("param").variable_id);
     // A secret must not linger in any cache between the service and the client.
     c.header("cache-control", "no-store");
     return c.json(value, 200);

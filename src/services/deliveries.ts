@@ -1,14 +1,16 @@
 /**
- * One delivery message: load the delivery with its event and integration (one query), make
- * one attempt, record it, and tell the consumer what to do with the message.
+ * Delivery bookkeeping. One delivery message: load the delivery with its event and integration
+ * (one query), make one attempt (webhooks/deliver.ts, pure of D1), record it, and tell the
+ * consumer what to do with the message. The dead-letter half marks a delivery `failed`.
  */
+
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { ServiceContext } from "../context";
 import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../db/schema";
 import { newId } from "../http/ids";
 import { nowIso, toIso } from "../http/time";
-import { attemptDelivery } from "./deliver";
-import { retryDelaySeconds } from "./retry";
+import { attemptDelivery } from "../webhooks/deliver";
+import { retryDelaySeconds } from "../webhooks/retry";
 
 export type DeliveryDecision =
   | { action: "ack"; reason: string }
@@ -16,11 +18,12 @@ export type DeliveryDecision =
   | { action: "dead-letter" };
 
 export async function processDelivery(
-  db: Db,
+  ctx: ServiceContext,
   deliveryId: string,
   queueAttempt: number,
-  opts: { allowInsecure: boolean; timeoutMs?: number },
+  opts: { timeoutMs?: number } = {},
 ): Promise<DeliveryDecision> {
+  const { db } = ctx;
   const row = await db
     .select({
       status: webhookDeliveries.status,
@@ -44,7 +47,7 @@ export async function processDelivery(
   const outcome = await attemptDelivery(
     { type: row.integrationType, url: row.url, signingSecret: row.signingSecret },
     { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, data: row.eventData },
-    opts,
+    { allowInsecure: ctx.config.allowInsecureWebhooks, ...opts },
   );
   const delay = outcome.ok ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
   // One clock reading, so an attempt's next_attempt_at is exactly its delay after it. Whole
@@ -83,7 +86,8 @@ export async function processDelivery(
 }
 
 /** The dead-letter consumer's half: the last try failed, so the delivery is `failed`. */
-export async function markDeliveryFailed(db: Db, deliveryId: string): Promise<void> {
+export async function markDeliveryFailed(ctx: ServiceContext, deliveryId: string): Promise<void> {
+  const { db } = ctx;
   await db
     .update(webhookDeliveries)
     .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })

@@ -10,20 +10,20 @@
  */
 
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { ServiceContext } from "../context";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
 import { loggableError } from "../http/errors";
 import { newId } from "../http/ids";
 import { nowIso } from "../http/time";
-import { enqueueDeliveries } from "../queue/messages";
-import { EVENT_FLAG, isEventType, staleEventIds } from "../services/events";
+import { EVENT_FLAG, isEventType, staleEventIds } from "./events";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;
 
 export type FanoutResult = "missing" | "already-enqueued" | { deliveryIds: string[] };
 
-export async function fanoutEvent(db: Db, queue: Queue, eventId: string): Promise<FanoutResult> {
+export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise<FanoutResult> {
+  const { db } = ctx;
   const event = await db
     .select({ id: events.id, projectId: events.projectId, type: events.type, enqueuedAt: events.enqueuedAt })
     .from(events)
@@ -81,7 +81,9 @@ export async function fanoutEvent(db: Db, queue: Queue, eventId: string): Promis
   const results = await db.batch([...inserts, pending] as [typeof pending]);
   const toSend = (results[results.length - 1] as Array<{ id: string }>).map((r) => r.id);
 
-  if (toSend.length > 0) await enqueueDeliveries(queue, toSend);
+  if (toSend.length > 0) {
+    await ctx.events.send(toSend.map((id) => ({ kind: "webhook.deliver", delivery_id: id })));
+  }
   await db
     .update(events)
     .set({ enqueuedAt: nowIso() })
@@ -95,16 +97,14 @@ export async function fanoutEvent(db: Db, queue: Queue, eventId: string): Promis
  * Done inline rather than by sending another fan-out message, so an event that keeps failing
  * costs one attempt per sweep instead of a growing pile of messages.
  */
-export async function sweepStaleEvents(db: Db, queue: Queue, nowMs = Date.now()): Promise<string[]> {
+export async function sweepStaleEvents(ctx: ServiceContext, nowMs = Date.now()): Promise<string[]> {
   const swept: string[] = [];
-  for (const id of await staleEventIds(db, nowMs)) {
+  for (const id of await staleEventIds(ctx.db, nowMs)) {
     try {
-      await fanoutEvent(db, queue, id);
+      await fanoutEvent(ctx, id);
       swept.push(id);
     } catch (err) {
-      console.error(
-        JSON.stringify({ msg: "stale event fan-out failed", event_id: id, error: loggableError(err) }),
-      );
+      ctx.log.error("stale event fan-out failed", { event_id: id, error: loggableError(err) });
     }
   }
   return swept;

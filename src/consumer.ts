@@ -1,0 +1,90 @@
+/**
+ * Entry point for batches of the EVENTS queue and of its dead-letter queue (one consumer
+ * Worker for both; `batch.queue` tells them apart). Every message is handled, acknowledged
+ * or retried on its own, and the messages of a batch run concurrently, so one slow or
+ * failing endpoint never delays or re-sends another's delivery.
+ *
+ * Each message gets a service context of its own (no identity; its id as `request_id`), so
+ * the consumer calls the same services as the HTTP routes and its log lines name the message.
+ */
+import { createServiceContext, type ServiceContext } from "./context";
+import { loggableError } from "./http/errors";
+import type { QueueMessage } from "./schemas/queue-messages";
+import { markDeliveryFailed, processDelivery } from "./services/deliveries";
+import { fanoutEvent } from "./services/fanout";
+import { finishDisconnect } from "./services/projects";
+
+export const EVENTS_QUEUE = "deploy-platform-events";
+export const DEAD_LETTER_QUEUE = "deploy-platform-events-dlq";
+
+export async function handleEventsBatch(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  exec?: ExecutionContext,
+): Promise<void> {
+  const contextOf = (message: Message<unknown>) =>
+    createServiceContext({
+      env,
+      requestId: message.id,
+      ...(exec ? { waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) } : {}),
+    });
+  const handle = batch.queue === DEAD_LETTER_QUEUE ? handleDeadLetter : handleMessage;
+  await Promise.all(batch.messages.map((message) => handle(contextOf(message), message)));
+}
+
+async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
+  const body = message.body as QueueMessage | undefined;
+  try {
+    switch (body?.kind) {
+      case "project.disconnect":
+        await finishDisconnect(ctx, body.project_id);
+        message.ack();
+        return;
+      case "event.fanout":
+        await fanoutEvent(ctx, body.event_id);
+        message.ack();
+        return;
+      case "webhook.deliver": {
+        const decision = await processDelivery(ctx, body.delivery_id, message.attempts);
+        if (decision.action === "ack") message.ack();
+        else if (decision.action === "retry") message.retry({ delaySeconds: decision.delaySeconds });
+        // The last try: retries are exhausted, so this sends the message to the dead-letter queue.
+        else message.retry();
+        if (decision.action !== "ack") {
+          ctx.log.warn("webhook delivery failed", { delivery_id: body.delivery_id, ...decision });
+        }
+        return;
+      }
+      default:
+        ctx.log.error("dropping queue message of unknown kind");
+        message.ack();
+    }
+  } catch (err) {
+    ctx.log.error("queue message failed; will retry", { error: loggableError(err) });
+    message.retry();
+  }
+}
+
+async function handleDeadLetter(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
+  const body = message.body as QueueMessage | undefined;
+  try {
+    switch (body?.kind) {
+      case "webhook.deliver":
+        await markDeliveryFailed(ctx, body.delivery_id);
+        break;
+      case "project.disconnect":
+        await finishDisconnect(ctx, body.project_id);
+        break;
+      case "event.fanout":
+        // Its event keeps `enqueued_at` NULL, so the stale-event sweep fans it out later.
+        ctx.log.error("fan-out dead-lettered; left to the sweep", { event_id: body.event_id });
+        break;
+      default:
+        ctx.log.error("dropping dead letter of unknown kind");
+    }
+    message.ack();
+  } catch (err) {
+    ctx.log.error("dead letter failed; will retry", { error: loggableError(err) });
+    message.retry();
+  }
+}

@@ -1,0 +1,29 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { type CallerContext, createServiceContext } from "../context";
+import type { AppEnv } from "../env";
+
+/**
+ * Builds the request's service context once (src/context.ts), right after the request id, so
+ * every later middleware, handler and the error boundary use the same db handle, config and
+ * logger. The auth middleware adds the caller's identity to it.
+ */
+export const serviceContext = createMiddleware<AppEnv>(async (c, next) => {
+  c.set(
+    "ctx",
+    createServiceContext({
+      env: c.env,
+      requestId: c.get("requestId"),
+      // Looked up only when used: `app.request()` in tests may run without an execution context.
+      waitUntil: (work) => c.executionCtx.waitUntil(work),
+    }),
+  );
+  await next();
+});
+
+/** The context of an authenticated /v1 request (the auth middleware has set its identity). */
+export function callerContext(c: Context<AppEnv>): CallerContext {
+  const ctx = c.get("ctx");
+  if (!ctx.identity) throw new Error("callerContext outside an authenticated /v1 route");
+  return { ...ctx, identity: ctx.identity };
+}
