@@ -8,12 +8,13 @@
  */
 
 import { and, eq, inArray, isNull } from "drizzle-orm";
+import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
 import { ApiError, badInput, loggableError } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -27,10 +28,8 @@ const cache = new Map<string, CachedKey>();
 const lastUsedWrites = new Map<string, number>();
 
 export function generateKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return KEY_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  // base64url without padding: 43 characters.
+  return KEY_PREFIX + encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)).buffer).replace(/=+$/, "");
 }
 
 export async function hashKey(key: string): Promise<string> {

@@ -4,6 +4,7 @@ import type { z } from "@hono/zod-openapi";
 import { and, eq, getTableColumns, inArray } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
   type DeploymentData,
   type DeploymentStatus,
@@ -15,9 +16,8 @@ import {
   stacks,
 } from "../db/schema";
 import { badInput, conflict, isForeignKeyViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema } from "../schemas/deployment";
 import { canSeeAll, loadScoped } from "./access";
 import { isFinal, planTransition } from "./deployment-state";

@@ -13,8 +13,8 @@ import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { events, type NotificationConfiguration } from "../db/schema";
 import { isForeignKeyViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso, toIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso, toIso } from "../lib/time";
 
 export const EVENT_TYPES = [
   "deployment.in_progress",

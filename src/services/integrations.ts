@@ -7,6 +7,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
   type DeliveryStatus,
   deliveryAttempts,
@@ -17,9 +18,8 @@ import {
   webhookDeliveries,
 } from "../db/schema";
 import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
@@ -136,7 +136,6 @@ async function insertIntegration(
   return { ...toIntegrationRecord(row), signing_secret: row.signingSecret };
 }
 
-/** Every integration of the project (a project has few; the list is not paginated). */
 /**
  * The project's integrations, with the shared pagination (API_CONTRACT §4: every list takes
  * `after`, `limit`, `sort_by`). A project has few integrations, so in practice this is one page

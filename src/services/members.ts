@@ -9,6 +9,7 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
+import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
   type AccountProfile,
   accounts,
@@ -18,9 +19,8 @@ import {
   projectMembers,
 } from "../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 import { loadProject } from "./access";
 import { normalizeProfile } from "./orgs";
 

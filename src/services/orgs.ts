@@ -2,11 +2,11 @@
 
 import { eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import type { Page } from "../db/pagination";
 import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import type { Page } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 
 export type OrganizationRecord = { id: string; name: string; created_at: string };
 

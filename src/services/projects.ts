@@ -2,11 +2,11 @@
 
 import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
 import { ApiError, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 import { canSeeAll, loadProject } from "./access";
 
 export type ProjectRecord = {

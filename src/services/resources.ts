@@ -2,11 +2,11 @@
 
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import { listPage, type Page, type PageRequest } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
 import { isForeignKeyViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { listPage, type Page, type PageRequest } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 import { loadScoped } from "./access";
 
 export type StackResourceRecord = {

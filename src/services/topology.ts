@@ -5,8 +5,8 @@ import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
 import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
 
 export type EnvironmentRecord = { id: string; project_id: string; name: string; created_at: string };
 export type ComponentRecord = { id: string; environment_id: string; name: string; created_at: string };

@@ -19,6 +19,7 @@ import {
   variableKeyVersion,
 } from "../crypto/variables";
 import type { Db } from "../db/client";
+import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import { components, environments, type VariableType, variables } from "../db/schema";
 import {
   ApiError,
@@ -28,10 +29,9 @@ import {
   isUniqueViolation,
   notFound,
 } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
 import type { Logger } from "../lib/log";
+import { nowIso } from "../lib/time";
 import { loadScoped, type ProjectAction } from "./access";
 
 export const ENVIRONMENT_SCOPE = "_";

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { notFound } from "../../http/errors";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
-import { pageRequest } from "../../http/pagination";
 import { callerContext } from "../../middleware/context";
 import { listProjects } from "../../services/projects";
 import { OrgParams, ProjectListSchema } from "./schema";
