@@ -12,9 +12,10 @@ import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
-import { ApiError, badInput, loggableError } from "../http/errors";
+import { ApiError, badInput, loggableError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { orgExists } from "./orgs";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -141,6 +142,7 @@ export async function createApiKey(
   },
 ): Promise<ApiKeyRecord> {
   const { db } = ctx;
+  if (!(await orgExists(ctx, input.orgId))) throw notFound("Organization");
   const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
     throw badInput("`expires_at` must be in the future.", [
@@ -191,16 +193,15 @@ export async function createApiKey(
   };
 }
 
-/** Revoke a key; false when there is no such key. Idempotent for an already revoked key. */
-export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<boolean> {
+/** Revoke a key; an unknown key is `not_found`. Idempotent for an already revoked key. */
+export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
   const { db } = ctx;
   const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
-  if (!row) return false;
+  if (!row) throw notFound("API key");
   await db
     .update(apiKeys)
     .set({ revokedAt: nowIso() })
     .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
     .run();
   forgetKey(keyId);
-  return true;
 }

@@ -18,7 +18,7 @@ import {
   type ProjectRole,
   projectMembers,
 } from "../db/schema";
-import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { loadProject } from "./access";
@@ -230,13 +230,19 @@ function alreadyMembers(accountIds: string[], ids: string[]) {
   );
 }
 
+/**
+ * A new project role. The member record's read-only fields may be echoed back as read: they
+ * change nothing, and `project_id` and `account_id` must name this member.
+ */
 export async function replaceMemberRole(
   ctx: CallerContext,
   projectId: string,
   accountId: string,
-  role: ProjectRole,
+  input: { role: ProjectRole } & Record<string, unknown>,
 ): Promise<MemberRecord> {
   const { db, identity } = ctx;
+  assertEchoMatches(input, { project_id: projectId, account_id: accountId });
+  const { role } = input;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
   // One batch is one transaction: the read sees the update's result, and an empty update

@@ -200,15 +200,20 @@ export async function getVariable(ctx: CallerContext, variableId: string): Promi
   return toVariableRecord(row);
 }
 
-/** A full replace: name, type and value; the variable keeps its id, scope and created_at. */
+/**
+ * A full replace: name, type and value; the variable keeps its id, scope and created_at.
+ * Read-only fields the client echoed from the record change nothing and must match it: a
+ * replace never moves a variable.
+ */
 export async function replaceVariable(
   ctx: CallerContext,
   variableId: string,
-  input: VariableInput,
-  /** Read-only fields the client echoed from the record: a replace never moves a variable. */
-  echoed: { environment_id?: string; component_id?: string | null } = {},
+  body: VariableInput & Record<string, unknown>,
 ): Promise<VariableRecord> {
   const { db, identity } = ctx;
+  const { name, type, value, ...echoed } = body;
+  const input: VariableInput = { name, type, value };
+  assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
   const stored = await storedValue(
