@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { deployments } from "../src/db/schema";
 import { ApiError } from "../src/http/errors";
-import type { DeploymentRecord } from "../src/services/deployments";
+import type { DeploymentRecord } from "../src/schemas/deployment";
 import { transitionDeployment } from "../src/services/deployments";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";

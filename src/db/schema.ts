@@ -9,9 +9,16 @@
  *   checking the caller's right to it is one query (object ⨝ project ⨝ membership).
  * - Deleting a project cascades to everything inside it; every table with a `project_id`
  *   has an index that starts with it, so the cascade never scans a whole table.
+ * - The API's record shapes are the zod schemas of src/schemas/ (the services' record types are
+ *   their `z.infer`), not schemas derived from these tables with drizzle-zod: every record
+ *   renames its columns to snake_case and several add or reshape fields (a variable's
+ *   `resource_id`, a member's `org_role` and profile, a deployment's typed `data`), so a
+ *   derived schema would need an override for nearly every field. What tables and schemas do
+ *   share, each enum's values, is one constant below used by both.
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { NotificationConfiguration } from "../schemas/event-types";
 
 export const ORG_ROLES = ["owner", "admin", "member"] as const;
 export type OrgRole = (typeof ORG_ROLES)[number];
@@ -48,15 +55,8 @@ export type AccountProfile = {
   website: string | null;
 };
 
-export type NotificationConfiguration = {
-  deployments_failed: boolean;
-  deployments_in_progress: boolean;
-  deployments_succeeded: boolean;
-  changelog: boolean;
-  promotions: boolean;
-  services_in_alarm: boolean;
-  services_ok: boolean;
-};
+/** The integration's switches, one per event type (src/schemas/event-types.ts is their one table). */
+export type { NotificationConfiguration };
 
 const createdAt = () => text("created_at").notNull();
 const updatedAt = () => text("updated_at").notNull();

@@ -15,6 +15,7 @@ import { apiKeys, orgMembers } from "../db/schema";
 import { ApiError, badInput, loggableError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { ApiKeyRecord } from "../schemas/organization";
 import { orgExists } from "./orgs";
 
 export const KEY_PREFIX = "dpk_";
@@ -119,17 +120,6 @@ export function forgetKey(keyId: string): void {
     if (entry.identity.keyId === keyId) cache.delete(hash);
   }
 }
-
-export type ApiKeyRecord = {
-  id: string;
-  key: string;
-  org_id: string;
-  account_id: string;
-  created_by: string;
-  name: string | null;
-  expires_at: string | null;
-  created_at: string;
-};
 
 export async function createApiKey(
   ctx: ServiceContext,

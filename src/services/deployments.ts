@@ -18,28 +18,17 @@ import {
 import { badInput, conflict, isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import type { DeploymentDataSchema } from "../schemas/deployment";
+import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
+import type { EventType } from "../schemas/event-types";
 import { canSeeAll, loadScoped } from "./access";
 import { isFinal, planTransition } from "./deployment-state";
-import { type EventType, type NewEvent, newEvent } from "./events";
+import { type NewEvent, newEvent } from "./events";
 
 /**
  * `data` as the API describes it. The column's own type is looser (plain strings for the
  * enums); the zod schema that validated it on the way in is the authority on its shape.
  */
 export type DeploymentDataRecord = z.output<typeof DeploymentDataSchema>;
-
-export type DeploymentRecord = {
-  id: string;
-  environment_id: string;
-  stack_ids: string[];
-  status: DeploymentStatus;
-  data: DeploymentDataRecord;
-  started_at: string | null;
-  finished_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
 
 type DeploymentRow = typeof deployments.$inferSelect;
 

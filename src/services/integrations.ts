@@ -9,42 +9,25 @@ import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
-  type DeliveryStatus,
   deliveryAttempts,
   events,
   type IntegrationType,
-  type NotificationConfiguration,
   notificationIntegrations,
   webhookDeliveries,
 } from "../db/schema";
 import { badInput, isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../schemas/event-types";
+import type {
+  CreatedIntegration,
+  DeliveryAttemptRecord,
+  DeliveryRecord,
+  IntegrationRecord,
+} from "../schemas/integration";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
-
-export const CONFIGURATION_FLAGS = [
-  "deployments_failed",
-  "deployments_in_progress",
-  "deployments_succeeded",
-  "changelog",
-  "promotions",
-  "services_in_alarm",
-  "services_ok",
-] as const satisfies readonly (keyof NotificationConfiguration)[];
-
-export type IntegrationRecord = {
-  id: string;
-  project_id: string;
-  type: IntegrationType;
-  url: string;
-  configuration: NotificationConfiguration;
-  created_at: string;
-  updated_at: string;
-};
-
-export type CreatedIntegration = IntegrationRecord & { signing_secret: string };
 
 export type IntegrationCreateInput = {
   type: IntegrationType;
@@ -77,7 +60,7 @@ export function toIntegrationRecord(row: IntegrationRow): IntegrationRecord {
 /** Every flag present: a flag left out is `false`. */
 export function fullConfiguration(given: Partial<NotificationConfiguration> = {}): NotificationConfiguration {
   const out = {} as NotificationConfiguration;
-  for (const flag of CONFIGURATION_FLAGS) out[flag] = given[flag] === true;
+  for (const flag of NOTIFICATION_FLAGS) out[flag] = given[flag] === true;
   return out;
 }
 
@@ -221,30 +204,6 @@ export async function updateIntegration(
   if (!row) throw notFound("Integration");
   return toIntegrationRecord(row);
 }
-
-export type DeliveryAttemptRecord = {
-  attempt: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  next_attempt_at: string | null;
-  created_at: string;
-};
-
-export type DeliveryRecord = {
-  id: string;
-  integration_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  attempt_log: DeliveryAttemptRecord[];
-  created_at: string;
-  updated_at: string;
-};
 
 /** A page of the integration's deliveries, each with its attempts: two queries whatever the page size. */
 export async function listDeliveries(

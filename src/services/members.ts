@@ -10,32 +10,13 @@ import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import {
-  type AccountProfile,
-  accounts,
-  type OrgRole,
-  orgMembers,
-  type ProjectRole,
-  projectMembers,
-} from "../db/schema";
+import { accounts, type OrgRole, orgMembers, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { MemberRecord } from "../schemas/member";
 import { loadProject } from "./access";
 import { normalizeProfile } from "./orgs";
-
-export type MemberRecord = {
-  account_id: string;
-  membership_id: string;
-  project_id: string;
-  name: string;
-  display_name: string;
-  avatar: string | null;
-  org_role: OrgRole;
-  role: ProjectRole;
-  profile: AccountProfile;
-  created_at: string;
-};
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {

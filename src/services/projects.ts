@@ -3,24 +3,12 @@
 import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
+import { environments, projectMembers, projects } from "../db/schema";
 import { ApiError, assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { ProjectRecord } from "../schemas/project";
 import { canSeeAll, loadProject } from "./access";
-
-export type ProjectRecord = {
-  id: string;
-  org_id: string;
-  name: string;
-  description: string | null;
-  icon: string | null;
-  repo_id: string | null;
-  default_environment_id: string;
-  connection_status: ConnectionStatus;
-  created_at: string;
-  updated_at: string;
-};
 
 export type ProjectInput = {
   name: string;

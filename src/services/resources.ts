@@ -7,21 +7,8 @@ import { environments, type ResourceStatus, stackResources, stacks } from "../db
 import { isForeignKeyViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { StackResourceRecord } from "../schemas/resource";
 import { loadScoped } from "./access";
-
-export type StackResourceRecord = {
-  id: string;
-  stack_id: string;
-  environment_id: string;
-  template_id: string;
-  resource_type: string;
-  physical_id: string;
-  status: ResourceStatus;
-  status_reason: string | null;
-  timestamp: string;
-  created_at: string;
-  updated_at: string;
-};
 
 type ResourceRow = typeof stackResources.$inferSelect;
 

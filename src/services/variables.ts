@@ -32,20 +32,10 @@ import {
 import { newId } from "../lib/ids";
 import type { Logger } from "../lib/log";
 import { nowIso } from "../lib/time";
+import type { VariableRecord } from "../schemas/variable";
 import { loadScoped, type ProjectAction } from "./access";
 
 export const ENVIRONMENT_SCOPE = "_";
-
-export type VariableRecord = {
-  id: string;
-  name: string;
-  type: VariableType;
-  environment_id: string;
-  component_id: string | null;
-  resource_id: string;
-  created_at: string;
-  updated_at: string;
-};
 
 export type VariableInput = { name: string; type: VariableType; value: string };
 

@@ -1,9 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { AccountSchema } from "../../../schemas/organization";
 import { createAccount } from "../../../services/orgs";
 import { defineInternalRoute } from "../schema";
-import { AccountCreateBody, AccountSchema } from "./schema";
+import { AccountCreateBody } from "./schema";
 
 export const internalCreateAccountRoute = defineInternalRoute({
   method: "post",

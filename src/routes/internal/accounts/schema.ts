@@ -1,6 +1,5 @@
 /** Internal body and record of accounts (API_CONTRACT §3 "Account", §9). */
 import { z } from "@hono/zod-openapi";
-import { IdSchema, TimestampSchema } from "../../../http/openapi";
 
 const nullableString = (max: number) => z.string().max(max).nullable().optional();
 
@@ -19,21 +18,4 @@ export const AccountCreateBody = z.strictObject({
     .partial()
     .nullable()
     .optional(),
-});
-
-const profileField = z.string().nullable();
-
-export const AccountSchema = z.object({
-  id: IdSchema,
-  name: z.string(),
-  display_name: z.string(),
-  avatar: z.string().nullable(),
-  profile: z.object({
-    bio: profileField,
-    github: profileField,
-    location: profileField,
-    twitter: profileField,
-    website: profileField,
-  }),
-  created_at: TimestampSchema,
 });

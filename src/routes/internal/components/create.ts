@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { ComponentSchema } from "../../../schemas/topology";
 import { createComponent } from "../../../services/topology";
 import { defineInternalRoute, EnvironmentIdParams, NameBody } from "../schema";
-import { ComponentSchema } from "./schema";
 
 export const internalCreateComponentRoute = defineInternalRoute({
   method: "post",

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { EnvironmentSchema } from "../../../schemas/topology";
 import { createEnvironment } from "../../../services/topology";
 import { defineInternalRoute, NameBody, ProjectIdParams } from "../schema";
-import { EnvironmentSchema } from "./schema";
 
 export const internalCreateEnvironmentRoute = defineInternalRoute({
   method: "post",

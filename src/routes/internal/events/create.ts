@@ -2,7 +2,8 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { IdSchema, jsonBody, jsonContent } from "../../../http/openapi";
-import { INTERNAL_EVENT_TYPES, recordEvent } from "../../../services/events";
+import { INTERNAL_EVENT_TYPES } from "../../../schemas/event-types";
+import { recordEvent } from "../../../services/events";
 import { defineInternalRoute, ProjectIdParams } from "../schema";
 
 const EventCreateBody = z.strictObject({

@@ -3,8 +3,9 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { INTEGRATION_TYPES } from "../../../db/schema";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { CreatedIntegrationSchema } from "../../../schemas/integration";
 import { createIntegrationInternal } from "../../../services/integrations";
-import { CreatedIntegrationSchema, IntegrationCreateSchema } from "../../integrations/schema";
+import { IntegrationCreateSchema } from "../../integrations/schema";
 import { defineInternalRoute, ProjectIdParams } from "../schema";
 
 const InternalIntegrationCreateBody = IntegrationCreateSchema.extend({ type: z.enum(INTEGRATION_TYPES) });

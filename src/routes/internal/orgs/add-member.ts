@@ -1,9 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { OrgMemberSchema } from "../../../schemas/organization";
 import { addOrgMember } from "../../../services/orgs";
 import { defineInternalRoute, OrgIdParams } from "../schema";
-import { OrgMemberBody, OrgMemberSchema } from "./schema";
+import { OrgMemberBody } from "./schema";
 
 export const internalAddOrgMemberRoute = defineInternalRoute({
   method: "post",

@@ -1,9 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { CreatedApiKeySchema } from "../../../schemas/organization";
 import { createApiKey } from "../../../services/api-keys";
 import { defineInternalRoute, OrgIdParams } from "../schema";
-import { ApiKeyCreateBody, CreatedApiKeySchema } from "./schema";
+import { ApiKeyCreateBody } from "./schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({
   method: "post",

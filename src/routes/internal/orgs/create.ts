@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { OrganizationSchema } from "../../../schemas/organization";
 import { createOrganization } from "../../../services/orgs";
-import { OrganizationSchema } from "../../orgs/schema";
 import { defineInternalRoute, NameBody } from "../schema";
 
 export const internalCreateOrgRoute = defineInternalRoute({

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { StackResourceSchema } from "../../../schemas/resource";
 import { updateResource } from "../../../services/resources";
-import { StackResourceSchema } from "../../resources/schema";
 import { defineInternalRoute, IdParams } from "../schema";
 import { ResourceUpdateBody } from "./schema";
 

@@ -1,9 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
+import { StackSchema } from "../../../schemas/topology";
 import { createStack } from "../../../services/topology";
 import { defineInternalRoute, EnvironmentIdParams } from "../schema";
-import { StackCreateBody, StackSchema } from "./schema";
+import { StackCreateBody } from "./schema";
 
 export const internalCreateStackRoute = defineInternalRoute({
   method: "post",
