@@ -7,7 +7,7 @@ import { createDb } from "../src/db/client";
 import { deployments } from "../src/db/schema";
 import { ApiError } from "../src/http/errors";
 import type { DeploymentRecord } from "../src/schemas/deployment";
-import { transitionDeployment } from "../src/services/deployments";
+import { transitionDeployment } from "../src/services/deployment-transitions";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
 import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { DeploymentSchema } from "../../../schemas/deployment";
-import { updateDeploymentStatus } from "../../../services/deployments";
+import { updateDeploymentStatus } from "../../../services/deployment-transitions";
 import { defineInternalRoute, IdParams } from "../schema";
 import { DeploymentUpdateBody } from "./schema";
 

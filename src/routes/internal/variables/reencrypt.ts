@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
-import { reencryptVariables } from "../../../services/variables";
+import { reencryptVariables } from "../../../services/variable-values";
 import { defineInternalRoute } from "../schema";
 
 const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
