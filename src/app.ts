@@ -11,25 +11,14 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
-import type { Context } from "hono";
-import { HTTPException } from "hono/http-exception";
-import { matchedRoutes } from "hono/route";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import {
-  ApiError,
-  type ErrorCode,
-  type FieldIssue,
-  isForeignKeyViolation,
-  loggableError,
-} from "./http/errors";
-import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
-import { createLogger } from "./lib/log";
+import { errorResponse, validationHook } from "./http/error-handler";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { serviceContext } from "./middleware/context";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
+import { routePolicy } from "./rate-limit/route-policy";
 import { registerDeploymentRoutes } from "./routes/deployments";
 import { registerIntegrationRoutes } from "./routes/integrations";
 import { registerInternalRoutes } from "./routes/internal";
@@ -39,68 +28,8 @@ import { registerProjectRoutes } from "./routes/projects";
 import { registerResourceRoutes } from "./routes/resources";
 import { registerVariableRoutes } from "./routes/variables";
 
-type ZodIssueLike = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
-
-/** zod issues → `cause: [{path, message}]`; an unknown key is reported at its own path. */
-export function toFieldIssues(issues: readonly ZodIssueLike[]): FieldIssue[] {
-  return issues.flatMap((issue) => {
-    const base = issue.path.map(String);
-    if (issue.code === "unrecognized_keys" && issue.keys?.length) {
-      return issue.keys.map((key) => ({ path: [...base, key].join("."), message: "Unknown field." }));
-    }
-    return [{ path: base.join("."), message: issue.message }];
-  });
-}
-
-const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
-  400: "bad_input",
-  401: "unauthenticated",
-  404: "not_found",
-  408: "timeout",
-  413: "bad_input",
-  415: "bad_input",
-};
-
-function errorResponse(err: Error, c: Context<AppEnv>): Response {
-  if (err instanceof ApiError) {
-    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
-    return c.json(err.toBody(), err.status);
-  }
-  if (err instanceof HTTPException && HTTP_EXCEPTION_CODES[err.status]) {
-    const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
-    const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
-    return c.json(api.toBody(), api.status as ContentfulStatusCode);
-  }
-  // A write whose parent vanished meanwhile (a create racing the delete of its project, say):
-  // the parent is gone, so the answer is what it would be a moment later (API_CONTRACT §17).
-  // Every write goes through D1, which enforces the foreign keys, so this one place covers all.
-  if (isForeignKeyViolation(err)) {
-    return c.json(
-      { code: "not_found", message: "The record this request writes under no longer exists." },
-      404,
-    );
-  }
-  // Only the innermost message and the stack frames: the outer message of a query error
-  // carries its bound parameters, which may be secrets.
-  const log = c.get("ctx")?.log ?? createLogger({ request_id: c.get("requestId") });
-  log.error("unhandled error", {
-    error: loggableError(err),
-    stack: err.stack
-      ?.split("\n")
-      .filter((line) => /^\s+at /.test(line))
-      .join("\n"),
-  });
-  return c.json({ code: "internal", message: "Internal error; a retry may succeed." }, 500);
-}
-
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        throw new ApiError("bad_input", "The request is not valid.", toFieldIssues(result.error.issues));
-      }
-    },
-  });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use("*", requestId, serviceContext);
   app.onError(errorResponse);
@@ -132,7 +61,8 @@ export function createApp() {
       description:
         "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
         "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
-        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
+        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
+        "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
         "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
         "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`.",
     },
@@ -146,30 +76,4 @@ export function createApp() {
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
   return app;
-}
-
-/**
- * The policy each route declares (`x-rate-limit-policy` in its definition), looked up by
- * the route that matched the request. The table is built once per isolate from the
- * OpenAPI registry; a /v1 path that matches no route counts against `default`.
- */
-function routePolicy(app: OpenAPIHono<AppEnv>): (c: Context<AppEnv>) => RateLimitPolicy {
-  let table: Map<string, RateLimitPolicy> | undefined;
-  return (c) => {
-    if (!table) {
-      table = new Map();
-      for (const def of app.openAPIRegistry.definitions) {
-        if (def.type !== "route") continue;
-        const route = def.route as typeof def.route & { [RATE_LIMIT_EXTENSION]?: RateLimitPolicy };
-        const policy = route[RATE_LIMIT_EXTENSION];
-        if (policy)
-          table.set(`${route.method.toUpperCase()} ${route.path.replace(/{(\w+)}/g, ":$1")}`, policy);
-      }
-    }
-    for (const route of matchedRoutes(c)) {
-      const policy = table.get(`${route.method} ${route.path}`);
-      if (policy) return policy;
-    }
-    return "default";
-  };
 }

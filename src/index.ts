@@ -6,7 +6,7 @@
 import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
-import { newId } from "./http/ids";
+import { newId } from "./lib/ids";
 import { sweepStaleEvents } from "./services/fanout";
 
 export { RateLimiter } from "./rate-limit/limiter";

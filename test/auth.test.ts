@@ -1,7 +1,7 @@
 /** API keys and authentication (API_CONTRACT §5, §9 api-keys, §10). */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ApiKeyRecord } from "../src/services/api-keys";
+import type { ApiKeyRecord } from "../src/schemas/organization";
 import { type ApiResponse, internal, request } from "./helpers/api";
 import { createAccount, createCaller, createOrgWithOwner, revokeKey, unique } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";

@@ -1,7 +1,7 @@
 /** A deliveries page of more than 100 entries (D1 binds at most 100 parameters per statement). */
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { newId } from "../src/http/ids";
+import { newId } from "../src/lib/ids";
 import { request } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 

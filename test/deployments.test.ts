@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DeploymentRecord } from "../src/services/deployments";
+import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internalOk, request } from "./helpers/api";
 import {
   addProjectMember,

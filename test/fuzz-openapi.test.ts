@@ -24,7 +24,7 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../src/http/errors";
-import { ID_PATTERN } from "../src/http/ids";
+import { ID_PATTERN } from "../src/lib/ids";
 import { internalOk, request } from "./helpers/api";
 import { createComponent, createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
 import {

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeploymentRecord } from "../src/services/deployments";
+import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internal, internalOk, request } from "./helpers/api";
 import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
 import { openApiDocument } from "./helpers/openapi";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { CreatedIntegration, IntegrationRecord } from "../src/services/integrations";
+import type { CreatedIntegration, IntegrationRecord } from "../src/schemas/integration";
 import { internal, request } from "./helpers/api";
 import {
   addProjectMember,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { MemberRecord } from "../src/services/members";
+import type { MemberRecord } from "../src/schemas/member";
 import { internalOk, request } from "./helpers/api";
 import {
   type Account,

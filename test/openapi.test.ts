@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/http/errors";
-import { ID_PATTERN } from "../src/http/ids";
-import { RATE_LIMIT_POLICIES } from "../src/http/openapi";
+import { ID_PATTERN } from "../src/lib/ids";
+import { RATE_LIMIT_POLICIES } from "../src/rate-limit/policies";
 import { request } from "./helpers/api";
 import {
   expectMatchesOpenApi,

@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { projectMembers, projects } from "../src/db/schema";
-import { newId } from "../src/http/ids";
+import { newId } from "../src/lib/ids";
 import { request } from "./helpers/api";
 import { type Caller, createCaller, createOrgWithOwner, type Org } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";

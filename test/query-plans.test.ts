@@ -5,8 +5,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
+import { pageRequest } from "../src/db/pagination";
 import type { Identity } from "../src/env";
-import { pageRequest } from "../src/http/pagination";
 import { visibleDeploymentsQuery } from "../src/services/deployments";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StackResourceRecord } from "../src/services/resources";
+import type { StackResourceRecord } from "../src/schemas/resource";
 import { internalOk, request } from "./helpers/api";
 import {
   addProjectMember,

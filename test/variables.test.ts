@@ -2,8 +2,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { variableKeyVersion } from "../src/crypto/variables";
-import type { VariableRecord } from "../src/services/variables";
-import { reencryptVariables } from "../src/services/variables";
+import type { VariableRecord } from "../src/schemas/variable";
+import { reencryptVariables } from "../src/services/variable-values";
 import type { ApiResponse } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
 import {

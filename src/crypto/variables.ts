@@ -16,6 +16,7 @@
  * Envelope (the stored text): `v1.<key version>.<base64 IV>.<base64 ciphertext‖tag>`.
  * Pure: no bindings, no I/O; the caller passes the secrets in.
  */
+import { decodeBase64, encodeBase64 } from "hono/utils/encode";
 
 export const VALUE_ENVELOPE_PREFIX = "v1";
 const HKDF_SALT = new TextEncoder().encode("deploy-platform/variables");
@@ -69,13 +70,13 @@ function decodeSecret(secret: string | undefined, name: string): Uint8Array {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) {
     throw new VariableKeyConfigError(`${name} is not standard base64; it must be the base64 of 32 bytes.`);
   }
-  const binary = atob(text);
-  if (binary.length !== SECRET_BYTES) {
+  const bytes = decodeBase64(text);
+  if (bytes.length !== SECRET_BYTES) {
     throw new VariableKeyConfigError(
-      `${name} decodes to ${binary.length} bytes; it must be the base64 of exactly ${SECRET_BYTES} bytes.`,
+      `${name} decodes to ${bytes.length} bytes; it must be the base64 of exactly ${SECRET_BYTES} bytes.`,
     );
   }
-  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  return bytes;
 }
 
 async function derive(raw: Uint8Array): Promise<DerivedKey> {
@@ -125,19 +126,6 @@ function additionalData(identity: VariableIdentity): Uint8Array {
   );
 }
 
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  const CHUNK = 0x8000;
-  for (let i = 0; i < bytes.length; i += CHUNK) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
-  }
-  return btoa(binary);
-}
-
-function fromBase64(text: string): Uint8Array {
-  return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
-}
-
 /** Encrypts under the current key with a fresh IV. */
 export async function encryptVariableValue(
   secrets: VariableKeySecrets,
@@ -152,7 +140,7 @@ export async function encryptVariableValue(
     new TextEncoder().encode(plaintext),
   );
   return {
-    envelope: `${VALUE_ENVELOPE_PREFIX}.${version}.${toBase64(iv)}.${toBase64(new Uint8Array(sealed))}`,
+    envelope: `${VALUE_ENVELOPE_PREFIX}.${version}.${encodeBase64(iv.buffer)}.${encodeBase64(sealed)}`,
     keyVersion: version,
   };
 }
@@ -173,7 +161,7 @@ function parseEnvelope(envelope: string): ParsedEnvelope {
     throw new VariableDecryptError("The stored value is not an encrypted envelope.");
   }
   try {
-    const parsed = { version: Number(version), iv: fromBase64(iv), sealed: fromBase64(sealed) };
+    const parsed = { version: Number(version), iv: decodeBase64(iv), sealed: decodeBase64(sealed) };
     if (parsed.iv.length !== IV_BYTES) throw new Error("bad IV length");
     return parsed;
   } catch {

@@ -1,5 +1,7 @@
 /**
- * The whole domain of SPEC.md and API_CONTRACT.md in one schema.
+ * The whole domain of SPEC.md and API_CONTRACT.md in one schema: this file is drizzle-kit's
+ * input; the notification tables (webhook-tables.ts) and the enum values (values.ts) are
+ * re-exported from it, so the app and drizzle-kit both see every table through here.
  *
  * Conventions:
  * - IDs are text (22-char base58 for new rows; the other two SPEC forms are accepted on input).
@@ -9,54 +11,26 @@
  *   checking the caller's right to it is one query (object ⨝ project ⨝ membership).
  * - Deleting a project cascades to everything inside it; every table with a `project_id`
  *   has an index that starts with it, so the cascade never scans a whole table.
+ * - The API's record shapes are the zod schemas of src/schemas/ (the services' record types are
+ *   their `z.infer`), not schemas derived from these tables with drizzle-zod: every record
+ *   renames its columns to snake_case and several add or reshape fields (a variable's
+ *   `resource_id`, a member's `org_role` and profile, a deployment's typed `data`), so a
+ *   derived schema would need an override for nearly every field. What tables and schemas do
+ *   share, each enum's values, is one constant in values.ts used by both.
  */
-import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  type AccountProfile,
+  CONNECTION_STATUSES,
+  DEPLOYMENT_STATUSES,
+  type DeploymentData,
+  ORG_ROLES,
+  PROJECT_ROLES,
+  RESOURCE_STATUSES,
+  VARIABLE_TYPES,
+} from "./values";
 
-export const ORG_ROLES = ["owner", "admin", "member"] as const;
-export type OrgRole = (typeof ORG_ROLES)[number];
-export const PROJECT_ROLES = ["owner", "contributor", "viewer"] as const;
-export type ProjectRole = (typeof PROJECT_ROLES)[number];
-export const CONNECTION_STATUSES = ["connected", "disconnected", "disconnecting"] as const;
-export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
-export const VARIABLE_TYPES = ["secret", "secure_string", "string"] as const;
-export type VariableType = (typeof VARIABLE_TYPES)[number];
-export const RESOURCE_STATUSES = [
-  "create_in_progress",
-  "create_complete",
-  "create_failed",
-  "update_in_progress",
-  "update_complete",
-  "update_failed",
-  "delete_in_progress",
-  "delete_complete",
-  "delete_failed",
-] as const;
-export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
-export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
-export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
-export const INTEGRATION_TYPES = ["slack", "webhook"] as const;
-export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-
-export type AccountProfile = {
-  bio: string | null;
-  github: string | null;
-  location: string | null;
-  twitter: string | null;
-  website: string | null;
-};
-
-export type NotificationConfiguration = {
-  deployments_failed: boolean;
-  deployments_in_progress: boolean;
-  deployments_succeeded: boolean;
-  changelog: boolean;
-  promotions: boolean;
-  services_in_alarm: boolean;
-  services_ok: boolean;
-};
+export * from "./values";
 
 const createdAt = () => text("created_at").notNull();
 const updatedAt = () => text("updated_at").notNull();
@@ -240,12 +214,6 @@ export const stackResources = sqliteTable(
   ],
 );
 
-export type DeploymentData = {
-  patch: Array<{ op: string; path: string; from?: string; value?: unknown; old_value?: unknown }>;
-  source?: Record<string, unknown>;
-  stacks?: Array<{ id: string; status: DeploymentStatus; status_reason?: string; timestamp: string }>;
-};
-
 export const deployments = sqliteTable(
   "deployments",
   {
@@ -327,87 +295,4 @@ export const variables = sqliteTable(
   ],
 );
 
-export const notificationIntegrations = sqliteTable(
-  "notification_integrations",
-  {
-    id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    type: text("type", { enum: INTEGRATION_TYPES }).notNull(),
-    url: text("url").notNull(),
-    configuration: text("configuration", { mode: "json" }).$type<NotificationConfiguration>().notNull(),
-    /** `whsec_…`, needed in clear to sign deliveries. */
-    signingSecret: text("signing_secret").notNull(),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [index("notification_integrations_project_created_idx").on(t.projectId, t.createdAt, t.id)],
-);
-
-/** An event, written durably before anything is sent to the queue. */
-export const events = sqliteTable(
-  "events",
-  {
-    id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    type: text("type").notNull(),
-    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-    /** When the fan-out messages were accepted by the queue; null until then. */
-    enqueuedAt: text("enqueued_at"),
-    createdAt: createdAt(),
-  },
-  (t) => [
-    index("events_project_created_idx").on(t.projectId, t.createdAt, t.id),
-    index("events_pending_idx").on(t.createdAt).where(sql`enqueued_at IS NULL`),
-  ],
-);
-
-/** One per (event, integration): the unit of delivery and retry. */
-export const webhookDeliveries = sqliteTable(
-  "webhook_deliveries",
-  {
-    id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    eventId: text("event_id")
-      .notNull()
-      .references(() => events.id, { onDelete: "cascade" }),
-    integrationId: text("integration_id")
-      .notNull()
-      .references(() => notificationIntegrations.id, { onDelete: "cascade" }),
-    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
-    attempts: integer("attempts").notNull().default(0),
-    lastStatusCode: integer("last_status_code"),
-    lastError: text("last_error"),
-    nextAttemptAt: text("next_attempt_at"),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [
-    uniqueIndex("webhook_deliveries_event_integration_idx").on(t.eventId, t.integrationId),
-    index("webhook_deliveries_integration_created_idx").on(t.integrationId, t.createdAt, t.id),
-    index("webhook_deliveries_project_idx").on(t.projectId),
-  ],
-);
-
-/** Every attempt of a delivery, for the deliveries endpoint and debugging. */
-export const deliveryAttempts = sqliteTable(
-  "delivery_attempts",
-  {
-    id: text("id").primaryKey(),
-    deliveryId: text("delivery_id")
-      .notNull()
-      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
-    attempt: integer("attempt").notNull(),
-    statusCode: integer("status_code"),
-    error: text("error"),
-    durationMs: integer("duration_ms").notNull(),
-    nextAttemptAt: text("next_attempt_at"),
-    createdAt: createdAt(),
-  },
-  (t) => [uniqueIndex("delivery_attempts_delivery_attempt_idx").on(t.deliveryId, t.attempt)],
-);
+export * from "./webhook-tables";

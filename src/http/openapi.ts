@@ -1,9 +1,10 @@
 /** Shared OpenAPI building blocks: error responses, the list envelope, ID params, list query. */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
+import { ID_PATTERN } from "../lib/ids";
+import type { RateLimitPolicy } from "../rate-limit/policies";
 import { badInput, ERROR_CODES } from "./errors";
-import { ID_PATTERN } from "./ids";
-import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "./pagination";
 
 export const ErrorSchema = z
   .object({
@@ -120,16 +121,6 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
   content: { "application/json": { schema } },
 });
-
-/** Rate-limit policies (API_CONTRACT §7). Each route declares its own. */
-export const RATE_LIMIT_POLICIES = {
-  default: 100,
-  reveal: 20,
-  "orgs-create": 10,
-  anonymous: 60,
-} as const;
-export type RateLimitPolicy = keyof typeof RATE_LIMIT_POLICIES;
-export const RATE_LIMIT_WINDOW_SECONDS = 60;
 
 export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 

@@ -3,12 +3,11 @@ import { withIdentity } from "../context";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/errors";
 import { authenticate } from "../services/api-keys";
-import { countRequest, rateLimited } from "./rate-limit";
+import { refuseAnonymous } from "./rate-limit";
 
 /**
- * x-api-key → identity. A request that fails authentication is counted against the
- * `anonymous` policy of its client IP, so key guessing is throttled, and answers 401
- * (or 429 once that IP is over its limit).
+ * x-api-key → identity, added to the request's service context. A request that fails
+ * authentication is counted by the rate limiter (`refuseAnonymous`) before its 401.
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   try {
@@ -16,10 +15,7 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
     c.set("ctx", withIdentity(ctx, await authenticate(ctx, c.req.header("x-api-key"))));
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== "unauthenticated") throw err;
-    const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-    const outcome = await countRequest(c, `ip:${ip}`, "anonymous");
-    if (!outcome.allowed) throw rateLimited(outcome.headers);
-    throw new ApiError(err.code, err.message, undefined, outcome.headers);
+    return refuseAnonymous(c, err);
   }
   await next();
 });

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
-import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../http/openapi";
+import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
 
 export type LimitOutcome = { allowed: boolean; headers: Record<string, string> };
@@ -56,6 +56,18 @@ export const rateLimited = (headers: Record<string, string>) =>
     undefined,
     headers,
   );
+
+/**
+ * A request that failed authentication counts against the `anonymous` policy of its client
+ * IP, so key guessing is throttled: it answers its 401 with the rate-limit headers, or 429
+ * once that IP is over its limit.
+ */
+export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Promise<never> {
+  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const outcome = await countRequest(c, `ip:${ip}`, "anonymous");
+  if (!outcome.allowed) throw rateLimited(outcome.headers);
+  throw new ApiError(refusal.code, refusal.message, undefined, outcome.headers);
+}
 
 /**
  * Counts an authenticated /v1 request against the policy its route declares

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { newId } from "../http/ids";
+import { newId } from "../lib/ids";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -109,3 +109,5 @@ export const DeploymentSchema = z
     updated_at: TimestampSchema,
   })
   .openapi("Deployment");
+
+export type DeploymentRecord = z.infer<typeof DeploymentSchema>;

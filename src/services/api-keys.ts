@@ -8,12 +8,15 @@
  */
 
 import { and, eq, inArray, isNull } from "drizzle-orm";
+import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
-import { ApiError, badInput, loggableError } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
+import { ApiError, badInput, loggableError, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { ApiKeyRecord } from "../schemas/organization";
+import { orgExists } from "./orgs";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -27,10 +30,8 @@ const cache = new Map<string, CachedKey>();
 const lastUsedWrites = new Map<string, number>();
 
 export function generateKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return KEY_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  // base64url without padding: 43 characters.
+  return KEY_PREFIX + encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)).buffer).replace(/=+$/, "");
 }
 
 export async function hashKey(key: string): Promise<string> {
@@ -120,17 +121,6 @@ export function forgetKey(keyId: string): void {
   }
 }
 
-export type ApiKeyRecord = {
-  id: string;
-  key: string;
-  org_id: string;
-  account_id: string;
-  created_by: string;
-  name: string | null;
-  expires_at: string | null;
-  created_at: string;
-};
-
 export async function createApiKey(
   ctx: ServiceContext,
   input: {
@@ -142,6 +132,7 @@ export async function createApiKey(
   },
 ): Promise<ApiKeyRecord> {
   const { db } = ctx;
+  if (!(await orgExists(ctx, input.orgId))) throw notFound("Organization");
   const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
     throw badInput("`expires_at` must be in the future.", [
@@ -192,16 +183,15 @@ export async function createApiKey(
   };
 }
 
-/** Revoke a key; false when there is no such key. Idempotent for an already revoked key. */
-export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<boolean> {
+/** Revoke a key; an unknown key is `not_found`. Idempotent for an already revoked key. */
+export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
   const { db } = ctx;
   const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
-  if (!row) return false;
+  if (!row) throw notFound("API key");
   await db
     .update(apiKeys)
     .set({ revokedAt: nowIso() })
     .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
     .run();
   forgetKey(keyId);
-  return true;
 }

@@ -7,8 +7,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { newId } from "../http/ids";
-import { nowIso, toIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso, toIso } from "../lib/time";
 import { attemptDelivery } from "../webhooks/deliver";
 import { retryDelaySeconds } from "../webhooks/retry";
 

@@ -4,6 +4,7 @@ import type { z } from "@hono/zod-openapi";
 import { and, eq, getTableColumns, inArray } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
   type DeploymentData,
   type DeploymentStatus,
@@ -14,14 +15,11 @@ import {
   projects,
   stacks,
 } from "../db/schema";
-import { badInput, conflict, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
-import type { DeploymentDataSchema } from "../schemas/deployment";
+import { badInput, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
 import { canSeeAll, loadScoped } from "./access";
-import { isFinal, planStackTransition, planTransition } from "./deployment-state";
-import { type EventType, type NewEvent, newEvent } from "./events";
 
 /**
  * `data` as the API describes it. The column's own type is looser (plain strings for the
@@ -29,19 +27,7 @@ import { type EventType, type NewEvent, newEvent } from "./events";
  */
 export type DeploymentDataRecord = z.output<typeof DeploymentDataSchema>;
 
-export type DeploymentRecord = {
-  id: string;
-  environment_id: string;
-  stack_ids: string[];
-  status: DeploymentStatus;
-  data: DeploymentDataRecord;
-  started_at: string | null;
-  finished_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
-
-type DeploymentRow = typeof deployments.$inferSelect;
+export type DeploymentRow = typeof deployments.$inferSelect;
 
 export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
   return {
@@ -210,191 +196,4 @@ export async function createDeployment(
   }
   await db.batch([db.insert(deployments).values(row), ...linkInserts]);
   return toDeploymentRecord(row);
-}
-
-export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
-
-type StackEntry = NonNullable<DeploymentData["stacks"]>[number];
-
-export type TransitionResult = { deployment: DeploymentRecord; event?: NewEvent };
-
-const EVENT_OF: Partial<Record<DeploymentStatus, EventType>> = {
-  in_progress: "deployment.in_progress",
-  succeeded: "deployment.succeeded",
-  failed: "deployment.failed",
-};
-
-/** Strictly later than `previous`, so every write gives the row a new version to compare against. */
-function nextVersion(previous: string): string {
-  const now = Date.now();
-  const prev = Date.parse(previous);
-  return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
-}
-
-/**
- * The stacks after the engine's reports (each checked against the stack machine), and then,
- * when the deployment enters a final status, every stack not yet final takes that status
- * (API_CONTRACT §17), so `data.stacks` never shows `queued` under a finished deployment.
- */
-function applyStackReports(
-  data: DeploymentData,
-  entering: DeploymentStatus | undefined,
-  reports: readonly StackReport[],
-  now: string,
-): DeploymentData["stacks"] {
-  const current = data.stacks ?? [];
-  const known = new Set(current.map((s) => s.id));
-  const unknown = reports.flatMap((r, i) =>
-    known.has(r.id) ? [] : [{ path: `stacks.${i}.id`, message: "Not a stack of this deployment." }],
-  );
-  if (unknown.length) throw badInput("Every stack must be a stack of the deployment.", unknown);
-  if (!data.stacks) return undefined;
-  const finalTo = entering && isFinal(entering) ? entering : undefined;
-  const byId = new Map(reports.map((r) => [r.id, r]));
-  return current.map((stack) => {
-    const report = byId.get(stack.id);
-    const reported = report?.status ?? stack.status;
-    const plan = report ? planStackTransition(stack.status, reported, now, `Stack ${stack.id}`) : undefined;
-    const status = finalTo && !isFinal(reported) ? finalTo : reported;
-    if (!report && status === stack.status) return stack;
-    const moved = status !== stack.status || plan?.kind === "move";
-    const next: StackEntry = { id: stack.id, status, timestamp: moved ? now : stack.timestamp };
-    // As for resources: a reason left out survives only while the status stays; null clears it.
-    const reason =
-      report?.status_reason === undefined
-        ? moved
-          ? undefined
-          : stack.status_reason
-        : (report.status_reason ?? undefined);
-    if (reason !== undefined) next.status_reason = reason;
-    return next;
-  });
-}
-
-/**
- * Runs in the same batch (one transaction) right after the conditional UPDATE; `changes()`
- * is that UPDATE's row count, so the event is written exactly when the transition is.
- */
-const INSERT_EVENT_IF_CHANGED = `INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
-  SELECT ?1, ?2, ?3, ?4, NULL, ?5 WHERE changes() = 1`;
-
-/**
- * Moves a deployment (and optionally its stacks) to `to`: the one write path of cancel and
- * of the engine's reports. The UPDATE only applies if the row is still the version that was
- * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
- * The event, if the move has one, is inserted in the same batch (one transaction) and only
- * when the UPDATE changed a row, so an event exists exactly when its transition does.
- * Publishing it is the caller's (after the commit).
- */
-export async function transitionDeployment(
-  ctx: ServiceContext,
-  row: DeploymentRow,
-  to: DeploymentStatus,
-  reports: readonly StackReport[] = [],
-): Promise<TransitionResult> {
-  const result = await tryTransition(ctx.db, row, to, reports);
-  if (!result) throw conflict("The deployment changed while this request was applied; read it again.");
-  return result;
-}
-
-/** As `transitionDeployment`, but `undefined` when the row was no longer the version read. */
-async function tryTransition(
-  db: Db,
-  row: DeploymentRow,
-  to: DeploymentStatus,
-  reports: readonly StackReport[],
-): Promise<TransitionResult | undefined> {
-  // One instant for the whole transition, so started_at/finished_at equal updated_at.
-  const now = nextVersion(row.updatedAt);
-  const plan = planTransition(row.status, to, now);
-  const stackList = applyStackReports(row.data, plan.kind === "move" ? plan.status : undefined, reports, now);
-  const data: DeploymentData = { ...row.data };
-  if (stackList) data.stacks = stackList;
-  const next: DeploymentRow = {
-    ...row,
-    data,
-    status: plan.kind === "move" ? plan.status : row.status,
-    startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
-    finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
-    updatedAt: now,
-  };
-  const deployment = toDeploymentRecord(next);
-  const update = db
-    .update(deployments)
-    .set({
-      data: next.data,
-      status: next.status,
-      startedAt: next.startedAt,
-      finishedAt: next.finishedAt,
-      updatedAt: next.updatedAt,
-    })
-    .where(
-      and(
-        eq(deployments.id, row.id),
-        eq(deployments.status, row.status),
-        eq(deployments.updatedAt, row.updatedAt),
-      ),
-    );
-  const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
-  const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
-  // Straight to D1's batch: Drizzle's batch cannot bind parameters of a raw statement.
-  const d1 = db.$client;
-  const built = update.toSQL();
-  const statements = [d1.prepare(built.sql).bind(...built.params)];
-  if (event) {
-    statements.push(
-      d1
-        .prepare(INSERT_EVENT_IF_CHANGED)
-        .bind(event.id, event.projectId, event.type, JSON.stringify(event.data), event.createdAt),
-    );
-  }
-  const [updated] = await d1.batch(statements);
-  if (updated?.meta.changes !== 1) return undefined;
-  return event ? { deployment, event } : { deployment };
-}
-
-/** How often cancel re-reads a deployment that moved under it before giving up. */
-const CANCEL_ATTEMPTS = 8;
-
-/**
- * User: cancel a `queued` or `in_progress` deployment (needs `contributor`). A cancel that
- * loses its compare-and-set to the engine (say `queued → in_progress`) reads the deployment
- * again and retries: it is `409` only once the deployment is final (API_CONTRACT §17).
- */
-export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
-  const { db, identity } = ctx;
-  let { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
-  for (let attempt = 1; ; attempt++) {
-    if (isFinal(row.status)) {
-      throw conflict(
-        `The deployment is already \`${row.status}\`; only a queued or running one can be cancelled.`,
-      );
-    }
-    const result = await tryTransition(db, row, "cancelled", []);
-    if (result) return result.deployment;
-    if (attempt >= CANCEL_ATTEMPTS) {
-      throw conflict("The deployment kept changing while it was being cancelled; try again.");
-    }
-    const fresh = await db.select().from(deployments).where(eq(deployments.id, id)).get();
-    if (!fresh) throw notFound("Deployment");
-    row = fresh;
-  }
-}
-
-/**
- * Engine: report the deployment's status and, optionally, its stacks'. The event, committed
- * with the transition, is published without holding up the engine.
- */
-export async function updateDeploymentStatus(
-  ctx: ServiceContext,
-  id: string,
-  to: DeploymentStatus,
-  reports: readonly StackReport[] = [],
-): Promise<DeploymentRecord> {
-  const { db } = ctx;
-  const row = await db.select().from(deployments).where(eq(deployments.id, id)).get();
-  if (!row) throw notFound("Deployment");
-  const { deployment, event } = await transitionDeployment(ctx, row, to, reports);
-  if (event) ctx.events.publishAfterCommit(event.id);
-  return deployment;
 }

@@ -11,44 +11,10 @@
 import { and, asc, isNull, lt } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { events, type NotificationConfiguration } from "../db/schema";
-import { newId } from "../http/ids";
-import { nowIso, toIso } from "../http/time";
-
-export const EVENT_TYPES = [
-  "deployment.in_progress",
-  "deployment.succeeded",
-  "deployment.failed",
-  "changelog.created",
-  "promotion.created",
-  "service.in_alarm",
-  "service.ok",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The configuration flag that switches each event type on (API_CONTRACT §8). */
-export const EVENT_FLAG: Record<EventType, keyof NotificationConfiguration> = {
-  "deployment.in_progress": "deployments_in_progress",
-  "deployment.succeeded": "deployments_succeeded",
-  "deployment.failed": "deployments_failed",
-  "changelog.created": "changelog",
-  "promotion.created": "promotions",
-  "service.in_alarm": "services_in_alarm",
-  "service.ok": "services_ok",
-};
-
-/** The types the internal API may emit; deployment events come only from deployment transitions. */
-export const INTERNAL_EVENT_TYPES = [
-  "changelog.created",
-  "promotion.created",
-  "service.in_alarm",
-  "service.ok",
-] as const satisfies readonly EventType[];
-export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
-
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}
+import { events } from "../db/schema";
+import { newId } from "../lib/ids";
+import { nowIso, toIso } from "../lib/time";
+import type { EventType, InternalEventType } from "../schemas/event-types";
 
 export type NewEvent = {
   id: string;
@@ -88,6 +54,7 @@ export async function recordEvent(
 ): Promise<NewEvent> {
   const { db } = ctx;
   const event = newEvent(projectId, type, data);
+  // A project deleted meanwhile: the error boundary answers 404 (API_CONTRACT §17).
   await eventInsert(db, event).run();
   ctx.events.publishAfterCommit(event.id);
   return event;

@@ -13,9 +13,10 @@ import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
 import { loggableError } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
-import { EVENT_FLAG, isEventType, staleEventIds } from "./events";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import { EVENT_FLAG, isEventType } from "../schemas/event-types";
+import { staleEventIds } from "./events";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;

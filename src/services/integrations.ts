@@ -7,44 +7,27 @@ import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
 import {
-  type DeliveryStatus,
   deliveryAttempts,
   events,
   type IntegrationType,
-  type NotificationConfiguration,
   notificationIntegrations,
   webhookDeliveries,
 } from "../db/schema";
 import { badInput, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../schemas/event-types";
+import type {
+  CreatedIntegration,
+  DeliveryAttemptRecord,
+  DeliveryRecord,
+  IntegrationRecord,
+} from "../schemas/integration";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
-
-export const CONFIGURATION_FLAGS = [
-  "deployments_failed",
-  "deployments_in_progress",
-  "deployments_succeeded",
-  "changelog",
-  "promotions",
-  "services_in_alarm",
-  "services_ok",
-] as const satisfies readonly (keyof NotificationConfiguration)[];
-
-export type IntegrationRecord = {
-  id: string;
-  project_id: string;
-  type: IntegrationType;
-  url: string;
-  configuration: NotificationConfiguration;
-  created_at: string;
-  updated_at: string;
-};
-
-export type CreatedIntegration = IntegrationRecord & { signing_secret: string };
 
 export type IntegrationCreateInput = {
   type: IntegrationType;
@@ -77,7 +60,7 @@ export function toIntegrationRecord(row: IntegrationRow): IntegrationRecord {
 /** Every flag present: a flag left out is `false`. */
 export function fullConfiguration(given: Partial<NotificationConfiguration> = {}): NotificationConfiguration {
   const out = {} as NotificationConfiguration;
-  for (const flag of CONFIGURATION_FLAGS) out[flag] = given[flag] === true;
+  for (const flag of NOTIFICATION_FLAGS) out[flag] = given[flag] === true;
   return out;
 }
 
@@ -106,10 +89,9 @@ export async function createIntegrationInternal(
   projectId: string,
   input: IntegrationCreateInput,
 ): Promise<CreatedIntegration> {
-  return insertIntegration(ctx.db, projectId, {
-    ...input,
-    url: allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks }),
-  });
+  // A project that does not exist (or vanished meanwhile): the error boundary answers 404.
+  const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
+  return insertIntegration(ctx.db, projectId, { ...input, url });
 }
 
 async function insertIntegration(
@@ -132,7 +114,6 @@ async function insertIntegration(
   return { ...toIntegrationRecord(row), signing_secret: row.signingSecret };
 }
 
-/** Every integration of the project (a project has few; the list is not paginated). */
 /**
  * The project's integrations, with the shared pagination (API_CONTRACT §4: every list takes
  * `after`, `limit`, `sort_by`). A project has few integrations, so in practice this is one page
@@ -218,30 +199,6 @@ export async function updateIntegration(
   if (!row) throw notFound("Integration");
   return toIntegrationRecord(row);
 }
-
-export type DeliveryAttemptRecord = {
-  attempt: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  next_attempt_at: string | null;
-  created_at: string;
-};
-
-export type DeliveryRecord = {
-  id: string;
-  integration_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  attempt_log: DeliveryAttemptRecord[];
-  created_at: string;
-  updated_at: string;
-};
 
 /** A page of the integration's deliveries, each with its attempts: two queries whatever the page size. */
 export async function listDeliveries(

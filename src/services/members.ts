@@ -9,33 +9,14 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
-import {
-  type AccountProfile,
-  accounts,
-  type OrgRole,
-  orgMembers,
-  type ProjectRole,
-  projectMembers,
-} from "../db/schema";
-import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { accounts, type OrgRole, orgMembers, type ProjectRole, projectMembers } from "../db/schema";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { MemberRecord } from "../schemas/member";
 import { loadProject } from "./access";
 import { normalizeProfile } from "./orgs";
-
-export type MemberRecord = {
-  account_id: string;
-  membership_id: string;
-  project_id: string;
-  name: string;
-  display_name: string;
-  avatar: string | null;
-  org_role: OrgRole;
-  role: ProjectRole;
-  profile: AccountProfile;
-  created_at: string;
-};
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
@@ -230,13 +211,19 @@ function alreadyMembers(accountIds: string[], ids: string[]) {
   );
 }
 
+/**
+ * A new project role. The member record's read-only fields may be echoed back as read: they
+ * change nothing, and `project_id` and `account_id` must name this member.
+ */
 export async function replaceMemberRole(
   ctx: CallerContext,
   projectId: string,
   accountId: string,
-  role: ProjectRole,
+  input: { role: ProjectRole } & Record<string, unknown>,
 ): Promise<MemberRecord> {
   const { db, identity } = ctx;
+  assertEchoMatches(input, { project_id: projectId, account_id: accountId });
+  const { role } = input;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
   // One batch is one transaction: the read sees the update's result, and an empty update

@@ -2,13 +2,12 @@
 
 import { eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import type { Page } from "../db/pagination";
 import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import type { Page } from "../http/pagination";
-import { nowIso } from "../http/time";
-
-export type OrganizationRecord = { id: string; name: string; created_at: string };
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
 
 const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord => ({
   id: row.id,
@@ -63,15 +62,6 @@ export type AccountInput = {
   profile?: Partial<AccountProfile> | null | undefined;
 };
 
-export type AccountRecord = {
-  id: string;
-  name: string;
-  display_name: string;
-  avatar: string | null;
-  profile: AccountProfile;
-  created_at: string;
-};
-
 export function normalizeProfile(profile: Partial<AccountProfile> | null | undefined): AccountProfile {
   return {
     bio: profile?.bio ?? null,
@@ -102,8 +92,6 @@ export async function createAccount(ctx: ServiceContext, input: AccountInput): P
     created_at: row.createdAt,
   };
 }
-
-export type OrgMemberRecord = { org_id: string; account_id: string; role: OrgRole; created_at: string };
 
 export async function addOrgMember(
   ctx: ServiceContext,

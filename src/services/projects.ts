@@ -2,25 +2,13 @@
 
 import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { type ConnectionStatus, environments, projectMembers, projects } from "../db/schema";
-import { ApiError, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { keyset, type Page, type PageRequest, toPage } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { environments, projectMembers, projects } from "../db/schema";
+import { ApiError, assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { ProjectRecord } from "../schemas/project";
 import { canSeeAll, loadProject } from "./access";
-
-export type ProjectRecord = {
-  id: string;
-  org_id: string;
-  name: string;
-  description: string | null;
-  icon: string | null;
-  repo_id: string | null;
-  default_environment_id: string;
-  connection_status: ConnectionStatus;
-  created_at: string;
-  updated_at: string;
-};
 
 export type ProjectInput = {
   name: string;
@@ -129,18 +117,33 @@ export async function listProjects(ctx: CallerContext, page: PageRequest): Promi
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
 }
 
+/** The projects of an organization: only the caller's own organization exists for it. */
+export async function listOrgProjects(
+  ctx: CallerContext,
+  orgId: string,
+  page: PageRequest,
+): Promise<Page<ProjectRecord>> {
+  if (orgId !== ctx.identity.orgId) throw notFound("Organization");
+  return listProjects(ctx, page);
+}
+
 export async function getProject(ctx: CallerContext, projectId: string): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "read");
   return toProjectRecord(project);
 }
 
+/**
+ * A full replace (SPEC: a PUT carries the whole record). Read-only fields the client echoed
+ * from the record change nothing, and `id` and `org_id` must name this project.
+ */
 export async function replaceProject(
   ctx: CallerContext,
   projectId: string,
-  input: ProjectInput & { default_environment_id: string },
+  input: ProjectInput & { default_environment_id: string } & Record<string, unknown>,
 ): Promise<ProjectRecord> {
   const { db, identity } = ctx;
+  assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
   await loadProject(db, identity, projectId, "manage");
   let updated: ProjectRow | undefined;
   try {

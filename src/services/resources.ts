@@ -2,26 +2,13 @@
 
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import { listPage, type Page, type PageRequest } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
 import { notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { listPage, type Page, type PageRequest } from "../http/pagination";
-import { nowIso } from "../http/time";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { StackResourceRecord } from "../schemas/resource";
 import { loadScoped } from "./access";
-
-export type StackResourceRecord = {
-  id: string;
-  stack_id: string;
-  environment_id: string;
-  template_id: string;
-  resource_type: string;
-  physical_id: string;
-  status: ResourceStatus;
-  status_reason: string | null;
-  timestamp: string;
-  created_at: string;
-  updated_at: string;
-};
 
 type ResourceRow = typeof stackResources.$inferSelect;
 

@@ -5,18 +5,9 @@ import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
 import { conflict, isUniqueViolation, notFound } from "../http/errors";
-import { newId } from "../http/ids";
-import { nowIso } from "../http/time";
-
-export type EnvironmentRecord = { id: string; project_id: string; name: string; created_at: string };
-export type ComponentRecord = { id: string; environment_id: string; name: string; created_at: string };
-export type StackRecord = {
-  id: string;
-  environment_id: string;
-  name: string;
-  template_id: string;
-  created_at: string;
-};
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { ComponentRecord, EnvironmentRecord, StackRecord } from "../schemas/topology";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
   const env = await db

@@ -3,26 +3,18 @@
  * HMAC-SHA256(key, `${id}.${timestamp}.${body}`), where the key is the base64-decoded part
  * of the `whsec_…` secret. WebCrypto only, so it runs unchanged in the Worker and in tests.
  */
+import { decodeBase64, encodeBase64 } from "hono/utils/encode";
+
 export const SECRET_PREFIX = "whsec_";
-
-export function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
-}
-
-function fromBase64(b64: string): Uint8Array {
-  return Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
-}
 
 /** `whsec_` + base64 of 32 random bytes: shown once, in the create response. */
 export function newSigningSecret(): string {
-  return SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(32)));
+  return SECRET_PREFIX + encodeBase64(crypto.getRandomValues(new Uint8Array(32)).buffer);
 }
 
 export async function signatureKey(secret: string): Promise<CryptoKey> {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  return crypto.subtle.importKey("raw", fromBase64(encoded), { name: "HMAC", hash: "SHA-256" }, false, [
+  return crypto.subtle.importKey("raw", decodeBase64(encoded), { name: "HMAC", hash: "SHA-256" }, false, [
     "sign",
   ]);
 }
@@ -36,5 +28,5 @@ export async function signWebhook(
 ): Promise<string> {
   const key = await signatureKey(secret);
   const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
-  return `v1,${toBase64(new Uint8Array(mac))}`;
+  return `v1,${encodeBase64(mac)}`;
 }

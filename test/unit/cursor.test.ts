@@ -1,7 +1,6 @@
 /** Keyset cursors (API_CONTRACT §4): pure encode/decode and page shaping. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/http/errors";
 import {
   decodeCursor,
   encodeCursor,
@@ -10,7 +9,8 @@ import {
   type SortDirection,
   sortDirection,
   toPage,
-} from "../../src/http/pagination";
+} from "../../src/db/pagination";
+import { ApiError } from "../../src/http/errors";
 
 const direction = fc.constantFrom<SortDirection>("asc", "desc");
 /** Any code points (no lone surrogates); at most 64 UTF-16 units, the cursor's bound. */

@@ -1,7 +1,7 @@
 /** Identifiers (API_CONTRACT §2): generation and the three accepted forms. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ID_ALPHABET, ID_PATTERN, isId, newId } from "../../src/http/ids";
+import { ID_ALPHABET, ID_PATTERN, isId, newId } from "../../src/lib/ids";
 
 const HEX = "0123456789abcdef";
 const chars = (alphabet: string, length: number) =>

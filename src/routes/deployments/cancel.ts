@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { cancelDeployment } from "../../services/deployments";
+import { cancelDeployment } from "../../services/deployment-transitions";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
 export const cancelDeploymentRoute = defineRoute({

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
-import { pageRequest } from "../../http/pagination";
 import { callerContext } from "../../middleware/context";
 import { listVisibleDeployments, statusFilterKey } from "../../services/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema } from "./schema";

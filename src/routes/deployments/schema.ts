@@ -1,12 +1,7 @@
 /** The deployment routes' lists, queries and parameters; the record itself is src/schemas/deployment.ts. */
 import { z } from "@hono/zod-openapi";
-import { envelope, IdSchema, idParams, ListQuerySchema } from "../../http/openapi";
-import {
-  DeploymentDataSchema,
-  DeploymentSchema,
-  DeploymentSourceSchema,
-  DeploymentStatusSchema,
-} from "../../schemas/deployment";
+import { envelope, idParams, ListQuerySchema } from "../../http/openapi";
+import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployment";
 
 export { DeploymentSchema, DeploymentStatusSchema };
 
@@ -34,32 +29,3 @@ export const DeploymentParams = idParams("id");
 export const EnvironmentDeploymentParams = idParams("environment_id", "id");
 export const StackParams = idParams("stack_id");
 export const EnvironmentParams = idParams("environment_id");
-
-/** Internal: the engine creates a deployment… */
-export const DeploymentCreateBody = z.strictObject({
-  stack_ids: z
-    .array(IdSchema)
-    .min(1)
-    .max(100)
-    .refine((ids) => new Set(ids).size === ids.length, "Stack IDs must be distinct."),
-  data: z.strictObject({
-    patch: DeploymentDataSchema.shape.patch,
-    source: DeploymentSourceSchema.optional(),
-  }),
-});
-
-/** …and reports its progress. */
-export const DeploymentUpdateBody = z.strictObject({
-  status: DeploymentStatusSchema,
-  stacks: z
-    .array(
-      z.strictObject({
-        id: IdSchema,
-        status: DeploymentStatusSchema,
-        status_reason: z.string().max(4096).nullable().optional(),
-      }),
-    )
-    .max(100)
-    .refine((items) => new Set(items.map((s) => s.id)).size === items.length, "Stack IDs must be distinct.")
-    .optional(),
-});

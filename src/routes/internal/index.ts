@@ -1,20 +1,40 @@
+/**
+ * /internal/v1: the deployment engine's and the dashboard's API (bearer ADMIN_TOKEN, not
+ * rate-limited, never published). Laid out like the public API: a folder per resource, a file
+ * per operation, `registerInternalX` for the operation `internalX`.
+ */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { registerInternalDeploymentsRoutes } from "./deployments";
-import { registerInternalEventsRoutes } from "./events";
-import { registerInternalIdentityRoutes } from "./identity";
-import { registerInternalIntegrationsRoutes } from "./integrations";
-import { registerInternalResourcesRoutes } from "./resources";
-import { registerInternalTopologyRoutes } from "./topology";
-import { registerInternalVariablesRoutes } from "./variables";
+import { registerInternalCreateAccount } from "./accounts/create";
+import { registerInternalRevokeApiKey } from "./api-keys/revoke";
+import { registerInternalCreateComponent } from "./components/create";
+import { registerInternalCreateDeployment } from "./deployments/create";
+import { registerInternalUpdateDeployment } from "./deployments/update";
+import { registerInternalCreateEnvironment } from "./environments/create";
+import { registerInternalCreateEvent } from "./events/create";
+import { registerInternalCreateIntegration } from "./integrations/create";
+import { registerInternalAddOrgMember } from "./orgs/add-member";
+import { registerInternalCreateOrg } from "./orgs/create";
+import { registerInternalCreateApiKey } from "./orgs/create-api-key";
+import { registerInternalCreateResource } from "./resources/create";
+import { registerInternalUpdateResource } from "./resources/update";
+import { registerInternalCreateStack } from "./stacks/create";
+import { registerInternalReencryptVariables } from "./variables/reencrypt";
 
-/** /internal/v1: the deployment engine's and the dashboard's API (bearer ADMIN_TOKEN, not rate-limited). */
 export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
-  registerInternalIdentityRoutes(app);
-  registerInternalTopologyRoutes(app);
-  registerInternalResourcesRoutes(app);
-  registerInternalDeploymentsRoutes(app);
-  registerInternalEventsRoutes(app);
-  registerInternalIntegrationsRoutes(app);
-  registerInternalVariablesRoutes(app);
+  registerInternalCreateOrg(app);
+  registerInternalCreateAccount(app);
+  registerInternalAddOrgMember(app);
+  registerInternalCreateApiKey(app);
+  registerInternalRevokeApiKey(app);
+  registerInternalCreateEnvironment(app);
+  registerInternalCreateComponent(app);
+  registerInternalCreateStack(app);
+  registerInternalCreateResource(app);
+  registerInternalUpdateResource(app);
+  registerInternalCreateDeployment(app);
+  registerInternalUpdateDeployment(app);
+  registerInternalCreateEvent(app);
+  registerInternalCreateIntegration(app);
+  registerInternalReencryptVariables(app);
 }

@@ -1,16 +1,15 @@
+/**
+ * The internal API's shared pieces (API_CONTRACT §9): the route definer and the path
+ * parameters several resources use. Each resource's own bodies and records sit in its folder.
+ */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
-import { ORG_ROLES } from "../../db/schema";
-import {
-  bodylessGuard,
-  errorResponses,
-  IdSchema,
-  idParams,
-  TemplateIdSchema,
-  TimestampSchema,
-} from "../../http/openapi";
+import { bodylessGuard, errorResponses, idParams } from "../../http/openapi";
 
-/** An internal route: validated like the public ones (a body it does not declare is refused), never published in /openapi.json. */
-export function defineInternalRoute<R extends RouteConfig>(config: R) {
+/**
+ * An internal route: validated like the public ones (a body it does not declare is refused),
+ * never published in /openapi.json. Its `operationId` (`internal…`) matches its `register…`.
+ */
+export function defineInternalRoute<R extends RouteConfig & { operationId: string }>(config: R) {
   return createRoute({
     ...config,
     middleware: bodylessGuard(config),
@@ -22,42 +21,8 @@ export function defineInternalRoute<R extends RouteConfig>(config: R) {
 export const OrgIdParams = idParams("org_id");
 export const ProjectIdParams = idParams("project_id");
 export const EnvironmentIdParams = idParams("environment_id");
-export const KeyIdParams = idParams("id");
+export const StackIdParams = idParams("stack_id");
+export const IdParams = idParams("id");
 
+/** The body of what is created with a name alone: organizations, environments, components. */
 export const NameBody = z.strictObject({ name: z.string().min(1).max(100) });
-
-const nullableString = (max: number) => z.string().max(max).nullable().optional();
-
-export const AccountCreateBody = z.strictObject({
-  name: z.string().min(1).max(100),
-  display_name: nullableString(100),
-  avatar: nullableString(2048),
-  profile: z
-    .strictObject({
-      bio: nullableString(1000),
-      github: nullableString(100),
-      location: nullableString(200),
-      twitter: nullableString(100),
-      website: nullableString(2048),
-    })
-    .partial()
-    .nullable()
-    .optional(),
-});
-
-export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
-
-export const ApiKeyCreateBody = z.strictObject({
-  account_id: IdSchema,
-  created_by: IdSchema,
-  name: z.string().max(100).nullable().optional(),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
-});
-
-export const StackCreateBody = z.strictObject({
-  name: z.string().min(1).max(100),
-  template_id: TemplateIdSchema.optional(),
-});
-
-export const AnyRecord = z.record(z.string(), z.unknown());
-export { TimestampSchema };

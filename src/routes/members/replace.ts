@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { replaceMemberRole } from "../../services/members";
@@ -22,8 +21,7 @@ export const replaceProjectMemberRoute = defineRoute({
 export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    assertEchoMatches(c.req.valid("json"), { project_id, account_id: member_id });
-    const member = await replaceMemberRole(callerContext(c), project_id, member_id, c.req.valid("json").role);
+    const member = await replaceMemberRole(callerContext(c), project_id, member_id, c.req.valid("json"));
     return c.json(member, 200);
   });
 }

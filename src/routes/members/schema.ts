@@ -1,43 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { ORG_ROLES, PROJECT_ROLES } from "../../db/schema";
-import {
-  echoedReadOnlyFields,
-  envelope,
-  IdSchema,
-  idParams,
-  ListQuerySchema,
-  TimestampSchema,
-} from "../../http/openapi";
+import { echoedReadOnlyFields, envelope, IdSchema, idParams, ListQuerySchema } from "../../http/openapi";
+import { MemberSchema, ProjectRoleSchema } from "../../schemas/member";
+
+export { MemberSchema };
 
 /** API_CONTRACT §3: at most 100 distinct accounts per add request. */
 export const MAX_ADD_ACCOUNTS = 100;
-
-const nullableText = z.string().nullable();
-
-export const ProjectRoleSchema = z
-  .enum(PROJECT_ROLES)
-  .openapi({ description: "Project role: `owner` manages the project and its members." });
-
-export const MemberSchema = z
-  .object({
-    account_id: IdSchema.openapi({ description: "The member's account; the `{member_id}` of member paths." }),
-    membership_id: IdSchema.openapi({ description: "The project membership." }),
-    project_id: IdSchema,
-    name: z.string(),
-    display_name: z.string().openapi({ description: "Defaults to `name`." }),
-    avatar: nullableText,
-    org_role: z.enum(ORG_ROLES).openapi({ description: "The account's role in the organization." }),
-    role: ProjectRoleSchema,
-    profile: z.object({
-      bio: nullableText,
-      github: nullableText,
-      location: nullableText,
-      twitter: nullableText,
-      website: nullableText,
-    }),
-    created_at: TimestampSchema.openapi({ description: "When the membership was made." }),
-  })
-  .openapi("ProjectMember");
 
 export const MemberListSchema = envelope(MemberSchema, "ProjectMemberList");
 

@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { envelope, IdSchema, TimestampSchema } from "../../http/openapi";
+import { envelope } from "../../http/openapi";
+import { OrganizationSchema } from "../../schemas/organization";
 
-export const OrganizationSchema = z
-  .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
-  .openapi("Organization");
+export { OrganizationSchema };
 
 export const OrganizationListSchema = envelope(OrganizationSchema, "OrganizationList");
 

@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
-import { notFound } from "../../http/errors";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
-import { pageRequest } from "../../http/pagination";
 import { callerContext } from "../../middleware/context";
-import { listProjects } from "../../services/projects";
+import { listOrgProjects } from "../../services/projects";
 import { OrgParams, ProjectListSchema } from "./schema";
 
 export const listOrgProjectsRoute = defineRoute({
@@ -20,9 +19,7 @@ export const listOrgProjectsRoute = defineRoute({
 
 export function registerListOrgProjects(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgProjectsRoute, async (c) => {
-    const ctx = callerContext(c);
-    if (c.req.valid("param").org_id !== ctx.identity.orgId) throw notFound("Organization");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listProjects(ctx, page), 200);
+    return c.json(await listOrgProjects(callerContext(c), c.req.valid("param").org_id, page), 200);
   });
 }

@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { replaceProject } from "../../services/projects";
@@ -22,9 +21,7 @@ export const replaceProjectRoute = defineRoute({
 export function registerReplaceProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    assertEchoMatches(body, { id: project_id, org_id: callerContext(c).identity.orgId });
-    const project = await replaceProject(callerContext(c), project_id, body);
+    const project = await replaceProject(callerContext(c), project_id, c.req.valid("json"));
     return c.json(project, 200);
   });
 }

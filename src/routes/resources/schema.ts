@@ -1,29 +1,7 @@
-import { z } from "@hono/zod-openapi";
-import { RESOURCE_STATUSES } from "../../db/schema";
-import { envelope, IdSchema, idParams, TemplateIdSchema, TimestampSchema } from "../../http/openapi";
+import { envelope, idParams } from "../../http/openapi";
+import { StackResourceSchema } from "../../schemas/resource";
 
-export const ResourceStatusSchema = z
-  .enum(RESOURCE_STATUSES)
-  .openapi("StackResourceStatus", { description: "The provisioning status of the resource." });
-
-export const StackResourceSchema = z
-  .object({
-    id: IdSchema,
-    stack_id: IdSchema,
-    environment_id: IdSchema,
-    template_id: TemplateIdSchema,
-    resource_type: z.string().openapi({ example: "AWS::Lambda::Function" }),
-    physical_id: z.string().openapi({ example: "storefront-api-handler" }),
-    status: ResourceStatusSchema,
-    status_reason: z
-      .string()
-      .nullable()
-      .openapi({ description: "Why the resource has its status, or null." }),
-    timestamp: TimestampSchema.openapi({ description: "Time of the last status change." }),
-    created_at: TimestampSchema,
-    updated_at: TimestampSchema,
-  })
-  .openapi("StackResource");
+export { StackResourceSchema };
 
 export const StackResourceListSchema = envelope(StackResourceSchema, "StackResourceList");
 

@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { assertEchoMatches } from "../../http/errors";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { replaceVariable } from "../../services/variables";
@@ -22,9 +21,7 @@ export const replaceVariableRoute = defineRoute({
 export function registerReplaceVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceVariableRoute, async (c) => {
     const { variable_id } = c.req.valid("param");
-    const { name, type, value, ...echoed } = c.req.valid("json");
-    assertEchoMatches(echoed, { id: variable_id });
-    const variable = await replaceVariable(callerContext(c), variable_id, { name, type, value }, echoed);
+    const variable = await replaceVariable(callerContext(c), variable_id, c.req.valid("json"));
     return c.json(variable, 200);
   });
 }

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { revealVariable } from "../../services/variables";
+import { revealVariable } from "../../services/variable-values";
 import { VariableParams, VariableValueSchema } from "./schema";
 
 export const revealVariableRoute = defineRoute({

@@ -1,38 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { VARIABLE_TYPES } from "../../db/schema";
-import { echoedReadOnlyFields, envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { echoedReadOnlyFields, envelope, idParams } from "../../http/openapi";
+import { VariableSchema, VariableTypeSchema } from "../../schemas/variable";
+
+export { VariableSchema };
 
 /** API_CONTRACT §3: a value is at most 65,536 bytes of UTF-8 (not characters). */
 export const MAX_VALUE_BYTES = 65_536;
 const utf8 = new TextEncoder();
-
-const TypeSchema = z.enum(VARIABLE_TYPES).openapi({
-  description:
-    "Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); " +
-    "`string` values are stored as plaintext.",
-});
-
-export const VariableSchema = z
-  .object({
-    id: IdSchema,
-    name: z.string().openapi({ example: "DATABASE_URL" }),
-    type: TypeSchema,
-    environment_id: IdSchema.openapi({
-      description: "The environment; for a component variable, its component's.",
-    }),
-    component_id: IdSchema.nullable().openapi({
-      description: "The component, or null for an environment variable.",
-    }),
-    resource_id: z.string().openapi({
-      description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
-      example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
-    }),
-    created_at: TimestampSchema,
-    updated_at: TimestampSchema,
-  })
-  .openapi("Variable", {
-    description: "A variable. Its value is never part of the record: read it from `/value`.",
-  });
 
 export const VariableListSchema = envelope(VariableSchema, "VariableList");
 
@@ -46,7 +20,7 @@ export const VariableWriteSchema = z
         description: "Unique within its scope (component, or environment); case-sensitive.",
         example: "DATABASE_URL",
       }),
-    type: TypeSchema,
+    type: VariableTypeSchema,
     value: z
       .string()
       // Characters never outnumber UTF-8 bytes: a cheap bound before the exact one.

@@ -9,8 +9,9 @@
  */
 import { and, asc, desc, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Db } from "../db/client";
-import { badInput } from "./errors";
+import { decodeBase64, encodeBase64 } from "hono/utils/encode";
+import { badInput } from "../http/errors";
+import type { Db } from "./client";
 
 export const SORT_VALUES = ["created_at", "-created_at", "+created_at"] as const;
 export type SortBy = (typeof SORT_VALUES)[number];
@@ -36,18 +37,9 @@ export function sortDirection(sortBy: SortBy): SortDirection {
   return sortBy === "-created_at" ? "desc" : "asc";
 }
 
-function toBase64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
-}
-
-function fromBase64(b64: string): string {
-  const binary = atob(b64);
-  const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
-  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-}
+const toBase64 = (text: string) => encodeBase64(new TextEncoder().encode(text).slice().buffer);
+const fromBase64 = (b64: string) =>
+  new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(decodeBase64(b64));
 
 export function encodeCursor(
   direction: SortDirection,

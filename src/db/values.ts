@@ -1,0 +1,49 @@
+/**
+ * The value lists of the domain's enum columns and the shapes of its JSON columns: one
+ * constant each, used by the tables (src/db/schema.ts), the API's schemas and the services.
+ */
+import type { NotificationConfiguration } from "../schemas/event-types";
+
+export const ORG_ROLES = ["owner", "admin", "member"] as const;
+export type OrgRole = (typeof ORG_ROLES)[number];
+export const PROJECT_ROLES = ["owner", "contributor", "viewer"] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+export const CONNECTION_STATUSES = ["connected", "disconnected", "disconnecting"] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export const VARIABLE_TYPES = ["secret", "secure_string", "string"] as const;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+export const RESOURCE_STATUSES = [
+  "create_in_progress",
+  "create_complete",
+  "create_failed",
+  "update_in_progress",
+  "update_complete",
+  "update_failed",
+  "delete_in_progress",
+  "delete_complete",
+  "delete_failed",
+] as const;
+export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
+export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+export const INTEGRATION_TYPES = ["slack", "webhook"] as const;
+export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type AccountProfile = {
+  bio: string | null;
+  github: string | null;
+  location: string | null;
+  twitter: string | null;
+  website: string | null;
+};
+
+/** The integration's switches, one per event type (src/schemas/event-types.ts is their one table). */
+export type { NotificationConfiguration };
+
+export type DeploymentData = {
+  patch: Array<{ op: string; path: string; from?: string; value?: unknown; old_value?: unknown }>;
+  source?: Record<string, unknown>;
+  stacks?: Array<{ id: string; status: DeploymentStatus; status_reason?: string; timestamp: string }>;
+};

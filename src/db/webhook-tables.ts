@@ -1,0 +1,97 @@
+/**
+ * The notification tables: integrations, events, deliveries and their attempts (API_CONTRACT
+ * §8). Part of the one schema: src/db/schema.ts re-exports them, and drizzle-kit reads them
+ * through it.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { projects } from "./schema";
+import { DELIVERY_STATUSES, INTEGRATION_TYPES, type NotificationConfiguration } from "./values";
+
+const createdAt = () => text("created_at").notNull();
+const updatedAt = () => text("updated_at").notNull();
+
+export const notificationIntegrations = sqliteTable(
+  "notification_integrations",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type", { enum: INTEGRATION_TYPES }).notNull(),
+    url: text("url").notNull(),
+    configuration: text("configuration", { mode: "json" }).$type<NotificationConfiguration>().notNull(),
+    /** `whsec_…`, needed in clear to sign deliveries. */
+    signingSecret: text("signing_secret").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("notification_integrations_project_created_idx").on(t.projectId, t.createdAt, t.id)],
+);
+
+/** An event, written durably before anything is sent to the queue. */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** When the fan-out messages were accepted by the queue; null until then. */
+    enqueuedAt: text("enqueued_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("events_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("events_pending_idx").on(t.createdAt).where(sql`enqueued_at IS NULL`),
+  ],
+);
+
+/** One per (event, integration): the unit of delivery and retry. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    integrationId: text("integration_id")
+      .notNull()
+      .references(() => notificationIntegrations.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event_integration_idx").on(t.eventId, t.integrationId),
+    index("webhook_deliveries_integration_created_idx").on(t.integrationId, t.createdAt, t.id),
+    index("webhook_deliveries_project_idx").on(t.projectId),
+  ],
+);
+
+/** Every attempt of a delivery, for the deliveries endpoint and debugging. */
+export const deliveryAttempts = sqliteTable(
+  "delivery_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("delivery_attempts_delivery_attempt_idx").on(t.deliveryId, t.attempt)],
+);

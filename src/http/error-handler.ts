@@ -1,0 +1,75 @@
+/**
+ * The error boundary, beside `ApiError` (Unkey keeps handleError and handleZodError together):
+ * `errorResponse` turns any throw into `{code, message, cause?}` with its one status, and
+ * `validationHook` turns zod-openapi's validation failures into `bad_input` with one
+ * `{path, message}` per invalid field.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../env";
+import { createLogger } from "../lib/log";
+import { ApiError, type ErrorCode, type FieldIssue, isForeignKeyViolation, loggableError } from "./errors";
+
+type ZodIssueLike = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
+
+/** zod issues → `cause: [{path, message}]`; an unknown key is reported at its own path. */
+export function toFieldIssues(issues: readonly ZodIssueLike[]): FieldIssue[] {
+  return issues.flatMap((issue) => {
+    const base = issue.path.map(String);
+    if (issue.code === "unrecognized_keys" && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...base, key].join("."), message: "Unknown field." }));
+    }
+    return [{ path: base.join("."), message: issue.message }];
+  });
+}
+
+const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
+  400: "bad_input",
+  401: "unauthenticated",
+  404: "not_found",
+  408: "timeout",
+  413: "bad_input",
+  415: "bad_input",
+};
+
+export function errorResponse(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof ApiError) {
+    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    return c.json(err.toBody(), err.status);
+  }
+  if (err instanceof HTTPException && HTTP_EXCEPTION_CODES[err.status]) {
+    const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
+    const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
+    return c.json(api.toBody(), api.status as ContentfulStatusCode);
+  }
+  // A write whose parent vanished meanwhile (a create racing the delete of its project, say):
+  // the parent is gone, so the answer is what it would be a moment later (API_CONTRACT §17).
+  // Every write goes through D1, which enforces the foreign keys, so this one place covers all.
+  if (isForeignKeyViolation(err)) {
+    return c.json(
+      { code: "not_found", message: "The record this request writes under no longer exists." },
+      404,
+    );
+  }
+  // Only the innermost message and the stack frames: the outer message of a query error
+  // carries its bound parameters, which may be secrets.
+  const log = c.get("ctx")?.log ?? createLogger({ request_id: c.get("requestId") });
+  log.error("unhandled error", {
+    error: loggableError(err),
+    stack: err.stack
+      ?.split("\n")
+      .filter((line) => /^\s+at /.test(line))
+      .join("\n"),
+  });
+  return c.json({ code: "internal", message: "Internal error; a retry may succeed." }, 500);
+}
+
+/** zod-openapi's `defaultHook`: a failed validation of params, query or body is `bad_input`. */
+export function validationHook(
+  result: { success: true } | { success: false; error: { issues: readonly ZodIssueLike[] } },
+) {
+  if (!result.success) {
+    throw new ApiError("bad_input", "The request is not valid.", toFieldIssues(result.error.issues));
+  }
+}

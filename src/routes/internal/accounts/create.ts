@@ -1,0 +1,22 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { AccountSchema } from "../../../schemas/organization";
+import { createAccount } from "../../../services/orgs";
+import { defineInternalRoute } from "../schema";
+import { AccountCreateBody } from "./schema";
+
+export const internalCreateAccountRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/accounts",
+  operationId: "internalCreateAccount",
+  description: "`display_name` defaults to `name`; every profile field left out is `null`.",
+  request: { body: jsonBody(AccountCreateBody) },
+  responses: { 201: jsonContent(AccountSchema, "The new account.") },
+});
+
+export function registerInternalCreateAccount(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateAccountRoute, async (c) =>
+    c.json(await createAccount(c.get("ctx"), c.req.valid("json")), 201),
+  );
+}

@@ -1,0 +1,20 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { revokeApiKey } from "../../../services/api-keys";
+import { defineInternalRoute, IdParams } from "../schema";
+
+export const internalRevokeApiKeyRoute = defineInternalRoute({
+  method: "delete",
+  path: "/internal/v1/api-keys/{id}",
+  operationId: "internalRevokeApiKey",
+  description: "Idempotent for a revoked key; an unknown key is `404`.",
+  request: { params: IdParams },
+  responses: { 204: { description: "Revoked." } },
+});
+
+export function registerInternalRevokeApiKey(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalRevokeApiKeyRoute, async (c) => {
+    await revokeApiKey(c.get("ctx"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+}

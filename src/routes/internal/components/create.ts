@@ -1,0 +1,21 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { ComponentSchema } from "../../../schemas/topology";
+import { createComponent } from "../../../services/topology";
+import { defineInternalRoute, EnvironmentIdParams, NameBody } from "../schema";
+
+export const internalCreateComponentRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/environments/{environment_id}/components",
+  operationId: "internalCreateComponent",
+  request: { params: EnvironmentIdParams, body: jsonBody(NameBody) },
+  responses: { 201: jsonContent(ComponentSchema, "The new component.") },
+});
+
+export function registerInternalCreateComponent(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateComponentRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json").name), 201);
+  });
+}

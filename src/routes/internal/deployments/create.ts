@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { DeploymentSchema } from "../../../schemas/deployment";
+import { createDeployment } from "../../../services/deployments";
+import { defineInternalRoute, EnvironmentIdParams } from "../schema";
+import { DeploymentCreateBody } from "./schema";
+
+export const internalCreateDeploymentRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/environments/{environment_id}/deployments",
+  operationId: "internalCreateDeployment",
+  description: "A `queued` deployment; every stack must belong to the environment, else `400 bad_input`.",
+  request: { params: EnvironmentIdParams, body: jsonBody(DeploymentCreateBody) },
+  responses: { 201: jsonContent(DeploymentSchema, "The new deployment.") },
+});
+
+export function registerInternalCreateDeployment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateDeploymentRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    return c.json(await createDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);
+  });
+}

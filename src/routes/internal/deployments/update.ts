@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { DeploymentSchema } from "../../../schemas/deployment";
+import { updateDeploymentStatus } from "../../../services/deployment-transitions";
+import { defineInternalRoute, IdParams } from "../schema";
+import { DeploymentUpdateBody } from "./schema";
+
+export const internalUpdateDeploymentRoute = defineInternalRoute({
+  method: "patch",
+  path: "/internal/v1/deployments/{id}",
+  operationId: "internalUpdateDeployment",
+  description:
+    "Moves the deployment (and the given stacks) along the state machine; an illegal move, or losing a " +
+    "race with another update, is `409 conflict`. Reporting the current non-final status again is " +
+    "allowed, so that single stacks can progress. Entering `in_progress`, `succeeded` or `failed` " +
+    "records a `deployment.*` event.",
+  request: { params: IdParams, body: jsonBody(DeploymentUpdateBody) },
+  responses: { 200: jsonContent(DeploymentSchema, "The updated deployment.") },
+});
+
+export function registerInternalUpdateDeployment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalUpdateDeploymentRoute, async (c) => {
+    const { status, stacks } = c.req.valid("json");
+    return c.json(await updateDeploymentStatus(c.get("ctx"), c.req.valid("param").id, status, stacks), 200);
+  });
+}

@@ -1,0 +1,29 @@
+/** Events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { IdSchema, jsonBody, jsonContent } from "../../../http/openapi";
+import { INTERNAL_EVENT_TYPES } from "../../../schemas/event-types";
+import { recordEvent } from "../../../services/events";
+import { defineInternalRoute, ProjectIdParams } from "../schema";
+
+const EventCreateBody = z.strictObject({
+  type: z.enum(INTERNAL_EVENT_TYPES),
+  data: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const internalCreateEventRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/projects/{project_id}/events",
+  operationId: "internalCreateEvent",
+  description: "Written at once, delivered later to every integration of the project whose flag is on.",
+  request: { params: ProjectIdParams, body: jsonBody(EventCreateBody) },
+  responses: { 202: jsonContent(z.object({ id: IdSchema }), "Accepted; `id` is the `webhook-id`.") },
+});
+
+export function registerInternalCreateEvent(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateEventRoute, async (c) => {
+    const { type, data } = c.req.valid("json");
+    const event = await recordEvent(c.get("ctx"), c.req.valid("param").project_id, type, data);
+    return c.json({ id: event.id }, 202);
+  });
+}

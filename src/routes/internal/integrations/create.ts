@@ -1,0 +1,32 @@
+/** Integrations of any type, `slack` included (API_CONTRACT §9). */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { INTEGRATION_TYPES } from "../../../db/schema";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { CreatedIntegrationSchema } from "../../../schemas/integration";
+import { createIntegrationInternal } from "../../../services/integrations";
+import { IntegrationCreateSchema } from "../../integrations/schema";
+import { defineInternalRoute, ProjectIdParams } from "../schema";
+
+const InternalIntegrationCreateBody = IntegrationCreateSchema.extend({ type: z.enum(INTEGRATION_TYPES) });
+
+export const internalCreateIntegrationRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/projects/{project_id}/notification-integrations",
+  operationId: "internalCreateIntegration",
+  request: { params: ProjectIdParams, body: jsonBody(InternalIntegrationCreateBody) },
+  responses: { 201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret.") },
+});
+
+export function registerInternalCreateIntegration(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateIntegrationRoute, async (c) => {
+    const integration = await createIntegrationInternal(
+      c.get("ctx"),
+      c.req.valid("param").project_id,
+      c.req.valid("json"),
+    );
+    // It carries the signing secret: no cache may keep it.
+    c.header("cache-control", "no-store");
+    return c.json(integration, 201);
+  });
+}

@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { OrgMemberSchema } from "../../../schemas/organization";
+import { addOrgMember } from "../../../services/orgs";
+import { defineInternalRoute, OrgIdParams } from "../schema";
+import { OrgMemberBody } from "./schema";
+
+export const internalAddOrgMemberRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/orgs/{org_id}/members",
+  operationId: "internalAddOrgMember",
+  description: "Unknown organization `404`, unknown account `400`, an account already a member `409`.",
+  request: { params: OrgIdParams, body: jsonBody(OrgMemberBody) },
+  responses: { 201: jsonContent(OrgMemberSchema, "The new membership.") },
+});
+
+export function registerInternalAddOrgMember(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalAddOrgMemberRoute, async (c) => {
+    const { account_id, role } = c.req.valid("json");
+    return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, account_id, role), 201);
+  });
+}

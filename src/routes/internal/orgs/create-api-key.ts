@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { CreatedApiKeySchema } from "../../../schemas/organization";
+import { createApiKey } from "../../../services/api-keys";
+import { defineInternalRoute, OrgIdParams } from "../schema";
+import { ApiKeyCreateBody } from "./schema";
+
+export const internalCreateApiKeyRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/orgs/{org_id}/api-keys",
+  operationId: "internalCreateApiKey",
+  description:
+    "A key acting as `account_id`, issued by `created_by` (an owner or admin of the organization). " +
+    "Unknown organization `404`.",
+  request: { params: OrgIdParams, body: jsonBody(ApiKeyCreateBody) },
+  responses: { 201: jsonContent(CreatedApiKeySchema, "The new key, with its secret (shown only here).") },
+});
+
+export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateApiKeyRoute, async (c) => {
+    const body = c.req.valid("json");
+    const key = await createApiKey(c.get("ctx"), {
+      orgId: c.req.valid("param").org_id,
+      accountId: body.account_id,
+      createdBy: body.created_by,
+      name: body.name,
+      expiresAt: body.expires_at,
+    });
+    return c.json(key, 201);
+  });
+}

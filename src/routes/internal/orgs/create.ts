@@ -1,0 +1,21 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { OrganizationSchema } from "../../../schemas/organization";
+import { createOrganization } from "../../../services/orgs";
+import { defineInternalRoute, NameBody } from "../schema";
+
+export const internalCreateOrgRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/orgs",
+  operationId: "internalCreateOrg",
+  description: "An organization with no member yet.",
+  request: { body: jsonBody(NameBody) },
+  responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
+});
+
+export function registerInternalCreateOrg(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateOrgRoute, async (c) =>
+    c.json(await createOrganization(c.get("ctx"), c.req.valid("json").name), 201),
+  );
+}

@@ -1,0 +1,22 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { StackResourceSchema } from "../../../schemas/resource";
+import { createResource } from "../../../services/resources";
+import { defineInternalRoute, StackIdParams } from "../schema";
+import { ResourceCreateBody } from "./schema";
+
+export const internalCreateResourceRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/stacks/{stack_id}/resources",
+  operationId: "internalCreateResource",
+  request: { params: StackIdParams, body: jsonBody(ResourceCreateBody) },
+  responses: { 201: jsonContent(StackResourceSchema, "The new stack resource.") },
+});
+
+export function registerInternalCreateResource(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateResourceRoute, async (c) => {
+    const { stack_id } = c.req.valid("param");
+    return c.json(await createResource(c.get("ctx"), stack_id, c.req.valid("json")), 201);
+  });
+}

@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { StackResourceSchema } from "../../../schemas/resource";
+import { updateResource } from "../../../services/resources";
+import { defineInternalRoute, IdParams } from "../schema";
+import { ResourceUpdateBody } from "./schema";
+
+export const internalUpdateResourceRoute = defineInternalRoute({
+  method: "patch",
+  path: "/internal/v1/resources/{id}",
+  operationId: "internalUpdateResource",
+  description:
+    "`timestamp` moves only when `status` changes. A `status_reason` left out is kept while the status " +
+    "stays and cleared when it changes; `null` clears it.",
+  request: { params: IdParams, body: jsonBody(ResourceUpdateBody) },
+  responses: { 200: jsonContent(StackResourceSchema, "The updated stack resource.") },
+});
+
+export function registerInternalUpdateResource(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalUpdateResourceRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await updateResource(c.get("ctx"), id, c.req.valid("json")), 200);
+  });
+}

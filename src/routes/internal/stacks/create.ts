@@ -1,0 +1,22 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { StackSchema } from "../../../schemas/topology";
+import { createStack } from "../../../services/topology";
+import { defineInternalRoute, EnvironmentIdParams } from "../schema";
+import { StackCreateBody } from "./schema";
+
+export const internalCreateStackRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/environments/{environment_id}/stacks",
+  operationId: "internalCreateStack",
+  request: { params: EnvironmentIdParams, body: jsonBody(StackCreateBody) },
+  responses: { 201: jsonContent(StackSchema, "The new stack.") },
+});
+
+export function registerInternalCreateStack(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCreateStackRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    return c.json(await createStack(c.get("ctx"), environment_id, c.req.valid("json")), 201);
+  });
+}

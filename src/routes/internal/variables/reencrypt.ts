@@ -1,0 +1,35 @@
+/** The variable-key rotation sweep (README "Rotating VARIABLES_KEY"). */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonBody, jsonContent } from "../../../http/openapi";
+import { reencryptVariables } from "../../../services/variable-values";
+import { defineInternalRoute } from "../schema";
+
+const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
+
+const ReencryptResultSchema = z.object({
+  key_version: z.number().int(),
+  previous_key_version: z.number().int().nullable(),
+  reencrypted: z.number().int(),
+  remaining: z.boolean(),
+});
+
+export const internalReencryptVariablesRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/variables/reencrypt",
+  operationId: "internalReencryptVariables",
+  request: { body: { ...jsonBody(ReencryptBody), required: false } },
+  responses: {
+    200: jsonContent(
+      ReencryptResultSchema,
+      "How many values moved to the current key; repeat while `remaining`.",
+    ),
+  },
+});
+
+export function registerInternalReencryptVariables(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalReencryptVariablesRoute, async (c) => {
+    const { limit } = c.req.valid("json");
+    return c.json(await reencryptVariables(c.get("ctx"), limit ?? 100), 200);
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * The notification integration and webhook delivery records (API_CONTRACT §3, §8): the API's
+ * schemas and the services' types, one source. The configuration's flags come from the one
+ * table of event types (event-types.ts).
+ */
+import { z } from "@hono/zod-openapi";
+import { DELIVERY_STATUSES, INTEGRATION_TYPES } from "../db/schema";
+import { IdSchema, TimestampSchema } from "../http/openapi";
+import { FLAG_DESCRIPTION, NOTIFICATION_FLAGS, type NotificationFlag } from "./event-types";
+
+function flagShape<T extends z.ZodType>(make: () => T) {
+  const shape = {} as Record<NotificationFlag, T>;
+  for (const flag of NOTIFICATION_FLAGS) {
+    shape[flag] = make().openapi({ description: FLAG_DESCRIPTION[flag] }) as T;
+  }
+  return shape;
+}
+
+export const ConfigurationSchema = z
+  .object(flagShape(() => z.boolean()))
+  .openapi("NotificationConfiguration", { description: "One switch per event kind." });
+
+export const ConfigurationInputSchema = z
+  .strictObject(flagShape(() => z.boolean().optional()))
+  .openapi("NotificationConfigurationInput", { description: "Any subset of the flags." });
+
+export const IntegrationSchema = z
+  .object({
+    id: IdSchema,
+    project_id: IdSchema,
+    type: z.enum(INTEGRATION_TYPES),
+    url: z.string(),
+    configuration: ConfigurationSchema,
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi("NotificationIntegration");
+
+export const CreatedIntegrationSchema = IntegrationSchema.extend({
+  signing_secret: z.string().openapi({
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    description:
+      "`whsec_` + base64 of 32 random bytes. Shown only in this response: store it to verify the " +
+      "`webhook-signature` header of deliveries (Standard Webhooks).",
+  }),
+}).openapi("CreatedNotificationIntegration");
+
+export const DeliveryAttemptSchema = z
+  .object({
+    attempt: z.number().int().openapi({ description: "1 for the first try." }),
+    status_code: z.number().int().nullable().openapi({ description: "The receiver's HTTP status, if any." }),
+    error: z.string().nullable().openapi({ description: "Why the attempt failed, or null." }),
+    duration_ms: z.number().int(),
+    next_attempt_at: TimestampSchema.nullable().openapi({
+      description: "When the next try was scheduled after this one; null after a success or the last try.",
+    }),
+    created_at: TimestampSchema,
+  })
+  .openapi("DeliveryAttempt");
+
+export const DeliverySchema = z
+  .object({
+    id: IdSchema,
+    integration_id: IdSchema,
+    event_id: IdSchema.openapi({ description: "Sent as the `webhook-id` header on every try." }),
+    event_type: z.string().openapi({ example: "deployment.succeeded" }),
+    status: z.enum(DELIVERY_STATUSES).openapi({
+      description: "`pending` (trying or waiting to retry), `succeeded`, or `failed` (every try failed).",
+    }),
+    attempts: z.number().int(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    next_attempt_at: TimestampSchema.nullable(),
+    attempt_log: z.array(DeliveryAttemptSchema).openapi({ description: "Every try, oldest first." }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi("WebhookDelivery");
+
+export type IntegrationRecord = z.infer<typeof IntegrationSchema>;
+export type CreatedIntegration = z.infer<typeof CreatedIntegrationSchema>;
+export type DeliveryAttemptRecord = z.infer<typeof DeliveryAttemptSchema>;
+export type DeliveryRecord = z.infer<typeof DeliverySchema>;

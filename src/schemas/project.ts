@@ -1,0 +1,27 @@
+/** The project record (API_CONTRACT §3 "Project"): the API's schema and the services' type, one source. */
+import { z } from "@hono/zod-openapi";
+import { CONNECTION_STATUSES } from "../db/schema";
+import { IdSchema, TimestampSchema } from "../http/openapi";
+
+export const IconSchema = z
+  .string()
+  .max(2048)
+  .regex(/^(icon|emoji|url):(.+)$/, "Must match ^(icon|emoji|url):(.+)$.")
+  .openapi({ example: "emoji:🚀" });
+
+export const ProjectSchema = z
+  .object({
+    id: IdSchema,
+    org_id: IdSchema.openapi({ description: "The owning organization." }),
+    name: z.string().openapi({ example: "storefront" }),
+    description: z.string().nullable(),
+    icon: IconSchema.nullable(),
+    repo_id: IdSchema.nullable(),
+    default_environment_id: IdSchema,
+    connection_status: z.enum(CONNECTION_STATUSES),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi("Project");
+
+export type ProjectRecord = z.infer<typeof ProjectSchema>;

@@ -1,0 +1,34 @@
+/** The variable record (API_CONTRACT §3 "Variable"): the API's schema and the services' type, one source. */
+import { z } from "@hono/zod-openapi";
+import { VARIABLE_TYPES } from "../db/schema";
+import { IdSchema, TimestampSchema } from "../http/openapi";
+
+export const VariableTypeSchema = z.enum(VARIABLE_TYPES).openapi({
+  description:
+    "Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); " +
+    "`string` values are stored as plaintext.",
+});
+
+export const VariableSchema = z
+  .object({
+    id: IdSchema,
+    name: z.string().openapi({ example: "DATABASE_URL" }),
+    type: VariableTypeSchema,
+    environment_id: IdSchema.openapi({
+      description: "The environment; for a component variable, its component's.",
+    }),
+    component_id: IdSchema.nullable().openapi({
+      description: "The component, or null for an environment variable.",
+    }),
+    resource_id: z.string().openapi({
+      description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
+      example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
+    }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi("Variable", {
+    description: "A variable. Its value is never part of the record: read it from `/value`.",
+  });
+
+export type VariableRecord = z.infer<typeof VariableSchema>;

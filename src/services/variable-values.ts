@@ -1,0 +1,169 @@
+/**
+ * Variable values (API_CONTRACT §5): sealing a value for storage, revealing it, and the key
+ * rotation sweep. `secret` and `secure_string` values are AES-GCM envelopes
+ * (src/crypto/variables.ts) under VARIABLES_KEY (or, while rotating, VARIABLES_KEY_PREVIOUS);
+ * the keys come from the context's config. A crypto failure is `500 internal` with one log
+ * line for the operator; the value itself is never logged, returned in an error, or kept in a
+ * database error's message.
+ */
+import { and, eq } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../context";
+import {
+  decryptVariableValue,
+  encryptVariableValue,
+  VariableDecryptError,
+  type VariableIdentity,
+  VariableKeyConfigError,
+  variableKeyVersion,
+} from "../crypto/variables";
+import { variables } from "../db/schema";
+import { ApiError } from "../http/errors";
+import type { Logger } from "../lib/log";
+import { loadScoped } from "./access";
+import type { VariableInput } from "./variables";
+
+const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
+
+/**
+ * Crypto failures become `500 internal` with one clear log line for the operator. The value
+ * is never in scope here; only the variable's id and the reason are logged.
+ */
+function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
+  if (err instanceof VariableKeyConfigError) {
+    log.error("variables key misconfigured", { operation, variable_id: variableId, error: err.message });
+    throw new ApiError("internal", INTERNAL_MESSAGE);
+  }
+  if (err instanceof VariableDecryptError) {
+    log.error("variable value does not decrypt", { operation, variable_id: variableId, error: err.message });
+    throw new ApiError("internal", INTERNAL_MESSAGE);
+  }
+  throw err;
+}
+
+/**
+ * Drizzle's query errors print the bound parameters, and those include the value: keep only
+ * the driver's own message before anything can log it.
+ */
+export function withoutParameters(err: unknown): Error {
+  let inner: unknown = err;
+  for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {
+    inner = inner.cause;
+  }
+  return new Error(`variables write failed: ${inner instanceof Error ? inner.message : "unknown error"}`);
+}
+
+/** What to store for a value: plaintext for `string`, else an envelope under the current key. */
+export async function storedValue(
+  ctx: ServiceContext,
+  identity: VariableIdentity,
+  input: VariableInput,
+  operation: string,
+): Promise<{ value: string; keyVersion: number | null }> {
+  if (input.type === "string") return { value: input.value, keyVersion: null };
+  try {
+    const sealed = await encryptVariableValue(ctx.config.variableKeys, identity, input.value);
+    return { value: sealed.envelope, keyVersion: sealed.keyVersion };
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, operation, identity.id);
+  }
+}
+
+/** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
+export async function revealVariable(ctx: CallerContext, variableId: string): Promise<{ value: string }> {
+  const { db, identity } = ctx;
+  const secrets = ctx.config.variableKeys;
+  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  if (row.type === "string") return { value: row.value };
+  try {
+    const value = await decryptVariableValue(
+      secrets,
+      { id: row.id, environmentId: row.environmentId, scope: row.scope },
+      { envelope: row.value, keyVersion: row.keyVersion },
+    );
+    return { value };
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, "reveal", row.id);
+  }
+}
+
+/**
+ * The rotation sweep: moves up to `limit` values still under VARIABLES_KEY_PREVIOUS onto
+ * VARIABLES_KEY, in one batch. Rows under any other key are not its business (they fail on
+ * reveal, loudly). A row replaced concurrently keeps the newer write: the update applies
+ * only while the stored envelope is still the one that was read. `updated_at` is left
+ * alone: the variable did not change, only how it is kept. An operator loops until
+ * `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
+ */
+export async function reencryptVariables(
+  ctx: ServiceContext,
+  limit = 100,
+): Promise<{
+  key_version: number;
+  previous_key_version: number | null;
+  reencrypted: number;
+  remaining: boolean;
+}> {
+  const { db } = ctx;
+  const secrets = ctx.config.variableKeys;
+  let current: number;
+  let previous: number | null = null;
+  try {
+    current = await variableKeyVersion(secrets.current);
+    if (secrets.previous !== undefined && secrets.previous.trim() !== "") {
+      previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
+    }
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, "reencrypt", "-");
+  }
+  if (previous === null || previous === current) {
+    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
+  }
+  const rows = await db
+    .select({
+      id: variables.id,
+      environmentId: variables.environmentId,
+      scope: variables.scope,
+      value: variables.value,
+      keyVersion: variables.keyVersion,
+    })
+    .from(variables)
+    .where(eq(variables.keyVersion, previous))
+    .orderBy(variables.id)
+    .limit(limit + 1)
+    .all();
+  const batch = rows.slice(0, limit);
+  const updates = [];
+  for (const row of batch) {
+    const identity = { id: row.id, environmentId: row.environmentId, scope: row.scope };
+    let sealed: Awaited<ReturnType<typeof encryptVariableValue>>;
+    try {
+      const plaintext = await decryptVariableValue(secrets, identity, {
+        envelope: row.value,
+        keyVersion: row.keyVersion,
+      });
+      sealed = await encryptVariableValue(secrets, identity, plaintext);
+    } catch (err) {
+      return cryptoFailure(ctx.log, err, "reencrypt", row.id);
+    }
+    updates.push(
+      db
+        .update(variables)
+        .set({ value: sealed.envelope, keyVersion: sealed.keyVersion })
+        .where(and(eq(variables.id, row.id), eq(variables.value, row.value))),
+    );
+  }
+  const [first, ...rest] = updates;
+  if (first) {
+    try {
+      await db.batch([first, ...rest]);
+    } catch (err) {
+      throw withoutParameters(err);
+    }
+  }
+  return {
+    key_version: current,
+    previous_key_version: previous,
+    reencrypted: updates.length,
+    remaining: rows.length > limit,
+  };
+}
