@@ -2,7 +2,7 @@
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
  * request → request id → service context → error boundary (onError) → [/v1] authenticate →
- * rate limit → body guard → route validation (zod) → handler → service → D1.
+ * rate limit → scope → body guard → route validation (zod) → handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
@@ -13,12 +13,16 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { routeMetaLookup } from "./http/route-meta";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
-import { serviceContext } from "./middleware/context";
+import { requestInfo, serviceContext } from "./middleware/context";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
+import { requireScope } from "./middleware/scope";
 import { routePolicy } from "./rate-limit/route-policy";
+import { registerApiKeyRoutes } from "./routes/api-keys";
+import { registerAuditLogRoutes } from "./routes/audit-log";
 import { registerDeploymentRoutes } from "./routes/deployments";
 import { registerIntegrationRoutes } from "./routes/integrations";
 import { registerInternalRoutes } from "./routes/internal";
@@ -35,8 +39,19 @@ export function createApp() {
   app.onError(errorResponse);
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
-  app.use("/internal/v1/*", adminAuth, bodyGuard);
-  app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), bodyGuard);
+  // Each route's declarations (operationId, rate-limit policy, scope), read from the route
+  // definitions once per isolate and looked up by the route the request matched.
+  const routeMeta = routeMetaLookup(app);
+  const info = requestInfo((c) => routeMeta(c)?.action);
+  app.use("/internal/v1/*", adminAuth, info, bodyGuard);
+  app.use(
+    "/v1/*",
+    apiKeyAuth,
+    rateLimit(routePolicy(routeMeta)),
+    requireScope((c) => routeMeta(c)?.scope),
+    info,
+    bodyGuard,
+  );
 
   registerOrgRoutes(app);
   registerProjectRoutes(app);
@@ -45,6 +60,8 @@ export function createApp() {
   registerVariableRoutes(app);
   registerResourceRoutes(app);
   registerDeploymentRoutes(app);
+  registerApiKeyRoutes(app);
+  registerAuditLogRoutes(app);
   registerInternalRoutes(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
@@ -64,7 +81,10 @@ export function createApp() {
         "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
         "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
         "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
-        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`.",
+        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
+        "An API key may be limited to some scopes and projects: each operation names the scope it needs " +
+        "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
+        "projects sees no other project (`404`). Every change is recorded in the audit log.",
     },
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ ApiKey: [] }],

@@ -22,6 +22,10 @@ export type Identity = {
   accountId: string;
   orgRole: OrgRole;
   keyId: string;
+  /** What the key may do (API_CONTRACT §15): `["*"]` or a list of scopes. */
+  scopes: readonly string[];
+  /** The only projects the key may see, or null for every project its account may see. */
+  projectIds: readonly string[] | null;
 };
 
 /** Settings read from the environment, parsed once per context. */
@@ -43,6 +47,15 @@ export type EventsPort = {
   send(messages: readonly QueueMessage[]): Promise<void>;
 };
 
+/** What the audit log records about the request (API_CONTRACT §14), set once the route is known. */
+export type RequestInfo = {
+  /** The matched route's operationId (`createProject`, `internal.createOrg`): an entry's `action`. */
+  operationId: string | undefined;
+  /** `cf-connecting-ip`, or null. */
+  ip: string | null;
+  userAgent: string | null;
+};
+
 export type ServiceContext = {
   db: Db;
   /** The request's id (`x-request-id`), or the queue message's / cron run's. */
@@ -55,6 +68,8 @@ export type ServiceContext = {
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
   identity?: Identity;
+  /** Set for a request that matched a route (public or internal); absent for the queue and the cron. */
+  request?: RequestInfo;
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */

@@ -7,7 +7,11 @@ import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
 import { newId } from "./lib/ids";
+import { purgeExpiredAuditEntries } from "./services/audit-log";
 import { sweepStaleEvents } from "./services/fanout";
+
+/** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
+const DAILY_CRON = "0 3 * * *";
 
 export { RateLimiter } from "./rate-limit/limiter";
 
@@ -16,12 +20,17 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env, exec?: ExecutionContext) => handleEventsBatch(batch, env, exec),
-  // The only place the stale-event sweep runs: one sweeper every few minutes, rather than one
-  // per queue batch, keeps two fan-outs of the same event from racing.
-  scheduled: async (_controller, env, exec?: ExecutionContext) => {
+  // Dispatch on the cron expression (wrangler.toml [triggers]). The stale-event sweep runs only
+  // here: one sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of
+  // the same event from racing. The daily run removes what outlived its retention.
+  scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
-    await sweepStaleEvents(
-      createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) }),
-    );
+    const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
+    if (controller.cron === DAILY_CRON) {
+      const removed = await purgeExpiredAuditEntries(ctx);
+      ctx.log.info("audit log retention", { removed });
+      return;
+    }
+    await sweepStaleEvents(ctx);
   },
 } satisfies ExportedHandler<Env>;

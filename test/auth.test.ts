@@ -184,6 +184,9 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys", () => {
       created_by: owner.accountId,
       name: "ci",
       expires_at: null,
+      scopes: ["*"],
+      project_ids: null,
+      last_used_at: null,
       created_at: expect.stringMatching(TS),
     });
     const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?")

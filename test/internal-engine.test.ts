@@ -414,15 +414,17 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
     await report(d.id, { status: "failed" });
     let thrown: unknown;
     try {
-      await transitionDeployment(serviceContext(), stale, "succeeded");
+      await transitionDeployment(serviceContext({}, "internal.updateDeployment"), stale, "succeeded");
     } catch (err) {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(ApiError);
     expect((thrown as ApiError).code).toBe("conflict");
-    const staleStay = await transitionDeployment(serviceContext(), stale, "in_progress").catch(
-      (err: unknown) => err,
-    );
+    const staleStay = await transitionDeployment(
+      serviceContext({}, "internal.updateDeployment"),
+      stale,
+      "in_progress",
+    ).catch((err: unknown) => err);
     expect((staleStay as ApiError).code).toBe("conflict");
     expect((await eventsOf(d.id)).map((e) => e.type)).toEqual([
       "deployment.in_progress",

@@ -75,10 +75,15 @@ async function measure(path: string, key?: string): Promise<Counts & { status: n
 }
 
 /** A key no request has used yet, so its first request is a cold authentication. */
-async function freshKey(orgId: string, accountId: string): Promise<string> {
+async function freshKey(
+  orgId: string,
+  accountId: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const created = await internalOk<{ key: string }>("POST", `/orgs/${orgId}/api-keys`, {
     account_id: accountId,
     created_by: accountId,
+    ...extra,
   });
   return created.key;
 }
@@ -111,6 +116,30 @@ describe("work per request of the benchmarked routes", () => {
     const warm = await measure("/v1/projects", key);
     expect(cold).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 3, limiterCalls: 1 });
     expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+  });
+
+  it("a scoped, project-restricted key costs no extra query: its scopes and projects ride on the cached key", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    await createProject(owner); // outside the restriction: filtered by the same one query
+    const key = await freshKey(owner.orgId, owner.accountId, {
+      scopes: ["projects:read", "deployments:read"],
+      project_ids: [project.id],
+    });
+    for (const path of [`/v1/projects/${project.id}`, "/v1/projects"]) {
+      const cold = await measure(path, key);
+      const warm = await measure(path, key);
+      expect(cold.status).toBe(200);
+      // The same numbers as an unrestricted key's (the tests above).
+      expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+    }
+    // A refused scope costs the limiter call only: nothing is read.
+    expect(await measure(`/v1/projects/${project.id}/members`, key)).toEqual({
+      status: 403,
+      d1Statements: 0,
+      d1RoundTrips: 0,
+      limiterCalls: 1,
+    });
   });
 
   it("a failed authentication: one key lookup, one limiter call (anonymous)", async () => {

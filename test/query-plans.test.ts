@@ -3,10 +3,13 @@
  * size of other tenants' data (API_CONTRACT §4: keyset pagination; a project delete cascades).
  */
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { pageRequest } from "../src/db/pagination";
+import { auditLog } from "../src/db/schema";
 import type { Identity } from "../src/env";
+import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
 import { visibleDeploymentsQuery } from "../src/services/deployments";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
@@ -16,7 +19,14 @@ async function plan(sqlText: string, params: unknown[]): Promise<string> {
   return results.map((r) => r.detail).join("\n");
 }
 
-const admin: Identity = { orgId: "org", accountId: "acc", orgRole: "admin", keyId: "key" };
+const admin: Identity = {
+  orgId: "org",
+  accountId: "acc",
+  orgRole: "admin",
+  keyId: "key",
+  scopes: ["*"],
+  projectIds: null,
+};
 const member: Identity = { ...admin, orgRole: "member" };
 
 describe("GET /v1/deployments", () => {
@@ -33,6 +43,49 @@ describe("GET /v1/deployments", () => {
     const { sql: text, params } = visibleDeploymentsQuery(db, identity, filter, page).toSQL();
     const detail = await plan(text, params);
     expect(detail).toMatch(/deployments USING INDEX deployments_org_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("GET /v1/deployments with a project-restricted key", () => {
+  it("still walks the org index in order, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const restricted: Identity = { ...member, projectIds: ["p1", "p2"] };
+    const page = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const { sql: text, params } = visibleDeploymentsQuery(db, restricted, {}, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/deployments USING INDEX deployments_org_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("the audit-log lists", () => {
+  it.each([
+    ["org, first page", admin, {}, "audit_log_org_created_idx"],
+    [
+      "org, restricted key, action filter",
+      { ...admin, projectIds: ["p1"] },
+      { actions: ["createProject"] },
+      "audit_log_",
+    ],
+    ["org, actor filter, deep page", admin, { actorAccountId: "acc" }, "audit_log_org_created_idx"],
+  ] as const)("%s: an index in order, no sort step", async (_name, identity, filter, index) => {
+    const db = createDb(env.DB);
+    const first = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const page = { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } };
+    const scope = orgAuditScope(identity, "org");
+    const { sql: text, params } = auditPageQuery(db, scope, { ...filter }, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toContain(index);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("project list: the project index in order", async () => {
+    const db = createDb(env.DB);
+    const page = pageRequest({ limit: 20, sort_by: "created_at" });
+    const { sql: text, params } = auditPageQuery(db, eq(auditLog.projectId, "p"), {}, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/audit_log_project_created_idx/);
     expect(detail).not.toMatch(/TEMP B-TREE/);
   });
 });

@@ -727,7 +727,7 @@ describe("key configuration", () => {
     const before = await Promise.all(
       ids.map((id) => request("GET", `/v1/variables/${id}`, { key: owner.key })),
     );
-    const rotated = serviceContext({ VARIABLES_KEY_PREVIOUS: oldKey });
+    const rotated = serviceContext({ VARIABLES_KEY_PREVIOUS: oldKey }, "internal.reencryptVariables");
     const batches: number[] = [];
     for (let i = 0; i < 10; i++) {
       const step = await reencryptVariables(rotated, 2);

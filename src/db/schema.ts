@@ -84,6 +84,10 @@ export const apiKeys = sqliteTable(
     expiresAt: text("expires_at"),
     revokedAt: text("revoked_at"),
     lastUsedAt: text("last_used_at"),
+    /** What the key may do (API_CONTRACT §15): `["*"]`, or a list of scopes. */
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull().default(["*"]),
+    /** The only projects the key may see, or null: every project its account may see. */
+    projectIds: text("project_ids", { mode: "json" }).$type<string[]>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
@@ -295,4 +299,5 @@ export const variables = sqliteTable(
   ],
 );
 
+export * from "./audit-table";
 export * from "./webhook-tables";

@@ -5,6 +5,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
 import { ID_PATTERN } from "../lib/ids";
 import type { RateLimitPolicy } from "../rate-limit/policies";
 import { badInput, ERROR_CODES } from "./errors";
+import { ruleScope, SCOPE_EXTENSION, type Scope } from "./scopes";
 
 export const ErrorSchema = z
   .object({
@@ -124,7 +125,14 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
 
 export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 
-type PublicRouteConfig = RouteConfig & { rateLimit?: RateLimitPolicy };
+type PublicRouteConfig = RouteConfig & {
+  rateLimit?: RateLimitPolicy;
+  /**
+   * The scope the operation needs (API_CONTRACT §15). Omitted: the rule of `ruleScope`.
+   * `null`: none at all (only `GET /v1/api-keys/current`, which any valid key may call).
+   */
+  scope?: Scope | null;
+};
 
 /**
  * A route that declares no request body refuses one (API_CONTRACT §6: bodies are strict,
@@ -162,17 +170,20 @@ export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
 /**
  * A public /v1 route: adds the shared error responses, the security requirement,
  * the route's rate-limit policy (published as the `x-rate-limit-policy` extension
- * and read by the rate-limit middleware), and refuses a body when it declares none.
+ * and read by the rate-limit middleware), its required scope (`x-required-scope`, read by
+ * the scope middleware), and refuses a body when it declares none.
  */
 export function defineRoute<R extends PublicRouteConfig>(config: R) {
-  const { rateLimit = "default", ...route } = config;
+  const { rateLimit = "default", scope, ...route } = config;
+  const required = scope === undefined ? ruleScope(route.method, route.path) : scope;
   return createRoute({
     ...route,
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
+    ...(required ? { [SCOPE_EXTENSION]: required } : {}),
     responses: withPublicHeaders({ ...errorResponses, ...route.responses }),
-  } as Omit<R, "rateLimit">);
+  } as Omit<R, "rateLimit" | "scope">);
 }
 
 const integerHeader = (description: string) => ({

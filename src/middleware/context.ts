@@ -21,6 +21,25 @@ export const serviceContext = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/**
+ * Adds what the audit log records about the request (src/services/audit.ts) to its context:
+ * the matched route's operationId, the client IP and user agent. Runs once the route is known.
+ */
+export function requestInfo(operationIdOf: (c: Context<AppEnv>) => string | undefined) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const ctx = c.get("ctx");
+    c.set("ctx", {
+      ...ctx,
+      request: {
+        operationId: operationIdOf(c),
+        ip: c.req.header("cf-connecting-ip") ?? null,
+        userAgent: c.req.header("user-agent")?.slice(0, 512) ?? null,
+      },
+    });
+    await next();
+  });
+}
+
 /** The context of an authenticated /v1 request (the auth middleware has set its identity). */
 export function callerContext(c: Context<AppEnv>): CallerContext {
   const ctx = c.get("ctx");

@@ -5,6 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
+import { SCOPES } from "../http/scopes";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
@@ -35,18 +36,33 @@ export const OrgMemberSchema = z.object({
 });
 
 /** The new key, with its secret: the only time `key` is shown. */
-export const CreatedApiKeySchema = z.object({
-  id: IdSchema,
-  key: z.string(),
-  org_id: IdSchema,
-  account_id: IdSchema,
-  created_by: IdSchema,
-  name: z.string().nullable(),
-  expires_at: TimestampSchema.nullable(),
-  created_at: TimestampSchema,
-});
+/** API_CONTRACT §15: a key's record (`GET /v1/api-keys/current`). Never the key itself. */
+export const ApiKeySchema = z
+  .object({
+    id: IdSchema,
+    name: z.string().nullable(),
+    org_id: IdSchema,
+    account_id: IdSchema.openapi({ description: "The account the key acts as." }),
+    scopes: z.array(z.enum(SCOPES)).openapi({
+      description: "What the key may do: `*` (everything its account's roles allow) or a list of scopes.",
+    }),
+    project_ids: z.array(IdSchema).nullable().openapi({
+      description:
+        "The only projects the key may see (every other project is `404` to it), or null: every project.",
+    }),
+    expires_at: TimestampSchema.nullable(),
+    last_used_at: TimestampSchema.nullable().openapi({
+      description: "When the key was last used; refreshed at most once a minute.",
+    }),
+    created_at: TimestampSchema,
+  })
+  .openapi("ApiKey");
+
+/** The internal create's answer: the record, who issued it, and the key (shown only here). */
+export const CreatedApiKeySchema = ApiKeySchema.extend({ key: z.string(), created_by: IdSchema });
 
 export type OrganizationRecord = z.infer<typeof OrganizationSchema>;
 export type AccountRecord = z.infer<typeof AccountSchema>;
 export type OrgMemberRecord = z.infer<typeof OrgMemberSchema>;
+export type ApiKeyInfo = z.infer<typeof ApiKeySchema>;
 export type ApiKeyRecord = z.infer<typeof CreatedApiKeySchema>;

@@ -6,15 +6,20 @@
  * - A project the caller cannot see, and anything inside it, is `404 not_found` exactly
  *   as if it did not exist; a visible one with too low a role is `403 forbidden`.
  *
+ * - A key restricted to some projects (API_CONTRACT §15, `project_ids`) acts as if every other
+ *   project did not exist: the restriction is part of the same query (`withinKeyProjects`), so
+ *   every lookup 404s and every list leaves those projects out, and it cannot create projects.
+ *
  * Every lookup of a project-scoped object is one query: object ⨝ project (same org as the
- * caller) ⟕ the caller's membership. Absent and invisible objects run the same query.
+ * caller, within the key's projects) ⟕ the caller's membership. Absent and invisible objects
+ * run the same query.
  */
-import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
-import { forbidden, notFound } from "../http/errors";
+import { ApiError, forbidden, notFound } from "../http/errors";
 
 /** What an operation needs, as a minimum project role. */
 export type ProjectAction = "read" | "write" | "manage";
@@ -36,18 +41,47 @@ export function effectiveRole(
   return memberRole ?? null;
 }
 
+/** Sees every project of the organization by its org role (a key's `project_ids` narrow it further). */
 export function canSeeAll(identity: Identity): boolean {
   return identity.orgRole === "owner" || identity.orgRole === "admin";
+}
+
+/**
+ * The key's project restriction as a condition on a project-id column, or undefined when the
+ * key has none. Every query that finds projects or what is inside them includes it.
+ */
+export function withinKeyProjects(identity: Identity, projectId: SQLiteColumn): SQL | undefined {
+  // One JSON parameter, not one per project: a key may name 100 projects, and D1 binds at most
+  // 100 parameters per statement.
+  return identity.projectIds
+    ? sql`${projectId} IN (SELECT value FROM json_each(${JSON.stringify(identity.projectIds)}))`
+    : undefined;
+}
+
+/** Creating a project: org `owner`/`admin` (else `403 unauthorized`), with a key not restricted to projects. */
+export function authorizeProjectCreate(identity: Identity): void {
+  if (identity.projectIds) {
+    throw forbidden(
+      "This API key is restricted to some projects (`project_ids`), so it cannot create projects.",
+    );
+  }
+  if (!canSeeAll(identity)) {
+    throw new ApiError("unauthorized", "Creating a project needs the organization role `owner` or `admin`.");
+  }
 }
 
 /** Throws `not_found` (cannot see) or `forbidden` (role too low); returns the effective role. */
 export function authorize(
   identity: Identity,
+  projectId: string,
   memberRole: ProjectRole | null | undefined,
   action: ProjectAction,
   what: string,
 ): ProjectRole {
-  const role = effectiveRole(identity, memberRole);
+  const role =
+    identity.projectIds && !identity.projectIds.includes(projectId)
+      ? null
+      : effectiveRole(identity, memberRole);
   if (!role) throw notFound(what);
   const needed = REQUIRED_ROLE[action];
   if (RANK[role] < RANK[needed]) {
@@ -75,7 +109,14 @@ export async function loadScoped<T extends ScopedTable>(
   const found = await db
     .select({ row: getTableColumns(table), memberRole: projectMembers.role })
     .from(table as SQLiteTable)
-    .innerJoin(projects, and(eq(projects.id, table.projectId), eq(projects.orgId, identity.orgId)))
+    .innerJoin(
+      projects,
+      and(
+        eq(projects.id, table.projectId),
+        eq(projects.orgId, identity.orgId),
+        withinKeyProjects(identity, projects.id),
+      ),
+    )
     .leftJoin(
       projectMembers,
       and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
@@ -83,8 +124,9 @@ export async function loadScoped<T extends ScopedTable>(
     .where(extra ? and(eq(table.id, id), extra) : eq(table.id, id))
     .get();
   if (!found) throw notFound(what);
-  const role = authorize(identity, found.memberRole, action, what);
-  return { row: found.row as T["$inferSelect"], role };
+  const row = found.row as T["$inferSelect"];
+  const role = authorize(identity, row.projectId as string, found.memberRole, action, what);
+  return { row, role };
 }
 
 /** Loads a project of the caller's organization and checks `action` on it, in one query. */
@@ -101,9 +143,15 @@ export async function loadProject(
       projectMembers,
       and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
     )
-    .where(and(eq(projects.id, projectId), eq(projects.orgId, identity.orgId)))
+    .where(
+      and(
+        eq(projects.id, projectId),
+        eq(projects.orgId, identity.orgId),
+        withinKeyProjects(identity, projects.id),
+      ),
+    )
     .get();
   if (!found) throw notFound("Project");
-  const role = authorize(identity, found.memberRole, action, "Project");
+  const role = authorize(identity, projectId, found.memberRole, action, "Project");
   return { project: found.project, role };
 }

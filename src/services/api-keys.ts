@@ -13,9 +13,12 @@ import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
 import { ApiError, badInput, loggableError, notFound } from "../http/errors";
+import type { Scope } from "../http/scopes";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ApiKeyRecord } from "../schemas/organization";
+import { canonicalScopes, checkProjectIds, toApiKeyInfo } from "./api-key-records";
+import { auditEntry, diffRecords } from "./audit";
 import { orgExists } from "./orgs";
 
 export const KEY_PREFIX = "dpk_";
@@ -89,6 +92,8 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
       orgId: apiKeys.orgId,
       accountId: apiKeys.accountId,
       expiresAt: apiKeys.expiresAt,
+      scopes: apiKeys.scopes,
+      projectIds: apiKeys.projectIds,
       orgRole: orgMembers.role,
     })
     .from(apiKeys)
@@ -100,7 +105,14 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
     .get();
   if (!row) throw unauthenticated("The API key is not valid.");
   const entry: CachedKey = {
-    identity: { orgId: row.orgId, accountId: row.accountId, orgRole: row.orgRole, keyId: row.keyId },
+    identity: {
+      orgId: row.orgId,
+      accountId: row.accountId,
+      orgRole: row.orgRole,
+      keyId: row.keyId,
+      scopes: row.scopes,
+      projectIds: row.projectIds,
+    },
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
   };
@@ -129,6 +141,8 @@ export async function createApiKey(
     createdBy: string;
     name?: string | null;
     expiresAt?: string | null;
+    scopes?: readonly Scope[];
+    projectIds?: readonly string[] | null;
   },
 ): Promise<ApiKeyRecord> {
   const { db } = ctx;
@@ -159,8 +173,9 @@ export async function createApiKey(
   if (!issuer || (issuer.role !== "owner" && issuer.role !== "admin")) {
     throw new ApiError("unauthorized", "API keys are issued only by an organization owner or admin.");
   }
+  const projectIds = await checkProjectIds(db, input.orgId, input.projectIds);
   const key = generateKey();
-  const record = {
+  const record: typeof apiKeys.$inferSelect = {
     id: newId(),
     orgId: input.orgId,
     accountId: input.accountId,
@@ -168,30 +183,46 @@ export async function createApiKey(
     name: input.name ?? null,
     keyHash: await hashKey(key),
     expiresAt,
+    revokedAt: null,
+    lastUsedAt: null,
+    scopes: canonicalScopes(input.scopes),
+    projectIds,
     createdAt: nowIso(),
   };
-  await db.insert(apiKeys).values(record).run();
-  return {
-    id: record.id,
-    key,
-    org_id: record.orgId,
-    account_id: record.accountId,
-    created_by: record.createdBy,
-    name: record.name,
-    expires_at: record.expiresAt,
-    created_at: record.createdAt,
-  };
+  const info = toApiKeyInfo(record);
+  await db.batch([
+    db.insert(apiKeys).values(record),
+    auditEntry(ctx, {
+      orgId: record.orgId,
+      target: { type: "api_key", id: record.id },
+      // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
+      changes: diffRecords(null, { ...info, created_by: record.createdBy }),
+    }),
+  ]);
+  return { ...info, key, created_by: record.createdBy };
 }
 
 /** Revoke a key; an unknown key is `not_found`. Idempotent for an already revoked key. */
 export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
   const { db } = ctx;
-  const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  const row = await db
+    .select({ id: apiKeys.id, orgId: apiKeys.orgId })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, keyId))
+    .get();
   if (!row) throw notFound("API key");
-  await db
-    .update(apiKeys)
-    .set({ revokedAt: nowIso() })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .run();
+  const revokedAt = nowIso();
+  // Revoking an already revoked key changes nothing, so it writes no entry.
+  await db.batch([
+    db
+      .update(apiKeys)
+      .set({ revokedAt })
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))),
+    auditEntry(ctx, {
+      orgId: row.orgId,
+      target: { type: "api_key", id: keyId },
+      changes: { revoked_at: { from: null, to: revokedAt } },
+    }),
+  ]);
   forgetKey(keyId);
 }

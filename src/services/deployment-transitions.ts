@@ -11,8 +11,9 @@ import { badInput, conflict, notFound } from "../http/errors";
 import type { DeploymentRecord } from "../schemas/deployment";
 import type { EventType } from "../schemas/event-types";
 import { loadScoped } from "./access";
+import { auditEntry } from "./audit";
 import { isFinal, planStackTransition, planTransition } from "./deployment-state";
-import { type DeploymentRow, toDeploymentRecord } from "./deployments";
+import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./deployments";
 import { type NewEvent, newEvent } from "./events";
 
 export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
@@ -143,8 +144,18 @@ async function tryTransition(
   const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
   // Straight to D1's batch: Drizzle's batch cannot bind parameters of a raw statement.
   const d1 = db.$client;
-  const built = update.toSQL();
-  const statements = [d1.prepare(built.sql).bind(...built.params)];
+  const raw = (query: { toSQL(): { sql: string; params: unknown[] } }) => {
+    const built = query.toSQL();
+    return d1.prepare(built.sql).bind(...built.params);
+  };
+  // The entry inserts exactly one row when the UPDATE changed one, so the event's
+  // `changes() = 1` after it still means "the transition happened".
+  const audit = auditEntry(ctx, {
+    target: { type: "deployment", id: row.id },
+    projectId: row.projectId,
+    changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
+  });
+  const statements = [raw(update), raw(audit)];
   if (event) {
     statements.push(
       d1

@@ -19,7 +19,8 @@ import { badInput, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
-import { canSeeAll, loadScoped } from "./access";
+import { canSeeAll, loadScoped, withinKeyProjects } from "./access";
+import { auditEntry, diffRecords } from "./audit";
 
 /**
  * `data` as the API describes it. The column's own type is looser (plain strings for the
@@ -84,7 +85,15 @@ export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: List
   return db
     .select()
     .from(deployments)
-    .where(and(eq(deployments.orgId, identity.orgId), memberOnly, statusIn(filter), where))
+    .where(
+      and(
+        eq(deployments.orgId, identity.orgId),
+        withinKeyProjects(identity, deployments.projectId),
+        memberOnly,
+        statusIn(filter),
+        where,
+      ),
+    )
     .orderBy(...orderBy)
     .limit(page.limit + 1);
 }
@@ -194,6 +203,24 @@ export async function createDeployment(
   for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
     linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
   }
-  await db.batch([db.insert(deployments).values(row), ...linkInserts]);
-  return toDeploymentRecord(row);
+  const record = toDeploymentRecord(row);
+  await db.batch([
+    db.insert(deployments).values(row),
+    ...linkInserts,
+    auditEntry(ctx, {
+      target: { type: "deployment", id: row.id },
+      projectId: row.projectId,
+      orgId: environment.orgId,
+      changes: auditableDeploymentChanges(null, record),
+    }),
+  ]);
+  return record;
+}
+
+/**
+ * A deployment's changes for the audit log, without `data`: its patch is the engine's
+ * description of a change and may carry configuration values (variables among them).
+ */
+export function auditableDeploymentChanges(before: DeploymentRecord | null, after: DeploymentRecord | null) {
+  return diffRecords(before, after, ["data"]);
 }

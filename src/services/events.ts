@@ -15,6 +15,7 @@ import { events } from "../db/schema";
 import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
 import type { EventType, InternalEventType } from "../schemas/event-types";
+import { auditEntry } from "./audit";
 
 export type NewEvent = {
   id: string;
@@ -55,7 +56,15 @@ export async function recordEvent(
   const { db } = ctx;
   const event = newEvent(projectId, type, data);
   // A project deleted meanwhile: the error boundary answers 404 (API_CONTRACT §17).
-  await eventInsert(db, event).run();
+  await db.batch([
+    eventInsert(db, event),
+    // The event's `data` is the reporter's free-form payload: the entry names only its type.
+    auditEntry(ctx, {
+      target: { type: "event", id: event.id },
+      projectId,
+      changes: { type: { from: null, to: type } },
+    }),
+  ]);
   ctx.events.publishAfterCommit(event.id);
   return event;
 }

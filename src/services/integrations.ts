@@ -28,6 +28,7 @@ import type {
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
+import { auditEntry, diffRecords } from "./audit";
 
 export type IntegrationCreateInput = {
   type: IntegrationType;
@@ -80,7 +81,7 @@ export async function createIntegration(
   const { db, identity } = ctx;
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
   await loadProject(db, identity, projectId, "write");
-  return insertIntegration(db, projectId, { ...input, url });
+  return insertIntegration(ctx, projectId, { ...input, url });
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
@@ -91,14 +92,22 @@ export async function createIntegrationInternal(
 ): Promise<CreatedIntegration> {
   // A project that does not exist (or vanished meanwhile): the error boundary answers 404.
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
-  return insertIntegration(ctx.db, projectId, { ...input, url });
+  return insertIntegration(ctx, projectId, { ...input, url });
+}
+
+/** What an audit entry may say of an integration: never its secret, nor a Slack URL (the URL is the credential). */
+function auditable(record: IntegrationRecord): Record<string, unknown> {
+  if (record.type !== "slack") return record;
+  const { url: _credential, ...rest } = record;
+  return rest;
 }
 
 async function insertIntegration(
-  db: Db,
+  ctx: ServiceContext,
   projectId: string,
   input: IntegrationCreateInput,
 ): Promise<CreatedIntegration> {
+  const { db } = ctx;
   const now = nowIso();
   const row: IntegrationRow = {
     id: newId(),
@@ -110,8 +119,16 @@ async function insertIntegration(
     createdAt: now,
     updatedAt: now,
   };
-  await db.insert(notificationIntegrations).values(row).run();
-  return { ...toIntegrationRecord(row), signing_secret: row.signingSecret };
+  const record = toIntegrationRecord(row);
+  await db.batch([
+    db.insert(notificationIntegrations).values(row),
+    auditEntry(ctx, {
+      target: { type: "notification_integration", id: row.id },
+      projectId,
+      changes: diffRecords(null, auditable(record)),
+    }),
+  ]);
+  return { ...record, signing_secret: row.signingSecret };
 }
 
 /**
@@ -183,18 +200,32 @@ export async function updateIntegration(
     ]);
   }
   const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
-  await loadIntegration(db, identity, projectId, integrationId, "write");
+  const { row: stored } = await loadIntegration(db, identity, projectId, integrationId, "write");
   const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
   if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
     set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
   }
-  const row = await db
-    .update(notificationIntegrations)
-    .set(set)
-    .where(eq(notificationIntegrations.id, integrationId))
-    .returning()
-    .get();
+  const before = toIntegrationRecord(stored);
+  const after: IntegrationRecord = {
+    ...before,
+    url: url ?? before.url,
+    configuration: { ...before.configuration, ...flags },
+    updated_at: set.updatedAt as string,
+  };
+  const [rows] = await db.batch([
+    db
+      .update(notificationIntegrations)
+      .set(set)
+      .where(eq(notificationIntegrations.id, integrationId))
+      .returning(),
+    auditEntry(ctx, {
+      target: { type: "notification_integration", id: integrationId },
+      projectId,
+      changes: diffRecords(auditable(before), auditable(after)),
+    }),
+  ]);
+  const row = rows[0];
   // Deleted (with its project) between the check and the write.
   if (!row) throw notFound("Integration");
   return toIntegrationRecord(row);

@@ -16,6 +16,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";
 import { loadProject } from "./access";
+import { auditEntry } from "./audit";
 import { normalizeProfile } from "./orgs";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
@@ -163,7 +164,7 @@ export async function addMembers(
   const rowsJson = JSON.stringify(accountIds.map((accountId) => [newId(), accountId]));
   let inserted: MemberRow[];
   try {
-    const [, rows] = await db.batch([
+    const [, , rows] = await db.batch([
       db.insert(projectMembers).select(
         db
           .select({
@@ -175,6 +176,12 @@ export async function addMembers(
           })
           .from(sql`json_each(${rowsJson}) AS j`),
       ),
+      // One entry for the request: the project gained these members.
+      auditEntry(ctx, {
+        target: { type: "project", id: projectId },
+        projectId,
+        changes: { members: { from: null, to: accountIds.map((account_id) => ({ account_id, role })) } },
+      }),
       memberQuery(
         db,
         project.orgId,
@@ -228,12 +235,16 @@ export async function replaceMemberRole(
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
   // One batch is one transaction: the read sees the update's result, and an empty update
   // with a present row means the last-owner guard refused it.
-  const [updated, row] = await db.batch([
-    db
-      .update(projectMembers)
-      .set({ role })
-      .where(and(target, role === "owner" ? undefined : keepsAnOwner(projectId)))
-      .returning({ id: projectMembers.id }),
+  const allowed = and(target, role === "owner" ? undefined : keepsAnOwner(projectId));
+  const [, updated, row] = await db.batch([
+    // Before the update, to read the role it replaces; written exactly when the update applies.
+    auditEntry(ctx, {
+      target: { type: "project_member", id: accountId },
+      projectId,
+      when: sql`EXISTS (SELECT 1 FROM project_members WHERE ${allowed})`,
+      changes: sql`(SELECT json_object('role', json_object('from', role, 'to', ${role})) FROM project_members WHERE ${target})`,
+    }),
+    db.update(projectMembers).set({ role }).where(allowed).returning({ id: projectMembers.id }),
     memberQuery(db, project.orgId, target),
   ]);
   const member = row[0];
@@ -246,12 +257,17 @@ export async function removeMember(ctx: CallerContext, projectId: string, accoun
   const { db, identity } = ctx;
   await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
-  const [present, deleted] = await db.batch([
+  const allowed = and(target, keepsAnOwner(projectId));
+  const [present, , deleted] = await db.batch([
     db.select({ id: projectMembers.id }).from(projectMembers).where(target),
-    db
-      .delete(projectMembers)
-      .where(and(target, keepsAnOwner(projectId)))
-      .returning({ id: projectMembers.id }),
+    // Before the delete, to read the role it removes; written exactly when the delete applies.
+    auditEntry(ctx, {
+      target: { type: "project_member", id: accountId },
+      projectId,
+      when: sql`EXISTS (SELECT 1 FROM project_members WHERE ${allowed})`,
+      changes: sql`(SELECT json_object('role', json_object('from', role, 'to', NULL)) FROM project_members WHERE ${target})`,
+    }),
+    db.delete(projectMembers).where(allowed).returning({ id: projectMembers.id }),
   ]);
   if (present.length === 0) throw memberNotFound();
   if (deleted.length === 0) throw lastOwner();

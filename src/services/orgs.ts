@@ -8,6 +8,7 @@ import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors"
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
+import { auditEntry, diffRecords } from "./audit";
 
 const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord => ({
   id: row.id,
@@ -24,15 +25,22 @@ export async function createOrganization(ctx: ServiceContext, name: string): Pro
   const ownerAccountId = ctx.identity?.accountId;
   const now = nowIso();
   const org = { id: newId(), name, createdAt: now };
+  // The entry belongs to the new organization: its audit log starts with its own creation.
+  const audit = auditEntry(ctx, {
+    orgId: org.id,
+    target: { type: "organization", id: org.id },
+    changes: diffRecords(null, toOrgRecord(org)),
+  });
   if (ownerAccountId) {
     await db.batch([
       db.insert(organizations).values(org),
       db
         .insert(orgMembers)
         .values({ orgId: org.id, accountId: ownerAccountId, role: "owner", createdAt: now }),
+      audit,
     ]);
   } else {
-    await db.insert(organizations).values(org).run();
+    await db.batch([db.insert(organizations).values(org), audit]);
   }
   return toOrgRecord(org);
 }
@@ -82,8 +90,7 @@ export async function createAccount(ctx: ServiceContext, input: AccountInput): P
     profile: normalizeProfile(input.profile),
     createdAt: nowIso(),
   };
-  await db.insert(accounts).values(row).run();
-  return {
+  const record: AccountRecord = {
     id: row.id,
     name: row.name,
     display_name: row.displayName,
@@ -91,6 +98,17 @@ export async function createAccount(ctx: ServiceContext, input: AccountInput): P
     profile: row.profile,
     created_at: row.createdAt,
   };
+  // An account belongs to no organization (it joins them later), so its entry has `org_id` null:
+  // it appears in no organization's audit log and is kept for the platform's operators.
+  await db.batch([
+    db.insert(accounts).values(row),
+    auditEntry(ctx, {
+      orgId: null,
+      target: { type: "account", id: row.id },
+      changes: diffRecords(null, record),
+    }),
+  ]);
+  return record;
 }
 
 export async function addOrgMember(
@@ -106,11 +124,19 @@ export async function addOrgMember(
     throw badInput("No such account.", [{ path: "account_id", message: "No account has this ID." }]);
   }
   const row = { orgId, accountId, role, createdAt: nowIso() };
+  const record: OrgMemberRecord = { org_id: orgId, account_id: accountId, role, created_at: row.createdAt };
   try {
-    await db.insert(orgMembers).values(row).run();
+    await db.batch([
+      db.insert(orgMembers).values(row),
+      auditEntry(ctx, {
+        orgId,
+        target: { type: "org_member", id: accountId },
+        changes: diffRecords(null, record),
+      }),
+    ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict("The account is already a member of this organization.");
     throw err;
   }
-  return { org_id: orgId, account_id: accountId, role, created_at: row.createdAt };
+  return record;
 }

@@ -3,12 +3,13 @@
 import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import { environments, projectMembers, projects } from "../db/schema";
-import { ApiError, assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { auditLog, environments, projectMembers, projects } from "../db/schema";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";
-import { canSeeAll, loadProject } from "./access";
+import { authorizeProjectCreate, canSeeAll, loadProject, withinKeyProjects } from "./access";
+import { auditEntry, diffRecords } from "./audit";
 
 export type ProjectInput = {
   name: string;
@@ -46,9 +47,7 @@ const nameTaken = (name: string) =>
 
 export async function createProject(ctx: CallerContext, input: ProjectInput): Promise<ProjectRecord> {
   const { db, identity } = ctx;
-  if (!canSeeAll(identity)) {
-    throw new ApiError("unauthorized", "Creating a project needs the organization role `owner` or `admin`.");
-  }
+  authorizeProjectCreate(identity);
   const now = nowIso();
   const project: ProjectRow = {
     id: newId(),
@@ -80,6 +79,11 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
         role: "owner",
         createdAt: now,
       }),
+      auditEntry(ctx, {
+        target: { type: "project", id: project.id },
+        projectId: project.id,
+        changes: diffRecords(null, toProjectRecord(project)),
+      }),
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
@@ -92,7 +96,7 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
 export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
   const { db, identity } = ctx;
   const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
-  const scope = and(eq(projects.orgId, identity.orgId), where);
+  const scope = and(eq(projects.orgId, identity.orgId), withinKeyProjects(identity, projects.id), where);
   const rows = canSeeAll(identity)
     ? await db
         .select()
@@ -144,22 +148,23 @@ export async function replaceProject(
 ): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
-  await loadProject(db, identity, projectId, "manage");
+  const { project: before } = await loadProject(db, identity, projectId, "manage");
+  const set = {
+    name: input.name,
+    nameKey: projectNameKey(input.name),
+    description: input.description ?? null,
+    icon: input.icon ?? null,
+    repoId: input.repo_id ?? null,
+    defaultEnvironmentId: input.default_environment_id,
+    updatedAt: nowIso(),
+  };
   let updated: ProjectRow | undefined;
   try {
     // The environment check and the write are one statement: no window in which the
     // environment could be deleted between them.
-    updated = await db
+    const update = db
       .update(projects)
-      .set({
-        name: input.name,
-        nameKey: projectNameKey(input.name),
-        description: input.description ?? null,
-        icon: input.icon ?? null,
-        repoId: input.repo_id ?? null,
-        defaultEnvironmentId: input.default_environment_id,
-        updatedAt: nowIso(),
-      })
+      .set(set)
       .where(
         and(
           eq(projects.id, projectId),
@@ -173,8 +178,16 @@ export async function replaceProject(
           ),
         ),
       )
-      .returning()
-      .get();
+      .returning();
+    const [rows] = await db.batch([
+      update,
+      auditEntry(ctx, {
+        target: { type: "project", id: projectId },
+        projectId,
+        changes: diffRecords(toProjectRecord(before), toProjectRecord({ ...before, ...set })),
+      }),
+    ]);
+    updated = rows[0];
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw err;
@@ -198,30 +211,48 @@ export async function replaceProject(
 /** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
-  await db.delete(projects).where(eq(projects.id, projectId)).run();
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  await db.batch([
+    db.delete(projects).where(eq(projects.id, projectId)),
+    auditEntry(ctx, {
+      target: { type: "project", id: projectId },
+      projectId,
+      changes: diffRecords(toProjectRecord(project), null),
+    }),
+  ]);
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
 export async function startDisconnect(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
-  const moved = await db
-    .update(projects)
-    .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
-    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected")))
-    .returning({ id: projects.id })
-    .get();
-  if (!moved) throw conflict("Only a `connected` project can be disconnected.");
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  const entryId = newId();
+  const [moved] = await db.batch([
+    db
+      .update(projects)
+      .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
+      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected")))
+      .returning({ id: projects.id }),
+    auditEntry(ctx, {
+      id: entryId,
+      target: { type: "project", id: projectId },
+      projectId,
+      changes: { connection_status: { from: project.connectionStatus, to: "disconnecting" } },
+    }),
+  ]);
+  if (!moved[0]) throw conflict("Only a `connected` project can be disconnected.");
   try {
     await ctx.events.send([{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {
-    // Without the message nothing would ever finish the disconnect: undo and report.
-    await db
-      .update(projects)
-      .set({ connectionStatus: "connected" })
-      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting")))
-      .run();
+    // Without the message nothing would ever finish the disconnect: undo and report. The undo
+    // takes back this request's own entry with it (the change it recorded did not stand).
+    await db.batch([
+      db
+        .update(projects)
+        .set({ connectionStatus: "connected" })
+        .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting"))),
+      db.delete(auditLog).where(eq(auditLog.id, entryId)),
+    ]);
     throw err;
   }
 }

@@ -9,6 +9,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
 import { loadScoped } from "./access";
+import { auditEntry, diffRecords } from "./audit";
 
 type ResourceRow = typeof stackResources.$inferSelect;
 
@@ -106,8 +107,16 @@ export async function createResource(
     updatedAt: now,
   };
   // A stack deleted between the read and the insert: the error boundary answers 404.
-  await db.insert(stackResources).values(row).run();
-  return toResourceRecord(row);
+  const record = toResourceRecord(row);
+  await db.batch([
+    db.insert(stackResources).values(row),
+    auditEntry(ctx, {
+      target: { type: "stack_resource", id: row.id },
+      projectId: row.projectId,
+      changes: diffRecords(null, record),
+    }),
+  ]);
+  return record;
 }
 
 export type ResourceUpdateInput = {
@@ -130,7 +139,25 @@ export async function updateResource(
   const { db } = ctx;
   const now = nowIso();
   const changed = sql`${stackResources.status} <> ${input.status}`;
-  const row = await db
+  const current = sql`(SELECT * FROM stack_resources WHERE id = ${id})`;
+  // The fields the report sets, `from` as stored: the entry precedes the update to read them,
+  // and is written exactly when the update applies (the resource exists).
+  const fields = [
+    sql`'status', json_object('from', status, 'to', ${input.status})`,
+    ...(input.status_reason !== undefined
+      ? [sql`'status_reason', json_object('from', status_reason, 'to', ${input.status_reason})`]
+      : []),
+    ...(input.physical_id !== undefined
+      ? [sql`'physical_id', json_object('from', physical_id, 'to', ${input.physical_id})`]
+      : []),
+  ];
+  const audit = auditEntry(ctx, {
+    target: { type: "stack_resource", id },
+    projectId: sql`(SELECT project_id FROM ${current})`,
+    when: sql`EXISTS ${current}`,
+    changes: sql`(SELECT json_object(${sql.join(fields, sql`, `)}) FROM ${current})`,
+  });
+  const update = db
     .update(stackResources)
     .set({
       status: input.status,
@@ -143,8 +170,9 @@ export async function updateResource(
       updatedAt: now,
     })
     .where(eq(stackResources.id, id))
-    .returning()
-    .get();
+    .returning();
+  const [, rows] = await db.batch([audit, update]);
+  const row = rows[0];
   if (!row) throw notFound("Stack resource");
   return toResourceRecord(row);
 }

@@ -8,6 +8,7 @@ import { conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, EnvironmentRecord, StackRecord } from "../schemas/topology";
+import { auditEntry, diffRecords } from "./audit";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
   const env = await db
@@ -19,6 +20,11 @@ async function environmentProject(db: Db, environmentId: string): Promise<string
   return env.projectId;
 }
 
+/** The audit entry of a create: the new record, field by field. */
+function created(ctx: ServiceContext, type: string, projectId: string, record: { id: string }) {
+  return auditEntry(ctx, { target: { type, id: record.id }, projectId, changes: diffRecords(null, record) });
+}
+
 export async function createEnvironment(
   ctx: ServiceContext,
   projectId: string,
@@ -28,14 +34,15 @@ export async function createEnvironment(
   const project = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).get();
   if (!project) throw notFound("Project");
   const row = { id: newId(), projectId, name, createdAt: nowIso() };
+  const record: EnvironmentRecord = { id: row.id, project_id: projectId, name, created_at: row.createdAt };
   try {
-    await db.insert(environments).values(row).run();
+    await db.batch([db.insert(environments).values(row), created(ctx, "environment", projectId, record)]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The project already has an environment named "${name}".`);
     // A project deleted between the check and the insert: the error boundary answers 404.
     throw err;
   }
-  return { id: row.id, project_id: projectId, name, created_at: row.createdAt };
+  return record;
 }
 
 export async function createComponent(
@@ -46,13 +53,19 @@ export async function createComponent(
   const { db } = ctx;
   const projectId = await environmentProject(db, environmentId);
   const row = { id: newId(), projectId, environmentId, name, createdAt: nowIso() };
+  const record: ComponentRecord = {
+    id: row.id,
+    environment_id: environmentId,
+    name,
+    created_at: row.createdAt,
+  };
   try {
-    await db.insert(components).values(row).run();
+    await db.batch([db.insert(components).values(row), created(ctx, "component", projectId, record)]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The environment already has a component named "${name}".`);
     throw err;
   }
-  return { id: row.id, environment_id: environmentId, name, created_at: row.createdAt };
+  return record;
 }
 
 export async function createStack(
@@ -70,12 +83,13 @@ export async function createStack(
     templateId: input.template_id ?? newId(),
     createdAt: nowIso(),
   };
-  await db.insert(stacks).values(row).run();
-  return {
+  const record: StackRecord = {
     id: row.id,
     environment_id: environmentId,
     name: row.name,
     template_id: row.templateId,
     created_at: row.createdAt,
   };
+  await db.batch([db.insert(stacks).values(row), created(ctx, "stack", projectId, record)]);
+  return record;
 }

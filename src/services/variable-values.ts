@@ -20,6 +20,7 @@ import { variables } from "../db/schema";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../lib/log";
 import { loadScoped } from "./access";
+import { auditEntry } from "./audit";
 import type { VariableInput } from "./variables";
 
 const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
@@ -73,6 +74,12 @@ export async function revealVariable(ctx: CallerContext, variableId: string): Pr
   const { db, identity } = ctx;
   const secrets = ctx.config.variableKeys;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  // Recorded before the value leaves: a reveal that cannot be recorded does not happen.
+  await auditEntry(ctx, {
+    target: { type: "variable", id: row.id },
+    projectId: row.projectId,
+    when: "always",
+  }).run();
   if (row.type === "string") return { value: row.value };
   try {
     const value = await decryptVariableValue(
@@ -155,7 +162,19 @@ export async function reencryptVariables(
   const [first, ...rest] = updates;
   if (first) {
     try {
-      await db.batch([first, ...rest]);
+      // One entry for the sweep, across organizations (org_id null): which values moved to
+      // which key. Each update applies unless the value was replaced meanwhile, which changes
+      // the variable anyway, so the batch always changes something it records.
+      const audit = auditEntry(ctx, {
+        orgId: null,
+        target: { type: "variables_key", id: String(current) },
+        changes: {
+          key_version: { from: previous, to: current },
+          variable_ids: { from: null, to: batch.map((r) => r.id) },
+        },
+        when: "always",
+      });
+      await db.batch([first, ...rest, audit]);
     } catch (err) {
       throw withoutParameters(err);
     }

@@ -24,6 +24,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
 import { loadScoped, type ProjectAction } from "./access";
+import { auditEntry, diffRecords } from "./audit";
 import { storedValue, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -119,15 +120,23 @@ export async function createVariable(
     createdAt: now,
     updatedAt: now,
   };
+  const record = toVariableRecord(row);
   try {
-    await db.insert(variables).values(row).run();
+    await db.batch([
+      db.insert(variables).values(row),
+      auditEntry(ctx, {
+        target: { type: "variable", id },
+        projectId: scope.projectId,
+        changes: diffRecords(null, record),
+      }),
+    ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     // A parent deleted between the lookup and the insert: the error boundary answers 404.
     if (isForeignKeyViolation(err)) throw err;
     throw withoutParameters(err);
   }
-  return toVariableRecord(row);
+  return record;
 }
 
 export async function getVariable(ctx: CallerContext, variableId: string): Promise<VariableRecord> {
@@ -159,19 +168,24 @@ export async function replaceVariable(
     "replace",
   );
   let updated: RecordRow | undefined;
+  const set = {
+    name: input.name,
+    type: input.type,
+    value: stored.value,
+    keyVersion: stored.keyVersion,
+    updatedAt: nowIso(),
+  };
   try {
-    updated = await db
-      .update(variables)
-      .set({
-        name: input.name,
-        type: input.type,
-        value: stored.value,
-        keyVersion: stored.keyVersion,
-        updatedAt: nowIso(),
-      })
-      .where(eq(variables.id, row.id))
-      .returning(RECORD_COLUMNS)
-      .get();
+    const [rows] = await db.batch([
+      db.update(variables).set(set).where(eq(variables.id, row.id)).returning(RECORD_COLUMNS),
+      auditEntry(ctx, {
+        target: { type: "variable", id: row.id },
+        projectId: row.projectId,
+        // The record's fields only: the value is never in an entry.
+        changes: diffRecords(toVariableRecord(row), toVariableRecord({ ...row, ...set })),
+      }),
+    ]);
+    updated = rows[0];
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw withoutParameters(err);
@@ -183,8 +197,15 @@ export async function replaceVariable(
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, variables, variableId, "write", "Variable");
-  await db.delete(variables).where(eq(variables.id, variableId)).run();
+  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  await db.batch([
+    db.delete(variables).where(eq(variables.id, variableId)),
+    auditEntry(ctx, {
+      target: { type: "variable", id: variableId },
+      projectId: row.projectId,
+      changes: diffRecords(toVariableRecord(row), null),
+    }),
+  ]);
 }
 
 /**

@@ -47,6 +47,15 @@ export async function buildWorld(): Promise<World> {
     created_by: owner.accountId,
     name: "matrix actor",
   });
+  const scopedOwnerKey = async (extra: Record<string, unknown>): Promise<Caller> => {
+    const key = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+      ...extra,
+    });
+    return { ...owner, key: key.key, keyId: key.id };
+  };
+  const elsewhere = await createProject(owner);
   const actors: Record<Actor, Caller> = {
     org_owner: { ...owner, key: orgOwnerActor.key, keyId: orgOwnerActor.id },
     org_admin: await createCaller(org, "admin"),
@@ -55,6 +64,8 @@ export async function buildWorld(): Promise<World> {
     project_viewer: await createCaller(org, "member", owner),
     org_member_outsider: await createCaller(org, "member", owner),
     other_org_owner: (await createOrgWithOwner()).owner,
+    read_scopes_key: await scopedOwnerKey({ scopes: [...READ_SCOPES] }),
+    other_project_key: await scopedOwnerKey({ project_ids: [elsewhere.id] }),
   };
 
   const fresh = async (): Promise<Project> => {
@@ -90,4 +101,21 @@ export const ACTOR_ROLE: Record<Actor, ProjectRole | null> = {
   project_viewer: "viewer",
   org_member_outsider: null,
   other_org_owner: null,
+  // Acts as the org owner, within its scopes (a write or the reveal is 403 forbidden: see the matrix).
+  read_scopes_key: "owner",
+  // Restricted to another project: the World's projects do not exist for it.
+  other_project_key: null,
 };
+
+/** Every `<area>:read` scope of API_CONTRACT §15. */
+export const READ_SCOPES = [
+  "projects:read",
+  "members:read",
+  "integrations:read",
+  "variables:read",
+  "deployments:read",
+  "resources:read",
+  "events:read",
+  "audit:read",
+  "orgs:read",
+] as const;

@@ -32,6 +32,11 @@ const RANK: Record<ProjectRole, number> = { viewer: 1, contributor: 2, owner: 3 
 function expected(route: MatrixRoute, actor: Actor): { status: number; code?: string } {
   const override = route.expect?.[actor];
   if (override !== undefined) return { status: override };
+  // API_CONTRACT §15: only reads, and not the reveal (`variables:reveal`), are within `*:read`;
+  // the scope is checked before anything is read, so this holds whatever the project role.
+  if (actor === "read_scopes_key" && (!/^GET\s/i.test(route.name) || /\/value$/.test(route.name))) {
+    return { status: 403, code: "forbidden" };
+  }
   const role = ACTOR_ROLE[actor];
   if (!role) return { status: 404, code: "not_found" };
   if (RANK[role] < RANK[NEEDED[route.action]]) return { status: 403, code: "forbidden" };

@@ -4,7 +4,7 @@
  */
 import type { Caller, Project } from "../helpers/factories";
 
-/** The seven callers of every cell (API_CONTRACT §5). */
+/** The callers of every cell: the seven of API_CONTRACT §5 and two scoped keys of §15. */
 export type Actor =
   | "org_owner"
   | "org_admin"
@@ -12,7 +12,9 @@ export type Actor =
   | "project_contributor" // org member who is project contributor
   | "project_viewer" // org member who is project viewer
   | "org_member_outsider" // org member, not a member of the project
-  | "other_org_owner"; // owner of another organization
+  | "other_org_owner" // owner of another organization
+  | "read_scopes_key" // the org owner's account, with every `<area>:read` scope and nothing else
+  | "other_project_key"; // the org owner's account, restricted to a project outside the World
 
 export const ACTORS: Actor[] = [
   "org_owner",
@@ -22,6 +24,8 @@ export const ACTORS: Actor[] = [
   "project_viewer",
   "org_member_outsider",
   "other_org_owner",
+  "read_scopes_key",
+  "other_project_key",
 ];
 
 /**

@@ -4,12 +4,16 @@
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { bodylessGuard, errorResponses, idParams } from "../../http/openapi";
+import { recordInternalRoute } from "../../http/route-meta";
 
 /**
  * An internal route: validated like the public ones (a body it does not declare is refused),
- * never published in /openapi.json. Its `operationId` (`internal…`) matches its `register…`.
+ * never published in /openapi.json. Its `operationId` (`internal…`) matches its `register…`;
+ * the route is recorded in the internal route table (src/http/route-meta.ts), so its audit
+ * entries are named after it (`internalCreateStack` → action `internal.createStack`).
  */
-export function defineInternalRoute<R extends RouteConfig & { operationId: string }>(config: R) {
+export function defineInternalRoute<R extends RouteConfig & { operationId: `internal${string}` }>(config: R) {
+  recordInternalRoute(config);
   return createRoute({
     ...config,
     middleware: bodylessGuard(config),

@@ -16,6 +16,7 @@ export const revealVariableRoute = defineRoute({
     "`403 forbidden`). Rate-limited by the `reveal` policy (20 per minute per key). The response is " +
     "marked `Cache-Control: no-store`.",
   rateLimit: "reveal",
+  scope: "variables:reveal",
   request: { params: VariableParams },
   responses: { 200: jsonContent(VariableValueSchema, "The decrypted value.") },
 });

@@ -26,6 +26,8 @@ export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
       createdBy: body.created_by,
       name: body.name,
       expiresAt: body.expires_at,
+      scopes: body.scopes,
+      projectIds: body.project_ids,
     });
     return c.json(key, 201);
   });

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../../../db/schema";
 import { IdSchema } from "../../../http/openapi";
+import { SCOPES } from "../../../http/scopes";
 
 export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
 
@@ -10,4 +11,8 @@ export const ApiKeyCreateBody = z.strictObject({
   created_by: IdSchema,
   name: z.string().max(100).nullable().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  /** API_CONTRACT §15: a non-empty list of scopes; absent means `["*"]`. */
+  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+  /** 1–100 projects of the organization; absent or null means every project. */
+  project_ids: z.array(IdSchema).min(1).max(100).nullable().optional(),
 });

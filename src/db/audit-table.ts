@@ -1,0 +1,41 @@
+/**
+ * The audit log (API_CONTRACT §14). Part of the one schema: src/db/schema.ts re-exports it, and
+ * drizzle-kit reads it through it.
+ */
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const AUDIT_ACTOR_TYPES = ["api_key", "admin"] as const;
+export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
+export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
+
+/**
+ * Who did what (API_CONTRACT §14). Written in the same batch as the change it records, never
+ * changed or deleted by a route, removed after 400 days by the daily cron. No foreign keys:
+ * an entry outlives the project, key or organization it names (deleting a project must not
+ * delete the record of its deletion).
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    /** Null only for what belongs to no organization (an internal account create). */
+    orgId: text("org_id"),
+    projectId: text("project_id"),
+    action: text("action").notNull(),
+    targetType: text("target_type").notNull(),
+    targetId: text("target_id").notNull(),
+    actorType: text("actor_type", { enum: AUDIT_ACTOR_TYPES }).notNull(),
+    actorAccountId: text("actor_account_id"),
+    actorApiKeyId: text("actor_api_key_id"),
+    requestId: text("request_id").notNull(),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    changes: text("changes", { mode: "json" }).$type<AuditChanges>(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    index("audit_log_org_created_idx").on(t.orgId, t.createdAt, t.id),
+    index("audit_log_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("audit_log_created_idx").on(t.createdAt),
+  ],
+);

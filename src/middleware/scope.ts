@@ -1,0 +1,30 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/errors";
+import { grants, type Scope } from "../http/scopes";
+
+/**
+ * The scope check (API_CONTRACT §15): after authentication and the rate limit, before the body
+ * is read or anything is loaded. The scope is the one the matched route declares
+ * (`x-required-scope`); a route that declares none (`GET /v1/api-keys/current`) and a path that
+ * matches no route (answered 404 later) need none. The key's scopes ride on its identity, which
+ * the isolate caches with the key, so the check costs no query.
+ */
+export function requireScope(scopeOf: (c: Context<AppEnv>) => Scope | undefined) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const identity = c.get("ctx").identity;
+    if (!identity) throw new Error("requireScope before authentication");
+    const needed = scopeOf(c);
+    if (needed && !grants(identity.scopes, needed)) {
+      throw new ApiError(
+        "forbidden",
+        `This API key lacks the scope \`${needed}\` that this operation needs.`,
+        {
+          required_scope: needed,
+        },
+      );
+    }
+    await next();
+  });
+}

@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
+import { currentApiKey } from "../../services/api-key-records";
+import { ApiKeySchema } from "./schema";
+
+export const getCurrentApiKeyRoute = defineRoute({
+  method: "get",
+  path: "/v1/api-keys/current",
+  operationId: "getCurrentApiKey",
+  tags: ["API keys"],
+  summary: "Read the API key making this request",
+  description:
+    "Its scopes, its project restriction, when it expires and when it was last used. Any valid key " +
+    "may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.",
+  scope: null,
+  responses: { 200: jsonContent(ApiKeySchema, "The calling key.") },
+});
+
+export function registerGetCurrentApiKey(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getCurrentApiKeyRoute, async (c) =>
+    c.json(ApiKeySchema.parse(await currentApiKey(callerContext(c))), 200),
+  );
+}

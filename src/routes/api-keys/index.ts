@@ -1,0 +1,7 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { registerGetCurrentApiKey } from "./current";
+
+export function registerApiKeyRoutes(app: OpenAPIHono<AppEnv>) {
+  registerGetCurrentApiKey(app);
+}

@@ -1,0 +1,35 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
+import { auditFilterKey, listOrgAuditLog } from "../../services/audit-log";
+import { AuditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
+
+export const listOrgAuditLogRoute = defineRoute({
+  method: "get",
+  path: "/v1/orgs/{org_id}/audit-log",
+  operationId: "listOrgAuditLog",
+  tags: ["Audit log"],
+  summary: "List the audit log of your organization",
+  description:
+    "Who did what: one entry per successful change, variable reveal, and API key creation or revocation. " +
+    "Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your " +
+    "own is `404`. A key restricted to some projects sees only their entries. Entries are immutable and " +
+    "kept 400 days. Internal creates of an account belong to no organization and appear in no list.",
+  request: { params: OrgParams, query: OrgAuditLogQuerySchema },
+  responses: { 200: jsonContent(AuditEntryListSchema, "A page of audit entries.") },
+});
+
+export function registerListOrgAuditLog(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listOrgAuditLogRoute, async (c) => {
+    const query = c.req.valid("query");
+    const filter = {
+      actions: query.action,
+      actorAccountId: query.actor_account_id,
+      projectId: query.project_id,
+    };
+    const page = pageRequest(query, auditFilterKey(filter));
+    return c.json(await listOrgAuditLog(callerContext(c), c.req.valid("param").org_id, filter, page), 200);
+  });
+}

@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../env";
+import { defineRoute, jsonContent } from "../../http/openapi";
+import { callerContext } from "../../middleware/context";
+import { auditFilterKey, listProjectAuditLog } from "../../services/audit-log";
+import { AuditEntryListSchema, ProjectAuditLogQuerySchema, ProjectParams } from "./schema";
+
+export const listProjectAuditLogRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/audit-log",
+  operationId: "listProjectAuditLog",
+  tags: ["Audit log"],
+  summary: "List the audit log of a project",
+  description:
+    "The project's entries (see the organization's audit log). Needs the project role `owner` (org owners " +
+    "and admins act as one).",
+  request: { params: ProjectParams, query: ProjectAuditLogQuerySchema },
+  responses: { 200: jsonContent(AuditEntryListSchema, "A page of audit entries.") },
+});
+
+export function registerListProjectAuditLog(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listProjectAuditLogRoute, async (c) => {
+    const query = c.req.valid("query");
+    const filter = { actions: query.action, actorAccountId: query.actor_account_id };
+    const page = pageRequest(query, auditFilterKey(filter));
+    return c.json(
+      await listProjectAuditLog(callerContext(c), c.req.valid("param").project_id, filter, page),
+      200,
+    );
+  });
+}

@@ -1,0 +1,72 @@
+import { z } from "@hono/zod-openapi";
+import { envelope, IdSchema, idParams, ListQuerySchema, TimestampSchema } from "../../http/openapi";
+
+/** API_CONTRACT §14: one audit entry. */
+export const AuditEntrySchema = z
+  .object({
+    id: IdSchema,
+    org_id: IdSchema.nullable(),
+    project_id: IdSchema.nullable(),
+    action: z.string().openapi({
+      description:
+        "The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).",
+      example: "createProject",
+    }),
+    target: z.object({ type: z.string(), id: z.string() }).openapi({
+      description:
+        "What the operation acted on (`project`, `variable`, `project_member`, `api_key`, …) and its ID.",
+    }),
+    actor: z.object({
+      type: z.enum(["api_key", "admin"]).openapi({ description: "`admin`: the internal API." }),
+      account_id: IdSchema.nullable(),
+      api_key_id: IdSchema.nullable(),
+    }),
+    request_id: z.string().openapi({ description: "The request's `x-request-id`." }),
+    ip: z.string().nullable(),
+    user_agent: z.string().nullable(),
+    changes: z
+      .record(z.string(), z.object({ from: z.unknown(), to: z.unknown() }))
+      .nullable()
+      .openapi({
+        description:
+          "`{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a " +
+          "delete), or null. Never a variable value, a signing secret or an API key.",
+      }),
+    created_at: TimestampSchema,
+  })
+  .openapi("AuditEntry");
+
+export const AuditEntryListSchema = envelope(AuditEntrySchema, "AuditEntryList");
+
+const ActionSchema = z.string().regex(/^[A-Za-z][A-Za-z0-9.]{0,99}$/, "Must be an operationId.");
+
+/** A single query value arrives as a string, a repeated one as an array; both may hold commas. */
+const ActionFilterSchema = z
+  .preprocess(
+    (value) =>
+      value === undefined
+        ? undefined
+        : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
+    z.array(ActionSchema).max(50).optional(),
+  )
+  .openapi({
+    param: { style: "form", explode: true },
+    description:
+      "Only entries of these actions (operationIds): repeat the parameter or separate values with commas. " +
+      "A cursor is bound to the set of actions.",
+  });
+
+const ProjectListQuery = ListQuerySchema.extend({
+  action: ActionFilterSchema,
+  actor_account_id: IdSchema.optional().openapi({
+    description: "Only entries of requests made as this account.",
+  }),
+});
+
+export const ProjectAuditLogQuerySchema = ProjectListQuery;
+export const OrgAuditLogQuerySchema = ProjectListQuery.extend({
+  project_id: IdSchema.optional().openapi({ description: "Only entries about this project." }),
+});
+
+export const OrgParams = idParams("org_id");
+export const ProjectParams = idParams("project_id");

@@ -1,0 +1,115 @@
+/**
+ * The audit log (API_CONTRACT §14): one entry per successful state change, reveal, key creation
+ * and key revocation, written in the same D1 batch (one transaction) as the change.
+ *
+ * Everything an entry says about the request (its action = the matched route's operationId, the
+ * actor, request id, ip, user agent) comes from the request context; a service names only what
+ * it changed (`target`, `changes`, and the project when there is one) and puts `auditEntry(…)`
+ * into its batch right after the write it records. The entry is written only if that write
+ * changed a row (`changes() > 0`), so a write that matched nothing (a lost race) leaves no entry:
+ * no change without its entry, no entry without its change.
+ */
+import { is, SQL, sql } from "drizzle-orm";
+import type { ServiceContext } from "../context";
+import { type AuditChanges, auditLog } from "../db/schema";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+
+export type AuditTarget = { type: string; id: string };
+
+export type AuditInput = {
+  target: AuditTarget;
+  /** The project the change is in, if any (a SQL expression when only the database knows it). */
+  projectId?: string | SQL | null;
+  /**
+   * The organization. Defaults to the caller's (a /v1 request), else the project's (read in the
+   * same statement), else none: only an internal account create belongs to no organization.
+   */
+  orgId?: string | null;
+  /** The changed fields, or a SQL expression of their JSON (when only the database knows `from`). */
+  changes?: AuditChanges | SQL | null;
+  /**
+   * When the entry is written. Default: only if the statement just before it in the batch
+   * changed a row. `"always"`: unconditionally (a reveal, whose entry is the only write). A SQL
+   * condition: for an entry that must precede its write to read the values it replaces (the
+   * condition is the write's own, so both happen or neither, in the one transaction).
+   */
+  when?: "always" | SQL;
+  /** The entry's id, when the caller must find it again (a compensating undo). */
+  id?: string;
+};
+
+/** Fields whose values never enter an entry, whatever record they are in. */
+const SECRET_FIELDS = new Set([
+  "value",
+  "signing_secret",
+  "key",
+  "key_hash",
+  "secret",
+  "previous_signing_secret",
+]);
+
+/**
+ * `{field: {from, to}}` over the top-level fields that differ between two versions of a record
+ * (null before a create, null after a delete), never a secret field; null when nothing differs.
+ */
+export function diffRecords(
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+  omit: readonly string[] = [],
+): AuditChanges | null {
+  const out: AuditChanges = {};
+  const fields = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
+  for (const field of fields) {
+    if (SECRET_FIELDS.has(field) || omit.includes(field)) continue;
+    const from = before ? (before[field] ?? null) : null;
+    const to = after ? (after[field] ?? null) : null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) out[field] = { from, to };
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+/** The request facts every entry of this context carries; throws outside a request. */
+function requestFacts(ctx: ServiceContext) {
+  const request = ctx.request;
+  if (!request?.operationId) {
+    // A programming error: only a request (public or internal) writes audit entries.
+    throw new Error("auditEntry outside a request with an operationId");
+  }
+  const identity = ctx.identity;
+  return {
+    action: request.operationId,
+    actorType: identity ? ("api_key" as const) : ("admin" as const),
+    actorAccountId: identity?.accountId ?? null,
+    actorApiKeyId: identity?.keyId ?? null,
+    requestId: ctx.requestId,
+    ip: request.ip,
+    userAgent: request.userAgent,
+  };
+}
+
+/** The audit insert to put in the service's batch (see the file comment). */
+export function auditEntry(ctx: ServiceContext, input: AuditInput) {
+  const facts = requestFacts(ctx);
+  const projectId = is(input.projectId, SQL) ? input.projectId : sql`${input.projectId ?? null}`;
+  const hasProject = input.projectId !== undefined && input.projectId !== null;
+  const orgId =
+    input.orgId !== undefined
+      ? sql`${input.orgId}`
+      : ctx.identity
+        ? sql`${ctx.identity.orgId}`
+        : hasProject
+          ? sql`(SELECT org_id FROM projects WHERE id = ${projectId})`
+          : sql`NULL`;
+  const changes = is(input.changes, SQL)
+    ? input.changes
+    : sql`${input.changes ? JSON.stringify(input.changes) : null}`;
+  const condition =
+    input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
+  // Columns in the table's order (src/db/schema.ts `auditLog`).
+  return ctx.db
+    .insert(auditLog)
+    .select(
+      sql`SELECT ${input.id ?? newId()}, ${orgId}, ${projectId}, ${facts.action}, ${input.target.type}, ${input.target.id}, ${facts.actorType}, ${facts.actorAccountId}, ${facts.actorApiKeyId}, ${facts.requestId}, ${facts.ip}, ${facts.userAgent}, ${changes}, ${nowIso()}${condition}`,
+    );
+}

@@ -1,0 +1,326 @@
+/**
+ * The audit log (API_CONTRACT §14) beyond the guard of audit-log.test.ts: refused requests
+ * write nothing, an entry and its change commit together (a reveal's entry before its answer),
+ * the org and project lists with their filters and pagination, immutability, retention.
+ */
+import { createScheduledController, env } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { internalOk, request } from "./helpers/api";
+import {
+  addProjectMember,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  unique,
+} from "./helpers/factories";
+import { operations } from "./helpers/openapi";
+
+type Entry = {
+  id: string;
+  org_id: string | null;
+  project_id: string | null;
+  action: string;
+  target: { type: string; id: string };
+  actor: { type: string; account_id: string | null; api_key_id: string | null };
+  request_id: string;
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+  created_at: string;
+};
+type List = { data: Entry[]; has_more: boolean; next_page?: string };
+type ErrorBody = { code: string; message: string };
+
+let counter = 0;
+const rid = () => `lists-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+async function entriesOf(requestId: string) {
+  const { results } = await env.DB.prepare("SELECT * FROM audit_log WHERE request_id = ?")
+    .bind(requestId)
+    .all();
+  return results;
+}
+
+describe("no entry without its change", () => {
+  it("a refused request (400, 403, 404, 409) writes no entry", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const viewer = await createCaller(org, "member", owner);
+    await addProjectMember(owner, project.id, viewer, "viewer");
+    const refused: Array<[string, string, string, unknown, number]> = [
+      [owner.key, "POST", "/v1/projects", { name: "" }, 400],
+      [owner.key, "POST", "/v1/projects", { name: project.name }, 409],
+      [viewer.key, "DELETE", `/v1/projects/${project.id}`, undefined, 403],
+      [viewer.key, "POST", "/v1/projects", { name: unique("p") }, 403],
+      [owner.key, "DELETE", "/v1/projects/7Hq3VnT5m2WcXbQ9pLk4Rz", undefined, 404],
+      [
+        viewer.key,
+        "POST",
+        `/v1/environments/${project.default_environment_id}/variables`,
+        { name: "X", type: "string", value: "v" },
+        403,
+      ],
+      [owner.key, "PATCH", `/v1/projects/${project.id}/members/${owner.accountId}`, undefined, 404],
+      [owner.key, "DELETE", `/v1/projects/${project.id}/members/${owner.accountId}`, undefined, 409],
+    ];
+    for (const [key, method, path, body, status] of refused) {
+      const requestId = rid();
+      const res = await request(method, path, { key, body, headers: { "x-request-id": requestId } });
+      expect(res.status, `${method} ${path}`).toBe(status);
+      expect(await entriesOf(requestId), `${method} ${path}`).toEqual([]);
+    }
+    // A second disconnect (409) and a second revoke (nothing left to change) write nothing either.
+    await request("PATCH", `/v1/projects/${project.id}/disconnect`, { key: owner.key });
+    const again = rid();
+    expect(
+      (
+        await request("PATCH", `/v1/projects/${project.id}/disconnect`, {
+          key: owner.key,
+          headers: { "x-request-id": again },
+        })
+      ).status,
+    ).toBe(409);
+    expect(await entriesOf(again)).toEqual([]);
+    const key = await internalOk<{ id: string }>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+    });
+    await internalOk("DELETE", `/api-keys/${key.id}`);
+    const revokeAgain = rid();
+    const res = await request("DELETE", `/internal/v1/api-keys/${key.id}`, {
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "x-request-id": revokeAgain },
+    });
+    expect(res.status).toBe(204);
+    expect(await entriesOf(revokeAgain)).toEqual([]);
+  });
+});
+
+describe("an entry and its change commit together", () => {
+  // A trigger that refuses the audit entries of one request id: the entry's write fails.
+  const FAIL_ID = "audit-write-fails";
+  afterEach(async () => {
+    await env.DB.prepare("DROP TRIGGER IF EXISTS audit_fail").run();
+  });
+  const failAuditWrites = () =>
+    env.DB.prepare(
+      `CREATE TRIGGER audit_fail BEFORE INSERT ON audit_log WHEN NEW.request_id = '${FAIL_ID}' BEGIN SELECT RAISE(ABORT, 'audit refused'); END`,
+    ).run();
+
+  it("when the entry cannot be written, the change does not happen", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    await failAuditWrites();
+    const name = unique("never");
+    const create = await request("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name },
+      headers: { "x-request-id": FAIL_ID },
+    });
+    expect(create.status).toBe(500);
+    const del = await request("DELETE", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      headers: { "x-request-id": FAIL_ID },
+    });
+    expect(del.status).toBe(500);
+    const list = await request<{ data: Array<{ name: string }> }>("GET", "/v1/projects", { key: owner.key });
+    expect(list.body.data.map((p) => p.name)).toEqual([project.name]);
+  });
+
+  it("a reveal writes its entry before answering: no entry, no value", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const value = `revealed-${crypto.randomUUID()}`;
+    const created = await request<{ id: string }>(
+      "POST",
+      `/v1/environments/${project.default_environment_id}/variables`,
+      {
+        key: owner.key,
+        body: { name: "SECRET", type: "secret", value },
+      },
+    );
+    await failAuditWrites();
+    const refused = await request("GET", `/v1/variables/${created.body.id}/value`, {
+      key: owner.key,
+      headers: { "x-request-id": FAIL_ID },
+    });
+    expect(refused.status).toBe(500);
+    expect(refused.raw).not.toContain(value);
+    const requestId = rid();
+    const shown = await request<{ value: string }>("GET", `/v1/variables/${created.body.id}/value`, {
+      key: owner.key,
+      headers: { "x-request-id": requestId },
+    });
+    expect(shown.body.value).toBe(value);
+    const [entry] = await entriesOf(requestId);
+    expect(entry).toMatchObject({
+      action: "revealVariable",
+      target_type: "variable",
+      target_id: created.body.id,
+      changes: null,
+    });
+  });
+});
+
+describe("GET /v1/orgs/{org_id}/audit-log and GET /v1/projects/{project_id}/audit-log", () => {
+  async function world() {
+    const { org, owner } = await createOrgWithOwner();
+    const admin = await createCaller(org, "admin");
+    const member = await createCaller(org, "member", owner);
+    const a = await createProject(owner);
+    const b = await createProject(admin);
+    await addProjectMember(owner, a.id, member, "contributor");
+    const variable = await request<{ id: string }>(
+      "POST",
+      `/v1/environments/${a.default_environment_id}/variables`,
+      {
+        key: member.key,
+        body: { name: "V", type: "string", value: "x" },
+      },
+    );
+    await request("GET", `/v1/variables/${variable.body.id}/value`, { key: member.key });
+    return { org, owner, admin, member, a, b };
+  }
+  const orgLog = (orgId: string, key: string, query = "") =>
+    request<List>("GET", `/v1/orgs/${orgId}/audit-log${query}`, { key });
+
+  it("lists the organization's entries newest first, with actor and target", async () => {
+    const { org, owner, admin, member, a, b } = await world();
+    const res = await orgLog(org.id, owner.key);
+    expect(res.status).toBe(200);
+    const actions = res.body.data.map((e) => e.action);
+    expect(actions.slice(0, 6)).toEqual([
+      "revealVariable",
+      "createEnvironmentVariable",
+      "addProjectMembers",
+      "createProject",
+      "createProject",
+      "internal.createApiKey",
+    ]);
+    const [reveal] = res.body.data;
+    expect(reveal?.actor).toEqual({
+      type: "api_key",
+      account_id: member.accountId,
+      api_key_id: member.keyId,
+    });
+    expect(reveal?.project_id).toBe(a.id);
+    const created = res.body.data.find((e) => e.action === "createProject" && e.project_id === b.id);
+    expect(created?.actor.account_id).toBe(admin.accountId);
+    expect(created?.target).toEqual({ type: "project", id: b.id });
+    expect(created?.changes?.name).toEqual({ from: null, to: b.name });
+    const times = res.body.data.map((e) => e.created_at);
+    expect([...times].sort().reverse()).toEqual(times);
+    // The internal creation of the org and its members are the org's too.
+    expect(actions).toEqual(expect.arrayContaining(["internal.createOrg", "internal.addOrgMember"]));
+  });
+
+  it("filters by project_id, action (repeatable or comma-separated) and actor_account_id", async () => {
+    const { org, owner, member, a, b } = await world();
+    const byProject = await orgLog(org.id, owner.key, `?project_id=${b.id}`);
+    expect(byProject.body.data.map((e) => e.project_id)).toEqual([b.id]);
+    const repeated = await orgLog(org.id, owner.key, "?action=revealVariable&action=createProject");
+    const comma = await orgLog(org.id, owner.key, "?action=createProject,revealVariable");
+    expect(repeated.body.data.map((e) => e.action).sort()).toEqual([
+      "createProject",
+      "createProject",
+      "revealVariable",
+    ]);
+    expect(comma.body.data).toEqual(repeated.body.data);
+    const byActor = await orgLog(org.id, owner.key, `?actor_account_id=${member.accountId}`);
+    expect(byActor.body.data.map((e) => e.action)).toEqual(["revealVariable", "createEnvironmentVariable"]);
+    expect(byActor.body.data.every((e) => e.project_id === a.id)).toBe(true);
+    for (const bad of ["?project_id=nope", "?action=", "?action=drop%20table", "?actor_account_id=1"]) {
+      const res = await orgLog(org.id, owner.key, bad);
+      expect(res.status, bad).toBe(400);
+    }
+  });
+
+  it("pages with the shared cursor, bound to the order and the filter", async () => {
+    const { org, owner } = await world();
+    const all = await orgLog(org.id, owner.key, "?limit=240");
+    const seen: string[] = [];
+    let query = "?limit=2";
+    for (;;) {
+      const page = await orgLog(org.id, owner.key, query);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.data.map((e) => e.id));
+      if (!page.body.has_more) break;
+      expect(page.body.next_page).toBeTruthy();
+      query = `?limit=2&after=${encodeURIComponent(page.body.next_page ?? "")}`;
+    }
+    expect(seen).toEqual(all.body.data.map((e) => e.id));
+    const filtered = await orgLog(org.id, owner.key, "?limit=1&action=createProject");
+    const cursor = encodeURIComponent(filtered.body.next_page ?? "");
+    expect((await orgLog(org.id, owner.key, `?limit=1&after=${cursor}`)).status).toBe(400);
+    expect((await orgLog(org.id, owner.key, `?limit=1&action=createProject&after=${cursor}`)).status).toBe(
+      200,
+    );
+    expect(
+      (await orgLog(org.id, owner.key, `?limit=1&sort_by=created_at&action=createProject&after=${cursor}`))
+        .status,
+    ).toBe(400);
+  });
+
+  it("org list: owner and admin only (403 unauthorized), another org 404; a restricted key sees its projects' entries", async () => {
+    const { org, owner, admin, member, a } = await world();
+    expect((await orgLog(org.id, admin.key)).status).toBe(200);
+    const refused = await request<ErrorBody>("GET", `/v1/orgs/${org.id}/audit-log`, { key: member.key });
+    expect([refused.status, refused.body.code]).toEqual([403, "unauthorized"]);
+    const other = await createOrgWithOwner();
+    expect((await orgLog(org.id, other.owner.key)).status).toBe(404);
+    const restricted = await internalOk<{ key: string }>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+      project_ids: [a.id],
+    });
+    const seen = await orgLog(org.id, restricted.key, "?limit=240");
+    expect(seen.body.data.length).toBeGreaterThan(0);
+    expect(seen.body.data.every((e) => e.project_id === a.id)).toBe(true);
+  });
+
+  it("project list: the project's entries, for its owner (a contributor is 403 forbidden)", async () => {
+    const { owner, member, a, b } = await world();
+    const res = await request<List>("GET", `/v1/projects/${a.id}/audit-log`, { key: owner.key });
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBe(4); // createProject, addProjectMembers, createEnvironmentVariable, revealVariable
+    expect(res.body.data.every((e) => e.project_id === a.id)).toBe(true);
+    const filtered = await request<List>("GET", `/v1/projects/${a.id}/audit-log?action=revealVariable`, {
+      key: owner.key,
+    });
+    expect(filtered.body.data.map((e) => e.action)).toEqual(["revealVariable"]);
+    const refused = await request<ErrorBody>("GET", `/v1/projects/${a.id}/audit-log`, { key: member.key });
+    expect([refused.status, refused.body.code]).toEqual([403, "forbidden"]);
+    expect((await request("GET", `/v1/projects/${b.id}/audit-log`, { key: member.key })).status).toBe(404);
+  });
+});
+
+describe("entries are immutable and kept 400 days", () => {
+  it("no operation changes or deletes an entry", async () => {
+    const auditOps = (await operations()).filter((op) => op.path.includes("audit"));
+    expect(auditOps.length).toBe(2);
+    expect(auditOps.every((op) => op.method === "get")).toBe(true);
+  });
+
+  it("the daily cron removes entries older than 400 days and keeps the rest", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const day = 86_400_000;
+    const insert = (id: string, ageDays: number) =>
+      env.DB.prepare(
+        "INSERT INTO audit_log (id, org_id, project_id, action, target_type, target_id, actor_type, request_id, created_at) VALUES (?, ?, NULL, 'test', 'x', 'x', 'admin', 'r', ?)",
+      )
+        .bind(id, org.id, new Date(Date.now() - ageDays * day).toISOString())
+        .run();
+    const old = `old${crypto.randomUUID().replace(/-/g, "").slice(0, 19)}`;
+    const kept = `kpt${crypto.randomUUID().replace(/-/g, "").slice(0, 19)}`;
+    await insert(old, 401);
+    await insert(kept, 399);
+    // The five-minute cron is the event sweep: it leaves the audit log alone.
+    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    const exists = async (id: string) =>
+      (await env.DB.prepare("SELECT id FROM audit_log WHERE id = ?").bind(id).first()) !== null;
+    expect(await exists(old)).toBe(true);
+    await worker.scheduled(createScheduledController({ cron: "0 3 * * *" }), env);
+    expect(await exists(old)).toBe(false);
+    expect(await exists(kept)).toBe(true);
+    const listed = await request<List>("GET", `/v1/orgs/${org.id}/audit-log?action=test`, { key: owner.key });
+    expect(listed.body.data.map((e) => e.id)).toEqual([kept]);
+  });
+});
