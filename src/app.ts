@@ -1,8 +1,8 @@
 /**
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
- * request → request id → error boundary (onError) → [/v1] authenticate → rate limit →
- * body guard → route validation (zod) → handler → service → D1.
+ * request → request id → error boundary (onError) → [/v1, /openapi.json, /docs] CORS
+ * (preflights end here) → [/v1] authenticate → rate limit → body guard → route validation (zod) → handler → service → D1.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
  * requests count too.
@@ -18,6 +18,7 @@ import { ApiError, type ErrorCode, type FieldIssue, loggableError } from "./http
 import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
+import { CORS_PATHS, cors } from "./middleware/cors";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { registerDeploymentRoutes } from "./routes/deployments";
@@ -90,6 +91,7 @@ export function createApp() {
   app.onError(errorResponse);
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
+  for (const path of CORS_PATHS) app.use(path, cors);
   app.use("/internal/v1/*", adminAuth, bodyGuard);
   app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), bodyGuard);
 
