@@ -15,7 +15,8 @@ import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { ApiError, type ErrorCode, type FieldIssue, loggableError } from "./http/errors";
-import { RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
+import { ErrorSchema, RATE_LIMIT_EXTENSION, type RateLimitPolicy } from "./http/openapi";
+import { API_TAGS, registerSharedComponents } from "./http/openapi-components";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { CORS_PATHS, cors } from "./middleware/cors";
@@ -104,6 +105,8 @@ export function createApp() {
   registerDeploymentRoutes(app);
   registerInternalRoutes(app);
 
+  app.openAPIRegistry.register("Error", ErrorSchema);
+  registerSharedComponents(app.openAPIRegistry);
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "apiKey",
     in: "header",
@@ -115,13 +118,22 @@ export function createApp() {
     info: {
       title: "Deployment Platform API",
       version: "1.0.0",
+      contact: { name: "Deployment Platform API" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
       description:
         "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
         "Errors answer `{code, message, cause?}`. Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
         "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
         "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`.",
     },
-    servers: [{ url: new URL(c.req.url).origin }],
+    servers: [
+      {
+        url: new URL(c.req.url).origin,
+        description: "The deployment (production, staging or local) that serves this document.",
+        "x-internal": false,
+      },
+    ],
+    tags: API_TAGS,
     security: [{ ApiKey: [] }],
   }));
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Deployment Platform API" }));

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { envelope, IdSchema, TimestampSchema } from "../../http/openapi";
+import { text } from "../../http/text";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
@@ -8,5 +9,5 @@ export const OrganizationSchema = z
 export const OrganizationListSchema = envelope(OrganizationSchema, "OrganizationList");
 
 export const OrganizationCreateSchema = z
-  .strictObject({ name: z.string().min(1).max(100).openapi({ example: "Acme" }) })
+  .strictObject({ name: text(1, 100).openapi({ example: "Acme" }) })
   .openapi("OrganizationCreate");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../../db/schema";
 import { echoedReadOnlyFields, envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { text } from "../../http/text";
 
 export const IconSchema = z
   .string()
@@ -25,12 +26,10 @@ export const ProjectSchema = z
 
 export const ProjectListSchema = envelope(ProjectSchema, "ProjectList");
 
-const name = z
-  .string()
-  .min(1)
-  .max(100)
-  .openapi({ description: "1–100 characters, unique within the organization regardless of case." });
-const description = z.string().max(1000).nullable().optional();
+const name = text(1, 100).openapi({
+  description: "1–100 characters, unique within the organization regardless of case.",
+});
+const description = text(0, 1000).nullable().optional();
 
 export const ProjectCreateSchema = z
   .strictObject({

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../../db/schema";
 import { echoedReadOnlyFields, envelope, IdSchema, idParams, TimestampSchema } from "../../http/openapi";
+import { wellFormed } from "../../http/text";
 
 /** API_CONTRACT §3: a value is at most 65,536 bytes of UTF-8 (not characters). */
 export const MAX_VALUE_BYTES = 65_536;
@@ -23,10 +24,14 @@ export const VariableSchema = z
     component_id: IdSchema.nullable().openapi({
       description: "The component, or null for an environment variable.",
     }),
-    resource_id: z.string().openapi({
-      description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
-      example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
-    }),
+    resource_id: z
+      .string()
+      .max(1024)
+      .regex(/^\/[\w-]+\/[\w-]+\/[\w-]+\/[A-Za-z_]\w*$/)
+      .openapi({
+        description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
+        example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
+      }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })
@@ -47,8 +52,7 @@ export const VariableWriteSchema = z
         example: "DATABASE_URL",
       }),
     type: TypeSchema,
-    value: z
-      .string()
+    value: wellFormed(z.string())
       // Characters never outnumber UTF-8 bytes: a cheap bound before the exact one.
       .max(MAX_VALUE_BYTES, { message: `At most ${MAX_VALUE_BYTES} bytes (UTF-8).`, abort: true })
       .refine((value) => utf8.encode(value).length <= MAX_VALUE_BYTES, {
