@@ -79,6 +79,9 @@ function errorResponse(err: Error, c: Context<AppEnv>): Response {
   return c.json({ code: "internal", message: "Internal error; a retry may succeed." }, 500);
 }
 
+/** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
+export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
@@ -136,7 +139,20 @@ export function createApp() {
     tags: API_TAGS,
     security: [{ ApiKey: [] }],
   }));
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Deployment Platform API" }));
+  // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
+  app.get(
+    "/docs",
+    Scalar({
+      url: "/openapi.json",
+      pageTitle: "Deployment Platform API",
+      cdn: DOCS_RENDERER_PATH,
+      withDefaultFonts: false,
+    }),
+  );
+  app.get(DOCS_RENDERER_PATH, async (c) => {
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    return new Response(asset.body, asset); // mutable headers, for x-request-id
+  });
   // The benchmark's ceiling: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
