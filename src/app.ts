@@ -147,7 +147,9 @@ export function createApp() {
       pageTitle: "Deployment Platform API",
       cdn: DOCS_RENDERER_PATH,
       withDefaultFonts: false,
-    }),
+      // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
+      agent: { disabled: true },
+    } as Parameters<typeof Scalar>[0]),
   );
   app.get(DOCS_RENDERER_PATH, async (c) => {
     const asset = await c.env.ASSETS.fetch(c.req.raw);
