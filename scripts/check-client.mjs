@@ -24,7 +24,9 @@ const bin = (name) => {
 const tmp = mkdtempSync(join(tmpdir(), "client-types-"));
 try {
   const fresh = join(tmp, "schema.d.ts");
-  execFileSync(bin("openapi-typescript"), [join(root, "dist", "openapi.json"), "-o", fresh], { stdio: "pipe" });
+  execFileSync(bin("openapi-typescript"), [join(root, "dist", "openapi.json"), "-o", fresh], {
+    stdio: "pipe",
+  });
   const committed = join(client, "src", "schema.d.ts");
   if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
     console.error(
