@@ -12,10 +12,12 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const scratch = mkdtempSync(join(tmpdir(), "worker-types-"));
-for (const file of ["wrangler.toml", "worker-configuration.d.ts"]) copyFileSync(join(root, file), join(scratch, file));
+for (const file of ["wrangler.toml", "worker-configuration.d.ts"])
+  copyFileSync(join(root, file), join(scratch, file));
 copyFileSync(join(root, ".dev.vars.example"), join(scratch, ".dev.vars"));
 // wrangler runs the [build] step (scripts/) and reads the entry (src/) even for a check.
-for (const dir of ["src", "scripts", "node_modules"]) symlinkSync(join(root, dir), join(scratch, dir), "junction");
+for (const dir of ["src", "scripts", "node_modules"])
+  symlinkSync(join(root, dir), join(scratch, dir), "junction");
 const wrangler = join(
   root,
   "node_modules",

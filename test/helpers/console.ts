@@ -16,5 +16,8 @@ export function quietExpectedLogs(expected: RegExp): { lines: string[]; restore:
       else original(...args);
     });
   });
-  return { lines, restore: () => spies.forEach((spy) => spy.mockRestore()) };
+  const restore = () => {
+    for (const spy of spies) spy.mockRestore();
+  };
+  return { lines, restore };
 }
