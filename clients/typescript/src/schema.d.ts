@@ -887,7 +887,9 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "succeeded" | "failed";
+            /** Format: int32 */
             attempts: number;
+            /** Format: int32 */
             last_status_code: number | null;
             last_error: string | null;
             /**
@@ -909,12 +911,19 @@ export interface components {
             updated_at: string;
         };
         DeliveryAttempt: {
-            /** @description 1 for the first try. */
+            /**
+             * Format: int32
+             * @description 1 for the first try.
+             */
             attempt: number;
-            /** @description The receiver's HTTP status, if any. */
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, if any.
+             */
             status_code: number | null;
             /** @description Why the attempt failed, or null. */
             error: string | null;
+            /** Format: int32 */
             duration_ms: number;
             /**
              * Format: date-time
