@@ -11,9 +11,11 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", process.platform === "win32" ? `${name}.cmd` : name);
 const docPath = join(root, "dist", "openapi.json");
+// No telemetry or update checks: the lint works offline and says nothing else.
+const env = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" };
 const run = (cmd, args) => {
   try {
-    return { ok: true, out: execFileSync(cmd, args, { cwd: root, encoding: "utf8", stdio: "pipe" }) };
+    return { ok: true, out: execFileSync(cmd, args, { cwd: root, encoding: "utf8", stdio: "pipe", env }) };
   } catch (err) {
     return { ok: false, out: `${err.stdout ?? ""}${err.stderr ?? ""}` };
   }
