@@ -9,7 +9,10 @@ import { dirname, resolve } from "node:path";
 import { createApp } from "../src/app";
 
 const out = resolve(process.argv[2] ?? "dist/openapi.json");
-const res = await createApp().request("https://deploy-platform-api.test/openapi.json");
+// No bindings: the document reads none. Every request still builds its service context
+// (src/middleware/context.ts) from `env`, which opens nothing, so an empty one will do.
+const noBindings = {} as Env;
+const res = await createApp().request("https://deploy-platform-api.test/openapi.json", {}, noBindings);
 if (res.status !== 200) throw new Error(`GET /openapi.json → ${res.status}`);
 const doc = await res.json();
 mkdirSync(dirname(out), { recursive: true });
