@@ -187,7 +187,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook integration
-         * @description Needs the project role `contributor` or above. The response — and only this one — carries `signing_secret`. Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the headers `webhook-id` (the event ID, the same on every retry), `webhook-timestamp` and `webhook-signature`. A non-2xx answer, a redirect, a timeout (15 s) or a network error is retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h (longer if the receiver sends `Retry-After`).
+         * @description Needs the project role `contributor` or above. The response — and only this one — carries `signing_secret`, and is marked `Cache-Control: no-store`. The URL is stored normalized (`https://Example.COM/a/../b` reads back as `https://example.com/b`). Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the headers `webhook-id` (the event ID, the same on every retry), `webhook-timestamp` and `webhook-signature`. A non-2xx answer, a redirect, a timeout (15 s) or a network error is retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h (longer if the receiver sends `Retry-After`).
          */
         post: operations["createIntegration"];
         delete?: never;
@@ -1048,6 +1048,10 @@ export interface components {
             stack_id: string;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             environment_id: string;
+            /**
+             * @description The template's name, chosen by the engine (1–255 characters).
+             * @example tpl-web-1
+             */
             template_id: string;
             /** @example AWS::Lambda::Function */
             resource_type: string;
