@@ -1,8 +1,12 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+// @ts-expect-error: a plain .mjs build script without type declarations
+import { buildDocsAssets } from "./scripts/docs-assets.mjs";
 
 export default defineConfig(async () => {
+  // wrangler.toml's [assets] directory must exist before the Worker starts (the /docs renderer).
+  buildDocsAssets();
   // The same migrations wrangler applies (`migrations_dir`), applied by test/setup.ts.
   const migrations = await readD1Migrations(path.resolve("migrations"));
   return {

@@ -54,9 +54,10 @@ for (const [path, pkg] of Object.entries(packages)) {
     // (the nearest one found resolves to another version).
     packages[nearest || packages[hoisted] ? dir : hoisted] = {
       version: range,
+      // Fields in npm's own order, so that npm leaves the entry as it is.
       cpu: platform.cpu,
-      ...(platform.libc ? { libc: platform.libc } : {}),
       dev: pkg.dev ?? undefined,
+      ...(platform.libc ? { libc: platform.libc } : {}),
       license: "MIT OR Apache-2.0",
       optional: true,
       os: platform.os,
@@ -65,5 +66,9 @@ for (const [path, pkg] of Object.entries(packages)) {
     added++;
   }
 }
+// npm writes `packages` sorted by path (its locale-aware compare); appended entries left at the
+// end would make the next `npm install` rewrite the lockfile just to reorder them.
+const compare = new Intl.Collator("en").compare;
+lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => compare(a, b)));
 writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: added ${added} platform entries`);

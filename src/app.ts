@@ -1,8 +1,9 @@
 /**
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
- * request → request id → service context → error boundary (onError) → [/v1] authenticate →
- * rate limit → scope → body guard → route validation (zod) → handler → service → D1.
+ * request → request id → service context → error boundary (onError) → [/v1, /openapi.json, /docs]
+ * CORS (preflights end here) → [/v1] authenticate → rate limit → scope → body guard → route
+ * validation (zod) → handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
@@ -13,10 +14,13 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { ErrorSchema } from "./http/openapi";
+import { API_TAGS, registerSharedComponents } from "./http/openapi-components";
 import { routeMetaLookup } from "./http/route-meta";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestInfo, serviceContext } from "./middleware/context";
+import { CORS_PATHS, cors } from "./middleware/cors";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requireScope } from "./middleware/scope";
@@ -32,6 +36,9 @@ import { registerProjectRoutes } from "./routes/projects";
 import { registerResourceRoutes } from "./routes/resources";
 import { registerVariableRoutes } from "./routes/variables";
 
+/** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
+export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
@@ -39,6 +46,7 @@ export function createApp() {
   app.onError(errorResponse);
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
+  for (const path of CORS_PATHS) app.use(path, cors);
   // Each route's declarations (operationId, rate-limit policy, scope), read from the route
   // definitions once per isolate and looked up by the route the request matched.
   const routeMeta = routeMetaLookup(app);
@@ -64,6 +72,8 @@ export function createApp() {
   registerAuditLogRoutes(app);
   registerInternalRoutes(app);
 
+  app.openAPIRegistry.register("Error", ErrorSchema);
+  registerSharedComponents(app.openAPIRegistry);
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "apiKey",
     in: "header",
@@ -75,6 +85,8 @@ export function createApp() {
     info: {
       title: "Deployment Platform API",
       version: "1.0.0",
+      contact: { name: "Deployment Platform API" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
       description:
         "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
         "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
@@ -86,10 +98,32 @@ export function createApp() {
         "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
         "projects sees no other project (`404`). Every change is recorded in the audit log.",
     },
-    servers: [{ url: new URL(c.req.url).origin }],
+    servers: [
+      {
+        url: new URL(c.req.url).origin,
+        description: "The deployment (production, staging or local) that serves this document.",
+        "x-internal": false,
+      },
+    ],
+    tags: API_TAGS,
     security: [{ ApiKey: [] }],
   }));
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Deployment Platform API" }));
+  // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
+  app.get(
+    "/docs",
+    Scalar({
+      url: "/openapi.json",
+      pageTitle: "Deployment Platform API",
+      cdn: DOCS_RENDERER_PATH,
+      withDefaultFonts: false,
+      // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
+      agent: { disabled: true },
+    } as Parameters<typeof Scalar>[0]),
+  );
+  app.get(DOCS_RENDERER_PATH, async (c) => {
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    return new Response(asset.body, asset); // mutable headers, for x-request-id
+  });
   // The benchmark's ceiling: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>

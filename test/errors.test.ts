@@ -1,10 +1,11 @@
 /** The error model and cross-cutting HTTP behaviour (API_CONTRACT §6, §9 auth). */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { createApp } from "../src/app";
 import { ERROR_CODES } from "../src/http/errors";
 import { type ApiResponse, request } from "./helpers/api";
+import { quietExpectedLogs } from "./helpers/console";
 import { createOrgWithOwner, createProject, unique } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";
 
@@ -460,6 +461,8 @@ describe("uncaught exceptions", () => {
   }
 
   it("become 500 internal without internals, on /v1 and on the internal API", async () => {
+    const logs = quietExpectedLogs(/"msg":"unhandled error".*the database is on fire/);
+    onTestFinished(logs.restore);
     const { owner } = await createOrgWithOwner();
     const cases = [
       await callBroken("GET", "/v1/projects", { "x-api-key": owner.key }),
@@ -482,5 +485,8 @@ describe("uncaught exceptions", () => {
       "x-request-id": "trace-500",
     });
     expect(withId.headers.get("x-request-id")).toBe("trace-500");
+    // Each one logged, with its request id (and never printed by the test run).
+    expect(logs.lines).toHaveLength(4);
+    expect(logs.lines.at(-1)).toContain('"request_id":"trace-500"');
   });
 });

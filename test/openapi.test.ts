@@ -19,7 +19,7 @@ function refName(schema: JsonSchema | undefined): string | undefined {
   return typeof ref === "string" ? ref.replace("#/components/schemas/", "") : undefined;
 }
 
-function successStatuses(operation: OpenApiOperation): string[] {
+function successStatuses(operation: Pick<OpenApiOperation, "responses">): string[] {
   return Object.keys(operation.responses).filter((s) => s.startsWith("2"));
 }
 
@@ -85,6 +85,7 @@ describe("/openapi.json", () => {
       "X-Ratelimit-Reset",
       "RateLimit-Policy",
       "RateLimit",
+      "Access-Control-Allow-Origin",
     ];
     for (const { method, path, operation } of await operations()) {
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -93,6 +94,54 @@ describe("/openapi.json", () => {
           expect.arrayContaining(["x-request-id", ...rateLimitHeaders]),
         );
         if (status === "429") expect(headers, `${method} ${path} 429`).toContain("Retry-After");
+      }
+    }
+  });
+
+  it("defines the shared headers and error responses once, in components, and references them", async () => {
+    const doc = await openApiDocument();
+    const responseNames = Object.keys(doc.components.responses ?? {});
+    expect(responseNames).toHaveLength(SHARED_ERROR_STATUSES.length);
+    for (const name of responseNames) {
+      const schema = doc.components.responses?.[name]?.content?.["application/json"]?.schema;
+      expect(refName(schema), name).toBe("Error");
+    }
+    expect(Object.keys(doc.components.headers ?? {})).toEqual(
+      expect.arrayContaining(["RequestId", "RateLimitLimit", "RetryAfter", "AccessControlAllowOrigin"]),
+    );
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const status of SHARED_ERROR_STATUSES) {
+          expect(operation.responses[status], `${method} ${path} ${status}`).toEqual({
+            $ref: expect.stringMatching(/^#\/components\/responses\/\w+$/),
+          });
+        }
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if ("$ref" in response) continue;
+          for (const [name, header] of Object.entries(response.headers ?? {})) {
+            expect(header, `${method} ${path} ${status} ${name}`).toEqual({
+              $ref: expect.stringMatching(/^#\/components\/headers\/\w+$/),
+            });
+          }
+        }
+      }
+    }
+    // Lean: under 150 KB as served (it was 453 KB with every header copied into every response).
+    const res = await request("GET", "/openapi.json");
+    expect(new TextEncoder().encode(res.raw).length).toBeLessThan(150_000);
+  });
+
+  it("has top-level tags with descriptions for every operation's tag, a contact and a license", async () => {
+    const doc = (await openApiDocument()) as Awaited<ReturnType<typeof openApiDocument>> & {
+      info: { contact?: unknown; license?: { name?: string } };
+      tags?: Array<{ name: string; description?: string }>;
+    };
+    expect(doc.info.contact).toBeTruthy();
+    expect(doc.info.license?.name).toMatch(/\S/);
+    const tags = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
+    for (const { method, path, operation } of await operations()) {
+      for (const tag of (operation as { tags?: string[] }).tags ?? []) {
+        expect(tags.get(tag), `${method} ${path} tag ${tag}`).toMatch(/\S/);
       }
     }
   });

@@ -11,10 +11,11 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, internalOk, request } from "./helpers/api";
+import { quietExpectedLogs } from "./helpers/console";
 import { type Caller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
 
 const HEADER_NAMES = [
@@ -322,6 +323,12 @@ describe("the limiter object", () => {
 });
 
 describe("when the limiter fails", () => {
+  let logs: ReturnType<typeof quietExpectedLogs>;
+  beforeEach(() => {
+    logs = quietExpectedLogs(/rate limiter unavailable; failing open/);
+  });
+  afterEach(() => logs.restore());
+
   // A namespace whose objects always throw: the only fake in this file, standing in for an
   // unreachable or failing Durable Object.
   const brokenLimiter = {

@@ -12,7 +12,7 @@ import {
 } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { deliveryAttempts, events, webhookDeliveries } from "../src/db/schema";
 import worker from "../src/index";
@@ -24,6 +24,7 @@ import { attemptDelivery } from "../src/webhooks/deliver";
 import { RETRY_DELAYS_SECONDS } from "../src/webhooks/retry";
 import type { ReceivedRequest } from "./global-setup-receiver";
 import { internalOk, request } from "./helpers/api";
+import { quietExpectedLogs } from "./helpers/console";
 import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
 import { expectMatchesOpenApi } from "./helpers/openapi";
 
@@ -206,7 +207,16 @@ describe("fan-out", () => {
   });
 });
 
+// Failed deliveries and dead letters are logged by design; these tests cause them on purpose.
+const EXPECTED_LOGS = /"msg":"(webhook delivery failed|fan-out dead-lettered; left to the sweep)"/;
+
 describe("delivery", () => {
+  let logs: ReturnType<typeof quietExpectedLogs>;
+  beforeEach(() => {
+    logs = quietExpectedLogs(EXPECTED_LOGS);
+  });
+  afterEach(() => logs.restore());
+
   async function pendingDelivery(url: string, type = "webhook") {
     const { project } = await newProject();
     const integration = await integrate(project.id, url, { services_in_alarm: true }, type);
@@ -396,6 +406,12 @@ describe("deliveries log", () => {
 });
 
 describe("never losing an event", () => {
+  let logs: ReturnType<typeof quietExpectedLogs>;
+  beforeEach(() => {
+    logs = quietExpectedLogs(EXPECTED_LOGS);
+  });
+  afterEach(() => logs.restore());
+
   it("sweeps events whose fan-out never happened once they are a minute old, and leaves fresh ones", async () => {
     const { project } = await newProject();
     const bucket = unique("swept");

@@ -5,6 +5,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
 import { ID_PATTERN } from "../lib/ids";
 import type { RateLimitPolicy } from "../rate-limit/policies";
 import { badInput, ERROR_CODES } from "./errors";
+import { errorResponseRefs, PUBLIC_RESPONSE_HEADERS } from "./openapi-components";
 import { ruleScope, SCOPE_EXTENSION, type Scope } from "./scopes";
 
 export const ErrorSchema = z
@@ -23,7 +24,7 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorSchema } },
 });
 
-/** Every endpoint can answer these (SPEC.md "Endpoints"). */
+/** Every endpoint can answer these (SPEC.md "Endpoints"); public routes reference `components.responses`. */
 export const errorResponses = {
   400: errorResponse("`bad_input`: invalid input; `cause` lists the invalid fields."),
   401: errorResponse("`unauthenticated`: missing, malformed, unknown, revoked or expired API key."),
@@ -39,7 +40,8 @@ export const errorResponses = {
 export const IdSchema = z
   .string()
   .regex(ID_PATTERN, "Must be an identifier (22-char base58, UUID, or 32-char lowercase hex).")
-  .openapi({ example: "7Hq3VnT5m2WcXbQ9pLk4Rz" });
+  // The pattern bounds the length (a UUID is the longest form); published for clients.
+  .openapi({ example: "7Hq3VnT5m2WcXbQ9pLk4Rz", maxLength: 36 });
 
 /** A template's name (API_CONTRACT §17): any string of 1–255 characters, not an identifier. */
 export const TemplateIdSchema = z.string().min(1).max(255).openapi({
@@ -51,7 +53,7 @@ export const TemplateIdSchema = z.string().min(1).max(255).openapi({
 export const TimestampSchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, "Must be RFC 3339 UTC with milliseconds.")
-  .openapi({ format: "date-time", example: "2026-11-22T10:04:05.123Z" });
+  .openapi({ format: "date-time", example: "2026-11-22T10:04:05.123Z", maxLength: 24 });
 
 /** A path parameter holding an identifier. */
 export function idParams<K extends string>(...names: K[]) {
@@ -182,47 +184,15 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
     ...(required ? { [SCOPE_EXTENSION]: required } : {}),
-    responses: withPublicHeaders({ ...errorResponses, ...route.responses }),
+    responses: { ...errorResponseRefs, ...withPublicHeaders(route.responses) },
   } as Omit<R, "rateLimit" | "scope">);
 }
 
-const integerHeader = (description: string) => ({
-  description,
-  schema: { type: "integer" as const, minimum: 0 },
-});
-
-/** Headers every /v1 response carries (API_CONTRACT §6, §7), documented on every response. */
-export const PUBLIC_RESPONSE_HEADERS = {
-  "x-request-id": {
-    description: "The request's ID: the incoming one if well formed, else a new one.",
-    schema: { type: "string" as const },
-  },
-  "X-Ratelimit-Limit": integerHeader("Requests allowed per 60 s window by this operation's policy."),
-  "X-Ratelimit-Remaining": integerHeader("Requests left in the window after this one."),
-  "X-Ratelimit-Reset": integerHeader(
-    "Whole seconds until the oldest counted request leaves the window (so Remaining grows again).",
-  ),
-  "RateLimit-Policy": {
-    description: 'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";q=100;w=60`.',
-    schema: { type: "string" as const },
-  },
-  RateLimit: {
-    description: 'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";r=99;t=60`.',
-    schema: { type: "string" as const },
-  },
-};
-
+/** Each route's own (success) responses get the shared headers, by reference. */
 function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
   const out: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(responses)) {
-    const headers =
-      status === "429"
-        ? {
-            ...PUBLIC_RESPONSE_HEADERS,
-            "Retry-After": integerHeader("Seconds to wait; equals X-Ratelimit-Reset."),
-          }
-        : PUBLIC_RESPONSE_HEADERS;
-    out[status] = { ...response, headers };
+    out[status] = { ...response, headers: PUBLIC_RESPONSE_HEADERS };
   }
   return out as T;
 }

@@ -45,12 +45,24 @@ export const CreatedIntegrationSchema = IntegrationSchema.extend({
   }),
 }).openapi("CreatedNotificationIntegration");
 
+// Published bounds of the integers sent (API_CONTRACT: every integer with a format and bounds).
+const count = { format: "int32", minimum: 0, maximum: 2_147_483_647 } as const;
+const statusCode = { format: "int32", minimum: 100, maximum: 599 } as const;
+
 export const DeliveryAttemptSchema = z
   .object({
-    attempt: z.number().int().openapi({ description: "1 for the first try." }),
-    status_code: z.number().int().nullable().openapi({ description: "The receiver's HTTP status, if any." }),
+    attempt: z
+      .number()
+      .int()
+      .openapi({ description: "1 for the first try.", ...count }),
+    status_code: z
+      .number()
+      .int()
+      .openapi(statusCode)
+      .nullable()
+      .openapi({ description: "The receiver's HTTP status, if any." }),
     error: z.string().nullable().openapi({ description: "Why the attempt failed, or null." }),
-    duration_ms: z.number().int(),
+    duration_ms: z.number().int().openapi(count),
     next_attempt_at: TimestampSchema.nullable().openapi({
       description: "When the next try was scheduled after this one; null after a success or the last try.",
     }),
@@ -67,8 +79,8 @@ export const DeliverySchema = z
     status: z.enum(DELIVERY_STATUSES).openapi({
       description: "`pending` (trying or waiting to retry), `succeeded`, or `failed` (every try failed).",
     }),
-    attempts: z.number().int(),
-    last_status_code: z.number().int().nullable(),
+    attempts: z.number().int().openapi(count),
+    last_status_code: z.number().int().openapi(statusCode).nullable(),
     last_error: z.string().nullable(),
     next_attempt_at: TimestampSchema.nullable(),
     attempt_log: z.array(DeliveryAttemptSchema).openapi({ description: "Every try, oldest first." }),

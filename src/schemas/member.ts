@@ -2,8 +2,10 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
+import { text } from "../http/text";
 
-const nullableText = z.string().nullable();
+// The account's fields, with the limits the account was created with (internal AccountCreateBody).
+const nullableText = (max: number) => text(0, max).nullable();
 
 export const ProjectRoleSchema = z
   .enum(PROJECT_ROLES)
@@ -14,17 +16,17 @@ export const MemberSchema = z
     account_id: IdSchema.openapi({ description: "The member's account; the `{member_id}` of member paths." }),
     membership_id: IdSchema.openapi({ description: "The project membership." }),
     project_id: IdSchema,
-    name: z.string(),
-    display_name: z.string().openapi({ description: "Defaults to `name`." }),
-    avatar: nullableText,
+    name: text(1, 100),
+    display_name: text(0, 100).openapi({ description: "Defaults to `name`." }),
+    avatar: nullableText(2048),
     org_role: z.enum(ORG_ROLES).openapi({ description: "The account's role in the organization." }),
     role: ProjectRoleSchema,
     profile: z.object({
-      bio: nullableText,
-      github: nullableText,
-      location: nullableText,
-      twitter: nullableText,
-      website: nullableText,
+      bio: nullableText(1000),
+      github: nullableText(100),
+      location: nullableText(200),
+      twitter: nullableText(100),
+      website: nullableText(2048),
     }),
     created_at: TimestampSchema.openapi({ description: "When the membership was made." }),
   })

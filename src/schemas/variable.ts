@@ -20,10 +20,14 @@ export const VariableSchema = z
     component_id: IdSchema.nullable().openapi({
       description: "The component, or null for an environment variable.",
     }),
-    resource_id: z.string().openapi({
-      description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
-      example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
-    }),
+    resource_id: z
+      .string()
+      .max(1024)
+      .regex(/^\/[\w-]+\/[\w-]+\/[\w-]+\/[A-Za-z_]\w*$/)
+      .openapi({
+        description: 'Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.',
+        example: "/7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL",
+      }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })

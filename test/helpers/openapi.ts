@@ -15,14 +15,19 @@ import { type ApiResponse, type RequestOptions, request } from "./api";
 export type JsonSchema = { [key: string]: unknown };
 
 export type OpenApiMediaType = { schema?: JsonSchema };
-export type OpenApiResponse = { description?: string; content?: Record<string, OpenApiMediaType> };
+export type OpenApiResponse = {
+  description?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, OpenApiMediaType>;
+};
+export type OpenApiRef = { $ref: string };
 export type OpenApiParameter = { name: string; in: string; required?: boolean; schema?: JsonSchema };
 export type OpenApiOperation = {
   operationId?: string;
   security?: Array<Record<string, string[]>>;
   parameters?: OpenApiParameter[];
   requestBody?: { required?: boolean; content?: Record<string, OpenApiMediaType> };
-  responses: Record<string, OpenApiResponse>;
+  responses: Record<string, OpenApiResponse | OpenApiRef>;
   [extension: `x-${string}`]: unknown;
 };
 export type OpenApiDocument = {
@@ -33,6 +38,8 @@ export type OpenApiDocument = {
   components: {
     schemas?: Record<string, JsonSchema>;
     securitySchemes?: Record<string, { type: string; in?: string; name?: string }>;
+    responses?: Record<string, OpenApiResponse>;
+    headers?: Record<string, { description?: string; schema?: JsonSchema }>;
   };
 };
 
@@ -49,15 +56,57 @@ export function openApiDocument(): Promise<OpenApiDocument> {
   return documentPromise;
 }
 
-/** Every operation of the document, with its path template and lower-case method. */
+/**
+ * A response with its `$ref`s followed: the response itself (`#/components/responses/X`) and
+ * each of its headers (`#/components/headers/X`), as a client reading the document sees it.
+ */
+export function resolveResponse(
+  doc: OpenApiDocument,
+  response: OpenApiResponse | OpenApiRef,
+): OpenApiResponse {
+  let resolved = response;
+  if ("$ref" in resolved) {
+    const name = /^#\/components\/responses\/(.+)$/.exec(resolved.$ref)?.[1];
+    const target = name ? doc.components.responses?.[name] : undefined;
+    if (!target) throw new Error(`unresolvable response $ref ${resolved.$ref}`);
+    resolved = target;
+  }
+  if (!resolved.headers) return resolved;
+  const headers = Object.fromEntries(
+    Object.entries(resolved.headers).map(([headerName, header]) => {
+      const ref = (header as Partial<OpenApiRef>).$ref;
+      if (typeof ref !== "string") return [headerName, header];
+      const name = /^#\/components\/headers\/(.+)$/.exec(ref)?.[1];
+      const target = name ? doc.components.headers?.[name] : undefined;
+      if (!target) throw new Error(`unresolvable header $ref ${ref}`);
+      return [headerName, target];
+    }),
+  );
+  return { ...resolved, headers };
+}
+
+export type ResolvedOperation = Omit<OpenApiOperation, "responses"> & {
+  responses: Record<string, OpenApiResponse>;
+};
+
+/** Every operation of the document, with its path template, lower-case method and resolved responses. */
 export async function operations(): Promise<
-  Array<{ method: string; path: string; operation: OpenApiOperation }>
+  Array<{ method: string; path: string; operation: ResolvedOperation }>
 > {
   const doc = await openApiDocument();
   return Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([method]) => (HTTP_METHODS as readonly string[]).includes(method))
-      .map(([method, operation]) => ({ method, path, operation })),
+      .map(([method, operation]) => ({
+        method,
+        path,
+        operation: {
+          ...operation,
+          responses: Object.fromEntries(
+            Object.entries(operation.responses).map(([status, r]) => [status, resolveResponse(doc, r)]),
+          ),
+        },
+      })),
   );
 }
 
@@ -115,7 +164,8 @@ export async function responseValidator(
   const doc = await openApiDocument();
   const operation = doc.paths[pathTemplate]?.[method.toLowerCase()];
   if (!operation) throw new Error(`${method.toUpperCase()} ${pathTemplate} is not in /openapi.json`);
-  const response = operation.responses[String(status)];
+  const declared = operation.responses[String(status)];
+  const response = declared && resolveResponse(doc, declared);
   if (!response) {
     throw new Error(
       `${method.toUpperCase()} ${pathTemplate} does not declare status ${status} ` +

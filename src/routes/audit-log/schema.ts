@@ -38,7 +38,10 @@ export const AuditEntrySchema = z
 
 export const AuditEntryListSchema = envelope(AuditEntrySchema, "AuditEntryList");
 
-const ActionSchema = z.string().regex(/^[A-Za-z][A-Za-z0-9.]{0,99}$/, "Must be an operationId.");
+const ActionSchema = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9.]{0,99}$/, "Must be an operationId.")
+  .openapi({ maxLength: 100 });
 
 /** A single query value arrives as a string, a repeated one as an array; both may hold commas. */
 const ActionFilterSchema = z

@@ -14,13 +14,14 @@ const StatusFilterSchema = z
       value === undefined
         ? undefined
         : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
-    z.array(DeploymentStatusSchema).optional(),
+    z.array(DeploymentStatusSchema).max(100, "At most 100 values.").optional(),
   )
   .openapi({
     param: { style: "form", explode: true },
     description:
       "Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or " +
-      "separate values with commas (`status=failed,cancelled`). A cursor is bound to the set of statuses.",
+      "separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses.",
+    maxItems: 100,
   });
 
 export const DeploymentListQuerySchema = ListQuerySchema.extend({ status: StatusFilterSchema });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { envelope } from "../../http/openapi";
+import { text } from "../../http/text";
 import { OrganizationSchema } from "../../schemas/organization";
 
 export { OrganizationSchema };
@@ -7,5 +8,5 @@ export { OrganizationSchema };
 export const OrganizationListSchema = envelope(OrganizationSchema, "OrganizationList");
 
 export const OrganizationCreateSchema = z
-  .strictObject({ name: z.string().min(1).max(100).openapi({ example: "Acme" }) })
+  .strictObject({ name: text(1, 100).openapi({ example: "Acme" }) })
   .openapi("OrganizationCreate");

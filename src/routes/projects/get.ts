@@ -11,6 +11,8 @@ export const getProjectRoute = defineRoute({
   operationId: "getProject",
   tags: ["Projects"],
   summary: "Read a project",
+  description:
+    "A project the caller may see; one it may not see answers `404`, like one that does not exist.",
   request: { params: ProjectParams },
   responses: { 200: jsonContent(ProjectSchema, "The project.") },
 });

@@ -12,6 +12,9 @@ export const listProjectsRoute = defineRoute({
   operationId: "listProjects",
   tags: ["Projects"],
   summary: "List the projects of your organization that you may see",
+  description:
+    "Organization owners and admins see every project of the organization; other members see the " +
+    "projects they are members of. Keyset-paginated: pass `next_page` as `after` for the next page.",
   request: { query: ListQuerySchema },
   responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
 });

@@ -1,17 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import { echoedReadOnlyFields, envelope, IdSchema, idParams } from "../../http/openapi";
+import { text } from "../../http/text";
 import { IconSchema, ProjectSchema } from "../../schemas/project";
 
 export { ProjectSchema };
 
 export const ProjectListSchema = envelope(ProjectSchema, "ProjectList");
 
-const name = z
-  .string()
-  .min(1)
-  .max(100)
-  .openapi({ description: "1–100 characters, unique within the organization regardless of case." });
-const description = z.string().max(1000).nullable().optional();
+const name = text(1, 100).openapi({
+  description: "1–100 characters, unique within the organization regardless of case.",
+});
+const description = text(0, 1000).nullable().optional();
 
 export const ProjectCreateSchema = z
   .strictObject({

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { echoedReadOnlyFields, envelope, idParams } from "../../http/openapi";
+import { wellFormed } from "../../http/text";
 import { VariableSchema, VariableTypeSchema } from "../../schemas/variable";
 
 export { VariableSchema };
@@ -21,8 +22,7 @@ export const VariableWriteSchema = z
         example: "DATABASE_URL",
       }),
     type: VariableTypeSchema,
-    value: z
-      .string()
+    value: wellFormed(z.string())
       // Characters never outnumber UTF-8 bytes: a cheap bound before the exact one.
       .max(MAX_VALUE_BYTES, { message: `At most ${MAX_VALUE_BYTES} bytes (UTF-8).`, abort: true })
       .refine((value) => utf8.encode(value).length <= MAX_VALUE_BYTES, {

@@ -1,0 +1,149 @@
+/**
+ * What every public response shares, defined once in `components` and referenced with `$ref`
+ * (rather than copied into each of the ~380 responses): the response headers of API_CONTRACT
+ * §6, §7 and §16, and the shared error responses of SPEC.md "Endpoints".
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+
+type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
+
+type Ref = { $ref: string };
+const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}` });
+const responseRef = (name: string): Ref => ({ $ref: `#/components/responses/${name}` });
+
+const integerHeader = (description: string, maximum: number) => ({
+  description,
+  schema: { type: "integer" as const, format: "int32", minimum: 0, maximum },
+});
+const stringHeader = (description: string, maxLength: number, pattern: string) => ({
+  description,
+  schema: { type: "string" as const, maxLength, pattern },
+});
+
+/** `components.headers`: name in components → header object. */
+const HEADERS = {
+  RequestId: stringHeader(
+    "The request's ID: the incoming `x-request-id` if it matches `^[A-Za-z0-9._:-]{1,128}$`, else a new one.",
+    128,
+    "^[A-Za-z0-9._:-]{1,128}$",
+  ),
+  RateLimitLimit: integerHeader("Requests allowed per 60 s window by this operation's policy.", 1000),
+  RateLimitRemaining: integerHeader("Requests left in the window after this one.", 1000),
+  RateLimitReset: integerHeader(
+    "Whole seconds until the oldest counted request leaves the window (so Remaining grows again); 0 when it is empty.",
+    60,
+  ),
+  RateLimitPolicy: stringHeader(
+    'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";q=100;w=60`.',
+    64,
+    '^"[a-z-]+";q=\\d+;w=\\d+$',
+  ),
+  RateLimit: stringHeader(
+    'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";r=99;t=60`.',
+    64,
+    '^"[a-z-]+";r=\\d+;t=\\d+$',
+  ),
+  AccessControlAllowOrigin: {
+    description: "CORS (API_CONTRACT §16): any origin, without credentials.",
+    schema: { type: "string" as const, enum: ["*"] },
+  },
+  RetryAfter: integerHeader("Seconds to wait before retrying; equals `X-Ratelimit-Reset`.", 60),
+};
+
+/** The headers of every public response, as references. */
+export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
+  "x-request-id": headerRef("RequestId"),
+  "X-Ratelimit-Limit": headerRef("RateLimitLimit"),
+  "X-Ratelimit-Remaining": headerRef("RateLimitRemaining"),
+  "X-Ratelimit-Reset": headerRef("RateLimitReset"),
+  "RateLimit-Policy": headerRef("RateLimitPolicy"),
+  RateLimit: headerRef("RateLimit"),
+  "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
+};
+
+/** `components.responses`: the shared errors, by status. */
+const ERROR_RESPONSES: Record<number, { name: string; code: string; description: string }> = {
+  400: {
+    name: "BadInput",
+    code: "bad_input",
+    description: "invalid input; `cause` lists the invalid fields.",
+  },
+  401: {
+    name: "Unauthenticated",
+    code: "unauthenticated",
+    description: "missing, malformed, unknown, revoked or expired API key.",
+  },
+  403: {
+    name: "Forbidden",
+    code: "unauthorized` or `forbidden",
+    description: "the organization role (`unauthorized`) or the project role (`forbidden`) is too low.",
+  },
+  404: {
+    name: "NotFound",
+    code: "not_found",
+    description: "no such resource, or not visible to the caller.",
+  },
+  408: { name: "Timeout", code: "timeout", description: "a timeout elsewhere in the system." },
+  409: { name: "Conflict", code: "conflict", description: "the request conflicts with the current state." },
+  429: {
+    name: "RateLimited",
+    code: "rate",
+    description: "rate limit exceeded; retry after `Retry-After` seconds.",
+  },
+  500: { name: "Internal", code: "internal", description: "internal failure; a retry may succeed." },
+  501: { name: "NotImplemented", code: "not_implemented", description: "not implemented." },
+};
+
+/** Every public endpoint can answer these; each is a reference to `components.responses`. */
+export const errorResponseRefs = Object.fromEntries(
+  Object.entries(ERROR_RESPONSES).map(([status, { name }]) => [status, responseRef(name)]),
+) as Record<"400" | "401" | "403" | "404" | "408" | "409" | "429" | "500" | "501", Ref>;
+
+/** Registers the shared headers and error responses (the `Error` schema is registered beside them). */
+export function registerSharedComponents(registry: OpenAPIRegistry): void {
+  const errorSchema = { $ref: "#/components/schemas/Error" };
+  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent("headers", name, header);
+  for (const [status, { name, code, description }] of Object.entries(ERROR_RESPONSES)) {
+    registry.registerComponent("responses", name, {
+      description: `\`${code}\`: ${description}`,
+      headers:
+        status === "429"
+          ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
+          : PUBLIC_RESPONSE_HEADERS,
+      content: { "application/json": { schema: errorSchema } },
+    } as Parameters<OpenAPIRegistry["registerComponent"]>[2]);
+  }
+}
+
+/** The document's top-level tags, in reading order; every operation names one of them. */
+export const API_TAGS = [
+  { name: "Organizations", description: "The organization an API key belongs to, and creating new ones." },
+  {
+    name: "Projects",
+    description: "Projects of the organization: create, read, replace, delete, disconnect.",
+  },
+  { name: "Project members", description: "Who may see and change a project, and with which role." },
+  {
+    name: "Variables",
+    description:
+      "Configuration of components and environments; `secret` and `secure_string` values are encrypted at rest and revealed one at a time.",
+  },
+  {
+    name: "Stack resources",
+    description: "The resources the deployment engine reports for stacks and environments.",
+  },
+  {
+    name: "Deployments",
+    description: "Deployments of environments and stacks, their progress, and cancelling them.",
+  },
+  {
+    name: "Notification integrations",
+    description:
+      "Webhooks (Standard Webhooks signatures) and Slack notifications for a project, and their deliveries.",
+  },
+  { name: "API keys", description: "The calling API key: its scopes, project restriction and last use." },
+  {
+    name: "Audit log",
+    description: "Who did what: one immutable entry per change, reveal, key creation and revocation.",
+  },
+];

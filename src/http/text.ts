@@ -1,0 +1,20 @@
+/**
+ * Free text in requests (API_CONTRACT §17): a string with an unpaired UTF-16 surrogate is
+ * `400 bad_input`. The rule is published as the field's `pattern` (the same test as a regular
+ * expression, in ECMA-262 syntax with or without the `u` flag) and checked with
+ * `isWellFormed()`, which costs one pass and no backtracking on 64 KiB values.
+ */
+import { z } from "@hono/zod-openapi";
+
+export const WELL_FORMED_PATTERN = "^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$";
+export const WELL_FORMED_MESSAGE = "Must not contain unpaired UTF-16 surrogates.";
+
+/** `schema` (a string schema) that also refuses unpaired surrogates, with the rule in the document. */
+export function wellFormed(schema: z.ZodString): z.ZodString {
+  return schema
+    .refine((value) => (value as string & { isWellFormed(): boolean }).isWellFormed(), WELL_FORMED_MESSAGE)
+    .openapi({ pattern: WELL_FORMED_PATTERN });
+}
+
+/** Well-formed free text of `min`–`max` characters. */
+export const text = (min: number, max: number) => wellFormed(z.string().min(min).max(max));

@@ -1,0 +1,39 @@
+/**
+ * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs`: any origin,
+ * no credentials. A preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
+ * is answered `204` here, before authentication and rate limiting, so it needs no key and
+ * counts against no window. Every other response of these paths (errors, 401 and 429
+ * included) gets `Access-Control-Allow-Origin: *` and exposes the headers a client reads.
+ * Mounted only on those paths: `/internal/*` has no CORS at all.
+ */
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+
+export const CORS_PATHS = ["/v1", "/v1/*", "/openapi.json", "/docs"] as const;
+
+export const CORS_ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE";
+export const CORS_ALLOW_HEADERS =
+  "x-api-key, content-type, idempotency-key, if-match, if-none-match, x-request-id";
+export const CORS_MAX_AGE = "86400";
+export const CORS_EXPOSE_HEADERS =
+  "x-request-id, etag, location, retry-after, idempotent-replayed, x-ratelimit-limit, " +
+  "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
+
+export const cors = createMiddleware<AppEnv>(async (c, next) => {
+  if (
+    c.req.method === "OPTIONS" &&
+    c.req.header("origin") !== undefined &&
+    c.req.header("access-control-request-method") !== undefined
+  ) {
+    return c.body(null, 204, {
+      "Access-Control-Allow-Origin": "*",
+      "Access-Control-Allow-Methods": CORS_ALLOW_METHODS,
+      "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
+      "Access-Control-Max-Age": CORS_MAX_AGE,
+      "Access-Control-Expose-Headers": CORS_EXPOSE_HEADERS,
+    });
+  }
+  await next();
+  c.res.headers.set("Access-Control-Allow-Origin", "*");
+  c.res.headers.set("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+});
