@@ -2,20 +2,25 @@
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
  * request → request id → service context → error boundary (onError) → [/v1] authenticate →
- * rate limit → body guard → route validation (zod) → handler → service → D1.
+ * rate limit → D1 session → body guard → route validation (zod) → handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
- * requests count too.
+ * requests count too. The D1 session (src/middleware/d1-session.ts) is opened once the limiter
+ * has handed back the key's last write bookmark; authentication's own key lookup runs on a
+ * replica session of its own (src/services/api-keys.ts).
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { D1_BOOKMARK_PARAMETER } from "./http/openapi";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { serviceContext } from "./middleware/context";
+import { D1_BOOKMARK_HEADER, d1Session } from "./middleware/d1-session";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { routePolicy } from "./rate-limit/route-policy";
@@ -35,8 +40,8 @@ export function createApp() {
   app.onError(errorResponse);
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
-  app.use("/internal/v1/*", adminAuth, bodyGuard);
-  app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), bodyGuard);
+  app.use("/internal/v1/*", adminAuth, d1Session, bodyGuard);
+  app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), d1Session, bodyGuard);
 
   registerOrgRoutes(app);
   registerProjectRoutes(app);
@@ -53,6 +58,23 @@ export function createApp() {
     name: "x-api-key",
     description: "An API key of your organization (`dpk_…`).",
   });
+  app.openAPIRegistry.registerComponent("parameters", D1_BOOKMARK_PARAMETER, {
+    name: D1_BOOKMARK_HEADER,
+    in: "header",
+    required: false,
+    description:
+      "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
+      "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
+      "made with the same key. A value that is not a bookmark is `400 bad_input`.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
+  app.openAPIRegistry.registerComponent("headers", D1_BOOKMARK_HEADER, {
+    description:
+      "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
+      "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
+      "the request reached the database.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: {
@@ -64,7 +86,9 @@ export function createApp() {
         "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
         "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
         "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
-        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`.",
+        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
+        "Reads see every earlier write made with the same key; `X-D1-Bookmark` (response and request " +
+        "header) carries that consistency to other keys.",
     },
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ ApiKey: [] }],

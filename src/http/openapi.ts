@@ -168,6 +168,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
   const { rateLimit = "default", ...route } = config;
   return createRoute({
     ...route,
+    parameters: [...(route.parameters ?? []), { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` }],
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
@@ -179,6 +180,9 @@ const integerHeader = (description: string) => ({
   description,
   schema: { type: "integer" as const, minimum: 0 },
 });
+
+/** The `X-D1-Bookmark` request header, registered once under components.parameters (src/app.ts). */
+export const D1_BOOKMARK_PARAMETER = "D1Bookmark";
 
 /** Headers every /v1 response carries (API_CONTRACT §6, §7), documented on every response. */
 export const PUBLIC_RESPONSE_HEADERS = {
@@ -199,6 +203,8 @@ export const PUBLIC_RESPONSE_HEADERS = {
     description: 'draft-ietf-httpapi-ratelimit-headers-11, e.g. `"default";r=99;t=60`.',
     schema: { type: "string" as const },
   },
+  // Described once under components.headers (src/app.ts).
+  "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" },
 };
 
 function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
