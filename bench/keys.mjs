@@ -17,8 +17,8 @@
 //       (a write: the primary session, then the bookmark stored in the key's object);
 //  5. per object, the count the object itself keeps: `X-Ratelimit-Limit − X-Ratelimit-Remaining`
 //     on a response is the number of requests that object has admitted in its window, so the
-//     highest value seen per key, less its admitted warm-up requests, is that object's count of
-//     the slice's requests; refusals (429) are counted per key too;
+//     highest minus the lowest value seen per key, plus one, is that object's count of the
+//     slice's requests (see objectCounter); refusals (429) are counted per key too;
 //  6. tables on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and the
 //     temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 6 min).
 import { execFileSync, spawn } from "node:child_process";
@@ -40,10 +40,14 @@ const DURATION = Number(process.env.DURATION ?? 8);
 // the count an object reports covers every request it took.
 const ROUNDS = Number(process.env.ROUNDS ?? 1);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
-const WARM_CONCURRENCY = 50;
+const WARM_CONCURRENCY = 20;
+const WARM_TIMEOUT_MS = 20_000;
 const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 360) * 1000;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const TARGETS = ["limiter path", "read/write mix"];
+const ALL_TARGETS = ["limiter path", "read/write mix"];
+const TARGETS = process.env.TARGETS ? process.env.TARGETS.split(",") : ALL_TARGETS;
+if (TARGETS.some((t) => !ALL_TARGETS.includes(t)))
+  throw new Error(`TARGETS: some of ${ALL_TARGETS.join(",")}`);
 
 if (KEY_COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) {
   throw new Error("KEY_COUNTS: integers from 1 to 5000");
@@ -162,39 +166,57 @@ async function waitReady(base) {
  * first use in an isolate (and again once its 30 s cache entry is gone) is a D1 lookup, so the
  * slice measures keys in use, not the cold start of a thousand keys at once.
  */
-async function warm(base, pool, counter) {
+async function warm(base, pool) {
   const t = Date.now();
+  let failed = 0;
   for (let i = 0; i < pool.keys.length; i += WARM_CONCURRENCY) {
     await Promise.all(
       pool.keys.slice(i, i + WARM_CONCURRENCY).map(async (k) => {
-        const res = await fetch(`${base}/v1/no-such-route`, { headers: { "x-api-key": k.secret } });
-        await res.arrayBuffer();
-        if (res.status !== 404 && res.status !== 429) throw new Error(`warm-up → ${res.status}`);
-        if (res.status === 404) counter.warmed.set(k.id, (counter.warmed.get(k.id) ?? 0) + 1);
+        try {
+          const res = await fetch(`${base}/v1/no-such-route`, {
+            headers: { "x-api-key": k.secret },
+            signal: AbortSignal.timeout(WARM_TIMEOUT_MS),
+          });
+          await res.arrayBuffer();
+          if (res.status !== 404 && res.status !== 429) failed++;
+        } catch {
+          failed++;
+        }
       }),
     );
   }
-  console.error(`bench/keys: warmed ${pool.keys.length} keys in ${Date.now() - t} ms`);
+  console.error(
+    `bench/keys: warmed ${pool.keys.length} keys in ${Date.now() - t} ms${failed ? ` (${failed} failed or timed out)` : ""}`,
+  );
 }
 
-/** Per key: the highest count its object reported, and its refusals. */
+/**
+ * Per key, the lowest and the highest count its object reported on the slice's responses, and
+ * the slice's refusals. Within one slice no counted request leaves the 60 s window except, at
+ * most, the key's warm-up request, so `highest − lowest + 1` is the number of requests the object
+ * admitted during the slice (one less when the warm-up entry expired meanwhile).
+ */
 function objectCounter() {
-  const admitted = new Map();
+  const lowest = new Map();
+  const highest = new Map();
   const refused = new Map();
-  const warmed = new Map();
   return {
-    warmed,
     record(keyId, status, rawHeaders) {
       const headers = Object.fromEntries(Object.entries(rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
       const limit = Number(headers["x-ratelimit-limit"]);
       const remaining = Number(headers["x-ratelimit-remaining"]);
       if (status === 429) refused.set(keyId, (refused.get(keyId) ?? 0) + 1);
       else if (Number.isFinite(limit) && Number.isFinite(remaining)) {
-        admitted.set(keyId, Math.max(admitted.get(keyId) ?? 0, limit - remaining));
+        const count = limit - remaining;
+        lowest.set(keyId, Math.min(lowest.get(keyId) ?? count, count));
+        highest.set(keyId, Math.max(highest.get(keyId) ?? count, count));
       }
     },
-    admitted,
-    refused,
+    /** Requests of the slices this key's object handled: admitted by its own count, plus refused. */
+    handled(keyId) {
+      const admitted = highest.has(keyId) ? highest.get(keyId) - lowest.get(keyId) + 1 : 0;
+      return admitted + (refused.get(keyId) ?? 0);
+    },
   };
 }
 
@@ -244,13 +266,7 @@ function summarize(target, n, pool, slices, counter) {
   const statuses = {};
   for (const s of slices)
     for (const [k, v] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-  // Requests of the slices each object handled: what it admitted by its own count (less the
-  // warm-up requests it admitted) plus what it refused.
-  const perObject = pool.keys.map(
-    (k) =>
-      Math.max(0, (counter.admitted.get(k.id) ?? 0) - (counter.warmed.get(k.id) ?? 0)) +
-      (counter.refused.get(k.id) ?? 0),
-  );
+  const perObject = pool.keys.map((k) => counter.handled(k.id));
   const counted = perObject.reduce((a, b) => a + b, 0);
   const max = Math.max(...perObject);
   const touched = perObject.filter((c) => c > 0).length;
@@ -329,7 +345,7 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       for (const n of KEY_COUNTS) {
         const pool = pools.get(`${target}|${n}`);
-        await warm(base, pool, counters.get(n));
+        await warm(base, pool);
         slices.get(n).push(await slice(base, target, pool, perRound, counters.get(n)));
       }
     }
