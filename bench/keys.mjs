@@ -36,8 +36,8 @@ const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const KEY_COUNTS = (process.env.KEY_COUNTS ?? "1,100,1000").split(",").map(Number);
 const ORGS = Number(process.env.ORGS ?? 100);
 const DURATION = Number(process.env.DURATION ?? 8);
-// One round by default: a pool's warm-up and slices then fit in its objects' 60 s window, so
-// the count an object reports covers every request it took.
+// One round by default: an object's count is read within one 60 s window (objectCounter), so
+// with ROUNDS > 1 the per-object figures are only right while all rounds fit in 60 s.
 const ROUNDS = Number(process.env.ROUNDS ?? 1);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
 const WARM_CONCURRENCY = 20;
