@@ -24,8 +24,6 @@ export type SessionStart =
   | { mode: "first-primary" }
   | { mode: "bookmark"; bookmark: string };
 
-export type SessionMode = SessionStart["mode"];
-
 /** One D1 session: the Drizzle handle over it, where it started, and its latest bookmark. */
 export type DbSession = {
   db: Db;
@@ -75,20 +73,22 @@ export function laterBookmark(a: string | null | undefined, b: string | null | u
   return a >= b ? a : b;
 }
 
+/** Whether a request may write: GET and HEAD never do (every route keeps them read-only). */
+export const mayWrite = (method: string) => method !== "GET" && method !== "HEAD";
+
 /**
  * Where a request's session starts.
  *
- * The method decides whether the request writes: GET and HEAD never write (every route keeps
- * them read-only), every other method may. A request that may write starts on the primary:
- * its own reads (the compare-and-set reads before an update, the parent checks before an
- * insert) must see the latest state, not a replica's, or a conflict check could pass on stale
- * data; and a primary start is already at least as fresh as any bookmark.
+ * The method decides whether the request writes (`mayWrite`). A request that may write starts
+ * on the primary: its own reads (the compare-and-set reads before an update, the parent checks
+ * before an insert) must see the latest state, not a replica's, or a conflict check could pass
+ * on stale data; and a primary start is already at least as fresh as any bookmark.
  *
  * A read starts from the latest bookmark it knows of (the caller's key's last write, or the
  * one the caller sent), so it sees those writes; with none, it runs on the nearest replica.
  */
 export function sessionStart(method: string, ...known: (string | null | undefined)[]): SessionStart {
-  if (method !== "GET" && method !== "HEAD") return PRIMARY;
+  if (mayWrite(method)) return PRIMARY;
   let latest: string | null = null;
   for (const bookmark of known) latest = laterBookmark(latest, bookmark);
   return latest ? { mode: "bookmark", bookmark: latest } : UNCONSTRAINED;

@@ -1,14 +1,12 @@
 import { createMiddleware } from "hono/factory";
 import { withSession } from "../context";
-import { isBookmark, laterBookmark, sessionStart } from "../db/session";
+import { isBookmark, laterBookmark, mayWrite, sessionStart } from "../db/session";
 import type { AppEnv } from "../env";
 import { badInput, loggableError } from "../http/errors";
 import { limiterOf } from "./rate-limit";
 
 /** The request and response header that carries a D1 bookmark (src/db/session.ts). */
 export const D1_BOOKMARK_HEADER = "X-D1-Bookmark";
-
-const writes = (method: string) => method !== "GET" && method !== "HEAD";
 
 /**
  * Opens the request's D1 session, once it is known where it must start (`sessionStart`): a
@@ -48,7 +46,7 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   // bookmark is never stored for the key (a made-up one would hold back the key's reads).
   let own = session.bookmark();
   const identity = ctx.identity;
-  if (identity && writes(c.req.method) && own && (!keyBookmark || own > keyBookmark)) {
+  if (identity && mayWrite(c.req.method) && own && (!keyBookmark || own > keyBookmark)) {
     try {
       own = await limiterOf(c, `key:${identity.keyId}`).recordBookmark(own);
     } catch (err) {
