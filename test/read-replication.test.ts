@@ -214,7 +214,7 @@ describe("the X-D1-Bookmark header", () => {
     expect(sent.status).toBe(400);
     expect(sent.body).toMatchObject({
       code: "bad_input",
-      cause: [{ path: "header.X-D1-Bookmark", message: expect.any(String) }],
+      cause: [{ path: "header.x-d1-bookmark", message: expect.any(String) }],
     });
     const read = await send("GET", "/v1/projects", { key: owner.key, headers: { "X-D1-Bookmark": value } });
     expect(read.status).toBe(400);

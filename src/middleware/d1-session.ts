@@ -30,7 +30,7 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   if (presented !== undefined && !isBookmark(presented)) {
     throw badInput(`The ${D1_BOOKMARK_HEADER} header is not a D1 bookmark.`, [
       {
-        path: `header.${D1_BOOKMARK_HEADER}`,
+        path: `header.${D1_BOOKMARK_HEADER.toLowerCase()}`,
         message:
           "Expected a bookmark as returned in X-D1-Bookmark (e.g. 0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b).",
       },
