@@ -1,26 +1,30 @@
 #!/usr/bin/env node
-// `node bench/keys.mjs`: does throughput hold as the traffic spreads over more keys, and does
-// any one limiter object (one per API key) take a dominating share of the requests?
+// `node bench/keys.mjs`: does throughput hold as the traffic spreads over more limiter objects
+// (one per API key, one per client IP for failed authentications), and does any one object take
+// a dominating share of the requests? Local only (127.0.0.1), bounded in count and time.
 //
 //  1. a fresh local state in a temp dir (--persist-to), migrations applied, and seeded by SQL:
-//     for each key count N of KEY_COUNTS (1, 100, 1000) and each of the two targets below, its
-//     own N keys spread over min(N, ORGS) organizations (each with an owner and one project),
-//     so no two measurements share a key or a rate-limit window;
+//     for each N of KEY_COUNTS (1, 100, 1000) and each keyed target, its own N keys spread over
+//     min(N, ORGS) organizations (each with an owner and one project), so no two measurements
+//     share a key or a rate-limit window;
 //  2. `wrangler dev` on 127.0.0.1 (first free port of 8800–8819, KEYS_BENCH_PORT to choose);
-//  3. before each slice, every key of its pool used once (a key's first use in an isolate, and
-//     its next use once its 30 s cache entry expired, is a D1 lookup);
-//  4. per target and N, autocannon for DURATION s (split over ROUNDS rounds interleaved with
-//     the other N, default 1), CONNECTIONS connections, each request taking the next key in rotation:
-//     - "limiter path": GET /v1/no-such-route (authentication, the key's limiter object, 404;
-//       no D1), the path every request takes;
+//  3. per target and N, two autocannon passes of DURATION s, CONNECTIONS connections, each
+//     request taking the next key (or IP) of the pool in rotation from its start: "first use"
+//     (every key or object is new to the isolate) and "again" (the same pool, from its start);
+//     targets:
+//     - "per-IP objects": GET /v1/no-such-route with a malformed key from N client IPs
+//       (CF-Connecting-IP in 198.18.0.0/15, which wrangler dev passes through): refused without
+//       any D1 query, counted by that IP's limiter object (`anonymous`, 60 / min): nothing but
+//       the object call, so it isolates the cost of spreading over objects;
+//     - "per-key objects": GET /v1/no-such-route with a valid key (authentication, the key's
+//       object, 404): adds the key lookup of each key's first use in the isolate (cached 30 s);
 //     - "read/write mix": 9 × GET /v1/projects/{the key's org's project} to 1 × POST /v1/projects
 //       (a write: the primary session, then the bookmark stored in the key's object);
-//  5. per object, the count the object itself keeps: `X-Ratelimit-Limit − X-Ratelimit-Remaining`
-//     on a response is the number of requests that object has admitted in its window, so the
-//     highest minus the lowest value seen per key, plus one, is that object's count of the
-//     slice's requests (see objectCounter); refusals (429) are counted per key too;
-//  6. tables on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and the
-//     temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 6 min).
+//  4. per object, the count the object itself keeps (objectCounter): X-Ratelimit-Limit −
+//     X-Ratelimit-Remaining on a response is the number of requests that object has admitted
+//     in its window; refusals (429) are counted per key or IP;
+//  5. a table on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and
+//     the temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 10 min).
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -35,16 +39,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const KEY_COUNTS = (process.env.KEY_COUNTS ?? "1,100,1000").split(",").map(Number);
 const ORGS = Number(process.env.ORGS ?? 100);
-const DURATION = Number(process.env.DURATION ?? 8);
-// One round by default: an object's count is read within one 60 s window (objectCounter), so
-// with ROUNDS > 1 the per-object figures are only right while all rounds fit in 60 s.
-const ROUNDS = Number(process.env.ROUNDS ?? 1);
+const DURATION = Number(process.env.DURATION ?? 6);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
-const WARM_CONCURRENCY = 20;
-const WARM_TIMEOUT_MS = 20_000;
-const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 360) * 1000;
+const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 600) * 1000;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const ALL_TARGETS = ["limiter path", "read/write mix"];
+const ALL_TARGETS = ["per-IP objects", "per-key objects", "read/write mix"];
+const PASSES = ["first use", "again"];
 const TARGETS = process.env.TARGETS ? process.env.TARGETS.split(",") : ALL_TARGETS;
 if (TARGETS.some((t) => !ALL_TARGETS.includes(t)))
   throw new Error(`TARGETS: some of ${ALL_TARGETS.join(",")}`);
@@ -63,7 +63,8 @@ function cleanUp() {
       process.kill(-dev.pid, "SIGTERM");
     } catch {}
   }
-  rmSync(state, { recursive: true, force: true });
+  // workerd may still be flushing object storage for a moment after the signal.
+  rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
 const guard = setTimeout(() => {
   console.error("bench/keys: hard timeout, stopping");
@@ -162,39 +163,10 @@ async function waitReady(base) {
 }
 
 /**
- * Uses every key of the pool once, WARM_CONCURRENCY at a time, right before its slice: a key's
- * first use in an isolate (and again once its 30 s cache entry is gone) is a D1 lookup, so the
- * slice measures keys in use, not the cold start of a thousand keys at once.
- */
-async function warm(base, pool) {
-  const t = Date.now();
-  let failed = 0;
-  for (let i = 0; i < pool.keys.length; i += WARM_CONCURRENCY) {
-    await Promise.all(
-      pool.keys.slice(i, i + WARM_CONCURRENCY).map(async (k) => {
-        try {
-          const res = await fetch(`${base}/v1/no-such-route`, {
-            headers: { "x-api-key": k.secret },
-            signal: AbortSignal.timeout(WARM_TIMEOUT_MS),
-          });
-          await res.arrayBuffer();
-          if (res.status !== 404 && res.status !== 429) failed++;
-        } catch {
-          failed++;
-        }
-      }),
-    );
-  }
-  console.error(
-    `bench/keys: warmed ${pool.keys.length} keys in ${Date.now() - t} ms${failed ? ` (${failed} failed or timed out)` : ""}`,
-  );
-}
-
-/**
- * Per key, the lowest and the highest count its object reported on the slice's responses, and
- * the slice's refusals. Within one slice no counted request leaves the 60 s window except, at
- * most, the key's warm-up request, so `highest − lowest + 1` is the number of requests the object
- * admitted during the slice (one less when the warm-up entry expired meanwhile).
+ * Per object (key or IP), the lowest and the highest count it reported on the pass's responses,
+ * and the pass's refusals. A pass is shorter than the 60 s window, so nothing it admitted leaves
+ * the window during it: `highest − lowest + 1` is the number of requests the object admitted
+ * during the pass.
  */
 function objectCounter() {
   const lowest = new Map();
@@ -230,8 +202,17 @@ function slice(base, target, pool, duration, counter) {
       const n = next++;
       const key = pool.keys[n % pool.keys.length];
       context.keyId = key.id;
+      if (target === "per-IP objects") {
+        const headers = { ...req.headers, accept: "application/json", "x-api-key": "dpk_malformed" };
+        return {
+          ...req,
+          method: "GET",
+          path: "/v1/no-such-route",
+          headers: { ...headers, "cf-connecting-ip": key.id },
+        };
+      }
       const headers = { ...req.headers, accept: "application/json", "x-api-key": key.secret };
-      if (target === "limiter path") return { ...req, method: "GET", path: "/v1/no-such-route", headers };
+      if (target === "per-key objects") return { ...req, method: "GET", path: "/v1/no-such-route", headers };
       if (n % 10 === 9) {
         return {
           ...req,
@@ -257,36 +238,41 @@ function slice(base, target, pool, duration, counter) {
   });
 }
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted, p) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
 
-function summarize(target, n, pool, slices, counter) {
-  const latencies = slices.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const seconds = slices.reduce((sum, s) => sum + s.result.duration, 0);
-  const total = slices.reduce((sum, s) => sum + s.result.requests.total, 0);
-  const statuses = {};
-  for (const s of slices)
-    for (const [k, v] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+function summarize(target, pass, n, pool, run, counter) {
+  const latencies = run.latencies.sort((a, b) => a - b);
+  const total = run.result.requests.total;
   const perObject = pool.keys.map((k) => counter.handled(k.id));
   const counted = perObject.reduce((a, b) => a + b, 0);
-  const max = Math.max(...perObject);
   const touched = perObject.filter((c) => c > 0).length;
+  const max = Math.max(...perObject);
   return {
     target,
-    keys: n,
+    pass,
+    objects: n,
     orgs: pool.orgs,
-    rps: total / seconds,
-    perRoundRps: slices.map((s) => Math.round(s.result.requests.total / s.result.duration)),
+    rps: total / run.result.duration,
     p50: Number(percentile(latencies, 50).toFixed(1)),
     p99: Number(percentile(latencies, 99).toFixed(1)),
     total,
-    statuses,
-    errors: slices.reduce((sum, s) => sum + s.result.errors + s.result.timeouts, 0),
-    objectsTouched: touched,
+    statuses: run.statuses,
+    errors: run.result.errors + run.result.timeouts,
+    objectsUsed: touched,
     counted,
     maxPerObject: max,
     meanPerObject: counted / Math.max(1, touched),
     maxShare: counted ? max / counted : 0,
   };
+}
+
+/** N client IPs of the benchmarking range 198.18.0.0/15 (RFC 2544), as a pool of "keys". */
+function ipPool(n) {
+  const keys = Array.from({ length: n }, (_, i) => ({
+    id: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+  }));
+  return { keys, orgs: 0 };
 }
 
 async function main() {
@@ -298,7 +284,11 @@ async function main() {
   const sql = [];
   for (const target of TARGETS) {
     for (const n of KEY_COUNTS) {
-      const pool = poolSql(n, `${target === "limiter path" ? "l" : "m"}${n}`);
+      if (target === "per-IP objects") {
+        pools.set(`${target}|${n}`, ipPool(n));
+        continue;
+      }
+      const pool = poolSql(n, `${target === "per-key objects" ? "k" : "m"}${n}`);
       pools.set(`${target}|${n}`, pool);
       sql.push(pool.sql);
     }
@@ -307,7 +297,7 @@ async function main() {
   writeFileSync(seedFile, sql.join("\n"));
   const t = Date.now();
   runWrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--file", seedFile, "--yes"]);
-  const totalKeys = [...pools.values()].reduce((sum, p) => sum + p.keys.length, 0);
+  const totalKeys = [...pools.values()].reduce((sum, p) => sum + (p.orgs ? p.keys.length : 0), 0);
   console.error(`bench/keys: seeded ${totalKeys} keys by SQL in ${Date.now() - t} ms`);
 
   dev = spawn(
@@ -339,18 +329,14 @@ async function main() {
 
   const results = [];
   for (const target of TARGETS) {
-    const slices = new Map(KEY_COUNTS.map((n) => [n, []]));
-    const counters = new Map(KEY_COUNTS.map((n) => [n, objectCounter()]));
-    const perRound = DURATION / ROUNDS;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const n of KEY_COUNTS) {
-        const pool = pools.get(`${target}|${n}`);
-        await warm(base, pool);
-        slices.get(n).push(await slice(base, target, pool, perRound, counters.get(n)));
-      }
-    }
     for (const n of KEY_COUNTS) {
-      results.push(summarize(target, n, pools.get(`${target}|${n}`), slices.get(n), counters.get(n)));
+      const pool = pools.get(`${target}|${n}`);
+      for (const pass of PASSES) {
+        const counter = objectCounter();
+        const run = await slice(base, target, pool, DURATION, counter);
+        results.push(summarize(target, pass, n, pool, run, counter));
+        console.error(`bench/keys: ${target}, ${n}, ${pass}: ${Math.round(results.at(-1).rps)} req/s`);
+      }
     }
   }
 
@@ -363,13 +349,13 @@ async function main() {
       .join(" ");
   const lines = [
     `bench/keys — ${new Date().toISOString()} — ${machine}`,
-    `${DURATION} s per row in ${ROUNDS} interleaved rounds, ${CONNECTIONS} connections`,
+    `${DURATION} s per pass, ${CONNECTIONS} connections`,
     "",
-    "| target | keys (orgs) | req/s (per round) | p50 ms | p99 ms | requests | statuses | objects used | max / mean per object | max share |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| target | pool: objects (orgs) | pass | req/s | p50 ms | p99 ms | requests | statuses | objects used | max / mean per object | max share |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...results.map(
       (r) =>
-        `| ${r.target} | ${r.keys} (${r.orgs}) | ${Math.round(r.rps)} (${r.perRoundRps.join(", ")}) | ${r.p50} | ${r.p99} | ${r.total} | ${fmtStatuses(r.statuses)} | ${r.objectsTouched} | ${r.maxPerObject} / ${r.meanPerObject.toFixed(1)} | ${(100 * r.maxShare).toFixed(1)}% |`,
+        `| ${r.target} | ${r.objects}${r.orgs ? ` (${r.orgs})` : ""} | ${r.pass} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.total} | ${fmtStatuses(r.statuses)} | ${r.objectsUsed} | ${r.maxPerObject} / ${r.meanPerObject.toFixed(1)} | ${(100 * r.maxShare).toFixed(1)}% |`,
     ),
   ];
   console.log(lines.join("\n"));
@@ -377,7 +363,7 @@ async function main() {
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, `keys-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
-    JSON.stringify({ machine, DURATION, ROUNDS, CONNECTIONS, results }, null, 2),
+    JSON.stringify({ machine, DURATION, CONNECTIONS, results }, null, 2),
   );
 }
 
