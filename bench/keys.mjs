@@ -367,12 +367,23 @@ async function main() {
   );
 }
 
+/** Stops wrangler dev and waits (≤ 10 s) for it to exit, so that its storage can be removed. */
+async function stopDev() {
+  if (!dev?.pid || dev.exitCode !== null) return;
+  const exited = new Promise((resolve) => dev.once("exit", resolve));
+  try {
+    process.kill(-dev.pid, "SIGTERM");
+  } catch {}
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+}
+
 main()
   .catch((err) => {
     console.error(err);
     process.exitCode = 1;
   })
-  .finally(() => {
+  .finally(async () => {
     clearTimeout(guard);
+    await stopDev();
     cleanUp();
   });
