@@ -2,25 +2,29 @@
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
  * request → request id → service context → error boundary (onError) → [/v1, /openapi.json, /docs]
- * CORS (preflights end here) → [/v1] authenticate → rate limit → scope → body guard → route
- * validation (zod) → handler → service → D1.
+ * CORS (preflights end here) → [/v1] authenticate → rate limit → scope → D1 session → body
+ * guard → route validation (zod) → handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
- * requests count too.
+ * requests count too. The D1 session (src/middleware/d1-session.ts) is opened once the limiter
+ * has handed back the key's last write bookmark; authentication's own key lookup runs on a
+ * replica session of its own (src/services/api-keys.ts).
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
-import { ErrorSchema } from "./http/openapi";
+import { D1_BOOKMARK_PARAMETER, ErrorSchema } from "./http/openapi";
 import { API_TAGS, registerSharedComponents } from "./http/openapi-components";
 import { routeMetaLookup } from "./http/route-meta";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestInfo, serviceContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
+import { D1_BOOKMARK_HEADER, d1Session } from "./middleware/d1-session";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requireScope } from "./middleware/scope";
@@ -51,13 +55,14 @@ export function createApp() {
   // definitions once per isolate and looked up by the route the request matched.
   const routeMeta = routeMetaLookup(app);
   const info = requestInfo((c) => routeMeta(c)?.action);
-  app.use("/internal/v1/*", adminAuth, info, bodyGuard);
+  app.use("/internal/v1/*", adminAuth, info, d1Session, bodyGuard);
   app.use(
     "/v1/*",
     apiKeyAuth,
     rateLimit(routePolicy(routeMeta)),
     requireScope((c) => routeMeta(c)?.scope),
     info,
+    d1Session,
     bodyGuard,
   );
 
@@ -80,6 +85,23 @@ export function createApp() {
     name: "x-api-key",
     description: "An API key of your organization (`dpk_…`).",
   });
+  app.openAPIRegistry.registerComponent("parameters", D1_BOOKMARK_PARAMETER, {
+    name: D1_BOOKMARK_HEADER,
+    in: "header",
+    required: false,
+    description:
+      "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
+      "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
+      "made with the same key. A value that is not a bookmark is `400 bad_input`.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
+  app.openAPIRegistry.registerComponent("headers", D1_BOOKMARK_HEADER, {
+    description:
+      "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
+      "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
+      "the request reached the database.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: {
@@ -96,7 +118,9 @@ export function createApp() {
         "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
         "An API key may be limited to some scopes and projects: each operation names the scope it needs " +
         "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
-        "projects sees no other project (`404`). Every change is recorded in the audit log.",
+        "projects sees no other project (`404`). Every change is recorded in the audit log. " +
+        "Reads see every earlier write made with the same key; `X-D1-Bookmark` (response and request " +
+        "header) carries that consistency to other keys.",
     },
     servers: [
       {

@@ -5,13 +5,14 @@
  * `ServiceContext`).
  *
  * This is the one place that turns bindings into handles. What a later feature needs on every
- * request goes here once: the D1 session a request reads through is chosen in `openDb`, an
- * identity's scopes ride on `identity`, and a writer that must join a service's `db.batch`
- * (an audit entry) is a field of this type built from `db`.
+ * request goes here once: the D1 session a request reads through is opened here (`session`,
+ * src/db/session.ts), an identity's scopes ride on `identity`, and a writer that must join a
+ * service's `db.batch` (an audit entry) is a field of this type built from `db`.
  */
 import type { VariableKeySecrets } from "./crypto/variables";
-import { createDb, type Db } from "./db/client";
+import type { Db } from "./db/client";
 import type { OrgRole } from "./db/schema";
+import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
 import { loggableError } from "./http/errors";
 import { createLogger, type Logger } from "./lib/log";
 import type { QueueMessage } from "./schemas/queue-messages";
@@ -57,7 +58,16 @@ export type RequestInfo = {
 };
 
 export type ServiceContext = {
+  /** The Drizzle handle over `session`: every query of the request, message or cron run. */
   db: Db;
+  /**
+   * The D1 session `db` runs on: where it started (`start.mode`, which tests assert, since the
+   * local runtime has a single copy of the database) and its latest bookmark. Recording it
+   * costs nothing: the session exists anyway.
+   */
+  session: DbSession;
+  /** Opens another session of the same database (a read that must see the primary, say). */
+  openSession(start: SessionStart): DbSession;
   /** The request's id (`x-request-id`), or the queue message's / cron run's. */
   requestId: string;
   /** Carries `request_id` on every entry. */
@@ -81,6 +91,12 @@ export type ContextSource = {
   /** The runtime's `waitUntil`; absent when a test calls an entry point without one. */
   waitUntil?: (work: Promise<unknown>) => void;
   identity?: Identity;
+  /**
+   * Where the D1 session starts (src/db/session.ts). Default `first-primary`: a queue message
+   * or a cron run acts on rows committed a moment before (the event a request just wrote),
+   * which a replica may not have yet, and it writes.
+   */
+  session?: SessionStart;
 };
 
 export function parseConfig(env: Env): Config {
@@ -91,9 +107,9 @@ export function parseConfig(env: Env): Config {
   };
 }
 
-/** The database handle of one request, message or cron run (the one place a D1 binding becomes a `Db`). */
-export function openDb(env: Env): Db {
-  return createDb(env.DB);
+/** A D1 session of one request, message or cron run (the one place a D1 binding becomes a `Db`). */
+export function openDb(env: Env, start: SessionStart): DbSession {
+  return openSession(env.DB, start);
 }
 
 /** Queues accept at most 100 messages per sendBatch. */
@@ -133,8 +149,11 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     ((work: Promise<unknown>) => {
       work.catch(() => undefined);
     });
+  const session = openDb(source.env, source.session ?? PRIMARY);
   const ctx: ServiceContext = {
-    db: openDb(source.env),
+    db: session.db,
+    session,
+    openSession: (start) => openDb(source.env, start),
     requestId: source.requestId,
     log,
     config: parseConfig(source.env),
@@ -143,6 +162,11 @@ export function createServiceContext(source: ContextSource): ServiceContext {
   };
   if (source.identity) ctx.identity = source.identity;
   return ctx;
+}
+
+/** The same context on another D1 session (the request's, once its start is known). */
+export function withSession<T extends ServiceContext>(ctx: T, session: DbSession): T {
+  return { ...ctx, db: session.db, session };
 }
 
 /** The same context acting for an authenticated caller. */

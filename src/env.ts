@@ -9,5 +9,7 @@ export type AppEnv = {
     requestId: string;
     /** The service context (src/context.ts), built by the context middleware; with `identity` on /v1. */
     ctx: ServiceContext;
+    /** The latest D1 bookmark of the caller's key's writes, from its limiter object (/v1 only). */
+    keyBookmark?: string;
   };
 };

@@ -146,6 +146,32 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("describes X-D1-Bookmark once under components and references it from every operation and response", async () => {
+    const doc = (await openApiDocument()) as Awaited<ReturnType<typeof openApiDocument>> & {
+      components: { parameters?: Record<string, JsonSchema>; headers?: Record<string, JsonSchema> };
+    };
+    expect(doc.components.parameters?.D1Bookmark).toMatchObject({
+      name: "X-D1-Bookmark",
+      in: "header",
+      required: false,
+      schema: { type: "string", pattern: expect.any(String) },
+    });
+    expect(doc.components.headers?.["X-D1-Bookmark"]).toMatchObject({ schema: { type: "string" } });
+    const schema = (doc.components.headers?.["X-D1-Bookmark"]?.schema ?? {}) as JsonSchema;
+    const pattern = new RegExp(String(schema.pattern));
+    expect("0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b").toMatch(pattern);
+    for (const { method, path, operation } of await operations()) {
+      const refs = (operation.parameters ?? []) as Array<{ $ref?: string }>;
+      expect(refs, `${method} ${path}`).toContainEqual({ $ref: "#/components/parameters/D1Bookmark" });
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const headers = (response as { headers?: Record<string, unknown> }).headers ?? {};
+        expect(headers["X-D1-Bookmark"], `${method} ${path} ${status}`).toEqual({
+          $ref: "#/components/headers/X-D1-Bookmark",
+        });
+      }
+    }
+  });
+
   it("publishes every request body as required, JSON only, and strict (no additional properties)", async () => {
     const doc = await openApiDocument();
     const withBody = (await operations()).filter(({ operation }) => operation.requestBody);

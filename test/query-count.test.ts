@@ -7,12 +7,27 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
+import type { AdmitRequest } from "../src/rate-limit/limiter";
 import { internalOk } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
-type Counts = { d1Statements: number; d1RoundTrips: number; limiterCalls: number };
+type Counts = {
+  d1Statements: number;
+  d1RoundTrips: number;
+  limiterCalls: number;
+  /** Where each D1 session the request opened started (`withSession`'s argument, modes only). */
+  sessions: string[];
+};
+
+type D1Client = Pick<D1Database, "prepare" | "batch">;
 
 function countingBindings(counts: Counts): Env {
+  const inner = new WeakMap<object, D1PreparedStatement>();
+  const count = <T>(run: () => Promise<T>) => {
+    counts.d1Statements++;
+    counts.d1RoundTrips++;
+    return run();
+  };
   const wrapStatement = (stmt: D1PreparedStatement): D1PreparedStatement => {
     const wrapped = {
       bind: (...values: unknown[]) => wrapStatement(stmt.bind(...values)),
@@ -25,29 +40,35 @@ function countingBindings(counts: Counts): Env {
     inner.set(wrapped, stmt);
     return wrapped as unknown as D1PreparedStatement;
   };
-  const inner = new WeakMap<object, D1PreparedStatement>();
-  const count = <T>(run: () => Promise<T>) => {
-    counts.d1Statements++;
-    counts.d1RoundTrips++;
-    return run();
-  };
-  const db = {
-    prepare: (query: string) => wrapStatement(env.DB.prepare(query)),
+  const wrapClient = (client: D1Client) => ({
+    prepare: (query: string) => wrapStatement(client.prepare(query)),
     batch: (statements: D1PreparedStatement[]) => {
       counts.d1Statements += statements.length;
       counts.d1RoundTrips++;
-      return env.DB.batch(statements.map((s) => inner.get(s) ?? s));
+      return client.batch(statements.map((s) => inner.get(s) ?? s));
     },
+  });
+  const db = {
+    ...wrapClient(env.DB),
     exec: (query: string) => count(() => env.DB.exec(query)),
+    withSession: (start: string) => {
+      counts.sessions.push(start.startsWith("first-") ? start : "bookmark");
+      const session = env.DB.withSession(start);
+      return { ...wrapClient(session), getBookmark: () => session.getBookmark() };
+    },
   };
   const limiter = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
     get: (id: DurableObjectId) => {
       const stub = env.RATE_LIMITER.get(id);
       return {
-        hit: (policy: string, limit: number, windowSeconds: number) => {
+        admit: (request: AdmitRequest) => {
           counts.limiterCalls++;
-          return stub.hit(policy, limit, windowSeconds);
+          return stub.admit(request);
+        },
+        recordBookmark: (bookmark: string) => {
+          counts.limiterCalls++;
+          return stub.recordBookmark(bookmark);
         },
       };
     },
@@ -60,7 +81,7 @@ function countingBindings(counts: Counts): Env {
 }
 
 async function measure(path: string, key?: string): Promise<Counts & { status: number }> {
-  const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0 };
+  const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] };
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { accept: "application/json" };
   if (key) headers["x-api-key"] = key;
@@ -95,6 +116,7 @@ describe("work per request of the benchmarked routes", () => {
       d1Statements: 0,
       d1RoundTrips: 0,
       limiterCalls: 0,
+      sessions: [],
     });
   });
 
@@ -104,8 +126,21 @@ describe("work per request of the benchmarked routes", () => {
     const key = await freshKey(owner.orgId, owner.accountId);
     const cold = await measure(`/v1/projects/${project.id}`, key);
     const warm = await measure(`/v1/projects/${project.id}`, key);
-    expect(cold).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 3, limiterCalls: 1 });
-    expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+    // The key lookup and its last-use write share the authentication's replica session.
+    expect(cold).toEqual({
+      status: 200,
+      d1Statements: 3,
+      d1RoundTrips: 3,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-unconstrained"],
+    });
+    expect(warm).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
   });
 
   it("GET /v1/projects (a 20-item page): one limiter call, one query when the key is warm", async () => {
@@ -114,8 +149,20 @@ describe("work per request of the benchmarked routes", () => {
     const key = await freshKey(owner.orgId, owner.accountId);
     const cold = await measure("/v1/projects", key);
     const warm = await measure("/v1/projects", key);
-    expect(cold).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 3, limiterCalls: 1 });
-    expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+    expect(cold).toEqual({
+      status: 200,
+      d1Statements: 3,
+      d1RoundTrips: 3,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-unconstrained"],
+    });
+    expect(warm).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
   });
 
   it("a scoped, project-restricted key costs no extra query: its scopes and projects ride on the cached key", async () => {
@@ -131,7 +178,13 @@ describe("work per request of the benchmarked routes", () => {
       const warm = await measure(path, key);
       expect(cold.status).toBe(200);
       // The same numbers as an unrestricted key's (the tests above).
-      expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+      expect(warm).toEqual({
+        status: 200,
+        d1Statements: 1,
+        d1RoundTrips: 1,
+        limiterCalls: 1,
+        sessions: ["first-unconstrained"],
+      });
     }
     // A refused scope costs the limiter call only: nothing is read.
     expect(await measure(`/v1/projects/${project.id}/members`, key)).toEqual({
@@ -139,15 +192,55 @@ describe("work per request of the benchmarked routes", () => {
       d1Statements: 0,
       d1RoundTrips: 0,
       limiterCalls: 1,
+      sessions: [],
     });
   });
 
-  it("a failed authentication: one key lookup, one limiter call (anonymous)", async () => {
+  it("a failed authentication: the key lookup on a replica, again on the primary, one limiter call (anonymous)", async () => {
+    // The second lookup: a key created a moment ago may not have reached the replica yet.
     expect(await measure("/v1/projects", `dpk_${"B".repeat(43)}`)).toEqual({
       status: 401,
+      d1Statements: 2,
+      d1RoundTrips: 2,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-primary"],
+    });
+  });
+
+  it("a write runs on the primary and stores its bookmark (one more limiter call); the key's next read starts from it", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] };
+    const exec = createExecutionContext();
+    const res = await createApp().fetch(
+      new Request("http://api.test/v1/projects", {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ name: "counted-write" }),
+      }),
+      countingBindings(counts),
+      exec,
+    );
+    const created = (await res.json()) as { id: string };
+    await waitOnExecutionContext(exec);
+    expect(res.status).toBe(201);
+    // One batch (the project, its production environment, its creator's membership), then the
+    // bookmark's store in the key's limiter object.
+    // Plus the audit entry (API_CONTRACT §14), in the same batch.
+    expect(counts).toEqual({
+      d1Statements: 4,
+      d1RoundTrips: 1,
+      limiterCalls: 2,
+      sessions: ["first-primary"],
+    });
+    const read = await measure(`/v1/projects/${created.id}`, key);
+    expect(read).toEqual({
+      status: 200,
       d1Statements: 1,
       d1RoundTrips: 1,
       limiterCalls: 1,
+      sessions: ["bookmark"],
     });
   });
 });

@@ -13,6 +13,7 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
+import { BOOKMARK_RETENTION_MS, readBookmark } from "../src/rate-limit/bookmark";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, internalOk, request } from "./helpers/api";
 import { quietExpectedLogs } from "./helpers/console";
@@ -283,10 +284,23 @@ describe("durability and storage", () => {
     expect(await usageOf(subject)).toEqual({ default: 1, "orgs-create": 1 });
 
     await runInDurableObject(stub, (_instance: RateLimiter, state) => age(state));
+    // The POST also left the key's D1 bookmark (src/rate-limit/bookmark.ts): kept longer than
+    // a window, the alarm keeps it and wakes again when it expires.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await usageOf(subject)).toEqual({});
+    const kept = await runInDurableObject(stub, async (_instance: RateLimiter, state) => ({
+      bookmark: readBookmark(state.storage.sql),
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(kept.bookmark).toMatch(/^[0-9a-f]{8}-/);
+    expect(kept.alarm).toBeGreaterThan(Date.now() + BOOKMARK_RETENTION_MS - 60_000);
+    await runInDurableObject(stub, (_instance: RateLimiter, state) => {
+      state.storage.sql.exec("UPDATE d1_bookmark SET until = until - ?", BOOKMARK_RETENTION_MS + 1);
+    });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     const storage = await runInDurableObject(stub, async (_instance: RateLimiter, state) => ({
       tables: state.storage.sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name = 'window_hits'")
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name IN ('window_hits', 'd1_bookmark')")
         .toArray(),
       alarm: await state.storage.getAlarm(),
     }));
@@ -334,7 +348,7 @@ describe("when the limiter fails", () => {
   const brokenLimiter = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
     get: () => ({
-      hit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
+      admit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
     }),
   } as unknown as Env["RATE_LIMITER"];
 

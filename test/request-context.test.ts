@@ -25,7 +25,7 @@ it("a service's log line carries the request's x-request-id", async () => {
   // A limiter that throws: the rate-limit middleware logs through the request's context and fails open.
   const brokenLimiter = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
-    get: () => ({ hit: () => Promise.reject(new Error("limiter down")) }),
+    get: () => ({ admit: () => Promise.reject(new Error("limiter down")) }),
   } as unknown as Env["RATE_LIMITER"];
   const exec = createExecutionContext();
   const res = await createApp().fetch(

@@ -59,6 +59,8 @@ export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
   "RateLimit-Policy": headerRef("RateLimitPolicy"),
   RateLimit: headerRef("RateLimit"),
   "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
+  // Registered in src/app.ts beside its request parameter.
+  "X-D1-Bookmark": headerRef("X-D1-Bookmark"),
 };
 
 /** `components.responses`: the shared errors, by status. */

@@ -180,6 +180,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
   const required = scope === undefined ? ruleScope(route.method, route.path) : scope;
   return createRoute({
     ...route,
+    parameters: [...(route.parameters ?? []), { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` }],
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
@@ -189,6 +190,9 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
 }
 
 /** Each route's own (success) responses get the shared headers, by reference. */
+/** The `X-D1-Bookmark` request header, registered once under components.parameters (src/app.ts). */
+export const D1_BOOKMARK_PARAMETER = "D1Bookmark";
+
 function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
   const out: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(responses)) {

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type CallerContext, createServiceContext } from "../context";
+import { UNCONSTRAINED } from "../db/session";
 import type { AppEnv } from "../env";
 
 /**
@@ -14,6 +15,9 @@ export const serviceContext = createMiddleware<AppEnv>(async (c, next) => {
     createServiceContext({
       env: c.env,
       requestId: c.get("requestId"),
+      // Until the D1 session middleware opens the request's own session, only authentication
+      // reads (the key lookup of a cold key), which any replica can serve.
+      session: UNCONSTRAINED,
       // Looked up only when used: `app.request()` in tests may run without an execution context.
       waitUntil: (work) => c.executionCtx.waitUntil(work),
     }),

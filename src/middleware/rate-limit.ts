@@ -2,10 +2,21 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
+import type { AdmitResult } from "../rate-limit/limiter";
 import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
 
-export type LimitOutcome = { allowed: boolean; headers: Record<string, string> };
+export type LimitOutcome = {
+  allowed: boolean;
+  headers: Record<string, string>;
+  /** The latest D1 bookmark of the subject's writes, as its limiter object keeps it. */
+  bookmark?: string;
+};
+
+/** The limiter object of a subject (`key:<api key id>` or `ip:<client ip>`); no I/O. */
+export function limiterOf(c: Context<AppEnv>, subject: string) {
+  return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
+}
 
 /**
  * One Durable Object call: count this request against `policy` for `subject`
@@ -26,15 +37,17 @@ export async function countRequest(
   policy: RateLimitPolicy,
 ): Promise<LimitOutcome> {
   const limit = RATE_LIMIT_POLICIES[policy];
-  let decision: WindowDecision;
+  let result: AdmitResult;
   try {
-    const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
-    decision = await stub.hit(policy, limit, RATE_LIMIT_WINDOW_SECONDS);
+    result = await limiterOf(c, subject).admit({ policy, limit, windowSeconds: RATE_LIMIT_WINDOW_SECONDS });
   } catch (err) {
     c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
     return { allowed: true, headers: {} };
   }
-  return { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
+  const { decision, bookmark } = result;
+  const outcome: LimitOutcome = { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
+  if (bookmark !== undefined) outcome.bookmark = bookmark;
+  return outcome;
 }
 
 export function rateLimitHeaders(policy: RateLimitPolicy, d: WindowDecision): Record<string, string> {
@@ -72,7 +85,8 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 /**
  * Counts an authenticated /v1 request against the policy its route declares
  * (`resolvePolicy`), before validation: invalid requests cost work too. Headers go on
- * every response, errors included.
+ * every response, errors included. The key's latest write bookmark, which the same call
+ * returns, is left for the D1 session middleware (`keyBookmark`).
  */
 export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -80,6 +94,7 @@ export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy
     if (!identity) throw new Error("rateLimit before authentication");
     const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c));
     if (!outcome.allowed) throw rateLimited(outcome.headers);
+    if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   });

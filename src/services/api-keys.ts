@@ -12,6 +12,7 @@ import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
+import { PRIMARY } from "../db/session";
 import { ApiError, badInput, loggableError, notFound } from "../http/errors";
 import type { Scope } from "../http/scopes";
 import { newId } from "../lib/ids";
@@ -58,6 +59,12 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   let entry = cache.get(hash);
   if (!entry || entry.cachedUntil <= now) {
     entry = await loadKey(db, hash, now);
+    // The lookup ran on a replica session: a key created a moment ago may not have reached
+    // that replica yet, so a miss is asked of the primary before it becomes a 401.
+    if (!entry && ctx.session.start.mode !== "first-primary") {
+      entry = await loadKey(ctx.openSession(PRIMARY).db, hash, now);
+    }
+    if (!entry) throw unauthenticated("The API key is not valid.");
   }
   // An expired key stays cached: refusing it again needs no D1 round trip.
   if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthenticated("The API key has expired.");
@@ -84,7 +91,7 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   return entry.identity;
 }
 
-async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
+async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | undefined> {
   // One query: the key, and the org role of the account it acts as (the membership must still exist).
   const row = await db
     .select({
@@ -103,7 +110,7 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey> {
     )
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .get();
-  if (!row) throw unauthenticated("The API key is not valid.");
+  if (!row) return undefined;
   const entry: CachedKey = {
     identity: {
       orgId: row.orgId,

@@ -1,0 +1,394 @@
+#!/usr/bin/env node
+// `node bench/keys.mjs`: does throughput hold as the traffic spreads over more limiter objects
+// (one per API key, one per client IP for failed authentications), and does any one object take
+// a dominating share of the requests? Local only (127.0.0.1), bounded in count and time.
+//
+//  1. a fresh local state in a temp dir (--persist-to), migrations applied, and seeded by SQL:
+//     for each N of KEY_COUNTS (1, 100, 1000) and each keyed target, its own N keys spread over
+//     min(N, ORGS) organizations (each with an owner and one project), so no two measurements
+//     share a key or a rate-limit window;
+//  2. `wrangler dev` on 127.0.0.1 (first free port of 8800–8819, KEYS_BENCH_PORT to choose);
+//  3. per target and N, two autocannon passes of DURATION s, CONNECTIONS connections, each
+//     request taking the next key (or IP) of the pool in rotation: "first use" (every key and
+//     object is new to the isolate) and "again" (over the keys or IPs the first pass reached,
+//     all of them in use by then);
+//     targets:
+//     - "per-IP objects": GET /v1/no-such-route with a malformed key from N client IPs
+//       (CF-Connecting-IP in 198.18.0.0/15, which wrangler dev passes through): refused without
+//       any D1 query, counted by that IP's limiter object (`anonymous`, 60 / min): nothing but
+//       the object call, so it isolates the cost of spreading over objects;
+//     - "per-key objects": GET /v1/no-such-route with a valid key (authentication, the key's
+//       object, 404): adds the key lookup of each key's first use in the isolate (cached 30 s);
+//     - "read/write mix": 9 × GET /v1/projects/{the key's org's project} to 1 × POST /v1/projects
+//       (a write: the primary session, then the bookmark stored in the key's object);
+//  4. per object, the count the object itself keeps (objectCounter): X-Ratelimit-Limit −
+//     X-Ratelimit-Remaining on a response is the number of requests that object has admitted
+//     in its window; refusals (429) are counted per key or IP;
+//  5. a table on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and
+//     the temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 10 min).
+import { execFileSync, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { newId, sqlText as q } from "../scripts/seed-sql.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const KEY_COUNTS = (process.env.KEY_COUNTS ?? "1,100,1000").split(",").map(Number);
+const ORGS = Number(process.env.ORGS ?? 100);
+const DURATION = Number(process.env.DURATION ?? 8);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
+const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 600) * 1000;
+const ADMIN_TOKEN = randomBytes(24).toString("hex");
+const ALL_TARGETS = ["per-IP objects", "per-key objects", "read/write mix"];
+const PASSES = ["first use", "again"];
+const TARGETS = process.env.TARGETS ? process.env.TARGETS.split(",") : ALL_TARGETS;
+if (TARGETS.some((t) => !ALL_TARGETS.includes(t)))
+  throw new Error(`TARGETS: some of ${ALL_TARGETS.join(",")}`);
+
+if (KEY_COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) {
+  throw new Error("KEY_COUNTS: integers from 1 to 5000");
+}
+
+const state = mkdtempSync(join(tmpdir(), "bench-keys-"));
+let dev;
+
+function cleanUp() {
+  // Only the process group this script started.
+  if (dev?.pid && dev.exitCode === null) {
+    try {
+      process.kill(-dev.pid, "SIGTERM");
+    } catch {}
+  }
+  // workerd may still be flushing object storage for a moment after the signal.
+  rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+}
+const guard = setTimeout(() => {
+  console.error("bench/keys: hard timeout, stopping");
+  cleanUp();
+  process.exit(2);
+}, HARD_TIMEOUT_MS);
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    cleanUp();
+    process.exit(130);
+  });
+}
+
+function runWrangler(args) {
+  return execFileSync(wrangler, args, {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+const sha256 = (s) => createHash("sha256").update(s).digest("hex");
+
+/**
+ * One key pool: `n` keys over min(n, ORGS) organizations, each organization with an owner and
+ * one project. Returns the SQL and, per key, its secret, its id and its organization's project.
+ */
+function poolSql(n, label) {
+  const now = new Date().toISOString();
+  const profile = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
+  const orgs = Array.from({ length: Math.min(n, ORGS) }, (_, i) => ({
+    id: newId(),
+    owner: newId(),
+    project: newId(),
+    environment: newId(),
+    name: `${label}-org-${i}`,
+  }));
+  const lines = [];
+  for (const org of orgs) {
+    lines.push(
+      `INSERT INTO organizations (id, name, created_at) VALUES (${q(org.id)}, ${q(org.name)}, ${q(now)});`,
+      `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${q(org.owner)}, ${q(`${org.name}-owner`)}, 'Owner', NULL, ${q(profile)}, ${q(now)});`,
+      `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${q(org.id)}, ${q(org.owner)}, 'owner', ${q(now)});`,
+      `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (${q(org.project)}, ${q(org.id)}, 'p', 'p', NULL, NULL, NULL, ${q(org.environment)}, 'connected', ${q(now)}, ${q(now)});`,
+      `INSERT INTO environments (id, project_id, name, created_at) VALUES (${q(org.environment)}, ${q(org.project)}, 'production', ${q(now)});`,
+    );
+  }
+  const keys = Array.from({ length: n }, (_, i) => {
+    const org = orgs[i % orgs.length];
+    return { secret: `dpk_${randomBytes(32).toString("base64url")}`, id: newId(), org };
+  });
+  for (let i = 0; i < keys.length; i += 200) {
+    const rows = keys
+      .slice(i, i + 200)
+      .map(
+        (k) =>
+          `(${q(k.id)}, ${q(k.org.id)}, ${q(k.org.owner)}, ${q(k.org.owner)}, 'bench', ${q(sha256(k.secret))}, ${q(now)})`,
+      );
+    lines.push(
+      `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES ${rows.join(",")};`,
+    );
+  }
+  return { sql: lines.join("\n"), keys, orgs: orgs.length };
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const server = createServer()
+      .once("error", () => resolve(false))
+      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+async function pickPorts() {
+  if (process.env.KEYS_BENCH_PORT) {
+    return [Number(process.env.KEYS_BENCH_PORT), Number(process.env.KEYS_BENCH_PORT) + 1];
+  }
+  const free = [];
+  for (let port = 8800; port <= 8819 && free.length < 2; port++) if (await portFree(port)) free.push(port);
+  if (free.length < 2) throw new Error("no two free ports in 8800–8819");
+  return free;
+}
+
+async function waitReady(base) {
+  for (let i = 0; i < 240; i++) {
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {}
+    if (dev.exitCode !== null) throw new Error("wrangler dev exited");
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error("wrangler dev did not become ready");
+}
+
+/**
+ * Per object (key or IP), the lowest and the highest count it reported on the pass's responses,
+ * and the pass's refusals. A pass is shorter than the 60 s window, so nothing it admitted leaves
+ * the window during it: `highest − lowest + 1` is the number of requests the object admitted
+ * during the pass.
+ */
+function objectCounter() {
+  const lowest = new Map();
+  const highest = new Map();
+  const refused = new Map();
+  return {
+    record(keyId, status, rawHeaders) {
+      const headers = Object.fromEntries(Object.entries(rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
+      const limit = Number(headers["x-ratelimit-limit"]);
+      const remaining = Number(headers["x-ratelimit-remaining"]);
+      if (status === 429) refused.set(keyId, (refused.get(keyId) ?? 0) + 1);
+      else if (Number.isFinite(limit) && Number.isFinite(remaining)) {
+        const count = limit - remaining;
+        lowest.set(keyId, Math.min(lowest.get(keyId) ?? count, count));
+        highest.set(keyId, Math.max(highest.get(keyId) ?? count, count));
+      }
+    },
+    /** Requests of the slices this key's object handled: admitted by its own count, plus refused. */
+    handled(keyId) {
+      const admitted = highest.has(keyId) ? highest.get(keyId) - lowest.get(keyId) + 1 : 0;
+      return admitted + (refused.get(keyId) ?? 0);
+    },
+  };
+}
+
+/** One autocannon slice over `pool` for `target`; every response is attributed to its key. */
+function slice(base, target, pool, duration, counter) {
+  let next = 0;
+  const latencies = [];
+  const statuses = {};
+  const request = {
+    setupRequest: (req, context) => {
+      const n = next++;
+      const key = pool.keys[n % pool.keys.length];
+      context.keyId = key.id;
+      if (target === "per-IP objects") {
+        const headers = { ...req.headers, accept: "application/json", "x-api-key": "dpk_malformed" };
+        return {
+          ...req,
+          method: "GET",
+          path: "/v1/no-such-route",
+          headers: { ...headers, "cf-connecting-ip": key.id },
+        };
+      }
+      const headers = { ...req.headers, accept: "application/json", "x-api-key": key.secret };
+      if (target === "per-key objects") return { ...req, method: "GET", path: "/v1/no-such-route", headers };
+      if (n % 10 === 9) {
+        return {
+          ...req,
+          method: "POST",
+          path: "/v1/projects",
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify({ name: `w-${randomBytes(6).toString("hex")}` }),
+        };
+      }
+      return { ...req, method: "GET", path: `/v1/projects/${key.org.project}`, headers, body: undefined };
+    },
+    onResponse: (status, _body, context, headers) => counter.record(context.keyId, status, headers),
+  };
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      { url: base, connections: CONNECTIONS, duration, requests: [request] },
+      (err, result) => (err ? reject(err) : resolve({ result, latencies, statuses })),
+    );
+    instance.on("response", (_client, status, _bytes, responseTime) => {
+      latencies.push(responseTime);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    });
+  });
+}
+
+const percentile = (sorted, p) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
+
+function summarize(target, pass, n, pool, run, counter) {
+  const latencies = run.latencies.sort((a, b) => a - b);
+  const total = run.result.requests.total;
+  const perObject = pool.keys.map((k) => counter.handled(k.id));
+  const counted = perObject.reduce((a, b) => a + b, 0);
+  const touched = perObject.filter((c) => c > 0).length;
+  const max = Math.max(...perObject);
+  return {
+    target,
+    pass,
+    objects: n,
+    orgs: pool.orgs,
+    rps: total / run.result.duration,
+    p50: Number(percentile(latencies, 50).toFixed(1)),
+    p99: Number(percentile(latencies, 99).toFixed(1)),
+    total,
+    statuses: run.statuses,
+    errors: run.result.errors + run.result.timeouts,
+    objectsUsed: touched,
+    counted,
+    maxPerObject: max,
+    meanPerObject: counted / Math.max(1, touched),
+    maxShare: counted ? max / counted : 0,
+  };
+}
+
+/** N client IPs of the benchmarking range 198.18.0.0/15 (RFC 2544), as a pool of "keys". */
+function ipPool(n) {
+  const keys = Array.from({ length: n }, (_, i) => ({
+    id: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+  }));
+  return { keys, orgs: 0 };
+}
+
+async function main() {
+  const [port, inspectorPort] = await pickPorts();
+  const base = `http://127.0.0.1:${port}`;
+  console.error(`bench/keys: state ${state}, port ${port}`);
+  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+  const pools = new Map();
+  const sql = [];
+  for (const target of TARGETS) {
+    for (const n of KEY_COUNTS) {
+      if (target === "per-IP objects") {
+        pools.set(`${target}|${n}`, ipPool(n));
+        continue;
+      }
+      const pool = poolSql(n, `${target === "per-key objects" ? "k" : "m"}${n}`);
+      pools.set(`${target}|${n}`, pool);
+      sql.push(pool.sql);
+    }
+  }
+  const seedFile = join(state, "keys-seed.sql");
+  writeFileSync(seedFile, sql.join("\n"));
+  const t = Date.now();
+  runWrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--file", seedFile, "--yes"]);
+  const totalKeys = [...pools.values()].reduce((sum, p) => sum + (p.orgs ? p.keys.length : 0), 0);
+  console.error(`bench/keys: seeded ${totalKeys} keys by SQL in ${Date.now() - t} ms`);
+
+  dev = spawn(
+    wrangler,
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      state,
+      "--var",
+      `ADMIN_TOKEN:${ADMIN_TOKEN}`,
+      "--log-level",
+      "error",
+      "--show-interactive-dev-session=false",
+    ],
+    {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    },
+  );
+  await waitReady(base);
+
+  const results = [];
+  for (const target of TARGETS) {
+    for (const n of KEY_COUNTS) {
+      // "again" rotates over the keys (or IPs) the first pass reached, so it meets only objects
+      // already in use: at this machine's throughput a pass may not reach all of a large pool.
+      let pool = pools.get(`${target}|${n}`);
+      for (const pass of PASSES) {
+        const counter = objectCounter();
+        const run = await slice(base, target, pool, DURATION, counter);
+        results.push(summarize(target, pass, n, pool, run, counter));
+        console.error(`bench/keys: ${target}, ${n}, ${pass}: ${Math.round(results.at(-1).rps)} req/s`);
+        const reached = pool.keys.filter((k) => counter.handled(k.id) > 0);
+        if (reached.length > 0) pool = { ...pool, keys: reached };
+      }
+    }
+  }
+
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.versions.node}, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`;
+  const fmtStatuses = (s) =>
+    Object.entries(s)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(" ");
+  const lines = [
+    `bench/keys — ${new Date().toISOString()} — ${machine}`,
+    `${DURATION} s per pass, ${CONNECTIONS} connections`,
+    "",
+    "| target | pool: objects (orgs) | pass | req/s | p50 ms | p99 ms | requests | statuses | objects used | max / mean per object | max share |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...results.map(
+      (r) =>
+        `| ${r.target} | ${r.objects}${r.orgs ? ` (${r.orgs})` : ""} | ${r.pass} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.total} | ${fmtStatuses(r.statuses)} | ${r.objectsUsed} | ${r.maxPerObject} / ${r.meanPerObject.toFixed(1)} | ${(100 * r.maxShare).toFixed(1)}% |`,
+    ),
+  ];
+  console.log(lines.join("\n"));
+  const out = join(root, "bench", "results");
+  mkdirSync(out, { recursive: true });
+  writeFileSync(
+    join(out, `keys-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
+    JSON.stringify({ machine, DURATION, CONNECTIONS, results }, null, 2),
+  );
+}
+
+/** Stops wrangler dev and waits (≤ 10 s) for it to exit, so that its storage can be removed. */
+async function stopDev() {
+  if (!dev?.pid || dev.exitCode !== null) return;
+  const exited = new Promise((resolve) => dev.once("exit", resolve));
+  try {
+    process.kill(-dev.pid, "SIGTERM");
+  } catch {}
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    clearTimeout(guard);
+    await stopDev();
+    cleanUp();
+  });

@@ -1,0 +1,95 @@
+/**
+ * D1 read replication through the Sessions API: every D1 access of the Worker goes through a
+ * session opened here (`openSession`), never through the bare binding.
+ *
+ * A session starts from one of three points (`SessionStart`):
+ * - `first-unconstrained`: its first query may run on any copy (the nearest replica), then
+ *   every later query on a copy at least as fresh as what it has seen (sequential consistency);
+ * - `first-primary`: its first query runs on the primary (the freshest state there is);
+ * - a bookmark: its first query runs on a copy at least as fresh as that bookmark, which is how
+ *   a caller reads its own earlier writes from a replica (`withSession(bookmark)`).
+ *
+ * Writes always execute on the primary, whatever the start. Bookmarks are strings such as
+ * `0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b` that "are lexicographically
+ * sortable. Sorting orders a list of bookmarks from oldest-to-newest" (Cloudflare docs, D1 >
+ * Reference > Glossary, https://developers.cloudflare.com/d1/reference/glossary/; the same
+ * shape and rule for Durable Object SQLite bookmarks in the Durable Objects glossary), so the
+ * later of two bookmarks is the greater string (`laterBookmark`); the local runtime keeps a
+ * session's bookmark by the same comparison.
+ */
+import { createDb, type Db } from "./client";
+
+export type SessionStart =
+  | { mode: "first-unconstrained" }
+  | { mode: "first-primary" }
+  | { mode: "bookmark"; bookmark: string };
+
+/** One D1 session: the Drizzle handle over it, where it started, and its latest bookmark. */
+export type DbSession = {
+  db: Db;
+  start: SessionStart;
+  /** The latest bookmark the session has seen (or started from); null before any query. */
+  bookmark(): string | null;
+};
+
+export const UNCONSTRAINED: SessionStart = { mode: "first-unconstrained" };
+export const PRIMARY: SessionStart = { mode: "first-primary" };
+
+export function openSession(d1: D1Database, start: SessionStart): DbSession {
+  const from = start.mode === "bookmark" ? start.bookmark : start.mode;
+  // Opened at the first query, so a request that never reaches D1 opens no session at all.
+  let session: D1DatabaseSession | undefined;
+  const open = () => {
+    session ??= d1.withSession(from);
+    return session;
+  };
+  const client = {
+    prepare: (query: string) => open().prepare(query),
+    batch: <T = unknown>(statements: D1PreparedStatement[]) => open().batch<T>(statements),
+  };
+  return {
+    db: createDb(client),
+    start,
+    bookmark: () => laterBookmark(session?.getBookmark(), start.mode === "bookmark" ? start.bookmark : null),
+  };
+}
+
+/**
+ * The shape of a D1 bookmark: four dash-separated hexadecimal fields of 8, 8, 8 and 32 digits
+ * (the examples of both glossaries, and what the local runtime issues). Anything else in the
+ * request header is refused before it reaches D1.
+ */
+export const D1_BOOKMARK_PATTERN_SOURCE = "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$";
+const BOOKMARK_PATTERN = new RegExp(D1_BOOKMARK_PATTERN_SOURCE);
+
+export function isBookmark(value: string): boolean {
+  return BOOKMARK_PATTERN.test(value);
+}
+
+/** The later (lexicographically greater) of two bookmarks; null only when both are. */
+export function laterBookmark(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return a >= b ? a : b;
+}
+
+/** Whether a request may write: GET and HEAD never do (every route keeps them read-only). */
+export const mayWrite = (method: string) => method !== "GET" && method !== "HEAD";
+
+/**
+ * Where a request's session starts.
+ *
+ * The method decides whether the request writes (`mayWrite`). A request that may write starts
+ * on the primary: its own reads (the compare-and-set reads before an update, the parent checks
+ * before an insert) must see the latest state, not a replica's, or a conflict check could pass
+ * on stale data; and a primary start is already at least as fresh as any bookmark.
+ *
+ * A read starts from the latest bookmark it knows of (the caller's key's last write, or the
+ * one the caller sent), so it sees those writes; with none, it runs on the nearest replica.
+ */
+export function sessionStart(method: string, ...known: (string | null | undefined)[]): SessionStart {
+  if (mayWrite(method)) return PRIMARY;
+  let latest: string | null = null;
+  for (const bookmark of known) latest = laterBookmark(latest, bookmark);
+  return latest ? { mode: "bookmark", bookmark: latest } : UNCONSTRAINED;
+}
