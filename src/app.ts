@@ -95,7 +95,7 @@ export function createApp() {
       "made with the same key. A value that is not a bookmark is `400 bad_input`.",
     schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
   });
-  app.openAPIRegistry.registerComponent("headers", D1_BOOKMARK_HEADER, {
+  app.openAPIRegistry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
     description:
       "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +

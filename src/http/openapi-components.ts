@@ -60,7 +60,7 @@ export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
   RateLimit: headerRef("RateLimit"),
   "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
   // Registered in src/app.ts beside its request parameter.
-  "X-D1-Bookmark": headerRef("X-D1-Bookmark"),
+  "X-D1-Bookmark": headerRef("D1Bookmark"),
 };
 
 /** `components.responses`: the shared errors, by status. */

@@ -1348,7 +1348,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1365,7 +1365,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1382,7 +1382,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1399,7 +1399,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1416,7 +1416,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1433,7 +1433,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1450,7 +1450,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -1468,7 +1468,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1485,7 +1485,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
             content: {
@@ -1516,7 +1516,7 @@ export interface components {
         /** @description Seconds to wait before retrying; equals `X-Ratelimit-Reset`. */
         RetryAfter: number;
         /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database. */
-        "X-D1-Bookmark": string;
+        D1Bookmark: string;
     };
     pathItems: never;
 }
@@ -1551,7 +1551,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1595,7 +1595,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1642,7 +1642,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1686,7 +1686,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,7 +1728,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1774,7 +1774,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1816,7 +1816,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1863,7 +1863,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1905,7 +1905,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1954,7 +1954,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2000,7 +2000,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2043,7 +2043,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2090,7 +2090,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,7 +2133,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2180,7 +2180,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2226,7 +2226,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2269,7 +2269,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2316,7 +2316,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2366,7 +2366,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2408,7 +2408,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2454,7 +2454,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2496,7 +2496,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2536,7 +2536,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,7 +2585,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2631,7 +2631,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,7 +2680,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2726,7 +2726,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2768,7 +2768,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2811,7 +2811,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2854,7 +2854,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2903,7 +2903,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2952,7 +2952,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3001,7 +3001,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3043,7 +3043,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3086,7 +3086,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,7 +3128,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3179,7 +3179,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,7 +3230,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3270,7 +3270,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,7 +3325,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3378,7 +3378,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
