@@ -19,7 +19,7 @@
 //  6. tables on stdout, raw figures in bench/results/ (git-ignored). Stops by itself.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,6 +43,8 @@ const MEMORY_SECONDS = args.has("--no-memory") ? 0 : num("MEMORY_SECONDS", 60, 1
 const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60);
 const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
 const HARD_TIMEOUT_MS = 20 * 60_000;
+// --compare=<git ref>: also run the API as of that commit, interleaved with the current one.
+const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -105,9 +107,14 @@ async function freePort() {
 }
 
 /** Starts one server (`kind` api|ladder, `mode` dev|direct) on its own copy of the state. */
-async function start(kind, mode, state, vars) {
+async function start(
+  kind,
+  mode,
+  state,
+  vars,
+  config = kind === "api" ? join(root, "wrangler.toml") : ladderConfig,
+) {
   const port = await freePort();
-  const config = kind === "api" ? join(root, "wrangler.toml") : ladderConfig;
   let argv;
   if (mode === "dev") {
     const inspectorPort = await freePort();
@@ -347,7 +354,7 @@ const keyed = (pool) => {
 };
 
 /** The targets of one mode: the ladder's rungs and the API's routes. */
-function targetsFor(ladder, api, seed, keyPools) {
+function targetsFor(ladder, apis, seed, keyPools) {
   const p = seed.bench.project;
   let writes = 0;
   const uniqueName = () => `w-${writes++}-${randomBytes(4).toString("hex")}`;
@@ -359,10 +366,62 @@ function targetsFor(ladder, api, seed, keyPools) {
     };
   };
   const L = (name, extra) => ({ server: ladder, name: `ladder: ${name}`, ...extra });
-  const A = (name, extra) => ({ server: api, name, ...extra });
   const ladderDeployment = deployments(ladder);
-  const apiDeployment = deployments(api);
   const pool = (n) => keyPools[n];
+  const apiTargets = (api) => {
+    const A = (name, extra) => ({ server: api, name: api.label ? `${api.label} ${name}` : name, ...extra });
+    const apiDeployment = deployments(api);
+    return [
+      A("GET /healthz (the API's hono, no auth, no I/O)", { path: "/healthz", compare: "bare" }),
+      A("GET /v1/projects/{id}", {
+        path: `/v1/projects/${p.id}`,
+        next: keyed(pool(4)),
+        compare: "do-d1",
+        warmPool: pool(4),
+      }),
+      A("GET /v1/projects?limit=20", {
+        path: "/v1/projects?limit=20",
+        next: keyed(pool(5)),
+        compare: "do-d1",
+        warmPool: pool(5),
+      }),
+      A("GET /v1/deployments?limit=20", {
+        path: "/v1/deployments?limit=20",
+        next: keyed(pool(6)),
+        compare: "do-d1",
+        warmPool: pool(6),
+      }),
+      A("GET /v1/environments/{id}/deployments?limit=20", {
+        path: `/v1/environments/${p.env}/deployments?limit=20`,
+        next: keyed(pool(7)),
+        compare: "do-d1",
+        warmPool: pool(7),
+      }),
+      A("GET /v1/projects/{id}/members?limit=20", {
+        path: `/v1/projects/${p.id}/members?limit=20`,
+        next: keyed(pool(8)),
+        compare: "do-d1",
+        warmPool: pool(8),
+      }),
+      A("POST /v1/projects", {
+        path: "/v1/projects",
+        method: "POST",
+        next: () => ({ key: pool(9)[writes % pool(9).length], body: { name: uniqueName() } }),
+        compare: "write-project",
+        warmPool: pool(9),
+      }),
+      A("PATCH /internal/v1/deployments/{id} → in_progress (+ event)", {
+        path: "/internal/v1/deployments/x",
+        method: "PATCH",
+        admin: true,
+        next: () => ({
+          path: `/internal/v1/deployments/${apiDeployment()}`,
+          body: { status: "in_progress" },
+        }),
+        compare: "write-transition",
+      }),
+    ];
+  };
   return [
     L("bare JSON", { path: "/bare", rung: "bare" }),
     L("one DO RPC", { path: "/do", next: keyed(pool(0)), rung: "do", warmPool: pool(0) }),
@@ -392,51 +451,7 @@ function targetsFor(ladder, api, seed, keyPools) {
       next: () => ({ path: `/write/transition/${ladderDeployment()}` }),
       rung: "write-transition",
     }),
-    A("GET /healthz (the API's hono, no auth, no I/O)", { path: "/healthz", compare: "bare" }),
-    A("GET /v1/projects/{id}", {
-      path: `/v1/projects/${p.id}`,
-      next: keyed(pool(4)),
-      compare: "do-d1",
-      warmPool: pool(4),
-    }),
-    A("GET /v1/projects?limit=20", {
-      path: "/v1/projects?limit=20",
-      next: keyed(pool(5)),
-      compare: "do-d1",
-      warmPool: pool(5),
-    }),
-    A("GET /v1/deployments?limit=20", {
-      path: "/v1/deployments?limit=20",
-      next: keyed(pool(6)),
-      compare: "do-d1",
-      warmPool: pool(6),
-    }),
-    A("GET /v1/environments/{id}/deployments?limit=20", {
-      path: `/v1/environments/${p.env}/deployments?limit=20`,
-      next: keyed(pool(7)),
-      compare: "do-d1",
-      warmPool: pool(7),
-    }),
-    A("GET /v1/projects/{id}/members?limit=20", {
-      path: `/v1/projects/${p.id}/members?limit=20`,
-      next: keyed(pool(8)),
-      compare: "do-d1",
-      warmPool: pool(8),
-    }),
-    A("POST /v1/projects", {
-      path: "/v1/projects",
-      method: "POST",
-      next: () => ({ key: pool(9)[writes % pool(9).length], body: { name: uniqueName() } }),
-      compare: "write-project",
-      warmPool: pool(9),
-    }),
-    A("PATCH /internal/v1/deployments/{id} → in_progress (+ event)", {
-      path: "/internal/v1/deployments/x",
-      method: "PATCH",
-      admin: true,
-      next: () => ({ path: `/internal/v1/deployments/${apiDeployment()}`, body: { status: "in_progress" } }),
-      compare: "write-transition",
-    }),
+    ...apis.flatMap(apiTargets),
   ];
 }
 
@@ -484,6 +499,18 @@ async function main() {
     seed.bench.keys.slice(i * KEYS_PER_TARGET, (i + 1) * KEYS_PER_TARGET),
   );
 
+  // The API as of COMPARE: its src/ and wrangler.toml in a directory of their own.
+  let refConfig;
+  if (COMPARE) {
+    const dir = join(tmp, "ref");
+    mkdirSync(dir);
+    execFileSync("sh", [
+      "-c",
+      `git -C "${root}" archive "${COMPARE}" src wrangler.toml | tar -x -C "${dir}"`,
+    ]);
+    symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+    refConfig = join(dir, "wrangler.toml");
+  }
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -496,9 +523,18 @@ async function main() {
       ORG_ID: seed.bench.org,
       ACCOUNT_ID: seed.bench.owner,
     });
-    perMode.push({ mode, api, ladder });
+    const apis = [api];
+    if (refConfig) {
+      const ref = await start("api", mode, copy("ref"), { ADMIN_TOKEN }, refConfig);
+      ref.label = `@${COMPARE}`;
+      ref.name = `api${ref.label}/${mode}`;
+      apis.push(ref);
+    }
+    perMode.push({ mode, api, apis, ladder });
   }
-  for (const { api, ladder } of perMode) {
+  for (const { apis, ladder } of perMode) {
+    for (const api of apis.slice(1)) await waitReady(api, "/healthz");
+    const api = apis[0];
     await waitReady(api, "/healthz");
     await waitReady(ladder, "/bare");
     const p = seed.bench.project.id;
@@ -511,7 +547,7 @@ async function main() {
     `bench: ${servers.map((s) => `${s.name} :${s.port} worker pid ${s.pids.worker} proxy ${s.pids.proxy}`).join("; ")}`,
   );
 
-  const targets = perMode.flatMap(({ api, ladder }) => targetsFor(ladder, api, seed, keyPools));
+  const targets = perMode.flatMap(({ apis, ladder }) => targetsFor(ladder, apis, seed, keyPools));
   for (const target of targets) {
     if (target.server.kind === "ladder") await warm(target);
   }
