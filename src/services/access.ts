@@ -9,10 +9,11 @@
  * Every lookup of a project-scoped object is one query: object ⨝ project (same org as the
  * caller) ⟕ the caller's membership. Absent and invisible objects run the same query.
  */
-import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
+import { preparedOnce } from "../db/prepared";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { forbidden, notFound } from "../http/errors";
 
@@ -87,6 +88,21 @@ export async function loadScoped<T extends ScopedTable>(
   return { row: found.row as T["$inferSelect"], role };
 }
 
+const projectLookup = preparedOnce((db) =>
+  db
+    .select({ project: getTableColumns(projects), memberRole: projectMembers.role })
+    .from(projects)
+    .leftJoin(
+      projectMembers,
+      and(
+        eq(projectMembers.projectId, projects.id),
+        eq(projectMembers.accountId, sql.placeholder("accountId")),
+      ),
+    )
+    .where(and(eq(projects.id, sql.placeholder("projectId")), eq(projects.orgId, sql.placeholder("orgId"))))
+    .prepare(),
+);
+
 /** Loads a project of the caller's organization and checks `action` on it, in one query. */
 export async function loadProject(
   db: Db,
@@ -94,15 +110,11 @@ export async function loadProject(
   projectId: string,
   action: ProjectAction,
 ): Promise<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
-  const found = await db
-    .select({ project: getTableColumns(projects), memberRole: projectMembers.role })
-    .from(projects)
-    .leftJoin(
-      projectMembers,
-      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-    )
-    .where(and(eq(projects.id, projectId), eq(projects.orgId, identity.orgId)))
-    .get();
+  const found = await projectLookup(db).get({
+    accountId: identity.accountId,
+    projectId,
+    orgId: identity.orgId,
+  });
   if (!found) throw notFound("Project");
   const role = authorize(identity, found.memberRole, action, "Project");
   return { project: found.project, role };
