@@ -43,7 +43,7 @@ const MEMORY_SECONDS = args.has("--no-memory") ? 0 : num("MEMORY_SECONDS", 60, 1
 const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60);
 const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
 const HARD_TIMEOUT_MS = 20 * 60_000;
-// --compare=<git ref>: also run the API as of that commit, interleaved with the current one.
+// --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -499,18 +499,14 @@ async function main() {
     seed.bench.keys.slice(i * KEYS_PER_TARGET, (i + 1) * KEYS_PER_TARGET),
   );
 
-  // The API as of COMPARE: its src/ and wrangler.toml in a directory of their own.
-  let refConfig;
-  if (COMPARE) {
-    const dir = join(tmp, "ref");
+  // The API as of each COMPARE ref: its src/ and wrangler.toml in a directory of their own.
+  const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => {
+    const dir = join(tmp, `ref${i}`);
     mkdirSync(dir);
-    execFileSync("sh", [
-      "-c",
-      `git -C "${root}" archive "${COMPARE}" src wrangler.toml | tar -x -C "${dir}"`,
-    ]);
+    execFileSync("sh", ["-c", `git -C "${root}" archive "${ref}" src wrangler.toml | tar -x -C "${dir}"`]);
     symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-    refConfig = join(dir, "wrangler.toml");
-  }
+    return { ref, config: join(dir, "wrangler.toml") };
+  });
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -524,11 +520,11 @@ async function main() {
       ACCOUNT_ID: seed.bench.owner,
     });
     const apis = [api];
-    if (refConfig) {
-      const ref = await start("api", mode, copy("ref"), { ADMIN_TOKEN }, refConfig);
-      ref.label = `@${COMPARE}`;
-      ref.name = `api${ref.label}/${mode}`;
-      apis.push(ref);
+    for (const [i, { ref, config }] of refs.entries()) {
+      const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
+      server.label = `@${ref}`;
+      server.name = `api${server.label}/${mode}`;
+      apis.push(server);
     }
     perMode.push({ mode, api, apis, ladder });
   }
