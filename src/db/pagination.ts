@@ -98,8 +98,14 @@ export function pageRequest(params: ListParams, filter = ""): PageRequest {
 
 type KeysetColumns = { createdAt: SQLiteColumn; id: SQLiteColumn };
 
-/** The WHERE fragment (undefined on the first page) and ORDER BY of a keyset page. */
-export function keyset(cols: KeysetColumns, page: PageRequest): { where: SQL | undefined; orderBy: SQL[] } {
+/**
+ * The WHERE fragment (undefined on the first page) and ORDER BY of a keyset page. The position
+ * may be `sql.placeholder`s, for a statement prepared once and bound per request.
+ */
+export function keyset(
+  cols: KeysetColumns,
+  page: { direction: SortDirection; position?: { createdAt: unknown; id: unknown } | undefined },
+): { where: SQL | undefined; orderBy: SQL[] } {
   const order = page.direction === "asc" ? asc : desc;
   const where = page.position
     ? sql`(${cols.createdAt}, ${cols.id}) ${sql.raw(page.direction === "asc" ? ">" : "<")} (${page.position.createdAt}, ${page.position.id})`

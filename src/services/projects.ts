@@ -1,8 +1,10 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
-import { and, eq, exists } from "drizzle-orm";
+import { and, eq, exists, getTableColumns, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import type { Db } from "../db/client";
+import { keyset, type Page, type PageRequest, type SortDirection, toPage } from "../db/pagination";
+import { preparedOnce } from "../db/prepared";
 import { environments, projectMembers, projects } from "../db/schema";
 import { ApiError, assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -88,32 +90,58 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
   return toProjectRecord(project);
 }
 
+/**
+ * The list query in its eight shapes (all projects or the caller's memberships; order;
+ * first page or after a cursor), each prepared once and bound per request.
+ */
+function buildProjectPage(db: Db, seeAll: boolean, direction: SortDirection, after: boolean) {
+  const { where, orderBy } = keyset(
+    { createdAt: projects.createdAt, id: projects.id },
+    {
+      direction,
+      position: after ? { createdAt: sql.placeholder("c"), id: sql.placeholder("i") } : undefined,
+    },
+  );
+  const base = db.select(getTableColumns(projects)).from(projects);
+  const scoped = seeAll
+    ? base
+    : base.innerJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, projects.id),
+          eq(projectMembers.accountId, sql.placeholder("accountId")),
+        ),
+      );
+  return scoped
+    .where(and(eq(projects.orgId, sql.placeholder("orgId")), where))
+    .orderBy(...orderBy)
+    .limit(sql.placeholder("limit"))
+    .prepare();
+}
+
+const projectPages = new Map<string, ReturnType<typeof preparedOnce<ReturnType<typeof buildProjectPage>>>>();
+
+function projectPage(db: Db, seeAll: boolean, page: PageRequest) {
+  const after = page.position !== undefined;
+  const shape = `${seeAll} ${page.direction} ${after}`;
+  let get = projectPages.get(shape);
+  if (!get) {
+    get = preparedOnce((db) => buildProjectPage(db, seeAll, page.direction, after));
+    projectPages.set(shape, get);
+  }
+  return get(db);
+}
+
 /** Projects of the caller's organization that the caller may see (org owner/admin: all). */
 export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
   const { db, identity } = ctx;
-  const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
-  const scope = and(eq(projects.orgId, identity.orgId), where);
-  const rows = canSeeAll(identity)
-    ? await db
-        .select()
-        .from(projects)
-        .where(scope)
-        .orderBy(...orderBy)
-        .limit(page.limit + 1)
-        .all()
-    : (
-        await db
-          .select({ project: projects })
-          .from(projects)
-          .innerJoin(
-            projectMembers,
-            and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-          )
-          .where(scope)
-          .orderBy(...orderBy)
-          .limit(page.limit + 1)
-          .all()
-      ).map((r) => r.project);
+  const rows = await projectPage(db, canSeeAll(identity), page).all({
+    orgId: identity.orgId,
+    accountId: identity.accountId,
+    c: page.position?.createdAt,
+    i: page.position?.id,
+    limit: page.limit + 1,
+  });
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
 }
 
