@@ -48,7 +48,6 @@ const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
-const ladderConfig = join(root, "bench", "ladder", "wrangler.toml");
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
 const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
 
@@ -107,13 +106,7 @@ async function freePort() {
 }
 
 /** Starts one server (`kind` api|ladder, `mode` dev|direct) on its own copy of the state. */
-async function start(
-  kind,
-  mode,
-  state,
-  vars,
-  config = kind === "api" ? join(root, "wrangler.toml") : ladderConfig,
-) {
+async function start(kind, mode, state, vars, config) {
   const port = await freePort();
   let argv;
   if (mode === "dev") {
@@ -499,14 +492,30 @@ async function main() {
     seed.bench.keys.slice(i * KEYS_PER_TARGET, (i + 1) * KEYS_PER_TARGET),
   );
 
-  // The API as of each COMPARE ref: its src/ and wrangler.toml in a directory of their own.
-  const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => {
-    const dir = join(tmp, `ref${i}`);
+  // What the servers run is a snapshot taken now, in the temp dir: the working tree's src/
+  // (so that editing it during a run changes nothing: wrangler rebuilds and restarts a Worker
+  // whose sources change, even with watch off), the ladder, and each COMPARE ref's src/.
+  const snapshot = (name, fill) => {
+    const dir = join(tmp, name);
     mkdirSync(dir);
-    execFileSync("sh", ["-c", `git -C "${root}" archive "${ref}" src wrangler.toml | tar -x -C "${dir}"`]);
+    fill(dir);
     symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-    return { ref, config: join(dir, "wrangler.toml") };
+    return join(dir, "wrangler.toml");
+  };
+  const apiConfig = snapshot("head", (dir) => {
+    cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+    cpSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
   });
+  const ladderConfig = snapshot("ladder", (dir) => {
+    for (const file of ["wrangler.toml", "worker.ts"])
+      cpSync(join(root, "bench", "ladder", file), join(dir, file));
+  });
+  const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => ({
+    ref,
+    config: snapshot(`ref${i}`, (dir) =>
+      execFileSync("sh", ["-c", `git -C "${root}" archive "${ref}" src wrangler.toml | tar -x -C "${dir}"`]),
+    ),
+  }));
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -514,11 +523,14 @@ async function main() {
       cpSync(base, dir, { recursive: true });
       return dir;
     };
-    const api = await start("api", mode, copy("api"), { ADMIN_TOKEN });
-    const ladder = await start("ladder", mode, copy("ladder"), {
-      ORG_ID: seed.bench.org,
-      ACCOUNT_ID: seed.bench.owner,
-    });
+    const api = await start("api", mode, copy("api"), { ADMIN_TOKEN }, apiConfig);
+    const ladder = await start(
+      "ladder",
+      mode,
+      copy("ladder"),
+      { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
+      ladderConfig,
+    );
     const apis = [api];
     for (const [i, { ref, config }] of refs.entries()) {
       const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
