@@ -8,9 +8,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { internalOk } from "./helpers/api";
-import { createOrgWithOwner, createProject } from "./helpers/factories";
+import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
 
-type Counts = { d1Statements: number; d1RoundTrips: number; limiterCalls: number };
+type Counts = { d1Statements: number; d1RoundTrips: number; limiterCalls: number; queueSends?: number };
 
 function countingBindings(counts: Counts): Env {
   const wrapStatement = (stmt: D1PreparedStatement): D1PreparedStatement => {
@@ -52,20 +52,41 @@ function countingBindings(counts: Counts): Env {
       };
     },
   };
+  const events = {
+    send: (message: unknown, options?: QueueSendOptions) => {
+      counts.queueSends = (counts.queueSends ?? 0) + 1;
+      return env.EVENTS.send(message, options);
+    },
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
+      counts.queueSends = (counts.queueSends ?? 0) + 1;
+      return env.EVENTS.sendBatch(messages, options);
+    },
+  };
   return {
     ...env,
     DB: db as unknown as D1Database,
     RATE_LIMITER: limiter as unknown as Env["RATE_LIMITER"],
+    EVENTS: events as unknown as Queue,
   };
 }
 
-async function measure(path: string, key?: string): Promise<Counts & { status: number }> {
+async function measure(
+  path: string,
+  key?: string,
+  { method = "GET", body, admin = false }: { method?: string; body?: unknown; admin?: boolean } = {},
+): Promise<Counts & { status: number }> {
   const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0 };
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { accept: "application/json" };
   if (key) headers["x-api-key"] = key;
+  if (admin) headers.authorization = `Bearer ${env.ADMIN_TOKEN}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
   const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, { headers }),
+    new Request(`http://api.test${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
     countingBindings(counts),
     ctx,
   );
@@ -111,6 +132,30 @@ describe("work per request of the benchmarked routes", () => {
     const warm = await measure("/v1/projects", key);
     expect(cold).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 3, limiterCalls: 1 });
     expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+  });
+
+  it("POST /v1/projects: one limiter call, three INSERTs in one batch (one round trip) when the key is warm", async () => {
+    const { owner } = await createOrgWithOwner();
+    await measure("/v1/projects", owner.key); // warms the key
+    const write = await measure("/v1/projects", owner.key, { method: "POST", body: { name: unique("p") } });
+    expect(write).toEqual({ status: 201, d1Statements: 3, d1RoundTrips: 1, limiterCalls: 1 });
+  });
+
+  it("a deployment transition that records an event: SELECT, one batch (UPDATE + event), one queue send", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const stack = await createStack(project.default_environment_id);
+    const deployment = await internalOk<{ id: string }>(
+      "POST",
+      `/environments/${project.default_environment_id}/deployments`,
+      { stack_ids: [stack.id], data: { patch: [] } },
+    );
+    const moved = await measure(`/internal/v1/deployments/${deployment.id}`, undefined, {
+      method: "PATCH",
+      body: { status: "in_progress" },
+      admin: true,
+    });
+    expect(moved).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 2, limiterCalls: 0, queueSends: 1 });
   });
 
   it("a failed authentication: one key lookup, one limiter call (anonymous)", async () => {
