@@ -45,6 +45,7 @@ const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
 const HARD_TIMEOUT_MS = 20 * 60_000;
 // --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
+const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -462,7 +463,7 @@ async function warm(target) {
     try {
       res = await request(target.server.base, "GET", ladderPath, {
         key: target.warmPool[i],
-        timeout: 15_000,
+        timeout: 5_000,
       });
     } catch (err) {
       // A request the server never answers (seen under `wrangler dev` on a loaded machine):
@@ -555,7 +556,16 @@ async function main() {
     `bench: ${servers.map((s) => `${s.name} :${s.port} worker pid ${s.pids.worker} proxy ${s.pids.proxy}`).join("; ")}`,
   );
 
-  const targets = perMode.flatMap(({ apis, ladder }) => targetsFor(ladder, apis, seed, keyPools));
+  // --only=<regexp>: just the targets whose name matches, and the rungs they are compared with.
+  const all = perMode.flatMap(({ apis, ladder }) => targetsFor(ladder, apis, seed, keyPools));
+  const only = ONLY ? new RegExp(ONLY) : null;
+  const chosen = all.filter((t) => !only || only.test(t.name));
+  const targets = all.filter(
+    (t) => chosen.includes(t) || chosen.some((c) => c.server.mode === t.server.mode && c.compare === t.rung),
+  );
+  if (!targets.some((t) => t.rung === "do-d1")) {
+    targets.unshift(...all.filter((t) => t.rung === "do-d1"));
+  }
   for (const target of targets) {
     if (target.server.kind === "ladder") await warm(target);
   }
@@ -596,7 +606,7 @@ async function main() {
       // Every pool's keys (so that no key passes the limiter's 100 / min), without warm-up:
       // a key that went cold costs a lookup, which is fine for a memory figure.
       const target = {
-        ...targets.find((x) => x.server === api && x.name === "GET /v1/projects/{id}"),
+        ...all.find((x) => x.server === api && x.name === "GET /v1/projects/{id}"),
         next: keyed(keyPools.flat()),
       };
       const rows = [{ after: "start", ...rssOf(api) }];
@@ -695,7 +705,7 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
   const stuck = servers.filter((s) => s.stuck);
   if (stuck.length) {
     lines.push(
-      `Warm-up requests never answered (15 s): ${stuck.map((s) => `${s.name} ${s.stuck}`).join(", ")}`,
+      `Warm-up requests not answered within 5 s: ${stuck.map((s) => `${s.name} ${s.stuck}`).join(", ")}`,
     );
   }
   lines.push("", "Worker process RSS (MB) after each round:", "");
