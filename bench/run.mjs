@@ -451,8 +451,9 @@ function targetsFor(ladder, apis, seed, keyPools) {
 
 /**
  * Every key of a pool once, right before its slice: a key's first use in an isolate is a D1
- * lookup and a last_used_at write, then it stays cached for 30 s; the slices measure the
- * steady state of busy keys. (On the ladder: creates each counter object.)
+ * lookup and a last_used_at write, then it stays cached for 30 s; and an object idle for a
+ * while is evicted, so its next call opens its storage again. The slices measure the steady
+ * state of busy keys and objects — on the ladder (its counter objects) as on the API.
  */
 async function warm(target) {
   if (!target.warmPool) return;
@@ -466,8 +467,8 @@ async function warm(target) {
         timeout: 5_000,
       });
     } catch (err) {
-      // A request the server never answers (seen under `wrangler dev` on a loaded machine):
-      // counted and reported, not fatal.
+      // A request not answered in time (seen on the API's cold-key path, under a loaded
+      // machine, in every mode): counted and reported, not fatal.
       target.server.stuck = (target.server.stuck ?? 0) + 1;
       console.error(`bench: ${err.message}`);
       return;
@@ -575,7 +576,7 @@ async function main() {
   const rssByRound = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const [t, target] of targets.entries()) {
-      if (target.server.kind === "api") await warm(target);
+      await warm(target);
       slices[t].push(await slice(target.server, target, SLICE));
     }
     rssByRound.push(Object.fromEntries(servers.map((s) => [s.name, rssMb(s.pids.worker)])));
