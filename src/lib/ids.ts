@@ -1,5 +1,6 @@
 /** Identifiers (API_CONTRACT §2). */
 export const ID_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const BASE = BigInt(ID_ALPHABET.length);
 
 /** The three forms SPEC.md accepts: 22-char base58, lowercase UUID, 32 lowercase hex. */
 export const ID_PATTERN =
@@ -11,22 +12,16 @@ export function isId(value: string): boolean {
 
 /**
  * A new 22-character ID from 128 random bits. 58^22 > 2^128, so every value fits;
- * left-padding with the alphabet's zero keeps the length fixed. The bytes are divided by 58
- * in place (schoolbook long division, most significant byte first): no BigInt.
+ * left-padding with the alphabet's zero keeps the length fixed.
  */
 export function newId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  const out: string[] = new Array(22).fill(ID_ALPHABET[0]);
-  let start = 0;
-  for (let pos = 21; start < bytes.length; pos--) {
-    let remainder = 0;
-    for (let i = start; i < bytes.length; i++) {
-      const value = (remainder << 8) | (bytes[i] as number);
-      bytes[i] = (value / 58) | 0;
-      remainder = value % 58;
-    }
-    out[pos] = ID_ALPHABET[remainder] as string;
-    while (start < bytes.length && bytes[start] === 0) start++;
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  let out = "";
+  while (n > 0n) {
+    out = ID_ALPHABET[Number(n % BASE)] + out;
+    n /= BASE;
   }
-  return out.join("");
+  return out.padStart(22, ID_ALPHABET[0]);
 }
