@@ -34,14 +34,9 @@ export function generateKey(): string {
   return KEY_PREFIX + encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)).buffer).replace(/=+$/, "");
 }
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-const encoder = new TextEncoder();
-
 export async function hashKey(key: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(key)));
-  let hex = "";
-  for (const b of digest) hex += HEX[b];
-  return hex;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 const unauthenticated = (message: string) => new ApiError("unauthenticated", message);
