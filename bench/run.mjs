@@ -586,12 +586,14 @@ async function main() {
   for (const r of results) {
     if (!r.compare) continue;
     const rung = results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.compare);
+    if (!rung) continue;
     r.ratio = r.rps / rung.rps;
     r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
     r.rungName = rung.name;
   }
   for (const mode of MODES) {
     const rung = results.find((x) => x.mode === mode && targets[results.indexOf(x)].rung === "do-d1");
+    if (!rung) continue;
     for (const r of results.filter((x) => x.mode === mode && !x.compare)) {
       r.ratio = r.rps / rung.rps;
       r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
