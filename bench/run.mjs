@@ -1,51 +1,70 @@
 #!/usr/bin/env node
-// `npm run bench`: throughput and latency of the API under `wrangler dev` on this machine.
+// `npm run bench`: the API beside a ladder of its own (bench/ladder/), measured in one
+// interleaved run on this machine. See bench/README.md for what each figure is.
 //
-//  1. a fresh local state in a temp dir (--persist-to), migrations applied, and an
-//     organization with 10,050 projects and 400 keys seeded by SQL (for the depth benchmark);
-//  2. `wrangler dev` on 127.0.0.1 (port 8790–8799, first free one; BENCH_PORT to choose);
-//  3. through the internal API: a bench organization, its owner, KEYS_PER_ROUTE keys per
-//     route and 25 projects;
-//  4. autocannon, DURATION seconds per target split over ROUNDS interleaved rounds,
-//     CONNECTIONS connections, one key per request
-//     in rotation so the limiter (100 / min per key) admits all traffic:
-//     GET /healthz (the ceiling), GET /v1/projects/{id}, GET /v1/projects (a 20-item page);
-//     then GET /v1/projects?limit=20 on the deep organization, first page vs after 10,000
-//     rows, DEPTH_SAMPLES sequential requests each, alternating;
-//  5. a table on stdout and the raw figures in bench/results/ (git-ignored). Stops by itself.
+//   node bench/run.mjs [--quick] [--mode=both|dev|direct] [--no-memory] [--no-depth]
+//
+//  1. one local state (temp dir): migrations applied, a deep organization and the bench
+//     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
+//  2. per mode, two servers on 127.0.0.1 (ports 8790–8799, first free): the API and the ladder.
+//     `dev`: `wrangler dev` as users run it (inspector on). `direct`: wrangler's
+//     `unstable_startWorker({ dev: { inspector: false } })` (bench/start-worker.mjs);
+//  3. ROUNDS interleaved rounds; in each, every target of every server gets SLICE seconds of
+//     autocannon at CONNECTIONS connections. Around each slice, the CPU time (utime + stime,
+//     /proc/<pid>/stat) of the workerd process that runs the Worker, of the dev proxy's
+//     workerd and of wrangler's node processes is read;
+//  4. memory: per mode, MEMORY_SECONDS of load on GET /v1/projects/{id} in 3 parts, the RSS of
+//     each process after each part;
+//  5. pagination depth on the first mode's API (first page vs the page after 10,000 rows);
+//  6. tables on stdout, raw figures in bench/results/ (git-ignored). Stops by itself.
 import { execFileSync, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { newId, sqlText } from "../scripts/seed-sql.mjs";
+import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
+import { DEEP_ROWS, seedSql } from "./seed.mjs";
+
+const args = new Set(process.argv.slice(2));
+const QUICK = args.has("--quick");
+const modeArg = [...args].find((a) => a.startsWith("--mode="))?.slice(7) ?? "both";
+const MODES = { both: ["dev", "direct"], all: ["dev", "direct", "socket"] }[modeArg] ?? modeArg.split(",");
+if (!MODES.every((m) => ["dev", "direct", "socket"].includes(m)))
+  throw new Error(`unknown --mode=${modeArg}`);
+const num = (name, full, quick) => Number(process.env[name] ?? (QUICK ? quick : full));
+const SLICE = num("SLICE", 3, 1);
+const ROUNDS = num("ROUNDS", 3, 3);
+const CONNECTIONS = num("CONNECTIONS", 10, 10);
+const KEYS_PER_TARGET = num("KEYS_PER_TARGET", 150, 100);
+const MEMORY_SECONDS = args.has("--no-memory") ? 0 : num("MEMORY_SECONDS", 60, 15);
+const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60);
+const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
+const HARD_TIMEOUT_MS = 20 * 60_000;
+// --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
+const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
+const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
-const DURATION = Number(process.env.DURATION ?? 10);
-const DEPTH_SAMPLES = Number(process.env.DEPTH_SAMPLES ?? 300);
-const ROUNDS = Number(process.env.ROUNDS ?? 2);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
-const KEYS_PER_ROUTE = Number(process.env.KEYS_PER_ROUTE ?? 300);
-const DEEP_ROWS = 10_050;
-const DEEP_KEYS = 400;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const HARD_TIMEOUT_MS = 10 * 60_000;
+const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
 
-const state = mkdtempSync(join(tmpdir(), "bench-state-"));
-let dev;
+const tmp = mkdtempSync(join(tmpdir(), "bench-state-"));
+const servers = [];
 
 function cleanUp() {
-  // Only the process group this script started.
-  if (dev?.pid && dev.exitCode === null) {
-    try {
-      process.kill(-dev.pid, "SIGTERM");
-    } catch {}
+  // Only the process groups this script started.
+  for (const s of servers) {
+    if (s.child?.pid && s.child.exitCode === null) {
+      try {
+        process.kill(-s.child.pid, "SIGTERM");
+      } catch {}
+    }
   }
-  rmSync(state, { recursive: true, force: true });
+  rmSync(tmp, { recursive: true, force: true });
 }
 const guard = setTimeout(() => {
   console.error("bench: hard timeout, stopping");
@@ -59,63 +78,14 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
-function runWrangler(args) {
-  return execFileSync(wrangler, args, {
+const runWrangler = (argv) =>
+  execFileSync(wrangler, argv, {
     cwd: root,
     encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],
     maxBuffer: 64 * 1024 * 1024,
   });
-}
-
-const q = sqlText;
-const newKey = () => `dpk_${randomBytes(32).toString("base64url")}`;
-const sha256 = (s) => createHash("sha256").update(s).digest("hex");
-
-/** The deep organization, written as SQL: owner, DEEP_KEYS keys, DEEP_ROWS projects and their environments. */
-function deepSeedSql() {
-  const now = Date.now();
-  const org = newId();
-  const account = newId();
-  const iso = (ms) => new Date(ms).toISOString();
-  const profile = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
-  const lines = [
-    `INSERT INTO organizations (id, name, created_at) VALUES (${q(org)}, 'Deep Org', ${q(iso(now))});`,
-    `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${q(account)}, 'deep-owner', 'Deep Owner', NULL, ${q(profile)}, ${q(iso(now))});`,
-    `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${q(org)}, ${q(account)}, 'owner', ${q(iso(now))});`,
-  ];
-  const keys = Array.from({ length: DEEP_KEYS }, newKey);
-  for (let i = 0; i < keys.length; i += 200) {
-    const rows = keys
-      .slice(i, i + 200)
-      .map(
-        (key) =>
-          `(${q(newId())}, ${q(org)}, ${q(account)}, ${q(account)}, 'bench', ${q(sha256(key))}, ${q(iso(now))})`,
-      );
-    lines.push(
-      `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES ${rows.join(",")};`,
-    );
-  }
-  for (let i = 0; i < DEEP_ROWS; i += 200) {
-    const projects = [];
-    const environments = [];
-    for (let j = i; j < Math.min(i + 200, DEEP_ROWS); j++) {
-      const id = newId();
-      const env = newId();
-      const at = q(iso(now - (DEEP_ROWS - j) * 1000));
-      projects.push(
-        `(${q(id)}, ${q(org)}, 'p${j}', 'p${j}', NULL, NULL, NULL, ${q(env)}, 'connected', ${at}, ${at})`,
-      );
-      environments.push(`(${q(env)}, ${q(id)}, 'production', ${at})`);
-    }
-    lines.push(
-      `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES ${projects.join(",")};`,
-      `INSERT INTO environments (id, project_id, name, created_at) VALUES ${environments.join(",")};`,
-    );
-  }
-  return { sql: lines.join("\n"), keys };
-}
 
 function portFree(port) {
   return new Promise((resolve) => {
@@ -125,39 +95,99 @@ function portFree(port) {
   });
 }
 
-async function pickPorts() {
-  if (process.env.BENCH_PORT) return [Number(process.env.BENCH_PORT), Number(process.env.BENCH_PORT) + 1];
-  const free = [];
-  for (let port = 8790; port <= 8799 && free.length < 2; port++) if (await portFree(port)) free.push(port);
-  if (free.length < 2) throw new Error("no two free ports in 8790–8799");
-  return free;
+const taken = new Set();
+async function freePort() {
+  for (let port = 8790; port <= 8799; port++) {
+    if (!taken.has(port) && (await portFree(port))) {
+      taken.add(port);
+      return port;
+    }
+  }
+  throw new Error("no free port in 8790–8799");
 }
 
-async function waitReady(base) {
+/** Starts one server (`kind` api|ladder, `mode` dev|direct) on its own copy of the state. */
+async function start(kind, mode, state, vars, config) {
+  const port = await freePort();
+  let argv;
+  if (mode === "dev") {
+    const inspectorPort = await freePort();
+    argv = [
+      wrangler,
+      "dev",
+      "-c",
+      config,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      state,
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      "--log-level",
+      "error",
+      "--show-interactive-dev-session=false",
+    ];
+  } else {
+    argv = [
+      process.execPath,
+      join(root, "bench", "start-worker.mjs"),
+      config,
+      String(port),
+      state,
+      ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
+    ];
+  }
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: childEnv,
+  });
+  const server = { kind, mode, port, base: `http://127.0.0.1:${port}`, child, name: `${kind}/${mode}` };
+  servers.push(server);
+  return server;
+}
+
+async function waitReady(server, path) {
   for (let i = 0; i < 240; i++) {
     try {
-      const res = await fetch(`${base}/healthz`);
-      if (res.ok) return;
-    } catch {}
-    if (dev.exitCode !== null) throw new Error("wrangler dev exited");
+      const res = await fetch(`${server.base}${path}`);
+      await res.arrayBuffer();
+      if (res.ok) {
+        // The Worker's workerd, the dev proxy's workerd (the one listening on the port), node.
+        server.pids = roles(server.child.pid, server.port);
+        if (server.pids.worker.length !== 1) {
+          throw new Error(`${server.name}: expected one Worker process, found ${server.pids.worker}`);
+        }
+        if (server.mode === "socket") await bypassProxy(server, path);
+        return;
+      }
+    } catch (err) {
+      if (err instanceof Error && err.message.includes("expected one")) throw err;
+    }
+    if (server.child.exitCode !== null) throw new Error(`${server.name} exited`);
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error("wrangler dev did not become ready");
+  throw new Error(`${server.name} did not become ready`);
 }
 
-async function call(base, method, path, { body, key, admin } = {}) {
-  const headers = { accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  if (key) headers["x-api-key"] = key;
-  if (admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
+/** `socket` mode: from now on, requests go straight to the Worker's own workerd socket. */
+async function bypassProxy(server, path) {
+  for (const port of listeningPorts(server.pids.worker[0])) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      await res.arrayBuffer();
+      if (res.ok) {
+        server.base = `http://127.0.0.1:${port}`;
+        server.socketPort = port;
+        return;
+      }
+    } catch {}
+  }
+  throw new Error(`${server.name}: no socket of the Worker's process answers ${path}`);
 }
 
 async function inBatches(n, size, make) {
@@ -168,33 +198,85 @@ async function inBatches(n, size, make) {
   return out;
 }
 
+async function request(base, method, path, { key, body, admin, timeout = 60_000 } = {}) {
+  const headers = { accept: "application/json" };
+  if (key) headers["x-api-key"] = key;
+  if (admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let res;
+  try {
+    res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeout),
+    });
+  } catch (err) {
+    throw new Error(`${method} ${base}${path}: ${err.cause?.message ?? err.message}`);
+  }
+  const text = await res.text();
+  return { status: res.status, text };
+}
+
+async function expectOk(base, method, path, options) {
+  const res = await request(base, method, path, options);
+  if (res.status >= 300)
+    throw new Error(`${method} ${base}${path} → ${res.status} ${res.text.slice(0, 300)}`);
+  return res.text ? JSON.parse(res.text) : null;
+}
+
 /**
- * One autocannon slice of `duration` s; each request takes the next key of `keys` (when
- * given). Latency samples (ms) of every response are collected so slices can be merged.
+ * One autocannon slice. `next()` gives each request its key, path and body. Latencies of
+ * every response are kept so the rounds can be merged; CPU of the server's processes is
+ * read right before and right after.
  */
-function slice(base, path, keys, duration) {
-  let next = 0;
+function slice(server, target, seconds) {
   const latencies = [];
   const statuses = {};
+  const before = {
+    worker: cpuSeconds(server.pids.worker),
+    proxy: cpuSeconds(server.pids.proxy),
+    node: cpuSeconds(server.pids.node),
+  };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: base,
+        url: server.base,
         connections: CONNECTIONS,
-        duration,
+        duration: seconds,
         requests: [
           {
-            method: "GET",
-            path,
+            method: target.method ?? "GET",
+            path: target.path,
             setupRequest: (req) => {
-              if (!keys) return req;
-              const key = keys[next++ % keys.length];
-              return { ...req, headers: { ...req.headers, accept: "application/json", "x-api-key": key } };
+              const r = target.next ? target.next() : {};
+              const headers = { ...req.headers, accept: "application/json" };
+              if (r.key) headers["x-api-key"] = r.key;
+              if (target.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+              if (r.body !== undefined) headers["content-type"] = "application/json";
+              return {
+                ...req,
+                path: r.path ?? target.path,
+                headers,
+                body: r.body === undefined ? undefined : JSON.stringify(r.body),
+              };
             },
           },
         ],
       },
-      (err, result) => (err ? reject(err) : resolve({ result, latencies, statuses })),
+      (err, result) => {
+        if (err) return reject(err);
+        resolve({
+          result,
+          latencies,
+          statuses,
+          cpu: {
+            worker: cpuSeconds(server.pids.worker) - before.worker,
+            proxy: cpuSeconds(server.pids.proxy) - before.proxy,
+            node: cpuSeconds(server.pids.node) - before.node,
+          },
+        });
+      },
     );
     instance.on("response", (_client, status, _bytes, responseTime) => {
       latencies.push(responseTime);
@@ -204,213 +286,471 @@ function slice(base, path, keys, duration) {
 }
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
-function summarize(name, slices) {
+function summarize(target, slices) {
   const latencies = slices.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const seconds = slices.reduce((sum, s) => sum + s.result.duration, 0);
   const total = slices.reduce((sum, s) => sum + s.result.requests.total, 0);
-  const sum = (field) => slices.reduce((acc, s) => acc + s.result[field], 0);
+  const perRound = slices.map((s) => s.result.requests.total / s.result.duration);
+  const cpu = (field) => (1000 * slices.reduce((sum, s) => sum + s.cpu[field], 0)) / total;
+  const statuses = {};
+  for (const s of slices)
+    for (const [k, n] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
   return {
-    name,
-    rps: total / seconds,
-    p50: Number(percentile(latencies, 50).toFixed(1)),
-    p99: Number(percentile(latencies, 99).toFixed(1)),
+    name: target.name,
+    server: target.server.name,
+    mode: target.server.mode,
+    compare: target.compare,
+    rps: median(perRound),
+    rpsMin: Math.min(...perRound),
+    rpsMax: Math.max(...perRound),
+    perRound: perRound.map((r) => Math.round(r)),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
     total,
-    seconds: Number(seconds.toFixed(1)),
-    statuses: slices.reduce((acc, s) => {
-      for (const [status, n] of Object.entries(s.statuses)) acc[status] = (acc[status] ?? 0) + n;
-      return acc;
-    }, {}),
-    errors: sum("errors"),
-    timeouts: sum("timeouts"),
-    perSliceRps: slices.map((s) => Math.round(s.result.requests.total / s.result.duration)),
+    statuses,
+    errors: slices.reduce((sum, s) => sum + s.result.errors + s.result.timeouts, 0),
+    workerCpuMs: cpu("worker"),
+    proxyCpuMs: cpu("proxy"),
+    nodeCpuMs: cpu("node"),
   };
 }
 
 /** Sequential requests, one target after the other in turn; latency percentiles per target. */
-async function alternate(base, targets) {
-  const samples = targets.map(() => []);
-  for (let i = 0; i < DEPTH_SAMPLES; i++) {
+async function alternate(base, targets, samples) {
+  const out = targets.map(() => []);
+  for (let i = 0; i < samples; i++) {
     for (const [t, target] of targets.entries()) {
-      const key = target.keys[i % target.keys.length];
       const start = performance.now();
-      const res = await fetch(`${base}${target.path}`, {
-        headers: { accept: "application/json", "x-api-key": key },
-      });
-      await res.arrayBuffer();
+      const res = await request(base, "GET", target.path, { key: target.keys[i % target.keys.length] });
       if (res.status !== 200) throw new Error(`${target.path} → ${res.status}`);
-      samples[t].push(performance.now() - start);
+      out[t].push(performance.now() - start);
     }
   }
   return targets.map((target, t) => {
-    const sorted = samples[t].sort((a, b) => a - b);
-    return {
-      name: target.name,
-      samples: sorted.length,
-      p50: Number(percentile(sorted, 50).toFixed(1)),
-      p99: Number(percentile(sorted, 99).toFixed(1)),
-      mean: Number((sorted.reduce((a, b) => a + b, 0) / sorted.length).toFixed(1)),
+    const sorted = out[t].sort((a, b) => a - b);
+    const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+    return { name: target.name, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean };
+  });
+}
+
+const rotate = (pool) => {
+  let i = 0;
+  return () => pool[i++ % pool.length];
+};
+
+const keyed = (pool) => {
+  const next = rotate(pool);
+  return () => ({ key: next() });
+};
+
+/** The targets of one mode: the ladder's rungs and the API's routes. */
+function targetsFor(ladder, apis, seed, keyPools) {
+  const p = seed.bench.project;
+  let writes = 0;
+  const uniqueName = () => `w-${writes++}-${randomBytes(4).toString("hex")}`;
+  const deployments = (server) => {
+    let i = 0;
+    return () => {
+      if (i >= seed.bench.deployments.length) server.deploymentsExhausted = true;
+      return seed.bench.deployments[i++ % seed.bench.deployments.length];
     };
+  };
+  const L = (name, extra) => ({ server: ladder, name: `ladder: ${name}`, ...extra });
+  const ladderDeployment = deployments(ladder);
+  const pool = (n) => keyPools[n];
+  const apiTargets = (api) => {
+    const A = (name, extra) => ({ server: api, name: api.label ? `${api.label} ${name}` : name, ...extra });
+    const apiDeployment = deployments(api);
+    return [
+      A("GET /healthz (the API's hono, no auth, no I/O)", { path: "/healthz", compare: "bare" }),
+      A("GET /v1/projects/{id}", {
+        path: `/v1/projects/${p.id}`,
+        next: keyed(pool(4)),
+        compare: "do-d1",
+        warmPool: pool(4),
+      }),
+      A("GET /v1/projects?limit=20", {
+        path: "/v1/projects?limit=20",
+        next: keyed(pool(5)),
+        compare: "do-d1",
+        warmPool: pool(5),
+      }),
+      A("GET /v1/deployments?limit=20", {
+        path: "/v1/deployments?limit=20",
+        next: keyed(pool(6)),
+        compare: "do-d1",
+        warmPool: pool(6),
+      }),
+      A("GET /v1/environments/{id}/deployments?limit=20", {
+        path: `/v1/environments/${p.env}/deployments?limit=20`,
+        next: keyed(pool(7)),
+        compare: "do-d1",
+        warmPool: pool(7),
+      }),
+      A("GET /v1/projects/{id}/members?limit=20", {
+        path: `/v1/projects/${p.id}/members?limit=20`,
+        next: keyed(pool(8)),
+        compare: "do-d1",
+        warmPool: pool(8),
+      }),
+      A("POST /v1/projects", {
+        path: "/v1/projects",
+        method: "POST",
+        next: () => ({ key: pool(9)[writes % pool(9).length], body: { name: uniqueName() } }),
+        compare: "write-project",
+        warmPool: pool(9),
+      }),
+      A("PATCH /internal/v1/deployments/{id} → in_progress (+ event)", {
+        path: "/internal/v1/deployments/x",
+        method: "PATCH",
+        admin: true,
+        next: () => ({
+          path: `/internal/v1/deployments/${apiDeployment()}`,
+          body: { status: "in_progress" },
+        }),
+        compare: "write-transition",
+      }),
+    ];
+  };
+  return [
+    L("bare JSON", { path: "/bare", rung: "bare" }),
+    L("one DO RPC", { path: "/do", next: keyed(pool(0)), rung: "do", warmPool: pool(0) }),
+    L("one D1 SELECT by primary key", { path: `/d1?id=${p.id}`, rung: "d1" }),
+    L("DO RPC then D1 SELECT", {
+      path: `/do-d1?id=${p.id}`,
+      next: keyed(pool(1)),
+      rung: "do-d1",
+      warmPool: pool(1),
+    }),
+    L("DO + D1 through hono + zod-openapi", {
+      path: `/hono/projects/${p.id}`,
+      next: keyed(pool(2)),
+      rung: "hono",
+      warmPool: pool(2),
+    }),
+    L("write: DO RPC + the D1 batch of POST /v1/projects", {
+      path: "/write/project",
+      method: "POST",
+      next: () => ({ key: pool(3)[writes % pool(3).length], body: { name: uniqueName() } }),
+      rung: "write-project",
+      warmPool: pool(3),
+    }),
+    L("write: SELECT + batch (UPDATE + event) + queue send", {
+      path: "/write/transition/x",
+      method: "PATCH",
+      next: () => ({ path: `/write/transition/${ladderDeployment()}` }),
+      rung: "write-transition",
+    }),
+    ...apis.flatMap(apiTargets),
+  ];
+}
+
+/**
+ * Every key of a pool once, right before its slice: a key's first use in an isolate is a D1
+ * lookup and a last_used_at write, then it stays cached for 30 s; and an object idle for a
+ * while is evicted, so its next call opens its storage again. The slices measure the steady
+ * state of busy keys and objects — on the ladder (its counter objects) as on the API.
+ */
+async function warm(target) {
+  if (!target.warmPool) return;
+  const path = target.method === "POST" || target.method === "PATCH" ? "/v1/no-such-route" : target.path;
+  const ladderPath = target.server.kind === "ladder" ? "/do" : path;
+  await inBatches(target.warmPool.length, 20, async (i) => {
+    let res;
+    try {
+      res = await request(target.server.base, "GET", ladderPath, {
+        key: target.warmPool[i],
+        timeout: 5_000,
+      });
+    } catch (err) {
+      // A request not answered in time (seen on the API's cold-key path, under a loaded
+      // machine, in every mode): counted and reported, not fatal.
+      target.server.stuck = (target.server.stuck ?? 0) + 1;
+      console.error(`bench: ${err.message}`);
+      return;
+    }
+    if (res.status === 401 || res.status === 429 || res.status >= 500) {
+      throw new Error(`warm-up ${target.server.name} ${ladderPath} → ${res.status}`);
+    }
   });
 }
 
 async function main() {
-  const [port, inspectorPort] = await pickPorts();
-  const base = `http://127.0.0.1:${port}`;
-  console.error(`bench: state ${state}, port ${port}`);
-  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
-  const deep = deepSeedSql();
-  const seedFile = join(state, "deep-seed.sql");
-  writeFileSync(seedFile, deep.sql);
-  let t = Date.now();
-  runWrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--file", seedFile, "--yes"]);
-  console.error(`bench: seeded ${DEEP_ROWS} projects by SQL in ${Date.now() - t} ms`);
-
-  dev = spawn(
-    wrangler,
-    [
-      "dev",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(inspectorPort),
-      "--persist-to",
-      state,
-      "--var",
-      `ADMIN_TOKEN:${ADMIN_TOKEN}`,
-      "--log-level",
-      "error",
-      "--show-interactive-dev-session=false",
-    ],
-    {
-      cwd: root,
-      detached: true,
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-    },
+  const t0 = Date.now();
+  const pools = 10;
+  const base = join(tmp, "seeded");
+  mkdirSync(base);
+  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);
+  const seed = seedSql({ keyCount: pools * KEYS_PER_TARGET + 10, deploymentCount: DEPLOYMENTS });
+  const seedFile = join(tmp, "seed.sql");
+  writeFileSync(seedFile, seed.sql);
+  runWrangler(["d1", "execute", "DB", "--local", "--persist-to", base, "--file", seedFile, "--yes"]);
+  console.error(`bench: seeded in ${Date.now() - t0} ms (${tmp})`);
+  const keyPools = Array.from({ length: pools }, (_, i) =>
+    seed.bench.keys.slice(i * KEYS_PER_TARGET, (i + 1) * KEYS_PER_TARGET),
   );
-  await waitReady(base);
 
-  t = Date.now();
-  const org = await call(base, "POST", "/internal/v1/orgs", { admin: true, body: { name: "Bench Org" } });
-  const owner = await call(base, "POST", "/internal/v1/accounts", {
-    admin: true,
-    body: { name: "bench-owner" },
+  // What the servers run is a snapshot taken now, in the temp dir: the working tree's src/
+  // (so that editing it during a run changes nothing: wrangler rebuilds and restarts a Worker
+  // whose sources change, even with watch off), the ladder, and each COMPARE ref's src/.
+  const snapshot = (name, fill) => {
+    const dir = join(tmp, name);
+    mkdirSync(dir);
+    fill(dir);
+    symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+    return join(dir, "wrangler.toml");
+  };
+  const apiConfig = snapshot("head", (dir) => {
+    cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+    cpSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
   });
-  await call(base, "POST", `/internal/v1/orgs/${org.id}/members`, {
-    admin: true,
-    body: { account_id: owner.id, role: "owner" },
+  const ladderConfig = snapshot("ladder", (dir) => {
+    for (const file of ["wrangler.toml", "worker.ts"])
+      cpSync(join(root, "bench", "ladder", file), join(dir, file));
   });
-  const keys = await inBatches(3 * KEYS_PER_ROUTE, 20, async () => {
-    const k = await call(base, "POST", `/internal/v1/orgs/${org.id}/api-keys`, {
-      admin: true,
-      body: { account_id: owner.id, created_by: owner.id },
-    });
-    return k.key;
-  });
-  const projects = await inBatches(25, 5, (i) =>
-    call(base, "POST", "/v1/projects", { key: keys[i], body: { name: `bench-${i}` } }),
+  const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => ({
+    ref,
+    config: snapshot(`ref${i}`, (dir) =>
+      execFileSync("sh", ["-c", `git -C "${root}" archive "${ref}" src wrangler.toml | tar -x -C "${dir}"`]),
+    ),
+  }));
+  const perMode = [];
+  for (const mode of MODES) {
+    const copy = (name) => {
+      const dir = join(tmp, `${name}-${mode}`);
+      cpSync(base, dir, { recursive: true });
+      return dir;
+    };
+    const api = await start("api", mode, copy("api"), { ADMIN_TOKEN }, apiConfig);
+    const ladder = await start(
+      "ladder",
+      mode,
+      copy("ladder"),
+      { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
+      ladderConfig,
+    );
+    const apis = [api];
+    for (const [i, { ref, config }] of refs.entries()) {
+      const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
+      server.label = `@${ref}`;
+      server.name = `api${server.label}/${mode}`;
+      apis.push(server);
+    }
+    perMode.push({ mode, api, apis, ladder });
+  }
+  for (const { apis, ladder } of perMode) {
+    for (const api of apis.slice(1)) await waitReady(api, "/healthz");
+    const api = apis[0];
+    await waitReady(api, "/healthz");
+    await waitReady(ladder, "/bare");
+    const p = seed.bench.project.id;
+    // The ladder reads the same row as the API: same seeded copy.
+    const row = await expectOk(ladder.base, "GET", `/d1?id=${p}`);
+    const viaApi = await expectOk(api.base, "GET", `/v1/projects/${p}`, { key: seed.bench.keys.at(-1) });
+    if (row.id !== viaApi.id) throw new Error("the ladder and the API do not read the same project");
+  }
+  console.error(
+    `bench: ${servers.map((s) => `${s.name} :${s.port} worker pid ${s.pids.worker} proxy ${s.pids.proxy}`).join("; ")}`,
   );
-  console.error(`bench: created ${keys.length} keys and 25 projects in ${Date.now() - t} ms`);
 
-  // The cursor after exactly 10,000 rows of the deep organization (50 pages of 200).
-  let after;
-  for (let page = 0; page < 50; page++) {
-    const path = `/v1/projects?limit=200${after ? `&after=${encodeURIComponent(after)}` : ""}`;
-    after = (await call(base, "GET", path, { key: deep.keys[0] })).next_page;
+  // --only=<regexp>: just the targets whose name matches, and the rungs they are compared with.
+  const all = perMode.flatMap(({ apis, ladder }) => targetsFor(ladder, apis, seed, keyPools));
+  const only = ONLY ? new RegExp(ONLY) : null;
+  const chosen = all.filter((t) => !only || only.test(t.name));
+  const targets = all.filter(
+    (t) => chosen.includes(t) || chosen.some((c) => c.server.mode === t.server.mode && c.compare === t.rung),
+  );
+  if (!targets.some((t) => t.rung === "do-d1")) {
+    targets.unshift(...all.filter((t) => t.rung === "do-d1"));
   }
-  const deepPath = `/v1/projects?limit=20&after=${encodeURIComponent(after)}`;
-  const deepFirst = await call(base, "GET", deepPath, { key: deep.keys[1] });
-  if (deepFirst.data.length !== 20 || deepFirst.data[0].name !== `p${DEEP_ROWS - 10_001}`) {
-    throw new Error(`the deep page does not start after row 10,000: ${deepFirst.data[0]?.name}`);
+  for (const target of targets) {
+    if (target.server.kind === "ladder") await warm(target);
   }
+  await Promise.all(perMode.map(({ api }) => slice(api, { path: "/healthz" }, 1)));
 
-  const routeKeys = keys.slice(0, KEYS_PER_ROUTE);
-  const listKeys = keys.slice(KEYS_PER_ROUTE, 2 * KEYS_PER_ROUTE);
-  const probeKeys = keys.slice(2 * KEYS_PER_ROUTE);
-  const projectPath = `/v1/projects/${projects[0].id}`;
-  const deepKeysA = deep.keys.slice(2, 2 + DEEP_KEYS / 2);
-  const deepKeysB = deep.keys.slice(2 + DEEP_KEYS / 2);
-  // Right before each run, every key of its pool once: a key's first use in an isolate looks
-  // it up in D1 and records last_used_at; then it stays cached for 30 s. The runs measure
-  // the steady state of a busy key.
-  const warm = (pool, path) =>
-    inBatches(pool.length, 20, async (i) => {
-      const res = await fetch(`${base}${path}`, {
-        headers: { accept: "application/json", "x-api-key": pool[i] },
-      });
-      await res.arrayBuffer();
-      if (res.status === 401 || res.status === 429 || res.status >= 500) {
-        throw new Error(`warm-up ${path} → ${res.status}`);
-      }
-    });
-  await slice(base, "/healthz", null, 2);
-
-  // ROUNDS rounds, each giving every target DURATION / ROUNDS seconds in turn, so that
-  // the load of other processes on this machine falls on all targets alike.
-  const targets = [
-    { name: "GET /healthz (ceiling)", path: "/healthz", keys: null },
-    // Authentication (cached key) and the limiter call, but no D1 query: a 404.
-    { name: "GET /v1/no-such-route (auth + limiter, no D1)", path: "/v1/no-such-route", keys: probeKeys },
-    { name: "GET /v1/projects/{id}", path: projectPath, keys: routeKeys },
-    { name: "GET /v1/projects (20 items)", path: "/v1/projects", keys: listKeys },
-  ];
   const slices = targets.map(() => []);
+  const rssByRound = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const [t, target] of targets.entries()) {
-      if (target.keys) await warm(target.keys, target.path);
-      slices[t].push(await slice(base, target.path, target.keys, DURATION / ROUNDS));
+      await warm(target);
+      slices[t].push(await slice(target.server, target, SLICE));
+    }
+    rssByRound.push(Object.fromEntries(servers.map((s) => [s.name, rssMb(s.pids.worker)])));
+    console.error(`bench: round ${round + 1}/${ROUNDS} done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  const results = targets.map((target, t) => summarize(target, slices[t]));
+  for (const r of results) {
+    if (!r.compare) continue;
+    const rung = results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.compare);
+    if (!rung) continue;
+    r.ratio = r.rps / rung.rps;
+    r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
+    r.rungName = rung.name;
+  }
+  for (const mode of MODES) {
+    const rung = results.find((x) => x.mode === mode && targets[results.indexOf(x)].rung === "do-d1");
+    if (!rung) continue;
+    for (const r of results.filter((x) => x.mode === mode && !x.compare)) {
+      r.ratio = r.rps / rung.rps;
+      r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
     }
   }
-  const results = targets.map((target, t) => summarize(target.name, slices[t]));
+  const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
+  const loadAfterRounds = loadavg();
 
-  // Depth: the first page and the page after 10,000 rows, requested alternately one at a
-  // time, so both see the same background load; DEPTH_SAMPLES latencies each.
-  await warm(deepKeysA, "/v1/projects?limit=20");
-  await warm(deepKeysB, deepPath);
-  const depth = await alternate(base, [
-    { name: "deep org: first page (limit 20)", path: "/v1/projects?limit=20", keys: deepKeysA },
-    { name: "deep org: page after 10,000 rows (limit 20)", path: deepPath, keys: deepKeysB },
-  ]);
+  // Memory: MEMORY_SECONDS of load on GET /v1/projects/{id} in 3 parts, RSS after each part.
+  const memory = [];
+  if (MEMORY_SECONDS > 0) {
+    for (const { mode, api } of perMode) {
+      // Every pool's keys (so that no key passes the limiter's 100 / min), without warm-up:
+      // a key that went cold costs a lookup, which is fine for a memory figure.
+      const target = {
+        ...all.find((x) => x.server === api && x.name === "GET /v1/projects/{id}"),
+        next: keyed(keyPools.flat()),
+      };
+      const rows = [{ after: "start", ...rssOf(api) }];
+      for (let part = 1; part <= 3; part++) {
+        const s = await slice(api, target, MEMORY_SECONDS / 3);
+        rows.push({
+          after: `${(part * MEMORY_SECONDS) / 3} s`,
+          requests: s.result.requests.total,
+          ...rssOf(api),
+        });
+      }
+      memory.push({ mode, rows });
+    }
+  }
 
-  const ceiling = results[0].rps;
-  const fmt = (r) =>
-    `| ${r.name} | ${r.rps.toFixed(0)} (${r.perSliceRps.join(", ")}) | ${r.p50} | ${r.p99} | ${(r.rps / ceiling).toFixed(2)} | ${r.total} | ${Object.entries(
-      r.statuses,
-    )
-      .map(([status, n]) => `${status}×${n}`)
-      .join(" ")}${r.errors + r.timeouts ? `, ${r.errors} errors, ${r.timeouts} timeouts` : ""} |`;
-  const header =
-    "| target | req/s (per round) | p50 ms | p99 ms | ÷ ceiling | requests | statuses |\n|---|---|---|---|---|---|---|";
-  const report = [
-    `${new Date().toISOString()} · ${cpus().length}× ${cpus()[0]?.model} · node ${process.version} · load average at end ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")}`,
-    `connections ${CONNECTIONS}, ${DURATION} s per route in ${ROUNDS} rounds of ${DURATION / ROUNDS} s`,
-    "",
-    header,
-    ...results.map(fmt),
-    "",
-    `pagination depth: ${DEPTH_SAMPLES} sequential requests per target, alternating`,
-    "",
-    "| target | p50 ms | p99 ms | mean ms |\n|---|---|---|---|",
-    ...depth.map((d) => `| ${d.name} | ${d.p50} | ${d.p99} | ${d.mean} |`),
-  ].join("\n");
+  // Depth: the first page and the page after 10,000 rows, requested alternately one at a time.
+  let depth = [];
+  if (DEPTH_SAMPLES > 0) {
+    const api = perMode[0].api;
+    const key = seed.deep.keys;
+    let after;
+    for (let page = 0; page < 50; page++) {
+      const path = `/v1/projects?limit=200${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+      after = (await expectOk(api.base, "GET", path, { key: key[0] })).next_page;
+    }
+    const deepPath = `/v1/projects?limit=20&after=${encodeURIComponent(after)}`;
+    const page = await expectOk(api.base, "GET", deepPath, { key: key[1] });
+    if (page.data.length !== 20 || page.data[0].name !== `p${DEEP_ROWS - 10_001}`) {
+      throw new Error(`the deep page does not start after row 10,000: ${page.data[0]?.name}`);
+    }
+    depth = await alternate(
+      api.base,
+      [
+        { name: "deep org: first page (limit 20)", path: "/v1/projects?limit=20", keys: key.slice(2, 200) },
+        { name: "deep org: page after 10,000 rows (limit 20)", path: deepPath, keys: key.slice(200) },
+      ],
+      DEPTH_SAMPLES,
+    );
+  }
+
+  const report = format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds });
   console.log(report);
   const out = join(root, "bench", "results");
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, `${new Date().toISOString().replaceAll(":", "-")}.json`),
-    JSON.stringify({ results, depth }, null, 2),
+    JSON.stringify({ argv: process.argv.slice(2), results, memory, depth, rssByRound }, null, 2),
   );
 }
 
+function rssOf(server) {
+  return {
+    workerMb: rssMb(server.pids.worker),
+    proxyMb: rssMb(server.pids.proxy),
+    nodeMb: rssMb(server.pids.node),
+  };
+}
+
+function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds }) {
+  const f = (x, d = 0) => (x === undefined ? "" : x.toFixed(d));
+  const lines = [
+    `${new Date().toISOString()} · ${cpus().length}× ${cpus()[0]?.model} · node ${process.version}`,
+    `load average after the rounds ${loadAfterRounds.map((l) => l.toFixed(2)).join(" ")}, at the end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+    `node bench/run.mjs ${process.argv.slice(2).join(" ")} · ${ROUNDS} interleaved rounds × ${SLICE} s per target · ${CONNECTIONS} connections`,
+  ];
+  for (const mode of MODES) {
+    lines.push(
+      "",
+      `### ${
+        {
+          dev: "`wrangler dev` (inspector on), through its proxy",
+          direct: "`unstable_startWorker`, inspector off, through the dev proxy",
+          socket: "`unstable_startWorker`, inspector off, straight to the Worker's workerd socket (no proxy)",
+        }[mode]
+      }`,
+      "",
+      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req | ÷ rung CPU | proxy + node CPU ms/req | statuses |",
+      "|---|---|---|---|---|---|---|---|---|",
+    );
+    for (const r of results.filter((x) => x.mode === mode)) {
+      const statuses = Object.entries(r.statuses)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(" ");
+      lines.push(
+        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} | ${f(r.cpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
+      );
+    }
+  }
+  lines.push(
+    "",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung; POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung.",
+  );
+  if (exhausted.length) lines.push(`WARNING: seeded deployments ran out on ${exhausted.join(", ")}`);
+  const stuck = servers.filter((s) => s.stuck);
+  if (stuck.length) {
+    lines.push(
+      `Warm-up requests not answered within 5 s: ${stuck.map((s) => `${s.name} ${s.stuck}`).join(", ")}`,
+    );
+  }
+  lines.push("", "Worker process RSS (MB) after each round:", "");
+  lines.push(
+    `| round | ${servers.map((s) => s.name).join(" | ")} |`,
+    `|---|${servers.map(() => "---").join("|")}|`,
+  );
+  for (const [i, row] of rssByRound.entries()) {
+    lines.push(`| ${i + 1} | ${servers.map((s) => f(row[s.name])).join(" | ")} |`);
+  }
+  for (const { mode, rows } of memory) {
+    lines.push(
+      "",
+      `Memory, ${mode}: GET /v1/projects/{id} at ${CONNECTIONS} connections for ${MEMORY_SECONDS} s, RSS (MB):`,
+      "",
+      "| after | requests | Worker workerd | proxy workerd | node |",
+      "|---|---|---|---|---|",
+      ...rows.map(
+        (r) => `| ${r.after} | ${r.requests ?? ""} | ${f(r.workerMb)} | ${f(r.proxyMb)} | ${f(r.nodeMb)} |`,
+      ),
+    );
+  }
+  if (depth.length) {
+    lines.push(
+      "",
+      `Pagination depth (${MODES[0]}), ${DEPTH_SAMPLES} sequential requests each, alternating:`,
+      "",
+      "| target | p50 ms | p99 ms | mean ms |",
+      "|---|---|---|---|",
+      ...depth.map((d) => `| ${d.name} | ${f(d.p50, 1)} | ${f(d.p99, 1)} | ${f(d.mean, 1)} |`),
+    );
+  }
+  return lines.join("\n");
+}
+
 main()
-  .catch((err) => {
+  .catch(async (err) => {
     console.error(err);
     process.exitCode = 1;
+    // BENCH_HOLD=<s>: keep the servers up that long after a failure, to look at them.
+    if (process.env.BENCH_HOLD)
+      await new Promise((r) => setTimeout(r, 1000 * Number(process.env.BENCH_HOLD)));
   })
   .finally(() => {
     clearTimeout(guard);

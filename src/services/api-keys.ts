@@ -25,7 +25,7 @@ import { orgExists } from "./orgs";
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
 const CACHE_TTL_MS = 30_000;
-const CACHE_MAX_ENTRIES = 10_000;
+export const KEY_CACHE_MAX_ENTRIES = 10_000;
 /** last_used_at is a hint, not an audit log: write it at most this often per key and isolate. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
@@ -71,14 +71,8 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
 
   const lastWrite = lastUsedWrites.get(entry.identity.keyId) ?? 0;
   if (now - lastWrite >= LAST_USED_WRITE_INTERVAL_MS) {
-    // Re-inserted so the map stays in write order, and bounded like the cache: forgetting
-    // the oldest entry costs at most one early write.
-    lastUsedWrites.delete(entry.identity.keyId);
-    lastUsedWrites.set(entry.identity.keyId, now);
-    if (lastUsedWrites.size > CACHE_MAX_ENTRIES) {
-      const oldest = lastUsedWrites.keys().next().value;
-      if (oldest !== undefined) lastUsedWrites.delete(oldest);
-    }
+    // Bounded like the cache: forgetting the oldest entry costs at most one early write.
+    setBounded(lastUsedWrites, entry.identity.keyId, now, KEY_CACHE_MAX_ENTRIES);
     ctx.waitUntil(
       db
         .update(apiKeys)
@@ -123,14 +117,26 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | u
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
   };
-  // Re-inserted so the map stays in load order and the eviction below drops the stalest entry.
-  cache.delete(hash);
-  if (cache.size >= CACHE_MAX_ENTRIES) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
-  cache.set(hash, entry);
+  setBounded(cache, hash, entry, KEY_CACHE_MAX_ENTRIES);
   return entry;
+}
+
+/**
+ * Sets `key` as the newest entry of `map` (re-inserted, so the map stays in insertion order)
+ * and drops the oldest entries beyond `max`: the isolate's key maps never outgrow `max`.
+ */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  for (const oldest of map.keys()) {
+    if (map.size <= max) break;
+    map.delete(oldest);
+  }
+}
+
+/** How many keys, and last-use marks, the isolate holds (for tests and diagnostics). */
+export function keyCacheSize(): { keys: number; lastUsedWrites: number } {
+  return { keys: cache.size, lastUsedWrites: lastUsedWrites.size };
 }
 
 /** Forget every cached entry of a key (called by the isolate that revokes it). */

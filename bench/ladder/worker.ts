@@ -1,0 +1,188 @@
+/**
+ * The bench's ladder (bench/run.mjs): each path does one more piece of the I/O an API
+ * request needs, and nothing else.
+ *
+ *   GET  /bare                 → `{}`
+ *   GET  /do                   → one RPC to the caller's counter object (keyed by x-api-key)
+ *   GET  /d1?id=               → one D1 SELECT of a project by primary key
+ *   GET  /do-d1?id=            → the counter RPC, then the SELECT: the I/O of a warm authenticated read
+ *   GET  /hono/projects/{id}   → the same, through OpenAPIHono and a zod-openapi route
+ *   POST /write/project        → the counter RPC, then the D1 batch `POST /v1/projects` runs
+ *                                (project, its environment, its owner: three INSERTs)
+ *   PATCH /write/transition/{id} → what a deployment transition does: SELECT the deployment,
+ *                                one batch (conditional UPDATE + INSERT of the event), queue send
+ *
+ * Statements are prepared once per isolate; ids are random UUIDs without dashes (an ID
+ * form the contract accepts).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+
+type Env = {
+  DB: D1Database;
+  COUNTER: DurableObjectNamespace<Counter>;
+  EVENTS: Queue;
+  ORG_ID: string;
+  ACCOUNT_ID: string;
+};
+
+export class Counter extends DurableObject<Env> {
+  private ready = false;
+  hit(): number {
+    const sql = this.ctx.storage.sql;
+    if (!this.ready) {
+      sql.exec("CREATE TABLE IF NOT EXISTS hits (k INTEGER PRIMARY KEY, n INTEGER NOT NULL)");
+      this.ready = true;
+    }
+    return sql
+      .exec<{ n: number }>(
+        "INSERT INTO hits (k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n",
+      )
+      .one().n;
+  }
+}
+
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+const id = () => crypto.randomUUID().replaceAll("-", "");
+
+let statements:
+  | {
+      project: D1PreparedStatement;
+      insertProject: D1PreparedStatement;
+      insertEnvironment: D1PreparedStatement;
+      insertMember: D1PreparedStatement;
+      deployment: D1PreparedStatement;
+      moveDeployment: D1PreparedStatement;
+      insertEvent: D1PreparedStatement;
+    }
+  | undefined;
+
+function prepared(db: D1Database) {
+  statements ??= {
+    project: db.prepare("SELECT * FROM projects WHERE id = ?"),
+    insertProject: db.prepare(
+      "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, ?, 'connected', ?, ?)",
+    ),
+    insertEnvironment: db.prepare(
+      "INSERT INTO environments (id, project_id, name, created_at) VALUES (?, ?, 'production', ?)",
+    ),
+    insertMember: db.prepare(
+      "INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (?, ?, ?, 'owner', ?)",
+    ),
+    deployment: db.prepare("SELECT * FROM deployments WHERE id = ?"),
+    moveDeployment: db.prepare(
+      "UPDATE deployments SET status = 'in_progress', updated_at = ? WHERE id = ? AND updated_at = ?",
+    ),
+    insertEvent: db.prepare(
+      "INSERT INTO events (id, project_id, type, data, enqueued_at, created_at) SELECT ?1, ?2, 'deployment.in_progress', ?3, NULL, ?4 WHERE changes() = 1",
+    ),
+  };
+  return statements;
+}
+
+const counter = (env: Env, request: Request) =>
+  env.COUNTER.get(env.COUNTER.idFromName(request.headers.get("x-api-key") ?? "anonymous")).hit();
+
+type ProjectRow = Record<string, unknown>;
+
+async function doThenD1(env: Env, request: Request, projectId: string) {
+  await counter(env, request);
+  return prepared(env.DB).project.bind(projectId).first<ProjectRow>();
+}
+
+const hono = new OpenAPIHono<{ Bindings: Env }>();
+const ProjectSchema = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  icon: z.string().nullable(),
+  repo_id: z.string().nullable(),
+  default_environment_id: z.string(),
+  connection_status: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+hono.openapi(
+  createRoute({
+    method: "get",
+    path: "/hono/projects/{id}",
+    request: { params: z.object({ id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{22}$/) }) },
+    responses: {
+      200: { content: { "application/json": { schema: ProjectSchema } }, description: "The project." },
+      404: { description: "No such project." },
+    },
+  }),
+  async (c) => {
+    const row = await doThenD1(c.env, c.req.raw, c.req.valid("param").id);
+    if (!row) return c.json({ code: "not_found" }, 404);
+    return c.json(
+      {
+        id: String(row.id),
+        org_id: String(row.org_id),
+        name: String(row.name),
+        description: (row.description as string | null) ?? null,
+        icon: (row.icon as string | null) ?? null,
+        repo_id: (row.repo_id as string | null) ?? null,
+        default_environment_id: String(row.default_environment_id),
+        connection_status: String(row.connection_status),
+        created_at: String(row.created_at),
+        updated_at: String(row.updated_at),
+      },
+      200,
+    );
+  },
+);
+
+export default {
+  async fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (path === "/bare") return json({});
+    if (path === "/do") return json({ n: await counter(env, request) });
+    if (path === "/d1" || path === "/do-d1") {
+      const projectId = url.searchParams.get("id") ?? "";
+      const row =
+        path === "/d1"
+          ? await prepared(env.DB).project.bind(projectId).first<ProjectRow>()
+          : await doThenD1(env, request, projectId);
+      return row ? json(row) : json({ code: "not_found" }, 404);
+    }
+    if (path.startsWith("/hono/")) return hono.fetch(request, env, ctx);
+    if (path === "/write/project" && request.method === "POST") {
+      const body = await request.json<{ name: string }>();
+      await counter(env, request);
+      const s = prepared(env.DB);
+      const now = new Date().toISOString();
+      const project = id();
+      const environment = id();
+      await env.DB.batch([
+        s.insertProject.bind(project, env.ORG_ID, body.name, body.name.toLowerCase(), environment, now, now),
+        s.insertEnvironment.bind(environment, project, now),
+        s.insertMember.bind(id(), project, env.ACCOUNT_ID, now),
+      ]);
+      return json({ id: project, name: body.name, default_environment_id: environment }, 201);
+    }
+    if (path.startsWith("/write/transition/") && request.method === "PATCH") {
+      const deploymentId = path.slice("/write/transition/".length);
+      const s = prepared(env.DB);
+      const row = await s.deployment.bind(deploymentId).first<{ project_id: string; updated_at: string }>();
+      if (!row) return json({ code: "not_found" }, 404);
+      const now = new Date().toISOString();
+      const eventId = id();
+      const [moved] = await env.DB.batch([
+        s.moveDeployment.bind(now, deploymentId, row.updated_at),
+        s.insertEvent.bind(eventId, row.project_id, JSON.stringify({ deployment: row }), now),
+      ]);
+      if (moved?.meta.changes !== 1) return json({ code: "conflict" }, 409);
+      ctx.waitUntil(env.EVENTS.send({ kind: "event.fanout", event_id: eventId }, { contentType: "json" }));
+      return json({ ...row, status: "in_progress", updated_at: now });
+    }
+    return json({ code: "not_found" }, 404);
+  },
+  async queue(batch) {
+    batch.ackAll();
+  },
+} satisfies ExportedHandler<Env>;
