@@ -314,13 +314,51 @@ function fillPath(path: string, corrupt?: { name: string; value: string }): stri
 const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 const json = (value: unknown) => JSON.stringify(value);
 
+/**
+ * Malformed values of the request headers the document declares (by `$ref` into
+ * `components.parameters`); a header this file does not know is left alone. Header values are
+ * byte strings, so no lone surrogate here: non-ASCII, over-long and ill-shaped values instead.
+ */
+const BAD_HEADER_VALUES: Record<string, string[]> = {
+  "x-d1-bookmark": ["nope", "0000007b-0000b26e", "zzzzzzzz-zzzzzzzz-zzzzzzzz-zzzzzzzz", "0".repeat(300)],
+  "idempotency-key": ["x".repeat(256), "a b", "caf\u00e9"],
+  "if-match": ["abc", '"unterminated', 'W/"x", junk'],
+  "if-none-match": ["abc", '"unterminated', '"a" "b"'],
+};
+
+type Param = { name: string; in: string; schema?: JsonSchema };
+
+/** An operation's parameters with their `$ref`s into `components.parameters` followed. */
+function parametersOf(operation: OpenApiOperation): Param[] {
+  const components = (doc as { components?: { parameters?: Record<string, Param> } } | undefined)?.components
+    ?.parameters;
+  return ((operation.parameters ?? []) as Array<Param | { $ref: string }>).flatMap((p) => {
+    if (!("$ref" in p)) return [p];
+    const name = /^#\/components\/parameters\/(.+)$/.exec(p.$ref)?.[1];
+    const target = name ? components?.[name] : undefined;
+    return target ? [target] : [];
+  });
+}
+
 function generators(op: Op): fc.Arbitrary<Malformed>[] {
   const { method, path, operation } = op;
   const gens: fc.Arbitrary<Malformed>[] = [];
-  const params = operation.parameters ?? [];
+  const params = parametersOf(operation);
   const pathParams = params.filter((p) => p.in === "path").map((p) => p.name);
   const queryParams = params.filter((p) => p.in === "query");
   const filled = fillPath(path);
+
+  for (const param of params.filter((p) => p.in === "header")) {
+    const bad = BAD_HEADER_VALUES[param.name.toLowerCase()];
+    if (!bad) continue;
+    gens.push(
+      fc.constantFrom(...bad).map((value) => ({
+        kind: `bad header ${param.name}`,
+        path: filled,
+        headers: { [param.name]: value },
+      })),
+    );
+  }
 
   if (pathParams.length > 0) {
     gens.push(
@@ -503,7 +541,7 @@ function generators(op: Op): fc.Arbitrary<Malformed>[] {
 const ERROR_KEYS = new Set(["code", "message", "cause"]);
 
 /** A GET with no parameter: nothing of its input can be malformed (a GET carries no body). */
-const takesNoInput = (op: Op) => op.method === "get" && (op.operation.parameters ?? []).length === 0;
+const takesNoInput = (op: Op) => op.method === "get" && parametersOf(op.operation).length === 0;
 
 describe("fuzzing every published operation with malformed input", () => {
   it("covers every operation of /openapi.json, and the generators apply to each", async () => {
@@ -514,10 +552,8 @@ describe("fuzzing every published operation with malformed input", () => {
       if (takesNoInput(op)) continue;
       expect(generators(op).length, `${op.method} ${op.path}`).toBeGreaterThan(0);
     }
-    // Only a GET without parameters has no input to malform (GET /v1/api-keys/current).
-    expect(ops.filter(takesNoInput).map((op) => `${op.method} ${op.path}`)).toEqual([
-      "get /v1/api-keys/current",
-    ]);
+    // Every operation takes at least the X-D1-Bookmark header, so every one has input to malform.
+    expect(ops.filter(takesNoInput).map((op) => `${op.method} ${op.path}`)).toEqual([]);
   });
 
   it(
