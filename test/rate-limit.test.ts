@@ -1,6 +1,8 @@
 /**
  * The rate limiter through the real Worker, the real Durable Object and real D1
  * (API_CONTRACT §7). The one deliberate fake is the broken limiter of the fail-open test.
+ * Every request here runs with the production limits (the test configuration raises them for
+ * the other files), so these tests exercise the real numbers.
  */
 import {
   createExecutionContext,
@@ -14,7 +16,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import type { RateLimiter } from "../src/rate-limit/limiter";
-import { type ApiResponse, internalOk, request } from "./helpers/api";
+import {
+  type ApiResponse,
+  request as apiRequest,
+  internalOk,
+  PRODUCTION_LIMITS,
+  type RequestOptions,
+} from "./helpers/api";
 import { type Caller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
 
 const HEADER_NAMES = [
@@ -59,6 +67,17 @@ const freshIp = () => {
   const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
   return `2001:db8:${a?.toString(16)}:${b?.toString(16)}:${c?.toString(16)}::1`;
 };
+
+/**
+ * A request under the production limits. Unless the test names one, it comes from a client IP of
+ * its own, so the `anonymous` window it may count against is this test's alone.
+ */
+const request = <T = unknown>(method: string, path: string, options: RequestOptions = {}) =>
+  apiRequest<T>(method, path, {
+    ...options,
+    headers: { "cf-connecting-ip": freshIp(), ...options.headers },
+    bindings: PRODUCTION_LIMITS,
+  });
 
 describe("default policy (100 / 60 s per key)", () => {
   it("admits 100 sequential requests with Remaining 99..0 and refuses the 101st with every header", async () => {

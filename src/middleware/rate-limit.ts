@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
-import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
+import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
 
 export type LimitOutcome = { allowed: boolean; headers: Record<string, string> };
@@ -25,7 +25,7 @@ export async function countRequest(
   subject: string,
   policy: RateLimitPolicy,
 ): Promise<LimitOutcome> {
-  const limit = RATE_LIMIT_POLICIES[policy];
+  const limit = c.get("ctx").config.rateLimits[policy];
   let decision: WindowDecision;
   try {
     const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
