@@ -6,6 +6,7 @@ import { createApp } from "../src/app";
 import { ERROR_CODES } from "../src/http/errors";
 import { type ApiResponse, request } from "./helpers/api";
 import { createOrgWithOwner, createProject, unique } from "./helpers/factories";
+import { captureLogs } from "./helpers/logs";
 import { checkedRequest } from "./helpers/openapi";
 
 type ErrorBody = { code: string; message: string; cause?: unknown };
@@ -434,6 +435,8 @@ describe("internal API authentication", () => {
 });
 
 describe("uncaught exceptions", () => {
+  // Each is logged as an error by design; these tests throw them on purpose.
+  const errors = captureLogs("error");
   const SECRET = "d1-internal-detail-7f3a";
   const brokenDb = () => {
     const fail = () => {
@@ -477,5 +480,8 @@ describe("uncaught exceptions", () => {
       "x-request-id": "trace-500",
     });
     expect(withId.headers.get("x-request-id")).toBe("trace-500");
+    const logged = errors.lines().filter((line) => line.msg === "unhandled error");
+    expect(logged.map((line) => line.request_id)).toContain("trace-500");
+    expect(JSON.stringify(logged)).toContain("the database is on fire");
   });
 });

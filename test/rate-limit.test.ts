@@ -24,6 +24,7 @@ import {
   type RequestOptions,
 } from "./helpers/api";
 import { type Caller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
+import { captureLogs } from "./helpers/logs";
 
 const HEADER_NAMES = [
   "x-ratelimit-limit",
@@ -341,6 +342,8 @@ describe("the limiter object", () => {
 });
 
 describe("when the limiter fails", () => {
+  // The outage is logged as an error by design; these tests cause it on purpose.
+  const errors = captureLogs("error");
   // A namespace whose objects always throw: the only fake in this file, standing in for an
   // unreachable or failing Durable Object.
   const brokenLimiter = {
@@ -369,6 +372,9 @@ describe("when the limiter fails", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ data: [expect.objectContaining({ id: owner.orgId })] });
     for (const name of [...HEADER_NAMES, "retry-after"]) expect(res.headers.get(name)).toBeNull();
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({ msg: "rate limiter unavailable; failing open", policy: "default" }),
+    );
   });
 
   it("still refuses what authentication refuses", async () => {
