@@ -3,10 +3,10 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../src/schemas/organization";
 import { type ApiResponse, internal, request } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import { createAccount, createCaller, createOrgWithOwner, revokeKey, unique } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";
 
-type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
 type KeyRecord = ApiKeyRecord;
 type ApiKeyRow = {
   id: string;
@@ -16,7 +16,6 @@ type ApiKeyRow = {
   expires_at: string | null;
 };
 
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const KEY = /^dpk_[A-Za-z0-9_-]{43}$/;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

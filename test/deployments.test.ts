@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   createCaller,
@@ -15,7 +16,6 @@ import { runCommonRouteTests } from "./helpers/security";
 
 type Deployment = DeploymentRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
 const PATCH = [{ op: "replace", path: "/services/api/image", value: "api:2", old_value: "api:1" }];
 

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CreatedIntegration, IntegrationRecord } from "../src/schemas/integration";
 import { internal, request } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import {
   addProjectMember,
   type Caller,
@@ -14,9 +15,7 @@ import { runCommonRouteTests } from "./helpers/security";
 
 // Reads carry no secret; the create response adds `signing_secret`.
 type Integration = IntegrationRecord & Partial<Pick<CreatedIntegration, "signing_secret">>;
-type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const URL_OK = "https://hooks.example.com/deploys";
 const ALL_OFF = {
   deployments_failed: false,

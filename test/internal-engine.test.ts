@@ -10,6 +10,7 @@ import type { DeploymentRecord } from "../src/schemas/deployment";
 import { transitionDeployment } from "../src/services/deployment-transitions";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
+import { type ErrorBody, TS } from "./helpers/expect";
 import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
 
 type Resource = Record<string, unknown> & {
@@ -20,9 +21,7 @@ type Resource = Record<string, unknown> & {
   updated_at: string;
 };
 type Deployment = DeploymentRecord;
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
 const GIT = {
   commit: {

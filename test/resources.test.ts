@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StackResourceRecord } from "../src/schemas/resource";
 import { internalOk, request } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import {
   addProjectMember,
   type Caller,
@@ -17,9 +18,6 @@ import { runCommonRouteTests } from "./helpers/security";
 
 type Resource = StackResourceRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
-
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function setup() {
   const { org, owner } = await createOrgWithOwner();
