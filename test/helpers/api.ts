@@ -18,6 +18,13 @@ export type RequestOptions = {
   bindings?: Partial<Env> & Record<string, unknown>;
 };
 
+/**
+ * The client address every test request comes from (a documentation prefix), unless a test sets
+ * its own: the audit log records it. One address for all: the test configuration raises the
+ * per-IP limit, so no test needs an address of its own to stay under it.
+ */
+export const TEST_CLIENT_IP = "2001:db8::1";
+
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 
@@ -28,6 +35,7 @@ export async function request<T = unknown>(
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = {
     accept: "application/json",
+    "cf-connecting-ip": TEST_CLIENT_IP,
     ...options.headers,
   };
   if (options.key) headers["x-api-key"] = options.key;
