@@ -22,6 +22,15 @@ export default defineConfig(async () => {
             // test/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+            // Read through the service context's config: the test suite's requests share a client
+            // IP and reuse keys, so every limit is raised here. The rate-limit tests themselves run
+            // with the production numbers (test/helpers/api.ts PRODUCTION_LIMITS).
+            RATE_LIMITS: JSON.stringify({
+              default: 1_000_000,
+              reveal: 1_000_000,
+              "orgs-create": 1_000_000,
+              anonymous: 1_000_000,
+            }),
           },
         },
       }),

@@ -15,6 +15,7 @@ import type { OrgRole } from "./db/schema";
 import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
 import { loggableError } from "./http/errors";
 import { createLogger, type Logger } from "./lib/log";
+import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from "./rate-limit/policies";
 import type { QueueMessage } from "./schemas/queue-messages";
 
 /** Who is calling: resolved from the API key by the auth middleware. */
@@ -35,6 +36,11 @@ export type Config = {
   allowInsecureWebhooks: boolean;
   /** VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS. */
   variableKeys: VariableKeySecrets;
+  /**
+   * Requests per window of each rate-limit policy: the production numbers, unless RATE_LIMITS
+   * (a JSON object of policy → limit, set only by the test configuration) raises some of them.
+   */
+  rateLimits: Record<RateLimitPolicy, number>;
 };
 
 /** The EVENTS queue, as producers see it. */
@@ -99,12 +105,41 @@ export type ContextSource = {
   session?: SessionStart;
 };
 
+/** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
+type OptionalBindings = { VARIABLES_KEY_PREVIOUS?: string; RATE_LIMITS?: string };
+
 export function parseConfig(env: Env): Config {
-  const withRotation = env as Env & { VARIABLES_KEY_PREVIOUS?: string };
+  const optional = env as Env & OptionalBindings;
   return {
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
-    variableKeys: { current: withRotation.VARIABLES_KEY, previous: withRotation.VARIABLES_KEY_PREVIOUS },
+    variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
+    rateLimits: rateLimitsOf(optional.RATE_LIMITS),
   };
+}
+
+const overridesCache = new Map<string, Record<RateLimitPolicy, number>>();
+
+/** The production limits with RATE_LIMITS' overrides; anything but a positive integer of a known policy is ignored. */
+function rateLimitsOf(overrides: string | undefined): Record<RateLimitPolicy, number> {
+  if (!overrides) return RATE_LIMIT_POLICIES;
+  const cached = overridesCache.get(overrides);
+  if (cached) return cached;
+  const limits: Record<RateLimitPolicy, number> = { ...RATE_LIMIT_POLICIES };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(overrides);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed === "object" && parsed !== null) {
+    for (const [policy, limit] of Object.entries(parsed)) {
+      if (Object.hasOwn(RATE_LIMIT_POLICIES, policy) && Number.isSafeInteger(limit) && limit > 0) {
+        limits[policy as RateLimitPolicy] = limit;
+      }
+    }
+  }
+  overridesCache.set(overrides, limits);
+  return limits;
 }
 
 /** A D1 session of one request, message or cron run (the one place a D1 binding becomes a `Db`). */

@@ -685,7 +685,7 @@ describe("the guard: every state-changing operation writes exactly one entry", (
       expect(row.action).toBe(op);
       expect(row.request_id).toBe(res.requestId);
       expect(row.user_agent).toBe(UA);
-      // The test client sends each request from its own documentation-prefix IP (cf-connecting-ip).
+      // The test client sends every request from a documentation-prefix IP (cf-connecting-ip).
       if (op !== "internal.reencryptVariables") expect(row.ip, op).toMatch(/^2001:db8:/);
       expect(row.target_type, op).toBe(want.target);
       if (want.targetId) expect(row.target_id, op).toBe(want.targetId);

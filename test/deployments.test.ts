@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   createCaller,
   createEnvironment,
   createOrgWithOwner,
   createProject,
+  createProjectWithStack,
   createStack,
 } from "./helpers/factories";
 import { checkedRequest, openApiDocument } from "./helpers/openapi";
@@ -15,17 +17,8 @@ import { runCommonRouteTests } from "./helpers/security";
 
 type Deployment = DeploymentRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
 const PATCH = [{ op: "replace", path: "/services/api/image", value: "api:2", old_value: "api:1" }];
-
-async function setup() {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  const environmentId = project.default_environment_id;
-  const stack = await createStack(environmentId);
-  return { org, owner, project, environmentId, stack };
-}
 
 function deploy(environmentId: string, stackIds: string[], data: Record<string, unknown> = { patch: PATCH }) {
   return internalOk<Deployment>("POST", `/environments/${environmentId}/deployments`, {
@@ -49,7 +42,7 @@ async function deployIn(environmentId: string, stackIds: string[], status: strin
 
 describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deployments/{id}", () => {
   it("reads the record: top-level optionals null, optional keys of data omitted", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const created = await deploy(environmentId, [stack.id]);
     expect(created).toEqual({
       id: expect.any(String),
@@ -74,7 +67,7 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
   });
 
   it("another environment's path, an unknown id, or a malformed one: 404 / 400", async () => {
-    const { owner, project, environmentId, stack } = await setup();
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
     const d = await deploy(environmentId, [stack.id]);
     const other = await createEnvironment(project.id);
     const wrong = await checkedRequest<ErrorBody>("GET", `/v1/environments/${other.id}/deployments/${d.id}`, {
@@ -90,7 +83,7 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
 
 describe("PATCH /v1/deployments/{id}/cancel", () => {
   it("cancels a queued deployment: finished_at set, started_at null, stacks cancelled", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const d = await deploy(environmentId, [stack.id, second.id]);
     const res = await checkedRequest<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
@@ -107,7 +100,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   });
 
   it("cancels a running deployment, leaving finished stacks as they are", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const d = await deploy(environmentId, [stack.id, second.id]);
     await move(d.id, { status: "in_progress", stacks: [{ id: stack.id, status: "in_progress" }] });
@@ -127,7 +120,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   it.each(["succeeded", "failed", "cancelled"])(
     "a %s deployment is 409 conflict and unchanged",
     async (status) => {
-      const { owner, environmentId, stack } = await setup();
+      const { owner, environmentId, stack } = await createProjectWithStack();
       const d = await deployIn(environmentId, [stack.id], status);
       const res = await checkedRequest<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
         key: owner.key,
@@ -138,7 +131,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   );
 
   it("two cancels at once: exactly one 200, the other 409", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     for (let round = 0; round < 3; round++) {
       const d = await deploy(environmentId, [stack.id]);
       const results = await Promise.all([
@@ -150,7 +143,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   });
 
   it("contributors cancel; viewers are 403 forbidden; outsiders 404", async () => {
-    const { org, owner, project, environmentId, stack } = await setup();
+    const { org, owner, project, environmentId, stack } = await createProjectWithStack();
     const [viewer, contributor, outsider] = [
       await createCaller(org, "member", owner),
       await createCaller(org, "member", owner),
@@ -171,7 +164,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
 
 describe("GET /v1/deployments", () => {
   it("org owners and admins see every project's; members only their projects'", async () => {
-    const { org, owner, project, environmentId, stack } = await setup();
+    const { org, owner, project, environmentId, stack } = await createProjectWithStack();
     const other = await createProject(owner);
     const otherStack = await createStack(other.default_environment_id);
     const mine = await deploy(environmentId, [stack.id]);
@@ -193,7 +186,7 @@ describe("GET /v1/deployments", () => {
   runCommonRouteTests(
     "GET /v1/deployments",
     async () => {
-      const { owner, environmentId, stack } = await setup();
+      const { owner, environmentId, stack } = await createProjectWithStack();
       await deploy(environmentId, [stack.id]);
       return { method: "GET", path: "/v1/deployments", caller: owner };
     },
@@ -204,7 +197,7 @@ describe("GET /v1/deployments", () => {
 
 describe("deployment lists", () => {
   it("scopes: a stack lists the deployments that include it, an environment its own", async () => {
-    const { owner, project, environmentId, stack } = await setup();
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const both = await deploy(environmentId, [stack.id, second.id]);
     const onlySecond = await deploy(environmentId, [second.id]);
@@ -224,7 +217,7 @@ describe("deployment lists", () => {
   it.each(["created_at", "+created_at", "-created_at"])(
     "pages through every scope under sort_by=%s with no repeats or gaps",
     async (sortBy) => {
-      const { org, owner, project, environmentId, stack } = await setup();
+      const { org, owner, project, environmentId, stack } = await createProjectWithStack();
       const second = await createStack(environmentId);
       const otherEnv = await createEnvironment(project.id);
       const otherStack = await createStack(otherEnv.id);
@@ -261,7 +254,7 @@ describe("deployment lists", () => {
   );
 
   it("status filter: repeated or comma-separated, compared as a set, bound to the cursor", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const made: Record<string, Deployment[]> = {};
     for (const status of [
       "queued",
@@ -312,7 +305,7 @@ describe("deployment lists", () => {
   });
 
   it("unknown status values are 400 bad_input naming the field", async () => {
-    const { owner, environmentId } = await setup();
+    const { owner, environmentId } = await createProjectWithStack();
     for (const query of ["status=done", "status=failed,nope", "status=failed&status=", "status=FAILED"]) {
       const res = await request<ErrorBody>("GET", `/v1/environments/${environmentId}/deployments?${query}`, {
         key: owner.key,
@@ -322,11 +315,12 @@ describe("deployment lists", () => {
     }
   });
 
-  const listRoute = (make: (s: Awaited<ReturnType<typeof setup>>, d: Deployment) => string) => async () => {
-    const s = await setup();
-    const d = await deploy(s.environmentId, [s.stack.id]);
-    return { method: "GET", path: make(s, d), caller: s.owner };
-  };
+  const listRoute =
+    (make: (s: Awaited<ReturnType<typeof createProjectWithStack>>, d: Deployment) => string) => async () => {
+      const s = await createProjectWithStack();
+      const d = await deploy(s.environmentId, [s.stack.id]);
+      return { method: "GET", path: make(s, d), caller: s.owner };
+    };
   runCommonRouteTests(
     "GET /v1/deployments/{id}",
     listRoute((_, d) => `/v1/deployments/${d.id}`),
@@ -336,7 +330,7 @@ describe("deployment lists", () => {
     listRoute((s, d) => `/v1/environments/${s.environmentId}/deployments/${d.id}`),
   );
   runCommonRouteTests("PATCH /v1/deployments/{id}/cancel", async () => {
-    const s = await setup();
+    const s = await createProjectWithStack();
     const d = await deploy(s.environmentId, [s.stack.id]);
     return { method: "PATCH", path: `/v1/deployments/${d.id}/cancel`, caller: s.owner };
   });

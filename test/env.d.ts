@@ -3,5 +3,7 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     FUZZ_RUNS: string;
     FUZZ_SEED: string;
+    /** Rate-limit overrides of the test configuration (vitest.config.ts); unset in production. */
+    RATE_LIMITS?: string;
   }
 }

@@ -7,10 +7,10 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internal, internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
 import { openApiDocument } from "./helpers/openapi";
 
-type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
 type Deployment = DeploymentRecord;
 const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
 

@@ -2,11 +2,12 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CreatedIntegration, IntegrationRecord } from "../src/schemas/integration";
 import { internal, request } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import {
   addProjectMember,
   type Caller,
   createCaller,
-  createOrgWithOwner,
+  createOwnedProject,
   createProject,
 } from "./helpers/factories";
 import { expectMatchesOpenApi } from "./helpers/openapi";
@@ -14,9 +15,7 @@ import { runCommonRouteTests } from "./helpers/security";
 
 // Reads carry no secret; the create response adds `signing_secret`.
 type Integration = IntegrationRecord & Partial<Pick<CreatedIntegration, "signing_secret">>;
-type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const URL_OK = "https://hooks.example.com/deploys";
 const ALL_OFF = {
   deployments_failed: false,
@@ -37,12 +36,6 @@ const LIST_PATH = "/v1/projects/{project_id}/notification-integrations";
 const ONE_PATH = `${LIST_PATH}/{integration_id}`;
 const base = (projectId: string) => `/v1/projects/${projectId}/notification-integrations`;
 
-async function setup() {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  return { org, owner, project };
-}
-
 async function create(caller: Caller, projectId: string, body: Record<string, unknown> = {}) {
   const res = await request<Integration>("POST", base(projectId), {
     key: caller.key,
@@ -54,7 +47,7 @@ async function create(caller: Caller, projectId: string, body: Record<string, un
 
 describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   it("creates a webhook with every flag present and shows the signing secret once", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<Integration>("POST", base(project.id), {
       key: owner.key,
       body: { type: "webhook", url: URL_OK, configuration: { changelog: true, services_ok: true } },
@@ -85,7 +78,7 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   });
 
   it("a missing configuration means every flag off; each secret is different", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const a = await create(owner, project.id, { configuration: undefined });
     const b = await create(owner, project.id);
     expect(a.configuration).toEqual(ALL_OFF);
@@ -111,7 +104,7 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
     [{ type: "webhook", url: "https://good.com@127.0.0.1/x" }, "url"],
     [{ type: "webhook", url: "gopher://hooks.example.com/x" }, "url"],
   ])("refuses %j with 400 bad_input at %s, creating nothing", async (body, path) => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<ErrorBody>("POST", base(project.id), { key: owner.key, body });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("bad_input");
@@ -121,7 +114,7 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   });
 
   it("refuses a body that is not JSON", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<ErrorBody>("POST", base(project.id), {
       key: owner.key,
       rawBody: "type=webhook",
@@ -132,7 +125,7 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   });
 
   it("needs contributor or above: a viewer is 403 forbidden, a contributor may", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewer = await createCaller(org, "member", owner);
     const contributor = await createCaller(org, "member", owner);
     const outsider = await createCaller(org, "member", owner);
@@ -149,7 +142,7 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   });
 
   it("an unknown project is 404; a malformed project ID is 400", async () => {
-    const { owner } = await setup();
+    const { owner } = await createOwnedProject();
     const body = { type: "webhook", url: URL_OK };
     const missing = await request<ErrorBody>("POST", base("7Hq3VnT5m2WcXbQ9pLk4Rz"), {
       key: owner.key,
@@ -161,14 +154,14 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
   });
 
   runCommonRouteTests("POST integration", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "POST", path: base(project.id), body: { type: "webhook", url: URL_OK }, caller: owner };
   });
 });
 
 describe("GET one / list", () => {
   it("an integration of another project of the same org is 404 under this project", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const other = await createProject(owner);
     const integration = await create(owner, other.id);
     const res = await request<ErrorBody>("GET", `${base(project.id)}/${integration.id}`, { key: owner.key });
@@ -177,7 +170,7 @@ describe("GET one / list", () => {
   });
 
   it("lists the project's integrations with the shared pagination (newest first by default)", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const a = await create(owner, project.id);
     const b = await create(owner, project.id);
     const c = await create(owner, project.id);
@@ -212,12 +205,12 @@ describe("GET one / list", () => {
   });
 
   runCommonRouteTests("GET integrations", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "GET", path: base(project.id), caller: owner };
   });
 
   runCommonRouteTests("GET integration", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     return { method: "GET", path: `${base(project.id)}/${integration.id}`, caller: owner };
   });
@@ -225,7 +218,7 @@ describe("GET one / list", () => {
 
 describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration_id}", () => {
   it("merges the given flags and keeps the others; may change the url", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id, {
       configuration: { deployments_failed: true, changelog: true },
     });
@@ -258,7 +251,7 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
     [{ url: "https://192.168.0.1/x", configuration: { changelog: true } }, "url"],
     [{ type: "slack" }, "type"],
   ])("refuses %j with 400 at %s and changes nothing", async (body, path) => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     const res = await request<ErrorBody>("PATCH", `${base(project.id)}/${integration.id}`, {
       key: owner.key,
@@ -275,7 +268,7 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
   });
 
   it("a viewer is 403 forbidden; an unknown integration is 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewer = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
     const integration = await create(owner, project.id);
@@ -294,7 +287,7 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
   });
 
   runCommonRouteTests("PATCH integration", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     return {
       method: "PATCH",
@@ -307,7 +300,7 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
 
 describe("GET .../deliveries", () => {
   it("is empty for a new integration and documented in /openapi.json", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     const res = await request("GET", `${base(project.id)}/${integration.id}/deliveries`, { key: owner.key });
     expect(res.status).toBe(200);
@@ -328,7 +321,7 @@ describe("GET .../deliveries", () => {
   });
 
   it("refuses a bad cursor and a bad limit", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     const path = `${base(project.id)}/${integration.id}/deliveries`;
     expect((await request("GET", `${path}?after=%%%`, { key: owner.key })).status).toBe(400);
@@ -336,7 +329,7 @@ describe("GET .../deliveries", () => {
   });
 
   runCommonRouteTests("GET deliveries", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const integration = await create(owner, project.id);
     return { method: "GET", path: `${base(project.id)}/${integration.id}/deliveries`, caller: owner };
   });
@@ -344,7 +337,7 @@ describe("GET .../deliveries", () => {
 
 describe("internal API", () => {
   it("creates a slack integration, with its secret, for an existing project only", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await internal<Integration>("POST", `/projects/${project.id}/notification-integrations`, {
       type: "slack",
       url: "https://hooks.slack.com/services/T000/B000/XXXX",
@@ -373,7 +366,7 @@ describe("internal API", () => {
   });
 
   it("accepts an internal event with 202 and its ID; refuses deployment types and unknown projects", async () => {
-    const { project } = await setup();
+    const { project } = await createOwnedProject();
     const ok = await internal<{ id: string }>("POST", `/projects/${project.id}/events`, {
       type: "changelog.created",
       data: { title: "v2" },

@@ -10,7 +10,8 @@ import type { DeploymentRecord } from "../src/schemas/deployment";
 import { transitionDeployment } from "../src/services/deployment-transitions";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
-import { createEnvironment, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
+import { type ErrorBody, TS } from "./helpers/expect";
+import { createEnvironment, createProjectWithStack, createStack } from "./helpers/factories";
 
 type Resource = Record<string, unknown> & {
   id: string;
@@ -20,9 +21,7 @@ type Resource = Record<string, unknown> & {
   updated_at: string;
 };
 type Deployment = DeploymentRecord;
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
 
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
 const GIT = {
   commit: {
@@ -39,14 +38,6 @@ const GIT = {
   repo: "storefront",
   repo_id: "9001",
 };
-
-async function setup() {
-  const { owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  const environmentId = project.default_environment_id;
-  const stack = await createStack(environmentId);
-  return { owner, project, environmentId, stack };
-}
 
 const newResource = (stackId: string, fields: Record<string, unknown> = {}) =>
   internal<Resource & ErrorBody>("POST", `/stacks/${stackId}/resources`, {
@@ -74,7 +65,7 @@ async function eventsOf(deploymentId: string) {
 
 describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
   it("creates a resource; template_id defaults to the stack's", async () => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const res = await newResource(stack.id, { status_reason: "User Initiated" });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -98,7 +89,7 @@ describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
     [{ template_id: "" }, "template_id"],
     [{ template_id: "t".repeat(256) }, "template_id"],
   ])("refuses %j with 400 naming %s", async (fields, path) => {
-    const { stack } = await setup();
+    const { stack } = await createProjectWithStack();
     const res = await newResource(stack.id, fields);
     expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
     expect(res.body.cause?.map((c) => c.path)).toContain(path);
@@ -116,7 +107,7 @@ describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
 
 describe("PATCH /internal/v1/resources/{id}", () => {
   it("a new status moves timestamp and clears the old reason; the same status keeps both", async () => {
-    const { owner, stack } = await setup();
+    const { owner, stack } = await createProjectWithStack();
     const created = (await newResource(stack.id, { status_reason: "starting" })).body;
     const same = await internalOk<Resource>("PATCH", `/resources/${created.id}`, {
       status: "create_in_progress",
@@ -149,7 +140,7 @@ describe("PATCH /internal/v1/resources/{id}", () => {
   });
 
   it("bad bodies are 400 and change nothing; an unknown resource is 404", async () => {
-    const { stack } = await setup();
+    const { stack } = await createProjectWithStack();
     const created = (await newResource(stack.id)).body;
     for (const body of [{}, { status: "gone" }, { status: "create_complete", extra: 1 }]) {
       const res = await internal<ErrorBody>("PATCH", `/resources/${created.id}`, body);
@@ -168,7 +159,7 @@ describe("PATCH /internal/v1/resources/{id}", () => {
 
 describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
   it("creates a queued deployment with one queued entry per stack, and keeps the source", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const source = {
       git: GIT,
@@ -194,7 +185,7 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
   });
 
   it("takes the full 100 stacks (more than one statement's worth of bound parameters)", async () => {
-    const { owner, environmentId } = await setup();
+    const { owner, environmentId } = await createProjectWithStack();
     const stackIds: string[] = [];
     for (let i = 0; i < 100; i += 10) {
       const made = await Promise.all(Array.from({ length: 10 }, () => createStack(environmentId)));
@@ -222,14 +213,14 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
     [{ patch: PATCH, stacks: [] }, "data.stacks"],
     [{}, "data.patch"],
   ])("refuses data %j with 400 naming %s", async (data, path) => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const res = await newDeployment(environmentId, { stack_ids: [stack.id], data });
     expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
     expect(res.body.cause?.map((c) => c.path)).toContain(path);
   });
 
   it("every stack must belong to the environment: 400 naming the others, nothing created", async () => {
-    const { owner, project, environmentId, stack } = await setup();
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
     const foreign = await createStack((await createEnvironment(project.id)).id);
     for (const stackIds of [[stack.id, foreign.id], [stack.id, "e".repeat(32)], [], [stack.id, stack.id]]) {
       const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
@@ -247,7 +238,7 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
 
 describe("PATCH /internal/v1/deployments/{id}", () => {
   it("queued → in_progress → succeeded: timestamps, stacks and one event per transition", async () => {
-    const { project, environmentId, stack } = await setup();
+    const { project, environmentId, stack } = await createProjectWithStack();
     const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     const running = await report(d.id, {
       status: "in_progress",
@@ -281,7 +272,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("in_progress → failed records deployment.failed; cancelling records nothing", async () => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const a = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     await report(a.id, { status: "in_progress", stacks: [{ id: stack.id, status: "in_progress" }] });
     const failed = await report(a.id, {
@@ -300,7 +291,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("illegal transitions are 409, change nothing and record no event", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     for (const status of ["succeeded", "failed"]) {
       const res = await report(d.id, { status });
@@ -327,7 +318,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("a stack may not move illegally, nor be a stranger to the deployment", async () => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const other = await createStack(environmentId);
     const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     const stranger = await report(d.id, {
@@ -355,7 +346,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("two transitions at once: one wins, the other is 409, and only the winner's event is written", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const running = async () => {
       const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
       await report(d.id, { status: "in_progress" });
@@ -391,7 +382,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("the same transition twice at once records its event once", async () => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     const twins = await Promise.all([
       report(d.id, { status: "in_progress" }),
@@ -404,7 +395,7 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
   });
 
   it("a transition computed from a stale read loses at the conditional update: 409, no event", async () => {
-    const { environmentId, stack } = await setup();
+    const { environmentId, stack } = await createProjectWithStack();
     const d = (await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } })).body;
     await report(d.id, { status: "in_progress" });
     const db = createDb(env.DB);

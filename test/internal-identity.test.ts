@@ -1,6 +1,7 @@
 /** The internal API rows of API_CONTRACT §9 for identity and topology. */
 import { describe, expect, it } from "vitest";
 import { internal, request } from "./helpers/api";
+import { expectError, NEW_ID, TS, UNKNOWN_ID } from "./helpers/expect";
 import {
   createAccount,
   createEnvironment,
@@ -10,17 +11,7 @@ import {
   unique,
 } from "./helpers/factories";
 
-type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const NEW_ID = /^[1-9A-HJ-NP-Za-km-z]{22}$/;
-const UNKNOWN_ID = "1111111111111111111111";
 const EMPTY_PROFILE = { bio: null, github: null, location: null, twitter: null, website: null };
-
-function expectError(res: { status: number; body: unknown }, status: number, code: string, path?: string) {
-  expect(res.status).toBe(status);
-  expect((res.body as ErrorBody).code).toBe(code);
-  if (path) expect((res.body as ErrorBody).cause?.map((c) => c.path)).toContain(path);
-}
 
 describe("POST /internal/v1/orgs", () => {
   it("creates an organization", async () => {

@@ -1,13 +1,12 @@
 /** GET /v1/orgs and POST /v1/orgs (API_CONTRACT §3 Organization, §5, §10). */
 import { describe, expect, it } from "vitest";
 import { internal } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import { createCaller, createOrgWithOwner, type Org, unique } from "./helpers/factories";
 import { checkedRequest } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
 type OrgList = { data: Org[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe("GET /v1/orgs", () => {
   it("lists the caller's organization, one page, for any org role", async () => {

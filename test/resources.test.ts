@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { StackResourceRecord } from "../src/schemas/resource";
 import { internalOk, request } from "./helpers/api";
+import { type ErrorBody, TS } from "./helpers/expect";
 import {
   addProjectMember,
   type Caller,
   createCaller,
   createEnvironment,
-  createOrgWithOwner,
-  createProject,
+  createProjectWithStack,
   createStack,
   unique,
 } from "./helpers/factories";
@@ -17,17 +17,6 @@ import { runCommonRouteTests } from "./helpers/security";
 
 type Resource = StackResourceRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; cause?: Array<{ path: string }> };
-
-const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-async function setup() {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  const environmentId = project.default_environment_id;
-  const stack = await createStack(environmentId);
-  return { org, owner, project, environmentId, stack };
-}
 
 function addResource(stackId: string, fields: Record<string, unknown> = {}) {
   return internalOk<Resource>("POST", `/stacks/${stackId}/resources`, {
@@ -42,7 +31,7 @@ function addResource(stackId: string, fields: Record<string, unknown> = {}) {
 
 describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   it("reads the record the engine created, the same through all three paths", async () => {
-    const { owner, environmentId, stack } = await setup();
+    const { owner, environmentId, stack } = await createProjectWithStack();
     const created = await addResource(stack.id, { status: "create_in_progress" });
     expect(created).toEqual({
       id: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{22}$/),
@@ -69,7 +58,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   });
 
   it("a resource reached through another stack or environment is 404", async () => {
-    const { owner, project, environmentId, stack } = await setup();
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
     const otherStack = await createStack(environmentId);
     const otherEnv = await createEnvironment(project.id);
     const resource = await addResource(stack.id);
@@ -84,7 +73,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   });
 
   it("malformed ids are 400 bad_input naming the parameter", async () => {
-    const { owner, stack } = await setup();
+    const { owner, stack } = await createProjectWithStack();
     const bad = await request<ErrorBody>("GET", "/v1/resources/nope!", { key: owner.key });
     expect([bad.status, bad.body.code]).toEqual([400, "bad_input"]);
     expect(bad.body.cause?.map((c) => c.path)).toContain("id");
@@ -95,7 +84,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   });
 
   it("a project viewer reads; an org member outside the project gets 404", async () => {
-    const { org, owner, project, stack } = await setup();
+    const { org, owner, project, stack } = await createProjectWithStack();
     const viewer = await createCaller(org, "member", owner);
     const outsider = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
@@ -107,11 +96,12 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
     expect([list.status, list.body.code]).toEqual([404, "not_found"]);
   });
 
-  const readRoute = (make: (s: Awaited<ReturnType<typeof setup>>, r: Resource) => string) => async () => {
-    const s = await setup();
-    const resource = await addResource(s.stack.id);
-    return { method: "GET", path: make(s, resource), caller: s.owner as Caller };
-  };
+  const readRoute =
+    (make: (s: Awaited<ReturnType<typeof createProjectWithStack>>, r: Resource) => string) => async () => {
+      const s = await createProjectWithStack();
+      const resource = await addResource(s.stack.id);
+      return { method: "GET", path: make(s, resource), caller: s.owner as Caller };
+    };
   runCommonRouteTests(
     "GET /v1/resources/{id}",
     readRoute((_, r) => `/v1/resources/${r.id}`),
@@ -136,7 +126,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
 
 describe("resource lists", () => {
   it("a stack lists its own resources; an environment those of all its stacks", async () => {
-    const { owner, project, environmentId, stack } = await setup();
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const elsewhere = await createStack((await createEnvironment(project.id)).id);
     const a = await addResource(stack.id);
@@ -161,7 +151,7 @@ describe("resource lists", () => {
   it.each(["created_at", "+created_at", "-created_at"])(
     "pages through both scopes under sort_by=%s with no repeats or gaps",
     async (sortBy) => {
-      const { owner, environmentId, stack } = await setup();
+      const { owner, environmentId, stack } = await createProjectWithStack();
       const second = await createStack(environmentId);
       const made: Resource[] = [];
       for (let i = 0; i < 7; i++) made.push(await addResource(i % 2 ? second.id : stack.id));
@@ -178,7 +168,7 @@ describe("resource lists", () => {
   );
 
   it("the default order is newest first; a cursor of another order, or garbage, is 400", async () => {
-    const { owner, stack } = await setup();
+    const { owner, stack } = await createProjectWithStack();
     const made = [await addResource(stack.id), await addResource(stack.id), await addResource(stack.id)];
     const first = await request<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources?limit=2`, {
       key: owner.key,

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
 import type { AdmitResult } from "../rate-limit/limiter";
-import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
+import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
 
 export type LimitOutcome = {
@@ -36,7 +36,7 @@ export async function countRequest(
   subject: string,
   policy: RateLimitPolicy,
 ): Promise<LimitOutcome> {
-  const limit = RATE_LIMIT_POLICIES[policy];
+  const limit = c.get("ctx").config.rateLimits[policy];
   let result: AdmitResult;
   try {
     result = await limiterOf(c, subject).admit({ policy, limit, windowSeconds: RATE_LIMIT_WINDOW_SECONDS });

@@ -1,6 +1,7 @@
 /** A small HTTP client over the real Worker (`exports.default.fetch`): no mocks of the platform. */
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import { createApp } from "../../src/app";
 
 export type ApiResponse<T = unknown> = { status: number; body: T; headers: Headers; raw: string };
 
@@ -10,11 +11,22 @@ export type RequestOptions = {
   headers?: Record<string, string>;
   /** Send `body` as-is (a string) instead of JSON-encoding it. */
   rawBody?: string;
+  /**
+   * Bindings to run this request with instead of the test configuration's (through the same app,
+   * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
+   */
+  bindings?: Partial<Env> & Record<string, unknown>;
 };
 
-// Each request comes from its own client IP (a documentation prefix), so failed
-// authentications in different tests never share one `anonymous` rate-limit window.
-let ipCounter = 0;
+/**
+ * The client address every test request comes from (a documentation prefix), unless a test sets
+ * its own: the audit log records it. One address for all: the test configuration raises the
+ * per-IP limit, so no test needs an address of its own to stay under it.
+ */
+export const TEST_CLIENT_IP = "2001:db8::1";
+
+/** The production rate limits: the test configuration's RATE_LIMITS override removed. */
+export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 
 export async function request<T = unknown>(
   method: string,
@@ -23,7 +35,7 @@ export async function request<T = unknown>(
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = {
     accept: "application/json",
-    "cf-connecting-ip": `2001:db8:ffff::${(++ipCounter).toString(16)}`,
+    "cf-connecting-ip": TEST_CLIENT_IP,
     ...options.headers,
   };
   if (options.key) headers["x-api-key"] = options.key;
@@ -33,7 +45,8 @@ export async function request<T = unknown>(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const res = await exports.default.fetch(new Request(`http://api.test${path}`, { method, headers, body }));
+  const req = new Request(`http://api.test${path}`, { method, headers, body });
+  const res = options.bindings ? await fetchWith(req, options.bindings) : await exports.default.fetch(req);
   const raw = await res.text();
   let parsed: unknown = null;
   if (raw) {
@@ -44,6 +57,13 @@ export async function request<T = unknown>(
     }
   }
   return { status: res.status, body: parsed as T, headers: res.headers, raw };
+}
+
+async function fetchWith(req: Request, bindings: Partial<Env> & Record<string, unknown>): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await createApp().fetch(req, { ...env, ...bindings }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 /** The internal API, authenticated with the test ADMIN_TOKEN. */

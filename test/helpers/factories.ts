@@ -98,3 +98,17 @@ export async function createStack(environmentId: string, fields: Record<string, 
 export async function revokeKey(keyId: string) {
   await internalOk("DELETE", `/api-keys/${keyId}`);
 }
+
+/** A fresh organization, its owner, and a project of theirs. */
+export async function createOwnedProject(): Promise<{ org: Org; owner: Caller; project: Project }> {
+  const { org, owner } = await createOrgWithOwner();
+  return { org, owner, project: await createProject(owner) };
+}
+
+/** A fresh organization, its owner, a project of theirs and a stack in its default environment. */
+export async function createProjectWithStack() {
+  const { org, owner, project } = await createOwnedProject();
+  const environmentId = project.default_environment_id;
+  const stack = await createStack(environmentId);
+  return { org, owner, project, environmentId, stack };
+}

@@ -1,7 +1,7 @@
 /** The pure sliding window over a fake clock: exactness, reset values, pruning. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide } from "../src/rate-limit/window";
+import { decide } from "../../src/rate-limit/window";
 
 const WINDOW = 60_000;
 const T = 1_700_000_000_000;

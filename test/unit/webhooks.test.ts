@@ -1,15 +1,15 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { buildWebhookRequest } from "../src/webhooks/deliver";
+import { buildWebhookRequest } from "../../src/webhooks/deliver";
 import {
   MAX_ATTEMPTS,
   parseRetryAfter,
   RETRY_DELAYS_SECONDS,
   retryDelaySeconds,
-} from "../src/webhooks/retry";
-import { newSigningSecret, signWebhook } from "../src/webhooks/signing";
-import { escapeSlack, slackText } from "../src/webhooks/slack";
-import { checkWebhookUrl } from "../src/webhooks/url-guard";
+} from "../../src/webhooks/retry";
+import { newSigningSecret, signWebhook } from "../../src/webhooks/signing";
+import { escapeSlack, slackText } from "../../src/webhooks/slack";
+import { checkWebhookUrl } from "../../src/webhooks/url-guard";
 
 describe("signing (Standard Webhooks)", () => {
   // The reference vector of the Standard Webhooks libraries.

@@ -6,7 +6,7 @@ import {
   type VariableIdentity,
   VariableKeyConfigError,
   variableKeyVersion,
-} from "../src/crypto/variables";
+} from "../../src/crypto/variables";
 
 const keyOf = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)));
 const KEY_A = keyOf(1);

@@ -1,0 +1,193 @@
+/** Request bodies: JSON only, strict, bounded, refused before anything changes. */
+import { env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
+import { type ErrorBody, expectError, MIB, raw } from "../helpers/errors";
+import { createOrgWithOwner, createProject, unique } from "../helpers/factories";
+import { checkedRequest } from "../helpers/openapi";
+
+describe("request bodies", () => {
+  /** `{"name":"<name>"}` padded with JSON whitespace to exactly `size` bytes. */
+  const padded = (name: string, size: number) => {
+    const json = JSON.stringify({ name });
+    return json + " ".repeat(size - json.length);
+  };
+
+  it("accepts a body of exactly 1 MiB and refuses 1 MiB + 1 byte", async () => {
+    const { owner } = await createOrgWithOwner();
+    const headers = { "x-api-key": owner.key, "content-type": "application/json" };
+    const name = unique("edge");
+    const exact = await raw("POST", "/v1/projects", { headers, body: padded(name, MIB) });
+    expect(exact.status, exact.raw).toBe(201);
+    const over = await raw("POST", "/v1/projects", { headers, body: padded(unique("edge"), MIB + 1) });
+    expectError(over, 400, "bad_input");
+    expect(over.body).toMatchObject({ message: expect.stringMatching(/exceeds/) });
+  });
+
+  it("refuses an oversized body that arrives as a stream without content-length", async () => {
+    const { owner } = await createOrgWithOwner();
+    const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"s"}'));
+        if (sent > MIB + 128 * 1024) return controller.close();
+        controller.enqueue(chunk);
+        sent += chunk.byteLength;
+      },
+    });
+    const res = await raw("POST", "/v1/projects", {
+      headers: { "x-api-key": owner.key, "content-type": "application/json" },
+      body: stream,
+    });
+    expectError(res, 400, "bad_input");
+  });
+
+  it.each([
+    ["text/plain"],
+    ["application/x-www-form-urlencoded"],
+    ["multipart/form-data; boundary=x"],
+    ["application/jsonx"],
+    ["application/xml"],
+  ])("refuses content-type %s with 400 bad_input", async (type) => {
+    const { owner } = await createOrgWithOwner();
+    const res = await raw("POST", "/v1/projects", {
+      headers: { "x-api-key": owner.key, "content-type": type },
+      body: JSON.stringify({ name: unique("p") }),
+    });
+    expectError(res, 400, "bad_input");
+  });
+
+  it("refuses a JSON body sent without content-type; accepts parameters and any letter case", async () => {
+    const { owner } = await createOrgWithOwner();
+    const none = await exports.default.fetch(
+      new Request("http://api.test/v1/projects", {
+        method: "POST",
+        headers: { "x-api-key": owner.key },
+        body: new TextEncoder().encode(JSON.stringify({ name: unique("p") })),
+      }),
+    );
+    expect(none.status).toBe(400);
+    for (const type of ["application/json; charset=utf-8", "Application/JSON"]) {
+      const res = await raw("POST", "/v1/projects", {
+        headers: { "x-api-key": owner.key, "content-type": type },
+        body: JSON.stringify({ name: unique("p") }),
+      });
+      expect(res.status, type).toBe(201);
+    }
+  });
+
+  it.each([
+    ["truncated", "{nope"],
+    ["a trailing comma", '{"name":"x",}'],
+    ["single quotes", "{'name':'x'}"],
+    ["two documents", '{"name":"x"}{"name":"y"}'],
+    ["an empty body", ""],
+    ["whitespace only", "   "],
+  ])("refuses malformed JSON (%s) with 400 bad_input", async (_what, body) => {
+    const { owner } = await createOrgWithOwner();
+    const res = await raw("POST", "/v1/projects", {
+      headers: { "x-api-key": owner.key, "content-type": "application/json" },
+      body,
+    });
+    expectError(res, 400, "bad_input");
+  });
+
+  it("refuses invalid UTF-8 with 400 bad_input", async () => {
+    const { owner } = await createOrgWithOwner();
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"name":"'),
+      0xff,
+      0xfe,
+      ...new TextEncoder().encode('"}'),
+    ]);
+    const res = await raw("POST", "/v1/projects", {
+      headers: { "x-api-key": owner.key, "content-type": "application/json" },
+      body: bytes,
+    });
+    expectError(res, 400, "bad_input");
+  });
+
+  it.each([["[]"], ['"name"'], ["null"], ["42"], ["true"]])(
+    "refuses the JSON value %s where an object is due",
+    async (body) => {
+      const { owner } = await createOrgWithOwner();
+      const res = await raw("POST", "/v1/projects", {
+        headers: { "x-api-key": owner.key, "content-type": "application/json" },
+        body,
+      });
+      expectError(res, 400, "bad_input");
+    },
+  );
+
+  it("an unknown field is 400 bad_input with cause [{path, message}], at its own path", async () => {
+    const { owner } = await createOrgWithOwner();
+    const res = await checkedRequest<ErrorBody>("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: unique("p"), colour: "red", size: 1 },
+    });
+    expectError(res, 400, "bad_input");
+    expect(res.body.cause).toEqual([
+      { path: "colour", message: expect.any(String) },
+      { path: "size", message: expect.any(String) },
+    ]);
+    const nested = await request<ErrorBody>("POST", "/internal/v1/accounts", {
+      body: { name: "a", profile: { bio: "b", shoe_size: 44 } },
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expectError(nested, 400, "bad_input");
+    expect(nested.body.cause).toEqual([{ path: "profile.shoe_size", message: expect.any(String) }]);
+  });
+
+  it("a route that takes no body refuses one (every field is unknown); an empty body or {} is fine", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const disconnect = await checkedRequest<ErrorBody>("PATCH", `/v1/projects/${project.id}/disconnect`, {
+      key: owner.key,
+      body: { force: true },
+    });
+    expectError(disconnect, 400, "bad_input");
+    expect(disconnect.body.cause).toEqual([{ path: "force", message: expect.any(String) }]);
+    const notObject = await checkedRequest<ErrorBody>("DELETE", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: [1],
+    });
+    expectError(notObject, 400, "bad_input");
+    const still = await checkedRequest<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
+      key: owner.key,
+    });
+    expect(still.body.connection_status).toBe("connected");
+    const internalDelete = await request<ErrorBody>("DELETE", `/internal/v1/api-keys/${owner.keyId}`, {
+      body: { reason: "x" },
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expectError(internalDelete, 400, "bad_input");
+    const emptyObject = await checkedRequest("PATCH", `/v1/projects/${project.id}/disconnect`, {
+      key: owner.key,
+      body: {},
+    });
+    expect(emptyObject.status).toBe(204);
+    expect((await checkedRequest("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(
+      204,
+    );
+  });
+
+  it("every invalid field is listed once in cause, with a dotted path", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const res = await checkedRequest<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: { name: "", default_environment_id: "x", icon: "nope", description: 5 },
+    });
+    expectError(res, 400, "bad_input");
+    const cause = res.body.cause as Array<{ path: string; message: string }>;
+    expect(cause.map((c) => c.path).sort()).toEqual([
+      "default_environment_id",
+      "description",
+      "icon",
+      "name",
+    ]);
+    for (const item of cause) expect(Object.keys(item).sort()).toEqual(["message", "path"]);
+  });
+});

@@ -1,0 +1,35 @@
+/** Shared by the tests of the error model and cross-cutting HTTP behaviour (test/errors/; API_CONTRACT §6, §9 auth). */
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { ApiResponse } from "./api";
+import { expectError as expectErrorBody } from "./expect";
+
+export type ErrorBody = { code: string; message: string; cause?: unknown };
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const MIB = 1024 * 1024;
+
+/** Every failure answers exactly `{code, message, cause?}` with one of the ten codes. */
+export function expectError(res: ApiResponse<unknown>, status: number, code: string) {
+  expectErrorBody(res, status, code);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  expect(res.headers.get("x-request-id")).toMatch(REQUEST_ID);
+}
+
+/** A raw request to the Worker: any body bytes, any headers. */
+export async function raw(
+  method: string,
+  path: string,
+  init: { headers?: Record<string, string>; body?: BodyInit } = {},
+): Promise<ApiResponse<unknown>> {
+  const res = await exports.default.fetch(
+    new Request(`http://api.test${path}`, { method, headers: init.headers, body: init.body }),
+  );
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body, headers: res.headers, raw: text };
+}

@@ -1,0 +1,80 @@
+/** Shared by the variables tests (test/variables/): the world they run in, paths, and a variable factory. */
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createApp } from "../../src/app";
+import type { VariableRecord } from "../../src/schemas/variable";
+import type { ApiResponse } from "./api";
+import { type Caller, createComponent, createOrgWithOwner, createProject, unique } from "./factories";
+import { checkedRequest as request } from "./openapi";
+
+export type VariableBody = VariableRecord;
+export type ListBody = { data: VariableBody[]; has_more: boolean; next_page?: string };
+
+export const RECORD_KEYS = [
+  "component_id",
+  "created_at",
+  "environment_id",
+  "id",
+  "name",
+  "resource_id",
+  "type",
+  "updated_at",
+];
+
+/** An organization, a project, its default environment and one component in it. */
+export async function setup() {
+  const { org, owner } = await createOrgWithOwner();
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  const component = await createComponent(environmentId);
+  return { org, owner, project, environmentId, componentId: component.id };
+}
+
+export const componentPath = (id: string) => `/v1/components/${id}/variables`;
+export const environmentPath = (id: string) => `/v1/environments/${id}/variables`;
+
+export async function createVariable(
+  caller: Caller,
+  parentPath: string,
+  body: { name?: string; type?: string; value?: string } = {},
+): Promise<VariableBody> {
+  const res = await request<VariableBody>("POST", parentPath, {
+    key: caller.key,
+    body: { name: unique("V").replace(/-/g, "_"), type: "secret", value: "v", ...body },
+  });
+  if (res.status !== 201) throw new Error(`create variable → ${res.status} ${res.raw}`);
+  return res.body;
+}
+
+export async function reveal(caller: Caller, id: string): Promise<ApiResponse<{ value: string }>> {
+  return request<{ value: string }>("GET", `/v1/variables/${id}/value`, { key: caller.key });
+}
+
+/** The real app and runtime, with the Worker's bindings overridden. */
+export async function callApp(
+  bindings: Partial<Env> & Record<string, unknown>,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+) {
+  const ctx = createExecutionContext();
+  const res = await createApp().fetch(
+    new Request(`http://api.test${path}`, {
+      method,
+      headers: {
+        "x-api-key": key,
+        accept: "application/json",
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+    { ...env, ...bindings },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, raw: await res.text() };
+}
+
+export function randomKey(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+}

@@ -1,0 +1,137 @@
+/**
+ * Shared by the webhook pipeline tests (test/webhooks/): real D1, the real EVENTS queue, real HTTP
+ * to a local receiver (test/global-setup-receiver.ts). Consumer tests drive the Worker's queue
+ * handler with real message batches; end-to-end tests let the queue deliver by itself.
+ */
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, expect, inject, vi } from "vitest";
+import { createDb } from "../../src/db/client";
+import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
+import worker from "../../src/index";
+import { newId } from "../../src/lib/ids";
+import type { EventType } from "../../src/schemas/event-types";
+import type { QueueMessage } from "../../src/schemas/queue-messages";
+import { eventInsert, newEvent } from "../../src/services/events";
+import type { ReceivedRequest } from "../global-setup-receiver";
+import { internalOk } from "./api";
+import { createOrgWithOwner, createProject } from "./factories";
+
+export const origin = inject("receiverOrigin");
+export const db = createDb(env.DB);
+
+/**
+ * For the calling test file: the receiver is http://127.0.0.1, as in local development
+ * (API_CONTRACT §1), so webhook URLs may be insecure while its tests run.
+ */
+export function allowTheLocalReceiver(): void {
+  beforeAll(() => {
+    env.ALLOW_INSECURE_WEBHOOKS = "true";
+  });
+  afterAll(() => {
+    env.ALLOW_INSECURE_WEBHOOKS = "false";
+  });
+}
+
+export type Flags = Partial<Record<string, boolean>>;
+export type CreatedIntegration = { id: string; signing_secret: string; url: string };
+
+export const hook = (bucket: string, query = "") => `${origin}/hooks/${bucket}${query}`;
+
+export async function received(bucket: string): Promise<ReceivedRequest[]> {
+  const res = await fetch(`${origin}/received/${bucket}`);
+  return res.json<ReceivedRequest[]>();
+}
+
+export async function newProject() {
+  const { owner } = await createOrgWithOwner();
+  return { owner, project: await createProject(owner) };
+}
+
+export function integrate(projectId: string, url: string, configuration: Flags, type = "webhook") {
+  return internalOk<CreatedIntegration>("POST", `/projects/${projectId}/notification-integrations`, {
+    type,
+    url,
+    configuration,
+  });
+}
+
+/** An event written as a producer writes it, but never published. */
+export async function writeEvent(
+  projectId: string,
+  type: EventType,
+  data: Record<string, unknown> = {},
+  ageMs = 0,
+) {
+  const event = newEvent(projectId, type, data);
+  if (ageMs) event.createdAt = new Date(Date.now() - ageMs).toISOString();
+  await eventInsert(db, event).run();
+  return event;
+}
+
+/** A pending delivery row, as the fan-out writes it (without queueing anything). */
+export async function writeDelivery(
+  projectId: string,
+  eventId: string,
+  integrationId: string,
+  now = new Date().toISOString(),
+) {
+  const id = newId();
+  await db
+    .insert(webhookDeliveries)
+    .values({ id, projectId, eventId, integrationId, status: "pending", createdAt: now, updatedAt: now })
+    .run();
+  return id;
+}
+
+export let messageSeq = 0;
+/**
+ * Runs one batch through the Worker's queue handler. `result` is the runtime's account of
+ * acks and retries; `retries` adds the options each `retry()` was called with, which
+ * `getQueueResult` does not report (each call still reaches the real message).
+ */
+export async function runBatch(
+  messages: Array<{ body: QueueMessage | { kind: string }; attempts?: number }>,
+  opts: { queue?: string; env?: Env } = {},
+) {
+  const batch = createMessageBatch(
+    opts.queue ?? "deploy-platform-events",
+    messages.map((m) => ({
+      id: `msg-${++messageSeq}`,
+      timestamp: new Date(),
+      attempts: m.attempts ?? 1,
+      body: m.body,
+    })),
+  );
+  const retries: Array<{ msgId: string; delaySeconds?: number }> = [];
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    message.retry = (options?: QueueRetryOptions) => {
+      retries.push(
+        options?.delaySeconds === undefined
+          ? { msgId: message.id }
+          : { msgId: message.id, delaySeconds: options.delaySeconds },
+      );
+      retry(options);
+    };
+  }
+  const ctx = createExecutionContext();
+  // The handler does all its work before it returns; ctx only lets getQueueResult read the outcome.
+  await worker.queue(batch as MessageBatch<unknown>, opts.env ?? env);
+  const result = await getQueueResult(batch, ctx);
+  expect(result.retryMessages.map((r) => r.msgId)).toEqual(retries.map((r) => r.msgId));
+  return { ids: batch.messages.map((m) => m.id), result, retries };
+}
+
+export const deliveryRow = (id: string) =>
+  db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get();
+export const attemptRows = (id: string) =>
+  db
+    .select()
+    .from(deliveryAttempts)
+    .where(eq(deliveryAttempts.deliveryId, id))
+    .orderBy(deliveryAttempts.attempt)
+    .all();
+
+export const eventually = (check: () => Promise<void>) =>
+  vi.waitFor(check, { timeout: 20_000, interval: 200 });

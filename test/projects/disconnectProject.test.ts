@@ -1,0 +1,26 @@
+/** disconnectProject. */
+import { describe, expect, it } from "vitest";
+import type { ErrorBody } from "../helpers/expect";
+import { checkedRequest as request } from "../helpers/openapi";
+import { type ProjectBody, setup } from "../helpers/projects";
+import { runCommonRouteTests } from "../helpers/security";
+
+describe("PATCH /v1/projects/{id}/disconnect", () => {
+  it("connected → disconnecting (204), then 409 while not connected", async () => {
+    const { owner, project } = await setup();
+    const res = await request("PATCH", `/v1/projects/${project.id}/disconnect`, { key: owner.key });
+    expect(res.status).toBe(204);
+    expect(res.raw).toBe("");
+    const after = await request<ProjectBody>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    expect(["disconnecting", "disconnected"]).toContain(after.body.connection_status);
+    const again = await request<ErrorBody>("PATCH", `/v1/projects/${project.id}/disconnect`, {
+      key: owner.key,
+    });
+    expect([again.status, again.body.code]).toEqual([409, "conflict"]);
+  });
+
+  runCommonRouteTests("PATCH /v1/projects/{id}/disconnect", async () => {
+    const { owner, project } = await setup();
+    return { method: "PATCH", path: `/v1/projects/${project.id}/disconnect`, caller: owner };
+  });
+});

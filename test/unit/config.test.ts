@@ -1,0 +1,34 @@
+/** The context's config: what each entry point reads from the environment, parsed once. */
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/context";
+import { RATE_LIMIT_POLICIES } from "../../src/rate-limit/policies";
+
+const envWith = (vars: Record<string, string>) =>
+  ({ ALLOW_INSECURE_WEBHOOKS: "false", ...vars }) as unknown as Env;
+
+describe("parseConfig", () => {
+  it("uses the production rate limits when RATE_LIMITS is unset or empty", () => {
+    expect(parseConfig(envWith({})).rateLimits).toEqual(RATE_LIMIT_POLICIES);
+    expect(parseConfig(envWith({ RATE_LIMITS: "" })).rateLimits).toEqual(RATE_LIMIT_POLICIES);
+  });
+
+  it("takes RATE_LIMITS' positive integers for known policies and ignores everything else", () => {
+    const limits = parseConfig(
+      envWith({ RATE_LIMITS: JSON.stringify({ default: 5000, reveal: 0, anonymous: 1.5, nope: 9 }) }),
+    ).rateLimits;
+    expect(limits).toEqual({ ...RATE_LIMIT_POLICIES, default: 5000 });
+    expect(parseConfig(envWith({ RATE_LIMITS: "not json" })).rateLimits).toEqual(RATE_LIMIT_POLICIES);
+  });
+
+  it('reads ALLOW_INSECURE_WEBHOOKS as true only when it is exactly "true"', () => {
+    expect(parseConfig(envWith({ ALLOW_INSECURE_WEBHOOKS: "true" })).allowInsecureWebhooks).toBe(true);
+    expect(parseConfig(envWith({ ALLOW_INSECURE_WEBHOOKS: "TRUE" })).allowInsecureWebhooks).toBe(false);
+  });
+
+  it("carries VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS", () => {
+    expect(parseConfig(envWith({ VARIABLES_KEY: "a", VARIABLES_KEY_PREVIOUS: "b" })).variableKeys).toEqual({
+      current: "a",
+      previous: "b",
+    });
+  });
+});
