@@ -13,7 +13,7 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../src/rate-limit/bookmark";
 import type { RateLimiter } from "../src/rate-limit/limiter";
