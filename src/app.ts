@@ -2,12 +2,14 @@
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
  * request → request id → service context → error boundary (onError) → [/v1] authenticate →
- * rate limit → body guard → route validation (zod) → handler → service → D1.
+ * rate limit (+ Idempotency-Key claim) → idempotency → body guard → etag → route validation
+ * (zod) → handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
- * requests count too.
+ * requests count too. The idempotency middleware sits outside the body guard and the etag
+ * middleware so that the answer it stores is the one the client got, 400s and ETag included.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
@@ -16,6 +18,8 @@ import { errorResponse, validationHook } from "./http/error-handler";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { serviceContext } from "./middleware/context";
+import { etag } from "./middleware/etag";
+import { idempotency, type Reread } from "./middleware/idempotency";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { routePolicy } from "./rate-limit/route-policy";
@@ -36,7 +40,15 @@ export function createApp() {
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
   app.use("/internal/v1/*", adminAuth, bodyGuard);
-  app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), bodyGuard);
+  // An answer stored by reference is re-read as a GET of the record, by the same key.
+  const reread: Reread = (c, path) =>
+    app.request(
+      path,
+      { headers: { "x-api-key": c.req.header("x-api-key") ?? "", accept: "application/json" } },
+      c.env,
+      c.executionCtx,
+    );
+  app.use("/v1/*", apiKeyAuth, rateLimit(routePolicy(app)), idempotency(reread), bodyGuard, etag);
 
   registerOrgRoutes(app);
   registerProjectRoutes(app);

@@ -13,6 +13,7 @@ import type { VariableKeySecrets } from "./crypto/variables";
 import { createDb, type Db } from "./db/client";
 import type { OrgRole } from "./db/schema";
 import { loggableError } from "./http/errors";
+import type { EtagList } from "./http/etag";
 import { createLogger, type Logger } from "./lib/log";
 import type { QueueMessage } from "./schemas/queue-messages";
 
@@ -55,6 +56,11 @@ export type ServiceContext = {
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
   identity?: Identity;
+  /**
+   * The request's `If-Match` (API_CONTRACT §12), set by the etag middleware: a write of a record
+   * checks it in the same statement as the write (src/services/preconditions.ts).
+   */
+  ifMatch?: EtagList;
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */

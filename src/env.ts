@@ -1,4 +1,5 @@
 import type { ServiceContext } from "./context";
+import type { Admission } from "./middleware/idempotency";
 
 export type { Identity } from "./context";
 
@@ -9,5 +10,12 @@ export type AppEnv = {
     requestId: string;
     /** The service context (src/context.ts), built by the context middleware; with `identity` on /v1. */
     ctx: ServiceContext;
+    /**
+     * The raw request body, read once (bounded) by whichever needs it first: the rate-limit
+     * middleware when it must hash it for an Idempotency-Key, else the body guard.
+     */
+    rawBody?: Promise<Uint8Array>;
+    /** The Idempotency-Key claim made with the rate-limit decision (API_CONTRACT §11). */
+    admission?: Admission;
   };
 };

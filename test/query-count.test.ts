@@ -7,6 +7,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
+import type { AdmitRequest, SettleRequest } from "../src/rate-limit/limiter";
 import { internalOk } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
@@ -45,9 +46,13 @@ function countingBindings(counts: Counts): Env {
     get: (id: DurableObjectId) => {
       const stub = env.RATE_LIMITER.get(id);
       return {
-        hit: (policy: string, limit: number, windowSeconds: number) => {
+        admit: (request: AdmitRequest) => {
           counts.limiterCalls++;
-          return stub.hit(policy, limit, windowSeconds);
+          return stub.admit(request);
+        },
+        settle: (request: SettleRequest) => {
+          counts.limiterCalls++;
+          return stub.settle(request);
         },
       };
     },

@@ -327,7 +327,7 @@ describe("when the limiter fails", () => {
   const brokenLimiter = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
     get: () => ({
-      hit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
+      admit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
     }),
   } as unknown as Env["RATE_LIMITER"];
 

@@ -2,10 +2,20 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
+import type { ClaimOutcome, IdempotencyClaim } from "../rate-limit/idempotency";
+import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import { RATE_LIMIT_POLICIES, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
+import { fingerprintRequest } from "./idempotency";
 
-export type LimitOutcome = { allowed: boolean; headers: Record<string, string> };
+export type LimitOutcome = {
+  allowed: boolean;
+  headers: Record<string, string>;
+  /** The claim's outcome, when one was asked for and the request was admitted. */
+  idempotency?: ClaimOutcome;
+  /** The same object's second call, for a request that claimed a key. */
+  settle: (request: SettleRequest) => Promise<void>;
+};
 
 /**
  * One Durable Object call: count this request against `policy` for `subject`
@@ -24,17 +34,32 @@ export async function countRequest(
   c: Context<AppEnv>,
   subject: string,
   policy: RateLimitPolicy,
+  idempotency?: IdempotencyClaim,
 ): Promise<LimitOutcome> {
   const limit = RATE_LIMIT_POLICIES[policy];
-  let decision: WindowDecision;
+  const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
+  const settle = async (request: SettleRequest) => {
+    await stub.settle(request);
+  };
+  let result: AdmitResult;
   try {
-    const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
-    decision = await stub.hit(policy, limit, RATE_LIMIT_WINDOW_SECONDS);
+    result = await stub.admit({
+      policy,
+      limit,
+      windowSeconds: RATE_LIMIT_WINDOW_SECONDS,
+      ...(idempotency ? { idempotency } : {}),
+    });
   } catch (err) {
     c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
-    return { allowed: true, headers: {} };
+    return { allowed: true, headers: {}, settle };
   }
-  return { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
+  const { decision } = result;
+  return {
+    allowed: decision.allowed,
+    headers: rateLimitHeaders(policy, decision),
+    ...(result.idempotency ? { idempotency: result.idempotency } : {}),
+    settle,
+  };
 }
 
 export function rateLimitHeaders(policy: RateLimitPolicy, d: WindowDecision): Record<string, string> {
@@ -72,14 +97,23 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 /**
  * Counts an authenticated /v1 request against the policy its route declares
  * (`resolvePolicy`), before validation: invalid requests cost work too. Headers go on
- * every response, errors included.
+ * every response, errors included. A write carrying an Idempotency-Key claims it in the same
+ * call (src/middleware/idempotency.ts acts on the outcome); any other request costs one call.
  */
 export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
     if (!identity) throw new Error("rateLimit before authentication");
-    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c));
+    const claim = await fingerprintRequest(c);
+    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c), claim);
     if (!outcome.allowed) throw rateLimited(outcome.headers);
+    if (claim) {
+      c.set("admission", {
+        claim,
+        settle: outcome.settle,
+        ...(outcome.idempotency ? { outcome: outcome.idempotency } : {}),
+      });
+    }
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   });

@@ -1,10 +1,42 @@
 import { DurableObject } from "cloudflare:workers";
+import {
+  type ClaimOutcome,
+  claimKey,
+  countKeys,
+  expireKeys,
+  IDEMPOTENCY_SCHEMA,
+  type IdempotencyClaim,
+  type StoredAnswer,
+  settleKey,
+} from "./idempotency";
 import { decide, type WindowDecision } from "./window";
+
+/**
+ * One call per authenticated request. Each feature adds its own optional field here and in
+ * `AdmitResult`, so the request still costs one call whatever it carries.
+ */
+export type AdmitRequest = {
+  policy: string;
+  limit: number;
+  windowSeconds: number;
+  /** API_CONTRACT §11: claim this Idempotency-Key, only if the request is admitted. */
+  idempotency?: IdempotencyClaim;
+};
+
+export type AdmitResult = {
+  decision: WindowDecision;
+  /** Present when the request asked for a claim and was admitted. */
+  idempotency?: ClaimOutcome;
+};
+
+/** Settles a claimed key: stores the answer, or (`answer: null`) releases the key. */
+export type SettleRequest = { idempotency: IdempotencyClaim; answer: StoredAnswer | null };
 
 // `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
 const SCHEMA = [
   "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
   "CREATE INDEX IF NOT EXISTS window_hits_policy_at ON window_hits (policy, at)",
+  ...IDEMPOTENCY_SCHEMA,
 ];
 
 /**
@@ -19,7 +51,9 @@ const SCHEMA = [
  * Storage stays bounded: each `hit` deletes its policy's entries that left the window
  * before it decides, so a policy never holds more than `limit` rows; an alarm one window
  * after the newest admitted request deletes what is left, so an object whose key or IP
- * went quiet ends up with no storage at all.
+ * went quiet ends up with no storage at all. Idempotency entries (./idempotency.ts) live
+ * beside the window; the alarm also fires when the oldest of them expires, and keeps the
+ * object's storage while any is live.
  */
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -33,6 +67,23 @@ export class RateLimiter extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
     });
+  }
+
+  /** The rate-limit decision and, when admitted, the idempotency claim: one call, one step. */
+  admit(request: AdmitRequest): AdmitResult {
+    const decision = this.hit(request.policy, request.limit, request.windowSeconds);
+    if (!request.idempotency || !decision.allowed) return { decision };
+    const { expiresAt, ...claim } = claimKey(this.sql, request.idempotency, Date.now());
+    if (expiresAt !== undefined && (this.alarmAt === null || this.alarmAt > expiresAt)) {
+      this.scheduleCleanup(expiresAt);
+    }
+    return { decision, idempotency: claim };
+  }
+
+  /** The second call of a request that claimed a key: stores its answer or releases the key. */
+  settle(request: SettleRequest): void {
+    this.ensureSchema();
+    settleKey(this.sql, request.idempotency, request.answer);
   }
 
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
@@ -56,24 +107,31 @@ export class RateLimiter extends DurableObject<Env> {
         now,
         now + windowMs,
       );
-      if (this.alarmAt === null) this.scheduleCleanup(now + windowMs);
+      // Earlier than a pending alarm set for an idempotency entry's expiry, too.
+      if (this.alarmAt === null || this.alarmAt > now + windowMs) this.scheduleCleanup(now + windowMs);
     }
     return decision;
   }
 
-  /** Deletes every entry that left its window; with nothing left, all of the object's storage. */
+  /**
+   * Deletes every window entry that left its window and every expired idempotency entry; with
+   * nothing left, all of the object's storage. Next run: when the window is empty again, or
+   * when the oldest idempotency entry expires, whichever comes first.
+   */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureSchema();
     const now = Date.now();
     this.sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
     const last = this.sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one();
-    if (last.until === null) {
+    const nextExpiry = expireKeys(this.sql, now);
+    const next = [last.until, nextExpiry].filter((at): at is number => at !== null);
+    if (next.length === 0) {
       await this.ctx.storage.deleteAll();
       this.schemaReady = false;
       return;
     }
-    this.scheduleCleanup(last.until);
+    this.scheduleCleanup(Math.min(...next));
   }
 
   /** Admitted requests currently stored for each policy (for tests and diagnostics). */
@@ -83,6 +141,12 @@ export class RateLimiter extends DurableObject<Env> {
       .exec<{ policy: string; n: number }>("SELECT policy, count(*) AS n FROM window_hits GROUP BY policy")
       .toArray();
     return Object.fromEntries(rows.map((r) => [r.policy, r.n]));
+  }
+
+  /** Idempotency entries currently stored (for tests and diagnostics). */
+  idempotencyEntries(): number {
+    this.ensureSchema();
+    return countKeys(this.sql);
   }
 
   private scheduleCleanup(at: number) {
