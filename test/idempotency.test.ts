@@ -200,7 +200,9 @@ describe("Idempotency-Key: refusals", () => {
     });
     const late = await createWithKey(owner, key, name);
     expect(late.status).toBe(409); // it executed: the name is taken now
-    expect((late.body as unknown as ErrorBody).cause).toEqual([{ path: "name", message: expect.any(String) }]);
+    expect((late.body as unknown as ErrorBody).cause).toEqual([
+      { path: "name", message: expect.any(String) },
+    ]);
     expect(late.headers.get("idempotent-replayed")).toBeNull();
   });
 

@@ -28,6 +28,7 @@ import type {
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
 export type IntegrationCreateInput = {
   type: IntegrationType;
@@ -183,7 +184,10 @@ export async function updateIntegration(
     ]);
   }
   const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
-  await loadIntegration(db, identity, projectId, integrationId, "write");
+  const { row: current } = await loadIntegration(db, identity, projectId, integrationId, "write");
+  const guard = (await checkIfMatch(ctx, toIntegrationRecord(current)))
+    ? unchangedSince(notificationIntegrations, current)
+    : undefined;
   const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
   if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
@@ -192,11 +196,14 @@ export async function updateIntegration(
   const row = await db
     .update(notificationIntegrations)
     .set(set)
-    .where(eq(notificationIntegrations.id, integrationId))
+    .where(and(eq(notificationIntegrations.id, integrationId), guard))
     .returning()
     .get();
-  // Deleted (with its project) between the check and the write.
-  if (!row) throw notFound("Integration");
+  if (!row) {
+    if (guard) await explainMiss(db, notificationIntegrations, current, "Integration");
+    // Deleted (with its project) between the check and the write.
+    throw notFound("Integration");
+  }
   return toIntegrationRecord(row);
 }
 

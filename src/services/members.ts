@@ -17,6 +17,7 @@ import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";
 import { loadProject } from "./access";
 import { normalizeProfile } from "./orgs";
+import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
@@ -100,6 +101,20 @@ export async function listMembers(
     (r) => ({ createdAt: r.membership.createdAt, id: r.membership.id }),
     toMemberRecord,
   );
+}
+
+/**
+ * With an `If-Match` naming ETags: reads the member, checks the ETag (409 if none is current)
+ * and returns the condition that keeps the write to the membership row as read. The account's
+ * own fields (name, profile) are part of the record and of its ETag, and are checked here;
+ * they are not the membership's to change, so the write's condition covers the membership row.
+ */
+async function ifMatchGuard(ctx: CallerContext, orgId: string, target: SQL | undefined) {
+  if (!hasIfMatch(ctx)) return undefined;
+  const current = await memberQuery(ctx.db, orgId, target).get();
+  if (!current) throw memberNotFound();
+  await checkIfMatch(ctx, toMemberRecord(current));
+  return { membership: current.membership, guard: unchangedSince(projectMembers, current.membership) };
 }
 
 export async function getMember(
@@ -226,33 +241,41 @@ export async function replaceMemberRole(
   const { role } = input;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
+  const read = await ifMatchGuard(ctx, project.orgId, target);
   // One batch is one transaction: the read sees the update's result, and an empty update
-  // with a present row means the last-owner guard refused it.
+  // with a present row means the last-owner guard (or If-Match) refused it.
   const [updated, row] = await db.batch([
     db
       .update(projectMembers)
       .set({ role })
-      .where(and(target, role === "owner" ? undefined : keepsAnOwner(projectId)))
+      .where(and(target, role === "owner" ? undefined : keepsAnOwner(projectId), read?.guard))
       .returning({ id: projectMembers.id }),
     memberQuery(db, project.orgId, target),
   ]);
   const member = row[0];
   if (!member) throw memberNotFound();
-  if (updated.length === 0) throw lastOwner();
+  if (updated.length === 0) {
+    if (read) await explainMiss(db, projectMembers, read.membership, "Member");
+    throw lastOwner();
+  }
   return toMemberRecord(member);
 }
 
 export async function removeMember(ctx: CallerContext, projectId: string, accountId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
+  const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
+  const read = await ifMatchGuard(ctx, project.orgId, target);
   const [present, deleted] = await db.batch([
     db.select({ id: projectMembers.id }).from(projectMembers).where(target),
     db
       .delete(projectMembers)
-      .where(and(target, keepsAnOwner(projectId)))
+      .where(and(target, keepsAnOwner(projectId), read?.guard))
       .returning({ id: projectMembers.id }),
   ]);
   if (present.length === 0) throw memberNotFound();
-  if (deleted.length === 0) throw lastOwner();
+  if (deleted.length === 0) {
+    if (read) await explainMiss(db, projectMembers, read.membership, "Member");
+    throw lastOwner();
+  }
 }

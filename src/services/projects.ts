@@ -9,6 +9,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";
 import { canSeeAll, loadProject } from "./access";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
 export type ProjectInput = {
   name: string;
@@ -144,7 +145,10 @@ export async function replaceProject(
 ): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
-  await loadProject(db, identity, projectId, "manage");
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
+    ? unchangedSince(projects, project)
+    : undefined;
   let updated: ProjectRow | undefined;
   try {
     // The environment check and the write are one statement: no window in which the
@@ -171,6 +175,7 @@ export async function replaceProject(
                 and(eq(environments.id, input.default_environment_id), eq(environments.projectId, projectId)),
               ),
           ),
+          guard,
         ),
       )
       .returning()
@@ -182,6 +187,7 @@ export async function replaceProject(
   if (!updated) {
     // Nothing matched: either the environment is not this project's, or the project itself was
     // deleted since it was loaded (then it is simply gone). Only this failure path pays the check.
+    if (guard) await explainMiss(db, projects, project, "Project");
     const stillThere = await db
       .select({ id: projects.id })
       .from(projects)
@@ -198,21 +204,36 @@ export async function replaceProject(
 /** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  if (await checkIfMatch(ctx, toProjectRecord(project))) {
+    const deleted = await db
+      .delete(projects)
+      .where(and(eq(projects.id, projectId), unchangedSince(projects, project)))
+      .returning({ id: projects.id })
+      .get();
+    if (!deleted) await explainMiss(db, projects, project, "Project");
+    return;
+  }
   await db.delete(projects).where(eq(projects.id, projectId)).run();
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
 export async function startDisconnect(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
+  const { project } = await loadProject(db, identity, projectId, "manage");
+  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
+    ? unchangedSince(projects, project)
+    : undefined;
   const moved = await db
     .update(projects)
     .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
-    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected")))
+    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected"), guard))
     .returning({ id: projects.id })
     .get();
-  if (!moved) throw conflict("Only a `connected` project can be disconnected.");
+  if (!moved) {
+    if (guard) await explainMiss(db, projects, project, "Project");
+    throw conflict("Only a `connected` project can be disconnected.");
+  }
   try {
     await ctx.events.send([{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {

@@ -24,6 +24,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
 import { loadScoped, type ProjectAction } from "./access";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 import { storedValue, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -152,6 +153,7 @@ export async function replaceVariable(
   assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
+  const guard = (await checkIfMatch(ctx, toVariableRecord(row))) ? unchangedSince(variables, row) : undefined;
   const stored = await storedValue(
     ctx,
     { id: row.id, environmentId: row.environmentId, scope: row.scope },
@@ -169,21 +171,33 @@ export async function replaceVariable(
         keyVersion: stored.keyVersion,
         updatedAt: nowIso(),
       })
-      .where(eq(variables.id, row.id))
+      .where(and(eq(variables.id, row.id), guard))
       .returning(RECORD_COLUMNS)
       .get();
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw withoutParameters(err);
   }
-  // Deleted (or its project deleted) between the lookup and the write.
-  if (!updated) throw notFound("Variable");
+  if (!updated) {
+    if (guard) await explainMiss(db, variables, row, "Variable");
+    // Deleted (or its project deleted) between the lookup and the write.
+    throw notFound("Variable");
+  }
   return toVariableRecord(updated);
 }
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  if (await checkIfMatch(ctx, toVariableRecord(row))) {
+    const deleted = await db
+      .delete(variables)
+      .where(and(eq(variables.id, variableId), unchangedSince(variables, row)))
+      .returning({ id: variables.id })
+      .get();
+    if (!deleted) await explainMiss(db, variables, row, "Variable");
+    return;
+  }
   await db.delete(variables).where(eq(variables.id, variableId)).run();
 }
 
