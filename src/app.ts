@@ -15,6 +15,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { PUBLIC_RESPONSE_HEADERS } from "./http/openapi";
+import { registerConditionalComponents } from "./http/openapi-conditional";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { serviceContext } from "./middleware/context";
@@ -65,6 +67,7 @@ export function createApp() {
     name: "x-api-key",
     description: "An API key of your organization (`dpk_…`).",
   });
+  registerConditionalComponents(app.openAPIRegistry, PUBLIC_RESPONSE_HEADERS);
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: {

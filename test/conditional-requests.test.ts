@@ -134,13 +134,19 @@ describe("ETag: strong, the same for every caller, changing with every write", (
     const theirs = await get(f.admin, `/v1/projects/${f.project.id}`);
     expect(mine.headers.get("etag")).toMatch(STRONG);
     expect(theirs.headers.get("etag")).toBe(mine.headers.get("etag"));
-    const created = await request<Rec>("POST", "/v1/projects", { key: f.owner.key, body: { name: unique("p") } });
+    const created = await request<Rec>("POST", "/v1/projects", {
+      key: f.owner.key,
+      body: { name: unique("p") },
+    });
     const read = await get(f.owner, `/v1/projects/${created.body.id}`);
     expect(created.headers.get("etag")).toBe(read.headers.get("etag"));
     const variable = await get(f.owner, `/v1/variables/${f.variable.id}`);
     expect(f.variableCreated.headers.get("etag")).toBe(variable.headers.get("etag"));
     // The create's body carries the signing secret; its ETag is the record's, as GET shows it.
-    const integration = await get(f.owner, `/v1/projects/${f.project.id}/notification-integrations/${f.integration.id}`);
+    const integration = await get(
+      f.owner,
+      `/v1/projects/${f.project.id}/notification-integrations/${f.integration.id}`,
+    );
     expect(f.integrationCreated.headers.get("etag")).toBe(integration.headers.get("etag"));
   });
 
@@ -190,8 +196,7 @@ describe("ETag: strong, the same for every caller, changing with every write", (
       },
       {
         path: `/v1/resources/${f.resource.id}`,
-        write: () =>
-          internal(`/resources/${f.resource.id}`, { status: "update_complete" }),
+        write: () => internal(`/resources/${f.resource.id}`, { status: "update_complete" }),
         answerTagged: false,
       },
       {
@@ -321,7 +326,11 @@ describe("If-Match", () => {
     const f = await fixture();
     for (const w of conditionalWrites(f)) {
       const send = (ifMatch: string) =>
-        request<Rec>(w.method, w.path, { key: f.owner.key, body: w.body(), headers: { "if-match": ifMatch } });
+        request<Rec>(w.method, w.path, {
+          key: f.owner.key,
+          body: w.body(),
+          headers: { "if-match": ifMatch },
+        });
       const before = await get(f.owner, w.read);
       const etag = before.headers.get("etag") ?? "";
       for (const bad of ['"0123456789abcdef0123456789abcdef"', `W/${etag}`]) {

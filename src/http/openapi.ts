@@ -5,6 +5,11 @@ import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
 import { ID_PATTERN } from "../lib/ids";
 import type { RateLimitPolicy } from "../rate-limit/policies";
 import { badInput, ERROR_CODES } from "./errors";
+import {
+  conditionalParameters,
+  conditionalResponseHeaders,
+  conditionalResponses,
+} from "./openapi-conditional";
 
 export const ErrorSchema = z
   .object({
@@ -171,7 +176,12 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
-    responses: withPublicHeaders({ ...errorResponses, ...route.responses }),
+    // References to components (src/http/openapi-conditional.ts), kept ahead of the generated ones.
+    parameters: conditionalParameters(route.method),
+    responses: {
+      ...withPublicHeaders({ ...errorResponses, ...route.responses }, route.method),
+      ...conditionalResponses(route.method),
+    },
   } as Omit<R, "rateLimit">);
 }
 
@@ -201,7 +211,7 @@ export const PUBLIC_RESPONSE_HEADERS = {
   },
 };
 
-function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
+function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T, method: string): T {
   const out: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(responses)) {
     const headers =
@@ -210,7 +220,7 @@ function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T 
             ...PUBLIC_RESPONSE_HEADERS,
             "Retry-After": integerHeader("Seconds to wait; equals X-Ratelimit-Reset."),
           }
-        : PUBLIC_RESPONSE_HEADERS;
+        : { ...PUBLIC_RESPONSE_HEADERS, ...conditionalResponseHeaders(method, status) };
     out[status] = { ...response, headers };
   }
   return out as T;
