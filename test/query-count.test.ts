@@ -64,13 +64,18 @@ function countingBindings(counts: Counts): Env {
   };
 }
 
-async function measure(path: string, key?: string): Promise<Counts & { status: number }> {
+async function measure(
+  path: string,
+  key?: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Counts & { status: number }> {
   const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0 };
   const ctx = createExecutionContext();
-  const headers: Record<string, string> = { accept: "application/json" };
+  const headers: Record<string, string> = { accept: "application/json", ...init.headers };
   if (key) headers["x-api-key"] = key;
+  if (init.body !== undefined) headers["content-type"] = "application/json";
   const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, { headers }),
+    new Request(`http://api.test${path}`, { method: init.method ?? "GET", headers, body: init.body }),
     countingBindings(counts),
     ctx,
   );
@@ -116,6 +121,41 @@ describe("work per request of the benchmarked routes", () => {
     const warm = await measure("/v1/projects", key);
     expect(cold).toEqual({ status: 200, d1Statements: 3, d1RoundTrips: 3, limiterCalls: 1 });
     expect(warm).toEqual({ status: 200, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
+  });
+
+  it("POST /v1/projects: one limiter call without Idempotency-Key; with one, a second call stores the answer, and a replay touches no table", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const plain = await measure("/v1/projects", key, {
+      method: "POST",
+      body: JSON.stringify({ name: `p-${crypto.randomUUID()}` }),
+    });
+    expect(plain).toEqual({ status: 201, d1Statements: 3, d1RoundTrips: 1, limiterCalls: 1 });
+    const body = JSON.stringify({ name: `p-${crypto.randomUUID()}` });
+    const headers = { "idempotency-key": crypto.randomUUID() };
+    const first = await measure("/v1/projects", key, { method: "POST", body, headers });
+    expect(first).toEqual({ status: 201, d1Statements: 3, d1RoundTrips: 1, limiterCalls: 2 });
+    const replay = await measure("/v1/projects", key, { method: "POST", body, headers });
+    expect(replay).toEqual({ status: 201, d1Statements: 0, d1RoundTrips: 0, limiterCalls: 1 });
+  });
+
+  it("GET /v1/projects/{id} answered 304 costs what the plain GET costs", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure(`/v1/projects/${project.id}`, key);
+    const tag = (
+      await createApp().fetch(
+        new Request(`http://api.test/v1/projects/${project.id}`, { headers: { "x-api-key": key } }),
+        env,
+        createExecutionContext(),
+      )
+    ).headers.get("etag");
+    const notModified = await measure(`/v1/projects/${project.id}`, key, {
+      headers: { "if-none-match": tag ?? "" },
+    });
+    expect(notModified).toEqual({ status: 304, d1Statements: 1, d1RoundTrips: 1, limiterCalls: 1 });
   });
 
   it("a failed authentication: one key lookup, one limiter call (anonymous)", async () => {
