@@ -12,7 +12,11 @@
 //     GET /healthz (the ceiling), GET /v1/projects/{id}, GET /v1/projects (a 20-item page);
 //     then GET /v1/projects?limit=20 on the deep organization, first page vs after 10,000
 //     rows, DEPTH_SAMPLES sequential requests each, alternating;
-//  5. a table on stdout and the raw figures in bench/results/ (git-ignored). Stops by itself.
+//  5. safe retries and conditional requests (API_CONTRACT §11, §12), CONDITIONAL_SAMPLES
+//     sequential requests per target, alternating within each pair: POST /v1/projects without
+//     and with an Idempotency-Key (each a new project), and GET /v1/projects/{id} plain and
+//     with a matching If-None-Match (answered 304);
+//  6. a table on stdout and the raw figures in bench/results/ (git-ignored). Stops by itself.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +34,9 @@ const DEPTH_SAMPLES = Number(process.env.DEPTH_SAMPLES ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
 const KEYS_PER_ROUTE = Number(process.env.KEYS_PER_ROUTE ?? 300);
+const CONDITIONAL_SAMPLES = Number(process.env.CONDITIONAL_SAMPLES ?? 200);
+// Each pool's keys take turns, so no key passes the limiter's 100 per minute.
+const CONDITIONAL_KEYS = 50;
 const DEEP_ROWS = 10_050;
 const DEEP_KEYS = 400;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
@@ -227,18 +234,25 @@ function summarize(name, slices) {
   };
 }
 
-/** Sequential requests, one target after the other in turn; latency percentiles per target. */
-async function alternate(base, targets) {
+/**
+ * Sequential requests, one target after the other in turn; latency percentiles per target.
+ * A target is a GET of `path` answered 200, or gives `init(i)` (method, headers, body) and
+ * the `status` it expects.
+ */
+async function alternate(base, targets, n = DEPTH_SAMPLES) {
   const samples = targets.map(() => []);
-  for (let i = 0; i < DEPTH_SAMPLES; i++) {
+  for (let i = 0; i < n; i++) {
     for (const [t, target] of targets.entries()) {
       const key = target.keys[i % target.keys.length];
+      const init = target.init?.(i) ?? {};
       const start = performance.now();
       const res = await fetch(`${base}${target.path}`, {
-        headers: { accept: "application/json", "x-api-key": key },
+        method: init.method ?? "GET",
+        body: init.body,
+        headers: { accept: "application/json", "x-api-key": key, ...init.headers },
       });
       await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`${target.path} → ${res.status}`);
+      if (res.status !== (target.status ?? 200)) throw new Error(`${target.name} → ${res.status}`);
       samples[t].push(performance.now() - start);
     }
   }
@@ -303,7 +317,7 @@ async function main() {
     admin: true,
     body: { account_id: owner.id, role: "owner" },
   });
-  const keys = await inBatches(3 * KEYS_PER_ROUTE, 20, async () => {
+  const keys = await inBatches(3 * KEYS_PER_ROUTE + 4 * CONDITIONAL_KEYS, 20, async () => {
     const k = await call(base, "POST", `/internal/v1/orgs/${org.id}/api-keys`, {
       admin: true,
       body: { account_id: owner.id, created_by: owner.id },
@@ -329,7 +343,10 @@ async function main() {
 
   const routeKeys = keys.slice(0, KEYS_PER_ROUTE);
   const listKeys = keys.slice(KEYS_PER_ROUTE, 2 * KEYS_PER_ROUTE);
-  const probeKeys = keys.slice(2 * KEYS_PER_ROUTE);
+  const probeKeys = keys.slice(2 * KEYS_PER_ROUTE, 3 * KEYS_PER_ROUTE);
+  const conditionalPools = [0, 1, 2, 3].map((i) =>
+    keys.slice(3 * KEYS_PER_ROUTE + i * CONDITIONAL_KEYS, 3 * KEYS_PER_ROUTE + (i + 1) * CONDITIONAL_KEYS),
+  );
   const projectPath = `/v1/projects/${projects[0].id}`;
   const deepKeysA = deep.keys.slice(2, 2 + DEEP_KEYS / 2);
   const deepKeysB = deep.keys.slice(2 + DEEP_KEYS / 2);
@@ -375,6 +392,57 @@ async function main() {
     { name: "deep org: page after 10,000 rows (limit 20)", path: deepPath, keys: deepKeysB },
   ]);
 
+  // Safe retries and conditional requests: each pair alternates request by request.
+  for (const pool of conditionalPools) await warm(pool, projectPath);
+  const run = randomBytes(4).toString("hex");
+  const create = (tag, withKey) => (i) => ({
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(withKey ? { "idempotency-key": `bench-${run}-${i}` } : {}),
+    },
+    body: JSON.stringify({ name: `bench-${run}-${tag}-${i}` }),
+  });
+  const etag = (await fetch(`${base}${projectPath}`, { headers: { "x-api-key": keys[0] } })).headers.get(
+    "etag",
+  );
+  const conditional = [
+    ...(await alternate(
+      base,
+      [
+        {
+          name: "POST /v1/projects",
+          path: "/v1/projects",
+          keys: conditionalPools[0],
+          init: create("plain", false),
+          status: 201,
+        },
+        {
+          name: "POST /v1/projects with Idempotency-Key",
+          path: "/v1/projects",
+          keys: conditionalPools[1],
+          init: create("keyed", true),
+          status: 201,
+        },
+      ],
+      CONDITIONAL_SAMPLES,
+    )),
+    ...(await alternate(
+      base,
+      [
+        { name: "GET /v1/projects/{id}", path: projectPath, keys: conditionalPools[2] },
+        {
+          name: "GET /v1/projects/{id}, If-None-Match → 304",
+          path: projectPath,
+          keys: conditionalPools[3],
+          init: () => ({ headers: { "if-none-match": etag } }),
+          status: 304,
+        },
+      ],
+      CONDITIONAL_SAMPLES,
+    )),
+  ];
+
   const ceiling = results[0].rps;
   const fmt = (r) =>
     `| ${r.name} | ${r.rps.toFixed(0)} (${r.perSliceRps.join(", ")}) | ${r.p50} | ${r.p99} | ${(r.rps / ceiling).toFixed(2)} | ${r.total} | ${Object.entries(
@@ -397,13 +465,18 @@ async function main() {
     "",
     "| target | p50 ms | p99 ms | mean ms |\n|---|---|---|---|",
     ...depth.map((d) => `| ${d.name} | ${d.p50} | ${d.p99} | ${d.mean} |`),
+    "",
+    `safe retries and conditional requests: ${CONDITIONAL_SAMPLES} sequential requests per target, alternating in pairs`,
+    "",
+    "| target | p50 ms | p99 ms | mean ms |\n|---|---|---|---|",
+    ...conditional.map((d) => `| ${d.name} | ${d.p50} | ${d.p99} | ${d.mean} |`),
   ].join("\n");
   console.log(report);
   const out = join(root, "bench", "results");
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, `${new Date().toISOString().replaceAll(":", "-")}.json`),
-    JSON.stringify({ results, depth }, null, 2),
+    JSON.stringify({ results, depth, conditional }, null, 2),
   );
 }
 
