@@ -370,3 +370,36 @@ describe("Idempotency-Key: answers over the stored size are kept by reference", 
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
   });
 });
+
+describe("Idempotency-Key without the limiter", () => {
+  it("a keyed write is refused (500, nothing executes) while unkeyed requests fail open", async () => {
+    const { owner } = await createOrgWithOwner();
+    const brokenLimiter = {
+      idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+      get: () => ({
+        admit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
+      }),
+    } as unknown as Env["RATE_LIMITER"];
+    const send = async (name: string, headers: Record<string, string>) => {
+      const ctx = createExecutionContext();
+      const res = await createApp().fetch(
+        new Request("http://api.test/v1/projects", {
+          method: "POST",
+          headers: { "x-api-key": owner.key, "content-type": "application/json", ...headers },
+          body: JSON.stringify({ name }),
+        }),
+        { ...env, RATE_LIMITER: brokenLimiter },
+        ctx,
+      );
+      await res.text();
+      await waitOnExecutionContext(ctx);
+      return res.status;
+    };
+    const keyed = unique("p");
+    expect(await send(keyed, { "idempotency-key": unique("k") })).toBe(500);
+    expect(await projectsNamed(owner, keyed)).toBe(0);
+    const plain = unique("p");
+    expect(await send(plain, {})).toBe(201);
+    expect(await projectsNamed(owner, plain)).toBe(1);
+  });
+});
