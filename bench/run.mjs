@@ -37,6 +37,8 @@ const KEYS_PER_ROUTE = Number(process.env.KEYS_PER_ROUTE ?? 300);
 const CONDITIONAL_SAMPLES = Number(process.env.CONDITIONAL_SAMPLES ?? 200);
 // Each pool's keys take turns, so no key passes the limiter's 100 per minute.
 const CONDITIONAL_KEYS = 50;
+// BENCH_ONLY=conditional: only step 5 (no deep seed, no autocannon runs), for a quick comparison.
+const ONLY_CONDITIONAL = process.env.BENCH_ONLY === "conditional";
 const DEEP_ROWS = 10_050;
 const DEEP_KEYS = 400;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
@@ -274,11 +276,13 @@ async function main() {
   console.error(`bench: state ${state}, port ${port}`);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   const deep = deepSeedSql();
-  const seedFile = join(state, "deep-seed.sql");
-  writeFileSync(seedFile, deep.sql);
   let t = Date.now();
-  runWrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--file", seedFile, "--yes"]);
-  console.error(`bench: seeded ${DEEP_ROWS} projects by SQL in ${Date.now() - t} ms`);
+  if (!ONLY_CONDITIONAL) {
+    const seedFile = join(state, "deep-seed.sql");
+    writeFileSync(seedFile, deep.sql);
+    runWrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--file", seedFile, "--yes"]);
+    console.error(`bench: seeded ${DEEP_ROWS} projects by SQL in ${Date.now() - t} ms`);
+  }
 
   dev = spawn(
     wrangler,
@@ -317,18 +321,44 @@ async function main() {
     admin: true,
     body: { account_id: owner.id, role: "owner" },
   });
-  const keys = await inBatches(3 * KEYS_PER_ROUTE + 4 * CONDITIONAL_KEYS, 20, async () => {
+  const routeKeyCount = ONLY_CONDITIONAL ? 0 : 3 * KEYS_PER_ROUTE;
+  const keys = await inBatches(routeKeyCount + 4 * CONDITIONAL_KEYS, 20, async () => {
     const k = await call(base, "POST", `/internal/v1/orgs/${org.id}/api-keys`, {
       admin: true,
       body: { account_id: owner.id, created_by: owner.id },
     });
     return k.key;
   });
-  const projects = await inBatches(25, 5, (i) =>
+  const projects = await inBatches(ONLY_CONDITIONAL ? 1 : 25, 5, (i) =>
     call(base, "POST", "/v1/projects", { key: keys[i], body: { name: `bench-${i}` } }),
   );
-  console.error(`bench: created ${keys.length} keys and 25 projects in ${Date.now() - t} ms`);
+  console.error(`bench: created ${keys.length} keys and ${projects.length} projects in ${Date.now() - t} ms`);
+  const projectPath = `/v1/projects/${projects[0].id}`;
+  const conditionalPools = [0, 1, 2, 3].map((i) =>
+    keys.slice(routeKeyCount + i * CONDITIONAL_KEYS, routeKeyCount + (i + 1) * CONDITIONAL_KEYS),
+  );
+  // Right before each run, every key of its pool once: a key's first use in an isolate looks
+  // it up in D1 and records last_used_at; then it stays cached for 30 s. The runs measure
+  // the steady state of a busy key.
+  const warm = (pool, path) =>
+    inBatches(pool.length, 20, async (i) => {
+      const res = await fetch(`${base}${path}`, {
+        headers: { accept: "application/json", "x-api-key": pool[i] },
+      });
+      await res.arrayBuffer();
+      if (res.status === 401 || res.status === 429 || res.status >= 500) {
+        throw new Error(`warm-up ${path} → ${res.status}`);
+      }
+    });
+  let results = [];
+  let depth = [];
+  if (!ONLY_CONDITIONAL) ({ results, depth } = await routeRuns(base, keys, deep, projectPath, warm));
+  const conditional = await conditionalRuns(base, keys[0], conditionalPools, projectPath, warm);
+  report(results, depth, conditional);
+}
 
+/** Step 4: the autocannon runs and the pagination depth. */
+async function routeRuns(base, keys, deep, projectPath, warm) {
   // The cursor after exactly 10,000 rows of the deep organization (50 pages of 200).
   let after;
   for (let page = 0; page < 50; page++) {
@@ -344,25 +374,8 @@ async function main() {
   const routeKeys = keys.slice(0, KEYS_PER_ROUTE);
   const listKeys = keys.slice(KEYS_PER_ROUTE, 2 * KEYS_PER_ROUTE);
   const probeKeys = keys.slice(2 * KEYS_PER_ROUTE, 3 * KEYS_PER_ROUTE);
-  const conditionalPools = [0, 1, 2, 3].map((i) =>
-    keys.slice(3 * KEYS_PER_ROUTE + i * CONDITIONAL_KEYS, 3 * KEYS_PER_ROUTE + (i + 1) * CONDITIONAL_KEYS),
-  );
-  const projectPath = `/v1/projects/${projects[0].id}`;
   const deepKeysA = deep.keys.slice(2, 2 + DEEP_KEYS / 2);
   const deepKeysB = deep.keys.slice(2 + DEEP_KEYS / 2);
-  // Right before each run, every key of its pool once: a key's first use in an isolate looks
-  // it up in D1 and records last_used_at; then it stays cached for 30 s. The runs measure
-  // the steady state of a busy key.
-  const warm = (pool, path) =>
-    inBatches(pool.length, 20, async (i) => {
-      const res = await fetch(`${base}${path}`, {
-        headers: { accept: "application/json", "x-api-key": pool[i] },
-      });
-      await res.arrayBuffer();
-      if (res.status === 401 || res.status === 429 || res.status >= 500) {
-        throw new Error(`warm-up ${path} → ${res.status}`);
-      }
-    });
   await slice(base, "/healthz", null, 2);
 
   // ROUNDS rounds, each giving every target DURATION / ROUNDS seconds in turn, so that
@@ -392,7 +405,11 @@ async function main() {
     { name: "deep org: page after 10,000 rows (limit 20)", path: deepPath, keys: deepKeysB },
   ]);
 
-  // Safe retries and conditional requests: each pair alternates request by request.
+  return { results, depth };
+}
+
+/** Step 5: safe retries and conditional requests; each pair alternates request by request. */
+async function conditionalRuns(base, anyKey, conditionalPools, projectPath, warm) {
   for (const pool of conditionalPools) await warm(pool, projectPath);
   const run = randomBytes(4).toString("hex");
   const create = (tag, withKey) => (i) => ({
@@ -403,10 +420,10 @@ async function main() {
     },
     body: JSON.stringify({ name: `bench-${run}-${tag}-${i}` }),
   });
-  const etag = (await fetch(`${base}${projectPath}`, { headers: { "x-api-key": keys[0] } })).headers.get(
+  const etag = (await fetch(`${base}${projectPath}`, { headers: { "x-api-key": anyKey } })).headers.get(
     "etag",
   );
-  const conditional = [
+  return [
     ...(await alternate(
       base,
       [
@@ -442,8 +459,10 @@ async function main() {
       CONDITIONAL_SAMPLES,
     )),
   ];
+}
 
-  const ceiling = results[0].rps;
+function report(results, depth, conditional) {
+  const ceiling = results[0]?.rps ?? 1;
   const fmt = (r) =>
     `| ${r.name} | ${r.rps.toFixed(0)} (${r.perSliceRps.join(", ")}) | ${r.p50} | ${r.p99} | ${(r.rps / ceiling).toFixed(2)} | ${r.total} | ${Object.entries(
       r.statuses,
