@@ -43,6 +43,8 @@ const DEEP_ROWS = 10_050;
 const DEEP_KEYS = 400;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
 const HARD_TIMEOUT_MS = 10 * 60_000;
+// One request that takes this long is a failure of the run, reported as such.
+const REQUEST_TIMEOUT_MS = 30_000;
 
 const state = mkdtempSync(join(tmpdir(), "bench-state-"));
 let dev;
@@ -249,6 +251,7 @@ async function alternate(base, targets, n = DEPTH_SAMPLES) {
       const init = target.init?.(i) ?? {};
       const start = performance.now();
       const res = await fetch(`${base}${target.path}`, {
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         method: init.method ?? "GET",
         body: init.body,
         headers: { accept: "application/json", "x-api-key": key, ...init.headers },
@@ -343,6 +346,7 @@ async function main() {
   const warm = (pool, path) =>
     inBatches(pool.length, 20, async (i) => {
       const res = await fetch(`${base}${path}`, {
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         headers: { accept: "application/json", "x-api-key": pool[i] },
       });
       await res.arrayBuffer();
@@ -420,9 +424,9 @@ async function conditionalRuns(base, anyKey, conditionalPools, projectPath, warm
     },
     body: JSON.stringify({ name: `bench-${run}-${tag}-${i}` }),
   });
-  const etag = (await fetch(`${base}${projectPath}`, { headers: { "x-api-key": anyKey } })).headers.get(
-    "etag",
-  );
+  const tagged = await fetch(`${base}${projectPath}`, { headers: { "x-api-key": anyKey } });
+  await tagged.arrayBuffer();
+  const etag = tagged.headers.get("etag");
   return [
     ...(await alternate(
       base,
