@@ -479,15 +479,19 @@ function report(results, depth, conditional) {
     `${new Date().toISOString()} · ${cpus().length}× ${cpus()[0]?.model} · node ${process.version} · load average at end ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}`,
-    `connections ${CONNECTIONS}, ${DURATION} s per route in ${ROUNDS} rounds of ${DURATION / ROUNDS} s`,
-    "",
-    header,
-    ...results.map(fmt),
-    "",
-    `pagination depth: ${DEPTH_SAMPLES} sequential requests per target, alternating`,
-    "",
-    "| target | p50 ms | p99 ms | mean ms |\n|---|---|---|---|",
-    ...depth.map((d) => `| ${d.name} | ${d.p50} | ${d.p99} | ${d.mean} |`),
+    ...(results.length === 0
+      ? []
+      : [
+          `connections ${CONNECTIONS}, ${DURATION} s per route in ${ROUNDS} rounds of ${DURATION / ROUNDS} s`,
+          "",
+          header,
+          ...results.map(fmt),
+          "",
+          `pagination depth: ${DEPTH_SAMPLES} sequential requests per target, alternating`,
+          "",
+          "| target | p50 ms | p99 ms | mean ms |\n|---|---|---|---|",
+          ...depth.map((d) => `| ${d.name} | ${d.p50} | ${d.p99} | ${d.mean} |`),
+        ]),
     "",
     `safe retries and conditional requests: ${CONDITIONAL_SAMPLES} sequential requests per target, alternating in pairs`,
     "",
