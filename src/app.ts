@@ -2,15 +2,19 @@
  * Builds the application: middleware order, routers, /openapi.json and /docs.
  *
  * request → request id → service context → error boundary (onError) → [/v1, /openapi.json, /docs]
- * CORS (preflights end here) → [/v1] authenticate → rate limit → scope → D1 session → body
- * guard → route validation (zod) → handler → service → D1.
+ * CORS (preflights end here) → [/v1] authenticate → rate limit (+ Idempotency-Key claim) →
+ * idempotency → scope → D1 session → body guard → etag → route validation (zod) → handler →
+ * service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
  * key is 401, whatever its body; the rate limit comes before validation so that invalid
  * requests count too. The D1 session (src/middleware/d1-session.ts) is opened once the limiter
  * has handed back the key's last write bookmark; authentication's own key lookup runs on a
- * replica session of its own (src/services/api-keys.ts).
+ * replica session of its own (src/services/api-keys.ts). The idempotency middleware sits right
+ * after the rate limit that claimed the key, outside the scope check, the body guard and the
+ * etag middleware, so that the answer it stores is the one the client got (403s, 400s and ETag
+ * included) and a replay executes nothing, opens no D1 session and writes no audit entry.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
@@ -18,13 +22,16 @@ import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
 import { D1_BOOKMARK_PARAMETER, ErrorSchema } from "./http/openapi";
-import { API_TAGS, registerSharedComponents } from "./http/openapi-components";
+import { API_TAGS, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./http/openapi-components";
+import { registerConditionalComponents } from "./http/openapi-conditional";
 import { routeMetaLookup } from "./http/route-meta";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestInfo, serviceContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
 import { D1_BOOKMARK_HEADER, d1Session } from "./middleware/d1-session";
+import { etag } from "./middleware/etag";
+import { idempotency, type Reread } from "./middleware/idempotency";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requireScope } from "./middleware/scope";
@@ -56,14 +63,24 @@ export function createApp() {
   const routeMeta = routeMetaLookup(app);
   const info = requestInfo((c) => routeMeta(c)?.action);
   app.use("/internal/v1/*", adminAuth, info, d1Session, bodyGuard);
+  // An answer stored by reference is re-read as a GET of the record, by the same key.
+  const reread: Reread = (c, path) =>
+    app.request(
+      path,
+      { headers: { "x-api-key": c.req.header("x-api-key") ?? "", accept: "application/json" } },
+      c.env,
+      c.executionCtx,
+    );
   app.use(
     "/v1/*",
     apiKeyAuth,
     rateLimit(routePolicy(routeMeta)),
+    idempotency(reread),
     requireScope((c) => routeMeta(c)?.scope),
     info,
     d1Session,
     bodyGuard,
+    etag,
   );
 
   registerOrgRoutes(app);
@@ -102,6 +119,7 @@ export function createApp() {
       "the request reached the database.",
     schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
   });
+  registerConditionalComponents(app.openAPIRegistry, PUBLIC_RESPONSE_HEADERS);
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: {

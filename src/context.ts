@@ -14,6 +14,7 @@ import type { Db } from "./db/client";
 import type { OrgRole } from "./db/schema";
 import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
 import { loggableError } from "./http/errors";
+import type { EtagList } from "./http/etag";
 import { createLogger, type Logger } from "./lib/log";
 import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from "./rate-limit/policies";
 import type { QueueMessage } from "./schemas/queue-messages";
@@ -86,6 +87,11 @@ export type ServiceContext = {
   identity?: Identity;
   /** Set for a request that matched a route (public or internal); absent for the queue and the cron. */
   request?: RequestInfo;
+  /**
+   * The request's `If-Match` (API_CONTRACT §12), set by the etag middleware: a write of a record
+   * checks it in the same statement as the write (src/services/preconditions.ts).
+   */
+  ifMatch?: EtagList;
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */

@@ -1,4 +1,5 @@
 import type { ServiceContext } from "./context";
+import type { Admission } from "./middleware/idempotency";
 
 export type { Identity } from "./context";
 
@@ -11,5 +12,12 @@ export type AppEnv = {
     ctx: ServiceContext;
     /** The latest D1 bookmark of the caller's key's writes, from its limiter object (/v1 only). */
     keyBookmark?: string;
+    /**
+     * The raw request body, read once (bounded) by whichever needs it first: the rate-limit
+     * middleware when it must hash it for an Idempotency-Key, else the body guard.
+     */
+    rawBody?: Promise<Uint8Array>;
+    /** The Idempotency-Key claim made with the rate-limit decision (API_CONTRACT §11). */
+    admission?: Admission;
   };
 };

@@ -87,8 +87,14 @@ describe("/openapi.json", () => {
       "RateLimit",
       "Access-Control-Allow-Origin",
     ];
+    const doc = await openApiDocument();
     for (const { method, path, operation } of await operations()) {
-      for (const [status, response] of Object.entries(operation.responses)) {
+      for (const [status, declared] of Object.entries(operation.responses)) {
+        // A shared response (the 304) is a reference to components.responses.
+        const ref = (declared as { $ref?: string }).$ref;
+        const response = ref
+          ? doc.components.responses?.[ref.replace("#/components/responses/", "")]
+          : declared;
         const headers = Object.keys((response as { headers?: Record<string, unknown> }).headers ?? {});
         expect(headers, `${method} ${path} ${status}`).toEqual(
           expect.arrayContaining(["x-request-id", ...rateLimitHeaders]),
@@ -100,7 +106,8 @@ describe("/openapi.json", () => {
 
   it("defines the shared headers and error responses once, in components, and references them", async () => {
     const doc = await openApiDocument();
-    const responseNames = Object.keys(doc.components.responses ?? {});
+    // The shared errors, and the 304 of every GET (API_CONTRACT §12), which has no body.
+    const responseNames = Object.keys(doc.components.responses ?? {}).filter((n) => n !== "NotModified");
     expect(responseNames).toHaveLength(SHARED_ERROR_STATUSES.length);
     for (const name of responseNames) {
       const schema = doc.components.responses?.[name]?.content?.["application/json"]?.schema;
@@ -355,5 +362,57 @@ describe("the response checker (test/helpers/openapi.ts)", () => {
       "/v1/projects/{project_id}/disconnect",
     );
     expect(await pathTemplateOf("GET", "/v1/projects/abc/nothing")).toBeUndefined();
+  });
+});
+
+describe("/openapi.json: safe retries and conditional requests (API_CONTRACT §11, §12)", () => {
+  const refTo = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+  it("defines Idempotency-Key, If-Match, If-None-Match, ETag, Idempotent-Replayed and the 304 once, under components", async () => {
+    const doc = await openApiDocument();
+    expect(doc.components.parameters?.IdempotencyKey).toMatchObject({
+      name: "Idempotency-Key",
+      in: "header",
+    });
+    expect(doc.components.parameters?.IfMatch).toMatchObject({ name: "If-Match", in: "header" });
+    expect(doc.components.parameters?.IfNoneMatch).toMatchObject({ name: "If-None-Match", in: "header" });
+    expect(doc.components.headers?.ETag?.description).toBeTruthy();
+    expect(doc.components.headers?.IdempotentReplayed?.description).toBeTruthy();
+    expect(doc.components.responses?.NotModified?.headers).toMatchObject({ ETag: refTo("headers", "ETag") });
+    // Referenced, never copied: no operation spells a header parameter out.
+    expect(JSON.stringify(doc.paths)).not.toMatch(/"in":"header"/);
+  });
+
+  it("references them from every operation they apply to", async () => {
+    const doc = await openApiDocument();
+    // The document as served (operations() resolves references); shared responses are references.
+    const resolve = (response: unknown) => {
+      const ref = (response as { $ref?: string }).$ref;
+      return ref ? doc.components.responses?.[ref.replace("#/components/responses/", "")] : response;
+    };
+    for (const { method, path } of await operations()) {
+      const operation = doc.paths[path]?.[method];
+      if (!operation) throw new Error(`${method} ${path} missing`);
+      const where = `${method} ${path}`;
+      const params = (operation.parameters ?? []) as unknown[];
+      const success = Object.keys(operation.responses).find((s) => s.startsWith("2")) ?? "";
+      const successHeaders = (operation.responses[success] as { headers?: Record<string, unknown> }).headers;
+      if (method === "get") {
+        expect(params, where).toContainEqual(refTo("parameters", "IfNoneMatch"));
+        expect(operation.responses["304"], where).toEqual(refTo("responses", "NotModified"));
+        expect(successHeaders?.ETag, where).toEqual(refTo("headers", "ETag"));
+        continue;
+      }
+      expect(params, where).toContainEqual(refTo("parameters", "IdempotencyKey"));
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (["401", "429", "500", "501"].includes(status)) continue; // never stored, never replayed
+        const headers = (resolve(response) as { headers?: Record<string, unknown> }).headers;
+        expect(headers?.["Idempotent-Replayed"], `${where} ${status}`).toEqual(
+          refTo("headers", "IdempotentReplayed"),
+        );
+      }
+      if (method !== "post") expect(params, where).toContainEqual(refTo("parameters", "IfMatch"));
+      if (success !== "204") expect(successHeaders?.ETag, where).toEqual(refTo("headers", "ETag"));
+    }
   });
 });

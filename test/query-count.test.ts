@@ -7,7 +7,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
-import type { AdmitRequest } from "../src/rate-limit/limiter";
+import type { AdmitRequest, SettleRequest } from "../src/rate-limit/limiter";
 import { internalOk } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
@@ -70,6 +70,10 @@ function countingBindings(counts: Counts): Env {
           counts.limiterCalls++;
           return stub.recordBookmark(bookmark);
         },
+        settle: (request: SettleRequest) => {
+          counts.limiterCalls++;
+          return stub.settle(request);
+        },
       };
     },
   };
@@ -80,13 +84,18 @@ function countingBindings(counts: Counts): Env {
   };
 }
 
-async function measure(path: string, key?: string): Promise<Counts & { status: number }> {
+async function measure(
+  path: string,
+  key?: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Counts & { status: number }> {
   const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] };
   const ctx = createExecutionContext();
-  const headers: Record<string, string> = { accept: "application/json" };
+  const headers: Record<string, string> = { accept: "application/json", ...init.headers };
   if (key) headers["x-api-key"] = key;
+  if (init.body !== undefined) headers["content-type"] = "application/json";
   const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, { headers }),
+    new Request(`http://api.test${path}`, { method: init.method ?? "GET", headers, body: init.body }),
     countingBindings(counts),
     ctx,
   );
@@ -158,6 +167,52 @@ describe("work per request of the benchmarked routes", () => {
     });
     expect(warm).toEqual({
       status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
+  it("POST /v1/projects: two limiter calls without Idempotency-Key (the decision, the bookmark's store); with one, a third stores the answer, and a replay touches no table", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const plain = await measure("/v1/projects", key, {
+      method: "POST",
+      body: JSON.stringify({ name: `p-${crypto.randomUUID()}` }),
+    });
+    // One batch: the project, its production environment, its creator's membership, the audit entry.
+    const write = { status: 201, d1Statements: 4, d1RoundTrips: 1, sessions: ["first-primary"] };
+    expect(plain).toEqual({ ...write, limiterCalls: 2 });
+    const body = JSON.stringify({ name: `p-${crypto.randomUUID()}` });
+    const headers = { "idempotency-key": crypto.randomUUID() };
+    const first = await measure("/v1/projects", key, { method: "POST", body, headers });
+    // The claim rides on the decision's call; the bookmark's store and the answer's are one each.
+    expect(first).toEqual({ ...write, limiterCalls: 3 });
+    const replay = await measure("/v1/projects", key, { method: "POST", body, headers });
+    // No D1 session at all: the replay answers before the session middleware.
+    expect(replay).toEqual({ status: 201, d1Statements: 0, d1RoundTrips: 0, limiterCalls: 1, sessions: [] });
+  });
+
+  it("GET /v1/projects/{id} answered 304 costs what the plain GET costs", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    const plain = await measure(`/v1/projects/${project.id}`, key);
+    expect(plain.status).toBe(200);
+    const tag = (
+      await createApp().fetch(
+        new Request(`http://api.test/v1/projects/${project.id}`, { headers: { "x-api-key": key } }),
+        env,
+        createExecutionContext(),
+      )
+    ).headers.get("etag");
+    const notModified = await measure(`/v1/projects/${project.id}`, key, {
+      headers: { "if-none-match": tag ?? "" },
+    });
+    expect(notModified).toEqual({
+      status: 304,
       d1Statements: 1,
       d1RoundTrips: 1,
       limiterCalls: 1,

@@ -101,6 +101,13 @@ export const errorResponseRefs = Object.fromEntries(
   Object.entries(ERROR_RESPONSES).map(([status, { name }]) => [status, responseRef(name)]),
 ) as Record<"400" | "401" | "403" | "404" | "408" | "409" | "429" | "500" | "501", Ref>;
 
+/**
+ * The errors a write with an Idempotency-Key stores and replays (API_CONTRACT §11): all but 401
+ * and 429 (refused before a key is used) and 5xx (never stored). Their shared responses list
+ * `Idempotent-Replayed` (registered in src/http/openapi-conditional.ts); a GET never sends it.
+ */
+const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "408", "409"]);
+
 /** Registers the shared headers and error responses (the `Error` schema is registered beside them). */
 export function registerSharedComponents(registry: OpenAPIRegistry): void {
   const errorSchema = { $ref: "#/components/schemas/Error" };
@@ -111,7 +118,9 @@ export function registerSharedComponents(registry: OpenAPIRegistry): void {
       headers:
         status === "429"
           ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
-          : PUBLIC_RESPONSE_HEADERS,
+          : REPLAYABLE_ERRORS.has(status)
+            ? { ...PUBLIC_RESPONSE_HEADERS, "Idempotent-Replayed": headerRef("IdempotentReplayed") }
+            : PUBLIC_RESPONSE_HEADERS,
       content: { "application/json": { schema: errorSchema } },
     } as Parameters<OpenAPIRegistry["registerComponent"]>[2]);
   }

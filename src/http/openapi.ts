@@ -6,6 +6,11 @@ import { ID_PATTERN } from "../lib/ids";
 import type { RateLimitPolicy } from "../rate-limit/policies";
 import { badInput, ERROR_CODES } from "./errors";
 import { errorResponseRefs, PUBLIC_RESPONSE_HEADERS } from "./openapi-components";
+import {
+  conditionalParameters,
+  conditionalResponseHeaders,
+  conditionalResponses,
+} from "./openapi-conditional";
 import { ruleScope, SCOPE_EXTENSION, type Scope } from "./scopes";
 
 export const ErrorSchema = z
@@ -180,12 +185,21 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
   const required = scope === undefined ? ruleScope(route.method, route.path) : scope;
   return createRoute({
     ...route,
-    parameters: [...(route.parameters ?? []), { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` }],
+    // References to components (src/app.ts, src/http/openapi-conditional.ts).
+    parameters: [
+      ...(route.parameters ?? []),
+      ...conditionalParameters(route.method),
+      { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` },
+    ],
     middleware: bodylessGuard(route),
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
     ...(required ? { [SCOPE_EXTENSION]: required } : {}),
-    responses: { ...errorResponseRefs, ...withPublicHeaders(route.responses) },
+    responses: {
+      ...errorResponseRefs,
+      ...withPublicHeaders(route.responses, route.method),
+      ...conditionalResponses(route.method),
+    },
   } as Omit<R, "rateLimit" | "scope">);
 }
 
@@ -193,10 +207,13 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
 /** The `X-D1-Bookmark` request header, registered once under components.parameters (src/app.ts). */
 export const D1_BOOKMARK_PARAMETER = "D1Bookmark";
 
-function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T): T {
+function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T, method: string): T {
   const out: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(responses)) {
-    out[status] = { ...response, headers: PUBLIC_RESPONSE_HEADERS };
+    out[status] = {
+      ...response,
+      headers: { ...PUBLIC_RESPONSE_HEADERS, ...conditionalResponseHeaders(method, status) },
+    };
   }
   return out as T;
 }

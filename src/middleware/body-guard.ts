@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { badInput } from "../http/errors";
@@ -15,10 +16,7 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!BODY_METHODS.has(c.req.method) || !c.req.raw.body) return next();
 
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-
-  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+  const bytes = await readRawBody(c);
   if (bytes.byteLength === 0) return next();
 
   const contentType = c.req.header("content-type") ?? "";
@@ -50,6 +48,28 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   cache.text = Promise.resolve(text);
   return next();
 });
+
+/**
+ * The request's raw body, at most MAX_BODY_BYTES (else `400 bad_input`), read once per
+ * request: a second caller gets the same bytes (or the same failure).
+ */
+export function readRawBody(c: Context<AppEnv>): Promise<Uint8Array> {
+  let pending = c.get("rawBody");
+  if (!pending) {
+    const stream = c.req.raw.body;
+    const declared = Number(c.req.header("content-length") ?? "0");
+    pending =
+      declared > MAX_BODY_BYTES
+        ? Promise.reject(tooLarge())
+        : stream
+          ? readLimited(stream, MAX_BODY_BYTES)
+          : Promise.resolve(new Uint8Array(0));
+    // A failure is reported by whoever awaits it; this copy only keeps it from going unhandled.
+    pending.catch(() => undefined);
+    c.set("rawBody", pending);
+  }
+  return pending;
+}
 
 /** The body's own object or array is level 1; each nested object or array adds one. */
 export const MAX_JSON_DEPTH = 64;

@@ -2,15 +2,21 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, loggableError } from "../http/errors";
-import type { AdmitResult } from "../rate-limit/limiter";
+import type { ClaimOutcome, IdempotencyClaim } from "../rate-limit/idempotency";
+import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
+import { fingerprintRequest } from "./idempotency";
 
 export type LimitOutcome = {
   allowed: boolean;
   headers: Record<string, string>;
   /** The latest D1 bookmark of the subject's writes, as its limiter object keeps it. */
   bookmark?: string;
+  /** The claim's outcome, when one was asked for and the request was admitted. */
+  idempotency?: ClaimOutcome;
+  /** The same object's second call, for a request that claimed a key. */
+  settle: (request: SettleRequest) => Promise<void>;
 };
 
 /** The limiter object of a subject (`key:<api key id>` or `ip:<client ip>`); no I/O. */
@@ -35,18 +41,33 @@ export async function countRequest(
   c: Context<AppEnv>,
   subject: string,
   policy: RateLimitPolicy,
+  idempotency?: IdempotencyClaim,
 ): Promise<LimitOutcome> {
   const limit = c.get("ctx").config.rateLimits[policy];
+  const stub = limiterOf(c, subject);
+  const settle = async (request: SettleRequest) => {
+    await stub.settle(request);
+  };
   let result: AdmitResult;
   try {
-    result = await limiterOf(c, subject).admit({ policy, limit, windowSeconds: RATE_LIMIT_WINDOW_SECONDS });
+    result = await stub.admit({
+      policy,
+      limit,
+      windowSeconds: RATE_LIMIT_WINDOW_SECONDS,
+      ...(idempotency ? { idempotency } : {}),
+    });
   } catch (err) {
     c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
-    return { allowed: true, headers: {} };
+    return { allowed: true, headers: {}, settle };
   }
   const { decision, bookmark } = result;
-  const outcome: LimitOutcome = { allowed: decision.allowed, headers: rateLimitHeaders(policy, decision) };
+  const outcome: LimitOutcome = {
+    allowed: decision.allowed,
+    headers: rateLimitHeaders(policy, decision),
+    settle,
+  };
   if (bookmark !== undefined) outcome.bookmark = bookmark;
+  if (result.idempotency) outcome.idempotency = result.idempotency;
   return outcome;
 }
 
@@ -86,15 +107,25 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
  * Counts an authenticated /v1 request against the policy its route declares
  * (`resolvePolicy`), before validation: invalid requests cost work too. Headers go on
  * every response, errors included. The key's latest write bookmark, which the same call
- * returns, is left for the D1 session middleware (`keyBookmark`).
+ * returns, is left for the D1 session middleware (`keyBookmark`). A write carrying an
+ * Idempotency-Key claims it in the same call (src/middleware/idempotency.ts acts on the
+ * outcome); any other request costs that one call.
  */
 export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
     if (!identity) throw new Error("rateLimit before authentication");
-    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c));
+    const claim = await fingerprintRequest(c);
+    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c), claim);
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
+    if (claim) {
+      c.set("admission", {
+        claim,
+        settle: outcome.settle,
+        ...(outcome.idempotency ? { outcome: outcome.idempotency } : {}),
+      });
+    }
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   });

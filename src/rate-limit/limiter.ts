@@ -1,20 +1,29 @@
 import { DurableObject } from "cloudflare:workers";
 import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
+import {
+  type ClaimOutcome,
+  claimKey,
+  countKeys,
+  expireKeys,
+  IDEMPOTENCY_SCHEMA,
+  type IdempotencyClaim,
+  type StoredAnswer,
+  settleKey,
+} from "./idempotency";
 import { decide, type WindowDecision } from "./window";
 
-// `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
-const SCHEMA = [
-  "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
-  "CREATE INDEX IF NOT EXISTS window_hits_policy_at ON window_hits (policy, at)",
-  ...BOOKMARK_SCHEMA,
-];
-
-/** What a request asks of its limiter object in `admit`: each feature adds its own field. */
+/**
+ * What a request asks of its limiter object in `admit`: one call per authenticated request.
+ * Each feature adds its own optional field here and in `AdmitResult`, so the request still
+ * costs one call whatever it carries.
+ */
 export type AdmitRequest = {
   /** The rate-limit policy the request counts against, its limit and window. */
   policy: string;
   limit: number;
   windowSeconds: number;
+  /** API_CONTRACT §11: claim this Idempotency-Key, only if the request is admitted. */
+  idempotency?: IdempotencyClaim;
 };
 
 /** What `admit` answers: each feature adds its own field. */
@@ -22,7 +31,20 @@ export type AdmitResult = {
   decision: WindowDecision;
   /** The latest D1 bookmark of this key's writes (src/rate-limit/bookmark.ts), if one is kept. */
   bookmark?: string;
+  /** Present when the request asked for a claim and was admitted. */
+  idempotency?: ClaimOutcome;
 };
+
+/** Settles a claimed key: stores the answer, or (`answer: null`) releases the key. */
+export type SettleRequest = { idempotency: IdempotencyClaim; answer: StoredAnswer | null };
+
+// `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
+const SCHEMA = [
+  "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS window_hits_policy_at ON window_hits (policy, at)",
+  ...BOOKMARK_SCHEMA,
+  ...IDEMPOTENCY_SCHEMA,
+];
 
 /**
  * One object per API key (or per client IP for anonymous traffic), one exact sliding
@@ -35,8 +57,9 @@ export type AdmitResult = {
  *
  * Storage stays bounded: each `admit` deletes its policy's entries that left the window
  * before it decides, so a policy never holds more than `limit` rows; an alarm one window
- * after the newest admitted request (or the kept bookmark's retention) deletes what is left,
- * so an object whose key or IP went quiet ends up with no storage at all.
+ * after the newest admitted request (or the kept bookmark's retention, or the oldest
+ * idempotency entry's expiry) deletes what is left, so an object whose key or IP went quiet
+ * ends up with no storage at all.
  *
  * The object of a key also keeps the latest D1 bookmark of that key's writes
  * (src/rate-limit/bookmark.ts): `admit` hands it back with the decision, so a read can start
@@ -52,6 +75,10 @@ export type AdmitResult = {
  * near that IP. Location hints (`get(id, { locationHint })`) are not used: they only apply
  * when an object is first created, where the first request already is the best hint we
  * have, and a fixed hint per key would need a region recorded per key, which nothing knows.
+ *
+ * Idempotency entries (./idempotency.ts) live beside the window too: `admit` claims a key
+ * with the decision, `settle` stores the answer; the alarm also fires when the oldest of them
+ * expires, and keeps the object's storage while any is live.
  */
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -67,11 +94,28 @@ export class RateLimiter extends DurableObject<Env> {
     });
   }
 
-  /** Counts one request against its policy, and hands back the key's latest write bookmark. */
+  /**
+   * Counts one request against its policy and hands back the key's latest write bookmark; when
+   * admitted, also claims its Idempotency-Key: one call, one step.
+   */
   admit(request: AdmitRequest): AdmitResult {
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
+    const result: AdmitResult = { decision };
     const bookmark = readBookmark(this.sql);
-    return bookmark === undefined ? { decision } : { decision, bookmark };
+    if (bookmark !== undefined) result.bookmark = bookmark;
+    if (!request.idempotency || !decision.allowed) return result;
+    const { expiresAt, ...claim } = claimKey(this.sql, request.idempotency, Date.now());
+    if (expiresAt !== undefined && (this.alarmAt === null || this.alarmAt > expiresAt)) {
+      this.scheduleCleanup(expiresAt);
+    }
+    result.idempotency = claim;
+    return result;
+  }
+
+  /** The second call of a request that claimed a key: stores its answer or releases the key. */
+  settle(request: SettleRequest): void {
+    this.ensureSchema();
+    settleKey(this.sql, request.idempotency, request.answer);
   }
 
   /**
@@ -108,12 +152,17 @@ export class RateLimiter extends DurableObject<Env> {
         now,
         now + windowMs,
       );
-      if (this.alarmAt === null) this.scheduleCleanup(now + windowMs);
+      // Earlier than a pending alarm set for an idempotency entry's expiry, too.
+      if (this.alarmAt === null || this.alarmAt > now + windowMs) this.scheduleCleanup(now + windowMs);
     }
     return decision;
   }
 
-  /** Deletes every entry that left its window; with nothing left, all of the object's storage. */
+  /**
+   * Deletes every window entry that left its window and every expired idempotency entry; with
+   * nothing left, all of the object's storage. Next run: when the window is empty again, or
+   * when the oldest idempotency entry expires, whichever comes first.
+   */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureSchema();
@@ -121,13 +170,19 @@ export class RateLimiter extends DurableObject<Env> {
     this.sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
     const last = this.sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one();
     const bookmarkUntil = pruneBookmark(this.sql, now);
-    const next = Math.max(last.until ?? 0, bookmarkUntil ?? 0);
-    if (next === 0) {
+    const nextExpiry = expireKeys(this.sql, now);
+    // The window and the bookmark: when the last of them ends; idempotency entries: when the
+    // first expires (each alarm run deletes those due and schedules the next).
+    const windowOrBookmark = Math.max(last.until ?? 0, bookmarkUntil ?? 0);
+    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry].filter(
+      (at): at is number => at !== null,
+    );
+    if (next.length === 0) {
       await this.ctx.storage.deleteAll();
       this.schemaReady = false;
       return;
     }
-    this.scheduleCleanup(next);
+    this.scheduleCleanup(Math.min(...next));
   }
 
   /** Admitted requests currently stored for each policy (for tests and diagnostics). */
@@ -137,6 +192,12 @@ export class RateLimiter extends DurableObject<Env> {
       .exec<{ policy: string; n: number }>("SELECT policy, count(*) AS n FROM window_hits GROUP BY policy")
       .toArray();
     return Object.fromEntries(rows.map((r) => [r.policy, r.n]));
+  }
+
+  /** Idempotency entries currently stored (for tests and diagnostics). */
+  idempotencyEntries(): number {
+    this.ensureSchema();
+    return countKeys(this.sql);
   }
 
   private scheduleCleanup(at: number) {

@@ -15,6 +15,7 @@ import { auditEntry } from "./audit";
 import { isFinal, planStackTransition, planTransition } from "./deployment-state";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./deployments";
 import { type NewEvent, newEvent } from "./events";
+import { checkIfMatch, preconditionFailed } from "./preconditions";
 
 export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
 
@@ -179,6 +180,10 @@ const CANCEL_ATTEMPTS = 8;
 export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
   const { db, identity } = ctx;
   let { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
+  // With If-Match the cancel applies to the version read or not at all: the transition's
+  // compare-and-set (status and `updated_at`, which every write of a deployment advances) is
+  // the atomic check, and a lost one is 409 instead of a retry on the newer version.
+  const guarded = await checkIfMatch(ctx, toDeploymentRecord(row));
   for (let attempt = 1; ; attempt++) {
     if (isFinal(row.status)) {
       throw conflict(
@@ -187,6 +192,15 @@ export async function cancelDeployment(ctx: CallerContext, id: string): Promise<
     }
     const result = await tryTransition(ctx, row, "cancelled", []);
     if (result) return result.deployment;
+    if (guarded) {
+      const exists = await db
+        .select({ id: deployments.id })
+        .from(deployments)
+        .where(eq(deployments.id, id))
+        .get();
+      if (!exists) throw notFound("Deployment");
+      throw preconditionFailed();
+    }
     if (attempt >= CANCEL_ATTEMPTS) {
       throw conflict("The deployment kept changing while it was being cancelled; try again.");
     }

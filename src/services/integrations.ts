@@ -29,6 +29,7 @@ import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
 import { auditEntry, diffRecords } from "./audit";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
 export type IntegrationCreateInput = {
   type: IntegrationType;
@@ -201,6 +202,9 @@ export async function updateIntegration(
   }
   const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
   const { row: stored } = await loadIntegration(db, identity, projectId, integrationId, "write");
+  const guard = (await checkIfMatch(ctx, toIntegrationRecord(stored)))
+    ? unchangedSince(notificationIntegrations, stored)
+    : undefined;
   const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
   if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
@@ -217,7 +221,7 @@ export async function updateIntegration(
     db
       .update(notificationIntegrations)
       .set(set)
-      .where(eq(notificationIntegrations.id, integrationId))
+      .where(and(eq(notificationIntegrations.id, integrationId), guard))
       .returning(),
     auditEntry(ctx, {
       target: { type: "notification_integration", id: integrationId },
@@ -226,8 +230,11 @@ export async function updateIntegration(
     }),
   ]);
   const row = rows[0];
-  // Deleted (with its project) between the check and the write.
-  if (!row) throw notFound("Integration");
+  if (!row) {
+    if (guard) await explainMiss(db, notificationIntegrations, stored, "Integration");
+    // Deleted (with its project) between the check and the write.
+    throw notFound("Integration");
+  }
   return toIntegrationRecord(row);
 }
 

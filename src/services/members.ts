@@ -18,6 +18,7 @@ import type { MemberRecord } from "../schemas/member";
 import { loadProject } from "./access";
 import { auditEntry } from "./audit";
 import { normalizeProfile } from "./orgs";
+import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
@@ -101,6 +102,20 @@ export async function listMembers(
     (r) => ({ createdAt: r.membership.createdAt, id: r.membership.id }),
     toMemberRecord,
   );
+}
+
+/**
+ * With an `If-Match` naming ETags: reads the member, checks the ETag (409 if none is current)
+ * and returns the condition that keeps the write to the membership row as read. The account's
+ * own fields (name, profile) are part of the record and of its ETag, and are checked here;
+ * they are not the membership's to change, so the write's condition covers the membership row.
+ */
+async function ifMatchGuard(ctx: CallerContext, orgId: string, target: SQL | undefined) {
+  if (!hasIfMatch(ctx)) return undefined;
+  const current = await memberQuery(ctx.db, orgId, target).get();
+  if (!current) throw memberNotFound();
+  await checkIfMatch(ctx, toMemberRecord(current));
+  return { membership: current.membership, guard: unchangedSince(projectMembers, current.membership) };
 }
 
 export async function getMember(
@@ -233,9 +248,10 @@ export async function replaceMemberRole(
   const { role } = input;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
+  const read = await ifMatchGuard(ctx, project.orgId, target);
   // One batch is one transaction: the read sees the update's result, and an empty update
-  // with a present row means the last-owner guard refused it.
-  const allowed = and(target, role === "owner" ? undefined : keepsAnOwner(projectId));
+  // with a present row means the last-owner guard (or If-Match) refused it.
+  const allowed = and(target, role === "owner" ? undefined : keepsAnOwner(projectId), read?.guard);
   const [, updated, row] = await db.batch([
     // Before the update, to read the role it replaces; written exactly when the update applies.
     auditEntry(ctx, {
@@ -249,15 +265,20 @@ export async function replaceMemberRole(
   ]);
   const member = row[0];
   if (!member) throw memberNotFound();
-  if (updated.length === 0) throw lastOwner();
+  if (updated.length === 0) {
+    if (read) await explainMiss(db, projectMembers, read.membership, "Member");
+    throw lastOwner();
+  }
   return toMemberRecord(member);
 }
 
 export async function removeMember(ctx: CallerContext, projectId: string, accountId: string): Promise<void> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "manage");
+  const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));
-  const allowed = and(target, keepsAnOwner(projectId));
+  const read = await ifMatchGuard(ctx, project.orgId, target);
+  // The last-owner guard and If-Match's guard: the entry is written exactly when both let the delete apply.
+  const allowed = and(target, keepsAnOwner(projectId), read?.guard);
   const [present, , deleted] = await db.batch([
     db.select({ id: projectMembers.id }).from(projectMembers).where(target),
     // Before the delete, to read the role it removes; written exactly when the delete applies.
@@ -270,5 +291,8 @@ export async function removeMember(ctx: CallerContext, projectId: string, accoun
     db.delete(projectMembers).where(allowed).returning({ id: projectMembers.id }),
   ]);
   if (present.length === 0) throw memberNotFound();
-  if (deleted.length === 0) throw lastOwner();
+  if (deleted.length === 0) {
+    if (read) await explainMiss(db, projectMembers, read.membership, "Member");
+    throw lastOwner();
+  }
 }

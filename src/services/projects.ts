@@ -10,6 +10,7 @@ import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";
 import { authorizeProjectCreate, canSeeAll, loadProject, withinKeyProjects } from "./access";
 import { auditEntry, diffRecords } from "./audit";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
 export type ProjectInput = {
   name: string;
@@ -149,6 +150,10 @@ export async function replaceProject(
   const { db, identity } = ctx;
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
   const { project: before } = await loadProject(db, identity, projectId, "manage");
+  // If-Match (API_CONTRACT §12): the write also requires the row to be exactly as read.
+  const guard = (await checkIfMatch(ctx, toProjectRecord(before)))
+    ? unchangedSince(projects, before)
+    : undefined;
   const set = {
     name: input.name,
     nameKey: projectNameKey(input.name),
@@ -176,6 +181,7 @@ export async function replaceProject(
                 and(eq(environments.id, input.default_environment_id), eq(environments.projectId, projectId)),
               ),
           ),
+          guard,
         ),
       )
       .returning();
@@ -195,6 +201,7 @@ export async function replaceProject(
   if (!updated) {
     // Nothing matched: either the environment is not this project's, or the project itself was
     // deleted since it was loaded (then it is simply gone). Only this failure path pays the check.
+    if (guard) await explainMiss(db, projects, before, "Project");
     const stillThere = await db
       .select({ id: projects.id })
       .from(projects)
@@ -212,26 +219,37 @@ export async function replaceProject(
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
-  await db.batch([
-    db.delete(projects).where(eq(projects.id, projectId)),
+  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
+    ? unchangedSince(projects, project)
+    : undefined;
+  // The audit entry is written only if the delete removed the row (not when If-Match refused it).
+  const [deleted] = await db.batch([
+    db
+      .delete(projects)
+      .where(and(eq(projects.id, projectId), guard))
+      .returning({ id: projects.id }),
     auditEntry(ctx, {
       target: { type: "project", id: projectId },
       projectId,
       changes: diffRecords(toProjectRecord(project), null),
     }),
   ]);
+  if (!deleted[0] && guard) await explainMiss(db, projects, project, "Project");
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
 export async function startDisconnect(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
+  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
+    ? unchangedSince(projects, project)
+    : undefined;
   const entryId = newId();
   const [moved] = await db.batch([
     db
       .update(projects)
       .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
-      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected")))
+      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected"), guard))
       .returning({ id: projects.id }),
     auditEntry(ctx, {
       id: entryId,
@@ -240,7 +258,10 @@ export async function startDisconnect(ctx: CallerContext, projectId: string): Pr
       changes: { connection_status: { from: project.connectionStatus, to: "disconnecting" } },
     }),
   ]);
-  if (!moved[0]) throw conflict("Only a `connected` project can be disconnected.");
+  if (!moved[0]) {
+    if (guard) await explainMiss(db, projects, project, "Project");
+    throw conflict("Only a `connected` project can be disconnected.");
+  }
   try {
     await ctx.events.send([{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {

@@ -25,6 +25,7 @@ import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
 import { loadScoped, type ProjectAction } from "./access";
 import { auditEntry, diffRecords } from "./audit";
+import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 import { storedValue, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -161,6 +162,7 @@ export async function replaceVariable(
   assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
+  const guard = (await checkIfMatch(ctx, toVariableRecord(row))) ? unchangedSince(variables, row) : undefined;
   const stored = await storedValue(
     ctx,
     { id: row.id, environmentId: row.environmentId, scope: row.scope },
@@ -177,7 +179,11 @@ export async function replaceVariable(
   };
   try {
     const [rows] = await db.batch([
-      db.update(variables).set(set).where(eq(variables.id, row.id)).returning(RECORD_COLUMNS),
+      db
+        .update(variables)
+        .set(set)
+        .where(and(eq(variables.id, row.id), guard))
+        .returning(RECORD_COLUMNS),
       auditEntry(ctx, {
         target: { type: "variable", id: row.id },
         projectId: row.projectId,
@@ -190,22 +196,31 @@ export async function replaceVariable(
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw withoutParameters(err);
   }
-  // Deleted (or its project deleted) between the lookup and the write.
-  if (!updated) throw notFound("Variable");
+  if (!updated) {
+    if (guard) await explainMiss(db, variables, row, "Variable");
+    // Deleted (or its project deleted) between the lookup and the write.
+    throw notFound("Variable");
+  }
   return toVariableRecord(updated);
 }
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
-  await db.batch([
-    db.delete(variables).where(eq(variables.id, variableId)),
+  const guard = (await checkIfMatch(ctx, toVariableRecord(row))) ? unchangedSince(variables, row) : undefined;
+  // The audit entry is written only if the delete removed the row (not when If-Match refused it).
+  const [deleted] = await db.batch([
+    db
+      .delete(variables)
+      .where(and(eq(variables.id, variableId), guard))
+      .returning({ id: variables.id }),
     auditEntry(ctx, {
       target: { type: "variable", id: variableId },
       projectId: row.projectId,
       changes: diffRecords(toVariableRecord(row), null),
     }),
   ]);
+  if (!deleted[0] && guard) await explainMiss(db, variables, row, "Variable");
 }
 
 /**

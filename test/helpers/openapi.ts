@@ -38,8 +38,9 @@ export type OpenApiDocument = {
   components: {
     schemas?: Record<string, JsonSchema>;
     securitySchemes?: Record<string, { type: string; in?: string; name?: string }>;
-    responses?: Record<string, OpenApiResponse>;
+    parameters?: Record<string, OpenApiParameter & { description?: string }>;
     headers?: Record<string, { description?: string; schema?: JsonSchema }>;
+    responses?: Record<string, OpenApiResponse & { headers?: Record<string, unknown> }>;
   };
 };
 

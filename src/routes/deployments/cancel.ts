@@ -22,6 +22,9 @@ export const cancelDeploymentRoute = defineRoute({
 export function registerCancelDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(cancelDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await cancelDeployment(callerContext(c), id), 200);
+    const deployment = await cancelDeployment(callerContext(c), id);
+    // The record it carries lives at another path (an idempotent replay re-reads it there).
+    c.header("Content-Location", `/v1/deployments/${id}`);
+    return c.json(deployment, 200);
   });
 }

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { recordEtag } from "../../http/etag";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { createIntegration } from "../../services/integrations";
@@ -29,8 +30,15 @@ export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
       c.req.valid("param").project_id,
       c.req.valid("json"),
     );
-    // It carries the signing secret: no cache may keep it.
+    // It carries the signing secret: no cache may keep it. Its ETag is the record's, as a GET
+    // shows it (without the secret).
     c.header("cache-control", "no-store");
+    const { signing_secret: _secret, ...record } = integration;
+    c.header("ETag", await recordEtag(record));
+    c.header(
+      "Location",
+      `/v1/projects/${integration.project_id}/notification-integrations/${integration.id}`,
+    );
     return c.json(integration, 201);
   });
 }

@@ -21,6 +21,7 @@ export const createProjectRoute = defineRoute({
 export function registerCreateProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(createProjectRoute, async (c) => {
     const project = await createProject(callerContext(c), c.req.valid("json"));
+    c.header("Location", `/v1/projects/${project.id}`);
     return c.json(project, 201);
   });
 }

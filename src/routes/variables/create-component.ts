@@ -25,6 +25,7 @@ export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {
       { kind: "component", id: c.req.valid("param").component_id },
       c.req.valid("json"),
     );
+    c.header("Location", `/v1/variables/${variable.id}`);
     return c.json(variable, 201);
   });
 }

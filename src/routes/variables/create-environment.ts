@@ -25,6 +25,7 @@ export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {
       { kind: "environment", id: c.req.valid("param").environment_id },
       c.req.valid("json"),
     );
+    c.header("Location", `/v1/variables/${variable.id}`);
     return c.json(variable, 201);
   });
 }

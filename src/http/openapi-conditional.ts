@@ -1,0 +1,95 @@
+/**
+ * The headers of API_CONTRACT §11 and §12 in /openapi.json, defined once under `components`
+ * and referenced from each operation they apply to:
+ * - parameters: `Idempotency-Key` on every POST, PUT, PATCH and DELETE; `If-Match` on every
+ *   PUT, PATCH and DELETE (each of them writes one record and honours it); `If-None-Match` on
+ *   every GET;
+ * - response headers: `ETag` on the 200/201 of GET, PUT, PATCH and POST; `Idempotent-Replayed`
+ *   on every answer of a write that can be stored (not 401, 429 or 5xx); and a `304` response
+ *   on every GET.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+
+type Ref = { $ref: string };
+const ref = (kind: "parameters" | "headers" | "responses", name: string): Ref => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+const WRITE_METHODS = new Set(["post", "put", "patch", "delete"]);
+const IF_MATCH_METHODS = new Set(["put", "patch", "delete"]);
+
+export function registerConditionalComponents(
+  registry: OpenAPIHono["openAPIRegistry"],
+  sharedHeaders: Record<string, unknown>,
+): void {
+  const etagList = { type: "string" as const, example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"' };
+  registry.registerComponent("parameters", "IdempotencyKey", {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the " +
+      "API key and remembered 24 h. A retry with the same key, method, path, query and body answers the " +
+      "stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while " +
+      "the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored.",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+  });
+  registry.registerComponent("parameters", "IfMatch", {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description:
+      "Write only if the record's current ETag is listed (strong comparison; `*` matches any existing " +
+      'record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; ' +
+      "the comparison and the write are one atomic step.",
+    schema: { ...etagList, example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"' },
+  });
+  registry.registerComponent("parameters", "IfNoneMatch", {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description:
+      "`304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any).",
+    schema: etagList,
+  });
+  registry.registerComponent("headers", "ETag", {
+    description:
+      'Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list.',
+    schema: { type: "string" },
+  });
+  registry.registerComponent("headers", "IdempotentReplayed", {
+    description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] },
+  });
+  registry.registerComponent("responses", "NotModified", {
+    description: "Not modified: `If-None-Match` lists the current ETag. No body.",
+    headers: { ...sharedHeaders, ETag: ref("headers", "ETag") },
+  });
+}
+
+/** The parameter references of an operation. */
+export function conditionalParameters(method: string): Ref[] {
+  const m = method.toLowerCase();
+  if (m === "get") return [ref("parameters", "IfNoneMatch")];
+  if (!WRITE_METHODS.has(m)) return [];
+  return IF_MATCH_METHODS.has(m)
+    ? [ref("parameters", "IdempotencyKey"), ref("parameters", "IfMatch")]
+    : [ref("parameters", "IdempotencyKey")];
+}
+
+/** The header references of one response of an operation. */
+export function conditionalResponseHeaders(method: string, status: string): Record<string, Ref> {
+  const m = method.toLowerCase();
+  const headers: Record<string, Ref> = {};
+  if ((status === "200" || status === "201") && m !== "delete") headers.ETag = ref("headers", "ETag");
+  // Every stored answer can be replayed: all but 401 and 429 (refused before a key is used) and 5xx.
+  const replayable = status !== "401" && status !== "429" && Number(status) < 500;
+  if (WRITE_METHODS.has(m) && replayable)
+    headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
+  return headers;
+}
+
+/** Extra responses of an operation: the 304 of a GET. */
+export function conditionalResponses(method: string): Record<string, Ref> {
+  return method.toLowerCase() === "get" ? { 304: ref("responses", "NotModified") } : {};
+}

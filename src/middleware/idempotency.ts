@@ -1,0 +1,168 @@
+/**
+ * Idempotency-Key (API_CONTRACT §11): the HTTP half. The key is claimed by the rate-limit
+ * middleware, in the same RateLimiter call as the rate-limit decision (`fingerprintRequest`
+ * below gives it the claim); this middleware, right after it, acts on the outcome and, once the
+ * request has run, stores its answer or releases the key: one more call to the same object,
+ * paid only by requests that carry the header.
+ *
+ * Hashing the body needs the raw bytes before the body guard runs, so the claim reads them
+ * through `readRawBody`, which keeps them for the body guard: the body is still read once. A
+ * body that cannot be read (over 1 MiB) claims nothing: the body guard refuses the request
+ * before anything executes, and a refused request neither uses nor stores a key.
+ */
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError, badInput, loggableError } from "../http/errors";
+import type { ClaimOutcome, IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
+import type { SettleRequest } from "../rate-limit/limiter";
+import { readRawBody } from "./body-guard";
+
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Answers up to this size are stored whole. A larger one is stored by reference (the path of
+ * the record it carried: its `location`, `content-location`, or the path of the PUT/PATCH) and
+ * re-read on replay, so one object's storage stays small even at the full rate limit.
+ */
+export const MAX_STORED_ANSWER_BYTES = 64 * 1024;
+
+/** The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`). */
+const REPLAYED_HEADERS = ["content-type", "etag", "location", "content-location", "cache-control"];
+
+/** What the rate-limit middleware learned about the request's key. */
+export type Admission = {
+  claim: IdempotencyClaim;
+  /** Absent when the limiter could not be reached. */
+  outcome?: ClaimOutcome;
+  settle(request: SettleRequest): Promise<void>;
+};
+
+/** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
+export type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
+
+const keyIssue = (message: string) => [{ path: "header.idempotency-key", message }];
+
+/**
+ * The claim of a request that carries a well-formed Idempotency-Key on a write method, with
+ * its fingerprint: SHA-256 of the method, the path with query string, and the SHA-256 of the
+ * raw body. Undefined for every other request (which then costs what it always did).
+ */
+export async function fingerprintRequest(c: Context<AppEnv>): Promise<IdempotencyClaim | undefined> {
+  if (!WRITE_METHODS.has(c.req.method)) return undefined;
+  const key = c.req.header(IDEMPOTENCY_HEADER);
+  if (key === undefined || !KEY_PATTERN.test(key)) return undefined;
+  let body: Uint8Array;
+  try {
+    body = await readRawBody(c);
+  } catch {
+    return undefined;
+  }
+  const url = new URL(c.req.url);
+  const bodyHash = await sha256Hex(body);
+  const fingerprint = await sha256Hex(
+    new TextEncoder().encode(`${c.req.method}\n${url.pathname}${url.search}\n${bodyHash}`),
+  );
+  return { key, fingerprint };
+}
+
+/**
+ * Acts on the claim: replays a stored answer, refuses a mismatch (400) or a duplicate in flight
+ * (409, Retry-After: 1), or runs the request and settles the key. `reread` fetches the record
+ * of an answer stored by reference.
+ */
+export function idempotency(reread: Reread) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!WRITE_METHODS.has(c.req.method)) return next();
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key === undefined) return next();
+    if (!KEY_PATTERN.test(key)) {
+      throw badInput(
+        "Idempotency-Key must be 1–255 characters from 0x21–0x7E.",
+        keyIssue("1–255 printable ASCII characters, no spaces."),
+      );
+    }
+    const admission = c.get("admission");
+    // No claim was asked for: the body could not be read, and the body guard refuses it next.
+    if (!admission) return next();
+    const { outcome } = admission;
+    if (!outcome) {
+      // Without the limiter nothing can promise a single execution: refuse rather than risk a
+      // second one. Nothing ran, so a retry is safe.
+      throw new ApiError("internal", "Idempotency keys are unavailable right now; retry shortly.");
+    }
+    if (outcome.state === "mismatch") {
+      throw badInput(
+        "This Idempotency-Key was used with another request (method, path, query or body).",
+        keyIssue("Already used for a different request; use a new key."),
+      );
+    }
+    if (outcome.state === "in_flight") {
+      throw new ApiError(
+        "conflict",
+        "A request with this Idempotency-Key is still executing; retry after Retry-After seconds.",
+        keyIssue("In use by a request that has not finished."),
+        { "Retry-After": "1" },
+      );
+    }
+    if (outcome.state === "replay") {
+      c.res = await replay(c, outcome.answer, reread);
+      return;
+    }
+    let answer: StoredAnswer | null = null;
+    try {
+      await next();
+      answer = c.res.status < 500 ? await toStoredAnswer(c) : null;
+    } finally {
+      // A 5xx (or a failure before any answer) changed nothing: release the key for a retry.
+      await admission.settle({ idempotency: admission.claim, answer }).catch((err: unknown) => {
+        // The claim's lease ends it within a minute; until then a retry answers 409.
+        c.get("ctx").log.error("idempotency settle failed", { error: loggableError(err) });
+      });
+    }
+  });
+}
+
+async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
+  const res = c.res;
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = res.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  const body = await res.clone().text();
+  const ref =
+    headers.location ??
+    headers["content-location"] ??
+    (c.req.method === "PUT" || c.req.method === "PATCH" ? new URL(c.req.url).pathname : null);
+  const large = new TextEncoder().encode(body).byteLength > MAX_STORED_ANSWER_BYTES;
+  if (large && ref) return { status: res.status, headers, body: null, ref };
+  return { status: res.status, headers, body: body === "" ? null : body, ref: null };
+}
+
+async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread): Promise<Response> {
+  const headers = new Headers(answer.headers);
+  let body = answer.body;
+  let status = answer.status;
+  if (answer.ref) {
+    // The record as it is now: its current body and ETag. If it is gone, that answer instead.
+    const current = await reread(c, answer.ref);
+    body = await current.text();
+    const etag = current.headers.get("etag");
+    if (etag) headers.set("etag", etag);
+    if (current.status !== 200) {
+      status = current.status;
+      headers.delete("etag");
+      headers.set("content-type", current.headers.get("content-type") ?? "application/json");
+    }
+  }
+  headers.set("Idempotent-Replayed", "true");
+  return new Response(status === 204 || status === 304 ? null : body, { status, headers });
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}

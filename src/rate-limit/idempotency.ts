@@ -1,0 +1,134 @@
+/**
+ * Idempotency keys (API_CONTRACT §11), kept in the per-API-key RateLimiter object beside the
+ * window: the object is already called once on every authenticated request, is strongly
+ * consistent and runs one call at a time, so claiming a key in the same call as the rate-limit
+ * decision makes "exactly one execution" a property of that single-threaded call, at no extra
+ * round trip on the way in. These functions are synchronous SQL on the object's storage: a
+ * claim and its write commit together.
+ *
+ * An entry is `running` from its claim until the request settles: `done` (the answer is
+ * stored) or deleted (a 5xx, or a request that never finished releases it). Every entry is
+ * forgotten 24 h after its claim (the object's alarm deletes it; a claim also ignores an
+ * expired one). A `running` entry whose request died with its isolate holds its key for at
+ * most LEASE_MS: then the key can be claimed again.
+ */
+
+/** Keys are remembered this long after the first request (API_CONTRACT §11). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a claim protects a request that never settles (its isolate died). Requests here are
+ * a few D1 round trips; a request still running after a minute has been cut off.
+ */
+export const LEASE_MS = 60_000;
+
+/** What the caller asks for: the key, and the request's fingerprint (a hex digest). */
+export type IdempotencyClaim = { key: string; fingerprint: string };
+
+/** A stored answer. `body` is null when it is stored by reference (`ref`) or empty. */
+export type StoredAnswer = {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+  /** The path of the record the answer carried, re-read on replay instead of a stored copy. */
+  ref: string | null;
+};
+
+export type ClaimOutcome =
+  | { state: "claimed" }
+  | { state: "in_flight" }
+  | { state: "mismatch" }
+  | { state: "replay"; answer: StoredAnswer };
+
+export const IDEMPOTENCY_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS idempotency (
+     key TEXT PRIMARY KEY,
+     fingerprint TEXT NOT NULL,
+     state TEXT NOT NULL,
+     lease_until INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     status INTEGER,
+     headers TEXT,
+     body TEXT,
+     ref TEXT
+   )`,
+  "CREATE INDEX IF NOT EXISTS idempotency_expires_at ON idempotency (expires_at)",
+];
+
+type Row = {
+  fingerprint: string;
+  state: "running" | "done";
+  lease_until: number;
+  expires_at: number;
+  status: number | null;
+  headers: string | null;
+  body: string | null;
+  ref: string | null;
+};
+
+/** Claims `claim.key` at `now`, or says why not. Returns the new entry's expiry when claimed. */
+export function claimKey(
+  sql: SqlStorage,
+  claim: IdempotencyClaim,
+  now: number,
+): ClaimOutcome & { expiresAt?: number } {
+  const row = sql.exec<Row>("SELECT * FROM idempotency WHERE key = ?", claim.key).toArray()[0];
+  const live = row && row.expires_at > now && (row.state === "done" || row.lease_until > now);
+  if (row && live) {
+    if (row.fingerprint !== claim.fingerprint) return { state: "mismatch" };
+    if (row.state === "running") return { state: "in_flight" };
+    return {
+      state: "replay",
+      answer: {
+        status: row.status ?? 500,
+        headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
+        body: row.body,
+        ref: row.ref,
+      },
+    };
+  }
+  const expiresAt = now + IDEMPOTENCY_TTL_MS;
+  sql.exec(
+    `INSERT INTO idempotency (key, fingerprint, state, lease_until, expires_at) VALUES (?, ?, 'running', ?, ?)
+     ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running',
+       lease_until = excluded.lease_until, expires_at = excluded.expires_at,
+       status = NULL, headers = NULL, body = NULL, ref = NULL`,
+    claim.key,
+    claim.fingerprint,
+    now + LEASE_MS,
+    expiresAt,
+  );
+  return { state: "claimed", expiresAt };
+}
+
+/** Stores the answer of a claimed request (`answer`), or releases its key (no answer). */
+export function settleKey(sql: SqlStorage, claim: IdempotencyClaim, answer: StoredAnswer | null): void {
+  if (!answer) {
+    sql.exec(
+      "DELETE FROM idempotency WHERE key = ? AND fingerprint = ? AND state = 'running'",
+      claim.key,
+      claim.fingerprint,
+    );
+    return;
+  }
+  sql.exec(
+    `UPDATE idempotency SET state = 'done', status = ?, headers = ?, body = ?, ref = ?
+     WHERE key = ? AND fingerprint = ? AND state = 'running'`,
+    answer.status,
+    JSON.stringify(answer.headers),
+    answer.body,
+    answer.ref,
+    claim.key,
+    claim.fingerprint,
+  );
+}
+
+/** Deletes expired entries; returns the earliest expiry left, or null when none is left. */
+export function expireKeys(sql: SqlStorage, now: number): number | null {
+  sql.exec("DELETE FROM idempotency WHERE expires_at <= ?", now);
+  return sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM idempotency").one().at;
+}
+
+/** Entries currently stored (for tests and diagnostics). */
+export function countKeys(sql: SqlStorage): number {
+  return sql.exec<{ n: number }>("SELECT count(*) AS n FROM idempotency").one().n;
+}
