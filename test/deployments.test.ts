@@ -356,7 +356,7 @@ describe("/openapi.json", () => {
     expect(json).toContain(JSON.stringify(["github", "gitlab", "bitbucket"]));
     expect(schemas.StackResourceStatus).toMatchObject({ enum: expect.arrayContaining(["create_complete"]) });
     const params = doc.paths["/v1/deployments"]?.get?.parameters ?? [];
-    const status = params.find((p) => p.name === "status");
+    const status = params.find((p) => "name" in p && p.name === "status");
     expect(JSON.stringify(status)).toContain("DeploymentStatus");
   });
 });

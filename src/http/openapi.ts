@@ -1,5 +1,5 @@
 /** Shared OpenAPI building blocks: error responses, the list envelope, ID params, list query. */
-import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
 import { ID_PATTERN } from "../lib/ids";
@@ -69,13 +69,23 @@ export function idParams<K extends string>(...names: K[]) {
   return z.object(shape);
 }
 
+/**
+ * The query parameters every list shares, published once under `components.parameters` (each
+ * carries its component name; `registerListQueryParameters` registers them) and referenced by
+ * every list operation, which keeps /openapi.json small.
+ */
+const LIST_QUERY_PARAMETERS = { after: "ListAfter", limit: "ListLimit", sort_by: "ListSortBy" } as const;
+
 export const ListQuerySchema = z.object({
   after: z
     .string()
     .max(1024)
     .regex(/^[\w\-+/= ]+$/, "Must be a cursor from a previous `next_page`.")
     .optional()
-    .openapi({ description: "Cursor from a previous `next_page` (standard or URL-safe base64)." }),
+    .openapi(LIST_QUERY_PARAMETERS.after, {
+      param: { name: "after", in: "query" },
+      description: "Cursor from a previous `next_page` (standard or URL-safe base64).",
+    }),
   // Decimal digits only: `Number()` alone would also take " 5", "0x10" and "1e1".
   limit: z
     .preprocess(
@@ -83,7 +93,8 @@ export const ListQuerySchema = z.object({
       z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
     )
     // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
-    .openapi({
+    .openapi(LIST_QUERY_PARAMETERS.limit, {
+      param: { name: "limit", in: "query" },
       description: `Page size, 1–${MAX_LIMIT}.`,
       example: DEFAULT_LIMIT,
       type: "integer",
@@ -98,11 +109,19 @@ export const ListQuerySchema = z.object({
       (value) => (value === " created_at" ? "+created_at" : value),
       z.enum(SORT_VALUES).default("-created_at"),
     )
-    .openapi({
+    .openapi(LIST_QUERY_PARAMETERS.sort_by, {
+      param: { name: "sort_by", in: "query" },
       description:
         "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
     }),
 });
+
+/** Registers the shared list query parameters under `components.parameters` (src/app.ts). */
+export function registerListQueryParameters(registry: OpenAPIHono["openAPIRegistry"]): void {
+  for (const [field, name] of Object.entries(LIST_QUERY_PARAMETERS)) {
+    registry.registerParameter(name, ListQuerySchema.shape[field as keyof typeof LIST_QUERY_PARAMETERS]);
+  }
+}
 
 /** The paginated list envelope. */
 export function envelope<T extends z.ZodType>(item: T, name: string) {

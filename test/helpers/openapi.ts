@@ -25,7 +25,7 @@ export type OpenApiParameter = { name: string; in: string; required?: boolean; s
 export type OpenApiOperation = {
   operationId?: string;
   security?: Array<Record<string, string[]>>;
-  parameters?: OpenApiParameter[];
+  parameters?: Array<OpenApiParameter | OpenApiRef>;
   requestBody?: { required?: boolean; content?: Record<string, OpenApiMediaType> };
   responses: Record<string, OpenApiResponse | OpenApiRef>;
   [extension: `x-${string}`]: unknown;
@@ -86,11 +86,35 @@ export function resolveResponse(
   return { ...resolved, headers };
 }
 
-export type ResolvedOperation = Omit<OpenApiOperation, "responses"> & {
+/**
+ * A parameter with its `$ref`s followed: the parameter (`#/components/parameters/X`) and its
+ * schema when that is a component (`#/components/schemas/X`, as for the shared list parameters).
+ */
+export function resolveParameter(
+  doc: OpenApiDocument,
+  parameter: OpenApiParameter | OpenApiRef,
+): OpenApiParameter {
+  let resolved = parameter;
+  if ("$ref" in resolved) {
+    const name = /^#\/components\/parameters\/(.+)$/.exec(resolved.$ref)?.[1];
+    const target = name ? doc.components.parameters?.[name] : undefined;
+    if (!target) throw new Error(`unresolvable parameter $ref ${resolved.$ref}`);
+    resolved = target;
+  }
+  const schemaRef = resolved.schema?.$ref;
+  if (typeof schemaRef !== "string") return resolved;
+  const name = /^#\/components\/schemas\/(.+)$/.exec(schemaRef)?.[1];
+  const schema = name ? doc.components.schemas?.[name] : undefined;
+  if (!schema) throw new Error(`unresolvable schema $ref ${schemaRef}`);
+  return { ...resolved, schema };
+}
+
+export type ResolvedOperation = Omit<OpenApiOperation, "responses" | "parameters"> & {
+  parameters: OpenApiParameter[];
   responses: Record<string, OpenApiResponse>;
 };
 
-/** Every operation of the document, with its path template, lower-case method and resolved responses. */
+/** Every operation of the document, with its path template, lower-case method and resolved parameters and responses. */
 export async function operations(): Promise<
   Array<{ method: string; path: string; operation: ResolvedOperation }>
 > {
@@ -103,6 +127,7 @@ export async function operations(): Promise<
         path,
         operation: {
           ...operation,
+          parameters: (operation.parameters ?? []).map((p) => resolveParameter(doc, p)),
           responses: Object.fromEntries(
             Object.entries(operation.responses).map(([status, r]) => [status, resolveResponse(doc, r)]),
           ),
