@@ -1,6 +1,7 @@
 /**
  * ETag, If-None-Match and If-Match (API_CONTRACT §12) through the real Worker and real D1.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type ApiResponse, internalOk, request } from "./helpers/api";
 import {
@@ -19,6 +20,15 @@ type Rec = { id: string } & Record<string, unknown>;
 type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 
 const STRONG = /^"[0-9a-f]{32}"$/;
+
+/** Audit entries (API_CONTRACT §14) written by the requests with these x-request-ids. */
+async function auditEntries(...requestIds: string[]): Promise<number> {
+  const marks = requestIds.map(() => "?").join(", ");
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM audit_log WHERE request_id IN (${marks})`)
+    .bind(...requestIds)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
 const WEAK = /^W\/"[0-9a-f]{32}"$/;
 
 /** One record of every kind, and the values of every path parameter of /v1. */
@@ -347,21 +357,27 @@ describe("If-Match", () => {
     const f = await fixture();
     for (const w of conditionalWrites(f)) {
       await w.before?.();
-      const send = (ifMatch: string) =>
-        request<Rec>(w.method, w.path, {
+      let requestId = "";
+      const send = (ifMatch: string) => {
+        requestId = unique("if-match");
+        return request<Rec>(w.method, w.path, {
           key: f.owner.key,
           body: w.body(),
-          headers: { "if-match": ifMatch },
+          headers: { "if-match": ifMatch, "x-request-id": requestId },
         });
+      };
       const before = await get(f.owner, w.read);
       const etag = before.headers.get("etag") ?? "";
       for (const bad of ['"0123456789abcdef0123456789abcdef"', `W/${etag}`]) {
         expectIfMatchConflict(await send(bad));
         const after = await get(f.owner, w.read);
         expect(after.raw, w.name).toBe(before.raw);
+        // Refused: no change, so no audit entry either.
+        expect(await auditEntries(requestId), w.name).toBe(0);
       }
       const ok = await send(w.name.includes("replace") ? `"x", ${etag}` : etag);
       expect(ok.status, `${w.name}: ${ok.raw}`).toBeLessThan(300);
+      expect(await auditEntries(requestId), w.name).toBe(1);
       if (w.method !== "DELETE") {
         // The tag it held is stale now.
         expectIfMatchConflict(await send(etag));
@@ -396,14 +412,21 @@ describe("If-Match", () => {
       for (const w of conditionalWrites(f)) {
         await w.before?.();
         const etag = (await get(f.owner, w.read)).headers.get("etag") ?? "";
+        const ids = [unique("race"), unique("race")];
         const [a, b] = await Promise.all(
-          [0, 1].map(() =>
-            request(w.method, w.path, { key: f.owner.key, body: w.body(), headers: { "if-match": etag } }),
+          ids.map((id) =>
+            request(w.method, w.path, {
+              key: f.owner.key,
+              body: w.body(),
+              headers: { "if-match": etag, "x-request-id": id },
+            }),
           ),
         );
         const statuses = [a?.status, b?.status].sort();
         const won = statuses.filter((s) => s !== undefined && s < 300).length;
         expect(won, `${w.name}: ${a?.raw} / ${b?.raw}`).toBe(1);
+        // The winner's change has its one entry; the loser wrote none.
+        expect(await auditEntries(...ids), w.name).toBe(1);
         const loser = [a, b].find((r) => r && r.status >= 300);
         // A delete's loser may find the record already gone (404); every other loser is 409.
         if (w.method === "DELETE" && loser?.status === 404) continue;

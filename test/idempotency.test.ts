@@ -72,6 +72,13 @@ describe("Idempotency-Key: replay", () => {
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     expect(again.headers.get("location")).toBe(first.headers.get("location"));
     expect(again.headers.get("x-request-id")).toBe("second-attempt");
+    // The replay executed nothing, so it recorded nothing: the one entry is the first attempt's.
+    const entries = await env.DB.prepare(
+      "SELECT request_id FROM audit_log WHERE action = 'createProject' AND target_id = ?",
+    )
+      .bind(first.body.id)
+      .all<{ request_id: string }>();
+    expect(entries.results.map((r) => r.request_id)).toEqual(["first-attempt"]);
     expect(remaining(again)).toBe(remaining(first) - 1);
     expect(again.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
     expect(await projectsNamed(owner, name)).toBe(1);
