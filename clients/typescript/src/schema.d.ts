@@ -631,6 +631,21 @@ export interface components {
             /** @description Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field. */
             cause?: unknown;
         };
+        /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+        ListAfter: string;
+        /**
+         * Format: int64
+         * @description Page size, 1–240.
+         * @default 20
+         * @example 20
+         */
+        ListLimit: number;
+        /**
+         * @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.
+         * @default -created_at
+         * @enum {string}
+         */
+        ListSortBy: "created_at" | "-created_at" | "+created_at";
         OrganizationList: {
             data: components["schemas"]["Organization"][];
             has_more: boolean;
@@ -1349,6 +1364,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -1383,6 +1399,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -1400,6 +1417,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -1417,6 +1435,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -1434,6 +1453,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -1492,10 +1512,38 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Not modified: `If-None-Match` lists the current ETag. No body. */
+        NotModified: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
         /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
+        /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+        IdempotencyKey: string;
+        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+        IfMatch: string;
+        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+        IfNoneMatch: string;
+        /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+        ListAfter: components["schemas"]["ListAfter"];
+        /** @description Page size, 1–240. */
+        ListLimit: components["schemas"]["ListLimit"];
+        /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+        ListSortBy: components["schemas"]["ListSortBy"];
     };
     requestBodies: never;
     headers: {
@@ -1517,6 +1565,10 @@ export interface components {
         RetryAfter: number;
         /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database. */
         D1Bookmark: string;
+        /** @description Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list. */
+        ETag: string;
+        /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -1526,13 +1578,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1552,12 +1606,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -1573,6 +1629,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1596,6 +1654,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1617,13 +1677,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1643,12 +1705,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -1664,6 +1728,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1687,6 +1753,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1708,6 +1776,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1729,12 +1799,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -1750,6 +1822,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1775,6 +1851,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1796,6 +1874,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1817,6 +1899,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1836,13 +1919,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1864,12 +1949,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -1885,6 +1972,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1906,6 +1997,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1925,15 +2017,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only members with this project role. A cursor is valid only under the filter it was made with. */
                 role?: "owner" | "contributor" | "viewer";
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -1955,12 +2049,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectMemberList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -1976,6 +2072,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2001,6 +2099,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2022,6 +2122,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2044,12 +2146,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectMember"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2065,6 +2169,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2091,6 +2199,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,6 +2222,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2134,6 +2248,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2153,13 +2268,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2181,12 +2298,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NotificationIntegrationList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2202,6 +2321,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2227,6 +2348,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2248,6 +2371,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2270,12 +2395,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NotificationIntegration"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2291,6 +2418,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2317,6 +2448,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2338,13 +2471,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2367,12 +2502,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2388,6 +2525,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2409,12 +2548,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Variable"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2430,6 +2571,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2455,6 +2600,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2476,6 +2623,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2497,6 +2648,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2516,6 +2668,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2537,12 +2691,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VariableValue"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2558,13 +2714,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2586,12 +2744,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VariableList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2607,6 +2767,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2632,6 +2794,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2653,13 +2817,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2681,12 +2847,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VariableList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2702,6 +2870,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2727,6 +2897,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2748,6 +2920,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2769,12 +2943,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StackResource"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2790,6 +2966,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2812,12 +2990,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StackResource"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2833,6 +3013,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2855,12 +3037,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StackResource"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2876,13 +3060,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2904,12 +3090,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StackResourceList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2925,13 +3113,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -2953,12 +3143,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StackResourceList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2974,15 +3166,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3002,12 +3196,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeploymentList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3023,6 +3219,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3044,12 +3242,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3065,6 +3265,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3087,12 +3289,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3108,6 +3312,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3129,6 +3337,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3150,15 +3360,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3180,12 +3392,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeploymentList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3201,15 +3415,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3231,12 +3447,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeploymentList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3252,6 +3470,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3271,12 +3491,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3292,11 +3514,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: string[] | null;
                 /** @description Only entries of requests made as this account. */
@@ -3305,6 +3527,8 @@ export interface operations {
                 project_id?: string;
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3326,12 +3550,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AuditEntryList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3347,17 +3573,19 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["ListAfter"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: string[] | null;
                 /** @description Only entries of requests made as this account. */
                 actor_account_id?: string;
             };
             header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
@@ -3379,12 +3607,14 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AuditEntryList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
