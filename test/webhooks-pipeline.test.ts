@@ -336,7 +336,7 @@ describe("delivery", () => {
 
   it("gives up on an attempt that takes longer than its timeout", async () => {
     const outcome = await attemptDelivery(
-      { type: "webhook", url: hook(unique("slow"), "?delay_ms=3000"), signingSecret: "whsec_AAAA" },
+      { type: "webhook", url: hook(unique("slow"), "?delay_ms=3000"), signingSecrets: ["whsec_AAAA"] },
       { id: "evt", type: "service.ok", createdAt: new Date().toISOString(), data: {} },
       { allowInsecure: true, timeoutMs: 200 },
     );
