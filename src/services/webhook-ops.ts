@@ -39,7 +39,7 @@ export type TestSendResult = {
 
 /**
  * One signed delivery now, answered directly: not retried, not an event, not a delivery, and
- * without effect on the integration's state (a test never disables it). A disabled integration
+ * without effect on the integration's state (only an audit entry records it) (a test never disables it). A disabled integration
  * can be tested: that is how an operator checks a receiver before re-enabling it.
  */
 export async function testSend(
@@ -64,6 +64,14 @@ export async function testSend(
     { id: newId(), type, createdAt: toIso(started), data: { test: true, project_id: projectId } },
     { allowInsecure: ctx.config.allowInsecureWebhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
   );
+  // Nothing changes, but a signed request went out in the project's name: the operator's act is
+  // recorded (the guard of API_CONTRACT §14 holds every non-GET operation to one entry).
+  await auditEntry(ctx, {
+    target: { type: "notification_integration", id: integrationId },
+    projectId,
+    changes: null,
+    when: "always",
+  }).run();
   return {
     delivered: outcome.ok,
     status_code: outcome.statusCode,
@@ -99,17 +107,24 @@ export async function redeliver(
     .get();
   if (!before) throw notFound("Delivery");
   const now = nowIso();
-  const moved = await db
-    .update(webhookDeliveries)
-    .set({
-      status: "pending",
-      series: sql`${webhookDeliveries.series} + 1`,
-      nextAttemptAt: now,
-      updatedAt: now,
-    })
-    .where(inIntegration)
-    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series })
-    .get();
+  const [rows] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: "pending",
+        series: sql`${webhookDeliveries.series} + 1`,
+        nextAttemptAt: now,
+        updatedAt: now,
+      })
+      .where(inIntegration)
+      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
+    auditEntry(ctx, {
+      target: { type: "webhook_delivery", id: deliveryId },
+      projectId,
+      changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
+    }),
+  ]);
+  const moved = rows[0];
   // Deleted (with its event, integration or project) in between.
   if (!moved) throw notFound("Delivery");
   try {
@@ -172,22 +187,29 @@ export async function recover(
   const now = nowIso();
   const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
-  const moved = await db
-    .update(webhookDeliveries)
-    .set({
-      status: "pending",
-      series: sql`${webhookDeliveries.series} + 1`,
-      nextAttemptAt: now,
-      updatedAt: now,
-    })
-    .where(
-      and(
-        sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
-        inArray(webhookDeliveries.status, ["failed", "skipped"]),
-      ),
-    )
-    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series })
-    .all();
+  // One audit entry for the call (on the integration), written only if some delivery moved.
+  const [moved] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: "pending",
+        series: sql`${webhookDeliveries.series} + 1`,
+        nextAttemptAt: now,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
+          inArray(webhookDeliveries.status, ["failed", "skipped"]),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
+    auditEntry(ctx, {
+      target: { type: "notification_integration", id: integrationId },
+      projectId,
+      changes: null,
+    }),
+  ]);
   const seriesOf = new Map(moved.map((m) => [m.id, m.series]));
   const toSend = candidates.flatMap((c) => {
     const series = seriesOf.get(c.id);
