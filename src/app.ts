@@ -17,7 +17,7 @@ import { Scalar } from "@scalar/hono-api-reference";
 import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
-import { D1_BOOKMARK_PARAMETER, ErrorSchema } from "./http/openapi";
+import { D1_BOOKMARK_PARAMETER, ErrorSchema, registerListQueryParameters } from "./http/openapi";
 import { API_TAGS, registerSharedComponents } from "./http/openapi-components";
 import { routeMetaLookup } from "./http/route-meta";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
@@ -81,6 +81,7 @@ export function createApp() {
 
   app.openAPIRegistry.register("Error", ErrorSchema);
   registerSharedComponents(app.openAPIRegistry);
+  registerListQueryParameters(app.openAPIRegistry);
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "apiKey",
     in: "header",

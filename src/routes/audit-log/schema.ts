@@ -1,5 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { envelope, IdSchema, idParams, ListQuerySchema, TimestampSchema } from "../../http/openapi";
+import {
+  envelope,
+  IdSchema,
+  InlineIdSchema,
+  idParams,
+  ListQuerySchema,
+  TimestampSchema,
+} from "../../http/openapi";
 
 /** API_CONTRACT §14: one audit entry. */
 export const AuditEntrySchema = z
@@ -61,14 +68,14 @@ const ActionFilterSchema = z
 
 const ProjectListQuery = ListQuerySchema.extend({
   action: ActionFilterSchema,
-  actor_account_id: IdSchema.optional().openapi({
+  actor_account_id: InlineIdSchema.optional().openapi({
     description: "Only entries of requests made as this account.",
   }),
 });
 
 export const ProjectAuditLogQuerySchema = ProjectListQuery;
 export const OrgAuditLogQuerySchema = ProjectListQuery.extend({
-  project_id: IdSchema.optional().openapi({ description: "Only entries about this project." }),
+  project_id: InlineIdSchema.optional().openapi({ description: "Only entries about this project." }),
 });
 
 export const OrgParams = idParams("org_id");

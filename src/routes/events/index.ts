@@ -18,13 +18,14 @@ const TypeFilterSchema = z
       value === undefined
         ? undefined
         : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
-    z.array(EventTypeSchema).optional(),
+    z.array(EventTypeSchema).max(100, "At most 100 values.").optional(),
   )
   .openapi({
     param: { style: "form", explode: true },
     description:
       "Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate " +
-      "values with commas. A cursor is bound to the set of types.",
+      "values with commas, at most 100 values. A cursor is bound to the set of types.",
+    maxItems: 100,
   });
 
 const EventListQuerySchema = ListQuerySchema.extend({ type: TypeFilterSchema });

@@ -31,8 +31,9 @@ export const TestSendResultSchema = z
 /** Any RFC 3339 date-time (offset allowed), read as the instant it names. */
 const Instant = z.iso
   .datetime({ offset: true })
+  .max(64)
   .transform((value) => new Date(value).toISOString())
-  .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z" });
+  .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
 
 export const RecoverBodySchema = z
   .strictObject({
@@ -60,13 +61,10 @@ export const RecoverResultSchema = z
 
 export const RotateSecretBodySchema = z
   .strictObject({
-    expire_previous_in: z
-      .number()
-      .int()
-      .min(0)
-      .max(604_800)
-      .optional()
-      .openapi({ description: "Seconds the previous secret keeps signing (0–604800, default 86400)." }),
+    expire_previous_in: z.number().int().min(0).max(604_800).optional().openapi({
+      description: "Seconds the previous secret keeps signing (0–604800, default 86400).",
+      format: "int32",
+    }),
   })
   .openapi("RotateSigningSecretRequest");
 
