@@ -240,6 +240,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery now
+         * @description Sends one signed delivery of the given event type (default `deployment.succeeded`) at once and answers what the receiver did. The payload's `data` is `{test: true, project_id}`; the `webhook-id` is fresh. 15 s timeout, redirects not followed, not retried, not recorded as an event or a delivery, and it never disables the integration (a disabled one can be tested). Needs the project role `contributor` or above.
+         */
+        post: operations["testIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver one delivery
+         * @description Starts a new series of attempts (the usual retry schedule) for the same event, with the same `webhook-id`, whatever the delivery's status, through the queue; it is sent even while the integration is disabled. Answers the delivery, now `pending`. Needs the project role `contributor` or above.
+         */
+        post: operations["redeliverDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send failed and skipped deliveries of a time range
+         * @description Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` and `until` (both included; `until` defaults to now), oldest events first, at most 1000 per call: when `queued` is 1000, call again for the rest. Each is sent through the queue with its event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.
+         */
+        post: operations["recoverIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Makes a new signing secret, shown only in this response (`Cache-Control: no-store`). The previous one keeps signing for `expire_previous_in` seconds (default 86400): meanwhile every delivery carries two signatures, `v1,<new> v1,<previous>`, so receivers switch keys without losing a message. Then it is deleted. A secret rotated out earlier stops signing at once. Needs the project role `contributor` or above.
+         */
+        post: operations["rotateIntegrationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of a project
+         * @description Every event of the last 30 days (older ones are deleted daily), newest first by default, to reconcile from when a receiver missed deliveries. Needs the project role `viewer` or above.
+         */
+        get: operations["listProjectEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of an event
+         * @description One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/variables/{variable_id}": {
         parameters: {
             query?: never;
@@ -631,6 +771,21 @@ export interface components {
             /** @description Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field. */
             cause?: unknown;
         };
+        /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+        After: string;
+        /**
+         * Format: int64
+         * @description Page size, 1–240.
+         * @default 20
+         * @example 20
+         */
+        Limit: number;
+        /**
+         * @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.
+         * @default -created_at
+         * @enum {string}
+         */
+        SortBy: "created_at" | "-created_at" | "+created_at";
         OrganizationList: {
             data: components["schemas"]["Organization"][];
             has_more: boolean;
@@ -638,8 +793,7 @@ export interface components {
             next_page?: string;
         };
         Organization: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             name: string;
             /**
              * Format: date-time
@@ -647,6 +801,8 @@ export interface components {
              */
             created_at: string;
         };
+        /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+        Id: string;
         OrganizationCreate: {
             /** @example Acme */
             name: string;
@@ -658,22 +814,15 @@ export interface components {
             next_page?: string;
         };
         Project: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /**
-             * @description The owning organization.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            org_id: string;
+            id: components["schemas"]["Id"];
+            org_id: components["schemas"]["Id"] & unknown;
             /** @example storefront */
             name: string;
             description: string | null;
             /** @example emoji:🚀 */
             icon: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            repo_id: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            default_environment_id: string;
+            repo_id: components["schemas"]["Id"] & (string | null);
+            default_environment_id: components["schemas"]["Id"];
             /** @enum {string} */
             connection_status: "connected" | "disconnected" | "disconnecting";
             /**
@@ -698,13 +847,8 @@ export interface components {
         };
         /** @description The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of the record may be sent back as read; they change nothing, and `id` and `org_id` must match. */
         ProjectReplace: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id?: string;
-            /**
-             * @description The owning organization.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            org_id?: string;
+            id?: components["schemas"]["Id"];
+            org_id?: components["schemas"]["Id"] & unknown;
             /** @enum {string} */
             connection_status?: "connected" | "disconnected" | "disconnecting";
             /**
@@ -719,11 +863,7 @@ export interface components {
             updated_at?: string;
             /** @description 1–100 characters, unique within the organization regardless of case. */
             name: string;
-            /**
-             * @description Must name an environment of this project.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            default_environment_id: string;
+            default_environment_id: components["schemas"]["Id"] & unknown;
             description?: string | null;
             /** @example emoji:🚀 */
             icon?: string | null;
@@ -737,18 +877,9 @@ export interface components {
             next_page?: string;
         };
         ProjectMember: {
-            /**
-             * @description The member's account; the `{member_id}` of member paths.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: string;
-            /**
-             * @description The project membership.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            membership_id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string;
+            account_id: components["schemas"]["Id"] & unknown;
+            membership_id: components["schemas"]["Id"] & unknown;
+            project_id: components["schemas"]["Id"];
             name: string;
             /** @description Defaults to `name`. */
             display_name: string;
@@ -783,7 +914,7 @@ export interface components {
         };
         ProjectMemberAdd: {
             /** @description 1–100 distinct account IDs, each a member of the project's organization. */
-            account_ids: string[];
+            account_ids: components["schemas"]["Id"][];
             /**
              * @description Role given to every added account.
              * @default viewer
@@ -793,18 +924,9 @@ export interface components {
         };
         /** @description The new project role. The member record's read-only fields may be sent back as read; they change nothing, and `project_id` and `account_id` must match the path. */
         ProjectMemberReplace: {
-            /**
-             * @description The member's account; the `{member_id}` of member paths.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id?: string;
-            /**
-             * @description The project membership.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            membership_id?: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id?: string;
+            account_id?: components["schemas"]["Id"] & unknown;
+            membership_id?: components["schemas"]["Id"] & unknown;
+            project_id?: components["schemas"]["Id"];
             name?: string;
             /** @description Defaults to `name`. */
             display_name?: string;
@@ -840,14 +962,25 @@ export interface components {
             next_page?: string;
         };
         NotificationIntegration: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string;
+            id: components["schemas"]["Id"];
+            project_id: components["schemas"]["Id"];
             /** @enum {string} */
             type: "slack" | "webhook";
+            /** @description Where deliveries go. A `slack` integration's URL is a credential: it reads as the origin, `/…` and the last 4 characters of the path (`https://hooks.slack.com/…x7Qz`). */
             url: string;
             configuration: components["schemas"]["NotificationConfiguration"];
+            /** @description False while disabled: events are then recorded as `skipped` deliveries and not sent (`recover` sends them later). */
+            enabled: boolean;
+            /**
+             * @description `manual` (PATCH `enabled: false`), `gone` (the receiver answered 410), `failing` (nothing but failed attempts for 5 days, at least 3 failed deliveries); null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | "gone" | "manual" | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:04:05.123Z
@@ -914,15 +1047,17 @@ export interface components {
             /** @description `service.ok`: a service is OK again. */
             services_ok?: boolean;
         };
-        /** @description At least one flag or `url`; nothing to change is `400 bad_input`. */
+        /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
             configuration?: components["schemas"]["NotificationConfigurationInput"] & unknown;
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`.
+             * @description A new destination; refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.
              * @example https://hooks.example.com/deploys
              */
             url?: string;
+            /** @description `false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. Neither sends anything to the integration. */
+            enabled?: boolean;
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
@@ -931,22 +1066,16 @@ export interface components {
             next_page?: string;
         };
         WebhookDelivery: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            integration_id: string;
-            /**
-             * @description Sent as the `webhook-id` header on every try.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            event_id: string;
+            id: components["schemas"]["Id"];
+            integration_id: components["schemas"]["Id"];
+            event_id: components["schemas"]["Id"] & unknown;
             /** @example deployment.succeeded */
             event_type: string;
             /**
-             * @description `pending` (trying or waiting to retry), `succeeded`, or `failed` (every try failed).
+             * @description `pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver answered 410), or `skipped` (the integration was disabled; `recover` sends it).
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: "pending" | "succeeded" | "failed" | "skipped";
             /** Format: int32 */
             attempts: number;
             /** Format: int32 */
@@ -997,10 +1126,82 @@ export interface components {
              */
             created_at: string;
         };
+        WebhookTestResult: {
+            /** @description True when the receiver answered 2xx. */
+            delivered: boolean;
+            /** @description The receiver's HTTP status, if it answered. */
+            status_code: number | null;
+            /** @description Why it was not delivered (HTTP status, timeout, network). */
+            error: string | null;
+            duration_ms: number;
+        };
+        WebhookTestRequest: {
+            type?: components["schemas"]["EventType"];
+        };
+        /**
+         * @description The event type to send; default `deployment.succeeded`.
+         * @example deployment.succeeded
+         * @enum {string}
+         */
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
+        WebhookRecoverResult: {
+            /** @description Deliveries re-queued, at most 1000; when it is 1000, call again. */
+            queued: number;
+        };
+        WebhookRecoverRequest: {
+            /**
+             * Format: date-time
+             * @description Events created at or after this instant.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Events created at or before this instant; default now.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            until?: string;
+        };
+        RotatedSigningSecret: {
+            /** @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw */
+            signing_secret: string;
+            /**
+             * Format: date-time
+             * @description Until then every delivery carries two signatures: `v1,<new> v1,<previous>`.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            previous_expires_at: string;
+        };
+        RotateSigningSecretRequest: {
+            /**
+             * Format: int32
+             * @description Seconds the previous secret keeps signing (0–604800, default 86400).
+             */
+            expire_previous_in?: number;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        Event: {
+            id: components["schemas"]["Id"] & unknown;
+            type: components["schemas"]["EventType"];
+            project_id: components["schemas"]["Id"];
+            /** @description Exactly the `data` of the webhook body: `project_id` always, and `deployment` (the deployment record) for deployment events. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
         /** @description A variable. Its value is never part of the record: read it from `/value`. */
         Variable: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             /** @example DATABASE_URL */
             name: string;
             /**
@@ -1008,11 +1209,7 @@ export interface components {
              * @enum {string}
              */
             type: "secret" | "secure_string" | "string";
-            /**
-             * @description The environment; for a component variable, its component's.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            environment_id: string;
+            environment_id: components["schemas"]["Id"] & unknown;
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1036,13 +1233,8 @@ export interface components {
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id?: string;
-            /**
-             * @description The environment; for a component variable, its component's.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            environment_id?: string;
+            id?: components["schemas"]["Id"];
+            environment_id?: components["schemas"]["Id"] & unknown;
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1102,12 +1294,9 @@ export interface components {
             value: string;
         };
         StackResource: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            stack_id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: string;
+            id: components["schemas"]["Id"];
+            stack_id: components["schemas"]["Id"];
+            environment_id: components["schemas"]["Id"];
             /**
              * @description The template's name, chosen by the engine (1–255 characters).
              * @example tpl-web-1
@@ -1155,11 +1344,9 @@ export interface components {
             next_page?: string;
         };
         Deployment: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: string;
-            stack_ids: string[];
+            id: components["schemas"]["Id"];
+            environment_id: components["schemas"]["Id"];
+            stack_ids: components["schemas"]["Id"][];
             status: components["schemas"]["DeploymentStatus"];
             data: components["schemas"]["DeploymentData"];
             /**
@@ -1242,8 +1429,7 @@ export interface components {
             image: string;
         };
         DeploymentStack: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             status: components["schemas"]["DeploymentStatus"];
             status_reason?: string;
             /**
@@ -1254,20 +1440,14 @@ export interface components {
             timestamp: string;
         };
         ApiKey: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             name: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: string;
-            /**
-             * @description The account the key acts as.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: string;
+            org_id: components["schemas"]["Id"];
+            account_id: components["schemas"]["Id"] & unknown;
             /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
             scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write")[];
             /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
-            project_ids: string[] | null;
+            project_ids: components["schemas"]["Id"][] | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:04:05.123Z
@@ -1292,12 +1472,9 @@ export interface components {
             next_page?: string;
         };
         AuditEntry: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string | null;
+            id: components["schemas"]["Id"];
+            org_id: components["schemas"]["Id"] & (string | null);
+            project_id: components["schemas"]["Id"] & (string | null);
             /**
              * @description The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).
              * @example createProject
@@ -1314,10 +1491,8 @@ export interface components {
                  * @enum {string}
                  */
                 type: "api_key" | "admin";
-                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                account_id: string | null;
-                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                api_key_id: string | null;
+                account_id: components["schemas"]["Id"] & (string | null);
+                api_key_id: components["schemas"]["Id"] & (string | null);
             };
             /** @description The request's `x-request-id`. */
             request_id: string;
@@ -1496,6 +1671,12 @@ export interface components {
     parameters: {
         /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
+        /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+        After: components["schemas"]["After"];
+        /** @description Page size, 1–240. */
+        Limit: components["schemas"]["Limit"];
+        /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+        SortBy: components["schemas"]["SortBy"];
     };
     requestBodies: never;
     headers: {
@@ -1526,11 +1707,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
@@ -1617,11 +1798,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
@@ -1712,7 +1893,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1754,7 +1935,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1800,7 +1981,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1836,18 +2017,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: string;
+                org_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1889,7 +2070,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1925,11 +2106,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only members with this project role. A cursor is valid only under the filter it was made with. */
                 role?: "owner" | "contributor" | "viewer";
             };
@@ -1938,7 +2119,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1980,7 +2161,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2026,8 +2207,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2069,8 +2250,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2116,8 +2297,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2153,18 +2334,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2206,7 +2387,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2252,8 +2433,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2295,8 +2476,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2338,19 +2519,346 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    testIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
+        responses: {
+            /** @description What the receiver did. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    redeliverDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+                delivery_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    recoverIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoverResult"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    rotateIntegrationSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSigningSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSigningSecret"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listProjectEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["After"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["SortBy"];
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas, at most 100 values. A cursor is bound to the set of types. */
+                type?: components["schemas"]["EventType"][];
+            };
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["After"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["SortBy"];
+            };
+            header?: {
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2392,7 +2900,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2434,7 +2942,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2480,7 +2988,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2520,7 +3028,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2558,18 +3066,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: string;
+                component_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2611,7 +3119,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: string;
+                component_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2653,18 +3161,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2706,7 +3214,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2752,7 +3260,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2794,8 +3302,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
-                id: string;
+                stack_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2837,8 +3345,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
-                id: string;
+                environment_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2876,18 +3384,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
+                stack_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2925,18 +3433,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
             };
             header?: {
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2974,11 +3482,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
@@ -3027,7 +3535,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3069,8 +3577,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
-                id: string;
+                environment_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3112,7 +3620,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3150,11 +3658,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
@@ -3163,7 +3671,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
+                stack_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3201,11 +3709,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
                 status?: components["schemas"]["DeploymentStatus"][];
             };
@@ -3214,7 +3722,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3292,11 +3800,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: string[] | null;
                 /** @description Only entries of requests made as this account. */
@@ -3309,7 +3817,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: string;
+                org_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3347,11 +3855,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: string;
+                after?: components["parameters"]["After"];
                 /** @description Page size, 1–240. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: "created_at" | "-created_at" | "+created_at";
+                sort_by?: components["parameters"]["SortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: string[] | null;
                 /** @description Only entries of requests made as this account. */
@@ -3362,7 +3870,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
