@@ -10,6 +10,7 @@ import {
   openApiDocument,
   operations,
   pathTemplateOf,
+  resolveParameters,
 } from "./helpers/openapi";
 
 const SHARED_ERROR_STATUSES = ["400", "401", "403", "404", "408", "409", "429", "500", "501"];
@@ -235,9 +236,10 @@ describe("/openapi.json", () => {
   });
 
   it("validates every path parameter as an identifier", async () => {
+    const doc = await openApiDocument();
     for (const { method, path, operation } of await operations()) {
       const names = [...path.matchAll(/{(\w+)}/g)].map((m) => m[1]);
-      const params = (operation.parameters ?? []).filter((p) => p.in === "path");
+      const params = resolveParameters(doc, operation.parameters).filter((p) => p.in === "path");
       expect(params.map((p) => p.name).sort(), `${method} ${path}`).toEqual([...names].sort());
       for (const p of params) {
         expect(p.required, `${method} ${path} ${p.name}`).toBe(true);
@@ -249,15 +251,23 @@ describe("/openapi.json", () => {
   it("gives every list endpoint after/limit/sort_by and a 200 that references the envelope", async () => {
     const doc = await openApiDocument();
     const lists = (await operations()).filter(({ operation }) =>
-      (operation.parameters ?? []).some((p) => p.in === "query" && p.name === "limit"),
+      resolveParameters(doc, operation.parameters).some((p) => p.in === "query" && p.name === "limit"),
     );
     const listIds = lists.map(({ operation }) => operation.operationId);
     expect(listIds).toEqual(expect.arrayContaining(["listProjects", "listOrgProjects", "listOrgs"]));
     for (const { method, path, operation } of lists) {
       const where = `${method} ${path}`;
       expect(method).toBe("get");
+      // Described once under components.parameters and referenced by every list (keeps the document lean).
+      expect(operation.parameters, where).toEqual(
+        expect.arrayContaining(
+          ["After", "Limit", "SortBy"].map((name) => ({ $ref: `#/components/parameters/${name}` })),
+        ),
+      );
       const query = Object.fromEntries(
-        (operation.parameters ?? []).filter((p) => p.in === "query").map((p) => [p.name, p]),
+        resolveParameters(doc, operation.parameters)
+          .filter((p) => p.in === "query")
+          .map((p) => [p.name, p]),
       );
       expect(query.after?.schema?.type, where).toBe("string");
       expect(query.limit?.schema, where).toMatchObject({ type: "integer", minimum: 1, default: 20 });
@@ -277,7 +287,7 @@ describe("/openapi.json", () => {
     }
     for (const id of ["listProjects", "listOrgProjects"]) {
       const op = lists.find((l) => l.operation.operationId === id)?.operation;
-      const limit = op?.parameters?.find((p) => p.name === "limit")?.schema;
+      const limit = resolveParameters(doc, op?.parameters).find((p) => p.name === "limit")?.schema;
       expect(limit?.maximum, id).toBe(240);
     }
   });

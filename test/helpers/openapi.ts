@@ -40,6 +40,7 @@ export type OpenApiDocument = {
     securitySchemes?: Record<string, { type: string; in?: string; name?: string }>;
     responses?: Record<string, OpenApiResponse>;
     headers?: Record<string, { description?: string; schema?: JsonSchema }>;
+    parameters?: Record<string, OpenApiParameter>;
   };
 };
 
@@ -83,6 +84,31 @@ export function resolveResponse(
     }),
   );
   return { ...resolved, headers };
+}
+
+/**
+ * An operation's parameters with their `$ref`s followed, as a client reading the document sees
+ * them: the parameter (`#/components/parameters/X`) and its schema (`#/components/schemas/X`).
+ */
+export function resolveParameters(
+  doc: OpenApiDocument,
+  parameters: Array<OpenApiParameter | OpenApiRef> | undefined,
+): OpenApiParameter[] {
+  return (parameters ?? []).map((p) => {
+    let param = p as OpenApiParameter | OpenApiRef;
+    if ("$ref" in param) {
+      const name = /^#\/components\/parameters\/(.+)$/.exec(param.$ref)?.[1];
+      const target = name ? doc.components.parameters?.[name] : undefined;
+      if (!target) throw new Error(`unresolvable parameter $ref ${param.$ref}`);
+      param = target;
+    }
+    const ref = param.schema?.$ref;
+    if (typeof ref !== "string") return param;
+    const name = COMPONENT_REF.exec(ref)?.[1];
+    const schema = name ? doc.components.schemas?.[name] : undefined;
+    if (!schema) throw new Error(`unresolvable schema $ref ${ref}`);
+    return { ...param, schema };
+  });
 }
 
 export type ResolvedOperation = Omit<OpenApiOperation, "responses"> & {

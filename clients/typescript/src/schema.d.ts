@@ -821,7 +821,8 @@ export interface components {
             description: string | null;
             /** @example emoji:🚀 */
             icon: string | null;
-            repo_id: components["schemas"]["Id"] & (string | null);
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            repo_id: string | null;
             default_environment_id: components["schemas"]["Id"];
             /** @enum {string} */
             connection_status: "connected" | "disconnected" | "disconnecting";
@@ -1473,8 +1474,10 @@ export interface components {
         };
         AuditEntry: {
             id: components["schemas"]["Id"];
-            org_id: components["schemas"]["Id"] & (string | null);
-            project_id: components["schemas"]["Id"] & (string | null);
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            project_id: string | null;
             /**
              * @description The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).
              * @example createProject
@@ -1491,8 +1494,10 @@ export interface components {
                  * @enum {string}
                  */
                 type: "api_key" | "admin";
-                account_id: components["schemas"]["Id"] & (string | null);
-                api_key_id: components["schemas"]["Id"] & (string | null);
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                account_id: string | null;
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                api_key_id: string | null;
             };
             /** @description The request's `x-request-id`. */
             request_id: string;

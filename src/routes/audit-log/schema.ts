@@ -12,8 +12,8 @@ import {
 export const AuditEntrySchema = z
   .object({
     id: IdSchema,
-    org_id: IdSchema.nullable(),
-    project_id: IdSchema.nullable(),
+    org_id: InlineIdSchema.nullable(),
+    project_id: InlineIdSchema.nullable(),
     action: z.string().openapi({
       description:
         "The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).",
@@ -25,8 +25,8 @@ export const AuditEntrySchema = z
     }),
     actor: z.object({
       type: z.enum(["api_key", "admin"]).openapi({ description: "`admin`: the internal API." }),
-      account_id: IdSchema.nullable(),
-      api_key_id: IdSchema.nullable(),
+      account_id: InlineIdSchema.nullable(),
+      api_key_id: InlineIdSchema.nullable(),
     }),
     request_id: z.string().openapi({ description: "The request's `x-request-id`." }),
     ip: z.string().nullable(),
