@@ -1,7 +1,7 @@
 /** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16). */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type ApiResponse, request } from "./helpers/api";
+import { type ApiResponse, PRODUCTION_LIMITS, request } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
 const EXPOSED =
@@ -64,10 +64,14 @@ describe("preflight", () => {
       const res = await preflight("/v1/projects", { "cf-connecting-ip": ip, "x-api-key": owner.key });
       expect(res.status).toBe(204);
     }
-    const anonymous = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": ip } });
+    // The production limits, so the counts read are the contract's (60 per IP, 100 per key).
+    const anonymous = await request("GET", "/v1/projects", {
+      headers: { "cf-connecting-ip": ip },
+      bindings: PRODUCTION_LIMITS,
+    });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("x-ratelimit-remaining")).toBe("59");
-    const keyed = await request("GET", "/v1/projects", { key: owner.key });
+    const keyed = await request("GET", "/v1/projects", { key: owner.key, bindings: PRODUCTION_LIMITS });
     expect(keyed.status).toBe(200);
     expect(keyed.headers.get("x-ratelimit-remaining")).toBe("99");
   });
@@ -104,7 +108,10 @@ describe("actual requests", () => {
     const ip = freshIp();
     let res: ApiResponse | undefined;
     for (let i = 0; i < 61; i++) {
-      res = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": ip, origin: ORIGIN } });
+      res = await request("GET", "/v1/projects", {
+        headers: { "cf-connecting-ip": ip, origin: ORIGIN },
+        bindings: PRODUCTION_LIMITS,
+      });
     }
     expect(res?.status).toBe(429);
     if (res) expectCors(res);
