@@ -39,6 +39,7 @@ import { routePolicy } from "./rate-limit/route-policy";
 import { registerApiKeyRoutes } from "./routes/api-keys";
 import { registerAuditLogRoutes } from "./routes/audit-log";
 import { registerDeploymentRoutes } from "./routes/deployments";
+import { registerEventRoutes } from "./routes/events";
 import { registerIntegrationRoutes } from "./routes/integrations";
 import { registerInternalRoutes } from "./routes/internal";
 import { registerMemberRoutes } from "./routes/members";
@@ -87,6 +88,7 @@ export function createApp() {
   registerProjectRoutes(app);
   registerMemberRoutes(app);
   registerIntegrationRoutes(app);
+  registerEventRoutes(app);
   registerVariableRoutes(app);
   registerResourceRoutes(app);
   registerDeploymentRoutes(app);

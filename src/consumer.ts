@@ -45,7 +45,10 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
         return;
       case "webhook.deliver": {
-        const decision = await processDelivery(ctx, body.delivery_id, message.attempts);
+        const decision = await processDelivery(ctx, body.delivery_id, message.attempts, {
+          manual: body.manual === true,
+          series: body.series ?? 0,
+        });
         if (decision.action === "ack") message.ack();
         else if (decision.action === "retry") message.retry({ delaySeconds: decision.delaySeconds });
         // The last try: retries are exhausted, so this sends the message to the dead-letter queue.
@@ -70,7 +73,7 @@ async function handleDeadLetter(ctx: ServiceContext, message: Message<unknown>):
   try {
     switch (body?.kind) {
       case "webhook.deliver":
-        await markDeliveryFailed(ctx, body.delivery_id);
+        await markDeliveryFailed(ctx, body.delivery_id, body.series ?? 0);
         break;
       case "project.disconnect":
         await finishDisconnect(ctx, body.project_id);

@@ -8,7 +8,9 @@ import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit-log";
+import { purgeOldEvents } from "./services/event-log";
 import { sweepStaleEvents } from "./services/fanout";
+import { forgetExpiredSecrets } from "./services/webhook-ops";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
@@ -22,13 +24,17 @@ export default {
   queue: (batch, env, exec?: ExecutionContext) => handleEventsBatch(batch, env, exec),
   // Dispatch on the cron expression (wrangler.toml [triggers]). The stale-event sweep runs only
   // here: one sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of
-  // the same event from racing. The daily run removes what outlived its retention.
+  // the same event from racing. The daily run removes what outlived its retention (audit entries,
+  // events and their deliveries). Both forget rotated-out signing secrets whose overlap ended.
   scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
     const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
+    await forgetExpiredSecrets(ctx);
     if (controller.cron === DAILY_CRON) {
       const removed = await purgeExpiredAuditEntries(ctx);
       ctx.log.info("audit log retention", { removed });
+      const purged = await purgeOldEvents(ctx);
+      ctx.log.info("event retention", purged);
       return;
     }
     await sweepStaleEvents(ctx);

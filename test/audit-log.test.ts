@@ -11,7 +11,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { declaredRoutes } from "../src/http/route-meta";
-import { type ApiResponse, request } from "./helpers/api";
+import { type ApiResponse, internalOk, request } from "./helpers/api";
 import {
   type Caller,
   createAccount,
@@ -25,6 +25,7 @@ import {
   unique,
 } from "./helpers/factories";
 import { operations } from "./helpers/openapi";
+import { writeDelivery, writeEvent } from "./helpers/webhooks";
 
 type Row = Record<string, unknown>;
 
@@ -275,6 +276,82 @@ const SCENARIO: Record<string, (s: State) => Promise<StepResult>> = {
         targetId: s.integrationId,
         projectId: s.project.id,
         changed: ["configuration"],
+      },
+    };
+  },
+  testIntegration: async (s) => {
+    // An integration whose stored URL the send-time check refuses: the test answers at once.
+    const { id } = await internalOk<{ id: string }>(
+      "POST",
+      `/projects/${s.project.id}/notification-integrations`,
+      {
+        type: "webhook",
+        url: "https://hooks.example.com/audit-test",
+        configuration: {},
+      },
+    );
+    await env.DB.prepare("UPDATE notification_integrations SET url = ? WHERE id = ?")
+      .bind("http://127.0.0.1:9/refused", id)
+      .run();
+    const res = await call("POST", `/v1/projects/${s.project.id}/notification-integrations/${id}/test`, {
+      key: s.owner.key,
+    });
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "notification_integration", targetId: id, projectId: s.project.id },
+    };
+  },
+  redeliverDelivery: async (s) => {
+    const event = await writeEvent(s.project.id, "changelog.created");
+    const deliveryId = await writeDelivery(s.project.id, event.id, s.integrationId ?? "", {
+      status: "failed",
+    });
+    const res = await call(
+      "POST",
+      `/v1/projects/${s.project.id}/notification-integrations/${s.integrationId}/deliveries/${deliveryId}/redeliver`,
+      { key: s.owner.key },
+    );
+    return {
+      res,
+      actor: s.owner,
+      expect: {
+        target: "webhook_delivery",
+        targetId: deliveryId,
+        projectId: s.project.id,
+        changed: ["status"],
+      },
+    };
+  },
+  recoverIntegration: async (s) => {
+    const event = await writeEvent(s.project.id, "changelog.created");
+    await writeDelivery(s.project.id, event.id, s.integrationId ?? "", { status: "skipped" });
+    const res = await call(
+      "POST",
+      `/v1/projects/${s.project.id}/notification-integrations/${s.integrationId}/recover`,
+      { key: s.owner.key, body: { since: new Date(Date.now() - 3600_000).toISOString() } },
+    );
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "notification_integration", targetId: s.integrationId, projectId: s.project.id },
+    };
+  },
+  rotateIntegrationSecret: async (s) => {
+    const res = await call<{ signing_secret: string }>(
+      "POST",
+      `/v1/projects/${s.project.id}/notification-integrations/${s.integrationId}/rotate-secret`,
+      { key: s.owner.key, body: { expire_previous_in: 60 } },
+    );
+    secrets.push(res.body.signing_secret);
+    return {
+      res,
+      actor: s.owner,
+      expect: {
+        target: "notification_integration",
+        targetId: s.integrationId,
+        projectId: s.project.id,
+        changed: ["previous_secret_expires_at"],
       },
     };
   },
@@ -636,6 +713,10 @@ describe("the guard: every state-changing operation writes exactly one entry", (
       "removeProjectMember",
       "createIntegration",
       "updateIntegration",
+      "testIntegration",
+      "redeliverDelivery",
+      "recoverIntegration",
+      "rotateIntegrationSecret",
       "internal.createIntegration",
       "createEnvironmentVariable",
       "createComponentVariable",

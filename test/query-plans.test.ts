@@ -105,3 +105,33 @@ describe("deleting a project", () => {
     expect(detail).not.toMatch(/^SCAN/m);
   });
 });
+
+describe("the event log (API_CONTRACT §13)", () => {
+  it("a page of a project's events, filtered by type, walks the project index in order", async () => {
+    const detail = await plan(
+      "SELECT * FROM events WHERE project_id = ? AND type IN (?, ?) AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 21",
+      ["p", "service.ok", "service.in_alarm", "2026-01-01T00:00:00.000Z", "x"],
+    );
+    expect(detail).toMatch(/events USING INDEX events_project_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("retention finds the oldest events through the created_at index, without sorting", async () => {
+    const detail = await plan("SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", [
+      "2026-01-01T00:00:00.000Z",
+      1000,
+    ]);
+    expect(detail).toMatch(/events USING (COVERING )?INDEX events_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("retention finds the deliveries of a batch of events through the (event, integration) index", async () => {
+    const detail = await plan(
+      "SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?)) LIMIT ?",
+      ['["a","b"]', 1000],
+    );
+    expect(detail).toMatch(
+      /webhook_deliveries USING (COVERING )?INDEX webhook_deliveries_event_integration_idx/,
+    );
+  });
+});

@@ -28,8 +28,10 @@ export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "faile
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const INTEGRATION_TYPES = ["slack", "webhook"] as const;
 export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export const DISABLED_REASONS = ["failing", "gone", "manual"] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 export type AccountProfile = {
   bio: string | null;

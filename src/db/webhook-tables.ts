@@ -6,7 +6,12 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { projects } from "./schema";
-import { DELIVERY_STATUSES, INTEGRATION_TYPES, type NotificationConfiguration } from "./values";
+import {
+  DELIVERY_STATUSES,
+  DISABLED_REASONS,
+  INTEGRATION_TYPES,
+  type NotificationConfiguration,
+} from "./values";
 
 const createdAt = () => text("created_at").notNull();
 const updatedAt = () => text("updated_at").notNull();
@@ -23,10 +28,23 @@ export const notificationIntegrations = sqliteTable(
     configuration: text("configuration", { mode: "json" }).$type<NotificationConfiguration>().notNull(),
     /** `whsec_…`, needed in clear to sign deliveries. */
     signingSecret: text("signing_secret").notNull(),
+    /** The secret before the last rotation, still signing until `previous_secret_expires_at`. */
+    previousSigningSecret: text("previous_signing_secret"),
+    previousSecretExpiresAt: text("previous_secret_expires_at"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
+    disabledAt: text("disabled_at"),
+    /** When the current run of failed attempts began (null after a success or a re-enable). */
+    failingSince: text("failing_since"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("notification_integrations_project_created_idx").on(t.projectId, t.createdAt, t.id)],
+  (t) => [
+    index("notification_integrations_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("notification_integrations_previous_secret_idx")
+      .on(t.previousSecretExpiresAt)
+      .where(sql`previous_secret_expires_at IS NOT NULL`),
+  ],
 );
 
 /** An event, written durably before anything is sent to the queue. */
@@ -46,6 +64,8 @@ export const events = sqliteTable(
   (t) => [
     index("events_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("events_pending_idx").on(t.createdAt).where(sql`enqueued_at IS NULL`),
+    // The retention cron deletes the oldest events first, across projects.
+    index("events_created_idx").on(t.createdAt, t.id),
   ],
 );
 
@@ -65,6 +85,11 @@ export const webhookDeliveries = sqliteTable(
       .references(() => notificationIntegrations.id, { onDelete: "cascade" }),
     status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer("attempts").notNull().default(0),
+    /**
+     * Which series of attempts is current: 0 for the fan-out's, +1 for each redeliver or recover.
+     * A message of an older series (still retrying, or dead-lettered) changes nothing.
+     */
+    series: integer("series").notNull().default(0),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     nextAttemptAt: text("next_attempt_at"),

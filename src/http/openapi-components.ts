@@ -152,6 +152,10 @@ export const API_TAGS = [
     description:
       "Webhooks (Standard Webhooks signatures) and Slack notifications for a project, and their deliveries.",
   },
+  {
+    name: "Events",
+    description: "A project's event log (kept 30 days) and the webhook deliveries of each event.",
+  },
   { name: "API keys", description: "The calling API key: its scopes, project restriction and last use." },
   {
     name: "Audit log",

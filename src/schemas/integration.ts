@@ -4,7 +4,7 @@
  * table of event types (event-types.ts).
  */
 import { z } from "@hono/zod-openapi";
-import { DELIVERY_STATUSES, INTEGRATION_TYPES } from "../db/schema";
+import { DELIVERY_STATUSES, DISABLED_REASONS, INTEGRATION_TYPES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
 import { FLAG_DESCRIPTION, NOTIFICATION_FLAGS, type NotificationFlag } from "./event-types";
 
@@ -29,8 +29,25 @@ export const IntegrationSchema = z
     id: IdSchema,
     project_id: IdSchema,
     type: z.enum(INTEGRATION_TYPES),
-    url: z.string(),
+    url: z.string().openapi({
+      description:
+        "Where deliveries go. A `slack` integration's URL is a credential: it reads as the origin, `/…` and " +
+        "the last 4 characters of the path (`https://hooks.slack.com/…x7Qz`).",
+    }),
     configuration: ConfigurationSchema,
+    enabled: z.boolean().openapi({
+      description:
+        "False while disabled: events are then recorded as `skipped` deliveries and not sent (`recover` sends them later).",
+    }),
+    disabled_reason: z
+      .enum(DISABLED_REASONS)
+      .nullable()
+      .openapi({
+        description:
+          "`manual` (PATCH `enabled: false`), `gone` (the receiver answered 410), `failing` (nothing but failed " +
+          "attempts for 5 days, at least 3 failed deliveries); null while enabled.",
+      }),
+    disabled_at: TimestampSchema.nullable(),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })
@@ -77,7 +94,9 @@ export const DeliverySchema = z
     event_id: IdSchema.openapi({ description: "Sent as the `webhook-id` header on every try." }),
     event_type: z.string().openapi({ example: "deployment.succeeded" }),
     status: z.enum(DELIVERY_STATUSES).openapi({
-      description: "`pending` (trying or waiting to retry), `succeeded`, or `failed` (every try failed).",
+      description:
+        "`pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver " +
+        "answered 410), or `skipped` (the integration was disabled; `recover` sends it).",
     }),
     attempts: z.number().int().openapi(count),
     last_status_code: z.number().int().openapi(statusCode).nullable(),

@@ -1,7 +1,7 @@
 /** The project record (API_CONTRACT §3 "Project"): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../http/openapi";
 
 export const IconSchema = z
   .string()
@@ -16,7 +16,7 @@ export const ProjectSchema = z
     name: z.string().openapi({ example: "storefront" }),
     description: z.string().nullable(),
     icon: IconSchema.nullable(),
-    repo_id: IdSchema.nullable(),
+    repo_id: InlineIdSchema.nullable(),
     default_environment_id: IdSchema,
     connection_status: z.enum(CONNECTION_STATUSES),
     created_at: TimestampSchema,

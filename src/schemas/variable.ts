@@ -1,7 +1,7 @@
 /** The variable record (API_CONTRACT §3 "Variable"): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../http/openapi";
 
 export const VariableTypeSchema = z.enum(VARIABLE_TYPES).openapi({
   description:
@@ -17,7 +17,7 @@ export const VariableSchema = z
     environment_id: IdSchema.openapi({
       description: "The environment; for a component variable, its component's.",
     }),
-    component_id: IdSchema.nullable().openapi({
+    component_id: InlineIdSchema.nullable().openapi({
       description: "The component, or null for an environment variable.",
     }),
     resource_id: z

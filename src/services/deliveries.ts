@@ -2,6 +2,15 @@
  * Delivery bookkeeping. One delivery message: load the delivery with its event and integration
  * (one query), make one attempt (webhooks/deliver.ts, pure of D1), record it, and tell the
  * consumer what to do with the message. The dead-letter half marks a delivery `failed`.
+ *
+ * Automatic disabling (API_CONTRACT §13) is decided here, where attempts end:
+ * - a `410 Gone` answer disables the integration at once (`gone`) and ends the delivery as `failed`;
+ * - every failed attempt starts (if none is running) a run of failures, `failing_since`, which any
+ *   successful attempt or a re-enable ends; when a delivery is marked `failed` and the run is at
+ *   least 5 days old with at least 3 failed deliveries inside it, the integration is disabled
+ *   (`failing`).
+ * A delivery of a disabled integration is not sent: it becomes `skipped`, for `recover` to send later
+ * (a series an operator asked for, `manual`, is sent anyway).
  */
 
 import { and, eq, sql } from "drizzle-orm";
@@ -11,6 +20,11 @@ import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
 import { attemptDelivery } from "../webhooks/deliver";
 import { retryDelaySeconds } from "../webhooks/retry";
+import { activeSecrets } from "../webhooks/signing";
+
+/** How long nothing but failures disables an integration, and how many failed deliveries it takes. */
+export const FAILING_DISABLE_MS = 5 * 24 * 3600 * 1000;
+export const FAILING_MIN_DELIVERIES = 3;
 
 export type DeliveryDecision =
   | { action: "ack"; reason: string }
@@ -21,19 +35,25 @@ export async function processDelivery(
   ctx: ServiceContext,
   deliveryId: string,
   queueAttempt: number,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; manual?: boolean; series?: number } = {},
 ): Promise<DeliveryDecision> {
+  const { manual = false, series = 0, ...attemptOpts } = opts;
   const { db } = ctx;
   const row = await db
     .select({
       status: webhookDeliveries.status,
+      series: webhookDeliveries.series,
       eventId: events.id,
       eventType: events.type,
       eventData: events.data,
       eventCreatedAt: events.createdAt,
+      integrationId: notificationIntegrations.id,
       integrationType: notificationIntegrations.type,
+      enabled: notificationIntegrations.enabled,
       url: notificationIntegrations.url,
       signingSecret: notificationIntegrations.signingSecret,
+      previousSecret: notificationIntegrations.previousSigningSecret,
+      previousExpiresAt: notificationIntegrations.previousSecretExpiresAt,
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
@@ -41,35 +61,58 @@ export async function processDelivery(
     .where(eq(webhookDeliveries.id, deliveryId))
     .get();
   if (!row) return { action: "ack", reason: "delivery gone (project or integration deleted)" };
+  // A redeliver or recover started a newer series; this message's series is over.
+  if (row.series !== series) return { action: "ack", reason: "superseded by a newer series" };
   // A redelivered message must not send again what was already received or given up on.
   if (row.status !== "pending") return { action: "ack", reason: `delivery already ${row.status}` };
-
-  const outcome = await attemptDelivery(
-    { type: row.integrationType, url: row.url, signingSecret: row.signingSecret },
-    { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, data: row.eventData },
-    { allowInsecure: ctx.config.allowInsecureWebhooks, ...opts },
+  const current = and(
+    eq(webhookDeliveries.id, deliveryId),
+    eq(webhookDeliveries.status, "pending"),
+    eq(webhookDeliveries.series, series),
   );
-  const delay = outcome.ok ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
+  if (!row.enabled && !manual) {
+    await db
+      .update(webhookDeliveries)
+      .set({ status: "skipped", nextAttemptAt: null, updatedAt: nowIso() })
+      .where(current)
+      .run();
+    return { action: "ack", reason: "integration disabled: skipped" };
+  }
+
+  const started = Date.now();
+  const outcome = await attemptDelivery(
+    {
+      type: row.integrationType,
+      url: row.url,
+      signingSecrets: activeSecrets(row.signingSecret, row.previousSecret, row.previousExpiresAt, started),
+    },
+    { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, data: row.eventData },
+    { allowInsecure: ctx.config.allowInsecureWebhooks, ...attemptOpts },
+  );
+  const gone = outcome.statusCode === 410;
+  const delay = outcome.ok || gone ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
   // One clock reading, so an attempt's next_attempt_at is exactly its delay after it. Whole
   // milliseconds: the runtime's clock can be fractional, and truncating `now` and `now + delay`
   // separately could then land 1 ms apart.
   const now = Math.floor(Date.now());
   const nextAttemptAt = delay === null ? null : toIso(now + delay * 1000);
   const at = toIso(now);
+  const integration = notificationIntegrations;
   // One transaction: the counter moves and the attempt row takes the new count as its number,
-  // so two copies of a message racing each other still get distinct attempt numbers.
+  // so two copies of a message racing each other still get distinct attempt numbers; the
+  // integration's run of failures (and a 410's disabling) moves with them.
   await db.batch([
     db
       .update(webhookDeliveries)
       .set({
         attempts: sql`${webhookDeliveries.attempts} + 1`,
-        status: outcome.ok ? "succeeded" : "pending",
+        status: outcome.ok ? "succeeded" : gone ? "failed" : "pending",
         lastStatusCode: outcome.statusCode,
         lastError: outcome.error,
         nextAttemptAt,
         updatedAt: at,
       })
-      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending"))),
+      .where(current),
     db.insert(deliveryAttempts).values({
       id: newId(),
       deliveryId,
@@ -80,17 +123,84 @@ export async function processDelivery(
       nextAttemptAt,
       createdAt: at,
     }),
+    outcome.ok
+      ? db
+          .update(integration)
+          .set({ failingSince: null })
+          .where(and(eq(integration.id, row.integrationId), sql`${integration.failingSince} IS NOT NULL`))
+      : db
+          .update(integration)
+          .set({
+            failingSince: sql`COALESCE(${integration.failingSince}, ${at})`,
+            ...(gone
+              ? {
+                  enabled: false,
+                  disabledReason: sql`CASE WHEN ${integration.enabled} THEN 'gone' ELSE ${integration.disabledReason} END`,
+                  disabledAt: sql`CASE WHEN ${integration.enabled} THEN ${at} ELSE ${integration.disabledAt} END`,
+                }
+              : {}),
+          })
+          .where(
+            and(
+              eq(integration.id, row.integrationId),
+              gone ? undefined : sql`${integration.failingSince} IS NULL`,
+            ),
+          ),
   ]);
   if (outcome.ok) return { action: "ack", reason: "delivered" };
+  if (gone) {
+    ctx.log.warn("receiver answered 410 Gone; integration disabled", { integration_id: row.integrationId });
+    return { action: "ack", reason: "receiver gone (410): integration disabled" };
+  }
   return delay === null ? { action: "dead-letter" } : { action: "retry", delaySeconds: delay };
 }
 
-/** The dead-letter consumer's half: the last try failed, so the delivery is `failed`. */
-export async function markDeliveryFailed(ctx: ServiceContext, deliveryId: string): Promise<void> {
+/**
+ * The dead-letter consumer's half: the last try failed, so the delivery is `failed`; and if the
+ * integration has done nothing but fail for 5 days (at least 3 failed deliveries), it is disabled.
+ */
+export async function markDeliveryFailed(
+  ctx: ServiceContext,
+  deliveryId: string,
+  series = 0,
+  nowMs = Date.now(),
+): Promise<void> {
   const { db } = ctx;
-  await db
+  const now = toIso(nowMs);
+  const failed = await db
     .update(webhookDeliveries)
-    .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")))
-    .run();
+    .set({ status: "failed", nextAttemptAt: null, updatedAt: now })
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        eq(webhookDeliveries.status, "pending"),
+        // The last try of an older series says nothing about the current one.
+        eq(webhookDeliveries.series, series),
+      ),
+    )
+    .returning({ integrationId: webhookDeliveries.integrationId })
+    .get();
+  if (failed) await disableIfFailing(ctx, failed.integrationId, nowMs);
+}
+
+/** One conditional UPDATE: disables (`failing`) only an enabled integration whose run qualifies. */
+export async function disableIfFailing(ctx: ServiceContext, integrationId: string, nowMs: number) {
+  const i = notificationIntegrations;
+  const d = webhookDeliveries;
+  const disabled = await ctx.db
+    .update(i)
+    .set({ enabled: false, disabledReason: "failing", disabledAt: toIso(nowMs) })
+    .where(
+      and(
+        eq(i.id, integrationId),
+        eq(i.enabled, true),
+        sql`${i.failingSince} IS NOT NULL`,
+        sql`${i.failingSince} <= ${toIso(nowMs - FAILING_DISABLE_MS)}`,
+        sql`(SELECT count(*) FROM ${d} WHERE ${d.integrationId} = ${integrationId} AND ${d.status} = 'failed' AND ${d.updatedAt} >= ${i.failingSince}) >= ${FAILING_MIN_DELIVERIES}`,
+      ),
+    )
+    .returning({ id: i.id })
+    .get();
+  if (disabled) ctx.log.warn("integration failing for 5 days; disabled", { integration_id: integrationId });
+  return disabled !== undefined;
 }

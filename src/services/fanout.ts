@@ -1,6 +1,6 @@
 /**
  * Fan-out: one committed event → one webhook_deliveries row and one queue message per
- * integration of its project whose flag is on.
+ * integration of its project whose flag is on (a disabled one gets a `skipped` row and no message).
  *
  * Idempotent, so a redelivered fan-out message (or the stale-event sweep racing it) does no
  * harm: rows are INSERT OR IGNORE on the unique (event, integration) index, and an event
@@ -37,7 +37,7 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
   const flag = isEventType(event.type) ? EVENT_FLAG[event.type] : undefined;
   const integrations = flag
     ? await db
-        .select({ id: notificationIntegrations.id })
+        .select({ id: notificationIntegrations.id, enabled: notificationIntegrations.enabled })
         .from(notificationIntegrations)
         .where(
           and(
@@ -54,11 +54,12 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
     projectId: event.projectId,
     eventId: event.id,
     integrationId: integration.id,
-    status: "pending" as const,
+    // A disabled integration gets its delivery recorded, not sent: `recover` sends it later.
+    status: integration.enabled ? ("pending" as const) : ("skipped" as const),
     attempts: 0,
     lastStatusCode: null,
     lastError: null,
-    nextAttemptAt: now,
+    nextAttemptAt: integration.enabled ? now : null,
     createdAt: now,
     updatedAt: now,
   }));

@@ -1,30 +1,20 @@
 /**
- * Notification integrations (API_CONTRACT §3 "Notification integration", §5) and their
- * delivery log. The signing secret leaves this module only in the create result.
+ * Notification integrations (API_CONTRACT §3 "Notification integration", §5, §13). The signing
+ * secret leaves this module only in the create result; a Slack URL only through the internal API.
+ * Their deliveries are served by delivery-records.ts, the operations by webhook-ops.ts.
  */
 
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
-import {
-  deliveryAttempts,
-  events,
-  type IntegrationType,
-  notificationIntegrations,
-  webhookDeliveries,
-} from "../db/schema";
+import { listPage, type Page, type PageRequest } from "../db/pagination";
+import { type IntegrationType, notificationIntegrations } from "../db/schema";
 import { badInput, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../schemas/event-types";
-import type {
-  CreatedIntegration,
-  DeliveryAttemptRecord,
-  DeliveryRecord,
-  IntegrationRecord,
-} from "../schemas/integration";
+import type { CreatedIntegration, IntegrationRecord } from "../schemas/integration";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { loadProject, loadScoped } from "./access";
@@ -40,20 +30,41 @@ export type IntegrationCreateInput = {
 export type IntegrationUpdateInput = {
   url?: string | undefined;
   configuration?: Partial<NotificationConfiguration> | undefined;
+  enabled?: boolean | undefined;
 };
 
 /** Whether http:// and private hosts are allowed (ALLOW_INSECURE_WEBHOOKS, local only). */
 export type UrlPolicy = { allowInsecure: boolean };
 
-type IntegrationRow = typeof notificationIntegrations.$inferSelect;
+export type IntegrationRow = typeof notificationIntegrations.$inferSelect;
 
-export function toIntegrationRecord(row: IntegrationRow): IntegrationRecord {
+/**
+ * A Slack incoming-webhook URL is itself the credential (API_CONTRACT §13): the public API shows
+ * the origin, `/…` and the last 4 characters of the path, never the rest (nor any query).
+ */
+export function redactSlackUrl(stored: string): string {
+  try {
+    const url = new URL(stored);
+    return `${url.origin}/…${url.pathname.slice(-4)}`;
+  } catch {
+    return "…";
+  }
+}
+
+/** The record; `revealUrl` only for the internal API (a public answer never shows a Slack URL). */
+export function toIntegrationRecord(
+  row: IntegrationRow,
+  opts: { revealUrl?: boolean } = {},
+): IntegrationRecord {
   return {
     id: row.id,
     project_id: row.projectId,
     type: row.type,
-    url: row.url,
+    url: row.type === "slack" && !opts.revealUrl ? redactSlackUrl(row.url) : row.url,
     configuration: fullConfiguration(row.configuration),
+    enabled: row.enabled,
+    disabled_reason: row.enabled ? null : (row.disabledReason ?? "manual"),
+    disabled_at: row.enabled ? null : row.disabledAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -82,7 +93,7 @@ export async function createIntegration(
   const { db, identity } = ctx;
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
   await loadProject(db, identity, projectId, "write");
-  return insertIntegration(ctx, projectId, { ...input, url });
+  return insertIntegration(ctx, projectId, { ...input, url }, false);
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
@@ -93,7 +104,8 @@ export async function createIntegrationInternal(
 ): Promise<CreatedIntegration> {
   // A project that does not exist (or vanished meanwhile): the error boundary answers 404.
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
-  return insertIntegration(ctx, projectId, { ...input, url });
+  // The internal API may show the full URL, Slack's included.
+  return insertIntegration(ctx, projectId, { ...input, url }, true);
 }
 
 /** What an audit entry may say of an integration: never its secret, nor a Slack URL (the URL is the credential). */
@@ -107,6 +119,7 @@ async function insertIntegration(
   ctx: ServiceContext,
   projectId: string,
   input: IntegrationCreateInput,
+  revealUrl: boolean,
 ): Promise<CreatedIntegration> {
   const { db } = ctx;
   const now = nowIso();
@@ -117,6 +130,12 @@ async function insertIntegration(
     url: input.url,
     configuration: fullConfiguration(input.configuration),
     signingSecret: newSigningSecret(),
+    previousSigningSecret: null,
+    previousSecretExpiresAt: null,
+    enabled: true,
+    disabledReason: null,
+    disabledAt: null,
+    failingSince: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -129,7 +148,7 @@ async function insertIntegration(
       changes: diffRecords(null, auditable(record)),
     }),
   ]);
-  return { ...record, signing_secret: row.signingSecret };
+  return { ...toIntegrationRecord(row, { revealUrl }), signing_secret: row.signingSecret };
 }
 
 /**
@@ -149,11 +168,11 @@ export async function listIntegrations(
     notificationIntegrations,
     eq(notificationIntegrations.projectId, projectId),
     page,
-    toIntegrationRecord,
+    (row) => toIntegrationRecord(row),
   );
 }
 
-function loadIntegration(
+export function loadIntegration(
   db: Db,
   identity: Identity,
   projectId: string,
@@ -182,9 +201,11 @@ export async function getIntegration(
 }
 
 /**
- * Merges the given flags into the stored configuration and optionally replaces the URL.
- * The merge is done by SQLite (`json_patch`) in the UPDATE itself, so two concurrent
- * updates of different flags both take effect.
+ * Merges the given flags into the stored configuration, optionally replaces the URL, and
+ * disables (`enabled: false`, reason `manual`) or re-enables (clearing the reason, the time and
+ * the run of failures) the integration. The merge is done by SQLite (`json_patch`) in the
+ * UPDATE itself, so two concurrent updates of different flags both take effect. Neither
+ * disabling nor re-enabling sends anything to the integration.
  */
 export async function updateIntegration(
   ctx: CallerContext,
@@ -195,27 +216,46 @@ export async function updateIntegration(
   const { db, identity } = ctx;
   const policy = { allowInsecure: ctx.config.allowInsecureWebhooks };
   const flags = input.configuration ?? {};
-  if (input.url === undefined && Object.keys(flags).length === 0) {
-    throw badInput("Nothing to change: give `url` or at least one `configuration` flag.", [
-      { path: "configuration", message: "Give at least one flag, or `url`." },
+  if (input.url === undefined && input.enabled === undefined && Object.keys(flags).length === 0) {
+    throw badInput("Nothing to change: give `url`, `enabled` or at least one `configuration` flag.", [
+      { path: "configuration", message: "Give at least one flag, `url` or `enabled`." },
     ]);
   }
   const url = input.url === undefined ? undefined : allowedUrl(input.url, policy);
   const { row: stored } = await loadIntegration(db, identity, projectId, integrationId, "write");
+  if (url !== undefined && stored.type === "slack") {
+    throw badInput(
+      "A Slack integration's URL is a credential and cannot be changed through the public API.",
+      [{ path: "url", message: "Not allowed on a `slack` integration." }],
+    );
+  }
   const guard = (await checkIfMatch(ctx, toIntegrationRecord(stored)))
     ? unchangedSince(notificationIntegrations, stored)
     : undefined;
-  const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: nowIso() };
+  const now = nowIso();
+  const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: now };
   if (url !== undefined) set.url = url;
   if (Object.keys(flags).length > 0) {
     set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
+  }
+  if (input.enabled === true) {
+    Object.assign(set, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
+  } else if (input.enabled === false) {
+    // Already disabled (by the service or by hand): the first reason and time stay.
+    set.enabled = false;
+    set.disabledReason = sql`CASE WHEN ${notificationIntegrations.enabled} THEN 'manual' ELSE ${notificationIntegrations.disabledReason} END`;
+    set.disabledAt = sql`CASE WHEN ${notificationIntegrations.enabled} THEN ${now} ELSE ${notificationIntegrations.disabledAt} END`;
   }
   const before = toIntegrationRecord(stored);
   const after: IntegrationRecord = {
     ...before,
     url: url ?? before.url,
     configuration: { ...before.configuration, ...flags },
-    updated_at: set.updatedAt as string,
+    ...(input.enabled === true ? { enabled: true, disabled_reason: null, disabled_at: null } : {}),
+    ...(input.enabled === false && before.enabled
+      ? { enabled: false, disabled_reason: "manual" as const, disabled_at: now }
+      : {}),
+    updated_at: now,
   };
   const [rows] = await db.batch([
     db
@@ -236,70 +276,4 @@ export async function updateIntegration(
     throw notFound("Integration");
   }
   return toIntegrationRecord(row);
-}
-
-/** A page of the integration's deliveries, each with its attempts: two queries whatever the page size. */
-export async function listDeliveries(
-  ctx: CallerContext,
-  projectId: string,
-  integrationId: string,
-  page: PageRequest,
-): Promise<Page<DeliveryRecord>> {
-  const { db, identity } = ctx;
-  await loadIntegration(db, identity, projectId, integrationId, "read");
-  const { where, orderBy } = keyset(
-    { createdAt: webhookDeliveries.createdAt, id: webhookDeliveries.id },
-    page,
-  );
-  const rows = await db
-    .select({ delivery: webhookDeliveries, eventType: events.type })
-    .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(and(eq(webhookDeliveries.integrationId, integrationId), where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  const ids = rows.slice(0, page.limit).map((r) => r.delivery.id);
-  const attempts =
-    ids.length === 0
-      ? []
-      : await db
-          .select()
-          .from(deliveryAttempts)
-          // One JSON parameter instead of one per id: a page (up to 240) would pass D1's 100-parameter limit.
-          .where(sql`${deliveryAttempts.deliveryId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
-          .orderBy(deliveryAttempts.deliveryId, deliveryAttempts.attempt)
-          .all();
-  const byDelivery = new Map<string, DeliveryAttemptRecord[]>();
-  for (const a of attempts) {
-    const list = byDelivery.get(a.deliveryId) ?? [];
-    list.push({
-      attempt: a.attempt,
-      status_code: a.statusCode,
-      error: a.error,
-      duration_ms: a.durationMs,
-      next_attempt_at: a.nextAttemptAt,
-      created_at: a.createdAt,
-    });
-    byDelivery.set(a.deliveryId, list);
-  }
-  return toPage(
-    rows,
-    page,
-    (r) => ({ createdAt: r.delivery.createdAt, id: r.delivery.id }),
-    ({ delivery: d, eventType }) => ({
-      id: d.id,
-      integration_id: d.integrationId,
-      event_id: d.eventId,
-      event_type: eventType,
-      status: d.status,
-      attempts: d.attempts,
-      last_status_code: d.lastStatusCode,
-      last_error: d.lastError,
-      next_attempt_at: d.nextAttemptAt,
-      attempt_log: byDelivery.get(d.id) ?? [],
-      created_at: d.createdAt,
-      updated_at: d.updatedAt,
-    }),
-  );
 }

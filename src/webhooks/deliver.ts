@@ -11,7 +11,8 @@ import { checkWebhookUrl } from "./url-guard";
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const MAX_ERROR_LENGTH = 500;
 
-export type DeliveryTarget = { type: IntegrationType; url: string; signingSecret: string };
+/** `signingSecrets`: the newest first; each adds a `v1,` signature (rotation overlap). */
+export type DeliveryTarget = { type: IntegrationType; url: string; signingSecrets: readonly string[] };
 export type DeliveredEvent = { id: string; type: string; createdAt: string; data: Record<string, unknown> };
 
 export type AttemptOutcome = {
@@ -40,7 +41,7 @@ export async function buildWebhookRequest(
       // The event's ID, the same for every integration and retry, so receivers can deduplicate.
       "webhook-id": event.id,
       "webhook-timestamp": String(timestamp),
-      "webhook-signature": await signWebhook(target.signingSecret, event.id, timestamp, body),
+      "webhook-signature": await signWebhook(target.signingSecrets, event.id, timestamp, body),
     },
   };
 }

@@ -19,14 +19,34 @@ export async function signatureKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-/** The `webhook-signature` header value for one message. `timestamp` is in unix seconds. */
+/**
+ * The `webhook-signature` header value for one message: one `v1,` signature per secret, the
+ * newest first, separated by one space (Standard Webhooks), so a receiver still holding the
+ * previous secret verifies during a rotation. `timestamp` is in unix seconds.
+ */
 export async function signWebhook(
-  secret: string,
+  secrets: string | readonly string[],
   id: string,
   timestamp: number,
   body: string,
 ): Promise<string> {
-  const key = await signatureKey(secret);
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
-  return `v1,${encodeBase64(mac)}`;
+  const content = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
+  const signatures: string[] = [];
+  for (const secret of typeof secrets === "string" ? [secrets] : secrets) {
+    const mac = await crypto.subtle.sign("HMAC", await signatureKey(secret), content);
+    signatures.push(`v1,${encodeBase64(mac)}`);
+  }
+  return signatures.join(" ");
+}
+
+/** The secrets that sign now: the current one, and the previous one until it expires. */
+export function activeSecrets(
+  current: string,
+  previous: string | null,
+  previousExpiresAt: string | null,
+  nowMs: number,
+): string[] {
+  return previous && previousExpiresAt && Date.parse(previousExpiresAt) > nowMs
+    ? [current, previous]
+    : [current];
 }

@@ -109,6 +109,14 @@ export function resolveParameter(
   return { ...resolved, schema };
 }
 
+/** An operation's parameters with their `$ref`s followed (see `resolveParameter`). */
+export function resolveParameters(
+  doc: OpenApiDocument,
+  parameters: Array<OpenApiParameter | OpenApiRef> | undefined,
+): OpenApiParameter[] {
+  return (parameters ?? []).map((p) => resolveParameter(doc, p));
+}
+
 export type ResolvedOperation = Omit<OpenApiOperation, "responses" | "parameters"> & {
   parameters: OpenApiParameter[];
   responses: Record<string, OpenApiResponse>;

@@ -1,13 +1,20 @@
 /**
- * Shared by the webhook pipeline tests (test/webhooks/): real D1, the real EVENTS queue, real HTTP
- * to a local receiver (test/global-setup-receiver.ts). Consumer tests drive the Worker's queue
- * handler with real message batches; end-to-end tests let the queue deliver by itself.
+ * Shared by the webhook tests (test/webhooks/, the webhook operations and the event log): real D1,
+ * the real EVENTS queue, real HTTP to a local receiver (test/global-setup-receiver.ts). Consumer
+ * tests drive the Worker's queue handler with real message batches; end-to-end tests let the queue
+ * deliver by itself; events and deliveries can be written straight to D1 with controlled
+ * timestamps (as the producers and the fan-out write them).
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, vi } from "vitest";
 import { createDb } from "../../src/db/client";
-import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
+import {
+  type DeliveryStatus,
+  deliveryAttempts,
+  notificationIntegrations,
+  webhookDeliveries,
+} from "../../src/db/schema";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import type { EventType } from "../../src/schemas/event-types";
@@ -17,8 +24,8 @@ import type { ReceivedRequest } from "../global-setup-receiver";
 import { internalOk } from "./api";
 import { createOrgWithOwner, createProject } from "./factories";
 
-export const origin = inject("receiverOrigin");
 export const db = createDb(env.DB);
+export const receiverOrigin = () => inject("receiverOrigin");
 
 /**
  * For the calling test file: the receiver is http://127.0.0.1, as in local development
@@ -34,12 +41,12 @@ export function allowTheLocalReceiver(): void {
 }
 
 export type Flags = Partial<Record<string, boolean>>;
-export type CreatedIntegration = { id: string; signing_secret: string; url: string };
+export type CreatedIntegration = { id: string; signing_secret: string; url: string; type: string };
 
-export const hook = (bucket: string, query = "") => `${origin}/hooks/${bucket}${query}`;
+export const hook = (bucket: string, query = "") => `${receiverOrigin()}/hooks/${bucket}${query}`;
 
 export async function received(bucket: string): Promise<ReceivedRequest[]> {
-  const res = await fetch(`${origin}/received/${bucket}`);
+  const res = await fetch(`${receiverOrigin()}/received/${bucket}`);
   return res.json<ReceivedRequest[]>();
 }
 
@@ -48,7 +55,12 @@ export async function newProject() {
   return { owner, project: await createProject(owner) };
 }
 
-export function integrate(projectId: string, url: string, configuration: Flags, type = "webhook") {
+export function integrate(
+  projectId: string,
+  url: string,
+  configuration: Flags,
+  type: "webhook" | "slack" = "webhook",
+) {
   return internalOk<CreatedIntegration>("POST", `/projects/${projectId}/notification-integrations`, {
     type,
     url,
@@ -56,7 +68,7 @@ export function integrate(projectId: string, url: string, configuration: Flags, 
   });
 }
 
-/** An event written as a producer writes it, but never published. */
+/** An event as a producer writes it (never published); `ageMs` back-dates it. */
 export async function writeEvent(
   projectId: string,
   type: EventType,
@@ -69,17 +81,27 @@ export async function writeEvent(
   return event;
 }
 
-/** A pending delivery row, as the fan-out writes it (without queueing anything). */
+/** A delivery row as the fan-out writes it, with the given status and times. */
 export async function writeDelivery(
   projectId: string,
   eventId: string,
   integrationId: string,
-  now = new Date().toISOString(),
+  fields: { status?: DeliveryStatus; at?: string; attempts?: number } = {},
 ) {
   const id = newId();
+  const at = fields.at ?? new Date().toISOString();
   await db
     .insert(webhookDeliveries)
-    .values({ id, projectId, eventId, integrationId, status: "pending", createdAt: now, updatedAt: now })
+    .values({
+      id,
+      projectId,
+      eventId,
+      integrationId,
+      status: fields.status ?? "pending",
+      attempts: fields.attempts ?? 0,
+      createdAt: at,
+      updatedAt: at,
+    })
     .run();
   return id;
 }
@@ -133,5 +155,12 @@ export const attemptRows = (id: string) =>
     .orderBy(deliveryAttempts.attempt)
     .all();
 
+export const deliveriesOfEvent = (eventId: string) =>
+  db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId)).all();
+export const integrationRow = (id: string) =>
+  db.select().from(notificationIntegrations).where(eq(notificationIntegrations.id, id)).get();
+
 export const eventually = (check: () => Promise<void>) =>
   vi.waitFor(check, { timeout: 20_000, interval: 200 });
+
+export const DAY_MS = 24 * 3600 * 1000;

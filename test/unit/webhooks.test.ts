@@ -1,5 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { redactSlackUrl } from "../../src/services/integrations";
 import { buildWebhookRequest } from "../../src/webhooks/deliver";
 import {
   MAX_ATTEMPTS,
@@ -7,7 +8,7 @@ import {
   RETRY_DELAYS_SECONDS,
   retryDelaySeconds,
 } from "../../src/webhooks/retry";
-import { newSigningSecret, signWebhook } from "../../src/webhooks/signing";
+import { activeSecrets, newSigningSecret, signWebhook } from "../../src/webhooks/signing";
 import { escapeSlack, slackText } from "../../src/webhooks/slack";
 import { checkWebhookUrl } from "../../src/webhooks/url-guard";
 
@@ -35,6 +36,34 @@ describe("signing (Standard Webhooks)", () => {
     ).toThrow();
   });
 
+  it("signs with every given secret, newest first, one space apart; each verifies alone", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const next = newSigningSecret();
+    const signature = await signWebhook([next, secret], id, now, payload);
+    expect(signature).toBe(
+      `${await signWebhook(next, id, now, payload)} ${await signWebhook(secret, id, now, payload)}`,
+    );
+    const headers = { "webhook-id": id, "webhook-timestamp": String(now), "webhook-signature": signature };
+    expect(new Webhook(next).verify(payload, headers)).toEqual({ test: 2432232314 });
+    expect(new Webhook(secret).verify(payload, headers)).toEqual({ test: 2432232314 });
+  });
+
+  it("keeps the previous secret only until it expires", () => {
+    const at = Date.parse("2026-11-22T10:00:00.000Z");
+    expect(activeSecrets("new", "old", "2026-11-22T10:00:00.001Z", at)).toEqual(["new", "old"]);
+    expect(activeSecrets("new", "old", "2026-11-22T10:00:00.000Z", at)).toEqual(["new"]);
+    expect(activeSecrets("new", null, null, at)).toEqual(["new"]);
+  });
+
+  it("shows a Slack URL as origin, /… and the last 4 characters of the path", () => {
+    expect(redactSlackUrl("https://hooks.slack.com/services/T0/B0/abcdefghx7Qz")).toBe(
+      "https://hooks.slack.com/…x7Qz",
+    );
+    expect(redactSlackUrl("https://hooks.slack.com/services/T0/B0/abcd?token=secret")).toBe(
+      "https://hooks.slack.com/…abcd",
+    );
+  });
+
   it("makes fresh secrets of 32 random bytes", () => {
     const a = newSigningSecret();
     expect(a).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -52,7 +81,7 @@ describe("signing (Standard Webhooks)", () => {
     };
     const ts = Math.floor(Date.now() / 1000);
     const req = await buildWebhookRequest(
-      { type: "webhook", url: "https://x.example.com", signingSecret },
+      { type: "webhook", url: "https://x.example.com", signingSecrets: [signingSecret] },
       event,
       ts,
     );
@@ -65,7 +94,7 @@ describe("signing (Standard Webhooks)", () => {
     expect(req.headers["content-type"]).toBe("application/json");
     expect(new Webhook(signingSecret).verify(req.body, req.headers)).toBeTruthy();
     const slack = await buildWebhookRequest(
-      { type: "slack", url: "https://hooks.slack.com/x", signingSecret },
+      { type: "slack", url: "https://hooks.slack.com/x", signingSecrets: [signingSecret] },
       event,
       ts,
     );

@@ -25,7 +25,7 @@ allowTheLocalReceiver();
 const warnings = captureLogs("warn");
 
 describe("delivery", () => {
-  async function pendingDelivery(url: string, type = "webhook") {
+  async function pendingDelivery(url: string, type: "webhook" | "slack" = "webhook") {
     const { project } = await newProject();
     const integration = await integrate(project.id, url, { services_in_alarm: true }, type);
     const event = await writeEvent(project.id, "service.in_alarm", { service: "api", reason: "5xx" });
@@ -161,7 +161,7 @@ describe("delivery", () => {
 
   it("gives up on an attempt that takes longer than its timeout", async () => {
     const outcome = await attemptDelivery(
-      { type: "webhook", url: hook(unique("slow"), "?delay_ms=3000"), signingSecret: "whsec_AAAA" },
+      { type: "webhook", url: hook(unique("slow"), "?delay_ms=3000"), signingSecrets: ["whsec_AAAA"] },
       { id: "evt", type: "service.ok", createdAt: new Date().toISOString(), data: {} },
       { allowInsecure: true, timeoutMs: 200 },
     );

@@ -20,7 +20,9 @@ describe("deliveries log", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const event = await writeEvent(project.id, "service.ok");
-      ids.push(await writeDelivery(project.id, event.id, integration.id, `2026-01-0${i + 1}T00:00:00.000Z`));
+      ids.push(
+        await writeDelivery(project.id, event.id, integration.id, { at: `2026-01-0${i + 1}T00:00:00.000Z` }),
+      );
     }
     const path = `/v1/projects/${project.id}/notification-integrations/${integration.id}/deliveries`;
     type LogPage = { data: Array<{ id: string; status: string }>; has_more: boolean; next_page?: string };

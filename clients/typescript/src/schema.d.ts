@@ -240,6 +240,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery now
+         * @description Sends one signed delivery of the given event type (default `deployment.succeeded`) at once and answers what the receiver did. The payload's `data` is `{test: true, project_id}`; the `webhook-id` is fresh. 15 s timeout, redirects not followed, not retried, not recorded as an event or a delivery, and it never disables the integration (a disabled one can be tested). Needs the project role `contributor` or above.
+         */
+        post: operations["testIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver one delivery
+         * @description Starts a new series of attempts (the usual retry schedule) for the same event, with the same `webhook-id`, whatever the delivery's status, through the queue; it is sent even while the integration is disabled. Answers the delivery, now `pending`. Needs the project role `contributor` or above.
+         */
+        post: operations["redeliverDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send failed and skipped deliveries of a time range
+         * @description Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` and `until` (both included; `until` defaults to now), oldest events first, at most 1000 per call: when `queued` is 1000, call again for the rest. Each is sent through the queue with its event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.
+         */
+        post: operations["recoverIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Makes a new signing secret, shown only in this response (`Cache-Control: no-store`). The previous one keeps signing for `expire_previous_in` seconds (default 86400): meanwhile every delivery carries two signatures, `v1,<new> v1,<previous>`, so receivers switch keys without losing a message. Then it is deleted. A secret rotated out earlier stops signing at once. Needs the project role `contributor` or above.
+         */
+        post: operations["rotateIntegrationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of a project
+         * @description Every event of the last 30 days (older ones are deleted daily), newest first by default, to reconcile from when a receiver missed deliveries. Needs the project role `viewer` or above.
+         */
+        get: operations["listProjectEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of an event
+         * @description One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/variables/{variable_id}": {
         parameters: {
             query?: never;
@@ -653,8 +793,7 @@ export interface components {
             next_page?: string;
         };
         Organization: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             name: string;
             /**
              * Format: date-time
@@ -662,6 +801,8 @@ export interface components {
              */
             created_at: string;
         };
+        /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+        Id: string;
         OrganizationCreate: {
             /** @example Acme */
             name: string;
@@ -673,13 +814,8 @@ export interface components {
             next_page?: string;
         };
         Project: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /**
-             * @description The owning organization.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            org_id: string;
+            id: components["schemas"]["Id"];
+            org_id: components["schemas"]["Id"] & unknown;
             /** @example storefront */
             name: string;
             description: string | null;
@@ -687,8 +823,7 @@ export interface components {
             icon: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             repo_id: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            default_environment_id: string;
+            default_environment_id: components["schemas"]["Id"];
             /** @enum {string} */
             connection_status: "connected" | "disconnected" | "disconnecting";
             /**
@@ -713,13 +848,8 @@ export interface components {
         };
         /** @description The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of the record may be sent back as read; they change nothing, and `id` and `org_id` must match. */
         ProjectReplace: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id?: string;
-            /**
-             * @description The owning organization.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            org_id?: string;
+            id?: components["schemas"]["Id"];
+            org_id?: components["schemas"]["Id"] & unknown;
             /** @enum {string} */
             connection_status?: "connected" | "disconnected" | "disconnecting";
             /**
@@ -734,11 +864,7 @@ export interface components {
             updated_at?: string;
             /** @description 1–100 characters, unique within the organization regardless of case. */
             name: string;
-            /**
-             * @description Must name an environment of this project.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            default_environment_id: string;
+            default_environment_id: components["schemas"]["Id"] & unknown;
             description?: string | null;
             /** @example emoji:🚀 */
             icon?: string | null;
@@ -752,18 +878,9 @@ export interface components {
             next_page?: string;
         };
         ProjectMember: {
-            /**
-             * @description The member's account; the `{member_id}` of member paths.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: string;
-            /**
-             * @description The project membership.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            membership_id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string;
+            account_id: components["schemas"]["Id"] & unknown;
+            membership_id: components["schemas"]["Id"] & unknown;
+            project_id: components["schemas"]["Id"];
             name: string;
             /** @description Defaults to `name`. */
             display_name: string;
@@ -798,7 +915,7 @@ export interface components {
         };
         ProjectMemberAdd: {
             /** @description 1–100 distinct account IDs, each a member of the project's organization. */
-            account_ids: string[];
+            account_ids: components["schemas"]["Id"][];
             /**
              * @description Role given to every added account.
              * @default viewer
@@ -808,18 +925,9 @@ export interface components {
         };
         /** @description The new project role. The member record's read-only fields may be sent back as read; they change nothing, and `project_id` and `account_id` must match the path. */
         ProjectMemberReplace: {
-            /**
-             * @description The member's account; the `{member_id}` of member paths.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id?: string;
-            /**
-             * @description The project membership.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            membership_id?: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id?: string;
+            account_id?: components["schemas"]["Id"] & unknown;
+            membership_id?: components["schemas"]["Id"] & unknown;
+            project_id?: components["schemas"]["Id"];
             name?: string;
             /** @description Defaults to `name`. */
             display_name?: string;
@@ -855,14 +963,25 @@ export interface components {
             next_page?: string;
         };
         NotificationIntegration: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string;
+            id: components["schemas"]["Id"];
+            project_id: components["schemas"]["Id"];
             /** @enum {string} */
             type: "slack" | "webhook";
+            /** @description Where deliveries go. A `slack` integration's URL is a credential: it reads as the origin, `/…` and the last 4 characters of the path (`https://hooks.slack.com/…x7Qz`). */
             url: string;
             configuration: components["schemas"]["NotificationConfiguration"];
+            /** @description False while disabled: events are then recorded as `skipped` deliveries and not sent (`recover` sends them later). */
+            enabled: boolean;
+            /**
+             * @description `manual` (PATCH `enabled: false`), `gone` (the receiver answered 410), `failing` (nothing but failed attempts for 5 days, at least 3 failed deliveries); null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | "gone" | "manual" | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:04:05.123Z
@@ -929,15 +1048,17 @@ export interface components {
             /** @description `service.ok`: a service is OK again. */
             services_ok?: boolean;
         };
-        /** @description At least one flag or `url`; nothing to change is `400 bad_input`. */
+        /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
             configuration?: components["schemas"]["NotificationConfigurationInput"] & unknown;
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`.
+             * @description A new destination; refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.
              * @example https://hooks.example.com/deploys
              */
             url?: string;
+            /** @description `false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. Neither sends anything to the integration. */
+            enabled?: boolean;
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
@@ -946,22 +1067,16 @@ export interface components {
             next_page?: string;
         };
         WebhookDelivery: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            integration_id: string;
-            /**
-             * @description Sent as the `webhook-id` header on every try.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            event_id: string;
+            id: components["schemas"]["Id"];
+            integration_id: components["schemas"]["Id"];
+            event_id: components["schemas"]["Id"] & unknown;
             /** @example deployment.succeeded */
             event_type: string;
             /**
-             * @description `pending` (trying or waiting to retry), `succeeded`, or `failed` (every try failed).
+             * @description `pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver answered 410), or `skipped` (the integration was disabled; `recover` sends it).
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: "pending" | "succeeded" | "failed" | "skipped";
             /** Format: int32 */
             attempts: number;
             /** Format: int32 */
@@ -1012,10 +1127,82 @@ export interface components {
              */
             created_at: string;
         };
+        WebhookTestResult: {
+            /** @description True when the receiver answered 2xx. */
+            delivered: boolean;
+            /** @description The receiver's HTTP status, if it answered. */
+            status_code: number | null;
+            /** @description Why it was not delivered (HTTP status, timeout, network). */
+            error: string | null;
+            duration_ms: number;
+        };
+        WebhookTestRequest: {
+            type?: components["schemas"]["EventType"];
+        };
+        /**
+         * @description The event type to send; default `deployment.succeeded`.
+         * @example deployment.succeeded
+         * @enum {string}
+         */
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
+        WebhookRecoverResult: {
+            /** @description Deliveries re-queued, at most 1000; when it is 1000, call again. */
+            queued: number;
+        };
+        WebhookRecoverRequest: {
+            /**
+             * Format: date-time
+             * @description Events created at or after this instant.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Events created at or before this instant; default now.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            until?: string;
+        };
+        RotatedSigningSecret: {
+            /** @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw */
+            signing_secret: string;
+            /**
+             * Format: date-time
+             * @description Until then every delivery carries two signatures: `v1,<new> v1,<previous>`.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            previous_expires_at: string;
+        };
+        RotateSigningSecretRequest: {
+            /**
+             * Format: int32
+             * @description Seconds the previous secret keeps signing (0–604800, default 86400).
+             */
+            expire_previous_in?: number;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        Event: {
+            id: components["schemas"]["Id"] & unknown;
+            type: components["schemas"]["EventType"];
+            project_id: components["schemas"]["Id"];
+            /** @description Exactly the `data` of the webhook body: `project_id` always, and `deployment` (the deployment record) for deployment events. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
         /** @description A variable. Its value is never part of the record: read it from `/value`. */
         Variable: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             /** @example DATABASE_URL */
             name: string;
             /**
@@ -1023,11 +1210,7 @@ export interface components {
              * @enum {string}
              */
             type: "secret" | "secure_string" | "string";
-            /**
-             * @description The environment; for a component variable, its component's.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            environment_id: string;
+            environment_id: components["schemas"]["Id"] & unknown;
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1051,13 +1234,8 @@ export interface components {
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id?: string;
-            /**
-             * @description The environment; for a component variable, its component's.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            environment_id?: string;
+            id?: components["schemas"]["Id"];
+            environment_id?: components["schemas"]["Id"] & unknown;
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1117,12 +1295,9 @@ export interface components {
             value: string;
         };
         StackResource: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            stack_id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: string;
+            id: components["schemas"]["Id"];
+            stack_id: components["schemas"]["Id"];
+            environment_id: components["schemas"]["Id"];
             /**
              * @description The template's name, chosen by the engine (1–255 characters).
              * @example tpl-web-1
@@ -1170,11 +1345,9 @@ export interface components {
             next_page?: string;
         };
         Deployment: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: string;
-            stack_ids: string[];
+            id: components["schemas"]["Id"];
+            environment_id: components["schemas"]["Id"];
+            stack_ids: components["schemas"]["Id"][];
             status: components["schemas"]["DeploymentStatus"];
             data: components["schemas"]["DeploymentData"];
             /**
@@ -1257,8 +1430,7 @@ export interface components {
             image: string;
         };
         DeploymentStack: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             status: components["schemas"]["DeploymentStatus"];
             status_reason?: string;
             /**
@@ -1269,20 +1441,14 @@ export interface components {
             timestamp: string;
         };
         ApiKey: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             name: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: string;
-            /**
-             * @description The account the key acts as.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: string;
+            org_id: components["schemas"]["Id"];
+            account_id: components["schemas"]["Id"] & unknown;
             /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
             scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write")[];
             /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
-            project_ids: string[] | null;
+            project_ids: components["schemas"]["Id"][] | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:04:05.123Z
@@ -1307,8 +1473,7 @@ export interface components {
             next_page?: string;
         };
         AuditEntry: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: string;
+            id: components["schemas"]["Id"];
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             org_id: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -1782,7 +1947,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1830,7 +1995,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1882,7 +2047,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1932,7 +2097,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: string;
+                org_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1980,7 +2145,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2032,7 +2197,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2078,7 +2243,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2128,8 +2293,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2177,8 +2342,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2230,8 +2395,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                member_id: string;
+                project_id: components["schemas"]["Id"];
+                member_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2281,7 +2446,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2327,7 +2492,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2377,8 +2542,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2426,8 +2591,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2484,8 +2649,361 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
-                integration_id: string;
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    testIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
+        responses: {
+            /** @description What the receiver did. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    redeliverDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+                delivery_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    recoverIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoverResult"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    rotateIntegrationSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+                integration_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSigningSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSigningSecret"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listProjectEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas, at most 100 values. A cursor is bound to the set of types. */
+                type?: components["schemas"]["EventType"][];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2531,7 +3049,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2579,7 +3097,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2631,7 +3149,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2674,7 +3192,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: string;
+                variable_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2727,7 +3245,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: string;
+                component_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2773,7 +3291,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: string;
+                component_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2830,7 +3348,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2876,7 +3394,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2926,7 +3444,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2972,8 +3490,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
-                id: string;
+                stack_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3019,8 +3537,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
-                id: string;
+                environment_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3073,7 +3591,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
+                stack_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3126,7 +3644,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3225,7 +3743,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3271,8 +3789,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
-                id: string;
+                environment_id: components["schemas"]["Id"];
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3320,7 +3838,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3375,7 +3893,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: string;
+                stack_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3430,7 +3948,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: string;
+                environment_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3533,7 +4051,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: string;
+                org_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3590,7 +4108,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: string;
+                project_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };

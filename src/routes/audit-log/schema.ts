@@ -1,12 +1,19 @@
 import { z } from "@hono/zod-openapi";
-import { envelope, IdSchema, idParams, ListQuerySchema, TimestampSchema } from "../../http/openapi";
+import {
+  envelope,
+  IdSchema,
+  InlineIdSchema,
+  idParams,
+  ListQuerySchema,
+  TimestampSchema,
+} from "../../http/openapi";
 
 /** API_CONTRACT §14: one audit entry. */
 export const AuditEntrySchema = z
   .object({
     id: IdSchema,
-    org_id: IdSchema.nullable(),
-    project_id: IdSchema.nullable(),
+    org_id: InlineIdSchema.nullable(),
+    project_id: InlineIdSchema.nullable(),
     action: z.string().openapi({
       description:
         "The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).",
@@ -18,8 +25,8 @@ export const AuditEntrySchema = z
     }),
     actor: z.object({
       type: z.enum(["api_key", "admin"]).openapi({ description: "`admin`: the internal API." }),
-      account_id: IdSchema.nullable(),
-      api_key_id: IdSchema.nullable(),
+      account_id: InlineIdSchema.nullable(),
+      api_key_id: InlineIdSchema.nullable(),
     }),
     request_id: z.string().openapi({ description: "The request's `x-request-id`." }),
     ip: z.string().nullable(),
@@ -61,14 +68,14 @@ const ActionFilterSchema = z
 
 const ProjectListQuery = ListQuerySchema.extend({
   action: ActionFilterSchema,
-  actor_account_id: IdSchema.optional().openapi({
+  actor_account_id: InlineIdSchema.optional().openapi({
     description: "Only entries of requests made as this account.",
   }),
 });
 
 export const ProjectAuditLogQuerySchema = ProjectListQuery;
 export const OrgAuditLogQuerySchema = ProjectListQuery.extend({
-  project_id: IdSchema.optional().openapi({ description: "Only entries about this project." }),
+  project_id: InlineIdSchema.optional().openapi({ description: "Only entries about this project." }),
 });
 
 export const OrgParams = idParams("org_id");

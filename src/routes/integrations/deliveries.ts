@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { listDeliveries } from "../../services/integrations";
+import { listDeliveries } from "../../services/delivery-records";
 import { DeliveryListSchema, IntegrationParams } from "./schema";
 
 export const listIntegrationDeliveriesRoute = defineRoute({

@@ -4,6 +4,7 @@ import { registerCreateIntegration } from "./create";
 import { registerListIntegrationDeliveries } from "./deliveries";
 import { registerGetIntegration } from "./get";
 import { registerListIntegrations } from "./list";
+import { registerIntegrationOperations } from "./operations";
 import { registerUpdateIntegration } from "./update";
 
 export function registerIntegrationRoutes(app: OpenAPIHono<AppEnv>) {
@@ -12,4 +13,5 @@ export function registerIntegrationRoutes(app: OpenAPIHono<AppEnv>) {
   registerGetIntegration(app);
   registerUpdateIntegration(app);
   registerListIntegrationDeliveries(app);
+  registerIntegrationOperations(app);
 }

@@ -7,7 +7,7 @@ import {
   IntegrationSchema,
 } from "../../schemas/integration";
 
-export { CreatedIntegrationSchema, IntegrationSchema };
+export { CreatedIntegrationSchema, DeliverySchema, IntegrationSchema };
 
 const url = z
   .string()
@@ -38,13 +38,25 @@ export const IntegrationUpdateSchema = z
     configuration: ConfigurationInputSchema.optional().openapi({
       description: "The given flags are merged into the stored configuration; the others keep their value.",
     }),
-    url: url.optional(),
+    url: url.optional().openapi({
+      description:
+        "A new destination; refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.",
+    }),
+    enabled: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "`false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. " +
+          "Neither sends anything to the integration.",
+      }),
   })
   .openapi("NotificationIntegrationUpdate", {
-    description: "At least one flag or `url`; nothing to change is `400 bad_input`.",
+    description: "At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`.",
   });
 
 export const DeliveryListSchema = envelope(DeliverySchema, "WebhookDeliveryList");
 
 export const ProjectParams = idParams("project_id");
 export const IntegrationParams = idParams("project_id", "integration_id");
+export const DeliveryParams = idParams("project_id", "integration_id", "delivery_id");

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { echoedReadOnlyFields, envelope, IdSchema, idParams } from "../../http/openapi";
+import { echoedReadOnlyFields, envelope, IdSchema, InlineIdSchema, idParams } from "../../http/openapi";
 import { text } from "../../http/text";
 import { IconSchema, ProjectSchema } from "../../schemas/project";
 
@@ -17,7 +17,7 @@ export const ProjectCreateSchema = z
     name,
     description,
     icon: IconSchema.nullable().optional(),
-    repo_id: IdSchema.nullable().optional(),
+    repo_id: InlineIdSchema.nullable().optional(),
   })
   .openapi("ProjectCreate");
 
@@ -34,7 +34,7 @@ export const ProjectReplaceSchema = z
     default_environment_id: IdSchema.openapi({ description: "Must name an environment of this project." }),
     description,
     icon: IconSchema.nullable().optional(),
-    repo_id: IdSchema.nullable().optional(),
+    repo_id: InlineIdSchema.nullable().optional(),
   })
   .openapi("ProjectReplace", {
     description:

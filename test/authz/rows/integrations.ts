@@ -1,5 +1,11 @@
-/** Notification integration routes: reads need `viewer`, create and update need `contributor` (API_CONTRACT §5). */
+/**
+ * Notification integration routes: reads need `viewer`; create, update and the webhook
+ * operations (test, redeliver, recover, rotate-secret) need `contributor` (API_CONTRACT §5, §13).
+ */
+import { eq } from "drizzle-orm";
+import { notificationIntegrations } from "../../../src/db/schema";
 import { internalOk } from "../../helpers/api";
+import { db, writeDelivery, writeEvent } from "../../helpers/webhooks";
 import type { MatrixRoute, World } from "../types";
 
 const URL = "https://hooks.example.com/authz";
@@ -18,6 +24,40 @@ function integration(world: World): Promise<string> {
     shared.set(world, found);
   }
   return found;
+}
+
+/**
+ * The integration the operations act on. Its stored URL is one the send-time check refuses, so
+ * a test send answers at once (`delivered: false`) and queued redeliveries never leave the
+ * machine, whatever the cell.
+ */
+const target = new WeakMap<World, Promise<string>>();
+function operated(world: World): Promise<string> {
+  let found = target.get(world);
+  if (!found) {
+    found = internalOk<{ id: string }>("POST", `/projects/${world.project.id}/notification-integrations`, {
+      type: "webhook",
+      url: URL,
+      configuration: { changelog: true },
+    }).then(async ({ id }) => {
+      await db
+        .update(notificationIntegrations)
+        .set({ url: "http://127.0.0.1:9/refused" })
+        .where(eq(notificationIntegrations.id, id))
+        .run();
+      return id;
+    });
+    target.set(world, found);
+  }
+  return found;
+}
+
+/** A failed delivery of a new event, per cell. */
+async function failedDelivery(world: World) {
+  const integrationId = await operated(world);
+  const event = await writeEvent(world.project.id, "changelog.created");
+  const deliveryId = await writeDelivery(world.project.id, event.id, integrationId, { status: "failed" });
+  return { integrationId, deliveryId };
 }
 
 export const routes: MatrixRoute[] = [
@@ -60,6 +100,49 @@ export const routes: MatrixRoute[] = [
     prepare: async (world) => ({
       method: "GET",
       path: `${integrations(world)}/${await integration(world)}/deliveries`,
+    }),
+  },
+  {
+    name: "POST /v1/projects/{project_id}/notification-integrations/{integration_id}/test",
+    action: "write",
+    success: 200,
+    prepare: async (world) => ({
+      method: "POST",
+      path: `${integrations(world)}/${await operated(world)}/test`,
+      body: { type: "service.ok" },
+    }),
+  },
+  {
+    name: "POST /v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries/{delivery_id}/redeliver",
+    action: "write",
+    success: 202,
+    prepare: async (world) => {
+      const { integrationId, deliveryId } = await failedDelivery(world);
+      return {
+        method: "POST",
+        path: `${integrations(world)}/${integrationId}/deliveries/${deliveryId}/redeliver`,
+      };
+    },
+  },
+  {
+    name: "POST /v1/projects/{project_id}/notification-integrations/{integration_id}/recover",
+    action: "write",
+    success: 202,
+    prepare: async (world) => ({
+      method: "POST",
+      path: `${integrations(world)}/${await operated(world)}/recover`,
+      // A range in the future: nothing to queue, the answer is still 202.
+      body: { since: "2099-01-01T00:00:00Z" },
+    }),
+  },
+  {
+    name: "POST /v1/projects/{project_id}/notification-integrations/{integration_id}/rotate-secret",
+    action: "write",
+    success: 200,
+    prepare: async (world) => ({
+      method: "POST",
+      path: `${integrations(world)}/${await operated(world)}/rotate-secret`,
+      body: { expire_previous_in: 0 },
     }),
   },
 ];

@@ -1,0 +1,78 @@
+/** Bodies and answers of the webhook operations (API_CONTRACT §13): test, recover, rotate-secret. */
+import { z } from "@hono/zod-openapi";
+import { TimestampSchema } from "../../http/openapi";
+import { EventTypeSchema } from "../../schemas/event";
+import { RECOVER_LIMIT } from "../../services/webhook-ops";
+
+export const TestSendBodySchema = z
+  .strictObject({
+    type: EventTypeSchema.optional().openapi({
+      description: "The event type to send; default `deployment.succeeded`.",
+    }),
+  })
+  .openapi("WebhookTestRequest");
+
+export const TestSendResultSchema = z
+  .object({
+    delivered: z.boolean().openapi({ description: "True when the receiver answered 2xx." }),
+    status_code: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The receiver's HTTP status, if it answered." }),
+    error: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why it was not delivered (HTTP status, timeout, network)." }),
+    duration_ms: z.number().int(),
+  })
+  .openapi("WebhookTestResult");
+
+/** Any RFC 3339 date-time (offset allowed), read as the instant it names. */
+const Instant = z.iso
+  .datetime({ offset: true })
+  .max(64)
+  .transform((value) => new Date(value).toISOString())
+  .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
+
+export const RecoverBodySchema = z
+  .strictObject({
+    since: Instant.openapi({ description: "Events created at or after this instant." }),
+    until: Instant.optional().openapi({
+      description: "Events created at or before this instant; default now.",
+    }),
+  })
+  .refine((b) => b.until === undefined || b.since <= b.until, {
+    path: ["until"],
+    message: "Must not be before `since`.",
+  })
+  .openapi("WebhookRecoverRequest");
+
+export const RecoverResultSchema = z
+  .object({
+    queued: z
+      .number()
+      .int()
+      .openapi({
+        description: `Deliveries re-queued, at most ${RECOVER_LIMIT}; when it is ${RECOVER_LIMIT}, call again.`,
+      }),
+  })
+  .openapi("WebhookRecoverResult");
+
+export const RotateSecretBodySchema = z
+  .strictObject({
+    expire_previous_in: z.number().int().min(0).max(604_800).optional().openapi({
+      description: "Seconds the previous secret keeps signing (0–604800, default 86400).",
+      format: "int32",
+    }),
+  })
+  .openapi("RotateSigningSecretRequest");
+
+export const RotatedSecretSchema = z
+  .object({
+    signing_secret: z.string().openapi({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+    previous_expires_at: TimestampSchema.openapi({
+      description: "Until then every delivery carries two signatures: `v1,<new> v1,<previous>`.",
+    }),
+  })
+  .openapi("RotatedSigningSecret");

@@ -1,0 +1,298 @@
+/**
+ * What an operator does when a receiver misbehaves (API_CONTRACT §13): send a test delivery,
+ * redeliver one delivery, recover a time range of failed or skipped deliveries, rotate the
+ * signing secret with an overlap window. Every operation needs `contributor` on the project.
+ *
+ * Redeliver and recover never fetch in the request: they set the deliveries back to `pending`
+ * and hand one `webhook.deliver` message each to the EVENTS queue (marked `manual`, so they go
+ * out even while the integration is disabled); the consumer makes the attempts, with the usual
+ * retry schedule, under the event's own `webhook-id`.
+ */
+
+import { and, asc, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../context";
+import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
+import { notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso, toIso } from "../lib/time";
+import type { EventType } from "../schemas/event-types";
+import type { DeliveryRecord } from "../schemas/integration";
+import type { WebhookDeliveryMessage } from "../schemas/queue-messages";
+import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../webhooks/deliver";
+import { activeSecrets, newSigningSecret } from "../webhooks/signing";
+import { auditEntry } from "./audit";
+import { deliveryRecord } from "./delivery-records";
+import { loadIntegration } from "./integrations";
+
+/** The most deliveries one `recover` call re-queues; call again for the rest (oldest events first). */
+export const RECOVER_LIMIT = 1000;
+export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
+/** Messages per `sendBatch` (the queue's limit). */
+const SEND_CHUNK = 100;
+
+export type TestSendResult = {
+  delivered: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+};
+
+/**
+ * One signed delivery now, answered directly: not retried, not an event, not a delivery, and
+ * without effect on the integration's state (only an audit entry records it) (a test never disables it). A disabled integration
+ * can be tested: that is how an operator checks a receiver before re-enabling it.
+ */
+export async function testSend(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  type: EventType,
+): Promise<TestSendResult> {
+  const { row } = await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
+  const started = Date.now();
+  const outcome = await attemptDelivery(
+    {
+      type: row.type,
+      url: row.url,
+      signingSecrets: activeSecrets(
+        row.signingSecret,
+        row.previousSigningSecret,
+        row.previousSecretExpiresAt,
+        started,
+      ),
+    },
+    { id: newId(), type, createdAt: toIso(started), data: { test: true, project_id: projectId } },
+    { allowInsecure: ctx.config.allowInsecureWebhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
+  );
+  // Nothing changes, but a signed request went out in the project's name: the operator's act is
+  // recorded (the guard of API_CONTRACT §14 holds every non-GET operation to one entry).
+  await auditEntry(ctx, {
+    target: { type: "notification_integration", id: integrationId },
+    projectId,
+    changes: null,
+    when: "always",
+  }).run();
+  return {
+    delivered: outcome.ok,
+    status_code: outcome.statusCode,
+    error: outcome.error,
+    duration_ms: Math.round(outcome.durationMs),
+  };
+}
+
+const deliverMessage = (deliveryId: string, series: number): WebhookDeliveryMessage => ({
+  kind: "webhook.deliver",
+  delivery_id: deliveryId,
+  series,
+  manual: true,
+});
+
+/** A new series of attempts for one delivery, whatever its status: `202` with the record. */
+export async function redeliver(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  deliveryId: string,
+): Promise<DeliveryRecord> {
+  const { db } = ctx;
+  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  const inIntegration = and(
+    eq(webhookDeliveries.id, deliveryId),
+    eq(webhookDeliveries.integrationId, integrationId),
+  );
+  const before = await db
+    .select({ status: webhookDeliveries.status, attempts: webhookDeliveries.attempts })
+    .from(webhookDeliveries)
+    .where(inIntegration)
+    .get();
+  if (!before) throw notFound("Delivery");
+  const now = nowIso();
+  const [rows] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: "pending",
+        series: sql`${webhookDeliveries.series} + 1`,
+        nextAttemptAt: now,
+        updatedAt: now,
+      })
+      .where(inIntegration)
+      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
+    auditEntry(ctx, {
+      target: { type: "webhook_delivery", id: deliveryId },
+      projectId,
+      changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
+    }),
+  ]);
+  const moved = rows[0];
+  // Deleted (with its event, integration or project) in between.
+  if (!moved) throw notFound("Delivery");
+  try {
+    await ctx.events.send([deliverMessage(deliveryId, moved.series)]);
+  } catch (err) {
+    // Nothing was queued: put the delivery back as it was, unless an attempt happened since.
+    await db
+      .update(webhookDeliveries)
+      .set({ status: before.status, nextAttemptAt: null })
+      .where(
+        and(
+          inIntegration,
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.series, moved.series),
+          eq(webhookDeliveries.attempts, before.attempts),
+        ),
+      )
+      .run();
+    throw err;
+  }
+  const record = await deliveryRecord(db, deliveryId);
+  if (!record) throw notFound("Delivery");
+  return record;
+}
+
+export type RecoverInput = { since: string; until?: string | undefined };
+
+/**
+ * Re-queues every `failed` or `skipped` delivery of the integration whose event was created in
+ * [since, until] (until defaults to now), oldest events first, at most RECOVER_LIMIT per call.
+ * The rows move to `pending` first (so the consumer, which may run at once, sends them), then
+ * the messages go out 100 per `sendBatch`; what could not be queued goes back to its status.
+ */
+export async function recover(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  input: RecoverInput,
+): Promise<{ queued: number }> {
+  const { db } = ctx;
+  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  const until = input.until ?? nowIso();
+  const candidates = await db
+    .select({ id: webhookDeliveries.id, status: webhookDeliveries.status })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(
+      and(
+        eq(webhookDeliveries.integrationId, integrationId),
+        inArray(webhookDeliveries.status, ["failed", "skipped"]),
+        gte(events.createdAt, input.since),
+        lte(events.createdAt, until),
+      ),
+    )
+    .orderBy(asc(events.createdAt), asc(events.id))
+    .limit(RECOVER_LIMIT)
+    .all();
+  if (candidates.length === 0) return { queued: 0 };
+
+  const now = nowIso();
+  const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
+  // One audit entry for the call (on the integration), written only if some delivery moved.
+  const [moved] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: "pending",
+        series: sql`${webhookDeliveries.series} + 1`,
+        nextAttemptAt: now,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
+          inArray(webhookDeliveries.status, ["failed", "skipped"]),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
+    auditEntry(ctx, {
+      target: { type: "notification_integration", id: integrationId },
+      projectId,
+      changes: null,
+    }),
+  ]);
+  const seriesOf = new Map(moved.map((m) => [m.id, m.series]));
+  const toSend = candidates.flatMap((c) => {
+    const series = seriesOf.get(c.id);
+    return series === undefined ? [] : [{ ...c, series }];
+  });
+  for (let i = 0; i < toSend.length; i += SEND_CHUNK) {
+    const chunk = toSend.slice(i, i + SEND_CHUNK);
+    try {
+      await ctx.events.send(chunk.map((c) => deliverMessage(c.id, c.series)));
+    } catch (err) {
+      // The chunks before went out; this one and the rest were never queued, so nothing can
+      // have attempted them: they go back to the status they had.
+      const unsent = toSend.slice(i);
+      for (const status of ["failed", "skipped"] as const) {
+        const ids = unsent.filter((c) => c.status === status).map((c) => c.id);
+        if (ids.length === 0) continue;
+        await db
+          .update(webhookDeliveries)
+          .set({ status, nextAttemptAt: null })
+          .where(
+            and(sql`${webhookDeliveries.id} IN ${idsJson(ids)}`, eq(webhookDeliveries.status, "pending")),
+          )
+          .run();
+      }
+      throw err;
+    }
+  }
+  return { queued: toSend.length };
+}
+
+export type RotatedSecret = { signing_secret: string; previous_expires_at: string };
+
+/**
+ * A new signing secret; the current one becomes the previous and keeps signing (a second `v1,`
+ * signature) for `expire_previous_in` seconds. A secret rotated out before is dropped at once.
+ */
+export async function rotateSecret(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  expirePreviousIn: number = DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+): Promise<RotatedSecret> {
+  const { db } = ctx;
+  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  const nowMs = Date.now();
+  const secret = newSigningSecret();
+  const expiresAt = toIso(nowMs + expirePreviousIn * 1000);
+  const i = notificationIntegrations;
+  // The audit entry names the rotation and the overlap, never a secret.
+  const [rows] = await db.batch([
+    db
+      .update(i)
+      .set({
+        signingSecret: secret,
+        previousSigningSecret: sql`${i.signingSecret}`,
+        previousSecretExpiresAt: expiresAt,
+        updatedAt: toIso(nowMs),
+      })
+      .where(eq(i.id, integrationId))
+      .returning({ id: i.id }),
+    auditEntry(ctx, {
+      target: { type: "notification_integration", id: integrationId },
+      projectId,
+      changes: { previous_secret_expires_at: { from: null, to: expiresAt } },
+    }),
+  ]);
+  if (!rows[0]) throw notFound("Integration");
+  return { signing_secret: secret, previous_expires_at: expiresAt };
+}
+
+/** Forgets previous secrets whose overlap has ended (the cron; signing already ignores them). */
+export async function forgetExpiredSecrets(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
+  const i = notificationIntegrations;
+  const cleared = await ctx.db
+    .update(i)
+    .set({ previousSigningSecret: null, previousSecretExpiresAt: null })
+    .where(
+      and(
+        sql`${i.previousSecretExpiresAt} IS NOT NULL`,
+        sql`${i.previousSecretExpiresAt} <= ${toIso(nowMs)}`,
+      ),
+    )
+    .returning({ id: i.id })
+    .all();
+  return cleared.length;
+}
