@@ -58,7 +58,12 @@ async function fixture() {
     stack_ids: [stack.id],
     data: { patch: [{ op: "add", path: "/a", value: 1 }] },
   });
+  const event = await internalOk<Rec>("POST", `/projects/${project.id}/events`, {
+    type: "changelog.created",
+    data: { title: "fixture" },
+  });
   return {
+    event,
     org,
     owner,
     admin,
@@ -88,6 +93,7 @@ function concrete(template: string, f: Fixture): string {
     environment_id: f.environmentId,
     component_id: f.component.id,
     stack_id: f.stack.id,
+    event_id: String(f.event.id),
   };
   return template.replace(/{(\w+)}/g, (_m, name: string) => {
     if (name === "id") return template.includes("deployments") ? f.deployment.id : f.resource.id;
