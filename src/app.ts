@@ -22,9 +22,11 @@ import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
 import type { AppEnv } from "./env";
 import { errorResponse, validationHook } from "./http/error-handler";
 import { D1_BOOKMARK_PARAMETER, ErrorSchema, registerListQueryParameters } from "./http/openapi";
+import { compactOpenApiDocument } from "./http/openapi-compact";
 import { API_TAGS, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./http/openapi-components";
 import { registerConditionalComponents } from "./http/openapi-conditional";
 import { routeMetaLookup } from "./http/route-meta";
+import { setBounded } from "./lib/bounded-map";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestInfo, serviceContext } from "./middleware/context";
@@ -123,36 +125,18 @@ export function createApp() {
     schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
   });
   registerConditionalComponents(app.openAPIRegistry, PUBLIC_RESPONSE_HEADERS);
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Deployment Platform API",
-      version: "1.0.0",
-      contact: { name: "Deployment Platform API" },
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      description:
-        "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
-        "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
-        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
-        "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
-        "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
-        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
-        "An API key may be limited to some scopes and projects: each operation names the scope it needs " +
-        "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
-        "projects sees no other project (`404`). Every change is recorded in the audit log. " +
-        "Reads see every earlier write made with the same key; `X-D1-Bookmark` (response and request " +
-        "header) carries that consistency to other keys.",
-    },
-    servers: [
-      {
-        url: new URL(c.req.url).origin,
-        description: "The deployment (production, staging or local) that serves this document.",
-        "x-internal": false,
-      },
-    ],
-    tags: API_TAGS,
-    security: [{ ApiKey: [] }],
-  }));
+  // Generated once per origin in an isolate (the routes do not change while it lives), then
+  // compacted (src/http/openapi-compact.ts). Bounded: the origin comes from the request.
+  const documents = new Map<string, unknown>();
+  app.get("/openapi.json", (c) => {
+    const origin = new URL(c.req.url).origin;
+    let document = documents.get(origin);
+    if (!document) {
+      document = compactOpenApiDocument(app.getOpenAPI31Document(documentConfig(origin)));
+      setBounded(documents, origin, document, 16);
+    }
+    return c.json(document);
+  });
   // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
   app.get(
     "/docs",
@@ -175,4 +159,38 @@ export function createApp() {
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
   return app;
+}
+
+/** The document's top level; `servers` names the origin that serves it. */
+function documentConfig(origin: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Deployment Platform API",
+      version: "1.0.0",
+      contact: { name: "Deployment Platform API" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      description:
+        "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
+        "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
+        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
+        "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
+        "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
+        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
+        "An API key may be limited to some scopes and projects: each operation names the scope it needs " +
+        "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
+        "projects sees no other project (`404`). Every change is recorded in the audit log. " +
+        "Reads see every earlier write made with the same key; `X-D1-Bookmark` (response and request " +
+        "header) carries that consistency to other keys.",
+    },
+    servers: [
+      {
+        url: origin,
+        description: "The deployment (production, staging or local) that serves this document.",
+        "x-internal": false,
+      },
+    ],
+    tags: API_TAGS,
+    security: [{ ApiKey: [] }],
+  };
 }

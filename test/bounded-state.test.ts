@@ -8,14 +8,9 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../src/context";
+import { setBounded } from "../src/lib/bounded-map";
 import type { RateLimiter } from "../src/rate-limit/limiter";
-import {
-  authenticate,
-  hashKey,
-  KEY_CACHE_MAX_ENTRIES,
-  keyCacheSize,
-  setBounded,
-} from "../src/services/api-keys";
+import { authenticate, hashKey, KEY_CACHE_MAX_ENTRIES, keyCacheSize } from "../src/services/api-keys";
 import { createOrgWithOwner } from "./helpers/factories";
 
 const rows = (state: DurableObjectState) =>

@@ -15,6 +15,7 @@ import { apiKeys, orgMembers } from "../db/schema";
 import { PRIMARY } from "../db/session";
 import { ApiError, badInput, loggableError, notFound } from "../http/errors";
 import type { Scope } from "../http/scopes";
+import { setBounded } from "../lib/bounded-map";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ApiKeyRecord } from "../schemas/organization";
@@ -119,19 +120,6 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | u
   };
   setBounded(cache, hash, entry, KEY_CACHE_MAX_ENTRIES);
   return entry;
-}
-
-/**
- * Sets `key` as the newest entry of `map` (re-inserted, so the map stays in insertion order)
- * and drops the oldest entries beyond `max`: the isolate's key maps never outgrow `max`.
- */
-export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  for (const oldest of map.keys()) {
-    if (map.size <= max) break;
-    map.delete(oldest);
-  }
 }
 
 /** How many keys, and last-use marks, the isolate holds (for tests and diagnostics). */

@@ -1693,6 +1693,185 @@ export interface components {
             };
             content?: never;
         };
+        /** @description A page of projects. */
+        ProjectList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectList"];
+            };
+        };
+        /** @description Deleted. */
+        NoContent: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description A page of deliveries. */
+        WebhookDeliveryList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDeliveryList"];
+            };
+        };
+        /** @description A page of variables. */
+        VariableList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VariableList"];
+            };
+        };
+        /** @description The new variable (without its value). */
+        VariableCreated: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Variable"];
+            };
+        };
+        /** @description The stack resource. */
+        StackResource: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StackResource"];
+            };
+        };
+        /** @description A page of stack resources. */
+        StackResourceList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StackResourceList"];
+            };
+        };
+        /** @description A page of deployments. */
+        DeploymentList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DeploymentList"];
+            };
+        };
+        /** @description The deployment. */
+        Deployment: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Deployment"];
+            };
+        };
+        /** @description A page of audit entries. */
+        AuditEntryList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AuditEntryList"];
+            };
+        };
     };
     parameters: {
         /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
@@ -1709,6 +1888,22 @@ export interface components {
         ListLimit: components["schemas"]["ListLimit"];
         /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
         ListSortBy: components["schemas"]["ListSortBy"];
+        ProjectId: components["schemas"]["Id"];
+        OrgId: components["schemas"]["Id"];
+        MemberId: components["schemas"]["Id"];
+        IntegrationId: components["schemas"]["Id"];
+        EventId: components["schemas"]["Id"];
+        VariableId: components["schemas"]["Id"];
+        ComponentId: components["schemas"]["Id"];
+        EnvironmentId: components["schemas"]["Id"];
+        Id: components["schemas"]["Id"];
+        StackId: components["schemas"]["Id"];
+        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
+        StatusQuery: components["schemas"]["DeploymentStatus"][];
+        /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
+        ActionQuery: string[] | null;
+        /** @description Only entries of requests made as this account. */
+        ActorAccountIdQuery: string;
     };
     requestBodies: never;
     headers: {
@@ -1859,24 +2054,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of projects. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectList"];
-                };
-            };
+            200: components["responses"]["ProjectList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -1947,7 +2125,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -1995,7 +2173,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2047,28 +2225,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            204: components["responses"]["NoContent"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2097,30 +2260,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: components["schemas"]["Id"];
+                org_id: components["parameters"]["OrgId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of projects. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectList"];
-                };
-            };
+            200: components["responses"]["ProjectList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -2145,7 +2291,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2197,7 +2343,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2243,7 +2389,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2293,8 +2439,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                member_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                member_id: components["parameters"]["MemberId"];
             };
             cookie?: never;
         };
@@ -2342,8 +2488,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                member_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                member_id: components["parameters"]["MemberId"];
             };
             cookie?: never;
         };
@@ -2395,8 +2541,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                member_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                member_id: components["parameters"]["MemberId"];
             };
             cookie?: never;
         };
@@ -2446,7 +2592,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2492,7 +2638,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2542,8 +2688,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
@@ -2591,8 +2737,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
@@ -2649,31 +2795,14 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of deliveries. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
+            200: components["responses"]["WebhookDeliveryList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -2696,8 +2825,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
@@ -2747,8 +2876,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
                 delivery_id: components["schemas"]["Id"];
             };
             cookie?: never;
@@ -2794,8 +2923,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
@@ -2844,8 +2973,8 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
-                integration_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
@@ -2904,7 +3033,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
@@ -2950,7 +3079,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                event_id: components["schemas"]["Id"];
+                event_id: components["parameters"]["EventId"];
             };
             cookie?: never;
         };
@@ -3003,30 +3132,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                event_id: components["schemas"]["Id"];
+                event_id: components["parameters"]["EventId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of deliveries. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
+            200: components["responses"]["WebhookDeliveryList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3049,7 +3161,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: components["schemas"]["Id"];
+                variable_id: components["parameters"]["VariableId"];
             };
             cookie?: never;
         };
@@ -3097,7 +3209,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: components["schemas"]["Id"];
+                variable_id: components["parameters"]["VariableId"];
             };
             cookie?: never;
         };
@@ -3149,28 +3261,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: components["schemas"]["Id"];
+                variable_id: components["parameters"]["VariableId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            204: components["responses"]["NoContent"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3192,7 +3289,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                variable_id: components["schemas"]["Id"];
+                variable_id: components["parameters"]["VariableId"];
             };
             cookie?: never;
         };
@@ -3245,30 +3342,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: components["schemas"]["Id"];
+                component_id: components["parameters"]["ComponentId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of variables. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["VariableList"];
-                };
-            };
+            200: components["responses"]["VariableList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3291,7 +3371,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                component_id: components["schemas"]["Id"];
+                component_id: components["parameters"]["ComponentId"];
             };
             cookie?: never;
         };
@@ -3301,25 +3381,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new variable (without its value). */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Variable"];
-                };
-            };
+            201: components["responses"]["VariableCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3348,30 +3410,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of variables. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["VariableList"];
-                };
-            };
+            200: components["responses"]["VariableList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3394,7 +3439,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
             };
             cookie?: never;
         };
@@ -3404,25 +3449,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new variable (without its value). */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Variable"];
-                };
-            };
+            201: components["responses"]["VariableCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3444,30 +3471,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: components["schemas"]["Id"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The stack resource. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StackResource"];
-                };
-            };
+            200: components["responses"]["StackResource"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3490,31 +3500,14 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: components["schemas"]["Id"];
-                id: components["schemas"]["Id"];
+                stack_id: components["parameters"]["StackId"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The stack resource. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StackResource"];
-                };
-            };
+            200: components["responses"]["StackResource"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3537,31 +3530,14 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
-                id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The stack resource. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StackResource"];
-                };
-            };
+            200: components["responses"]["StackResource"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3591,30 +3567,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: components["schemas"]["Id"];
+                stack_id: components["parameters"]["StackId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of stack resources. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StackResourceList"];
-                };
-            };
+            200: components["responses"]["StackResourceList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3644,30 +3603,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of stack resources. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StackResourceList"];
-                };
-            };
+            200: components["responses"]["StackResourceList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3690,7 +3632,7 @@ export interface operations {
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
-                status?: components["schemas"]["DeploymentStatus"][];
+                status?: components["parameters"]["StatusQuery"];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
@@ -3703,24 +3645,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of deployments. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeploymentList"];
-                };
-            };
+            200: components["responses"]["DeploymentList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3743,30 +3668,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: components["schemas"]["Id"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The deployment. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deployment"];
-                };
-            };
+            200: components["responses"]["Deployment"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3789,31 +3697,14 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
-                id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The deployment. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deployment"];
-                };
-            };
+            200: components["responses"]["Deployment"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3838,7 +3729,7 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                id: components["schemas"]["Id"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
@@ -3884,7 +3775,7 @@ export interface operations {
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
-                status?: components["schemas"]["DeploymentStatus"][];
+                status?: components["parameters"]["StatusQuery"];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
@@ -3893,30 +3784,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                stack_id: components["schemas"]["Id"];
+                stack_id: components["parameters"]["StackId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of deployments. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeploymentList"];
-                };
-            };
+            200: components["responses"]["DeploymentList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3939,7 +3813,7 @@ export interface operations {
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
-                status?: components["schemas"]["DeploymentStatus"][];
+                status?: components["parameters"]["StatusQuery"];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
@@ -3948,30 +3822,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                environment_id: components["schemas"]["Id"];
+                environment_id: components["parameters"]["EnvironmentId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of deployments. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeploymentList"];
-                };
-            };
+            200: components["responses"]["DeploymentList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -4038,9 +3895,9 @@ export interface operations {
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
-                action?: string[] | null;
+                action?: components["parameters"]["ActionQuery"];
                 /** @description Only entries of requests made as this account. */
-                actor_account_id?: string;
+                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
                 /** @description Only entries about this project. */
                 project_id?: string;
             };
@@ -4051,30 +3908,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: components["schemas"]["Id"];
+                org_id: components["parameters"]["OrgId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of audit entries. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditEntryList"];
-                };
-            };
+            200: components["responses"]["AuditEntryList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -4097,9 +3937,9 @@ export interface operations {
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
-                action?: string[] | null;
+                action?: components["parameters"]["ActionQuery"];
                 /** @description Only entries of requests made as this account. */
-                actor_account_id?: string;
+                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
@@ -4108,30 +3948,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                project_id: components["schemas"]["Id"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of audit entries. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditEntryList"];
-                };
-            };
+            200: components["responses"]["AuditEntryList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
