@@ -11,7 +11,7 @@ import {
   createProjectWithStack,
   createStack,
 } from "./helpers/factories";
-import { checkedRequest, openApiDocument } from "./helpers/openapi";
+import { checkedRequest, openApiDocument, resolveParameters } from "./helpers/openapi";
 import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
@@ -355,8 +355,8 @@ describe("/openapi.json", () => {
     expect(json).toContain(JSON.stringify(["add", "remove", "replace", "move", "copy", "test"]));
     expect(json).toContain(JSON.stringify(["github", "gitlab", "bitbucket"]));
     expect(schemas.StackResourceStatus).toMatchObject({ enum: expect.arrayContaining(["create_complete"]) });
-    const params = doc.paths["/v1/deployments"]?.get?.parameters ?? [];
-    const status = params.find((p) => "name" in p && p.name === "status");
+    const params = resolveParameters(doc, doc.paths["/v1/deployments"]?.get?.parameters ?? []);
+    const status = params.find((p) => p.name === "status");
     expect(JSON.stringify(status)).toContain("DeploymentStatus");
   });
 });
