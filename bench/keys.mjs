@@ -8,22 +8,29 @@
 //     min(N, ORGS) organizations (each with an owner and one project), so no two measurements
 //     share a key or a rate-limit window;
 //  2. `wrangler dev` on 127.0.0.1 (first free port of 8800–8819, KEYS_BENCH_PORT to choose);
-//  3. per target and N, two autocannon passes of DURATION s, CONNECTIONS connections, each
-//     request taking the next key (or IP) of the pool in rotation: "first use" (every key and
-//     object is new to the isolate) and "again" (over the keys or IPs the first pass reached,
-//     all of them in use by then);
+//  3. ROUNDS rounds (default 3); in each, per target and N in turn: a warm-up that sends one
+//     request per key (or IP) of the pool, CONNECTIONS at a time ("first use": every key and
+//     object new to the isolate in round 1, the key lookup again once its 30 s cache entry has
+//     lapsed), then an autocannon pass of DURATION s, CONNECTIONS connections, each request
+//     taking the next key of the whole pool in rotation ("in use": every key and object warm).
+//     The rate limits are lifted for the bench (`--var RATE_LIMITS`), so every request of every
+//     row is admitted and does the same work (an admitted request writes to its object's
+//     SQLite; a refused one does not, which made the 1-object rows of earlier runs incomparable);
 //     targets:
 //     - "per-IP objects": GET /v1/no-such-route with a malformed key from N client IPs
-//       (CF-Connecting-IP in 198.18.0.0/15, which wrangler dev passes through): refused without
-//       any D1 query, counted by that IP's limiter object (`anonymous`, 60 / min): nothing but
-//       the object call, so it isolates the cost of spreading over objects;
+//       (CF-Connecting-IP in 198.18.0.0/15, which wrangler dev passes through): refused (401)
+//       without any D1 query, counted by that IP's limiter object: nothing but the object call,
+//       so it isolates the cost of spreading over objects;
 //     - "per-key objects": GET /v1/no-such-route with a valid key (authentication, the key's
 //       object, 404): adds the key lookup of each key's first use in the isolate (cached 30 s);
 //     - "read/write mix": 9 × GET /v1/projects/{the key's org's project} to 1 × POST /v1/projects
 //       (a write: the primary session, then the bookmark stored in the key's object);
-//  4. per object, the count the object itself keeps (objectCounter): X-Ratelimit-Limit −
-//     X-Ratelimit-Remaining on a response is the number of requests that object has admitted
-//     in its window; refusals (429) are counted per key or IP;
+//  4. per object, the requests it handled: each request names its key (or IP), and the limiter
+//     object is chosen by that name (src/rate-limit/limiter.ts), so the client's count per key is
+//     the object's; the object's own count (X-Ratelimit-Limit − X-Ratelimit-Remaining) is checked
+//     against it on every response of the first round (it must be at least the client's count
+//     for the pass, as the window is longer than a pass);
+//     req/s per (target, N) is the median over the rounds, with min–max, and its ratio to N = 1;
 //  5. a table on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and
 //     the temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 10 min).
 import { execFileSync, spawn } from "node:child_process";
@@ -41,11 +48,18 @@ const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const KEY_COUNTS = (process.env.KEY_COUNTS ?? "1,100,1000").split(",").map(Number);
 const ORGS = Number(process.env.ORGS ?? 100);
 const DURATION = Number(process.env.DURATION ?? 8);
+// Every request admitted: the same work per request in every row (see 3. above).
+const LIFTED_LIMITS = JSON.stringify({
+  default: 1_000_000,
+  reveal: 1_000_000,
+  "orgs-create": 1_000_000,
+  anonymous: 1_000_000,
+});
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
-const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 600) * 1000;
+const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 900) * 1000;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
 const ALL_TARGETS = ["per-IP objects", "per-key objects", "read/write mix"];
-const PASSES = ["first use", "again"];
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TARGETS = process.env.TARGETS ? process.env.TARGETS.split(",") : ALL_TARGETS;
 if (TARGETS.some((t) => !ALL_TARGETS.includes(t)))
   throw new Error(`TARGETS: some of ${ALL_TARGETS.join(",")}`);
@@ -164,68 +178,88 @@ async function waitReady(base) {
 }
 
 /**
- * Per object (key or IP), the lowest and the highest count it reported on the pass's responses,
- * and the pass's refusals. A pass is shorter than the 60 s window, so nothing it admitted leaves
- * the window during it: `highest − lowest + 1` is the number of requests the object admitted
- * during the pass.
+ * Per object (key or IP): the requests the client sent it (each request names its key, and the
+ * limiter object is chosen by that name) and the object's own count, `X-Ratelimit-Limit −
+ * X-Ratelimit-Remaining`, the highest it reported. The window (60 s) is longer than a pass, so
+ * an object whose own count is below the client's count has lost requests: `mismatches` counts
+ * such objects, and must be 0.
  */
 function objectCounter() {
-  const lowest = new Map();
-  const highest = new Map();
-  const refused = new Map();
+  const sent = new Map();
+  const ownCount = new Map();
   return {
-    record(keyId, status, rawHeaders) {
+    record(keyId, rawHeaders) {
+      sent.set(keyId, (sent.get(keyId) ?? 0) + 1);
       const headers = Object.fromEntries(Object.entries(rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
-      const limit = Number(headers["x-ratelimit-limit"]);
-      const remaining = Number(headers["x-ratelimit-remaining"]);
-      if (status === 429) refused.set(keyId, (refused.get(keyId) ?? 0) + 1);
-      else if (Number.isFinite(limit) && Number.isFinite(remaining)) {
-        const count = limit - remaining;
-        lowest.set(keyId, Math.min(lowest.get(keyId) ?? count, count));
-        highest.set(keyId, Math.max(highest.get(keyId) ?? count, count));
-      }
+      const count = Number(headers["x-ratelimit-limit"]) - Number(headers["x-ratelimit-remaining"]);
+      if (Number.isFinite(count)) ownCount.set(keyId, Math.max(ownCount.get(keyId) ?? 0, count));
     },
-    /** Requests of the slices this key's object handled: admitted by its own count, plus refused. */
-    handled(keyId) {
-      const admitted = highest.has(keyId) ? highest.get(keyId) - lowest.get(keyId) + 1 : 0;
-      return admitted + (refused.get(keyId) ?? 0);
-    },
+    handled: (keyId) => sent.get(keyId) ?? 0,
+    mismatches: () => [...sent].filter(([keyId, n]) => (ownCount.get(keyId) ?? 0) < n).length,
   };
 }
 
-/** One autocannon slice over `pool` for `target`; every response is attributed to its key. */
+/** The request of the `n`-th use of `pool` for `target`: method, path, headers, body. */
+function requestFor(target, pool, n) {
+  const key = pool.keys[n % pool.keys.length];
+  if (target === "per-IP objects") {
+    return {
+      keyId: key.id,
+      method: "GET",
+      path: "/v1/no-such-route",
+      headers: { accept: "application/json", "x-api-key": "dpk_malformed", "cf-connecting-ip": key.id },
+    };
+  }
+  const headers = { accept: "application/json", "x-api-key": key.secret };
+  if (target === "per-key objects")
+    return { keyId: key.id, method: "GET", path: "/v1/no-such-route", headers };
+  if (n % 10 === 9) {
+    return {
+      keyId: key.id,
+      method: "POST",
+      path: "/v1/projects",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: `w-${randomBytes(6).toString("hex")}` }),
+    };
+  }
+  return { keyId: key.id, method: "GET", path: `/v1/projects/${key.org.project}`, headers };
+}
+
+/** One request per key of the pool, CONNECTIONS at a time; returns the rate it went at. */
+async function warmUp(base, target, pool) {
+  let next = 0;
+  const started = performance.now();
+  const statuses = {};
+  const worker = async () => {
+    for (let n = next++; n < pool.keys.length; n = next++) {
+      const r = requestFor(target, pool, n);
+      const res = await fetch(`${base}${r.path}`, { method: r.method, headers: r.headers, body: r.body });
+      await res.arrayBuffer();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONNECTIONS, pool.keys.length) }, worker));
+  return { rps: pool.keys.length / ((performance.now() - started) / 1000), statuses };
+}
+
+/** One autocannon pass over the whole pool for `target`; every response is attributed to its key. */
 function slice(base, target, pool, duration, counter) {
   let next = 0;
   const latencies = [];
   const statuses = {};
   const request = {
     setupRequest: (req, context) => {
-      const n = next++;
-      const key = pool.keys[n % pool.keys.length];
-      context.keyId = key.id;
-      if (target === "per-IP objects") {
-        const headers = { ...req.headers, accept: "application/json", "x-api-key": "dpk_malformed" };
-        return {
-          ...req,
-          method: "GET",
-          path: "/v1/no-such-route",
-          headers: { ...headers, "cf-connecting-ip": key.id },
-        };
-      }
-      const headers = { ...req.headers, accept: "application/json", "x-api-key": key.secret };
-      if (target === "per-key objects") return { ...req, method: "GET", path: "/v1/no-such-route", headers };
-      if (n % 10 === 9) {
-        return {
-          ...req,
-          method: "POST",
-          path: "/v1/projects",
-          headers: { ...headers, "content-type": "application/json" },
-          body: JSON.stringify({ name: `w-${randomBytes(6).toString("hex")}` }),
-        };
-      }
-      return { ...req, method: "GET", path: `/v1/projects/${key.org.project}`, headers, body: undefined };
+      const r = requestFor(target, pool, next++);
+      context.keyId = r.keyId;
+      return {
+        ...req,
+        method: r.method,
+        path: r.path,
+        headers: { ...req.headers, ...r.headers },
+        body: r.body,
+      };
     },
-    onResponse: (status, _body, context, headers) => counter.record(context.keyId, status, headers),
+    onResponse: (_status, _body, context, headers) => counter.record(context.keyId, headers),
   };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -241,30 +275,28 @@ function slice(base, target, pool, duration, counter) {
 
 const percentile = (sorted, p) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
-function summarize(target, pass, n, pool, run, counter) {
-  const latencies = run.latencies.sort((a, b) => a - b);
-  const total = run.result.requests.total;
+function summarize(pool, run, counter, warm) {
   const perObject = pool.keys.map((k) => counter.handled(k.id));
   const counted = perObject.reduce((a, b) => a + b, 0);
-  const touched = perObject.filter((c) => c > 0).length;
   const max = Math.max(...perObject);
   return {
-    target,
-    pass,
-    objects: n,
-    orgs: pool.orgs,
-    rps: total / run.result.duration,
-    p50: Number(percentile(latencies, 50).toFixed(1)),
-    p99: Number(percentile(latencies, 99).toFixed(1)),
-    total,
+    rps: run.result.requests.total / run.result.duration,
+    warmRps: warm.rps,
+    latencies: run.latencies,
     statuses: run.statuses,
+    warmStatuses: warm.statuses,
     errors: run.result.errors + run.result.timeouts,
-    objectsUsed: touched,
-    counted,
+    objectsUsed: perObject.filter((c) => c > 0).length,
     maxPerObject: max,
-    meanPerObject: counted / Math.max(1, touched),
+    meanPerObject: counted / Math.max(1, perObject.filter((c) => c > 0).length),
     maxShare: counted ? max / counted : 0,
+    mismatches: counter.mismatches(),
   };
 }
 
@@ -315,6 +347,8 @@ async function main() {
       state,
       "--var",
       `ADMIN_TOKEN:${ADMIN_TOKEN}`,
+      "--var",
+      `RATE_LIMITS:${LIFTED_LIMITS}`,
       "--log-level",
       "error",
       "--show-interactive-dev-session=false",
@@ -328,19 +362,20 @@ async function main() {
   );
   await waitReady(base);
 
-  const results = [];
-  for (const target of TARGETS) {
-    for (const n of KEY_COUNTS) {
-      // "again" rotates over the keys (or IPs) the first pass reached, so it meets only objects
-      // already in use: at this machine's throughput a pass may not reach all of a large pool.
-      let pool = pools.get(`${target}|${n}`);
-      for (const pass of PASSES) {
+  // Rounds interleave the pool sizes, so that all of them see the same machine.
+  const runs = new Map();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of TARGETS) {
+      for (const n of KEY_COUNTS) {
+        const pool = pools.get(`${target}|${n}`);
+        const warm = await warmUp(base, target, pool);
         const counter = objectCounter();
         const run = await slice(base, target, pool, DURATION, counter);
-        results.push(summarize(target, pass, n, pool, run, counter));
-        console.error(`bench/keys: ${target}, ${n}, ${pass}: ${Math.round(results.at(-1).rps)} req/s`);
-        const reached = pool.keys.filter((k) => counter.handled(k.id) > 0);
-        if (reached.length > 0) pool = { ...pool, keys: reached };
+        const result = summarize(pool, run, counter, warm);
+        runs.set(`${target}|${n}`, [...(runs.get(`${target}|${n}`) ?? []), result]);
+        console.error(
+          `bench/keys: round ${round}, ${target}, ${n}: warm-up ${Math.round(warm.rps)} req/s, in use ${Math.round(result.rps)} req/s`,
+        );
       }
     }
   }
@@ -348,27 +383,55 @@ async function main() {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.versions.node}, load average ${loadavg()
     .map((l) => l.toFixed(1))
     .join(" ")}`;
-  const fmtStatuses = (s) =>
-    Object.entries(s)
+  const sum = (objects) => {
+    const out = {};
+    for (const o of objects) for (const [k, v] of Object.entries(o)) out[k] = (out[k] ?? 0) + v;
+    return Object.entries(out)
       .map(([k, v]) => `${k}×${v}`)
       .join(" ");
+  };
+  const rows = [];
+  for (const target of TARGETS) {
+    const base1 = median(runs.get(`${target}|${KEY_COUNTS[0]}`).map((r) => r.rps));
+    for (const n of KEY_COUNTS) {
+      const rs = runs.get(`${target}|${n}`);
+      const pool = pools.get(`${target}|${n}`);
+      const rps = rs.map((r) => r.rps);
+      const latencies = rs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+      rows.push(
+        `| ${target} | ${n}${pool.orgs ? ` (${pool.orgs})` : ""} | ${Math.round(median(rs.map((r) => r.warmRps)))} | ` +
+          `${Math.round(median(rps))} (${Math.round(Math.min(...rps))}–${Math.round(Math.max(...rps))}) | ` +
+          `${(median(rps) / base1).toFixed(2)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ` +
+          `${sum(rs.map((r) => r.statuses))} | ${Math.min(...rs.map((r) => r.objectsUsed))} | ` +
+          `${Math.max(...rs.map((r) => r.maxPerObject))} / ${median(rs.map((r) => r.meanPerObject)).toFixed(1)} | ` +
+          `${(100 * Math.max(...rs.map((r) => r.maxShare))).toFixed(1)}% | ${rs.reduce((a, r) => a + r.mismatches, 0)} |`,
+      );
+    }
+  }
   const lines = [
     `bench/keys — ${new Date().toISOString()} — ${machine}`,
-    `${DURATION} s per pass, ${CONNECTIONS} connections`,
+    `${ROUNDS} rounds, ${DURATION} s per pass, ${CONNECTIONS} connections, rate limits lifted`,
     "",
-    "| target | pool: objects (orgs) | pass | req/s | p50 ms | p99 ms | requests | statuses | objects used | max / mean per object | max share |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...results.map(
-      (r) =>
-        `| ${r.target} | ${r.objects}${r.orgs ? ` (${r.orgs})` : ""} | ${r.pass} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.total} | ${fmtStatuses(r.statuses)} | ${r.objectsUsed} | ${r.maxPerObject} / ${r.meanPerObject.toFixed(1)} | ${(100 * r.maxShare).toFixed(1)}% |`,
-    ),
+    "| target | pool: objects (orgs) | warm-up req/s | in use req/s, median (min–max) | ÷ 1 object | p50 ms | p99 ms | statuses | objects used (min over rounds) | max / mean requests per object | max share | objects with a lower own count |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows,
   ];
   console.log(lines.join("\n"));
   const out = join(root, "bench", "results");
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, `keys-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
-    JSON.stringify({ machine, DURATION, CONNECTIONS, results }, null, 2),
+    JSON.stringify(
+      {
+        machine,
+        ROUNDS,
+        DURATION,
+        CONNECTIONS,
+        runs: Object.fromEntries([...runs].map(([k, rs]) => [k, rs.map(({ latencies, ...r }) => r)])),
+      },
+      null,
+      2,
+    ),
   );
 }
 
