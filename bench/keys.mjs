@@ -60,6 +60,8 @@ const HARD_TIMEOUT_MS = Number(process.env.HARD_TIMEOUT_S ?? 900) * 1000;
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
 const ALL_TARGETS = ["per-IP objects", "per-key objects", "read/write mix"];
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+// A warm-up request not answered by then is counted as "timeout" (and the run goes on).
+const WARM_UP_TIMEOUT_MS = 30_000;
 const TARGETS = process.env.TARGETS ? process.env.TARGETS.split(",") : ALL_TARGETS;
 if (TARGETS.some((t) => !ALL_TARGETS.includes(t)))
   throw new Error(`TARGETS: some of ${ALL_TARGETS.join(",")}`);
@@ -233,9 +235,18 @@ async function warmUp(base, target, pool) {
   const worker = async () => {
     for (let n = next++; n < pool.keys.length; n = next++) {
       const r = requestFor(target, pool, n);
-      const res = await fetch(`${base}${r.path}`, { method: r.method, headers: r.headers, body: r.body });
-      await res.arrayBuffer();
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      const status = await fetch(`${base}${r.path}`, {
+        method: r.method,
+        headers: r.headers,
+        body: r.body,
+        signal: AbortSignal.timeout(WARM_UP_TIMEOUT_MS),
+      })
+        .then(async (res) => {
+          await res.arrayBuffer();
+          return res.status;
+        })
+        .catch((err) => (err.name === "TimeoutError" ? "timeout" : "error"));
+      statuses[status] = (statuses[status] ?? 0) + 1;
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONNECTIONS, pool.keys.length) }, worker));
@@ -399,7 +410,7 @@ async function main() {
       const rps = rs.map((r) => r.rps);
       const latencies = rs.flatMap((r) => r.latencies).sort((a, b) => a - b);
       rows.push(
-        `| ${target} | ${n}${pool.orgs ? ` (${pool.orgs})` : ""} | ${Math.round(median(rs.map((r) => r.warmRps)))} | ` +
+        `| ${target} | ${n}${pool.orgs ? ` (${pool.orgs})` : ""} | ${Math.round(median(rs.map((r) => r.warmRps)))} | ${sum(rs.map((r) => r.warmStatuses))} | ` +
           `${Math.round(median(rps))} (${Math.round(Math.min(...rps))}–${Math.round(Math.max(...rps))}) | ` +
           `${(median(rps) / base1).toFixed(2)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ` +
           `${sum(rs.map((r) => r.statuses))} | ${Math.min(...rs.map((r) => r.objectsUsed))} | ` +
@@ -412,8 +423,8 @@ async function main() {
     `bench/keys — ${new Date().toISOString()} — ${machine}`,
     `${ROUNDS} rounds, ${DURATION} s per pass, ${CONNECTIONS} connections, rate limits lifted`,
     "",
-    "| target | pool: objects (orgs) | warm-up req/s | in use req/s, median (min–max) | ÷ 1 object | p50 ms | p99 ms | statuses | objects used (min over rounds) | max / mean requests per object | max share | objects with a lower own count |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| target | pool: objects (orgs) | warm-up req/s | warm-up statuses | in use req/s, median (min–max) | ÷ 1 object | p50 ms | p99 ms | statuses | objects used (min over rounds) | max / mean requests per object | max share | objects with a lower own count |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
   ];
   console.log(lines.join("\n"));
