@@ -10,7 +10,7 @@ import {
   type StoredAnswer,
   settleKey,
 } from "./idempotency";
-import { decide, type WindowDecision } from "./window";
+import { decideCounted, type WindowDecision } from "./window";
 
 /**
  * What a request asks of its limiter object in `admit`: one call per authenticated request.
@@ -134,17 +134,24 @@ export class RateLimiter extends DurableObject<Env> {
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
     this.ensureSchema();
     const windowMs = windowSeconds * 1000;
-    const stored = this.sql
-      .exec<{ at: number }>("SELECT at FROM window_hits WHERE policy = ? ORDER BY at", policy)
-      .toArray()
-      .map((row) => row.at);
+    // Aggregates over the (policy, at) index: the cost does not grow with the limit.
+    const summary = () =>
+      this.sql
+        .exec<{ count: number; oldest: number | null; newest: number | null }>(
+          "SELECT count(*) AS count, min(at) AS oldest, max(at) AS newest FROM window_hits WHERE policy = ?",
+          policy,
+        )
+        .one();
+    let window = summary();
     // The clock of a restarted or moved object may be slightly behind the newest entry;
     // time never runs backwards for a window, or its reset could exceed the window.
-    const now = Math.max(Date.now(), stored.at(-1) ?? 0);
-    const { pruneThrough, ...decision } = decide(stored, now, limit, windowMs);
-    if (stored.length > 0 && (stored[0] ?? now) <= pruneThrough) {
+    const now = Math.max(Date.now(), window.newest ?? 0);
+    const pruneThrough = now - windowMs;
+    if (window.oldest !== null && window.oldest <= pruneThrough) {
       this.sql.exec("DELETE FROM window_hits WHERE policy = ? AND at <= ?", policy, pruneThrough);
+      window = summary();
     }
+    const decision = decideCounted(window, now, limit, windowMs);
     if (decision.allowed) {
       this.sql.exec(
         "INSERT INTO window_hits (policy, at, until) VALUES (?, ?, ?)",

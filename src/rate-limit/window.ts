@@ -27,17 +27,32 @@ export type WindowStep = WindowDecision & {
 export function decide(stored: readonly number[], now: number, limit: number, windowMs: number): WindowStep {
   const pruneThrough = now - windowMs;
   let count = 0;
-  let oldest = Number.POSITIVE_INFINITY;
+  let oldest: number | null = null;
   for (const at of stored) {
     if (at <= pruneThrough) continue;
     count++;
-    if (at < oldest) oldest = at;
+    if (oldest === null || at < oldest) oldest = at;
   }
+  return { ...decideCounted({ count, oldest }, now, limit, windowMs), pruneThrough };
+}
+
+/**
+ * The same decision from what the window holds, summarized: how many admitted requests lie in
+ * (now - windowMs, now] and the oldest of them. The Durable Object asks SQLite for these two
+ * (an aggregate over its index) instead of reading every entry.
+ */
+export function decideCounted(
+  inWindow: { count: number; oldest: number | null },
+  now: number,
+  limit: number,
+  windowMs: number,
+): WindowDecision {
+  let { count, oldest } = inWindow;
   const allowed = count < limit;
   if (allowed) {
     count++;
-    if (now < oldest) oldest = now;
+    if (oldest === null || now < oldest) oldest = now;
   }
-  const reset = count === 0 ? 0 : Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
-  return { allowed, limit, remaining: Math.max(0, limit - count), reset, pruneThrough };
+  const reset = count === 0 || oldest === null ? 0 : Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
+  return { allowed, limit, remaining: Math.max(0, limit - count), reset };
 }
