@@ -86,7 +86,8 @@ function hoist(
     const [first] = group;
     if (!first || group.length < 2) continue;
     doc.components ??= {};
-    const components = (doc.components[section] ??= {});
+    doc.components[section] ??= {};
+    const components = doc.components[section];
     const name = freeName(components, first.name());
     components[name] = first.value;
     for (const occurrence of group) occurrence.replace({ $ref: `#/components/${section}/${name}` });
