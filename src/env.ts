@@ -1,5 +1,5 @@
 import type { ServiceContext } from "./context";
-import type { Admission } from "./middleware/idempotency";
+import type { Admission } from "./rate-limit/limiter";
 
 export type { Identity } from "./context";
 

@@ -14,8 +14,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, badInput, loggableError } from "../http/errors";
-import type { ClaimOutcome, IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
-import type { SettleRequest } from "../rate-limit/limiter";
+import type { IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
 import { readRawBody } from "./body-guard";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -31,14 +30,6 @@ export const MAX_STORED_ANSWER_BYTES = 64 * 1024;
 
 /** The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`). */
 const REPLAYED_HEADERS = ["content-type", "etag", "location", "content-location", "cache-control"];
-
-/** What the rate-limit middleware learned about the request's key. */
-export type Admission = {
-  claim: IdempotencyClaim;
-  /** Absent when the limiter could not be reached. */
-  outcome?: ClaimOutcome;
-  settle(request: SettleRequest): Promise<void>;
-};
 
 /** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
 export type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;

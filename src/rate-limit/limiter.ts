@@ -38,6 +38,17 @@ export type AdmitResult = {
 /** Settles a claimed key: stores the answer, or (`answer: null`) releases the key. */
 export type SettleRequest = { idempotency: IdempotencyClaim; answer: StoredAnswer | null };
 
+/**
+ * What the rate-limit middleware learned about the request's Idempotency-Key, for the
+ * idempotency middleware (a request variable, src/env.ts).
+ */
+export type Admission = {
+  claim: IdempotencyClaim;
+  /** Absent when the limiter could not be reached. */
+  outcome?: ClaimOutcome;
+  settle(request: SettleRequest): Promise<void>;
+};
+
 // `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
 const SCHEMA = [
   "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
