@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { projects } from "./schema";
+import { projects } from "./core-tables";
 import {
   DELIVERY_STATUSES,
   DISABLED_REASONS,

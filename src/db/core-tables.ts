@@ -1,0 +1,282 @@
+/**
+ * The tables of organizations, accounts, keys, projects and everything inside a project
+ * (conventions: src/db/schema.ts). Imported through schema.ts, like every table.
+ */
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  type AccountProfile,
+  CONNECTION_STATUSES,
+  DEPLOYMENT_STATUSES,
+  type DeploymentData,
+  ORG_ROLES,
+  PROJECT_ROLES,
+  RESOURCE_STATUSES,
+  VARIABLE_TYPES,
+} from "./values";
+
+const createdAt = () => text("created_at").notNull();
+const updatedAt = () => text("updated_at").notNull();
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  displayName: text("display_name").notNull(),
+  avatar: text("avatar"),
+  profile: text("profile", { mode: "json" }).$type<AccountProfile>().notNull(),
+  createdAt: createdAt(),
+});
+
+export const orgMembers = sqliteTable(
+  "org_members",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ORG_ROLES }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.accountId] }), index("org_members_account_idx").on(t.accountId)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdBy: text("created_by")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name"),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    expiresAt: text("expires_at"),
+    revokedAt: text("revoked_at"),
+    lastUsedAt: text("last_used_at"),
+    /** What the key may do (API_CONTRACT §15): `["*"]`, or a list of scopes. */
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull().default(["*"]),
+    /** The only projects the key may see, or null: every project its account may see. */
+    projectIds: text("project_ids", { mode: "json" }).$type<string[]>(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
+);
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Case-folded name (Unicode-aware, computed in code) for the per-org uniqueness rule. */
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    icon: text("icon"),
+    repoId: text("repo_id"),
+    /** Always an environment of this project (checked by the service; a FK would be circular). */
+    defaultEnvironmentId: text("default_environment_id").notNull(),
+    connectionStatus: text("connection_status", { enum: CONNECTION_STATUSES }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("projects_org_name_idx").on(t.orgId, t.nameKey),
+    index("projects_org_created_idx").on(t.orgId, t.createdAt, t.id),
+  ],
+);
+
+export const projectMembers = sqliteTable(
+  "project_members",
+  {
+    /** The membership ID. */
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    role: text("role", { enum: PROJECT_ROLES }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("project_members_project_account_idx").on(t.projectId, t.accountId),
+    index("project_members_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("project_members_account_idx").on(t.accountId),
+  ],
+);
+
+export const environments = sqliteTable(
+  "environments",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("environments_project_name_idx").on(t.projectId, t.name)],
+);
+
+export const components = sqliteTable(
+  "components",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("components_environment_name_idx").on(t.environmentId, t.name),
+    index("components_project_idx").on(t.projectId),
+  ],
+);
+
+export const stacks = sqliteTable(
+  "stacks",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    templateId: text("template_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("stacks_environment_idx").on(t.environmentId), index("stacks_project_idx").on(t.projectId)],
+);
+
+export const stackResources = sqliteTable(
+  "stack_resources",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    stackId: text("stack_id")
+      .notNull()
+      .references(() => stacks.id, { onDelete: "cascade" }),
+    templateId: text("template_id").notNull(),
+    resourceType: text("resource_type").notNull(),
+    physicalId: text("physical_id").notNull(),
+    status: text("status", { enum: RESOURCE_STATUSES }).notNull(),
+    statusReason: text("status_reason"),
+    /** Time of the last status change. */
+    timestamp: text("timestamp").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("stack_resources_stack_created_idx").on(t.stackId, t.createdAt, t.id),
+    index("stack_resources_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+    index("stack_resources_project_idx").on(t.projectId),
+  ],
+);
+
+export const deployments = sqliteTable(
+  "deployments",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    /**
+     * The project's organization (a project never changes organization), so the org-wide list
+     * pages through one (org_id, created_at, id) index instead of sorting every visible project's
+     * deployments. Always set; nullable only because SQLite cannot add a NOT NULL column.
+     */
+    orgId: text("org_id"),
+    stackIds: text("stack_ids", { mode: "json" }).$type<string[]>().notNull(),
+    data: text("data", { mode: "json" }).$type<DeploymentData>().notNull(),
+    status: text("status", { enum: DEPLOYMENT_STATUSES }).notNull(),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),
+    index("deployments_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+    index("deployments_status_created_idx").on(t.status, t.createdAt, t.id),
+    index("deployments_org_created_idx").on(t.orgId, t.createdAt, t.id),
+  ],
+);
+
+/** Which stacks a deployment covers, so deployments can be listed by stack with keyset pagination. */
+export const deploymentStacks = sqliteTable(
+  "deployment_stacks",
+  {
+    deploymentId: text("deployment_id")
+      .notNull()
+      .references(() => deployments.id, { onDelete: "cascade" }),
+    stackId: text("stack_id")
+      .notNull()
+      .references(() => stacks.id, { onDelete: "cascade" }),
+    /** Copy of the deployment's created_at, the keyset order. */
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.deploymentId, t.stackId] }),
+    index("deployment_stacks_stack_created_idx").on(t.stackId, t.createdAt, t.deploymentId),
+  ],
+);
+
+export const variables = sqliteTable(
+  "variables",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
+    /** component_id, or "_" for an environment variable: NULLs never clash in a unique index. */
+    scope: text("scope").notNull(),
+    name: text("name").notNull(),
+    type: text("type", { enum: VARIABLE_TYPES }).notNull(),
+    /** Plaintext for `string`; for `secret`/`secure_string` the AES-GCM envelope (never plaintext). */
+    value: text("value").notNull(),
+    /** Key version of the envelope, null for plaintext `string` values. */
+    keyVersion: integer("key_version"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("variables_scope_name_idx").on(t.environmentId, t.scope, t.name),
+    index("variables_scope_created_idx").on(t.environmentId, t.scope, t.createdAt, t.id),
+    index("variables_component_created_idx").on(t.componentId, t.createdAt, t.id),
+    index("variables_project_idx").on(t.projectId),
+  ],
+);
