@@ -16,12 +16,14 @@ import {
   VariableKeyConfigError,
   variableKeyVersion,
 } from "../crypto/variables";
-import { variables } from "../db/schema";
+import { type VariableType, variables } from "../db/schema";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../lib/log";
 import { loadScoped } from "./access";
 import { auditEntry } from "./audit";
-import type { VariableInput } from "./variables";
+
+/** A variable as a client writes it: its value in the clear, before encryption. */
+export type VariableInput = { name: string; type: VariableType; value: string };
 
 const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
 

@@ -26,11 +26,9 @@ import type { VariableRecord } from "../schemas/variable";
 import { loadScoped, type ProjectAction } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
-import { storedValue, withoutParameters } from "./variable-values";
+import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
-
-export type VariableInput = { name: string; type: VariableType; value: string };
 
 /** Where a variable is created or listed: a component, or an environment itself. */
 export type VariableParent = { kind: "component" | "environment"; id: string };
