@@ -11,7 +11,7 @@ import {
   createProjectWithStack,
   createStack,
 } from "./helpers/factories";
-import { checkedRequest, openApiDocument, resolveParameters } from "./helpers/openapi";
+import { openApiDocument, resolveParameters } from "./helpers/openapi";
 import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
@@ -59,7 +59,7 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
       `/v1/deployments/${created.id}`,
       `/v1/environments/${environmentId}/deployments/${created.id}`,
     ]) {
-      const res = await checkedRequest<Deployment>("GET", path, { key: owner.key });
+      const res = await request<Deployment>("GET", path, { key: owner.key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(created);
       expect("source" in res.body.data).toBe(false);
@@ -70,7 +70,7 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const d = await deploy(environmentId, [stack.id]);
     const other = await createEnvironment(project.id);
-    const wrong = await checkedRequest<ErrorBody>("GET", `/v1/environments/${other.id}/deployments/${d.id}`, {
+    const wrong = await request<ErrorBody>("GET", `/v1/environments/${other.id}/deployments/${d.id}`, {
       key: owner.key,
     });
     expect([wrong.status, wrong.body.code]).toEqual([404, "not_found"]);
@@ -86,7 +86,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const d = await deploy(environmentId, [stack.id, second.id]);
-    const res = await checkedRequest<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+    const res = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
       key: owner.key,
     });
     expect(res.status).toBe(200);
@@ -122,7 +122,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
     async (status) => {
       const { owner, environmentId, stack } = await createProjectWithStack();
       const d = await deployIn(environmentId, [stack.id], status);
-      const res = await checkedRequest<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      const res = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
         key: owner.key,
       });
       expect([res.status, res.body.code]).toEqual([409, "conflict"]);
@@ -176,7 +176,7 @@ describe("GET /v1/deployments", () => {
     const strangerEnv = (await createProject(stranger.owner)).default_environment_id;
     const strangers = await deploy(strangerEnv, [(await createStack(strangerEnv)).id]);
     const ids = async (key: string) =>
-      (await checkedRequest<List<Deployment>>("GET", "/v1/deployments", { key })).body.data.map((d) => d.id);
+      (await request<List<Deployment>>("GET", "/v1/deployments", { key })).body.data.map((d) => d.id);
     expect((await ids(owner.key)).sort()).toEqual([mine.id, theirs.id].sort());
     expect((await ids(admin.key)).sort()).toEqual([mine.id, theirs.id].sort());
     expect(await ids(member.key)).toEqual([mine.id]);
@@ -204,7 +204,7 @@ describe("deployment lists", () => {
     const otherEnv = await createEnvironment(project.id);
     await deploy(otherEnv.id, [(await createStack(otherEnv.id)).id]);
     const list = async (path: string) =>
-      (await checkedRequest<List<Deployment>>("GET", path, { key: owner.key })).body.data.map((d) => d.id);
+      (await request<List<Deployment>>("GET", path, { key: owner.key })).body.data.map((d) => d.id);
     expect(await list(`/v1/stacks/${stack.id}/deployments`)).toEqual([both.id]);
     expect(await list(`/v1/stacks/${second.id}/deployments?sort_by=created_at`)).toEqual(
       [both, onlySecond].sort(byCreated).map((d) => d.id),

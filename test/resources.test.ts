@@ -11,7 +11,6 @@ import {
   createStack,
   unique,
 } from "./helpers/factories";
-import { checkedRequest } from "./helpers/openapi";
 import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
@@ -51,7 +50,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
       `/v1/stacks/${stack.id}/resources/${created.id}`,
       `/v1/environments/${environmentId}/resources/${created.id}`,
     ]) {
-      const res = await checkedRequest<Resource>("GET", path, { key: owner.key });
+      const res = await request<Resource>("GET", path, { key: owner.key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(created);
     }
@@ -67,7 +66,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
       `/v1/environments/${otherEnv.id}/resources/${resource.id}`,
       `/v1/resources/${"a".repeat(32)}`,
     ]) {
-      const res = await checkedRequest<ErrorBody>("GET", path, { key: owner.key });
+      const res = await request<ErrorBody>("GET", path, { key: owner.key });
       expect([res.status, res.body.code]).toEqual([404, "not_found"]);
     }
   });
@@ -132,15 +131,15 @@ describe("resource lists", () => {
     const a = await addResource(stack.id);
     const b = await addResource(second.id);
     await addResource(elsewhere.id);
-    const byStack = await checkedRequest<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources`, {
+    const byStack = await request<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources`, {
       key: owner.key,
     });
     expect(byStack.body).toEqual({ data: [a], has_more: false });
-    const byEnv = await checkedRequest<List<Resource>>("GET", `/v1/environments/${environmentId}/resources`, {
+    const byEnv = await request<List<Resource>>("GET", `/v1/environments/${environmentId}/resources`, {
       key: owner.key,
     });
     expect(byEnv.body.data.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
-    const empty = await checkedRequest<List<Resource>>(
+    const empty = await request<List<Resource>>(
       "GET",
       `/v1/stacks/${(await createStack(environmentId)).id}/resources`,
       { key: owner.key },

@@ -10,9 +10,11 @@
  * The expected cell is derived here from the contract, not from src/services/access.ts,
  * so the matrix checks the implementation instead of restating it.
  */
+
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ProjectRole } from "../../src/db/schema";
-import { checkedRequest, operations, pathTemplateOf } from "../helpers/openapi";
+import { request } from "../helpers/api";
+import { operations, pathTemplateOf } from "../helpers/openapi";
 import { ACTOR_ROLE, buildWorld } from "./harness";
 import { ACTORS, type Actor, type MatrixRoute, type UnscopedRoute, type World } from "./types";
 
@@ -99,7 +101,7 @@ for (const file of files) {
           // The request must reach the operation the row names, not a neighbour.
           const template = await pathTemplateOf(req.method, req.path);
           expect(operationKey(`${req.method} ${template ?? req.path}`)).toBe(operationKey(route.name));
-          const res = await checkedRequest<{ code?: string }>(req.method, req.path, {
+          const res = await request<{ code?: string }>(req.method, req.path, {
             key: world.actors[actor].key,
             body: req.body,
           });

@@ -2,6 +2,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { createApp } from "../../src/app";
+import { expectDocumentedResponse } from "./openapi";
 
 export type ApiResponse<T = unknown> = { status: number; body: T; headers: Headers; raw: string };
 
@@ -16,6 +17,11 @@ export type RequestOptions = {
    * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
    */
   bindings?: Partial<Env> & Record<string, unknown>;
+  /**
+   * Skip the check against /openapi.json (see `request`). Only for a request that deliberately
+   * produces an answer outside the document; say why beside each use.
+   */
+  unchecked?: boolean;
 };
 
 /**
@@ -28,6 +34,11 @@ export const TEST_CLIENT_IP = "2001:db8::1";
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 
+/**
+ * A request to the Worker. The response of a documented operation (a method and path that fall
+ * under an operation of /openapi.json) is checked against the document unless `unchecked`: the
+ * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts).
+ */
 export async function request<T = unknown>(
   method: string,
   path: string,
@@ -56,7 +67,9 @@ export async function request<T = unknown>(
       parsed = raw;
     }
   }
-  return { status: res.status, body: parsed as T, headers: res.headers, raw };
+  const response = { status: res.status, body: parsed as T, headers: res.headers, raw };
+  if (!options.unchecked) await expectDocumentedResponse(method, path, response);
+  return response;
 }
 
 async function fetchWith(req: Request, bindings: Partial<Env> & Record<string, unknown>): Promise<Response> {

@@ -1,8 +1,8 @@
 /**
  * Shared by the tests of the seven project operations (test/projects/; SPEC.md "Projects",
  * API_CONTRACT §3 Project, §5, §8, §10): the world they run in and callers by project role.
- * Every response of a documented route is checked against /openapi.json (checkedRequest).
  */
+
 import type { ProjectRole } from "../../src/db/schema";
 import {
   addProjectMember,

@@ -2,9 +2,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { createApp } from "../../src/app";
 import type { VariableRecord } from "../../src/schemas/variable";
-import type { ApiResponse } from "./api";
+import { type ApiResponse, request } from "./api";
 import { type Caller, createComponent, createOrgWithOwner, createProject, unique } from "./factories";
-import { checkedRequest as request } from "./openapi";
 
 export type VariableBody = VariableRecord;
 export type ListBody = { data: VariableBody[]; has_more: boolean; next_page?: string };

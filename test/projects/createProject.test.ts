@@ -1,9 +1,10 @@
 /** createProject. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
 import { createCaller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectBody, type ProjectPage, projectCaller, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

@@ -1,8 +1,9 @@
 /** deleteProject. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { createComponent, createEnvironment, createStack } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { projectCaller, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

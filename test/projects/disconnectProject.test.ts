@@ -1,7 +1,8 @@
 /** disconnectProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectBody, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

@@ -1,8 +1,9 @@
 /** getProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { createCaller } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectBody, projectCaller, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

@@ -1,8 +1,9 @@
 /** listProjects and listOrgProjects. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { addProjectMember, createCaller, createOrgWithOwner, createProject } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectPage, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

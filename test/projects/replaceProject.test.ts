@@ -1,8 +1,9 @@
 /** replaceProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
 import { createEnvironment, createOrgWithOwner, createProject, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectBody, setup } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 

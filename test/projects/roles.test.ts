@@ -1,8 +1,9 @@
 /** Who may change a project (API_CONTRACT §5). */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { createCaller, type Project, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { type ProjectBody, projectCaller, setup } from "../helpers/projects";
 
 describe("who may change a project", () => {
