@@ -1,21 +1,23 @@
 /**
- * The audit log (API_CONTRACT §14) beyond the guard of audit-log.test.ts: refused requests
+ * The audit log (API_CONTRACT §14) beyond the guard of guard.test.ts: refused requests
  * write nothing, an entry and its change commit together (a reveal's entry before its answer),
  * the org and project lists with their filters and pagination, immutability, retention.
  */
 import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import worker from "../src/index";
-import { newId } from "../src/lib/ids";
-import { internalOk, request } from "./helpers/api";
+import worker from "../../src/index";
+import { newId } from "../../src/lib/ids";
+import { internalOk, request } from "../helpers/api";
+import { newRequestId, rowsOf } from "../helpers/audit-log";
+import type { ErrorBody } from "../helpers/expect";
 import {
   addProjectMember,
   createCaller,
   createOrgWithOwner,
   createProject,
   unique,
-} from "./helpers/factories";
-import { operations } from "./helpers/openapi";
+} from "../helpers/factories";
+import { operations } from "../helpers/openapi";
 
 type Entry = {
   id: string;
@@ -29,17 +31,6 @@ type Entry = {
   created_at: string;
 };
 type List = { data: Entry[]; has_more: boolean; next_page?: string };
-type ErrorBody = { code: string; message: string };
-
-let counter = 0;
-const rid = () => `lists-${Date.now().toString(36)}-${(counter++).toString(36)}`;
-
-async function entriesOf(requestId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM audit_log WHERE request_id = ?")
-    .bind(requestId)
-    .all();
-  return results;
-}
 
 describe("no entry without its change", () => {
   it("a refused request (400, 403, 404, 409) writes no entry", async () => {
@@ -64,14 +55,14 @@ describe("no entry without its change", () => {
       [owner.key, "DELETE", `/v1/projects/${project.id}/members/${owner.accountId}`, undefined, 409],
     ];
     for (const [key, method, path, body, status] of refused) {
-      const requestId = rid();
+      const requestId = newRequestId();
       const res = await request(method, path, { key, body, headers: { "x-request-id": requestId } });
       expect(res.status, `${method} ${path}`).toBe(status);
-      expect(await entriesOf(requestId), `${method} ${path}`).toEqual([]);
+      expect(await rowsOf(requestId), `${method} ${path}`).toEqual([]);
     }
     // A second disconnect (409) and a second revoke (nothing left to change) write nothing either.
     await request("PATCH", `/v1/projects/${project.id}/disconnect`, { key: owner.key });
-    const again = rid();
+    const again = newRequestId();
     expect(
       (
         await request("PATCH", `/v1/projects/${project.id}/disconnect`, {
@@ -80,18 +71,18 @@ describe("no entry without its change", () => {
         })
       ).status,
     ).toBe(409);
-    expect(await entriesOf(again)).toEqual([]);
+    expect(await rowsOf(again)).toEqual([]);
     const key = await internalOk<{ id: string }>("POST", `/orgs/${org.id}/api-keys`, {
       account_id: owner.accountId,
       created_by: owner.accountId,
     });
     await internalOk("DELETE", `/api-keys/${key.id}`);
-    const revokeAgain = rid();
+    const revokeAgain = newRequestId();
     const res = await request("DELETE", `/internal/v1/api-keys/${key.id}`, {
       headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "x-request-id": revokeAgain },
     });
     expect(res.status).toBe(204);
-    expect(await entriesOf(revokeAgain)).toEqual([]);
+    expect(await rowsOf(revokeAgain)).toEqual([]);
   });
 });
 
@@ -145,13 +136,13 @@ describe("an entry and its change commit together", () => {
     });
     expect(refused.status).toBe(500);
     expect(refused.raw).not.toContain(value);
-    const requestId = rid();
+    const requestId = newRequestId();
     const shown = await request<{ value: string }>("GET", `/v1/variables/${created.body.id}/value`, {
       key: owner.key,
       headers: { "x-request-id": requestId },
     });
     expect(shown.body.value).toBe(value);
-    const [entry] = await entriesOf(requestId);
+    const [entry] = await rowsOf(requestId);
     expect(entry).toMatchObject({
       action: "revealVariable",
       target_type: "variable",
