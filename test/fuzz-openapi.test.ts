@@ -25,8 +25,16 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../src/http/errors";
-import { internalOk, request } from "./helpers/api";
-import { createComponent, createOrgWithOwner, createProject, createStack } from "./helpers/factories";
+import { request } from "./helpers/api";
+import {
+  createComponent,
+  createDeployment,
+  createIntegration,
+  createOrgWithOwner,
+  createProject,
+  createResource,
+  createStack,
+} from "./helpers/factories";
 import { aimAt, generators, takesNoInput } from "./helpers/fuzz";
 import { openApiDocument, operations } from "./helpers/openapi";
 
@@ -45,24 +53,14 @@ beforeAll(async () => {
   const environmentId = project.default_environment_id;
   const component = await createComponent(environmentId);
   const stack = await createStack(environmentId, { template_id: "tpl-fuzz" });
-  const resource = await internalOk<{ id: string }>("POST", `/stacks/${stack.id}/resources`, {
-    resource_type: "AWS::SQS::Queue",
-    physical_id: "q",
-    status: "create_complete",
+  const resource = await createResource(stack.id, { resource_type: "AWS::SQS::Queue", physical_id: "q" });
+  const deployment = await createDeployment(environmentId, [stack.id], {
+    patch: [{ op: "add", path: "/a", value: 1 }],
   });
-  const deployment = await internalOk<{ id: string }>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: [stack.id],
-    data: { patch: [{ op: "add", path: "/a", value: 1 }] },
+  const integration = await createIntegration(project.id, {
+    url: "https://hooks.example.com/fuzz",
+    configuration: { deployments_failed: true },
   });
-  const integration = await internalOk<{ id: string }>(
-    "POST",
-    `/projects/${project.id}/notification-integrations`,
-    {
-      type: "webhook",
-      url: "https://hooks.example.com/fuzz",
-      configuration: { deployments_failed: true },
-    },
-  );
   const variable = await request<{ id: string }>("POST", `/v1/environments/${environmentId}/variables`, {
     key: owner.key,
     body: { name: "FUZZ", type: "secret", value: "v" },

@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internal, internalOk, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
-import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
+import {
+  createDeployment,
+  createOrgWithOwner,
+  createProject,
+  createStack,
+  unique,
+} from "./helpers/factories";
 import { openApiDocument } from "./helpers/openapi";
 
 type Deployment = DeploymentRecord;
@@ -22,16 +28,17 @@ async function setup() {
 }
 
 const deploy = (environmentId: string, stackIds: string[]) =>
-  internalOk<Deployment>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: stackIds,
-    data: { patch: PATCH },
-  });
+  createDeployment(environmentId, stackIds, { patch: PATCH });
 
 const move = (id: string, body: Record<string, unknown>) =>
   internal<Deployment & ErrorBody>("PATCH", `/deployments/${id}`, body);
 
-async function count(table: string): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>();
+/** The rows of `table` in one project (or, for `projects`, one organization): never a global count. */
+async function count(table: string, scope: { projectId: string } | { orgId: string }): Promise<number> {
+  const [column, value] = "projectId" in scope ? ["project_id", scope.projectId] : ["org_id", scope.orgId];
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`)
+    .bind(value)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -77,9 +84,10 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
   });
 
   it("refuses an empty or over-long template_id on stacks and resources, writing nothing", async () => {
-    const { environmentId } = await setup();
+    const { project, environmentId } = await setup();
+    const mine = { projectId: project.id };
     const stack = await createStack(environmentId, { template_id: "tpl-api" });
-    const before = [await count("stacks"), await count("stack_resources")];
+    const before = [await count("stacks", mine), await count("stack_resources", mine)];
     for (const templateId of ["", "t".repeat(256), 42, null]) {
       const s = await internal<ErrorBody>("POST", `/environments/${environmentId}/stacks`, {
         name: unique("stack"),
@@ -94,7 +102,7 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
       });
       expect([r.status, r.body.code, r.body.cause?.[0]?.path]).toEqual([400, "bad_input", "template_id"]);
     }
-    expect([await count("stacks"), await count("stack_resources")]).toEqual(before);
+    expect([await count("stacks", mine), await count("stack_resources", mine)]).toEqual(before);
   });
 
   it("a stack created without template_id still gets a new identifier", async () => {
@@ -223,7 +231,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     `{"stack_ids":["${stackId}"],"data":{"patch":[{"op":"add","path":"/x","value":${nested(depth - 4)}}]}}`;
 
   it("JSON up to 64 levels is accepted; 65 and 20,000 levels are 400 and write nothing", async () => {
-    const { environmentId } = await setup();
+    const { project, environmentId } = await setup();
     const stack = await createStack(environmentId);
     const post = (rawBody: string) =>
       request<ErrorBody & { data: unknown }>(
@@ -237,7 +245,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     const ok = await post(deploymentBody(stack.id, 64));
     expect(ok.status, ok.raw).toBe(201);
 
-    const before = await count("deployments");
+    const before = await count("deployments", { projectId: project.id });
     for (const depth of [65, 20_000]) {
       const res = await post(deploymentBody(stack.id, depth));
       expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
@@ -246,7 +254,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     // The depth of a top-level array body counts the same way.
     const arr = await post(nested(65));
     expect([arr.status, arr.body.code]).toEqual([400, "bad_input"]);
-    expect(await count("deployments")).toBe(before);
+    expect(await count("deployments", { projectId: project.id })).toBe(before);
   });
 
   it("brackets inside strings do not count towards the depth", async () => {
@@ -259,20 +267,20 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("a deep value on a public route is 400, not a 500 after the write", async () => {
-    const { owner, environmentId } = await setup();
-    const before = await count("variables");
+    const { owner, project, environmentId } = await setup();
+    const before = await count("variables", { projectId: project.id });
     const res = await request<ErrorBody>("POST", `/v1/environments/${environmentId}/variables`, {
       key: owner.key,
       rawBody: `{"name":"DEEP","type":"string","value":${nested(20_000)}}`,
       headers: { "content-type": "application/json" },
     });
     expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
-    expect(await count("variables")).toBe(before);
+    expect(await count("variables", { projectId: project.id })).toBe(before);
   });
 
   it("a charset other than utf-8 is 400; utf-8 in any spelling is accepted", async () => {
     const { owner } = await setup();
-    const before = await count("projects");
+    const before = await count("projects", { orgId: owner.orgId });
     for (const contentType of [
       "application/json; charset=latin1",
       "application/json;charset=ISO-8859-1",
@@ -290,7 +298,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
         "content-type",
       ]);
     }
-    expect(await count("projects")).toBe(before);
+    expect(await count("projects", { orgId: owner.orgId })).toBe(before);
     for (const contentType of ["application/json; charset=utf-8", 'application/json;CHARSET="UTF-8"']) {
       const res = await request("POST", "/v1/projects", {
         key: owner.key,
@@ -302,9 +310,14 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("an unpaired surrogate in any key or string is 400 naming the field; a pair is fine", async () => {
-    const { owner, environmentId } = await setup();
+    const { owner, project, environmentId } = await setup();
     const stack = await createStack(environmentId);
-    const before = [await count("projects"), await count("variables"), await count("deployments")];
+    const counts = async () => [
+      await count("projects", { orgId: owner.orgId }),
+      await count("variables", { projectId: project.id }),
+      await count("deployments", { projectId: project.id }),
+    ];
+    const before = await counts();
     const cases: Array<[string, string, string, string]> = [
       ["/v1/projects", '{"name":"a\\ud800b"}', owner.key, "name"],
       ["/v1/projects", '{"name":"ok","description":"x\\udc00"}', owner.key, "description"],
@@ -329,7 +342,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       expect([res.status, res.body.code], rawBody).toEqual([400, "bad_input"]);
       expect(res.body.cause?.[0]?.path).toBe(field);
     }
-    expect([await count("projects"), await count("variables"), await count("deployments")]).toEqual(before);
+    expect(await counts()).toEqual(before);
 
     const pair = await request<{ name: string; description: string }>("POST", "/v1/projects", {
       key: owner.key,
@@ -385,7 +398,7 @@ describe("webhook URLs (§17)", () => {
       body: { type: "webhook", url: "http://localhost:8787/hook", configuration: {} },
     });
     expect(made.status, made.raw).toBe(201);
-    const before = await count("notification_integrations");
+    const before = await count("notification_integrations", { projectId: project.id });
     for (const url of [
       "https://localhost../",
       "https://a..b/",
@@ -409,7 +422,7 @@ describe("webhook URLs (§17)", () => {
       });
       expect([patch.status, patch.body.code], url).toEqual([400, "bad_input"]);
     }
-    expect(await count("notification_integrations")).toBe(before);
+    expect(await count("notification_integrations", { projectId: project.id })).toBe(before);
     const unchanged = await request<{ url: string }>("GET", `${integrationsOf(project.id)}/${made.body.id}`, {
       key: owner.key,
     });
