@@ -15,6 +15,7 @@ import { purgeOldEvents } from "../src/services/event-log";
 const RETENTION_CRON = "0 3 * * *";
 
 import { request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   createCaller,
@@ -26,7 +27,6 @@ import { expectMatchesOpenApi } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 import { DAY_MS, db, integrate, writeDelivery, writeEvent } from "./helpers/webhooks";
 
-type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 type EventRecord = {
   id: string;
   type: string;

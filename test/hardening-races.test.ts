@@ -10,6 +10,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type ApiResponse, internal, internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   type Caller,
   createAccount,
@@ -22,7 +23,6 @@ import {
   unique,
 } from "./helpers/factories";
 
-type ErrorBody = { code: string; message: string };
 type Parents = { org: Org; owner: Caller; project: Project; environmentId: string };
 
 /** One create under a project: the table it writes, what it needs first, and the request itself. */

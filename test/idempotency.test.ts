@@ -14,6 +14,7 @@ import { createApp } from "../src/app";
 import { IDEMPOTENCY_TTL_MS } from "../src/rate-limit/idempotency";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, internalOk, PRODUCTION_LIMITS, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   type Caller,
   createCaller,
@@ -24,7 +25,6 @@ import {
 } from "./helpers/factories";
 
 type Project = { id: string; name: string };
-type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };
 
 const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 const inLimiter = <T>(caller: Caller, fn: (instance: RateLimiter, state: DurableObjectState) => T) =>

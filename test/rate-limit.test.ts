@@ -20,11 +20,10 @@ import type { RateLimiter } from "../src/rate-limit/limiter";
 import {
   type ApiResponse,
   request as apiRequest,
-  internalOk,
   PRODUCTION_LIMITS,
   type RequestOptions,
 } from "./helpers/api";
-import { type Caller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
+import { type Caller, createApiKey, createOrgWithOwner, createProject, unique } from "./helpers/factories";
 import { captureLogs } from "./helpers/logs";
 
 const HEADER_NAMES = [
@@ -102,10 +101,7 @@ describe("default policy (100 / 60 s per key)", () => {
     expect(await usageOf(`key:${owner.keyId}`)).toEqual({ default: 100 });
 
     // Another key, even one acting as the same account, has its own window.
-    const other = await internalOk<{ key: string }>("POST", `/orgs/${owner.orgId}/api-keys`, {
-      account_id: owner.accountId,
-      created_by: owner.accountId,
-    });
+    const other = await createApiKey(owner);
     const res = await request("GET", "/v1/orgs", { key: other.key });
     expect(res.status).toBe(200);
     expect(limits(res, "default")).toMatchObject({ limit: 100, remaining: 99, reset: 60 });

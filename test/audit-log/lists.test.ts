@@ -7,14 +7,16 @@ import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
-import { internalOk, request } from "../helpers/api";
+import { request } from "../helpers/api";
 import { newRequestId, rowsOf } from "../helpers/audit-log";
 import type { ErrorBody } from "../helpers/expect";
 import {
   addProjectMember,
+  createApiKey,
   createCaller,
   createOrgWithOwner,
   createProject,
+  revokeKey,
   unique,
 } from "../helpers/factories";
 import { operations } from "../helpers/openapi";
@@ -72,13 +74,10 @@ describe("no entry without its change", () => {
       ).status,
     ).toBe(409);
     expect(await rowsOf(again)).toEqual([]);
-    const key = await internalOk<{ id: string }>("POST", `/orgs/${org.id}/api-keys`, {
-      account_id: owner.accountId,
-      created_by: owner.accountId,
-    });
-    await internalOk("DELETE", `/api-keys/${key.id}`);
+    const key = await createApiKey(owner);
+    await revokeKey(key.keyId);
     const revokeAgain = newRequestId();
-    const res = await request("DELETE", `/internal/v1/api-keys/${key.id}`, {
+    const res = await request("DELETE", `/internal/v1/api-keys/${key.keyId}`, {
       headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "x-request-id": revokeAgain },
     });
     expect(res.status).toBe(204);
@@ -258,11 +257,7 @@ describe("GET /v1/orgs/{org_id}/audit-log and GET /v1/projects/{project_id}/audi
     expect([refused.status, refused.body.code]).toEqual([403, "unauthorized"]);
     const other = await createOrgWithOwner();
     expect((await orgLog(org.id, other.owner.key)).status).toBe(404);
-    const restricted = await internalOk<{ key: string }>("POST", `/orgs/${org.id}/api-keys`, {
-      account_id: owner.accountId,
-      created_by: owner.accountId,
-      project_ids: [a.id],
-    });
+    const restricted = await createApiKey(owner, { project_ids: [a.id] });
     const seen = await orgLog(org.id, restricted.key, "?limit=240");
     expect(seen.body.data.length).toBeGreaterThan(0);
     expect(seen.body.data.every((e) => e.project_id === a.id)).toBe(true);

@@ -2,7 +2,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { expectError, MIB, raw } from "../helpers/errors";
+import { expectErrorResponse, MIB, raw } from "../helpers/errors";
 import { unique } from "../helpers/factories";
 
 describe("authentication comes first on /v1", () => {
@@ -21,7 +21,7 @@ describe("authentication comes first on /v1", () => {
   ];
   it.each(paths)("%s %s without a key → 401 with x-request-id", async (method, path) => {
     const res = await raw(method, path, {});
-    expectError(res, 401, "unauthenticated");
+    expectErrorResponse(res, 401, "unauthenticated");
   });
 
   it("even a body that is not JSON, or too large, is 401 without a key", async () => {
@@ -29,12 +29,12 @@ describe("authentication comes first on /v1", () => {
       headers: { "content-type": "text/plain" },
       body: "{nope",
     });
-    expectError(notJson, 401, "unauthenticated");
+    expectErrorResponse(notJson, 401, "unauthenticated");
     const huge = await raw("POST", "/v1/projects", {
       headers: { "content-type": "application/json" },
       body: `{"name":"${"x".repeat(2 * MIB)}"}`,
     });
-    expectError(huge, 401, "unauthenticated");
+    expectErrorResponse(huge, 401, "unauthenticated");
   });
 });
 
@@ -55,7 +55,7 @@ describe("internal API authentication", () => {
       ["GET", "/internal/v1/nothing"],
     ] as const) {
       const res = await raw(method, path, { headers, body: method === "POST" ? '{"name":"x"}' : undefined });
-      expectError(res, 401, "unauthenticated");
+      expectErrorResponse(res, 401, "unauthenticated");
     }
   });
 
@@ -65,12 +65,12 @@ describe("internal API authentication", () => {
       headers: { authorization: auth, "content-type": "text/plain" },
       body: JSON.stringify({ name: "x" }),
     });
-    expectError(wrongType, 400, "bad_input");
+    expectErrorResponse(wrongType, 400, "bad_input");
     const broken = await raw("POST", "/internal/v1/orgs", {
       headers: { authorization: auth, "content-type": "application/json" },
       body: "{",
     });
-    expectError(broken, 400, "bad_input");
+    expectErrorResponse(broken, 400, "bad_input");
   });
 
   it("accepts the bearer scheme in any letter case", async () => {
@@ -108,7 +108,7 @@ describe("internal API authentication", () => {
         );
         await waitOnExecutionContext(ctx);
         const text = await res.text();
-        expectError(
+        expectErrorResponse(
           { status: res.status, body: JSON.parse(text), headers: res.headers, raw: text },
           404,
           "not_found",

@@ -2,7 +2,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { expectError } from "../helpers/errors";
+import { expectErrorResponse } from "../helpers/errors";
 import { createOrgWithOwner } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 
@@ -42,7 +42,7 @@ describe("uncaught exceptions", () => {
       ),
     ];
     for (const res of cases) {
-      expectError(res, 500, "internal");
+      expectErrorResponse(res, 500, "internal");
       expect(res.body).toEqual({ code: "internal", message: expect.any(String) });
       expect(res.raw).not.toContain(SECRET);
       expect(res.raw).not.toMatch(/fire|stack|at \w+ \(|Error/);
