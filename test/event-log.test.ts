@@ -23,6 +23,7 @@ import {
   createProject,
   unique,
 } from "./helpers/factories";
+import { captureLogs } from "./helpers/logs";
 import { expectMatchesOpenApi } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 import { DAY_MS, db, integrate, writeDelivery, writeEvent } from "./helpers/webhooks";
@@ -221,6 +222,8 @@ describe("GET /v1/events/{event_id} and its deliveries", () => {
 });
 
 describe("retention: the daily cron", () => {
+  // The cron logs a summary of each run.
+  captureLogs("log");
   async function world() {
     const { project } = await setup();
     const integration = await integrate(project.id, `https://hooks.example.com/${unique("ret")}`, {

@@ -19,6 +19,7 @@ import {
   revokeKey,
   unique,
 } from "../helpers/factories";
+import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
 
 type Entry = {
@@ -86,6 +87,8 @@ describe("no entry without its change", () => {
 });
 
 describe("an entry and its change commit together", () => {
+  // A refused audit write fails its request as an unhandled error, logged by design.
+  captureLogs("error");
   // A trigger that refuses the audit entries of one request id: the entry's write fails.
   const FAIL_ID = "audit-write-fails";
   afterEach(async () => {
@@ -280,6 +283,8 @@ describe("GET /v1/orgs/{org_id}/audit-log and GET /v1/projects/{project_id}/audi
 });
 
 describe("entries are immutable and kept 400 days", () => {
+  // The cron logs a summary of each run.
+  captureLogs("log");
   it("no operation changes or deletes an entry", async () => {
     const auditOps = (await operations()).filter((op) => op.path.includes("audit"));
     expect(auditOps.length).toBe(2);

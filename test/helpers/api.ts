@@ -31,6 +31,28 @@ export type RequestOptions = {
  */
 export const TEST_CLIENT_IP = "2001:db8::1";
 
+/**
+ * A client IP no other test uses: random, in the IPv6 documentation prefix. For requests under
+ * PRODUCTION_LIMITS, whose `anonymous` window is counted per client IP.
+ */
+export const freshClientIp = () => {
+  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
+  return `2001:db8:${a?.toString(16)}:${b?.toString(16)}:${c?.toString(16)}::1`;
+};
+
+/**
+ * A RATE_LIMITER namespace whose objects always throw, for `bindings`: the one stand-in the tests
+ * use for an unreachable or failing Durable Object (the rate-limit middleware fails open).
+ */
+export function brokenRateLimiter(
+  message = "Durable Object reset because its code was updated.",
+): Env["RATE_LIMITER"] {
+  return {
+    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+    get: () => ({ admit: () => Promise.reject(new Error(message)) }),
+  } as unknown as Env["RATE_LIMITER"];
+}
+
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 
