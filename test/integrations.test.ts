@@ -10,7 +10,6 @@ import {
   createOwnedProject,
   createProject,
 } from "./helpers/factories";
-import { expectMatchesOpenApi } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
 // Reads carry no secret; the create response adds `signing_secret`.
@@ -32,8 +31,6 @@ beforeAll(() => {
   env.ALLOW_INSECURE_WEBHOOKS = "false";
 });
 
-const LIST_PATH = "/v1/projects/{project_id}/notification-integrations";
-const ONE_PATH = `${LIST_PATH}/{integration_id}`;
 const base = (projectId: string) => `/v1/projects/${projectId}/notification-integrations`;
 
 async function create(caller: Caller, projectId: string, body: Record<string, unknown> = {}) {
@@ -62,7 +59,6 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
     expect(res.body.id).toMatch(/^[1-9A-HJ-NP-Za-km-z]{22}$/);
     expect(res.body.created_at).toMatch(TS);
     expect(res.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    await expectMatchesOpenApi("POST", LIST_PATH, 201, res.body);
 
     const got = await request<Integration>("GET", `${base(project.id)}/${res.body.id}`, { key: owner.key });
     expect(got.status).toBe(200);
@@ -72,8 +68,6 @@ describe("POST /v1/projects/{project_id}/notification-integrations", () => {
       key: owner.key,
     });
     expect(list.body).toEqual({ data: [got.body], has_more: false });
-    await expectMatchesOpenApi("GET", ONE_PATH, 200, got.body);
-    await expectMatchesOpenApi("GET", LIST_PATH, 200, list.body);
     expect(list.raw).not.toContain("whsec_");
   });
 
@@ -228,7 +222,6 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
     });
     expect(res.status).toBe(200);
     expect(res.body.configuration).toEqual({ ...ALL_OFF, deployments_failed: true, services_ok: true });
-    await expectMatchesOpenApi("PATCH", ONE_PATH, 200, res.body);
     expect(res.body.url).toBe(URL_OK);
     expect(res.body).not.toHaveProperty("signing_secret");
     expect(res.body.updated_at >= integration.updated_at).toBe(true);

@@ -23,8 +23,7 @@ export type Delivery = {
   integration_id: string;
 };
 
-/** The path template of one integration in /openapi.json. */
-export const ONE = "/v1/projects/{project_id}/notification-integrations/{integration_id}";
+/** One integration's path. */
 export const one = (projectId: string, integrationId: string) =>
   `/v1/projects/${projectId}/notification-integrations/${integrationId}`;
 

@@ -8,9 +8,8 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { emit, type Integration, ONE, setupIntegration } from "../helpers/integrations";
+import { emit, type Integration, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
-import { expectMatchesOpenApi } from "../helpers/openapi";
 import { runCommonRouteTests } from "../helpers/security";
 import {
   allowTheLocalReceiver,
@@ -34,7 +33,6 @@ describe("POST …/{integration_id}/recover", () => {
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ enabled: false, disabled_reason: "manual" });
     expect(off.body.disabled_at).toMatch(/Z$/);
-    await expectMatchesOpenApi("PATCH", ONE, 200, off.body);
 
     const { id: eventId } = await emit(project.id);
     await eventually(async () => {
@@ -51,7 +49,6 @@ describe("POST …/{integration_id}/recover", () => {
     });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ queued: 1 });
-    await expectMatchesOpenApi("POST", `${ONE}/recover`, 202, res.body);
     await eventually(async () => {
       const [req] = await received(bucket);
       expect(req?.headers["webhook-id"]).toBe(eventId);

@@ -10,8 +10,7 @@ import { events, webhookDeliveries } from "../../src/db/schema";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { addProjectMember, createCaller, unique } from "../helpers/factories";
-import { ONE, one, setupIntegration } from "../helpers/integrations";
-import { expectMatchesOpenApi } from "../helpers/openapi";
+import { one, setupIntegration } from "../helpers/integrations";
 import { runCommonRouteTests } from "../helpers/security";
 import { allowTheLocalReceiver, db, hook, integrate, received } from "../helpers/webhooks";
 
@@ -33,7 +32,6 @@ describe("POST …/{integration_id}/test", () => {
       error: null,
       duration_ms: expect.any(Number),
     });
-    await expectMatchesOpenApi("POST", `${ONE}/test`, 200, res.body);
 
     const [req, ...rest] = await received(bucket);
     expect(rest).toEqual([]);
