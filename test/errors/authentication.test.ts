@@ -1,7 +1,7 @@
 /** Authentication comes first: on /v1 (API key) and on the internal API (admin token). */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
+import { request } from "../helpers/api";
 import { expectErrorResponse, MIB, raw } from "../helpers/errors";
 import { unique } from "../helpers/factories";
 
@@ -84,9 +84,7 @@ describe("internal API authentication", () => {
   });
 
   it("every /internal path is 404 when ADMIN_TOKEN is unset, whatever the credentials", async () => {
-    const app = createApp();
     for (const token of ["", undefined]) {
-      const bindings = { ...env, ADMIN_TOKEN: token } as unknown as Env;
       for (const [method, path, authorization] of [
         ["POST", "/internal/v1/orgs", "Bearer "],
         ["POST", "/internal/v1/orgs", `Bearer ${env.ADMIN_TOKEN}`],
@@ -96,23 +94,12 @@ describe("internal API authentication", () => {
       ] as const) {
         const headers: Record<string, string> = { "content-type": "application/json" };
         if (authorization) headers.authorization = authorization;
-        const ctx = createExecutionContext();
-        const res = await app.fetch(
-          new Request(`http://api.test${path}`, {
-            method,
-            headers,
-            body: method === "POST" ? '{"name":"x"}' : undefined,
-          }),
-          bindings,
-          ctx,
-        );
-        await waitOnExecutionContext(ctx);
-        const text = await res.text();
-        expectErrorResponse(
-          { status: res.status, body: JSON.parse(text), headers: res.headers, raw: text },
-          404,
-          "not_found",
-        );
+        const res = await request(method, path, {
+          headers,
+          rawBody: method === "POST" ? '{"name":"x"}' : undefined,
+          bindings: { ADMIN_TOKEN: token },
+        });
+        expectErrorResponse(res, 404, "not_found");
       }
     }
   });
