@@ -3,18 +3,13 @@
  * integration pointing at the local receiver, events through the internal API, and single
  * delivery messages through the Worker's queue handler.
  */
-import { internalOk } from "./api";
-import { createOrgWithOwner, createProject, unique } from "./factories";
+import type { CreatedIntegration, IntegrationRecord } from "../../src/schemas/integration";
+import { internalOk, request } from "./api";
+import { type Caller, createOrgWithOwner, createProject, unique } from "./factories";
 import { hook, integrate, runBatch } from "./webhooks";
 
-export type Integration = {
-  id: string;
-  url: string;
-  type: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: string | null;
-};
+/** An integration as the public API answers it: reads carry no secret, the create adds `signing_secret`. */
+export type Integration = IntegrationRecord & Partial<Pick<CreatedIntegration, "signing_secret">>;
 export type Delivery = {
   id: string;
   event_id: string;
@@ -23,9 +18,38 @@ export type Delivery = {
   integration_id: string;
 };
 
+/** A URL the production rules accept (https, a public host); nothing is ever sent to it. */
+export const URL_OK = "https://hooks.example.com/deploys";
+/** Every notification flag, off. */
+export const ALL_OFF = {
+  deployments_failed: false,
+  deployments_in_progress: false,
+  deployments_succeeded: false,
+  changelog: false,
+  promotions: false,
+  services_in_alarm: false,
+  services_ok: false,
+};
+
+/** A project's integrations collection. */
+export const integrationsPath = (projectId: string) => `/v1/projects/${projectId}/notification-integrations`;
 /** One integration's path. */
 export const one = (projectId: string, integrationId: string) =>
   `/v1/projects/${projectId}/notification-integrations/${integrationId}`;
+
+/** An integration through the public create (createIntegration), as `caller`; by default a webhook to URL_OK. */
+export async function createPublicIntegration(
+  caller: Caller,
+  projectId: string,
+  body: Record<string, unknown> = {},
+) {
+  const res = await request<Integration>("POST", integrationsPath(projectId), {
+    key: caller.key,
+    body: { type: "webhook", url: URL_OK, configuration: { deployments_failed: true }, ...body },
+  });
+  if (res.status !== 201) throw new Error(`create integration → ${res.status} ${res.raw}`);
+  return res.body;
+}
 
 /** A fresh organization and project with one webhook integration delivering to a receiver bucket of its own. */
 export async function setupIntegration(

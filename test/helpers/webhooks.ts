@@ -21,7 +21,7 @@ import type { EventType } from "../../src/schemas/event-types";
 import type { QueueMessage } from "../../src/schemas/queue-messages";
 import { eventInsert, newEvent } from "../../src/services/events";
 import type { ReceivedRequest } from "../global-setup-receiver";
-import { createIntegration, createOrgWithOwner, createProject } from "./factories";
+import { createIntegration } from "./factories";
 
 export const db = createDb(env.DB);
 export const receiverOrigin = () => inject("receiverOrigin");
@@ -39,6 +39,13 @@ export function allowTheLocalReceiver(): void {
   });
 }
 
+/** For the calling test file: the production URL rules (https, public hosts), whatever ran before. */
+export function useProductionUrlRules(): void {
+  beforeAll(() => {
+    env.ALLOW_INSECURE_WEBHOOKS = "false";
+  });
+}
+
 export type Flags = Partial<Record<string, boolean>>;
 
 export const hook = (bucket: string, query = "") => `${receiverOrigin()}/hooks/${bucket}${query}`;
@@ -46,11 +53,6 @@ export const hook = (bucket: string, query = "") => `${receiverOrigin()}/hooks/$
 export async function received(bucket: string): Promise<ReceivedRequest[]> {
   const res = await fetch(`${receiverOrigin()}/received/${bucket}`);
   return res.json<ReceivedRequest[]>();
-}
-
-export async function newProject() {
-  const { owner } = await createOrgWithOwner();
-  return { owner, project: await createProject(owner) };
 }
 
 /** An integration of the project delivering to `url` (a receiver bucket: `hook`). */

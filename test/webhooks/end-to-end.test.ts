@@ -2,21 +2,14 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { internalOk, request } from "../helpers/api";
-import { createStack, unique } from "../helpers/factories";
-import {
-  allowTheLocalReceiver,
-  eventually,
-  hook,
-  integrate,
-  newProject,
-  received,
-} from "../helpers/webhooks";
+import { createOwnedProject, createStack, unique } from "../helpers/factories";
+import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../helpers/webhooks";
 
 allowTheLocalReceiver();
 
 describe("end to end", () => {
   it("an internal event reaches the receiver through the queue, signed, and shows in the deliveries log", async () => {
-    const { owner, project } = await newProject();
+    const { owner, project } = await createOwnedProject();
     const bucket = unique("e2e");
     const integration = await integrate(project.id, hook(bucket), { promotions: true });
     const accepted = await internalOk<{ id: string }>("POST", `/projects/${project.id}/events`, {
@@ -57,7 +50,7 @@ describe("end to end", () => {
   });
 
   it("deployment transitions reach the receiver, each signed, with the deployment record", async () => {
-    const { project } = await newProject();
+    const { project } = await createOwnedProject();
     const bucket = unique("deploy");
     const integration = await integrate(project.id, hook(bucket), {
       deployments_in_progress: true,
