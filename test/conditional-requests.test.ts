@@ -4,20 +4,22 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type ApiResponse, internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   type Caller,
   createCaller,
   createComponent,
+  createDeployment,
   createOrgWithOwner,
   createProject,
+  createResource,
   createStack,
   unique,
 } from "./helpers/factories";
 import { operations } from "./helpers/openapi";
 
 type Rec = { id: string } & Record<string, unknown>;
-type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 
 const STRONG = /^"[0-9a-f]{32}"$/;
 
@@ -49,14 +51,9 @@ async function fixture() {
     key: owner.key,
     body: { type: "webhook", url: "https://hooks.example.com/deploys" },
   });
-  const resource = await internalOk<Rec>("POST", `/stacks/${stack.id}/resources`, {
-    resource_type: "AWS::S3::Bucket",
-    physical_id: unique("bucket"),
-    status: "create_complete",
-  });
-  const deployment = await internalOk<Rec>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: [stack.id],
-    data: { patch: [{ op: "add", path: "/a", value: 1 }] },
+  const resource = await createResource(stack.id);
+  const deployment = await createDeployment(environmentId, [stack.id], {
+    patch: [{ op: "add", path: "/a", value: 1 }],
   });
   const event = await internalOk<Rec>("POST", `/projects/${project.id}/events`, {
     type: "changelog.created",

@@ -1,17 +1,13 @@
 /** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16). */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type ApiResponse, PRODUCTION_LIMITS, request } from "./helpers/api";
+import { type ApiResponse, freshClientIp, PRODUCTION_LIMITS, request } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
 const EXPOSED =
   "x-request-id, etag, location, retry-after, idempotent-replayed, x-ratelimit-limit, " +
   "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
 const ORIGIN = "https://app.example.org";
-
-let ipCounter = 0;
-/** Each test its own client IP, so the `anonymous` windows of different tests never meet. */
-const freshIp = () => `198.51.100.${(ipCounter++ % 250) + 1}`;
 
 function preflight(path: string, headers: Record<string, string> = {}) {
   return request("OPTIONS", path, {
@@ -59,7 +55,7 @@ describe("preflight", () => {
 
   it("counts against no rate-limit window: neither the key's nor the client IP's", async () => {
     const { owner } = await createOrgWithOwner();
-    const ip = freshIp();
+    const ip = freshClientIp();
     for (let i = 0; i < 3; i++) {
       const res = await preflight("/v1/projects", { "cf-connecting-ip": ip, "x-api-key": owner.key });
       expect(res.status).toBe(204);
@@ -105,7 +101,7 @@ describe("actual requests", () => {
   });
 
   it("a 429 carries them too, so a browser can read Retry-After", async () => {
-    const ip = freshIp();
+    const ip = freshClientIp();
     let res: ApiResponse | undefined;
     for (let i = 0; i < 61; i++) {
       res = await request("GET", "/v1/projects", {

@@ -5,27 +5,20 @@ import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   createCaller,
+  createDeployment,
   createEnvironment,
   createOrgWithOwner,
   createProject,
   createProjectWithStack,
   createStack,
+  DEPLOYMENT_PATCH,
 } from "./helpers/factories";
-import { checkedRequest, openApiDocument, resolveParameters } from "./helpers/openapi";
+import { openApiDocument, resolveParameters } from "./helpers/openapi";
 import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
 type Deployment = DeploymentRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
-
-const PATCH = [{ op: "replace", path: "/services/api/image", value: "api:2", old_value: "api:1" }];
-
-function deploy(environmentId: string, stackIds: string[], data: Record<string, unknown> = { patch: PATCH }) {
-  return internalOk<Deployment>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: stackIds,
-    data,
-  });
-}
 
 function move(id: string, body: Record<string, unknown>) {
   return internalOk<Deployment>("PATCH", `/deployments/${id}`, body);
@@ -33,7 +26,7 @@ function move(id: string, body: Record<string, unknown>) {
 
 /** A deployment brought to `status` along legal moves. */
 async function deployIn(environmentId: string, stackIds: string[], status: string): Promise<Deployment> {
-  const d = await deploy(environmentId, stackIds);
+  const d = await createDeployment(environmentId, stackIds);
   if (status === "queued") return d;
   if (status === "cancelled") return move(d.id, { status });
   const running = await move(d.id, { status: "in_progress" });
@@ -43,13 +36,16 @@ async function deployIn(environmentId: string, stackIds: string[], status: strin
 describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deployments/{id}", () => {
   it("reads the record: top-level optionals null, optional keys of data omitted", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
-    const created = await deploy(environmentId, [stack.id]);
+    const created = await createDeployment(environmentId, [stack.id]);
     expect(created).toEqual({
       id: expect.any(String),
       environment_id: environmentId,
       stack_ids: [stack.id],
       status: "queued",
-      data: { patch: PATCH, stacks: [{ id: stack.id, status: "queued", timestamp: created.created_at }] },
+      data: {
+        patch: DEPLOYMENT_PATCH,
+        stacks: [{ id: stack.id, status: "queued", timestamp: created.created_at }],
+      },
       started_at: null,
       finished_at: null,
       created_at: created.created_at,
@@ -59,7 +55,7 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
       `/v1/deployments/${created.id}`,
       `/v1/environments/${environmentId}/deployments/${created.id}`,
     ]) {
-      const res = await checkedRequest<Deployment>("GET", path, { key: owner.key });
+      const res = await request<Deployment>("GET", path, { key: owner.key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(created);
       expect("source" in res.body.data).toBe(false);
@@ -68,9 +64,9 @@ describe("GET /v1/deployments/{id} and /v1/environments/{environment_id}/deploym
 
   it("another environment's path, an unknown id, or a malformed one: 404 / 400", async () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
-    const d = await deploy(environmentId, [stack.id]);
+    const d = await createDeployment(environmentId, [stack.id]);
     const other = await createEnvironment(project.id);
-    const wrong = await checkedRequest<ErrorBody>("GET", `/v1/environments/${other.id}/deployments/${d.id}`, {
+    const wrong = await request<ErrorBody>("GET", `/v1/environments/${other.id}/deployments/${d.id}`, {
       key: owner.key,
     });
     expect([wrong.status, wrong.body.code]).toEqual([404, "not_found"]);
@@ -85,8 +81,8 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   it("cancels a queued deployment: finished_at set, started_at null, stacks cancelled", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
-    const d = await deploy(environmentId, [stack.id, second.id]);
-    const res = await checkedRequest<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+    const d = await createDeployment(environmentId, [stack.id, second.id]);
+    const res = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
       key: owner.key,
     });
     expect(res.status).toBe(200);
@@ -102,13 +98,15 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   it("cancels a running deployment, leaving finished stacks as they are", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
-    const d = await deploy(environmentId, [stack.id, second.id]);
+    const d = await createDeployment(environmentId, [stack.id, second.id]);
     await move(d.id, { status: "in_progress", stacks: [{ id: stack.id, status: "in_progress" }] });
     const partly = await move(d.id, {
       status: "in_progress",
       stacks: [{ id: stack.id, status: "succeeded", status_reason: "done" }],
     });
-    const res = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key });
+    const res = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      key: owner.key,
+    });
     expect(res.status).toBe(200);
     expect(res.body.started_at).toBe(partly.started_at);
     expect(res.body.data.stacks).toEqual([
@@ -122,7 +120,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
     async (status) => {
       const { owner, environmentId, stack } = await createProjectWithStack();
       const d = await deployIn(environmentId, [stack.id], status);
-      const res = await checkedRequest<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      const res = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
         key: owner.key,
       });
       expect([res.status, res.body.code]).toEqual([409, "conflict"]);
@@ -133,7 +131,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
   it("two cancels at once: exactly one 200, the other 409", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     for (let round = 0; round < 3; round++) {
-      const d = await deploy(environmentId, [stack.id]);
+      const d = await createDeployment(environmentId, [stack.id]);
       const results = await Promise.all([
         request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
         request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
@@ -151,13 +149,19 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
     ];
     await addProjectMember(owner, project.id, viewer, "viewer");
     await addProjectMember(owner, project.id, contributor, "contributor");
-    const d = await deploy(environmentId, [stack.id]);
-    const denied = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: viewer.key });
+    const d = await createDeployment(environmentId, [stack.id]);
+    const denied = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      key: viewer.key,
+    });
     expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
-    const hidden = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: outsider.key });
+    const hidden = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      key: outsider.key,
+    });
     expect([hidden.status, hidden.body.code]).toEqual([404, "not_found"]);
     expect((await request("GET", `/v1/deployments/${d.id}`, { key: viewer.key })).status).toBe(200);
-    const ok = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: contributor.key });
+    const ok = await request<Deployment>("PATCH", `/v1/deployments/${d.id}/cancel`, {
+      key: contributor.key,
+    });
     expect([ok.status, ok.body.status]).toEqual([200, "cancelled"]);
   });
 });
@@ -167,16 +171,16 @@ describe("GET /v1/deployments", () => {
     const { org, owner, project, environmentId, stack } = await createProjectWithStack();
     const other = await createProject(owner);
     const otherStack = await createStack(other.default_environment_id);
-    const mine = await deploy(environmentId, [stack.id]);
-    const theirs = await deploy(other.default_environment_id, [otherStack.id]);
+    const mine = await createDeployment(environmentId, [stack.id]);
+    const theirs = await createDeployment(other.default_environment_id, [otherStack.id]);
     const admin = await createCaller(org, "admin");
     const member = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, member, "viewer");
     const stranger = await createOrgWithOwner();
     const strangerEnv = (await createProject(stranger.owner)).default_environment_id;
-    const strangers = await deploy(strangerEnv, [(await createStack(strangerEnv)).id]);
+    const strangers = await createDeployment(strangerEnv, [(await createStack(strangerEnv)).id]);
     const ids = async (key: string) =>
-      (await checkedRequest<List<Deployment>>("GET", "/v1/deployments", { key })).body.data.map((d) => d.id);
+      (await request<List<Deployment>>("GET", "/v1/deployments", { key })).body.data.map((d) => d.id);
     expect((await ids(owner.key)).sort()).toEqual([mine.id, theirs.id].sort());
     expect((await ids(admin.key)).sort()).toEqual([mine.id, theirs.id].sort());
     expect(await ids(member.key)).toEqual([mine.id]);
@@ -187,7 +191,7 @@ describe("GET /v1/deployments", () => {
     "GET /v1/deployments",
     async () => {
       const { owner, environmentId, stack } = await createProjectWithStack();
-      await deploy(environmentId, [stack.id]);
+      await createDeployment(environmentId, [stack.id]);
       return { method: "GET", path: "/v1/deployments", caller: owner };
     },
     // Every caller has a (possibly empty) list of its own: a stranger gets 200, never the data.
@@ -199,12 +203,12 @@ describe("deployment lists", () => {
   it("scopes: a stack lists the deployments that include it, an environment its own", async () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
-    const both = await deploy(environmentId, [stack.id, second.id]);
-    const onlySecond = await deploy(environmentId, [second.id]);
+    const both = await createDeployment(environmentId, [stack.id, second.id]);
+    const onlySecond = await createDeployment(environmentId, [second.id]);
     const otherEnv = await createEnvironment(project.id);
-    await deploy(otherEnv.id, [(await createStack(otherEnv.id)).id]);
+    await createDeployment(otherEnv.id, [(await createStack(otherEnv.id)).id]);
     const list = async (path: string) =>
-      (await checkedRequest<List<Deployment>>("GET", path, { key: owner.key })).body.data.map((d) => d.id);
+      (await request<List<Deployment>>("GET", path, { key: owner.key })).body.data.map((d) => d.id);
     expect(await list(`/v1/stacks/${stack.id}/deployments`)).toEqual([both.id]);
     expect(await list(`/v1/stacks/${second.id}/deployments?sort_by=created_at`)).toEqual(
       [both, onlySecond].sort(byCreated).map((d) => d.id),
@@ -228,10 +232,10 @@ describe("deployment lists", () => {
       for (let i = 0; i < 9; i++) {
         made.push(
           i % 4 === 3
-            ? await deploy(elsewhere, [elsewhereStack.id])
+            ? await createDeployment(elsewhere, [elsewhereStack.id])
             : i % 3 === 2
-              ? await deploy(otherEnv.id, [otherStack.id])
-              : await deploy(environmentId, i % 2 ? [second.id] : [stack.id, second.id]),
+              ? await createDeployment(otherEnv.id, [otherStack.id])
+              : await createDeployment(environmentId, i % 2 ? [second.id] : [stack.id, second.id]),
         );
       }
       const asc = [...made].sort(byCreated);
@@ -318,7 +322,7 @@ describe("deployment lists", () => {
   const listRoute =
     (make: (s: Awaited<ReturnType<typeof createProjectWithStack>>, d: Deployment) => string) => async () => {
       const s = await createProjectWithStack();
-      const d = await deploy(s.environmentId, [s.stack.id]);
+      const d = await createDeployment(s.environmentId, [s.stack.id]);
       return { method: "GET", path: make(s, d), caller: s.owner };
     };
   runCommonRouteTests(
@@ -331,7 +335,7 @@ describe("deployment lists", () => {
   );
   runCommonRouteTests("PATCH /v1/deployments/{id}/cancel", async () => {
     const s = await createProjectWithStack();
-    const d = await deploy(s.environmentId, [s.stack.id]);
+    const d = await createDeployment(s.environmentId, [s.stack.id]);
     return { method: "PATCH", path: `/v1/deployments/${d.id}/cancel`, caller: s.owner };
   });
   runCommonRouteTests(

@@ -15,18 +15,18 @@ import { purgeOldEvents } from "../src/services/event-log";
 const RETENTION_CRON = "0 3 * * *";
 
 import { request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   addProjectMember,
   createCaller,
   createOrgWithOwner,
-  createProject,
+  createOwnedProject,
   unique,
 } from "./helpers/factories";
-import { expectMatchesOpenApi } from "./helpers/openapi";
+import { captureLogs } from "./helpers/logs";
 import { runCommonRouteTests } from "./helpers/security";
 import { DAY_MS, db, integrate, writeDelivery, writeEvent } from "./helpers/webhooks";
 
-type ErrorBody = { code: string; cause?: Array<{ path: string; message: string }> };
 type EventRecord = {
   id: string;
   type: string;
@@ -36,27 +36,19 @@ type EventRecord = {
 };
 type Page<T> = { data: T[]; has_more: boolean; next_page?: string };
 
-const LIST = "/v1/projects/{project_id}/events";
 const list = (projectId: string, query = "") => `/v1/projects/${projectId}/events${query}`;
-
-async function setup() {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  return { org, owner, project };
-}
 
 describe("GET /v1/projects/{project_id}/events", () => {
   it("lists the project's events newest first, the record carrying the webhook body's data", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const a = await writeEvent(project.id, "changelog.created", { title: "v1" }, 3000);
     const b = await writeEvent(project.id, "service.ok", { service: "api" }, 2000);
     const c = await writeEvent(project.id, "deployment.failed", { deployment: { id: "d" } }, 1000);
-    const other = await setup();
+    const other = await createOwnedProject();
     await writeEvent(other.project.id, "service.ok");
 
     const res = await request<Page<EventRecord>>("GET", list(project.id), { key: owner.key });
     expect(res.status).toBe(200);
-    await expectMatchesOpenApi("GET", LIST, 200, res.body);
     expect(res.body.data.map((e) => e.id)).toEqual([c.id, b.id, a.id]);
     expect(res.body.data[2]).toEqual({
       id: a.id,
@@ -75,7 +67,7 @@ describe("GET /v1/projects/{project_id}/events", () => {
   });
 
   it("filters by type, repeated or comma-separated, and binds a cursor to the set of types", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const kept = [];
     for (let i = 0; i < 5; i++) {
       kept.push(
@@ -114,7 +106,7 @@ describe("GET /v1/projects/{project_id}/events", () => {
   });
 
   it("refuses an unknown type and an unknown project", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const bad = await request<ErrorBody>("GET", list(project.id, "?type=service.ok,deployment.exploded"), {
       key: owner.key,
     });
@@ -125,7 +117,7 @@ describe("GET /v1/projects/{project_id}/events", () => {
   });
 
   it("a viewer reads; an org member outside the project gets 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     await writeEvent(project.id, "service.ok");
     const viewer = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
@@ -135,14 +127,14 @@ describe("GET /v1/projects/{project_id}/events", () => {
   });
 
   runCommonRouteTests("GET project events", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "GET", path: list(project.id), caller: owner };
   });
 });
 
 describe("GET /v1/events/{event_id} and its deliveries", () => {
   it("reads one event and the deliveries it made, with their attempts", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const one = await integrate(project.id, `https://hooks.example.com/${unique("e1")}`, {
       services_ok: true,
     });
@@ -174,7 +166,6 @@ describe("GET /v1/events/{event_id} and its deliveries", () => {
       data: { service: "api", project_id: project.id },
       created_at: event.createdAt,
     });
-    await expectMatchesOpenApi("GET", "/v1/events/{event_id}", 200, got.body);
 
     const deliveries = await request<Page<{ id: string; status: string; attempt_log: unknown[] }>>(
       "GET",
@@ -182,7 +173,6 @@ describe("GET /v1/events/{event_id} and its deliveries", () => {
       { key: owner.key },
     );
     expect(deliveries.status).toBe(200);
-    await expectMatchesOpenApi("GET", "/v1/events/{event_id}/deliveries", 200, deliveries.body);
     expect(deliveries.body.data.map((d) => [d.id, d.status, d.attempt_log.length]).sort()).toEqual(
       [
         [d1, "failed", 1],
@@ -192,7 +182,7 @@ describe("GET /v1/events/{event_id} and its deliveries", () => {
   });
 
   it("an event of another organization or an unknown id is 404; a malformed id 400", async () => {
-    const { project } = await setup();
+    const { project } = await createOwnedProject();
     const event = await writeEvent(project.id, "service.ok");
     const { owner: stranger } = await createOrgWithOwner();
     for (const path of [
@@ -208,21 +198,23 @@ describe("GET /v1/events/{event_id} and its deliveries", () => {
   });
 
   runCommonRouteTests("GET event", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const event = await writeEvent(project.id, "service.ok");
     return { method: "GET", path: `/v1/events/${event.id}`, caller: owner };
   });
 
   runCommonRouteTests("GET event deliveries", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const event = await writeEvent(project.id, "service.ok");
     return { method: "GET", path: `/v1/events/${event.id}/deliveries`, caller: owner };
   });
 });
 
 describe("retention: the daily cron", () => {
+  // The cron logs a summary of each run.
+  captureLogs("log");
   async function world() {
-    const { project } = await setup();
+    const { project } = await createOwnedProject();
     const integration = await integrate(project.id, `https://hooks.example.com/${unique("ret")}`, {
       changelog: true,
     });

@@ -10,6 +10,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type ApiResponse, internal, internalOk, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import {
   type Caller,
   createAccount,
@@ -21,8 +22,8 @@ import {
   type Project,
   unique,
 } from "./helpers/factories";
+import { countRows } from "./helpers/rows";
 
-type ErrorBody = { code: string; message: string };
 type Parents = { org: Org; owner: Caller; project: Project; environmentId: string };
 
 /** One create under a project: the table it writes, what it needs first, and the request itself. */
@@ -149,13 +150,6 @@ async function parents(org: Org, owner: Caller): Promise<Parents> {
   return { org, owner, project, environmentId: project.default_environment_id };
 }
 
-async function rowsOf(table: string, projectId: string): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`)
-    .bind(projectId)
-    .first<{ n: number }>();
-  return row?.n ?? 0;
-}
-
 describe("creates racing a project delete (§17)", () => {
   it.each(CASES)("$name: 201 or 404 over many concurrent rounds, never 500", async (c) => {
     // Each case has its own owner (and so its own rate-limit window).
@@ -179,7 +173,7 @@ describe("creates racing a project delete (§17)", () => {
         expect([c.created, 404], created.raw).toContain(created.status);
         if (created.status === 404) expect((created.body as ErrorBody).code).toBe("not_found");
         // Whichever won, nothing of the project is left behind.
-        expect(await rowsOf(c.table, p.project.id)).toBe(0);
+        expect(await countRows(c.table, { projectId: p.project.id })).toBe(0);
       }),
     );
   });
@@ -188,7 +182,7 @@ describe("creates racing a project delete (§17)", () => {
     const { org, owner } = await createOrgWithOwner();
     const p = await parents(org, owner);
     const extra = (await c.prepare?.(p)) ?? {};
-    const before = await rowsOf(c.table, p.project.id);
+    const before = await countRows(c.table, { projectId: p.project.id });
     const trigger = `vanish_${p.project.id}`;
     // Deletes the project as the create's INSERT runs: the row then fails its foreign key.
     await env.DB.prepare(
@@ -202,6 +196,6 @@ describe("creates racing a project delete (§17)", () => {
       await env.DB.prepare(`DROP TRIGGER IF EXISTS "${trigger}"`).run();
     }
     // The failed statement is undone whole (the trigger's DELETE with it): nothing was written.
-    expect(await rowsOf(c.table, p.project.id)).toBe(before);
+    expect(await countRows(c.table, { projectId: p.project.id })).toBe(before);
   });
 });

@@ -1,15 +1,22 @@
 /**
  * What black-box and adversarial testing found (issue #10, API_CONTRACT §17): free
  * template names, the stack machine inside a deployment, cancel racing the engine, body
- * hygiene before anything executes, and normalized webhook URLs.
+ * hygiene before anything executes. Normalized webhook URLs: test/integrations/webhookUrls.test.ts.
  */
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { internal, internalOk, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
-import { createOrgWithOwner, createProject, createStack, unique } from "./helpers/factories";
+import {
+  createDeployment,
+  createOrgWithOwner,
+  createProject,
+  createStack,
+  unique,
+} from "./helpers/factories";
 import { openApiDocument } from "./helpers/openapi";
+import { countRows } from "./helpers/rows";
 
 type Deployment = DeploymentRecord;
 const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
@@ -22,18 +29,10 @@ async function setup() {
 }
 
 const deploy = (environmentId: string, stackIds: string[]) =>
-  internalOk<Deployment>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: stackIds,
-    data: { patch: PATCH },
-  });
+  createDeployment(environmentId, stackIds, { patch: PATCH });
 
 const move = (id: string, body: Record<string, unknown>) =>
   internal<Deployment & ErrorBody>("PATCH", `/deployments/${id}`, body);
-
-async function count(table: string): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>();
-  return row?.n ?? 0;
-}
 
 describe("template_id is a free string of 1–255 characters (§17)", () => {
   it("stacks and resources take engine template names; the public record reads them back", async () => {
@@ -77,9 +76,10 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
   });
 
   it("refuses an empty or over-long template_id on stacks and resources, writing nothing", async () => {
-    const { environmentId } = await setup();
+    const { project, environmentId } = await setup();
+    const mine = { projectId: project.id };
     const stack = await createStack(environmentId, { template_id: "tpl-api" });
-    const before = [await count("stacks"), await count("stack_resources")];
+    const before = [await countRows("stacks", mine), await countRows("stack_resources", mine)];
     for (const templateId of ["", "t".repeat(256), 42, null]) {
       const s = await internal<ErrorBody>("POST", `/environments/${environmentId}/stacks`, {
         name: unique("stack"),
@@ -94,7 +94,7 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
       });
       expect([r.status, r.body.code, r.body.cause?.[0]?.path]).toEqual([400, "bad_input", "template_id"]);
     }
-    expect([await count("stacks"), await count("stack_resources")]).toEqual(before);
+    expect([await countRows("stacks", mine), await countRows("stack_resources", mine)]).toEqual(before);
   });
 
   it("a stack created without template_id still gets a new identifier", async () => {
@@ -223,7 +223,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     `{"stack_ids":["${stackId}"],"data":{"patch":[{"op":"add","path":"/x","value":${nested(depth - 4)}}]}}`;
 
   it("JSON up to 64 levels is accepted; 65 and 20,000 levels are 400 and write nothing", async () => {
-    const { environmentId } = await setup();
+    const { project, environmentId } = await setup();
     const stack = await createStack(environmentId);
     const post = (rawBody: string) =>
       request<ErrorBody & { data: unknown }>(
@@ -237,7 +237,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     const ok = await post(deploymentBody(stack.id, 64));
     expect(ok.status, ok.raw).toBe(201);
 
-    const before = await count("deployments");
+    const before = await countRows("deployments", { projectId: project.id });
     for (const depth of [65, 20_000]) {
       const res = await post(deploymentBody(stack.id, depth));
       expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
@@ -246,7 +246,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     // The depth of a top-level array body counts the same way.
     const arr = await post(nested(65));
     expect([arr.status, arr.body.code]).toEqual([400, "bad_input"]);
-    expect(await count("deployments")).toBe(before);
+    expect(await countRows("deployments", { projectId: project.id })).toBe(before);
   });
 
   it("brackets inside strings do not count towards the depth", async () => {
@@ -259,20 +259,20 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("a deep value on a public route is 400, not a 500 after the write", async () => {
-    const { owner, environmentId } = await setup();
-    const before = await count("variables");
+    const { owner, project, environmentId } = await setup();
+    const before = await countRows("variables", { projectId: project.id });
     const res = await request<ErrorBody>("POST", `/v1/environments/${environmentId}/variables`, {
       key: owner.key,
       rawBody: `{"name":"DEEP","type":"string","value":${nested(20_000)}}`,
       headers: { "content-type": "application/json" },
     });
     expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
-    expect(await count("variables")).toBe(before);
+    expect(await countRows("variables", { projectId: project.id })).toBe(before);
   });
 
   it("a charset other than utf-8 is 400; utf-8 in any spelling is accepted", async () => {
     const { owner } = await setup();
-    const before = await count("projects");
+    const before = await countRows("projects", { orgId: owner.orgId });
     for (const contentType of [
       "application/json; charset=latin1",
       "application/json;charset=ISO-8859-1",
@@ -290,7 +290,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
         "content-type",
       ]);
     }
-    expect(await count("projects")).toBe(before);
+    expect(await countRows("projects", { orgId: owner.orgId })).toBe(before);
     for (const contentType of ["application/json; charset=utf-8", 'application/json;CHARSET="UTF-8"']) {
       const res = await request("POST", "/v1/projects", {
         key: owner.key,
@@ -302,9 +302,14 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("an unpaired surrogate in any key or string is 400 naming the field; a pair is fine", async () => {
-    const { owner, environmentId } = await setup();
+    const { owner, project, environmentId } = await setup();
     const stack = await createStack(environmentId);
-    const before = [await count("projects"), await count("variables"), await count("deployments")];
+    const counts = async () => [
+      await countRows("projects", { orgId: owner.orgId }),
+      await countRows("variables", { projectId: project.id }),
+      await countRows("deployments", { projectId: project.id }),
+    ];
+    const before = await counts();
     const cases: Array<[string, string, string, string]> = [
       ["/v1/projects", '{"name":"a\\ud800b"}', owner.key, "name"],
       ["/v1/projects", '{"name":"ok","description":"x\\udc00"}', owner.key, "description"],
@@ -329,7 +334,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       expect([res.status, res.body.code], rawBody).toEqual([400, "bad_input"]);
       expect(res.body.cause?.[0]?.path).toBe(field);
     }
-    expect([await count("projects"), await count("variables"), await count("deployments")]).toEqual(before);
+    expect(await counts()).toEqual(before);
 
     const pair = await request<{ name: string; description: string }>("POST", "/v1/projects", {
       key: owner.key,
@@ -337,106 +342,5 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       headers: { "content-type": "application/json" },
     });
     expect([pair.status, pair.body.description]).toEqual([201, "rocket 🚀"]);
-  });
-});
-
-describe("webhook URLs (§17)", () => {
-  afterEach(() => {
-    env.ALLOW_INSECURE_WEBHOOKS = "false";
-  });
-
-  const integrationsOf = (projectId: string) => `/v1/projects/${projectId}/notification-integrations`;
-
-  it("stores the normalized URL, on public and internal create and on PATCH", async () => {
-    const { owner, project } = await setup();
-    const res = await request<{ id: string; url: string }>("POST", integrationsOf(project.id), {
-      key: owner.key,
-      body: { type: "webhook", url: "https://Example.COM/a/../b", configuration: {} },
-    });
-    expect([res.status, res.body.url]).toEqual([201, "https://example.com/b"]);
-    const read = await request<{ url: string }>("GET", `${integrationsOf(project.id)}/${res.body.id}`, {
-      key: owner.key,
-    });
-    expect(read.body.url).toBe("https://example.com/b");
-
-    const patched = await request<{ url: string }>("PATCH", `${integrationsOf(project.id)}/${res.body.id}`, {
-      key: owner.key,
-      body: { url: "HTTPS://Hooks.Example.ORG:443/./x/%7e?q" },
-    });
-    expect([patched.status, patched.body.url]).toEqual([200, "https://hooks.example.org/x/%7e?q"]);
-
-    const slack = await internal<{ url: string }>(
-      "POST",
-      `/projects/${project.id}/notification-integrations`,
-      {
-        type: "slack",
-        url: "https://HOOKS.slack.com/services/T0/../T1",
-        configuration: {},
-      },
-    );
-    expect([slack.status, slack.body.url]).toEqual([201, "https://hooks.slack.com/services/T1"]);
-  });
-
-  it("a host with an empty label is 400 even with ALLOW_INSECURE_WEBHOOKS", async () => {
-    env.ALLOW_INSECURE_WEBHOOKS = "true";
-    const { owner, project } = await setup();
-    const made = await request<{ id: string }>("POST", integrationsOf(project.id), {
-      key: owner.key,
-      body: { type: "webhook", url: "http://localhost:8787/hook", configuration: {} },
-    });
-    expect(made.status, made.raw).toBe(201);
-    const before = await count("notification_integrations");
-    for (const url of [
-      "https://localhost../",
-      "https://a..b/",
-      "https://hooks.example.com../x",
-      "http://.a.b/",
-    ]) {
-      const pub = await request<ErrorBody>("POST", integrationsOf(project.id), {
-        key: owner.key,
-        body: { type: "webhook", url, configuration: {} },
-      });
-      expect([pub.status, pub.body.code, pub.body.cause?.[0]?.path], url).toEqual([400, "bad_input", "url"]);
-      const int = await internal<ErrorBody>("POST", `/projects/${project.id}/notification-integrations`, {
-        type: "webhook",
-        url,
-        configuration: {},
-      });
-      expect([int.status, int.body.code], url).toEqual([400, "bad_input"]);
-      const patch = await request<ErrorBody>("PATCH", `${integrationsOf(project.id)}/${made.body.id}`, {
-        key: owner.key,
-        body: { url },
-      });
-      expect([patch.status, patch.body.code], url).toEqual([400, "bad_input"]);
-    }
-    expect(await count("notification_integrations")).toBe(before);
-    const unchanged = await request<{ url: string }>("GET", `${integrationsOf(project.id)}/${made.body.id}`, {
-      key: owner.key,
-    });
-    expect(unchanged.body.url).toBe("http://localhost:8787/hook");
-    // One trailing dot (the DNS root) is a real name.
-    const rooted = await request<{ url: string }>("POST", integrationsOf(project.id), {
-      key: owner.key,
-      body: { type: "webhook", url: "https://hooks.example.com./x", configuration: {} },
-    });
-    expect([rooted.status, rooted.body.url]).toEqual([201, "https://hooks.example.com./x"]);
-  });
-
-  it("the create response, public and internal, is Cache-Control: no-store", async () => {
-    const { owner, project } = await setup();
-    const pub = await request<{ signing_secret: string }>("POST", integrationsOf(project.id), {
-      key: owner.key,
-      body: { type: "webhook", url: "https://hooks.example.com/a", configuration: {} },
-    });
-    expect(pub.status).toBe(201);
-    expect(pub.body.signing_secret).toMatch(/^whsec_/);
-    expect(pub.headers.get("cache-control")).toBe("no-store");
-    const int = await internal("POST", `/projects/${project.id}/notification-integrations`, {
-      type: "webhook",
-      url: "https://hooks.example.com/b",
-      configuration: {},
-    });
-    expect(int.status).toBe(201);
-    expect(int.headers.get("cache-control")).toBe("no-store");
   });
 });

@@ -1,7 +1,6 @@
 /** POST /internal/v1/variables/reencrypt: the operator's rotation sweep, through the real Worker. */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { createApp } from "../src/app";
 import { request } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
@@ -14,18 +13,8 @@ async function call(
   headers: Record<string, string>,
   body?: unknown,
 ) {
-  const ctx = createExecutionContext();
-  const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    { ...env, ...bindings },
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  const res = await request<Record<string, unknown>>(method, path, { headers, body, bindings });
+  return { status: res.status, body: res.body };
 }
 
 it("moves every value under VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY, in batches, then reports nothing remaining", async () => {

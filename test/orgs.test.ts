@@ -1,9 +1,8 @@
 /** GET /v1/orgs and POST /v1/orgs (API_CONTRACT §3 Organization, §5, §10). */
 import { describe, expect, it } from "vitest";
-import { internal } from "./helpers/api";
+import { internal, request } from "./helpers/api";
 import { type ErrorBody, TS } from "./helpers/expect";
 import { createCaller, createOrgWithOwner, type Org, unique } from "./helpers/factories";
-import { checkedRequest } from "./helpers/openapi";
 import { runCommonRouteTests } from "./helpers/security";
 
 type OrgList = { data: Org[]; has_more: boolean; next_page?: string };
@@ -15,7 +14,7 @@ describe("GET /v1/orgs", () => {
     const admin = await createCaller(org, "admin");
     await createOrgWithOwner(); // another organization, never listed
     for (const caller of [owner, admin, member]) {
-      const res = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: caller.key });
+      const res = await request<OrgList>("GET", "/v1/orgs", { key: caller.key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ data: [org], has_more: false });
     }
@@ -24,11 +23,11 @@ describe("GET /v1/orgs", () => {
   it("validates the list parameters", async () => {
     const { owner } = await createOrgWithOwner();
     for (const query of ["limit=0", "limit=241", "sort_by=name", "after=%%%", `after=${btoa("{}")}`]) {
-      const res = await checkedRequest<ErrorBody>("GET", `/v1/orgs?${query}`, { key: owner.key });
+      const res = await request<ErrorBody>("GET", `/v1/orgs?${query}`, { key: owner.key });
       expect(res.status, query).toBe(400);
       expect(res.body.code).toBe("bad_input");
     }
-    const ok = await checkedRequest<OrgList>("GET", "/v1/orgs?limit=1&sort_by=%2Bcreated_at", {
+    const ok = await request<OrgList>("GET", "/v1/orgs?limit=1&sort_by=%2Bcreated_at", {
       key: owner.key,
     });
     expect(ok.body.data).toHaveLength(1);
@@ -50,7 +49,7 @@ describe("POST /v1/orgs", () => {
     const member = await createCaller(org, "member", owner);
     for (const caller of [owner, member]) {
       const name = unique("new-org");
-      const res = await checkedRequest<Org>("POST", "/v1/orgs", { key: caller.key, body: { name } });
+      const res = await request<Org>("POST", "/v1/orgs", { key: caller.key, body: { name } });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ id: expect.any(String), name, created_at: expect.stringMatching(TS) });
       expect(res.body.id).not.toBe(org.id);
@@ -61,17 +60,17 @@ describe("POST /v1/orgs", () => {
         created_by: caller.accountId,
       });
       expect(key.status, key.raw).toBe(201);
-      const listed = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: key.body.key });
+      const listed = await request<OrgList>("GET", "/v1/orgs", { key: key.body.key });
       expect(listed.body.data).toEqual([res.body]);
       // As its owner the caller may create projects there.
-      const project = await checkedRequest("POST", "/v1/projects", {
+      const project = await request("POST", "/v1/projects", {
         key: key.body.key,
         body: { name: unique("p") },
       });
       expect(project.status).toBe(201);
 
       // The caller's own key still acts in the old organization.
-      const old = await checkedRequest<OrgList>("GET", "/v1/orgs", { key: caller.key });
+      const old = await request<OrgList>("GET", "/v1/orgs", { key: caller.key });
       expect(old.body.data).toEqual([org]);
     }
   });
@@ -79,7 +78,7 @@ describe("POST /v1/orgs", () => {
   it("allows names of 1 to 100 characters, duplicates included", async () => {
     const { owner } = await createOrgWithOwner();
     for (const name of ["a", "x".repeat(100), "Acme", "Acme", "🚀 Rocket Co."]) {
-      const res = await checkedRequest<Org>("POST", "/v1/orgs", { key: owner.key, body: { name } });
+      const res = await request<Org>("POST", "/v1/orgs", { key: owner.key, body: { name } });
       expect(res.status, name).toBe(201);
       expect(res.body.name).toBe(name);
     }
@@ -94,7 +93,7 @@ describe("POST /v1/orgs", () => {
     [{ name: "ok", owner: "me" }, "owner"],
   ])("refuses %j with 400 bad_input naming %s", async (body, path) => {
     const { owner } = await createOrgWithOwner();
-    const res = await checkedRequest<ErrorBody>("POST", "/v1/orgs", { key: owner.key, body });
+    const res = await request<ErrorBody>("POST", "/v1/orgs", { key: owner.key, body });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("bad_input");
     expect(res.body.cause?.map((c) => c.path)).toEqual([path]);

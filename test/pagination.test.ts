@@ -14,7 +14,6 @@ import { newId } from "../src/lib/ids";
 import { request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
 import { type Caller, createCaller, createOrgWithOwner, type Org } from "./helpers/factories";
-import { checkedRequest } from "./helpers/openapi";
 
 type ProjectItem = { id: string; created_at: string };
 type Page = { data: ProjectItem[]; has_more: boolean; next_page?: string };
@@ -76,7 +75,7 @@ async function walk(
   const cursors: string[] = [];
   let after: string | undefined;
   for (let pageNo = 0; pageNo < 100; pageNo++) {
-    const res = await checkedRequest<Page>("GET", path + query({ ...params, after }), { key });
+    const res = await request<Page>("GET", path + query({ ...params, after }), { key });
     expect(res.status, res.raw).toBe(200);
     const page = res.body;
     ids.push(...page.data.map((p) => p.id));
@@ -142,14 +141,14 @@ describe("page boundaries", () => {
   it("default limit is 20; 240 and 1 are allowed; an exact fit ends without next_page", async () => {
     const w = await world(25);
     const key = w.owner.key;
-    const first = await checkedRequest<Page>("GET", "/v1/projects", { key });
+    const first = await request<Page>("GET", "/v1/projects", { key });
     expect(first.body.data).toHaveLength(20);
     expect(first.body.has_more).toBe(true);
-    const all = await checkedRequest<Page>("GET", "/v1/projects?limit=240", { key });
+    const all = await request<Page>("GET", "/v1/projects?limit=240", { key });
     expect(all.body.data.map((p) => p.id)).toEqual([...w.asc].reverse());
     expect(all.body.has_more).toBe(false);
     expect("next_page" in all.body).toBe(false);
-    const exact = await checkedRequest<Page>("GET", "/v1/projects?limit=025", { key });
+    const exact = await request<Page>("GET", "/v1/projects?limit=025", { key });
     expect(exact.body).toMatchObject({ has_more: false });
     expect(exact.body.data).toHaveLength(25);
     expect("next_page" in exact.body).toBe(false);
@@ -160,7 +159,7 @@ describe("page boundaries", () => {
 
   it("an empty organization lists an empty last page", async () => {
     const { owner } = await createOrgWithOwner();
-    const res = await checkedRequest<Page>("GET", "/v1/projects", { key: owner.key });
+    const res = await request<Page>("GET", "/v1/projects", { key: owner.key });
     expect(res.body).toEqual({ data: [], has_more: false });
   });
 
@@ -195,7 +194,7 @@ describe("page boundaries", () => {
     let after: string | undefined;
     const removed = new Set<string>();
     for (let pageNo = 0; ; pageNo++) {
-      const res = await checkedRequest<Page>(
+      const res = await request<Page>(
         "GET",
         `/v1/projects${query({ limit: 4, sort_by: "created_at", after })}`,
         {
@@ -275,8 +274,8 @@ describe("cursors", () => {
   it("`created_at` and `+created_at` are one order; the default is `-created_at`", async () => {
     const w = await world(10);
     const key = w.owner.key;
-    const plain = await checkedRequest<Page>("GET", "/v1/projects?sort_by=created_at&limit=4", { key });
-    const cont = await checkedRequest<Page>(
+    const plain = await request<Page>("GET", "/v1/projects?sort_by=created_at&limit=4", { key });
+    const cont = await request<Page>(
       "GET",
       `/v1/projects${query({ sort_by: "+created_at", limit: 6, after: plain.body.next_page })}`,
       { key },
@@ -284,11 +283,11 @@ describe("cursors", () => {
     expect(cont.status).toBe(200);
     expect([...plain.body.data, ...cont.body.data].map((p) => p.id)).toEqual(w.asc);
     // Sent unencoded, the `+` arrives as a space; it is still `+created_at`.
-    const rawPlus = await checkedRequest<Page>("GET", "/v1/projects?sort_by=+created_at&limit=4", { key });
+    const rawPlus = await request<Page>("GET", "/v1/projects?sort_by=+created_at&limit=4", { key });
     expect(rawPlus.status).toBe(200);
     expect(rawPlus.body).toEqual(plain.body);
-    const byDefault = await checkedRequest<Page>("GET", "/v1/projects?limit=4", { key });
-    const desc = await checkedRequest<Page>(
+    const byDefault = await request<Page>("GET", "/v1/projects?limit=4", { key });
+    const desc = await request<Page>(
       "GET",
       `/v1/projects${query({ sort_by: "-created_at", limit: 6, after: byDefault.body.next_page })}`,
       { key },
@@ -299,17 +298,16 @@ describe("cursors", () => {
   it("refuses a cursor made under the other order, both ways, with 400 bad_input", async () => {
     const w = await world(10);
     const key = w.owner.key;
-    const asc = (await checkedRequest<Page>("GET", "/v1/projects?sort_by=created_at&limit=3", { key })).body
+    const asc = (await request<Page>("GET", "/v1/projects?sort_by=created_at&limit=3", { key })).body
       .next_page as string;
-    const desc = (await checkedRequest<Page>("GET", "/v1/projects?limit=3", { key })).body
-      .next_page as string;
+    const desc = (await request<Page>("GET", "/v1/projects?limit=3", { key })).body.next_page as string;
     for (const [sort_by, after] of [
       ["-created_at", asc],
       [undefined, asc],
       ["created_at", desc],
       ["+created_at", desc],
     ] as const) {
-      const res = await checkedRequest<ErrorBody>("GET", `/v1/projects${query({ sort_by, after })}`, { key });
+      const res = await request<ErrorBody>("GET", `/v1/projects${query({ sort_by, after })}`, { key });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe("bad_input");
       expect(res.body.cause?.map((c) => c.path)).toEqual(["after"]);
@@ -336,7 +334,7 @@ describe("cursors", () => {
     ["empty", ""],
   ])("refuses %s with 400 bad_input", async (_what, after) => {
     const { owner } = await createOrgWithOwner();
-    const res = await checkedRequest<ErrorBody>("GET", `/v1/projects?after=${encodeURIComponent(after)}`, {
+    const res = await request<ErrorBody>("GET", `/v1/projects?after=${encodeURIComponent(after)}`, {
       key: owner.key,
     });
     expect(res.status).toBe(400);
@@ -361,7 +359,7 @@ describe("query validation", () => {
     ["5.0"],
   ])("limit=%s → 400 bad_input", async (limit) => {
     const { owner } = await createOrgWithOwner();
-    const res = await checkedRequest<ErrorBody>("GET", `/v1/projects?limit=${limit}`, { key: owner.key });
+    const res = await request<ErrorBody>("GET", `/v1/projects?limit=${limit}`, { key: owner.key });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("bad_input");
     expect(res.body.cause?.map((c) => c.path)).toEqual(["limit"]);
@@ -372,7 +370,7 @@ describe("query validation", () => {
     async (sortBy) => {
       const { org, owner } = await createOrgWithOwner();
       for (const path of ["/v1/projects", `/v1/orgs/${org.id}/projects`]) {
-        const res = await checkedRequest<ErrorBody>("GET", `${path}?sort_by=${encodeURIComponent(sortBy)}`, {
+        const res = await request<ErrorBody>("GET", `${path}?sort_by=${encodeURIComponent(sortBy)}`, {
           key: owner.key,
         });
         expect(res.status).toBe(400);

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
 import { addProjectMember, createCaller, createOrgWithOwner, createProject } from "./helpers/factories";
 
 type Body = Record<string, unknown>;
-type ErrorBody = { code: string; cause: Array<{ path: string }> };
 
 describe("PUT /v1/projects/{id}", () => {
   it("accepts the record as read, with changes; read-only fields change nothing", async () => {
@@ -36,7 +36,7 @@ describe("PUT /v1/projects/{id}", () => {
       key: owner.key,
       body: { ...read, id: other.id },
     });
-    expect([wrongId.status, wrongId.body.code, wrongId.body.cause.map((c) => c.path)]).toEqual([
+    expect([wrongId.status, wrongId.body.code, wrongId.body.cause?.map((c) => c.path)]).toEqual([
       400,
       "bad_input",
       ["id"],
@@ -46,12 +46,12 @@ describe("PUT /v1/projects/{id}", () => {
       key: owner.key,
       body: { ...read, org_id: stranger.org.id },
     });
-    expect(wrongOrg.body.cause.map((c) => c.path)).toEqual(["org_id"]);
+    expect(wrongOrg.body.cause?.map((c) => c.path)).toEqual(["org_id"]);
     const unknown = await request<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
       key: owner.key,
       body: { ...read, colour: "red" },
     });
-    expect([unknown.status, unknown.body.cause.map((c) => c.path)]).toEqual([400, ["colour"]]);
+    expect([unknown.status, unknown.body.cause?.map((c) => c.path)]).toEqual([400, ["colour"]]);
     expect((await request<Body>("GET", `/v1/projects/${project.id}`, { key: owner.key })).body).toEqual(read);
   });
 });
@@ -70,7 +70,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
       key: owner.key,
       body: { ...read, role: "owner", account_id: owner.accountId },
     });
-    expect([wrong.status, wrong.body.cause.map((c) => c.path)]).toEqual([400, ["account_id"]]);
+    expect([wrong.status, wrong.body.cause?.map((c) => c.path)]).toEqual([400, ["account_id"]]);
     expect((await request<Body>("GET", path, { key: owner.key })).body.role).toBe("contributor");
   });
 });
@@ -105,7 +105,7 @@ describe("PUT /v1/variables/{id}", () => {
       key: owner.key,
       body: { ...read, value: "three", environment_id: otherEnv },
     });
-    expect([moved.status, moved.body.cause.map((c) => c.path)]).toEqual([400, ["environment_id"]]);
+    expect([moved.status, moved.body.cause?.map((c) => c.path)]).toEqual([400, ["environment_id"]]);
     expect((await request<Body>("GET", `${path}/value`, { key: owner.key })).body).toEqual({ value: "two" });
   });
 });

@@ -5,26 +5,24 @@
  * the other files), so these tests exercise the real numbers.
  */
 import {
-  createExecutionContext,
   evictDurableObject,
   listDurableObjectIds,
   runDurableObjectAlarm,
   runInDurableObject,
-  waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/app";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../src/rate-limit/bookmark";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import {
   type ApiResponse,
   request as apiRequest,
-  internalOk,
+  brokenRateLimiter,
+  freshClientIp,
   PRODUCTION_LIMITS,
   type RequestOptions,
 } from "./helpers/api";
-import { type Caller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
+import { type Caller, createApiKey, createOrgWithOwner, createProject, unique } from "./helpers/factories";
 import { captureLogs } from "./helpers/logs";
 
 const HEADER_NAMES = [
@@ -64,12 +62,6 @@ const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idF
 const usageOf = (subject: string) =>
   runInDurableObject(limiterOf(subject), (instance: RateLimiter) => instance.usage());
 
-/** A client IP no other test uses: random, in the IPv6 documentation prefix. */
-const freshIp = () => {
-  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
-  return `2001:db8:${a?.toString(16)}:${b?.toString(16)}:${c?.toString(16)}::1`;
-};
-
 /**
  * A request under the production limits. Unless the test names one, it comes from a client IP of
  * its own, so the `anonymous` window it may count against is this test's alone.
@@ -77,7 +69,7 @@ const freshIp = () => {
 const request = <T = unknown>(method: string, path: string, options: RequestOptions = {}) =>
   apiRequest<T>(method, path, {
     ...options,
-    headers: { "cf-connecting-ip": freshIp(), ...options.headers },
+    headers: { "cf-connecting-ip": freshClientIp(), ...options.headers },
     bindings: PRODUCTION_LIMITS,
   });
 
@@ -102,10 +94,7 @@ describe("default policy (100 / 60 s per key)", () => {
     expect(await usageOf(`key:${owner.keyId}`)).toEqual({ default: 100 });
 
     // Another key, even one acting as the same account, has its own window.
-    const other = await internalOk<{ key: string }>("POST", `/orgs/${owner.orgId}/api-keys`, {
-      account_id: owner.accountId,
-      created_by: owner.accountId,
-    });
+    const other = await createApiKey(owner);
     const res = await request("GET", "/v1/orgs", { key: other.key });
     expect(res.status).toBe(200);
     expect(limits(res, "default")).toMatchObject({ limit: 100, remaining: 99, reset: 60 });
@@ -239,7 +228,7 @@ describe("per-route policies", () => {
 
 describe("anonymous policy (60 / 60 s per client IP)", () => {
   it("counts failed authentications per CF-Connecting-IP and throttles key guessing", async () => {
-    const ip = freshIp();
+    const ip = freshClientIp();
     for (let i = 0; i < 60; i++) {
       const key = i % 2 === 0 ? `dpk_${"A".repeat(43)}` : null;
       const res = await request("GET", "/v1/projects", { key, headers: { "cf-connecting-ip": ip } });
@@ -255,7 +244,7 @@ describe("anonymous policy (60 / 60 s per client IP)", () => {
     expect(await usageOf(`ip:${ip}`)).toEqual({ anonymous: 60 });
 
     // Another IP is independent, and a valid key from the throttled IP is not anonymous.
-    const other = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": freshIp() } });
+    const other = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": freshClientIp() } });
     expect(other.status).toBe(401);
     expect(limits(other, "anonymous").remaining).toBe(59);
     const { owner } = await createOrgWithOwner();
@@ -358,33 +347,18 @@ describe("the limiter object", () => {
 describe("when the limiter fails", () => {
   // The outage is logged as an error by design; these tests cause it on purpose.
   const errors = captureLogs("error");
-  // A namespace whose objects always throw: the only fake in this file, standing in for an
-  // unreachable or failing Durable Object.
-  const brokenLimiter = {
-    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
-    get: () => ({
-      admit: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
-    }),
-  } as unknown as Env["RATE_LIMITER"];
-
-  async function fetchWithBrokenLimiter(path: string, caller?: Caller) {
-    const ctx = createExecutionContext();
-    const headers: Record<string, string> = { accept: "application/json", "cf-connecting-ip": freshIp() };
-    if (caller) headers["x-api-key"] = caller.key;
-    const res = await createApp().fetch(
-      new Request(`http://api.test${path}`, { headers }),
-      { ...env, RATE_LIMITER: brokenLimiter },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    return res;
-  }
+  const fetchWithBrokenLimiter = (path: string, caller?: Caller) =>
+    apiRequest("GET", path, {
+      key: caller?.key ?? null,
+      headers: { "cf-connecting-ip": freshClientIp() },
+      bindings: { RATE_LIMITER: brokenRateLimiter() },
+    });
 
   it("fails open: the request is served, without rate-limit headers", async () => {
     const { owner } = await createOrgWithOwner();
     const res = await fetchWithBrokenLimiter("/v1/orgs", owner);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ data: [expect.objectContaining({ id: owner.orgId })] });
+    expect(res.body).toMatchObject({ data: [expect.objectContaining({ id: owner.orgId })] });
     for (const name of [...HEADER_NAMES, "retry-after"]) expect(res.headers.get(name)).toBeNull();
     expect(errors.lines()).toContainEqual(
       expect.objectContaining({ msg: "rate limiter unavailable; failing open", policy: "default" }),
@@ -394,7 +368,7 @@ describe("when the limiter fails", () => {
   it("still refuses what authentication refuses", async () => {
     const res = await fetchWithBrokenLimiter("/v1/orgs");
     expect(res.status).toBe(401);
-    expect(await res.json()).toMatchObject({ code: "unauthenticated" });
+    expect(res.body).toMatchObject({ code: "unauthenticated" });
     for (const name of HEADER_NAMES) expect(res.headers.get(name)).toBeNull();
   });
 });

@@ -2,16 +2,10 @@
  * The service context (src/context.ts): one per request, queue message and cron run, and its
  * logger names what it serves, so every line a request or a message writes can be traced back.
  */
-import {
-  createExecutionContext,
-  createMessageBatch,
-  env,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { afterEach, expect, it, vi } from "vitest";
-import { createApp } from "../src/app";
 import worker from "../src/index";
+import { brokenRateLimiter, request } from "./helpers/api";
 import { createOrgWithOwner } from "./helpers/factories";
 
 afterEach(() => vi.restoreAllMocks());
@@ -23,19 +17,11 @@ it("a service's log line carries the request's x-request-id", async () => {
   const { owner } = await createOrgWithOwner();
   const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
   // A limiter that throws: the rate-limit middleware logs through the request's context and fails open.
-  const brokenLimiter = {
-    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
-    get: () => ({ admit: () => Promise.reject(new Error("limiter down")) }),
-  } as unknown as Env["RATE_LIMITER"];
-  const exec = createExecutionContext();
-  const res = await createApp().fetch(
-    new Request("http://api.test/v1/orgs", {
-      headers: { "x-api-key": owner.key, "x-request-id": "ctx-trace-1" },
-    }),
-    { ...env, RATE_LIMITER: brokenLimiter },
-    exec,
-  );
-  await waitOnExecutionContext(exec);
+  const res = await request("GET", "/v1/orgs", {
+    key: owner.key,
+    headers: { "x-request-id": "ctx-trace-1" },
+    bindings: { RATE_LIMITER: brokenRateLimiter("limiter down") },
+  });
   expect(res.status).toBe(200);
   expect(loggedLines(errors)).toContainEqual(
     expect.objectContaining({ msg: "rate limiter unavailable; failing open", request_id: "ctx-trace-1" }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StackResourceRecord } from "../src/schemas/resource";
-import { internalOk, request } from "./helpers/api";
+import { request } from "./helpers/api";
 import { type ErrorBody, TS } from "./helpers/expect";
 import {
   addProjectMember,
@@ -8,31 +8,21 @@ import {
   createCaller,
   createEnvironment,
   createProjectWithStack,
+  createResource,
   createStack,
-  unique,
 } from "./helpers/factories";
-import { checkedRequest } from "./helpers/openapi";
 import { byCreated, walkPages } from "./helpers/pages";
 import { runCommonRouteTests } from "./helpers/security";
 
 type Resource = StackResourceRecord;
 type List<T> = { data: T[]; has_more: boolean; next_page?: string };
 
-function addResource(stackId: string, fields: Record<string, unknown> = {}) {
-  return internalOk<Resource>("POST", `/stacks/${stackId}/resources`, {
-    resource_type: "AWS::S3::Bucket",
-    physical_id: unique("bucket"),
-    status: "create_complete",
-    ...fields,
-  });
-}
-
 /** Every id of a list, page by page; fails on a repeated id. */
 
 describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   it("reads the record the engine created, the same through all three paths", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
-    const created = await addResource(stack.id, { status: "create_in_progress" });
+    const created = await createResource(stack.id, { status: "create_in_progress" });
     expect(created).toEqual({
       id: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{22}$/),
       stack_id: stack.id,
@@ -51,7 +41,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
       `/v1/stacks/${stack.id}/resources/${created.id}`,
       `/v1/environments/${environmentId}/resources/${created.id}`,
     ]) {
-      const res = await checkedRequest<Resource>("GET", path, { key: owner.key });
+      const res = await request<Resource>("GET", path, { key: owner.key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(created);
     }
@@ -61,13 +51,13 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const otherStack = await createStack(environmentId);
     const otherEnv = await createEnvironment(project.id);
-    const resource = await addResource(stack.id);
+    const resource = await createResource(stack.id);
     for (const path of [
       `/v1/stacks/${otherStack.id}/resources/${resource.id}`,
       `/v1/environments/${otherEnv.id}/resources/${resource.id}`,
       `/v1/resources/${"a".repeat(32)}`,
     ]) {
-      const res = await checkedRequest<ErrorBody>("GET", path, { key: owner.key });
+      const res = await request<ErrorBody>("GET", path, { key: owner.key });
       expect([res.status, res.body.code]).toEqual([404, "not_found"]);
     }
   });
@@ -88,7 +78,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
     const viewer = await createCaller(org, "member", owner);
     const outsider = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
-    const resource = await addResource(stack.id);
+    const resource = await createResource(stack.id);
     expect((await request("GET", `/v1/resources/${resource.id}`, { key: viewer.key })).status).toBe(200);
     const hidden = await request<ErrorBody>("GET", `/v1/resources/${resource.id}`, { key: outsider.key });
     expect([hidden.status, hidden.body.code]).toEqual([404, "not_found"]);
@@ -99,7 +89,7 @@ describe("GET /v1/resources/{id} and its stack and environment forms", () => {
   const readRoute =
     (make: (s: Awaited<ReturnType<typeof createProjectWithStack>>, r: Resource) => string) => async () => {
       const s = await createProjectWithStack();
-      const resource = await addResource(s.stack.id);
+      const resource = await createResource(s.stack.id);
       return { method: "GET", path: make(s, resource), caller: s.owner as Caller };
     };
   runCommonRouteTests(
@@ -129,18 +119,18 @@ describe("resource lists", () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const second = await createStack(environmentId);
     const elsewhere = await createStack((await createEnvironment(project.id)).id);
-    const a = await addResource(stack.id);
-    const b = await addResource(second.id);
-    await addResource(elsewhere.id);
-    const byStack = await checkedRequest<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources`, {
+    const a = await createResource(stack.id);
+    const b = await createResource(second.id);
+    await createResource(elsewhere.id);
+    const byStack = await request<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources`, {
       key: owner.key,
     });
     expect(byStack.body).toEqual({ data: [a], has_more: false });
-    const byEnv = await checkedRequest<List<Resource>>("GET", `/v1/environments/${environmentId}/resources`, {
+    const byEnv = await request<List<Resource>>("GET", `/v1/environments/${environmentId}/resources`, {
       key: owner.key,
     });
     expect(byEnv.body.data.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
-    const empty = await checkedRequest<List<Resource>>(
+    const empty = await request<List<Resource>>(
       "GET",
       `/v1/stacks/${(await createStack(environmentId)).id}/resources`,
       { key: owner.key },
@@ -154,7 +144,7 @@ describe("resource lists", () => {
       const { owner, environmentId, stack } = await createProjectWithStack();
       const second = await createStack(environmentId);
       const made: Resource[] = [];
-      for (let i = 0; i < 7; i++) made.push(await addResource(i % 2 ? second.id : stack.id));
+      for (let i = 0; i < 7; i++) made.push(await createResource(i % 2 ? second.id : stack.id));
       const ascending = [...made].sort(byCreated);
       const order = (rows: Resource[]) =>
         (sortBy === "-created_at" ? [...rows].reverse() : rows).map((r) => r.id);
@@ -169,7 +159,11 @@ describe("resource lists", () => {
 
   it("the default order is newest first; a cursor of another order, or garbage, is 400", async () => {
     const { owner, stack } = await createProjectWithStack();
-    const made = [await addResource(stack.id), await addResource(stack.id), await addResource(stack.id)];
+    const made = [
+      await createResource(stack.id),
+      await createResource(stack.id),
+      await createResource(stack.id),
+    ];
     const first = await request<List<Resource>>("GET", `/v1/stacks/${stack.id}/resources?limit=2`, {
       key: owner.key,
     });

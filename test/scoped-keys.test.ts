@@ -8,11 +8,13 @@ import { describe, expect, it } from "vitest";
 import { internal, internalOk, request } from "./helpers/api";
 import {
   type Caller,
+  createApiKey,
   createCaller,
   createComponent,
   createEnvironment,
   createOrgWithOwner,
   createProject,
+  createResource,
   createStack,
   type Project,
   revokeKey,
@@ -46,12 +48,8 @@ type ErrorBody = {
   cause?: Array<{ path: string }> & { required_scope?: string };
 };
 
-async function scopedKey(owner: Caller, extra: Record<string, unknown>): Promise<KeyBody> {
-  return internalOk<KeyBody>("POST", `/orgs/${owner.orgId}/api-keys`, {
-    account_id: owner.accountId,
-    created_by: owner.accountId,
-    ...extra,
-  });
+async function scopedKey(owner: Caller, fields: Record<string, unknown>): Promise<KeyBody> {
+  return (await createApiKey(owner, fields)).record;
 }
 
 /**
@@ -208,11 +206,7 @@ describe("x-required-scope", () => {
     expect((await request("DELETE", `/v1/projects/${project.id}`, { key: everything.key })).status).toBe(204);
     // The project's owner role alone does not give a key's account more than its scopes.
     const member = await createCaller({ id: owner.orgId, name: "", created_at: "" }, "member", owner);
-    const memberKey = await internalOk<KeyBody>("POST", `/orgs/${owner.orgId}/api-keys`, {
-      account_id: member.accountId,
-      created_by: owner.accountId,
-      scopes: ["*"],
-    });
+    const memberKey = await createApiKey(member, { scopes: ["*"] }, owner);
     expect((await request("POST", "/v1/projects", { key: memberKey.key, body: { name: "x" } })).status).toBe(
       403,
     );
@@ -244,11 +238,7 @@ describe("a key restricted to one project", () => {
     const depIn = await deployIn(inside);
     const depOut = await deployIn(outside);
     const componentOut = await createComponent(outside.default_environment_id);
-    const resourceOut = await internalOk<{ id: string }>("POST", `/stacks/${depOut.stackId}/resources`, {
-      resource_type: "bucket",
-      physical_id: "b",
-      status: "create_complete",
-    });
+    const resourceOut = await createResource(depOut.stackId, { resource_type: "bucket", physical_id: "b" });
     const integrationOut = await request<{ id: string }>(
       "POST",
       `/v1/projects/${outside.id}/notification-integrations`,

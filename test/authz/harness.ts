@@ -4,9 +4,10 @@
  * another organization.
  */
 import type { ProjectRole } from "../../src/db/schema";
-import { internalOk, request } from "../helpers/api";
+import { request } from "../helpers/api";
 import {
   type Caller,
+  createApiKey,
   createCaller,
   createOrgWithOwner,
   createProject,
@@ -22,22 +23,13 @@ const MEMBER_ROLES: Array<[Actor, ProjectRole]> = [
 
 export async function buildWorld(): Promise<World> {
   const { org, owner } = await createOrgWithOwner();
-  const orgOwnerActor = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
-    account_id: owner.accountId,
-    created_by: owner.accountId,
-    name: "matrix actor",
-  });
-  const scopedOwnerKey = async (extra: Record<string, unknown>): Promise<Caller> => {
-    const key = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
-      account_id: owner.accountId,
-      created_by: owner.accountId,
-      ...extra,
-    });
-    return { ...owner, key: key.key, keyId: key.id };
+  const scopedOwnerKey = async (fields: Record<string, unknown>): Promise<Caller> => {
+    const { record: _, ...caller } = await createApiKey(owner, fields);
+    return caller;
   };
   const elsewhere = await createProject(owner);
   const actors: Record<Actor, Caller> = {
-    org_owner: { ...owner, key: orgOwnerActor.key, keyId: orgOwnerActor.id },
+    org_owner: await scopedOwnerKey({ name: "matrix actor" }),
     org_admin: await createCaller(org, "admin"),
     project_owner: await createCaller(org, "member", owner),
     project_contributor: await createCaller(org, "member", owner),

@@ -1,8 +1,8 @@
 /** Authentication comes first: on /v1 (API key) and on the internal API (admin token). */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
-import { expectError, MIB, raw } from "../helpers/errors";
+import { request } from "../helpers/api";
+import { expectErrorResponse, MIB, raw } from "../helpers/errors";
 import { unique } from "../helpers/factories";
 
 describe("authentication comes first on /v1", () => {
@@ -21,7 +21,7 @@ describe("authentication comes first on /v1", () => {
   ];
   it.each(paths)("%s %s without a key → 401 with x-request-id", async (method, path) => {
     const res = await raw(method, path, {});
-    expectError(res, 401, "unauthenticated");
+    expectErrorResponse(res, 401, "unauthenticated");
   });
 
   it("even a body that is not JSON, or too large, is 401 without a key", async () => {
@@ -29,12 +29,12 @@ describe("authentication comes first on /v1", () => {
       headers: { "content-type": "text/plain" },
       body: "{nope",
     });
-    expectError(notJson, 401, "unauthenticated");
+    expectErrorResponse(notJson, 401, "unauthenticated");
     const huge = await raw("POST", "/v1/projects", {
       headers: { "content-type": "application/json" },
       body: `{"name":"${"x".repeat(2 * MIB)}"}`,
     });
-    expectError(huge, 401, "unauthenticated");
+    expectErrorResponse(huge, 401, "unauthenticated");
   });
 });
 
@@ -55,7 +55,7 @@ describe("internal API authentication", () => {
       ["GET", "/internal/v1/nothing"],
     ] as const) {
       const res = await raw(method, path, { headers, body: method === "POST" ? '{"name":"x"}' : undefined });
-      expectError(res, 401, "unauthenticated");
+      expectErrorResponse(res, 401, "unauthenticated");
     }
   });
 
@@ -65,12 +65,12 @@ describe("internal API authentication", () => {
       headers: { authorization: auth, "content-type": "text/plain" },
       body: JSON.stringify({ name: "x" }),
     });
-    expectError(wrongType, 400, "bad_input");
+    expectErrorResponse(wrongType, 400, "bad_input");
     const broken = await raw("POST", "/internal/v1/orgs", {
       headers: { authorization: auth, "content-type": "application/json" },
       body: "{",
     });
-    expectError(broken, 400, "bad_input");
+    expectErrorResponse(broken, 400, "bad_input");
   });
 
   it("accepts the bearer scheme in any letter case", async () => {
@@ -84,9 +84,7 @@ describe("internal API authentication", () => {
   });
 
   it("every /internal path is 404 when ADMIN_TOKEN is unset, whatever the credentials", async () => {
-    const app = createApp();
     for (const token of ["", undefined]) {
-      const bindings = { ...env, ADMIN_TOKEN: token } as unknown as Env;
       for (const [method, path, authorization] of [
         ["POST", "/internal/v1/orgs", "Bearer "],
         ["POST", "/internal/v1/orgs", `Bearer ${env.ADMIN_TOKEN}`],
@@ -96,23 +94,12 @@ describe("internal API authentication", () => {
       ] as const) {
         const headers: Record<string, string> = { "content-type": "application/json" };
         if (authorization) headers.authorization = authorization;
-        const ctx = createExecutionContext();
-        const res = await app.fetch(
-          new Request(`http://api.test${path}`, {
-            method,
-            headers,
-            body: method === "POST" ? '{"name":"x"}' : undefined,
-          }),
-          bindings,
-          ctx,
-        );
-        await waitOnExecutionContext(ctx);
-        const text = await res.text();
-        expectError(
-          { status: res.status, body: JSON.parse(text), headers: res.headers, raw: text },
-          404,
-          "not_found",
-        );
+        const res = await request(method, path, {
+          headers,
+          rawBody: method === "POST" ? '{"name":"x"}' : undefined,
+          bindings: { ADMIN_TOKEN: token },
+        });
+        expectErrorResponse(res, 404, "not_found");
       }
     }
   });

@@ -3,9 +3,9 @@ import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
-import { type ErrorBody, expectError, MIB, raw } from "../helpers/errors";
+import { expectErrorResponse, MIB, raw } from "../helpers/errors";
+import type { ErrorBody } from "../helpers/expect";
 import { createOrgWithOwner, createProject, unique } from "../helpers/factories";
-import { checkedRequest } from "../helpers/openapi";
 
 describe("request bodies", () => {
   /** `{"name":"<name>"}` padded with JSON whitespace to exactly `size` bytes. */
@@ -21,7 +21,7 @@ describe("request bodies", () => {
     const exact = await raw("POST", "/v1/projects", { headers, body: padded(name, MIB) });
     expect(exact.status, exact.raw).toBe(201);
     const over = await raw("POST", "/v1/projects", { headers, body: padded(unique("edge"), MIB + 1) });
-    expectError(over, 400, "bad_input");
+    expectErrorResponse(over, 400, "bad_input");
     expect(over.body).toMatchObject({ message: expect.stringMatching(/exceeds/) });
   });
 
@@ -41,7 +41,7 @@ describe("request bodies", () => {
       headers: { "x-api-key": owner.key, "content-type": "application/json" },
       body: stream,
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
   });
 
   it.each([
@@ -56,7 +56,7 @@ describe("request bodies", () => {
       headers: { "x-api-key": owner.key, "content-type": type },
       body: JSON.stringify({ name: unique("p") }),
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
   });
 
   it("refuses a JSON body sent without content-type; accepts parameters and any letter case", async () => {
@@ -91,7 +91,7 @@ describe("request bodies", () => {
       headers: { "x-api-key": owner.key, "content-type": "application/json" },
       body,
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
   });
 
   it("refuses invalid UTF-8 with 400 bad_input", async () => {
@@ -106,7 +106,7 @@ describe("request bodies", () => {
       headers: { "x-api-key": owner.key, "content-type": "application/json" },
       body: bytes,
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
   });
 
   it.each([["[]"], ['"name"'], ["null"], ["42"], ["true"]])(
@@ -117,17 +117,17 @@ describe("request bodies", () => {
         headers: { "x-api-key": owner.key, "content-type": "application/json" },
         body,
       });
-      expectError(res, 400, "bad_input");
+      expectErrorResponse(res, 400, "bad_input");
     },
   );
 
   it("an unknown field is 400 bad_input with cause [{path, message}], at its own path", async () => {
     const { owner } = await createOrgWithOwner();
-    const res = await checkedRequest<ErrorBody>("POST", "/v1/projects", {
+    const res = await request<ErrorBody>("POST", "/v1/projects", {
       key: owner.key,
       body: { name: unique("p"), colour: "red", size: 1 },
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
     expect(res.body.cause).toEqual([
       { path: "colour", message: expect.any(String) },
       { path: "size", message: expect.any(String) },
@@ -136,25 +136,25 @@ describe("request bodies", () => {
       body: { name: "a", profile: { bio: "b", shoe_size: 44 } },
       headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
     });
-    expectError(nested, 400, "bad_input");
+    expectErrorResponse(nested, 400, "bad_input");
     expect(nested.body.cause).toEqual([{ path: "profile.shoe_size", message: expect.any(String) }]);
   });
 
   it("a route that takes no body refuses one (every field is unknown); an empty body or {} is fine", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
-    const disconnect = await checkedRequest<ErrorBody>("PATCH", `/v1/projects/${project.id}/disconnect`, {
+    const disconnect = await request<ErrorBody>("PATCH", `/v1/projects/${project.id}/disconnect`, {
       key: owner.key,
       body: { force: true },
     });
-    expectError(disconnect, 400, "bad_input");
+    expectErrorResponse(disconnect, 400, "bad_input");
     expect(disconnect.body.cause).toEqual([{ path: "force", message: expect.any(String) }]);
-    const notObject = await checkedRequest<ErrorBody>("DELETE", `/v1/projects/${project.id}`, {
+    const notObject = await request<ErrorBody>("DELETE", `/v1/projects/${project.id}`, {
       key: owner.key,
       body: [1],
     });
-    expectError(notObject, 400, "bad_input");
-    const still = await checkedRequest<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
+    expectErrorResponse(notObject, 400, "bad_input");
+    const still = await request<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
       key: owner.key,
     });
     expect(still.body.connection_status).toBe("connected");
@@ -162,25 +162,23 @@ describe("request bodies", () => {
       body: { reason: "x" },
       headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
     });
-    expectError(internalDelete, 400, "bad_input");
-    const emptyObject = await checkedRequest("PATCH", `/v1/projects/${project.id}/disconnect`, {
+    expectErrorResponse(internalDelete, 400, "bad_input");
+    const emptyObject = await request("PATCH", `/v1/projects/${project.id}/disconnect`, {
       key: owner.key,
       body: {},
     });
     expect(emptyObject.status).toBe(204);
-    expect((await checkedRequest("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(
-      204,
-    );
+    expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
   });
 
   it("every invalid field is listed once in cause, with a dotted path", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
-    const res = await checkedRequest<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
+    const res = await request<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
       key: owner.key,
       body: { name: "", default_environment_id: "x", icon: "nope", description: 5 },
     });
-    expectError(res, 400, "bad_input");
+    expectErrorResponse(res, 400, "bad_input");
     const cause = res.body.cause as Array<{ path: string; message: string }>;
     expect(cause.map((c) => c.path).sort()).toEqual([
       "default_environment_id",

@@ -1,9 +1,8 @@
 /** Unknown paths and methods, and the x-request-id every response carries. */
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
-import { expectError, REQUEST_ID, raw } from "../helpers/errors";
+import { expectErrorResponse, REQUEST_ID, raw } from "../helpers/errors";
 import { createOrgWithOwner, createProject } from "../helpers/factories";
-import { checkedRequest } from "../helpers/openapi";
 
 describe("unknown paths and methods", () => {
   it.each([
@@ -14,7 +13,7 @@ describe("unknown paths and methods", () => {
     ["/internal"],
     ["/openapi.json/x"],
   ])("GET %s → 404 not_found", async (path) => {
-    expectError(await raw("GET", path), 404, "not_found");
+    expectErrorResponse(await raw("GET", path), 404, "not_found");
   });
 
   it("unsupported methods outside /v1 are 404 not_found", async () => {
@@ -24,7 +23,7 @@ describe("unknown paths and methods", () => {
       ["PUT", "/healthz"],
       ["POST", "/"],
     ] as const) {
-      expectError(await raw(method, path), 404, "not_found");
+      expectErrorResponse(await raw(method, path), 404, "not_found");
     }
   });
 
@@ -43,10 +42,10 @@ describe("unknown paths and methods", () => {
       ["GET", "/v1/projects/"],
     ] as const) {
       const res = await request(method, path, { key: owner.key });
-      expectError(res, 404, "not_found");
+      expectErrorResponse(res, 404, "not_found");
     }
     // Nothing happened to the project.
-    const still = await checkedRequest<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
+    const still = await request<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
       key: owner.key,
     });
     expect(still.body.connection_status).toBe("connected");

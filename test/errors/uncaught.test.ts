@@ -1,8 +1,8 @@
 /** Uncaught exceptions become 500 internal without internals. */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
-import { expectError } from "../helpers/errors";
+import { request } from "../helpers/api";
+import { expectErrorResponse } from "../helpers/errors";
 import { createOrgWithOwner } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 
@@ -17,17 +17,8 @@ describe("uncaught exceptions", () => {
     return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as unknown as D1Database;
   };
 
-  async function callBroken(method: string, path: string, headers: Record<string, string>, body?: string) {
-    const ctx = createExecutionContext();
-    const res = await createApp().fetch(
-      new Request(`http://api.test${path}`, { method, headers, body }),
-      { ...env, DB: brokenDb() },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    const text = await res.text();
-    return { status: res.status, body: JSON.parse(text) as unknown, headers: res.headers, raw: text };
-  }
+  const callBroken = (method: string, path: string, headers: Record<string, string>, rawBody?: string) =>
+    request(method, path, { headers, rawBody, bindings: { DB: brokenDb() } });
 
   it("become 500 internal without internals, on /v1 and on the internal API", async () => {
     const { owner } = await createOrgWithOwner();
@@ -42,7 +33,7 @@ describe("uncaught exceptions", () => {
       ),
     ];
     for (const res of cases) {
-      expectError(res, 500, "internal");
+      expectErrorResponse(res, 500, "internal");
       expect(res.body).toEqual({ code: "internal", message: expect.any(String) });
       expect(res.raw).not.toContain(SECRET);
       expect(res.raw).not.toMatch(/fire|stack|at \w+ \(|Error/);

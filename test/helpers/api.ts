@@ -2,6 +2,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { createApp } from "../../src/app";
+import { expectDocumentedResponse } from "./openapi";
 
 export type ApiResponse<T = unknown> = { status: number; body: T; headers: Headers; raw: string };
 
@@ -16,6 +17,11 @@ export type RequestOptions = {
    * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
    */
   bindings?: Partial<Env> & Record<string, unknown>;
+  /**
+   * Skip the check against /openapi.json (see `request`). Only for a request that deliberately
+   * produces an answer outside the document; say why beside each use.
+   */
+  unchecked?: boolean;
 };
 
 /**
@@ -25,9 +31,36 @@ export type RequestOptions = {
  */
 export const TEST_CLIENT_IP = "2001:db8::1";
 
+/**
+ * A client IP no other test uses: random, in the IPv6 documentation prefix. For requests under
+ * PRODUCTION_LIMITS, whose `anonymous` window is counted per client IP.
+ */
+export const freshClientIp = () => {
+  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
+  return `2001:db8:${a?.toString(16)}:${b?.toString(16)}:${c?.toString(16)}::1`;
+};
+
+/**
+ * A RATE_LIMITER namespace whose objects always throw, for `bindings`: the one stand-in the tests
+ * use for an unreachable or failing Durable Object (the rate-limit middleware fails open).
+ */
+export function brokenRateLimiter(
+  message = "Durable Object reset because its code was updated.",
+): Env["RATE_LIMITER"] {
+  return {
+    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+    get: () => ({ admit: () => Promise.reject(new Error(message)) }),
+  } as unknown as Env["RATE_LIMITER"];
+}
+
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 
+/**
+ * A request to the Worker. The response of a documented operation (a method and path that fall
+ * under an operation of /openapi.json) is checked against the document unless `unchecked`: the
+ * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts).
+ */
 export async function request<T = unknown>(
   method: string,
   path: string,
@@ -56,7 +89,9 @@ export async function request<T = unknown>(
       parsed = raw;
     }
   }
-  return { status: res.status, body: parsed as T, headers: res.headers, raw };
+  const response = { status: res.status, body: parsed as T, headers: res.headers, raw };
+  if (!options.unchecked) await expectDocumentedResponse(method, path, response);
+  return response;
 }
 
 async function fetchWith(req: Request, bindings: Partial<Env> & Record<string, unknown>): Promise<Response> {

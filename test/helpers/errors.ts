@@ -3,19 +3,25 @@ import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { ApiResponse } from "./api";
 import { expectError as expectErrorBody } from "./expect";
+import { expectDocumentedResponse } from "./openapi";
 
-export type ErrorBody = { code: string; message: string; cause?: unknown };
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const MIB = 1024 * 1024;
 
-/** Every failure answers exactly `{code, message, cause?}` with one of the ten codes. */
-export function expectError(res: ApiResponse<unknown>, status: number, code: string) {
+/**
+ * Every failure answers exactly `{code, message, cause?}` with one of the ten codes (`expectError`
+ * of ./expect), as JSON, with a request id.
+ */
+export function expectErrorResponse(res: ApiResponse<unknown>, status: number, code: string) {
   expectErrorBody(res, status, code);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
   expect(res.headers.get("x-request-id")).toMatch(REQUEST_ID);
 }
 
-/** A raw request to the Worker: any body bytes, any headers. */
+/**
+ * A raw request to the Worker: any body bytes, any headers. Its answer is checked against
+ * /openapi.json as `request`'s are.
+ */
 export async function raw(
   method: string,
   path: string,
@@ -31,5 +37,7 @@ export async function raw(
   } catch {
     body = text;
   }
-  return { status: res.status, body, headers: res.headers, raw: text };
+  const response = { status: res.status, body, headers: res.headers, raw: text };
+  await expectDocumentedResponse(method, path, response);
+  return response;
 }

@@ -3,6 +3,10 @@
  * through the real internal and public APIs. No shared seed IDs.
  */
 import type { OrgRole, ProjectRole } from "../../src/db/schema";
+import type { DeploymentRecord } from "../../src/schemas/deployment";
+import type { CreatedIntegration } from "../../src/schemas/integration";
+import type { ApiKeyRecord } from "../../src/schemas/organization";
+import type { StackResourceRecord } from "../../src/schemas/resource";
 import { internalOk, request } from "./api";
 
 let counter = 0;
@@ -20,17 +24,38 @@ export async function createAccount(fields: Record<string, unknown> = {}): Promi
   return internalOk<Account>("POST", "/accounts", { name: unique("user"), ...fields });
 }
 
+/** A key through the internal API: `account_id` in `orgId`, `created_by` an owner or admin of it. */
+function issueKey(orgId: string, accountId: string, createdBy: string, fields: Record<string, unknown> = {}) {
+  return internalOk<ApiKeyRecord>("POST", `/orgs/${orgId}/api-keys`, {
+    account_id: accountId,
+    created_by: createdBy,
+    ...fields,
+  });
+}
+
 /** An account in `org` with `role`, and an API key acting as it (issued by the org's owner). */
 export async function createCaller(org: Org, role: OrgRole, issuer?: Caller): Promise<Caller> {
   const account = await createAccount();
   await internalOk("POST", `/orgs/${org.id}/members`, { account_id: account.id, role });
   const createdBy = role === "owner" || role === "admin" ? account.id : issuer?.accountId;
   if (!createdBy) throw new Error("a member's key needs an issuer (an owner or admin Caller)");
-  const key = await internalOk<{ id: string; key: string }>("POST", `/orgs/${org.id}/api-keys`, {
-    account_id: account.id,
-    created_by: createdBy,
-  });
+  const key = await issueKey(org.id, account.id, createdBy);
   return { orgId: org.id, accountId: account.id, key: key.key, keyId: key.id, role };
+}
+
+/**
+ * Another API key of `caller`'s account (a rate-limit window and `last_used_at` of its own),
+ * issued by `issuer` (default: the account itself, then an owner or admin), with any other field
+ * of the internal create (`name`, `scopes`, `project_ids`, `expires_at`). Returns the caller
+ * acting through the new key, with the key's record.
+ */
+export async function createApiKey(
+  caller: Caller,
+  fields: Record<string, unknown> = {},
+  issuer: Caller = caller,
+): Promise<Caller & { record: ApiKeyRecord }> {
+  const record = await issueKey(caller.orgId, caller.accountId, issuer.accountId, fields);
+  return { ...caller, key: record.key, keyId: record.id, record };
 }
 
 /** A fresh organization with its owner. */
@@ -93,6 +118,46 @@ export async function createStack(environmentId: string, fields: Record<string, 
     `/environments/${environmentId}/stacks`,
     { name: unique("stack"), ...fields },
   );
+}
+
+/** A stack resource as the engine reports it (internal API); `fields` override the defaults. */
+export function createResource(stackId: string, fields: Record<string, unknown> = {}) {
+  return internalOk<StackResourceRecord>("POST", `/stacks/${stackId}/resources`, {
+    resource_type: "AWS::S3::Bucket",
+    physical_id: unique("bucket"),
+    status: "create_complete",
+    ...fields,
+  });
+}
+
+/** A JSON Patch that deployments carry by default. */
+export const DEPLOYMENT_PATCH = [
+  { op: "replace", path: "/services/api/image", value: "api:2", old_value: "api:1" },
+];
+
+/** A queued deployment of `stackIds` in an environment (internal API), carrying `data`. */
+export function createDeployment(
+  environmentId: string,
+  stackIds: string[],
+  data: Record<string, unknown> = { patch: DEPLOYMENT_PATCH },
+) {
+  return internalOk<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
+    stack_ids: stackIds,
+    data,
+  });
+}
+
+/**
+ * A notification integration of a project (internal API, which answers its signing secret and
+ * full URL); by default a webhook to a host that is never called, with `changelog` on.
+ */
+export function createIntegration(projectId: string, fields: Record<string, unknown> = {}) {
+  return internalOk<CreatedIntegration>("POST", `/projects/${projectId}/notification-integrations`, {
+    type: "webhook",
+    url: `https://hooks.example.com/${unique("hook")}`,
+    configuration: { changelog: true },
+    ...fields,
+  });
 }
 
 export async function revokeKey(keyId: string) {

@@ -2,15 +2,7 @@
 import { expect } from "vitest";
 import type { MemberRecord } from "../../src/schemas/member";
 import { internalOk, request } from "./api";
-import {
-  type Account,
-  type Caller,
-  createAccount,
-  createOrgWithOwner,
-  createProject,
-  type Org,
-  type Project,
-} from "./factories";
+import { type Account, type Caller, createAccount, type Org } from "./factories";
 
 export type Member = MemberRecord;
 export type MemberPage = { data: Member[]; has_more: boolean; next_page?: string };
@@ -22,12 +14,6 @@ export async function orgAccount(org: Org, fields: Record<string, unknown> = {})
   const account = await createAccount(fields);
   await internalOk("POST", `/orgs/${org.id}/members`, { account_id: account.id, role: "member" });
   return account;
-}
-
-export async function setup(): Promise<{ org: Org; owner: Caller; project: Project }> {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  return { org, owner, project };
 }
 
 export const membersPath = (projectId: string, accountId?: string) =>

@@ -1,6 +1,7 @@
 /** Walking a paginated list to its end, for the list tests of every area. */
+
 import { expect } from "vitest";
-import { checkedRequest } from "./openapi";
+import { request } from "./api";
 
 type Envelope = { data: Array<{ id: string }>; has_more: boolean; next_page?: string };
 
@@ -20,7 +21,7 @@ export async function walkPages(
   let after: string | undefined;
   for (let pages = 0; pages < 100; pages++) {
     const cursor = after ? `&after=${encodeURIComponent(after)}` : "";
-    const res = await checkedRequest<Envelope>(
+    const res = await request<Envelope>(
       "GET",
       `${path}?limit=${limit}&sort_by=${encodeURIComponent(sortBy)}${extra}${cursor}`,
       { key },

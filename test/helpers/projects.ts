@@ -1,18 +1,10 @@
 /**
  * Shared by the tests of the seven project operations (test/projects/; SPEC.md "Projects",
  * API_CONTRACT §3 Project, §5, §8, §10): the world they run in and callers by project role.
- * Every response of a documented route is checked against /openapi.json (checkedRequest).
  */
+
 import type { ProjectRole } from "../../src/db/schema";
-import {
-  addProjectMember,
-  type Caller,
-  createCaller,
-  createOrgWithOwner,
-  createProject,
-  type Org,
-  type Project,
-} from "./factories";
+import { addProjectMember, type Caller, createCaller, type Org, type Project } from "./factories";
 
 export type ProjectBody = Project & {
   description: string | null;
@@ -27,10 +19,4 @@ export async function projectCaller(org: Org, owner: Caller, project: Project, r
   const caller = await createCaller(org, "member", owner);
   if (role) await addProjectMember(owner, project.id, caller, role);
   return caller;
-}
-
-export async function setup() {
-  const { org, owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  return { org, owner, project };
 }

@@ -1,10 +1,6 @@
-/** Shared by the variables tests (test/variables/): the world they run in, paths, and a variable factory. */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { createApp } from "../../src/app";
 import type { VariableRecord } from "../../src/schemas/variable";
-import type { ApiResponse } from "./api";
+import { type ApiResponse, request } from "./api";
 import { type Caller, createComponent, createOrgWithOwner, createProject, unique } from "./factories";
-import { checkedRequest as request } from "./openapi";
 
 export type VariableBody = VariableRecord;
 export type ListBody = { data: VariableBody[]; has_more: boolean; next_page?: string };
@@ -57,22 +53,8 @@ export async function callApp(
   key: string,
   body?: unknown,
 ) {
-  const ctx = createExecutionContext();
-  const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, {
-      method,
-      headers: {
-        "x-api-key": key,
-        accept: "application/json",
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    { ...env, ...bindings },
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, raw: await res.text() };
+  const res = await request(method, path, { key, body, bindings });
+  return { status: res.status, raw: res.raw };
 }
 
 export function randomKey(): string {

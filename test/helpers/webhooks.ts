@@ -21,8 +21,7 @@ import type { EventType } from "../../src/schemas/event-types";
 import type { QueueMessage } from "../../src/schemas/queue-messages";
 import { eventInsert, newEvent } from "../../src/services/events";
 import type { ReceivedRequest } from "../global-setup-receiver";
-import { internalOk } from "./api";
-import { createOrgWithOwner, createProject } from "./factories";
+import { createIntegration } from "./factories";
 
 export const db = createDb(env.DB);
 export const receiverOrigin = () => inject("receiverOrigin");
@@ -40,8 +39,14 @@ export function allowTheLocalReceiver(): void {
   });
 }
 
+/** For the calling test file: the production URL rules (https, public hosts), whatever ran before. */
+export function useProductionUrlRules(): void {
+  beforeAll(() => {
+    env.ALLOW_INSECURE_WEBHOOKS = "false";
+  });
+}
+
 export type Flags = Partial<Record<string, boolean>>;
-export type CreatedIntegration = { id: string; signing_secret: string; url: string; type: string };
 
 export const hook = (bucket: string, query = "") => `${receiverOrigin()}/hooks/${bucket}${query}`;
 
@@ -50,22 +55,14 @@ export async function received(bucket: string): Promise<ReceivedRequest[]> {
   return res.json<ReceivedRequest[]>();
 }
 
-export async function newProject() {
-  const { owner } = await createOrgWithOwner();
-  return { owner, project: await createProject(owner) };
-}
-
+/** An integration of the project delivering to `url` (a receiver bucket: `hook`). */
 export function integrate(
   projectId: string,
   url: string,
   configuration: Flags,
   type: "webhook" | "slack" = "webhook",
 ) {
-  return internalOk<CreatedIntegration>("POST", `/projects/${projectId}/notification-integrations`, {
-    type,
-    url,
-    configuration,
-  });
+  return createIntegration(projectId, { type, url, configuration });
 }
 
 /** An event as a producer writes it (never published); `ageMs` back-dates it. */

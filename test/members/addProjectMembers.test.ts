@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
-import { addProjectMember, createCaller, createOrgWithOwner } from "../helpers/factories";
-import { listAll, type Member, membersPath, NOWHERE, orgAccount, setup } from "../helpers/members";
+import { addProjectMember, createCaller, createOrgWithOwner, createOwnedProject } from "../helpers/factories";
+import { listAll, type Member, membersPath, NOWHERE, orgAccount } from "../helpers/members";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("POST /v1/projects/{id}/members", () => {
   it("adds accounts in request order with the default role viewer, joining account and org role", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const rich = await orgAccount(org, {
       name: "ada",
       display_name: "Ada L.",
@@ -44,7 +44,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("gives every added account the requested role", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const a = await orgAccount(org);
     const b = await orgAccount(org);
     const res = await request<{ data: Member[] }>("POST", membersPath(project.id), {
@@ -56,7 +56,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("accepts 100 accounts in one request", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) ids.push((await orgAccount(org)).id);
     const res = await request<{ data: Member[] }>("POST", membersPath(project.id), {
@@ -69,7 +69,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("refuses 101 IDs, duplicates, an empty list, malformed IDs, unknown fields and roles; writes nothing", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     const many = Array.from({ length: 101 }, () => account.id);
     const cases: Array<[unknown, string]> = [
@@ -90,7 +90,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("accounts outside the organization (or unknown) are 400 naming them; nothing is added", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const inside = await orgAccount(org);
     const other = await createOrgWithOwner();
     const foreign = await orgAccount(other.org);
@@ -106,7 +106,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("any account that is already a member makes the whole request 409; nothing is added", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const fresh = await orgAccount(org);
     const res = await request<ErrorBody>("POST", membersPath(project.id), {
       key: owner.key,
@@ -118,7 +118,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("two racing adds of the same account: one 201, one 409, one membership", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     const add = () =>
       request("POST", membersPath(project.id), { key: owner.key, body: { account_ids: [account.id] } });
@@ -128,7 +128,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   it("needs the project role owner: a contributor is 403 forbidden; an org admin may", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const contributor = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, contributor, "contributor");
     const target = await orgAccount(org);
@@ -146,7 +146,7 @@ describe("POST /v1/projects/{id}/members", () => {
   });
 
   runCommonRouteTests("POST /v1/projects/{id}/members", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     return {
       method: "POST",

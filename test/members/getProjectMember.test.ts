@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { createProject } from "../helpers/factories";
-import { type Member, membersPath, NOWHERE, orgAccount, setup } from "../helpers/members";
+import { createOwnedProject, createProject } from "../helpers/factories";
+import { type Member, membersPath, NOWHERE, orgAccount } from "../helpers/members";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("GET /v1/projects/{id}/members/{member_id}", () => {
   it("reads a member; a non-member account or an unknown ID is 404, a malformed one 400", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const res = await request<Member>("GET", membersPath(project.id, owner.accountId), { key: owner.key });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ account_id: owner.accountId, project_id: project.id, role: "owner" });
@@ -22,7 +22,7 @@ describe("GET /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("a member of another project is not a member of this one", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const other = await createProject(owner);
     const res = await request<ErrorBody>("GET", membersPath(other.id, owner.accountId), { key: owner.key });
     expect(res.status).toBe(200);
@@ -35,7 +35,7 @@ describe("GET /v1/projects/{id}/members/{member_id}", () => {
   });
 
   runCommonRouteTests("GET /v1/projects/{id}/members/{member_id}", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "GET", path: membersPath(project.id, owner.accountId), caller: owner };
   });
 });

@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { addProjectMember, createCaller } from "../helpers/factories";
-import { listAll, type Member, type MemberPage, membersPath, orgAccount, setup } from "../helpers/members";
+import { addProjectMember, createCaller, createOwnedProject } from "../helpers/factories";
+import { listAll, type Member, type MemberPage, membersPath, orgAccount } from "../helpers/members";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("GET /v1/projects/{id}/members", () => {
   it("lists the creator as the first owner", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<MemberPage>("GET", membersPath(project.id), { key: owner.key });
     expect(res.status).toBe(200);
     expect(res.body.has_more).toBe(false);
@@ -19,7 +19,7 @@ describe("GET /v1/projects/{id}/members", () => {
   });
 
   it("walks a role-filtered list page by page in both orders; the cursor is bound to the filter", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewers: string[] = [];
     for (let i = 0; i < 5; i++) {
       const account = await orgAccount(org);
@@ -82,7 +82,7 @@ describe("GET /v1/projects/{id}/members", () => {
   });
 
   it("refuses a bad role filter, limit or cursor", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     for (const query of ["role=admin", "limit=0", "limit=241", "sort_by=name", "after=%25%25"]) {
       const res = await request<ErrorBody>("GET", `${membersPath(project.id)}?${query}`, { key: owner.key });
       expect([res.status, res.body.code], query).toEqual([400, "bad_input"]);
@@ -90,7 +90,7 @@ describe("GET /v1/projects/{id}/members", () => {
   });
 
   it("a project viewer may list; an org member outside the project sees 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewer = await createCaller(org, "member", owner);
     const outsider = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
@@ -100,7 +100,7 @@ describe("GET /v1/projects/{id}/members", () => {
   });
 
   runCommonRouteTests("GET /v1/projects/{id}/members", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "GET", path: membersPath(project.id), caller: owner };
   });
 });

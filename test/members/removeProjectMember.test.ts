@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { addProjectMember, createCaller } from "../helpers/factories";
-import { listAll, membersPath, orgAccount, setup } from "../helpers/members";
+import { addProjectMember, createCaller, createOwnedProject } from "../helpers/factories";
+import { listAll, membersPath, orgAccount } from "../helpers/members";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("DELETE /v1/projects/{id}/members/{member_id}", () => {
   it("removes a member (204, empty body); it is then 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     await request("POST", membersPath(project.id), { key: owner.key, body: { account_ids: [account.id] } });
     const res = await request("DELETE", membersPath(project.id, account.id), { key: owner.key });
@@ -20,7 +20,7 @@ describe("DELETE /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("removing the last owner is 409 and keeps it", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<ErrorBody>("DELETE", membersPath(project.id, owner.accountId), {
       key: owner.key,
     });
@@ -29,7 +29,7 @@ describe("DELETE /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("two owners removed at once: exactly one removal succeeds, one owner remains", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const second = await orgAccount(org);
     await request("POST", membersPath(project.id), {
       key: owner.key,
@@ -46,7 +46,7 @@ describe("DELETE /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("a contributor may not remove members (403 forbidden)", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const contributor = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, contributor, "contributor");
     const res = await request<ErrorBody>("DELETE", membersPath(project.id, contributor.accountId), {
@@ -56,7 +56,7 @@ describe("DELETE /v1/projects/{id}/members/{member_id}", () => {
   });
 
   runCommonRouteTests("DELETE /v1/projects/{id}/members/{member_id}", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     await request("POST", membersPath(project.id), { key: owner.key, body: { account_ids: [account.id] } });
     return { method: "DELETE", path: membersPath(project.id, account.id), caller: owner };

@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { addProjectMember, createCaller } from "../helpers/factories";
-import { listAll, type Member, membersPath, orgAccount, setup } from "../helpers/members";
+import { addProjectMember, createCaller, createOwnedProject } from "../helpers/factories";
+import { listAll, type Member, membersPath, orgAccount } from "../helpers/members";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   it("replaces the role and answers the member", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const account = await orgAccount(org);
     await request("POST", membersPath(project.id), { key: owner.key, body: { account_ids: [account.id] } });
     const res = await request<Member>("PUT", membersPath(project.id, account.id), {
@@ -22,7 +22,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("refuses bad bodies and unknown members, changing nothing", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     for (const body of [{}, { role: "admin" }, { role: "viewer", extra: 1 }]) {
       const res = await request<ErrorBody>("PUT", membersPath(project.id, owner.accountId), {
         key: owner.key,
@@ -40,7 +40,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("demoting the last owner is 409; with a second owner it works; re-stating owner is fine", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const same = await request<Member>("PUT", membersPath(project.id, owner.accountId), {
       key: owner.key,
       body: { role: "owner" },
@@ -64,7 +64,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("two owners demoting each other at once: exactly one succeeds, one owner remains", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const second = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, second, "owner");
     const [a, b] = await Promise.all([
@@ -81,7 +81,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   });
 
   it("a viewer may not change roles (403 forbidden)", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewer = await createCaller(org, "member", owner);
     await addProjectMember(owner, project.id, viewer, "viewer");
     const res = await request<ErrorBody>("PUT", membersPath(project.id, viewer.accountId), {
@@ -92,7 +92,7 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
   });
 
   runCommonRouteTests("PUT /v1/projects/{id}/members/{member_id}", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return {
       method: "PUT",
       path: membersPath(project.id, owner.accountId),

@@ -1,10 +1,17 @@
 /** createProject. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
-import { createCaller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectBody, type ProjectPage, projectCaller, setup } from "../helpers/projects";
+import {
+  createCaller,
+  createOrgWithOwner,
+  createOwnedProject,
+  createProject,
+  unique,
+} from "../helpers/factories";
+import { type ProjectBody, type ProjectPage, projectCaller } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("POST /v1/projects", () => {
@@ -133,7 +140,7 @@ describe("POST /v1/projects", () => {
   });
 
   it("needs org owner or admin: a member is 403 unauthorized, even a project owner elsewhere", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const admin = await createCaller(org, "admin");
     const member = await projectCaller(org, owner, project, "owner");
     const byAdmin = await request<ProjectBody>("POST", "/v1/projects", {

@@ -1,14 +1,15 @@
 /** deleteProject. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createComponent, createEnvironment, createStack } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { projectCaller, setup } from "../helpers/projects";
+import { request } from "../helpers/api";
+import { createComponent, createEnvironment, createOwnedProject, createStack } from "../helpers/factories";
+import { projectCaller } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("DELETE /v1/projects/{id}", () => {
   it("deletes the project and everything inside it; it is then 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const member = await projectCaller(org, owner, project, "viewer");
     const staging = await createEnvironment(project.id);
     await createComponent(staging.id);
@@ -28,7 +29,7 @@ describe("DELETE /v1/projects/{id}", () => {
   });
 
   runCommonRouteTests("DELETE /v1/projects/{id}", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "DELETE", path: `/v1/projects/${project.id}`, caller: owner };
   });
 });

@@ -1,13 +1,15 @@
 /** disconnectProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectBody, setup } from "../helpers/projects";
+import { createOwnedProject } from "../helpers/factories";
+import type { ProjectBody } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("PATCH /v1/projects/{id}/disconnect", () => {
   it("connected → disconnecting (204), then 409 while not connected", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request("PATCH", `/v1/projects/${project.id}/disconnect`, { key: owner.key });
     expect(res.status).toBe(204);
     expect(res.raw).toBe("");
@@ -20,7 +22,7 @@ describe("PATCH /v1/projects/{id}/disconnect", () => {
   });
 
   runCommonRouteTests("PATCH /v1/projects/{id}/disconnect", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "PATCH", path: `/v1/projects/${project.id}/disconnect`, caller: owner };
   });
 });

@@ -1,14 +1,15 @@
 /** getProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { createCaller } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectBody, projectCaller, setup } from "../helpers/projects";
+import { createCaller, createOwnedProject } from "../helpers/factories";
+import { type ProjectBody, projectCaller } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("GET /v1/projects/{id}", () => {
   it("reads a project; ids in any accepted form, malformed ones are 400", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     const res = await request<ProjectBody>("GET", `/v1/projects/${project.id}`, { key: owner.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(project);
@@ -24,7 +25,7 @@ describe("GET /v1/projects/{id}", () => {
   });
 
   it("visibility: org owner/admin and project members see it; other org members get 404", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const admin = await createCaller(org, "admin");
     const outsider = await projectCaller(org, owner, project, null);
     const viewer = await projectCaller(org, owner, project, "viewer");
@@ -39,7 +40,7 @@ describe("GET /v1/projects/{id}", () => {
   });
 
   runCommonRouteTests("GET /v1/projects/{id}", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return { method: "GET", path: `/v1/projects/${project.id}`, caller: owner };
   });
 });

@@ -1,9 +1,16 @@
 /** listProjects and listOrgProjects. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { addProjectMember, createCaller, createOrgWithOwner, createProject } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectPage, setup } from "../helpers/projects";
+import {
+  addProjectMember,
+  createCaller,
+  createOrgWithOwner,
+  createOwnedProject,
+  createProject,
+} from "../helpers/factories";
+import type { ProjectPage } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("lists", () => {
@@ -50,14 +57,14 @@ describe("lists", () => {
   runCommonRouteTests(
     "GET /v1/projects",
     async () => {
-      const { owner } = await setup();
+      const { owner } = await createOwnedProject();
       return { method: "GET", path: "/v1/projects", caller: owner };
     },
     { otherOrgStatus: 200 },
   );
 
   runCommonRouteTests("GET /v1/orgs/{org_id}/projects", async () => {
-    const { org, owner } = await setup();
+    const { org, owner } = await createOwnedProject();
     return { method: "GET", path: `/v1/orgs/${org.id}/projects`, caller: owner };
   });
 });

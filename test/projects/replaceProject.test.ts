@@ -1,9 +1,16 @@
 /** replaceProject. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
-import { createEnvironment, createOrgWithOwner, createProject, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectBody, setup } from "../helpers/projects";
+import {
+  createEnvironment,
+  createOrgWithOwner,
+  createOwnedProject,
+  createProject,
+  unique,
+} from "../helpers/factories";
+import type { ProjectBody } from "../helpers/projects";
 import { runCommonRouteTests } from "../helpers/security";
 
 describe("PUT /v1/projects/{id}", () => {
@@ -96,7 +103,7 @@ describe("PUT /v1/projects/{id}", () => {
   });
 
   runCommonRouteTests("PUT /v1/projects/{id}", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createOwnedProject();
     return {
       method: "PUT",
       path: `/v1/projects/${project.id}`,

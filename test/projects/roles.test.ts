@@ -1,9 +1,10 @@
 /** Who may change a project (API_CONTRACT §5). */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { createCaller, type Project, unique } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
-import { type ProjectBody, projectCaller, setup } from "../helpers/projects";
+import { createCaller, createOwnedProject, type Project, unique } from "../helpers/factories";
+import { type ProjectBody, projectCaller } from "../helpers/projects";
 
 describe("who may change a project", () => {
   const changes = (project: Project) =>
@@ -18,7 +19,7 @@ describe("who may change a project", () => {
     ] as const;
 
   it("viewers and contributors get 403 forbidden; outsiders 404; nothing changes", async () => {
-    const { org, owner, project } = await setup();
+    const { org, owner, project } = await createOwnedProject();
     const viewer = await projectCaller(org, owner, project, "viewer");
     const contributor = await projectCaller(org, owner, project, "contributor");
     const outsider = await projectCaller(org, owner, project, null);
@@ -36,7 +37,7 @@ describe("who may change a project", () => {
 
   it("a project owner who is a plain org member, and an org admin, may change it", async () => {
     for (const who of ["project_owner", "org_admin"] as const) {
-      const { org, owner, project } = await setup();
+      const { org, owner, project } = await createOwnedProject();
       const caller =
         who === "org_admin"
           ? await createCaller(org, "admin")

@@ -1,8 +1,9 @@
 /** createComponentVariable and createEnvironmentVariable: creating variables, and names unique per scope. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
 import { createComponent, createEnvironment } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { runCommonRouteTests } from "../helpers/security";
 import {
   componentPath,

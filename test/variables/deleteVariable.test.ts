@@ -1,8 +1,9 @@
 /** deleteVariable. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
 import { runCommonRouteTests } from "../helpers/security";
 import { componentPath, createVariable, environmentPath, setup } from "../helpers/variables";
 

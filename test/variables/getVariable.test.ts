@@ -1,7 +1,8 @@
 /** getVariable. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
 import { runCommonRouteTests } from "../helpers/security";
 import { componentPath, createVariable, setup, type VariableBody } from "../helpers/variables";
 

@@ -1,7 +1,8 @@
 /** replaceVariable. */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
 import { runCommonRouteTests } from "../helpers/security";
 import {
   componentPath,

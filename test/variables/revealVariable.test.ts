@@ -2,8 +2,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { variableKeyVersion } from "../../src/crypto/variables";
-import { PRODUCTION_LIMITS } from "../helpers/api";
-import { checkedRequest as request } from "../helpers/openapi";
+import { PRODUCTION_LIMITS, request } from "../helpers/api";
 import { runCommonRouteTests } from "../helpers/security";
 import { componentPath, createVariable, environmentPath, reveal, setup } from "../helpers/variables";
 

@@ -1,8 +1,9 @@
 /** Who may read and change variables (API_CONTRACT §5). */
+
 import { describe, expect, it } from "vitest";
+import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { addProjectMember, createCaller } from "../helpers/factories";
-import { checkedRequest as request } from "../helpers/openapi";
 import { componentPath, createVariable, environmentPath, reveal, setup } from "../helpers/variables";
 
 describe("roles", () => {

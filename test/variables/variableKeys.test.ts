@@ -1,11 +1,12 @@
 /** VARIABLES_KEY misconfigured or rotated: reveal, writes, and internalReencryptVariables. */
+
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { variableKeyVersion } from "../../src/crypto/variables";
 import { reencryptVariables } from "../../src/services/variable-values";
+import { request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
-import { checkedRequest as request } from "../helpers/openapi";
 import {
   callApp,
   componentPath,

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids";
 import { attemptDelivery } from "../../src/webhooks/deliver";
 import { RETRY_DELAYS_SECONDS } from "../../src/webhooks/retry";
-import { unique } from "../helpers/factories";
+import { createOwnedProject, unique } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 import {
   allowTheLocalReceiver,
@@ -13,7 +13,6 @@ import {
   deliveryRow,
   hook,
   integrate,
-  newProject,
   received,
   runBatch,
   writeDelivery,
@@ -26,7 +25,7 @@ const warnings = captureLogs("warn");
 
 describe("delivery", () => {
   async function pendingDelivery(url: string, type: "webhook" | "slack" = "webhook") {
-    const { project } = await newProject();
+    const { project } = await createOwnedProject();
     const integration = await integrate(project.id, url, { services_in_alarm: true }, type);
     const event = await writeEvent(project.id, "service.in_alarm", { service: "api", reason: "5xx" });
     const deliveryId = await writeDelivery(project.id, event.id, integration.id);

@@ -2,22 +2,14 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { internalOk, request } from "../helpers/api";
-import { createStack, unique } from "../helpers/factories";
-import { expectMatchesOpenApi } from "../helpers/openapi";
-import {
-  allowTheLocalReceiver,
-  eventually,
-  hook,
-  integrate,
-  newProject,
-  received,
-} from "../helpers/webhooks";
+import { createOwnedProject, createStack, unique } from "../helpers/factories";
+import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../helpers/webhooks";
 
 allowTheLocalReceiver();
 
 describe("end to end", () => {
   it("an internal event reaches the receiver through the queue, signed, and shows in the deliveries log", async () => {
-    const { owner, project } = await newProject();
+    const { owner, project } = await createOwnedProject();
     const bucket = unique("e2e");
     const integration = await integrate(project.id, hook(bucket), { promotions: true });
     const accepted = await internalOk<{ id: string }>("POST", `/projects/${project.id}/events`, {
@@ -42,12 +34,6 @@ describe("end to end", () => {
         { key: owner.key },
       );
       expect(log.status).toBe(200);
-      await expectMatchesOpenApi(
-        "GET",
-        "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
-        200,
-        log.body,
-      );
       expect(log.body.has_more).toBe(false);
       expect(log.body.data).toEqual([
         expect.objectContaining({
@@ -64,7 +50,7 @@ describe("end to end", () => {
   });
 
   it("deployment transitions reach the receiver, each signed, with the deployment record", async () => {
-    const { project } = await newProject();
+    const { project } = await createOwnedProject();
     const bucket = unique("deploy");
     const integration = await integrate(project.id, hook(bucket), {
       deployments_in_progress: true,

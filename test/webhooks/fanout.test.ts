@@ -4,14 +4,13 @@ import { describe, expect, it } from "vitest";
 import { events, webhookDeliveries } from "../../src/db/schema";
 import type { EventType } from "../../src/schemas/event-types";
 import { request } from "../helpers/api";
-import { unique } from "../helpers/factories";
+import { createOwnedProject, unique } from "../helpers/factories";
 import {
   allowTheLocalReceiver,
   db,
   eventually,
   hook,
   integrate,
-  newProject,
   received,
   runBatch,
   writeEvent,
@@ -21,7 +20,7 @@ allowTheLocalReceiver();
 
 describe("fan-out", () => {
   it("creates one delivery per integration whose flag is on, for each flag combination, once", async () => {
-    const { project } = await newProject();
+    const { project } = await createOwnedProject();
     const b = {
       failed: unique("a"),
       changelog: unique("b"),
@@ -82,7 +81,7 @@ describe("fan-out", () => {
   });
 
   it("an event of a deleted project is acknowledged and dropped", async () => {
-    const { owner, project } = await newProject();
+    const { owner, project } = await createOwnedProject();
     const event = await writeEvent(project.id, "service.ok");
     expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
     const run = await runBatch([{ body: { kind: "event.fanout", event_id: event.id } }]);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { events } from "../../src/db/schema";
 import worker from "../../src/index";
 import { request } from "../helpers/api";
-import { unique } from "../helpers/factories";
+import { createOwnedProject, unique } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 import {
   allowTheLocalReceiver,
@@ -14,7 +14,6 @@ import {
   eventually,
   hook,
   integrate,
-  newProject,
   received,
   runBatch,
   writeEvent,
@@ -26,7 +25,7 @@ const errors = captureLogs("error");
 
 describe("never losing an event", () => {
   it("sweeps events whose fan-out never happened once they are a minute old, and leaves fresh ones", async () => {
-    const { project } = await newProject();
+    const { project } = await createOwnedProject();
     const bucket = unique("swept");
     const integration = await integrate(project.id, hook(bucket), { changelog: true });
     const stale = await writeEvent(project.id, "changelog.created", { title: "lost" }, 2 * 60_000);
@@ -48,7 +47,7 @@ describe("never losing an event", () => {
   });
 
   it("a dead-lettered fan-out is left for the sweep; a dead-lettered disconnect still completes", async () => {
-    const { owner, project } = await newProject();
+    const { owner, project } = await createOwnedProject();
     const event = await writeEvent(project.id, "service.ok");
     const run = await runBatch([{ body: { kind: "event.fanout", event_id: event.id } }], {
       queue: "deploy-platform-events-dlq",
@@ -72,7 +71,7 @@ describe("never losing an event", () => {
   });
 
   it("project disconnect still completes through the queue", async () => {
-    const { owner, project } = await newProject();
+    const { owner, project } = await createOwnedProject();
     expect((await request("PATCH", `/v1/projects/${project.id}/disconnect`, { key: owner.key })).status).toBe(
       204,
     );

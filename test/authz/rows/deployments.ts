@@ -1,6 +1,4 @@
-/** Deployment routes: reads need `viewer`, cancel needs `contributor` (API_CONTRACT §5). */
-import { internalOk } from "../../helpers/api";
-import { createStack } from "../../helpers/factories";
+import { createDeployment, createStack } from "../../helpers/factories";
 import { type MatrixRoute, perWorld, readRows, type UnscopedRoute, type World } from "../types";
 
 type Target = { environmentId: string; stackId: string; deploymentId: string };
@@ -8,9 +6,8 @@ type Target = { environmentId: string; stackId: string; deploymentId: string };
 async function queuedDeployment(world: World): Promise<Target> {
   const environmentId = world.project.default_environment_id;
   const stack = await createStack(environmentId);
-  const deployment = await internalOk<{ id: string }>("POST", `/environments/${environmentId}/deployments`, {
-    stack_ids: [stack.id],
-    data: { patch: [{ op: "replace", path: "/image", value: "web:2" }] },
+  const deployment = await createDeployment(environmentId, [stack.id], {
+    patch: [{ op: "replace", path: "/image", value: "web:2" }],
   });
   return { environmentId, stackId: stack.id, deploymentId: deployment.id };
 }

@@ -4,7 +4,7 @@
  */
 import { eq } from "drizzle-orm";
 import { notificationIntegrations } from "../../../src/db/schema";
-import { internalOk } from "../../helpers/api";
+import { createIntegration } from "../../helpers/factories";
 import { db, writeDelivery, writeEvent } from "../../helpers/webhooks";
 import type { MatrixRoute, World } from "../types";
 
@@ -16,8 +16,7 @@ const shared = new WeakMap<World, Promise<string>>();
 function integration(world: World): Promise<string> {
   let found = shared.get(world);
   if (!found) {
-    found = internalOk<{ id: string }>("POST", `/projects/${world.project.id}/notification-integrations`, {
-      type: "webhook",
+    found = createIntegration(world.project.id, {
       url: URL,
       configuration: { deployments_failed: true },
     }).then((created) => created.id);
@@ -35,11 +34,7 @@ const target = new WeakMap<World, Promise<string>>();
 function operated(world: World): Promise<string> {
   let found = target.get(world);
   if (!found) {
-    found = internalOk<{ id: string }>("POST", `/projects/${world.project.id}/notification-integrations`, {
-      type: "webhook",
-      url: URL,
-      configuration: { changelog: true },
-    }).then(async ({ id }) => {
+    found = createIntegration(world.project.id, { url: URL }).then(async ({ id }) => {
       await db
         .update(notificationIntegrations)
         .set({ url: "http://127.0.0.1:9/refused" })

@@ -1,6 +1,5 @@
 /** Stack resource routes: every one is a read (API_CONTRACT §5, `viewer` or above). */
-import { internalOk } from "../../helpers/api";
-import { createStack, unique } from "../../helpers/factories";
+import { createResource, createStack } from "../../helpers/factories";
 import { type MatrixRoute, perWorld, readRows } from "../types";
 
 type Target = { environmentId: string; stackId: string; resourceId: string };
@@ -9,11 +8,7 @@ type Target = { environmentId: string; stackId: string; resourceId: string };
 const target = perWorld(async (world): Promise<Target> => {
   const environmentId = world.project.default_environment_id;
   const stack = await createStack(environmentId);
-  const resource = await internalOk<{ id: string }>("POST", `/stacks/${stack.id}/resources`, {
-    resource_type: "AWS::S3::Bucket",
-    physical_id: unique("bucket"),
-    status: "create_complete",
-  });
+  const resource = await createResource(stack.id);
   return { environmentId, stackId: stack.id, resourceId: resource.id };
 });
 

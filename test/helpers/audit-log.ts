@@ -1,0 +1,90 @@
+/**
+ * The audit log's tests (test/audit-log/; API_CONTRACT §14): requests that carry their own
+ * x-request-id and user agent, and the entries a request wrote.
+ */
+import { env } from "cloudflare:test";
+import { type ApiResponse, request } from "./api";
+import type { Caller, Org, Project } from "./factories";
+
+export type Row = Record<string, unknown>;
+
+export const UA = "audit-test/1.0";
+let requestCounter = 0;
+export const newRequestId = () => `audit-${Date.now().toString(36)}-${(requestCounter++).toString(36)}`;
+
+/** The audit entries one request wrote. */
+export async function rowsOf(requestId: string): Promise<Row[]> {
+  const { results } = await env.DB.prepare("SELECT * FROM audit_log WHERE request_id = ?")
+    .bind(requestId)
+    .all<Row>();
+  return results;
+}
+
+/** A request with its own x-request-id and user agent (and bindings of its own, when given). */
+export async function call<T = Row>(
+  method: string,
+  path: string,
+  opts: {
+    key?: string;
+    admin?: boolean;
+    body?: unknown;
+    ip?: string;
+    bindings?: Partial<Env> & Record<string, unknown>;
+  } = {},
+): Promise<ApiResponse<T> & { requestId: string }> {
+  const requestId = newRequestId();
+  const headers: Record<string, string> = { "x-request-id": requestId, "user-agent": UA };
+  if (opts.admin) headers.authorization = `Bearer ${env.ADMIN_TOKEN}`;
+  if (opts.ip) headers["cf-connecting-ip"] = opts.ip;
+  const res = await request<T>(method, path, {
+    key: opts.key ?? null,
+    body: opts.body,
+    headers,
+    bindings: opts.bindings,
+  });
+  return { ...res, requestId };
+}
+
+export const randomKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+
+export type Expectation = {
+  target: string;
+  /** The target's id, when the step knows it. */
+  targetId?: string;
+  projectId?: string | null;
+  orgId?: string | null;
+  /** Fields `changes` must hold. */
+  changed?: string[];
+};
+export type StepResult = {
+  res: { status: number; raw: string; requestId: string };
+  expect: Expectation;
+  actor: Caller | "admin";
+};
+
+/** Everything the scenario creates, shared by its steps (they run in order). */
+export type State = {
+  org: Org;
+  owner: Caller;
+  member: Caller;
+  project: Project;
+  spare: Project;
+  envId: string;
+  componentId: string;
+  stackId: string;
+  variableId?: string;
+  integrationId?: string;
+  resourceId?: string;
+  deploymentId?: string;
+  keyId?: string;
+};
+
+export const secrets: string[] = [];
+export const VALUE = () => {
+  const value = `s3cr3t-${crypto.randomUUID()}`;
+  secrets.push(value);
+  return value;
+};
+
+/** One step of the guard's scenario: runs one state-changing operation and says what it should write. */
+export type Step = (s: State) => Promise<StepResult>;
