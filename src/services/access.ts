@@ -14,10 +14,11 @@
  * caller, within the key's projects) ⟕ the caller's membership. Absent and invisible objects
  * run the same query.
  */
-import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
+import { bindCompiled, compiled, rowReader } from "../db/compiled";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 
@@ -53,10 +54,12 @@ export function canSeeAll(identity: Identity): boolean {
 export function withinKeyProjects(identity: Identity, projectId: SQLiteColumn): SQL | undefined {
   // One JSON parameter, not one per project: a key may name 100 projects, and D1 binds at most
   // 100 parameters per statement.
-  return identity.projectIds
-    ? sql`${projectId} IN (SELECT value FROM json_each(${JSON.stringify(identity.projectIds)}))`
-    : undefined;
+  return identity.projectIds ? inProjectList(projectId, JSON.stringify(identity.projectIds)) : undefined;
 }
+
+/** `projectId` is one of a JSON array's ids (a value, or a compiled statement's placeholder). */
+const inProjectList = (projectId: SQLiteColumn, list: unknown) =>
+  sql`${projectId} IN (SELECT value FROM json_each(${list}))`;
 
 /** Creating a project: org `owner`/`admin` (else `403 unauthorized`), with a key not restricted to projects. */
 export function authorizeProjectCreate(identity: Identity): void {
@@ -92,10 +95,45 @@ export function authorize(
 
 type ScopedTable = SQLiteTable & { id: SQLiteColumn; projectId: SQLiteColumn };
 
+/** An equality that narrows a scoped lookup: `[column of the scoped table, value]`. */
+export type ScopedExtra = readonly [column: SQLiteColumn, value: string];
+
+/** The values of the caller's placeholders in a compiled statement (`withinKeyProjectsOf`). */
+export function callerValues(identity: Identity): Record<string, unknown> {
+  return {
+    orgId: identity.orgId,
+    accountId: identity.accountId,
+    keyProjects: identity.projectIds ? JSON.stringify(identity.projectIds) : null,
+  };
+}
+
+/**
+ * In a compiled statement (src/db/compiled.ts): the key's project restriction on `projectId`,
+ * read from the `keyProjects` placeholder, when the variant is for a restricted key.
+ */
+export function withinKeyProjectsOf(restricted: boolean, projectId: SQLiteColumn): SQL | undefined {
+  return restricted ? inProjectList(projectId, sql.placeholder("keyProjects")) : undefined;
+}
+
+/**
+ * Whether the caller's variant of a compiled statement restricts projects: part of every cache
+ * key (`r` or `u`).
+ */
+export const restrictionKey = (identity: Identity) => (identity.projectIds ? "r" : "u");
+
+type ScopedRead = (values: readonly unknown[]) => { row: unknown; memberRole: ProjectRole | null };
+/** Per table: reads the row and the caller's membership role off a `raw()` row. */
+const scopedReaders = new Map<string, ScopedRead>();
+const scopedSelection = (table: ScopedTable) => ({
+  ...getTableColumns(table),
+  memberRole: projectMembers.role,
+});
+
 /**
  * Loads one project-scoped row by id and checks `action` on its project, in one query.
  * `extra` narrows the lookup (for example "this resource belongs to that stack"); a row
- * that does not match it is `not_found` too.
+ * that does not match it is `not_found` too. The statement's text is built once per isolate
+ * and variant (table, extra column, key restriction).
  */
 export async function loadScoped<T extends ScopedTable>(
   db: Db,
@@ -104,30 +142,56 @@ export async function loadScoped<T extends ScopedTable>(
   id: string,
   action: ProjectAction,
   what: string,
-  extra?: SQL,
+  extra?: ScopedExtra,
 ): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
-  const found = await db
-    .select({ row: getTableColumns(table), memberRole: projectMembers.role })
-    .from(table as SQLiteTable)
-    .innerJoin(
-      projects,
-      and(
-        eq(projects.id, table.projectId),
-        eq(projects.orgId, identity.orgId),
-        withinKeyProjects(identity, projects.id),
+  const name = getTableName(table);
+  const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionKey(identity)}`;
+  const query = compiled(variant, (b) =>
+    b
+      .select(scopedSelection(table))
+      .from(table as SQLiteTable)
+      .innerJoin(
+        projects,
+        and(
+          eq(projects.id, table.projectId),
+          eq(projects.orgId, sql.placeholder("orgId")),
+          withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+        ),
+      )
+      .leftJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, projects.id),
+          eq(projectMembers.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .where(
+        and(eq(table.id, sql.placeholder("id")), extra ? eq(extra[0], sql.placeholder("extra")) : undefined),
       ),
-    )
-    .leftJoin(
-      projectMembers,
-      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-    )
-    .where(extra ? and(eq(table.id, id), extra) : eq(table.id, id))
-    .get();
-  if (!found) throw notFound(what);
+  );
+  let read = scopedReaders.get(name);
+  if (!read) {
+    const readRow = rowReader(scopedSelection(table));
+    read = (values) => {
+      const { memberRole, ...row } = readRow(values);
+      return { row, memberRole: memberRole as ProjectRole | null };
+    };
+    scopedReaders.set(name, read);
+  }
+  const [values] = await bindCompiled(db, query, {
+    ...callerValues(identity),
+    id,
+    extra: extra?.[1],
+  }).raw();
+  if (!values) throw notFound(what);
+  const found = read(values);
   const row = found.row as T["$inferSelect"];
   const role = authorize(identity, row.projectId as string, found.memberRole, action, what);
   return { row, role };
 }
+
+const projectSelection = { ...getTableColumns(projects), memberRole: projectMembers.role };
+const readProject = rowReader(projectSelection);
 
 /** Loads a project of the caller's organization and checks `action` on it, in one query. */
 export async function loadProject(
@@ -136,22 +200,28 @@ export async function loadProject(
   projectId: string,
   action: ProjectAction,
 ): Promise<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
-  const found = await db
-    .select({ project: getTableColumns(projects), memberRole: projectMembers.role })
-    .from(projects)
-    .leftJoin(
-      projectMembers,
-      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-    )
-    .where(
-      and(
-        eq(projects.id, projectId),
-        eq(projects.orgId, identity.orgId),
-        withinKeyProjects(identity, projects.id),
+  const query = compiled(`project:${restrictionKey(identity)}`, (b) =>
+    b
+      .select(projectSelection)
+      .from(projects)
+      .leftJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, projects.id),
+          eq(projectMembers.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .where(
+        and(
+          eq(projects.id, sql.placeholder("id")),
+          eq(projects.orgId, sql.placeholder("orgId")),
+          withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+        ),
       ),
-    )
-    .get();
-  if (!found) throw notFound("Project");
-  const role = authorize(identity, projectId, found.memberRole, action, "Project");
-  return { project: found.project, role };
+  );
+  const [values] = await bindCompiled(db, query, { ...callerValues(identity), id: projectId }).raw();
+  if (!values) throw notFound("Project");
+  const { memberRole, ...project } = readProject(values);
+  const role = authorize(identity, projectId, memberRole, action, "Project");
+  return { project, role };
 }

@@ -61,7 +61,7 @@ export async function getDeployment(
   environmentId?: string,
 ): Promise<DeploymentRecord> {
   const { db, identity } = ctx;
-  const extra = environmentId ? eq(deployments.environmentId, environmentId) : undefined;
+  const extra = environmentId ? ([deployments.environmentId, environmentId] as const) : undefined;
   const { row } = await loadScoped(db, identity, deployments, id, "read", "Deployment", extra);
   return toDeploymentRecord(row);
 }
