@@ -6,10 +6,11 @@
  * because D1 binds at most 100 parameters per statement and an add may carry 100 IDs.
  */
 
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { bindCompiled, compiled, rowReader, width } from "../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { accounts, type OrgRole, orgMembers, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -25,18 +26,20 @@ export function memberFilterKey(role: ProjectRole | undefined): string {
   return role ? `role=${role}` : "";
 }
 
-function memberQuery(db: Db, orgId: string, where: SQL | undefined) {
+const memberSelection = {
+  membership: projectMembers,
+  name: accounts.name,
+  displayName: accounts.displayName,
+  avatar: accounts.avatar,
+  profile: accounts.profile,
+  // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
+  orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
+};
+
+function memberQuery(db: Db, orgId: string | Placeholder, where: SQL | undefined) {
   return (
     db
-      .select({
-        membership: projectMembers,
-        name: accounts.name,
-        displayName: accounts.displayName,
-        avatar: accounts.avatar,
-        profile: accounts.profile,
-        // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
-        orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
-      })
+      .select(memberSelection)
       .from(projectMembers)
       .innerJoin(accounts, eq(accounts.id, projectMembers.accountId))
       // Adding a member requires org membership, so the inner join hides no member.
@@ -86,22 +89,44 @@ export async function listMembers(
   role: ProjectRole | undefined,
 ): Promise<Page<MemberRecord>> {
   const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "read");
-  const { where, orderBy } = keyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
-  const rows = await memberQuery(
-    db,
-    project.orgId,
-    and(eq(projectMembers.projectId, projectId), role ? eq(projectMembers.role, role) : undefined, where),
-  )
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
+  await loadProject(db, identity, projectId, "read");
+  const keys = compiledKeyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
+  const query = compiled(`members:${role ? "role" : ""}:${keys.variant}`, (b) =>
+    memberQuery(
+      b,
+      sql.placeholder("orgId"),
+      and(
+        eq(projectMembers.projectId, sql.placeholder("projectId")),
+        role ? eq(projectMembers.role, sql.placeholder("role")) : undefined,
+        keys.where,
+      ),
+    )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  const values = { orgId: identity.orgId, projectId, role, ...pageValues(page) };
+  const rows = (await bindCompiled(db, query, values).raw()).map(readMemberRow);
   return toPage(
     rows,
     page,
     (r) => ({ createdAt: r.membership.createdAt, id: r.membership.id }),
     toMemberRecord,
   );
+}
+
+const readMembership = rowReader(getTableColumns(projectMembers));
+const membershipWidth = width(getTableColumns(projectMembers));
+const readAccount = rowReader({
+  name: accounts.name,
+  displayName: accounts.displayName,
+  avatar: accounts.avatar,
+  profile: accounts.profile,
+  orgRole: orgMembers.role,
+});
+
+/** A `raw()` row of `memberSelection`, in its order: the membership's columns, then the account's. */
+function readMemberRow(values: readonly unknown[]): MemberRow {
+  return { membership: readMembership(values), ...readAccount(values, membershipWidth) };
 }
 
 /**

@@ -1,14 +1,22 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
-import { and, eq, exists } from "drizzle-orm";
+import { and, eq, exists, getTableColumns, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";
-import { authorizeProjectCreate, canSeeAll, loadProject, withinKeyProjects } from "./access";
+import {
+  authorizeProjectCreate,
+  callerValues,
+  canSeeAll,
+  loadProject,
+  restrictionKey,
+  withinKeyProjectsOf,
+} from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
@@ -93,32 +101,41 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
   return toProjectRecord(project);
 }
 
+const projectColumns = getTableColumns(projects);
+const readProject = rowReader(projectColumns);
+
 /** Projects of the caller's organization that the caller may see (org owner/admin: all). */
 export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
   const { db, identity } = ctx;
-  const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
-  const scope = and(eq(projects.orgId, identity.orgId), withinKeyProjects(identity, projects.id), where);
-  const rows = canSeeAll(identity)
-    ? await db
-        .select()
-        .from(projects)
-        .where(scope)
-        .orderBy(...orderBy)
-        .limit(page.limit + 1)
-        .all()
-    : (
-        await db
-          .select({ project: projects })
-          .from(projects)
-          .innerJoin(
+  const all = canSeeAll(identity);
+  const keys = compiledKeyset({ createdAt: projects.createdAt, id: projects.id }, page);
+  const query = compiled(
+    `projects:${all ? "all" : "member"}:${restrictionKey(identity)}:${keys.variant}`,
+    (b) => {
+      const from = b.select(projectColumns).from(projects);
+      const visible = all
+        ? from
+        : from.innerJoin(
             projectMembers,
-            and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-          )
-          .where(scope)
-          .orderBy(...orderBy)
-          .limit(page.limit + 1)
-          .all()
-      ).map((r) => r.project);
+            and(
+              eq(projectMembers.projectId, projects.id),
+              eq(projectMembers.accountId, sql.placeholder("accountId")),
+            ),
+          );
+      return visible
+        .where(
+          and(
+            eq(projects.orgId, sql.placeholder("orgId")),
+            withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+            keys.where,
+          ),
+        )
+        .orderBy(...keys.orderBy)
+        .limit(keys.limit);
+    },
+  );
+  const values = await bindCompiled(db, query, { ...callerValues(identity), ...pageValues(page) }).raw();
+  const rows = values.map((v) => readProject(v));
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
 }
 

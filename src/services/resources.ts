@@ -1,6 +1,6 @@
 /** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
 
-import { eq, type SQL, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { listPage, type Page, type PageRequest } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
