@@ -14,7 +14,7 @@
  * Whatever changes the text (a key's project restriction, a page's direction or position) is
  * part of the cache key: a bounded set of variants, each compiled on its first use.
  */
-import { type Column, fillPlaceholders, type Query } from "drizzle-orm";
+import { Column, fillPlaceholders, is, type Query, type SQL } from "drizzle-orm";
 import { createDb, type Db } from "./client";
 
 /** A query's SQL text and parameters (values, or placeholders filled per request). */
@@ -51,9 +51,18 @@ export function bindCompiled(db: Db, query: Compiled, values: Record<string, unk
   return db.$client.prepare(query.sql).bind(...params);
 }
 
-/** A row of the columns `selection` names, typed as Drizzle types a SELECT of them. */
-export type RowOf<S extends Record<string, Column>> = {
-  [K in keyof S]: S[K]["_"]["notNull"] extends true ? S[K]["_"]["data"] : S[K]["_"]["data"] | null;
+/** What a compiled SELECT may select: columns, and aliased expressions (read as they come). */
+export type Selection = Record<string, Column | SQL.Aliased>;
+
+/** A row of what `selection` names, typed as Drizzle types a SELECT of it. */
+export type RowOf<S extends Selection> = {
+  [K in keyof S]: S[K] extends SQL.Aliased<infer T>
+    ? T
+    : S[K] extends Column
+      ? S[K]["_"]["notNull"] extends true
+        ? S[K]["_"]["data"]
+        : S[K]["_"]["data"] | null
+      : never;
 };
 
 /**
@@ -61,20 +70,29 @@ export type RowOf<S extends Record<string, Column>> = {
  * order (the order Drizzle selected them in), through each column's own decoding (JSON
  * columns are parsed, as Drizzle does).
  */
-export function rowReader<S extends Record<string, Column>>(
+export function rowReader<S extends Selection>(
   selection: S,
 ): (values: readonly unknown[], offset?: number) => RowOf<S> {
-  const columns = Object.entries(selection);
+  const columns = Object.entries(selection).map(
+    ([key, field]) => [key, is(field, Column) ? field : null] as const,
+  );
   return (values, offset = 0) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) {
-      const [key, column] = columns[i] as [string, Column];
-      const value = values[offset + i];
-      row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+      const [key, column] = columns[i] as (typeof columns)[number];
+      const value = values[offset + i] ?? null;
+      row[key] = value === null || !column ? value : column.mapFromDriverValue(value);
     }
     return row as RowOf<S>;
   };
 }
 
-/** The number of columns a `rowReader` of `selection` consumes. */
-export const width = (selection: Record<string, Column>) => Object.keys(selection).length;
+/** The number of values a `rowReader` of `selection` consumes. */
+export const width = (selection: Selection) => Object.keys(selection).length;
+
+/**
+ * A D1 batch answers each statement's rows as objects keyed by column name (no `raw()`), in
+ * the statement's column order: as an array for `rowReader`. Only for statements whose column
+ * names are all distinct (alias the others), or two would collapse into one key.
+ */
+export const valuesOf = (row: Record<string, unknown>): unknown[] => Object.values(row);

@@ -18,7 +18,7 @@ import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-o
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 
@@ -121,21 +121,52 @@ export function withinKeyProjectsOf(restricted: boolean, projectId: SQLiteColumn
  */
 export const restrictionKey = (identity: Identity) => (identity.projectIds ? "r" : "u");
 
-type ScopedRead = (values: readonly unknown[]) => { row: unknown; memberRole: ProjectRole | null };
-/** Per table: reads the row and the caller's membership role off a `raw()` row. */
-const scopedReaders = new Map<string, ScopedRead>();
-const scopedSelection = (table: ScopedTable) => ({
-  ...getTableColumns(table),
-  memberRole: projectMembers.role,
-});
+/**
+ * A lookup that authorizes a request (`scopedLookup`, `projectLookup`): its statement, and how
+ * its one row (or none) becomes the result or the `404`/`403`. Run alone (`runLookup`) or in
+ * one round trip with the statement it guards (`lookupThen`).
+ */
+export type Lookup<R> = {
+  statement: D1PreparedStatement;
+  read(values: readonly unknown[] | undefined): R;
+};
+
+export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
+  const [values] = await lookup.statement.raw();
+  return lookup.read(values);
+}
 
 /**
- * Loads one project-scoped row by id and checks `action` on its project, in one query.
+ * The lookup and the read it guards in one D1 batch (one round trip): the guarded rows are
+ * returned only when the lookup lets the caller through, else its `404`/`403` is thrown.
+ * The guarded statement's column names must be distinct (`valuesOf`).
+ */
+export async function lookupThen<R>(
+  db: Db,
+  lookup: Lookup<R>,
+  guarded: D1PreparedStatement,
+): Promise<{ found: R; rows: unknown[][] }> {
+  const [own, rows] = await db.$client.batch<Record<string, unknown>>([lookup.statement, guarded]);
+  const first = own?.results[0];
+  const found = lookup.read(first ? valuesOf(first) : undefined);
+  return { found, rows: (rows?.results ?? []).map(valuesOf) };
+}
+
+// Aliased so that no column of a scoped table shares its name (`valuesOf`).
+const callerRole = sql<ProjectRole | null>`${projectMembers.role}`.as("caller_role");
+
+type ScopedRead = (values: readonly unknown[]) => { row: unknown; callerRole: ProjectRole | null };
+/** Per table: reads the row and the caller's membership role off a row of values. */
+const scopedReaders = new Map<string, ScopedRead>();
+const scopedSelection = (table: ScopedTable) => ({ ...getTableColumns(table), callerRole });
+
+/**
+ * Looks up one project-scoped row by id and checks `action` on its project, in one query.
  * `extra` narrows the lookup (for example "this resource belongs to that stack"); a row
  * that does not match it is `not_found` too. The statement's text is built once per isolate
  * and variant (table, extra column, key restriction).
  */
-export async function loadScoped<T extends ScopedTable>(
+export function scopedLookup<T extends ScopedTable>(
   db: Db,
   identity: Identity,
   table: T,
@@ -143,7 +174,7 @@ export async function loadScoped<T extends ScopedTable>(
   action: ProjectAction,
   what: string,
   extra?: ScopedExtra,
-): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
+): Lookup<{ row: T["$inferSelect"]; role: ProjectRole }> {
   const name = getTableName(table);
   const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionKey(identity)}`;
   const query = compiled(variant, (b) =>
@@ -169,37 +200,51 @@ export async function loadScoped<T extends ScopedTable>(
         and(eq(table.id, sql.placeholder("id")), extra ? eq(extra[0], sql.placeholder("extra")) : undefined),
       ),
   );
-  let read = scopedReaders.get(name);
-  if (!read) {
-    const readRow = rowReader(scopedSelection(table));
-    read = (values) => {
-      const { memberRole, ...row } = readRow(values);
-      return { row, memberRole: memberRole as ProjectRole | null };
+  let readRow = scopedReaders.get(name);
+  if (!readRow) {
+    const readAll = rowReader(scopedSelection(table));
+    readRow = (values) => {
+      const { callerRole: role, ...row } = readAll(values);
+      return { row, callerRole: role };
     };
-    scopedReaders.set(name, read);
+    scopedReaders.set(name, readRow);
   }
-  const [values] = await bindCompiled(db, query, {
-    ...callerValues(identity),
-    id,
-    extra: extra?.[1],
-  }).raw();
-  if (!values) throw notFound(what);
-  const found = read(values);
-  const row = found.row as T["$inferSelect"];
-  const role = authorize(identity, row.projectId as string, found.memberRole, action, what);
-  return { row, role };
+  const read = readRow;
+  return {
+    statement: bindCompiled(db, query, { ...callerValues(identity), id, extra: extra?.[1] }),
+    read: (values) => {
+      if (!values) throw notFound(what);
+      const found = read(values);
+      const row = found.row as T["$inferSelect"];
+      const role = authorize(identity, row.projectId as string, found.callerRole, action, what);
+      return { row, role };
+    },
+  };
 }
 
-const projectSelection = { ...getTableColumns(projects), memberRole: projectMembers.role };
+/** `scopedLookup`, run. */
+export function loadScoped<T extends ScopedTable>(
+  db: Db,
+  identity: Identity,
+  table: T,
+  id: string,
+  action: ProjectAction,
+  what: string,
+  extra?: ScopedExtra,
+): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
+  return runLookup(scopedLookup(db, identity, table, id, action, what, extra));
+}
+
+const projectSelection = { ...getTableColumns(projects), callerRole };
 const readProject = rowReader(projectSelection);
 
-/** Loads a project of the caller's organization and checks `action` on it, in one query. */
-export async function loadProject(
+/** Looks up a project of the caller's organization and checks `action` on it, in one query. */
+export function projectLookup(
   db: Db,
   identity: Identity,
   projectId: string,
   action: ProjectAction,
-): Promise<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
+): Lookup<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
   const query = compiled(`project:${restrictionKey(identity)}`, (b) =>
     b
       .select(projectSelection)
@@ -219,9 +264,23 @@ export async function loadProject(
         ),
       ),
   );
-  const [values] = await bindCompiled(db, query, { ...callerValues(identity), id: projectId }).raw();
-  if (!values) throw notFound("Project");
-  const { memberRole, ...project } = readProject(values);
-  const role = authorize(identity, projectId, memberRole, action, "Project");
-  return { project, role };
+  return {
+    statement: bindCompiled(db, query, { ...callerValues(identity), id: projectId }),
+    read: (values) => {
+      if (!values) throw notFound("Project");
+      const { callerRole: memberRole, ...project } = readProject(values);
+      const role = authorize(identity, projectId, memberRole, action, "Project");
+      return { project, role };
+    },
+  };
+}
+
+/** `projectLookup`, run. */
+export function loadProject(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  action: ProjectAction,
+): Promise<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
+  return runLookup(projectLookup(db, identity, projectId, action));
 }
