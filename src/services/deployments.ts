@@ -20,7 +20,15 @@ import { badInput, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
-import { callerValues, canSeeAll, loadScoped, restrictionKey, withinKeyProjectsOf } from "./access";
+import {
+  callerValues,
+  canSeeAll,
+  loadScoped,
+  lookupThen,
+  restrictionKey,
+  scopedLookup,
+  withinKeyProjectsOf,
+} from "./access";
 import { auditEntry, diffRecords } from "./audit";
 
 /**
@@ -134,7 +142,6 @@ export async function listEnvironmentDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, environments, environmentId, "read", "Environment");
   const keys = compiledKeyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
   const query = compiled(`environment-deployments:${keys.variant}:${statusVariant(filter)}`, (b) =>
     b
@@ -146,7 +153,12 @@ export async function listEnvironmentDeployments(
       .orderBy(...keys.orderBy)
       .limit(keys.limit),
   );
-  const values = await bindCompiled(db, query, { environmentId, ...pageValues(page) }).raw();
+  // The environment's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    bindCompiled(db, query, { environmentId, ...pageValues(page) }),
+  );
   const rows = values.map((v) => readDeployment(v));
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }

@@ -6,66 +6,23 @@
  * because D1 binds at most 100 parameters per statement and an add may carry 100 IDs.
  */
 
-import { and, eq, getTableColumns, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
-import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader, width } from "../db/compiled";
+import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
-import { accounts, type OrgRole, orgMembers, type ProjectRole, projectMembers } from "../db/schema";
+import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";
-import { loadProject } from "./access";
+import { loadProject, lookupThen, projectLookup } from "./access";
 import { auditEntry } from "./audit";
-import { normalizeProfile } from "./orgs";
+import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./member-records";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
   return role ? `role=${role}` : "";
-}
-
-const memberSelection = {
-  membership: projectMembers,
-  name: accounts.name,
-  displayName: accounts.displayName,
-  avatar: accounts.avatar,
-  profile: accounts.profile,
-  // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
-  orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
-};
-
-function memberQuery(db: Db, orgId: string | Placeholder, where: SQL | undefined) {
-  return (
-    db
-      .select(memberSelection)
-      .from(projectMembers)
-      .innerJoin(accounts, eq(accounts.id, projectMembers.accountId))
-      // Adding a member requires org membership, so the inner join hides no member.
-      .innerJoin(
-        orgMembers,
-        and(eq(orgMembers.orgId, orgId), eq(orgMembers.accountId, projectMembers.accountId)),
-      )
-      .where(where)
-  );
-}
-
-type MemberRow = Awaited<ReturnType<ReturnType<typeof memberQuery>["all"]>>[number];
-
-function toMemberRecord(row: MemberRow): MemberRecord {
-  return {
-    account_id: row.membership.accountId,
-    membership_id: row.membership.id,
-    project_id: row.membership.projectId,
-    name: row.name,
-    display_name: row.displayName,
-    avatar: row.avatar,
-    org_role: row.orgRole,
-    role: row.membership.role,
-    profile: normalizeProfile(row.profile),
-    created_at: row.membership.createdAt,
-  };
 }
 
 const memberNotFound = () => notFound("Member");
@@ -89,7 +46,6 @@ export async function listMembers(
   role: ProjectRole | undefined,
 ): Promise<Page<MemberRecord>> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "read");
   const keys = compiledKeyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
   const query = compiled(`members:${role ? "role" : ""}:${keys.variant}`, (b) =>
     memberQuery(
@@ -104,29 +60,19 @@ export async function listMembers(
       .orderBy(...keys.orderBy)
       .limit(keys.limit),
   );
-  const values = { orgId: identity.orgId, projectId, role, ...pageValues(page) };
-  const rows = (await bindCompiled(db, query, values).raw()).map(readMemberRow);
+  // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
+    db,
+    projectLookup(db, identity, projectId, "read"),
+    bindCompiled(db, query, { orgId: identity.orgId, projectId, role, ...pageValues(page) }),
+  );
+  const rows = values.map(readMemberRow);
   return toPage(
     rows,
     page,
     (r) => ({ createdAt: r.membership.createdAt, id: r.membership.id }),
     toMemberRecord,
   );
-}
-
-const readMembership = rowReader(getTableColumns(projectMembers));
-const membershipWidth = width(getTableColumns(projectMembers));
-const readAccount = rowReader({
-  name: accounts.name,
-  displayName: accounts.displayName,
-  avatar: accounts.avatar,
-  profile: accounts.profile,
-  orgRole: orgMembers.role,
-});
-
-/** A `raw()` row of `memberSelection`, in its order: the membership's columns, then the account's. */
-function readMemberRow(values: readonly unknown[]): MemberRow {
-  return { membership: readMembership(values), ...readAccount(values, membershipWidth) };
 }
 
 /**
