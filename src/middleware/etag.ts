@@ -48,14 +48,9 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   if (!tag) {
     if (!/^application\/json/i.test(res.headers.get("content-type") ?? "")) return;
     if (/no-store/i.test(res.headers.get("cache-control") ?? "")) return;
-    // The body is read once and the answer rebuilt from that text (no clone, no second stream).
-    const text = await res.text();
+    const text = await res.clone().text();
     tag = await etagOf(text, text.startsWith('{"data":['));
-    const tagged = new Response(text, res);
-    tagged.headers.set("ETag", tag);
-    // Unset first: assigning over a response would make Hono merge the old one's headers again.
-    c.res = undefined;
-    c.res = tagged;
+    res.headers.set("ETag", tag);
   }
   if (ifNoneMatch && res.status === 200 && weakMatch(ifNoneMatch, tag)) {
     c.res = new Response(null, { status: 304, headers: { ETag: tag } });
