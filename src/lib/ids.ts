@@ -1,5 +1,6 @@
 /** Identifiers (API_CONTRACT §2). */
 export const ID_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const BASE = BigInt(ID_ALPHABET.length);
 
 /** The three forms SPEC.md accepts: 22-char base58, lowercase UUID, 32 lowercase hex. */
 export const ID_PATTERN =
@@ -11,25 +12,16 @@ export function isId(value: string): boolean {
 
 /**
  * A new 22-character ID from 128 random bits. 58^22 > 2^128, so every value fits;
- * left-padding with the alphabet's zero keeps the length fixed. The bits are four 32-bit limbs
- * divided by 58 in turn (each step's remainder < 58 · 2^32 < 2^53 stays an exact float):
- * the same digits as dividing the 128-bit number, without BigInt.
+ * left-padding with the alphabet's zero keeps the length fixed.
  */
 export function newId(): string {
-  return encodeId(crypto.getRandomValues(new Uint32Array(4)));
-}
-
-/** 128 bits (four 32-bit limbs, most significant first) as 22 base58 digits; consumes `limbs`. */
-export function encodeId(limbs: Uint32Array): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
   let out = "";
-  for (let digit = 0; digit < 22; digit++) {
-    let rest = 0;
-    for (let i = 0; i < 4; i++) {
-      const value = rest * 0x1_0000_0000 + (limbs[i] as number);
-      limbs[i] = Math.floor(value / 58);
-      rest = value % 58;
-    }
-    out = ID_ALPHABET[rest] + out;
+  while (n > 0n) {
+    out = ID_ALPHABET[Number(n % BASE)] + out;
+    n /= BASE;
   }
-  return out;
+  return out.padStart(22, ID_ALPHABET[0]);
 }
