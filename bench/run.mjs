@@ -25,8 +25,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
 import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
+import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
 import { DEEP_ROWS, seedSql } from "./seed.mjs";
 
 const args = new Set(process.argv.slice(2));
