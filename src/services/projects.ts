@@ -1,8 +1,8 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
-import { and, eq, exists, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, exists, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
@@ -19,6 +19,13 @@ import {
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
+import {
+  type ProjectRow,
+  projectColumns,
+  projectNameKey,
+  readProject,
+  toProjectRecord,
+} from "./project-records";
 
 export type ProjectInput = {
   name: string;
@@ -26,28 +33,6 @@ export type ProjectInput = {
   icon?: string | null | undefined;
   repo_id?: string | null | undefined;
 };
-
-type ProjectRow = typeof projects.$inferSelect;
-
-export function toProjectRecord(row: ProjectRow): ProjectRecord {
-  return {
-    id: row.id,
-    org_id: row.orgId,
-    name: row.name,
-    description: row.description,
-    icon: row.icon,
-    repo_id: row.repoId,
-    default_environment_id: row.defaultEnvironmentId,
-    connection_status: row.connectionStatus,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-/** Names are unique per organization regardless of letter case (Unicode-aware). */
-export function projectNameKey(name: string): string {
-  return name.normalize("NFC").toLocaleLowerCase("und");
-}
 
 const nameTaken = (name: string) =>
   conflict(`A project named "${name}" already exists in this organization.`, [
@@ -100,9 +85,6 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
   }
   return toProjectRecord(project);
 }
-
-const projectColumns = getTableColumns(projects);
-const readProject = rowReader(projectColumns);
 
 /** Projects of the caller's organization that the caller may see (org owner/admin: all). */
 export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
