@@ -25,6 +25,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
 import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
 import { DEEP_ROWS, seedSql } from "./seed.mjs";
 
@@ -497,11 +498,16 @@ async function main() {
   // What the servers run is a snapshot taken now, in the temp dir: the working tree's src/
   // (so that editing it during a run changes nothing: wrangler rebuilds and restarts a Worker
   // whose sources change, even with watch off), the ladder, and each COMPARE ref's src/.
+  buildDocsAssets();
   const snapshot = (name, fill) => {
     const dir = join(tmp, name);
     mkdirSync(dir);
     fill(dir);
     symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+    // wrangler.toml's [assets] (the /docs renderer) and the [build] step that fills them.
+    symlinkSync(join(root, "scripts"), join(dir, "scripts"));
+    mkdirSync(join(dir, "dist"));
+    symlinkSync(DOCS_ASSETS_DIR, join(dir, "dist", "assets"));
     return join(dir, "wrangler.toml");
   };
   const apiConfig = snapshot("head", (dir) => {

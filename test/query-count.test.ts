@@ -174,6 +174,55 @@ describe("work per request of the benchmarked routes", () => {
     });
   });
 
+  it("the lists behind a project or environment (members, an environment's deployments): the lookup and the page in one batch", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    const lists = [
+      `/v1/projects/${project.id}/members`,
+      `/v1/environments/${project.default_environment_id}/deployments`,
+    ];
+    await measure(lists[0] as string, key); // warms the key
+    for (const path of lists) {
+      expect(await measure(path, key)).toEqual({
+        status: 200,
+        d1Statements: 2,
+        d1RoundTrips: 1,
+        limiterCalls: 1,
+        sessions: ["first-unconstrained"],
+      });
+    }
+    // A project the key cannot see costs the same and answers 404 (nothing of it is returned).
+    const other = await createOrgWithOwner();
+    const hidden = await createProject(other.owner);
+    for (const path of [
+      `/v1/projects/${hidden.id}/members`,
+      `/v1/environments/${hidden.default_environment_id}/deployments`,
+    ]) {
+      expect(await measure(path, key)).toEqual({
+        status: 404,
+        d1Statements: 2,
+        d1RoundTrips: 1,
+        limiterCalls: 1,
+        sessions: ["first-unconstrained"],
+      });
+    }
+  });
+
+  it("GET /v1/deployments (the org-wide list): one query when the key is warm", async () => {
+    const { owner } = await createOrgWithOwner();
+    await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/deployments", key); // warms the key
+    expect(await measure("/v1/deployments", key)).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
   it("POST /v1/projects: two limiter calls without Idempotency-Key (the decision, the bookmark's store); with one, a third stores the answer, and a replay touches no table", async () => {
     const { owner } = await createOrgWithOwner();
     const key = await freshKey(owner.orgId, owner.accountId);

@@ -98,13 +98,42 @@ export function pageRequest(params: ListParams, filter = ""): PageRequest {
 
 type KeysetColumns = { createdAt: SQLiteColumn; id: SQLiteColumn };
 
-/** The WHERE fragment (undefined on the first page) and ORDER BY of a keyset page. */
-export function keyset(cols: KeysetColumns, page: PageRequest): { where: SQL | undefined; orderBy: SQL[] } {
-  const order = page.direction === "asc" ? asc : desc;
-  const where = page.position
-    ? sql`(${cols.createdAt}, ${cols.id}) ${sql.raw(page.direction === "asc" ? ">" : "<")} (${page.position.createdAt}, ${page.position.id})`
+function keysetOf(
+  cols: KeysetColumns,
+  direction: SortDirection,
+  after: { createdAt: unknown; id: unknown } | undefined,
+): { where: SQL | undefined; orderBy: SQL[] } {
+  const order = direction === "asc" ? asc : desc;
+  const where = after
+    ? sql`(${cols.createdAt}, ${cols.id}) ${sql.raw(direction === "asc" ? ">" : "<")} (${after.createdAt}, ${after.id})`
     : undefined;
   return { where, orderBy: [order(cols.createdAt), order(cols.id)] };
+}
+
+/** The WHERE fragment (undefined on the first page) and ORDER BY of a keyset page. */
+export function keyset(cols: KeysetColumns, page: PageRequest): { where: SQL | undefined; orderBy: SQL[] } {
+  return keysetOf(cols, page.direction, page.position);
+}
+
+/**
+ * The same for a compiled statement (src/db/compiled.ts): the position is read from the
+ * `afterCreatedAt` and `afterId` placeholders and the limit from `limit` (`pageValues`);
+ * `variant` names what changes the text (direction, and whether there is a position).
+ */
+export function compiledKeyset(cols: KeysetColumns, page: PageRequest) {
+  const after = page.position
+    ? { createdAt: sql.placeholder("afterCreatedAt"), id: sql.placeholder("afterId") }
+    : undefined;
+  return {
+    variant: `${page.direction}${page.position ? "+" : ""}`,
+    limit: sql.placeholder("limit"),
+    ...keysetOf(cols, page.direction, after),
+  };
+}
+
+/** The values of `compiledKeyset`'s placeholders. */
+export function pageValues(page: PageRequest): Record<string, unknown> {
+  return { afterCreatedAt: page.position?.createdAt, afterId: page.position?.id, limit: page.limit + 1 };
 }
 
 /** Rows fetched with LIMIT page.limit + 1 → the envelope. */

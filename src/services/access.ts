@@ -14,10 +14,11 @@
  * caller, within the key's projects) ⟕ the caller's membership. Absent and invisible objects
  * run the same query.
  */
-import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
+import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 
@@ -53,10 +54,12 @@ export function canSeeAll(identity: Identity): boolean {
 export function withinKeyProjects(identity: Identity, projectId: SQLiteColumn): SQL | undefined {
   // One JSON parameter, not one per project: a key may name 100 projects, and D1 binds at most
   // 100 parameters per statement.
-  return identity.projectIds
-    ? sql`${projectId} IN (SELECT value FROM json_each(${JSON.stringify(identity.projectIds)}))`
-    : undefined;
+  return identity.projectIds ? inProjectList(projectId, JSON.stringify(identity.projectIds)) : undefined;
 }
+
+/** `projectId` is one of a JSON array's ids (a value, or a compiled statement's placeholder). */
+const inProjectList = (projectId: SQLiteColumn, list: unknown) =>
+  sql`${projectId} IN (SELECT value FROM json_each(${list}))`;
 
 /** Creating a project: org `owner`/`admin` (else `403 unauthorized`), with a key not restricted to projects. */
 export function authorizeProjectCreate(identity: Identity): void {
@@ -92,66 +95,192 @@ export function authorize(
 
 type ScopedTable = SQLiteTable & { id: SQLiteColumn; projectId: SQLiteColumn };
 
+/** An equality that narrows a scoped lookup: `[column of the scoped table, value]`. */
+export type ScopedExtra = readonly [column: SQLiteColumn, value: string];
+
+/** The values of the caller's placeholders in a compiled statement (`withinKeyProjectsOf`). */
+export function callerValues(identity: Identity): Record<string, unknown> {
+  return {
+    orgId: identity.orgId,
+    accountId: identity.accountId,
+    keyProjects: identity.projectIds ? JSON.stringify(identity.projectIds) : null,
+  };
+}
+
 /**
- * Loads one project-scoped row by id and checks `action` on its project, in one query.
- * `extra` narrows the lookup (for example "this resource belongs to that stack"); a row
- * that does not match it is `not_found` too.
+ * In a compiled statement (src/db/compiled.ts): the key's project restriction on `projectId`,
+ * read from the `keyProjects` placeholder, when the variant is for a restricted key.
  */
-export async function loadScoped<T extends ScopedTable>(
+export function withinKeyProjectsOf(restricted: boolean, projectId: SQLiteColumn): SQL | undefined {
+  return restricted ? inProjectList(projectId, sql.placeholder("keyProjects")) : undefined;
+}
+
+/**
+ * Whether the caller's variant of a compiled statement restricts projects: part of every cache
+ * key (`r` or `u`).
+ */
+export const restrictionKey = (identity: Identity) => (identity.projectIds ? "r" : "u");
+
+/**
+ * A lookup that authorizes a request (`scopedLookup`, `projectLookup`): its statement, and how
+ * its one row (or none) becomes the result or the `404`/`403`. Run alone (`runLookup`) or in
+ * one round trip with the statement it guards (`lookupThen`).
+ */
+export type Lookup<R> = {
+  statement: D1PreparedStatement;
+  read(values: readonly unknown[] | undefined): R;
+};
+
+export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
+  const [values] = await lookup.statement.raw();
+  return lookup.read(values);
+}
+
+/**
+ * The lookup and the read it guards in one D1 batch (one round trip): the guarded rows are
+ * returned only when the lookup lets the caller through, else its `404`/`403` is thrown.
+ * The guarded statement's column names must be distinct (`valuesOf`).
+ */
+export async function lookupThen<R>(
+  db: Db,
+  lookup: Lookup<R>,
+  guarded: D1PreparedStatement,
+): Promise<{ found: R; rows: unknown[][] }> {
+  const [own, rows] = await db.$client.batch<Record<string, unknown>>([lookup.statement, guarded]);
+  const first = own?.results[0];
+  const found = lookup.read(first ? valuesOf(first) : undefined);
+  return { found, rows: (rows?.results ?? []).map(valuesOf) };
+}
+
+// Aliased so that no column of a scoped table shares its name (`valuesOf`).
+const callerRole = sql<ProjectRole | null>`${projectMembers.role}`.as("caller_role");
+
+type ScopedRead = (values: readonly unknown[]) => { row: unknown; callerRole: ProjectRole | null };
+/** Per table: reads the row and the caller's membership role off a row of values. */
+const scopedReaders = new Map<string, ScopedRead>();
+const scopedSelection = (table: ScopedTable) => ({ ...getTableColumns(table), callerRole });
+
+/**
+ * Looks up one project-scoped row by id and checks `action` on its project, in one query.
+ * `extra` narrows the lookup (for example "this resource belongs to that stack"); a row
+ * that does not match it is `not_found` too. The statement's text is built once per isolate
+ * and variant (table, extra column, key restriction).
+ */
+export function scopedLookup<T extends ScopedTable>(
   db: Db,
   identity: Identity,
   table: T,
   id: string,
   action: ProjectAction,
   what: string,
-  extra?: SQL,
-): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
-  const found = await db
-    .select({ row: getTableColumns(table), memberRole: projectMembers.role })
-    .from(table as SQLiteTable)
-    .innerJoin(
-      projects,
-      and(
-        eq(projects.id, table.projectId),
-        eq(projects.orgId, identity.orgId),
-        withinKeyProjects(identity, projects.id),
+  extra?: ScopedExtra,
+): Lookup<{ row: T["$inferSelect"]; role: ProjectRole }> {
+  const name = getTableName(table);
+  const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionKey(identity)}`;
+  const query = compiled(variant, (b) =>
+    b
+      .select(scopedSelection(table))
+      .from(table as SQLiteTable)
+      .innerJoin(
+        projects,
+        and(
+          eq(projects.id, table.projectId),
+          eq(projects.orgId, sql.placeholder("orgId")),
+          withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+        ),
+      )
+      .leftJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, projects.id),
+          eq(projectMembers.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .where(
+        and(eq(table.id, sql.placeholder("id")), extra ? eq(extra[0], sql.placeholder("extra")) : undefined),
       ),
-    )
-    .leftJoin(
-      projectMembers,
-      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-    )
-    .where(extra ? and(eq(table.id, id), extra) : eq(table.id, id))
-    .get();
-  if (!found) throw notFound(what);
-  const row = found.row as T["$inferSelect"];
-  const role = authorize(identity, row.projectId as string, found.memberRole, action, what);
-  return { row, role };
+  );
+  let readRow = scopedReaders.get(name);
+  if (!readRow) {
+    const readAll = rowReader(scopedSelection(table));
+    readRow = (values) => {
+      const { callerRole: role, ...row } = readAll(values);
+      return { row, callerRole: role };
+    };
+    scopedReaders.set(name, readRow);
+  }
+  const read = readRow;
+  return {
+    statement: bindCompiled(db, query, { ...callerValues(identity), id, extra: extra?.[1] }),
+    read: (values) => {
+      if (!values) throw notFound(what);
+      const found = read(values);
+      const row = found.row as T["$inferSelect"];
+      const role = authorize(identity, row.projectId as string, found.callerRole, action, what);
+      return { row, role };
+    },
+  };
 }
 
-/** Loads a project of the caller's organization and checks `action` on it, in one query. */
-export async function loadProject(
+/** `scopedLookup`, run. */
+export function loadScoped<T extends ScopedTable>(
+  db: Db,
+  identity: Identity,
+  table: T,
+  id: string,
+  action: ProjectAction,
+  what: string,
+  extra?: ScopedExtra,
+): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
+  return runLookup(scopedLookup(db, identity, table, id, action, what, extra));
+}
+
+const projectSelection = { ...getTableColumns(projects), callerRole };
+const readProject = rowReader(projectSelection);
+
+/** Looks up a project of the caller's organization and checks `action` on it, in one query. */
+export function projectLookup(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  action: ProjectAction,
+): Lookup<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
+  const query = compiled(`project:${restrictionKey(identity)}`, (b) =>
+    b
+      .select(projectSelection)
+      .from(projects)
+      .leftJoin(
+        projectMembers,
+        and(
+          eq(projectMembers.projectId, projects.id),
+          eq(projectMembers.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .where(
+        and(
+          eq(projects.id, sql.placeholder("id")),
+          eq(projects.orgId, sql.placeholder("orgId")),
+          withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+        ),
+      ),
+  );
+  return {
+    statement: bindCompiled(db, query, { ...callerValues(identity), id: projectId }),
+    read: (values) => {
+      if (!values) throw notFound("Project");
+      const { callerRole: memberRole, ...project } = readProject(values);
+      const role = authorize(identity, projectId, memberRole, action, "Project");
+      return { project, role };
+    },
+  };
+}
+
+/** `projectLookup`, run. */
+export function loadProject(
   db: Db,
   identity: Identity,
   projectId: string,
   action: ProjectAction,
 ): Promise<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
-  const found = await db
-    .select({ project: getTableColumns(projects), memberRole: projectMembers.role })
-    .from(projects)
-    .leftJoin(
-      projectMembers,
-      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-    )
-    .where(
-      and(
-        eq(projects.id, projectId),
-        eq(projects.orgId, identity.orgId),
-        withinKeyProjects(identity, projects.id),
-      ),
-    )
-    .get();
-  if (!found) throw notFound("Project");
-  const role = authorize(identity, projectId, found.memberRole, action, "Project");
-  return { project: found.project, role };
+  return runLookup(projectLookup(db, identity, projectId, action));
 }

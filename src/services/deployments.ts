@@ -1,10 +1,11 @@
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
 
 import type { z } from "@hono/zod-openapi";
-import { and, eq, getTableColumns, inArray } from "drizzle-orm";
+import { and, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { keyset, listPage, type Page, type PageRequest, toPage } from "../db/pagination";
+import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import {
   type DeploymentData,
   type DeploymentStatus,
@@ -19,7 +20,15 @@ import { badInput, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
-import { canSeeAll, loadScoped, withinKeyProjects } from "./access";
+import {
+  callerValues,
+  canSeeAll,
+  loadScoped,
+  lookupThen,
+  restrictionKey,
+  scopedLookup,
+  withinKeyProjectsOf,
+} from "./access";
 import { auditEntry, diffRecords } from "./audit";
 
 /**
@@ -61,41 +70,57 @@ export async function getDeployment(
   environmentId?: string,
 ): Promise<DeploymentRecord> {
   const { db, identity } = ctx;
-  const extra = environmentId ? eq(deployments.environmentId, environmentId) : undefined;
+  const extra = environmentId ? ([deployments.environmentId, environmentId] as const) : undefined;
   const { row } = await loadScoped(db, identity, deployments, id, "read", "Deployment", extra);
   return toDeploymentRecord(row);
 }
 
+const deploymentColumns = getTableColumns(deployments);
+const readDeployment = rowReader(deploymentColumns);
+
+/** The status filter's part of a compiled statement's variant (its values are constants of it). */
+const statusVariant = (filter: ListFilter) =>
+  filter.statuses?.length ? [...new Set(filter.statuses)].sort().join(",") : "";
+
 /**
  * The org-wide list's query. It walks the (org_id, created_at, id) index in order, so a page
  * costs the same at any depth; an org member sees only the projects it belongs to (a filter on
- * that walk). Separate from its execution so its query plan can be tested.
+ * that walk). Built once per isolate and variant (src/db/compiled.ts); `toSQL` gives its text
+ * and values, so its query plan can be tested.
  */
 export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: ListFilter, page: PageRequest) {
-  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
-  const memberOnly = canSeeAll(identity)
-    ? undefined
-    : inArray(
-        deployments.projectId,
-        db
-          .select({ id: projectMembers.projectId })
-          .from(projectMembers)
-          .where(eq(projectMembers.accountId, identity.accountId)),
-      );
-  return db
-    .select()
-    .from(deployments)
-    .where(
-      and(
-        eq(deployments.orgId, identity.orgId),
-        withinKeyProjects(identity, deployments.projectId),
-        memberOnly,
-        statusIn(filter),
-        where,
-      ),
-    )
-    .orderBy(...orderBy)
-    .limit(page.limit + 1);
+  const all = canSeeAll(identity);
+  const keys = compiledKeyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  const variant = `deployments:${all ? "all" : "member"}:${restrictionKey(identity)}:${keys.variant}:${statusVariant(filter)}`;
+  const query = compiled(variant, (b) =>
+    b
+      .select(deploymentColumns)
+      .from(deployments)
+      .where(
+        and(
+          eq(deployments.orgId, sql.placeholder("orgId")),
+          withinKeyProjectsOf(identity.projectIds !== null, deployments.projectId),
+          all
+            ? undefined
+            : inArray(
+                deployments.projectId,
+                b
+                  .select({ id: projectMembers.projectId })
+                  .from(projectMembers)
+                  .where(eq(projectMembers.accountId, sql.placeholder("accountId"))),
+              ),
+          statusIn(filter),
+          keys.where,
+        ),
+      )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  const values = { ...callerValues(identity), ...pageValues(page) };
+  return {
+    statement: () => bindCompiled(db, query, values),
+    toSQL: () => ({ sql: query.sql, params: fillPlaceholders(query.params, values) }),
+  };
 }
 
 /** Every project the caller may see: org owner/admin all of the organization's, others their own. */
@@ -105,7 +130,8 @@ export async function listVisibleDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   const { db, identity } = ctx;
-  const rows = await visibleDeploymentsQuery(db, identity, filter, page).all();
+  const values = await visibleDeploymentsQuery(db, identity, filter, page).statement().raw();
+  const rows = values.map((v) => readDeployment(v));
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }
 
@@ -116,9 +142,25 @@ export async function listEnvironmentDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, environments, environmentId, "read", "Environment");
-  const scope = and(eq(deployments.environmentId, environmentId), statusIn(filter));
-  return listPage(db, deployments, scope, page, toDeploymentRecord);
+  const keys = compiledKeyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  const query = compiled(`environment-deployments:${keys.variant}:${statusVariant(filter)}`, (b) =>
+    b
+      .select(deploymentColumns)
+      .from(deployments)
+      .where(
+        and(eq(deployments.environmentId, sql.placeholder("environmentId")), statusIn(filter), keys.where),
+      )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  // The environment's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    bindCompiled(db, query, { environmentId, ...pageValues(page) }),
+  );
+  const rows = values.map((v) => readDeployment(v));
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }
 
 export async function listStackDeployments(

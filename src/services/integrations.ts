@@ -179,15 +179,10 @@ export function loadIntegration(
   integrationId: string,
   action: "read" | "write",
 ) {
-  return loadScoped(
-    db,
-    identity,
-    notificationIntegrations,
-    integrationId,
-    action,
-    "Integration",
-    eq(notificationIntegrations.projectId, projectId),
-  );
+  return loadScoped(db, identity, notificationIntegrations, integrationId, action, "Integration", [
+    notificationIntegrations.projectId,
+    projectId,
+  ]);
 }
 
 export async function getIntegration(

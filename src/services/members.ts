@@ -8,61 +8,21 @@
 
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
-import type { Db } from "../db/client";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import { accounts, type OrgRole, orgMembers, type ProjectRole, projectMembers } from "../db/schema";
+import { bindCompiled, compiled } from "../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
+import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";
-import { loadProject } from "./access";
+import { loadProject, lookupThen, projectLookup } from "./access";
 import { auditEntry } from "./audit";
-import { normalizeProfile } from "./orgs";
+import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./member-records";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
   return role ? `role=${role}` : "";
-}
-
-function memberQuery(db: Db, orgId: string, where: SQL | undefined) {
-  return (
-    db
-      .select({
-        membership: projectMembers,
-        name: accounts.name,
-        displayName: accounts.displayName,
-        avatar: accounts.avatar,
-        profile: accounts.profile,
-        // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
-        orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
-      })
-      .from(projectMembers)
-      .innerJoin(accounts, eq(accounts.id, projectMembers.accountId))
-      // Adding a member requires org membership, so the inner join hides no member.
-      .innerJoin(
-        orgMembers,
-        and(eq(orgMembers.orgId, orgId), eq(orgMembers.accountId, projectMembers.accountId)),
-      )
-      .where(where)
-  );
-}
-
-type MemberRow = Awaited<ReturnType<ReturnType<typeof memberQuery>["all"]>>[number];
-
-function toMemberRecord(row: MemberRow): MemberRecord {
-  return {
-    account_id: row.membership.accountId,
-    membership_id: row.membership.id,
-    project_id: row.membership.projectId,
-    name: row.name,
-    display_name: row.displayName,
-    avatar: row.avatar,
-    org_role: row.orgRole,
-    role: row.membership.role,
-    profile: normalizeProfile(row.profile),
-    created_at: row.membership.createdAt,
-  };
 }
 
 const memberNotFound = () => notFound("Member");
@@ -86,16 +46,27 @@ export async function listMembers(
   role: ProjectRole | undefined,
 ): Promise<Page<MemberRecord>> {
   const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "read");
-  const { where, orderBy } = keyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
-  const rows = await memberQuery(
+  const keys = compiledKeyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
+  const query = compiled(`members:${role ? "role" : ""}:${keys.variant}`, (b) =>
+    memberQuery(
+      b,
+      sql.placeholder("orgId"),
+      and(
+        eq(projectMembers.projectId, sql.placeholder("projectId")),
+        role ? eq(projectMembers.role, sql.placeholder("role")) : undefined,
+        keys.where,
+      ),
+    )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
     db,
-    project.orgId,
-    and(eq(projectMembers.projectId, projectId), role ? eq(projectMembers.role, role) : undefined, where),
-  )
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
+    projectLookup(db, identity, projectId, "read"),
+    bindCompiled(db, query, { orgId: identity.orgId, projectId, role, ...pageValues(page) }),
+  );
+  const rows = values.map(readMemberRow);
   return toPage(
     rows,
     page,

@@ -1,16 +1,31 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
-import { and, eq, exists } from "drizzle-orm";
+import { and, eq, exists, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { bindCompiled, compiled } from "../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";
-import { authorizeProjectCreate, canSeeAll, loadProject, withinKeyProjects } from "./access";
+import {
+  authorizeProjectCreate,
+  callerValues,
+  canSeeAll,
+  loadProject,
+  restrictionKey,
+  withinKeyProjectsOf,
+} from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
+import {
+  type ProjectRow,
+  projectColumns,
+  projectNameKey,
+  readProject,
+  toProjectRecord,
+} from "./project-records";
 
 export type ProjectInput = {
   name: string;
@@ -18,28 +33,6 @@ export type ProjectInput = {
   icon?: string | null | undefined;
   repo_id?: string | null | undefined;
 };
-
-type ProjectRow = typeof projects.$inferSelect;
-
-export function toProjectRecord(row: ProjectRow): ProjectRecord {
-  return {
-    id: row.id,
-    org_id: row.orgId,
-    name: row.name,
-    description: row.description,
-    icon: row.icon,
-    repo_id: row.repoId,
-    default_environment_id: row.defaultEnvironmentId,
-    connection_status: row.connectionStatus,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-/** Names are unique per organization regardless of letter case (Unicode-aware). */
-export function projectNameKey(name: string): string {
-  return name.normalize("NFC").toLocaleLowerCase("und");
-}
 
 const nameTaken = (name: string) =>
   conflict(`A project named "${name}" already exists in this organization.`, [
@@ -96,29 +89,35 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
 /** Projects of the caller's organization that the caller may see (org owner/admin: all). */
 export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
   const { db, identity } = ctx;
-  const { where, orderBy } = keyset({ createdAt: projects.createdAt, id: projects.id }, page);
-  const scope = and(eq(projects.orgId, identity.orgId), withinKeyProjects(identity, projects.id), where);
-  const rows = canSeeAll(identity)
-    ? await db
-        .select()
-        .from(projects)
-        .where(scope)
-        .orderBy(...orderBy)
-        .limit(page.limit + 1)
-        .all()
-    : (
-        await db
-          .select({ project: projects })
-          .from(projects)
-          .innerJoin(
+  const all = canSeeAll(identity);
+  const keys = compiledKeyset({ createdAt: projects.createdAt, id: projects.id }, page);
+  const query = compiled(
+    `projects:${all ? "all" : "member"}:${restrictionKey(identity)}:${keys.variant}`,
+    (b) => {
+      const from = b.select(projectColumns).from(projects);
+      const visible = all
+        ? from
+        : from.innerJoin(
             projectMembers,
-            and(eq(projectMembers.projectId, projects.id), eq(projectMembers.accountId, identity.accountId)),
-          )
-          .where(scope)
-          .orderBy(...orderBy)
-          .limit(page.limit + 1)
-          .all()
-      ).map((r) => r.project);
+            and(
+              eq(projectMembers.projectId, projects.id),
+              eq(projectMembers.accountId, sql.placeholder("accountId")),
+            ),
+          );
+      return visible
+        .where(
+          and(
+            eq(projects.orgId, sql.placeholder("orgId")),
+            withinKeyProjectsOf(identity.projectIds !== null, projects.id),
+            keys.where,
+          ),
+        )
+        .orderBy(...keys.orderBy)
+        .limit(keys.limit);
+    },
+  );
+  const values = await bindCompiled(db, query, { ...callerValues(identity), ...pageValues(page) }).raw();
+  const rows = values.map((v) => readProject(v));
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
 }
 

@@ -1,6 +1,6 @@
 /** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
 
-import { eq, type SQL, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { listPage, type Page, type PageRequest } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
@@ -8,7 +8,7 @@ import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
-import { loadScoped } from "./access";
+import { loadScoped, type ScopedExtra } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 
 type ResourceRow = typeof stackResources.$inferSelect;
@@ -39,10 +39,10 @@ export async function getResource(
 ): Promise<StackResourceRecord> {
   const { db, identity } = ctx;
   // A resource reached through the wrong stack or environment is as absent as a missing one.
-  const extra: SQL | undefined = scope.stackId
-    ? eq(stackResources.stackId, scope.stackId)
+  const extra: ScopedExtra | undefined = scope.stackId
+    ? [stackResources.stackId, scope.stackId]
     : scope.environmentId
-      ? eq(stackResources.environmentId, scope.environmentId)
+      ? [stackResources.environmentId, scope.environmentId]
       : undefined;
   const { row } = await loadScoped(db, identity, stackResources, id, "read", "Stack resource", extra);
   return toResourceRecord(row);
