@@ -16,10 +16,10 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CHILD_ENV, percentile, portFree, stopOnTimeoutOrSignal, wranglerRunner } from "./lib.mjs";
 import { seedSql } from "./seed.mjs";
 
 const SAMPLES = Number(process.env.CONDITIONAL_SAMPLES ?? 200);
@@ -32,7 +32,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+const childEnv = CHILD_ENV;
 const tmp = mkdtempSync(join(tmpdir(), "bench-conditional-"));
 let child;
 
@@ -45,34 +45,9 @@ function cleanUp() {
   }
   rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
-const guard = setTimeout(() => {
-  console.error("bench/conditional: hard timeout, stopping");
-  cleanUp();
-  process.exit(2);
-}, HARD_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    cleanUp();
-    process.exit(130);
-  });
-}
+const guard = stopOnTimeoutOrSignal("bench/conditional", HARD_TIMEOUT_MS, cleanUp);
 
-const runWrangler = (argv) =>
-  execFileSync(wrangler, argv, {
-    cwd: root,
-    encoding: "utf8",
-    env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-    maxBuffer: 64 * 1024 * 1024,
-  });
-
-function portFree(port) {
-  return new Promise((resolve) => {
-    const server = createServer()
-      .once("error", () => resolve(false))
-      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
+const runWrangler = wranglerRunner(wrangler, root);
 
 async function freePort() {
   for (let port = 8790; port <= 8799; port++) if (await portFree(port)) return port;
@@ -103,8 +78,8 @@ async function send(base, key, path, init = {}) {
   return res;
 }
 
-const percentile = (sorted, p) =>
-  Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] * 10) / 10;
+/** A percentile, to 0.1 ms. */
+const percentile1 = (sorted, p) => Math.round(percentile(sorted, p) * 10) / 10;
 
 /** Sequential requests, one target after the other in turn; latency percentiles per target. */
 async function alternate(base, targets) {
@@ -122,8 +97,8 @@ async function alternate(base, targets) {
     const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
     return {
       name: target.name,
-      p50: percentile(sorted, 50),
-      p99: percentile(sorted, 99),
+      p50: percentile1(sorted, 50),
+      p99: percentile1(sorted, 99),
       mean: Math.round(mean * 10) / 10,
     };
   });

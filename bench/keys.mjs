@@ -33,15 +33,15 @@
 //     req/s per (target, N) is the median over the rounds, with min–max, and its ratio to N = 1;
 //  5. a table on stdout, raw figures in bench/results/ (git-ignored); wrangler dev stopped and
 //     the temp dir removed. Stops by itself (hard limit HARD_TIMEOUT_S, default 10 min).
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { newId, sqlText as q } from "../scripts/seed-sql.mjs";
+import { CHILD_ENV, freePorts, median, percentile, stopOnTimeoutOrSignal, wranglerRunner } from "./lib.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -83,27 +83,9 @@ function cleanUp() {
   // workerd may still be flushing object storage for a moment after the signal.
   rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
-const guard = setTimeout(() => {
-  console.error("bench/keys: hard timeout, stopping");
-  cleanUp();
-  process.exit(2);
-}, HARD_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    cleanUp();
-    process.exit(130);
-  });
-}
+const guard = stopOnTimeoutOrSignal("bench/keys", HARD_TIMEOUT_MS, cleanUp);
 
-function runWrangler(args) {
-  return execFileSync(wrangler, args, {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-    stdio: ["ignore", "pipe", "pipe"],
-    maxBuffer: 64 * 1024 * 1024,
-  });
-}
+const runWrangler = wranglerRunner(wrangler, root);
 
 const sha256 = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -149,22 +131,11 @@ function poolSql(n, label) {
   return { sql: lines.join("\n"), keys, orgs: orgs.length };
 }
 
-function portFree(port) {
-  return new Promise((resolve) => {
-    const server = createServer()
-      .once("error", () => resolve(false))
-      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
 async function pickPorts() {
   if (process.env.KEYS_BENCH_PORT) {
     return [Number(process.env.KEYS_BENCH_PORT), Number(process.env.KEYS_BENCH_PORT) + 1];
   }
-  const free = [];
-  for (let port = 8800; port <= 8819 && free.length < 2; port++) if (await portFree(port)) free.push(port);
-  if (free.length < 2) throw new Error("no two free ports in 8800–8819");
-  return free;
+  return freePorts(8800, 8819, 2);
 }
 
 async function waitReady(base) {
@@ -284,14 +255,6 @@ function slice(base, target, pool, duration, counter) {
   });
 }
 
-const percentile = (sorted, p) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
-const median = (xs) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
 function summarize(pool, run, counter, warm) {
   const perObject = pool.keys.map((k) => counter.handled(k.id));
   const counted = perObject.reduce((a, b) => a + b, 0);
@@ -368,7 +331,7 @@ async function main() {
       cwd: root,
       detached: true,
       stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+      env: CHILD_ENV,
     },
   );
   await waitReady(base);

@@ -20,12 +20,12 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
+import { CHILD_ENV, median, percentile, portFree, stopOnTimeoutOrSignal, wranglerRunner } from "./lib.mjs";
 import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
 import { DEEP_ROWS, seedSql } from "./seed.mjs";
 
@@ -51,7 +51,7 @@ const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+const childEnv = CHILD_ENV;
 
 const tmp = mkdtempSync(join(tmpdir(), "bench-state-"));
 const servers = [];
@@ -67,34 +67,9 @@ function cleanUp() {
   }
   rmSync(tmp, { recursive: true, force: true });
 }
-const guard = setTimeout(() => {
-  console.error("bench: hard timeout, stopping");
-  cleanUp();
-  process.exit(2);
-}, HARD_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    cleanUp();
-    process.exit(130);
-  });
-}
+const guard = stopOnTimeoutOrSignal("bench", HARD_TIMEOUT_MS, cleanUp);
 
-const runWrangler = (argv) =>
-  execFileSync(wrangler, argv, {
-    cwd: root,
-    encoding: "utf8",
-    env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-    maxBuffer: 64 * 1024 * 1024,
-  });
-
-function portFree(port) {
-  return new Promise((resolve) => {
-    const server = createServer()
-      .once("error", () => resolve(false))
-      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
+const runWrangler = wranglerRunner(wrangler, root);
 
 const taken = new Set();
 async function freePort() {
@@ -285,12 +260,6 @@ function slice(server, target, seconds) {
     });
   });
 }
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 function summarize(target, slices) {
   const latencies = slices.flatMap((s) => s.latencies).sort((a, b) => a - b);

@@ -19,14 +19,14 @@
 //     recorded `skipped`), is re-enabled and one `recover` call re-queues them all: the time
 //     until the last arrives is the queue and the consumer alone, without the API in front;
 //  7. a table on stdout and the raw figures in bench/results/ (git-ignored).
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CHILD_ENV, freePorts, stopOnTimeoutOrSignal, wranglerRunner } from "./lib.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -52,33 +52,12 @@ function cleanUp() {
   receiver?.close();
   rmSync(state, { recursive: true, force: true });
 }
-const guard = setTimeout(() => {
-  console.error("bench: hard timeout, stopping");
-  cleanUp();
-  process.exit(2);
-}, HARD_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    cleanUp();
-    process.exit(130);
-  });
-}
+const guard = stopOnTimeoutOrSignal("bench", HARD_TIMEOUT_MS, cleanUp);
 
-const wranglerEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
-
-function portFree(port) {
-  return new Promise((resolve) => {
-    const server = createServer()
-      .once("error", () => resolve(false))
-      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
+const wranglerEnv = CHILD_ENV;
 
 async function pickPorts() {
-  const free = [];
-  for (let port = 8780; port <= 8789 && free.length < 2; port++) if (await portFree(port)) free.push(port);
-  if (free.length < 2) throw new Error("no two free ports in 8780–8789");
-  return free;
+  return freePorts(8780, 8789, 2);
 }
 
 /** bucket → [{ at, id }] in arrival order. */
@@ -157,11 +136,7 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const hook = (bucket) => `http://127.0.0.1:${receiverPort}/hooks/${bucket}`;
   console.error(`bench: state ${state}, api port ${port}, receiver port ${receiverPort}`);
-  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    cwd: root,
-    env: wranglerEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  wranglerRunner(wrangler, root)(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   dev = spawn(
     wrangler,
     [
