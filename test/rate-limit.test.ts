@@ -286,6 +286,8 @@ describe("durability and storage", () => {
     const age = (state: DurableObjectState) =>
       state.storage.sql.exec("UPDATE window_hits SET at = at - 60001, until = until - 60001");
     await runInDurableObject(stub, (_instance: RateLimiter, state) => age(state));
+    // The object keeps its windows in memory: restart it so it reads the aged rows.
+    await evictDurableObject(stub);
     const res = await request("GET", "/v1/orgs", { key: owner.key });
     expect(limits(res, "default")).toMatchObject({ remaining: 99, reset: 60 });
     // The default window was pruned on access; orgs-create waits for the alarm.

@@ -64,7 +64,11 @@ const SCHEMA = [
  * `hit` runs entirely synchronously (SQL on the object's storage is synchronous, and it
  * never awaits), so concurrent calls are serialized by the object and can never
  * over-admit; the decision and its write commit together, and the state survives
- * eviction and restarts.
+ * eviction and restarts. The object also keeps each window in memory, exactly as stored
+ * (read once per policy when the object starts, then updated with every write), so deciding
+ * costs no read: an admitted request is one INSERT. Only this object writes its storage; the
+ * alarm, which deletes rows behind the windows' backs, drops what is kept and lets it be read
+ * again.
  *
  * Storage stays bounded: each `admit` deletes its policy's entries that left the window
  * before it decides, so a policy never holds more than `limit` rows; an alarm one window
@@ -96,6 +100,15 @@ export class RateLimiter extends DurableObject<Env> {
   private schemaReady = false;
   /** When the pending clean-up alarm fires (ms), or null when none is set. */
   private alarmAt: number | null = null;
+  /**
+   * Each policy's admitted times (ms, ascending), exactly the rows of `window_hits`: read once
+   * per policy and object lifetime (`windowOf`), then kept in step with every write, so a
+   * request costs one INSERT and no read (and a DELETE when entries leave the window). Holds
+   * what the table holds, at most `limit` times per policy.
+   */
+  private readonly windows = new Map<string, number[]>();
+  /** The kept D1 bookmark as stored (null: none); undefined until first read. */
+  private bookmark: string | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -112,8 +125,8 @@ export class RateLimiter extends DurableObject<Env> {
   admit(request: AdmitRequest): AdmitResult {
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
     const result: AdmitResult = { decision };
-    const bookmark = readBookmark(this.sql);
-    if (bookmark !== undefined) result.bookmark = bookmark;
+    if (this.bookmark === undefined) this.bookmark = readBookmark(this.sql) ?? null;
+    if (this.bookmark !== null) result.bookmark = this.bookmark;
     if (!request.idempotency || !decision.allowed) return result;
     const { expiresAt, ...claim } = claimKey(this.sql, request.idempotency, Date.now());
     if (expiresAt !== undefined && (this.alarmAt === null || this.alarmAt > expiresAt)) {
@@ -137,6 +150,7 @@ export class RateLimiter extends DurableObject<Env> {
     this.ensureSchema();
     const now = Date.now();
     const latest = storeBookmark(this.sql, bookmark, now);
+    this.bookmark = latest;
     if (this.alarmAt === null) this.scheduleCleanup(pruneBookmark(this.sql, now) ?? now);
     return latest;
   }
@@ -145,24 +159,18 @@ export class RateLimiter extends DurableObject<Env> {
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
     this.ensureSchema();
     const windowMs = windowSeconds * 1000;
-    // Aggregates over the (policy, at) index: the cost does not grow with the limit.
-    const summary = () =>
-      this.sql
-        .exec<{ count: number; oldest: number | null; newest: number | null }>(
-          "SELECT count(*) AS count, min(at) AS oldest, max(at) AS newest FROM window_hits WHERE policy = ?",
-          policy,
-        )
-        .one();
-    let window = summary();
+    const window = this.windowOf(policy);
     // The clock of a restarted or moved object may be slightly behind the newest entry;
     // time never runs backwards for a window, or its reset could exceed the window.
-    const now = Math.max(Date.now(), window.newest ?? 0);
+    const now = Math.max(Date.now(), window.at(-1) ?? 0);
     const pruneThrough = now - windowMs;
-    if (window.oldest !== null && window.oldest <= pruneThrough) {
+    if ((window[0] ?? Number.POSITIVE_INFINITY) <= pruneThrough) {
       this.sql.exec("DELETE FROM window_hits WHERE policy = ? AND at <= ?", policy, pruneThrough);
-      window = summary();
+      let left = 0;
+      while ((window[left] ?? Number.POSITIVE_INFINITY) <= pruneThrough) left++;
+      window.splice(0, left);
     }
-    const decision = decideCounted(window, now, limit, windowMs);
+    const decision = decideCounted({ count: window.length, oldest: window[0] ?? null }, now, limit, windowMs);
     if (decision.allowed) {
       this.sql.exec(
         "INSERT INTO window_hits (policy, at, until) VALUES (?, ?, ?)",
@@ -170,10 +178,26 @@ export class RateLimiter extends DurableObject<Env> {
         now,
         now + windowMs,
       );
+      window.push(now);
       // Earlier than a pending alarm set for an idempotency entry's expiry, too.
       if (this.alarmAt === null || this.alarmAt > now + windowMs) this.scheduleCleanup(now + windowMs);
     }
     return decision;
+  }
+
+  /** A policy's stored window, read from SQLite on its first use in this object's lifetime. */
+  private windowOf(policy: string): number[] {
+    let window = this.windows.get(policy);
+    if (!window) {
+      window = [];
+      for (const [at] of this.sql
+        .exec("SELECT at FROM window_hits WHERE policy = ? ORDER BY at", policy)
+        .raw()) {
+        window.push(at as number);
+      }
+      this.windows.set(policy, window);
+    }
+    return window;
   }
 
   /**
@@ -184,6 +208,8 @@ export class RateLimiter extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureSchema();
+    // What follows deletes rows of every policy and the bookmark: read them again when next used.
+    this.forgetCachedState();
     const now = Date.now();
     this.sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
     const last = this.sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one();
@@ -198,6 +224,7 @@ export class RateLimiter extends DurableObject<Env> {
     if (next.length === 0) {
       await this.ctx.storage.deleteAll();
       this.schemaReady = false;
+      this.forgetCachedState();
       return;
     }
     this.scheduleCleanup(Math.min(...next));
@@ -222,6 +249,11 @@ export class RateLimiter extends DurableObject<Env> {
     this.alarmAt = at;
     // Not awaited: like the SQL writes, the alarm write commits before the reply leaves.
     void this.ctx.storage.setAlarm(at);
+  }
+
+  private forgetCachedState() {
+    this.windows.clear();
+    this.bookmark = undefined;
   }
 
   private ensureSchema() {
