@@ -2,7 +2,8 @@
 // `npm run bench`: the API beside a ladder of its own (bench/ladder/), measured in one
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
-//   node bench/run.mjs [--quick] [--mode=both|dev|direct] [--no-memory] [--no-depth]
+//   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
+//                      [--without-assets] [--no-memory] [--no-depth]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
@@ -19,7 +20,7 @@
 //  6. tables on stdout, raw figures in bench/results/ (git-ignored). Stops by itself.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +48,7 @@ const HARD_TIMEOUT_MS = 20 * 60_000;
 // --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
+const WITHOUT_ASSETS = args.has("--without-assets");
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -489,10 +491,27 @@ async function main() {
   });
   const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => ({
     ref,
+    label: `@${ref}`,
     config: snapshot(`ref${i}`, (dir) =>
       execFileSync("sh", ["-c", `git -C "${root}" archive "${ref}" src wrangler.toml | tar -x -C "${dir}"`]),
     ),
   }));
+  // --without-assets: the same API with wrangler.toml's [assets] (and the [build] that fills them)
+  // left out, so that no asset router runs in front of it: what the router costs, side by side.
+  if (WITHOUT_ASSETS) {
+    refs.push({
+      ref: "no-assets",
+      label: "(no [assets])",
+      config: snapshot("no-assets", (dir) => {
+        cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+        const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+        const cut = toml.search(/^\[build\]/m);
+        if (cut < 0 || /^\[(?!assets\])/m.test(toml.slice(cut).replace(/^\[build\]/m, "")))
+          throw new Error("--without-assets expects [build] and [assets] to end wrangler.toml");
+        writeFileSync(join(dir, "wrangler.toml"), toml.slice(0, cut));
+      }),
+    });
+  }
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -509,9 +528,9 @@ async function main() {
       ladderConfig,
     );
     const apis = [api];
-    for (const [i, { ref, config }] of refs.entries()) {
+    for (const [i, { label, config }] of refs.entries()) {
       const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
-      server.label = `@${ref}`;
+      server.label = label;
       server.name = `api${server.label}/${mode}`;
       apis.push(server);
     }
@@ -537,7 +556,9 @@ async function main() {
   const only = ONLY ? new RegExp(ONLY) : null;
   const chosen = all.filter((t) => !only || only.test(t.name));
   const targets = all.filter(
-    (t) => chosen.includes(t) || chosen.some((c) => c.server.mode === t.server.mode && c.compare === t.rung),
+    (t) =>
+      chosen.includes(t) ||
+      (t.rung !== undefined && chosen.some((c) => c.server.mode === t.server.mode && c.compare === t.rung)),
   );
   if (!targets.some((t) => t.rung === "do-d1")) {
     targets.unshift(...all.filter((t) => t.rung === "do-d1"));
