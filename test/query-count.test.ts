@@ -9,7 +9,12 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import type { AdmitRequest, SettleRequest } from "../src/rate-limit/limiter";
 import { internalOk } from "./helpers/api";
-import { createOrgWithOwner, createProject } from "./helpers/factories";
+import {
+  createDeployment,
+  createOrgWithOwner,
+  createProject,
+  createProjectWithStack,
+} from "./helpers/factories";
 
 type Counts = {
   d1Statements: number;
@@ -17,6 +22,8 @@ type Counts = {
   limiterCalls: number;
   /** Where each D1 session the request opened started (`withSession`'s argument, modes only). */
   sessions: string[];
+  /** Messages handed to the EVENTS queue (counted only when there are some). */
+  queueMessages?: number;
 };
 
 type D1Client = Pick<D1Database, "prepare" | "batch">;
@@ -77,8 +84,23 @@ function countingBindings(counts: Counts): Env {
       };
     },
   };
+  const sent = (n: number) => {
+    counts.queueMessages = (counts.queueMessages ?? 0) + n;
+  };
+  const events = {
+    send: (body: unknown, options?: QueueSendOptions) => {
+      sent(1);
+      return env.EVENTS.send(body, options);
+    },
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
+      const list = [...messages];
+      sent(list.length);
+      return env.EVENTS.sendBatch(list, options);
+    },
+  };
   return {
     ...env,
+    EVENTS: events as unknown as Queue,
     DB: db as unknown as D1Database,
     RATE_LIMITER: limiter as unknown as Env["RATE_LIMITER"],
   };
@@ -242,6 +264,24 @@ describe("work per request of the benchmarked routes", () => {
     const replay = await measure("/v1/projects", key, { method: "POST", body, headers });
     // No D1 session at all: the replay answers before the session middleware.
     expect(replay).toEqual({ status: 201, d1Statements: 0, d1RoundTrips: 0, limiterCalls: 1, sessions: [] });
+  });
+
+  it("a deployment transition (internal API): one read, one batch (the conditional update, its audit entry and its event), one queue message", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    const moved = await measure(`/internal/v1/deployments/${deployment.id}`, undefined, {
+      method: "PATCH",
+      body: JSON.stringify({ status: "in_progress" }),
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expect(moved).toEqual({
+      status: 200,
+      d1Statements: 4,
+      d1RoundTrips: 2,
+      limiterCalls: 0,
+      sessions: ["first-primary"],
+      queueMessages: 1,
+    });
   });
 
   it("GET /v1/projects/{id} answered 304 costs what the plain GET costs", async () => {
