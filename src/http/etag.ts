@@ -5,10 +5,14 @@
  * the same digest of the record it is about to change.
  */
 
-/** `"<32 hex>"` (strong) or `W/"<32 hex>"` (weak): the first 128 bits of SHA-256 of `text`. */
-export async function etagOf(text: string, weak = false): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  const hex = Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+import { sha256Hex } from "../lib/hex";
+
+/**
+ * `"<32 hex>"` (strong) or `W/"<32 hex>"` (weak): the first 128 bits of SHA-256 of `body` (the
+ * UTF-8 bytes of a response, or a text that encodes to them).
+ */
+export async function etagOf(body: string | ArrayBuffer, weak = false): Promise<string> {
+  const hex = await sha256Hex(body, 16);
   return weak ? `W/"${hex}"` : `"${hex}"`;
 }
 

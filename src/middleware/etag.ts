@@ -18,6 +18,13 @@ import { badInput } from "../http/errors";
 import { type EtagList, etagOf, parseEtagList, weakMatch } from "../http/etag";
 
 const TAGGED_STATUSES = new Set([200, 201]);
+const LIST_START = new TextEncoder().encode('{"data":[');
+
+function startsWith(bytes: ArrayBuffer, prefix: Uint8Array): boolean {
+  if (bytes.byteLength < prefix.length) return false;
+  const head = new Uint8Array(bytes, 0, prefix.length);
+  return prefix.every((byte, i) => head[i] === byte);
+}
 
 function parseHeader(value: string, name: "if-match" | "if-none-match"): EtagList {
   const list = parseEtagList(value);
@@ -48,8 +55,9 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   if (!tag) {
     if (!/^application\/json/i.test(res.headers.get("content-type") ?? "")) return;
     if (/no-store/i.test(res.headers.get("cache-control") ?? "")) return;
-    const text = await res.clone().text();
-    tag = await etagOf(text, text.startsWith('{"data":['));
+    // The body's bytes as sent; a list's answer starts with the bytes of `{"data":[`.
+    const bytes = await res.clone().arrayBuffer();
+    tag = await etagOf(bytes, startsWith(bytes, LIST_START));
     res.headers.set("ETag", tag);
   }
   if (ifNoneMatch && res.status === 200 && weakMatch(ifNoneMatch, tag)) {

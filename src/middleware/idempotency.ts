@@ -10,10 +10,12 @@
  * body that cannot be read (over 1 MiB) claims nothing: the body guard refuses the request
  * before anything executes, and a refused request neither uses nor stores a key.
  */
+
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, badInput, loggableError } from "../http/errors";
+import { sha256Hex } from "../lib/hex";
 import type { IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
 import { readRawBody } from "./body-guard";
 
@@ -151,9 +153,4 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
   }
   headers.set("Idempotent-Replayed", "true");
   return new Response(status === 204 || status === 304 ? null : body, { status, headers });
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }

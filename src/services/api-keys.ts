@@ -16,6 +16,7 @@ import { PRIMARY } from "../db/session";
 import { ApiError, badInput, loggableError, notFound } from "../http/errors";
 import type { Scope } from "../http/scopes";
 import { setBounded } from "../lib/bounded-map";
+import { sha256Hex } from "../lib/hex";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ApiKeyRecord } from "../schemas/organization";
@@ -39,9 +40,8 @@ export function generateKey(): string {
   return KEY_PREFIX + encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)).buffer).replace(/=+$/, "");
 }
 
-export async function hashKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+export function hashKey(key: string): Promise<string> {
+  return sha256Hex(key);
 }
 
 const unauthenticated = (message: string) => new ApiError("unauthenticated", message);
