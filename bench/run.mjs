@@ -263,11 +263,23 @@ function slice(server, target, seconds) {
   });
 }
 
+/**
+ * A target's ratios to its rung, paired by round: each round's figure over the rung's figure
+ * of the same round (measured minutes apart at most, under the same load), then the median.
+ */
+function pairWithRung(r, rung) {
+  const ratios = (mine, theirs) => median(mine.map((x, i) => x / theirs[i]));
+  r.ratio = ratios(r.perRoundExact, rung.perRoundExact);
+  r.cpuRatio = ratios(r.workerCpuPerRound, rung.workerCpuPerRound);
+}
+
 function summarize(target, slices) {
   const latencies = slices.flatMap((s) => s.latencies).sort((a, b) => a - b);
   const total = slices.reduce((sum, s) => sum + s.result.requests.total, 0);
   const perRound = slices.map((s) => s.result.requests.total / s.result.duration);
   const cpu = (field) => (1000 * slices.reduce((sum, s) => sum + s.cpu[field], 0)) / total;
+  // Worker CPU per request of each round: the figure is their median, like req/s's.
+  const workerCpuPerRound = slices.map((s) => (1000 * s.cpu.worker) / Math.max(1, s.result.requests.total));
   const statuses = {};
   for (const s of slices)
     for (const [k, n] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
@@ -280,12 +292,16 @@ function summarize(target, slices) {
     rpsMin: Math.min(...perRound),
     rpsMax: Math.max(...perRound),
     perRound: perRound.map((r) => Math.round(r)),
+    perRoundExact: perRound,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     total,
     statuses,
     errors: slices.reduce((sum, s) => sum + s.result.errors + s.result.timeouts, 0),
-    workerCpuMs: cpu("worker"),
+    workerCpuMs: median(workerCpuPerRound),
+    workerCpuMin: Math.min(...workerCpuPerRound),
+    workerCpuMax: Math.max(...workerCpuPerRound),
+    workerCpuPerRound,
     proxyCpuMs: cpu("proxy"),
     nodeCpuMs: cpu("node"),
   };
@@ -583,17 +599,13 @@ async function main() {
     if (!r.compare) continue;
     const rung = results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.compare);
     if (!rung) continue;
-    r.ratio = r.rps / rung.rps;
-    r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
+    pairWithRung(r, rung);
     r.rungName = rung.name;
   }
   for (const mode of MODES) {
     const rung = results.find((x) => x.mode === mode && targets[results.indexOf(x)].rung === "do-d1");
     if (!rung) continue;
-    for (const r of results.filter((x) => x.mode === mode && !x.compare)) {
-      r.ratio = r.rps / rung.rps;
-      r.cpuRatio = r.workerCpuMs / rung.workerCpuMs;
-    }
+    for (const r of results.filter((x) => x.mode === mode && !x.compare)) pairWithRung(r, rung);
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
   const loadAfterRounds = loadavg();
@@ -684,7 +696,7 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         }[mode]
       }`,
       "",
-      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req | ÷ rung CPU | proxy + node CPU ms/req | statuses |",
+      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | proxy + node CPU ms/req | statuses |",
       "|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of results.filter((x) => x.mode === mode)) {
@@ -692,13 +704,13 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         .map(([s, n]) => `${s}×${n}`)
         .join(" ");
       lines.push(
-        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} | ${f(r.cpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
+        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
       );
     }
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung; POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung; POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   if (exhausted.length) lines.push(`WARNING: seeded deployments ran out on ${exhausted.join(", ")}`);
   const stuck = servers.filter((s) => s.stuck);
