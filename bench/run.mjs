@@ -14,7 +14,7 @@
 //     autocannon at CONNECTIONS connections. Around each slice, the CPU time (utime + stime,
 //     /proc/<pid>/stat) of the workerd process that runs the Worker, of the dev proxy's
 //     workerd and of wrangler's node processes is read;
-//  4. memory: per mode, MEMORY_SECONDS of load on GET /v1/projects/{id} in 3 parts, the RSS of
+//  4. memory: per mode, MEMORY_SECONDS of load on GET /v1/projects/{id} in MEMORY_PARTS (3) parts, the RSS of
 //     each process after each part;
 //  5. pagination depth on the first mode's API (first page vs the page after 10,000 rows);
 //  6. tables on stdout, raw figures in bench/results/ (git-ignored). Stops by itself.
@@ -42,6 +42,7 @@ const ROUNDS = num("ROUNDS", 3, 3);
 const CONNECTIONS = num("CONNECTIONS", 10, 10);
 const KEYS_PER_TARGET = num("KEYS_PER_TARGET", 150, 100);
 const MEMORY_SECONDS = args.has("--no-memory") ? 0 : num("MEMORY_SECONDS", 60, 15);
+const MEMORY_PARTS = num("MEMORY_PARTS", 3, 3);
 const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60);
 const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
 const HARD_TIMEOUT_MS = 20 * 60_000;
@@ -414,6 +415,13 @@ function targetsFor(ladder, apis, seed, keyPools) {
       rung: "do-d1",
       warmPool: pool(1),
     }),
+    L("DO + D1, the SELECT in a D1 session", {
+      path: `/do-d1-session?id=${p.id}`,
+      // The same keys (objects) as the DO + D1 rung: the same counter work.
+      next: keyed(pool(1)),
+      rung: "do-d1-session",
+      warmPool: pool(1),
+    }),
     L("DO + D1 through hono + zod-openapi", {
       path: `/hono/projects/${p.id}`,
       next: keyed(pool(2)),
@@ -610,7 +618,7 @@ async function main() {
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
   const loadAfterRounds = loadavg();
 
-  // Memory: MEMORY_SECONDS of load on GET /v1/projects/{id} in 3 parts, RSS after each part.
+  // Memory: MEMORY_SECONDS of load on GET /v1/projects/{id} in MEMORY_PARTS parts, RSS after each.
   const memory = [];
   if (MEMORY_SECONDS > 0) {
     for (const { mode, api } of perMode) {
@@ -621,10 +629,10 @@ async function main() {
         next: keyed(keyPools.flat()),
       };
       const rows = [{ after: "start", ...rssOf(api) }];
-      for (let part = 1; part <= 3; part++) {
-        const s = await slice(api, target, MEMORY_SECONDS / 3);
+      for (let part = 1; part <= MEMORY_PARTS; part++) {
+        const s = await slice(api, target, MEMORY_SECONDS / MEMORY_PARTS);
         rows.push({
-          after: `${(part * MEMORY_SECONDS) / 3} s`,
+          after: `${Math.round((part * MEMORY_SECONDS) / MEMORY_PARTS)} s`,
           requests: s.result.requests.total,
           ...rssOf(api),
         });

@@ -6,6 +6,7 @@
  *   GET  /do                   → one RPC to the caller's counter object (keyed by x-api-key)
  *   GET  /d1?id=               → one D1 SELECT of a project by primary key
  *   GET  /do-d1?id=            → the counter RPC, then the SELECT: the I/O of a warm authenticated read
+ *   GET  /do-d1-session?id=    → the same, the SELECT in a D1 session (read replication), its bookmark returned
  *   GET  /hono/projects/{id}   → the same, through OpenAPIHono and a zod-openapi route
  *   POST /write/project        → the counter RPC, then the D1 batch `POST /v1/projects` runs
  *                                (project, its environment, its owner: three INSERTs)
@@ -149,6 +150,21 @@ export default {
           ? await prepared(env.DB).project.bind(projectId).first<ProjectRow>()
           : await doThenD1(env, request, projectId);
       return row ? json(row) : json({ code: "not_found" }, 404);
+    }
+    if (path === "/do-d1-session") {
+      // The same I/O as /do-d1, with the D1 read in a session (the Sessions API the API reads
+      // through for read replication): prepared per request, as a session's statements must be.
+      await counter(env, request);
+      const session = env.DB.withSession("first-unconstrained");
+      const row = await session
+        .prepare("SELECT * FROM projects WHERE id = ?")
+        .bind(url.searchParams.get("id") ?? "")
+        .first<ProjectRow>();
+      return row
+        ? new Response(JSON.stringify(row), {
+            headers: { "content-type": "application/json", "x-d1-bookmark": session.getBookmark() ?? "" },
+          })
+        : json({ code: "not_found" }, 404);
     }
     if (path.startsWith("/hono/")) return hono.fetch(request, env, ctx);
     if (path === "/write/project" && request.method === "POST") {
