@@ -10,7 +10,6 @@
  * body that cannot be read (over 1 MiB) claims nothing: the body guard refuses the request
  * before anything executes, and a refused request neither uses nor stores a key.
  */
-
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
@@ -55,9 +54,7 @@ export async function fingerprintRequest(c: Context<AppEnv>): Promise<Idempotenc
   }
   const url = new URL(c.req.url);
   const bodyHash = await sha256Hex(body);
-  const fingerprint = await sha256Hex(
-    new TextEncoder().encode(`${c.req.method}\n${url.pathname}${url.search}\n${bodyHash}`),
-  );
+  const fingerprint = await sha256Hex(`${c.req.method}\n${url.pathname}${url.search}\n${bodyHash}`);
   return { key, fingerprint };
 }
 

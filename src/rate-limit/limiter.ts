@@ -164,10 +164,11 @@ export class RateLimiter extends DurableObject<Env> {
     // time never runs backwards for a window, or its reset could exceed the window.
     const now = Math.max(Date.now(), window.at(-1) ?? 0);
     const pruneThrough = now - windowMs;
-    if ((window[0] ?? Number.POSITIVE_INFINITY) <= pruneThrough) {
+    // Ascending, so the entries that left the window are a prefix of it.
+    const kept = window.findIndex((at) => at > pruneThrough);
+    const left = kept === -1 ? window.length : kept;
+    if (left > 0) {
       this.sql.exec("DELETE FROM window_hits WHERE policy = ? AND at <= ?", policy, pruneThrough);
-      let left = 0;
-      while ((window[left] ?? Number.POSITIVE_INFINITY) <= pruneThrough) left++;
       window.splice(0, left);
     }
     const decision = decideCounted({ count: window.length, oldest: window[0] ?? null }, now, limit, windowMs);
