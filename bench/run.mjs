@@ -45,6 +45,8 @@ const MEMORY_SECONDS = args.has("--no-memory") ? 0 : num("MEMORY_SECONDS", 60, 1
 const MEMORY_PARTS = num("MEMORY_PARTS", 3, 3);
 const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60);
 const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
+// Before each block of an API server's slices: until this long after its last request (see settle()).
+const SETTLE_SECONDS = num("SETTLE_SECONDS", 62, 62);
 const HARD_TIMEOUT_MS = 20 * 60_000;
 // --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
@@ -272,6 +274,7 @@ function pairWithRung(r, rung) {
   const ratios = (mine, theirs) => median(mine.map((x, i) => x / theirs[i]));
   r.ratio = ratios(r.perRoundExact, rung.perRoundExact);
   r.cpuRatio = ratios(r.workerCpuPerRound, rung.workerCpuPerRound);
+  return r;
 }
 
 function summarize(target, slices) {
@@ -289,6 +292,7 @@ function summarize(target, slices) {
     server: target.server.name,
     mode: target.server.mode,
     compare: target.compare,
+    floor: target.floor,
     rps: median(perRound),
     rpsMin: Math.min(...perRound),
     rpsMax: Math.max(...perRound),
@@ -360,30 +364,35 @@ function targetsFor(ladder, apis, seed, keyPools) {
         path: `/v1/projects/${p.id}`,
         next: keyed(pool(4)),
         compare: "do-d1",
+        floor: "floor",
         warmPool: pool(4),
       }),
       A("GET /v1/projects?limit=20", {
         path: "/v1/projects?limit=20",
         next: keyed(pool(5)),
         compare: "do-d1",
+        floor: "floor",
         warmPool: pool(5),
       }),
       A("GET /v1/deployments?limit=20", {
         path: "/v1/deployments?limit=20",
         next: keyed(pool(6)),
         compare: "do-d1",
+        floor: "floor",
         warmPool: pool(6),
       }),
       A("GET /v1/environments/{id}/deployments?limit=20", {
         path: `/v1/environments/${p.env}/deployments?limit=20`,
         next: keyed(pool(7)),
         compare: "do-d1",
+        floor: "floor",
         warmPool: pool(7),
       }),
       A("GET /v1/projects/{id}/members?limit=20", {
         path: `/v1/projects/${p.id}/members?limit=20`,
         next: keyed(pool(8)),
         compare: "do-d1",
+        floor: "floor",
         warmPool: pool(8),
       }),
       A("POST /v1/projects", {
@@ -428,6 +437,13 @@ function targetsFor(ladder, apis, seed, keyPools) {
       rung: "hono",
       warmPool: pool(2),
     }),
+    L("floor: DO + D1 session through hono + zod-openapi", {
+      path: `/hono/session/projects/${p.id}`,
+      // The same keys (objects) as the hono rung.
+      next: keyed(pool(2)),
+      rung: "floor",
+      warmPool: pool(2),
+    }),
     L("write: DO RPC + the D1 batch of POST /v1/projects", {
       path: "/write/project",
       method: "POST",
@@ -443,6 +459,41 @@ function targetsFor(ladder, apis, seed, keyPools) {
     }),
     ...apis.flatMap(apiTargets),
   ];
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+/**
+ * Called when a server's block of slices (its targets, one after another) begins, from the second
+ * round on. An API server's rate-limiter objects clean up after themselves: each key used in a
+ * block gets its object's alarm one window (60 s) after its first request there and again after its
+ * last one, and the last alarm deletes the object's storage (src/rate-limit/limiter.ts). Locally
+ * those alarms run in the Worker's own workerd process, a few ms of CPU each, and a block uses over a
+ * thousand keys: left alone, the clean-up of one slice's keys lands in whichever slice of the same
+ * server runs a minute later — the same targets every round — and is counted as their requests'.
+ * So an API server's next block waits until SETTLE_SECONDS after its last request and until its
+ * process is quiet. Every server's CPU between its blocks is recorded either way (the ladder's
+ * counters keep no state that expires: its figure is the control) and reported per key.
+ */
+async function settle(server) {
+  const last = server.lastBlock;
+  if (!last) return;
+  const waitFrom = Date.now();
+  if (server.kind === "api" && SETTLE_SECONDS > 0) {
+    await sleep(last.endedAt + SETTLE_SECONDS * 1000 - Date.now());
+    // Quiet: under 5 ms of CPU in half a second, for at most 20 s more.
+    for (let i = 0; i < 40; i++) {
+      const before = cpuSeconds(server.pids.worker);
+      await sleep(500);
+      if (cpuSeconds(server.pids.worker) - before < 0.005) break;
+    }
+  }
+  server.between.push({
+    cpuSeconds: cpuSeconds(server.pids.worker) - last.cpuAtEnd,
+    seconds: (Date.now() - last.endedAt) / 1000,
+    waitedSeconds: (Date.now() - waitFrom) / 1000,
+    keys: last.keys,
+  });
 }
 
 /**
@@ -582,7 +633,8 @@ async function main() {
   const targets = all.filter(
     (t) =>
       chosen.includes(t) ||
-      (t.rung !== undefined && chosen.some((c) => c.server.mode === t.server.mode && c.compare === t.rung)),
+      (t.rung !== undefined &&
+        chosen.some((c) => c.server.mode === t.server.mode && (c.compare === t.rung || c.floor === t.rung))),
   );
   if (!targets.some((t) => t.rung === "do-d1")) {
     targets.unshift(...all.filter((t) => t.rung === "do-d1"));
@@ -594,10 +646,19 @@ async function main() {
 
   const slices = targets.map(() => []);
   const rssByRound = [];
+  for (const server of servers) server.between = [];
   for (let round = 0; round < ROUNDS; round++) {
+    let block;
     for (const [t, target] of targets.entries()) {
+      const { server } = target;
+      if (block?.server !== server) {
+        await settle(server);
+        block = { server, keys: 0 };
+      }
       await warm(target);
-      slices[t].push(await slice(target.server, target, SLICE));
+      slices[t].push(await slice(server, target, SLICE));
+      block.keys += target.warmPool?.length ?? 0;
+      server.lastBlock = { endedAt: Date.now(), cpuAtEnd: cpuSeconds(server.pids.worker), keys: block.keys };
     }
     rssByRound.push(Object.fromEntries(servers.map((s) => [s.name, rssMb(s.pids.worker)])));
     console.error(`bench: round ${round + 1}/${ROUNDS} done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
@@ -609,6 +670,13 @@ async function main() {
     if (!rung) continue;
     pairWithRung(r, rung);
     r.rungName = rung.name;
+    const floor =
+      r.floor && results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.floor);
+    if (floor) {
+      const { ratio, cpuRatio } = pairWithRung({ ...r }, floor);
+      r.floorRatio = ratio;
+      r.floorCpuRatio = cpuRatio;
+    }
   }
   for (const mode of MODES) {
     const rung = results.find((x) => x.mode === mode && targets[results.indexOf(x)].rung === "do-d1");
@@ -672,7 +740,18 @@ async function main() {
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, `${new Date().toISOString().replaceAll(":", "-")}.json`),
-    JSON.stringify({ argv: process.argv.slice(2), results, memory, depth, rssByRound }, null, 2),
+    JSON.stringify(
+      {
+        argv: process.argv.slice(2),
+        results,
+        memory,
+        depth,
+        rssByRound,
+        between: Object.fromEntries(servers.map((s) => [s.name, s.between])),
+      },
+      null,
+      2,
+    ),
   );
 }
 
@@ -704,21 +783,21 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         }[mode]
       }`,
       "",
-      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | proxy + node CPU ms/req | statuses |",
-      "|---|---|---|---|---|---|---|---|---|",
+      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | ÷ floor req/s | ÷ floor CPU | proxy + node CPU ms/req | statuses |",
+      "|---|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of results.filter((x) => x.mode === mode)) {
       const statuses = Object.entries(r.statuses)
         .map(([s, n]) => `${s}×${n}`)
         .join(" ");
       lines.push(
-        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
+        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
       );
     }
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung; POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   if (exhausted.length) lines.push(`WARNING: seeded deployments ran out on ${exhausted.join(", ")}`);
   const stuck = servers.filter((s) => s.stuck);
@@ -726,6 +805,23 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
     lines.push(
       `Warm-up requests not answered within 5 s: ${stuck.map((s) => `${s.name} ${s.stuck}`).join(", ")}`,
     );
+  }
+  const gaps = servers.filter((s) => s.between?.length);
+  if (gaps.length) {
+    lines.push(
+      "",
+      `Between a server's blocks of slices (no requests; an API server waits until ${SETTLE_SECONDS} s after its last request and its process is quiet): the Worker process's CPU, i.e. what its objects' alarms cost:`,
+      "",
+      "| server | gaps | gap s median | waited s (total) | keys used per block | Worker CPU s per gap median (min–max) | CPU ms per key |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const s of gaps) {
+      const cpu = s.between.map((g) => g.cpuSeconds);
+      const perKey = median(s.between.map((g) => (g.keys ? (1000 * g.cpuSeconds) / g.keys : Number.NaN)));
+      lines.push(
+        `| ${s.name} | ${s.between.length} | ${f(median(s.between.map((g) => g.seconds)))} | ${f(s.between.reduce((a, g) => a + g.waitedSeconds, 0))} | ${f(median(s.between.map((g) => g.keys)))} | ${f(median(cpu), 2)} (${f(Math.min(...cpu), 2)}–${f(Math.max(...cpu), 2)}) | ${Number.isNaN(perKey) ? "" : f(perKey, 2)} |`,
+      );
+    }
   }
   lines.push("", "Worker process RSS (MB) after each round:", "");
   lines.push(

@@ -8,6 +8,9 @@
  *   GET  /do-d1?id=            → the counter RPC, then the SELECT: the I/O of a warm authenticated read
  *   GET  /do-d1-session?id=    → the same, the SELECT in a D1 session (read replication), its bookmark returned
  *   GET  /hono/projects/{id}   → the same, through OpenAPIHono and a zod-openapi route
+ *   GET  /hono/session/projects/{id} → the same route with the SELECT in a D1 session, its bookmark
+ *                                returned: the floor the stack (hono, zod-openapi) and the contract
+ *                                (a D1 session per request, `X-D1-Bookmark`) set for a read
  *   POST /write/project        → the counter RPC, then the D1 batch `POST /v1/projects` runs
  *                                (project, its environment, its owner: three INSERTs)
  *   PATCH /write/transition/{id} → what a deployment transition does: SELECT the deployment,
@@ -106,6 +109,18 @@ const ProjectSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+const projectOf = (row: ProjectRow): z.infer<typeof ProjectSchema> => ({
+  id: String(row.id),
+  org_id: String(row.org_id),
+  name: String(row.name),
+  description: (row.description as string | null) ?? null,
+  icon: (row.icon as string | null) ?? null,
+  repo_id: (row.repo_id as string | null) ?? null,
+  default_environment_id: String(row.default_environment_id),
+  connection_status: String(row.connection_status),
+  created_at: String(row.created_at),
+  updated_at: String(row.updated_at),
+});
 hono.openapi(
   createRoute({
     method: "get",
@@ -119,21 +134,33 @@ hono.openapi(
   async (c) => {
     const row = await doThenD1(c.env, c.req.raw, c.req.valid("param").id);
     if (!row) return c.json({ code: "not_found" }, 404);
-    return c.json(
-      {
-        id: String(row.id),
-        org_id: String(row.org_id),
-        name: String(row.name),
-        description: (row.description as string | null) ?? null,
-        icon: (row.icon as string | null) ?? null,
-        repo_id: (row.repo_id as string | null) ?? null,
-        default_environment_id: String(row.default_environment_id),
-        connection_status: String(row.connection_status),
-        created_at: String(row.created_at),
-        updated_at: String(row.updated_at),
-      },
-      200,
-    );
+    return c.json(projectOf(row), 200);
+  },
+);
+
+hono.openapi(
+  createRoute({
+    method: "get",
+    path: "/hono/session/projects/{id}",
+    request: {
+      params: z.object({ id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{22}$/) }),
+      headers: z.object({ "x-d1-bookmark": z.string().optional() }),
+    },
+    responses: {
+      200: { content: { "application/json": { schema: ProjectSchema } }, description: "The project." },
+      404: { description: "No such project." },
+    },
+  }),
+  async (c) => {
+    await counter(c.env, c.req.raw);
+    const session = c.env.DB.withSession(c.req.valid("header")["x-d1-bookmark"] ?? "first-unconstrained");
+    const row = await session
+      .prepare("SELECT * FROM projects WHERE id = ?")
+      .bind(c.req.valid("param").id)
+      .first<ProjectRow>();
+    c.header("x-d1-bookmark", session.getBookmark() ?? "");
+    if (!row) return c.json({ code: "not_found" }, 404);
+    return c.json(projectOf(row), 200);
   },
 );
 
