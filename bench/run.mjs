@@ -7,7 +7,9 @@
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
-//  2. per mode, two servers on 127.0.0.1 (ports 8790–8799, first free): the API and the ladder.
+//  2. per mode, two servers on 127.0.0.1 (ports 8790–8799, first free): the API and the ladder
+//     (with --without-assets, two more: both without wrangler.toml's [assets]; with --compare,
+//     one more per ref).
 //     `dev`: `wrangler dev` as users run it (inspector on). `direct`: wrangler's
 //     `unstable_startWorker({ dev: { inspector: false } })` (bench/start-worker.mjs);
 //  3. ROUNDS interleaved rounds; in each, every target of every server gets SLICE seconds of
@@ -291,6 +293,7 @@ function summarize(target, slices) {
     name: target.name,
     server: target.server.name,
     mode: target.server.mode,
+    group: target.server.group ?? "",
     compare: target.compare,
     floor: target.floor,
     rps: median(perRound),
@@ -341,7 +344,8 @@ const keyed = (pool) => {
 };
 
 /** The targets of one mode: the ladder's rungs and the API's routes. */
-function targetsFor(ladder, apis, seed, keyPools) {
+function targetsFor(ladders, apis, seed, keyPools) {
+  const [ladder, ...twins] = ladders;
   const p = seed.bench.project;
   let writes = 0;
   const uniqueName = () => `w-${writes++}-${randomBytes(4).toString("hex")}`;
@@ -352,9 +356,50 @@ function targetsFor(ladder, apis, seed, keyPools) {
       return seed.bench.deployments[i++ % seed.bench.deployments.length];
     };
   };
-  const L = (name, extra) => ({ server: ladder, name: `ladder: ${name}`, ...extra });
+  const L = (name, extra, server = ladder) => ({
+    server,
+    name: `${server.label ? `${server.label} ` : ""}ladder: ${name}`,
+    ...extra,
+  });
   const ladderDeployment = deployments(ladder);
   const pool = (n) => keyPools[n];
+  // A ladder without [assets] (--without-assets) runs the rungs that the API rows without
+  // [assets] are divided by.
+  const twinTargets = (twin) => [
+    L("bare JSON", { path: "/bare", rung: "bare" }, twin),
+    L(
+      "DO RPC then D1 SELECT",
+      { path: `/do-d1?id=${p.id}`, next: keyed(pool(1)), rung: "do-d1", warmPool: pool(1) },
+      twin,
+    ),
+    L(
+      "floor: DO + D1 session through hono + zod-openapi",
+      { path: `/hono/session/projects/${p.id}`, next: keyed(pool(2)), rung: "floor", warmPool: pool(2) },
+      twin,
+    ),
+    L(
+      "write: DO RPC + the D1 batch of POST /v1/projects",
+      {
+        path: "/write/project",
+        method: "POST",
+        next: () => ({ key: pool(3)[writes % pool(3).length], body: { name: uniqueName() } }),
+        rung: "write-project",
+        warmPool: pool(3),
+      },
+      twin,
+    ),
+    L(
+      "write: SELECT + batch (UPDATE + event) + queue send",
+      {
+        path: "/write/transition/x",
+        method: "PATCH",
+        next: () => ({ path: `/write/transition/${twinDeployment()}` }),
+        rung: "write-transition",
+      },
+      twin,
+    ),
+  ];
+  const twinDeployment = deployments(twins[0] ?? ladder);
   const apiTargets = (api) => {
     const A = (name, extra) => ({ server: api, name: api.label ? `${api.label} ${name}` : name, ...extra });
     const apiDeployment = deployments(api);
@@ -457,8 +502,18 @@ function targetsFor(ladder, apis, seed, keyPools) {
       next: () => ({ path: `/write/transition/${ladderDeployment()}` }),
       rung: "write-transition",
     }),
+    ...twins.flatMap(twinTargets),
     ...apis.flatMap(apiTargets),
   ];
+}
+
+/** A wrangler.toml without its [assets] (and the [build] that fills them), which must end it. */
+function withoutAssets(file) {
+  const toml = readFileSync(file, "utf8");
+  const cut = toml.search(/^\[(build|assets)\]/m);
+  if (cut < 0 || /^\[(?!build\]|assets\])/m.test(toml.slice(cut)))
+    throw new Error(`--without-assets expects [build] and [assets] to end ${file}`);
+  return toml.slice(0, cut);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -579,14 +634,21 @@ async function main() {
       label: "(no [assets])",
       config: snapshot("no-assets", (dir) => {
         cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
-        const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
-        const cut = toml.search(/^\[build\]/m);
-        if (cut < 0 || /^\[(?!assets\])/m.test(toml.slice(cut).replace(/^\[build\]/m, "")))
-          throw new Error("--without-assets expects [build] and [assets] to end wrangler.toml");
-        writeFileSync(join(dir, "wrangler.toml"), toml.slice(0, cut));
+        writeFileSync(join(dir, "wrangler.toml"), withoutAssets(join(root, "wrangler.toml")));
       }),
     });
   }
+  // …and the ladder's rungs that those rows are divided by, from a ladder without [assets] too:
+  // like for like, neither side crosses the router.
+  const ladderNoAssetsConfig =
+    WITHOUT_ASSETS &&
+    snapshot("ladder-no-assets", (dir) => {
+      cpSync(join(root, "bench", "ladder", "worker.ts"), join(dir, "worker.ts"));
+      writeFileSync(
+        join(dir, "wrangler.toml"),
+        withoutAssets(join(root, "bench", "ladder", "wrangler.toml")),
+      );
+    });
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -602,16 +664,32 @@ async function main() {
       { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
       ladderConfig,
     );
+    const ladders = [ladder];
+    if (ladderNoAssetsConfig) {
+      const server = await start(
+        "ladder",
+        mode,
+        copy("ladder-no-assets"),
+        { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
+        ladderNoAssetsConfig,
+      );
+      server.label = "(no [assets])";
+      server.group = "no-assets";
+      server.name = `ladder${server.label}/${mode}`;
+      ladders.push(server);
+    }
     const apis = [api];
-    for (const [i, { label, config }] of refs.entries()) {
+    for (const [i, { ref, label, config }] of refs.entries()) {
       const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
       server.label = label;
+      if (ref === "no-assets") server.group = "no-assets";
       server.name = `api${server.label}/${mode}`;
       apis.push(server);
     }
-    perMode.push({ mode, api, apis, ladder });
+    perMode.push({ mode, api, apis, ladder, ladders });
   }
-  for (const { apis, ladder } of perMode) {
+  for (const { apis, ladder, ladders } of perMode) {
+    for (const twin of ladders.slice(1)) await waitReady(twin, "/bare");
     for (const api of apis.slice(1)) await waitReady(api, "/healthz");
     const api = apis[0];
     await waitReady(api, "/healthz");
@@ -627,14 +705,19 @@ async function main() {
   );
 
   // --only=<regexp>: just the targets whose name matches, and the rungs they are compared with.
-  const all = perMode.flatMap(({ apis, ladder }) => targetsFor(ladder, apis, seed, keyPools));
+  const all = perMode.flatMap(({ apis, ladders }) => targetsFor(ladders, apis, seed, keyPools));
   const only = ONLY ? new RegExp(ONLY) : null;
   const chosen = all.filter((t) => !only || only.test(t.name));
   const targets = all.filter(
     (t) =>
       chosen.includes(t) ||
       (t.rung !== undefined &&
-        chosen.some((c) => c.server.mode === t.server.mode && (c.compare === t.rung || c.floor === t.rung))),
+        chosen.some(
+          (c) =>
+            c.server.mode === t.server.mode &&
+            (c.server.group ?? "") === (t.server.group ?? "") &&
+            (c.compare === t.rung || c.floor === t.rung),
+        )),
   );
   if (!targets.some((t) => t.rung === "do-d1")) {
     targets.unshift(...all.filter((t) => t.rung === "do-d1"));
@@ -666,22 +749,27 @@ async function main() {
   const results = targets.map((target, t) => summarize(target, slices[t]));
   for (const r of results) {
     if (!r.compare) continue;
-    const rung = results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.compare);
+    // A rung of the same mode and the same group (with or without [assets]).
+    const rungOf = (name) =>
+      results.find(
+        (x) => x.mode === r.mode && x.group === r.group && targets[results.indexOf(x)].rung === name,
+      );
+    const rung = rungOf(r.compare);
     if (!rung) continue;
     pairWithRung(r, rung);
     r.rungName = rung.name;
-    const floor =
-      r.floor && results.find((x) => x.mode === r.mode && targets[results.indexOf(x)].rung === r.floor);
+    const floor = r.floor && rungOf(r.floor);
     if (floor) {
       const { ratio, cpuRatio } = pairWithRung({ ...r }, floor);
       r.floorRatio = ratio;
       r.floorCpuRatio = cpuRatio;
     }
   }
-  for (const mode of MODES) {
-    const rung = results.find((x) => x.mode === mode && targets[results.indexOf(x)].rung === "do-d1");
-    if (!rung) continue;
-    for (const r of results.filter((x) => x.mode === mode && !x.compare)) pairWithRung(r, rung);
+  for (const r of results.filter((x) => !x.compare)) {
+    const rung = results.find(
+      (x) => x.mode === r.mode && x.group === r.group && targets[results.indexOf(x)].rung === "do-d1",
+    );
+    if (rung) pairWithRung(r, rung);
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
   const loadAfterRounds = loadavg();
@@ -797,7 +885,7 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   if (exhausted.length) lines.push(`WARNING: seeded deployments ran out on ${exhausted.join(", ")}`);
   const stuck = servers.filter((s) => s.stuck);
