@@ -356,50 +356,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
       return seed.bench.deployments[i++ % seed.bench.deployments.length];
     };
   };
-  const L = (name, extra, server = ladder) => ({
-    server,
-    name: `${server.label ? `${server.label} ` : ""}ladder: ${name}`,
-    ...extra,
-  });
-  const ladderDeployment = deployments(ladder);
   const pool = (n) => keyPools[n];
-  // A ladder without [assets] (--without-assets) runs the rungs that the API rows without
-  // [assets] are divided by.
-  const twinTargets = (twin) => [
-    L("bare JSON", { path: "/bare", rung: "bare" }, twin),
-    L(
-      "DO RPC then D1 SELECT",
-      { path: `/do-d1?id=${p.id}`, next: keyed(pool(1)), rung: "do-d1", warmPool: pool(1) },
-      twin,
-    ),
-    L(
-      "floor: DO + D1 session through hono + zod-openapi",
-      { path: `/hono/session/projects/${p.id}`, next: keyed(pool(2)), rung: "floor", warmPool: pool(2) },
-      twin,
-    ),
-    L(
-      "write: DO RPC + the D1 batch of POST /v1/projects",
-      {
-        path: "/write/project",
-        method: "POST",
-        next: () => ({ key: pool(3)[writes % pool(3).length], body: { name: uniqueName() } }),
-        rung: "write-project",
-        warmPool: pool(3),
-      },
-      twin,
-    ),
-    L(
-      "write: SELECT + batch (UPDATE + event) + queue send",
-      {
-        path: "/write/transition/x",
-        method: "PATCH",
-        next: () => ({ path: `/write/transition/${twinDeployment()}` }),
-        rung: "write-transition",
-      },
-      twin,
-    ),
-  ];
-  const twinDeployment = deployments(twins[0] ?? ladder);
   const apiTargets = (api) => {
     const A = (name, extra) => ({ server: api, name: api.label ? `${api.label} ${name}` : name, ...extra });
     const apiDeployment = deployments(api);
@@ -459,53 +416,68 @@ function targetsFor(ladders, apis, seed, keyPools) {
       }),
     ];
   };
+  const ladderTargets = (server) => {
+    const L = (name, extra) => ({
+      server,
+      name: `${server.label ? `${server.label} ` : ""}ladder: ${name}`,
+      ...extra,
+    });
+    const ladderDeployment = deployments(server);
+    return [
+      L("bare JSON", { path: "/bare", rung: "bare" }),
+      L("one DO RPC", { path: "/do", next: keyed(pool(0)), rung: "do", warmPool: pool(0) }),
+      L("one D1 SELECT by primary key", { path: `/d1?id=${p.id}`, rung: "d1" }),
+      L("DO RPC then D1 SELECT", {
+        path: `/do-d1?id=${p.id}`,
+        next: keyed(pool(1)),
+        rung: "do-d1",
+        warmPool: pool(1),
+      }),
+      L("DO + D1, the SELECT in a D1 session", {
+        path: `/do-d1-session?id=${p.id}`,
+        // The same keys (objects) as the DO + D1 rung: the same counter work.
+        next: keyed(pool(1)),
+        rung: "do-d1-session",
+        warmPool: pool(1),
+      }),
+      L("DO + D1 through hono + zod-openapi", {
+        path: `/hono/projects/${p.id}`,
+        next: keyed(pool(2)),
+        rung: "hono",
+        warmPool: pool(2),
+      }),
+      L("floor: DO + D1 session through hono + zod-openapi", {
+        path: `/hono/session/projects/${p.id}`,
+        // The same keys (objects) as the hono rung.
+        next: keyed(pool(2)),
+        rung: "floor",
+        warmPool: pool(2),
+      }),
+      L("write: DO RPC + the D1 batch of POST /v1/projects", {
+        path: "/write/project",
+        method: "POST",
+        next: () => ({ key: pool(3)[writes % pool(3).length], body: { name: uniqueName() } }),
+        rung: "write-project",
+        warmPool: pool(3),
+      }),
+      L("write: SELECT + batch (UPDATE + event) + queue send", {
+        path: "/write/transition/x",
+        method: "PATCH",
+        next: () => ({ path: `/write/transition/${ladderDeployment()}` }),
+        rung: "write-transition",
+      }),
+    ];
+  };
   return [
-    L("bare JSON", { path: "/bare", rung: "bare" }),
-    L("one DO RPC", { path: "/do", next: keyed(pool(0)), rung: "do", warmPool: pool(0) }),
-    L("one D1 SELECT by primary key", { path: `/d1?id=${p.id}`, rung: "d1" }),
-    L("DO RPC then D1 SELECT", {
-      path: `/do-d1?id=${p.id}`,
-      next: keyed(pool(1)),
-      rung: "do-d1",
-      warmPool: pool(1),
-    }),
-    L("DO + D1, the SELECT in a D1 session", {
-      path: `/do-d1-session?id=${p.id}`,
-      // The same keys (objects) as the DO + D1 rung: the same counter work.
-      next: keyed(pool(1)),
-      rung: "do-d1-session",
-      warmPool: pool(1),
-    }),
-    L("DO + D1 through hono + zod-openapi", {
-      path: `/hono/projects/${p.id}`,
-      next: keyed(pool(2)),
-      rung: "hono",
-      warmPool: pool(2),
-    }),
-    L("floor: DO + D1 session through hono + zod-openapi", {
-      path: `/hono/session/projects/${p.id}`,
-      // The same keys (objects) as the hono rung.
-      next: keyed(pool(2)),
-      rung: "floor",
-      warmPool: pool(2),
-    }),
-    L("write: DO RPC + the D1 batch of POST /v1/projects", {
-      path: "/write/project",
-      method: "POST",
-      next: () => ({ key: pool(3)[writes % pool(3).length], body: { name: uniqueName() } }),
-      rung: "write-project",
-      warmPool: pool(3),
-    }),
-    L("write: SELECT + batch (UPDATE + event) + queue send", {
-      path: "/write/transition/x",
-      method: "PATCH",
-      next: () => ({ path: `/write/transition/${ladderDeployment()}` }),
-      rung: "write-transition",
-    }),
-    ...twins.flatMap(twinTargets),
+    ...ladderTargets(ladder),
+    // A ladder without [assets] (--without-assets) runs the rungs that the API rows without
+    // [assets] are divided by.
+    ...twins.flatMap((twin) => ladderTargets(twin).filter((t) => TWIN_RUNGS.has(t.rung))),
     ...apis.flatMap(apiTargets),
   ];
 }
+
+const TWIN_RUNGS = new Set(["bare", "do-d1", "floor", "write-project", "write-transition"]);
 
 /** A wrangler.toml without its [assets] (and the [build] that fills them), which must end it. */
 function withoutAssets(file) {
@@ -657,22 +629,12 @@ async function main() {
       return dir;
     };
     const api = await start("api", mode, copy("api"), { ADMIN_TOKEN }, apiConfig);
-    const ladder = await start(
-      "ladder",
-      mode,
-      copy("ladder"),
-      { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
-      ladderConfig,
-    );
+    const startLadder = (name, config) =>
+      start("ladder", mode, copy(name), { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner }, config);
+    const ladder = await startLadder("ladder", ladderConfig);
     const ladders = [ladder];
     if (ladderNoAssetsConfig) {
-      const server = await start(
-        "ladder",
-        mode,
-        copy("ladder-no-assets"),
-        { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
-        ladderNoAssetsConfig,
-      );
+      const server = await startLadder("ladder-no-assets", ladderNoAssetsConfig);
       server.label = "(no [assets])";
       server.group = "no-assets";
       server.name = `ladder${server.label}/${mode}`;
