@@ -129,7 +129,16 @@ async function start(kind, mode, state, vars, config) {
     stdio: ["ignore", "ignore", "inherit"],
     env: childEnv,
   });
-  const server = { kind, mode, port, base: `http://127.0.0.1:${port}`, child, name: `${kind}/${mode}` };
+  // group: "" or "no-assets" (--without-assets); targets are divided by rungs of their own group.
+  const server = {
+    kind,
+    mode,
+    group: "",
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    name: `${kind}/${mode}`,
+  };
   servers.push(server);
   return server;
 }
@@ -272,11 +281,12 @@ function slice(server, target, seconds) {
  * A target's ratios to its rung, paired by round: each round's figure over the rung's figure
  * of the same round (measured minutes apart at most, under the same load), then the median.
  */
-function pairWithRung(r, rung) {
+function ratiosTo(r, rung) {
   const ratios = (mine, theirs) => median(mine.map((x, i) => x / theirs[i]));
-  r.ratio = ratios(r.perRoundExact, rung.perRoundExact);
-  r.cpuRatio = ratios(r.workerCpuPerRound, rung.workerCpuPerRound);
-  return r;
+  return {
+    ratio: ratios(r.perRoundExact, rung.perRoundExact),
+    cpuRatio: ratios(r.workerCpuPerRound, rung.workerCpuPerRound),
+  };
 }
 
 function summarize(target, slices) {
@@ -293,7 +303,7 @@ function summarize(target, slices) {
     name: target.name,
     server: target.server.name,
     mode: target.server.mode,
-    group: target.server.group ?? "",
+    group: target.server.group,
     compare: target.compare,
     floor: target.floor,
     rps: median(perRound),
@@ -677,7 +687,7 @@ async function main() {
         chosen.some(
           (c) =>
             c.server.mode === t.server.mode &&
-            (c.server.group ?? "") === (t.server.group ?? "") &&
+            c.server.group === t.server.group &&
             (c.compare === t.rung || c.floor === t.rung),
         )),
   );
@@ -709,29 +719,23 @@ async function main() {
     console.error(`bench: round ${round + 1}/${ROUNDS} done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   }
   const results = targets.map((target, t) => summarize(target, slices[t]));
+  // A rung of the same mode and group as r; targets without a rung of their own (the ladder's
+  // rungs, /healthz) are divided by the DO + D1 rung.
+  const rungOf = (r, name) =>
+    results.find(
+      (x) => x.mode === r.mode && x.group === r.group && targets[results.indexOf(x)].rung === name,
+    );
   for (const r of results) {
-    if (!r.compare) continue;
-    // A rung of the same mode and the same group (with or without [assets]).
-    const rungOf = (name) =>
-      results.find(
-        (x) => x.mode === r.mode && x.group === r.group && targets[results.indexOf(x)].rung === name,
-      );
-    const rung = rungOf(r.compare);
+    const rung = rungOf(r, r.compare ?? "do-d1");
     if (!rung) continue;
-    pairWithRung(r, rung);
-    r.rungName = rung.name;
-    const floor = r.floor && rungOf(r.floor);
+    Object.assign(r, ratiosTo(r, rung));
+    if (r.compare) r.rungName = rung.name;
+    const floor = r.floor && rungOf(r, r.floor);
     if (floor) {
-      const { ratio, cpuRatio } = pairWithRung({ ...r }, floor);
+      const { ratio, cpuRatio } = ratiosTo(r, floor);
       r.floorRatio = ratio;
       r.floorCpuRatio = cpuRatio;
     }
-  }
-  for (const r of results.filter((x) => !x.compare)) {
-    const rung = results.find(
-      (x) => x.mode === r.mode && x.group === r.group && targets[results.indexOf(x)].rung === "do-d1",
-    );
-    if (rung) pairWithRung(r, rung);
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
   const loadAfterRounds = loadavg();
