@@ -3,7 +3,7 @@
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
 //   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
-//                      [--without-assets] [--no-memory] [--no-depth]
+//                      [--without-assets] [--no-memory] [--no-depth] [--alloc]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
@@ -15,7 +15,8 @@
 //  3. ROUNDS interleaved rounds; in each, every target of every server gets SLICE seconds of
 //     autocannon at CONNECTIONS connections. Around each slice, the CPU time (utime + stime,
 //     /proc/<pid>/stat) of the workerd process that runs the Worker, of the dev proxy's
-//     workerd and of wrangler's node processes is read;
+//     workerd and of wrangler's node processes is read; with --alloc, the `dev` servers' JavaScript
+//     allocations over the slice are sampled through their inspector (bench/inspector.mjs);
 //  4. memory: per mode, MEMORY_SECONDS of load on GET /v1/projects/{id} in MEMORY_PARTS (3) parts, the RSS of
 //     each process after each part;
 //  5. pagination depth on the first mode's API (first page vs the page after 10,000 rows);
@@ -28,6 +29,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
+import { bundleModules, connectInspector } from "./inspector.mjs";
 import { CHILD_ENV, median, percentile, portFree, stopOnTimeoutOrSignal, wranglerRunner } from "./lib.mjs";
 import { cpuSeconds, listeningPorts, roles, rssMb } from "./procs.mjs";
 import { DEEP_ROWS, seedSql } from "./seed.mjs";
@@ -54,6 +56,9 @@ const HARD_TIMEOUT_MS = 20 * 60_000;
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 const WITHOUT_ASSETS = args.has("--without-assets");
+// --alloc: what each slice's JavaScript allocates, through the inspector of the `dev` servers.
+const ALLOC = args.has("--alloc");
+if (ALLOC && !MODES.includes("dev")) throw new Error("--alloc needs --mode=dev or both (the inspector)");
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -66,6 +71,7 @@ const servers = [];
 function cleanUp() {
   // Only the process groups this script started.
   for (const s of servers) {
+    s.inspector?.close();
     if (s.child?.pid && s.child.exitCode === null) {
       try {
         process.kill(-s.child.pid, "SIGTERM");
@@ -93,8 +99,8 @@ async function freePort() {
 async function start(kind, mode, state, vars, config) {
   const port = await freePort();
   let argv;
+  const inspectorPort = mode === "dev" ? await freePort() : undefined;
   if (mode === "dev") {
-    const inspectorPort = await freePort();
     argv = [
       wrangler,
       "dev",
@@ -135,6 +141,8 @@ async function start(kind, mode, state, vars, config) {
     mode,
     group: "",
     port,
+    dir: dirname(config),
+    ...(mode === "dev" ? { inspectorPort } : {}),
     base: `http://127.0.0.1:${port}`,
     child,
     name: `${kind}/${mode}`,
@@ -277,6 +285,15 @@ function slice(server, target, seconds) {
   });
 }
 
+/** A slice; with --alloc, on a server with an inspector, also what its JavaScript allocated. */
+async function profiledSlice(server, target) {
+  if (!server.inspector) return slice(server, target, SLICE);
+  await server.inspector.startAllocations();
+  const s = await slice(server, target, SLICE);
+  s.alloc = await server.inspector.stopAllocations(server.moduleAt);
+  return s;
+}
+
 /**
  * A target's ratios to its rung, paired by round: each round's figure over the rung's figure
  * of the same round (measured minutes apart at most, under the same load), then the median.
@@ -286,6 +303,9 @@ function ratiosTo(r, rung) {
   return {
     ratio: ratios(r.perRoundExact, rung.perRoundExact),
     cpuRatio: ratios(r.workerCpuPerRound, rung.workerCpuPerRound),
+    ...(r.allocPerRound && rung.allocPerRound
+      ? { allocRatio: ratios(r.allocPerRound, rung.allocPerRound) }
+      : {}),
   };
 }
 
@@ -299,6 +319,18 @@ function summarize(target, slices) {
   const statuses = {};
   for (const s of slices)
     for (const [k, n] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
+  // --alloc: bytes of JavaScript allocated per request, each round's, and by module over all rounds.
+  const alloc = {};
+  if (slices.every((s) => s.alloc)) {
+    alloc.allocPerRound = slices.map((s) => s.alloc.total / Math.max(1, s.result.requests.total));
+    alloc.allocBytes = median(alloc.allocPerRound);
+    const byModule = new Map();
+    for (const s of slices)
+      for (const [m, bytes] of s.alloc.byModule) byModule.set(m, (byModule.get(m) ?? 0) + bytes);
+    alloc.allocByModule = Object.fromEntries(
+      [...byModule].sort((a, b) => b[1] - a[1]).map(([m, bytes]) => [m, bytes / total]),
+    );
+  }
   return {
     name: target.name,
     server: target.server.name,
@@ -322,6 +354,7 @@ function summarize(target, slices) {
     workerCpuPerRound,
     proxyCpuMs: cpu("proxy"),
     nodeCpuMs: cpu("node"),
+    ...alloc,
   };
 }
 
@@ -676,6 +709,15 @@ async function main() {
     `bench: ${servers.map((s) => `${s.name} :${s.port} worker pid ${s.pids.worker} proxy ${s.pids.proxy}`).join("; ")}`,
   );
 
+  if (ALLOC) {
+    for (const server of servers) {
+      if (server.inspectorPort === undefined) continue;
+      server.inspector = await connectInspector(server.inspectorPort);
+      // Built by now: every server has answered a request.
+      server.moduleAt = bundleModules(server.dir) ?? undefined;
+    }
+  }
+
   // --only=<regexp>: just the targets whose name matches, and the rungs they are compared with.
   const all = perMode.flatMap(({ apis, ladders }) => targetsFor(ladders, apis, seed, keyPools));
   const only = ONLY ? new RegExp(ONLY) : null;
@@ -711,7 +753,7 @@ async function main() {
         block = { server, keys: 0 };
       }
       await warm(target);
-      slices[t].push(await slice(server, target, SLICE));
+      slices[t].push(await profiledSlice(server, target));
       block.keys += target.warmPool?.length ?? 0;
       server.lastBlock = { endedAt: Date.now(), cpuAtEnd: cpuSeconds(server.pids.worker), keys: block.keys };
     }
@@ -732,9 +774,10 @@ async function main() {
     if (r.compare) r.rungName = rung.name;
     const floor = r.floor && rungOf(r, r.floor);
     if (floor) {
-      const { ratio, cpuRatio } = ratiosTo(r, floor);
+      const { ratio, cpuRatio, allocRatio } = ratiosTo(r, floor);
       r.floorRatio = ratio;
       r.floorCpuRatio = cpuRatio;
+      if (allocRatio !== undefined) r.floorAllocRatio = allocRatio;
     }
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
@@ -853,6 +896,26 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
     "",
     "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
+  const profiled = results.filter((r) => r.allocBytes !== undefined);
+  if (profiled.length) {
+    const kib = (bytes) => (bytes / 1024).toFixed(1);
+    lines.push(
+      "",
+      "JavaScript allocated per request (`dev` servers, `--alloc`: V8's sampling heap profiler over each slice, collected objects included), and the modules that allocate most:",
+      "",
+      "| target | KiB/req median (min–max) | ÷ rung | ÷ floor | largest allocators, bytes/req |",
+      "|---|---|---|---|---|",
+    );
+    for (const r of profiled) {
+      const top = Object.entries(r.allocByModule)
+        .slice(0, 8)
+        .map(([m, bytes]) => `${m.replaceAll("|", "\\|")} ${bytes.toFixed(0)}`)
+        .join("; ");
+      lines.push(
+        `| ${r.name} | ${kib(r.allocBytes)} (${kib(Math.min(...r.allocPerRound))}–${kib(Math.max(...r.allocPerRound))}) | ${f(r.allocRatio, 2)} | ${f(r.floorAllocRatio, 2)} | ${top} |`,
+      );
+    }
+  }
   if (exhausted.length) lines.push(`WARNING: seeded deployments ran out on ${exhausted.join(", ")}`);
   const stuck = servers.filter((s) => s.stuck);
   if (stuck.length) {
