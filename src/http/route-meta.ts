@@ -69,21 +69,33 @@ export function declaredRoutes(app: OpenAPIHono<Env>): RouteMeta[] {
 /**
  * The lookup from a request to its route's declarations. The table is built once per isolate,
  * on first use (every route is registered by then); a path that matches no declared route has none.
+ *
+ * Three middlewares ask it for every request (policy, scope, audit action), so each of hono's
+ * route objects (the matched routes are the app's own route objects, one per `app.use` and
+ * route) is looked up once per isolate (`perRoute`): a request builds no key strings.
  */
 export function routeMetaLookup<E extends Env>(
   app: OpenAPIHono<E>,
 ): (c: Context<E>) => RouteMeta | undefined {
   let table: Map<string, RouteMeta> | undefined;
-  return (c) => {
+  const perRoute = new WeakMap<object, RouteMeta | null>();
+  const declaredFor = (route: { method: string; path: string }): RouteMeta | null => {
+    let meta = perRoute.get(route);
+    if (meta !== undefined) return meta;
     if (!table) {
       table = new Map();
-      for (const meta of declaredRoutes(app as unknown as OpenAPIHono<Env>)) {
+      for (const declared of declaredRoutes(app as unknown as OpenAPIHono<Env>)) {
         // Hono's matched routes spell parameters `:name`; OpenAPI spells them `{name}`.
-        table.set(keyOf(meta.method, meta.path.replace(/{(\w+)}/g, ":$1")), meta);
+        table.set(keyOf(declared.method, declared.path.replace(/{(\w+)}/g, ":$1")), declared);
       }
     }
+    meta = table.get(keyOf(route.method, route.path)) ?? null;
+    perRoute.set(route, meta);
+    return meta;
+  };
+  return (c) => {
     for (const route of matchedRoutes(c)) {
-      const meta = table.get(keyOf(route.method, route.path));
+      const meta = declaredFor(route);
       if (meta) return meta;
     }
     return undefined;
