@@ -15,13 +15,28 @@ export function isId(value: string): boolean {
  * left-padding with the alphabet's zero keeps the length fixed.
  */
 export function newId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = "";
-  while (n > 0n) {
-    out = ID_ALPHABET[Number(n % BASE)] + out;
-    n /= BASE;
+  return encodeId(crypto.getRandomValues(new Uint32Array(4)));
+}
+
+const ALPHABET_CODES = Array.from(ID_ALPHABET, (ch) => ch.charCodeAt(0));
+/** The digits of the ID being encoded; reused (encoding is synchronous). */
+const digits: number[] = new Array(22).fill(0);
+
+/**
+ * 128 bits (four 32-bit limbs, most significant first) as 22 base58 digits, most significant
+ * first; consumes `limbs`. The limbs are divided by 58 in turn (each step's remainder · 2^32 +
+ * limb < 58 · 2^32 < 2^53 stays an exact float): the same digits as dividing the 128-bit number,
+ * without BigInt, and one string allocated (the request id of every request is one of these).
+ */
+export function encodeId(limbs: Uint32Array): string {
+  for (let digit = 21; digit >= 0; digit--) {
+    let rest = 0;
+    for (let i = 0; i < 4; i++) {
+      const value = rest * 0x1_0000_0000 + (limbs[i] as number);
+      limbs[i] = Math.floor(value / 58);
+      rest = value % 58;
+    }
+    digits[digit] = ALPHABET_CODES[rest] as number;
   }
-  return out.padStart(22, ID_ALPHABET[0]);
+  return String.fromCharCode.apply(null, digits);
 }

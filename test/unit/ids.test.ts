@@ -1,7 +1,7 @@
 /** Identifiers (API_CONTRACT §2): generation and the three accepted forms. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ID_ALPHABET, ID_PATTERN, isId, newId } from "../../src/lib/ids";
+import { encodeId, ID_ALPHABET, ID_PATTERN, isId, newId } from "../../src/lib/ids";
 
 const HEX = "0123456789abcdef";
 const chars = (alphabet: string, length: number) =>
@@ -36,6 +36,20 @@ describe("newId", () => {
     for (let pos = 1; pos < 22; pos++) {
       expect(new Set(ids.map((id) => id[pos])).size, `position ${pos}`).toBe(58);
     }
+  });
+
+  it("encodes 128 bits exactly as base58 of the 128-bit number, zero-padded to 22 digits", () => {
+    const check = (values: number[]) => {
+      const n = values.reduce((acc, x) => (acc << 32n) | BigInt(x), 0n);
+      const id = encodeId(Uint32Array.from(values));
+      expect(id).toHaveLength(22);
+      expect(decode(id)).toBe(n);
+    };
+    check([0, 0, 0, 0]);
+    check([0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff]);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 4, maxLength: 4 }), check),
+    );
   });
 
   it("the alphabet is 58 distinct characters without 0, O, I and l", () => {
