@@ -14,16 +14,30 @@ export type Logger = {
 };
 
 export function createLogger(base: LogFields): Logger {
-  const write = (level: "info" | "warn" | "error", msg: string, fields?: LogFields) => {
-    const line = JSON.stringify({ level, msg, ...base, ...fields });
-    if (level === "error") console.error(line);
-    else if (level === "warn") console.warn(line);
-    else console.log(line);
-  };
-  return {
-    info: (msg, fields) => write("info", msg, fields),
-    warn: (msg, fields) => write("warn", msg, fields),
-    error: (msg, fields) => write("error", msg, fields),
-    with: (fields) => createLogger({ ...base, ...fields }),
-  };
+  return new JsonLogger(base);
+}
+
+/** A class, so that a logger made per request is one object (its methods are on the prototype). */
+class JsonLogger implements Logger {
+  constructor(private readonly base: LogFields) {}
+
+  info(msg: string, fields?: LogFields) {
+    console.log(this.line("info", msg, fields));
+  }
+
+  warn(msg: string, fields?: LogFields) {
+    console.warn(this.line("warn", msg, fields));
+  }
+
+  error(msg: string, fields?: LogFields) {
+    console.error(this.line("error", msg, fields));
+  }
+
+  with(fields: LogFields): Logger {
+    return new JsonLogger({ ...this.base, ...fields });
+  }
+
+  private line(level: "info" | "warn" | "error", msg: string, fields: LogFields | undefined) {
+    return JSON.stringify({ level, msg, ...this.base, ...fields });
+  }
 }
