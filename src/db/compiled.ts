@@ -14,18 +14,7 @@
  * Whatever changes the text (a key's project restriction, a page's direction or position) is
  * part of the cache key: a bounded set of variants, each compiled on its first use.
  */
-import {
-  Column,
-  fillPlaceholders,
-  getTableName,
-  is,
-  Param,
-  Placeholder,
-  type Query,
-  type SQL,
-  sql,
-} from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { Column, fillPlaceholders, is, type Query, type SQL } from "drizzle-orm";
 import { createDb, type Db } from "./client";
 
 /** A query's SQL text and parameters (values, or placeholders filled per request). */
@@ -55,12 +44,6 @@ export function compiled(variant: string, build: (db: Db) => { toSQL(): Query })
 /** The compiled statement on the request's own session, its placeholders filled from `values`. */
 export function bindCompiled(db: Db, query: Compiled, values: Record<string, unknown>): D1PreparedStatement {
   const params = fillPlaceholders(query.params, values);
-  for (const [i, param] of query.params.entries()) {
-    // A null bound to a column is SQL NULL, never its encoding (a JSON column's would be the
-    // text `null`): as Drizzle binds a null in a query it builds per request.
-    if (is(param, Param) && is(param.value, Placeholder) && values[param.value.name] === null)
-      params[i] = null;
-  }
   for (const [i, value] of params.entries()) {
     // A placeholder without its value: a programming error, never a request's fault.
     if (value === undefined) throw new Error(`compiled statement: parameter ${i + 1} has no value`);
@@ -113,33 +96,3 @@ export const width = (selection: Selection) => Object.keys(selection).length;
  * names are all distinct (alias the others), or two would collapse into one key.
  */
 export const valuesOf = (row: Record<string, unknown>): unknown[] => Object.values(row);
-
-/**
- * The INSERT of `row` into `table` on the request's session: every key of `row` a column, each
- * bound through its column's encoder as Drizzle binds it. Its SQL is built once per isolate for
- * the table and the set of keys (a bounded set: each caller inserts a fixed shape); building it
- * per request was the largest allocation of a create (bench/README.md, run D). Every column the
- * caller sets must be in `row` (`undefined` is a programming error, as in `bindCompiled`): a
- * column left out gets its default at compile time, so no column of these tables may have a
- * per-row default function (`$defaultFn`), which would then be frozen.
- */
-export function compiledInsert<T extends SQLiteTable>(
-  db: Db,
-  table: T,
-  row: T["$inferInsert"] & Record<string, unknown>,
-): D1PreparedStatement {
-  const keys = Object.keys(row);
-  const query = compiled(`insert:${getTableName(table)}:${keys.join(",")}`, (b) =>
-    b.insert(table).values(Object.fromEntries(keys.map((key) => [key, sql.placeholder(key)])) as never),
-  );
-  return bindCompiled(db, query, row);
-}
-
-/**
- * A query built by Drizzle as a statement of the request's session, for D1's own `batch` beside
- * compiled statements (Drizzle's batch takes only its own queries).
- */
-export function statementOf(db: Db, query: { toSQL(): Query }): D1PreparedStatement {
-  const { sql: text, params } = query.toSQL();
-  return db.$client.prepare(text).bind(...params);
-}

@@ -4,9 +4,8 @@
  * deployment-state.ts; here they are applied to a row with optimistic concurrency, and the
  * `deployment.*` event of a move is written in the same transaction and published after it.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { bindCompiled, compiled, statementOf } from "../db/compiled";
 import { type DeploymentData, type DeploymentStatus, deployments } from "../db/schema";
 import { badInput, conflict, notFound } from "../http/errors";
 import type { DeploymentRecord } from "../schemas/deployment";
@@ -103,30 +102,6 @@ export async function transitionDeployment(
   return result;
 }
 
-/**
- * The transition's UPDATE: it applies only if the row is still the version that was read
- * (`readStatus`, `readUpdatedAt`).
- */
-const TRANSITION_UPDATE = () =>
-  compiled("deployment-transition", (b) =>
-    b
-      .update(deployments)
-      .set({
-        data: sql.placeholder("data"),
-        status: sql.placeholder("status"),
-        startedAt: sql.placeholder("startedAt"),
-        finishedAt: sql.placeholder("finishedAt"),
-        updatedAt: sql.placeholder("updatedAt"),
-      } as never)
-      .where(
-        and(
-          eq(deployments.id, sql.placeholder("id")),
-          eq(deployments.status, sql.placeholder("readStatus")),
-          eq(deployments.updatedAt, sql.placeholder("readUpdatedAt")),
-        ),
-      ),
-  );
-
 /** As `transitionDeployment`, but `undefined` when the row was no longer the version read. */
 async function tryTransition(
   ctx: ServiceContext,
@@ -150,21 +125,30 @@ async function tryTransition(
     updatedAt: now,
   };
   const deployment = toDeploymentRecord(next);
-  // Compiled once per isolate (src/db/compiled.ts): the compare-and-set on the version read.
-  const update = bindCompiled(db, TRANSITION_UPDATE(), {
-    data: next.data,
-    status: next.status,
-    startedAt: next.startedAt,
-    finishedAt: next.finishedAt,
-    updatedAt: next.updatedAt,
-    id: row.id,
-    readStatus: row.status,
-    readUpdatedAt: row.updatedAt,
-  });
+  const update = db
+    .update(deployments)
+    .set({
+      data: next.data,
+      status: next.status,
+      startedAt: next.startedAt,
+      finishedAt: next.finishedAt,
+      updatedAt: next.updatedAt,
+    })
+    .where(
+      and(
+        eq(deployments.id, row.id),
+        eq(deployments.status, row.status),
+        eq(deployments.updatedAt, row.updatedAt),
+      ),
+    );
   const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
   const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
   // Straight to D1's batch: Drizzle's batch cannot bind parameters of a raw statement.
   const d1 = db.$client;
+  const raw = (query: { toSQL(): { sql: string; params: unknown[] } }) => {
+    const built = query.toSQL();
+    return d1.prepare(built.sql).bind(...built.params);
+  };
   // The entry inserts exactly one row when the UPDATE changed one, so the event's
   // `changes() = 1` after it still means "the transition happened".
   const audit = auditEntry(ctx, {
@@ -172,7 +156,7 @@ async function tryTransition(
     projectId: row.projectId,
     changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
   });
-  const statements = [update, statementOf(db, audit)];
+  const statements = [raw(update), raw(audit)];
   if (event) {
     statements.push(
       d1

@@ -2,7 +2,7 @@
 
 import { and, eq, exists, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { bindCompiled, compiled, compiledInsert, statementOf } from "../db/compiled";
+import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
@@ -58,30 +58,26 @@ export async function createProject(ctx: CallerContext, input: ProjectInput): Pr
   };
   try {
     // One round trip, one transaction: the project, its `production` environment, its owner.
-    // The inserts are compiled once per isolate (src/db/compiled.ts).
-    await db.$client.batch([
-      compiledInsert(db, projects, project),
-      compiledInsert(db, environments, {
+    await db.batch([
+      db.insert(projects).values(project),
+      db.insert(environments).values({
         id: project.defaultEnvironmentId,
         projectId: project.id,
         name: "production",
         createdAt: now,
       }),
-      compiledInsert(db, projectMembers, {
+      db.insert(projectMembers).values({
         id: newId(),
         projectId: project.id,
         accountId: identity.accountId,
         role: "owner",
         createdAt: now,
       }),
-      statementOf(
-        db,
-        auditEntry(ctx, {
-          target: { type: "project", id: project.id },
-          projectId: project.id,
-          changes: diffRecords(null, toProjectRecord(project)),
-        }),
-      ),
+      auditEntry(ctx, {
+        target: { type: "project", id: project.id },
+        projectId: project.id,
+        changes: diffRecords(null, toProjectRecord(project)),
+      }),
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(input.name);
