@@ -1,6 +1,6 @@
 /** Identifiers (API_CONTRACT §2). */
 export const ID_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-const BASE = BigInt(ID_ALPHABET.length);
+const BASE = ID_ALPHABET.length;
 
 /** The three forms SPEC.md accepts: 22-char base58, lowercase UUID, 32 lowercase hex. */
 export const ID_PATTERN =
@@ -11,8 +11,8 @@ export function isId(value: string): boolean {
 }
 
 /**
- * A new 22-character ID from 128 random bits. 58^22 > 2^128, so every value fits;
- * left-padding with the alphabet's zero keeps the length fixed.
+ * A new 22-character ID from 128 random bits. 58^22 > 2^128, so every value fits; leading
+ * zero digits are the alphabet's first character, so the length is fixed.
  */
 export function newId(): string {
   return encodeId(crypto.getRandomValues(new Uint32Array(4)));
@@ -33,8 +33,8 @@ export function encodeId(limbs: Uint32Array): string {
     let rest = 0;
     for (let i = 0; i < 4; i++) {
       const value = rest * 0x1_0000_0000 + (limbs[i] as number);
-      limbs[i] = Math.floor(value / 58);
-      rest = value % 58;
+      limbs[i] = Math.floor(value / BASE);
+      rest = value % BASE;
     }
     digits[digit] = ALPHABET_CODES[rest] as number;
   }
