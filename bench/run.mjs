@@ -338,6 +338,7 @@ function summarize(target, slices) {
     group: target.server.group,
     compare: target.compare,
     floor: target.floor,
+    page: target.page,
     rps: median(perRound),
     rpsMin: Math.min(...perRound),
     rpsMax: Math.max(...perRound),
@@ -417,6 +418,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
         next: keyed(pool(5)),
         compare: "do-d1",
         floor: "floor",
+        page: "do-d1-page",
         warmPool: pool(5),
       }),
       A("GET /v1/deployments?limit=20", {
@@ -424,6 +426,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
         next: keyed(pool(6)),
         compare: "do-d1",
         floor: "floor",
+        page: "do-d1-page",
         warmPool: pool(6),
       }),
       A("GET /v1/environments/{id}/deployments?limit=20", {
@@ -431,6 +434,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
         next: keyed(pool(7)),
         compare: "do-d1",
         floor: "floor",
+        page: "do-d1-page",
         warmPool: pool(7),
       }),
       A("GET /v1/projects/{id}/members?limit=20", {
@@ -438,6 +442,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
         next: keyed(pool(8)),
         compare: "do-d1",
         floor: "floor",
+        page: "do-d1-page",
         warmPool: pool(8),
       }),
       A("POST /v1/projects", {
@@ -483,6 +488,13 @@ function targetsFor(ladders, apis, seed, keyPools) {
         rung: "do-d1-session",
         warmPool: pool(1),
       }),
+      L("DO RPC then a D1 page of 20 rows", {
+        path: "/do-d1-page",
+        // The same keys (objects) as the DO + D1 rung: the same counter work.
+        next: keyed(pool(1)),
+        rung: "do-d1-page",
+        warmPool: pool(1),
+      }),
       L("DO + D1 through hono + zod-openapi", {
         path: `/hono/projects/${p.id}`,
         next: keyed(pool(2)),
@@ -520,7 +532,7 @@ function targetsFor(ladders, apis, seed, keyPools) {
   ];
 }
 
-const TWIN_RUNGS = new Set(["bare", "do-d1", "floor", "write-project", "write-transition"]);
+const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
 
 /** A wrangler.toml without its [assets] (and the [build] that fills them), which must end it. */
 function withoutAssets(file) {
@@ -730,7 +742,7 @@ async function main() {
           (c) =>
             c.server.mode === t.server.mode &&
             c.server.group === t.server.group &&
-            (c.compare === t.rung || c.floor === t.rung),
+            (c.compare === t.rung || c.floor === t.rung || c.page === t.rung),
         )),
   );
   if (!targets.some((t) => t.rung === "do-d1")) {
@@ -778,6 +790,14 @@ async function main() {
       r.floorRatio = ratio;
       r.floorCpuRatio = cpuRatio;
       if (allocRatio !== undefined) r.floorAllocRatio = allocRatio;
+    }
+    // A list is also divided by the ladder's page rung: the same I/O for 20 rows.
+    const page = r.page && rungOf(r, r.page);
+    if (page) {
+      const { ratio, cpuRatio, allocRatio } = ratiosTo(r, page);
+      r.pageRatio = ratio;
+      r.pageCpuRatio = cpuRatio;
+      if (allocRatio !== undefined) r.pageAllocRatio = allocRatio;
     }
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
@@ -880,21 +900,21 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         }[mode]
       }`,
       "",
-      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | ÷ floor req/s | ÷ floor CPU | proxy + node CPU ms/req | statuses |",
-      "|---|---|---|---|---|---|---|---|---|---|---|",
+      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | ÷ floor req/s | ÷ floor CPU | ÷ page req/s | ÷ page CPU | proxy + node CPU ms/req | statuses |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of results.filter((x) => x.mode === mode)) {
       const statuses = Object.entries(r.statuses)
         .map(([s, n]) => `${s}×${n}`)
         .join(" ");
       lines.push(
-        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
+        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.pageRatio, 2)} | ${f(r.pageCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
       );
     }
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); each list also ÷ the page rung (the DO RPC, then a page of 21 projects, answered as they come); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   const profiled = results.filter((r) => r.allocBytes !== undefined);
   if (profiled.length) {

@@ -7,6 +7,8 @@
  *   GET  /d1?id=               → one D1 SELECT of a project by primary key
  *   GET  /do-d1?id=            → the counter RPC, then the SELECT: the I/O of a warm authenticated read
  *   GET  /do-d1-session?id=    → the same, the SELECT in a D1 session (read replication), its bookmark returned
+ *   GET  /do-d1-page           → the counter RPC, then a page of the organization's projects (the first 20
+ *                                by creation, LIMIT 21 as a keyset page asks): the I/O of a warm list
  *   GET  /hono/projects/{id}   → the same, through OpenAPIHono and a zod-openapi route
  *   GET  /hono/session/projects/{id} → the same route with the SELECT in a D1 session, its bookmark
  *                                returned: the floor the stack (hono, zod-openapi) and the contract
@@ -54,6 +56,7 @@ const id = () => crypto.randomUUID().replaceAll("-", "");
 let statements:
   | {
       project: D1PreparedStatement;
+      page: D1PreparedStatement;
       insertProject: D1PreparedStatement;
       insertEnvironment: D1PreparedStatement;
       insertMember: D1PreparedStatement;
@@ -66,6 +69,7 @@ let statements:
 function prepared(db: D1Database) {
   statements ??= {
     project: db.prepare("SELECT * FROM projects WHERE id = ?"),
+    page: db.prepare("SELECT * FROM projects WHERE org_id = ? ORDER BY created_at, id LIMIT 21"),
     insertProject: db.prepare(
       "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, ?, 'connected', ?, ?)",
     ),
@@ -192,6 +196,12 @@ export default {
             headers: { "content-type": "application/json", "x-d1-bookmark": session.getBookmark() ?? "" },
           })
         : json({ code: "not_found" }, 404);
+    }
+    if (path === "/do-d1-page") {
+      // A list's I/O and nothing else: the page's rows as they come, in the list envelope.
+      await counter(env, request);
+      const { results } = await prepared(env.DB).page.bind(env.ORG_ID).all<ProjectRow>();
+      return json({ data: results.slice(0, 20), has_more: results.length > 20 });
     }
     if (path.startsWith("/hono/")) return hono.fetch(request, env, ctx);
     if (path === "/write/project" && request.method === "POST") {
