@@ -784,20 +784,14 @@ async function main() {
     if (!rung) continue;
     Object.assign(r, ratiosTo(r, rung));
     if (r.compare) r.rungName = rung.name;
-    const floor = r.floor && rungOf(r, r.floor);
-    if (floor) {
-      const { ratio, cpuRatio, allocRatio } = ratiosTo(r, floor);
-      r.floorRatio = ratio;
-      r.floorCpuRatio = cpuRatio;
-      if (allocRatio !== undefined) r.floorAllocRatio = allocRatio;
-    }
-    // A list is also divided by the ladder's page rung: the same I/O for 20 rows.
-    const page = r.page && rungOf(r, r.page);
-    if (page) {
-      const { ratio, cpuRatio, allocRatio } = ratiosTo(r, page);
-      r.pageRatio = ratio;
-      r.pageCpuRatio = cpuRatio;
-      if (allocRatio !== undefined) r.pageAllocRatio = allocRatio;
+    // Reads are also divided by the floor, lists by the page rung too (the same I/O for 20 rows).
+    for (const kind of ["floor", "page"]) {
+      const other = r[kind] && rungOf(r, r[kind]);
+      if (!other) continue;
+      const { ratio, cpuRatio, allocRatio } = ratiosTo(r, other);
+      r[`${kind}Ratio`] = ratio;
+      r[`${kind}CpuRatio`] = cpuRatio;
+      if (allocRatio !== undefined) r[`${kind}AllocRatio`] = allocRatio;
     }
   }
   const exhausted = servers.filter((s) => s.deploymentsExhausted).map((s) => s.name);
