@@ -10,10 +10,15 @@ import { createApp } from "../src/app";
 import type { AdmitRequest, SettleRequest } from "../src/rate-limit/limiter";
 import { internalOk } from "./helpers/api";
 import {
+  addProjectMember,
+  type Caller,
+  createCaller,
   createDeployment,
+  createEnvironment,
   createOrgWithOwner,
   createProject,
   createProjectWithStack,
+  createStack,
 } from "./helpers/factories";
 
 type Counts = {
@@ -140,6 +145,26 @@ async function freshKey(
   return created.key;
 }
 
+/** A project of `owner`'s with one deployment in its production environment. */
+async function projectWithDeployment(owner: Caller) {
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  const stack = await createStack(environmentId);
+  const deployment = await createDeployment(environmentId, [stack.id]);
+  return { project, environmentId, stack: { id: stack.id, deploymentId: deployment.id } };
+}
+
+/** A list's status and the ids (or account ids) of its page. */
+async function list(path: string, key: string): Promise<{ status: number; ids: string[] }> {
+  const res = await createApp().fetch(
+    new Request(`http://api.test${path}`, { headers: { "x-api-key": key } }),
+    env,
+    createExecutionContext(),
+  );
+  const body = (await res.json()) as { data?: { id?: string; account_id?: string }[] };
+  return { status: res.status, ids: (body.data ?? []).map((item) => item.id ?? item.account_id ?? "") };
+}
+
 describe("work per request of the benchmarked routes", () => {
   it("GET /healthz: nothing", async () => {
     expect(await measure("/healthz")).toEqual({
@@ -196,38 +221,76 @@ describe("work per request of the benchmarked routes", () => {
     });
   });
 
-  it("the lists behind a project or environment (members, an environment's deployments): the lookup and the page in one batch", async () => {
-    const { owner } = await createOrgWithOwner();
-    const project = await createProject(owner);
-    const key = await freshKey(owner.orgId, owner.accountId);
-    const lists = [
-      `/v1/projects/${project.id}/members`,
-      `/v1/environments/${project.default_environment_id}/deployments`,
-    ];
-    await measure(lists[0] as string, key); // warms the key
-    for (const path of lists) {
-      expect(await measure(path, key)).toEqual({
+  it("the lists behind a project or environment (members, an environment's deployments): one statement for a page with rows, whoever the caller; the lookup as well only for an empty page", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const { project, environmentId, stack } = await projectWithDeployment(owner);
+    const empty = await createEnvironment(project.id); // an environment without deployments
+    const lists = [`/v1/projects/${project.id}/members`, `/v1/environments/${environmentId}/deployments`];
+    const viewer = await createCaller(org, "member", owner);
+    await addProjectMember(owner, project.id, viewer, "viewer");
+    const admin = await createCaller(org, "admin");
+    // Every variant of the page's visibility test: the org role that sees every project or a
+    // project membership, each with a key restricted to the project and without restriction.
+    // Keys that have not written, so that their reads start on a replica (the key's bookmark).
+    const callers = {
+      owner: await freshKey(org.id, owner.accountId),
+      "admin, restricted key": await freshKey(org.id, admin.accountId, { project_ids: [project.id] }),
+      viewer: viewer.key,
+      "viewer, restricted key": await freshKey(org.id, viewer.accountId, {
+        project_ids: [project.id],
+        created_by: owner.accountId,
+      }),
+    };
+    for (const [who, key] of Object.entries(callers)) {
+      await measure(lists[0] as string, key); // warms the key
+      for (const path of lists) {
+        const page = await list(path, key);
+        expect(page.status, `${who}: ${path}`).toBe(200);
+        expect(page.ids.length, `${who}: ${path}`).toBeGreaterThan(0);
+        expect(await measure(path, key), `${who}: ${path}`).toEqual({
+          status: 200,
+          d1Statements: 1,
+          d1RoundTrips: 1,
+          limiterCalls: 1,
+          sessions: ["first-unconstrained"],
+        });
+      }
+      // An empty page: the environment's lookup tells it from an environment the caller cannot see.
+      expect(await measure(`/v1/environments/${empty.id}/deployments`, key), who).toEqual({
         status: 200,
         d1Statements: 2,
-        d1RoundTrips: 1,
+        d1RoundTrips: 2,
         limiterCalls: 1,
         sessions: ["first-unconstrained"],
       });
     }
-    // A project the key cannot see costs the same and answers 404 (nothing of it is returned).
+    expect((await list(lists[1] as string, owner.key)).ids).toEqual([stack.deploymentId]);
+
+    // A project the caller cannot see answers 404, as if it did not exist, at the same cost as an empty page.
     const other = await createOrgWithOwner();
-    const hidden = await createProject(other.owner);
-    for (const path of [
-      `/v1/projects/${hidden.id}/members`,
-      `/v1/environments/${hidden.default_environment_id}/deployments`,
-    ]) {
-      expect(await measure(path, key)).toEqual({
-        status: 404,
-        d1Statements: 2,
-        d1RoundTrips: 1,
-        limiterCalls: 1,
-        sessions: ["first-unconstrained"],
-      });
+    const elsewhere = await projectWithDeployment(other.owner);
+    const outsider = await createCaller(org, "member", owner); // in the org, not in the project
+    const unrestricted = await createProject(owner);
+    const hidden = {
+      "another organization's project": [callers.owner, elsewhere.project.id, elsewhere.environmentId],
+      "a project the member is not in": [outsider.key, project.id, environmentId],
+      "a project outside the key's restriction": [
+        await freshKey(org.id, owner.accountId, { project_ids: [unrestricted.id] }),
+        project.id,
+        environmentId,
+      ],
+    } as const;
+    for (const [what, [key, projectId, envId]] of Object.entries(hidden)) {
+      await measure("/v1/projects", key); // warms the key
+      for (const path of [`/v1/projects/${projectId}/members`, `/v1/environments/${envId}/deployments`]) {
+        expect(await measure(path, key), `${what}: ${path}`).toEqual({
+          status: 404,
+          d1Statements: 2,
+          d1RoundTrips: 2,
+          limiterCalls: 1,
+          sessions: ["first-unconstrained"],
+        });
+      }
     }
   });
 
