@@ -89,3 +89,10 @@ export function rowReader<S extends Selection>(
 
 /** The number of values a `rowReader` of `selection` consumes. */
 export const width = (selection: Selection) => Object.keys(selection).length;
+
+/**
+ * A D1 batch answers each statement's rows as objects keyed by column name (no `raw()`), in
+ * the statement's column order: as an array for `rowReader`. Only for statements whose column
+ * names are all distinct (alias the others), or two would collapse into one key.
+ */
+export const valuesOf = (row: Record<string, unknown>): unknown[] => Object.values(row);

@@ -14,11 +14,11 @@
  * caller, within the key's projects) ⟕ the caller's membership. Absent and invisible objects
  * run the same query.
  */
-import { and, eq, exists, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
-import { alias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 
@@ -123,7 +123,8 @@ export const restrictionKey = (identity: Identity) => (identity.projectIds ? "r"
 
 /**
  * A lookup that authorizes a request (`scopedLookup`, `projectLookup`): its statement, and how
- * its one row (or none) becomes the result or the `404`/`403`.
+ * its one row (or none) becomes the result or the `404`/`403`. Run alone (`runLookup`) or in
+ * one round trip with the statement it guards (`lookupThen`).
  */
 export type Lookup<R> = {
   statement: D1PreparedStatement;
@@ -135,65 +136,23 @@ export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
   return lookup.read(values);
 }
 
-/** The alias of the caller's own membership row in `callerSeesProject`. */
-const callerMembership = alias(projectMembers, "caller_membership");
-
 /**
- * In a compiled statement of a list behind one project (its members, an environment's
- * deployments): the caller sees the project whose id is in `projectId`, a column of the listed
- * rows. It is the rule `authorize` applies for `read` (API_CONTRACT §5, §15): a project of the
- * caller's organization (`orgId` placeholder), within the key's projects, and, unless the org
- * role sees every project, one the caller is a member of (`accountId`). `read` needs the lowest
- * project role, so whoever sees a project may read it. Both tests are correlated lookups, by
- * the project's primary key and by the (project, account) index. The text differs by
- * `visibilityVariant`.
+ * The lookup and the read it guards in one D1 batch (one round trip): the guarded rows are
+ * returned only when the lookup lets the caller through, else its `404`/`403` is thrown.
+ * The guarded statement's column names must be distinct (`valuesOf`).
  */
-export function callerSeesProject(b: Db, identity: Identity, projectId: SQLiteColumn): SQL | undefined {
-  const one = { one: sql`1` };
-  return and(
-    exists(
-      b
-        .select(one)
-        .from(projects)
-        .where(and(eq(projects.id, projectId), eq(projects.orgId, sql.placeholder("orgId")))),
-    ),
-    withinKeyProjectsOf(identity.projectIds !== null, projectId),
-    canSeeAll(identity)
-      ? undefined
-      : exists(
-          b
-            .select(one)
-            .from(callerMembership)
-            .where(
-              and(
-                eq(callerMembership.projectId, projectId),
-                eq(callerMembership.accountId, sql.placeholder("accountId")),
-              ),
-            ),
-        ),
-  );
+export async function lookupThen<R>(
+  db: Db,
+  lookup: Lookup<R>,
+  guarded: D1PreparedStatement,
+): Promise<{ found: R; rows: unknown[][] }> {
+  const [own, rows] = await db.$client.batch<Record<string, unknown>>([lookup.statement, guarded]);
+  const first = own?.results[0];
+  const found = lookup.read(first ? valuesOf(first) : undefined);
+  return { found, rows: (rows?.results ?? []).map(valuesOf) };
 }
 
-/** What changes the text of `callerSeesProject`: part of the cache key of a statement using it. */
-export const visibilityVariant = (identity: Identity) =>
-  `${canSeeAll(identity) ? "all" : "member"}:${restrictionKey(identity)}`;
-
-/**
- * Reads a page of a list behind one project whose statement carries `callerSeesProject`. Rows
- * prove that the caller may read the parent, so such a page costs that one statement. An empty
- * page does not tell an empty list from a parent the caller cannot see, so only then the
- * parent's own lookup runs as well: its `404`, exactly as if the parent did not exist.
- */
-export async function readVisiblePage(
-  page: D1PreparedStatement,
-  parent: () => Lookup<unknown>,
-): Promise<unknown[][]> {
-  const rows = await page.raw();
-  if (rows.length === 0) await runLookup(parent());
-  return rows;
-}
-
-// Aliased so that no column of a scoped table shares its name.
+// Aliased so that no column of a scoped table shares its name (`valuesOf`).
 const callerRole = sql<ProjectRole | null>`${projectMembers.role}`.as("caller_role");
 
 type ScopedRead = (values: readonly unknown[]) => { row: unknown; callerRole: ProjectRole | null };

@@ -21,14 +21,12 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
 import {
-  callerSeesProject,
   callerValues,
   canSeeAll,
   loadScoped,
-  readVisiblePage,
+  lookupThen,
   restrictionKey,
   scopedLookup,
-  visibilityVariant,
   withinKeyProjectsOf,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
@@ -145,27 +143,21 @@ export async function listEnvironmentDeployments(
 ): Promise<Page<DeploymentRecord>> {
   const { db, identity } = ctx;
   const keys = compiledKeyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
-  const query = compiled(
-    `environment-deployments:${keys.variant}:${statusVariant(filter)}:${visibilityVariant(identity)}`,
-    (b) =>
-      b
-        .select(deploymentColumns)
-        .from(deployments)
-        .where(
-          and(
-            eq(deployments.environmentId, sql.placeholder("environmentId")),
-            callerSeesProject(b, identity, deployments.projectId),
-            statusIn(filter),
-            keys.where,
-          ),
-        )
-        .orderBy(...keys.orderBy)
-        .limit(keys.limit),
+  const query = compiled(`environment-deployments:${keys.variant}:${statusVariant(filter)}`, (b) =>
+    b
+      .select(deploymentColumns)
+      .from(deployments)
+      .where(
+        and(eq(deployments.environmentId, sql.placeholder("environmentId")), statusIn(filter), keys.where),
+      )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
   );
-  // One statement: the page, of a project the caller sees; the environment's lookup only if it is empty.
-  const values = await readVisiblePage(
-    bindCompiled(db, query, { ...callerValues(identity), environmentId, ...pageValues(page) }),
-    () => scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+  // The environment's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    bindCompiled(db, query, { environmentId, ...pageValues(page) }),
   );
   const rows = values.map((v) => readDeployment(v));
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);

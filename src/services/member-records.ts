@@ -15,7 +15,7 @@ const memberSelection = {
   displayName: accounts.displayName,
   avatar: accounts.avatar,
   profile: accounts.profile,
-  // Aliased, so that no two columns of a member row share a name (the membership's is `role` too).
+  // Aliased: D1 batch results are objects keyed by column name, so two `role` columns would collide.
   orgRole: sql<OrgRole>`${orgMembers.role}`.as("org_role"),
 };
 

@@ -15,14 +15,7 @@ import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } fr
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";
-import {
-  callerSeesProject,
-  callerValues,
-  loadProject,
-  projectLookup,
-  readVisiblePage,
-  visibilityVariant,
-} from "./access";
+import { loadProject, lookupThen, projectLookup } from "./access";
 import { auditEntry } from "./audit";
 import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./member-records";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
@@ -54,26 +47,24 @@ export async function listMembers(
 ): Promise<Page<MemberRecord>> {
   const { db, identity } = ctx;
   const keys = compiledKeyset({ createdAt: projectMembers.createdAt, id: projectMembers.id }, page);
-  const query = compiled(
-    `members:${role ? "role" : ""}:${keys.variant}:${visibilityVariant(identity)}`,
-    (b) =>
-      memberQuery(
-        b,
-        sql.placeholder("orgId"),
-        and(
-          eq(projectMembers.projectId, sql.placeholder("projectId")),
-          callerSeesProject(b, identity, projectMembers.projectId),
-          role ? eq(projectMembers.role, sql.placeholder("role")) : undefined,
-          keys.where,
-        ),
-      )
-        .orderBy(...keys.orderBy)
-        .limit(keys.limit),
+  const query = compiled(`members:${role ? "role" : ""}:${keys.variant}`, (b) =>
+    memberQuery(
+      b,
+      sql.placeholder("orgId"),
+      and(
+        eq(projectMembers.projectId, sql.placeholder("projectId")),
+        role ? eq(projectMembers.role, sql.placeholder("role")) : undefined,
+        keys.where,
+      ),
+    )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
   );
-  // One statement: the page, of a project the caller sees; the project's lookup only if it is empty.
-  const values = await readVisiblePage(
-    bindCompiled(db, query, { ...callerValues(identity), projectId, role, ...pageValues(page) }),
-    () => projectLookup(db, identity, projectId, "read"),
+  // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
+  const { rows: values } = await lookupThen(
+    db,
+    projectLookup(db, identity, projectId, "read"),
+    bindCompiled(db, query, { orgId: identity.orgId, projectId, role, ...pageValues(page) }),
   );
   const rows = values.map(readMemberRow);
   return toPage(
