@@ -3,7 +3,7 @@
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
 //   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
-//                      [--without-assets] [--no-memory] [--no-depth] [--alloc]
+//                      [--without-assets] [--no-memory] [--no-depth] [--alloc] [--fresh]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
@@ -17,6 +17,8 @@
 //     /proc/<pid>/stat) of the workerd process that runs the Worker, of the dev proxy's
 //     workerd and of wrangler's node processes is read; with --alloc, the `dev` servers' JavaScript
 //     allocations over the slice are sampled through their inspector (bench/inspector.mjs);
+//     with --fresh, every server is restarted (a new workerd process on the same state) before
+//     each round after the first, so that no figure rests on one process's luck;
 //  4. memory: per mode, MEMORY_SECONDS of load on GET /v1/projects/{id} in MEMORY_PARTS (3) parts, the RSS of
 //     each process after each part;
 //  5. pagination depth on the first mode's API (first page vs the page after 10,000 rows);
@@ -51,7 +53,9 @@ const DEPTH_SAMPLES = args.has("--no-depth") ? 0 : num("DEPTH_SAMPLES", 300, 60)
 const DEPLOYMENTS = num("DEPLOYMENTS", 12_000, 4_000);
 // Before each block of an API server's slices: until this long after its last request (see settle()).
 const SETTLE_SECONDS = num("SETTLE_SECONDS", 62, 62);
-const HARD_TIMEOUT_MS = 20 * 60_000;
+// --fresh: a new process for every server before each round after the first (see restart()).
+const FRESH = args.has("--fresh");
+const HARD_TIMEOUT_MS = (FRESH ? 40 : 20) * 60_000;
 // --compare=<git ref>[,<ref>…]: also run the API as of those commits, interleaved with the current one.
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
@@ -59,6 +63,8 @@ const WITHOUT_ASSETS = args.has("--without-assets");
 // --alloc: what each slice's JavaScript allocates, through the inspector of the `dev` servers.
 const ALLOC = args.has("--alloc");
 if (ALLOC && !MODES.includes("dev")) throw new Error("--alloc needs --mode=dev or both (the inspector)");
+if (ALLOC && FRESH)
+  throw new Error("--alloc and --fresh: the inspector's connection does not survive a restart");
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -129,26 +135,61 @@ async function start(kind, mode, state, vars, config) {
       ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
     ];
   }
-  const child = spawn(argv[0], argv.slice(1), {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: childEnv,
-  });
   // group: "" or "no-assets" (--without-assets); targets are divided by rungs of their own group.
   const server = {
     kind,
     mode,
     group: "",
     port,
+    argv,
     dir: dirname(config),
     ...(mode === "dev" ? { inspectorPort } : {}),
     base: `http://127.0.0.1:${port}`,
-    child,
     name: `${kind}/${mode}`,
+    restarts: 0,
   };
+  spawnServer(server);
   servers.push(server);
   return server;
+}
+
+function spawnServer(server) {
+  server.child = spawn(server.argv[0], server.argv.slice(1), {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: childEnv,
+  });
+}
+
+/**
+ * --fresh: the server's processes stopped and started again, on the same port and the same
+ * state (its D1 copy, its objects' storage), then found and checked as at the start. A process
+ * keeps what it was dealt for its whole life (where its heap and code landed, what its JIT
+ * chose), and two processes running the same code were seen 0.15x of the rung apart in one run
+ * (bench/README.md, run ο); a new process per round makes that one more thing a median evens out.
+ */
+async function restart(server) {
+  const { child } = server;
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    const timeout = sleep(10_000).then(() => "timeout");
+    if ((await Promise.race([exited, timeout])) === "timeout") {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+      await exited;
+    }
+  }
+  for (let i = 0; i < 60 && !(await portFree(server.port)); i++) await sleep(500);
+  spawnServer(server);
+  server.restarts++;
+  await waitReady(server, server.kind === "ladder" ? "/bare" : "/healthz");
+  // A new process: nothing of the last block's clean-up is left to wait for (settle() waited).
+  server.lastBlock = undefined;
 }
 
 async function waitReady(server, path) {
@@ -757,6 +798,15 @@ async function main() {
   const rssByRound = [];
   for (const server of servers) server.between = [];
   for (let round = 0; round < ROUNDS; round++) {
+    if (FRESH && round > 0) {
+      // Each API server's last clean-up still runs in the process that owes it (settle()).
+      await Promise.all(servers.map((server) => settle(server)));
+      for (const server of servers) await restart(server);
+      console.error(
+        `bench: round ${round + 1}: restarted, worker pids ${servers.map((x) => `${x.name} ${x.pids.worker}`).join(", ")}`,
+      );
+      await Promise.all(perMode.map(({ api }) => slice(api, { path: "/healthz" }, 1)));
+    }
     let block;
     for (const [t, target] of targets.entries()) {
       const { server } = target;
