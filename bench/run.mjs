@@ -146,7 +146,6 @@ async function start(kind, mode, state, vars, config) {
     ...(mode === "dev" ? { inspectorPort } : {}),
     base: `http://127.0.0.1:${port}`,
     name: `${kind}/${mode}`,
-    restarts: 0,
   };
   spawnServer(server);
   servers.push(server);
@@ -186,7 +185,8 @@ async function restart(server) {
   }
   for (let i = 0; i < 60 && !(await portFree(server.port)); i++) await sleep(500);
   spawnServer(server);
-  server.restarts++;
+  // `socket` mode: the new process's own socket is found again (bypassProxy) behind the proxy's port.
+  server.base = `http://127.0.0.1:${server.port}`;
   await waitReady(server, server.kind === "ladder" ? "/bare" : "/healthz");
   // A new process: nothing of the last block's clean-up is left to wait for (settle() waited).
   server.lastBlock = undefined;
