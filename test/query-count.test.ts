@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import type { AdmitRequest, SettleRequest } from "../src/rate-limit/limiter";
-import { internalOk } from "./helpers/api";
+import { internalOk, request } from "./helpers/api";
 import {
   addProjectMember,
   type Caller,
@@ -154,15 +154,10 @@ async function projectWithDeployment(owner: Caller) {
   return { project, environmentId, stack: { id: stack.id, deploymentId: deployment.id } };
 }
 
-/** A list's status and the ids (or account ids) of its page. */
+/** A list's status and the ids (or account ids) of its page, through the shared test request. */
 async function list(path: string, key: string): Promise<{ status: number; ids: string[] }> {
-  const res = await createApp().fetch(
-    new Request(`http://api.test${path}`, { headers: { "x-api-key": key } }),
-    env,
-    createExecutionContext(),
-  );
-  const body = (await res.json()) as { data?: { id?: string; account_id?: string }[] };
-  return { status: res.status, ids: (body.data ?? []).map((item) => item.id ?? item.account_id ?? "") };
+  const res = await request<{ data?: { id?: string; account_id?: string }[] }>("GET", path, { key });
+  return { status: res.status, ids: (res.body.data ?? []).map((item) => item.id ?? item.account_id ?? "") };
 }
 
 describe("work per request of the benchmarked routes", () => {
