@@ -1,6 +1,7 @@
 /**
  * The work one request does, counted on the real bindings: D1 statements and round trips
- * (a batch is one round trip) and Durable Object calls, for the routes bench/ measures.
+ * (a batch is one round trip) and Durable Object calls, for the routes bench/ measures, and
+ * every GET of /v1 walked from /openapi.json (one round trip each, so a new read cannot add one).
  * Counting wrappers delegate every call to the real D1 database and limiter objects.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -13,13 +14,17 @@ import {
   addProjectMember,
   type Caller,
   createCaller,
+  createComponent,
   createDeployment,
   createEnvironment,
+  createIntegration,
   createOrgWithOwner,
   createProject,
   createProjectWithStack,
+  createResource,
   createStack,
 } from "./helpers/factories";
+import { openApiDocument } from "./helpers/openapi";
 
 type Counts = {
   d1Statements: number;
@@ -444,5 +449,73 @@ describe("work per request of the benchmarked routes", () => {
       limiterCalls: 1,
       sessions: ["bookmark"],
     });
+  });
+});
+
+describe("every read of /v1, walked from /openapi.json", () => {
+  /** What a warm key's read costs: one limiter call, one session on a replica, one round trip. */
+  const ONE_ROUND_TRIP = { d1RoundTrips: 1, limiterCalls: 1, sessions: ["first-unconstrained"] };
+  /** The exception: a reveal records its audit entry (a write) before the value leaves. */
+  const REVEAL = "/v1/variables/{variable_id}/value";
+
+  it("a warm key's GET is one D1 round trip (the lookup that authorizes it and its rows in one batch), and a hidden parent's 404 costs no more", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const { project, environmentId, stack } = await projectWithDeployment(owner);
+    const component = await createComponent(environmentId);
+    const resource = await createResource(stack.id);
+    const integration = await createIntegration(project.id);
+    const event = await internalOk<{ id: string }>("POST", `/projects/${project.id}/events`, {
+      type: "changelog.created",
+    });
+    const variable = await request<{ id: string }>("POST", `/v1/environments/${environmentId}/variables`, {
+      key: owner.key,
+      body: { name: "COUNTED", type: "secret", value: "v" },
+    });
+    // Path parameters by name, and `{id}` by the collection segment before it.
+    const ids: Record<string, string> = {
+      org_id: org.id,
+      project_id: project.id,
+      environment_id: environmentId,
+      component_id: component.id,
+      stack_id: stack.id,
+      member_id: owner.accountId,
+      integration_id: integration.id,
+      event_id: event.id,
+      variable_id: variable.body.id,
+      resources: resource.id,
+      deployments: stack.deploymentId,
+    };
+    const fill = (template: string) =>
+      template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {
+        const collection =
+          template
+            .slice(0, at - 1)
+            .split("/")
+            .pop() ?? "";
+        const id = name === "id" ? ids[collection] : ids[name];
+        if (!id) throw new Error(`no id for {${name}} in ${template}`);
+        return id;
+      });
+    const doc = await openApiDocument();
+    const reads = Object.keys(doc.paths).filter((path) => path.startsWith("/v1/") && doc.paths[path]?.get);
+    expect(reads.length).toBeGreaterThan(25);
+
+    const key = await freshKey(org.id, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    for (const template of reads) {
+      const expected =
+        template === REVEAL ? { ...ONE_ROUND_TRIP, d1Statements: 2, d1RoundTrips: 2 } : ONE_ROUND_TRIP;
+      expect(await measure(fill(template), key), template).toMatchObject({ status: 200, ...expected });
+    }
+
+    // Another organization's key: every read of a path with an id of this one is 404, at most as dear.
+    const other = await createOrgWithOwner();
+    const outsider = await freshKey(other.org.id, other.owner.accountId);
+    await measure("/v1/projects", outsider); // warms the key
+    for (const template of reads.filter((path) => path.includes("{"))) {
+      const hidden = await measure(fill(template), outsider);
+      expect(hidden.status, template).toBe(404);
+      expect(hidden.d1RoundTrips, template).toBeLessThanOrEqual(1);
+    }
   });
 });

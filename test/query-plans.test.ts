@@ -7,9 +7,10 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { pageRequest } from "../src/db/pagination";
-import { auditLog } from "../src/db/schema";
+import { auditLog, webhookDeliveries } from "../src/db/schema";
 import type { Identity } from "../src/env";
 import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
+import { deliveryPageQueries } from "../src/services/delivery-records";
 import { visibleDeploymentsQuery } from "../src/services/deployments";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
@@ -133,5 +134,31 @@ describe("the event log (API_CONTRACT §13)", () => {
     expect(detail).toMatch(
       /webhook_deliveries USING (COVERING )?INDEX webhook_deliveries_event_integration_idx/,
     );
+  });
+});
+
+describe("a page of an integration's deliveries, with its attempts in the same batch", () => {
+  it("the page walks the integration's index; its attempts are found by delivery, in order, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const deep = {
+      ...pageRequest({ limit: 40, sort_by: "-created_at" }),
+      position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" },
+    };
+    const queries = deliveryPageQueries(db, eq(webhookDeliveries.integrationId, "i"), deep);
+    const rows = queries.rows.toSQL();
+    const attempts = queries.attempts.toSQL();
+    const pagePlan = await plan(rows.sql, rows.params);
+    expect(pagePlan).toMatch(
+      /SEARCH webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+    );
+    expect(pagePlan).not.toMatch(/TEMP B-TREE/);
+    const attemptsPlan = await plan(attempts.sql, attempts.params);
+    expect(attemptsPlan).toMatch(
+      /SEARCH delivery_attempts USING INDEX delivery_attempts_delivery_attempt_idx \(delivery_id=\?\)/,
+    );
+    expect(attemptsPlan).toMatch(
+      /SEARCH webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+    );
+    expect(attemptsPlan).not.toMatch(/SCAN|TEMP B-TREE/);
   });
 });

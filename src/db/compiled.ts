@@ -14,7 +14,8 @@
  * Whatever changes the text (a key's project restriction, a page's direction or position) is
  * part of the cache key: a bounded set of variants, each compiled on its first use.
  */
-import { Column, fillPlaceholders, is, type Query, type SQL } from "drizzle-orm";
+import { Column, fillPlaceholders, getTableColumns, is, type Query, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createDb, type Db } from "./client";
 
 /** A query's SQL text and parameters (values, or placeholders filled per request). */
@@ -51,6 +52,17 @@ export function bindCompiled(db: Db, query: Compiled, values: Record<string, unk
   return db.$client.prepare(query.sql).bind(...params);
 }
 
+/**
+ * A query built for this request (its values bound as it was built) as a statement of the
+ * request's own session, so that it can share a D1 batch (one round trip) with a compiled
+ * one, such as the lookup that authorizes it (src/services/access.ts `lookupThen`). Its rows
+ * are read as a compiled statement's are (`rowReader`, `tableReader`).
+ */
+export function statementOf(db: Db, query: { toSQL(): Query }): D1PreparedStatement {
+  const { sql, params } = query.toSQL();
+  return db.$client.prepare(sql).bind(...params);
+}
+
 /** What a compiled SELECT may select: columns, and aliased expressions (read as they come). */
 export type Selection = Record<string, Column | SQL.Aliased>;
 
@@ -85,6 +97,20 @@ export function rowReader<S extends Selection>(
     }
     return row as RowOf<S>;
   };
+}
+
+const tableReaders = new WeakMap<SQLiteTable, (values: readonly unknown[], offset?: number) => unknown>();
+
+/** `rowReader` of every column of `table` (a `select()` of it), made once per table. */
+export function tableReader<T extends SQLiteTable>(
+  table: T,
+): (values: readonly unknown[], offset?: number) => T["$inferSelect"] {
+  let read = tableReaders.get(table);
+  if (!read) {
+    read = rowReader(getTableColumns(table));
+    tableReaders.set(table, read);
+  }
+  return read as (values: readonly unknown[], offset?: number) => T["$inferSelect"];
 }
 
 /** The number of values a `rowReader` of `selection` consumes. */

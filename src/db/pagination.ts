@@ -12,6 +12,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { decodeBase64, encodeBase64 } from "hono/utils/encode";
 import { badInput } from "../http/errors";
 import type { Db } from "./client";
+import { statementOf, tableReader } from "./compiled";
 
 export const SORT_VALUES = ["created_at", "-created_at", "+created_at"] as const;
 export type SortBy = (typeof SORT_VALUES)[number];
@@ -156,25 +157,26 @@ export function toPage<Row, Item>(
 
 type KeysetTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
 
+/** A page's statement on the request's session, and how a row of its values is read. */
+export type PageQuery<Row> = { statement: D1PreparedStatement; read: (values: readonly unknown[]) => Row };
+
 /**
- * One keyset page of `table`'s rows within `scope`, shaped into the envelope: the whole
- * list query of a single-table list. (Lists that join or project columns build theirs
- * from `keyset` and `toPage` directly.)
+ * One keyset page of `table`'s rows within `scope` (every column, `LIMIT page.limit + 1`), as a
+ * statement to run in one batch with the lookup that authorizes it (src/services/access.ts
+ * `guardedPage`). (Lists that join or project columns build theirs from `keyset` and `toPage`.)
  */
-export async function listPage<T extends KeysetTable, Item>(
+export function tablePage<T extends KeysetTable>(
   db: Db,
   table: T,
   scope: SQL | undefined,
   page: PageRequest,
-  shape: (row: T["$inferSelect"]) => Item,
-): Promise<Page<Item>> {
+): PageQuery<T["$inferSelect"]> {
   const { where, orderBy } = keyset({ createdAt: table.createdAt, id: table.id }, page);
-  const rows = (await db
+  const query = db
     .select()
     .from(table as SQLiteTable)
     .where(and(scope, where))
     .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all()) as T["$inferSelect"][];
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt as string, id: r.id as string }), shape);
+    .limit(page.limit + 1);
+  return { statement: statementOf(db, query), read: tableReader(table) };
 }

@@ -19,6 +19,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
 import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
+import { type Page, type PageQuery, type PageRequest, toPage } from "../db/pagination";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 
@@ -137,19 +138,43 @@ export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
 }
 
 /**
- * The lookup and the read it guards in one D1 batch (one round trip): the guarded rows are
- * returned only when the lookup lets the caller through, else its `404`/`403` is thrown.
- * The guarded statement's column names must be distinct (`valuesOf`).
+ * The lookup and the reads it guards in one D1 batch (one round trip, one transaction): the
+ * guarded statements' rows (as arrays of values, one list per statement) are returned only when
+ * the lookup lets the caller through, else its `404`/`403` is thrown and they are dropped
+ * unread. Each guarded statement's column names must be distinct (`valuesOf`).
  */
-export async function lookupThen<R>(
+export async function lookupThen<R, const S extends readonly D1PreparedStatement[]>(
   db: Db,
   lookup: Lookup<R>,
-  guarded: D1PreparedStatement,
-): Promise<{ found: R; rows: unknown[][] }> {
-  const [own, rows] = await db.$client.batch<Record<string, unknown>>([lookup.statement, guarded]);
+  ...guarded: S
+): Promise<{ found: R; results: { [K in keyof S]: unknown[][] } }> {
+  const [own, ...rest] = await db.$client.batch<Record<string, unknown>>([lookup.statement, ...guarded]);
   const first = own?.results[0];
   const found = lookup.read(first ? valuesOf(first) : undefined);
-  return { found, rows: (rows?.results ?? []).map(valuesOf) };
+  const results = guarded.map((_, i) => (rest[i]?.results ?? []).map(valuesOf));
+  return { found, results: results as { [K in keyof S]: unknown[][] } };
+}
+
+/**
+ * A list behind a lookup (a project's, an environment's, a stack's…): the lookup and the page in
+ * one round trip (`lookupThen`), the page shaped into the envelope only when the lookup passes.
+ */
+export async function guardedPage<Row extends { createdAt: string; id: string }, Item>(
+  db: Db,
+  lookup: Lookup<unknown>,
+  page: PageRequest,
+  query: PageQuery<Row>,
+  shape: (row: Row) => Item,
+): Promise<Page<Item>> {
+  const {
+    results: [values],
+  } = await lookupThen(db, lookup, query.statement);
+  return toPage(
+    values.map((v) => query.read(v)),
+    page,
+    (r) => ({ createdAt: r.createdAt, id: r.id }),
+    shape,
+  );
 }
 
 // Aliased so that no column of a scoped table shares its name (`valuesOf`).

@@ -5,10 +5,11 @@
 import { and, eq, inArray, lt, type SQL } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { statementOf, tableReader } from "../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import { auditLog } from "../db/schema";
 import { ApiError, notFound } from "../http/errors";
-import { canSeeAll, loadProject, withinKeyProjects } from "./access";
+import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "./access";
 
 export type AuditEntryRecord = {
   id: string;
@@ -106,8 +107,18 @@ export async function listProjectAuditLog(
   filter: AuditFilter,
   req: PageRequest,
 ): Promise<Page<AuditEntryRecord>> {
-  await loadProject(ctx.db, ctx.identity, projectId, "manage");
-  return page(ctx, eq(auditLog.projectId, projectId), filter, req);
+  const { db, identity } = ctx;
+  // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
+  return guardedPage(
+    db,
+    projectLookup(db, identity, projectId, "manage"),
+    req,
+    {
+      statement: statementOf(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
+      read: tableReader(auditLog),
+    },
+    toRecord,
+  );
 }
 
 /** API_CONTRACT §14: entries are kept 400 days. */

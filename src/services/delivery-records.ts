@@ -1,43 +1,51 @@
 /**
  * The delivery record (one per event and integration, with every attempt) and the lists that
  * serve it: an integration's deliveries and an event's deliveries (API_CONTRACT §13). Every
- * page is two queries whatever its size: the deliveries, then all their attempts at once.
+ * page is one round trip whatever its size: the lookup that authorizes it, the deliveries, and
+ * all their attempts at once.
  */
 
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
+import { statementOf, tableReader, width } from "../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import { deliveryAttempts, events, webhookDeliveries } from "../db/schema";
 import type { DeliveryAttemptRecord, DeliveryRecord } from "../schemas/integration";
-import { loadScoped } from "./access";
-import { loadIntegration } from "./integrations";
+import { type Lookup, lookupThen, scopedLookup } from "./access";
+import { integrationLookup } from "./integrations";
 
 type DeliveryRow = { delivery: typeof webhookDeliveries.$inferSelect; eventType: string };
+
+const deliverySelection = {
+  delivery: webhookDeliveries,
+  // Aliased: D1 batch results are objects keyed by column name (`valuesOf`).
+  eventType: sql<string>`${events.type}`.as("event_type"),
+};
+const readDelivery = tableReader(webhookDeliveries);
+const deliveryWidth = width(getTableColumns(webhookDeliveries));
+const readDeliveryRow = (values: readonly unknown[]): DeliveryRow => ({
+  delivery: readDelivery(values),
+  eventType: values[deliveryWidth] as string,
+});
+const readAttempt = tableReader(deliveryAttempts);
 
 /** Deliveries matching `scope` (and the page position), joined to their event's type. */
 function deliveryRows(db: Db, scope: SQL | undefined, orderBy: SQL[], limit: number) {
   return db
-    .select({ delivery: webhookDeliveries, eventType: events.type })
+    .select(deliverySelection)
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
     .where(scope)
     .orderBy(...orderBy)
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
-/** Every attempt of the given deliveries, grouped by delivery, oldest first. */
-async function attemptsOf(db: Db, ids: string[]): Promise<Map<string, DeliveryAttemptRecord[]>> {
+/** Attempts, grouped by delivery, in the order given (oldest first within each). */
+function groupAttempts(
+  attempts: (typeof deliveryAttempts.$inferSelect)[],
+): Map<string, DeliveryAttemptRecord[]> {
   const byDelivery = new Map<string, DeliveryAttemptRecord[]>();
-  if (ids.length === 0) return byDelivery;
-  const attempts = await db
-    .select()
-    .from(deliveryAttempts)
-    // One JSON parameter instead of one per id: a page (up to 240) would pass D1's 100-parameter limit.
-    .where(sql`${deliveryAttempts.deliveryId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
-    .orderBy(deliveryAttempts.deliveryId, deliveryAttempts.attempt)
-    .all();
   for (const a of attempts) {
     const list = byDelivery.get(a.deliveryId) ?? [];
     list.push({
@@ -73,29 +81,68 @@ function toDeliveryRecord(
   };
 }
 
-async function deliveryPage(db: Db, scope: SQL, page: PageRequest): Promise<Page<DeliveryRecord>> {
+/**
+ * A page of deliveries within `scope` (`LIMIT page.limit + 1`), and every attempt of the page's
+ * deliveries, selected by the same position, order and limit; separate from their execution so
+ * that their plans can be tested.
+ */
+export function deliveryPageQueries(db: Db, scope: SQL, page: PageRequest) {
   const { where, orderBy } = keyset(
     { createdAt: webhookDeliveries.createdAt, id: webhookDeliveries.id },
     page,
   );
-  const rows = await deliveryRows(db, and(scope, where), orderBy, page.limit + 1);
-  const attempts = await attemptsOf(
-    db,
-    rows.slice(0, page.limit).map((r) => r.delivery.id),
-  );
+  const inPage = and(scope, where);
+  const pageIds = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(inPage)
+    .orderBy(...orderBy)
+    .limit(page.limit);
+  return {
+    rows: deliveryRows(db, inPage, orderBy, page.limit + 1),
+    attempts: db
+      .select()
+      .from(deliveryAttempts)
+      .where(inArray(deliveryAttempts.deliveryId, pageIds))
+      .orderBy(deliveryAttempts.deliveryId, deliveryAttempts.attempt),
+  };
+}
+
+/**
+ * A page of deliveries, each with its attempts, behind the lookup that authorizes it: one round
+ * trip whatever the page's size (the lookup, the page, and all its deliveries' attempts).
+ */
+async function deliveryPage(
+  db: Db,
+  lookup: Lookup<unknown>,
+  scope: SQL,
+  page: PageRequest,
+): Promise<Page<DeliveryRecord>> {
+  const queries = deliveryPageQueries(db, scope, page);
+  const {
+    results: [rows, attemptRows],
+  } = await lookupThen(db, lookup, statementOf(db, queries.rows), statementOf(db, queries.attempts));
+  const byDelivery = groupAttempts(attemptRows.map((v) => readAttempt(v)));
   return toPage(
-    rows,
+    rows.map(readDeliveryRow),
     page,
     (r) => ({ createdAt: r.delivery.createdAt, id: r.delivery.id }),
-    (r) => toDeliveryRecord(r, attempts),
+    (r) => toDeliveryRecord(r, byDelivery),
   );
 }
 
 /** One delivery record by id (no access check: the caller has done it). */
 export async function deliveryRecord(db: Db, deliveryId: string): Promise<DeliveryRecord | undefined> {
-  const [row] = await deliveryRows(db, eq(webhookDeliveries.id, deliveryId), [], 1);
+  const [row] = await deliveryRows(db, eq(webhookDeliveries.id, deliveryId), [], 1).all();
   if (!row) return undefined;
-  return toDeliveryRecord(row, await attemptsOf(db, [deliveryId]));
+  const attempts = await db
+    .select()
+    .from(deliveryAttempts)
+    .where(eq(deliveryAttempts.deliveryId, deliveryId))
+    .orderBy(deliveryAttempts.attempt)
+    .all();
+  return toDeliveryRecord(row, groupAttempts(attempts));
 }
 
 /** A page of the integration's deliveries, each with its attempts. */
@@ -106,8 +153,12 @@ export async function listDeliveries(
   page: PageRequest,
 ): Promise<Page<DeliveryRecord>> {
   const { db, identity } = ctx;
-  await loadIntegration(db, identity, projectId, integrationId, "read");
-  return deliveryPage(db, eq(webhookDeliveries.integrationId, integrationId), page);
+  return deliveryPage(
+    db,
+    integrationLookup(db, identity, projectId, integrationId, "read"),
+    eq(webhookDeliveries.integrationId, integrationId),
+    page,
+  );
 }
 
 /** A page of the deliveries of one event (one per integration it reached). Viewer of its project. */
@@ -117,6 +168,10 @@ export async function listEventDeliveries(
   page: PageRequest,
 ): Promise<Page<DeliveryRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, events, eventId, "read", "Event");
-  return deliveryPage(db, eq(webhookDeliveries.eventId, eventId), page);
+  return deliveryPage(
+    db,
+    scopedLookup(db, identity, events, eventId, "read", "Event"),
+    eq(webhookDeliveries.eventId, eventId),
+    page,
+  );
 }

@@ -4,7 +4,7 @@ import type { z } from "@hono/zod-openapi";
 import { and, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { bindCompiled, compiled, rowReader, statementOf } from "../db/compiled";
 import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import {
   type DeploymentData,
@@ -23,8 +23,8 @@ import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployme
 import {
   callerValues,
   canSeeAll,
+  guardedPage,
   loadScoped,
-  lookupThen,
   restrictionKey,
   scopedLookup,
   withinKeyProjectsOf,
@@ -154,13 +154,13 @@ export async function listEnvironmentDeployments(
       .limit(keys.limit),
   );
   // The environment's lookup and the page in one round trip; the page is only used if the lookup passes.
-  const { rows: values } = await lookupThen(
+  return guardedPage(
     db,
     scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
-    bindCompiled(db, query, { environmentId, ...pageValues(page) }),
+    page,
+    { statement: bindCompiled(db, query, { environmentId, ...pageValues(page) }), read: readDeployment },
+    toDeploymentRecord,
   );
-  const rows = values.map((v) => readDeployment(v));
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
 }
 
 export async function listStackDeployments(
@@ -170,21 +170,26 @@ export async function listStackDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, stacks, stackId, "read", "Stack");
   // The (stack_id, created_at, deployment_id) index of deployment_stacks carries the order.
   const { where, orderBy } = keyset(
     { createdAt: deploymentStacks.createdAt, id: deploymentStacks.deploymentId },
     page,
   );
-  const rows = await db
-    .select(getTableColumns(deployments))
+  const query = db
+    .select(deploymentColumns)
     .from(deploymentStacks)
     .innerJoin(deployments, eq(deployments.id, deploymentStacks.deploymentId))
     .where(and(eq(deploymentStacks.stackId, stackId), statusIn(filter), where))
     .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+    .limit(page.limit + 1);
+  // The stack's lookup and the page in one round trip; the page is only used if the lookup passes.
+  return guardedPage(
+    db,
+    scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
+    page,
+    { statement: statementOf(db, query), read: readDeployment },
+    toDeploymentRecord,
+  );
 }
 
 export type DeploymentCreateInput = {

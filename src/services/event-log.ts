@@ -10,12 +10,12 @@
 
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { events, webhookDeliveries } from "../db/schema";
 import { toIso } from "../lib/time";
 import type { EventRecord } from "../schemas/event";
 import type { EventType } from "../schemas/event-types";
-import { loadProject, loadScoped } from "./access";
+import { guardedPage, loadScoped, projectLookup } from "./access";
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const RETENTION_BATCH = 1000;
@@ -47,22 +47,17 @@ export async function listEvents(
   page: PageRequest,
 ): Promise<Page<EventRecord>> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "read");
-  const { where, orderBy } = keyset({ createdAt: events.createdAt, id: events.id }, page);
-  const rows = await db
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.projectId, projectId),
-        types?.length ? inArray(events.type, [...new Set(types)]) : undefined,
-        where,
-      ),
-    )
-    .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toEventRecord);
+  const scope = and(
+    eq(events.projectId, projectId),
+    types?.length ? inArray(events.type, [...new Set(types)]) : undefined,
+  );
+  return guardedPage(
+    db,
+    projectLookup(db, identity, projectId, "read"),
+    page,
+    tablePage(db, events, scope, page),
+    toEventRecord,
+  );
 }
 
 export async function getEvent(ctx: CallerContext, eventId: string): Promise<EventRecord> {

@@ -8,7 +8,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { listPage, type Page, type PageRequest } from "../db/pagination";
+import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { type IntegrationType, notificationIntegrations } from "../db/schema";
 import { badInput, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -17,7 +17,7 @@ import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../schemas/e
 import type { CreatedIntegration, IntegrationRecord } from "../schemas/integration";
 import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
-import { loadProject, loadScoped } from "./access";
+import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
@@ -162,16 +162,30 @@ export async function listIntegrations(
   page: PageRequest,
 ): Promise<Page<IntegrationRecord>> {
   const { db, identity } = ctx;
-  await loadProject(db, identity, projectId, "read");
-  return listPage(
+  return guardedPage(
     db,
-    notificationIntegrations,
-    eq(notificationIntegrations.projectId, projectId),
+    projectLookup(db, identity, projectId, "read"),
     page,
+    tablePage(db, notificationIntegrations, eq(notificationIntegrations.projectId, projectId), page),
     (row) => toIntegrationRecord(row),
   );
 }
 
+/** The integration of the project in the path, with the access check, in one query. */
+export function integrationLookup(
+  db: Db,
+  identity: Identity,
+  projectId: string,
+  integrationId: string,
+  action: "read" | "write",
+) {
+  return scopedLookup(db, identity, notificationIntegrations, integrationId, action, "Integration", [
+    notificationIntegrations.projectId,
+    projectId,
+  ]);
+}
+
+/** `integrationLookup`, run. */
 export function loadIntegration(
   db: Db,
   identity: Identity,
@@ -179,10 +193,7 @@ export function loadIntegration(
   integrationId: string,
   action: "read" | "write",
 ) {
-  return loadScoped(db, identity, notificationIntegrations, integrationId, action, "Integration", [
-    notificationIntegrations.projectId,
-    projectId,
-  ]);
+  return runLookup(integrationLookup(db, identity, projectId, integrationId, action));
 }
 
 export async function getIntegration(

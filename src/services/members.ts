@@ -8,7 +8,7 @@
 
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
-import { bindCompiled, compiled } from "../db/compiled";
+import { bindCompiled, compiled, statementOf } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
@@ -61,7 +61,9 @@ export async function listMembers(
       .limit(keys.limit),
   );
   // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
-  const { rows: values } = await lookupThen(
+  const {
+    results: [values],
+  } = await lookupThen(
     db,
     projectLookup(db, identity, projectId, "read"),
     bindCompiled(db, query, { orgId: identity.orgId, projectId, role, ...pageValues(page) }),
@@ -95,14 +97,23 @@ export async function getMember(
   accountId: string,
 ): Promise<MemberRecord> {
   const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "read");
-  const row = await memberQuery(
+  // The project's lookup and the member in one round trip (the project is in the caller's org).
+  const {
+    results: [[values]],
+  } = await lookupThen(
     db,
-    project.orgId,
-    and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)),
-  ).get();
-  if (!row) throw memberNotFound();
-  return toMemberRecord(row);
+    projectLookup(db, identity, projectId, "read"),
+    statementOf(
+      db,
+      memberQuery(
+        db,
+        identity.orgId,
+        and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)),
+      ),
+    ),
+  );
+  if (!values) throw memberNotFound();
+  return toMemberRecord(readMemberRow(values));
 }
 
 type Candidate = { account_id: string; org_role: OrgRole | null; membership_id: string | null };

@@ -2,13 +2,13 @@
 
 import { eq, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { listPage, type Page, type PageRequest } from "../db/pagination";
+import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
-import { loadScoped, type ScopedExtra } from "./access";
+import { guardedPage, loadScoped, type ScopedExtra, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 
 type ResourceRow = typeof stackResources.$inferSelect;
@@ -54,8 +54,13 @@ export async function listStackResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, stacks, stackId, "read", "Stack");
-  return listPage(db, stackResources, eq(stackResources.stackId, stackId), page, toResourceRecord);
+  return guardedPage(
+    db,
+    scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
+    page,
+    tablePage(db, stackResources, eq(stackResources.stackId, stackId), page),
+    toResourceRecord,
+  );
 }
 
 export async function listEnvironmentResources(
@@ -64,12 +69,11 @@ export async function listEnvironmentResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
-  await loadScoped(db, identity, environments, environmentId, "read", "Environment");
-  return listPage(
+  return guardedPage(
     db,
-    stackResources,
-    eq(stackResources.environmentId, environmentId),
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
     page,
+    tablePage(db, stackResources, eq(stackResources.environmentId, environmentId), page),
     toResourceRecord,
   );
 }

@@ -11,7 +11,8 @@
 import { and, eq } from "drizzle-orm";
 import type { CallerContext, Identity } from "../context";
 import type { Db } from "../db/client";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
+import { rowReader, statementOf } from "../db/compiled";
+import { keyset, type Page, type PageRequest } from "../db/pagination";
 import { components, environments, type VariableType, variables } from "../db/schema";
 import {
   assertEchoMatches,
@@ -23,7 +24,7 @@ import {
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
-import { loadScoped, type ProjectAction } from "./access";
+import { guardedPage, type Lookup, loadScoped, type ProjectAction, runLookup, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
@@ -44,6 +45,7 @@ const RECORD_COLUMNS = {
   createdAt: variables.createdAt,
   updatedAt: variables.updatedAt,
 };
+const readRecordColumns = rowReader(RECORD_COLUMNS);
 
 type RecordRow = {
   id: string;
@@ -72,19 +74,39 @@ export function toVariableRecord(row: RecordRow): VariableRecord {
 type ParentScope = { projectId: string; environmentId: string; componentId: string | null; scope: string };
 
 /** The component or environment in the path, with the access check, in one query. */
-async function loadParent(
+function parentLookup(
   db: Db,
   identity: Identity,
   parent: VariableParent,
   action: ProjectAction,
-): Promise<ParentScope> {
+): Lookup<ParentScope> {
   if (parent.kind === "component") {
-    const { row } = await loadScoped(db, identity, components, parent.id, action, "Component");
-    return { projectId: row.projectId, environmentId: row.environmentId, componentId: row.id, scope: row.id };
+    const lookup = scopedLookup(db, identity, components, parent.id, action, "Component");
+    return {
+      statement: lookup.statement,
+      read: (values) => {
+        const { row } = lookup.read(values);
+        return {
+          projectId: row.projectId,
+          environmentId: row.environmentId,
+          componentId: row.id,
+          scope: row.id,
+        };
+      },
+    };
   }
-  const { row } = await loadScoped(db, identity, environments, parent.id, action, "Environment");
-  return { projectId: row.projectId, environmentId: row.id, componentId: null, scope: ENVIRONMENT_SCOPE };
+  const lookup = scopedLookup(db, identity, environments, parent.id, action, "Environment");
+  return {
+    statement: lookup.statement,
+    read: (values) => {
+      const { row } = lookup.read(values);
+      return { projectId: row.projectId, environmentId: row.id, componentId: null, scope: ENVIRONMENT_SCOPE };
+    },
+  };
 }
+
+const loadParent = (db: Db, identity: Identity, parent: VariableParent, action: ProjectAction) =>
+  runLookup(parentLookup(db, identity, parent, action));
 
 const nameTaken = (name: string) =>
   conflict(`A variable named "${name}" already exists in this scope.`, [
@@ -223,7 +245,7 @@ export async function deleteVariable(ctx: CallerContext, variableId: string): Pr
 
 /**
  * A component's own variables, or an environment's own (component_id null) variables.
- * Two queries: the parent with the access check, then one keyset page from its index.
+ * One round trip: the parent with the access check, and one keyset page from its index.
  */
 export async function listVariables(
   ctx: CallerContext,
@@ -231,18 +253,23 @@ export async function listVariables(
   page: PageRequest,
 ): Promise<Page<VariableRecord>> {
   const { db, identity } = ctx;
-  const scope = await loadParent(db, identity, parent, "read");
   const { where, orderBy } = keyset({ createdAt: variables.createdAt, id: variables.id }, page);
+  // An environment's own variables: the parent is the environment (its lookup checks that).
   const inScope =
     parent.kind === "component"
       ? eq(variables.componentId, parent.id)
-      : and(eq(variables.environmentId, scope.environmentId), eq(variables.scope, ENVIRONMENT_SCOPE));
-  const rows = await db
+      : and(eq(variables.environmentId, parent.id), eq(variables.scope, ENVIRONMENT_SCOPE));
+  const query = db
     .select(RECORD_COLUMNS)
     .from(variables)
     .where(and(inScope, where))
     .orderBy(...orderBy)
-    .limit(page.limit + 1)
-    .all();
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toVariableRecord);
+    .limit(page.limit + 1);
+  return guardedPage(
+    db,
+    parentLookup(db, identity, parent, "read"),
+    page,
+    { statement: statementOf(db, query), read: readRecordColumns },
+    toVariableRecord,
+  );
 }
