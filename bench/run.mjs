@@ -486,6 +486,30 @@ function targetsFor(ladders, apis, seed, keyPools) {
         page: "do-d1-page",
         warmPool: pool(8),
       }),
+      // Reads behind a project: the authorizing lookup and the rows in one D1 batch.
+      A("GET /v1/projects/{id}/members/{account_id}", {
+        path: `/v1/projects/${p.id}/members/${seed.bench.owner}`,
+        next: keyed(pool(10)),
+        compare: "do-d1",
+        floor: "floor",
+        warmPool: pool(10),
+      }),
+      A("GET /v1/projects/{id}/notification-integrations?limit=20", {
+        path: `/v1/projects/${seed.bench.listed.id}/notification-integrations?limit=20`,
+        next: keyed(pool(11)),
+        compare: "do-d1",
+        floor: "floor",
+        page: "do-d1-page",
+        warmPool: pool(11),
+      }),
+      A("GET /v1/projects/{id}/events?limit=20", {
+        path: `/v1/projects/${seed.bench.listed.id}/events?limit=20`,
+        next: keyed(pool(12)),
+        compare: "do-d1",
+        floor: "floor",
+        page: "do-d1-page",
+        warmPool: pool(12),
+      }),
       A("POST /v1/projects", {
         path: "/v1/projects",
         method: "POST",
@@ -651,7 +675,7 @@ async function warm(target) {
 
 async function main() {
   const t0 = Date.now();
-  const pools = 10;
+  const pools = 13;
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);

@@ -5,7 +5,9 @@
 //  - the bench organization: owner, `keyCount` keys, 25 projects (each with its `production`
 //    environment and its owner as project member), 20 more members of the first project, and
 //    `deploymentCount` queued deployments in the first project's environment (each one moved
-//    to `in_progress` once by the transition benchmark, which records an event).
+//    to `in_progress` once by the transition benchmark, which records an event); and, in a second
+//    project (so that no transition's event fans out to them), 25 events and 25 notification
+//    integrations, for the lists behind a project.
 import { createHash, randomBytes } from "node:crypto";
 import { newId, sqlText as q } from "../scripts/seed-sql.mjs";
 
@@ -116,9 +118,27 @@ export function seedSql({ keyCount, deploymentCount }) {
     "INSERT INTO deployments (id, project_id, environment_id, org_id, stack_ids, data, status, started_at, finished_at, created_at, updated_at)",
     rows,
   );
+  const listed = benchProjects[benchProjects.length - 2];
+  const events = [];
+  const integrations = [];
+  for (let i = 0; i < 25; i++) {
+    const at = q(iso(now - (25 - i) * 1000));
+    const data = JSON.stringify({ project_id: listed.id, entry: `bench ${i}` });
+    events.push(`(${q(newId())}, ${q(listed.id)}, 'changelog.created', ${q(data)}, ${at}, ${at})`);
+    const configuration = JSON.stringify({ changelog: true, deployments_failed: i % 2 === 0 });
+    integrations.push(
+      `(${q(newId())}, ${q(listed.id)}, 'webhook', 'https://hooks.example.com/bench/${i}', ${q(configuration)}, ${q(`whsec_${randomBytes(24).toString("base64")}`)}, ${at}, ${at})`,
+    );
+  }
+  insertRows(lines, "INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)", events);
+  insertRows(
+    lines,
+    "INSERT INTO notification_integrations (id, project_id, type, url, configuration, signing_secret, created_at, updated_at)",
+    integrations,
+  );
   return {
     sql: lines.join("\n"),
     deep: { ...deep, keys: deepKeys },
-    bench: { ...bench, keys: benchKeys, project: first, deployments },
+    bench: { ...bench, keys: benchKeys, project: first, listed, deployments },
   };
 }
