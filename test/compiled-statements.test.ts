@@ -7,11 +7,12 @@ import { env } from "cloudflare:test";
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { bindCompiled, compiled, rowReader } from "../src/db/compiled";
-import { deployments, projectMembers, projects } from "../src/db/schema";
+import { bindCompiled, compiled, rowReader, valuesOf } from "../src/db/compiled";
+import { type PageFilter, pageRequest, tablePage } from "../src/db/pagination";
+import { deployments, notificationIntegrations, projectMembers, projects } from "../src/db/schema";
 import { openSession } from "../src/db/session";
 import { internalOk } from "./helpers/api";
-import { createProjectWithStack } from "./helpers/factories";
+import { createIntegration, createProjectWithStack } from "./helpers/factories";
 
 const byId = (variant: string, onBuild: () => void) =>
   compiled(variant, (b) => {
@@ -89,5 +90,39 @@ describe("compiled statements", () => {
     const db = createDb(env.DB);
     expect(() => bindCompiled(db, query, {})).toThrow(/No value for placeholder "id"/);
     expect(() => bindCompiled(db, query, { id: undefined })).toThrow(/parameter 1 has no value/);
+  });
+
+  it("a table page (tablePage) reads every column as Drizzle does, filtered by one value or a list, from a D1 batch", async () => {
+    const { project } = await createProjectWithStack();
+    await createIntegration(project.id, { configuration: { changelog: true, deployments_failed: true } });
+    await createIntegration(project.id, { type: "slack", url: "https://hooks.slack.com/services/T1/B1/x" });
+    await createIntegration(project.id);
+    const db = createDb(env.DB);
+    const byProject = eq(notificationIntegrations.projectId, project.id);
+    const viaDrizzle = await db
+      .select()
+      .from(notificationIntegrations)
+      .where(byProject)
+      .orderBy(notificationIntegrations.createdAt, notificationIntegrations.id)
+      .all();
+    expect(viaDrizzle).toHaveLength(3);
+    // Read as guardedPage reads a page: from a D1 batch, whose rows are objects.
+    const pageOf = async (filters: PageFilter[]) => {
+      const page = pageRequest({ limit: 2, sort_by: "created_at" });
+      const { statement, read } = tablePage(db, notificationIntegrations, filters, page);
+      const [result] = await env.DB.batch<Record<string, unknown>>([statement]);
+      return (result?.results ?? []).map((row) => read(valuesOf(row)));
+    };
+    // LIMIT page.limit + 1: the page and the row that says there is more.
+    expect(await pageOf([[notificationIntegrations.projectId, project.id]])).toEqual(viaDrizzle);
+    const [first, second, third] = viaDrizzle;
+    expect(
+      await pageOf([
+        [notificationIntegrations.projectId, project.id],
+        [notificationIntegrations.id, [third?.id ?? "", "not-an-id", first?.id ?? ""]],
+      ]),
+    ).toEqual([first, third]);
+    expect(await pageOf([[notificationIntegrations.id, [second?.id ?? ""]]])).toEqual([second]);
+    expect(await pageOf([[notificationIntegrations.projectId, "another-project"]])).toEqual([]);
   });
 });

@@ -3,11 +3,11 @@
  * size of other tenants' data (API_CONTRACT §4: keyset pagination; a project delete cascades).
  */
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { eq, fillPlaceholders } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { pageRequest } from "../src/db/pagination";
-import { auditLog, webhookDeliveries } from "../src/db/schema";
+import { pageRequest, tablePageQuery } from "../src/db/pagination";
+import { auditLog, events, webhookDeliveries } from "../src/db/schema";
 import type { Identity } from "../src/env";
 import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
 import { deliveryPageQueries } from "../src/services/delivery-records";
@@ -160,5 +160,26 @@ describe("a page of an integration's deliveries, with its attempts in the same b
       /SEARCH webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
     );
     expect(attemptsPlan).not.toMatch(/SCAN|TEMP B-TREE/);
+  });
+});
+
+describe("a project's events, a page of a single-table list (tablePage)", () => {
+  it("walks the project's index in order, a type filter (one JSON parameter) included, with no sort step", async () => {
+    const deep = {
+      ...pageRequest({ limit: 20, sort_by: "-created_at" }),
+      position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" },
+    };
+    for (const filters of [
+      [[events.projectId, "p"]] as const,
+      [
+        [events.projectId, "p"],
+        [events.type, ["service.ok", "service.in_alarm"]],
+      ] as const,
+    ]) {
+      const { query, values } = tablePageQuery(events, filters, deep);
+      const detail = await plan(query.sql, fillPlaceholders(query.params, values));
+      expect(detail).toMatch(/SEARCH events USING INDEX events_project_created_idx \(project_id=\? AND/);
+      expect(detail).not.toMatch(/TEMP B-TREE|SCAN events/);
+    }
   });
 });

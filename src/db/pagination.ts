@@ -7,12 +7,12 @@
  * mirror for descending order), served from a (scope, created_at, id) index: its cost
  * does not grow with depth, and no record that exists for the whole walk is repeated or skipped.
  */
-import { and, asc, desc, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { decodeBase64, encodeBase64 } from "hono/utils/encode";
 import { badInput } from "../http/errors";
 import type { Db } from "./client";
-import { statementOf, tableReader } from "./compiled";
+import { bindCompiled, compiled, tableReader } from "./compiled";
 
 export const SORT_VALUES = ["created_at", "-created_at", "+created_at"] as const;
 export type SortBy = (typeof SORT_VALUES)[number];
@@ -161,22 +161,52 @@ type KeysetTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
 export type PageQuery<Row> = { statement: D1PreparedStatement; read: (values: readonly unknown[]) => Row };
 
 /**
- * One keyset page of `table`'s rows within `scope` (every column, `LIMIT page.limit + 1`), as a
- * statement to run in one batch with the lookup that authorizes it (src/services/access.ts
- * `guardedPage`). (Lists that join or project columns build theirs from `keyset` and `toPage`.)
+ * What a single-table page is narrowed to: each a column equal to a value, or (a list) one of
+ * several values. Part of the compiled statement's variant by column and kind, never by value.
+ */
+export type PageFilter = readonly [column: SQLiteColumn, value: string | readonly string[]];
+
+/**
+ * One keyset page of `table`'s rows matching every filter (every column, `LIMIT page.limit + 1`),
+ * compiled once per isolate and variant (src/db/compiled.ts), as a statement to run in one batch
+ * with the lookup that authorizes it (src/services/access.ts `guardedPage`). A list filter is one
+ * JSON parameter (`json_each`), whatever its length. (Lists that join or project columns build
+ * theirs from `keyset` and `toPage`.)
  */
 export function tablePage<T extends KeysetTable>(
   db: Db,
   table: T,
-  scope: SQL | undefined,
+  filters: readonly PageFilter[],
   page: PageRequest,
 ): PageQuery<T["$inferSelect"]> {
-  const { where, orderBy } = keyset({ createdAt: table.createdAt, id: table.id }, page);
-  const query = db
-    .select()
-    .from(table as SQLiteTable)
-    .where(and(scope, where))
-    .orderBy(...orderBy)
-    .limit(page.limit + 1);
-  return { statement: statementOf(db, query), read: tableReader(table) };
+  const { query, values } = tablePageQuery(table, filters, page);
+  return { statement: bindCompiled(db, query, values), read: tableReader(table) };
+}
+
+/** `tablePage`'s compiled statement and its values; apart, so that its plan can be tested. */
+export function tablePageQuery(table: KeysetTable, filters: readonly PageFilter[], page: PageRequest) {
+  const keys = compiledKeyset({ createdAt: table.createdAt, id: table.id }, page);
+  const shape = filters.map(([column, value]) => `${column.name}${typeof value === "string" ? "" : "[]"}`);
+  const query = compiled(`page:${getTableName(table)}:${shape.join(",")}:${keys.variant}`, (b) =>
+    b
+      .select()
+      .from(table as SQLiteTable)
+      .where(
+        and(
+          ...filters.map(([column, value], i) =>
+            typeof value === "string"
+              ? eq(column, sql.placeholder(`f${i}`))
+              : sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(`f${i}`)}))`,
+          ),
+          keys.where,
+        ),
+      )
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  const values: Record<string, unknown> = pageValues(page);
+  filters.forEach(([, value], i) => {
+    values[`f${i}`] = typeof value === "string" ? value : JSON.stringify(value);
+  });
+  return { query, values };
 }

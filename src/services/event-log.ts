@@ -8,9 +8,9 @@
  * project with a million old events costs several runs, never one that times out.
  */
 
-import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
+import { asc, lt, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { type Page, type PageRequest, tablePage } from "../db/pagination";
+import { type Page, type PageFilter, type PageRequest, tablePage } from "../db/pagination";
 import { events, webhookDeliveries } from "../db/schema";
 import { toIso } from "../lib/time";
 import type { EventRecord } from "../schemas/event";
@@ -47,15 +47,13 @@ export async function listEvents(
   page: PageRequest,
 ): Promise<Page<EventRecord>> {
   const { db, identity } = ctx;
-  const scope = and(
-    eq(events.projectId, projectId),
-    types?.length ? inArray(events.type, [...new Set(types)]) : undefined,
-  );
+  const filters: PageFilter[] = [[events.projectId, projectId]];
+  if (types?.length) filters.push([events.type, [...new Set(types)]]);
   return guardedPage(
     db,
     projectLookup(db, identity, projectId, "read"),
     page,
-    tablePage(db, events, scope, page),
+    tablePage(db, events, filters, page),
     toEventRecord,
   );
 }

@@ -166,7 +166,7 @@ export async function listIntegrations(
     db,
     projectLookup(db, identity, projectId, "read"),
     page,
-    tablePage(db, notificationIntegrations, eq(notificationIntegrations.projectId, projectId), page),
+    tablePage(db, notificationIntegrations, [[notificationIntegrations.projectId, projectId]], page),
     (row) => toIntegrationRecord(row),
   );
 }

@@ -8,7 +8,7 @@
 
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
-import { bindCompiled, compiled, statementOf } from "../db/compiled";
+import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
@@ -97,20 +97,23 @@ export async function getMember(
   accountId: string,
 ): Promise<MemberRecord> {
   const { db, identity } = ctx;
+  const query = compiled("member", (b) =>
+    memberQuery(
+      b,
+      sql.placeholder("orgId"),
+      and(
+        eq(projectMembers.projectId, sql.placeholder("projectId")),
+        eq(projectMembers.accountId, sql.placeholder("accountId")),
+      ),
+    ),
+  );
   // The project's lookup and the member in one round trip (the project is in the caller's org).
   const {
     results: [[values]],
   } = await lookupThen(
     db,
     projectLookup(db, identity, projectId, "read"),
-    statementOf(
-      db,
-      memberQuery(
-        db,
-        identity.orgId,
-        and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)),
-      ),
-    ),
+    bindCompiled(db, query, { orgId: identity.orgId, projectId, accountId }),
   );
   if (!values) throw memberNotFound();
   return toMemberRecord(readMemberRow(values));

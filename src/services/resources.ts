@@ -58,7 +58,7 @@ export async function listStackResources(
     db,
     scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
     page,
-    tablePage(db, stackResources, eq(stackResources.stackId, stackId), page),
+    tablePage(db, stackResources, [[stackResources.stackId, stackId]], page),
     toResourceRecord,
   );
 }
@@ -73,7 +73,7 @@ export async function listEnvironmentResources(
     db,
     scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
     page,
-    tablePage(db, stackResources, eq(stackResources.environmentId, environmentId), page),
+    tablePage(db, stackResources, [[stackResources.environmentId, environmentId]], page),
     toResourceRecord,
   );
 }
