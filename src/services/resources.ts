@@ -48,32 +48,28 @@ export async function getResource(
   return toResourceRecord(row);
 }
 
-export async function listStackResources(
-  ctx: CallerContext,
-  stackId: string,
-  page: PageRequest,
-): Promise<Page<StackResourceRecord>> {
-  const { db, identity } = ctx;
-  return guardedPage(
-    db,
-    scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
-    page,
-    tablePage(db, stackResources, [[stackResources.stackId, stackId]], page),
-    toResourceRecord,
-  );
-}
+/** Whose resources a list reads: a stack's, or every stack's of an environment. */
+export type ResourceParent = { kind: "stack" | "environment"; id: string };
 
-export async function listEnvironmentResources(
+/** The parent's lookup (with the access check) and a page of its resources, in one round trip. */
+export async function listResources(
   ctx: CallerContext,
-  environmentId: string,
+  parent: ResourceParent,
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
+  const [lookup, column] =
+    parent.kind === "stack"
+      ? [scopedLookup(db, identity, stacks, parent.id, "read", "Stack"), stackResources.stackId]
+      : [
+          scopedLookup(db, identity, environments, parent.id, "read", "Environment"),
+          stackResources.environmentId,
+        ];
   return guardedPage(
     db,
-    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    lookup,
     page,
-    tablePage(db, stackResources, [[stackResources.environmentId, environmentId]], page),
+    tablePage(db, stackResources, [[column, parent.id]], page),
     toResourceRecord,
   );
 }

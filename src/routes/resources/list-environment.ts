@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { listEnvironmentResources } from "../../services/resources";
+import { listResources } from "../../services/resources";
 import { EnvironmentParams, StackResourceListSchema } from "./schema";
 
 export const listEnvironmentResourcesRoute = defineRoute({
@@ -21,6 +21,9 @@ export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentResourcesRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listEnvironmentResources(callerContext(c), environment_id, page), 200);
+    return c.json(
+      await listResources(callerContext(c), { kind: "environment", id: environment_id }, page),
+      200,
+    );
   });
 }

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { listStackResources } from "../../services/resources";
+import { listResources } from "../../services/resources";
 import { StackParams, StackResourceListSchema } from "./schema";
 
 export const listStackResourcesRoute = defineRoute({
@@ -21,6 +21,6 @@ export function registerListStackResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listStackResourcesRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listStackResources(callerContext(c), stack_id, page), 200);
+    return c.json(await listResources(callerContext(c), { kind: "stack", id: stack_id }, page), 200);
   });
 }
