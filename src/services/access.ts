@@ -132,6 +132,11 @@ export type Lookup<R> = {
   read(values: readonly unknown[] | undefined): R;
 };
 
+/** The same lookup, its result reshaped by `f` (after the access check, which `read` makes). */
+export function mapLookup<R, T>(lookup: Lookup<R>, f: (found: R) => T): Lookup<T> {
+  return { statement: lookup.statement, read: (values) => f(lookup.read(values)) };
+}
+
 export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
   const [values] = await lookup.statement.raw();
   return lookup.read(values);

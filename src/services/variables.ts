@@ -24,7 +24,15 @@ import {
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
-import { guardedPage, type Lookup, loadScoped, type ProjectAction, runLookup, scopedLookup } from "./access";
+import {
+  guardedPage,
+  type Lookup,
+  loadScoped,
+  mapLookup,
+  type ProjectAction,
+  runLookup,
+  scopedLookup,
+} from "./access";
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
@@ -81,28 +89,19 @@ function parentLookup(
   action: ProjectAction,
 ): Lookup<ParentScope> {
   if (parent.kind === "component") {
-    const lookup = scopedLookup(db, identity, components, parent.id, action, "Component");
-    return {
-      statement: lookup.statement,
-      read: (values) => {
-        const { row } = lookup.read(values);
-        return {
-          projectId: row.projectId,
-          environmentId: row.environmentId,
-          componentId: row.id,
-          scope: row.id,
-        };
-      },
-    };
+    return mapLookup(scopedLookup(db, identity, components, parent.id, action, "Component"), ({ row }) => ({
+      projectId: row.projectId,
+      environmentId: row.environmentId,
+      componentId: row.id,
+      scope: row.id,
+    }));
   }
-  const lookup = scopedLookup(db, identity, environments, parent.id, action, "Environment");
-  return {
-    statement: lookup.statement,
-    read: (values) => {
-      const { row } = lookup.read(values);
-      return { projectId: row.projectId, environmentId: row.id, componentId: null, scope: ENVIRONMENT_SCOPE };
-    },
-  };
+  return mapLookup(scopedLookup(db, identity, environments, parent.id, action, "Environment"), ({ row }) => ({
+    projectId: row.projectId,
+    environmentId: row.id,
+    componentId: null,
+    scope: ENVIRONMENT_SCOPE,
+  }));
 }
 
 const loadParent = (db: Db, identity: Identity, parent: VariableParent, action: ProjectAction) =>
