@@ -329,6 +329,14 @@ describe("cursors", () => {
       "base64 of a cursor-like object with a wrong type",
       btoa(JSON.stringify({ v: 1, o: "desc", f: "", c: 5, i: "y" })),
     ],
+    [
+      "base64 of a cursor whose position is not a timestamp",
+      btoa(JSON.stringify({ v: 1, o: "desc", f: "", c: "notadate", i: "7Hq3VnT5m2WcXbQ9pLk4Rz" })),
+    ],
+    [
+      "base64 of a cursor whose position is not an identifier",
+      btoa(JSON.stringify({ v: 1, o: "desc", f: "", c: "2026-11-22T10:04:05.123Z", i: "x" })),
+    ],
     ["base64 of invalid UTF-8", btoa("\xff\xfe\xfd")],
     ["too long", "A".repeat(1025)],
     ["empty", ""],

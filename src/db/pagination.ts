@@ -11,6 +11,7 @@ import { and, asc, desc, eq, getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { decodeBase64, encodeBase64 } from "hono/utils/encode";
 import { badInput } from "../http/errors";
+import { isId } from "../lib/ids";
 import type { Db } from "./client";
 import { bindCompiled, compiled, tableReader } from "./compiled";
 
@@ -85,10 +86,13 @@ function isCursorPayload(value: unknown): value is CursorPayload {
     typeof p.f === "string" &&
     typeof p.c === "string" &&
     typeof p.i === "string" &&
-    p.c.length <= 64 &&
-    p.i.length <= 64
+    STORED_TIMESTAMP.test(p.c) &&
+    isId(p.i)
   );
 }
+
+/** A position is a record's `created_at` as stored (RFC 3339 UTC, milliseconds) and its identifier. */
+const STORED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Turns validated list query parameters (and the list's canonical filter key) into a page request. */
 export function pageRequest(params: ListParams, filter = ""): PageRequest {

@@ -11,11 +11,28 @@ import {
   toPage,
 } from "../../src/db/pagination";
 import { ApiError } from "../../src/http/errors";
+import { ID_ALPHABET } from "../../src/lib/ids";
 
 const direction = fc.constantFrom<SortDirection>("asc", "desc");
-/** Any code points (no lone surrogates); at most 64 UTF-16 units, the cursor's bound. */
+/** Any code points (no lone surrogates): a filter key. */
 const text = fc.string({ unit: "binary", maxLength: 32 });
-const position = fc.record({ createdAt: text, id: text });
+/** A position as stored: a record's `created_at` (RFC 3339 UTC, milliseconds) and its identifier. */
+const timestamp = fc
+  .date({
+    min: new Date("1970-01-01T00:00:00.000Z"),
+    max: new Date("9999-12-31T23:59:59.999Z"),
+    noInvalidDate: true,
+  })
+  .map((d) => d.toISOString());
+const base58 = fc.string({ unit: fc.constantFrom(...ID_ALPHABET), minLength: 22, maxLength: 22 });
+const identifier = fc.oneof(
+  base58,
+  fc.uuid().map((u) => u.toLowerCase()),
+  fc.uuid().map((u) => u.toLowerCase().replaceAll("-", "")),
+);
+const position = fc.record({ createdAt: timestamp, id: identifier });
+const ID = "7Hq3VnT5m2WcXbQ9pLk4Rz";
+const AT = "2026-01-01T00:00:00.000Z";
 
 function decodeOrRefusal(raw: string, dir: SortDirection, filter: string) {
   try {
@@ -104,8 +121,8 @@ describe("encodeCursor / decodeCursor", () => {
           expect(again).toEqual(first);
           if (first.ok && first.position) {
             const { createdAt, id } = first.position;
-            expect(createdAt.length).toBeLessThanOrEqual(64);
-            expect(id.length).toBeLessThanOrEqual(64);
+            expect(createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+            expect(id.length).toBeLessThanOrEqual(36);
             expect(decodeCursor(encodeCursor(dir, filter, createdAt, id), dir, filter)).toEqual(
               first.position,
             );
@@ -132,9 +149,9 @@ describe("encodeCursor / decodeCursor", () => {
     );
   });
 
-  it("refuses non-cursor JSON, a wrong version and oversized fields", () => {
+  it("refuses non-cursor JSON, a wrong version and a position that is not a timestamp and an identifier", () => {
     const b64 = (v: unknown) => btoa(JSON.stringify(v));
-    const base = { v: 1, o: "asc", f: "", c: "2026-01-01T00:00:00.000Z", i: "x" };
+    const base = { v: 1, o: "asc", f: "", c: AT, i: ID };
     expect(decodeOrRefusal(b64(base), "asc", "").ok).toBe(true);
     for (const bad of [
       { ...base, v: 2 },
@@ -144,6 +161,12 @@ describe("encodeCursor / decodeCursor", () => {
       { ...base, f: undefined },
       { ...base, c: "x".repeat(65) },
       { ...base, i: "x".repeat(65) },
+      { ...base, c: "notadate" },
+      { ...base, c: "2026-01-01" },
+      { ...base, c: "2026-01-01T00:00:00Z" },
+      { ...base, i: "x" },
+      { ...base, i: "" },
+      { ...base, i: "7HQ3VNT5M2WCXBQ9PLK4RZ0" },
       [base],
       "cursor",
       null,
@@ -161,10 +184,10 @@ describe("sort orders and pages", () => {
     expect(sortDirection("created_at")).toBe("asc");
     expect(sortDirection("+created_at")).toBe("asc");
     expect(sortDirection("-created_at")).toBe("desc");
-    const asc = encodeCursor("asc", "", "t", "i");
+    const asc = encodeCursor("asc", "", AT, ID);
     expect(pageRequest({ after: asc, limit: 5, sort_by: "+created_at" }).position).toEqual({
-      createdAt: "t",
-      id: "i",
+      createdAt: AT,
+      id: ID,
     });
     expect(() => pageRequest({ after: asc, limit: 5, sort_by: "-created_at" })).toThrow(ApiError);
   });
@@ -177,7 +200,10 @@ describe("sort orders and pages", () => {
         direction,
         (limit, n, dir) => {
           const fetched = Math.min(n, limit + 1);
-          const rows = Array.from({ length: fetched }, (_, i) => ({ createdAt: `t${i}`, id: `id${i}` }));
+          const rows = Array.from({ length: fetched }, (_, i) => ({
+            createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+            id: `${ID.slice(0, 21)}${ID_ALPHABET[i]}`,
+          }));
           const page: PageRequest = { direction: dir, limit, filter: "f" };
           const result = toPage(
             rows,
