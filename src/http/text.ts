@@ -6,6 +6,9 @@
  */
 import { z } from "@hono/zod-openapi";
 
+/** A request body is at most 1 MiB (API_CONTRACT §6; src/middleware/body-guard.ts). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 export const WELL_FORMED_PATTERN = "^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$";
 export const WELL_FORMED_MESSAGE = "Must not contain unpaired UTF-16 surrogates.";
 
@@ -15,6 +18,13 @@ export function wellFormed(schema: z.ZodString): z.ZodString {
     .refine((value) => (value as string & { isWellFormed(): boolean }).isWellFormed(), WELL_FORMED_MESSAGE)
     .openapi({ pattern: WELL_FORMED_PATTERN });
 }
+
+/**
+ * A string SPEC.md leaves free (a plain `string`): no limit but the body's. A body of at most
+ * MAX_BODY_BYTES holds no longer string, so the published `maxLength` is that bound, not a rule of
+ * ours (the document gives every request string one).
+ */
+export const freeString = () => z.string().max(MAX_BODY_BYTES);
 
 /** Well-formed free text of `min`–`max` characters. */
 export const text = (min: number, max: number) => wellFormed(z.string().min(min).max(max));

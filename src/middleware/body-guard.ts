@@ -2,8 +2,10 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { badInput } from "../http/errors";
+import { MAX_BODY_BYTES } from "../http/text";
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES };
+
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 

@@ -2,10 +2,10 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
-import { text } from "../http/text";
+import { freeString, text, wellFormed } from "../http/text";
 
-// The account's fields, with the limits the account was created with (internal AccountCreateBody).
-const nullableText = (max: number) => text(0, max).nullable();
+// The account's fields as the account was created (internal AccountCreateBody): free strings.
+const nullableText = () => wellFormed(freeString()).nullable();
 
 export const ProjectRoleSchema = z
   .enum(PROJECT_ROLES)
@@ -17,16 +17,16 @@ export const MemberSchema = z
     membership_id: IdSchema.openapi({ description: "The project membership." }),
     project_id: IdSchema,
     name: text(1, 100),
-    display_name: text(0, 100).openapi({ description: "Defaults to `name`." }),
-    avatar: nullableText(2048),
+    display_name: wellFormed(freeString()).openapi({ description: "Defaults to `name`." }),
+    avatar: nullableText(),
     org_role: z.enum(ORG_ROLES).openapi({ description: "The account's role in the organization." }),
     role: ProjectRoleSchema,
     profile: z.object({
-      bio: nullableText(1000),
-      github: nullableText(100),
-      location: nullableText(200),
-      twitter: nullableText(100),
-      website: nullableText(2048),
+      bio: nullableText(),
+      github: nullableText(),
+      location: nullableText(),
+      twitter: nullableText(),
+      website: nullableText(),
     }),
     created_at: TimestampSchema.openapi({ description: "When the membership was made." }),
   })

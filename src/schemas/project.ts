@@ -2,10 +2,10 @@
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../db/schema";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../http/openapi";
+import { freeString } from "../http/text";
 
-export const IconSchema = z
-  .string()
-  .max(2048)
+// The pattern is the only rule (SPEC.md, API_CONTRACT §3): a `url:` icon may be a long data URL.
+export const IconSchema = freeString()
   .regex(/^(icon|emoji|url):(.+)$/, "Must match ^(icon|emoji|url):(.+)$.")
   .openapi({ example: "emoji:🚀" });
 

@@ -1,19 +1,22 @@
 /** Internal body and record of accounts (API_CONTRACT §3 "Account", §9). */
 import { z } from "@hono/zod-openapi";
+import { freeString } from "../../../http/text";
 
-const nullableString = (max: number) => z.string().max(max).nullable().optional();
+// SPEC.md types the account's display name, avatar and profile fields as plain strings: no
+// limit but the body's (1 MiB, API_CONTRACT §6). The name keeps the 1–100 of every name.
+const nullableString = () => freeString().nullable().optional();
 
 export const AccountCreateBody = z.strictObject({
   name: z.string().min(1).max(100),
-  display_name: nullableString(100),
-  avatar: nullableString(2048),
+  display_name: nullableString(),
+  avatar: nullableString(),
   profile: z
     .strictObject({
-      bio: nullableString(1000),
-      github: nullableString(100),
-      location: nullableString(200),
-      twitter: nullableString(100),
-      website: nullableString(2048),
+      bio: nullableString(),
+      github: nullableString(),
+      location: nullableString(),
+      twitter: nullableString(),
+      website: nullableString(),
     })
     .partial()
     .nullable()

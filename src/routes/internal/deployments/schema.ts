@@ -1,6 +1,7 @@
 /** Internal bodies of deployments: the engine creates them and reports their progress (API_CONTRACT §9). */
 import { z } from "@hono/zod-openapi";
 import { IdSchema } from "../../../http/openapi";
+import { freeString } from "../../../http/text";
 import {
   DeploymentDataSchema,
   DeploymentSourceSchema,
@@ -28,7 +29,8 @@ export const DeploymentUpdateBody = z.strictObject({
       z.strictObject({
         id: IdSchema,
         status: DeploymentStatusSchema,
-        status_reason: z.string().max(4096).nullable().optional(),
+        // A plain string (SPEC.md): bounded only by the body and the deployment's row (deployment-transitions).
+        status_reason: freeString().nullable().optional(),
       }),
     )
     .max(100)

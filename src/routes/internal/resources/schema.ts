@@ -2,12 +2,15 @@
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../../db/schema";
 import { TemplateIdSchema } from "../../../http/openapi";
+import { freeString } from "../../../http/text";
 
-const reason = z.string().max(4096).nullable().optional();
+// SPEC.md types these as plain strings: an engine's reason may be a whole error log. No limit but
+// the body's (1 MiB, API_CONTRACT §6); a resource row holds one of each, well within D1's row.
+const reason = freeString().nullable().optional();
 
 export const ResourceCreateBody = z.strictObject({
-  resource_type: z.string().min(1).max(256),
-  physical_id: z.string().min(1).max(2048),
+  resource_type: freeString().min(1),
+  physical_id: freeString().min(1),
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
   template_id: TemplateIdSchema.optional(),
@@ -16,5 +19,5 @@ export const ResourceCreateBody = z.strictObject({
 export const ResourceUpdateBody = z.strictObject({
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  physical_id: z.string().min(1).max(2048).optional(),
+  physical_id: freeString().min(1).optional(),
 });

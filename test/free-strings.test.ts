@@ -1,0 +1,128 @@
+/**
+ * Fields that SPEC.md types as a plain `string` take any length the body allows (1 MiB,
+ * API_CONTRACT §6): no limit of ours on a project's icon (beyond its pattern), an account's
+ * display name, avatar and profile, a resource's type, physical ID and reason, or a stack's
+ * reason in a deployment. What a deployment keeps in one row is bounded by D1's row size
+ * (`MAX_DEPLOYMENT_DATA_BYTES`): reports that would pass it are `400 bad_input` and change nothing.
+ */
+import { describe, expect, it } from "vitest";
+import type { DeploymentRecord } from "../src/schemas/deployment";
+import { MAX_DEPLOYMENT_DATA_BYTES } from "../src/services/deployment-transitions";
+import { internal, request } from "./helpers/api";
+import type { ErrorBody } from "./helpers/expect";
+import { createOwnedProject, createProjectWithStack, createStack } from "./helpers/factories";
+import { type Member, membersPath, orgAccount } from "./helpers/members";
+
+const long = (prefix: string, length: number) => prefix + "x".repeat(length - prefix.length);
+
+describe("free strings", () => {
+  it("a project's icon may be a long `url:` (a data URL), on create and replace", async () => {
+    const { owner } = await createOwnedProject();
+    const icon = long("url:data:image/png;base64,", 50_000);
+    const created = await request<{ id: string; icon: string; default_environment_id: string; name: string }>(
+      "POST",
+      "/v1/projects",
+      { key: owner.key, body: { name: "long-icon", icon } },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.icon).toBe(icon);
+    const other = long("url:data:image/svg+xml;base64,", 4_000);
+    const replaced = await request<{ icon: string }>("PUT", `/v1/projects/${created.body.id}`, {
+      key: owner.key,
+      body: {
+        name: created.body.name,
+        default_environment_id: created.body.default_environment_id,
+        icon: other,
+      },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.icon).toBe(other);
+    // The pattern still applies.
+    const bad = await request<ErrorBody>("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: "bad-icon", icon: long("picture:", 3_000) },
+    });
+    expect([bad.status, bad.body.code]).toEqual([400, "bad_input"]);
+  });
+
+  it("an account's display name, avatar and profile are free strings, shown as given in its member record", async () => {
+    const { org, owner, project } = await createOwnedProject();
+    const profile = {
+      bio: long("bio ", 5_000),
+      github: long("gh", 300),
+      location: long("loc", 400),
+      twitter: long("tw", 300),
+      website: long("https://example.com/", 3_000),
+    };
+    const fields = {
+      display_name: long("Ada ", 500),
+      avatar: long("data:image/png;base64,", 20_000),
+      profile,
+    };
+    const account = await orgAccount(org, fields);
+    const added = await request("POST", membersPath(project.id), {
+      key: owner.key,
+      body: { account_ids: [account.id] },
+    });
+    expect(added.status).toBe(201);
+    const member = await request<Member>("GET", membersPath(project.id, account.id), { key: owner.key });
+    expect(member.status).toBe(200);
+    expect(member.body).toMatchObject(fields);
+  });
+
+  it("a resource's type, physical ID and reason are free strings", async () => {
+    const { stack } = await createProjectWithStack();
+    const body = {
+      resource_type: long("Custom::", 600),
+      physical_id: long("arn:aws:", 5_000),
+      status: "create_failed",
+      status_reason: long("Error: ", 100_000),
+    };
+    const created = await internal<Record<string, unknown> & { id: string }>(
+      "POST",
+      `/stacks/${stack.id}/resources`,
+      body,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject(body);
+    const reason = long("Retrying: ", 50_000);
+    const updated = await internal("PATCH", `/resources/${created.body.id}`, {
+      status: "create_in_progress",
+      status_reason: reason,
+      physical_id: long("arn:aws:", 3_000),
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ status_reason: reason });
+  });
+
+  it("a stack's reason in a deployment is a free string; the deployment's data is bounded by its row", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const stacks = [stack, await createStack(environmentId), await createStack(environmentId)];
+    const created = await internal<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: stacks.map((s) => s.id),
+      data: { patch: [] },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const report = (stackId: string, reason: string) =>
+      internal<DeploymentRecord & ErrorBody>("PATCH", `/deployments/${id}`, {
+        status: "in_progress",
+        stacks: [{ id: stackId, status: "in_progress", status_reason: reason }],
+      });
+    // Two reports of 40 % of the bound each are kept; the third would take the data past it.
+    const share = Math.floor(MAX_DEPLOYMENT_DATA_BYTES * 0.4);
+    const first = await report(stacks[0]?.id ?? "", long("a", share));
+    expect(first.status).toBe(200);
+    const second = await report(stacks[1]?.id ?? "", long("b", share));
+    expect(second.status).toBe(200);
+    expect(second.body.data.stacks?.map((s) => s.status_reason?.length)).toEqual([share, share, undefined]);
+
+    const third = await report(stacks[2]?.id ?? "", long("c", share));
+    expect([third.status, third.body.code]).toEqual([400, "bad_input"]);
+    expect(third.body.cause?.map((c) => c.path)).toEqual(["stacks"]);
+    const after = await request<DeploymentRecord>("GET", `/v1/deployments/${id}`, { key: owner.key });
+    expect(after.status).toBe(200);
+    expect(after.body.updated_at).toBe(second.body.updated_at);
+    expect(after.body.data.stacks?.map((s) => s.status)).toEqual(["in_progress", "in_progress", "queued"]);
+  });
+});
