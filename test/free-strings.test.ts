@@ -1,8 +1,8 @@
 /**
  * Fields that SPEC.md types as a plain `string` take any length the body allows (1 MiB,
  * API_CONTRACT §6): no limit of ours on a project's icon (beyond its pattern), an account's
- * display name, avatar and profile, a resource's type, physical ID and reason, or a stack's
- * reason in a deployment. What a deployment keeps in one row is bounded by D1's row size
+ * display name, avatar and profile, a resource's type, physical ID and reason, a deployment's
+ * source, or a stack's reason in a deployment. What a deployment keeps in one row is bounded by D1's row size
  * (`MAX_DEPLOYMENT_DATA_BYTES`): reports that would pass it are `400 bad_input` and change nothing.
  */
 import { describe, expect, it } from "vitest";
@@ -93,6 +93,36 @@ describe("free strings", () => {
     });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ status_reason: reason });
+  });
+
+  it("a deployment's source fields are free strings", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    const source = {
+      git: {
+        commit: {
+          author: { email: long("ada@", 2_000), name: long("Ada ", 2_000) },
+          committer: { name: long("GitHub ", 1_500) },
+          message: long("Ship it\n\n", 100_000),
+          sha: long("0f3c2a1", 2_000),
+        },
+        installation_id: long("42", 1_500),
+        owner: long("acme", 1_500),
+        provider: "github",
+        ref: long("refs/heads/feature/", 3_000),
+        repo: long("storefront", 1_500),
+        repo_id: long("9001", 1_500),
+      },
+      registry: {
+        image: long("registry.example.com/", 5_000),
+        command: Array.from({ length: 1_200 }, () => "run"),
+      },
+    };
+    const created = await internal<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: [stack.id],
+      data: { patch: [], source },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.source).toEqual(source);
   });
 
   it("a stack's reason in a deployment is a free string; the deployment's data is bounded by its row", async () => {

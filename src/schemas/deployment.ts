@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
+import { freeString } from "../http/text";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
@@ -37,7 +38,8 @@ export const PatchOperationSchema = z
   })
   .openapi("DeploymentPatchOperation");
 
-const text = (max = 1024) => z.string().max(max);
+// SPEC.md types every field of a source as a plain string: no limit but the body's.
+const text = freeString;
 
 const GitPersonSchema = z
   .strictObject({
@@ -53,7 +55,7 @@ export const GitSourceSchema = z
     commit: z.strictObject({
       author: GitPersonSchema,
       committer: GitPersonSchema,
-      message: text(65_536),
+      message: text(),
       sha: text(),
     }),
     installation_id: text(),
@@ -68,8 +70,8 @@ export const GitSourceSchema = z
 
 export const RegistrySourceSchema = z
   .strictObject({
-    command: z.array(text(65_536)).max(1000).optional(),
-    image: text(2048),
+    command: z.array(text()).optional(),
+    image: text(),
   })
   .openapi("RegistrySource");
 
