@@ -35,7 +35,7 @@ import {
   createResource,
   createStack,
 } from "./helpers/factories";
-import { aimAt, generators, takesNoInput } from "./helpers/fuzz";
+import { aimAt, fillPath, generators, takesNoInput } from "./helpers/fuzz";
 import { openApiDocument, operations } from "./helpers/openapi";
 
 const RUNS = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 4;
@@ -153,6 +153,37 @@ describe("fuzzing every published operation with malformed input", () => {
     }
     // Every operation takes at least the X-D1-Bookmark header, so every one has input to malform.
     expect(ops.filter(takesNoInput).map((op) => `${op.method} ${op.path}`)).toEqual([]);
+  });
+
+  it("an empty body where one is required is a bad_input naming what is missing, never a 5xx", async () => {
+    aimAt({ doc: await openApiDocument(), ids: world.ids });
+    const ops = (await operations()).filter((op) => {
+      const body = op.operation.requestBody;
+      const schema = body?.content?.["application/json"]?.schema as { $ref?: string } | undefined;
+      return body?.required && schema !== undefined;
+    });
+    expect(ops.length).toBeGreaterThan(8);
+    const baseline = await snapshot();
+    // A bare POST, `content-length: 0`, and an empty body with a JSON or another content-type.
+    const forms: Record<string, string>[] = [
+      {},
+      { "content-length": "0" },
+      { "content-type": "application/json" },
+      { "content-type": "text/plain" },
+    ];
+    for (const op of ops) {
+      for (const headers of forms) {
+        const res = await request<{ code: string; cause?: unknown[] }>(
+          op.method.toUpperCase(),
+          fillPath(op.path),
+          { key: world.key, rawBody: new Uint8Array(0), headers },
+        );
+        const where = `${op.method.toUpperCase()} ${op.path} ${JSON.stringify(headers)} → ${res.status} ${res.raw.slice(0, 200)}`;
+        expect(res.status, where).toBe(400);
+        expect(res.body.code, where).toBe("bad_input");
+      }
+    }
+    expect(await snapshot()).toBe(baseline);
   });
 
   it(

@@ -19,9 +19,20 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!BODY_METHODS.has(c.req.method) || !c.req.raw.body) return next();
 
   const bytes = await readRawBody(c);
-  if (bytes.byteLength === 0) return next();
-
+  // Hono keeps body promises in this cache (its declared type says otherwise).
+  const cache = c.req.bodyCache as unknown as Record<string, Promise<unknown>>;
   const contentType = c.req.header("content-type") ?? "";
+  if (bytes.byteLength === 0) {
+    // No body (a bare `POST`, `content-length: 0`, an empty body labelled JSON) is an empty
+    // object: an optional body takes its defaults, a required one names its missing fields (an
+    // empty body labelled anything else is refused as not JSON). The cache answers whoever asks
+    // next: the validators would otherwise read a stream this guard has already drained (a 500).
+    cache.arrayBuffer = Promise.resolve(new ArrayBuffer(0));
+    // Hono's `json()` parses the cached text.
+    cache.text = Promise.resolve(JSON_TYPE.test(contentType) ? "{}" : "");
+    return next();
+  }
+
   if (!JSON_TYPE.test(contentType)) {
     throw badInput("Request bodies must be JSON, sent with `content-type: application/json`.", [
       { path: "content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
@@ -44,8 +55,6 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
     throw badInput("The request body is not valid JSON.");
   }
   assertWellFormed(parsed);
-  // Hono keeps body promises in this cache (its declared type says otherwise).
-  const cache = c.req.bodyCache as unknown as Record<string, Promise<unknown>>;
   cache.json = Promise.resolve(parsed);
   cache.text = Promise.resolve(text);
   return next();

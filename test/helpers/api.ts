@@ -10,8 +10,11 @@ export type RequestOptions = {
   key?: string | null;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Send `body` as-is (a string) instead of JSON-encoding it. */
-  rawBody?: string;
+  /**
+   * Send `body` as-is instead of JSON-encoding it: a string (which `fetch` labels
+   * `text/plain;charset=UTF-8` unless a content-type is given) or bytes (no content-type added).
+   */
+  rawBody?: string | Uint8Array;
   /**
    * Bindings to run this request with instead of the test configuration's (through the same app,
    * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
@@ -72,7 +75,7 @@ export async function request<T = unknown>(
     ...options.headers,
   };
   if (options.key) headers["x-api-key"] = options.key;
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);

@@ -147,7 +147,7 @@ const badId = fc
   )
   .filter((s) => !ID_PATTERN.test(s) && !/^\.+$/.test(s));
 
-function fillPath(path: string, corrupt?: { name: string; value: string }): string {
+export function fillPath(path: string, corrupt?: { name: string; value: string }): string {
   const segments = path.split("/");
   return segments
     .map((segment, i) => {

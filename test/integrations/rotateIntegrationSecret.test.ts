@@ -1,12 +1,6 @@
 /**
  * The webhook operations of API_CONTRACT §13 in the Workers runtime: real D1, the real EVENTS
  * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
- * POST …/{integration_id}/rotate-secret (rotateIntegrationSecret), signatures verified with the
- * standardwebhooks package.
- */
-/**
- * The webhook operations of API_CONTRACT §13 in the Workers runtime: real D1, the real EVENTS
- * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
  * POST …/{integration_id}/rotate-secret (signatures verified with the standardwebhooks package).
  */
 import { createScheduledController, env } from "cloudflare:test";
@@ -71,10 +65,20 @@ describe("POST …/rotate-secret", () => {
 
   it("defaults to 86400 s, and expire_previous_in 0 stops the previous secret at once", async () => {
     const { owner, bucket, path, integration } = await setupIntegration();
-    const def = await request<{ previous_expires_at: string }>("POST", `${path}/rotate-secret`, {
-      key: owner.key,
-    });
-    expect(Math.abs(Date.parse(def.body.previous_expires_at) - Date.now() - 86_400_000)).toBeLessThan(10_000);
+    // No body, and an empty one (as `content-length: 0` or a client that labels every request JSON).
+    for (const options of [
+      {},
+      { rawBody: new Uint8Array(0), headers: { "content-type": "application/json" } },
+    ]) {
+      const def = await request<{ previous_expires_at: string }>("POST", `${path}/rotate-secret`, {
+        key: owner.key,
+        ...options,
+      });
+      expect(def.status, def.raw).toBe(200);
+      expect(Math.abs(Date.parse(def.body.previous_expires_at) - Date.now() - 86_400_000)).toBeLessThan(
+        10_000,
+      );
+    }
     const now = await request<{ signing_secret: string }>("POST", `${path}/rotate-secret`, {
       key: owner.key,
       body: { expire_previous_in: 0 },

@@ -58,6 +58,18 @@ describe("POST …/{integration_id}/test", () => {
     expect(JSON.parse(req?.body ?? "{}").type).toBe("deployment.succeeded");
   });
 
+  it("takes an empty body as no body, with or without a JSON content-type", async () => {
+    const { owner, bucket, path } = await setupIntegration();
+    const empty = new Uint8Array(0);
+    const forms: Record<string, string>[] = [{}, { "content-type": "application/json" }, { "content-length": "0" }];
+    for (const headers of forms) {
+      const res = await request("POST", `${path}/test`, { key: owner.key, rawBody: empty, headers });
+      expect(res.status, `${JSON.stringify(headers)} → ${res.raw}`).toBe(200);
+    }
+    const sent = await received(bucket);
+    expect(sent.map((req) => JSON.parse(req.body).type)).toEqual(Array(3).fill("deployment.succeeded"));
+  });
+
   it("reports a failing receiver without retrying, and does not follow a redirect", async () => {
     const { org, owner, project } = await setupIntegration();
     for (const [status, error] of [
