@@ -146,6 +146,15 @@ describe("PATCH /internal/v1/resources/{id}", () => {
       const res = await internal<ErrorBody>("PATCH", `/resources/${created.id}`, body);
       expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
     }
+    // An engine's bare PATCH (no body, or an empty one labelled JSON): the status is missing.
+    for (const headers of [{}, { "content-type": "application/json" }] as Record<string, string>[]) {
+      const res = await request<ErrorBody>("PATCH", `/internal/v1/resources/${created.id}`, {
+        rawBody: new Uint8Array(0),
+        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, ...headers },
+      });
+      expect([res.status, res.body.code], res.raw).toEqual([400, "bad_input"]);
+      expect(res.body.cause).toEqual([{ path: "status", message: expect.any(String) }]);
+    }
     const missing = await internal<ErrorBody>("PATCH", `/resources/${"d".repeat(32)}`, {
       status: "create_complete",
     });
