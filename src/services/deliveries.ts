@@ -137,6 +137,8 @@ export async function processDelivery(
                   enabled: false,
                   disabledReason: sql`CASE WHEN ${integration.enabled} THEN 'gone' ELSE ${integration.disabledReason} END`,
                   disabledAt: sql`CASE WHEN ${integration.enabled} THEN ${at} ELSE ${integration.disabledAt} END`,
+                  // The record changed (enabled, reason, time): so did its update time.
+                  updatedAt: sql`CASE WHEN ${integration.enabled} THEN ${at} ELSE ${integration.updatedAt} END`,
                 }
               : {}),
           })
@@ -189,7 +191,7 @@ export async function disableIfFailing(ctx: ServiceContext, integrationId: strin
   const d = webhookDeliveries;
   const disabled = await ctx.db
     .update(i)
-    .set({ enabled: false, disabledReason: "failing", disabledAt: toIso(nowMs) })
+    .set({ enabled: false, disabledReason: "failing", disabledAt: toIso(nowMs), updatedAt: toIso(nowMs) })
     .where(
       and(
         eq(i.id, integrationId),

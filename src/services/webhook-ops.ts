@@ -20,7 +20,7 @@ import type { DeliveryRecord } from "../schemas/integration";
 import type { WebhookDeliveryMessage } from "../schemas/queue-messages";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../webhooks/deliver";
 import { activeSecrets, newSigningSecret } from "../webhooks/signing";
-import { auditEntry } from "./audit";
+import { auditEntry, diffRecords } from "./audit";
 import { deliveryRecord } from "./delivery-records";
 import { loadIntegration } from "./integrations";
 
@@ -253,12 +253,14 @@ export async function rotateSecret(
   expirePreviousIn: number = DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
 ): Promise<RotatedSecret> {
   const { db } = ctx;
-  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  const { row } = await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
   const nowMs = Date.now();
   const secret = newSigningSecret();
   const expiresAt = toIso(nowMs + expirePreviousIn * 1000);
+  const now = toIso(nowMs);
   const i = notificationIntegrations;
-  // The audit entry names the rotation and the overlap, never a secret.
+  // Of the record's non-secret fields only the update time changes (API_CONTRACT §14): the
+  // entry's action names the rotation, and no secret is ever in it.
   const [rows] = await db.batch([
     db
       .update(i)
@@ -266,14 +268,14 @@ export async function rotateSecret(
         signingSecret: secret,
         previousSigningSecret: sql`${i.signingSecret}`,
         previousSecretExpiresAt: expiresAt,
-        updatedAt: toIso(nowMs),
+        updatedAt: now,
       })
       .where(eq(i.id, integrationId))
       .returning({ id: i.id }),
     auditEntry(ctx, {
       target: { type: "notification_integration", id: integrationId },
       projectId,
-      changes: { previous_secret_expires_at: { from: null, to: expiresAt } },
+      changes: diffRecords({ updated_at: row.updatedAt }, { updated_at: now }),
     }),
   ]);
   if (!rows[0]) throw notFound("Integration");

@@ -232,7 +232,7 @@ export const PUBLIC_STEPS: Record<string, Step> = {
         target: "notification_integration",
         targetId: s.integrationId,
         projectId: s.project.id,
-        changed: ["previous_secret_expires_at"],
+        changed: ["updated_at"],
       },
     };
   },

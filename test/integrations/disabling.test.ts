@@ -39,6 +39,10 @@ describe("enabled / disabled", () => {
         expect.objectContaining({ status: "failed", attempts: 1 }),
       ]);
     });
+    // The record changed, so did its update time: the time it was disabled.
+    const row = await integrationRow(integration.id);
+    expect(row?.updatedAt).toBe(row?.disabledAt);
+    expect(row?.updatedAt).not.toBe(integration.updated_at);
     const second = await emit(project.id);
     await eventually(async () => {
       expect((await deliveriesOfEvent(second.id)).map((d) => d.status)).toEqual(["skipped"]);
@@ -78,6 +82,8 @@ describe("enabled / disabled", () => {
       expect({ enabled: row?.enabled, reason: row?.disabledReason }, JSON.stringify(c)).toEqual(
         c.disabled ? { enabled: false, reason: "failing" } : { enabled: true, reason: null },
       );
+      // Disabled: the update time is the time it was disabled; not disabled: untouched.
+      expect(row?.updatedAt, JSON.stringify(c)).toBe(c.disabled ? row?.disabledAt : integration.updated_at);
     }
   });
 

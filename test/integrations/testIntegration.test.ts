@@ -61,7 +61,11 @@ describe("POST …/{integration_id}/test", () => {
   it("takes an empty body as no body, with or without a JSON content-type", async () => {
     const { owner, bucket, path } = await setupIntegration();
     const empty = new Uint8Array(0);
-    const forms: Record<string, string>[] = [{}, { "content-type": "application/json" }, { "content-length": "0" }];
+    const forms: Record<string, string>[] = [
+      {},
+      { "content-type": "application/json" },
+      { "content-length": "0" },
+    ];
     for (const headers of forms) {
       const res = await request("POST", `${path}/test`, { key: owner.key, rawBody: empty, headers });
       expect(res.status, `${JSON.stringify(headers)} → ${res.raw}`).toBe(200);
