@@ -199,6 +199,14 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys", () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.expires_at).toBe(`${future.toISOString().slice(0, 19)}.000Z`);
+    // RFC 3339 §5.6: `t` and `z` may be lower case.
+    const lower = await internal<KeyRecord>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+      expires_at: future.toISOString().replace("T", "t").replace("Z", "z"),
+    });
+    expect(lower.status, lower.raw).toBe(201);
+    expect(lower.body.expires_at).toBe(future.toISOString());
   });
 
   it.each([

@@ -24,8 +24,6 @@ import { auditEntry, diffRecords } from "./audit";
 import { deliveryRecord } from "./delivery-records";
 import { loadIntegration } from "./integrations";
 
-/** The most deliveries one `recover` call re-queues; call again for the rest (oldest events first). */
-export const RECOVER_LIMIT = 1000;
 export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
 /** Messages per `sendBatch` (the queue's limit). */
 const SEND_CHUNK = 100;
@@ -152,11 +150,17 @@ export async function redeliver(
 
 export type RecoverInput = { since: string; until?: string | undefined };
 
+/** Deliveries one step of `recover` reads, moves and queues (one SELECT and one batch per step). */
+export const RECOVER_CHUNK = 1000;
+
 /**
  * Re-queues every `failed` or `skipped` delivery of the integration whose event was created in
- * [since, until] (until defaults to now), oldest events first, at most RECOVER_LIMIT per call.
- * The rows move to `pending` first (so the consumer, which may run at once, sends them), then
- * the messages go out 100 per `sendBatch`; what could not be queued goes back to its status.
+ * [since, until] (until defaults to now), oldest events first (API_CONTRACT §13: every one, in
+ * one call). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step the
+ * rows move to `pending` first (so the consumer, which may run at once, sends them), then the
+ * messages go out 100 per `sendBatch`; what could not be queued goes back to its status and the
+ * call fails (the steps before stay queued: a retry recovers the rest). One audit entry for the
+ * call, in the batch of the first step that moved a delivery.
  */
 export async function recover(
   ctx: CallerContext,
@@ -164,52 +168,78 @@ export async function recover(
   integrationId: string,
   input: RecoverInput,
 ): Promise<{ queued: number }> {
-  const { db } = ctx;
-  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
   const until = input.until ?? nowIso();
+  let queued = 0;
+  let after: { createdAt: string; id: string } | null = null;
+  for (;;) {
+    const step = await recoverStep(ctx, projectId, integrationId, input.since, until, after, queued === 0);
+    queued += step.queued;
+    if (!step.last) return { queued };
+    after = step.last;
+  }
+}
+
+/** One step of `recover`: the next chunk after `after`; `last` is null once none is left. */
+async function recoverStep(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  since: string,
+  until: string,
+  after: { createdAt: string; id: string } | null,
+  audit: boolean,
+): Promise<{ queued: number; last: { createdAt: string; id: string } | null }> {
+  const { db } = ctx;
   const candidates = await db
-    .select({ id: webhookDeliveries.id, status: webhookDeliveries.status })
+    .select({
+      id: webhookDeliveries.id,
+      status: webhookDeliveries.status,
+      eventAt: events.createdAt,
+      eventId: events.id,
+    })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
     .where(
       and(
         eq(webhookDeliveries.integrationId, integrationId),
         inArray(webhookDeliveries.status, ["failed", "skipped"]),
-        gte(events.createdAt, input.since),
+        gte(events.createdAt, since),
         lte(events.createdAt, until),
+        after ? sql`(${events.createdAt}, ${events.id}) > (${after.createdAt}, ${after.id})` : undefined,
       ),
     )
     .orderBy(asc(events.createdAt), asc(events.id))
-    .limit(RECOVER_LIMIT)
+    .limit(RECOVER_CHUNK)
     .all();
-  if (candidates.length === 0) return { queued: 0 };
+  const tail = candidates.at(-1);
+  if (!tail) return { queued: 0, last: null };
+  const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.eventAt, id: tail.eventId };
 
   const now = nowIso();
   const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
-  // One audit entry for the call (on the integration), written only if some delivery moved.
-  const [moved] = await db.batch([
-    db
-      .update(webhookDeliveries)
-      .set({
-        status: "pending",
-        series: sql`${webhookDeliveries.series} + 1`,
-        nextAttemptAt: now,
-        updatedAt: now,
-      })
-      .where(
-        and(
-          sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
-          inArray(webhookDeliveries.status, ["failed", "skipped"]),
-        ),
-      )
-      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
-    auditEntry(ctx, {
-      target: { type: "notification_integration", id: integrationId },
-      projectId,
-      changes: null,
-    }),
-  ]);
+  const move = db
+    .update(webhookDeliveries)
+    .set({
+      status: "pending",
+      series: sql`${webhookDeliveries.series} + 1`,
+      nextAttemptAt: now,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
+        inArray(webhookDeliveries.status, ["failed", "skipped"]),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series });
+  const entry = auditEntry(ctx, {
+    target: { type: "notification_integration", id: integrationId },
+    projectId,
+    changes: null,
+  });
+  const [moved] = audit ? await db.batch([move, entry]) : [await move.all()];
   const seriesOf = new Map(moved.map((m) => [m.id, m.series]));
   const toSend = candidates.flatMap((c) => {
     const series = seriesOf.get(c.id);
@@ -237,7 +267,7 @@ export async function recover(
       throw err;
     }
   }
-  return { queued: toSend.length };
+  return { queued: toSend.length, last };
 }
 
 export type RotatedSecret = { signing_secret: string; previous_expires_at: string };

@@ -4,8 +4,10 @@
  * POST …/{integration_id}/recover (recoverIntegration): skipped and failed deliveries of a
  * disabled integration, sent later with their original webhook-id.
  */
+import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { RECOVER_CHUNK } from "../../src/services/webhook-ops";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { emit, type Integration, setupIntegration } from "../helpers/integrations";
@@ -80,8 +82,8 @@ describe("POST …/{integration_id}/recover", () => {
     await make(0.5, "skipped"); // after until
     const res = await request<{ queued: number }>("POST", `${path}/recover`, {
       key: owner.key,
-      // Any RFC 3339 offset is read as the instant it names.
-      body: { since: at(4).replace("Z", "+00:00"), until: at(1) },
+      // Any RFC 3339 offset is read as the instant it names; `t` and `z` may be lower case.
+      body: { since: at(4).replace("Z", "+00:00"), until: at(1).replace("T", "t").replace("Z", "z") },
     });
     expect(res.body).toEqual({ queued: 2 });
     await eventually(async () => {
@@ -89,6 +91,50 @@ describe("POST …/{integration_id}/recover", () => {
         [...inRange].sort(),
       );
     });
+  });
+
+  it("recover re-queues every delivery of the range in one call, past its 1,000-row steps", async () => {
+    const { owner, project, integration, path } = await setupIntegration();
+    const N = 2 * RECOVER_CHUNK + 3;
+    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+    const start = new Date(Date.now() - 3600_000).toISOString();
+    // N failed deliveries of N events, two events per millisecond (ties broken by the event's ID).
+    await env.DB.batch([
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
+         INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+         SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
+                strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', (i / 2) / 1000.0))
+         FROM n`,
+      ).bind(tag, project.id, start, N),
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
+         SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
+      ).bind(tag, integration.id),
+    ]);
+    const failed = () =>
+      env.DB.prepare(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE integration_id = ? AND status = 'failed'",
+      )
+        .bind(integration.id)
+        .first<number>("n");
+    expect(await failed()).toBe(N);
+    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since: start },
+    });
+    expect(res.status, res.raw).toBe(202);
+    expect(res.body).toEqual({ queued: N });
+    expect(await failed()).toBe(0);
+    // One audit entry for the call.
+    const entries = await env.DB.prepare(
+      "SELECT count(*) AS n FROM audit_log WHERE action = 'recoverIntegration' AND target_id = ?",
+    )
+      .bind(integration.id)
+      .first<number>("n");
+    expect(entries).toBe(1);
+    // The queue need not send them all: a delivery that is gone is acknowledged and dropped.
+    await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
   });
 
   it("recover refuses a bad range or body and changes nothing", async () => {

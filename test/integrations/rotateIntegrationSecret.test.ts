@@ -92,9 +92,22 @@ describe("POST …/rotate-secret", () => {
     ).toThrow();
   });
 
-  it("refuses expire_previous_in outside 0–604800 or not an integer", async () => {
+  it("takes any number of seconds in 0–604800, fractions to the millisecond", async () => {
+    const { owner, path } = await setupIntegration();
+    const before = Date.now();
+    const res = await request<{ previous_expires_at: string }>("POST", `${path}/rotate-secret`, {
+      key: owner.key,
+      body: { expire_previous_in: 90.25 },
+    });
+    expect(res.status, res.raw).toBe(200);
+    const ttl = Date.parse(res.body.previous_expires_at) - before;
+    expect(ttl).toBeGreaterThanOrEqual(90_250);
+    expect(ttl).toBeLessThan(100_000);
+  });
+
+  it("refuses expire_previous_in outside 0–604800 or not a number", async () => {
     const { owner, path, integration } = await setupIntegration();
-    for (const value of [-1, 604_801, 1.5, "60"]) {
+    for (const value of [-1, 604_801, -0.5, 604_800.5, "60", null]) {
       const res = await request<ErrorBody>("POST", `${path}/rotate-secret`, {
         key: owner.key,
         body: { expire_previous_in: value },

@@ -291,7 +291,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send failed and skipped deliveries of a time range
-         * @description Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` and `until` (both included; `until` defaults to now), oldest events first, at most 1000 per call: when `queued` is 1000, call again for the rest. Each is sent through the queue with its event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.
+         * @description Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` and `until` (both included; `until` defaults to now), all of them in one call, oldest events first. Each is sent through the queue with its event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.
          */
         post: operations["recoverIntegration"];
         delete?: never;
@@ -1146,7 +1146,7 @@ export interface components {
          */
         EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
         WebhookRecoverResult: {
-            /** @description Deliveries re-queued, at most 1000; when it is 1000, call again. */
+            /** @description Deliveries re-queued: every failed or skipped one of the range. */
             queued: number;
         };
         WebhookRecoverRequest: {
@@ -1174,10 +1174,7 @@ export interface components {
             previous_expires_at: string;
         };
         RotateSigningSecretRequest: {
-            /**
-             * Format: int32
-             * @description Seconds the previous secret keeps signing (0–604800, default 86400).
-             */
+            /** @description Seconds the previous secret keeps signing (0–604800, default 86400; fractions count to the millisecond). */
             expire_previous_in?: number;
         };
         EventList: {

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { RECOVER_LIMIT, recover, redeliver, rotateSecret, testSend } from "../../services/webhook-ops";
+import { recover, redeliver, rotateSecret, testSend } from "../../services/webhook-ops";
 import {
   RecoverBodySchema,
   RecoverResultSchema,
@@ -58,8 +58,8 @@ export const recoverRoute = defineRoute({
   summary: "Re-send failed and skipped deliveries of a time range",
   description:
     "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
-    `and \`until\` (both included; \`until\` defaults to now), oldest events first, at most ${RECOVER_LIMIT} per ` +
-    `call: when \`queued\` is ${RECOVER_LIMIT}, call again for the rest. Each is sent through the queue with its ` +
+    "and `until` (both included; `until` defaults to now), all of them in one call, oldest events first. " +
+    "Each is sent through the queue with its " +
     "event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.",
   request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
   responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },

@@ -1,8 +1,8 @@
 /** Bodies and answers of the webhook operations (API_CONTRACT §13): test, recover, rotate-secret. */
 import { z } from "@hono/zod-openapi";
+import { instant } from "../../http/instant";
 import { TimestampSchema } from "../../http/openapi";
 import { EventTypeSchema } from "../../schemas/event";
-import { RECOVER_LIMIT } from "../../services/webhook-ops";
 
 export const TestSendBodySchema = z
   .strictObject({
@@ -28,12 +28,7 @@ export const TestSendResultSchema = z
   })
   .openapi("WebhookTestResult");
 
-/** Any RFC 3339 date-time (offset allowed), read as the instant it names. */
-const Instant = z.iso
-  .datetime({ offset: true })
-  .max(64)
-  .transform((value) => new Date(value).toISOString())
-  .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
+const Instant = instant();
 
 export const RecoverBodySchema = z
   .strictObject({
@@ -50,20 +45,17 @@ export const RecoverBodySchema = z
 
 export const RecoverResultSchema = z
   .object({
-    queued: z
-      .number()
-      .int()
-      .openapi({
-        description: `Deliveries re-queued, at most ${RECOVER_LIMIT}; when it is ${RECOVER_LIMIT}, call again.`,
-      }),
+    queued: z.number().int().openapi({
+      description: "Deliveries re-queued: every failed or skipped one of the range.",
+    }),
   })
   .openapi("WebhookRecoverResult");
 
 export const RotateSecretBodySchema = z
   .strictObject({
-    expire_previous_in: z.number().int().min(0).max(604_800).optional().openapi({
-      description: "Seconds the previous secret keeps signing (0–604800, default 86400).",
-      format: "int32",
+    expire_previous_in: z.number().min(0).max(604_800).optional().openapi({
+      description:
+        "Seconds the previous secret keeps signing (0–604800, default 86400; fractions count to the millisecond).",
     }),
   })
   .openapi("RotateSigningSecretRequest");

@@ -1,6 +1,7 @@
 /** Internal bodies and records of organizations, their members and their API keys. */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../../../db/schema";
+import { instant } from "../../../http/instant";
 import { IdSchema } from "../../../http/openapi";
 import { SCOPES } from "../../../http/scopes";
 
@@ -10,7 +11,7 @@ export const ApiKeyCreateBody = z.strictObject({
   account_id: IdSchema,
   created_by: IdSchema,
   name: z.string().max(100).nullable().optional(),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  expires_at: instant().nullable().optional(),
   /** API_CONTRACT §15: a non-empty list of scopes; absent means `["*"]`. */
   scopes: z.array(z.enum(SCOPES)).min(1).optional(),
   /** 1–100 projects of the organization; absent or null means every project. */
