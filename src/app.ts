@@ -65,7 +65,7 @@ export function createApp() {
   // definitions once per isolate and looked up by the route the request matched.
   const routeMeta = routeMetaLookup(app);
   const info = requestInfo((c) => routeMeta(c)?.action);
-  app.use("/internal/v1/*", adminAuth, info, d1Session, bodyGuard);
+  app.use("/internal/v1/*", adminAuth, info, d1Session, bodyGuard, etag);
   // An answer stored by reference is re-read as a GET of the record, by the same key.
   const reread: Reread = (c, path) =>
     app.request(

@@ -1,5 +1,5 @@
 /**
- * Conditional requests (API_CONTRACT §12), once for every /v1 route.
+ * Conditional requests (API_CONTRACT §12), once for every /v1 and /internal/v1 route.
  *
  * - Tags every 200/201 JSON answer: a strong ETag (a digest of the body, src/http/etag.ts) for
  *   one record, a weak one for a list (every list answer is the envelope `{"data":[…], …}`,

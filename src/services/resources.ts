@@ -1,6 +1,6 @@
 /** Stack resources (SPEC.md "Stack resource", API_CONTRACT §3): read by users, written by the engine. */
 
-import { eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
@@ -10,6 +10,7 @@ import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
 import { guardedPage, loadScoped, type ScopedExtra, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
+import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 type ResourceRow = typeof stackResources.$inferSelect;
 
@@ -137,9 +138,18 @@ export async function updateResource(
   input: ResourceUpdateInput,
 ): Promise<StackResourceRecord> {
   const { db } = ctx;
+  // `If-Match` (API_CONTRACT §12): compared with the record as read, and the write applies only
+  // to that state. Without it the report is one blind batch, as an engine sends it.
+  let before: typeof stackResources.$inferSelect | undefined;
+  let guard: SQL | undefined;
+  if (hasIfMatch(ctx)) {
+    before = await db.select().from(stackResources).where(eq(stackResources.id, id)).get();
+    if (!before) throw notFound("Stack resource");
+    if (await checkIfMatch(ctx, toResourceRecord(before))) guard = unchangedSince(stackResources, before);
+  }
   const now = nowIso();
   const changed = sql`${stackResources.status} <> ${input.status}`;
-  const current = sql`(SELECT * FROM stack_resources WHERE id = ${id})`;
+  const current = sql`(SELECT * FROM stack_resources WHERE id = ${id}${guard ? sql` AND ${guard}` : sql``})`;
   // The fields the report sets, `from` as stored: the entry precedes the update to read them,
   // and is written exactly when the update applies (the resource exists).
   const fields = [
@@ -169,10 +179,13 @@ export async function updateResource(
       ...(input.physical_id !== undefined ? { physicalId: input.physical_id } : {}),
       updatedAt: now,
     })
-    .where(eq(stackResources.id, id))
+    .where(and(eq(stackResources.id, id), guard))
     .returning();
   const [, rows] = await db.batch([audit, update]);
   const row = rows[0];
-  if (!row) throw notFound("Stack resource");
+  if (!row) {
+    if (before && guard) await explainMiss(db, stackResources, before, "Stack resource");
+    throw notFound("Stack resource");
+  }
   return toResourceRecord(row);
 }

@@ -29,6 +29,8 @@ export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
       scopes: body.scopes,
       projectIds: body.project_ids,
     });
+    // It carries the key itself: no cache may keep it (and it gets no ETag).
+    c.header("cache-control", "no-store");
     return c.json(key, 201);
   });
 }
