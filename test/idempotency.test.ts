@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { IDEMPOTENCY_TTL_MS } from "../src/rate-limit/idempotency";
+import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../src/rate-limit/idempotency";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, brokenRateLimiter, internalOk, PRODUCTION_LIMITS, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
@@ -347,40 +347,86 @@ describe("Idempotency-Key: release and expiry", () => {
   });
 });
 
-describe("Idempotency-Key: answers over the stored size are kept by reference", () => {
-  it("a large answer is stored as its record's path and replayed from the record", async () => {
+describe("Idempotency-Key: large answers", () => {
+  it("are kept whole in parts and replayed byte for byte, even once the record is gone", async () => {
     const { owner } = await createOrgWithOwner();
-    const project = await createProject(owner);
-    const stack = await createStack(project.default_environment_id);
-    const patch = Array.from({ length: 800 }, (_, i) => ({
-      op: "add",
-      path: `/services/s${i}/image`,
-      value: `registry.example.com/team/service-${i}:${"v".repeat(80)}`,
-    }));
-    const deployment = await internalOk<{ id: string }>(
-      "POST",
-      `/environments/${project.default_environment_id}/deployments`,
-      { stack_ids: [stack.id], data: { patch } },
-    );
-    const key = unique("cancel");
-    const path = `/v1/deployments/${deployment.id}/cancel`;
-    const first = await request("PATCH", path, { key: owner.key, headers: { "idempotency-key": key } });
-    expect(first.status).toBe(200);
-    expect(first.raw.length).toBeGreaterThan(64 * 1024);
-    const stored = await inLimiter(owner, (_i, state) =>
-      state.storage.sql
+    // Over one 1 MB part, and multi-byte UTF-8 across every part boundary.
+    const icon = `url:data:text/plain,${"é🚀a".repeat(145_000)}`;
+    const key = unique("big");
+    const send = () =>
+      request<Project>("POST", "/v1/projects", {
+        key: owner.key,
+        headers: { "idempotency-key": key },
+        body: { name: unique("big"), icon },
+      });
+    const name = unique("big");
+    const first = await request<Project>("POST", "/v1/projects", {
+      key: owner.key,
+      headers: { "idempotency-key": key },
+      body: { name, icon },
+    });
+    expect(first.status, first.raw.slice(0, 200)).toBe(201);
+    expect(new TextEncoder().encode(first.raw).byteLength).toBeGreaterThan(1_000_000);
+    const stored = await inLimiter(owner, (_i, state) => ({
+      row: state.storage.sql
         .exec<{ body: string | null; ref: string | null }>(
           "SELECT body, ref FROM idempotency WHERE key = ?",
           key,
         )
         .one(),
-    );
-    expect(stored).toEqual({ body: null, ref: `/v1/deployments/${deployment.id}` });
-    const again = await request("PATCH", path, { key: owner.key, headers: { "idempotency-key": key } });
-    expect(again.status).toBe(200);
+      parts: state.storage.sql
+        .exec<{ n: number }>("SELECT count(*) AS n FROM idempotency_parts WHERE key = ?", key)
+        .one().n,
+    }));
+    expect(stored).toEqual({ row: { body: null, ref: null }, parts: 2 });
+    const gone = await request("DELETE", `/v1/projects/${first.body.id}`, { key: owner.key });
+    expect(gone.status).toBe(204);
+    const again = await request<Project>("POST", "/v1/projects", {
+      key: owner.key,
+      headers: { "idempotency-key": key },
+      body: { name, icon },
+    });
+    expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.raw).toBe(first.raw);
-    expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
+    for (const header of ["etag", "location", "content-type"]) {
+      expect(again.headers.get(header), header).toBe(first.headers.get(header));
+    }
+    // The same key with another body is still a mismatch.
+    expect((await send()).status).toBe(400);
+  });
+
+  it("past the object's budget, a large answer that carried a record is kept by reference", async () => {
+    const { owner } = await createOrgWithOwner();
+    const body = (fill: string) => JSON.stringify({ fill: fill.repeat(70 * 1024) });
+    const claim = (key: string) => ({ key, fingerprint: `f-${key}` });
+    const answer = (fill: string, ref: string | null) => ({
+      status: 201,
+      headers: { "content-type": "application/json" },
+      body: body(fill),
+      ref,
+    });
+    const budget = 100 * 1024;
+    const replayed = await inLimiter(owner, (instance, state) => {
+      instance.idempotencyEntries(); // its tables made
+      const sql = state.storage.sql;
+      for (const key of ["a", "b", "c"]) claimKey(sql, claim(key), Date.now());
+      settleKey(sql, claim("a"), answer("a", "/v1/projects/a"), budget); // within the budget: whole
+      settleKey(sql, claim("b"), answer("b", "/v1/projects/b"), budget); // past it: by reference
+      settleKey(sql, claim("c"), answer("c", null), budget); // past it, but no record: whole
+      return ["a", "b", "c"].map((key) => claimKey(sql, claim(key), Date.now()));
+    });
+    expect(replayed).toEqual([
+      { state: "replay", answer: answer("a", null) },
+      { state: "replay", answer: { ...answer("b", "/v1/projects/b"), body: null } },
+      { state: "replay", answer: answer("c", null) },
+    ]);
+    // Expired entries take their parts with them.
+    const left = await inLimiter(owner, (_i, state) => {
+      expireKeys(state.storage.sql, Date.now() + IDEMPOTENCY_TTL_MS + 1);
+      return state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM idempotency_parts").one().n;
+    });
+    expect(left).toBe(0);
   });
 });
 

@@ -22,13 +22,6 @@ export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/**
- * Answers up to this size are stored whole. A larger one is stored by reference (the path of
- * the record it carried: its `location`, `content-location`, or the path of the PUT/PATCH) and
- * re-read on replay, so one object's storage stays small even at the full rate limit.
- */
-export const MAX_STORED_ANSWER_BYTES = 64 * 1024;
-
 /** The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`). */
 const REPLAYED_HEADERS = ["content-type", "etag", "location", "content-location", "cache-control"];
 
@@ -123,13 +116,13 @@ async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
     if (value !== null) headers[name] = value;
   }
   const body = await res.clone().text();
+  // The record it carried (its `location`, `content-location`, or the path of the PUT/PATCH):
+  // what the limiter keeps instead of a large answer once its budget is spent.
   const ref =
     headers.location ??
     headers["content-location"] ??
     (c.req.method === "PUT" || c.req.method === "PATCH" ? new URL(c.req.url).pathname : null);
-  const large = new TextEncoder().encode(body).byteLength > MAX_STORED_ANSWER_BYTES;
-  if (large && ref) return { status: res.status, headers, body: null, ref };
-  return { status: res.status, headers, body: body === "" ? null : body, ref: null };
+  return { status: res.status, headers, body: body === "" ? null : body, ref };
 }
 
 async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread): Promise<Response> {

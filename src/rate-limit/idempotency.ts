@@ -24,7 +24,11 @@ export const LEASE_MS = 60_000;
 /** What the caller asks for: the key, and the request's fingerprint (a hex digest). */
 export type IdempotencyClaim = { key: string; fingerprint: string };
 
-/** A stored answer. `body` is null when it is stored by reference (`ref`) or empty. */
+/**
+ * An answer. Settled: `body` is the whole body (null when empty) and `ref` the path of the record
+ * it carried, if any, to keep instead should the object's budget for large answers be spent.
+ * Replayed: `body` as stored, or null and `ref` set when it was kept by reference.
+ */
 export type StoredAnswer = {
   status: number;
   headers: Record<string, string>;
@@ -32,6 +36,20 @@ export type StoredAnswer = {
   /** The path of the record the answer carried, re-read on replay instead of a stored copy. */
   ref: string | null;
 };
+
+/** Answers up to this size (UTF-8 bytes) are kept in their entry's row. */
+export const INLINE_ANSWER_BYTES = 64 * 1024;
+/** A larger answer is kept whole in parts of at most this size (rows stay under the 2 MB limit). */
+const PART_BYTES = 1_000_000;
+/**
+ * What one object keeps of larger answers at most. At the full rate limit a key could otherwise
+ * keep 24 h of 1 MiB answers (over 100 GB; an object holds 10 GB): past the budget, a large answer
+ * that carried a record is kept as that record's path and re-read on replay.
+ */
+export const LARGE_ANSWERS_BUDGET_BYTES = 256 * 1024 * 1024;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export type ClaimOutcome =
   | { state: "claimed" }
@@ -52,6 +70,13 @@ export const IDEMPOTENCY_SCHEMA = [
      ref TEXT
    )`,
   "CREATE INDEX IF NOT EXISTS idempotency_expires_at ON idempotency (expires_at)",
+  `CREATE TABLE IF NOT EXISTS idempotency_parts (
+     key TEXT NOT NULL,
+     n INTEGER NOT NULL,
+     size INTEGER NOT NULL,
+     part BLOB NOT NULL,
+     PRIMARY KEY (key, n)
+   )`,
 ];
 
 type Row = {
@@ -81,11 +106,13 @@ export function claimKey(
       answer: {
         status: row.status ?? 500,
         headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
-        body: row.body,
+        body: row.body ?? (row.ref === null ? readParts(sql, claim.key) : null),
         ref: row.ref,
       },
     };
   }
+  // An expired entry, or a claim that never settled: what it kept goes with it.
+  if (row) sql.exec("DELETE FROM idempotency_parts WHERE key = ?", claim.key);
   const expiresAt = now + IDEMPOTENCY_TTL_MS;
   sql.exec(
     `INSERT INTO idempotency (key, fingerprint, state, lease_until, expires_at) VALUES (?, ?, 'running', ?, ?)
@@ -100,8 +127,17 @@ export function claimKey(
   return { state: "claimed", expiresAt };
 }
 
-/** Stores the answer of a claimed request (`answer`), or releases its key (no answer). */
-export function settleKey(sql: SqlStorage, claim: IdempotencyClaim, answer: StoredAnswer | null): void {
+/**
+ * Stores the answer of a claimed request (`answer`), or releases its key (no answer). An answer
+ * is kept whole: in its row up to INLINE_ANSWER_BYTES, else in parts; by reference only when it
+ * carried a record and the object's large answers would pass `budget`.
+ */
+export function settleKey(
+  sql: SqlStorage,
+  claim: IdempotencyClaim,
+  answer: StoredAnswer | null,
+  budget = LARGE_ANSWERS_BUDGET_BYTES,
+): void {
   if (!answer) {
     sql.exec(
       "DELETE FROM idempotency WHERE key = ? AND fingerprint = ? AND state = 'running'",
@@ -110,20 +146,59 @@ export function settleKey(sql: SqlStorage, claim: IdempotencyClaim, answer: Stor
     );
     return;
   }
-  sql.exec(
+  const bytes = answer.body === null ? null : encoder.encode(answer.body);
+  const large = bytes !== null && bytes.byteLength > INLINE_ANSWER_BYTES;
+  const byReference =
+    large &&
+    answer.ref !== null &&
+    sql.exec<{ kept: number }>("SELECT coalesce(sum(size), 0) AS kept FROM idempotency_parts").one().kept +
+      bytes.byteLength >
+      budget;
+  const settled = sql.exec(
     `UPDATE idempotency SET state = 'done', status = ?, headers = ?, body = ?, ref = ?
      WHERE key = ? AND fingerprint = ? AND state = 'running'`,
     answer.status,
     JSON.stringify(answer.headers),
-    answer.body,
-    answer.ref,
+    large ? null : answer.body,
+    byReference ? answer.ref : null,
     claim.key,
     claim.fingerprint,
   );
+  // Settled by this call (not released meanwhile by a lapsed lease): its parts, if any.
+  if (!large || byReference || settled.rowsWritten === 0) return;
+  for (let n = 0, at = 0; at < bytes.byteLength; n++, at += PART_BYTES) {
+    const part = bytes.slice(at, at + PART_BYTES);
+    sql.exec(
+      "INSERT INTO idempotency_parts (key, n, size, part) VALUES (?, ?, ?, ?)",
+      claim.key,
+      n,
+      part.byteLength,
+      part.buffer,
+    );
+  }
+}
+
+/** The body kept in parts for `key`, or null (none: the answer had no body). */
+function readParts(sql: SqlStorage, key: string): string | null {
+  const parts = sql
+    .exec<{ part: ArrayBuffer }>("SELECT part FROM idempotency_parts WHERE key = ? ORDER BY n", key)
+    .toArray();
+  if (parts.length === 0) return null;
+  const bytes = new Uint8Array(parts.reduce((total, p) => total + p.part.byteLength, 0));
+  let at = 0;
+  for (const { part } of parts) {
+    bytes.set(new Uint8Array(part), at);
+    at += part.byteLength;
+  }
+  return decoder.decode(bytes);
 }
 
 /** Deletes expired entries; returns the earliest expiry left, or null when none is left. */
 export function expireKeys(sql: SqlStorage, now: number): number | null {
+  sql.exec(
+    "DELETE FROM idempotency_parts WHERE key IN (SELECT key FROM idempotency WHERE expires_at <= ?)",
+    now,
+  );
   sql.exec("DELETE FROM idempotency WHERE expires_at <= ?", now);
   return sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM idempotency").one().at;
 }
