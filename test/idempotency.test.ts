@@ -7,16 +7,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../src/rate-limit/idempotency";
 import type { RateLimiter } from "../src/rate-limit/limiter";
-import { type ApiResponse, brokenRateLimiter, internalOk, PRODUCTION_LIMITS, request } from "./helpers/api";
+import { type ApiResponse, brokenRateLimiter, PRODUCTION_LIMITS, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
-import {
-  type Caller,
-  createCaller,
-  createOrgWithOwner,
-  createProject,
-  createStack,
-  unique,
-} from "./helpers/factories";
+import { type Caller, createCaller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
 import { captureLogs } from "./helpers/logs";
 
 type Project = { id: string; name: string };
