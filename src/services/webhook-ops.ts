@@ -37,8 +37,9 @@ export type TestSendResult = {
 
 /**
  * One signed delivery now, answered directly: not retried, not an event, not a delivery, and
- * without effect on the integration's state (only an audit entry records it) (a test never disables it). A disabled integration
- * can be tested: that is how an operator checks a receiver before re-enabling it.
+ * without effect on the integration's state (a test never disables it), so it writes no audit
+ * entry (API_CONTRACT §14: no entry without its change). A disabled integration can be tested:
+ * that is how an operator checks a receiver before re-enabling it.
  */
 export async function testSend(
   ctx: CallerContext,
@@ -62,14 +63,6 @@ export async function testSend(
     { id: newId(), type, createdAt: toIso(started), data: { test: true, project_id: projectId } },
     { allowInsecure: ctx.config.allowInsecureWebhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
   );
-  // Nothing changes, but a signed request went out in the project's name: the operator's act is
-  // recorded (the guard of API_CONTRACT §14 holds every non-GET operation to one entry).
-  await auditEntry(ctx, {
-    target: { type: "notification_integration", id: integrationId },
-    projectId,
-    changes: null,
-    when: "always",
-  }).run();
   return {
     delivered: outcome.ok,
     status_code: outcome.statusCode,
