@@ -397,10 +397,62 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
       report(d.id, { status: "in_progress" }),
       report(d.id, { status: "in_progress" }),
     ]);
-    // The later one is either a stay (200) or loses the conditional update (409).
-    expect(twins.some((r) => r.status === 200)).toBe(true);
-    for (const r of twins) expect([200, 409]).toContain(r.status);
+    // The later one meets the deployment in_progress: a stay, which is legal (200, no event).
+    expect(twins.map((r) => [r.status, r.body.status])).toEqual([
+      [200, "in_progress"],
+      [200, "in_progress"],
+    ]);
     expect((await eventsOf(d.id)).map((x) => x.type)).toEqual(["deployment.in_progress"]);
+  });
+
+  it("stack reports racing each other all apply: a report is 409 only when illegal where it lands", async () => {
+    const { environmentId } = await createProjectWithStack();
+    const stacks = await Promise.all([
+      createStack(environmentId),
+      createStack(environmentId),
+      createStack(environmentId),
+    ]);
+    const [a, b, c] = stacks.map((s) => s.id) as [string, string, string];
+    for (let round = 0; round < 4; round++) {
+      const d = (await newDeployment(environmentId, { stack_ids: [a, b, c], data: { patch: PATCH } })).body;
+      await report(d.id, { status: "in_progress" });
+      const results = await Promise.all([
+        report(d.id, { status: "in_progress", stacks: [{ id: a, status: "in_progress" }] }),
+        report(d.id, {
+          status: "in_progress",
+          stacks: [{ id: b, status: "failed", status_reason: "quota" }],
+        }),
+        report(d.id, { status: "in_progress", stacks: [{ id: c, status: "cancelled" }] }),
+      ]);
+      expect(
+        results.map((r) => r.status),
+        results.map((r) => r.raw).join("\n"),
+      ).toEqual([200, 200, 200]);
+      const final = await internalOk<Deployment>("PATCH", `/deployments/${d.id}`, { status: "in_progress" });
+      expect(final.data.stacks?.map((s) => [s.id, s.status, s.status_reason])).toEqual([
+        [a, "in_progress", undefined],
+        [b, "failed", "quota"],
+        [c, "cancelled", undefined],
+      ]);
+    }
+  });
+
+  it("If-Match on an engine report applies to the version read or not at all", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    const created = await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } });
+    const tag = created.headers.get("etag") ?? "";
+    const headers = { authorization: `Bearer ${env.ADMIN_TOKEN}`, "if-match": tag };
+    const first = await request<Deployment>("PATCH", `/internal/v1/deployments/${created.body.id}`, {
+      body: { status: "in_progress" },
+      headers,
+    });
+    expect(first.status, first.raw).toBe(200);
+    const stale = await request<ErrorBody>("PATCH", `/internal/v1/deployments/${created.body.id}`, {
+      body: { status: "succeeded" },
+      headers,
+    });
+    expect([stale.status, stale.body.cause?.[0]?.path]).toEqual([409, "header.if-match"]);
+    expect((await eventsOf(created.body.id)).map((e) => e.type)).toEqual(["deployment.in_progress"]);
   });
 
   it("a transition computed from a stale read loses at the conditional update: 409, no event", async () => {

@@ -196,8 +196,37 @@ function refuseOversizedData(data: DeploymentData) {
   }
 }
 
-/** How often cancel re-reads a deployment that moved under it before giving up. */
-const CANCEL_ATTEMPTS = 8;
+/** How often a transition re-reads a deployment that moved under it before giving up. */
+const TRANSITION_ATTEMPTS = 8;
+
+/**
+ * Applies `to` (and the stack reports) to the deployment as it is now: a transition that loses
+ * its compare-and-set to a concurrent one (the engine reporting two stacks at once, a cancel
+ * racing a start) reads the deployment again and is planned anew against it, so it is `409`
+ * only when the move is illegal from the state it meets (API_CONTRACT §9, §17). With If-Match
+ * (`guarded`) it applies to the version read or not at all: a lost compare-and-set is 409
+ * `header.if-match`. `check` runs before each attempt (cancel's own message for a final one).
+ */
+async function transitionLatest(
+  ctx: ServiceContext,
+  row: DeploymentRow,
+  to: DeploymentStatus,
+  reports: readonly StackReport[],
+  opts: { guarded: boolean; check?: (row: DeploymentRow) => void },
+): Promise<TransitionResult> {
+  for (let attempt = 1; ; attempt++) {
+    opts.check?.(row);
+    const result = await tryTransition(ctx, row, to, reports);
+    if (result) return result;
+    const fresh = await ctx.db.select().from(deployments).where(eq(deployments.id, row.id)).get();
+    if (!fresh) throw notFound("Deployment");
+    if (opts.guarded) throw preconditionFailed();
+    if (attempt >= TRANSITION_ATTEMPTS) {
+      throw conflict("The deployment kept changing while this request was applied; try again.");
+    }
+    row = fresh;
+  }
+}
 
 /**
  * User: cancel a `queued` or `in_progress` deployment (needs `contributor`). A cancel that
@@ -205,41 +234,25 @@ const CANCEL_ATTEMPTS = 8;
  * again and retries: it is `409` only once the deployment is final (API_CONTRACT §17).
  */
 export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
-  const { db, identity } = ctx;
-  let { row } = await loadScoped(db, identity, deployments, id, "write", "Deployment");
-  // With If-Match the cancel applies to the version read or not at all: the transition's
-  // compare-and-set (status and `updated_at`, which every write of a deployment advances) is
-  // the atomic check, and a lost one is 409 instead of a retry on the newer version.
+  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
   const guarded = await checkIfMatch(ctx, toDeploymentRecord(row));
-  for (let attempt = 1; ; attempt++) {
-    if (isFinal(row.status)) {
-      throw conflict(
-        `The deployment is already \`${row.status}\`; only a queued or running one can be cancelled.`,
-      );
-    }
-    const result = await tryTransition(ctx, row, "cancelled", []);
-    if (result) return result.deployment;
-    if (guarded) {
-      const exists = await db
-        .select({ id: deployments.id })
-        .from(deployments)
-        .where(eq(deployments.id, id))
-        .get();
-      if (!exists) throw notFound("Deployment");
-      throw preconditionFailed();
-    }
-    if (attempt >= CANCEL_ATTEMPTS) {
-      throw conflict("The deployment kept changing while it was being cancelled; try again.");
-    }
-    const fresh = await db.select().from(deployments).where(eq(deployments.id, id)).get();
-    if (!fresh) throw notFound("Deployment");
-    row = fresh;
-  }
+  const { deployment } = await transitionLatest(ctx, row, "cancelled", [], {
+    guarded,
+    check: (current) => {
+      if (isFinal(current.status)) {
+        throw conflict(
+          `The deployment is already \`${current.status}\`; only a queued or running one can be cancelled.`,
+        );
+      }
+    },
+  });
+  return deployment;
 }
 
 /**
- * Engine: report the deployment's status and, optionally, its stacks'. The event, committed
- * with the transition, is published without holding up the engine.
+ * Engine: report the deployment's status and, optionally, its stacks', applied to the
+ * deployment as it is when the report lands (reports racing each other all apply). The event,
+ * committed with the transition, is published without holding up the engine.
  */
 export async function updateDeploymentStatus(
   ctx: ServiceContext,
@@ -247,10 +260,10 @@ export async function updateDeploymentStatus(
   to: DeploymentStatus,
   reports: readonly StackReport[] = [],
 ): Promise<DeploymentRecord> {
-  const { db } = ctx;
-  const row = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+  const row = await ctx.db.select().from(deployments).where(eq(deployments.id, id)).get();
   if (!row) throw notFound("Deployment");
-  const { deployment, event } = await transitionDeployment(ctx, row, to, reports);
+  const guarded = await checkIfMatch(ctx, toDeploymentRecord(row));
+  const { deployment, event } = await transitionLatest(ctx, row, to, reports, { guarded });
   if (event) ctx.events.publishAfterCommit(event.id);
   return deployment;
 }
