@@ -273,7 +273,7 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys", () => {
       {},
       { account_id: owner.accountId },
       { account_id: "nope", created_by: owner.accountId },
-      { account_id: owner.accountId, created_by: owner.accountId, name: "x".repeat(101) },
+      { account_id: owner.accountId, created_by: owner.accountId, name: 101 },
       { account_id: owner.accountId, created_by: owner.accountId, scopes: [] },
     ]) {
       const res = await internal<ErrorBody>("POST", `/orgs/${owner.orgId}/api-keys`, body);

@@ -2,7 +2,8 @@
  * Fields that SPEC.md types as a plain `string` take any length the body allows (1 MiB,
  * API_CONTRACT §6): no limit of ours on a project's icon (beyond its pattern), an account's
  * display name, avatar and profile, a resource's type, physical ID and reason, a deployment's
- * source, or a stack's reason in a deployment. What a deployment keeps in one row is bounded by D1's row size
+ * source, a stack's reason in a deployment, or the names of stacks, environments, components,
+ * accounts and API keys (only organization and project names have 1–100). What a deployment keeps in one row is bounded by D1's row size
  * (`MAX_DEPLOYMENT_DATA_BYTES`): reports that would pass it are `400 bad_input` and change nothing.
  */
 import { describe, expect, it } from "vitest";
@@ -154,5 +155,55 @@ describe("free strings", () => {
     expect(after.status).toBe(200);
     expect(after.body.updated_at).toBe(second.body.updated_at);
     expect(after.body.data.stacks?.map((s) => s.status)).toEqual(["in_progress", "in_progress", "queued"]);
+  });
+});
+
+describe("names the documents leave free", () => {
+  it("a stack, environment, component, account or API key name takes any length; an organization's 1–100", async () => {
+    const { org, owner, project, environmentId } = await createProjectWithStack();
+    const name = long("a name with spaces, ünïcode and 🚀 ", 5_000);
+    const made = await Promise.all([
+      internal<{ name: string }>("POST", `/environments/${environmentId}/stacks`, { name }),
+      internal<{ name: string }>("POST", `/projects/${project.id}/environments`, { name }),
+      internal<{ name: string }>("POST", `/environments/${environmentId}/components`, { name }),
+      internal<{ name: string }>("POST", "/accounts", { name }),
+      internal<{ name: string }>("POST", `/orgs/${org.id}/api-keys`, {
+        account_id: owner.accountId,
+        created_by: owner.accountId,
+        name,
+      }),
+    ]);
+    for (const res of made) {
+      expect(res.status, res.raw.slice(0, 200)).toBe(201);
+      expect(res.body.name).toBe(name);
+    }
+    const orgName = await internal<ErrorBody>("POST", "/orgs", { name: "x".repeat(101) });
+    expect([orgName.status, orgName.body.cause?.[0]?.path]).toEqual([400, "name"]);
+  });
+
+  it("a resource's type and physical ID may be empty (reported before the resource exists)", async () => {
+    const { stack } = await createProjectWithStack();
+    const res = await internal<{ id: string; resource_type: string; physical_id: string }>(
+      "POST",
+      `/stacks/${stack.id}/resources`,
+      { resource_type: "", physical_id: "", status: "create_in_progress", template_id: null },
+    );
+    expect(res.status, res.raw).toBe(201);
+    expect([res.body.resource_type, res.body.physical_id]).toEqual(["", ""]);
+    const later = await internal<{ physical_id: string }>("PATCH", `/resources/${res.body.id}`, {
+      status: "create_complete",
+      physical_id: "",
+    });
+    expect([later.status, later.body.physical_id]).toEqual([200, ""]);
+  });
+
+  it("a stack's template_id given as null is one not given: a new identifier", async () => {
+    const { environmentId } = await createProjectWithStack();
+    const res = await internal<{ template_id: string }>("POST", `/environments/${environmentId}/stacks`, {
+      name: "s",
+      template_id: null,
+    });
+    expect(res.status, res.raw).toBe(201);
+    expect(res.body.template_id).toMatch(/^[1-9A-HJ-NP-Za-km-z]{22}$/);
   });
 });

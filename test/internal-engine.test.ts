@@ -82,7 +82,7 @@ describe("POST /internal/v1/stacks/{stack_id}/resources", () => {
 
   it.each([
     [{ status: "created" }, "status"],
-    [{ resource_type: "" }, "resource_type"],
+    [{ resource_type: null }, "resource_type"],
     [{ physical_id: 7 }, "physical_id"],
     [{ colour: "red" }, "colour"],
     // §17: any string of 1–255 characters; only an empty or over-long one is refused.
@@ -193,28 +193,88 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
     expect(read.body).toEqual(res.body);
   });
 
-  it("takes the full 100 stacks (more than one statement's worth of bound parameters)", async () => {
-    const { owner, environmentId } = await createProjectWithStack();
-    const stackIds: string[] = [];
-    for (let i = 0; i < 100; i += 10) {
-      const made = await Promise.all(Array.from({ length: 10 }, () => createStack(environmentId)));
-      stackIds.push(...made.map((st) => st.id));
-    }
+  it("takes any number of stacks (here 150: more than one statement's worth of bound parameters)", async () => {
+    const { owner, project, environmentId } = await createProjectWithStack();
+    // 150 stacks of the environment, written straight to D1 (IDs in the 32-hex form).
+    const prefix = crypto.randomUUID().replaceAll("-", "").slice(0, 24);
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150)
+       INSERT INTO stacks (id, project_id, environment_id, name, template_id, created_at)
+       SELECT ?1 || printf('%08x', i), ?2, ?3, 'bulk ' || i, 'tpl', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
+    )
+      .bind(prefix, project.id, environmentId)
+      .run();
+    const stackIds = Array.from(
+      { length: 150 },
+      (_, i) => `${prefix}${(i + 1).toString(16).padStart(8, "0")}`,
+    );
     const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
-    expect(res.status).toBe(201);
-    expect(res.body.data.stacks).toHaveLength(100);
-    const last = stackIds[99] as string;
+    expect(res.status, res.raw.slice(0, 300)).toBe(201);
+    expect(res.body.data.stacks?.map((s) => s.id)).toEqual(stackIds);
+    const last = stackIds[149] as string;
     const byStack = await request<{ data: Deployment[] }>("GET", `/v1/stacks/${last}/deployments`, {
       key: owner.key,
     });
     expect(byStack.body.data.map((d) => d.id)).toEqual([res.body.id]);
+    // An engine reports all of them at once.
+    const moved = await report(res.body.id, {
+      status: "in_progress",
+      stacks: stackIds.map((id) => ({ id, status: "in_progress" })),
+    });
+    expect(moved.status, moved.raw.slice(0, 300)).toBe(200);
+    expect(new Set(moved.body.data.stacks?.map((s) => s.status))).toEqual(new Set(["in_progress"]));
+  });
+
+  it("keeps patch items as the engine sends them: any path, and value or from left out", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    // SPEC.md types `path` and `from` as plain strings, `value` and `from` as optional.
+    const patch = [
+      { op: "replace", path: "spec.replicas", value: 3 },
+      { op: "add", path: "image" },
+      { op: "move", path: "/a ü~2" },
+      { op: "copy", path: "", from: "not a pointer" },
+      { op: "test", path: "/x", value: null },
+    ];
+    const res = await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch } });
+    expect(res.status, res.raw).toBe(201);
+    expect(res.body.data.patch).toEqual(patch);
+  });
+
+  it("takes null for the source and its optional fields as not given", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    const none = await newDeployment(environmentId, {
+      stack_ids: [stack.id],
+      data: { patch: PATCH, source: null },
+    });
+    expect(none.status, none.raw).toBe(201);
+    expect(none.body.data).not.toHaveProperty("source");
+    const git = {
+      ...GIT,
+      pull_request: null,
+      commit: { ...GIT.commit, author: { name: "Ada", email: null } },
+    };
+    const res = await newDeployment(environmentId, {
+      stack_ids: [stack.id],
+      data: { patch: PATCH, source: { git } },
+    });
+    expect(res.status, res.raw).toBe(201);
+    const { pull_request: _none, ...rest } = GIT;
+    expect(res.body.data.source).toEqual({
+      git: { ...rest, commit: { ...GIT.commit, author: { name: "Ada" } } },
+    });
+    // A required field is still required: null does not stand in for it.
+    const bad = await newDeployment(environmentId, {
+      stack_ids: [stack.id],
+      data: { patch: PATCH, source: { git: { ...GIT, sha: undefined, repo: null } } },
+    });
+    expect([bad.status, bad.body.cause?.map((c) => c.path)]).toEqual([400, ["data.source.git.repo"]]);
   });
 
   it.each([
     [{ patch: [{ op: "merge", path: "/a", value: 1 }] }, "data.patch.0.op"],
-    [{ patch: [{ op: "move", path: "/a" }] }, "data.patch.0.from"],
-    [{ patch: [{ op: "replace", path: "/a" }] }, "data.patch.0.value"],
-    [{ patch: [{ op: "remove", path: "a" }] }, "data.patch.0.path"],
+    [{ patch: [{ op: "move", path: "/a", from: 7 }] }, "data.patch.0.from"],
+    [{ patch: [{ op: "replace", value: 1 }] }, "data.patch.0.path"],
+    [{ patch: [{ op: "remove", path: null }] }, "data.patch.0.path"],
     [{ patch: [{ op: "remove", path: "/a", extra: 1 }] }, "data.patch.0.extra"],
     [{ patch: PATCH, source: { git: { ...GIT, provider: "svn" } } }, "data.source.git.provider"],
     [{ patch: PATCH, source: { git: { ...GIT, commit: undefined } } }, "data.source.git.commit"],
@@ -231,7 +291,12 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
   it("every stack must belong to the environment: 400 naming the others, nothing created", async () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const foreign = await createStack((await createEnvironment(project.id)).id);
-    for (const stackIds of [[stack.id, foreign.id], [stack.id, "e".repeat(32)], [], [stack.id, stack.id]]) {
+    for (const stackIds of [
+      [stack.id, foreign.id],
+      [stack.id, "e".repeat(32)],
+      [stack.id, stack.id],
+      ["nope"],
+    ]) {
       const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
       expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
       expect(res.body.cause?.[0]?.path).toMatch(/^stack_ids/);

@@ -26,5 +26,21 @@ export function wellFormed(schema: z.ZodString): z.ZodString {
  */
 export const freeString = () => z.string().max(MAX_BODY_BYTES);
 
+/**
+ * An array SPEC.md leaves free: no limit but the body's. Every item takes at least one byte and
+ * a comma, so a body of at most MAX_BODY_BYTES holds no more than half as many.
+ */
+export const freeArray = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_BODY_BYTES / 2);
+
+/**
+ * `schema` for an optional field that also takes `null` as "not given" (an engine's fixture may
+ * write `"pull_request": null`): the value is handed on as `undefined`, so nothing stores a null.
+ */
+export const nullAsAbsent = <T extends z.ZodType>(schema: T) =>
+  schema
+    .nullable()
+    .optional()
+    .transform((value) => value ?? undefined);
+
 /** Well-formed free text of `min`–`max` characters. */
 export const text = (min: number, max: number) => wellFormed(z.string().min(min).max(max));

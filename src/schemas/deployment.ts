@@ -7,7 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
-import { freeString } from "../http/text";
+import { freeArray, freeString } from "../http/text";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
@@ -17,24 +17,14 @@ export const DeploymentStatusSchema = z.enum(DEPLOYMENT_STATUSES).openapi("Deplo
     "`queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.",
 });
 
-const JSON_POINTER = /^(\/([^~/]|~[01])*)*$/;
-const pointer = z.string().max(4096).regex(JSON_POINTER, "Must be a JSON Pointer (RFC 6901).");
-
 export const PatchOperationSchema = z
   .strictObject({
     op: z.enum(PATCH_OPS).openapi({ description: "An RFC 6902 operation." }),
-    path: pointer,
-    from: pointer.optional().openapi({ description: "Source location; required by `move` and `copy`." }),
-    value: z.unknown().optional().openapi({ description: "Required by `add`, `replace` and `test`." }),
+    // Plain strings (SPEC.md): the engine's own locations, kept as sent (an RFC 6901 pointer or not).
+    path: freeString().openapi({ description: "The location the operation applies to." }),
+    from: freeString().optional().openapi({ description: "The source location (`move`, `copy`)." }),
+    value: z.unknown().optional().openapi({ description: "The value (`add`, `replace`, `test`)." }),
     old_value: z.unknown().optional().openapi({ description: "The value before the change, if known." }),
-  })
-  .superRefine((item, ctx) => {
-    if ((item.op === "move" || item.op === "copy") && item.from === undefined) {
-      ctx.addIssue({ code: "custom", path: ["from"], message: `\`${item.op}\` needs \`from\`.` });
-    }
-    if ((item.op === "add" || item.op === "replace" || item.op === "test") && !("value" in item)) {
-      ctx.addIssue({ code: "custom", path: ["value"], message: `\`${item.op}\` needs \`value\`.` });
-    }
   })
   .openapi("DeploymentPatchOperation");
 
@@ -90,7 +80,7 @@ export const DeploymentStackSchema = z
 
 export const DeploymentDataSchema = z
   .strictObject({
-    patch: z.array(PatchOperationSchema).max(10_000),
+    patch: freeArray(PatchOperationSchema),
     source: DeploymentSourceSchema.optional(),
     stacks: z.array(DeploymentStackSchema).optional().openapi({
       description: "One entry per stack of `stack_ids`, kept current by the service.",

@@ -215,7 +215,8 @@ export async function createDeployment(
     db
       .select({ id: stacks.id, environmentId: stacks.environmentId })
       .from(stacks)
-      .where(inArray(stacks.id, input.stack_ids)),
+      // One bound JSON list, not a parameter per ID (D1 binds at most 100 per statement).
+      .where(sql`${stacks.id} IN (SELECT value FROM json_each(${JSON.stringify(input.stack_ids)}))`),
   ]);
   const environment = env[0];
   if (!environment) throw notFound("Environment");

@@ -1388,10 +1388,11 @@ export interface components {
              * @enum {string}
              */
             op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+            /** @description The location the operation applies to. */
             path: string;
-            /** @description Source location; required by `move` and `copy`. */
+            /** @description The source location (`move`, `copy`). */
             from?: string;
-            /** @description Required by `add`, `replace` and `test`. */
+            /** @description The value (`add`, `replace`, `test`). */
             value?: unknown;
             /** @description The value before the change, if known. */
             old_value?: unknown;

@@ -5,6 +5,7 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { bodylessGuard, errorResponses, idParams } from "../../http/openapi";
 import { recordInternalRoute } from "../../http/route-meta";
+import { freeString } from "../../http/text";
 
 /**
  * An internal route: validated like the public ones (a body it does not declare is refused),
@@ -28,5 +29,8 @@ export const EnvironmentIdParams = idParams("environment_id");
 export const StackIdParams = idParams("stack_id");
 export const IdParams = idParams("id");
 
-/** The body of what is created with a name alone: organizations, environments, components. */
-export const NameBody = z.strictObject({ name: z.string().min(1).max(100) });
+/** An organization's body: its name, 1–100 characters (API_CONTRACT §3). */
+export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
+
+/** The body of an environment or a component: a name, a plain string (API_CONTRACT §9). */
+export const NameBody = z.strictObject({ name: freeString().min(1) });

@@ -3,11 +3,12 @@ import { z } from "@hono/zod-openapi";
 import { freeString } from "../../../http/text";
 
 // SPEC.md types the account's display name, avatar and profile fields as plain strings: no
-// limit but the body's (1 MiB, API_CONTRACT §6). The name keeps the 1–100 of every name.
+// limit but the body's (1 MiB, API_CONTRACT §6); so is its name (only organization and project
+// names have 1–100).
 const nullableString = () => freeString().nullable().optional();
 
 export const AccountCreateBody = z.strictObject({
-  name: z.string().min(1).max(100),
+  name: freeString().min(1),
   display_name: nullableString(),
   avatar: nullableString(),
   profile: z

@@ -1,23 +1,34 @@
 /** Internal bodies of deployments: the engine creates them and reports their progress (API_CONTRACT §9). */
 import { z } from "@hono/zod-openapi";
 import { IdSchema } from "../../../http/openapi";
-import { freeString } from "../../../http/text";
+import { freeArray, freeString, MAX_BODY_BYTES, nullAsAbsent } from "../../../http/text";
 import {
   DeploymentDataSchema,
   DeploymentSourceSchema,
   DeploymentStatusSchema,
 } from "../../../schemas/deployment";
 
+/** A copy of `value` without the object members that are `null` (at any depth). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, member]) => member !== null)
+      .map(([key, member]) => [key, withoutNulls(member)]),
+  );
+}
+
 /** The engine creates a deployment… */
 export const DeploymentCreateBody = z.strictObject({
-  stack_ids: z
-    .array(IdSchema)
-    .min(1)
-    .max(100)
-    .refine((ids) => new Set(ids).size === ids.length, "Stack IDs must be distinct."),
+  stack_ids: freeArray(IdSchema).refine(
+    (ids) => new Set(ids).size === ids.length,
+    "Stack IDs must be distinct.",
+  ),
   data: z.strictObject({
     patch: DeploymentDataSchema.shape.patch,
-    source: DeploymentSourceSchema.optional(),
+    // `null` for the source or any of its optional fields is "not given" (kept absent, §3).
+    source: nullAsAbsent(z.preprocess(withoutNulls, DeploymentSourceSchema)),
   }),
 });
 
@@ -33,7 +44,7 @@ export const DeploymentUpdateBody = z.strictObject({
         status_reason: freeString().nullable().optional(),
       }),
     )
-    .max(100)
+    .max(MAX_BODY_BYTES / 2)
     .refine((items) => new Set(items.map((s) => s.id)).size === items.length, "Stack IDs must be distinct.")
     .optional(),
 });

@@ -3,14 +3,14 @@ import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { OrganizationSchema } from "../../../schemas/organization";
 import { createOrganization } from "../../../services/orgs";
-import { defineInternalRoute, NameBody } from "../schema";
+import { defineInternalRoute, OrgNameBody } from "../schema";
 
 export const internalCreateOrgRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs",
   operationId: "internalCreateOrg",
   description: "An organization with no member yet.",
-  request: { body: jsonBody(NameBody) },
+  request: { body: jsonBody(OrgNameBody) },
   responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
 });
 

@@ -4,13 +4,15 @@ import { ORG_ROLES } from "../../../db/schema";
 import { instant } from "../../../http/instant";
 import { IdSchema } from "../../../http/openapi";
 import { SCOPES } from "../../../http/scopes";
+import { freeString } from "../../../http/text";
 
 export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
 
 export const ApiKeyCreateBody = z.strictObject({
   account_id: IdSchema,
   created_by: IdSchema,
-  name: z.string().max(100).nullable().optional(),
+  // A plain string (API_CONTRACT §9 gives no length): the body bounds it.
+  name: freeString().nullable().optional(),
   expires_at: instant().nullable().optional(),
   /** API_CONTRACT §15: a non-empty list of scopes; absent means `["*"]`. */
   scopes: z.array(z.enum(SCOPES)).min(1).optional(),

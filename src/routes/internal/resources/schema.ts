@@ -2,22 +2,22 @@
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../../db/schema";
 import { TemplateIdSchema } from "../../../http/openapi";
-import { freeString } from "../../../http/text";
+import { freeString, nullAsAbsent } from "../../../http/text";
 
 // SPEC.md types these as plain strings: an engine's reason may be a whole error log. No limit but
 // the body's (1 MiB, API_CONTRACT §6); a resource row holds one of each, well within D1's row.
 const reason = freeString().nullable().optional();
 
 export const ResourceCreateBody = z.strictObject({
-  resource_type: freeString().min(1),
-  physical_id: freeString().min(1),
+  resource_type: freeString(),
+  physical_id: freeString(),
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  template_id: TemplateIdSchema.optional(),
+  template_id: nullAsAbsent(TemplateIdSchema),
 });
 
 export const ResourceUpdateBody = z.strictObject({
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  physical_id: freeString().min(1).optional(),
+  physical_id: freeString().optional(),
 });

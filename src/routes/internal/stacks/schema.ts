@@ -1,8 +1,10 @@
 /** Internal body of stacks (API_CONTRACT §9); the record is src/schemas/topology.ts. */
 import { z } from "@hono/zod-openapi";
 import { TemplateIdSchema } from "../../../http/openapi";
+import { freeString, nullAsAbsent } from "../../../http/text";
 
 export const StackCreateBody = z.strictObject({
-  name: z.string().min(1).max(100),
-  template_id: TemplateIdSchema.optional(),
+  // A plain string (SPEC.md, API_CONTRACT §9): only organization and project names have 1–100.
+  name: freeString().min(1),
+  template_id: nullAsAbsent(TemplateIdSchema),
 });
