@@ -157,7 +157,7 @@ describe("api keys", () => {
 });
 
 describe("POST /internal/v1/projects/{project_id}/environments", () => {
-  it("creates an environment; a duplicate name in the project is 409, elsewhere fine", async () => {
+  it("creates an environment; names are free, a project's `production` and repeats included", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
     const other = await createProject(owner);
@@ -169,16 +169,18 @@ describe("POST /internal/v1/projects/{project_id}/environments", () => {
       name: "staging",
       created_at: expect.stringMatching(TS),
     });
-    expectError(
-      await internal("POST", `/projects/${project.id}/environments`, { name: "staging" }),
-      409,
-      "conflict",
-    );
-    expectError(
-      await internal("POST", `/projects/${project.id}/environments`, { name: "production" }),
-      409,
-      "conflict",
-    );
+    // No document makes names unique: a second `staging`, and a `production` beside the first.
+    for (const name of ["staging", "production"]) {
+      const again = await internal<{ id: string; name: string }>(
+        "POST",
+        `/projects/${project.id}/environments`,
+        {
+          name,
+        },
+      );
+      expect([again.status, again.body.name]).toEqual([201, name]);
+      expect(again.body.id).not.toBe(res.body.id);
+    }
     expect((await internal("POST", `/projects/${other.id}/environments`, { name: "staging" })).status).toBe(
       201,
     );
@@ -205,7 +207,7 @@ describe("POST /internal/v1/projects/{project_id}/environments", () => {
 });
 
 describe("POST /internal/v1/environments/{environment_id}/components", () => {
-  it("creates a component; a duplicate name in the environment is 409; unknown environment 404", async () => {
+  it("creates a component; names are free (repeats included); unknown environment 404", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
     const staging = await createEnvironment(project.id);
@@ -219,11 +221,10 @@ describe("POST /internal/v1/environments/{environment_id}/components", () => {
       name: "web",
       created_at: expect.stringMatching(TS),
     });
-    expectError(
-      await internal("POST", `/environments/${project.default_environment_id}/components`, { name: "web" }),
-      409,
-      "conflict",
-    );
+    const again = await internal("POST", `/environments/${project.default_environment_id}/components`, {
+      name: "web",
+    });
+    expect(again.status).toBe(201);
     expect((await internal("POST", `/environments/${staging.id}/components`, { name: "web" })).status).toBe(
       201,
     );

@@ -131,7 +131,9 @@ export const environments = sqliteTable(
     name: text("name").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("environments_project_name_idx").on(t.projectId, t.name)],
+  // Names are free and need not be unique (API_CONTRACT §9 states no rule): a project may have two
+  // environments of one name, as its first is always `production`.
+  (t) => [index("environments_project_name_idx").on(t.projectId, t.name)],
 );
 
 export const components = sqliteTable(
@@ -148,7 +150,7 @@ export const components = sqliteTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex("components_environment_name_idx").on(t.environmentId, t.name),
+    index("components_environment_name_idx").on(t.environmentId, t.name),
     index("components_project_idx").on(t.projectId),
   ],
 );

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
-import { conflict, isUniqueViolation, notFound } from "../http/errors";
+import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, EnvironmentRecord, StackRecord } from "../schemas/topology";
@@ -35,13 +35,8 @@ export async function createEnvironment(
   if (!project) throw notFound("Project");
   const row = { id: newId(), projectId, name, createdAt: nowIso() };
   const record: EnvironmentRecord = { id: row.id, project_id: projectId, name, created_at: row.createdAt };
-  try {
-    await db.batch([db.insert(environments).values(row), created(ctx, "environment", projectId, record)]);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`The project already has an environment named "${name}".`);
-    // A project deleted between the check and the insert: the error boundary answers 404.
-    throw err;
-  }
+  // A project deleted between the check and the insert: the error boundary answers 404.
+  await db.batch([db.insert(environments).values(row), created(ctx, "environment", projectId, record)]);
   return record;
 }
 
@@ -59,12 +54,7 @@ export async function createComponent(
     name,
     created_at: row.createdAt,
   };
-  try {
-    await db.batch([db.insert(components).values(row), created(ctx, "component", projectId, record)]);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`The environment already has a component named "${name}".`);
-    throw err;
-  }
+  await db.batch([db.insert(components).values(row), created(ctx, "component", projectId, record)]);
   return record;
 }
 
