@@ -225,6 +225,15 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
     expect(new Set(moved.body.data.stacks?.map((s) => s.status))).toEqual(new Set(["in_progress"]));
   });
 
+  it("takes a deployment of no stacks (stack_ids is an array; SPEC sets no minimum), and moves it", async () => {
+    const { environmentId } = await createProjectWithStack();
+    const res = await newDeployment(environmentId, { stack_ids: [], data: { patch: PATCH } });
+    expect(res.status, res.raw).toBe(201);
+    expect([res.body.stack_ids, res.body.data.stacks]).toEqual([[], []]);
+    const done = await report(res.body.id, { status: "in_progress" });
+    expect([done.status, done.body.status]).toEqual([200, "in_progress"]);
+  });
+
   it("keeps patch items as the engine sends them: any path, and value or from left out", async () => {
     const { environmentId, stack } = await createProjectWithStack();
     // SPEC.md types `path` and `from` as plain strings, `value` and `from` as optional.
