@@ -186,7 +186,7 @@ describe("names the documents leave free", () => {
     const res = await internal<{ id: string; resource_type: string; physical_id: string }>(
       "POST",
       `/stacks/${stack.id}/resources`,
-      { resource_type: "", physical_id: "", status: "create_in_progress", template_id: null },
+      { resource_type: "", physical_id: "", status: "create_in_progress" },
     );
     expect(res.status, res.raw).toBe(201);
     expect([res.body.resource_type, res.body.physical_id]).toEqual(["", ""]);
@@ -195,15 +195,5 @@ describe("names the documents leave free", () => {
       physical_id: "",
     });
     expect([later.status, later.body.physical_id]).toEqual([200, ""]);
-  });
-
-  it("a stack's template_id given as null is one not given: a new identifier", async () => {
-    const { environmentId } = await createProjectWithStack();
-    const res = await internal<{ template_id: string }>("POST", `/environments/${environmentId}/stacks`, {
-      name: "s",
-      template_id: null,
-    });
-    expect(res.status, res.raw).toBe(201);
-    expect(res.body.template_id).toMatch(/^[1-9A-HJ-NP-Za-km-z]{22}$/);
   });
 });
