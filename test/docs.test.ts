@@ -25,5 +25,12 @@ describe("/docs", () => {
     const body = await res.text();
     expect(body.length).toBeGreaterThan(1_000_000);
     expect(body).toContain("createApiReference");
+    // The Worker answers it (wrangler.toml: run_worker_first = true), so it carries a request id
+    // and another method is a 404 like any unknown route (API_CONTRACT §6).
+    expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    const post = await SELF.fetch(`http://api.test${DOCS_RENDERER_PATH}`, { method: "POST" });
+    expect(post.status).toBe(404);
+    expect(await post.json()).toMatchObject({ code: "not_found" });
+    expect(post.headers.get("x-request-id")).toBeTruthy();
   });
 });
