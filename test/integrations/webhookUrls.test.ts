@@ -34,6 +34,12 @@ describe("webhook URLs (§17)", () => {
       body: { url: "HTTPS://Hooks.Example.ORG:443/./x/%7e?q" },
     });
     expect([patched.status, patched.body.url]).toEqual([200, "https://hooks.example.org/x/%7e?q"]);
+    // Spaces around it go, spaces inside are percent-encoded (the parser's form, as dialled).
+    const spaced = await request<{ url: string }>("PATCH", `${integrationsOf(project.id)}/${res.body.id}`, {
+      key: owner.key,
+      body: { url: " https://hooks.example.org/a b?q=c d " },
+    });
+    expect([spaced.status, spaced.body.url]).toEqual([200, "https://hooks.example.org/a%20b?q=c%20d"]);
 
     const slack = await internal<{ url: string }>(
       "POST",

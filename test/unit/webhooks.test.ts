@@ -163,7 +163,7 @@ describe("URL guard", () => {
     ["file:///etc/passwd", "https://"],
     ["javascript:alert(1)", "https://"],
     ["gopher://example.com", "https://"],
-    ["not a url", "whitespace"],
+    ["not a url", "absolute"],
     ["/relative/path", "absolute"],
     ["https://localhost/x", "local"],
     ["https://LOCALHOST./x", "local"],
@@ -194,12 +194,21 @@ describe("URL guard", () => {
     ["https://[2606:4700::1111]/x", "IP address"],
     ["https://good.com@127.0.0.1/x", "loopback"],
     ["https://user:pass@hooks.example.com/x", "credentials"],
-    ["https://hooks.example.com\t.evil/x", "whitespace"],
-    [` https://hooks.example.com/x`, "whitespace"],
+    // Checked as parsed: the tab goes, and the host dialled is the private one.
+    ["https://printer\t.local/x", "local"],
   ])("refuses %s (%s)", (url, reason) => {
     const check = checkWebhookUrl(url, secure);
     expect(check.ok).toBe(false);
     if (!check.ok) expect(check.reason).toContain(reason);
+  });
+
+  it.each([
+    [" https://hooks.example.com/x ", "https://hooks.example.com/x"],
+    ["https://hooks.example.com/a b?q=c d#e f", "https://hooks.example.com/a%20b?q=c%20d#e%20f"],
+    ["https://hooks.exam\nple.com/x\t", "https://hooks.example.com/x"],
+  ])("takes %j as the parser reads it (API_CONTRACT §17)", (raw, href) => {
+    const check = checkWebhookUrl(raw, secure);
+    expect(check.ok && check.url.href).toBe(href);
   });
 
   it("refuses a URL longer than 2048 characters", () => {
