@@ -291,13 +291,20 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       ]);
     }
     expect(await countRows("projects", { orgId: owner.orgId })).toBe(before);
-    for (const contentType of ["application/json; charset=utf-8", 'application/json;CHARSET="UTF-8"']) {
+    // RFC 9110 media types: spaces around `;`, an empty parameter, any case.
+    for (const contentType of [
+      "application/json; charset=utf-8",
+      'application/json;CHARSET="UTF-8"',
+      "application/json ; charset=utf-8",
+      "application/json;",
+      "Application/JSON ;charset=utf-8 ;",
+    ]) {
       const res = await request("POST", "/v1/projects", {
         key: owner.key,
         rawBody: JSON.stringify({ name: unique("p") }),
         headers: { "content-type": contentType },
       });
-      expect(res.status, res.raw).toBe(201);
+      expect(res.status, `${contentType} → ${res.raw}`).toBe(201);
     }
   });
 

@@ -39,6 +39,7 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
     ]);
   }
   assertUtf8Charset(contentType);
+  canonicalContentType(c, contentType);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -80,6 +81,22 @@ export function readRawBody(c: Context<AppEnv>): Promise<Uint8Array> {
     c.set("rawBody", pending);
   }
   return pending;
+}
+
+/** The media-type grammar @hono/zod-openapi's body gate reads (no space before `;`, no empty parameter). */
+const GATE_JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
+
+/**
+ * RFC 9110 allows spaces around `;` and an empty parameter (`application/json ; charset=utf-8`,
+ * `application/json;`), which the route's media-type gate would refuse. The request it sees next
+ * carries the same media type in the form it reads; the body is already in Hono's cache.
+ */
+function canonicalContentType(c: Context<AppEnv>, contentType: string): void {
+  if (GATE_JSON_TYPE.test(contentType)) return;
+  const headers = new Headers(c.req.raw.headers);
+  const parts = contentType.split(";").map((part) => part.trim());
+  headers.set("content-type", parts.filter((part) => part !== "").join("; "));
+  c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers });
 }
 
 /** The body's own object or array is level 1; each nested object or array adds one. */
