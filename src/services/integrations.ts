@@ -11,6 +11,7 @@ import type { Db } from "../db/client";
 import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { type IntegrationType, notificationIntegrations } from "../db/schema";
 import { badInput, notFound } from "../http/errors";
+import { recordEtag } from "../http/etag";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../schemas/event-types";
@@ -106,6 +107,15 @@ export async function createIntegrationInternal(
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
   // The internal API may show the full URL, Slack's included.
   return insertIntegration(ctx, projectId, { ...input, url }, true);
+}
+
+/**
+ * The ETag of a new integration: its record as a public GET shows it (no signing secret, a Slack
+ * URL redacted), so it is the same for every caller (API_CONTRACT §12), whichever API made it.
+ */
+export function createdIntegrationEtag(created: CreatedIntegration): Promise<string> {
+  const { signing_secret: _secret, ...record } = created;
+  return recordEtag(record.type === "slack" ? { ...record, url: redactSlackUrl(record.url) } : record);
 }
 
 /** What an audit entry may say of an integration: never its secret, nor a Slack URL (the URL is the credential). */

@@ -115,4 +115,26 @@ describe("webhook URLs (§17)", () => {
     expect(int.status).toBe(201);
     expect(int.headers.get("cache-control")).toBe("no-store");
   });
+
+  it("the create response's ETag, public and internal, is the record's as a public GET shows it", async () => {
+    const { owner, project } = await createOwnedProject();
+    const pub = await request<{ id: string }>("POST", integrationsOf(project.id), {
+      key: owner.key,
+      body: { type: "webhook", url: "https://hooks.example.com/a", configuration: {} },
+    });
+    // A Slack URL is shown redacted by the public API, in full by the internal one.
+    const slack = await internal<{ id: string; url: string }>(
+      "POST",
+      `/projects/${project.id}/notification-integrations`,
+      { type: "slack", url: "https://hooks.slack.com/services/T0/B0/x7Qz", configuration: {} },
+    );
+    expect(slack.body.url).toBe("https://hooks.slack.com/services/T0/B0/x7Qz");
+    for (const created of [pub, slack]) {
+      const read = await request("GET", `${integrationsOf(project.id)}/${created.body.id}`, {
+        key: owner.key,
+      });
+      expect(created.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+      expect(created.headers.get("etag")).toBe(read.headers.get("etag"));
+    }
+  });
 });

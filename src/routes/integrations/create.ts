@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { recordEtag } from "../../http/etag";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
-import { createIntegration } from "../../services/integrations";
+import { createdIntegrationEtag, createIntegration } from "../../services/integrations";
 import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
 
 export const createIntegrationRoute = defineRoute({
@@ -33,8 +32,7 @@ export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
     // It carries the signing secret: no cache may keep it. Its ETag is the record's, as a GET
     // shows it (without the secret).
     c.header("cache-control", "no-store");
-    const { signing_secret: _secret, ...record } = integration;
-    c.header("ETag", await recordEtag(record));
+    c.header("ETag", await createdIntegrationEtag(integration));
     c.header(
       "Location",
       `/v1/projects/${integration.project_id}/notification-integrations/${integration.id}`,

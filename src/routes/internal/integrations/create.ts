@@ -4,7 +4,7 @@ import { INTEGRATION_TYPES } from "../../../db/schema";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { CreatedIntegrationSchema } from "../../../schemas/integration";
-import { createIntegrationInternal } from "../../../services/integrations";
+import { createdIntegrationEtag, createIntegrationInternal } from "../../../services/integrations";
 import { IntegrationCreateSchema } from "../../integrations/schema";
 import { defineInternalRoute, ProjectIdParams } from "../schema";
 
@@ -25,8 +25,10 @@ export function registerInternalCreateIntegration(app: OpenAPIHono<AppEnv>) {
       c.req.valid("param").project_id,
       c.req.valid("json"),
     );
-    // It carries the signing secret: no cache may keep it.
+    // It carries the signing secret: no cache may keep it. Its ETag is the record's, as a public
+    // GET shows it (without the secret, a Slack URL redacted).
     c.header("cache-control", "no-store");
+    c.header("ETag", await createdIntegrationEtag(integration));
     return c.json(integration, 201);
   });
 }
