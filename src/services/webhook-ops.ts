@@ -9,7 +9,7 @@
  * retry schedule, under the event's own `webhook-id`.
  */
 
-import { and, asc, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
 import { notFound } from "../http/errors";
@@ -78,6 +78,21 @@ const deliverMessage = (deliveryId: string, series: number): WebhookDeliveryMess
   manual: true,
 });
 
+/** The deliveries `where` selects, back to `pending` in a new series, due now; their new series. */
+function requeue(ctx: ServiceContext, where: SQL | undefined) {
+  const now = nowIso();
+  return ctx.db
+    .update(webhookDeliveries)
+    .set({
+      status: "pending",
+      series: sql`${webhookDeliveries.series} + 1`,
+      nextAttemptAt: now,
+      updatedAt: now,
+    })
+    .where(where)
+    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series });
+}
+
 /** A new series of attempts for one delivery, whatever its status: `202` with the record. */
 export async function redeliver(
   ctx: CallerContext,
@@ -97,18 +112,8 @@ export async function redeliver(
     .where(inIntegration)
     .get();
   if (!before) throw notFound("Delivery");
-  const now = nowIso();
   const [rows] = await db.batch([
-    db
-      .update(webhookDeliveries)
-      .set({
-        status: "pending",
-        series: sql`${webhookDeliveries.series} + 1`,
-        nextAttemptAt: now,
-        updatedAt: now,
-      })
-      .where(inIntegration)
-      .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series }),
+    requeue(ctx, inIntegration),
     auditEntry(ctx, {
       target: { type: "webhook_delivery", id: deliveryId },
       projectId,
@@ -209,24 +214,15 @@ async function recoverStep(
   if (!tail) return { queued: 0, last: null };
   const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.eventAt, id: tail.eventId };
 
-  const now = nowIso();
   const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
-  const move = db
-    .update(webhookDeliveries)
-    .set({
-      status: "pending",
-      series: sql`${webhookDeliveries.series} + 1`,
-      nextAttemptAt: now,
-      updatedAt: now,
-    })
-    .where(
-      and(
-        sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
-        inArray(webhookDeliveries.status, ["failed", "skipped"]),
-      ),
-    )
-    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series });
+  const move = requeue(
+    ctx,
+    and(
+      sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
+      inArray(webhookDeliveries.status, ["failed", "skipped"]),
+    ),
+  );
   const entry = auditEntry(ctx, {
     target: { type: "notification_integration", id: integrationId },
     projectId,
