@@ -25,6 +25,16 @@ describe("PUT /v1/projects/{id}", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: project.id, name: "renamed", connection_status: "connected" });
     expect(res.body.created_at).toBe(read.body.created_at);
+    // Ignored fields are taken in any form: the same instant written another way, an offset.
+    const other = await request<Body>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: {
+        ...res.body,
+        created_at: String(read.body.created_at).replace(/\.\d{3}Z$/, "+00:00"),
+        updated_at: "yesterday",
+      },
+    });
+    expect([other.status, other.body.created_at], other.raw).toEqual([200, read.body.created_at]);
   });
 
   it("refuses an echoed id or org_id of another record, and still refuses unknown fields", async () => {
@@ -66,6 +76,12 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
     const read = (await request<Body>("GET", path, { key: owner.key })).body;
     const res = await request<Body>("PUT", path, { key: owner.key, body: { ...read, role: "contributor" } });
     expect([res.status, res.body.role]).toEqual([200, "contributor"]);
+    // The account's fields are read-only here: sent back in any form, they are ignored.
+    const loose = await request<Body>("PUT", path, {
+      key: owner.key,
+      body: { ...read, role: "contributor", profile: {}, created_at: "2026-11-23T09:02:29Z", avatar: 7 },
+    });
+    expect([loose.status, loose.body.profile], loose.raw).toEqual([200, read.profile]);
     const wrong = await request<ErrorBody>("PUT", path, {
       key: owner.key,
       body: { ...read, role: "owner", account_id: owner.accountId },
@@ -101,6 +117,12 @@ describe("PUT /v1/variables/{id}", () => {
     ]);
     const value = await request<Body>("GET", `${path}/value`, { key: owner.key });
     expect(value.body).toEqual({ value: "two" });
+    // `resource_id` is a read-only string: any value is ignored.
+    const echoed = await request<Body>("PUT", path, {
+      key: owner.key,
+      body: { ...read, name: "TOKEN2", value: "two", resource_id: "whatever" },
+    });
+    expect([echoed.status, echoed.body.resource_id], echoed.raw).toEqual([200, res.body.resource_id]);
     const moved = await request<ErrorBody>("PUT", path, {
       key: owner.key,
       body: { ...read, value: "three", environment_id: otherEnv },

@@ -243,20 +243,36 @@ function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T, met
   return out as T;
 }
 
+/** The read-only fields that identify a record (or its place): echoed, they are identifiers. */
+const IDENTIFYING_FIELDS = new Set([
+  "id",
+  "org_id",
+  "project_id",
+  "account_id",
+  "membership_id",
+  "environment_id",
+  "component_id",
+]);
+
 /**
  * SPEC.md: "A PUT replaces the whole record: its body contains the full representation,
  * including fields that do not change." A replace body therefore also accepts the record's
- * read-only fields, as a client echoes them back from a GET: they are validated, change
- * nothing, and those that identify the record must name this very record (`assertEchoMatches`).
- * Any other field is still unknown and refused.
+ * read-only fields, as a client echoes them back from a GET. They change nothing. Those that
+ * identify the record are identifiers and must name this very record (`assertEchoMatches`);
+ * the rest (times, a resource ID, an account's profile…) are taken in any form, since they are
+ * ignored: `2026-11-23T09:02:29Z` for a `created_at` read as `…29.000Z` is no error. Any other
+ * field is still unknown and refused.
  */
 export function echoedReadOnlyFields<T extends Record<string, z.ZodType>, K extends keyof T & string>(
   record: z.ZodObject<T>,
   writable: readonly K[],
-): { [P in Exclude<keyof T, K>]: z.ZodOptional<T[P]> } {
+): { [P in Exclude<keyof T, K>]: z.ZodOptional<z.ZodType> } {
   const shape: Record<string, z.ZodType> = {};
   for (const [key, schema] of Object.entries(record.shape)) {
-    if (!(writable as readonly string[]).includes(key)) shape[key] = schema.optional();
+    if ((writable as readonly string[]).includes(key)) continue;
+    shape[key] = IDENTIFYING_FIELDS.has(key)
+      ? schema.optional()
+      : z.unknown().optional().openapi({ description: "Read-only: may be sent back as read; ignored." });
   }
-  return shape as { [P in Exclude<keyof T, K>]: z.ZodOptional<T[P]> };
+  return shape as { [P in Exclude<keyof T, K>]: z.ZodOptional<z.ZodType> };
 }

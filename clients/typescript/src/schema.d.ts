@@ -850,18 +850,12 @@ export interface components {
         ProjectReplace: {
             id?: components["schemas"]["Id"];
             org_id?: components["schemas"]["Id"] & unknown;
-            /** @enum {string} */
-            connection_status?: "connected" | "disconnected" | "disconnecting";
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at?: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at?: string;
+            /** @description Read-only: may be sent back as read; ignored. */
+            connection_status?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            created_at?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            updated_at?: unknown;
             /** @description 1–100 characters, unique within the organization regardless of case. */
             name: string;
             default_environment_id: components["schemas"]["Id"] & unknown;
@@ -928,28 +922,18 @@ export interface components {
             account_id?: components["schemas"]["Id"] & unknown;
             membership_id?: components["schemas"]["Id"] & unknown;
             project_id?: components["schemas"]["Id"];
-            name?: string;
-            /** @description Defaults to `name`. */
-            display_name?: string;
-            avatar?: string | null;
-            /**
-             * @description The account's role in the organization.
-             * @enum {string}
-             */
-            org_role?: "owner" | "admin" | "member";
-            profile?: {
-                bio: string | null;
-                github: string | null;
-                location: string | null;
-                twitter: string | null;
-                website: string | null;
-            };
-            /**
-             * Format: date-time
-             * @description When the membership was made.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at?: string;
+            /** @description Read-only: may be sent back as read; ignored. */
+            name?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            display_name?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            avatar?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            org_role?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            profile?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            created_at?: unknown;
             /**
              * @description Project role: `owner` manages the project and its members.
              * @enum {string}
@@ -1238,21 +1222,12 @@ export interface components {
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             component_id?: string | null;
-            /**
-             * @description Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.
-             * @example /7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL
-             */
-            resource_id?: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at?: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at?: string;
+            /** @description Read-only: may be sent back as read; ignored. */
+            resource_id?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            created_at?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            updated_at?: unknown;
             /**
              * @description Unique within its scope (component, or environment); case-sensitive.
              * @example DATABASE_URL
