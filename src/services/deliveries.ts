@@ -101,7 +101,7 @@ export async function processDelivery(
   // One transaction: the counter moves and the attempt row takes the new count as its number,
   // so two copies of a message racing each other still get distinct attempt numbers; the
   // integration's run of failures (and a 410's disabling) moves with them.
-  await db.batch([
+  const [moved] = await db.batch([
     db
       .update(webhookDeliveries)
       .set({
@@ -113,16 +113,23 @@ export async function processDelivery(
         updatedAt: at,
       })
       .where(current),
-    db.insert(deliveryAttempts).values({
-      id: newId(),
-      deliveryId,
-      attempt: sql`(SELECT ${webhookDeliveries.attempts} FROM ${webhookDeliveries} WHERE ${webhookDeliveries.id} = ${deliveryId})`,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-      nextAttemptAt,
-      createdAt: at,
-    }),
+    // Only when the UPDATE moved the delivery (`changes() = 1`): one deleted meanwhile (its
+    // project or integration gone) or moved on by a newer series records no attempt.
+    db.insert(deliveryAttempts).select(
+      db
+        .select({
+          id: sql`${newId()}`.as("id"),
+          deliveryId: webhookDeliveries.id,
+          attempt: webhookDeliveries.attempts,
+          statusCode: sql`${outcome.statusCode}`.as("status_code"),
+          error: sql`${outcome.error}`.as("error"),
+          durationMs: sql`${outcome.durationMs}`.as("duration_ms"),
+          nextAttemptAt: sql`${nextAttemptAt}`.as("next_attempt_at"),
+          createdAt: sql`${at}`.as("created_at"),
+        })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.id, deliveryId), sql`changes() = 1`)),
+    ),
     outcome.ok
       ? db
           .update(integration)
@@ -149,6 +156,7 @@ export async function processDelivery(
             ),
           ),
   ]);
+  if (moved.meta.changes === 0) return { action: "ack", reason: "delivery gone or superseded meanwhile" };
   if (outcome.ok) return { action: "ack", reason: "delivered" };
   if (gone) {
     ctx.log.warn("receiver answered 410 Gone; integration disabled", { integration_id: row.integrationId });

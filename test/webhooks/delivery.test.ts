@@ -192,4 +192,17 @@ describe("delivery", () => {
     const run = await runBatch([deliver(newId())]);
     expect(run.result.explicitAcks).toEqual(run.ids);
   });
+
+  it("acks, recording nothing, when the delivery is deleted while its request is out", async () => {
+    // The receiver answers after 400 ms; meanwhile the event (and so the delivery) is deleted,
+    // as deleting its project or integration would.
+    const { event, deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
+    const pending = runBatch([deliver(deliveryId)]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(event.id).run();
+    const run = await pending;
+    expect(run.result.explicitAcks).toEqual(run.ids);
+    expect(run.result.retryMessages).toEqual([]);
+    expect(await attemptRows(deliveryId)).toEqual([]);
+  });
 });
