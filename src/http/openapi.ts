@@ -243,7 +243,12 @@ function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T, met
   return out as T;
 }
 
-/** The read-only fields that identify a record (or its place): echoed, they are identifiers. */
+/**
+ * The read-only fields that identify a record (or its place): echoed, they must be identifiers;
+ * those the service compares (`assertEchoMatches`: a project's `id` and `org_id`, a member's
+ * `project_id` and `account_id`, a variable's `id`, `environment_id` and `component_id`) must
+ * also name this very record. A member's `membership_id` is only checked as an identifier.
+ */
 const IDENTIFYING_FIELDS = new Set([
   "id",
   "org_id",
@@ -258,7 +263,7 @@ const IDENTIFYING_FIELDS = new Set([
  * SPEC.md: "A PUT replaces the whole record: its body contains the full representation,
  * including fields that do not change." A replace body therefore also accepts the record's
  * read-only fields, as a client echoes them back from a GET. They change nothing. Those that
- * identify the record are identifiers and must name this very record (`assertEchoMatches`);
+ * identify the record are identifiers, and those the service compares must name this record;
  * the rest (times, a resource ID, an account's profile…) are taken in any form, since they are
  * ignored: `2026-11-23T09:02:29Z` for a `created_at` read as `…29.000Z` is no error. Any other
  * field is still unknown and refused.

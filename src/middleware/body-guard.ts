@@ -29,7 +29,9 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
     // next: the validators would otherwise read a stream this guard has already drained (a 500).
     cache.arrayBuffer = Promise.resolve(new ArrayBuffer(0));
     // Hono's `json()` parses the cached text.
-    cache.text = Promise.resolve(JSON_TYPE.test(contentType) ? "{}" : "");
+    const json = JSON_TYPE.test(contentType);
+    cache.text = Promise.resolve(json ? "{}" : "");
+    if (json) canonicalContentType(c, contentType);
     return next();
   }
 

@@ -139,7 +139,8 @@ export class RateLimiter extends DurableObject<Env> {
   /** The second call of a request that claimed a key: stores its answer or releases the key. */
   settle(request: SettleRequest): void {
     this.ensureSchema();
-    settleKey(this.sql, request.idempotency, request.answer);
+    // One transaction: an entry is `done` only with all of its answer's parts.
+    this.ctx.storage.transactionSync(() => settleKey(this.sql, request.idempotency, request.answer));
   }
 
   /**

@@ -114,7 +114,9 @@ export async function processDelivery(
       })
       .where(current),
     // Only when the UPDATE moved the delivery (`changes() = 1`): one deleted meanwhile (its
-    // project or integration gone) or moved on by a newer series records no attempt.
+    // project or integration gone) or moved on by a newer series records no attempt. The
+    // integration's state below still moves: the request did go out, and its answer (a 410
+    // included) says how the receiver is doing.
     db.insert(deliveryAttempts).select(
       db
         .select({

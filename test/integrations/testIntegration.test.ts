@@ -65,13 +65,14 @@ describe("POST …/{integration_id}/test", () => {
       {},
       { "content-type": "application/json" },
       { "content-length": "0" },
+      { "content-type": "application/json ; charset=utf-8" },
     ];
     for (const headers of forms) {
       const res = await request("POST", `${path}/test`, { key: owner.key, rawBody: empty, headers });
       expect(res.status, `${JSON.stringify(headers)} → ${res.raw}`).toBe(200);
     }
     const sent = await received(bucket);
-    expect(sent.map((req) => JSON.parse(req.body).type)).toEqual(Array(3).fill("deployment.succeeded"));
+    expect(sent.map((req) => JSON.parse(req.body).type)).toEqual(Array(4).fill("deployment.succeeded"));
   });
 
   it("reports a failing receiver without retrying, and does not follow a redirect", async () => {

@@ -205,4 +205,18 @@ describe("delivery", () => {
     expect(run.result.retryMessages).toEqual([]);
     expect(await attemptRows(deliveryId)).toEqual([]);
   });
+
+  it("acks, recording no attempt, when a newer series took the delivery while its request was out", async () => {
+    const { deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
+    const pending = runBatch([deliver(deliveryId)]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // What a redeliver does to the row: a new series (its own message would send it again).
+    await env.DB.prepare("UPDATE webhook_deliveries SET series = series + 1 WHERE id = ?")
+      .bind(deliveryId)
+      .run();
+    const run = await pending;
+    expect(run.result.explicitAcks).toEqual(run.ids);
+    expect(await attemptRows(deliveryId)).toEqual([]);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ status: "pending", attempts: 0, series: 1 });
+  });
 });
