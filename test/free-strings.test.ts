@@ -6,6 +6,7 @@
  * accounts and API keys (only organization and project names have 1–100). What a deployment keeps in one row is bounded by D1's row size
  * (`MAX_DEPLOYMENT_DATA_BYTES`): reports that would pass it are `400 bad_input` and change nothing.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../src/services/deployment-transitions";
@@ -195,5 +196,41 @@ describe("names the documents leave free", () => {
       physical_id: "",
     });
     expect([later.status, later.body.physical_id]).toEqual([200, ""]);
+  });
+});
+
+describe("a deployment's stack IDs", () => {
+  it("any number that fits a deployment's row; past D1's row size the create is 400 and writes nothing", async () => {
+    const { owner, project, environmentId } = await createProjectWithStack();
+    // 24,000 stacks of the environment, straight to D1 (32-hex IDs): their IDs and queued
+    // entries take the deployment past MAX_DEPLOYMENT_DATA_BYTES.
+    const prefix = crypto.randomUUID().replaceAll("-", "").slice(0, 24);
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 24000)
+       INSERT INTO stacks (id, project_id, environment_id, name, template_id, created_at)
+       SELECT ?1 || printf('%08x', i), ?2, ?3, 's', 't', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
+    )
+      .bind(prefix, project.id, environmentId)
+      .run();
+    const ids = Array.from({ length: 24_000 }, (_, i) => `${prefix}${(i + 1).toString(16).padStart(8, "0")}`);
+    const patch = [{ op: "add", path: "/a", value: 1 }];
+    const tooMany = await internal<ErrorBody>("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: ids,
+      data: { patch },
+    });
+    expect([tooMany.status, tooMany.body.cause?.[0]?.path], tooMany.raw.slice(0, 300)).toEqual([
+      400,
+      "stack_ids",
+    ]);
+    const none = await request<{ data: unknown[] }>("GET", `/v1/environments/${environmentId}/deployments`, {
+      key: owner.key,
+    });
+    expect(none.body.data).toEqual([]);
+    // A thousand fit.
+    const fits = await internal("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: ids.slice(0, 1000),
+      data: { patch },
+    });
+    expect(fits.status, fits.raw.slice(0, 300)).toBe(201);
   });
 });

@@ -13,7 +13,15 @@ import type { EventType } from "../schemas/event-types";
 import { loadScoped } from "./access";
 import { auditEntry } from "./audit";
 import { isFinal, planStackTransition, planTransition } from "./deployment-state";
-import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./deployments";
+import {
+  auditableDeploymentChanges,
+  type DeploymentRow,
+  refuseOversizedDeployment,
+  toDeploymentRecord,
+} from "./deployments";
+
+export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
+
 import { type NewEvent, newEvent } from "./events";
 import { checkIfMatch, preconditionFailed } from "./preconditions";
 
@@ -116,7 +124,7 @@ async function tryTransition(
   const stackList = applyStackReports(row.data, plan.kind === "move" ? plan.status : undefined, reports, now);
   const data: DeploymentData = { ...row.data };
   if (stackList) data.stacks = stackList;
-  if (stackList) refuseOversizedData(data);
+  if (stackList) refuseOversizedDeployment(data, row.stackIds, "stacks");
   const next: DeploymentRow = {
     ...row,
     data,
@@ -168,32 +176,6 @@ async function tryTransition(
   const [updated] = await d1.batch(statements);
   if (updated?.meta.changes !== 1) return undefined;
   return event ? { deployment, event } : { deployment };
-}
-
-/**
- * D1 stores at most 2,000,000 bytes in a row (Cloudflare docs, D1 > Platform > Limits), and the
- * deployment's row and its event's both hold `data`; this leaves room for their other columns.
- * A stack's `status_reason` is a free string (SPEC.md), so only the sum of what a deployment
- * keeps is bounded: reports that would take it past this are `400 bad_input`, before any write.
- */
-export const MAX_DEPLOYMENT_DATA_BYTES = 1_900_000;
-
-function refuseOversizedData(data: DeploymentData) {
-  const json = JSON.stringify(data);
-  // A UTF-16 unit is at most 3 bytes of UTF-8: most data is decided without encoding it.
-  if (json.length * 3 <= MAX_DEPLOYMENT_DATA_BYTES) return;
-  const bytes = new TextEncoder().encode(json).byteLength;
-  if (bytes > MAX_DEPLOYMENT_DATA_BYTES) {
-    throw badInput(
-      `The deployment's data would take ${bytes} bytes, over the ${MAX_DEPLOYMENT_DATA_BYTES} a deployment keeps; send shorter \`status_reason\` values.`,
-      [
-        {
-          path: "stacks",
-          message: `The deployment's data must stay within ${MAX_DEPLOYMENT_DATA_BYTES} bytes (UTF-8 JSON).`,
-        },
-      ],
-    );
-  }
 }
 
 /** How often a transition re-reads a deployment that moved under it before giving up. */

@@ -192,6 +192,33 @@ export async function listStackDeployments(
   );
 }
 
+/**
+ * D1 stores at most 2,000,000 bytes in a row (Cloudflare docs, D1 > Platform > Limits). A
+ * deployment's row holds its `data` and `stack_ids`, and its event's row the record (both again);
+ * this leaves room for their other columns. A stack's `status_reason` is a free string and
+ * `stack_ids` has no count of its own (SPEC.md), so only the sum of what a deployment keeps is
+ * bounded: a create or a report that would take it past this is `400 bad_input`, before any write.
+ */
+export const MAX_DEPLOYMENT_DATA_BYTES = 1_900_000;
+
+export function refuseOversizedDeployment(data: DeploymentData, stackIds: readonly string[], path: string) {
+  const json = JSON.stringify(data) + JSON.stringify(stackIds);
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most deployments are decided without encoding.
+  if (json.length * 3 <= MAX_DEPLOYMENT_DATA_BYTES) return;
+  const bytes = new TextEncoder().encode(json).byteLength;
+  if (bytes > MAX_DEPLOYMENT_DATA_BYTES) {
+    throw badInput(
+      `The deployment would keep ${bytes} bytes (its data and stack IDs), over the ${MAX_DEPLOYMENT_DATA_BYTES} a deployment keeps.`,
+      [
+        {
+          path,
+          message: `A deployment's data and stack IDs must stay within ${MAX_DEPLOYMENT_DATA_BYTES} bytes (UTF-8 JSON).`,
+        },
+      ],
+    );
+  }
+}
+
 export type DeploymentCreateInput = {
   stack_ids: string[];
   data: Pick<DeploymentDataRecord, "patch" | "source">;
@@ -230,6 +257,7 @@ export async function createDeployment(
   const data: DeploymentData = { patch: input.data.patch };
   if (input.data.source !== undefined) data.source = input.data.source;
   data.stacks = input.stack_ids.map((id) => ({ id, status: "queued", timestamp: now }));
+  refuseOversizedDeployment(data, input.stack_ids, "stack_ids");
   const row: DeploymentRow = {
     id: newId(),
     projectId: environment.projectId,
