@@ -12,6 +12,7 @@ import type { Identity } from "../src/env";
 import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
 import { deliveryPageQueries } from "../src/services/delivery-records";
 import { visibleDeploymentsQuery } from "../src/services/deployments";
+import { recoverCandidatesQuery } from "../src/services/webhook-ops";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
@@ -180,6 +181,26 @@ describe("a project's events, a page of a single-table list (tablePage)", () => 
       const detail = await plan(query.sql, fillPlaceholders(query.params, values));
       expect(detail).toMatch(/SEARCH events USING INDEX events_project_created_idx \(project_id=\? AND/);
       expect(detail).not.toMatch(/TEMP B-TREE|SCAN events/);
+    }
+  });
+});
+
+describe("POST …/recover", () => {
+  it("walks the integration's delivery index from `since`, with no sort step, at any step", async () => {
+    const db = createDb(env.DB);
+    for (const after of [null, { createdAt: "2026-11-20T00:00:00.000Z", id: "a".repeat(32) }]) {
+      const built = recoverCandidatesQuery(
+        db,
+        "i".repeat(22),
+        "2026-11-01T00:00:00.000Z",
+        "2026-11-30T00:00:00.000Z",
+        after,
+      ).toSQL();
+      const detail = await plan(built.sql, built.params);
+      expect(detail, detail).toMatch(
+        /webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+      );
+      expect(detail, detail).not.toMatch(/TEMP B-TREE/);
     }
   });
 });

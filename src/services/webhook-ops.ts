@@ -11,6 +11,7 @@
 
 import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import type { Db } from "../db/client";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -153,7 +154,7 @@ export const RECOVER_CHUNK = 1000;
 
 /**
  * Re-queues every `failed` or `skipped` delivery of the integration whose event was created in
- * [since, until] (until defaults to now), oldest events first (API_CONTRACT §13: every one, in
+ * [since, until] (until defaults to now), oldest deliveries first (API_CONTRACT §13: every one, in
  * one call). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step the
  * rows move to `pending` first (so the consumer, which may run at once, sends them), then the
  * messages go out 100 per `sendBatch`; what could not be queued goes back to its status and the
@@ -178,6 +179,37 @@ export async function recover(
   }
 }
 
+/**
+ * The next RECOVER_CHUNK deliveries of a recover after `after`, walked in the integration's own
+ * (created_at, id) index from `since` (a delivery is made after its event): each step reads on
+ * from where the last stopped, so the whole walk reads each delivery of the range once.
+ */
+export function recoverCandidatesQuery(
+  db: Db,
+  integrationId: string,
+  since: string,
+  until: string,
+  after: { createdAt: string; id: string } | null,
+) {
+  const d = webhookDeliveries;
+  return db
+    .select({ id: d.id, status: d.status, createdAt: d.createdAt })
+    .from(d)
+    .innerJoin(events, eq(events.id, d.eventId))
+    .where(
+      and(
+        eq(d.integrationId, integrationId),
+        gte(d.createdAt, since),
+        after ? sql`(${d.createdAt}, ${d.id}) > (${after.createdAt}, ${after.id})` : undefined,
+        inArray(d.status, ["failed", "skipped"]),
+        gte(events.createdAt, since),
+        lte(events.createdAt, until),
+      ),
+    )
+    .orderBy(asc(d.createdAt), asc(d.id))
+    .limit(RECOVER_CHUNK);
+}
+
 /** One step of `recover`: the next chunk after `after`; `last` is null once none is left. */
 async function recoverStep(
   ctx: CallerContext,
@@ -189,30 +221,10 @@ async function recoverStep(
   audit: boolean,
 ): Promise<{ queued: number; last: { createdAt: string; id: string } | null }> {
   const { db } = ctx;
-  const candidates = await db
-    .select({
-      id: webhookDeliveries.id,
-      status: webhookDeliveries.status,
-      eventAt: events.createdAt,
-      eventId: events.id,
-    })
-    .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(
-      and(
-        eq(webhookDeliveries.integrationId, integrationId),
-        inArray(webhookDeliveries.status, ["failed", "skipped"]),
-        gte(events.createdAt, since),
-        lte(events.createdAt, until),
-        after ? sql`(${events.createdAt}, ${events.id}) > (${after.createdAt}, ${after.id})` : undefined,
-      ),
-    )
-    .orderBy(asc(events.createdAt), asc(events.id))
-    .limit(RECOVER_CHUNK)
-    .all();
+  const candidates = await recoverCandidatesQuery(db, integrationId, since, until, after).all();
   const tail = candidates.at(-1);
   if (!tail) return { queued: 0, last: null };
-  const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.eventAt, id: tail.eventId };
+  const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.createdAt, id: tail.id };
 
   const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.

@@ -58,7 +58,7 @@ export const recoverRoute = defineRoute({
   summary: "Re-send failed and skipped deliveries of a time range",
   description:
     "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
-    "and `until` (both included; `until` defaults to now), all of them in one call, oldest events first. " +
+    "and `until` (both included; `until` defaults to now), all of them in one call, oldest deliveries first. " +
     "Each is sent through the queue with its " +
     "event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.",
   request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
