@@ -42,9 +42,11 @@ export const INLINE_ANSWER_BYTES = 64 * 1024;
 /** A larger answer is kept whole in parts of at most this size (rows stay under the 2 MB limit). */
 const PART_BYTES = 1_000_000;
 /**
- * What one object keeps of larger answers at most. At the full rate limit a key could otherwise
- * keep 24 h of 1 MiB answers (over 100 GB; an object holds 10 GB): past the budget, a large answer
- * that carried a record is kept as that record's path and re-read on replay.
+ * What one object keeps of larger answers before it keeps them by reference. At the full rate
+ * limit a key could otherwise keep 24 h of 1 MiB answers (over 100 GB; an object holds 10 GB):
+ * past the budget, a large answer that carried a record is kept as that record's path and re-read
+ * on replay. One that carried none (a members add's page) has nothing to refer to and is still
+ * kept whole, so this bounds the common case, not every case.
  */
 export const LARGE_ANSWERS_BUDGET_BYTES = 256 * 1024 * 1024;
 
