@@ -1,18 +1,9 @@
-/**
- * Fields that SPEC.md types as a plain `string` take any length the body allows (1 MiB,
- * API_CONTRACT §6): no limit of ours on a project's icon (beyond its pattern), an account's
- * display name, avatar and profile, a resource's type, physical ID and reason, a deployment's
- * source, a stack's reason in a deployment, or the names of stacks, environments, components,
- * accounts and API keys (only organization and project names have 1–100). What a deployment keeps in one row is bounded by D1's row size
- * (`MAX_DEPLOYMENT_DATA_BYTES`): reports that would pass it are `400 bad_input` and change nothing.
- */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../src/services/deployment-transitions";
 import { internal, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
-import { createOwnedProject, createProjectWithStack, createStack } from "./helpers/factories";
+import { createOwnedProject, createProjectWithStack, createStack, insertStacks } from "./helpers/factories";
 import { type Member, membersPath, orgAccount } from "./helpers/members";
 
 const long = (prefix: string, length: number) => prefix + "x".repeat(length - prefix.length);
@@ -204,15 +195,7 @@ describe("a deployment's stack IDs", () => {
     const { owner, project, environmentId } = await createProjectWithStack();
     // 24,000 stacks of the environment, straight to D1 (32-hex IDs): their IDs and queued
     // entries take the deployment past MAX_DEPLOYMENT_DATA_BYTES.
-    const prefix = crypto.randomUUID().replaceAll("-", "").slice(0, 24);
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 24000)
-       INSERT INTO stacks (id, project_id, environment_id, name, template_id, created_at)
-       SELECT ?1 || printf('%08x', i), ?2, ?3, 's', 't', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
-    )
-      .bind(prefix, project.id, environmentId)
-      .run();
-    const ids = Array.from({ length: 24_000 }, (_, i) => `${prefix}${(i + 1).toString(16).padStart(8, "0")}`);
+    const ids = await insertStacks(project.id, environmentId, 24_000);
     const patch = [{ op: "add", path: "/a", value: 1 }];
     const tooMany = await internal<ErrorBody>("POST", `/environments/${environmentId}/deployments`, {
       stack_ids: ids,

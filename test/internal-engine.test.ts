@@ -11,7 +11,7 @@ import { transitionDeployment } from "../src/services/deployment-transitions";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
 import { type ErrorBody, TS } from "./helpers/expect";
-import { createEnvironment, createProjectWithStack, createStack } from "./helpers/factories";
+import { createEnvironment, createProjectWithStack, createStack, insertStacks } from "./helpers/factories";
 
 type Resource = Record<string, unknown> & {
   id: string;
@@ -195,19 +195,8 @@ describe("POST /internal/v1/environments/{environment_id}/deployments", () => {
 
   it("takes any number of stacks (here 150: more than one statement's worth of bound parameters)", async () => {
     const { owner, project, environmentId } = await createProjectWithStack();
-    // 150 stacks of the environment, written straight to D1 (IDs in the 32-hex form).
-    const prefix = crypto.randomUUID().replaceAll("-", "").slice(0, 24);
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150)
-       INSERT INTO stacks (id, project_id, environment_id, name, template_id, created_at)
-       SELECT ?1 || printf('%08x', i), ?2, ?3, 'bulk ' || i, 'tpl', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
-    )
-      .bind(prefix, project.id, environmentId)
-      .run();
-    const stackIds = Array.from(
-      { length: 150 },
-      (_, i) => `${prefix}${(i + 1).toString(16).padStart(8, "0")}`,
-    );
+    // 150 stacks of the environment, written straight to D1.
+    const stackIds = await insertStacks(project.id, environmentId, 150);
     const res = await newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });
     expect(res.status, res.raw.slice(0, 300)).toBe(201);
     expect(res.body.data.stacks?.map((s) => s.id)).toEqual(stackIds);
