@@ -152,7 +152,12 @@ describe("URL guard", () => {
     "https://hooks.example.com/deploys",
     "https://example.com",
     "https://api.customer.io:8443/hooks?x=1",
-    "https://xn--bcher-kva.example/hook".replace(".example", ".com"),
+    "https://xn--bcher-kva.com/hook",
+    // Reserved for tests and documentation, not local or private (API_CONTRACT §3 lists those).
+    "https://receiver.test/hook",
+    "https://hooks.example/x",
+    "https://a.b.invalid/",
+    "https://example.onion/",
   ])("allows %s", (url) => {
     expect(checkWebhookUrl(url, secure).ok).toBe(true);
   });
@@ -169,6 +174,9 @@ describe("URL guard", () => {
     ["https://LOCALHOST./x", "local"],
     ["https://api.localhost/x", "local"],
     ["https://printer.local/x", "local"],
+    ["https://db.internal/x", "local"],
+    ["https://router.home.arpa/x", "local"],
+    ["https://nas.lan/x", "local"],
     ["https://hooks/x", "fully qualified"],
     ["https://127.0.0.1/x", "loopback"],
     ["https://127.1.2.3/x", "loopback"],
