@@ -1871,7 +1871,7 @@ export interface components {
         EnvironmentId: components["schemas"]["Id"];
         Id: components["schemas"]["Id"];
         StackId: components["schemas"]["Id"];
-        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
+        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
         StatusQuery: components["schemas"]["DeploymentStatus"][];
         /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
         ActionQuery: string[] | null;
@@ -3604,7 +3604,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3747,7 +3747,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3785,7 +3785,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`), at most 100 values. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
