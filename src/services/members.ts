@@ -243,7 +243,8 @@ export async function replaceMemberRole(
       target: { type: "project_member", id: accountId },
       projectId,
       when: sql`EXISTS (SELECT 1 FROM project_members WHERE ${allowed})`,
-      changes: sql`(SELECT json_object('role', json_object('from', role, 'to', ${role})) FROM project_members WHERE ${target})`,
+      // Null when the role stays what it is (API_CONTRACT §14: the fields that changed, or null).
+      changes: sql`(SELECT CASE WHEN role = ${role} THEN NULL ELSE json_object('role', json_object('from', role, 'to', ${role})) END FROM project_members WHERE ${target})`,
     }),
     db.update(projectMembers).set({ role }).where(allowed).returning({ id: projectMembers.id }),
     memberQuery(db, project.orgId, target),

@@ -21,6 +21,28 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
     expect(read.body).toEqual(res.body);
   });
 
+  it("records {role: {from, to}} in the audit log, and null changes when the role stays (§14)", async () => {
+    const { org, owner, project } = await createOwnedProject();
+    const account = await orgAccount(org);
+    await request("POST", membersPath(project.id), { key: owner.key, body: { account_ids: [account.id] } });
+    for (const role of ["contributor", "contributor"]) {
+      const res = await request("PUT", membersPath(project.id, account.id), {
+        key: owner.key,
+        body: { role },
+      });
+      expect(res.status, res.raw).toBe(200);
+    }
+    const log = await request<{ data: { changes: unknown }[] }>(
+      "GET",
+      `/v1/projects/${project.id}/audit-log?action=replaceProjectMember`,
+      { key: owner.key },
+    );
+    expect(log.body.data.map((e) => e.changes)).toEqual([
+      null,
+      { role: { from: "viewer", to: "contributor" } },
+    ]);
+  });
+
   it("refuses bad bodies and unknown members, changing nothing", async () => {
     const { org, owner, project } = await createOwnedProject();
     for (const body of [{}, { role: "admin" }, { role: "viewer", extra: 1 }]) {
