@@ -23,6 +23,8 @@ function expectUnauthenticated(res: ApiResponse<unknown>) {
   expect(res.status, res.raw).toBe(401);
   expect((res.body as ErrorBody).code).toBe("unauthenticated");
   expect(res.headers.get("x-request-id")).toBeTruthy();
+  // RFC 9110 §11.6.1: a 401 carries the challenge of the scheme that would authenticate.
+  expect(res.headers.get("www-authenticate")).toBe('ApiKey realm="deploy-platform-api", header="x-api-key"');
 }
 
 async function keyRow(id: string): Promise<ApiKeyRow | null> {

@@ -33,9 +33,24 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   415: "bad_input",
 };
 
+/**
+ * RFC 9110 §11.6.1: a 401 names the scheme that would authenticate. `/v1` takes an API key in
+ * `x-api-key` (no registered scheme exists for that, so it is named with its header);
+ * `/internal/v1` a bearer token. The first is published as the 401's `WWW-Authenticate`
+ * (src/http/openapi-components.ts).
+ */
+export const API_KEY_CHALLENGE = 'ApiKey realm="deploy-platform-api", header="x-api-key"';
+export const BEARER_CHALLENGE = 'Bearer realm="deploy-platform-api internal"';
+
 export function errorResponse(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    if (err.code === "unauthenticated") {
+      c.header(
+        "WWW-Authenticate",
+        c.req.path.startsWith("/internal/") ? BEARER_CHALLENGE : API_KEY_CHALLENGE,
+      );
+    }
     return c.json(err.toBody(), err.status);
   }
   if (err instanceof HTTPException && HTTP_EXCEPTION_CODES[err.status]) {

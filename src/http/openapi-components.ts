@@ -4,6 +4,7 @@
  * §6, §7 and §16, and the shared error responses of SPEC.md "Endpoints".
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { API_KEY_CHALLENGE } from "./error-handler";
 
 type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
@@ -48,6 +49,10 @@ const HEADERS = {
     schema: { type: "string" as const, enum: ["*"] },
   },
   RetryAfter: integerHeader("Seconds to wait before retrying; equals `X-Ratelimit-Reset`.", 60),
+  WwwAuthenticate: {
+    description: `RFC 9110 §11.6.1: the scheme that would authenticate, \`${API_KEY_CHALLENGE}\`.`,
+    schema: { type: "string" as const, enum: [API_KEY_CHALLENGE] },
+  },
 };
 
 /** The headers of every public response, as references. */
@@ -118,9 +123,11 @@ export function registerSharedComponents(registry: OpenAPIRegistry): void {
       headers:
         status === "429"
           ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
-          : REPLAYABLE_ERRORS.has(status)
-            ? { ...PUBLIC_RESPONSE_HEADERS, "Idempotent-Replayed": headerRef("IdempotentReplayed") }
-            : PUBLIC_RESPONSE_HEADERS,
+          : status === "401"
+            ? { ...PUBLIC_RESPONSE_HEADERS, "WWW-Authenticate": headerRef("WwwAuthenticate") }
+            : REPLAYABLE_ERRORS.has(status)
+              ? { ...PUBLIC_RESPONSE_HEADERS, "Idempotent-Replayed": headerRef("IdempotentReplayed") }
+              : PUBLIC_RESPONSE_HEADERS,
       content: { "application/json": { schema: errorSchema } },
     } as Parameters<OpenAPIRegistry["registerComponent"]>[2]);
   }

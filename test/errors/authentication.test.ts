@@ -22,6 +22,10 @@ describe("authentication comes first on /v1", () => {
   it.each(paths)("%s %s without a key → 401 with x-request-id", async (method, path) => {
     const res = await raw(method, path, {});
     expectErrorResponse(res, 401, "unauthenticated");
+    // RFC 9110 §11.6.1: a 401 names the scheme that would authenticate.
+    expect(res.headers.get("www-authenticate")).toBe(
+      'ApiKey realm="deploy-platform-api", header="x-api-key"',
+    );
   });
 
   it("even a body that is not JSON, or too large, is 401 without a key", async () => {
@@ -56,6 +60,7 @@ describe("internal API authentication", () => {
     ] as const) {
       const res = await raw(method, path, { headers, body: method === "POST" ? '{"name":"x"}' : undefined });
       expectErrorResponse(res, 401, "unauthenticated");
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="deploy-platform-api internal"');
     }
   });
 

@@ -1520,6 +1520,7 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1896,6 +1897,8 @@ export interface components {
         AccessControlAllowOrigin: "*";
         /** @description Seconds to wait before retrying; equals `X-Ratelimit-Reset`. */
         RetryAfter: number;
+        /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
+        WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
         /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database. */
         D1Bookmark: string;
         /** @description Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list. */
