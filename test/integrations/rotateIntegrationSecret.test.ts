@@ -107,7 +107,7 @@ describe("POST …/rotate-secret", () => {
 
   it("refuses expire_previous_in outside 0–604800 or not a number", async () => {
     const { owner, path, integration } = await setupIntegration();
-    for (const value of [-1, 604_801, -0.5, 604_800.5, "60", null]) {
+    for (const value of [-1, 604_801, -0.5, 604_800.5, "60", "null"]) {
       const res = await request<ErrorBody>("POST", `${path}/rotate-secret`, {
         key: owner.key,
         body: { expire_previous_in: value },

@@ -1013,34 +1013,49 @@ export interface components {
              * @example https://hooks.example.com/deploys
              */
             url: string;
-            configuration?: components["schemas"]["NotificationConfigurationInput"];
-        };
-        /** @description Flags left out (or the whole object) are `false`. */
-        NotificationConfigurationInput: {
-            /** @description `deployment.failed`: a deployment failed. */
-            deployments_failed?: boolean;
-            /** @description `deployment.in_progress`: a deployment started. */
-            deployments_in_progress?: boolean;
-            /** @description `deployment.succeeded`: a deployment succeeded. */
-            deployments_succeeded?: boolean;
-            /** @description `changelog.created`: a changelog entry was published. */
-            changelog?: boolean;
-            /** @description `promotion.created`: a promotion happened. */
-            promotions?: boolean;
-            /** @description `service.in_alarm`: a service went into alarm. */
-            services_in_alarm?: boolean;
-            /** @description `service.ok`: a service is OK again. */
-            services_ok?: boolean;
+            /** @description Flags left out (or the whole object, or `null`) are `false`. */
+            configuration?: {
+                /** @description `deployment.failed`: a deployment failed. */
+                deployments_failed?: boolean;
+                /** @description `deployment.in_progress`: a deployment started. */
+                deployments_in_progress?: boolean;
+                /** @description `deployment.succeeded`: a deployment succeeded. */
+                deployments_succeeded?: boolean;
+                /** @description `changelog.created`: a changelog entry was published. */
+                changelog?: boolean;
+                /** @description `promotion.created`: a promotion happened. */
+                promotions?: boolean;
+                /** @description `service.in_alarm`: a service went into alarm. */
+                services_in_alarm?: boolean;
+                /** @description `service.ok`: a service is OK again. */
+                services_ok?: boolean;
+            } | null;
         };
         /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
-            configuration?: components["schemas"]["NotificationConfigurationInput"] & unknown;
+            /** @description The given flags are merged into the stored configuration; the others keep their value (`null`: none given). */
+            configuration?: {
+                /** @description `deployment.failed`: a deployment failed. */
+                deployments_failed?: boolean;
+                /** @description `deployment.in_progress`: a deployment started. */
+                deployments_in_progress?: boolean;
+                /** @description `deployment.succeeded`: a deployment succeeded. */
+                deployments_succeeded?: boolean;
+                /** @description `changelog.created`: a changelog entry was published. */
+                changelog?: boolean;
+                /** @description `promotion.created`: a promotion happened. */
+                promotions?: boolean;
+                /** @description `service.in_alarm`: a service went into alarm. */
+                services_in_alarm?: boolean;
+                /** @description `service.ok`: a service is OK again. */
+                services_ok?: boolean;
+            } | null;
             /**
              * Format: uri
-             * @description A new destination; refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.
+             * @description A new destination (`null`: unchanged); refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.
              * @example https://hooks.example.com/deploys
              */
-            url?: string;
+            url?: string | null;
             /** @description `false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. Neither sends anything to the integration. */
             enabled?: boolean;
         };
@@ -1121,14 +1136,13 @@ export interface components {
             duration_ms: number;
         };
         WebhookTestRequest: {
-            type?: components["schemas"]["EventType"];
+            /**
+             * @description The event type to send; default (absent or `null`) `deployment.succeeded`.
+             * @example deployment.succeeded
+             * @enum {string|null}
+             */
+            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | null;
         };
-        /**
-         * @description The event type to send; default `deployment.succeeded`.
-         * @example deployment.succeeded
-         * @enum {string}
-         */
-        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
         WebhookRecoverResult: {
             /** @description Deliveries re-queued: every failed or skipped one of the range. */
             queued: number;
@@ -1142,7 +1156,7 @@ export interface components {
             since: string;
             /**
              * Format: date-time
-             * @description Events created at or before this instant; default now.
+             * @description Events created at or before this instant; default (absent or `null`) now.
              * @example 2026-11-20T00:00:00.000Z
              */
             until?: string;
@@ -1158,8 +1172,8 @@ export interface components {
             previous_expires_at: string;
         };
         RotateSigningSecretRequest: {
-            /** @description Seconds the previous secret keeps signing (0–604800, default 86400; fractions count to the millisecond). */
-            expire_previous_in?: number;
+            /** @description Seconds the previous secret keeps signing (0–604800, default 86400 when absent or `null`; fractions count to the millisecond). */
+            expire_previous_in?: number | null;
         };
         EventList: {
             data: components["schemas"]["Event"][];
@@ -1181,6 +1195,11 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * @example deployment.succeeded
+         * @enum {string}
+         */
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
         /** @description A variable. Its value is never part of the record: read it from `/value`. */
         Variable: {
             id: components["schemas"]["Id"];

@@ -2,12 +2,13 @@
 import { z } from "@hono/zod-openapi";
 import { instant } from "../../http/instant";
 import { TimestampSchema } from "../../http/openapi";
+import { nullAsAbsent } from "../../http/text";
 import { EventTypeSchema } from "../../schemas/event";
 
 export const TestSendBodySchema = z
   .strictObject({
-    type: EventTypeSchema.optional().openapi({
-      description: "The event type to send; default `deployment.succeeded`.",
+    type: nullAsAbsent(EventTypeSchema).openapi({
+      description: "The event type to send; default (absent or `null`) `deployment.succeeded`.",
     }),
   })
   .openapi("WebhookTestRequest");
@@ -33,8 +34,10 @@ const Instant = instant();
 export const RecoverBodySchema = z
   .strictObject({
     since: Instant.openapi({ description: "Events created at or after this instant." }),
-    until: Instant.optional().openapi({
-      description: "Events created at or before this instant; default now.",
+    until: nullAsAbsent(Instant).openapi({
+      // Instant's own metadata says `string`: the null this field also takes is spelled out.
+      type: ["string", "null"],
+      description: "Events created at or before this instant; default (absent or `null`) now.",
     }),
   })
   .refine((b) => b.until === undefined || b.since <= b.until, {
@@ -53,9 +56,9 @@ export const RecoverResultSchema = z
 
 export const RotateSecretBodySchema = z
   .strictObject({
-    expire_previous_in: z.number().min(0).max(604_800).optional().openapi({
+    expire_previous_in: nullAsAbsent(z.number().min(0).max(604_800)).openapi({
       description:
-        "Seconds the previous secret keeps signing (0–604800, default 86400; fractions count to the millisecond).",
+        "Seconds the previous secret keeps signing (0–604800, default 86400 when absent or `null`; fractions count to the millisecond).",
     }),
   })
   .openapi("RotateSigningSecretRequest");

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { envelope, idParams } from "../../http/openapi";
+import { nullAsAbsent } from "../../http/text";
 import {
   ConfigurationInputSchema,
   CreatedIntegrationSchema,
@@ -27,29 +28,27 @@ export const IntegrationCreateSchema = z
   .strictObject({
     type: z.literal("webhook").openapi({ description: "Only `webhook` can be created through this API." }),
     url,
-    configuration: ConfigurationInputSchema.optional().openapi({
-      description: "Flags left out (or the whole object) are `false`.",
+    configuration: nullAsAbsent(ConfigurationInputSchema).openapi({
+      description: "Flags left out (or the whole object, or `null`) are `false`.",
     }),
   })
   .openapi("NotificationIntegrationCreate");
 
 export const IntegrationUpdateSchema = z
   .strictObject({
-    configuration: ConfigurationInputSchema.optional().openapi({
-      description: "The given flags are merged into the stored configuration; the others keep their value.",
-    }),
-    url: url.optional().openapi({
+    configuration: nullAsAbsent(ConfigurationInputSchema).openapi({
       description:
-        "A new destination; refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.",
+        "The given flags are merged into the stored configuration; the others keep their value (`null`: none given).",
     }),
-    enabled: z
-      .boolean()
-      .optional()
-      .openapi({
-        description:
-          "`false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. " +
-          "Neither sends anything to the integration.",
-      }),
+    url: nullAsAbsent(url).openapi({
+      description:
+        "A new destination (`null`: unchanged); refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.",
+    }),
+    enabled: nullAsAbsent(z.boolean()).openapi({
+      description:
+        "`false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. " +
+        "Neither sends anything to the integration.",
+    }),
   })
   .openapi("NotificationIntegrationUpdate", {
     description: "At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`.",

@@ -33,4 +33,4 @@ export const IdParams = idParams("id");
 export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
 
 /** The body of an environment or a component: a name, a plain string (API_CONTRACT §9). */
-export const NameBody = z.strictObject({ name: freeString().min(1) });
+export const NameBody = z.strictObject({ name: freeString() });

@@ -34,7 +34,11 @@ export const MemberAddSchema = z
       .openapi({
         description: `1–${MAX_ADD_ACCOUNTS} distinct account IDs, each a member of the project's organization.`,
       }),
-    role: ProjectRoleSchema.default("viewer").openapi({ description: "Role given to every added account." }),
+    // Absent or `null`: `viewer`.
+    role: ProjectRoleSchema.nullable()
+      .optional()
+      .transform((role) => role ?? "viewer")
+      .openapi({ description: "Role given to every added account (default `viewer`).", default: "viewer" }),
   })
   .openapi("ProjectMemberAdd");
 

@@ -8,7 +8,7 @@ import { freeString } from "../../../http/text";
 const nullableString = () => freeString().nullable().optional();
 
 export const AccountCreateBody = z.strictObject({
-  name: freeString().min(1),
+  name: freeString(),
   display_name: nullableString(),
   avatar: nullableString(),
   profile: z

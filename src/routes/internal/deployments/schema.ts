@@ -35,16 +35,21 @@ export const DeploymentCreateBody = z.strictObject({
 /** …and reports its progress. */
 export const DeploymentUpdateBody = z.strictObject({
   status: DeploymentStatusSchema,
-  stacks: z
-    .array(
-      z.strictObject({
-        id: IdSchema,
-        status: DeploymentStatusSchema,
-        // A plain string (SPEC.md): bounded only by the body and the deployment's row (deployment-transitions).
-        status_reason: freeString().nullable().optional(),
-      }),
-    )
-    .max(MAX_BODY_BYTES / 2)
-    .refine((items) => new Set(items.map((s) => s.id)).size === items.length, "Stack IDs must be distinct.")
-    .optional(),
+  // Optional; `null` is "not given", like the source's optional fields.
+  stacks: nullAsAbsent(
+    z
+      .array(
+        z.strictObject({
+          id: IdSchema,
+          status: DeploymentStatusSchema,
+          // A plain string (SPEC.md): bounded only by the body and the deployment's row (deployment-transitions).
+          status_reason: freeString().nullable().optional(),
+        }),
+      )
+      .max(MAX_BODY_BYTES / 2)
+      .refine(
+        (items) => new Set(items.map((s) => s.id)).size === items.length,
+        "Stack IDs must be distinct.",
+      ),
+  ),
 });

@@ -4,7 +4,7 @@ import { ORG_ROLES } from "../../../db/schema";
 import { instant } from "../../../http/instant";
 import { IdSchema } from "../../../http/openapi";
 import { SCOPES } from "../../../http/scopes";
-import { freeString } from "../../../http/text";
+import { freeString, nullAsAbsent } from "../../../http/text";
 
 export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
 
@@ -14,8 +14,8 @@ export const ApiKeyCreateBody = z.strictObject({
   // A plain string (API_CONTRACT §9 gives no length): the body bounds it.
   name: freeString().nullable().optional(),
   expires_at: instant().nullable().optional(),
-  /** API_CONTRACT §15: a non-empty list of scopes; absent means `["*"]`. */
-  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+  /** API_CONTRACT §15: a non-empty list of scopes; absent (or null) means `["*"]`. */
+  scopes: nullAsAbsent(z.array(z.enum(SCOPES)).min(1)),
   /** 1–100 projects of the organization; absent or null means every project. */
   project_ids: z.array(IdSchema).min(1).max(100).nullable().optional(),
 });

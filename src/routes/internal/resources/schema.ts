@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../../db/schema";
 import { TemplateIdSchema } from "../../../http/openapi";
-import { freeString } from "../../../http/text";
+import { freeString, nullAsAbsent } from "../../../http/text";
 
 // SPEC.md types these as plain strings: an engine's reason may be a whole error log. No limit but
 // the body's (1 MiB, API_CONTRACT §6); a resource row holds one of each, well within D1's row.
@@ -13,11 +13,13 @@ export const ResourceCreateBody = z.strictObject({
   physical_id: freeString(),
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  template_id: TemplateIdSchema.optional(),
+  // Optional (§9), `null` included: the stack's.
+  template_id: nullAsAbsent(TemplateIdSchema),
 });
 
 export const ResourceUpdateBody = z.strictObject({
   status: z.enum(RESOURCE_STATUSES),
   status_reason: reason,
-  physical_id: freeString().optional(),
+  // Optional: absent or `null` keeps the stored one.
+  physical_id: nullAsAbsent(freeString()),
 });
