@@ -44,3 +44,29 @@ export const nullAsAbsent = <T extends z.ZodType>(schema: T) =>
 
 /** Well-formed free text of `min`–`max` characters. */
 export const text = (min: number, max: number) => wellFormed(z.string().min(min).max(max));
+
+/** Cloudflare refuses a URL longer than 16 KB before any Worker runs (Workers platform limits). */
+export const MAX_URL_BYTES = 16 * 1024;
+
+/**
+ * A repeatable query filter SPEC.md leaves free (`x=a&x=b`, or `x=a,b`): the values of `item`, a
+ * value given twice counting once wherever it is used. No limit but the URL's: every value takes
+ * at least one byte and a separator, so no URL that reaches the Worker holds more than
+ * MAX_URL_BYTES / 2, the published `maxItems` (a bound, not a rule of ours).
+ */
+export function queryList<T extends z.ZodType>(item: T, description: string) {
+  const maxItems = MAX_URL_BYTES / 2;
+  return (
+    z
+      .preprocess(
+        // A single value arrives as a string, a repeated one as an array; both may hold commas.
+        (value) =>
+          value === undefined
+            ? undefined
+            : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
+        z.array(item).max(maxItems).optional(),
+      )
+      // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
+      .openapi({ param: { style: "form", explode: true }, description, maxItems })
+  );
+}

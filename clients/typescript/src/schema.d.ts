@@ -911,11 +911,11 @@ export interface components {
             /** @description 1–100 distinct account IDs, each a member of the project's organization. */
             account_ids: components["schemas"]["Id"][];
             /**
-             * @description Role given to every added account.
+             * @description Role given to every added account (default `viewer`).
              * @default viewer
-             * @enum {string}
+             * @enum {string|null}
              */
-            role: "owner" | "contributor" | "viewer";
+            role: "owner" | "contributor" | "viewer" | null;
         };
         /** @description The new project role. The member record's read-only fields may be sent back as read; they change nothing, and `project_id` and `account_id` must match the path. */
         ProjectMemberReplace: {
@@ -1057,7 +1057,7 @@ export interface components {
              */
             url?: string | null;
             /** @description `false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. Neither sends anything to the integration. */
-            enabled?: boolean;
+            enabled?: boolean | null;
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
@@ -1159,7 +1159,7 @@ export interface components {
              * @description Events created at or before this instant; default (absent or `null`) now.
              * @example 2026-11-20T00:00:00.000Z
              */
-            until?: string;
+            until?: string | null;
         };
         RotatedSigningSecret: {
             /** @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw */
@@ -3018,7 +3018,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas, at most 100 values. A cursor is bound to the set of types. */
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. */
                 type?: components["schemas"]["EventType"][];
             };
             header?: {

@@ -7,6 +7,7 @@ import {
   ListQuerySchema,
   TimestampSchema,
 } from "../../http/openapi";
+import { queryList } from "../../http/text";
 
 /** API_CONTRACT §14: one audit entry. */
 export const AuditEntrySchema = z
@@ -48,22 +49,12 @@ export const AuditEntryListSchema = envelope(AuditEntrySchema, "AuditEntryList")
 /** Any name (an action that was never recorded matches nothing); empty is a mistake, not a filter. */
 const ActionSchema = z.string().min(1, "Must name an action (an operationId).");
 
-/** A single query value arrives as a string, a repeated one as an array; both may hold commas. */
-const ActionFilterSchema = z
-  .preprocess(
-    (value) =>
-      value === undefined
-        ? undefined
-        : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
-    // No cap: the service binds the set of actions as one JSON parameter.
-    z.array(ActionSchema).optional(),
-  )
-  .openapi({
-    param: { style: "form", explode: true },
-    description:
-      "Only entries of these actions (operationIds): repeat the parameter or separate values with commas. " +
-      "A cursor is bound to the set of actions.",
-  });
+// The service binds the set of actions as one JSON parameter, whatever its size.
+const ActionFilterSchema = queryList(
+  ActionSchema,
+  "Only entries of these actions (operationIds): repeat the parameter or separate values with commas. " +
+    "A cursor is bound to the set of actions.",
+);
 
 const ProjectListQuery = ListQuerySchema.extend({
   action: ActionFilterSchema,

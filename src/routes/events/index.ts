@@ -3,6 +3,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, envelope, idParams, jsonContent, ListQuerySchema } from "../../http/openapi";
+import { queryList } from "../../http/text";
 import { callerContext } from "../../middleware/context";
 import { EventSchema, EventTypeSchema } from "../../schemas/event";
 import { listEventDeliveries } from "../../services/delivery-records";
@@ -11,22 +12,11 @@ import { DeliveryListSchema } from "../integrations/schema";
 
 const TAGS = ["Events"];
 
-/** A single query value arrives as a string, a repeated one as an array; both may hold commas. */
-const TypeFilterSchema = z
-  .preprocess(
-    (value) =>
-      value === undefined
-        ? undefined
-        : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
-    // No cap: the values are deduplicated (a set of at most the seven types) before any use.
-    z.array(EventTypeSchema).optional(),
-  )
-  .openapi({
-    param: { style: "form", explode: true },
-    description:
-      "Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate " +
-      "values with commas; a value given twice counts once. A cursor is bound to the set of types.",
-  });
+const TypeFilterSchema = queryList(
+  EventTypeSchema,
+  "Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate " +
+    "values with commas; a value given twice counts once. A cursor is bound to the set of types.",
+);
 
 const EventListQuerySchema = ListQuerySchema.extend({ type: TypeFilterSchema });
 
