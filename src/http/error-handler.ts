@@ -11,14 +11,31 @@ import type { AppEnv } from "../env";
 import { createLogger } from "../lib/log";
 import { ApiError, type ErrorCode, type FieldIssue, isForeignKeyViolation, loggableError } from "./errors";
 
-type ZodIssueLike = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
+type ZodIssueLike = {
+  path: PropertyKey[];
+  message: string;
+  code?: string;
+  keys?: string[];
+  /** `invalid_union`: each branch's own issues, their paths relative to the union's. */
+  errors?: ZodIssueLike[][];
+};
 
-/** zod issues → `cause: [{path, message}]`; an unknown key is reported at its own path. */
-export function toFieldIssues(issues: readonly ZodIssueLike[]): FieldIssue[] {
+/**
+ * zod issues → `cause: [{path, message}]`; an unknown key is reported at its own path. A union
+ * that failed in exactly one branch of the value's own type (`T | null` given an object with a
+ * bad field) reports that branch's issues at their own paths.
+ */
+export function toFieldIssues(issues: readonly ZodIssueLike[], prefix: string[] = []): FieldIssue[] {
   return issues.flatMap((issue) => {
-    const base = issue.path.map(String);
+    const base = [...prefix, ...issue.path.map(String)];
     if (issue.code === "unrecognized_keys" && issue.keys?.length) {
       return issue.keys.map((key) => ({ path: [...base, key].join("."), message: "Unknown field." }));
+    }
+    if (issue.code === "invalid_union" && issue.errors) {
+      const typed = issue.errors.filter(
+        (branch) => !branch.every((i) => i.code === "invalid_type" && i.path.length === 0),
+      );
+      if (typed.length === 1) return toFieldIssues(typed[0] as ZodIssueLike[], base);
     }
     return [{ path: base.join("."), message: issue.message }];
   });

@@ -25,12 +25,14 @@ import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 export type IntegrationCreateInput = {
   type: IntegrationType;
   url: string;
-  configuration?: Partial<NotificationConfiguration> | undefined;
+  /** Null is none given (API: an optional field's null is its absence). */
+  configuration?: Partial<NotificationConfiguration> | null | undefined;
 };
 
 export type IntegrationUpdateInput = {
   url?: string | undefined;
-  configuration?: Partial<NotificationConfiguration> | undefined;
+  /** Null is none given (API: an optional field's null is its absence). */
+  configuration?: Partial<NotificationConfiguration> | null | undefined;
   enabled?: boolean | undefined;
 };
 
@@ -72,9 +74,11 @@ export function toIntegrationRecord(
 }
 
 /** Every flag present: a flag left out is `false`. */
-export function fullConfiguration(given: Partial<NotificationConfiguration> = {}): NotificationConfiguration {
+export function fullConfiguration(
+  given?: Partial<NotificationConfiguration> | null,
+): NotificationConfiguration {
   const out = {} as NotificationConfiguration;
-  for (const flag of NOTIFICATION_FLAGS) out[flag] = given[flag] === true;
+  for (const flag of NOTIFICATION_FLAGS) out[flag] = given?.[flag] === true;
   return out;
 }
 

@@ -1014,42 +1014,29 @@ export interface components {
              */
             url: string;
             /** @description Flags left out (or the whole object, or `null`) are `false`. */
-            configuration?: {
-                /** @description `deployment.failed`: a deployment failed. */
-                deployments_failed?: boolean;
-                /** @description `deployment.in_progress`: a deployment started. */
-                deployments_in_progress?: boolean;
-                /** @description `deployment.succeeded`: a deployment succeeded. */
-                deployments_succeeded?: boolean;
-                /** @description `changelog.created`: a changelog entry was published. */
-                changelog?: boolean;
-                /** @description `promotion.created`: a promotion happened. */
-                promotions?: boolean;
-                /** @description `service.in_alarm`: a service went into alarm. */
-                services_in_alarm?: boolean;
-                /** @description `service.ok`: a service is OK again. */
-                services_ok?: boolean;
-            } | null;
+            configuration?: components["schemas"]["NotificationConfigurationInput"] | null;
+        };
+        /** @description Any subset of the flags. */
+        NotificationConfigurationInput: {
+            /** @description `deployment.failed`: a deployment failed. */
+            deployments_failed?: boolean;
+            /** @description `deployment.in_progress`: a deployment started. */
+            deployments_in_progress?: boolean;
+            /** @description `deployment.succeeded`: a deployment succeeded. */
+            deployments_succeeded?: boolean;
+            /** @description `changelog.created`: a changelog entry was published. */
+            changelog?: boolean;
+            /** @description `promotion.created`: a promotion happened. */
+            promotions?: boolean;
+            /** @description `service.in_alarm`: a service went into alarm. */
+            services_in_alarm?: boolean;
+            /** @description `service.ok`: a service is OK again. */
+            services_ok?: boolean;
         };
         /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
             /** @description The given flags are merged into the stored configuration; the others keep their value (`null`: none given). */
-            configuration?: {
-                /** @description `deployment.failed`: a deployment failed. */
-                deployments_failed?: boolean;
-                /** @description `deployment.in_progress`: a deployment started. */
-                deployments_in_progress?: boolean;
-                /** @description `deployment.succeeded`: a deployment succeeded. */
-                deployments_succeeded?: boolean;
-                /** @description `changelog.created`: a changelog entry was published. */
-                changelog?: boolean;
-                /** @description `promotion.created`: a promotion happened. */
-                promotions?: boolean;
-                /** @description `service.in_alarm`: a service went into alarm. */
-                services_in_alarm?: boolean;
-                /** @description `service.ok`: a service is OK again. */
-                services_ok?: boolean;
-            } | null;
+            configuration?: components["schemas"]["NotificationConfigurationInput"] | null;
             /**
              * Format: uri
              * @description A new destination (`null`: unchanged); refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.

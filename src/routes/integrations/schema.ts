@@ -28,15 +28,17 @@ export const IntegrationCreateSchema = z
   .strictObject({
     type: z.literal("webhook").openapi({ description: "Only `webhook` can be created through this API." }),
     url,
-    configuration: nullAsAbsent(ConfigurationInputSchema).openapi({
-      description: "Flags left out (or the whole object, or `null`) are `false`.",
-    }),
+    // A union, not `nullAsAbsent`: the input keeps its `$ref` in the document; null is read as {}.
+    configuration: z
+      .union([ConfigurationInputSchema, z.null()])
+      .optional()
+      .openapi({ description: "Flags left out (or the whole object, or `null`) are `false`." }),
   })
   .openapi("NotificationIntegrationCreate");
 
 export const IntegrationUpdateSchema = z
   .strictObject({
-    configuration: nullAsAbsent(ConfigurationInputSchema).openapi({
+    configuration: z.union([ConfigurationInputSchema, z.null()]).optional().openapi({
       description:
         "The given flags are merged into the stored configuration; the others keep their value (`null`: none given).",
     }),
