@@ -24,9 +24,15 @@ const bin = (name) => {
 const tmp = mkdtempSync(join(tmpdir(), "client-types-"));
 try {
   const fresh = join(tmp, "schema.d.ts");
-  execFileSync(bin("openapi-typescript"), [join(root, "dist", "openapi.json"), "-o", fresh], {
-    stdio: "pipe",
-  });
+  // A field with a default is optional to send: without this flag the generator makes every
+  // defaulted property required, request bodies included (a member add's `role`).
+  execFileSync(
+    bin("openapi-typescript"),
+    [join(root, "dist", "openapi.json"), "--default-non-nullable", "false", "-o", fresh],
+    {
+      stdio: "pipe",
+    },
+  );
   const committed = join(client, "src", "schema.d.ts");
   if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
     console.error(

@@ -915,7 +915,7 @@ export interface components {
              * @default viewer
              * @enum {string|null}
              */
-            role: "owner" | "contributor" | "viewer" | null;
+            role?: "owner" | "contributor" | "viewer" | null;
         };
         /** @description The new project role. The member record's read-only fields may be sent back as read; they change nothing, and `project_id` and `account_id` must match the path. */
         ProjectMemberReplace: {
