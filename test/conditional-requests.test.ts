@@ -1,8 +1,9 @@
 /**
  * ETag, If-None-Match and If-Match (API_CONTRACT §12) through the real Worker and real D1.
  */
-import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { etagOf } from "../src/http/etag";
 import { type ApiResponse, internalOk, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
 import {
@@ -136,6 +137,35 @@ describe("ETag on every GET of /openapi.json", () => {
       const isList = Array.isArray((res.body as { data?: unknown }).data);
       expect(etag, op.path).toMatch(isList ? WEAK : STRONG);
       expectNotModified(await get(f.owner, path, { "if-none-match": etag ?? "" }), etag ?? "");
+    }
+  });
+});
+
+describe("ETag: the digest of the body as sent", () => {
+  it("is made from the JSON text the route serialized, without reading the answer back", async () => {
+    const f = await fixture();
+    for (const [path, weak] of [
+      [`/v1/projects/${f.project.id}`, false],
+      ["/v1/projects?limit=5", true],
+    ] as const) {
+      // Only the Worker's own work between the request and its answer is watched: the body is
+      // read (by the test) after the spies are gone. (Local D1 reads its own fetch answers' text,
+      // so `text` is not watched; neither it nor anything else of the request clones an answer.)
+      const reads = [vi.spyOn(Response.prototype, "clone"), vi.spyOn(Response.prototype, "arrayBuffer")];
+      let res: Response;
+      try {
+        res = await exports.default.fetch(
+          new Request(`http://api.test${path}`, { headers: { "x-api-key": f.owner.key } }),
+        );
+        for (const read of reads) expect(read, `${path}: ${read.getMockName()}`).not.toHaveBeenCalled();
+      } finally {
+        for (const read of reads) read.mockRestore();
+      }
+      expect(res.status).toBe(200);
+      const body = await res.text();
+      expect(res.headers.get("etag"), path).toBe(
+        await etagOf(new TextEncoder().encode(body).buffer as ArrayBuffer, weak),
+      );
     }
   });
 });

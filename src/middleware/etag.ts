@@ -6,25 +6,25 @@
  *   whose first field is `data`). An answer the route tagged itself keeps its tag (a create
  *   whose body carries a one-time secret tags the record as a GET shows it); an answer marked
  *   `no-store` (a revealed secret) gets none.
+ * - The digest is of the JSON text the route's `c.json` serialized, kept as it is made (the
+ *   request's `c.json` is wrapped here, the innermost middleware, so it is the text of the very
+ *   answer that leaves, and its UTF-8 is the body's bytes): reading the body back would cost the
+ *   runtime about three times the digest (bench/pieces.mjs). Every route answers JSON through
+ *   `c.json`; test/conditional-requests.test.ts walks /openapi.json for the tag on every GET.
  * - A GET whose `If-None-Match` matches the tag (weak comparison, `*` matches any) answers 304
  *   with no body; the outer middlewares add `x-request-id` and the rate-limit headers. The
  *   request still runs: the tag is the digest of the answer it would give.
  * - `If-Match` is parsed here and handed to the services on the context; each write that
  *   honours it checks it in the same statement as the write (src/services/preconditions.ts).
  */
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { badInput } from "../http/errors";
 import { type EtagList, etagOf, parseEtagList, weakMatch } from "../http/etag";
 
 const TAGGED_STATUSES = new Set([200, 201]);
-const LIST_START = new TextEncoder().encode('{"data":[');
-
-function startsWith(bytes: ArrayBuffer, prefix: Uint8Array): boolean {
-  if (bytes.byteLength < prefix.length) return false;
-  const head = new Uint8Array(bytes, 0, prefix.length);
-  return prefix.every((byte, i) => head[i] === byte);
-}
+const LIST_START = '{"data":[';
 
 function parseHeader(value: string, name: "if-match" | "if-none-match"): EtagList {
   const list = parseEtagList(value);
@@ -37,6 +37,29 @@ function parseHeader(value: string, name: "if-match" | "if-none-match"): EtagLis
   return list;
 }
 
+/**
+ * Makes the request's `c.json` keep the text it serializes: what hono's own `json` does
+ * (`JSON.stringify`, then `body` with `Content-Type: application/json` unless the route set one),
+ * with the last answer made and its text recorded. Returns the text of `res` if `res` is that answer.
+ */
+function keepJsonText(c: Context<AppEnv>) {
+  let made: { res: Response; text: string } | undefined;
+  // hono's `body` takes the same (status or init, headers) as `json`; its overloads do not say so.
+  const body = c.body as (
+    data: string,
+    arg?: unknown,
+    headers?: Record<string, string | string[]>,
+  ) => Response;
+  const json = (object: unknown, arg?: unknown, headers?: Record<string, string | string[]>) => {
+    const text = JSON.stringify(object);
+    const res = body(text, arg, { "Content-Type": "application/json", ...headers });
+    made = { res, text };
+    return res;
+  };
+  c.json = json as unknown as typeof c.json;
+  return (res: Response) => (made?.res === res ? made.text : undefined);
+}
+
 export const etag = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   const ifMatch = c.req.header("if-match");
@@ -47,6 +70,8 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   const ifNoneMatch =
     ifNoneMatchHeader === undefined ? undefined : parseHeader(ifNoneMatchHeader, "if-none-match");
 
+  const textOf = keepJsonText(c);
+
   await next();
 
   const res = c.res;
@@ -55,9 +80,10 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   if (!tag) {
     if (!/^application\/json/i.test(res.headers.get("content-type") ?? "")) return;
     if (/no-store/i.test(res.headers.get("cache-control") ?? "")) return;
-    // The body's bytes as sent; a list's answer starts with the bytes of `{"data":[`.
-    const bytes = await res.clone().arrayBuffer();
-    tag = await etagOf(bytes, startsWith(bytes, LIST_START));
+    const text = textOf(res);
+    if (text === undefined) return;
+    // A list's answer starts with `{"data":[`.
+    tag = await etagOf(text, text.startsWith(LIST_START));
     res.headers.set("ETag", tag);
   }
   if (ifNoneMatch && res.status === 200 && weakMatch(ifNoneMatch, tag)) {
