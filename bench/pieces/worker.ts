@@ -1,0 +1,112 @@
+/**
+ * The pieces of the API's request path that the ladder has no twin of, each run `n` times inside
+ * one request (bench/pieces.mjs): the API's own functions, imported from src/, on the answers the
+ * bench's reads give (a project; a page of 20 projects). A piece's cost is the request's wall time
+ * over `n`: the loop dwarfs the request around it.
+ */
+import { pageRequest, toPage } from "../../src/db/pagination";
+import { etagOf } from "../../src/http/etag";
+import { sha256Hex } from "../../src/lib/hex";
+import { newId } from "../../src/lib/ids";
+import { rateLimitHeaders } from "../../src/middleware/rate-limit";
+import { readProject, toProjectRecord } from "../../src/services/project-records";
+
+// 21 rows of `projects` as D1's `raw()` hands them to the API (LIMIT 21), in the table's column order.
+const values = Array.from({ length: 21 }, (_, i) => [
+  `QNtFcGHUC94WGWH3sAenU${String.fromCharCode(65 + i)}`,
+  "SYW2UiBsK4xzrz3ag4QhuD",
+  `bench project ${i}`,
+  `bench project ${i}`,
+  "A project of the bench",
+  null,
+  null,
+  "J5uN41RsM6BfYptvyqftni",
+  "connected",
+  "2026-11-23T11:28:01.347Z",
+  "2026-11-23T11:28:01.347Z",
+]);
+// The same rows as D1's `all()` hands them to the ladder's page rung: objects keyed by column.
+const COLUMNS = [
+  "id",
+  "org_id",
+  "name",
+  "name_key",
+  "description",
+  "icon",
+  "repo_id",
+  "default_environment_id",
+  "connection_status",
+  "created_at",
+  "updated_at",
+];
+const rowObjects = values.map((v) => Object.fromEntries(COLUMNS.map((column, i) => [column, v[i]])));
+const page = pageRequest({ limit: 20, sort_by: "created_at" });
+const listText = () =>
+  JSON.stringify(
+    toPage(
+      values.map((v) => readProject(v)),
+      page,
+      (r) => ({ createdAt: r.createdAt, id: r.id }),
+      toProjectRecord,
+    ),
+  );
+const recordText = JSON.stringify(toProjectRecord(readProject(values[0] ?? [])));
+const JSON_HEADERS = { "content-type": "application/json" };
+const answer = (text: string) => new Response(text, { headers: JSON_HEADERS });
+const KEY = "dpk_AmvKz4tahimSpQseQWx0Y6bA8X5USkbOWvmhxRLkcRc";
+const DECISION = { allowed: true, limit: 100, remaining: 57, reset: 41 };
+
+/** Each piece once; what it returns keeps its work from being optimized away. */
+const pieces: Record<string, () => unknown> = {
+  // What every answer costs, the ladder's too: the ratios are to this.
+  response: () => answer(recordText),
+  // The ETag of a project's answer and of a page's, the way the etag middleware made it until
+  // this piece was measured (a clone of the answer, read back, digested)…
+  "etag, answer read back: a record": async () => {
+    const res = answer(recordText);
+    return [res, await etagOf(await res.clone().arrayBuffer())];
+  },
+  "etag, answer read back: a page": async () => {
+    const res = answer(listText());
+    return [res, await etagOf(await res.clone().arrayBuffer(), true)];
+  },
+  // …without the clone (the lever tried before: no better, the read is the cost)…
+  "etag, answer read once: a record": async () => {
+    const bytes = await answer(recordText).arrayBuffer();
+    return [new Response(bytes, { headers: JSON_HEADERS }), await etagOf(bytes)];
+  },
+  // …and as it does now: the digest of the JSON text `c.json` made (src/middleware/etag.ts).
+  "etag from the JSON text: a record": async () => [answer(recordText), await etagOf(recordText)],
+  "etag from the JSON text: a page": async () => {
+    const text = listText();
+    return [answer(text), await etagOf(text, true)];
+  },
+  // Authentication's digest of the presented key (src/services/api-keys.ts).
+  "key digest": () => sha256Hex(KEY),
+  // The request id of every request (src/middleware/request-id.ts).
+  "request id": () => newId(),
+  // The limiter's five headers, set on an answer (src/middleware/rate-limit.ts).
+  "rate-limit headers on an answer": () => {
+    const res = answer(recordText);
+    for (const [name, value] of Object.entries(rateLimitHeaders("default", DECISION)))
+      res.headers.set(name, value);
+    return res;
+  },
+  // A page of 20 projects, from D1's values to its JSON text (src/services/projects.ts)…
+  "page: values to rows": () => values.map((v) => readProject(v)),
+  "page: values to JSON text": listText,
+  // …and what the ladder's page rung does with its rows.
+  "ladder page: rows to JSON text": () => JSON.stringify({ data: rowObjects.slice(0, 20), has_more: true }),
+};
+
+export default {
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const piece = pieces[decodeURIComponent(url.pathname.slice(1))];
+    if (!piece) return Response.json({ pieces: Object.keys(pieces) });
+    const n = Number(url.searchParams.get("n") ?? 1000);
+    let last: unknown;
+    for (let i = 0; i < n; i++) last = await piece();
+    return Response.json({ n, kept: last !== undefined });
+  },
+} satisfies ExportedHandler;
