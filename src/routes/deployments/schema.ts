@@ -1,5 +1,3 @@
-/** The deployment routes' lists, queries and parameters; the record itself is src/schemas/deployment.ts. */
-import { z } from "@hono/zod-openapi";
 import { envelope, idParams, ListQuerySchema } from "../../http/openapi";
 import { queryList } from "../../http/text";
 import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployment";

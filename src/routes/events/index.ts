@@ -1,5 +1,5 @@
 /** The event log (API_CONTRACT §13): a project's events, one event, an event's deliveries. */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../env";
 import { defineRoute, envelope, idParams, jsonContent, ListQuerySchema } from "../../http/openapi";
