@@ -4,8 +4,10 @@
  * bench's reads give (a project; a page of 20 projects). A piece's cost is the request's wall time
  * over `n`: the loop dwarfs the request around it.
  */
-import { pageRequest, toPage } from "../../src/db/pagination";
+import { compiledKeyset, encodeCursor, pageRequest, toPage } from "../../src/db/pagination";
+import { projects } from "../../src/db/schema";
 import { etagOf } from "../../src/http/etag";
+import { ListQuerySchema } from "../../src/http/openapi";
 import { sha256Hex } from "../../src/lib/hex";
 import { newId } from "../../src/lib/ids";
 import { rateLimitHeaders } from "../../src/middleware/rate-limit";
@@ -54,6 +56,12 @@ const recordText = JSON.stringify(toProjectRecord(readProject(values[0] ?? [])))
 const JSON_HEADERS = { "content-type": "application/json" };
 const answer = (text: string) => new Response(text, { headers: JSON_HEADERS });
 const KEY = "dpk_AmvKz4tahimSpQseQWx0Y6bA8X5USkbOWvmhxRLkcRc";
+const REQUEST_HEADERS = {
+  "x-api-key": KEY,
+  "user-agent": "autocannon/9",
+  "cf-connecting-ip": "127.0.0.1",
+  accept: "application/json",
+};
 const DECISION = { allowed: true, limit: 100, remaining: 57, reset: 41 };
 
 /** Each piece once; what it returns keeps its work from being optimized away. */
@@ -95,6 +103,27 @@ const pieces: Record<string, () => unknown> = {
   // A page of 20 projects, from D1's values to its JSON text (src/services/projects.ts)…
   "page: values to rows": () => values.map((v) => readProject(v)),
   "page: values to JSON text": listText,
+  // What a list does per request besides its rows: its keyset (the compiled statement's variant;
+  // src/db/pagination.ts), the next page's cursor, the validation of its query (zod, as the
+  // route's validator runs it)…
+  "list: keyset of a compiled page": () =>
+    compiledKeyset({ createdAt: projects.createdAt, id: projects.id }, page).variant,
+  "list: next page's cursor": () =>
+    encodeCursor("desc", "", "2026-11-23T11:28:01.347Z", "QNtFcGHUC94WGWH3sAenUA"),
+  "list: query validated": () => ListQuerySchema.safeParseAsync({ limit: "20" }),
+  // …and six header reads of a request (the middleware read about that many).
+  "request: made": () => new Request("http://api.test/v1/projects?limit=20", { headers: REQUEST_HEADERS }),
+  "request: made, six header reads": () => {
+    const request = new Request("http://api.test/v1/projects?limit=20", { headers: REQUEST_HEADERS });
+    return [
+      request.headers.get("x-request-id"),
+      request.headers.get("x-api-key"),
+      request.headers.get("idempotency-key"),
+      request.headers.get("cf-connecting-ip"),
+      request.headers.get("user-agent"),
+      request.headers.get("x-d1-bookmark"),
+    ];
+  },
   // …and what the ladder's page rung does with its rows.
   "ladder page: rows to JSON text": () => JSON.stringify({ data: rowObjects.slice(0, 20), has_more: true }),
 };
