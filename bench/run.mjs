@@ -69,6 +69,12 @@ if (ALLOC && FRESH)
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
+// BENCH_RATE_LIMITS (JSON, as the API's RATE_LIMITS var): every API server's limits, e.g. lifted for a
+// run with few keys (KEYS_PER_TARGET=10), where the production limits would refuse most requests.
+const API_VARS = {
+  ADMIN_TOKEN,
+  ...(process.env.BENCH_RATE_LIMITS ? { RATE_LIMITS: process.env.BENCH_RATE_LIMITS } : {}),
+};
 const childEnv = CHILD_ENV;
 
 const tmp = mkdtempSync(join(tmpdir(), "bench-state-"));
@@ -748,7 +754,7 @@ async function main() {
       cpSync(base, dir, { recursive: true });
       return dir;
     };
-    const api = await start("api", mode, copy("api"), { ADMIN_TOKEN }, apiConfig);
+    const api = await start("api", mode, copy("api"), API_VARS, apiConfig);
     const startLadder = (name, config) =>
       start("ladder", mode, copy(name), { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner }, config);
     const ladder = await startLadder("ladder", ladderConfig);
@@ -762,7 +768,7 @@ async function main() {
     }
     const apis = [api];
     for (const [i, { ref, label, config }] of refs.entries()) {
-      const server = await start("api", mode, copy(`ref${i}`), { ADMIN_TOKEN }, config);
+      const server = await start("api", mode, copy(`ref${i}`), API_VARS, config);
       server.label = label;
       if (ref === "no-assets") server.group = "no-assets";
       server.name = `api${server.label}/${mode}`;
