@@ -4,6 +4,7 @@
  * bench's reads give (a project; a page of 20 projects). A piece's cost is the request's wall time
  * over `n`: the loop dwarfs the request around it.
  */
+import { DurableObject } from "cloudflare:workers";
 import { compiledKeyset, encodeCursor, pageRequest, toPage } from "../../src/db/pagination";
 import { projects } from "../../src/db/schema";
 import { etagOf } from "../../src/http/etag";
@@ -11,6 +12,7 @@ import { ListQuerySchema } from "../../src/http/openapi";
 import { sha256Hex } from "../../src/lib/hex";
 import { newId } from "../../src/lib/ids";
 import { rateLimitHeaders } from "../../src/middleware/rate-limit";
+import type { AdmitRequest, AdmitResult } from "../../src/rate-limit/limiter";
 import { readProject, toProjectRecord } from "../../src/services/project-records";
 
 // 21 rows of `projects` as D1's `raw()` hands them to the API (LIMIT 21), in the table's column order.
@@ -63,6 +65,38 @@ const REQUEST_HEADERS = {
   accept: "application/json",
 };
 const DECISION = { allowed: true, limit: 100, remaining: 57, reset: 41 };
+
+/**
+ * The RPC pieces' object: no storage, so a piece measures the call, not SQLite. `hit` has the
+ * shape of the ladder's counter call, `admit` the shape of the API limiter's (src/rate-limit/limiter.ts).
+ */
+export class Probe extends DurableObject {
+  private n = 0;
+  hit(): number {
+    return ++this.n;
+  }
+  admit(request: AdmitRequest): AdmitResult {
+    this.n++;
+    return {
+      decision: { allowed: true, limit: request.limit, remaining: 57, reset: 41 },
+      bookmark: BOOKMARK,
+    };
+  }
+  /** The same answer, flat: positional arguments, an array of primitives back. */
+  admitFlat(
+    _policy: string,
+    limit: number,
+    _windowSeconds: number,
+  ): [boolean, number, number, number, string] {
+    this.n++;
+    return [true, limit, 57, 41, BOOKMARK];
+  }
+}
+
+const BOOKMARK = "00000000-00000024-00000000-00000000000000000000000000000000";
+type Env = { PROBE: DurableObjectNamespace<Probe> };
+let env: Env;
+const probe = () => env.PROBE.get(env.PROBE.idFromName(KEY));
 
 /** Each piece once; what it returns keeps its work from being optimized away. */
 const pieces: Record<string, () => unknown> = {
@@ -124,12 +158,20 @@ const pieces: Record<string, () => unknown> = {
       request.headers.get("x-d1-bookmark"),
     ];
   },
+  // The call to a key's object: as the ladder's rung makes it, and as the API's limiter call is
+  // shaped (an object each way; src/middleware/rate-limit.ts).
+  "object call: no argument, a number back (the rung's)": () => probe().hit(),
+  "object call: the limiter's request and answer": () =>
+    probe().admit({ policy: "default", limit: 100, windowSeconds: 60 }),
+  // …and the same flat (a shape not taken: see bench/README, "The pieces").
+  "object call: the limiter's, flat": () => probe().admitFlat("default", 100, 60),
   // …and what the ladder's page rung does with its rows.
   "ladder page: rows to JSON text": () => JSON.stringify({ data: rowObjects.slice(0, 20), has_more: true }),
 };
 
 export default {
-  async fetch(request: Request): Promise<Response> {
+  async fetch(request: Request, bindings: Env): Promise<Response> {
+    env = bindings;
     const url = new URL(request.url);
     const piece = pieces[decodeURIComponent(url.pathname.slice(1))];
     if (!piece) return Response.json({ pieces: Object.keys(pieces) });
@@ -138,4 +180,4 @@ export default {
     for (let i = 0; i < n; i++) last = await piece();
     return Response.json({ n, kept: last !== undefined });
   },
-} satisfies ExportedHandler;
+} satisfies ExportedHandler<Env>;
