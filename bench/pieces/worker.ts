@@ -94,9 +94,25 @@ export class Probe extends DurableObject {
 }
 
 const BOOKMARK = "00000000-00000024-00000000-00000000000000000000000000000000";
-type Env = { PROBE: DurableObjectNamespace<Probe> };
+type Env = { PROBE: DurableObjectNamespace<Probe>; DB: D1Database };
 let env: Env;
 const probe = () => env.PROBE.get(env.PROBE.idFromName(KEY));
+
+const PAGE_SQL = `SELECT ${COLUMNS.join(", ")} FROM rows ORDER BY created_at, id LIMIT 21`;
+let seeded = false;
+let pageOnce: D1PreparedStatement | undefined;
+/** The statement pieces' table: the 21 rows above, written once per database. */
+async function seed(db: D1Database) {
+  if (seeded) return;
+  // Not a promise shared between requests: workerd ties a promise's I/O to the request that made it.
+  await db.batch([
+    db.prepare(`CREATE TABLE IF NOT EXISTS rows (${COLUMNS.join(", ")}, PRIMARY KEY (id))`),
+    ...values.map((v) =>
+      db.prepare(`INSERT OR IGNORE INTO rows VALUES (${COLUMNS.map(() => "?").join(", ")})`).bind(...v),
+    ),
+  ]);
+  seeded = true;
+}
 
 /** Each piece once; what it returns keeps its work from being optimized away. */
 const pieces: Record<string, () => unknown> = {
@@ -165,6 +181,12 @@ const pieces: Record<string, () => unknown> = {
     probe().admit({ policy: "default", limit: 100, windowSeconds: 60 }),
   // …and the same flat (a shape not taken: see bench/README, "The pieces").
   "object call: the limiter's, flat": () => probe().admitFlat("default", 100, 60),
+  // A page of 21 rows from local D1: as the ladder's page rung reads it (a statement prepared
+  // once, rows as objects), and as the API does (prepared per request on a D1 session, rows as
+  // arrays; src/db/compiled.ts).
+  "D1 page: all(), prepared once (the rung's)": () => pageOnce?.all(),
+  "D1 page: raw(), in a session (the API's)": () =>
+    env.DB.withSession("first-unconstrained").prepare(PAGE_SQL).raw(),
   // …and what the ladder's page rung does with its rows.
   "ladder page: rows to JSON text": () => JSON.stringify({ data: rowObjects.slice(0, 20), has_more: true }),
 };
@@ -172,6 +194,8 @@ const pieces: Record<string, () => unknown> = {
 export default {
   async fetch(request: Request, bindings: Env): Promise<Response> {
     env = bindings;
+    await seed(env.DB);
+    pageOnce ??= env.DB.prepare(PAGE_SQL);
     const url = new URL(request.url);
     const piece = pieces[decodeURIComponent(url.pathname.slice(1))];
     if (!piece) return Response.json({ pieces: Object.keys(pieces) });
