@@ -1,3 +1,4 @@
+/** The deployment routes' lists, queries and parameters; the record itself is src/schemas/deployment.ts. */
 import { envelope, idParams, ListQuerySchema } from "../../http/openapi";
 import { queryList } from "../../http/text";
 import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployment";
