@@ -3,13 +3,14 @@
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
 //   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
-//                      [--without-assets] [--no-memory] [--no-depth] [--alloc] [--fresh]
+//                      [--without-assets] [--in-api] [--no-memory] [--no-depth] [--alloc] [--fresh]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
 //  2. per mode, two servers on 127.0.0.1 (ports 8790–8799, first free): the API and the ladder
 //     (with --without-assets, two more: both without wrangler.toml's [assets]; with --compare,
-//     one more per ref).
+//     one more per ref; with --in-api, one more: the API's Worker that also answers the ladder's
+//     read rungs, bench/ladder/in-api.ts, so that a read and the rung run in the same isolate).
 //     `dev`: `wrangler dev` as users run it (inspector on). `direct`: wrangler's
 //     `unstable_startWorker({ dev: { inspector: false } })` (bench/start-worker.mjs);
 //  3. ROUNDS interleaved rounds; in each, every target of every server gets SLICE seconds of
@@ -60,6 +61,8 @@ const HARD_TIMEOUT_MS = (FRESH ? 40 : 20) * 60_000;
 const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 const WITHOUT_ASSETS = args.has("--without-assets");
+// --in-api: the ladder's read rungs served by the API's own Worker too (bench/ladder/in-api.ts).
+const IN_API = args.has("--in-api");
 // --alloc: what each slice's JavaScript allocates, through the inspector of the `dev` servers.
 const ALLOC = args.has("--alloc");
 if (ALLOC && !MODES.includes("dev")) throw new Error("--alloc needs --mode=dev or both (the inspector)");
@@ -385,6 +388,7 @@ function summarize(target, slices) {
     group: target.server.group,
     compare: target.compare,
     floor: target.floor,
+    outside: target.outside,
     page: target.page,
     rps: median(perRound),
     rpsMin: Math.min(...perRound),
@@ -435,7 +439,7 @@ const keyed = (pool) => {
 };
 
 /** The targets of one mode: the ladder's rungs and the API's routes. */
-function targetsFor(ladders, apis, seed, keyPools) {
+function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
   const [ladder, ...twins] = ladders;
   const p = seed.bench.project;
   let writes = 0;
@@ -600,10 +604,39 @@ function targetsFor(ladders, apis, seed, keyPools) {
     // [assets] are divided by.
     ...twins.flatMap((twin) => ladderTargets(twin).filter((t) => TWIN_RUNGS.has(t.rung))),
     ...apis.flatMap(apiTargets),
+    // --in-api: the read rungs and the API's routes of one process, in one block; each rung is also
+    // divided by the same rung of the ladder's own process (`outside`).
+    ...inApis.flatMap((server) => [
+      ...ladderTargets(server)
+        .filter((t) => IN_API_RUNGS.has(t.rung))
+        .map((t) => ({ ...t, outside: t.rung })),
+      ...apiTargets(server),
+    ]),
   ];
 }
 
+const IN_API_RUNGS = new Set(["do-d1", "do-d1-page", "floor"]);
+
 const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
+
+/**
+ * The API's wrangler.toml for --in-api: its entry bench/ladder/in-api.ts, and the ladder's counter
+ * object bound beside the rate limiter (a second class, so a second migration).
+ */
+function inApiToml(file) {
+  const toml = readFileSync(file, "utf8");
+  if (!/^main = "src\/index.ts"$/m.test(toml))
+    throw new Error(`--in-api expects main = "src/index.ts" in ${file}`);
+  return `${toml.replace(/^main = .*$/m, 'main = "bench/ladder/in-api.ts"')}
+[[durable_objects.bindings]]
+name = "COUNTER"
+class_name = "Counter"
+
+[[migrations]]
+tag = "v2-bench-ladder"
+new_sqlite_classes = ["Counter"]
+`;
+}
 
 /** A wrangler.toml without its [assets] (and the [build] that fills them), which must end it. */
 function withoutAssets(file) {
@@ -747,6 +780,16 @@ async function main() {
         withoutAssets(join(root, "bench", "ladder", "wrangler.toml")),
       );
     });
+  // --in-api: the API's Worker with the ladder's rungs beside it, in one isolate (bench/ladder/in-api.ts).
+  const inApiConfig =
+    IN_API &&
+    snapshot("in-api", (dir) => {
+      cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+      mkdirSync(join(dir, "bench", "ladder"), { recursive: true });
+      for (const file of ["worker.ts", "in-api.ts"])
+        cpSync(join(root, "bench", "ladder", file), join(dir, "bench", "ladder", file));
+      writeFileSync(join(dir, "wrangler.toml"), inApiToml(join(root, "wrangler.toml")));
+    });
   const perMode = [];
   for (const mode of MODES) {
     const copy = (name) => {
@@ -774,11 +817,25 @@ async function main() {
       server.name = `api${server.label}/${mode}`;
       apis.push(server);
     }
-    perMode.push({ mode, api, apis, ladder, ladders });
+    const inApis = [];
+    if (inApiConfig) {
+      const server = await start(
+        "api",
+        mode,
+        copy("in-api"),
+        { ...API_VARS, ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
+        inApiConfig,
+      );
+      server.label = "(in the API's isolate)";
+      server.group = "in-api";
+      server.name = `api${server.label}/${mode}`;
+      inApis.push(server);
+    }
+    perMode.push({ mode, api, apis, ladder, ladders, inApis });
   }
-  for (const { apis, ladder, ladders } of perMode) {
+  for (const { apis, ladder, ladders, inApis } of perMode) {
     for (const twin of ladders.slice(1)) await waitReady(twin, "/bare");
-    for (const api of apis.slice(1)) await waitReady(api, "/healthz");
+    for (const api of [...apis.slice(1), ...inApis]) await waitReady(api, "/healthz");
     const api = apis[0];
     await waitReady(api, "/healthz");
     await waitReady(ladder, "/bare");
@@ -802,7 +859,9 @@ async function main() {
   }
 
   // --only=<regexp>: just the targets whose name matches, and the rungs they are compared with.
-  const all = perMode.flatMap(({ apis, ladders }) => targetsFor(ladders, apis, seed, keyPools));
+  const all = perMode.flatMap(({ apis, ladders, inApis }) =>
+    targetsFor(ladders, apis, seed, keyPools, inApis),
+  );
   const only = ONLY ? new RegExp(ONLY) : null;
   const chosen = all.filter((t) => !only || only.test(t.name));
   const targets = all.filter(
@@ -864,6 +923,17 @@ async function main() {
     if (!rung) continue;
     Object.assign(r, ratiosTo(r, rung));
     if (r.compare) r.rungName = rung.name;
+    // --in-api: a rung of the API's isolate ÷ the same rung in the ladder's own process.
+    const outside =
+      r.outside &&
+      results.find(
+        (x) => x.mode === r.mode && x.group === "" && targets[results.indexOf(x)].rung === r.outside,
+      );
+    if (outside) {
+      const { ratio, cpuRatio } = ratiosTo(r, outside);
+      r.outsideRatio = ratio;
+      r.outsideCpuRatio = cpuRatio;
+    }
     // Reads are also divided by the floor, lists by the page rung too (the same I/O for 20 rows).
     for (const kind of ["floor", "page"]) {
       const other = r[kind] && rungOf(r, r[kind]);
@@ -985,10 +1055,24 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.pageRatio, 2)} | ${f(r.pageCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
       );
     }
+    const inApi = results.filter((x) => x.mode === mode && x.outsideRatio !== undefined);
+    if (inApi.length) {
+      lines.push(
+        "",
+        "The same rung in the API's isolate (--in-api) ÷ in the ladder's own process, paired by round:",
+        "",
+        "| rung | ÷ ladder's req/s | ÷ ladder's CPU | Worker CPU ms/req |",
+        "|---|---|---|---|",
+        ...inApi.map(
+          (r) =>
+            `| ${r.name} | ${f(r.outsideRatio, 2)} | ${f(r.outsideCpuRatio, 2)} | ${f(r.workerCpuMs, 2)} |`,
+        ),
+      );
+    }
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); each list also ÷ the page rung (the DO RPC, then a page of 21 projects, answered as they come); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); each list also ÷ the page rung (the DO RPC, then a page of 21 projects, answered as they come); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A row marked (in the API's isolate) is divided by the rung of that same process (--in-api). A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   const profiled = results.filter((r) => r.allocBytes !== undefined);
   if (profiled.length) {
