@@ -606,16 +606,33 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
     ...apis.flatMap(apiTargets),
     // --in-api: the read rungs and the API's routes of one process, in one block; each rung is also
     // divided by the same rung of the ladder's own process (`outside`).
+    // Between them, the climb from the rung to the read (bench/ladder/in-api.ts), each step with
+    // keys of its own.
     ...inApis.flatMap((server) => [
       ...ladderTargets(server)
         .filter((t) => IN_API_RUNGS.has(t.rung))
         .map((t) => ({ ...t, outside: t.rung })),
+      ...CLIMB.map(([step, what], i) => ({
+        server,
+        name: `${server.label} climb ${i + 1}: ${what}`,
+        path: `/climb/${step}?id=${p.id}`,
+        next: keyed(pool(13 + i)),
+        compare: "do-d1",
+        floor: "floor",
+        warmPool: pool(13 + i),
+        climb: true,
+      })),
       ...apiTargets(server),
     ]),
   ];
 }
 
 const IN_API_RUNGS = new Set(["do-d1", "do-d1-page", "floor"]);
+const CLIMB = [
+  ["auth", "the rung + the API's authentication"],
+  ["limiter", "… + the API's limiter call in place of the counter"],
+  ["service", "… + the API's getProject on a D1 session in place of the SELECT"],
+];
 
 const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
 
@@ -714,7 +731,8 @@ async function warm(target) {
 
 async function main() {
   const t0 = Date.now();
-  const pools = 13;
+  // 0–12: the ladder's and the API's targets; 13–15: the climb (--in-api).
+  const pools = 16;
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);
@@ -867,6 +885,7 @@ async function main() {
   const targets = all.filter(
     (t) =>
       chosen.includes(t) ||
+      (t.climb && chosen.some((c) => c.server === t.server)) ||
       (t.rung !== undefined &&
         chosen.some(
           (c) =>
