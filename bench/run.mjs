@@ -615,7 +615,7 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
       ...CLIMB.map(([step, what], i) => ({
         server,
         name: `${server.label} climb ${i + 1}: ${what}`,
-        path: `/climb/${step}?id=${p.id}`,
+        path: step === "app" ? `/climb/app/v1/projects/${p.id}` : `/climb/${step}?id=${p.id}`,
         next: keyed(pool(13 + i)),
         compare: "do-d1",
         floor: "floor",
@@ -632,6 +632,10 @@ const CLIMB = [
   ["auth", "the rung + the API's authentication"],
   ["limiter", "… + the API's limiter call in place of the counter"],
   ["service", "… + the API's getProject on a D1 session in place of the SELECT"],
+  [
+    "app",
+    "the API's route on hono with only the layers it needs (no CORS, idempotency, scope, audit context, body guard, ETag)",
+  ],
 ];
 
 const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
@@ -731,8 +735,8 @@ async function warm(target) {
 
 async function main() {
   const t0 = Date.now();
-  // 0–12: the ladder's and the API's targets; 13–15: the climb (--in-api).
-  const pools = 16;
+  // 0–12: the ladder's and the API's targets; 13–16: the climb (--in-api).
+  const pools = 17;
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);

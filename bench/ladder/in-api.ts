@@ -19,16 +19,28 @@
  *   service  → the same with the API's service (`getProject` on a D1 session that starts from the
  *              bookmark the limiter handed back) in place of the SELECT: a read's work without
  *              hono, its middleware, zod or the ETag
+ *   app      → (`/climb/app/v1/projects/{id}`) the API's own route of that read, on an OpenAPIHono
+ *              with only the layers the route needs (request id, service context, authentication,
+ *              rate limit, D1 session): the read without CORS, the idempotency, scope, audit
+ *              context and body-guard layers, and the ETag
  *
  * Paths are told apart without parsing the URL, at the same cost for both: the API's begin
  * with one of API_PATHS, the ladder's never do.
  */
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { createServiceContext } from "../../src/context";
 import { sessionStart, UNCONSTRAINED } from "../../src/db/session";
+import type { AppEnv } from "../../src/env";
+import { errorResponse, validationHook } from "../../src/http/error-handler";
 import api, { RateLimiter } from "../../src/index";
 import { newId } from "../../src/lib/ids";
-import { rateLimitHeaders } from "../../src/middleware/rate-limit";
+import { apiKeyAuth } from "../../src/middleware/auth";
+import { serviceContext } from "../../src/middleware/context";
+import { d1Session } from "../../src/middleware/d1-session";
+import { rateLimit, rateLimitHeaders } from "../../src/middleware/rate-limit";
+import { requestId } from "../../src/middleware/request-id";
 import { RATE_LIMIT_WINDOW_SECONDS } from "../../src/rate-limit/policies";
+import { registerGetProject } from "../../src/routes/projects/get";
 import { authenticate } from "../../src/services/api-keys";
 import { getProject } from "../../src/services/projects";
 import ladder, { Counter } from "./worker";
@@ -47,6 +59,17 @@ type Both = Env & Parameters<NonNullable<typeof ladder.fetch>>[1];
 let projectById: D1PreparedStatement | undefined;
 
 const CLIMB = new Set(["auth", "limiter", "service"]);
+
+const climbApp = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath("/climb/app");
+climbApp.use("*", requestId, serviceContext);
+climbApp.onError(errorResponse);
+climbApp.use(
+  "/v1/*",
+  apiKeyAuth,
+  rateLimit(() => "default"),
+  d1Session,
+);
+registerGetProject(climbApp);
 
 async function climb(step: string, request: Request, env: Both, exec: ExecutionContext): Promise<Response> {
   const url = new URL(request.url);
@@ -90,6 +113,7 @@ export default {
     if (path === "/v1" || API_PATHS.some((prefix) => path.startsWith(prefix))) {
       return api.fetch(request, env, ctx);
     }
+    if (path.startsWith("/climb/app/")) return climbApp.fetch(request, env, ctx);
     if (path.startsWith("/climb/")) {
       const step = path.slice("/climb/".length, path.indexOf("?") < 0 ? undefined : path.indexOf("?"));
       if (CLIMB.has(step)) return climb(step, request, env, ctx);
