@@ -615,7 +615,7 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
       ...CLIMB.map(([step, what], i) => ({
         server,
         name: `${server.label} climb ${i + 1}: ${what}`,
-        path: step === "app" ? `/climb/app/v1/projects/${p.id}` : `/climb/${step}?id=${p.id}`,
+        path: ROUTE_STEPS.has(step) ? `/climb/${step}/v1/projects/${p.id}` : `/climb/${step}?id=${p.id}`,
         next: keyed(pool(13 + i)),
         compare: "do-d1",
         floor: "floor",
@@ -636,7 +636,10 @@ const CLIMB = [
     "app",
     "the API's route on hono with only the layers it needs (no CORS, idempotency, scope, audit context, body guard, ETag)",
   ],
+  ["etag", "… + the ETag"],
+  ["layers", "every layer of the API, on a router of this one route"],
 ];
+const ROUTE_STEPS = new Set(["app", "etag", "layers"]);
 
 const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
 
@@ -735,8 +738,8 @@ async function warm(target) {
 
 async function main() {
   const t0 = Date.now();
-  // 0–12: the ladder's and the API's targets; 13–16: the climb (--in-api).
-  const pools = 17;
+  // 0–12: the ladder's and the API's targets; 13 on: the climb (--in-api).
+  const pools = 13 + CLIMB.length;
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);

@@ -23,6 +23,9 @@
  *              with only the layers the route needs (request id, service context, authentication,
  *              rate limit, D1 session): the read without CORS, the idempotency, scope, audit
  *              context and body-guard layers, and the ETag
+ *   etag     → (`/climb/etag/…`) climb 4 and the API's ETag middleware
+ *   layers   → (`/climb/layers/…`) every layer of src/app.ts in its order, on a router of this
+ *              one route: the read but for the API's router of every route
  *
  * Paths are told apart without parsing the URL, at the same cost for both: the API's begin
  * with one of API_PATHS, the ladder's never do.
@@ -32,14 +35,21 @@ import { createServiceContext } from "../../src/context";
 import { sessionStart, UNCONSTRAINED } from "../../src/db/session";
 import type { AppEnv } from "../../src/env";
 import { errorResponse, validationHook } from "../../src/http/error-handler";
+import { routeMetaLookup } from "../../src/http/route-meta";
 import api, { RateLimiter } from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import { apiKeyAuth } from "../../src/middleware/auth";
-import { serviceContext } from "../../src/middleware/context";
+import { bodyGuard } from "../../src/middleware/body-guard";
+import { requestInfo, serviceContext } from "../../src/middleware/context";
+import { CORS_PATHS, cors } from "../../src/middleware/cors";
 import { d1Session } from "../../src/middleware/d1-session";
+import { etag } from "../../src/middleware/etag";
+import { idempotency } from "../../src/middleware/idempotency";
 import { rateLimit, rateLimitHeaders } from "../../src/middleware/rate-limit";
 import { requestId } from "../../src/middleware/request-id";
+import { requireScope } from "../../src/middleware/scope";
 import { RATE_LIMIT_WINDOW_SECONDS } from "../../src/rate-limit/policies";
+import { routePolicy } from "../../src/rate-limit/route-policy";
 import { registerGetProject } from "../../src/routes/projects/get";
 import { authenticate } from "../../src/services/api-keys";
 import { getProject } from "../../src/services/projects";
@@ -60,9 +70,16 @@ let projectById: D1PreparedStatement | undefined;
 
 const CLIMB = new Set(["auth", "limiter", "service"]);
 
-const climbApp = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath("/climb/app");
-climbApp.use("*", requestId, serviceContext);
-climbApp.onError(errorResponse);
+/** An OpenAPIHono at `base` with the API's own read route, the request id and the service context. */
+function routeApp(base: string) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath(base);
+  app.use("*", requestId, serviceContext);
+  app.onError(errorResponse);
+  return app;
+}
+
+// Climb 4: only the layers the route needs.
+const climbApp = routeApp("/climb/app");
 climbApp.use(
   "/v1/*",
   apiKeyAuth,
@@ -70,6 +87,41 @@ climbApp.use(
   d1Session,
 );
 registerGetProject(climbApp);
+
+// Climb 5: the same, and the ETag (innermost, as in src/app.ts).
+const etagApp = routeApp("/climb/etag");
+etagApp.use(
+  "/v1/*",
+  apiKeyAuth,
+  rateLimit(() => "default"),
+  d1Session,
+  etag,
+);
+registerGetProject(etagApp);
+
+// Climb 6: every layer of src/app.ts, in its order, on a router of this one route: the read
+// but for the API's router of every route.
+const layersApp = routeApp("/climb/layers");
+for (const path of CORS_PATHS) layersApp.use(path, cors);
+const routeMeta = routeMetaLookup(layersApp);
+layersApp.use(
+  "/v1/*",
+  apiKeyAuth,
+  rateLimit(routePolicy(routeMeta)),
+  idempotency(() => Promise.reject(new Error("a read never replays"))),
+  requireScope((c) => routeMeta(c)?.scope),
+  requestInfo((c) => routeMeta(c)?.action),
+  d1Session,
+  bodyGuard,
+  etag,
+);
+registerGetProject(layersApp);
+
+const ROUTE_APPS: [string, typeof climbApp][] = [
+  ["/climb/app/", climbApp],
+  ["/climb/etag/", etagApp],
+  ["/climb/layers/", layersApp],
+];
 
 async function climb(step: string, request: Request, env: Both, exec: ExecutionContext): Promise<Response> {
   const url = new URL(request.url);
@@ -113,7 +165,7 @@ export default {
     if (path === "/v1" || API_PATHS.some((prefix) => path.startsWith(prefix))) {
       return api.fetch(request, env, ctx);
     }
-    if (path.startsWith("/climb/app/")) return climbApp.fetch(request, env, ctx);
+    for (const [prefix, app] of ROUTE_APPS) if (path.startsWith(prefix)) return app.fetch(request, env, ctx);
     if (path.startsWith("/climb/")) {
       const step = path.slice("/climb/".length, path.indexOf("?") < 0 ? undefined : path.indexOf("?"));
       if (CLIMB.has(step)) return climb(step, request, env, ctx);
