@@ -620,7 +620,18 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
         compare: "do-d1",
         floor: "floor",
         warmPool: pool(13 + i),
-        climb: true,
+        climbOf: /^\S+ .*GET \/v1\/projects\/\{id\}$/,
+      })),
+      ...CLIMB_LIST.map(([step, what], i) => ({
+        server,
+        name: `${server.label} list climb ${i + 1}: ${what}`,
+        path: ROUTE_STEPS.has(step) ? `/climb/${step}/v1/projects?limit=20` : `/climb/${step}`,
+        next: keyed(pool(13 + CLIMB.length + i)),
+        compare: "do-d1",
+        floor: "floor",
+        page: "do-d1-page",
+        warmPool: pool(13 + CLIMB.length + i),
+        climbOf: /^\S+ .*GET \/v1\/projects\?limit=20$/,
       })),
       ...apiTargets(server),
     ]),
@@ -637,7 +648,14 @@ const CLIMB = [
     "the API's route on hono with only the layers it needs (no CORS, idempotency, scope, audit context, body guard, ETag)",
   ],
   ["etag", "… + the ETag"],
-  ["layers", "every layer of the API, on a router of this one route"],
+  ["layers", "every layer of the API, on a router of two routes"],
+];
+const CLIMB_LIST = [
+  ["limiter-page", "the page rung with the API's authentication and limiter call"],
+  ["list-service", "… + the API's listProjects on a D1 session in place of the SELECT"],
+  ["app", "the API's list route on hono with only the layers it needs"],
+  ["etag", "… + the ETag"],
+  ["layers", "every layer of the API, on a router of two routes"],
 ];
 const ROUTE_STEPS = new Set(["app", "etag", "layers"]);
 
@@ -739,7 +757,7 @@ async function warm(target) {
 async function main() {
   const t0 = Date.now();
   // 0–12: the ladder's and the API's targets; 13 on: the climb (--in-api).
-  const pools = 13 + CLIMB.length;
+  const pools = 13 + CLIMB.length + CLIMB_LIST.length;
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);
@@ -892,7 +910,7 @@ async function main() {
   const targets = all.filter(
     (t) =>
       chosen.includes(t) ||
-      (t.climb && chosen.some((c) => c.server === t.server)) ||
+      (t.climbOf && chosen.some((c) => c.server === t.server && t.climbOf.test(c.name))) ||
       (t.rung !== undefined &&
         chosen.some(
           (c) =>

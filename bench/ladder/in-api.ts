@@ -24,14 +24,19 @@
  *              rate limit, D1 session): the read without CORS, the idempotency, scope, audit
  *              context and body-guard layers, and the ETag
  *   etag     → (`/climb/etag/…`) climb 4 and the API's ETag middleware
- *   layers   → (`/climb/layers/…`) every layer of src/app.ts in its order, on a router of this
- *              one route: the read but for the API's router of every route
+ *   layers   → (`/climb/layers/…`) every layer of src/app.ts in its order, on a router of
+ *              the project read and list routes: the read but for the API's router of every route
+ *
+ * and the same for `GET /v1/projects?limit=20`, from the page rung: `limiter-page` (the API's
+ * authentication and limiter call, then the page rung's SELECT and answer), `list-service` (the
+ * API's `listProjects` on a D1 session in its place), then the route apps' list route.
  *
  * Paths are told apart without parsing the URL, at the same cost for both: the API's begin
  * with one of API_PATHS, the ladder's never do.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { createServiceContext } from "../../src/context";
+import { pageRequest } from "../../src/db/pagination";
 import { sessionStart, UNCONSTRAINED } from "../../src/db/session";
 import type { AppEnv } from "../../src/env";
 import { errorResponse, validationHook } from "../../src/http/error-handler";
@@ -51,8 +56,9 @@ import { requireScope } from "../../src/middleware/scope";
 import { RATE_LIMIT_WINDOW_SECONDS } from "../../src/rate-limit/policies";
 import { routePolicy } from "../../src/rate-limit/route-policy";
 import { registerGetProject } from "../../src/routes/projects/get";
+import { registerListProjects } from "../../src/routes/projects/list";
 import { authenticate } from "../../src/services/api-keys";
-import { getProject } from "../../src/services/projects";
+import { getProject, listProjects } from "../../src/services/projects";
 import ladder, { Counter } from "./worker";
 
 export { Counter, RateLimiter };
@@ -68,7 +74,8 @@ type Both = Env & Parameters<NonNullable<typeof ladder.fetch>>[1];
 
 let projectById: D1PreparedStatement | undefined;
 
-const CLIMB = new Set(["auth", "limiter", "service"]);
+const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-service"]);
+let projectPage: D1PreparedStatement | undefined;
 
 /** An OpenAPIHono at `base` with the API's own read route, the request id and the service context. */
 function routeApp(base: string) {
@@ -87,6 +94,7 @@ climbApp.use(
   d1Session,
 );
 registerGetProject(climbApp);
+registerListProjects(climbApp);
 
 // Climb 5: the same, and the ETag (innermost, as in src/app.ts).
 const etagApp = routeApp("/climb/etag");
@@ -98,8 +106,9 @@ etagApp.use(
   etag,
 );
 registerGetProject(etagApp);
+registerListProjects(etagApp);
 
-// Climb 6: every layer of src/app.ts, in its order, on a router of this one route: the read
+// Climb 6: every layer of src/app.ts, in its order, on a router of the read and list routes: the read
 // but for the API's router of every route.
 const layersApp = routeApp("/climb/layers");
 for (const path of CORS_PATHS) layersApp.use(path, cors);
@@ -116,6 +125,7 @@ layersApp.use(
   etag,
 );
 registerGetProject(layersApp);
+registerListProjects(layersApp);
 
 const ROUTE_APPS: [string, typeof climbApp][] = [
   ["/climb/app/", climbApp],
@@ -147,6 +157,25 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
     });
     Object.assign(headers, rateLimitHeaders("default", result.decision));
     bookmark = result.bookmark;
+  }
+  if (step === "list-service") {
+    const session = ctx.openSession(sessionStart("GET", bookmark));
+    const page = await listProjects(
+      { ...ctx, db: session.db, session, identity },
+      pageRequest({ limit: 20, sort_by: "created_at" }),
+    );
+    headers["x-d1-bookmark"] = session.bookmark() ?? "";
+    return new Response(JSON.stringify(page), { headers });
+  }
+  if (step === "limiter-page") {
+    // The page rung's SELECT and answer (bench/ladder/worker.ts).
+    projectPage ??= env.DB.prepare(
+      "SELECT * FROM projects WHERE org_id = ? ORDER BY created_at, id LIMIT 21",
+    );
+    const { results } = await projectPage.bind(env.ORG_ID).all();
+    return new Response(JSON.stringify({ data: results.slice(0, 20), has_more: results.length > 20 }), {
+      headers,
+    });
   }
   if (step === "service") {
     const session = ctx.openSession(sessionStart("GET", bookmark));
