@@ -634,6 +634,15 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
         climbOf: /^\S+ .*GET \/v1\/projects\?limit=20$/,
       })),
       ...apiTargets(server),
+      // The control for where a target stands in the block: the same rungs once more, last.
+      ...ladderTargets(server)
+        .filter((t) => IN_API_RUNGS.has(t.rung) && t.rung !== "floor")
+        .map(({ rung, ...t }) => ({
+          ...t,
+          name: `${t.name}, again, last in the block`,
+          compare: rung,
+          climbOf: /GET \/v1\/projects/,
+        })),
     ]),
   ];
 }

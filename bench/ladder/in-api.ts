@@ -85,28 +85,17 @@ function routeApp(base: string) {
   return app;
 }
 
-// Climb 4: only the layers the route needs.
+// Climb 4: only the layers the route needs; climb 5: the same and the ETag (innermost, as in
+// src/app.ts).
+const needed = [apiKeyAuth, rateLimit(() => "default"), d1Session] as const;
 const climbApp = routeApp("/climb/app");
-climbApp.use(
-  "/v1/*",
-  apiKeyAuth,
-  rateLimit(() => "default"),
-  d1Session,
-);
-registerGetProject(climbApp);
-registerListProjects(climbApp);
-
-// Climb 5: the same, and the ETag (innermost, as in src/app.ts).
+climbApp.use("/v1/*", ...needed);
 const etagApp = routeApp("/climb/etag");
-etagApp.use(
-  "/v1/*",
-  apiKeyAuth,
-  rateLimit(() => "default"),
-  d1Session,
-  etag,
-);
-registerGetProject(etagApp);
-registerListProjects(etagApp);
+etagApp.use("/v1/*", ...needed, etag);
+for (const app of [climbApp, etagApp]) {
+  registerGetProject(app);
+  registerListProjects(app);
+}
 
 // Climb 6: every layer of src/app.ts, in its order, on a router of the read and list routes: the read
 // but for the API's router of every route.
