@@ -3,7 +3,7 @@
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
 //   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
-//                      [--without-assets] [--in-api] [--no-memory] [--no-depth] [--alloc] [--fresh]
+//                      [--without-assets] [--in-api] [--one-pool] [--no-memory] [--no-depth] [--alloc] [--fresh]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
@@ -62,6 +62,9 @@ const COMPARE = [...args].find((a) => a.startsWith("--compare="))?.slice(10);
 const ONLY = [...args].find((a) => a.startsWith("--only="))?.slice(7);
 const WITHOUT_ASSETS = args.has("--without-assets");
 // --in-api: the ladder's read rungs served by the API's own Worker too (bench/ladder/in-api.ts).
+// --one-pool: every API read uses one pool of keys (a key's limiter object serves them all, as a
+// client's key does), where by default each read has a pool of its own.
+const ONE_POOL = args.has("--one-pool");
 const IN_API = args.has("--in-api");
 // --alloc: what each slice's JavaScript allocates, through the inspector of the `dev` servers.
 const ALLOC = args.has("--alloc");
@@ -452,6 +455,8 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
     };
   };
   const pool = (n) => keyPools[n];
+  // --one-pool: every API read with the keys of the first, as the ladder's rungs share theirs.
+  const readPool = (n) => pool(ONE_POOL ? 4 : n);
   const apiTargets = (api) => {
     const A = (name, extra) => ({ server: api, name: api.label ? `${api.label} ${name}` : name, ...extra });
     const apiDeployment = deployments(api);
@@ -459,66 +464,66 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
       A("GET /healthz (the API's hono, no auth, no I/O)", { path: "/healthz", compare: "bare" }),
       A("GET /v1/projects/{id}", {
         path: `/v1/projects/${p.id}`,
-        next: keyed(pool(4)),
+        next: keyed(readPool(4)),
         compare: "do-d1",
         floor: "floor",
-        warmPool: pool(4),
+        warmPool: readPool(4),
       }),
       A("GET /v1/projects?limit=20", {
         path: "/v1/projects?limit=20",
-        next: keyed(pool(5)),
+        next: keyed(readPool(5)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(5),
+        warmPool: readPool(5),
       }),
       A("GET /v1/deployments?limit=20", {
         path: "/v1/deployments?limit=20",
-        next: keyed(pool(6)),
+        next: keyed(readPool(6)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(6),
+        warmPool: readPool(6),
       }),
       A("GET /v1/environments/{id}/deployments?limit=20", {
         path: `/v1/environments/${p.env}/deployments?limit=20`,
-        next: keyed(pool(7)),
+        next: keyed(readPool(7)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(7),
+        warmPool: readPool(7),
       }),
       A("GET /v1/projects/{id}/members?limit=20", {
         path: `/v1/projects/${p.id}/members?limit=20`,
-        next: keyed(pool(8)),
+        next: keyed(readPool(8)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(8),
+        warmPool: readPool(8),
       }),
       // Reads behind a project: the authorizing lookup and the rows in one D1 batch.
       A("GET /v1/projects/{id}/members/{account_id}", {
         path: `/v1/projects/${p.id}/members/${seed.bench.owner}`,
-        next: keyed(pool(10)),
+        next: keyed(readPool(10)),
         compare: "do-d1",
         floor: "floor",
-        warmPool: pool(10),
+        warmPool: readPool(10),
       }),
       A("GET /v1/projects/{id}/notification-integrations?limit=20", {
         path: `/v1/projects/${seed.bench.listed.id}/notification-integrations?limit=20`,
-        next: keyed(pool(11)),
+        next: keyed(readPool(11)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(11),
+        warmPool: readPool(11),
       }),
       A("GET /v1/projects/{id}/events?limit=20", {
         path: `/v1/projects/${seed.bench.listed.id}/events?limit=20`,
-        next: keyed(pool(12)),
+        next: keyed(readPool(12)),
         compare: "do-d1",
         floor: "floor",
         page: "do-d1-page",
-        warmPool: pool(12),
+        warmPool: readPool(12),
       }),
       A("POST /v1/projects", {
         path: "/v1/projects",
