@@ -770,8 +770,8 @@ async function warm(target) {
 
 async function main() {
   const t0 = Date.now();
-  // 0–12: the ladder's and the API's targets; 13 on: the climb (--in-api).
-  const pools = 13 + CLIMB.length + CLIMB_LIST.length;
+  // 0–12: the ladder's and the API's targets; 13 on: the climb (--in-api only).
+  const pools = 13 + (IN_API ? CLIMB.length + CLIMB_LIST.length : 0);
   const base = join(tmp, "seeded");
   mkdirSync(base);
   runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", base]);

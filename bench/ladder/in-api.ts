@@ -77,7 +77,7 @@ let projectById: D1PreparedStatement | undefined;
 const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-service"]);
 let projectPage: D1PreparedStatement | undefined;
 
-/** An OpenAPIHono at `base` with the API's own read route, the request id and the service context. */
+/** An OpenAPIHono at `base` with the request id and the service context; each climb adds its layers and routes. */
 function routeApp(base: string) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath(base);
   app.use("*", requestId, serviceContext);
