@@ -804,7 +804,7 @@ async function main() {
     cpSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
   });
   const ladderConfig = snapshot("ladder", (dir) => {
-    for (const file of ["wrangler.toml", "worker.ts"])
+    for (const file of ["wrangler.toml", "worker.ts", "rungs.ts"])
       cpSync(join(root, "bench", "ladder", file), join(dir, file));
   });
   const refs = (COMPARE ? COMPARE.split(",") : []).map((ref, i) => ({
@@ -831,7 +831,8 @@ async function main() {
   const ladderNoAssetsConfig =
     WITHOUT_ASSETS &&
     snapshot("ladder-no-assets", (dir) => {
-      cpSync(join(root, "bench", "ladder", "worker.ts"), join(dir, "worker.ts"));
+      for (const file of ["worker.ts", "rungs.ts"])
+        cpSync(join(root, "bench", "ladder", file), join(dir, file));
       writeFileSync(
         join(dir, "wrangler.toml"),
         withoutAssets(join(root, "bench", "ladder", "wrangler.toml")),
@@ -843,7 +844,7 @@ async function main() {
     snapshot("in-api", (dir) => {
       cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
       mkdirSync(join(dir, "bench", "ladder"), { recursive: true });
-      for (const file of ["worker.ts", "in-api.ts"])
+      for (const file of ["worker.ts", "rungs.ts", "in-api.ts"])
         cpSync(join(root, "bench", "ladder", file), join(dir, "bench", "ladder", file));
       writeFileSync(join(dir, "wrangler.toml"), inApiToml(join(root, "wrangler.toml")));
     });

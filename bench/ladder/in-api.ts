@@ -59,6 +59,7 @@ import { registerGetProject } from "../../src/routes/projects/get";
 import { registerListProjects } from "../../src/routes/projects/list";
 import { authenticate } from "../../src/services/api-keys";
 import { getProject, listProjects } from "../../src/services/projects";
+import { counter, type LadderEnv, prepared } from "./rungs";
 import ladder, { Counter } from "./worker";
 
 export { Counter, RateLimiter };
@@ -70,12 +71,9 @@ function pathOf(url: string): string {
   return start < 0 ? "/" : url.slice(start);
 }
 
-type Both = Env & Parameters<NonNullable<typeof ladder.fetch>>[1];
-
-let projectById: D1PreparedStatement | undefined;
+type Both = Env & LadderEnv;
 
 const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-service"]);
-let projectPage: D1PreparedStatement | undefined;
 
 /** An OpenAPIHono at `base` with the request id and the service context; each climb adds its layers and routes. */
 function routeApp(base: string) {
@@ -136,7 +134,7 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
   const headers: Record<string, string> = { "content-type": "application/json" };
   let bookmark: string | undefined;
   if (step === "auth") {
-    await env.COUNTER.get(env.COUNTER.idFromName(presented ?? "anonymous")).hit();
+    await counter(env, request);
   } else {
     const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${identity.keyId}`));
     const result = await limiter.admit({
@@ -157,11 +155,8 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
     return new Response(JSON.stringify(page), { headers });
   }
   if (step === "limiter-page") {
-    // The page rung's SELECT and answer (bench/ladder/worker.ts).
-    projectPage ??= env.DB.prepare(
-      "SELECT * FROM projects WHERE org_id = ? ORDER BY created_at, id LIMIT 21",
-    );
-    const { results } = await projectPage.bind(env.ORG_ID).all();
+    // The page rung's SELECT (bench/ladder/rungs.ts) and answer, as bench/ladder/worker.ts gives them.
+    const { results } = await prepared(env.DB).page.bind(env.ORG_ID).all();
     return new Response(JSON.stringify({ data: results.slice(0, 20), has_more: results.length > 20 }), {
       headers,
     });
@@ -172,8 +167,7 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
     headers["x-d1-bookmark"] = session.bookmark() ?? "";
     return new Response(JSON.stringify(record), { headers });
   }
-  projectById ??= env.DB.prepare("SELECT * FROM projects WHERE id = ?");
-  const row = await projectById.bind(projectId).first();
+  const row = await prepared(env.DB).project.bind(projectId).first();
   return new Response(JSON.stringify(row), { status: row ? 200 : 404, headers });
 }
 
