@@ -3,7 +3,7 @@
 // interleaved run on this machine. See bench/README.md for what each figure is.
 //
 //   node bench/run.mjs [--quick] [--mode=both|all|dev|direct|socket] [--compare=<ref>,…] [--only=<regexp>]
-//                      [--without-assets] [--in-api] [--one-pool] [--no-memory] [--no-depth] [--alloc] [--fresh]
+//                      [--without-assets] [--in-api] [--one-pool] [--rotate] [--no-memory] [--no-depth] [--alloc] [--fresh]
 //
 //  1. one local state (temp dir): migrations applied, a deep organization and the bench
 //     organization seeded by SQL (bench/seed.mjs); one copy of it per server;
@@ -65,6 +65,10 @@ const WITHOUT_ASSETS = args.has("--without-assets");
 // --one-pool: every API read uses one pool of keys (a key's limiter object serves them all, as a
 // client's key does), where by default each read has a pool of its own.
 const ONE_POOL = args.has("--one-pool");
+// --rotate: in round r, each server's block of targets starts r targets later (the ones skipped run
+// at its end), so that every target runs early and late in its block over the rounds (run A21: the
+// same rung costs ~1.1x of itself when it runs last in a block instead of first).
+const ROTATE = args.has("--rotate");
 const IN_API = args.has("--in-api");
 // --alloc: what each slice's JavaScript allocates, through the inspector of the `dev` servers.
 const ALLOC = args.has("--alloc");
@@ -393,6 +397,7 @@ function summarize(target, slices) {
     floor: target.floor,
     outside: target.outside,
     page: target.page,
+    headers: target.headers,
     rps: median(perRound),
     rpsMin: Math.min(...perRound),
     rpsMax: Math.max(...perRound),
@@ -411,6 +416,23 @@ function summarize(target, slices) {
     nodeCpuMs: cpu("node"),
     ...alloc,
   };
+}
+
+/**
+ * The indices of `targets` in the order a round runs them: each server's targets stay one block, in
+ * the order the servers first appear, and each block starts `shift` targets later (wrapping round).
+ */
+function roundOrder(targets, shift) {
+  const blocks = new Map();
+  for (const [t, target] of targets.entries()) {
+    const block = blocks.get(target.server) ?? [];
+    block.push(t);
+    blocks.set(target.server, block);
+  }
+  return [...blocks.values()].flatMap((block) => {
+    const k = shift % block.length;
+    return [...block.slice(k), ...block.slice(0, k)];
+  });
 }
 
 /** Sequential requests, one target after the other in turn; latency percentiles per target. */
@@ -467,6 +489,7 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
         next: keyed(readPool(4)),
         compare: "do-d1",
         floor: "floor",
+        headers: "do-d1-headers",
         warmPool: readPool(4),
       }),
       A("GET /v1/projects?limit=20", {
@@ -559,6 +582,13 @@ function targetsFor(ladders, apis, seed, keyPools, inApis = []) {
         path: `/do-d1?id=${p.id}`,
         next: keyed(pool(1)),
         rung: "do-d1",
+        warmPool: pool(1),
+      }),
+      L("DO + D1, answered with the API's response headers", {
+        path: `/do-d1-headers?id=${p.id}`,
+        // The same keys (objects) as the DO + D1 rung: the same counter work.
+        next: keyed(pool(1)),
+        rung: "do-d1-headers",
         warmPool: pool(1),
       }),
       L("DO + D1, the SELECT in a D1 session", {
@@ -931,7 +961,7 @@ async function main() {
           (c) =>
             c.server.mode === t.server.mode &&
             c.server.group === t.server.group &&
-            (c.compare === t.rung || c.floor === t.rung || c.page === t.rung),
+            (c.compare === t.rung || c.floor === t.rung || c.page === t.rung || c.headers === t.rung),
         )),
   );
   if (!targets.some((t) => t.rung === "do-d1")) {
@@ -956,7 +986,10 @@ async function main() {
       await Promise.all(perMode.map(({ api }) => slice(api, { path: "/healthz" }, 1)));
     }
     let block;
-    for (const [t, target] of targets.entries()) {
+    const order = ROTATE ? roundOrder(targets, round) : [...targets.keys()];
+    if (ROTATE) console.error(`bench: round ${round + 1}: ${order.map((t) => targets[t].name).join(" → ")}`);
+    for (const t of order) {
+      const target = targets[t];
       const { server } = target;
       if (block?.server !== server) {
         await settle(server);
@@ -994,7 +1027,7 @@ async function main() {
       r.outsideCpuRatio = cpuRatio;
     }
     // Reads are also divided by the floor, lists by the page rung too (the same I/O for 20 rows).
-    for (const kind of ["floor", "page"]) {
+    for (const kind of ["floor", "page", "headers"]) {
       const other = r[kind] && rungOf(r, r[kind]);
       if (!other) continue;
       const { ratio, cpuRatio, allocRatio } = ratiosTo(r, other);
@@ -1103,15 +1136,15 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
         }[mode]
       }`,
       "",
-      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | ÷ floor req/s | ÷ floor CPU | ÷ page req/s | ÷ page CPU | proxy + node CPU ms/req | statuses |",
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+      "| target | req/s median (min–max) | p50 ms | p99 ms | ÷ rung req/s | Worker CPU ms/req median (min–max) | ÷ rung CPU | ÷ floor req/s | ÷ floor CPU | ÷ page req/s | ÷ page CPU | ÷ headers req/s | ÷ headers CPU | proxy + node CPU ms/req | statuses |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of results.filter((x) => x.mode === mode)) {
       const statuses = Object.entries(r.statuses)
         .map(([s, n]) => `${s}×${n}`)
         .join(" ");
       lines.push(
-        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.pageRatio, 2)} | ${f(r.pageCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
+        `| ${r.name} | ${f(r.rps)} (${f(r.rpsMin)}–${f(r.rpsMax)}) | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.ratio, 2)} | ${f(r.workerCpuMs, 2)} (${f(r.workerCpuMin, 2)}–${f(r.workerCpuMax, 2)}) | ${f(r.cpuRatio, 2)} | ${f(r.floorRatio, 2)} | ${f(r.floorCpuRatio, 2)} | ${f(r.pageRatio, 2)} | ${f(r.pageCpuRatio, 2)} | ${f(r.headersRatio, 2)} | ${f(r.headersCpuRatio, 2)} | ${f(r.proxyCpuMs, 2)} + ${f(r.nodeCpuMs, 2)} | ${statuses}${r.errors ? `, ${r.errors} errors/timeouts` : ""} |`,
       );
     }
     const inApi = results.filter((x) => x.mode === mode && x.outsideRatio !== undefined);
@@ -1131,7 +1164,7 @@ function format({ results, memory, depth, rssByRound, exhausted, loadAfterRounds
   }
   lines.push(
     "",
-    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); each list also ÷ the page rung (the DO RPC, then a page of 21 projects, answered as they come); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A row marked (in the API's isolate) is divided by the rung of that same process (--in-api). A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
+    "Ratios: each API read ÷ the ladder's DO + D1 rung, and ÷ the floor (the same I/O with the SELECT in a D1 session, through hono + zod-openapi); each list also ÷ the page rung (the DO RPC, then a page of 21 projects, answered as they come); the read also ÷ the headers rung (the DO + D1 rung answered with the eleven headers the API's read carries, their values made by no work); POST /v1/projects ÷ the write-batch rung; the transition ÷ the transition rung; the ladder's own rungs and /healthz ÷ the DO + D1 rung. A row marked (no [assets]) is divided by the rung of the ladder without [assets] (--without-assets): neither side crosses the local asset router. A row marked (in the API's isolate) is divided by the rung of that same process (--in-api). A ratio is the median over the rounds of the target's figure ÷ the rung's figure of the same round.",
   );
   const profiled = results.filter((r) => r.allocBytes !== undefined);
   if (profiled.length) {

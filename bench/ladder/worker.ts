@@ -48,6 +48,15 @@ const json = (body: unknown, status = 200) =>
 
 const id = () => crypto.randomUUID().replaceAll("-", "");
 
+/** Values as long as the API's: an ETag, a D1 bookmark, a request id, §16's exposed headers. */
+const API_HEADERS = {
+  etag: '"9e3f6fe7afb903e07ae3e9745d3af659"',
+  bookmark: "00000000-0000001b-00000000-00000000000000000000000000000000",
+  requestId: "G4qJhuPwiRGMUPof4Hdpe5",
+  expose:
+    "x-request-id, etag, location, retry-after, idempotent-replayed, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy",
+};
+
 type ProjectRow = Record<string, unknown>;
 
 async function doThenD1(env: Env, request: Request, projectId: string) {
@@ -136,6 +145,32 @@ export default {
           ? await prepared(env.DB).project.bind(projectId).first<ProjectRow>()
           : await doThenD1(env, request, projectId);
       return row ? json(row) : json({ code: "not_found" }, 404);
+    }
+    if (path === "/do-d1-headers") {
+      // The rung's I/O, answered with the header set of the API's read (API_CONTRACT §12's ETag,
+      // §16's CORS, the rate-limit headers, the request id, the D1 bookmark): what carrying them
+      // costs the Worker, the dev proxy and the client, with no work to compute them.
+      const n = await counter(env, request);
+      const row = await prepared(env.DB)
+        .project.bind(url.searchParams.get("id") ?? "")
+        .first<ProjectRow>();
+      if (!row) return json({ code: "not_found" }, 404);
+      const remaining = String(Math.max(0, 100 - n));
+      return new Response(JSON.stringify(row), {
+        headers: {
+          "content-type": "application/json",
+          "access-control-allow-origin": "*",
+          etag: API_HEADERS.etag,
+          "access-control-expose-headers": API_HEADERS.expose,
+          ratelimit: `"default";r=${remaining};t=60`,
+          "ratelimit-policy": '"default";q=100;w=60',
+          "x-d1-bookmark": API_HEADERS.bookmark,
+          "x-ratelimit-limit": "100",
+          "x-ratelimit-remaining": remaining,
+          "x-ratelimit-reset": "60",
+          "x-request-id": API_HEADERS.requestId,
+        },
+      });
     }
     if (path === "/do-d1-session") {
       // The same I/O as /do-d1, with the D1 read in a session (the Sessions API the API reads
