@@ -703,7 +703,15 @@ const CLIMB_LIST = [
 ];
 const ROUTE_STEPS = new Set(["app", "etag", "layers"]);
 
-const TWIN_RUNGS = new Set(["bare", "do-d1", "do-d1-page", "floor", "write-project", "write-transition"]);
+const TWIN_RUNGS = new Set([
+  "bare",
+  "do-d1",
+  "do-d1-headers",
+  "do-d1-page",
+  "floor",
+  "write-project",
+  "write-transition",
+]);
 
 /**
  * The API's wrangler.toml for --in-api: its entry bench/ladder/in-api.ts, and the ladder's counter
