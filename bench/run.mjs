@@ -696,6 +696,7 @@ const CLIMB = [
 ];
 const CLIMB_LIST = [
   ["limiter-page", "the page rung with the API's authentication and limiter call"],
+  ["list-sql", "… + the API's SQL of the page on a D1 session, raw(), rows answered as they come"],
   ["list-service", "… + the API's listProjects on a D1 session in place of the SELECT"],
   ["app", "the API's list route on hono with only the layers it needs"],
   ["etag", "… + the ETag"],

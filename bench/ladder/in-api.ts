@@ -28,8 +28,9 @@
  *              the project read and list routes: the read but for the API's router of every route
  *
  * and the same for `GET /v1/projects?limit=20`, from the page rung: `limiter-page` (the API's
- * authentication and limiter call, then the page rung's SELECT and answer), `list-service` (the
- * API's `listProjects` on a D1 session in its place), then the route apps' list route.
+ * authentication and limiter call, then the page rung's SELECT and answer), `list-sql` (the API's
+ * SQL text of that page on a D1 session, `raw()`, its rows answered as they come), `list-service`
+ * (the API's `listProjects` on a D1 session in its place), then the route apps' list route.
  *
  * Paths are told apart without parsing the URL, at the same cost for both: the API's begin
  * with one of API_PATHS, the ladder's never do.
@@ -73,7 +74,13 @@ function pathOf(url: string): string {
 
 type Both = Env & LadderEnv;
 
-const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-service"]);
+const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-sql", "list-service"]);
+
+/** The SQL text the API's `listProjects` compiles for an owner's or admin's first page (src/services/projects.ts). */
+const LIST_SQL =
+  'select "id", "org_id", "name", "name_key", "description", "icon", "repo_id", "default_environment_id", ' +
+  '"connection_status", "created_at", "updated_at" from "projects" where "projects"."org_id" = ? ' +
+  'order by "projects"."created_at" asc, "projects"."id" asc limit ?';
 
 /** An OpenAPIHono at `base` with the request id and the service context; each climb adds its layers and routes. */
 function routeApp(base: string) {
@@ -153,6 +160,14 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
     );
     headers["x-d1-bookmark"] = session.bookmark() ?? "";
     return new Response(JSON.stringify(page), { headers });
+  }
+  if (step === "list-sql") {
+    // The API's D1 read of the page (its SQL text, prepared on a D1 session, `raw()`), without
+    // its decoding, shaping, cursor or JSON of records: the rows answered as they come.
+    const session = ctx.openSession(sessionStart("GET", bookmark));
+    const rows = await session.db.$client.prepare(LIST_SQL).bind(env.ORG_ID, 21).raw();
+    headers["x-d1-bookmark"] = session.bookmark() ?? "";
+    return new Response(JSON.stringify({ data: rows.slice(0, 20), has_more: rows.length > 20 }), { headers });
   }
   if (step === "limiter-page") {
     // The page rung's SELECT (bench/ladder/rungs.ts) and answer, as bench/ladder/worker.ts gives them.
