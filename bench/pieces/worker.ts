@@ -45,15 +45,18 @@ const COLUMNS = [
 ];
 const rowObjects = values.map((v) => Object.fromEntries(COLUMNS.map((column, i) => [column, v[i]])));
 const page = pageRequest({ limit: 20, sort_by: "created_at" });
-const listText = () =>
+const listText = (rows: readonly (readonly unknown[])[] = values) =>
   JSON.stringify(
     toPage(
-      values.map((v) => readProject(v)),
+      rows.map((v) => readProject(v)),
       page,
       (r) => ({ createdAt: r.createdAt, id: r.id }),
       toProjectRecord,
     ),
   );
+// The same values and rows as new strings each time, as D1 hands them over (its answer parsed).
+const VALUES_JSON = JSON.stringify(values);
+const ROWS_JSON = JSON.stringify(rowObjects);
 const recordText = JSON.stringify(toProjectRecord(readProject(values[0] ?? [])));
 const JSON_HEADERS = { "content-type": "application/json" };
 const answer = (text: string) => new Response(text, { headers: JSON_HEADERS });
@@ -152,7 +155,14 @@ const pieces: Record<string, () => unknown> = {
   },
   // A page of 20 projects, from D1's values to its JSON text (src/services/projects.ts)…
   "page: values to rows": () => values.map((v) => readProject(v)),
-  "page: values to JSON text": listText,
+  "page: values to JSON text": () => listText(),
+  // …and on new strings each time (D1's answer parsed), beside the parse alone and the ladder's
+  // page rung on new rows: do the constant strings above flatter the work?
+  "fresh values: parsed": () => JSON.parse(VALUES_JSON),
+  "fresh values: parsed, to JSON text": () => listText(JSON.parse(VALUES_JSON)),
+  "fresh rows: parsed": () => JSON.parse(ROWS_JSON),
+  "fresh rows: parsed, the ladder page's JSON text": () =>
+    JSON.stringify({ data: (JSON.parse(ROWS_JSON) as unknown[]).slice(0, 20), has_more: true }),
   // What a list does per request besides its rows: its keyset (the compiled statement's variant;
   // src/db/pagination.ts), the next page's cursor, the validation of its query (zod, as the
   // route's validator runs it)…
