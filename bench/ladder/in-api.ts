@@ -36,7 +36,8 @@
  * with one of API_PATHS, the ladder's never do.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { createServiceContext } from "../../src/context";
+import { type CallerContext, createServiceContext } from "../../src/context";
+import { createDb } from "../../src/db/client";
 import { pageRequest } from "../../src/db/pagination";
 import { sessionStart, UNCONSTRAINED } from "../../src/db/session";
 import type { AppEnv } from "../../src/env";
@@ -76,11 +77,34 @@ type Both = Env & LadderEnv;
 
 const CLIMB = new Set(["auth", "limiter", "service", "limiter-page", "list-sql", "list-service"]);
 
-/** The SQL text the API's `listProjects` compiles for an owner's or admin's first page (src/services/projects.ts). */
-const LIST_SQL =
-  'select "id", "org_id", "name", "name_key", "description", "icon", "repo_id", "default_environment_id", ' +
-  '"connection_status", "created_at", "updated_at" from "projects" where "projects"."org_id" = ? ' +
-  'order by "projects"."created_at" asc, "projects"."id" asc limit ?';
+/**
+ * The statement the API's `listProjects` prepares for the caller's first page (src/services/projects.ts):
+ * its SQL text and values, taken from one call of it per isolate on a client that records what is
+ * prepared, so the step reads with the API's own statement, whatever it becomes. Its values are
+ * the first caller's: every bench key is of the one bench organization.
+ */
+let listStatement: { sql: string; params: unknown[] } | undefined;
+async function apiListStatement(ctx: CallerContext): Promise<{ sql: string; params: unknown[] }> {
+  if (listStatement) return listStatement;
+  let seen: { sql: string; params: unknown[] } | undefined;
+  const client = ctx.db.$client;
+  const recording = createDb({
+    prepare: (sql: string) => {
+      const statement = client.prepare(sql);
+      // Only `bind` is called on a compiled statement (src/db/compiled.ts `bindCompiled`).
+      const bind = (...params: unknown[]) => {
+        seen = { sql, params };
+        return statement.bind(...params);
+      };
+      return { bind } as unknown as D1PreparedStatement;
+    },
+    batch: (statements) => client.batch(statements),
+  });
+  await listProjects({ ...ctx, db: recording }, pageRequest({ limit: 20, sort_by: "created_at" }));
+  if (!seen) throw new Error("listProjects prepared no statement");
+  listStatement = seen;
+  return seen;
+}
 
 /** An OpenAPIHono at `base` with the request id and the service context; each climb adds its layers and routes. */
 function routeApp(base: string) {
@@ -165,7 +189,11 @@ async function climb(step: string, request: Request, env: Both, exec: ExecutionC
     // The API's D1 read of the page (its SQL text, prepared on a D1 session, `raw()`), without
     // its decoding, shaping, cursor or JSON of records: the rows answered as they come.
     const session = ctx.openSession(sessionStart("GET", bookmark));
-    const rows = await session.db.$client.prepare(LIST_SQL).bind(env.ORG_ID, 21).raw();
+    const { sql, params } = await apiListStatement({ ...ctx, db: session.db, session, identity });
+    const rows = await session.db.$client
+      .prepare(sql)
+      .bind(...params)
+      .raw();
     headers["x-d1-bookmark"] = session.bookmark() ?? "";
     return new Response(JSON.stringify({ data: rows.slice(0, 20), has_more: rows.length > 20 }), { headers });
   }

@@ -155,7 +155,8 @@ export default {
         .project.bind(url.searchParams.get("id") ?? "")
         .first<ProjectRow>();
       if (!row) return json({ code: "not_found" }, 404);
-      const remaining = String(Math.max(0, 100 - n));
+      // As long as the API's remaining count (the counter itself never resets).
+      const remaining = String(99 - (n % 100));
       return new Response(JSON.stringify(row), {
         headers: {
           "content-type": "application/json",
