@@ -272,7 +272,33 @@ async function request(base, method, path, { key, body, admin, timeout = 60_000 
     throw new Error(`${method} ${base}${path}: ${err.cause?.message ?? err.message}`);
   }
   const text = await res.text();
-  return { status: res.status, text };
+  return { status: res.status, text, headers: res.headers };
+}
+
+// Headers every HTTP answer has, whoever makes it; and those whose values vary per request.
+const TRANSPORT_HEADERS = new Set(["content-length", "date", "connection", "keep-alive"]);
+const VARYING_HEADERS = new Set(["ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
+
+/**
+ * The headers rung stands for carrying the API read's headers: it must answer the same header names,
+ * with values of the same length (the ones that vary per request aside), or its figure means nothing.
+ */
+async function checkHeadersRung(ladder, api, projectId, key) {
+  const [rung, read] = await Promise.all([
+    request(ladder.base, "GET", `/do-d1-headers?id=${projectId}`, { key }),
+    request(api.base, "GET", `/v1/projects/${projectId}`, { key }),
+  ]);
+  const shape = (headers) =>
+    [...headers]
+      .filter(([name]) => !TRANSPORT_HEADERS.has(name))
+      .map(([name, value]) => (VARYING_HEADERS.has(name) ? name : `${name}: ${value.length}`))
+      .sort()
+      .join("; ");
+  if (shape(rung.headers) !== shape(read.headers)) {
+    throw new Error(
+      `the headers rung does not carry the API read's headers:\n  rung ${shape(rung.headers)}\n  API  ${shape(read.headers)}`,
+    );
+  }
 }
 
 async function expectOk(base, method, path, options) {
@@ -941,6 +967,7 @@ async function main() {
     const row = await expectOk(ladder.base, "GET", `/d1?id=${p}`);
     const viaApi = await expectOk(api.base, "GET", `/v1/projects/${p}`, { key: seed.bench.keys.at(-1) });
     if (row.id !== viaApi.id) throw new Error("the ladder and the API do not read the same project");
+    await checkHeadersRung(ladder, api, p, seed.bench.keys.at(-1));
   }
   console.error(
     `bench: ${servers.map((s) => `${s.name} :${s.port} worker pid ${s.pids.worker} proxy ${s.pids.proxy}`).join("; ")}`,
