@@ -38,6 +38,29 @@ describe("free strings", () => {
     expect([bad.status, bad.body.code]).toEqual([400, "bad_input"]);
   });
 
+  it.each([
+    ["empty", ""],
+    ["5,000 characters", long("Ada ", 5_000)],
+  ])(
+    "an account's name is a free string (%s), shown as given in its member record and list",
+    async (_, name) => {
+      const { org, owner, project } = await createOwnedProject();
+      const account = await orgAccount(org, { name });
+      expect(account.name).toBe(name);
+      const added = await request<Member[]>("POST", membersPath(project.id), {
+        key: owner.key,
+        body: { account_ids: [account.id] },
+      });
+      expect(added.status).toBe(201);
+      // `request` checks every answer against /openapi.json: the published schema must allow it.
+      const member = await request<Member>("GET", membersPath(project.id, account.id), { key: owner.key });
+      expect([member.status, member.body.name]).toEqual([200, name]);
+      const page = await request<{ data: Member[] }>("GET", membersPath(project.id), { key: owner.key });
+      expect(page.status).toBe(200);
+      expect(page.body.data.find((m) => m.account_id === account.id)?.name).toBe(name);
+    },
+  );
+
   it("an account's display name, avatar and profile are free strings, shown as given in its member record", async () => {
     const { org, owner, project } = await createOwnedProject();
     const profile = {

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../http/openapi";
-import { freeString, text, wellFormed } from "../http/text";
+import { freeString, wellFormed } from "../http/text";
 
 // The account's fields as the account was created (internal AccountCreateBody): free strings.
 const nullableText = () => wellFormed(freeString()).nullable();
@@ -16,7 +16,9 @@ export const MemberSchema = z
     account_id: IdSchema.openapi({ description: "The member's account; the `{member_id}` of member paths." }),
     membership_id: IdSchema.openapi({ description: "The project membership." }),
     project_id: IdSchema,
-    name: text(1, 100),
+    name: wellFormed(freeString()).openapi({
+      description: "The account's name, as the account was created.",
+    }),
     display_name: wellFormed(freeString()).openapi({ description: "Defaults to `name`." }),
     avatar: nullableText(),
     org_role: z.enum(ORG_ROLES).openapi({ description: "The account's role in the organization." }),

@@ -875,6 +875,7 @@ export interface components {
             account_id: components["schemas"]["Id"] & unknown;
             membership_id: components["schemas"]["Id"] & unknown;
             project_id: components["schemas"]["Id"];
+            /** @description The account's name, as the account was created. */
             name: string;
             /** @description Defaults to `name`. */
             display_name: string;
