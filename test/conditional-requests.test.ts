@@ -137,6 +137,11 @@ describe("ETag on every GET of /openapi.json", () => {
       const isList = Array.isArray((res.body as { data?: unknown }).data);
       expect(etag, op.path).toMatch(isList ? WEAK : STRONG);
       expectNotModified(await get(f.owner, path, { "if-none-match": etag ?? "" }), etag ?? "");
+      // HEAD is conditional as its GET is (RFC 9110 §13.1.2).
+      const head = (headers: Record<string, string>) => request("HEAD", path, { key: f.owner.key, headers });
+      expectNotModified(await head({ "if-none-match": etag ?? "" }), etag ?? "");
+      const fresh = await head({ "if-none-match": '"other"' });
+      expect([fresh.status, fresh.headers.get("etag")], op.path).toEqual([200, etag]);
     }
   });
 });

@@ -11,9 +11,10 @@
  *   answer that leaves, and its UTF-8 is the body's bytes): reading the body back would cost the
  *   runtime about three times the digest (bench/pieces.mjs). Every route answers JSON through
  *   `c.json`; test/conditional-requests.test.ts walks /openapi.json for the tag on every GET.
- * - A GET whose `If-None-Match` matches the tag (weak comparison, `*` matches any) answers 304
- *   with no body; the outer middlewares add `x-request-id` and the rate-limit headers. The
- *   request still runs: the tag is the digest of the answer it would give.
+ * - A GET or HEAD (hono runs a HEAD as its GET; RFC 9110 §13.1.2) whose `If-None-Match` matches
+ *   the tag (weak comparison, `*` matches any) answers 304 with no body; the outer middlewares
+ *   add `x-request-id` and the rate-limit headers. The request still runs: the tag is the digest
+ *   of the answer it would give.
  * - `If-Match` is parsed here and handed to the services on the context; each write that
  *   honours it checks it in the same statement as the write (src/services/preconditions.ts).
  */
@@ -66,7 +67,7 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   if (ifMatch !== undefined && method !== "GET" && method !== "HEAD") {
     c.set("ctx", { ...c.get("ctx"), ifMatch: parseHeader(ifMatch, "if-match") });
   }
-  const ifNoneMatchHeader = method === "GET" ? c.req.header("if-none-match") : undefined;
+  const ifNoneMatchHeader = method === "GET" || method === "HEAD" ? c.req.header("if-none-match") : undefined;
   const ifNoneMatch =
     ifNoneMatchHeader === undefined ? undefined : parseHeader(ifNoneMatchHeader, "if-none-match");
 
