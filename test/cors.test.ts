@@ -1,6 +1,7 @@
 /** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16). */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { DOCS_RENDERER_PATH } from "../src/app";
 import { type ApiResponse, freshClientIp, PRODUCTION_LIMITS, request } from "./helpers/api";
 import { createOrgWithOwner, createProject } from "./helpers/factories";
 
@@ -38,6 +39,7 @@ describe("preflight", () => {
     "/v1",
     "/openapi.json",
     "/docs",
+    DOCS_RENDERER_PATH,
   ])("OPTIONS %s answers 204 with the §16 headers, without a key", async (path) => {
     const res = await preflight(path);
     expect(res.status, res.raw).toBe(204);
@@ -114,8 +116,8 @@ describe("actual requests", () => {
     expect(res?.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
-  it("/openapi.json and /docs carry them", async () => {
-    for (const path of ["/openapi.json", "/docs"]) {
+  it("/openapi.json, /docs and the script /docs loads carry them", async () => {
+    for (const path of ["/openapi.json", "/docs", DOCS_RENDERER_PATH]) {
       const res = await request("GET", path, { headers: { origin: ORIGIN } });
       expect(res.status, path).toBe(200);
       expectCors(res);

@@ -1,6 +1,6 @@
 /**
- * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs`: any origin,
- * no credentials. A preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
+ * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs` (the page and the
+ * renderer script it loads): any origin, no credentials. A preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
  * is answered `204` here, before authentication and rate limiting, so it needs no key and
  * counts against no window. Every other response of these paths (errors, 401 and 429
  * included) gets `Access-Control-Allow-Origin: *` and exposes the headers a client reads.
@@ -9,7 +9,8 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 
-export const CORS_PATHS = ["/v1", "/v1/*", "/openapi.json", "/docs"] as const;
+// `/docs/*` is the page and the renderer script it loads (hono matches `/docs` itself too).
+export const CORS_PATHS = ["/v1", "/v1/*", "/openapi.json", "/docs/*"] as const;
 
 export const CORS_ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE";
 export const CORS_ALLOW_HEADERS =
