@@ -24,7 +24,7 @@ import { HTTP_METHODS, type JsonSchema, openApiDocument } from "./helpers/openap
 import { allowTheLocalReceiver } from "./helpers/webhooks";
 
 describe("the document: every optional body field takes null", () => {
-  it("walks /openapi.json: each optional request-body property is nullable (PUT's echoed fields aside)", async () => {
+  it("walks /openapi.json: each optional request-body property is nullable, nested ones too (PUT's echoed fields aside)", async () => {
     const doc = await openApiDocument();
     const resolve = (schema: JsonSchema | undefined): JsonSchema | undefined => {
       let s = schema;
@@ -41,6 +41,23 @@ describe("the document: every optional body field takes null", () => {
     };
     const refused: string[] = [];
     let checked = 0;
+    // An object inside a body (an integration's `configuration`): its optional fields too.
+    const nested = (schema: JsonSchema | undefined, where: string, depth = 0): void => {
+      const s = resolve(schema);
+      if (!s || depth > 8) return;
+      for (const k of ["anyOf", "oneOf", "allOf"]) {
+        if (Array.isArray(s[k])) for (const part of s[k] as JsonSchema[]) nested(part, where, depth + 1);
+      }
+      if (s.items) nested(s.items as JsonSchema, `${where}[]`, depth + 1);
+      const required = new Set((s.required as string[] | undefined) ?? []);
+      for (const [name, field] of Object.entries((s.properties as Record<string, JsonSchema>) ?? {})) {
+        if (!required.has(name)) {
+          checked++;
+          if (!nullable(field)) refused.push(`${where}.${name}`);
+        }
+        nested(field, `${where}.${name}`, depth + 1);
+      }
+    };
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         if (!(HTTP_METHODS as readonly string[]).includes(method)) continue;
@@ -60,6 +77,9 @@ describe("the document: every optional body field takes null", () => {
           if (required.has(name) || (echoed.has(name) && !nullable(schema))) continue;
           checked++;
           if (!nullable(schema)) refused.push(`${method.toUpperCase()} ${path} ${name}`);
+        }
+        for (const [name, schema] of Object.entries(body.properties as Record<string, JsonSchema>)) {
+          nested(schema, `${method.toUpperCase()} ${path} ${name}`);
         }
       }
     }
@@ -118,6 +138,44 @@ describe("public API", () => {
     const expiresIn = Date.parse(rotated.body.previous_expires_at) - before;
     expect(expiresIn).toBeGreaterThanOrEqual(86_400_000 - 1_000);
     expect(expiresIn).toBeLessThanOrEqual(86_400_000 + 60_000);
+  });
+
+  it("a configuration flag given null is not given: false on create, unchanged on update", async () => {
+    const { owner, project } = await setupIntegration();
+    const created = await request<{ id: string; configuration: Record<string, boolean> }>(
+      "POST",
+      `/v1/projects/${project.id}/notification-integrations`,
+      {
+        key: owner.key,
+        body: { type: "webhook", url: URL_OK, configuration: { changelog: null, promotions: true } },
+      },
+    );
+    expect(created.status, created.raw).toBe(201);
+    expect([created.body.configuration.changelog, created.body.configuration.promotions]).toEqual([
+      false,
+      true,
+    ]);
+
+    const path = one(project.id, created.body.id);
+    const patched = await request<{ configuration: Record<string, boolean> }>("PATCH", path, {
+      key: owner.key,
+      body: { configuration: { promotions: null, changelog: true } },
+    });
+    expect(patched.status, patched.raw).toBe(200);
+    expect([patched.body.configuration.changelog, patched.body.configuration.promotions]).toEqual([
+      true,
+      true,
+    ]);
+
+    // Only null flags: nothing to change, and nothing changes.
+    const before = await request<{ updated_at: string }>("GET", path, { key: owner.key });
+    const empty = await request("PATCH", path, {
+      key: owner.key,
+      body: { configuration: { promotions: null, changelog: null } },
+    });
+    expect(empty.status, empty.raw).toBe(400);
+    const after = await request<{ updated_at: string }>("GET", path, { key: owner.key });
+    expect(after.body).toEqual(before.body);
   });
 
   it("a member added with role null is a viewer", async () => {

@@ -21,8 +21,10 @@ export const ConfigurationSchema = z
   .openapi("NotificationConfiguration", { description: "One switch per event kind." });
 
 export const ConfigurationInputSchema = z
-  .strictObject(flagShape(() => z.boolean().optional()))
-  .openapi("NotificationConfigurationInput", { description: "Any subset of the flags." });
+  .strictObject(flagShape(() => z.boolean().nullable().optional()))
+  .openapi("NotificationConfigurationInput", {
+    description: "Any subset of the flags; a flag given `null` is not given.",
+  });
 
 export const IntegrationSchema = z
   .object({

@@ -22,17 +22,18 @@ import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from
 import { auditEntry, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
 
+/** Any subset of the flags; null (the whole object or one flag) is none given (API: an optional field's null is its absence). */
+export type ConfigurationInput = { [F in keyof NotificationConfiguration]?: boolean | null | undefined };
+
 export type IntegrationCreateInput = {
   type: IntegrationType;
   url: string;
-  /** Null is none given (API: an optional field's null is its absence). */
-  configuration?: Partial<NotificationConfiguration> | null | undefined;
+  configuration?: ConfigurationInput | null | undefined;
 };
 
 export type IntegrationUpdateInput = {
   url?: string | undefined;
-  /** Null is none given (API: an optional field's null is its absence). */
-  configuration?: Partial<NotificationConfiguration> | null | undefined;
+  configuration?: ConfigurationInput | null | undefined;
   enabled?: boolean | undefined;
 };
 
@@ -74,9 +75,7 @@ export function toIntegrationRecord(
 }
 
 /** Every flag present: a flag left out is `false`. */
-export function fullConfiguration(
-  given?: Partial<NotificationConfiguration> | null,
-): NotificationConfiguration {
+export function fullConfiguration(given?: ConfigurationInput | null): NotificationConfiguration {
   const out = {} as NotificationConfiguration;
   for (const flag of NOTIFICATION_FLAGS) out[flag] = given?.[flag] === true;
   return out;
@@ -235,7 +234,11 @@ export async function updateIntegration(
 ): Promise<IntegrationRecord> {
   const { db, identity } = ctx;
   const policy = { allowInsecure: ctx.config.allowInsecureWebhooks };
-  const flags = input.configuration ?? {};
+  // The flags given a value: a flag given `null` is not given.
+  const flags: Partial<NotificationConfiguration> = {};
+  for (const [flag, value] of Object.entries(input.configuration ?? {})) {
+    if (typeof value === "boolean") flags[flag as keyof NotificationConfiguration] = value;
+  }
   if (input.url === undefined && input.enabled === undefined && Object.keys(flags).length === 0) {
     throw badInput("Nothing to change: give `url`, `enabled` or at least one `configuration` flag.", [
       { path: "configuration", message: "Give at least one flag, `url` or `enabled`." },

@@ -1017,22 +1017,22 @@ export interface components {
             /** @description Flags left out (or the whole object, or `null`) are `false`. */
             configuration?: components["schemas"]["NotificationConfigurationInput"] | null;
         };
-        /** @description Any subset of the flags. */
+        /** @description Any subset of the flags; a flag given `null` is not given. */
         NotificationConfigurationInput: {
             /** @description `deployment.failed`: a deployment failed. */
-            deployments_failed?: boolean;
+            deployments_failed?: boolean | null;
             /** @description `deployment.in_progress`: a deployment started. */
-            deployments_in_progress?: boolean;
+            deployments_in_progress?: boolean | null;
             /** @description `deployment.succeeded`: a deployment succeeded. */
-            deployments_succeeded?: boolean;
+            deployments_succeeded?: boolean | null;
             /** @description `changelog.created`: a changelog entry was published. */
-            changelog?: boolean;
+            changelog?: boolean | null;
             /** @description `promotion.created`: a promotion happened. */
-            promotions?: boolean;
+            promotions?: boolean | null;
             /** @description `service.in_alarm`: a service went into alarm. */
-            services_in_alarm?: boolean;
+            services_in_alarm?: boolean | null;
             /** @description `service.ok`: a service is OK again. */
-            services_ok?: boolean;
+            services_ok?: boolean | null;
         };
         /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
