@@ -238,6 +238,36 @@ describe("internal API (the engine's)", () => {
     expect(current.body.scopes).toEqual(["*"]);
   });
 
+  it("a patch item's `from` null is not given (value and old_value keep their null); an event's data null is none", async () => {
+    const { project, environmentId, stack } = await createProjectWithStack();
+    const created = await internal<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: [stack.id],
+      data: {
+        patch: [
+          { op: "add", path: "/x", value: 1, from: null },
+          { op: "replace", path: "/y", value: null, old_value: null, from: null },
+        ],
+      },
+    });
+    expect(created.status, created.raw).toBe(201);
+    expect(created.body.data.patch).toEqual([
+      { op: "add", path: "/x", value: 1 },
+      { op: "replace", path: "/y", value: null, old_value: null },
+    ]);
+    // A `from` that is not null is still a string.
+    const bad = await internal("POST", `/environments/${environmentId}/deployments`, {
+      stack_ids: [],
+      data: { patch: [{ op: "move", path: "/a", from: 1 }] },
+    });
+    expect(bad.status, bad.raw).toBe(400);
+
+    const event = await internal<{ id: string }>("POST", `/projects/${project.id}/events`, {
+      type: "service.ok",
+      data: null,
+    });
+    expect(event.status, event.raw).toBe(202);
+  });
+
   it("names of environments, components, stacks and accounts are free strings, empty included (§9)", async () => {
     const { project, environmentId } = await createProjectWithStack();
     const env = await internal<{ name: string }>("POST", `/projects/${project.id}/environments`, {

@@ -19,6 +19,16 @@ function withoutNulls(value: unknown): unknown {
   );
 }
 
+/** Patch items with a `from` of `null` ("not given") without it; `value` and `old_value` keep their nulls (JSON values). */
+function withoutNullFrom(items: unknown): unknown {
+  if (!Array.isArray(items)) return items;
+  return items.map((item) => {
+    if (item === null || typeof item !== "object" || Array.isArray(item) || item.from !== null) return item;
+    const { from: _, ...rest } = item as Record<string, unknown>;
+    return rest;
+  });
+}
+
 /** The engine creates a deployment… */
 export const DeploymentCreateBody = z.strictObject({
   stack_ids: freeArray(IdSchema).refine(
@@ -26,7 +36,7 @@ export const DeploymentCreateBody = z.strictObject({
     "Stack IDs must be distinct.",
   ),
   data: z.strictObject({
-    patch: DeploymentDataSchema.shape.patch,
+    patch: z.preprocess(withoutNullFrom, DeploymentDataSchema.shape.patch),
     // `null` for the source or any of its optional fields is "not given" (kept absent, §3).
     source: nullAsAbsent(z.preprocess(withoutNulls, DeploymentSourceSchema)),
   }),

@@ -8,7 +8,11 @@ import { defineInternalRoute, ProjectIdParams } from "../schema";
 
 const EventCreateBody = z.strictObject({
   type: z.enum(INTERNAL_EVENT_TYPES),
-  data: z.record(z.string(), z.unknown()).default({}),
+  // Left out or `null`: no data beyond the `project_id` the service adds.
+  data: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((data) => data ?? {}),
 });
 
 export const internalCreateEventRoute = defineInternalRoute({
