@@ -26,7 +26,10 @@ export type AuditInput = {
    * same statement), else none: only an internal account create belongs to no organization.
    */
   orgId?: string | null;
-  /** The changed fields, or a SQL expression of their JSON (when only the database knows `from`). */
+  /**
+   * The changed fields, or a SQL expression of their JSON (when only the database knows `from`;
+   * its text values then go through `auditTextSql` / `auditText`).
+   */
   changes?: AuditChanges | SQL | null;
   /**
    * When the entry is written. Default: only if the statement just before it in the batch
@@ -38,6 +41,41 @@ export type AuditInput = {
   /** The entry's id, when the caller must find it again (a compensating undo). */
   id?: string;
 };
+
+/**
+ * The most characters of one string value an entry keeps. D1 refuses a row over 2,000,000 bytes,
+ * and free text fields (a project's icon, a resource's physical ID and reason) may each hold
+ * most of a 1 MiB body, once before and once after a change. A longer string is kept as its
+ * first AUDIT_TEXT_MAX characters and a note of how many were left out, so no entry outgrows its
+ * row (a resource report's six strings: under 1.2 MB even if every character took six bytes of
+ * JSON) and the change it records is never refused for it.
+ */
+export const AUDIT_TEXT_MAX = 32_768;
+
+const omittedNote = (omitted: number) => `…[+${omitted} characters]`;
+
+/** `text` as an entry keeps it (AUDIT_TEXT_MAX); counts characters, never splits a surrogate pair. */
+export function auditText(text: string): string {
+  if (text.length <= AUDIT_TEXT_MAX) return text;
+  const chars = Array.from(text);
+  if (chars.length <= AUDIT_TEXT_MAX) return text;
+  return chars.slice(0, AUDIT_TEXT_MAX).join("") + omittedNote(chars.length - AUDIT_TEXT_MAX);
+}
+
+/** `value` with every string in it (at any depth) as an entry keeps it. */
+function auditValue(value: unknown): unknown {
+  if (typeof value === "string") return auditText(value);
+  if (Array.isArray(value)) return value.map(auditValue);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, auditValue(member)]));
+}
+
+/** The same for a text column read by the database (`from` as stored): SQLite counts characters too. */
+export function auditTextSql(column: SQL): SQL {
+  // A literal, not a parameter: D1 binds a JS number as a REAL, and the note would read `….0`.
+  const max = sql.raw(String(AUDIT_TEXT_MAX));
+  return sql`CASE WHEN length(${column}) > ${max} THEN substr(${column}, 1, ${max}) || '…[+' || (length(${column}) - ${max}) || ' characters]' ELSE ${column} END`;
+}
 
 /** Fields whose values never enter an entry, whatever record they are in. */
 const SECRET_FIELDS = new Set([
@@ -103,7 +141,7 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
           : sql`NULL`;
   const changes = is(input.changes, SQL)
     ? input.changes
-    : sql`${input.changes ? JSON.stringify(input.changes) : null}`;
+    : sql`${input.changes ? JSON.stringify(auditValue(input.changes)) : null}`;
   const condition =
     input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
   // Columns in the table's order (src/db/schema.ts `auditLog`).

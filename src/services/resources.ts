@@ -9,7 +9,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
 import { guardedPage, loadScoped, type ScopedExtra, scopedLookup } from "./access";
-import { auditEntry, diffRecords } from "./audit";
+import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 type ResourceRow = typeof stackResources.$inferSelect;
@@ -155,10 +155,14 @@ export async function updateResource(
   const fields = [
     sql`'status', json_object('from', status, 'to', ${input.status})`,
     ...(input.status_reason !== undefined
-      ? [sql`'status_reason', json_object('from', status_reason, 'to', ${input.status_reason})`]
+      ? [
+          sql`'status_reason', json_object('from', ${auditTextSql(sql`status_reason`)}, 'to', ${input.status_reason === null ? null : auditText(input.status_reason)})`,
+        ]
       : []),
     ...(input.physical_id !== undefined
-      ? [sql`'physical_id', json_object('from', physical_id, 'to', ${input.physical_id})`]
+      ? [
+          sql`'physical_id', json_object('from', ${auditTextSql(sql`physical_id`)}, 'to', ${auditText(input.physical_id)})`,
+        ]
       : []),
   ];
   const audit = auditEntry(ctx, {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import { request } from "../helpers/api";
-import { newRequestId, rowsOf } from "../helpers/audit-log";
+import { call, newRequestId, rowsOf } from "../helpers/audit-log";
 import type { ErrorBody } from "../helpers/expect";
 import {
   addProjectMember,
@@ -16,6 +16,7 @@ import {
   createCaller,
   createOrgWithOwner,
   createProject,
+  createProjectWithStack,
   revokeKey,
   unique,
 } from "../helpers/factories";
@@ -293,6 +294,82 @@ describe("GET /v1/orgs/{org_id}/audit-log and GET /v1/projects/{project_id}/audi
     const refused = await request<ErrorBody>("GET", `/v1/projects/${a.id}/audit-log`, { key: member.key });
     expect([refused.status, refused.body.code]).toEqual([403, "forbidden"]);
     expect((await request("GET", `/v1/projects/${b.id}/audit-log`, { key: member.key })).status).toBe(404);
+  });
+});
+
+describe("an entry fits its row (D1: 2,000,000 bytes)", () => {
+  const MAX = 32_768;
+  const kept = (prefix: string, length: number) =>
+    `${(prefix + "x".repeat(length - prefix.length)).slice(0, MAX)}…[+${length - MAX} characters]`;
+  const long = (prefix: string, length: number) => prefix + "x".repeat(length - prefix.length);
+  const entryBytes = async (requestId: string) => {
+    const rows = await rowsOf(requestId);
+    expect(rows).toHaveLength(1);
+    return new TextEncoder().encode(String(rows[0]?.changes)).length;
+  };
+
+  it("a resource report replacing two ~500,000-character strings keeps the first 32,768 characters of each side", async () => {
+    const { stack } = await createProjectWithStack();
+    const created = await call<{ id: string }>("POST", `/internal/v1/stacks/${stack.id}/resources`, {
+      admin: true,
+      body: {
+        resource_type: "t",
+        physical_id: long("p", 500_000),
+        status: "create_in_progress",
+        status_reason: long("r", 500_000),
+      },
+    });
+    expect(created.status, created.raw.slice(0, 300)).toBe(201);
+    const createChanges = JSON.parse(String((await rowsOf(created.requestId))[0]?.changes));
+    expect(createChanges.physical_id).toEqual({ from: null, to: kept("p", 500_000) });
+
+    const reported = await call("PATCH", `/internal/v1/resources/${created.body.id}`, {
+      admin: true,
+      body: { status: "create_complete", physical_id: long("P", 480_000), status_reason: long("R", 480_000) },
+    });
+    expect(reported.status, reported.raw.slice(0, 300)).toBe(200);
+    const changes = JSON.parse(String((await rowsOf(reported.requestId))[0]?.changes));
+    expect(changes.physical_id).toEqual({ from: kept("p", 500_000), to: kept("P", 480_000) });
+    expect(changes.status_reason).toEqual({ from: kept("r", 500_000), to: kept("R", 480_000) });
+    expect(await entryBytes(reported.requestId)).toBeLessThan(300_000);
+    // The resource itself keeps every character.
+    expect((reported.body as { physical_id: string }).physical_id).toBe(long("P", 480_000));
+
+    // A string of exactly 32,768 characters is kept whole.
+    const whole = await call("PATCH", `/internal/v1/resources/${created.body.id}`, {
+      admin: true,
+      body: { status: "update_in_progress", status_reason: "w".repeat(MAX) },
+    });
+    expect(whole.status).toBe(200);
+    const wholeChanges = JSON.parse(String((await rowsOf(whole.requestId))[0]?.changes));
+    expect(wholeChanges.status_reason.to).toBe("w".repeat(MAX));
+  });
+
+  it("a project replace whose icon is ~500,000 characters before and after", async () => {
+    const { owner } = await createOrgWithOwner();
+    const first = long("url:data:image/png;base64,", 500_000);
+    const created = await call<{ id: string; name: string; default_environment_id: string }>(
+      "POST",
+      "/v1/projects",
+      { key: owner.key, body: { name: unique("icon"), icon: first } },
+    );
+    expect(created.status).toBe(201);
+    const second = long("url:data:image/svg+xml;base64,", 490_000);
+    const replaced = await call("PUT", `/v1/projects/${created.body.id}`, {
+      key: owner.key,
+      body: {
+        name: created.body.name,
+        default_environment_id: created.body.default_environment_id,
+        icon: second,
+      },
+    });
+    expect(replaced.status).toBe(200);
+    const changes = JSON.parse(String((await rowsOf(replaced.requestId))[0]?.changes));
+    expect(changes.icon).toEqual({
+      from: kept("url:data:image/png;base64,", 500_000),
+      to: kept("url:data:image/svg+xml;base64,", 490_000),
+    });
+    expect(await entryBytes(replaced.requestId)).toBeLessThan(200_000);
   });
 });
 

@@ -1483,7 +1483,7 @@ export interface components {
             request_id: string;
             ip: string | null;
             user_agent: string | null;
-            /** @description `{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a delete), or null. Never a variable value, a signing secret or an API key. */
+            /** @description `{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a delete), or null. Never a variable value, a signing secret or an API key. A string longer than 32,768 characters is kept as its first 32,768 and `…[+N characters]` (N left out), so that an entry fits its row. */
             changes: {
                 [key: string]: {
                     from?: unknown;

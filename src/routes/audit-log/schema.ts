@@ -38,7 +38,9 @@ export const AuditEntrySchema = z
       .openapi({
         description:
           "`{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a " +
-          "delete), or null. Never a variable value, a signing secret or an API key.",
+          "delete), or null. Never a variable value, a signing secret or an API key. A string longer than " +
+          "32,768 characters is kept as its first 32,768 and `…[+N characters]` (N left out), so that an entry " +
+          "fits its row.",
       }),
     created_at: TimestampSchema,
   })
