@@ -500,6 +500,22 @@ describe("PATCH /internal/v1/deployments/{id}", () => {
     }
   });
 
+  it("thirty legal stack reports at once all apply (none 409s for the contention alone)", async () => {
+    const { project, environmentId } = await createProjectWithStack();
+    const ids = await insertStacks(project.id, environmentId, 30);
+    const d = (await newDeployment(environmentId, { stack_ids: ids, data: { patch: PATCH } })).body;
+    await report(d.id, { status: "in_progress" });
+    const results = await Promise.all(
+      ids.map((id) => report(d.id, { status: "in_progress", stacks: [{ id, status: "in_progress" }] })),
+    );
+    expect(
+      results.filter((r) => r.status !== 200).map((r) => r.raw),
+      "every report applies",
+    ).toEqual([]);
+    const final = await internalOk<Deployment>("PATCH", `/deployments/${d.id}`, { status: "in_progress" });
+    expect(final.data.stacks?.every((s) => s.status === "in_progress")).toBe(true);
+  });
+
   it("If-Match on an engine report applies to the version read or not at all", async () => {
     const { environmentId, stack } = await createProjectWithStack();
     const created = await newDeployment(environmentId, { stack_ids: [stack.id], data: { patch: PATCH } });

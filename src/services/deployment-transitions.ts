@@ -178,8 +178,18 @@ async function tryTransition(
   return event ? { deployment, event } : { deployment };
 }
 
-/** How often a transition re-reads a deployment that moved under it before giving up. */
-const TRANSITION_ATTEMPTS = 8;
+/**
+ * How often a transition re-reads a deployment that moved under it before giving up. Each
+ * round of a race has a winner, so n reports landing at once need up to n attempts; between
+ * attempts a loser waits a short random time (growing with the attempt, at most 50 ms) so that
+ * the contenders spread out instead of colliding again. An engine reporting every stack of a
+ * deployment at once (30 in test/internal-engine.test.ts) sees every report apply; each
+ * attempt costs two D1 statements, well within a request's budget.
+ */
+const TRANSITION_ATTEMPTS = 32;
+
+const backOff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
 
 /**
  * Applies `to` (and the stack reports) to the deployment as it is now: a transition that loses
@@ -200,12 +210,12 @@ async function transitionLatest(
     opts.check?.(row);
     const result = await tryTransition(ctx, row, to, reports);
     if (result) return result;
+    const retry = !opts.guarded && attempt < TRANSITION_ATTEMPTS;
+    if (retry) await backOff(attempt);
     const fresh = await ctx.db.select().from(deployments).where(eq(deployments.id, row.id)).get();
     if (!fresh) throw notFound("Deployment");
     if (opts.guarded) throw preconditionFailed();
-    if (attempt >= TRANSITION_ATTEMPTS) {
-      throw conflict("The deployment kept changing while this request was applied; try again.");
-    }
+    if (!retry) throw conflict("The deployment kept changing while this request was applied; try again.");
     row = fresh;
   }
 }
