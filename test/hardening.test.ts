@@ -153,6 +153,40 @@ describe("stack statuses inside a deployment (§17)", () => {
     );
   });
 
+  it("a report that finishes the deployment may name that status for its unfinished stacks, with reasons", async () => {
+    const { environmentId } = await setup();
+    const [a, b, c] = [
+      await createStack(environmentId),
+      await createStack(environmentId),
+      await createStack(environmentId),
+    ];
+    const d = await deploy(environmentId, [a.id, b.id, c.id]);
+    await move(d.id, { status: "in_progress", stacks: [{ id: b.id, status: "in_progress" }] });
+    // a is still queued: queued → succeeded alone is no stack move, but it is the roll-up here.
+    const done = await move(d.id, {
+      status: "succeeded",
+      stacks: [
+        { id: a.id, status: "succeeded", status_reason: "nothing to change" },
+        { id: b.id, status: "succeeded", status_reason: "applied" },
+      ],
+    });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.data.stacks?.map((s) => [s.id, s.status, s.status_reason, s.timestamp])).toEqual([
+      [a.id, "succeeded", "nothing to change", done.body.finished_at],
+      [b.id, "succeeded", "applied", done.body.finished_at],
+      [c.id, "succeeded", undefined, done.body.finished_at],
+    ]);
+
+    // Another final status for a queued stack than the deployment's is still judged alone.
+    const e = await deploy(environmentId, [a.id, b.id]);
+    await move(e.id, { status: "in_progress" });
+    const mixed = await move(e.id, {
+      status: "failed",
+      stacks: [{ id: a.id, status: "succeeded" }],
+    });
+    expect([mixed.status, mixed.body.code]).toEqual([409, "conflict"]);
+  });
+
   it("a failed deployment fails its queued and running stacks", async () => {
     const { environmentId } = await setup();
     const [a, b] = [await createStack(environmentId), await createStack(environmentId)];

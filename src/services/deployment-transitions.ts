@@ -47,7 +47,8 @@ function nextVersion(previous: string): string {
 /**
  * The stacks after the engine's reports (each checked against the stack machine), and then,
  * when the deployment enters a final status, every stack not yet final takes that status
- * (API_CONTRACT §17), so `data.stacks` never shows `queued` under a finished deployment.
+ * (API_CONTRACT §17), so `data.stacks` never shows `queued` under a finished deployment. A
+ * report that names that same status for an unfinished stack is the roll-up itself.
  */
 function applyStackReports(
   data: DeploymentData,
@@ -67,7 +68,12 @@ function applyStackReports(
   return current.map((stack) => {
     const report = byId.get(stack.id);
     const reported = report?.status ?? stack.status;
-    const plan = report ? planStackTransition(stack.status, reported, now, `Stack ${stack.id}`) : undefined;
+    // A report naming the very status the deployment's final move gives every unfinished stack
+    // (`succeeded` for a `queued` one, which the stack machine alone would refuse) is that
+    // roll-up, with its reason: an engine may finish a deployment and its stacks in one report.
+    const rolledUp = report !== undefined && reported === finalTo && !isFinal(stack.status);
+    const plan =
+      report && !rolledUp ? planStackTransition(stack.status, reported, now, `Stack ${stack.id}`) : undefined;
     const status = finalTo && !isFinal(reported) ? finalTo : reported;
     if (!report && status === stack.status) return stack;
     const moved = status !== stack.status || plan?.kind === "move";
