@@ -1,9 +1,10 @@
 /**
  * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs` (the page and the
- * renderer script it loads): any origin, no credentials. A preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
- * is answered `204` here, before authentication and rate limiting, so it needs no key and
- * counts against no window. Every other response of these paths (errors, 401 and 429
- * included) gets `Access-Control-Allow-Origin: *` and exposes the headers a client reads.
+ * renderer script it loads): any origin, no credentials. A preflight (`OPTIONS` with `Origin`
+ * and `Access-Control-Request-Method`) is answered `204` here, before authentication and rate
+ * limiting, so it needs no key and counts against no window. Every other response of these
+ * paths (errors, 401 and 429 included) gets `Access-Control-Allow-Origin: *` and exposes the
+ * headers a client reads.
  * Mounted only on those paths: `/internal/*` has no CORS at all.
  */
 import { createMiddleware } from "hono/factory";
