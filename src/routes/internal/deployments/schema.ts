@@ -3,9 +3,9 @@ import { z } from "@hono/zod-openapi";
 import { IdSchema } from "../../../http/openapi";
 import { freeArray, freeString, MAX_BODY_BYTES, nullAsAbsent } from "../../../http/text";
 import {
-  DeploymentDataSchema,
   DeploymentSourceSchema,
   DeploymentStatusSchema,
+  PatchOperationSchema,
 } from "../../../schemas/deployment";
 
 /** A copy of `value` without the object members that are `null` (at any depth). */
@@ -19,16 +19,6 @@ function withoutNulls(value: unknown): unknown {
   );
 }
 
-/** Patch items with a `from` of `null` ("not given") without it; `value` and `old_value` keep their nulls (JSON values). */
-function withoutNullFrom(items: unknown): unknown {
-  if (!Array.isArray(items)) return items;
-  return items.map((item) => {
-    if (item === null || typeof item !== "object" || Array.isArray(item) || item.from !== null) return item;
-    const { from: _, ...rest } = item as Record<string, unknown>;
-    return rest;
-  });
-}
-
 /** The engine creates a deployment… */
 export const DeploymentCreateBody = z.strictObject({
   stack_ids: freeArray(IdSchema).refine(
@@ -36,7 +26,8 @@ export const DeploymentCreateBody = z.strictObject({
     "Stack IDs must be distinct.",
   ),
   data: z.strictObject({
-    patch: z.preprocess(withoutNullFrom, DeploymentDataSchema.shape.patch),
+    // A patch item's `from` null is "not given"; `value` and `old_value` keep their nulls (JSON values).
+    patch: freeArray(PatchOperationSchema.extend({ from: nullAsAbsent(PatchOperationSchema.shape.from) })),
     // `null` for the source or any of its optional fields is "not given" (kept absent, §3).
     source: nullAsAbsent(z.preprocess(withoutNulls, DeploymentSourceSchema)),
   }),
