@@ -182,6 +182,25 @@ const unpaired = (path: string, what = "value") =>
 
 const tooLarge = () => badInput(`The request body exceeds ${MAX_BODY_BYTES} bytes.`);
 
+/**
+ * How much of a refused body, past the limit, is read and dropped before the stream is cancelled.
+ * Cancelling a body mid-upload leaves the connection it came on unusable: under `wrangler dev`,
+ * the next request on it answered a plain-text `503 "Your worker restarted mid-request"`. So, as an
+ * HTTP server drains a body it refuses so that its connection can carry the next request, a
+ * body a little over the limit is read to its end; an endless one is still cut off.
+ */
+export const DRAIN_BYTES = 8 * MAX_BODY_BYTES;
+
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, budget: number): Promise<void> {
+  let left = budget;
+  while (left >= 0) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    left -= value.byteLength;
+  }
+  await reader.cancel();
+}
+
 async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -191,7 +210,7 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
-      await reader.cancel();
+      await drain(reader, DRAIN_BYTES);
       throw tooLarge();
     }
     chunks.push(value);

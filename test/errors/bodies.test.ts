@@ -2,6 +2,7 @@
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { DRAIN_BYTES } from "../../src/middleware/body-guard";
 import { request } from "../helpers/api";
 import { expectErrorResponse, MIB, raw } from "../helpers/errors";
 import type { ErrorBody } from "../helpers/expect";
@@ -42,6 +43,47 @@ describe("request bodies", () => {
       body: stream,
     });
     expectErrorResponse(res, 400, "bad_input");
+  });
+
+  // Cancelling a body mid-upload left `wrangler dev`'s connection unusable: the next request
+  // answered 503 "Your worker restarted mid-request". A body a little over the limit is read to
+  // its end; an endless one is still cut off once DRAIN_BYTES more have come.
+  it("reads a refused streamed body to its end, and cuts off an endless one", async () => {
+    const { owner } = await createOrgWithOwner();
+    const headers = { "x-api-key": owner.key, "content-type": "application/json" };
+    const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
+    const source = (endAt: number) => {
+      const seen = { sent: 0, closed: false, cancelled: false };
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (seen.sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"s"}'));
+          if (seen.sent >= endAt) {
+            seen.closed = true;
+            return controller.close();
+          }
+          controller.enqueue(chunk);
+          seen.sent += chunk.byteLength;
+        },
+        cancel() {
+          seen.cancelled = true;
+        },
+      });
+      return { stream, seen };
+    };
+
+    const over = source(MIB + 256 * 1024);
+    expectErrorResponse(await raw("POST", "/v1/projects", { headers, body: over.stream }), 400, "bad_input");
+    expect(over.seen).toMatchObject({ closed: true, cancelled: false });
+
+    const endless = source(Number.POSITIVE_INFINITY);
+    expectErrorResponse(
+      await raw("POST", "/v1/projects", { headers, body: endless.stream }),
+      400,
+      "bad_input",
+    );
+    expect(endless.seen.cancelled).toBe(true);
+    expect(endless.seen.sent).toBeGreaterThan(MIB + DRAIN_BYTES - chunk.byteLength);
+    expect(endless.seen.sent).toBeLessThan(MIB + DRAIN_BYTES + 16 * chunk.byteLength);
   });
 
   it.each([
