@@ -48,6 +48,8 @@ try {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
+        // Its own key file beside its own state: the developer's .dev.key stays as it was.
+        env: { ...process.env, DEV_KEY_FILE: join(profile, "dev.key") },
       },
     );
     let log = "";

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// `npm run check:dev` (part of `npm test`): what only `npm run dev` shows, checked on the real
+// thing. It starts `npm run dev` (scripts/dev.mjs) on free ports with its own fresh local state
+// and key file, then checks that:
+//   1. the fresh database was migrated and seeded, and the printed key calls the API;
+//   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
+//   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
+//      (a body cancelled mid-upload used to leave wrangler's proxy answering 503).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
+const keyFile = join(dir, "dev.key");
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer within ${ms / 1000} s`);
+}
+
+const failures = [];
+function check(ok, what, detail) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok ? "" : `: ${detail}`}`);
+  if (!ok) failures.push(what);
+}
+
+const [port, inspectorPort] = [await freePort(), await freePort()];
+const base = `http://localhost:${port}`;
+const server = spawn(
+  process.execPath,
+  [
+    join(root, "scripts", "dev.mjs"),
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    join(dir, "state"),
+  ],
+  {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, DEV_KEY_FILE: keyFile },
+  },
+);
+let log = "";
+server.stdout.on("data", (d) => (log += d));
+server.stderr.on("data", (d) => (log += d));
+
+try {
+  await waitFor(`${base}/healthz`, 120_000);
+
+  const key = readFileSync(keyFile, "utf8").trim();
+  check(log.includes(key), "the demo key is printed", "not in the output");
+  const listed = await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } });
+  const page = await listed.json();
+  check(
+    listed.status === 200 && page.data?.length === 1 && page.data[0].name === "demo",
+    "the seeded key lists the seeded project",
+    `${listed.status} ${JSON.stringify(page)}`,
+  );
+
+  for (const cron of ["*/5 * * * *", "0 3 * * *"]) {
+    const ran = await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`);
+    const text = await ran.text();
+    check(ran.status === 200, `the cron job "${cron}" runs by hand`, `${ran.status} ${text}`);
+  }
+  check(/"msg":"audit log retention"/.test(log), "the daily job reached the Worker", "no retention log line");
+
+  const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
+  let sent = 0;
+  const body = new ReadableStream({
+    pull(controller) {
+      if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"big"}'));
+      if (sent > 1024 * 1024 + 256 * 1024) return controller.close();
+      controller.enqueue(chunk);
+      sent += chunk.byteLength;
+    },
+  });
+  const headers = { "x-api-key": key, "content-type": "application/json" };
+  const over = await fetch(`${base}/v1/projects`, { method: "POST", headers, body, duplex: "half" });
+  check(over.status === 400, "a streamed body over 1 MiB is 400", `${over.status} ${await over.text()}`);
+  const next = await fetch(`${base}/v1/projects`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: `after-${Date.now()}` }),
+  });
+  check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
+} catch (err) {
+  failures.push(String(err));
+  console.error(String(err));
+} finally {
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {}
+  await new Promise((r) => setTimeout(r, 500));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (failures.length > 0) {
+  console.error(`\ncheck:dev failed (${failures.length}). The server's output:\n${log}`);
+  process.exit(1);
+}
+console.log("check:dev: npm run dev works as README.md says.");
