@@ -304,8 +304,8 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     expect(await countRows("variables", { projectId: project.id })).toBe(before);
   });
 
-  it("a charset other than utf-8 is 400; utf-8 in any spelling is accepted", async () => {
-    const { owner } = await setup();
+  it("a charset other than utf-8 is 400, with or without a body; utf-8 in any spelling is accepted", async () => {
+    const { owner, project } = await setup();
     const before = await countRows("projects", { orgId: owner.orgId });
     for (const contentType of [
       "application/json; charset=latin1",
@@ -321,10 +321,36 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       expect([res.status, res.body.code, res.body.cause?.[0]?.path]).toEqual([
         400,
         "bad_input",
-        "content-type",
+        "header.content-type",
       ]);
     }
     expect(await countRows("projects", { orgId: owner.orgId })).toBe(before);
+    // Without a body too: a bodyless write labelled with another charset executes nothing.
+    const stack = await createStack(project.default_environment_id);
+    const deployment = await deploy(project.default_environment_id, [stack.id]);
+    for (const [method, path] of [
+      ["PATCH", `/v1/deployments/${deployment.id}/cancel`],
+      ["PATCH", `/v1/projects/${project.id}/disconnect`],
+      ["DELETE", `/v1/projects/${project.id}`],
+    ] as const) {
+      const res = await request<ErrorBody>(method, path, {
+        key: owner.key,
+        headers: { "content-type": "application/json; charset=utf-16" },
+      });
+      expect([res.status, res.body.code, res.body.cause?.[0]?.path], `${method} ${path}`).toEqual([
+        400,
+        "bad_input",
+        "header.content-type",
+      ]);
+    }
+    const after = await request<{ connection_status: string }>("GET", `/v1/projects/${project.id}`, {
+      key: owner.key,
+    });
+    expect(after.body.connection_status).toBe("connected");
+    const unchanged = await request<Deployment>("GET", `/v1/deployments/${deployment.id}`, {
+      key: owner.key,
+    });
+    expect(unchanged.body.status).toBe("queued");
     // RFC 9110 media types: spaces around `;`, an empty parameter, any case.
     for (const contentType of [
       "application/json; charset=utf-8",

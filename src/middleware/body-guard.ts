@@ -16,7 +16,12 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * Hono's body cache, so it is never read twice.
  */
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
-  if (!BODY_METHODS.has(c.req.method) || !c.req.raw.body) return next();
+  if (!BODY_METHODS.has(c.req.method)) return next();
+  // A charset other than UTF-8 is refused whether a body came or not (§17: before anything
+  // executes): a bodyless DELETE, cancel or rotate-secret labelled `charset=utf-16` runs nothing.
+  const declaredType = c.req.header("content-type");
+  if (declaredType) assertUtf8Charset(declaredType);
+  if (!c.req.raw.body) return next();
 
   const bytes = await readRawBody(c);
   // Hono keeps body promises in this cache (its declared type says otherwise).
@@ -37,7 +42,7 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
 
   if (!JSON_TYPE.test(contentType)) {
     throw badInput("Request bodies must be JSON, sent with `content-type: application/json`.", [
-      { path: "content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
+      { path: "header.content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
     ]);
   }
   assertUtf8Charset(contentType);
@@ -116,7 +121,7 @@ function assertUtf8Charset(contentType: string): void {
       .toLowerCase();
     if (value !== "utf-8") {
       throw badInput("Request bodies must be UTF-8.", [
-        { path: "content-type", message: `Unsupported charset "${value}"; send utf-8.` },
+        { path: "header.content-type", message: `Unsupported charset "${value}"; send utf-8.` },
       ]);
     }
   }
