@@ -49,11 +49,34 @@ const HEADERS = {
     schema: { type: "string" as const, enum: ["*"] },
   },
   RetryAfter: integerHeader("Seconds to wait before retrying; equals `X-Ratelimit-Reset`.", 60),
+  RetryAfterInFlight: {
+    description:
+      "`1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing " +
+      "(API_CONTRACT §11): retry it then to get that request's answer.",
+    schema: { type: "integer" as const, format: "int32", enum: [1] },
+  },
+  Location: {
+    description: "The path of the record this request created; a `GET` of it reads the record.",
+    schema: { type: "string" as const },
+  },
+  ContentLocation: {
+    description: "The path where the record this answer carries is read.",
+    schema: { type: "string" as const },
+  },
+  CacheControlNoStore: {
+    description: "This answer holds a secret shown only here: no cache may keep it.",
+    schema: { type: "string" as const, enum: ["no-store"] },
+  },
   WwwAuthenticate: {
     description: `RFC 9110 §11.6.1: the scheme that would authenticate, \`${API_KEY_CHALLENGE}\`.`,
     schema: { type: "string" as const, enum: [API_KEY_CHALLENGE] },
   },
 };
+
+/** Headers a route declares on its own success answer (src/http/openapi.ts merges them in). */
+export const LOCATION_HEADER = { Location: headerRef("Location") };
+export const CONTENT_LOCATION_HEADER = { "Content-Location": headerRef("ContentLocation") };
+export const NO_STORE_HEADER = { "Cache-Control": headerRef("CacheControlNoStore") };
 
 /** The headers of every public response, as references. */
 export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
@@ -126,7 +149,11 @@ export function registerSharedComponents(registry: OpenAPIRegistry): void {
           : status === "401"
             ? { ...PUBLIC_RESPONSE_HEADERS, "WWW-Authenticate": headerRef("WwwAuthenticate") }
             : REPLAYABLE_ERRORS.has(status)
-              ? { ...PUBLIC_RESPONSE_HEADERS, "Idempotent-Replayed": headerRef("IdempotentReplayed") }
+              ? {
+                  ...PUBLIC_RESPONSE_HEADERS,
+                  "Idempotent-Replayed": headerRef("IdempotentReplayed"),
+                  ...(status === "409" ? { "Retry-After": headerRef("RetryAfterInFlight") } : {}),
+                }
               : PUBLIC_RESPONSE_HEADERS,
       content: { "application/json": { schema: errorSchema } },
     } as Parameters<OpenAPIRegistry["registerComponent"]>[2]);

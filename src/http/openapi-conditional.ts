@@ -77,11 +77,23 @@ export function conditionalParameters(method: string): Ref[] {
     : [ref("parameters", "IdempotencyKey")];
 }
 
-/** The header references of one response of an operation. */
-export function conditionalResponseHeaders(method: string, status: string): Record<string, Ref> {
+/**
+ * An answer marked `Cache-Control: no-store` gets no ETag unless its route tags it itself
+ * (src/middleware/etag.ts): so it is declared, from the headers the route declares on it.
+ */
+const untagged = (own: Record<string, unknown> | undefined) =>
+  own !== undefined && "Cache-Control" in own && !("ETag" in own);
+
+/** The header references of one response of an operation (`own`: those its route declares). */
+export function conditionalResponseHeaders(
+  method: string,
+  status: string,
+  own?: Record<string, unknown>,
+): Record<string, Ref> {
   const m = method.toLowerCase();
   const headers: Record<string, Ref> = {};
-  if ((status === "200" || status === "201") && m !== "delete") headers.ETag = ref("headers", "ETag");
+  if ((status === "200" || status === "201") && m !== "delete" && !untagged(own))
+    headers.ETag = ref("headers", "ETag");
   // Every stored answer can be replayed: all but 401 and 429 (refused before a key is used) and 5xx.
   const replayable = status !== "401" && status !== "429" && Number(status) < 500;
   if (WRITE_METHODS.has(m) && replayable)
@@ -89,7 +101,16 @@ export function conditionalResponseHeaders(method: string, status: string): Reco
   return headers;
 }
 
-/** Extra responses of an operation: the 304 of a GET. */
-export function conditionalResponses(method: string): Record<string, Ref> {
-  return method.toLowerCase() === "get" ? { 304: ref("responses", "NotModified") } : {};
+/** Extra responses of an operation: the 304 of a GET whose answer has an ETag. */
+export function conditionalResponses(
+  method: string,
+  responses: Record<string, { headers?: unknown }>,
+): Record<string, Ref> {
+  if (method.toLowerCase() !== "get") return {};
+  return untagged(responses["200"]?.headers as Record<string, unknown> | undefined)
+    ? {}
+    : { 304: ref("responses", "NotModified") };
 }
+
+/** The header reference that declares a route's own ETag (a no-store answer it tags itself). */
+export const ETAG_HEADER = { ETag: ref("headers", "ETag") };

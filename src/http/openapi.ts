@@ -223,7 +223,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     responses: {
       ...errorResponseRefs,
       ...withPublicHeaders(route.responses, route.method),
-      ...conditionalResponses(route.method),
+      ...conditionalResponses(route.method, route.responses as Record<string, { headers?: unknown }>),
     },
   } as Omit<R, "rateLimit" | "scope">);
 }
@@ -235,9 +235,10 @@ export const D1_BOOKMARK_PARAMETER = "D1Bookmark";
 function withPublicHeaders<T extends RouteConfig["responses"]>(responses: T, method: string): T {
   const out: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(responses)) {
+    const own = (response as { headers?: Record<string, unknown> }).headers;
     out[status] = {
       ...response,
-      headers: { ...PUBLIC_RESPONSE_HEADERS, ...conditionalResponseHeaders(method, status) },
+      headers: { ...PUBLIC_RESPONSE_HEADERS, ...conditionalResponseHeaders(method, status, own), ...own },
     };
   }
   return out as T;

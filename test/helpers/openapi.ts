@@ -296,4 +296,42 @@ export async function expectDocumentedResponse(
       throw new Error(`${method} ${path} → ${res.status}: content-type ${type}, not application/json`);
   }
   await expectMatchesOpenApi(method, template, res.status, res.body);
+  await expectDocumentedHeaders(method, template, res.status, res.headers);
+}
+
+/** Headers that say something about one answer; each one sent must be declared on that answer. */
+const ANSWER_HEADERS = [
+  "etag",
+  "location",
+  "content-location",
+  "cache-control",
+  "retry-after",
+  "idempotent-replayed",
+];
+
+/**
+ * Fails when an answer carries one of `ANSWER_HEADERS` that its status's response in the
+ * document does not declare, or when the document declares an `ETag` on a 200, 201 or 304 that
+ * the answer lacks (a client reading the document relies on both).
+ */
+export async function expectDocumentedHeaders(
+  method: string,
+  pathTemplate: string,
+  status: number,
+  headers: Headers,
+): Promise<void> {
+  const doc = await openApiDocument();
+  const operation = doc.paths[pathTemplate]?.[method.toLowerCase()];
+  const declared = operation?.responses?.[String(status)];
+  if (!declared) return;
+  const names = new Set(
+    Object.keys(resolveResponse(doc, declared).headers ?? {}).map((h) => h.toLowerCase()),
+  );
+  const where = `${method.toUpperCase()} ${pathTemplate} → ${status}`;
+  for (const name of ANSWER_HEADERS) {
+    if (headers.has(name) && !names.has(name))
+      throw new Error(`${where}: sends ${name} (${headers.get(name)}), which /openapi.json does not declare`);
+  }
+  if ([200, 201, 304].includes(status) && names.has("etag") && !headers.has("etag"))
+    throw new Error(`${where}: /openapi.json declares an ETag, but the answer has none`);
 }

@@ -1600,6 +1600,7 @@ export interface components {
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "Retry-After": components["headers"]["RetryAfterInFlight"];
                 [name: string]: unknown;
             };
             content: {
@@ -1757,6 +1758,7 @@ export interface components {
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
                 [name: string]: unknown;
             };
             content: {
@@ -1904,6 +1906,14 @@ export interface components {
         AccessControlAllowOrigin: "*";
         /** @description Seconds to wait before retrying; equals `X-Ratelimit-Reset`. */
         RetryAfter: number;
+        /** @description `1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing (API_CONTRACT §11): retry it then to get that request's answer. */
+        RetryAfterInFlight: 1;
+        /** @description The path of the record this request created; a `GET` of it reads the record. */
+        Location: string;
+        /** @description The path where the record this answer carries is read. */
+        ContentLocation: string;
+        /** @description This answer holds a secret shown only here: no cache may keep it. */
+        CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
         WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
         /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database. */
@@ -2081,6 +2091,7 @@ export interface operations {
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2644,6 +2655,8 @@ export interface operations {
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2978,8 +2991,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3289,14 +3302,13 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VariableValue"];
                 };
             };
-            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3731,6 +3743,7 @@ export interface operations {
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Content-Location": components["headers"]["ContentLocation"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { CONTENT_LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { cancelDeployment } from "../../services/deployment-transitions";
 import { DeploymentParams, DeploymentSchema } from "./schema";
@@ -16,7 +17,9 @@ export const cancelDeploymentRoute = defineRoute({
     "A finished deployment, or one that changes status while this request runs, is `409 conflict`. " +
     "Needs the project role `contributor` or above.",
   request: { params: DeploymentParams },
-  responses: { 200: jsonContent(DeploymentSchema, "The cancelled deployment.") },
+  responses: {
+    200: { ...jsonContent(DeploymentSchema, "The cancelled deployment."), headers: CONTENT_LOCATION_HEADER },
+  },
 });
 
 export function registerCancelDeployment(app: OpenAPIHono<AppEnv>) {

@@ -1,6 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { LOCATION_HEADER, NO_STORE_HEADER } from "../../http/openapi-components";
+import { ETAG_HEADER } from "../../http/openapi-conditional";
 import { callerContext } from "../../middleware/context";
 import { createdIntegrationEtag, createIntegration } from "../../services/integrations";
 import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
@@ -19,7 +21,12 @@ export const createIntegrationRoute = defineRoute({
     "`webhook-signature`. A non-2xx answer, a redirect, a timeout (15 s) or a network error is retried " +
     "after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h (longer if the receiver sends `Retry-After`).",
   request: { params: ProjectParams, body: jsonBody(IntegrationCreateSchema) },
-  responses: { 201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret.") },
+  responses: {
+    201: {
+      ...jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret."),
+      headers: { ...LOCATION_HEADER, ...NO_STORE_HEADER, ...ETAG_HEADER },
+    },
+  },
 });
 
 export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {

@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { NO_STORE_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { recover, redeliver, rotateSecret, testSend } from "../../services/webhook-ops";
 import {
@@ -77,7 +78,7 @@ export const rotateSecretRoute = defineRoute({
     "`v1,<new> v1,<previous>`, so receivers switch keys without losing a message. Then it is deleted. A secret " +
     "rotated out earlier stops signing at once. Needs the project role `contributor` or above.",
   request: { params: IntegrationParams, body: optionalBody(RotateSecretBodySchema) },
-  responses: { 200: jsonContent(RotatedSecretSchema, "The new secret.") },
+  responses: { 200: { ...jsonContent(RotatedSecretSchema, "The new secret."), headers: NO_STORE_HEADER } },
 });
 
 export function registerIntegrationOperations(app: OpenAPIHono<AppEnv>) {

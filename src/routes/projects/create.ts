@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { createProject } from "../../services/projects";
 import { ProjectCreateSchema, ProjectSchema } from "./schema";
@@ -15,7 +16,7 @@ export const createProjectRoute = defineRoute({
     "Needs the organization role `owner` or `admin` (else `403 unauthorized`). Also creates the project's " +
     "first environment, `production`, as its default, and makes you the project `owner`.",
   request: { body: jsonBody(ProjectCreateSchema) },
-  responses: { 201: jsonContent(ProjectSchema, "The new project.") },
+  responses: { 201: { ...jsonContent(ProjectSchema, "The new project."), headers: LOCATION_HEADER } },
 });
 
 export function registerCreateProject(app: OpenAPIHono<AppEnv>) {

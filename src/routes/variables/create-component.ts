@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { createVariable } from "../../services/variables";
 import { ComponentParams, VariableSchema, VariableWriteSchema } from "./schema";
@@ -15,7 +16,12 @@ export const createComponentVariableRoute = defineRoute({
     "The variable carries its component's environment. A name already used by this component is " +
     "`409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
   request: { params: ComponentParams, body: jsonBody(VariableWriteSchema) },
-  responses: { 201: jsonContent(VariableSchema, "The new variable (without its value).") },
+  responses: {
+    201: {
+      ...jsonContent(VariableSchema, "The new variable (without its value)."),
+      headers: LOCATION_HEADER,
+    },
+  },
 });
 
 export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {

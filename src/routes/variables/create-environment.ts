@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
+import { LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { createVariable } from "../../services/variables";
 import { EnvironmentParams, VariableSchema, VariableWriteSchema } from "./schema";
@@ -15,7 +16,12 @@ export const createEnvironmentVariableRoute = defineRoute({
     "An environment variable has `component_id` null. A name already used by another variable of the " +
     "environment itself is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
   request: { params: EnvironmentParams, body: jsonBody(VariableWriteSchema) },
-  responses: { 201: jsonContent(VariableSchema, "The new variable (without its value).") },
+  responses: {
+    201: {
+      ...jsonContent(VariableSchema, "The new variable (without its value)."),
+      headers: LOCATION_HEADER,
+    },
+  },
 });
 
 export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {

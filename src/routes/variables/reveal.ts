@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute, jsonContent } from "../../http/openapi";
+import { NO_STORE_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
 import { revealVariable } from "../../services/variable-values";
 import { VariableParams, VariableValueSchema } from "./schema";
@@ -18,7 +19,9 @@ export const revealVariableRoute = defineRoute({
   rateLimit: "reveal",
   scope: "variables:reveal",
   request: { params: VariableParams },
-  responses: { 200: jsonContent(VariableValueSchema, "The decrypted value.") },
+  responses: {
+    200: { ...jsonContent(VariableValueSchema, "The decrypted value."), headers: NO_STORE_HEADER },
+  },
 });
 
 export function registerRevealVariable(app: OpenAPIHono<AppEnv>) {
