@@ -1044,7 +1044,7 @@ export interface components {
              * @example https://hooks.example.com/deploys
              */
             url?: string | null;
-            /** @description `false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. Neither sends anything to the integration. */
+            /** @description `false` disables (reason `manual`); on an integration already disabled, its `disabled_reason` and `disabled_at` stay (a `gone` or `failing` one keeps what the service found, and when). `true` re-enables and clears both. Neither sends anything to the integration. */
             enabled?: boolean | null;
         };
         WebhookDeliveryList: {

@@ -48,8 +48,9 @@ export const IntegrationUpdateSchema = z
     }),
     enabled: nullAsAbsent(z.boolean()).openapi({
       description:
-        "`false` disables (reason `manual`); `true` re-enables and clears `disabled_reason` and `disabled_at`. " +
-        "Neither sends anything to the integration.",
+        "`false` disables (reason `manual`); on an integration already disabled, its `disabled_reason` and " +
+        "`disabled_at` stay (a `gone` or `failing` one keeps what the service found, and when). `true` " +
+        "re-enables and clears both. Neither sends anything to the integration.",
     }),
   })
   .openapi("NotificationIntegrationUpdate", {
