@@ -180,9 +180,15 @@ function assertWellFormed(value: unknown): void {
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/** The path names a key with U+FFFD in place of its surrogate: the answer itself stays well-formed. */
 const unpaired = (path: string, what = "value") =>
   badInput("Strings must be well-formed Unicode.", [
-    { path, message: `The ${what} contains an unpaired UTF-16 surrogate.` },
+    {
+      path: path.replace(LONE_SURROGATES, "\uFFFD"),
+      message: `The ${what} contains an unpaired UTF-16 surrogate.`,
+    },
   ]);
 
 const tooLarge = () => badInput(`The request body exceeds ${MAX_BODY_BYTES} bytes.`);
