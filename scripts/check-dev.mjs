@@ -87,6 +87,9 @@ try {
     const text = await ran.text();
     check(ran.status === 200, `the cron job "${cron}" runs by hand`, `${ran.status} ${text}`);
   }
+  // The Worker's log line reaches this process a little after the answer.
+  for (let i = 0; i < 50 && !/"msg":"audit log retention"/.test(log); i++)
+    await new Promise((r) => setTimeout(r, 100));
   check(/"msg":"audit log retention"/.test(log), "the daily job reached the Worker", "no retention log line");
 
   const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
