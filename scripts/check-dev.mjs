@@ -6,38 +6,12 @@
 //   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503).
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { startDevServer } from "./dev-server.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
-const keyFile = join(dir, "dev.key");
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer within ${ms / 1000} s`);
-}
 
 const failures = [];
 function check(ok, what, detail) {
@@ -45,35 +19,14 @@ function check(ok, what, detail) {
   if (!ok) failures.push(what);
 }
 
-const [port, inspectorPort] = [await freePort(), await freePort()];
-const base = `http://localhost:${port}`;
-const server = spawn(
-  process.execPath,
-  [
-    join(root, "scripts", "dev.mjs"),
-    "--port",
-    String(port),
-    "--inspector-port",
-    String(inspectorPort),
-    "--persist-to",
-    join(dir, "state"),
-  ],
-  {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-    env: { ...process.env, DEV_KEY_FILE: keyFile },
-  },
-);
+let server;
 let log = "";
-server.stdout.on("data", (d) => (log += d));
-server.stderr.on("data", (d) => (log += d));
-
 try {
-  await waitFor(`${base}/healthz`, 120_000);
+  server = await startDevServer(dir);
+  const { base, keyFile } = server;
 
   const key = readFileSync(keyFile, "utf8").trim();
-  check(log.includes(key), "the demo key is printed", "not in the output");
+  check(server.log().includes(key), "the demo key is printed", "not in the output");
   const listed = await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } });
   const page = await listed.json();
   check(
@@ -88,9 +41,13 @@ try {
     check(ran.status === 200, `the cron job "${cron}" runs by hand`, `${ran.status} ${text}`);
   }
   // The Worker's log line reaches this process a little after the answer.
-  for (let i = 0; i < 50 && !/"msg":"audit log retention"/.test(log); i++)
+  for (let i = 0; i < 50 && !/"msg":"audit log retention"/.test(server.log()); i++)
     await new Promise((r) => setTimeout(r, 100));
-  check(/"msg":"audit log retention"/.test(log), "the daily job reached the Worker", "no retention log line");
+  check(
+    /"msg":"audit log retention"/.test(server.log()),
+    "the daily job reached the Worker",
+    "no retention log line",
+  );
 
   const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
   let sent = 0;
@@ -115,9 +72,8 @@ try {
   failures.push(String(err));
   console.error(String(err));
 } finally {
-  try {
-    process.kill(-server.pid, "SIGTERM");
-  } catch {}
+  log = server?.log() ?? log;
+  server?.stop();
   await new Promise((r) => setTimeout(r, 500));
   rmSync(dir, { recursive: true, force: true });
 }

@@ -5,14 +5,12 @@
 //   node scripts/check-docs.mjs                  starts `npm run dev` on a free port, then checks
 //   node scripts/check-docs.mjs http://host:port  checks a running server
 // Options: --chromium <path> (default /usr/bin/chromium), --screenshot <file.png>.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { startDevServer } from "./dev-server.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const i = args.indexOf(name);
@@ -23,40 +21,13 @@ const screenshot = option("--screenshot", undefined);
 let base = args[0];
 let server;
 
-async function waitFor(url, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer within ${ms / 1000} s`);
-}
-
 const profile = mkdtempSync(join(tmpdir(), "check-docs-"));
 let browser;
 let failed = false;
 try {
   if (!base) {
-    const port = 8900 + Math.floor(Math.random() * 90);
-    base = `http://localhost:${port}`;
-    server = spawn(
-      process.execPath,
-      [join(root, "scripts", "dev.mjs"), "--port", String(port), "--persist-to", join(profile, "state")],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-        // Its own key file beside its own state: the developer's .dev.key stays as it was.
-        env: { ...process.env, DEV_KEY_FILE: join(profile, "dev.key") },
-      },
-    );
-    let log = "";
-    server.stdout.on("data", (d) => (log += d));
-    server.stderr.on("data", (d) => (log += d));
-    server.on("exit", (code) => code && console.error(log));
-    await waitFor(`${base}/healthz`, 90_000);
+    server = await startDevServer(profile);
+    base = server.base;
   }
   // A fresh profile directory (its own --user-data-dir), removed afterwards.
   browser = await chromium.launchPersistentContext(join(profile, "chromium"), {
@@ -112,7 +83,7 @@ try {
   console.error(`check-docs: ${err.message}`);
 } finally {
   await browser?.close();
-  if (server) process.kill(-server.pid, "SIGTERM");
+  server?.stop();
   rmSync(profile, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

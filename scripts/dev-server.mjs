@@ -1,0 +1,71 @@
+// `npm run dev` started by a script on spare ports with its own fresh local state and key file
+// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs and
+// scripts/check-docs.mjs.
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once `url` answers 2xx; rejects after `ms`. */
+export async function waitFor(url, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer within ${ms / 1000} s`);
+}
+
+/**
+ * Starts `npm run dev` (scripts/dev.mjs) with its state and key file under `dir` and waits for
+ * it to answer. `log()` is everything it printed so far; `stop()` ends its process group.
+ */
+export async function startDevServer(dir) {
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const base = `http://localhost:${port}`;
+  const keyFile = join(dir, "dev.key");
+  const args = [
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    join(dir, "state"),
+  ];
+  const server = spawn(process.execPath, [join(root, "scripts", "dev.mjs"), ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, DEV_KEY_FILE: keyFile },
+  });
+  let output = "";
+  server.stdout.on("data", (d) => (output += d));
+  server.stderr.on("data", (d) => (output += d));
+  const stop = () => {
+    try {
+      process.kill(-server.pid, "SIGTERM");
+    } catch {}
+  };
+  try {
+    await waitFor(`${base}/healthz`, 120_000);
+  } catch (err) {
+    stop();
+    throw new Error(`${err.message}\n${output}`);
+  }
+  return { base, keyFile, log: () => output, stop };
+}
