@@ -128,6 +128,62 @@ describe("the typed client", () => {
     expect(seen).toEqual([null]);
   });
 
+  it("retries a write's 409 that carries Retry-After (its key still executing), and no other 409", async () => {
+    const { owner } = await createOrgWithOwner();
+    const answers: number[] = [];
+    let call = 0;
+    const client = createDeployClient({
+      baseUrl: BASE,
+      apiKey: owner.key,
+      sleep: async () => {},
+      fetch: async (input, init) => {
+        const req = new Request(input, init);
+        call++;
+        // The first try is lost (a 503 from a proxy) while it executes; the retry meets it
+        // still executing (the server's 409 with Retry-After: 1); the next gets its answer.
+        const res =
+          call === 1
+            ? new Response('{"code":"internal","message":"proxy"}', { status: 503 })
+            : call === 2
+              ? new Response('{"code":"conflict","message":"still executing"}', {
+                  status: 409,
+                  headers: { "retry-after": "1", "content-type": "application/json" },
+                })
+              : await worker(req);
+        answers.push(res.status);
+        return res;
+      },
+    });
+    const name = unique("inflight");
+    const created = await client.POST("/v1/projects", { body: { name } });
+    expect(answers).toEqual([503, 409, 201]);
+    expect(created.data?.name).toBe(name);
+
+    // A real conflict (the name is taken) has no Retry-After: answered at once.
+    answers.length = 0;
+    const taken = await client.POST("/v1/projects", { body: { name } });
+    expect(answers).toEqual([409]);
+    expect(taken.error?.code).toBe("conflict");
+  });
+
+  it("answers a 304 as empty: neither data nor error, the status on the response", async () => {
+    const { owner } = await createOrgWithOwner();
+    const client = createDeployClient({ baseUrl: BASE, apiKey: owner.key, fetch: worker });
+    const created = await client.POST("/v1/projects", { body: { name: unique("etag") } });
+    const project_id = created.data?.id as string;
+    const first = await client.GET("/v1/projects/{project_id}", { params: { path: { project_id } } });
+    const etag = first.response.headers.get("etag") as string;
+    expect(etag).toMatch(/^"/);
+    const again = await client.GET("/v1/projects/{project_id}", {
+      params: { path: { project_id } },
+      headers: { "if-none-match": etag },
+    });
+    expect(again.response.status).toBe(304);
+    expect(again.response.headers.get("etag")).toBe(etag);
+    expect(again.data).toBeUndefined();
+    expect(again.error).toBeUndefined();
+  });
+
   it("waits the backoff when there is no Retry-After, and never longer than maxDelayMs", () => {
     expect(retryDelayMs(new Response(null, { status: 503 }), 1, 60_000)).toBe(500);
     expect(retryDelayMs(new Response(null, { status: 503 }), 3, 60_000)).toBe(2000);

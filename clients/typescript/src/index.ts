@@ -4,7 +4,11 @@
  *  - 429 and 5xx answers are retried (bounded attempts), waiting `Retry-After` seconds when the
  *    server says so, else an exponential backoff;
  *  - every POST, PUT, PATCH and DELETE carries an `Idempotency-Key` (a random UUID unless the
- *    caller set one), the same on each of its retries, so a retried write executes once;
+ *    caller set one), the same on each of its retries, so a retried write executes once; a
+ *    `409` with `Retry-After` (that key's first attempt is still executing, API_CONTRACT §11) is
+ *    retried too, to get that attempt's answer;
+ *  - a `304 Not Modified` (a GET sent with `If-None-Match`) comes back as `{ data: undefined,
+ *    error: undefined, response }`: check `response.status === 304` before reading `data`;
  *  - `pages()` walks a keyset-paginated list (`after` ← `next_page`).
  */
 import createClient, { type Client } from "openapi-fetch";
@@ -57,13 +61,34 @@ export function retryingFetch(options: ClientOptions): typeof globalThis.fetch {
     if (WRITE_METHODS.has(original.method) && !original.headers.has("idempotency-key")) {
       original.headers.set("idempotency-key", crypto.randomUUID());
     }
+    const keyed = original.headers.has("idempotency-key");
     for (let attempt = 1; ; attempt++) {
       const res = await inner(original.clone());
-      if ((res.status !== 429 && res.status < 500) || attempt >= maxAttempts) return res;
+      if (!retryable(res, keyed) || attempt >= maxAttempts)
+        return res.status === 304 ? notModified(res) : res;
       await res.body?.cancel();
       await sleep(retryDelayMs(res, attempt, maxDelayMs));
     }
   };
+}
+
+/**
+ * 429 and 5xx; and, for a write with an Idempotency-Key, the `409` that carries `Retry-After`:
+ * the key's first attempt (an earlier try of this very request) is still executing.
+ */
+function retryable(res: Response, keyed: boolean): boolean {
+  if (res.status === 429 || res.status >= 500) return true;
+  return keyed && res.status === 409 && res.headers.has("retry-after");
+}
+
+/**
+ * A 304 has no body. openapi-fetch reads an answer that says so (`Content-Length: 0`) as empty;
+ * without it, it would parse the empty text as the error (`error: ""`).
+ */
+function notModified(res: Response): Response {
+  const headers = new Headers(res.headers);
+  headers.set("content-length", "0");
+  return new Response(null, { status: 304, statusText: res.statusText, headers });
 }
 
 export type DeployClient = Client<paths>;
