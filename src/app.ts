@@ -25,6 +25,7 @@ import { D1_BOOKMARK_PARAMETER, ErrorSchema, registerListQueryParameters } from 
 import { compactOpenApiDocument } from "./http/openapi-compact";
 import { API_TAGS, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./http/openapi-components";
 import { registerConditionalComponents } from "./http/openapi-conditional";
+import { examplesBesideRefs } from "./http/openapi-examples";
 import { routeMetaLookup } from "./http/route-meta";
 import { setBounded } from "./lib/bounded-map";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
@@ -126,13 +127,14 @@ export function createApp() {
   });
   registerConditionalComponents(app.openAPIRegistry, PUBLIC_RESPONSE_HEADERS);
   // Generated once per origin in an isolate (the routes do not change while it lives), then
-  // compacted (src/http/openapi-compact.ts). Bounded: the origin comes from the request.
+  // compacted (src/http/openapi-compact.ts), its identifiers' examples set beside their references
+  // (src/http/openapi-examples.ts). Bounded: the origin comes from the request.
   const documents = new Map<string, unknown>();
   app.get("/openapi.json", (c) => {
     const origin = new URL(c.req.url).origin;
     let document = documents.get(origin);
     if (!document) {
-      document = compactOpenApiDocument(app.getOpenAPI31Document(documentConfig(origin)));
+      document = examplesBesideRefs(compactOpenApiDocument(app.getOpenAPI31Document(documentConfig(origin))));
       setBounded(documents, origin, document, 16);
     }
     return c.json(document);

@@ -395,3 +395,50 @@ describe("/openapi.json: safe retries and conditional requests (API_CONTRACT §1
     }
   });
 });
+
+describe("/openapi.json: examples a renderer can show (src/http/openapi-examples.ts)", () => {
+  it("sets a referenced schema's example beside every $ref to it, and leaves no allOf of one $ref and a description", async () => {
+    const doc = (await openApiDocument()) as unknown as {
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, { example?: unknown }> };
+    };
+    let refs = 0;
+    const visit = (value: unknown, where: string): void => {
+      if (Array.isArray(value)) return value.forEach((item, i) => visit(item, `${where}.${i}`));
+      if (typeof value !== "object" || value === null) return;
+      const node = value as Record<string, unknown>;
+      const all = node.allOf as Array<Record<string, unknown>> | undefined;
+      if (
+        all?.length === 2 &&
+        typeof all[0]?.$ref === "string" &&
+        Object.keys(all[1] ?? {}).join() === "description"
+      )
+        throw new Error(`${where}: allOf of a $ref and a description`);
+      const name =
+        typeof node.$ref === "string" ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref)?.[1] : undefined;
+      const example = name === undefined ? undefined : doc.components.schemas[name]?.example;
+      if (example !== undefined) {
+        refs++;
+        expect(node.example, where).toEqual(example);
+      }
+      for (const [key, child] of Object.entries(node)) visit(child, `${where}.${key}`);
+    };
+    visit(doc.paths, "paths");
+    visit(doc.components.schemas, "components.schemas");
+    // Every identifier is such a reference (`Id` has an example): dozens, once shared
+    // parameters and responses are hoisted into components.
+    expect(refs).toBeGreaterThan(30);
+    // A record's own fields: the project's identifiers, with their descriptions kept.
+    const project = doc.components.schemas.Project as unknown as {
+      properties: Record<string, Record<string, unknown>>;
+    };
+    expect(project.properties.id).toEqual({
+      $ref: "#/components/schemas/Id",
+      example: "7Hq3VnT5m2WcXbQ9pLk4Rz",
+    });
+    expect(project.properties.org_id).toMatchObject({
+      $ref: "#/components/schemas/Id",
+      description: expect.any(String),
+    });
+  });
+});

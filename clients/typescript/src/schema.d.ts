@@ -793,6 +793,7 @@ export interface components {
             next_page?: string;
         };
         Organization: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             name: string;
             /**
@@ -814,8 +815,13 @@ export interface components {
             next_page?: string;
         };
         Project: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
-            org_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The owning organization.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            org_id: components["schemas"]["Id"];
             /** @example storefront */
             name: string;
             description: string | null;
@@ -823,6 +829,7 @@ export interface components {
             icon: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             repo_id: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             default_environment_id: components["schemas"]["Id"];
             /** @enum {string} */
             connection_status: "connected" | "disconnected" | "disconnecting";
@@ -848,8 +855,13 @@ export interface components {
         };
         /** @description The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of the record may be sent back as read; they change nothing, and `id` and `org_id` must match. */
         ProjectReplace: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id?: components["schemas"]["Id"];
-            org_id?: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The owning organization.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            org_id?: components["schemas"]["Id"];
             /** @description Read-only: may be sent back as read; ignored. */
             connection_status?: unknown;
             /** @description Read-only: may be sent back as read; ignored. */
@@ -858,7 +870,11 @@ export interface components {
             updated_at?: unknown;
             /** @description 1–100 characters, unique within the organization regardless of case. */
             name: string;
-            default_environment_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description Must name an environment of this project.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            default_environment_id: components["schemas"]["Id"];
             description?: string | null;
             /** @example emoji:🚀 */
             icon?: string | null;
@@ -872,8 +888,17 @@ export interface components {
             next_page?: string;
         };
         ProjectMember: {
-            account_id: components["schemas"]["Id"] & unknown;
-            membership_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The member's account; the `{member_id}` of member paths.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
+            /**
+             * @description The project membership.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            membership_id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             project_id: components["schemas"]["Id"];
             /** @description The account's name, as the account was created. */
             name: string;
@@ -920,8 +945,17 @@ export interface components {
         };
         /** @description The new project role. The member record's read-only fields may be sent back as read; they change nothing, and `project_id` and `account_id` must match the path. */
         ProjectMemberReplace: {
-            account_id?: components["schemas"]["Id"] & unknown;
-            membership_id?: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The member's account; the `{member_id}` of member paths.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id?: components["schemas"]["Id"];
+            /**
+             * @description The project membership.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            membership_id?: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             project_id?: components["schemas"]["Id"];
             /** @description Read-only: may be sent back as read; ignored. */
             name?: unknown;
@@ -948,7 +982,9 @@ export interface components {
             next_page?: string;
         };
         NotificationIntegration: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             project_id: components["schemas"]["Id"];
             /** @enum {string} */
             type: "slack" | "webhook";
@@ -1054,9 +1090,15 @@ export interface components {
             next_page?: string;
         };
         WebhookDelivery: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             integration_id: components["schemas"]["Id"];
-            event_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description Sent as the `webhook-id` header on every try.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            event_id: components["schemas"]["Id"];
             /** @example deployment.succeeded */
             event_type: string;
             /**
@@ -1170,8 +1212,14 @@ export interface components {
             next_page?: string;
         };
         Event: {
-            id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description Sent as the `webhook-id` header of every delivery of this event.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            id: components["schemas"]["Id"];
+            /** @example deployment.succeeded */
             type: components["schemas"]["EventType"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             project_id: components["schemas"]["Id"];
             /** @description Exactly the `data` of the webhook body: `project_id` always, and `deployment` (the deployment record) for deployment events. */
             data: {
@@ -1190,6 +1238,7 @@ export interface components {
         EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
         /** @description A variable. Its value is never part of the record: read it from `/value`. */
         Variable: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             /** @example DATABASE_URL */
             name: string;
@@ -1198,7 +1247,11 @@ export interface components {
              * @enum {string}
              */
             type: "secret" | "secure_string" | "string";
-            environment_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The environment; for a component variable, its component's.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            environment_id: components["schemas"]["Id"];
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1222,8 +1275,13 @@ export interface components {
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id?: components["schemas"]["Id"];
-            environment_id?: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The environment; for a component variable, its component's.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            environment_id?: components["schemas"]["Id"];
             /**
              * @description The component, or null for an environment variable.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1274,8 +1332,11 @@ export interface components {
             value: string;
         };
         StackResource: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             stack_id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             environment_id: components["schemas"]["Id"];
             /**
              * @description The template's name, chosen by the engine (1–255 characters).
@@ -1324,7 +1385,9 @@ export interface components {
             next_page?: string;
         };
         Deployment: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             environment_id: components["schemas"]["Id"];
             stack_ids: components["schemas"]["Id"][];
             status: components["schemas"]["DeploymentStatus"];
@@ -1410,6 +1473,7 @@ export interface components {
             image: string;
         };
         DeploymentStack: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             status: components["schemas"]["DeploymentStatus"];
             status_reason?: string;
@@ -1421,10 +1485,16 @@ export interface components {
             timestamp: string;
         };
         ApiKey: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             name: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             org_id: components["schemas"]["Id"];
-            account_id: components["schemas"]["Id"] & unknown;
+            /**
+             * @description The account the key acts as.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
             /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
             scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write")[];
             /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
@@ -1453,6 +1523,7 @@ export interface components {
             next_page?: string;
         };
         AuditEntry: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             org_id: string | null;
