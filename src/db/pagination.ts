@@ -87,12 +87,19 @@ function isCursorPayload(value: unknown): value is CursorPayload {
     typeof p.c === "string" &&
     typeof p.i === "string" &&
     STORED_TIMESTAMP.test(p.c) &&
+    // A real instant (not `9999-99-99T99:99:99.999Z`), written as the service writes it.
+    realInstant(p.c) &&
     isId(p.i)
   );
 }
 
 /** A position is a record's `created_at` as stored (RFC 3339 UTC, milliseconds) and its identifier. */
 const STORED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function realInstant(text: string): boolean {
+  const time = Date.parse(text);
+  return !Number.isNaN(time) && new Date(time).toISOString() === text;
+}
 
 /** Turns validated list query parameters (and the list's canonical filter key) into a page request. */
 export function pageRequest(params: ListParams, filter = ""): PageRequest {

@@ -164,6 +164,10 @@ describe("encodeCursor / decodeCursor", () => {
       { ...base, c: "notadate" },
       { ...base, c: "2026-01-01" },
       { ...base, c: "2026-01-01T00:00:00Z" },
+      // The stored form, but no instant: every field out of range, a 30th of February.
+      { ...base, c: "9999-99-99T99:99:99.999Z" },
+      { ...base, c: "2026-02-30T00:00:00.000Z" },
+      { ...base, c: "2026-01-01T24:00:00.000Z" },
       { ...base, i: "x" },
       { ...base, i: "" },
       { ...base, i: "7HQ3VNT5M2WCXBQ9PLK4RZ0" },
