@@ -404,7 +404,10 @@ describe("/openapi.json: examples a renderer can show (src/http/openapi-examples
     };
     let refs = 0;
     const visit = (value: unknown, where: string): void => {
-      if (Array.isArray(value)) return value.forEach((item, i) => visit(item, `${where}.${i}`));
+      if (Array.isArray(value)) {
+        for (const [i, item] of value.entries()) visit(item, `${where}.${i}`);
+        return;
+      }
       if (typeof value !== "object" || value === null) return;
       const node = value as Record<string, unknown>;
       const all = node.allOf as Array<Record<string, unknown>> | undefined;
