@@ -2,6 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { IdSchema, jsonBody, jsonContent } from "../../../http/openapi";
+import { nullAsAbsent } from "../../../http/text";
 import { INTERNAL_EVENT_TYPES } from "../../../schemas/event-types";
 import { recordEvent } from "../../../services/events";
 import { defineInternalRoute, ProjectIdParams } from "../schema";
@@ -9,10 +10,7 @@ import { defineInternalRoute, ProjectIdParams } from "../schema";
 const EventCreateBody = z.strictObject({
   type: z.enum(INTERNAL_EVENT_TYPES),
   // Left out or `null`: no data beyond the `project_id` the service adds.
-  data: z
-    .record(z.string(), z.unknown())
-    .nullish()
-    .transform((data) => data ?? {}),
+  data: nullAsAbsent(z.record(z.string(), z.unknown())).transform((data) => data ?? {}),
 });
 
 export const internalCreateEventRoute = defineInternalRoute({
