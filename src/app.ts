@@ -3,8 +3,8 @@
  *
  * request → request id → service context → error boundary (onError) → [/v1, /openapi.json, /docs]
  * CORS (preflights end here) → [/v1] authenticate → rate limit (+ Idempotency-Key claim) →
- * idempotency → scope → D1 session → body guard → etag → route validation (zod) → handler →
- * service → D1.
+ * idempotency → scope → D1 session → body guard → etag → route begins → route validation (zod) →
+ * handler → service → D1.
  * The service context (src/context.ts) is built once, before anything can fail, so the error
  * boundary's log line and every service of the request share its logger and db handle.
  * Authentication comes before the body guard so that every /v1 request without a valid
@@ -13,8 +13,10 @@
  * has handed back the key's last write bookmark; authentication's own key lookup runs on a
  * replica session of its own (src/services/api-keys.ts). The idempotency middleware sits right
  * after the rate limit that claimed the key, outside the scope check, the body guard and the
- * etag middleware, so that the answer it stores is the one the client got (403s, 400s and ETag
- * included) and a replay executes nothing, opens no D1 session and writes no audit entry.
+ * etag middleware, so that the answer it stores is the one the client got (the route's own 400s
+ * and the ETag included) and a replay executes nothing, opens no D1 session and writes no audit
+ * entry. A request refused before its route begins (scope, malformed headers, the body guard)
+ * releases the key instead, as the over-large body and 401s and 429s never claim one (§11, §17).
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
@@ -34,7 +36,7 @@ import { requestInfo, serviceContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
 import { D1_BOOKMARK_HEADER, d1Session } from "./middleware/d1-session";
 import { etag } from "./middleware/etag";
-import { idempotency, type Reread } from "./middleware/idempotency";
+import { idempotency, type Reread, routeBegins } from "./middleware/idempotency";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requireScope } from "./middleware/scope";
@@ -85,6 +87,7 @@ export function createApp() {
     d1Session,
     bodyGuard,
     etag,
+    routeBegins,
   );
 
   registerOrgRoutes(app);

@@ -19,5 +19,10 @@ export type AppEnv = {
     rawBody?: Promise<Uint8Array>;
     /** The Idempotency-Key claim made with the rate-limit decision (API_CONTRACT §11). */
     admission?: Admission;
+    /**
+     * Set once the request has passed every check of its form (scope, headers, the body guard)
+     * and reaches its route: from here it executes, and a claimed Idempotency-Key keeps its answer.
+     */
+    executing?: true;
   };
 };

@@ -9,7 +9,14 @@ import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../src/rate
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, brokenRateLimiter, PRODUCTION_LIMITS, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
-import { type Caller, createCaller, createOrgWithOwner, createProject, unique } from "./helpers/factories";
+import {
+  type Caller,
+  createApiKey,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  unique,
+} from "./helpers/factories";
 import { captureLogs } from "./helpers/logs";
 
 type Project = { id: string; name: string };
@@ -255,6 +262,82 @@ describe("Idempotency-Key: refusals", () => {
     });
     expect(refused.status).toBe(429);
     expect(await entriesOf(owner)).toBe(0);
+  });
+
+  it("a request refused before its route begins (scope, malformed headers, the body guard) releases its key: the mended retry executes", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const good = (name: string) => JSON.stringify({ name });
+    // Each case: a first request refused before its route, then the same key with it mended.
+    const cases: {
+      name: string;
+      status: number;
+      first: Record<string, unknown>;
+      path?: string;
+      method?: string;
+      mended?: Record<string, unknown>;
+    }[] = [
+      {
+        name: "content type",
+        status: 400,
+        first: { rawBody: good("a"), headers: { "content-type": "text/plain" } },
+      },
+      {
+        name: "charset",
+        status: 400,
+        first: { rawBody: good("b"), headers: { "content-type": "application/json; charset=iso-8859-1" } },
+      },
+      { name: "not JSON", status: 400, first: { rawBody: '{"name":' } },
+      {
+        name: "depth",
+        status: 400,
+        first: { rawBody: `{"name":"c","x":${"[".repeat(64)}${"]".repeat(64)}}` },
+      },
+      { name: "surrogate", status: 400, first: { rawBody: '{"name":"\\ud800"}' } },
+      { name: "bookmark", status: 400, first: { rawBody: good("d"), headers: { "x-d1-bookmark": "nope" } } },
+      {
+        name: "if-match",
+        status: 400,
+        method: "PUT",
+        path: `/v1/projects/${project.id}`,
+        first: { headers: { "if-match": "nope" } },
+      },
+    ];
+    let stored = 0;
+    for (const c of cases) {
+      const key = unique(`k-${c.name.replace(/ /g, "-")}`);
+      const method = c.method ?? "POST";
+      const path = c.path ?? "/v1/projects";
+      const { headers = {}, ...rest } = c.first as { headers?: Record<string, string> };
+      const putBody =
+        method === "PUT"
+          ? { name: unique("p"), default_environment_id: project.default_environment_id }
+          : undefined;
+      const first = await request(method, path, {
+        key: owner.key,
+        ...(putBody ? { body: putBody } : {}),
+        ...rest,
+        headers: { "content-type": "application/json", ...headers, "idempotency-key": key },
+      });
+      expect(first.status, c.name).toBe(c.status);
+      expect(await entriesOf(owner), c.name).toBe(stored);
+      // Mended (the header left out, or a well-formed body), with the same Idempotency-Key.
+      const mended = await request(method, path, {
+        key: owner.key,
+        body: putBody ?? { name: unique("p") },
+        headers: { "idempotency-key": key },
+      });
+      expect(mended.status, c.name).toBe(method === "PUT" ? 200 : 201);
+      expect(mended.headers.get("idempotent-replayed"), c.name).toBeNull();
+      expect(await entriesOf(owner), c.name).toBe(++stored);
+    }
+
+    // A key without the operation's scope: 403, and the key is not used either.
+    const reader = await createApiKey(owner, { scopes: ["projects:read"] });
+    const key = unique("k-scope");
+    const refused = await createWithKey(reader, key, unique("p"));
+    expect(refused.status).toBe(403);
+    expect(await entriesOf(reader)).toBe(0);
   });
 });
 

@@ -9,6 +9,13 @@
  * through `readRawBody`, which keeps them for the body guard: the body is still read once. A
  * body that cannot be read (over 1 MiB) claims nothing: the body guard refuses the request
  * before anything executes, and a refused request neither uses nor stores a key.
+ *
+ * Likewise a request refused by a later check of its form before it reaches its route (the
+ * key's scope, a malformed `If-Match`, `If-None-Match` or `X-D1-Bookmark`, the body guard's
+ * content type, charset, JSON, depth and surrogates: §15, §17 "before anything executes")
+ * releases the key it claimed, as a 5xx does: once the header or body is mended, a retry with
+ * the same key runs. What the route answers (its own validation's 400 included) is stored.
+ * `routeBegins`, the last /v1 middleware, marks the line.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -97,9 +104,10 @@ export function idempotency(reread: Reread) {
     let answer: StoredAnswer | null = null;
     try {
       await next();
-      answer = c.res.status < 500 ? await toStoredAnswer(c) : null;
+      answer = c.get("executing") && c.res.status < 500 ? await toStoredAnswer(c) : null;
     } finally {
-      // A 5xx (or a failure before any answer) changed nothing: release the key for a retry.
+      // A 5xx, a refusal before the route ran, or a failure before any answer changed nothing:
+      // release the key for a retry.
       await admission.settle({ idempotency: admission.claim, answer }).catch((err: unknown) => {
         // The claim's lease ends it within a minute; until then a retry answers 409.
         c.get("ctx").log.error("idempotency settle failed", { error: loggableError(err) });
@@ -107,6 +115,12 @@ export function idempotency(reread: Reread) {
     }
   });
 }
+
+/** The last /v1 middleware: the request has passed every check of its form and reaches its route. */
+export const routeBegins = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("executing", true);
+  await next();
+});
 
 async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
   const res = c.res;
