@@ -67,6 +67,12 @@ describe("Idempotency-Key: replay", () => {
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     expect(again.headers.get("location")).toBe(first.headers.get("location"));
     expect(again.headers.get("x-request-id")).toBe("second-attempt");
+    // The key's latest write bookmark, at least as fresh as the write replayed: something to hand
+    // to another key, for a client that lost the first answer.
+    const written = first.headers.get("x-d1-bookmark");
+    const replayed = again.headers.get("x-d1-bookmark");
+    expect(written).toBeTruthy();
+    expect(replayed! >= written!).toBe(true);
     // The replay executed nothing, so it recorded nothing: the one entry is the first attempt's.
     const entries = await env.DB.prepare(
       "SELECT request_id FROM audit_log WHERE action = 'createProject' AND target_id = ?",
@@ -111,6 +117,7 @@ describe("Idempotency-Key: replay", () => {
     expect(delAgain.status).toBe(204);
     expect(delAgain.raw).toBe("");
     expect(delAgain.headers.get("idempotent-replayed")).toBe("true");
+    expect(delAgain.headers.get("x-d1-bookmark")! >= del.headers.get("x-d1-bookmark")!).toBe(true);
     // Without the key the same DELETE executes, and the project is gone.
     expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(404);
   });

@@ -54,6 +54,9 @@ export function openSession(d1: D1Database, start: SessionStart): DbSession {
   };
 }
 
+/** The request and response header that carries a D1 bookmark. */
+export const D1_BOOKMARK_HEADER = "X-D1-Bookmark";
+
 /**
  * The shape of a D1 bookmark: four dash-separated hexadecimal fields of 8, 8, 8 and 32 digits
  * (the examples of both glossaries, and what the local runtime issues). Anything else in the

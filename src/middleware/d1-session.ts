@@ -1,12 +1,11 @@
 import { createMiddleware } from "hono/factory";
 import { withSession } from "../context";
-import { isBookmark, laterBookmark, mayWrite, sessionStart } from "../db/session";
+import { D1_BOOKMARK_HEADER, isBookmark, laterBookmark, mayWrite, sessionStart } from "../db/session";
 import type { AppEnv } from "../env";
 import { badInput, loggableError } from "../http/errors";
 import { limiterOf } from "./rate-limit";
 
-/** The request and response header that carries a D1 bookmark (src/db/session.ts). */
-export const D1_BOOKMARK_HEADER = "X-D1-Bookmark";
+export { D1_BOOKMARK_HEADER };
 
 /**
  * Opens the request's D1 session, once it is known where it must start (`sessionStart`): a

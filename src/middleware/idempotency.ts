@@ -19,6 +19,7 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { D1_BOOKMARK_HEADER } from "../db/session";
 import type { AppEnv } from "../env";
 import { ApiError, badInput, loggableError } from "../http/errors";
 import { sha256Hex } from "../lib/hex";
@@ -139,16 +140,25 @@ async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
   return { status: res.status, headers, body: body === "" ? null : body, ref };
 }
 
+/**
+ * The stored answer, with `Idempotent-Replayed: true` and the key's latest write bookmark as
+ * `X-D1-Bookmark` (at least as fresh as the write that made the answer, whose bookmark was
+ * recorded before the answer was stored), so a client that lost the first answer still has one
+ * to hand to another key.
+ */
 async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread): Promise<Response> {
   const headers = new Headers(answer.headers);
   let body = answer.body;
   let status = answer.status;
+  let bookmark = c.get("keyBookmark");
   if (answer.ref) {
     // The record as it is now: its current body and ETag. If it is gone, that answer instead.
     const current = await reread(c, answer.ref);
     body = await current.text();
     const etag = current.headers.get("etag");
     if (etag) headers.set("etag", etag);
+    // The re-read started from the key's bookmark: what it saw is at least as fresh.
+    bookmark = current.headers.get(D1_BOOKMARK_HEADER) ?? bookmark;
     if (current.status !== 200) {
       status = current.status;
       headers.delete("etag");
@@ -156,5 +166,6 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     }
   }
   headers.set("Idempotent-Replayed", "true");
+  if (bookmark) headers.set(D1_BOOKMARK_HEADER, bookmark);
   return new Response(status === 204 || status === 304 ? null : body, { status, headers });
 }
