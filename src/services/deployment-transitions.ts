@@ -23,7 +23,7 @@ import {
 export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
 
 import { type NewEvent, newEvent } from "./events";
-import { checkIfMatch, preconditionFailed } from "./preconditions";
+import { checkIfMatch, writeLatest } from "./preconditions";
 
 export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
 
@@ -185,45 +185,25 @@ async function tryTransition(
 }
 
 /**
- * How often a transition re-reads a deployment that moved under it before giving up. Each
- * round of a race has a winner, so n reports landing at once need up to n attempts; between
- * attempts a loser waits a short random time (growing with the attempt, at most 50 ms) so that
- * the contenders spread out instead of colliding again. An engine reporting every stack of a
- * deployment at once (30 in test/internal-engine.test.ts) sees every report apply; each
- * attempt costs two D1 statements, well within a request's budget.
+ * Applies `to` (and the stack reports) to the deployment as it is now (`writeLatest`): a
+ * transition that loses its compare-and-set to a concurrent one (the engine reporting two stacks
+ * at once, a cancel racing a start) reads the deployment again and is planned anew against it,
+ * so it is `409` only when the move is illegal from the state it meets (API_CONTRACT §9, §17).
+ * With If-Match (`guarded`) it applies to the version read or not at all: a lost
+ * compare-and-set is 409 `header.if-match`. `check` runs before each attempt (cancel's own
+ * message for a final one).
  */
-const TRANSITION_ATTEMPTS = 32;
-
-const backOff = (attempt: number) =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
-
-/**
- * Applies `to` (and the stack reports) to the deployment as it is now: a transition that loses
- * its compare-and-set to a concurrent one (the engine reporting two stacks at once, a cancel
- * racing a start) reads the deployment again and is planned anew against it, so it is `409`
- * only when the move is illegal from the state it meets (API_CONTRACT §9, §17). With If-Match
- * (`guarded`) it applies to the version read or not at all: a lost compare-and-set is 409
- * `header.if-match`. `check` runs before each attempt (cancel's own message for a final one).
- */
-async function transitionLatest(
+function transitionLatest(
   ctx: ServiceContext,
   row: DeploymentRow,
   to: DeploymentStatus,
   reports: readonly StackReport[],
   opts: { guarded: boolean; check?: (row: DeploymentRow) => void },
 ): Promise<TransitionResult> {
-  for (let attempt = 1; ; attempt++) {
-    opts.check?.(row);
-    const result = await tryTransition(ctx, row, to, reports);
-    if (result) return result;
-    const retry = !opts.guarded && attempt < TRANSITION_ATTEMPTS;
-    if (retry) await backOff(attempt);
-    const fresh = await ctx.db.select().from(deployments).where(eq(deployments.id, row.id)).get();
-    if (!fresh) throw notFound("Deployment");
-    if (opts.guarded) throw preconditionFailed();
-    if (!retry) throw conflict("The deployment kept changing while this request was applied; try again.");
-    row = fresh;
-  }
+  return writeLatest(ctx.db, deployments, row, (current) => tryTransition(ctx, current, to, reports), {
+    ...opts,
+    what: "Deployment",
+  });
 }
 
 /**

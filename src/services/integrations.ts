@@ -10,7 +10,7 @@ import type { CallerContext, Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { type IntegrationType, notificationIntegrations } from "../db/schema";
-import { badInput, notFound } from "../http/errors";
+import { badInput } from "../http/errors";
 import { recordEtag } from "../http/etag";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -20,7 +20,7 @@ import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
+import { checkIfMatch, unchangedSince, writeLatest } from "./preconditions";
 
 /** Any subset of the flags; null (the whole object or one flag) is none given (API: an optional field's null is its absence). */
 export type ConfigurationInput = { [F in keyof NotificationConfiguration]?: boolean | null | undefined };
@@ -252,51 +252,57 @@ export async function updateIntegration(
       [{ path: "url", message: "Not allowed on a `slack` integration." }],
     );
   }
-  const guard = (await checkIfMatch(ctx, toIntegrationRecord(stored)))
-    ? unchangedSince(notificationIntegrations, stored)
-    : undefined;
-  const now = nowIso();
-  const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: now };
-  if (url !== undefined) set.url = url;
-  if (Object.keys(flags).length > 0) {
-    set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
-  }
-  if (input.enabled === true) {
-    Object.assign(set, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
-  } else if (input.enabled === false) {
-    // Already disabled (by the service or by hand): the first reason and time stay.
-    set.enabled = false;
-    set.disabledReason = sql`CASE WHEN ${notificationIntegrations.enabled} THEN 'manual' ELSE ${notificationIntegrations.disabledReason} END`;
-    set.disabledAt = sql`CASE WHEN ${notificationIntegrations.enabled} THEN ${now} ELSE ${notificationIntegrations.disabledAt} END`;
-  }
-  const before = toIntegrationRecord(stored);
-  const after: IntegrationRecord = {
-    ...before,
-    url: url ?? before.url,
-    configuration: { ...before.configuration, ...flags },
-    ...(input.enabled === true ? { enabled: true, disabled_reason: null, disabled_at: null } : {}),
-    ...(input.enabled === false && before.enabled
-      ? { enabled: false, disabled_reason: "manual" as const, disabled_at: now }
-      : {}),
-    updated_at: now,
-  };
-  const [rows] = await db.batch([
-    db
-      .update(notificationIntegrations)
-      .set(set)
-      .where(and(eq(notificationIntegrations.id, integrationId), guard))
-      .returning(),
-    auditEntry(ctx, {
-      target: { type: "notification_integration", id: integrationId },
-      projectId,
-      changes: diffRecords(auditable(before), auditable(after)),
-    }),
-  ]);
-  const row = rows[0];
-  if (!row) {
-    if (guard) await explainMiss(db, notificationIntegrations, stored, "Integration");
-    // Deleted (with its project) between the check and the write.
-    throw notFound("Integration");
-  }
-  return toIntegrationRecord(row);
+  const guarded = await checkIfMatch(ctx, toIntegrationRecord(stored));
+  // Applied to the integration as it is when the write lands (`writeLatest`): the entry's `from`
+  // and `to` are what this write replaced and made, even while other updates of its flags land
+  // at the same moment (each then applies in turn, so none is lost).
+  return writeLatest(
+    db,
+    notificationIntegrations,
+    stored,
+    async (current) => {
+      const now = nowIso();
+      const set: SQLiteUpdateSetSource<typeof notificationIntegrations> = { updatedAt: now };
+      if (url !== undefined) set.url = url;
+      if (Object.keys(flags).length > 0) {
+        set.configuration = sql`json_patch(${notificationIntegrations.configuration}, ${JSON.stringify(flags)})`;
+      }
+      const before = toIntegrationRecord(current);
+      if (input.enabled === true) {
+        Object.assign(set, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
+      } else if (input.enabled === false && before.enabled) {
+        // Already disabled (by the service or by hand): the first reason and time stay.
+        Object.assign(set, { enabled: false, disabledReason: "manual", disabledAt: now });
+      }
+      const after: IntegrationRecord = {
+        ...before,
+        url: url ?? before.url,
+        configuration: { ...before.configuration, ...flags },
+        ...(input.enabled === true ? { enabled: true, disabled_reason: null, disabled_at: null } : {}),
+        ...(input.enabled === false && before.enabled
+          ? { enabled: false, disabled_reason: "manual" as const, disabled_at: now }
+          : {}),
+        updated_at: now,
+      };
+      const [rows] = await db.batch([
+        db
+          .update(notificationIntegrations)
+          .set(set)
+          .where(
+            and(
+              eq(notificationIntegrations.id, integrationId),
+              unchangedSince(notificationIntegrations, current),
+            ),
+          )
+          .returning(),
+        auditEntry(ctx, {
+          target: { type: "notification_integration", id: integrationId },
+          projectId,
+          changes: diffRecords(auditable(before), auditable(after)),
+        }),
+      ]);
+      return rows[0] ? toIntegrationRecord(rows[0]) : undefined;
+    },
+    { guarded, what: "Integration" },
+  );
 }

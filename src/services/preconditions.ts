@@ -53,22 +53,30 @@ export function unchangedSince<T extends SQLiteTable>(table: T, row: T["$inferSe
   return and(...conditions) as SQL;
 }
 
-/**
- * After a conditional write matched no row: 404 if the record is gone, 409 (`header.if-match`)
- * if it changed; returns when it is as read (the write failed for another reason of its own).
- */
-export async function explainMiss<T extends SQLiteTable & { id: SQLiteColumn }>(
-  db: Db,
-  table: T,
-  row: T["$inferSelect"] & { id: string },
-  what: string,
-): Promise<void> {
+type TableWithId = SQLiteTable & { id: SQLiteColumn };
+type RowOf<T extends TableWithId> = T["$inferSelect"] & { id: string };
+
+/** Whether the record still holds exactly the values of `row`. */
+export async function stillAsRead<T extends TableWithId>(db: Db, table: T, row: RowOf<T>): Promise<boolean> {
   const current = await db
     .select({ id: table.id })
     .from(table as SQLiteTable)
     .where(and(eq(table.id, row.id), unchangedSince(table, row)))
     .get();
-  if (current) return;
+  return current !== undefined;
+}
+
+/**
+ * After a conditional write matched no row: 404 if the record is gone, 409 (`header.if-match`)
+ * if it changed; returns when it is as read (the write failed for another reason of its own).
+ */
+export async function explainMiss<T extends TableWithId>(
+  db: Db,
+  table: T,
+  row: RowOf<T>,
+  what: string,
+): Promise<void> {
+  if (await stillAsRead(db, table, row)) return;
   const exists = await db
     .select({ id: table.id })
     .from(table as SQLiteTable)
@@ -76,4 +84,58 @@ export async function explainMiss<T extends SQLiteTable & { id: SQLiteColumn }>(
     .get();
   if (!exists) throw notFound(what);
   throw preconditionFailed();
+}
+
+/**
+ * How often a write re-reads a record that changed under it before giving up. Each round of a
+ * race has a winner, so n writers landing at once need up to n attempts; between attempts a
+ * loser waits a short random time (growing with the attempt, at most 50 ms) so that the
+ * contenders spread out instead of colliding again. An engine reporting every stack of a
+ * deployment at once (30 in test/internal-engine.test.ts) sees every report apply; each attempt
+ * costs a batch and a read, well within a request's budget.
+ */
+export const WRITE_ATTEMPTS = 32;
+
+const backOff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
+
+/**
+ * Applies a write to the record as it is when the write lands. `write(row)` makes its change
+ * conditional on the record still being exactly `row` (`unchangedSince`, or a narrower
+ * compare-and-set of its own) and answers undefined when that matched nothing. The record is
+ * then read again: gone is `404`; changed is `409 header.if-match` when the request's If-Match
+ * held the write to the version it named (`guarded`), else the write is planned anew against
+ * the record as it now is. So what a write answers, and the audit entry it writes with its
+ * change (API_CONTRACT §14), describe exactly the change it made, even when other writers
+ * change the record at the same moment; and two deletes of one record answer one `204` and
+ * one `404`. `check` runs before each attempt (a transition's own refusal of a final state).
+ */
+export async function writeLatest<T extends TableWithId, R>(
+  db: Db,
+  table: T,
+  first: RowOf<T>,
+  write: (row: RowOf<T>) => Promise<R | undefined>,
+  opts: { guarded: boolean; what: string; check?: (row: RowOf<T>) => void },
+): Promise<R> {
+  let row = first;
+  for (let attempt = 1; ; attempt++) {
+    opts.check?.(row);
+    const result = await write(row);
+    if (result !== undefined) return result;
+    const retry = !opts.guarded && attempt < WRITE_ATTEMPTS;
+    if (retry) await backOff(attempt);
+    const fresh = (await db
+      .select()
+      .from(table as SQLiteTable)
+      .where(eq(table.id, row.id))
+      .get()) as RowOf<T> | undefined;
+    if (!fresh) throw notFound(opts.what);
+    if (opts.guarded) throw preconditionFailed();
+    if (!retry) {
+      throw conflict(
+        `The ${opts.what.toLowerCase()} kept changing while this request was applied; try again.`,
+      );
+    }
+    row = fresh;
+  }
 }

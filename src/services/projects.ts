@@ -18,7 +18,7 @@ import {
   withinKeyProjectsOf,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
+import { checkIfMatch, explainMiss, stillAsRead, unchangedSince, writeLatest } from "./preconditions";
 import {
   type ProjectRow,
   projectColumns,
@@ -148,92 +148,104 @@ export async function replaceProject(
 ): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
-  const { project: before } = await loadProject(db, identity, projectId, "manage");
-  // If-Match (API_CONTRACT §12): the write also requires the row to be exactly as read.
-  const guard = (await checkIfMatch(ctx, toProjectRecord(before)))
-    ? unchangedSince(projects, before)
-    : undefined;
-  const set = {
-    name: input.name,
-    nameKey: projectNameKey(input.name),
-    description: input.description ?? null,
-    icon: input.icon ?? null,
-    repoId: input.repo_id ?? null,
-    defaultEnvironmentId: input.default_environment_id,
-    updatedAt: nowIso(),
-  };
-  let updated: ProjectRow | undefined;
-  try {
-    // The environment check and the write are one statement: no window in which the
-    // environment could be deleted between them.
-    const update = db
-      .update(projects)
-      .set(set)
-      .where(
-        and(
-          eq(projects.id, projectId),
-          exists(
-            db
-              .select({ id: environments.id })
-              .from(environments)
-              .where(
-                and(eq(environments.id, input.default_environment_id), eq(environments.projectId, projectId)),
+  const { project: read } = await loadProject(db, identity, projectId, "manage");
+  // If-Match (API_CONTRACT §12): the write applies to the version it names or not at all.
+  const guarded = await checkIfMatch(ctx, toProjectRecord(read));
+  // Applied to the project as it is when the write lands, so the entry's `from` is what it replaced.
+  return writeLatest(
+    db,
+    projects,
+    read,
+    async (before) => {
+      const set = {
+        name: input.name,
+        nameKey: projectNameKey(input.name),
+        description: input.description ?? null,
+        icon: input.icon ?? null,
+        repoId: input.repo_id ?? null,
+        defaultEnvironmentId: input.default_environment_id,
+        updatedAt: nowIso(),
+      };
+      let rows: ProjectRow[];
+      try {
+        // The environment check and the write are one statement: no window in which the
+        // environment could be deleted between them.
+        const update = db
+          .update(projects)
+          .set(set)
+          .where(
+            and(
+              eq(projects.id, projectId),
+              exists(
+                db
+                  .select({ id: environments.id })
+                  .from(environments)
+                  .where(
+                    and(
+                      eq(environments.id, input.default_environment_id),
+                      eq(environments.projectId, projectId),
+                    ),
+                  ),
               ),
-          ),
-          guard,
-        ),
-      )
-      .returning();
-    const [rows] = await db.batch([
-      update,
-      auditEntry(ctx, {
-        target: { type: "project", id: projectId },
-        projectId,
-        changes: diffRecords(toProjectRecord(before), toProjectRecord({ ...before, ...set })),
-      }),
-    ]);
-    updated = rows[0];
-  } catch (err) {
-    if (isUniqueViolation(err)) throw nameTaken(input.name);
-    throw err;
-  }
-  if (!updated) {
-    // Nothing matched: either the environment is not this project's, or the project itself was
-    // deleted since it was loaded (then it is simply gone). Only this failure path pays the check.
-    if (guard) await explainMiss(db, projects, before, "Project");
-    const stillThere = await db
-      .select({ id: projects.id })
-      .from(projects)
-      .where(eq(projects.id, projectId))
-      .get();
-    if (!stillThere) throw notFound("Project");
-    throw badInput("`default_environment_id` must name an environment of this project.", [
-      { path: "default_environment_id", message: "Not an environment of this project." },
-    ]);
-  }
-  return toProjectRecord(updated);
+              unchangedSince(projects, before),
+            ),
+          )
+          .returning();
+        [rows] = await db.batch([
+          update,
+          auditEntry(ctx, {
+            target: { type: "project", id: projectId },
+            projectId,
+            changes: diffRecords(toProjectRecord(before), toProjectRecord({ ...before, ...set })),
+          }),
+        ]);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw nameTaken(input.name);
+        throw err;
+      }
+      const updated = rows[0];
+      if (updated) return toProjectRecord(updated);
+      // Nothing matched. The project as read is still there: the environment is not its own.
+      // (Gone or changed since: `writeLatest` reads it again.) Only this path pays the check.
+      if (await stillAsRead(db, projects, before)) {
+        throw badInput("`default_environment_id` must name an environment of this project.", [
+          { path: "default_environment_id", message: "Not an environment of this project." },
+        ]);
+      }
+      return undefined;
+    },
+    { guarded, what: "Project" },
+  );
 }
 
 /** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "manage");
-  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
-    ? unchangedSince(projects, project)
-    : undefined;
-  // The audit entry is written only if the delete removed the row (not when If-Match refused it).
-  const [deleted] = await db.batch([
-    db
-      .delete(projects)
-      .where(and(eq(projects.id, projectId), guard))
-      .returning({ id: projects.id }),
-    auditEntry(ctx, {
-      target: { type: "project", id: projectId },
-      projectId,
-      changes: diffRecords(toProjectRecord(project), null),
-    }),
-  ]);
-  if (!deleted[0] && guard) await explainMiss(db, projects, project, "Project");
+  const { project: read } = await loadProject(db, identity, projectId, "manage");
+  const guarded = await checkIfMatch(ctx, toProjectRecord(read));
+  // The project as it is when the delete lands: the entry records what was removed, and of two
+  // deletes at once one answers 204 and the other 404 (`writeLatest`).
+  await writeLatest(
+    db,
+    projects,
+    read,
+    async (project) => {
+      // The audit entry is written only if the delete removed the row.
+      const [deleted] = await db.batch([
+        db
+          .delete(projects)
+          .where(and(eq(projects.id, projectId), unchangedSince(projects, project)))
+          .returning({ id: projects.id }),
+        auditEntry(ctx, {
+          target: { type: "project", id: projectId },
+          projectId,
+          changes: diffRecords(toProjectRecord(project), null),
+        }),
+      ]);
+      return deleted[0] ? true : undefined;
+    },
+    { guarded, what: "Project" },
+  );
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */

@@ -14,13 +14,7 @@ import type { Db } from "../db/client";
 import { rowReader, statementOf } from "../db/compiled";
 import { keyset, type Page, type PageRequest } from "../db/pagination";
 import { components, environments, type VariableType, variables } from "../db/schema";
-import {
-  assertEchoMatches,
-  conflict,
-  isForeignKeyViolation,
-  isUniqueViolation,
-  notFound,
-} from "../http/errors";
+import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";
@@ -34,7 +28,7 @@ import {
   scopedLookup,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, explainMiss, unchangedSince } from "./preconditions";
+import { checkIfMatch, unchangedSince, writeLatest } from "./preconditions";
 import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -181,65 +175,80 @@ export async function replaceVariable(
   assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
-  const guard = (await checkIfMatch(ctx, toVariableRecord(row))) ? unchangedSince(variables, row) : undefined;
+  const guarded = await checkIfMatch(ctx, toVariableRecord(row));
+  // Its id, environment and scope never change: the value is sealed once.
   const stored = await storedValue(
     ctx,
     { id: row.id, environmentId: row.environmentId, scope: row.scope },
     input,
     "replace",
   );
-  let updated: RecordRow | undefined;
-  const set = {
-    name: input.name,
-    type: input.type,
-    value: stored.value,
-    keyVersion: stored.keyVersion,
-    updatedAt: nowIso(),
-  };
-  try {
-    const [rows] = await db.batch([
-      db
-        .update(variables)
-        .set(set)
-        .where(and(eq(variables.id, row.id), guard))
-        .returning(RECORD_COLUMNS),
-      auditEntry(ctx, {
-        target: { type: "variable", id: row.id },
-        projectId: row.projectId,
-        // The record's fields only: the value is never in an entry.
-        changes: diffRecords(toVariableRecord(row), toVariableRecord({ ...row, ...set })),
-      }),
-    ]);
-    updated = rows[0];
-  } catch (err) {
-    if (isUniqueViolation(err)) throw nameTaken(input.name);
-    throw withoutParameters(err);
-  }
-  if (!updated) {
-    if (guard) await explainMiss(db, variables, row, "Variable");
-    // Deleted (or its project deleted) between the lookup and the write.
-    throw notFound("Variable");
-  }
-  return toVariableRecord(updated);
+  // Applied to the variable as it is when the write lands, so the entry's `from` is what it
+  // replaced (`writeLatest`); gone meanwhile (or its project) is 404.
+  return writeLatest(
+    db,
+    variables,
+    row,
+    async (before) => {
+      const set = {
+        name: input.name,
+        type: input.type,
+        value: stored.value,
+        keyVersion: stored.keyVersion,
+        updatedAt: nowIso(),
+      };
+      let rows: RecordRow[];
+      try {
+        [rows] = await db.batch([
+          db
+            .update(variables)
+            .set(set)
+            .where(and(eq(variables.id, before.id), unchangedSince(variables, before)))
+            .returning(RECORD_COLUMNS),
+          auditEntry(ctx, {
+            target: { type: "variable", id: before.id },
+            projectId: before.projectId,
+            // The record's fields only: the value is never in an entry.
+            changes: diffRecords(toVariableRecord(before), toVariableRecord({ ...before, ...set })),
+          }),
+        ]);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw nameTaken(input.name);
+        throw withoutParameters(err);
+      }
+      return rows[0] ? toVariableRecord(rows[0]) : undefined;
+    },
+    { guarded, what: "Variable" },
+  );
 }
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
-  const guard = (await checkIfMatch(ctx, toVariableRecord(row))) ? unchangedSince(variables, row) : undefined;
-  // The audit entry is written only if the delete removed the row (not when If-Match refused it).
-  const [deleted] = await db.batch([
-    db
-      .delete(variables)
-      .where(and(eq(variables.id, variableId), guard))
-      .returning({ id: variables.id }),
-    auditEntry(ctx, {
-      target: { type: "variable", id: variableId },
-      projectId: row.projectId,
-      changes: diffRecords(toVariableRecord(row), null),
-    }),
-  ]);
-  if (!deleted[0] && guard) await explainMiss(db, variables, row, "Variable");
+  const guarded = await checkIfMatch(ctx, toVariableRecord(row));
+  // The variable as it is when the delete lands: the entry records what was removed, and of two
+  // deletes at once one answers 204 and the other 404 (`writeLatest`).
+  await writeLatest(
+    db,
+    variables,
+    row,
+    async (before) => {
+      // The audit entry is written only if the delete removed the row.
+      const [deleted] = await db.batch([
+        db
+          .delete(variables)
+          .where(and(eq(variables.id, variableId), unchangedSince(variables, before)))
+          .returning({ id: variables.id }),
+        auditEntry(ctx, {
+          target: { type: "variable", id: variableId },
+          projectId: before.projectId,
+          changes: diffRecords(toVariableRecord(before), null),
+        }),
+      ]);
+      return deleted[0] ? true : undefined;
+    },
+    { guarded, what: "Variable" },
+  );
 }
 
 /**

@@ -24,6 +24,7 @@ import { activeSecrets, newSigningSecret } from "../webhooks/signing";
 import { auditEntry, diffRecords } from "./audit";
 import { deliveryRecord } from "./delivery-records";
 import { loadIntegration } from "./integrations";
+import { unchangedSince, writeLatest } from "./preconditions";
 
 export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
 /** Messages per `sendBatch` (the queue's limit). */
@@ -285,32 +286,41 @@ export async function rotateSecret(
 ): Promise<RotatedSecret> {
   const { db } = ctx;
   const { row } = await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
-  const nowMs = Date.now();
   const secret = newSigningSecret();
-  const expiresAt = toIso(nowMs + expirePreviousIn * 1000);
-  const now = toIso(nowMs);
   const i = notificationIntegrations;
-  // Of the record's non-secret fields only the update time changes (API_CONTRACT §14): the
-  // entry's action names the rotation, and no secret is ever in it.
-  const [rows] = await db.batch([
-    db
-      .update(i)
-      .set({
-        signingSecret: secret,
-        previousSigningSecret: sql`${i.signingSecret}`,
-        previousSecretExpiresAt: expiresAt,
-        updatedAt: now,
-      })
-      .where(eq(i.id, integrationId))
-      .returning({ id: i.id }),
-    auditEntry(ctx, {
-      target: { type: "notification_integration", id: integrationId },
-      projectId,
-      changes: diffRecords({ updated_at: row.updatedAt }, { updated_at: now }),
-    }),
-  ]);
-  if (!rows[0]) throw notFound("Integration");
-  return { signing_secret: secret, previous_expires_at: expiresAt };
+  // Applied to the integration as it is when the rotation lands (`writeLatest`): the secret it
+  // retires is the one it read (the row is as read, or nothing is written), and the entry's `from` is the update time it replaced.
+  return writeLatest(
+    db,
+    i,
+    row,
+    async (current) => {
+      const nowMs = Date.now();
+      const expiresAt = toIso(nowMs + expirePreviousIn * 1000);
+      const now = toIso(nowMs);
+      // Of the record's non-secret fields only the update time changes (API_CONTRACT §14): the
+      // entry's action names the rotation, and no secret is ever in it.
+      const [rows] = await db.batch([
+        db
+          .update(i)
+          .set({
+            signingSecret: secret,
+            previousSigningSecret: sql`${i.signingSecret}`,
+            previousSecretExpiresAt: expiresAt,
+            updatedAt: now,
+          })
+          .where(and(eq(i.id, integrationId), unchangedSince(i, current)))
+          .returning({ id: i.id }),
+        auditEntry(ctx, {
+          target: { type: "notification_integration", id: integrationId },
+          projectId,
+          changes: diffRecords({ updated_at: current.updatedAt }, { updated_at: now }),
+        }),
+      ]);
+      return rows[0] ? { signing_secret: secret, previous_expires_at: expiresAt } : undefined;
+    },
+    { guarded: false, what: "Integration" },
+  );
 }
 
 /** Forgets previous secrets whose overlap has ended (the cron; signing already ignores them). */

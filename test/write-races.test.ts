@@ -1,0 +1,170 @@
+/**
+ * Writes of one record landing at the same moment, without If-Match (API_CONTRACT §14: every
+ * entry describes the change its request made; §2: what is gone is 404). Each write applies to
+ * the record as it is when it lands (`writeLatest`, src/services/preconditions.ts): a write that
+ * finds the record changed since it read it plans itself anew, so its answer and its audit entry
+ * are exactly what it did. The requests run concurrently in the real runtime, against real D1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { request } from "./helpers/api";
+import { type Caller, createApiKey, createOwnedProject, createProject, unique } from "./helpers/factories";
+import { ALL_OFF, createPublicIntegration, type Integration, one } from "./helpers/integrations";
+import { createVariable, environmentPath } from "./helpers/variables";
+
+const N = 16;
+const ROUNDS = 4;
+
+type Change = { from: unknown; to: unknown };
+type Entry = { requestId: string; changes: Record<string, Change> | null };
+
+/** The entries of `action` on `targetId`, oldest first. */
+async function entriesOf(action: string, targetId: string): Promise<Entry[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT request_id, changes FROM audit_log WHERE action = ? AND target_id = ? ORDER BY created_at, id",
+  )
+    .bind(action, targetId)
+    .all<{ request_id: string; changes: string | null }>();
+  return results.map((r) => ({ requestId: r.request_id, changes: r.changes ? JSON.parse(r.changes) : null }));
+}
+
+/**
+ * The entries' changes of `field`, followed from `initial`: each must start where another ended,
+ * so that together they lead, one after another, from `initial` to `final` through every entry.
+ */
+function expectChain(entries: Entry[], field: string, initial: unknown, final: unknown) {
+  const next = new Map<string, unknown>();
+  for (const entry of entries) {
+    const change = entry.changes?.[field];
+    expect(change, `an entry without ${field}`).toBeDefined();
+    const from = JSON.stringify(change?.from);
+    expect(next.has(from), `two entries replaced ${from}`).toBe(false);
+    next.set(from, change?.to);
+  }
+  let at = initial;
+  for (let i = 0; i < entries.length; i++) at = next.get(JSON.stringify(at));
+  expect(at).toEqual(final);
+}
+
+const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort((a, b) => a - b);
+
+/**
+ * The owner's account through N keys of its own: each key has its own limiter object, so the
+ * requests are not lined up one after another by a shared one, and their reads land together.
+ */
+async function keysOf(owner: Caller): Promise<string[]> {
+  return Promise.all(Array.from({ length: N }, async () => (await createApiKey(owner)).key));
+}
+
+describe("deletes of one record at the same moment", () => {
+  it("a project: one 204, every other 404, and the one entry", async () => {
+    const { owner } = await createOwnedProject();
+    const keys = await keysOf(owner);
+    for (let round = 0; round < ROUNDS; round++) {
+      const project = await createProject(owner);
+      const responses = await Promise.all(
+        keys.map((key) => request("DELETE", `/v1/projects/${project.id}`, { key })),
+      );
+      expect(statuses(responses)).toEqual([204, ...Array(N - 1).fill(404)]);
+      expect(await entriesOf("deleteProject", project.id)).toHaveLength(1);
+    }
+  });
+
+  it("a variable: one 204, every other 404, and the one entry", async () => {
+    const { owner, project } = await createOwnedProject();
+    const keys = await keysOf(owner);
+    for (let round = 0; round < ROUNDS; round++) {
+      const variable = await createVariable(owner, environmentPath(project.default_environment_id));
+      const responses = await Promise.all(
+        keys.map((key) => request("DELETE", `/v1/variables/${variable.id}`, { key })),
+      );
+      expect(statuses(responses)).toEqual([204, ...Array(N - 1).fill(404)]);
+      expect(await entriesOf("deleteVariable", variable.id)).toHaveLength(1);
+    }
+  });
+});
+
+describe("replaces of one record at the same moment: each entry's `from` is what its write replaced", () => {
+  it("a project's name", async () => {
+    const { owner, project } = await createOwnedProject();
+    const names = Array.from({ length: N }, (_, i) => unique(`n${i}`));
+    const responses = await Promise.all(
+      names.map((name) =>
+        request("PUT", `/v1/projects/${project.id}`, {
+          key: owner.key,
+          body: { name, default_environment_id: project.default_environment_id },
+        }),
+      ),
+    );
+    expect(statuses(responses)).toEqual(Array(N).fill(200));
+    const stored = await request<{ name: string }>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    const entries = await entriesOf("replaceProject", project.id);
+    expect(entries).toHaveLength(N);
+    expectChain(entries, "name", project.name, stored.body.name);
+  });
+
+  it("a variable's name", async () => {
+    const { owner, project } = await createOwnedProject();
+    const variable = await createVariable(owner, environmentPath(project.default_environment_id));
+    const names = Array.from({ length: N }, (_, i) => `V${i}_${Date.now().toString(36)}`.toUpperCase());
+    const responses = await Promise.all(
+      names.map((name) =>
+        request("PUT", `/v1/variables/${variable.id}`, {
+          key: owner.key,
+          body: { name, type: "secret", value: "v" },
+        }),
+      ),
+    );
+    expect(statuses(responses)).toEqual(Array(N).fill(200));
+    const stored = await request<{ name: string }>("GET", `/v1/variables/${variable.id}`, { key: owner.key });
+    const entries = await entriesOf("replaceVariable", variable.id);
+    expect(entries).toHaveLength(N);
+    expectChain(entries, "name", variable.name, stored.body.name);
+  });
+
+  it("an integration's flags, each set by its own update: all apply, and each entry is its own answer", async () => {
+    const { owner, project } = await createOwnedProject();
+    const integration = await createPublicIntegration(owner, project.id, { configuration: {} });
+    const flags = Object.keys(ALL_OFF);
+    const responses = await Promise.all(
+      flags.map((flag, i) =>
+        request<Integration>("PATCH", one(project.id, integration.id), {
+          key: owner.key,
+          body: { configuration: { [flag]: true } },
+          headers: { "x-request-id": `flags-${integration.id}-${i}` },
+        }),
+      ),
+    );
+    expect(statuses(responses)).toEqual(Array(flags.length).fill(200));
+    const stored = await request<Integration>("GET", one(project.id, integration.id), { key: owner.key });
+    const allOn = Object.fromEntries(flags.map((flag) => [flag, true]));
+    expect(stored.body.configuration).toEqual(allOn);
+    const entries = await entriesOf("updateIntegration", integration.id);
+    expect(entries).toHaveLength(flags.length);
+    for (const [i, res] of responses.entries()) {
+      const entry = entries.find((e) => e.requestId === `flags-${integration.id}-${i}`);
+      expect(entry?.changes?.configuration?.to).toEqual(res.body.configuration);
+    }
+    expectChain(entries, "configuration", ALL_OFF, allOn);
+  });
+});
+
+describe("rotations of one signing secret at the same moment", () => {
+  it("each entry's `from` is the update time the rotation replaced: only the first replaced the original", async () => {
+    const { owner, project } = await createOwnedProject();
+    const integration = await createPublicIntegration(owner, project.id);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // no rotation within its create's millisecond
+    const responses = await Promise.all(
+      Array.from({ length: N }, () =>
+        request<{ signing_secret: string }>("POST", `${one(project.id, integration.id)}/rotate-secret`, {
+          key: owner.key,
+        }),
+      ),
+    );
+    expect(statuses(responses)).toEqual(Array(N).fill(200));
+    const entries = await entriesOf("rotateIntegrationSecret", integration.id);
+    expect(entries).toHaveLength(N);
+    const fromOriginal = entries.filter((e) => e.changes?.updated_at?.from === integration.updated_at);
+    expect(fromOriginal).toHaveLength(1);
+  });
+});
