@@ -125,8 +125,8 @@ export function createApp() {
     description:
       "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
-      "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), where it " +
-      "is the key's latest write bookmark, at least as fresh as the write replayed.",
+      "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
+      "as fresh as the write replayed.",
     schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
   });
   registerConditionalComponents(app.openAPIRegistry, PUBLIC_RESPONSE_HEADERS);

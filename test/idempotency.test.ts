@@ -428,6 +428,22 @@ describe("Idempotency-Key: release and expiry", () => {
     }));
     expect(alarmAt).toBe(expiresAt);
   });
+
+  it("a replay carries the write's bookmark after the key's own is forgotten (it is kept 10 minutes, a key 24 h)", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = unique("key");
+    const name = unique("p");
+    const first = await createWithKey(owner, key, name);
+    expect(first.status).toBe(201);
+    await inLimiter(owner, (_i, state) => {
+      state.storage.sql.exec("UPDATE window_hits SET until = ?", Date.now() - 1);
+      state.storage.sql.exec("UPDATE d1_bookmark SET until = ?", Date.now() - 1);
+    });
+    await runDurableObjectAlarm(limiterOf(`key:${owner.keyId}`));
+    const again = await createWithKey(owner, key, name);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("x-d1-bookmark")).toBe(first.headers.get("x-d1-bookmark"));
+  });
 });
 
 describe("Idempotency-Key: large answers", () => {

@@ -11,7 +11,7 @@
  * before anything executes, and a refused request neither uses nor stores a key.
  *
  * Likewise a request refused by a later check of its form before it reaches its route (the
- * key's scope, a malformed `If-Match`, `If-None-Match` or `X-D1-Bookmark`, the body guard's
+ * key's scope, a malformed `If-Match` or `X-D1-Bookmark`, the body guard's
  * content type, charset, JSON, depth and surrogates: §15, §17 "before anything executes")
  * releases the key it claimed, as a 5xx does: once the header or body is mended, a retry with
  * the same key runs. What the route answers (its own validation's 400 included) is stored.
@@ -19,7 +19,7 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { D1_BOOKMARK_HEADER } from "../db/session";
+import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import type { AppEnv } from "../env";
 import { ApiError, badInput, loggableError } from "../http/errors";
 import { sha256Hex } from "../lib/hex";
@@ -30,8 +30,18 @@ export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`). */
-const REPLAYED_HEADERS = ["content-type", "etag", "location", "content-location", "cache-control"];
+/**
+ * The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`), and the
+ * D1 bookmark the write saw, which a replay answers unless the key has a later one.
+ */
+const REPLAYED_HEADERS = [
+  "content-type",
+  "etag",
+  "location",
+  "content-location",
+  "cache-control",
+  "x-d1-bookmark",
+];
 
 /** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
 export type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
@@ -141,16 +151,16 @@ async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
 }
 
 /**
- * The stored answer, with `Idempotent-Replayed: true` and the key's latest write bookmark as
- * `X-D1-Bookmark` (at least as fresh as the write that made the answer, whose bookmark was
- * recorded before the answer was stored), so a client that lost the first answer still has one
- * to hand to another key.
+ * The stored answer, with `Idempotent-Replayed: true` and, as `X-D1-Bookmark`, the later of the
+ * bookmark the write saw (stored with its answer) and the key's latest write bookmark (which its
+ * limiter keeps for a while after its last write), so a client that lost the first answer still
+ * has one, at least as fresh as the write, to hand to another key.
  */
 async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread): Promise<Response> {
   const headers = new Headers(answer.headers);
   let body = answer.body;
   let status = answer.status;
-  let bookmark = c.get("keyBookmark");
+  let bookmark = laterBookmark(headers.get(D1_BOOKMARK_HEADER), c.get("keyBookmark"));
   if (answer.ref) {
     // The record as it is now: its current body and ETag. If it is gone, that answer instead.
     const current = await reread(c, answer.ref);
@@ -158,7 +168,7 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     const etag = current.headers.get("etag");
     if (etag) headers.set("etag", etag);
     // The re-read started from the key's bookmark: what it saw is at least as fresh.
-    bookmark = current.headers.get(D1_BOOKMARK_HEADER) ?? bookmark;
+    bookmark = laterBookmark(current.headers.get(D1_BOOKMARK_HEADER), bookmark);
     if (current.status !== 200) {
       status = current.status;
       headers.delete("etag");

@@ -1987,7 +1987,7 @@ export interface components {
         CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
         WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
-        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), where it is the key's latest write bookmark, at least as fresh as the write replayed. */
+        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least as fresh as the write replayed. */
         D1Bookmark: string;
         /** @description Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list. */
         ETag: string;
