@@ -130,8 +130,9 @@ export const errorResponseRefs = Object.fromEntries(
 ) as Record<"400" | "401" | "403" | "404" | "408" | "409" | "429" | "500" | "501", Ref>;
 
 /**
- * The errors a write with an Idempotency-Key stores and replays (API_CONTRACT §11): all but 401
- * and 429 (refused before a key is used) and 5xx (never stored). Their shared responses list
+ * The errors a write with an Idempotency-Key stores and replays (API_CONTRACT §11): what its route
+ * answers. Not 401 and 429 (refused before a key is used), not a refusal before the route begins
+ * (the scope's 403, a malformed header, the body guard's 400s: the key is released), and no 5xx. Their shared responses list
  * `Idempotent-Replayed` (registered in src/http/openapi-conditional.ts); a GET never sends it.
  */
 const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "408", "409"]);

@@ -31,7 +31,9 @@ export function registerConditionalComponents(
       "Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the " +
       "API key and remembered 24 h. A retry with the same key, method, path, query and body answers the " +
       "stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while " +
-      "the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored.",
+      "the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a " +
+      "request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, " +
+      "a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared.",
     schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
   });
   registry.registerComponent("parameters", "IfMatch", {

@@ -10,6 +10,10 @@
  * nothing. The WHERE catches every kind of change, by any writer (the engine, the queue
  * consumer), without each of them having to bump a version. A write that matches nothing is
  * then explained by `explainMiss`: gone (404) or changed (409 with `header.if-match`).
+ *
+ * Writes without If-Match use the same compare-and-set (`writeLatest`): one that finds the record
+ * changed since it read it reads it again and plans itself anew, so what it answers and the audit
+ * entry it writes are exactly the change it made (API_CONTRACT §14).
  */
 import { and, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
