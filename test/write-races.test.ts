@@ -6,7 +6,12 @@
  * are exactly what it did. The requests run concurrently in the real runtime, against real D1.
  */
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { projects } from "../src/db/schema";
+import { ApiError } from "../src/http/errors";
+import { WRITE_ATTEMPTS, writeLatest } from "../src/services/preconditions";
 import { request } from "./helpers/api";
 import { type Caller, createApiKey, createOwnedProject, createProject, unique } from "./helpers/factories";
 import { ALL_OFF, createPublicIntegration, type Integration, one } from "./helpers/integrations";
@@ -166,5 +171,52 @@ describe("rotations of one signing secret at the same moment", () => {
     expect(entries).toHaveLength(N);
     const fromOriginal = entries.filter((e) => e.changes?.updated_at?.from === integration.updated_at);
     expect(fromOriginal).toHaveLength(1);
+  });
+});
+
+describe("writeLatest's bounds", () => {
+  const db = createDb(env.DB);
+  const rowOf = async (id: string) => {
+    const row = await db.select().from(projects).where(eq(projects.id, id)).get();
+    if (!row) throw new Error("no project");
+    return row;
+  };
+  const refusal = async (promise: Promise<unknown>) => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApiError);
+    const { status, message, cause } = err as ApiError;
+    return { status, message, cause };
+  };
+
+  it("a write that never lands is 409 after WRITE_ATTEMPTS tries, each against the record read anew", async () => {
+    const { project } = await createOwnedProject();
+    const read = await rowOf(project.id);
+    let attempts = 0;
+    const refused = await refusal(
+      writeLatest(db, projects, read, async () => void attempts++, { guarded: false, what: "Project" }),
+    );
+    expect(attempts).toBe(WRITE_ATTEMPTS);
+    expect(refused.status).toBe(409);
+    expect(refused.message).toMatch(/kept changing/);
+  });
+
+  it("under If-Match one miss is 409 header.if-match; a record gone is 404", async () => {
+    const { owner, project } = await createOwnedProject();
+    const read = await rowOf(project.id);
+    let attempts = 0;
+    const guarded = await refusal(
+      writeLatest(db, projects, read, async () => void attempts++, { guarded: true, what: "Project" }),
+    );
+    expect(attempts).toBe(1);
+    expect(guarded.status).toBe(409);
+    expect(guarded.cause).toEqual([{ path: "header.if-match", message: expect.any(String) }]);
+    expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
+    const gone = await refusal(
+      writeLatest(db, projects, read, async () => undefined, { guarded: false, what: "Project" }),
+    );
+    expect(gone.status).toBe(404);
   });
 });
