@@ -21,6 +21,7 @@ import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { conflict, notFound } from "../http/errors";
 import { recordEtag, strongMatch } from "../http/etag";
+import { type AuditInput, auditEntry } from "./audit";
 
 export const preconditionFailed = () =>
   conflict("The record has changed: If-Match names none of its current ETags.", [
@@ -142,4 +143,35 @@ export async function writeLatest<T extends TableWithId, R>(
     }
     row = fresh;
   }
+}
+
+/**
+ * Deletes the record as it is when the delete lands (`writeLatest`), with the audit entry
+ * `entry(row)` of the row it removes in the same batch, written only if the row went: of two
+ * deletes at once one answers 204 and the other 404, and the one entry records what was removed.
+ */
+export async function deleteLatest<T extends TableWithId>(
+  ctx: ServiceContext,
+  table: T,
+  read: RowOf<T>,
+  entry: (row: RowOf<T>) => AuditInput,
+  opts: { guarded: boolean; what: string },
+): Promise<void> {
+  const { db } = ctx;
+  await writeLatest(
+    db,
+    table,
+    read,
+    async (row) => {
+      const [deleted] = await db.batch([
+        db
+          .delete(table as SQLiteTable)
+          .where(and(eq(table.id, row.id), unchangedSince(table, row)))
+          .returning({ id: table.id }),
+        auditEntry(ctx, entry(row)),
+      ]);
+      return deleted[0] ? true : undefined;
+    },
+    opts,
+  );
 }

@@ -18,7 +18,14 @@ import {
   withinKeyProjectsOf,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, explainMiss, stillAsRead, unchangedSince, writeLatest } from "./preconditions";
+import {
+  checkIfMatch,
+  deleteLatest,
+  explainMiss,
+  stillAsRead,
+  unchangedSince,
+  writeLatest,
+} from "./preconditions";
 import {
   type ProjectRow,
   projectColumns,
@@ -223,27 +230,15 @@ export async function deleteProject(ctx: CallerContext, projectId: string): Prom
   const { db, identity } = ctx;
   const { project: read } = await loadProject(db, identity, projectId, "manage");
   const guarded = await checkIfMatch(ctx, toProjectRecord(read));
-  // The project as it is when the delete lands: the entry records what was removed, and of two
-  // deletes at once one answers 204 and the other 404 (`writeLatest`).
-  await writeLatest(
-    db,
+  await deleteLatest(
+    ctx,
     projects,
     read,
-    async (project) => {
-      // The audit entry is written only if the delete removed the row.
-      const [deleted] = await db.batch([
-        db
-          .delete(projects)
-          .where(and(eq(projects.id, projectId), unchangedSince(projects, project)))
-          .returning({ id: projects.id }),
-        auditEntry(ctx, {
-          target: { type: "project", id: projectId },
-          projectId,
-          changes: diffRecords(toProjectRecord(project), null),
-        }),
-      ]);
-      return deleted[0] ? true : undefined;
-    },
+    (project) => ({
+      target: { type: "project", id: projectId },
+      projectId,
+      changes: diffRecords(toProjectRecord(project), null),
+    }),
     { guarded, what: "Project" },
   );
 }

@@ -28,7 +28,7 @@ import {
   scopedLookup,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, unchangedSince, writeLatest } from "./preconditions";
+import { checkIfMatch, deleteLatest, unchangedSince, writeLatest } from "./preconditions";
 import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -226,27 +226,15 @@ export async function deleteVariable(ctx: CallerContext, variableId: string): Pr
   const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   const guarded = await checkIfMatch(ctx, toVariableRecord(row));
-  // The variable as it is when the delete lands: the entry records what was removed, and of two
-  // deletes at once one answers 204 and the other 404 (`writeLatest`).
-  await writeLatest(
-    db,
+  await deleteLatest(
+    ctx,
     variables,
     row,
-    async (before) => {
-      // The audit entry is written only if the delete removed the row.
-      const [deleted] = await db.batch([
-        db
-          .delete(variables)
-          .where(and(eq(variables.id, variableId), unchangedSince(variables, before)))
-          .returning({ id: variables.id }),
-        auditEntry(ctx, {
-          target: { type: "variable", id: variableId },
-          projectId: before.projectId,
-          changes: diffRecords(toVariableRecord(before), null),
-        }),
-      ]);
-      return deleted[0] ? true : undefined;
-    },
+    (before) => ({
+      target: { type: "variable", id: variableId },
+      projectId: before.projectId,
+      changes: diffRecords(toVariableRecord(before), null),
+    }),
     { guarded, what: "Variable" },
   );
 }
