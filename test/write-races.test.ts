@@ -6,12 +6,15 @@
  * are exactly what it did. The requests run concurrently in the real runtime, against real D1.
  */
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { ServiceContext } from "../src/context";
 import { createDb } from "../src/db/client";
-import { projects } from "../src/db/schema";
+import { notificationIntegrations, projects } from "../src/db/schema";
 import { ApiError } from "../src/http/errors";
-import { WRITE_ATTEMPTS, writeLatest } from "../src/services/preconditions";
+import { recordEtag } from "../src/http/etag";
+import { toIntegrationRecord } from "../src/services/integrations";
+import { ifMatchGuard, unchangedSince, WRITE_ATTEMPTS, writeLatest } from "../src/services/preconditions";
 import { request } from "./helpers/api";
 import { type Caller, createApiKey, createOwnedProject, createProject, unique } from "./helpers/factories";
 import { ALL_OFF, createPublicIntegration, type Integration, one } from "./helpers/integrations";
@@ -196,27 +199,99 @@ describe("writeLatest's bounds", () => {
     const read = await rowOf(project.id);
     let attempts = 0;
     const refused = await refusal(
-      writeLatest(db, projects, read, async () => void attempts++, { guarded: false, what: "Project" }),
+      writeLatest(db, projects, read, async () => void attempts++, { guard: null, what: "Project" }),
     );
     expect(attempts).toBe(WRITE_ATTEMPTS);
     expect(refused.status).toBe(409);
     expect(refused.message).toMatch(/kept changing/);
   });
 
-  it("under If-Match one miss is 409 header.if-match; a record gone is 404", async () => {
+  it("under If-Match a miss on a record whose ETag changed is 409 header.if-match; a record gone is 404", async () => {
     const { owner, project } = await createOwnedProject();
     const read = await rowOf(project.id);
     let attempts = 0;
     const guarded = await refusal(
-      writeLatest(db, projects, read, async () => void attempts++, { guarded: true, what: "Project" }),
+      writeLatest(db, projects, read, async () => void attempts++, {
+        guard: async () => false,
+        what: "Project",
+      }),
     );
     expect(attempts).toBe(1);
     expect(guarded.status).toBe(409);
     expect(guarded.cause).toEqual([{ path: "header.if-match", message: expect.any(String) }]);
     expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
     const gone = await refusal(
-      writeLatest(db, projects, read, async () => undefined, { guarded: false, what: "Project" }),
+      writeLatest(db, projects, read, async () => undefined, { guard: null, what: "Project" }),
     );
     expect(gone.status).toBe(404);
+  });
+
+  /**
+   * The delivery consumer moves an integration's `failing_since` (a column its record does not
+   * show) between an update's read and its write: the row changed, its ETag did not, so the
+   * version the client named is still current and the update applies. A change of the record
+   * itself in the same window is still 409.
+   */
+  describe("under If-Match, a row that changed without its record changing", () => {
+    const setup = async () => {
+      const { owner, project } = await createOwnedProject();
+      const integration = await createPublicIntegration(owner, project.id);
+      const rowOfIntegration = async () => {
+        const row = await db
+          .select()
+          .from(notificationIntegrations)
+          .where(eq(notificationIntegrations.id, integration.id))
+          .get();
+        if (!row) throw new Error("no integration");
+        return row;
+      };
+      const read = await rowOfIntegration();
+      const ctx = { ifMatch: [await recordEtag(toIntegrationRecord(read))] } as ServiceContext;
+      const guard = await ifMatchGuard(ctx, read, toIntegrationRecord);
+      let attempts = 0;
+      /** The update as the service makes it: the new URL, on the row exactly as read. */
+      const write = async (current: typeof read) => {
+        attempts++;
+        const [row] = await db
+          .update(notificationIntegrations)
+          .set({ url: `${integration.url}?moved` })
+          .where(
+            and(
+              eq(notificationIntegrations.id, integration.id),
+              unchangedSince(notificationIntegrations, current),
+            ),
+          )
+          .returning();
+        return row;
+      };
+      const meanwhile = (set: Partial<typeof read>) =>
+        db.update(notificationIntegrations).set(set).where(eq(notificationIntegrations.id, integration.id));
+      return { read, guard, write, meanwhile, attempts: () => attempts, rowOfIntegration };
+    };
+
+    it("its failing_since moved: the update applies, against the row read again", async () => {
+      const { read, guard, write, meanwhile, attempts } = await setup();
+      expect(guard).not.toBeNull();
+      await meanwhile({ failingSince: new Date().toISOString() });
+      const written = await writeLatest(db, notificationIntegrations, read, write, {
+        guard,
+        what: "Integration",
+      });
+      expect(attempts()).toBe(2);
+      expect(written.url).toMatch(/\?moved$/);
+      expect(written.failingSince).not.toBeNull();
+    });
+
+    it("its URL changed: 409 header.if-match, and nothing written", async () => {
+      const { read, guard, write, meanwhile, attempts, rowOfIntegration } = await setup();
+      await meanwhile({ url: `${read.url}?other` });
+      const refused = await refusal(
+        writeLatest(db, notificationIntegrations, read, write, { guard, what: "Integration" }),
+      );
+      expect(attempts()).toBe(1);
+      expect(refused.status).toBe(409);
+      expect(refused.cause).toEqual([{ path: "header.if-match", message: expect.any(String) }]);
+      expect((await rowOfIntegration()).url).toMatch(/\?other$/);
+    });
   });
 });

@@ -23,7 +23,7 @@ import {
 export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
 
 import { type NewEvent, newEvent } from "./events";
-import { checkIfMatch, writeLatest } from "./preconditions";
+import { type IfMatchGuard, ifMatchGuard, writeLatest } from "./preconditions";
 
 export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
 
@@ -189,8 +189,8 @@ async function tryTransition(
  * transition that loses its compare-and-set to a concurrent one (the engine reporting two stacks
  * at once, a cancel racing a start) reads the deployment again and is planned anew against it,
  * so it is `409` only when the move is illegal from the state it meets (API_CONTRACT §9, §17).
- * With If-Match (`guarded`) it applies to the version read or not at all: a lost
- * compare-and-set is 409 `header.if-match`. `check` runs before each attempt (cancel's own
+ * With If-Match (`guard`) it applies to the version named or not at all: a lost
+ * compare-and-set to a deployment whose ETag changed is 409 `header.if-match`. `check` runs before each attempt (cancel's own
  * message for a final one).
  */
 function transitionLatest(
@@ -198,7 +198,7 @@ function transitionLatest(
   row: DeploymentRow,
   to: DeploymentStatus,
   reports: readonly StackReport[],
-  opts: { guarded: boolean; check?: (row: DeploymentRow) => void },
+  opts: { guard: IfMatchGuard<DeploymentRow> | null; check?: (row: DeploymentRow) => void },
 ): Promise<TransitionResult> {
   return writeLatest(ctx.db, deployments, row, (current) => tryTransition(ctx, current, to, reports), {
     ...opts,
@@ -213,9 +213,9 @@ function transitionLatest(
  */
 export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
   const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
-  const guarded = await checkIfMatch(ctx, toDeploymentRecord(row));
+  const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);
   const { deployment } = await transitionLatest(ctx, row, "cancelled", [], {
-    guarded,
+    guard,
     check: (current) => {
       if (isFinal(current.status)) {
         throw conflict(
@@ -240,8 +240,8 @@ export async function updateDeploymentStatus(
 ): Promise<DeploymentRecord> {
   const row = await ctx.db.select().from(deployments).where(eq(deployments.id, id)).get();
   if (!row) throw notFound("Deployment");
-  const guarded = await checkIfMatch(ctx, toDeploymentRecord(row));
-  const { deployment, event } = await transitionLatest(ctx, row, to, reports, { guarded });
+  const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);
+  const { deployment, event } = await transitionLatest(ctx, row, to, reports, { guard });
   if (event) ctx.events.publishAfterCommit(event.id);
   return deployment;
 }

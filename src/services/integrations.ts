@@ -20,7 +20,7 @@ import { newSigningSecret } from "../webhooks/signing";
 import { checkWebhookUrl } from "../webhooks/url-guard";
 import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, unchangedSince, writeLatest } from "./preconditions";
+import { ifMatchGuard, unchangedSince, writeLatest } from "./preconditions";
 
 /** Any subset of the flags; null (the whole object or one flag) is none given (API: an optional field's null is its absence). */
 export type ConfigurationInput = { [F in keyof NotificationConfiguration]?: boolean | null | undefined };
@@ -252,7 +252,7 @@ export async function updateIntegration(
       [{ path: "url", message: "Not allowed on a `slack` integration." }],
     );
   }
-  const guarded = await checkIfMatch(ctx, toIntegrationRecord(stored));
+  const guard = await ifMatchGuard(ctx, stored, toIntegrationRecord);
   // Applied to the integration as it is when the write lands (`writeLatest`): the entry's `from`
   // and `to` are what this write replaced and made, even while other updates of its flags land
   // at the same moment (each then applies in turn, so none is lost).
@@ -303,6 +303,6 @@ export async function updateIntegration(
       ]);
       return rows[0] ? toIntegrationRecord(rows[0]) : undefined;
     },
-    { guarded, what: "Integration" },
+    { guard, what: "Integration" },
   );
 }

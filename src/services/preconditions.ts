@@ -43,6 +43,26 @@ export async function checkIfMatch(ctx: ServiceContext, record: unknown): Promis
   return true;
 }
 
+/** Whether a row, read again, still satisfies the request's `If-Match`. */
+export type IfMatchGuard<Row> = (row: Row) => Promise<boolean>;
+
+/**
+ * `checkIfMatch` for a write that `writeLatest` applies: throws 409 unless the request's
+ * `If-Match` names the ETag of `read`'s record, and answers how to hold a row read again to the
+ * same precondition (null without If-Match, or with `*`). A row can change without its record
+ * changing (a column the record does not show, such as an integration's `failing_since`, which
+ * the delivery consumer moves): its ETag is then the one the client named, and the write applies.
+ */
+export async function ifMatchGuard<Row>(
+  ctx: ServiceContext,
+  read: Row,
+  toRecord: (row: Row) => unknown,
+): Promise<IfMatchGuard<Row> | null> {
+  if (!(await checkIfMatch(ctx, toRecord(read)))) return null;
+  const list = ctx.ifMatch as string[];
+  return async (row) => strongMatch(list, await recordEtag(toRecord(row)));
+}
+
 /** SQL true while every column of `table` still holds its value in `row`. */
 export function unchangedSince<T extends SQLiteTable>(table: T, row: T["$inferSelect"]): SQL {
   const values = row as Record<string, unknown>;
@@ -108,26 +128,27 @@ const backOff = (attempt: number) =>
  * Applies a write to the record as it is when the write lands. `write(row)` makes its change
  * conditional on the record still being exactly `row` (`unchangedSince`, or a narrower
  * compare-and-set of its own) and answers undefined when that matched nothing. The record is
- * then read again: gone is `404`; changed is `409 header.if-match` when the request's If-Match
- * held the write to the version it named (`guarded`), else the write is planned anew against
- * the record as it now is. So what a write answers, and the audit entry it writes with its
- * change (API_CONTRACT §14), describe exactly the change it made, even when other writers
- * change the record at the same moment; and two deletes of one record answer one `204` and
- * one `404`. `check` runs before each attempt (a transition's own refusal of a final state).
+ * then read again: gone is `404`; under If-Match (`guard`, from `ifMatchGuard`), a record whose
+ * ETag is no longer one the request named is `409 header.if-match`; otherwise the write is
+ * planned anew against the record as it now is. So what a write answers, and the audit entry it
+ * writes with its change (API_CONTRACT §14), describe exactly the change it made, even when
+ * other writers change the record at the same moment; two deletes of one record answer one
+ * `204` and one `404`; and a write under If-Match applies to the version it names, or not at
+ * all. `check` runs before each attempt (a transition's own refusal of a final state).
  */
 export async function writeLatest<T extends TableWithId, R>(
   db: Db,
   table: T,
   first: RowOf<T>,
   write: (row: RowOf<T>) => Promise<R | undefined>,
-  opts: { guarded: boolean; what: string; check?: (row: RowOf<T>) => void },
+  opts: { guard: IfMatchGuard<RowOf<T>> | null; what: string; check?: (row: RowOf<T>) => void },
 ): Promise<R> {
   let row = first;
   for (let attempt = 1; ; attempt++) {
     opts.check?.(row);
     const result = await write(row);
     if (result !== undefined) return result;
-    const retry = !opts.guarded && attempt < WRITE_ATTEMPTS;
+    const retry = attempt < WRITE_ATTEMPTS;
     if (retry) await backOff(attempt);
     const fresh = (await db
       .select()
@@ -135,7 +156,7 @@ export async function writeLatest<T extends TableWithId, R>(
       .where(eq(table.id, row.id))
       .get()) as RowOf<T> | undefined;
     if (!fresh) throw notFound(opts.what);
-    if (opts.guarded) throw preconditionFailed();
+    if (opts.guard && !(await opts.guard(fresh))) throw preconditionFailed();
     if (!retry) {
       throw conflict(
         `The ${opts.what.toLowerCase()} kept changing while this request was applied; try again.`,
@@ -155,7 +176,7 @@ export async function deleteLatest<T extends TableWithId>(
   table: T,
   read: RowOf<T>,
   entry: (row: RowOf<T>) => AuditInput,
-  opts: { guarded: boolean; what: string },
+  opts: { guard: IfMatchGuard<RowOf<T>> | null; what: string },
 ): Promise<void> {
   const { db } = ctx;
   await writeLatest(

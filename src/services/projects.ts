@@ -22,6 +22,7 @@ import {
   checkIfMatch,
   deleteLatest,
   explainMiss,
+  ifMatchGuard,
   stillAsRead,
   unchangedSince,
   writeLatest,
@@ -157,7 +158,7 @@ export async function replaceProject(
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
   const { project: read } = await loadProject(db, identity, projectId, "manage");
   // If-Match (API_CONTRACT §12): the write applies to the version it names or not at all.
-  const guarded = await checkIfMatch(ctx, toProjectRecord(read));
+  const guard = await ifMatchGuard(ctx, read, toProjectRecord);
   // Applied to the project as it is when the write lands, so the entry's `from` is what it replaced.
   return writeLatest(
     db,
@@ -221,7 +222,7 @@ export async function replaceProject(
       }
       return undefined;
     },
-    { guarded, what: "Project" },
+    { guard, what: "Project" },
   );
 }
 
@@ -229,7 +230,7 @@ export async function replaceProject(
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
   const { project: read } = await loadProject(db, identity, projectId, "manage");
-  const guarded = await checkIfMatch(ctx, toProjectRecord(read));
+  const guard = await ifMatchGuard(ctx, read, toProjectRecord);
   await deleteLatest(
     ctx,
     projects,
@@ -239,7 +240,7 @@ export async function deleteProject(ctx: CallerContext, projectId: string): Prom
       projectId,
       changes: diffRecords(toProjectRecord(project), null),
     }),
-    { guarded, what: "Project" },
+    { guard, what: "Project" },
   );
 }
 

@@ -28,7 +28,7 @@ import {
   scopedLookup,
 } from "./access";
 import { auditEntry, diffRecords } from "./audit";
-import { checkIfMatch, deleteLatest, unchangedSince, writeLatest } from "./preconditions";
+import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "./preconditions";
 import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
 
 export const ENVIRONMENT_SCOPE = "_";
@@ -175,7 +175,7 @@ export async function replaceVariable(
   assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
-  const guarded = await checkIfMatch(ctx, toVariableRecord(row));
+  const guard = await ifMatchGuard(ctx, row, toVariableRecord);
   // Its id, environment and scope never change: the value is sealed once.
   const stored = await storedValue(
     ctx,
@@ -218,14 +218,14 @@ export async function replaceVariable(
       }
       return rows[0] ? toVariableRecord(rows[0]) : undefined;
     },
-    { guarded, what: "Variable" },
+    { guard, what: "Variable" },
   );
 }
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
-  const guarded = await checkIfMatch(ctx, toVariableRecord(row));
+  const guard = await ifMatchGuard(ctx, row, toVariableRecord);
   await deleteLatest(
     ctx,
     variables,
@@ -235,7 +235,7 @@ export async function deleteVariable(ctx: CallerContext, variableId: string): Pr
       projectId: before.projectId,
       changes: diffRecords(toVariableRecord(before), null),
     }),
-    { guarded, what: "Variable" },
+    { guard, what: "Variable" },
   );
 }
 

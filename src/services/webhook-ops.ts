@@ -319,7 +319,7 @@ export async function rotateSecret(
       ]);
       return rows[0] ? { signing_secret: secret, previous_expires_at: expiresAt } : undefined;
     },
-    { guarded: false, what: "Integration" },
+    { guard: null, what: "Integration" },
   );
 }
 
