@@ -1046,7 +1046,7 @@ export interface components {
             type: "webhook";
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`.
+             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`. Where `ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`), any http(s) URL is taken.
              * @example https://hooks.example.com/deploys
              */
             url: string;
