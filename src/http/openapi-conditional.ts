@@ -43,7 +43,8 @@ export function registerConditionalComponents(
     description:
       "Write only if the record's current ETag is listed (strong comparison; `*` matches any existing " +
       'record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; ' +
-      "the comparison and the write are one atomic step.",
+      "the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags " +
+      "names none (RFC 9110 §13.1.1): `409`.",
     schema: { ...etagList, example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"' },
   });
   registry.registerComponent("parameters", "IfNoneMatch", {
@@ -51,7 +52,8 @@ export function registerConditionalComponents(
     in: "header",
     required: false,
     description:
-      "`304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any).",
+      "`304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A " +
+      "value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer.",
     schema: etagList,
   });
   registry.registerComponent("headers", "ETag", {

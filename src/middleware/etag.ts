@@ -21,22 +21,18 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { badInput } from "../http/errors";
 import { type EtagList, etagOf, parseEtagList, weakMatch } from "../http/etag";
 
 const TAGGED_STATUSES = new Set([200, 201]);
 const LIST_START = '{"data":[';
 
-function parseHeader(value: string, name: "if-match" | "if-none-match"): EtagList {
-  const list = parseEtagList(value);
-  if (!list) {
-    throw badInput(
-      `${name === "if-match" ? "If-Match" : "If-None-Match"} must be \`*\` or a list of ETags.`,
-      [{ path: `header.${name}`, message: 'Expected `*` or entity tags such as `"abc"` or `W/"abc"`.' }],
-    );
-  }
-  return list;
-}
+/**
+ * A header's entity tags. A value that is neither `*` nor a list of entity tags names no ETag
+ * (RFC 9110 §13.1.1, §13.1.2: "Otherwise, the condition is false" for If-Match, "true" for
+ * If-None-Match): an If-Match write then matches nothing and is `409` (API_CONTRACT §12), and a
+ * GET answers as it would without the header. Neither is a broken request.
+ */
+const parseHeader = (value: string): EtagList => parseEtagList(value) ?? [];
 
 /**
  * Makes the request's `c.json` keep the text it serializes: what hono's own `json` does
@@ -65,11 +61,10 @@ export const etag = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   const ifMatch = c.req.header("if-match");
   if (ifMatch !== undefined && method !== "GET" && method !== "HEAD") {
-    c.set("ctx", { ...c.get("ctx"), ifMatch: parseHeader(ifMatch, "if-match") });
+    c.set("ctx", { ...c.get("ctx"), ifMatch: parseHeader(ifMatch) });
   }
   const ifNoneMatchHeader = method === "GET" || method === "HEAD" ? c.req.header("if-none-match") : undefined;
-  const ifNoneMatch =
-    ifNoneMatchHeader === undefined ? undefined : parseHeader(ifNoneMatchHeader, "if-none-match");
+  const ifNoneMatch = ifNoneMatchHeader === undefined ? undefined : parseHeader(ifNoneMatchHeader);
 
   const textOf = keepJsonText(c);
 

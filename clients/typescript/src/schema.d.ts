@@ -1932,9 +1932,9 @@ export interface components {
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
         IdempotencyKey: string;
-        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
         IfMatch: string;
-        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
         IfNoneMatch: string;
         /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
         ListAfter: components["schemas"]["ListAfter"];
@@ -2009,7 +2009,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2108,7 +2108,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2184,7 +2184,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2232,7 +2232,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2284,7 +2284,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2319,7 +2319,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2350,7 +2350,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2402,7 +2402,7 @@ export interface operations {
                 role?: "owner" | "contributor" | "viewer";
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2498,7 +2498,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2547,7 +2547,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2600,7 +2600,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2651,7 +2651,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2749,7 +2749,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2798,7 +2798,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -2856,7 +2856,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3094,7 +3094,7 @@ export interface operations {
                 type?: components["schemas"]["EventType"][];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3140,7 +3140,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3193,7 +3193,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3222,7 +3222,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3270,7 +3270,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3322,7 +3322,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3350,7 +3350,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3402,7 +3402,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3470,7 +3470,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3531,7 +3531,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3560,7 +3560,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3590,7 +3590,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3627,7 +3627,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3663,7 +3663,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3701,7 +3701,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3728,7 +3728,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3757,7 +3757,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3789,7 +3789,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3845,7 +3845,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3883,7 +3883,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3912,7 +3912,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3969,7 +3969,7 @@ export interface operations {
                 project_id?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4009,7 +4009,7 @@ export interface operations {
                 actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
