@@ -1,8 +1,10 @@
 /**
  * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs` (the page and the
- * renderer script it loads): any origin, no credentials. A preflight (`OPTIONS` with `Origin`
- * and `Access-Control-Request-Method`) is answered `204` here, before authentication and rate
- * limiting, so it needs no key and counts against no window. Every other response of these
+ * renderer script it loads): any origin, no credentials. A preflight is answered `204` here,
+ * before authentication and rate limiting, so it needs no key and counts against no window. Every
+ * `OPTIONS` is answered so, whether or not it carries `Origin` and `Access-Control-Request-Method`
+ * (no operation of these paths is an `OPTIONS`, and the answer reveals nothing), as a client
+ * probing the API's CORS by hand expects. Every other response of these
  * paths (errors, 401 and 429 included) gets `Access-Control-Allow-Origin: *` and exposes the
  * headers a client reads.
  * Mounted only on those paths: `/internal/*` has no CORS at all.
@@ -22,11 +24,7 @@ export const CORS_EXPOSE_HEADERS =
   "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
 
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
-  if (
-    c.req.method === "OPTIONS" &&
-    c.req.header("origin") !== undefined &&
-    c.req.header("access-control-request-method") !== undefined
-  ) {
+  if (c.req.method === "OPTIONS") {
     return c.body(null, 204, {
       "Access-Control-Allow-Origin": "*",
       "Access-Control-Allow-Methods": CORS_ALLOW_METHODS,
