@@ -74,9 +74,8 @@ describe("preflight", () => {
     expect(keyed.headers.get("x-ratelimit-remaining")).toBe("99");
   });
 
-  it("every OPTIONS there is answered so, with or without Origin and Access-Control-Request-Method", async () => {
+  it("an OPTIONS with either Origin or Access-Control-Request-Method is answered so; a bare one needs a key", async () => {
     const variants: Record<string, string>[] = [
-      {},
       { origin: ORIGIN },
       { "access-control-request-method": "GET" },
     ];
@@ -86,6 +85,9 @@ describe("preflight", () => {
       expectCors(res);
       expect(res.headers.get("access-control-allow-methods")).toBe("GET, POST, PUT, PATCH, DELETE");
     }
+    const bare = await request("OPTIONS", "/v1/projects");
+    expect(bare.status).toBe(401);
+    expectCors(bare);
   });
 });
 

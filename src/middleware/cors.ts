@@ -1,10 +1,11 @@
 /**
  * CORS for browsers (API_CONTRACT §16) on `/v1/*`, `/openapi.json` and `/docs` (the page and the
  * renderer script it loads): any origin, no credentials. A preflight is answered `204` here,
- * before authentication and rate limiting, so it needs no key and counts against no window. Every
- * `OPTIONS` is answered so, whether or not it carries `Origin` and `Access-Control-Request-Method`
- * (no operation of these paths is an `OPTIONS`, and the answer reveals nothing), as a client
- * probing the API's CORS by hand expects. Every other response of these
+ * before authentication and rate limiting, so it needs no key and counts against no window. An
+ * `OPTIONS` that carries either CORS request header (`Origin`, `Access-Control-Request-Method`)
+ * is taken for one, as a client probing the API's CORS by hand expects (the answer reveals
+ * nothing); a bare `OPTIONS` is an ordinary request, and without a key it is `401` (SPEC.md: a
+ * request with no credentials is rejected). Every other response of these
  * paths (errors, 401 and 429 included) gets `Access-Control-Allow-Origin: *` and exposes the
  * headers a client reads.
  * Mounted only on those paths: `/internal/*` has no CORS at all.
@@ -24,7 +25,10 @@ export const CORS_EXPOSE_HEADERS =
   "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
 
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "OPTIONS") {
+  if (
+    c.req.method === "OPTIONS" &&
+    (c.req.header("origin") !== undefined || c.req.header("access-control-request-method") !== undefined)
+  ) {
     return c.body(null, 204, {
       "Access-Control-Allow-Origin": "*",
       "Access-Control-Allow-Methods": CORS_ALLOW_METHODS,
