@@ -189,9 +189,9 @@ async function tryTransition(
  * transition that loses its compare-and-set to a concurrent one (the engine reporting two stacks
  * at once, a cancel racing a start) reads the deployment again and is planned anew against it,
  * so it is `409` only when the move is illegal from the state it meets (API_CONTRACT §9, §17).
- * With If-Match (`guard`) it applies to the version named or not at all: a lost
- * compare-and-set to a deployment whose ETag changed is 409 `header.if-match`. `check` runs before each attempt (cancel's own
- * message for a final one).
+ * With If-Match (`guard`) it applies to the version named or not at all: a lost compare-and-set
+ * to a deployment whose ETag changed is 409 `header.if-match`. `check` runs before each attempt
+ * (cancel's own message for a final one).
  */
 function transitionLatest(
   ctx: ServiceContext,
