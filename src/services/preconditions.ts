@@ -11,9 +11,11 @@
  * consumer), without each of them having to bump a version. A write that matches nothing is
  * then explained by `explainMiss`: gone (404) or changed (409 with `header.if-match`).
  *
- * Writes without If-Match use the same compare-and-set (`writeLatest`): one that finds the record
+ * Most writes go through `writeLatest`, with or without If-Match: one that finds the record
  * changed since it read it reads it again and plans itself anew, so what it answers and the audit
- * entry it writes are exactly the change it made (API_CONTRACT §14).
+ * entry it writes are exactly the change it made (API_CONTRACT §14). Under If-Match it does so only
+ * while the record's ETag is still one the request named (`ifMatchGuard`): a row can change in a
+ * column its record does not show.
  */
 import { and, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
