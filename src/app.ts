@@ -21,7 +21,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { D1_BOOKMARK_PATTERN_SOURCE } from "./db/session";
-import type { AppEnv } from "./env";
+import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
 import { D1_BOOKMARK_PARAMETER, ErrorSchema, registerListQueryParameters } from "./http/openapi";
 import { compactOpenApiDocument } from "./http/openapi-compact";

@@ -8,7 +8,7 @@
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
 import { createServiceContext, type ServiceContext } from "./context";
-import { loggableError } from "./http/errors";
+import { loggableError } from "./errors";
 import type { QueueMessage } from "./schemas/queue-messages";
 import { markDeliveryFailed, processDelivery } from "./services/deliveries";
 import { fanoutEvent } from "./services/fanout";

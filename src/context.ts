@@ -9,14 +9,12 @@
  * src/db/session.ts), an identity's scopes ride on `identity`, and a writer that must join a
  * service's `db.batch` (an audit entry) is a field of this type built from `db`.
  */
-import type { VariableKeySecrets } from "./crypto/variables";
+import { type Config, parseConfig } from "./config";
 import type { Db } from "./db/client";
 import type { OrgRole } from "./db/schema";
 import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
-import { loggableError } from "./http/errors";
-import type { EtagList } from "./http/etag";
+import { loggableError } from "./errors";
 import { createLogger, type Logger } from "./lib/log";
-import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from "./rate-limit/policies";
 import type { QueueMessage } from "./schemas/queue-messages";
 
 /** Who is calling: resolved from the API key by the auth middleware. */
@@ -29,19 +27,6 @@ export type Identity = {
   scopes: readonly string[];
   /** The only projects the key may see, or null for every project its account may see. */
   projectIds: readonly string[] | null;
-};
-
-/** Settings read from the environment, parsed once per context. */
-export type Config = {
-  /** ALLOW_INSECURE_WEBHOOKS: http:// and private hosts as webhook URLs (local development only). */
-  allowInsecureWebhooks: boolean;
-  /** VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS. */
-  variableKeys: VariableKeySecrets;
-  /**
-   * Requests per window of each rate-limit policy: the production numbers, unless RATE_LIMITS
-   * (a JSON object of policy → limit, set only by the test configuration) raises some of them.
-   */
-  rateLimits: Record<RateLimitPolicy, number>;
 };
 
 /** The EVENTS queue, as producers see it. */
@@ -91,7 +76,7 @@ export type ServiceContext = {
    * The request's `If-Match` (API_CONTRACT §12), set by the etag middleware: a write of a record
    * checks it in the same statement as the write (src/services/preconditions.ts).
    */
-  ifMatch?: EtagList;
+  ifMatch?: "*" | string[];
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */
@@ -110,43 +95,6 @@ export type ContextSource = {
    */
   session?: SessionStart;
 };
-
-/** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
-type OptionalBindings = { VARIABLES_KEY_PREVIOUS?: string; RATE_LIMITS?: string };
-
-export function parseConfig(env: Env): Config {
-  const optional = env as Env & OptionalBindings;
-  return {
-    allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
-    variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
-    rateLimits: rateLimitsOf(optional.RATE_LIMITS),
-  };
-}
-
-const overridesCache = new Map<string, Record<RateLimitPolicy, number>>();
-
-/** The production limits with RATE_LIMITS' overrides; anything but a positive integer of a known policy is ignored. */
-function rateLimitsOf(overrides: string | undefined): Record<RateLimitPolicy, number> {
-  if (!overrides) return RATE_LIMIT_POLICIES;
-  const cached = overridesCache.get(overrides);
-  if (cached) return cached;
-  const limits: Record<RateLimitPolicy, number> = { ...RATE_LIMIT_POLICIES };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(overrides);
-  } catch {
-    parsed = undefined;
-  }
-  if (typeof parsed === "object" && parsed !== null) {
-    for (const [policy, limit] of Object.entries(parsed)) {
-      if (Object.hasOwn(RATE_LIMIT_POLICIES, policy) && Number.isSafeInteger(limit) && limit > 0) {
-        limits[policy as RateLimitPolicy] = limit;
-      }
-    }
-  }
-  overridesCache.set(overrides, limits);
-  return limits;
-}
 
 /** A D1 session of one request, message or cron run (the one place a D1 binding becomes a `Db`). */
 export function openDb(env: Env, start: SessionStart): DbSession {

@@ -24,7 +24,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ERROR_STATUS } from "../src/http/errors";
+import { ERROR_STATUS } from "../src/errors";
 import { request } from "./helpers/api";
 import {
   createComponent,

@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { deployments } from "../src/db/schema";
-import { ApiError } from "../src/http/errors";
+import { ApiError } from "../src/errors";
 import type { DeploymentRecord } from "../src/schemas/deployment";
 import { transitionDeployment } from "../src/services/deployment-transitions";
 import { internal, internalOk, request } from "./helpers/api";

@@ -1,6 +1,6 @@
 /** The published configuration schemas are the event-type table: one flag per type, described by it. */
 import { expect, it } from "vitest";
-import { EVENT_TYPES, FLAG_DESCRIPTION, NOTIFICATION_FLAGS } from "../src/schemas/event-types";
+import { EVENT_TYPES, FLAG_DESCRIPTION, NOTIFICATION_FLAGS } from "../src/db/event-types";
 import { openApiDocument } from "./helpers/openapi";
 
 it("publishes NotificationConfiguration and its input with every flag of the table, in its order", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../src/http/errors";
+import { RATE_LIMIT_POLICIES } from "../src/config";
+import { ERROR_CODES } from "../src/errors";
 import { ID_PATTERN } from "../src/lib/ids";
-import { RATE_LIMIT_POLICIES } from "../src/rate-limit/policies";
 import { request } from "./helpers/api";
 import {
   type JsonSchema,

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { ServiceContext } from "../src/context";
 import { createDb } from "../src/db/client";
 import { notificationIntegrations, projects } from "../src/db/schema";
-import { ApiError } from "../src/http/errors";
+import { ApiError } from "../src/errors";
 import { recordEtag } from "../src/http/etag";
 import { toIntegrationRecord } from "../src/services/integrations";
 import { ifMatchGuard, unchangedSince, WRITE_ATTEMPTS, writeLatest } from "../src/services/preconditions";

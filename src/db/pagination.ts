@@ -10,7 +10,7 @@
 import { and, asc, desc, eq, getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { decodeBase64, encodeBase64 } from "hono/utils/encode";
-import { badInput } from "../http/errors";
+import { badInput } from "../errors";
 import { isId } from "../lib/ids";
 import type { Db } from "./client";
 import { bindCompiled, compiled, tableReader } from "./compiled";

@@ -2,7 +2,7 @@
  * The value lists of the domain's enum columns and the shapes of its JSON columns: one
  * constant each, used by the tables (src/db/schema.ts), the API's schemas and the services.
  */
-import type { NotificationConfiguration } from "../schemas/event-types";
+import type { NotificationConfiguration } from "./event-types";
 
 export const ORG_ROLES = ["owner", "admin", "member"] as const;
 export type OrgRole = (typeof ORG_ROLES)[number];
@@ -41,7 +41,7 @@ export type AccountProfile = {
   website: string | null;
 };
 
-/** The integration's switches, one per event type (src/schemas/event-types.ts is their one table). */
+/** The integration's switches, one per event type (./event-types.ts is their one table). */
 export type { NotificationConfiguration };
 
 export type DeploymentData = {

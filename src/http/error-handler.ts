@@ -7,9 +7,9 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppEnv } from "../env";
+import { ApiError, type ErrorCode, type FieldIssue, isForeignKeyViolation, loggableError } from "../errors";
 import { createLogger } from "../lib/log";
-import { ApiError, type ErrorCode, type FieldIssue, isForeignKeyViolation, loggableError } from "./errors";
+import type { AppEnv } from "./app-env";
 
 type ZodIssueLike = {
   path: PropertyKey[];

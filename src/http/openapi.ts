@@ -1,10 +1,10 @@
 /** Shared OpenAPI building blocks: error responses, the list envelope, ID params, list query. */
 import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import type { RateLimitPolicy } from "../config";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
+import { badInput, ERROR_CODES } from "../errors";
 import { ID_PATTERN } from "../lib/ids";
-import type { RateLimitPolicy } from "../rate-limit/policies";
-import { badInput, ERROR_CODES } from "./errors";
 import { errorResponseRefs, PUBLIC_RESPONSE_HEADERS } from "./openapi-components";
 import {
   conditionalParameters,

@@ -10,7 +10,7 @@
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env } from "hono";
 import { matchedRoutes } from "hono/route";
-import type { RateLimitPolicy } from "../rate-limit/policies";
+import type { RateLimitPolicy } from "../config";
 import { RATE_LIMIT_EXTENSION } from "./openapi";
 import { SCOPE_EXTENSION, type Scope } from "./scopes";
 

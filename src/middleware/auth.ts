@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { withIdentity } from "../context";
-import type { AppEnv } from "../env";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { authenticate } from "../services/api-keys";
 import { refuseAnonymous } from "./rate-limit";
 

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { badInput } from "../http/errors";
+import { badInput } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { MAX_BODY_BYTES } from "../http/text";
 
 export { MAX_BODY_BYTES };

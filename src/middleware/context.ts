@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type CallerContext, createServiceContext } from "../context";
 import { UNCONSTRAINED } from "../db/session";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../http/app-env";
 
 /**
  * Builds the request's service context once (src/context.ts), right after the request id, so

@@ -11,7 +11,7 @@
  * Mounted only on those paths: `/internal/*` has no CORS at all.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../http/app-env";
 
 // `/docs/*` is the page and the renderer script it loads (hono matches `/docs` itself too).
 export const CORS_PATHS = ["/v1", "/v1/*", "/openapi.json", "/docs/*"] as const;

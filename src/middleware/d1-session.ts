@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { withSession } from "../context";
 import { D1_BOOKMARK_HEADER, isBookmark, laterBookmark, mayWrite, sessionStart } from "../db/session";
-import type { AppEnv } from "../env";
-import { badInput, loggableError } from "../http/errors";
+import { badInput, loggableError } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { limiterOf } from "./rate-limit";
 
 export { D1_BOOKMARK_HEADER };

@@ -20,7 +20,7 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../http/app-env";
 import { type EtagList, etagOf, parseEtagList, weakMatch } from "../http/etag";
 
 const TAGGED_STATUSES = new Set([200, 201]);

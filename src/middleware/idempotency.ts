@@ -20,8 +20,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
-import type { AppEnv } from "../env";
-import { ApiError, badInput, loggableError } from "../http/errors";
+import { ApiError, badInput, loggableError } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { sha256Hex } from "../lib/hex";
 import type { IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
 import { readRawBody } from "./body-guard";

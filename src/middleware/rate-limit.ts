@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { ApiError, loggableError } from "../http/errors";
+import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
+import { ApiError, loggableError } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import type { ClaimOutcome, IdempotencyClaim } from "../rate-limit/idempotency";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
-import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../rate-limit/policies";
 import type { WindowDecision } from "../rate-limit/window";
 import { fingerprintRequest } from "./idempotency";
 

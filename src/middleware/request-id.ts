@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../http/app-env";
 import { newId } from "../lib/ids";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;

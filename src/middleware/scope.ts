@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { grants, type Scope } from "../http/scopes";
 
 /**

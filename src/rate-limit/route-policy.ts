@@ -5,9 +5,9 @@
  * path that matches no route counts against `default`.
  */
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { RateLimitPolicy } from "../config";
+import type { AppEnv } from "../http/app-env";
 import type { RouteMeta } from "../http/route-meta";
-import type { RateLimitPolicy } from "./policies";
 
 export function routePolicy(
   routeMeta: (c: Context<AppEnv>) => RouteMeta | undefined,

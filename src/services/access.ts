@@ -21,7 +21,7 @@ import type { Db } from "../db/client";
 import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
 import { type Page, type PageQuery, type PageRequest, toPage } from "../db/pagination";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
-import { ApiError, forbidden, notFound } from "../http/errors";
+import { ApiError, forbidden, notFound } from "../errors";
 
 /** What an operation needs, as a minimum project role. */
 export type ProjectAction = "read" | "write" | "manage";

@@ -6,7 +6,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, projects } from "../db/schema";
-import { ApiError, badInput } from "../http/errors";
+import { ApiError, badInput } from "../errors";
 import type { Scope } from "../http/scopes";
 import type { ApiKeyInfo } from "../schemas/organization";
 

@@ -13,7 +13,7 @@ import type { Identity, ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { apiKeys, orgMembers } from "../db/schema";
 import { PRIMARY } from "../db/session";
-import { ApiError, badInput, loggableError, notFound } from "../http/errors";
+import { ApiError, badInput, loggableError, notFound } from "../errors";
 import type { Scope } from "../http/scopes";
 import { setBounded } from "../lib/bounded-map";
 import { sha256Hex } from "../lib/hex";

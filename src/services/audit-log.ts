@@ -8,7 +8,7 @@ import type { Db } from "../db/client";
 import { statementOf, tableReader } from "../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
 import { auditLog } from "../db/schema";
-import { ApiError, notFound } from "../http/errors";
+import { ApiError, notFound } from "../errors";
 import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "./access";
 
 export type AuditEntryRecord = {

@@ -17,7 +17,7 @@
  * moves no timestamp.
  */
 import type { DeploymentStatus } from "../db/schema";
-import { conflict } from "../http/errors";
+import { conflict } from "../errors";
 
 export const FINAL_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];
 

@@ -6,10 +6,10 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import type { EventType } from "../db/event-types";
 import { type DeploymentData, type DeploymentStatus, deployments } from "../db/schema";
-import { badInput, conflict, notFound } from "../http/errors";
+import { badInput, conflict, notFound } from "../errors";
 import type { DeploymentRecord } from "../schemas/deployment";
-import type { EventType } from "../schemas/event-types";
 import { loadScoped } from "./access";
 import { auditEntry } from "./audit";
 import { isFinal, planStackTransition, planTransition } from "./deployment-state";

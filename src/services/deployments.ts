@@ -16,7 +16,7 @@ import {
   projects,
   stacks,
 } from "../db/schema";
-import { badInput, notFound } from "../http/errors";
+import { badInput, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";

@@ -10,11 +10,11 @@
 
 import { asc, lt, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import type { EventType } from "../db/event-types";
 import { type Page, type PageFilter, type PageRequest, tablePage } from "../db/pagination";
 import { events, webhookDeliveries } from "../db/schema";
 import { toIso } from "../lib/time";
 import type { EventRecord } from "../schemas/event";
-import type { EventType } from "../schemas/event-types";
 import { guardedPage, loadScoped, projectLookup } from "./access";
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;

@@ -11,10 +11,10 @@
 import { and, asc, isNull, lt } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import type { EventType, InternalEventType } from "../db/event-types";
 import { events } from "../db/schema";
 import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
-import type { EventType, InternalEventType } from "../schemas/event-types";
 import { auditEntry } from "./audit";
 
 export type NewEvent = {

@@ -11,11 +11,11 @@
 
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
+import { EVENT_FLAG, isEventType } from "../db/event-types";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { loggableError } from "../http/errors";
+import { loggableError } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import { EVENT_FLAG, isEventType } from "../schemas/event-types";
 import { staleEventIds } from "./events";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */

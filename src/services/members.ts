@@ -11,7 +11,7 @@ import type { CallerContext } from "../context";
 import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { MemberRecord } from "../schemas/member";

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import type { Page } from "../db/pagination";
 import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
-import { badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";

@@ -21,7 +21,7 @@ import { and, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../errors";
 import { recordEtag, strongMatch } from "../http/etag";
 import { type AuditInput, auditEntry } from "./audit";
 

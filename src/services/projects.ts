@@ -5,7 +5,7 @@ import type { CallerContext, ServiceContext } from "../context";
 import { bindCompiled, compiled } from "../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../http/errors";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ProjectRecord } from "../schemas/project";

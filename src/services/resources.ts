@@ -4,7 +4,7 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { components, environments, projects, stacks } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, EnvironmentRecord, StackRecord } from "../schemas/topology";

@@ -17,7 +17,7 @@ import {
   variableKeyVersion,
 } from "../crypto/variables";
 import { type VariableType, variables } from "../db/schema";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../errors";
 import type { Logger } from "../lib/log";
 import { loadScoped } from "./access";
 import { auditEntry } from "./audit";

@@ -14,7 +14,7 @@ import type { Db } from "../db/client";
 import { rowReader, statementOf } from "../db/compiled";
 import { keyset, type Page, type PageRequest } from "../db/pagination";
 import { components, environments, type VariableType, variables } from "../db/schema";
-import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../http/errors";
+import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { VariableRecord } from "../schemas/variable";

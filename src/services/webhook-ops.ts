@@ -12,11 +12,11 @@
 import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import type { EventType } from "../db/event-types";
 import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
-import type { EventType } from "../schemas/event-types";
 import type { DeliveryRecord } from "../schemas/integration";
 import type { WebhookDeliveryMessage } from "../schemas/queue-messages";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../webhooks/deliver";

@@ -1,6 +1,6 @@
 /** Shapes and checks every test file shares: error bodies, timestamps, IDs. */
 import { expect } from "vitest";
-import { ERROR_CODES } from "../../src/http/errors";
+import { ERROR_CODES } from "../../src/errors";
 
 /** `{code, message, cause?}`; for `bad_input`, `cause` lists `{path, message}` per invalid field. */
 export type ErrorBody = { code: string; message: string; cause?: Array<{ path: string; message: string }> };

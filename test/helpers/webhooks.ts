@@ -9,6 +9,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, vi } from "vitest";
 import { createDb } from "../../src/db/client";
+import type { EventType } from "../../src/db/event-types";
 import {
   type DeliveryStatus,
   deliveryAttempts,
@@ -17,7 +18,6 @@ import {
 } from "../../src/db/schema";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
-import type { EventType } from "../../src/schemas/event-types";
 import type { QueueMessage } from "../../src/schemas/queue-messages";
 import { eventInsert, newEvent } from "../../src/services/events";
 import type { ReceivedRequest } from "../global-setup-receiver";

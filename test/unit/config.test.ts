@@ -1,7 +1,6 @@
 /** The context's config: what each entry point reads from the environment, parsed once. */
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/context";
-import { RATE_LIMIT_POLICIES } from "../../src/rate-limit/policies";
+import { parseConfig, RATE_LIMIT_POLICIES } from "../../src/config";
 
 const envWith = (vars: Record<string, string>) =>
   ({ ALLOW_INSECURE_WEBHOOKS: "false", ...vars }) as unknown as Env;

@@ -10,7 +10,7 @@ import {
   sortDirection,
   toPage,
 } from "../../src/db/pagination";
-import { ApiError } from "../../src/http/errors";
+import { ApiError } from "../../src/errors";
 import { ID_ALPHABET } from "../../src/lib/ids";
 
 const direction = fc.constantFrom<SortDirection>("asc", "desc");

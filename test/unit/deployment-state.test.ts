@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEPLOYMENT_STATUSES, type DeploymentStatus } from "../../src/db/schema";
-import { ApiError } from "../../src/http/errors";
+import { ApiError } from "../../src/errors";
 import { canMove, isFinal, planTransition } from "../../src/services/deployment-state";
 
 const NOW = "2026-11-22T10:04:05.123Z";

@@ -8,7 +8,7 @@ import {
   INTERNAL_EVENT_TYPES,
   isEventType,
   NOTIFICATION_FLAGS,
-} from "../../src/schemas/event-types";
+} from "../../src/db/event-types";
 
 describe("event types", () => {
   it("are the seven of API_CONTRACT §8, each with its own flag", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loggableError } from "../../src/http/errors";
+import { loggableError } from "../../src/errors";
 
 describe("loggableError", () => {
   it("keeps the driver's message and drops the query's bound parameters", () => {

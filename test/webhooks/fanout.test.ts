@@ -1,8 +1,8 @@
 /** Fan-out: one committed event becomes one delivery per integration whose flag is on. */
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { EventType } from "../../src/db/event-types";
 import { events, webhookDeliveries } from "../../src/db/schema";
-import type { EventType } from "../../src/schemas/event-types";
 import { request } from "../helpers/api";
 import { createOwnedProject, unique } from "../helpers/factories";
 import {

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { CONTENT_LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";

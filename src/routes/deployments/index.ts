@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { registerCancelDeployment } from "./cancel";
 import { registerGetDeployment } from "./get";
 import { registerGetEnvironmentDeployment } from "./get-environment";

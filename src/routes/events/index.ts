@@ -1,7 +1,7 @@
 /** The event log (API_CONTRACT §13): a project's events, one event, an event's deliveries. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { defineRoute, envelope, idParams, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { queryList } from "../../http/text";
 import { callerContext } from "../../middleware/context";

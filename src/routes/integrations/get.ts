@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { getIntegration } from "../../services/integrations";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { registerCreateIntegration } from "./create";
 import { registerListIntegrationDeliveries } from "./deliveries";
 import { registerGetIntegration } from "./get";

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
 import { listIntegrations } from "../../services/integrations";

@@ -1,6 +1,6 @@
 /** The webhook operations of API_CONTRACT §13: test send, redeliver, recover, rotate secret. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { NO_STORE_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";

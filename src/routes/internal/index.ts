@@ -4,7 +4,7 @@
  * per operation, `registerInternalX` for the operation `internalX`.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { registerInternalCreateAccount } from "./accounts/create";
 import { registerInternalRevokeApiKey } from "./api-keys/revoke";
 import { registerInternalCreateComponent } from "./components/create";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { registerCreateProject } from "./create";
 import { registerDeleteProject } from "./delete";
 import { registerDisconnectProject } from "./disconnect";

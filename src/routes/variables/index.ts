@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../http/app-env";
 import { registerCreateComponentVariable } from "./create-component";
 import { registerCreateEnvironmentVariable } from "./create-environment";
 import { registerDeleteVariable } from "./delete";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppEnv } from "../../../http/app-env";
 import { revokeApiKey } from "../../../services/api-keys";
 import { defineInternalRoute, IdParams } from "../schema";
 

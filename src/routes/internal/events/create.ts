@@ -1,9 +1,9 @@
 /** Events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import { INTERNAL_EVENT_TYPES } from "../../../db/event-types";
+import type { AppEnv } from "../../../http/app-env";
 import { IdSchema, jsonBody, jsonContent } from "../../../http/openapi";
 import { nullAsAbsent } from "../../../http/text";
-import { INTERNAL_EVENT_TYPES } from "../../../schemas/event-types";
 import { recordEvent } from "../../../services/events";
 import { defineInternalRoute, ProjectIdParams } from "../schema";
 

@@ -1,7 +1,7 @@
 /** Integrations of any type, `slack` included (API_CONTRACT §9). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { INTEGRATION_TYPES } from "../../../db/schema";
-import type { AppEnv } from "../../../env";
+import type { AppEnv } from "../../../http/app-env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { CreatedIntegrationSchema } from "../../../schemas/integration";
 import { createdIntegrationEtag, createIntegrationInternal } from "../../../services/integrations";

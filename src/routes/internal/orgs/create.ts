@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppEnv } from "../../../http/app-env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { OrganizationSchema } from "../../../schemas/organization";
 import { createOrganization } from "../../../services/orgs";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppEnv } from "../../../http/app-env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { StackResourceSchema } from "../../../schemas/resource";
 import { createResource } from "../../../services/resources";

@@ -1,6 +1,6 @@
 /** The variable-key rotation sweep (README "Rotating VARIABLES_KEY"). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppEnv } from "../../../http/app-env";
 import { jsonBody, jsonContent } from "../../../http/openapi";
 import { reencryptVariables } from "../../../services/variable-values";
 import { defineInternalRoute } from "../schema";

@@ -1,4 +1,7 @@
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+/**
+ * `ApiError` and the ten error codes of SPEC.md: what services and the database layer throw.
+ * No HTTP framework here; src/http/error-handler.ts turns an `ApiError` into its response.
+ */
 
 /** The ten error codes of SPEC.md, and the one status each maps to. */
 export const ERROR_STATUS = {
@@ -12,9 +15,10 @@ export const ERROR_STATUS = {
   rate: 429,
   internal: 500,
   not_implemented: 501,
-} as const satisfies Record<string, ContentfulStatusCode>;
+} as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
 export type FieldIssue = { path: string; message: string };
@@ -33,7 +37,7 @@ export class ApiError extends Error {
     this.headers = headers;
   }
 
-  get status(): ContentfulStatusCode {
+  get status(): ErrorStatus {
     return ERROR_STATUS[this.code];
   }
 

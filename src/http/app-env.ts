@@ -1,7 +1,7 @@
-import type { ServiceContext } from "./context";
-import type { Admission } from "./rate-limit/limiter";
+import type { ServiceContext } from "../context";
+import type { Admission } from "../rate-limit/limiter";
 
-export type { Identity } from "./context";
+export type { Identity } from "../context";
 
 /** Hono's type parameter for every router: bindings from `wrangler types`, and per-request variables. */
 export type AppEnv = {

@@ -1,0 +1,70 @@
+/**
+ * Settings read from the Worker's environment, parsed once per service context (src/context.ts),
+ * and the rate-limit policies they tune.
+ */
+import type { VariableKeySecrets } from "./crypto/variables";
+
+/**
+ * Rate-limit policies (API_CONTRACT §7): requests per 60 s sliding window. Each /v1 route
+ * declares its policy (`rateLimit` in `defineRoute`, published as `x-rate-limit-policy`);
+ * requests that fail authentication count against `anonymous`, per client IP. The limiter
+ * object is told the limit with every call, so these numbers live here, with the settings
+ * that may raise them.
+ */
+export const RATE_LIMIT_POLICIES = {
+  default: 100,
+  reveal: 20,
+  "orgs-create": 10,
+  anonymous: 60,
+} as const;
+export type RateLimitPolicy = keyof typeof RATE_LIMIT_POLICIES;
+export const RATE_LIMIT_WINDOW_SECONDS = 60;
+
+export type Config = {
+  /** ALLOW_INSECURE_WEBHOOKS: http:// and private hosts as webhook URLs (local development only). */
+  allowInsecureWebhooks: boolean;
+  /** VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS. */
+  variableKeys: VariableKeySecrets;
+  /**
+   * Requests per window of each rate-limit policy: the production numbers, unless RATE_LIMITS
+   * (a JSON object of policy → limit, set only by the test configuration) raises some of them.
+   */
+  rateLimits: Record<RateLimitPolicy, number>;
+};
+
+/** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
+type OptionalBindings = { VARIABLES_KEY_PREVIOUS?: string; RATE_LIMITS?: string };
+
+export function parseConfig(env: Env): Config {
+  const optional = env as Env & OptionalBindings;
+  return {
+    allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
+    variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
+    rateLimits: rateLimitsOf(optional.RATE_LIMITS),
+  };
+}
+
+const overridesCache = new Map<string, Record<RateLimitPolicy, number>>();
+
+/** The production limits with RATE_LIMITS' overrides; anything but a positive integer of a known policy is ignored. */
+function rateLimitsOf(overrides: string | undefined): Record<RateLimitPolicy, number> {
+  if (!overrides) return RATE_LIMIT_POLICIES;
+  const cached = overridesCache.get(overrides);
+  if (cached) return cached;
+  const limits: Record<RateLimitPolicy, number> = { ...RATE_LIMIT_POLICIES };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(overrides);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed === "object" && parsed !== null) {
+    for (const [policy, limit] of Object.entries(parsed)) {
+      if (Object.hasOwn(RATE_LIMIT_POLICIES, policy) && Number.isSafeInteger(limit) && limit > 0) {
+        limits[policy as RateLimitPolicy] = limit;
+      }
+    }
+  }
+  overridesCache.set(overrides, limits);
+  return limits;
+}
