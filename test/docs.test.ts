@@ -5,7 +5,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DOCS_RENDERER_PATH } from "../src/app";
+import { DOCS_RENDERER_PATH } from "../src/openapi/document";
 
 describe("/docs", () => {
   it("references only same-origin URLs", async () => {

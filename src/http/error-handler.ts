@@ -54,7 +54,7 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
  * RFC 9110 §11.6.1: a 401 names the scheme that would authenticate. `/v1` takes an API key in
  * `x-api-key` (no registered scheme exists for that, so it is named with its header);
  * `/internal/v1` a bearer token. The first is published as the 401's `WWW-Authenticate`
- * (src/http/openapi-components.ts).
+ * (src/openapi/components.ts).
  */
 export const API_KEY_CHALLENGE = 'ApiKey realm="deploy-platform-api", header="x-api-key"';
 export const BEARER_CHALLENGE = 'Bearer realm="deploy-platform-api internal"';

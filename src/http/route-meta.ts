@@ -11,8 +11,10 @@ import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RateLimitPolicy } from "../config";
-import { RATE_LIMIT_EXTENSION } from "./openapi";
 import { SCOPE_EXTENSION, type Scope } from "./scopes";
+
+/** Where a route publishes its rate-limit policy (`defineRoute`), read back here. */
+export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 
 export type RouteMeta = {
   method: string;

@@ -22,9 +22,9 @@ import { createMiddleware } from "hono/factory";
 import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { readRawBody } from "../http/raw-body";
 import { sha256Hex } from "../lib/hex";
 import type { IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
-import { readRawBody } from "./body-guard";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;

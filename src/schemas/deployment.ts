@@ -6,8 +6,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
-import { freeArray, freeString } from "../http/text";
+import { freeArray, freeString, IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;

@@ -1,7 +1,7 @@
 /** The event record of the event log (API_CONTRACT §13): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../db/event-types";
-import { IdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi("EventType", { example: "deployment.succeeded" });
 

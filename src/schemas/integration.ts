@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { FLAG_DESCRIPTION, NOTIFICATION_FLAGS, type NotificationFlag } from "../db/event-types";
 import { DELIVERY_STATUSES, DISABLED_REASONS, INTEGRATION_TYPES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 function flagShape<T extends z.ZodType>(make: () => T) {
   const shape = {} as Record<NotificationFlag, T>;

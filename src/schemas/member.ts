@@ -1,8 +1,7 @@
 /** The project member record (API_CONTRACT §3 "Member"): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
-import { freeString, wellFormed } from "../http/text";
+import { freeString, IdSchema, TimestampSchema, wellFormed } from "../openapi/primitives";
 
 // The account's fields as the account was created (internal AccountCreateBody): free strings.
 const nullableText = () => wellFormed(freeString()).nullable();

@@ -4,8 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
-import { IdSchema, TimestampSchema } from "../http/openapi";
 import { SCOPES } from "../http/scopes";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })

@@ -1,8 +1,7 @@
 /** The project record (API_CONTRACT §3 "Project"): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../db/schema";
-import { IdSchema, InlineIdSchema, TimestampSchema } from "../http/openapi";
-import { freeString } from "../http/text";
+import { freeString, IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 // The pattern is the only rule (SPEC.md, API_CONTRACT §3): a `url:` icon may be a long data URL.
 export const IconSchema = freeString()

@@ -1,7 +1,7 @@
 /** The stack resource record (API_CONTRACT §3): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../db/schema";
-import { IdSchema, TemplateIdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, TemplateIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const ResourceStatusSchema = z
   .enum(RESOURCE_STATUSES)

@@ -1,6 +1,6 @@
 /** Environments, components and stacks (API_CONTRACT §9): the API's schemas and the services' types, one source. */
 import { z } from "@hono/zod-openapi";
-import { IdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const EnvironmentSchema = z.object({
   id: IdSchema,

@@ -1,7 +1,7 @@
 /** The variable record (API_CONTRACT §3 "Variable"): the API's schema and the services' type, one source. */
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../db/schema";
-import { IdSchema, InlineIdSchema, TimestampSchema } from "../http/openapi";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const VariableTypeSchema = z.enum(VARIABLE_TYPES).openapi({
   description:

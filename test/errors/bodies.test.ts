@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DRAIN_BYTES } from "../../src/middleware/body-guard";
+import { DRAIN_BYTES } from "../../src/http/raw-body";
 import { request } from "../helpers/api";
 import { expectErrorResponse, MIB, raw } from "../helpers/errors";
 import type { ErrorBody } from "../helpers/expect";

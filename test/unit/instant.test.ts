@@ -1,6 +1,6 @@
 /** Instants in requests (src/http/instant.ts): every RFC 3339 date-time, leap seconds included. */
 import { describe, expect, it } from "vitest";
-import { instant } from "../../src/http/instant";
+import { instant } from "../../src/openapi/primitives";
 
 const schema = instant();
 const read = (value: string) => schema.safeParse(value);

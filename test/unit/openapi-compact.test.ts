@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { compactOpenApiDocument } from "../../src/http/openapi-compact";
+import { compactOpenApiDocument } from "../../src/openapi/compact";
 
 type Json = Record<string, unknown>;
 const CONFIG = { openapi: "3.1.0", info: { title: "t", version: "1" } };

@@ -1,13 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import {
-  envelope,
-  IdSchema,
-  InlineIdSchema,
-  idParams,
-  ListQuerySchema,
-  TimestampSchema,
-} from "../../http/openapi";
-import { queryList } from "../../http/text";
+import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { IdSchema, InlineIdSchema, idParams, queryList, TimestampSchema } from "../../openapi/primitives";
 
 /** API_CONTRACT §14: one audit entry. */
 export const AuditEntrySchema = z

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent } from "../../http/openapi";
-import { CONTENT_LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
+import { CONTENT_LOCATION_HEADER } from "../../openapi/components";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { cancelDeployment } from "../../services/deployment-transitions";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getDeployment } from "../../services/deployments";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 

@@ -1,6 +1,7 @@
 /** The deployment routes' lists, queries and parameters; the record itself is src/schemas/deployment.ts. */
-import { envelope, idParams, ListQuerySchema } from "../../http/openapi";
-import { queryList } from "../../http/text";
+
+import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { idParams, queryList } from "../../openapi/primitives";
 import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployment";
 
 export { DeploymentSchema, DeploymentStatusSchema };

@@ -2,9 +2,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, envelope, idParams, jsonContent, ListQuerySchema } from "../../http/openapi";
-import { queryList } from "../../http/text";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { idParams, queryList } from "../../openapi/primitives";
 import { EventSchema, EventTypeSchema } from "../../schemas/event";
 import { listEventDeliveries } from "../../services/delivery-records";
 import { getEvent, listEvents, typeFilterKey } from "../../services/event-log";
@@ -32,6 +32,8 @@ export const listEventsRoute = defineRoute({
   request: { params: idParams("project_id"), query: EventListQuerySchema },
   responses: { 200: jsonContent(envelope(EventSchema, "EventList"), "A page of events.") },
 });
+
+import { envelope, ListQuerySchema } from "../../openapi/lists";
 
 export const getEventRoute = defineRoute({
   method: "get",

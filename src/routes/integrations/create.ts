@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { LOCATION_HEADER, NO_STORE_HEADER } from "../../http/openapi-components";
-import { ETAG_HEADER } from "../../http/openapi-conditional";
 import { callerContext } from "../../middleware/context";
+import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
+import { ETAG_HEADER } from "../../openapi/conditional";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { createdIntegrationEtag, createIntegration } from "../../services/integrations";
 import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
 

@@ -1,9 +1,9 @@
 /** The webhook operations of API_CONTRACT §13: test send, redeliver, recover, rotate secret. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { NO_STORE_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
+import { NO_STORE_HEADER } from "../../openapi/components";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { recover, redeliver, rotateSecret, testSend } from "../../services/webhook-ops";
 import {
   RecoverBodySchema,

@@ -1,8 +1,6 @@
 /** Bodies and answers of the webhook operations (API_CONTRACT §13): test, recover, rotate-secret. */
 import { z } from "@hono/zod-openapi";
-import { instant } from "../../http/instant";
-import { TimestampSchema } from "../../http/openapi";
-import { nullAsAbsent } from "../../http/text";
+import { instant, nullAsAbsent, TimestampSchema } from "../../openapi/primitives";
 import { EventTypeSchema } from "../../schemas/event";
 
 export const TestSendBodySchema = z

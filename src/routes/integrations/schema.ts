@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { envelope, idParams } from "../../http/openapi";
-import { nullAsAbsent } from "../../http/text";
+import { envelope } from "../../openapi/lists";
+import { idParams, nullAsAbsent } from "../../openapi/primitives";
 import {
   ConfigurationInputSchema,
   CreatedIntegrationSchema,

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { updateIntegration } from "../../services/integrations";
 import { IntegrationParams, IntegrationSchema, IntegrationUpdateSchema } from "./schema";
 

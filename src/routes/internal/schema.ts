@@ -1,27 +1,9 @@
 /**
- * The internal API's shared pieces (API_CONTRACT §9): the route definer and the path
- * parameters several resources use. Each resource's own bodies and records sit in its folder.
+ * The internal API's shared pieces (API_CONTRACT §9): the path parameters and bodies several
+ * resources use. Each resource's own bodies sit in its folder.
  */
-import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
-import { bodylessGuard, errorResponses, idParams } from "../../http/openapi";
-import { recordInternalRoute } from "../../http/route-meta";
-import { freeString } from "../../http/text";
-
-/**
- * An internal route: validated like the public ones (a body it does not declare is refused),
- * never published in /openapi.json. Its `operationId` (`internal…`) matches its `register…`;
- * the route is recorded in the internal route table (src/http/route-meta.ts), so its audit
- * entries are named after it (`internalCreateStack` → action `internal.createStack`).
- */
-export function defineInternalRoute<R extends RouteConfig & { operationId: `internal${string}` }>(config: R) {
-  recordInternalRoute(config);
-  return createRoute({
-    ...config,
-    middleware: bodylessGuard(config),
-    hide: true,
-    responses: { ...errorResponses, ...config.responses },
-  } as R & { hide: true });
-}
+import { z } from "@hono/zod-openapi";
+import { freeString, idParams } from "../../openapi/primitives";
 
 export const OrgIdParams = idParams("org_id");
 export const ProjectIdParams = idParams("project_id");

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listMembers, memberFilterKey } from "../../services/members";
 import { MemberListQuery, MemberListSchema, ProjectParams } from "./schema";
 

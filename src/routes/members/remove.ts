@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
 import { removeMember } from "../../services/members";
 import { MemberParams } from "./schema";
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { replaceMemberRole } from "../../services/members";
 import { MemberParams, MemberReplaceSchema, MemberSchema } from "./schema";
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { echoedReadOnlyFields, envelope, IdSchema, idParams, ListQuerySchema } from "../../http/openapi";
+import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { echoedReadOnlyFields, IdSchema, idParams } from "../../openapi/primitives";
 import { MemberSchema, ProjectRoleSchema } from "../../schemas/member";
 
 export { MemberSchema };

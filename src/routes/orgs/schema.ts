@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { envelope } from "../../http/openapi";
-import { text } from "../../http/text";
+import { envelope } from "../../openapi/lists";
+import { text } from "../../openapi/primitives";
 import { OrganizationSchema } from "../../schemas/organization";
 
 export { OrganizationSchema };

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonBody, jsonContent } from "../../http/openapi";
-import { LOCATION_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
+import { LOCATION_HEADER } from "../../openapi/components";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { createProject } from "../../services/projects";
 import { ProjectCreateSchema, ProjectSchema } from "./schema";
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { echoedReadOnlyFields, envelope, IdSchema, InlineIdSchema, idParams } from "../../http/openapi";
-import { text } from "../../http/text";
+import { envelope } from "../../openapi/lists";
+import { echoedReadOnlyFields, IdSchema, InlineIdSchema, idParams, text } from "../../openapi/primitives";
 import { IconSchema, ProjectSchema } from "../../schemas/project";
 
 export { ProjectSchema };

@@ -1,8 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent, ListQuerySchema } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
 import { listResources } from "../../services/resources";
 import { EnvironmentParams, StackResourceListSchema } from "./schema";
 

@@ -1,4 +1,5 @@
-import { envelope, idParams } from "../../http/openapi";
+import { envelope } from "../../openapi/lists";
+import { idParams } from "../../openapi/primitives";
 import { StackResourceSchema } from "../../schemas/resource";
 
 export { StackResourceSchema };

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent } from "../../http/openapi";
 import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getVariable } from "../../services/variables";
 import { VariableParams, VariableSchema } from "./schema";
 

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { defineRoute, jsonContent } from "../../http/openapi";
-import { NO_STORE_HEADER } from "../../http/openapi-components";
 import { callerContext } from "../../middleware/context";
+import { NO_STORE_HEADER } from "../../openapi/components";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { revealVariable } from "../../services/variable-values";
 import { VariableParams, VariableValueSchema } from "./schema";
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { echoedReadOnlyFields, envelope, idParams } from "../../http/openapi";
-import { wellFormed } from "../../http/text";
+import { envelope } from "../../openapi/lists";
+import { echoedReadOnlyFields, idParams, wellFormed } from "../../openapi/primitives";
 import { VariableSchema, VariableTypeSchema } from "../../schemas/variable";
 
 export { VariableSchema };

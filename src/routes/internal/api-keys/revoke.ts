@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
+import { defineInternalRoute } from "../../../openapi/define-route";
 import { revokeApiKey } from "../../../services/api-keys";
-import { defineInternalRoute, IdParams } from "../schema";
+import { IdParams } from "../schema";
 
 export const internalRevokeApiKeyRoute = defineInternalRoute({
   method: "delete",

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { ComponentSchema } from "../../../schemas/topology";
 import { createComponent } from "../../../services/topology";
-import { defineInternalRoute, EnvironmentIdParams, NameBody } from "../schema";
+import { EnvironmentIdParams, NameBody } from "../schema";
 
 export const internalCreateComponentRoute = defineInternalRoute({
   method: "post",

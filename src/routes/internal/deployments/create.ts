@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { DeploymentSchema } from "../../../schemas/deployment";
 import { createDeployment } from "../../../services/deployments";
-import { defineInternalRoute, EnvironmentIdParams } from "../schema";
+import { EnvironmentIdParams } from "../schema";
 import { DeploymentCreateBody } from "./schema";
 
 export const internalCreateDeploymentRoute = defineInternalRoute({

@@ -1,7 +1,7 @@
 /** Internal bodies of deployments: the engine creates them and reports their progress (API_CONTRACT §9). */
 import { z } from "@hono/zod-openapi";
-import { IdSchema } from "../../../http/openapi";
-import { freeArray, freeString, MAX_BODY_BYTES, nullAsAbsent } from "../../../http/text";
+import { MAX_BODY_BYTES } from "../../../http/raw-body";
+import { freeArray, freeString, IdSchema, nullAsAbsent } from "../../../openapi/primitives";
 import {
   DeploymentSourceSchema,
   DeploymentStatusSchema,

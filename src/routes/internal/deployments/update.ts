@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { DeploymentSchema } from "../../../schemas/deployment";
 import { updateDeploymentStatus } from "../../../services/deployment-transitions";
-import { defineInternalRoute, IdParams } from "../schema";
+import { IdParams } from "../schema";
 import { DeploymentUpdateBody } from "./schema";
 
 export const internalUpdateDeploymentRoute = defineInternalRoute({

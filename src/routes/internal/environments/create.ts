@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { EnvironmentSchema } from "../../../schemas/topology";
 import { createEnvironment } from "../../../services/topology";
-import { defineInternalRoute, NameBody, ProjectIdParams } from "../schema";
+import { NameBody, ProjectIdParams } from "../schema";
 
 export const internalCreateEnvironmentRoute = defineInternalRoute({
   method: "post",

@@ -2,10 +2,10 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { INTERNAL_EVENT_TYPES } from "../../../db/event-types";
 import type { AppEnv } from "../../../http/app-env";
-import { IdSchema, jsonBody, jsonContent } from "../../../http/openapi";
-import { nullAsAbsent } from "../../../http/text";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
+import { IdSchema, nullAsAbsent } from "../../../openapi/primitives";
 import { recordEvent } from "../../../services/events";
-import { defineInternalRoute, ProjectIdParams } from "../schema";
+import { ProjectIdParams } from "../schema";
 
 const EventCreateBody = z.strictObject({
   type: z.enum(INTERNAL_EVENT_TYPES),

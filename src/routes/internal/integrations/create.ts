@@ -2,11 +2,11 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { INTEGRATION_TYPES } from "../../../db/schema";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { CreatedIntegrationSchema } from "../../../schemas/integration";
 import { createdIntegrationEtag, createIntegrationInternal } from "../../../services/integrations";
 import { IntegrationCreateSchema } from "../../integrations/schema";
-import { defineInternalRoute, ProjectIdParams } from "../schema";
+import { ProjectIdParams } from "../schema";
 
 const InternalIntegrationCreateBody = IntegrationCreateSchema.extend({ type: z.enum(INTEGRATION_TYPES) });
 

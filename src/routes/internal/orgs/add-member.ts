@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { OrgMemberSchema } from "../../../schemas/organization";
 import { addOrgMember } from "../../../services/orgs";
-import { defineInternalRoute, OrgIdParams } from "../schema";
+import { OrgIdParams } from "../schema";
 import { OrgMemberBody } from "./schema";
 
 export const internalAddOrgMemberRoute = defineInternalRoute({

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { CreatedApiKeySchema } from "../../../schemas/organization";
 import { createApiKey } from "../../../services/api-keys";
-import { defineInternalRoute, OrgIdParams } from "../schema";
+import { OrgIdParams } from "../schema";
 import { ApiKeyCreateBody } from "./schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { OrganizationSchema } from "../../../schemas/organization";
 import { createOrganization } from "../../../services/orgs";
-import { defineInternalRoute, OrgNameBody } from "../schema";
+import { OrgNameBody } from "../schema";
 
 export const internalCreateOrgRoute = defineInternalRoute({
   method: "post",

@@ -1,10 +1,8 @@
 /** Internal bodies and records of organizations, their members and their API keys. */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../../../db/schema";
-import { instant } from "../../../http/instant";
-import { IdSchema } from "../../../http/openapi";
 import { SCOPES } from "../../../http/scopes";
-import { freeString, nullAsAbsent } from "../../../http/text";
+import { freeString, IdSchema, instant, nullAsAbsent } from "../../../openapi/primitives";
 
 export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
 

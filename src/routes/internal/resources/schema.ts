@@ -1,8 +1,7 @@
 /** Internal bodies of stack resources: the engine reports them (API_CONTRACT §9). */
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../../../db/schema";
-import { TemplateIdSchema } from "../../../http/openapi";
-import { freeString, nullAsAbsent } from "../../../http/text";
+import { freeString, nullAsAbsent, TemplateIdSchema } from "../../../openapi/primitives";
 
 // SPEC.md types these as plain strings: an engine's reason may be a whole error log. No limit but
 // the body's (1 MiB, API_CONTRACT §6); a resource row holds one of each, well within D1's row.

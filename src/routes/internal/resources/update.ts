@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { StackResourceSchema } from "../../../schemas/resource";
 import { updateResource } from "../../../services/resources";
-import { defineInternalRoute, IdParams } from "../schema";
+import { IdParams } from "../schema";
 import { ResourceUpdateBody } from "./schema";
 
 export const internalUpdateResourceRoute = defineInternalRoute({

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { StackSchema } from "../../../schemas/topology";
 import { createStack } from "../../../services/topology";
-import { defineInternalRoute, EnvironmentIdParams } from "../schema";
+import { EnvironmentIdParams } from "../schema";
 import { StackCreateBody } from "./schema";
 
 export const internalCreateStackRoute = defineInternalRoute({

@@ -1,7 +1,6 @@
 /** Internal body of stacks (API_CONTRACT §9); the record is src/schemas/topology.ts. */
 import { z } from "@hono/zod-openapi";
-import { TemplateIdSchema } from "../../../http/openapi";
-import { freeString, nullAsAbsent } from "../../../http/text";
+import { freeString, nullAsAbsent, TemplateIdSchema } from "../../../openapi/primitives";
 
 export const StackCreateBody = z.strictObject({
   // A plain string (SPEC.md, API_CONTRACT §9): only organization and project names have 1–100.

@@ -1,9 +1,8 @@
 /** The variable-key rotation sweep (README "Rotating VARIABLES_KEY"). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
-import { jsonBody, jsonContent } from "../../../http/openapi";
+import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { reencryptVariables } from "../../../services/variable-values";
-import { defineInternalRoute } from "../schema";
 
 const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
 

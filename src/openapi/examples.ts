@@ -6,7 +6,7 @@
  * allows keywords beside a `$ref`, so, without changing what the document says:
  * - `allOf` of one reference and a description becomes the reference with the description beside it;
  * - a reference to a component schema that has an `example` carries that example beside it.
- * A pure function of the document, run once per document after compaction (src/app.ts).
+ * A pure function of the document, run once per document after compaction (./document.ts).
  */
 
 type Json = Record<string, unknown>;

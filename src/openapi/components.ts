@@ -3,10 +3,40 @@
  * (rather than copied into each of the ~380 responses): the response headers of API_CONTRACT
  * §6, §7 and §16, and the shared error responses of SPEC.md "Endpoints".
  */
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { API_KEY_CHALLENGE } from "./error-handler";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { ERROR_CODES } from "../errors";
+import { API_KEY_CHALLENGE } from "../http/error-handler";
 
 type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
+
+export const ErrorSchema = z
+  .object({
+    code: z.enum(ERROR_CODES).openapi({ description: "One of the ten error codes." }),
+    message: z.string().openapi({ description: "Human-readable explanation." }),
+    cause: z.unknown().optional().openapi({
+      description:
+        "Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field.",
+    }),
+  })
+  .openapi("Error");
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+/** Every endpoint can answer these (SPEC.md "Endpoints"); public routes reference `components.responses`. */
+export const errorResponses = {
+  400: errorResponse("`bad_input`: invalid input; `cause` lists the invalid fields."),
+  401: errorResponse("`unauthenticated`: missing, malformed, unknown, revoked or expired API key."),
+  403: errorResponse("`unauthorized` (organization role too low) or `forbidden` (project role too low)."),
+  404: errorResponse("`not_found`: no such resource, or not visible to the caller."),
+  408: errorResponse("`timeout`: a timeout elsewhere in the system."),
+  409: errorResponse("`conflict`: the request conflicts with the current state."),
+  429: errorResponse("`rate`: rate limit exceeded; retry after `Retry-After` seconds."),
+  500: errorResponse("`internal`: internal failure; a retry may succeed."),
+  501: errorResponse("`not_implemented`."),
+} as const;
 
 type Ref = { $ref: string };
 const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}` });
@@ -73,7 +103,7 @@ const HEADERS = {
   },
 };
 
-/** Headers a route declares on its own success answer (src/http/openapi.ts merges them in). */
+/** Headers a route declares on its own success answer (./define-route.ts merges them in). */
 export const LOCATION_HEADER = { Location: headerRef("Location") };
 export const CONTENT_LOCATION_HEADER = { "Content-Location": headerRef("ContentLocation") };
 export const NO_STORE_HEADER = { "Cache-Control": headerRef("CacheControlNoStore") };
@@ -87,7 +117,7 @@ export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
   "RateLimit-Policy": headerRef("RateLimitPolicy"),
   RateLimit: headerRef("RateLimit"),
   "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
-  // Registered in src/app.ts beside its request parameter.
+  // Registered in ./document.ts beside its request parameter.
   "X-D1-Bookmark": headerRef("D1Bookmark"),
 };
 
@@ -133,7 +163,7 @@ export const errorResponseRefs = Object.fromEntries(
  * The errors a write with an Idempotency-Key stores and replays (API_CONTRACT §11): what its route
  * answers. Not 401 and 429 (refused before a key is used), not a refusal before the route begins
  * (the scope's 403, a malformed header, the body guard's 400s: the key is released), and no 5xx. Their shared responses list
- * `Idempotent-Replayed` (registered in src/http/openapi-conditional.ts); a GET never sends it.
+ * `Idempotent-Replayed` (registered in ./conditional.ts); a GET never sends it.
  */
 const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "408", "409"]);
 

@@ -1,11 +1,12 @@
 /**
- * Makes the generated OpenAPI document lean without changing what it says (issue #16: under
- * 150 KB). The generator writes each operation's parameters and responses inline; the same path
- * parameter (`project_id`, 20 operations) or the same success answer ("The stack resource.",
- * three operations) is then copied into every operation that uses it. This pass, run once per
- * document (src/app.ts caches the result per origin), moves every parameter and every response
- * object that appears in two or more operations into `components` and references it, and drops
- * a parameter schema's `description` when it repeats the parameter's own.
+ * Makes the generated OpenAPI document lean without changing what it says, so that it stays
+ * small enough for clients and renderers to fetch whole. The generator writes each operation's
+ * parameters and responses inline; the same path parameter (`project_id`, 20 operations) or the
+ * same success answer ("The stack resource.", three operations) is then copied into every
+ * operation that uses it. This pass, run once per document (./document.ts caches the result per
+ * origin), moves every parameter and every response object that appears in two or more
+ * operations into `components` and references it, and drops a parameter schema's `description`
+ * when it repeats the parameter's own.
  *
  * A pure function of the document: what a client reads after resolving `$ref`s is unchanged
  * (test/unit/openapi-compact.test.ts), and a new route gets the same treatment without a line.

@@ -1,0 +1,117 @@
+/**
+ * The published document: the components every operation refers to, its top level, and the
+ * routes that serve it (`/openapi.json`, and `/docs`, which renders it).
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import { D1_BOOKMARK_HEADER, D1_BOOKMARK_PATTERN_SOURCE } from "../db/session";
+import type { AppEnv } from "../http/app-env";
+import { setBounded } from "../lib/bounded-map";
+import { compactOpenApiDocument } from "./compact";
+import { API_TAGS, ErrorSchema, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./components";
+import { registerConditionalComponents } from "./conditional";
+import { D1_BOOKMARK_PARAMETER } from "./define-route";
+import { examplesBesideRefs } from "./examples";
+import { registerListQueryParameters } from "./lists";
+
+/** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
+export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+
+/** What the routes refer to under `components`, registered once the routes are. */
+export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAPIRegistry"]): void {
+  registry.register("Error", ErrorSchema);
+  registerSharedComponents(registry);
+  registerListQueryParameters(registry);
+  registry.registerComponent("securitySchemes", "ApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "An API key of your organization (`dpk_…`).",
+  });
+  registry.registerComponent("parameters", D1_BOOKMARK_PARAMETER, {
+    name: D1_BOOKMARK_HEADER,
+    in: "header",
+    required: false,
+    description:
+      "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
+      "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
+      "made with the same key. A value that is not a bookmark is `400 bad_input`.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
+  registry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
+    description:
+      "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
+      "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
+      "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
+      "as fresh as the write replayed.",
+    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+  });
+  registerConditionalComponents(registry, PUBLIC_RESPONSE_HEADERS);
+}
+
+/** `GET /openapi.json`, `GET /docs` and the renderer script the page loads. */
+export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>): void {
+  // Generated once per origin in an isolate (the routes do not change while it lives), then
+  // compacted (./compact.ts), its identifiers' examples set beside their references
+  // (./examples.ts). Bounded: the origin comes from the request.
+  const documents = new Map<string, unknown>();
+  app.get("/openapi.json", (c) => {
+    const origin = new URL(c.req.url).origin;
+    let document = documents.get(origin);
+    if (!document) {
+      document = examplesBesideRefs(compactOpenApiDocument(app.getOpenAPI31Document(documentConfig(origin))));
+      setBounded(documents, origin, document, 16);
+    }
+    return c.json(document);
+  });
+  // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
+  app.get(
+    "/docs",
+    Scalar({
+      url: "/openapi.json",
+      pageTitle: "Deployment Platform API",
+      cdn: DOCS_RENDERER_PATH,
+      withDefaultFonts: false,
+      // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
+      agent: { disabled: true },
+    } as Parameters<typeof Scalar>[0]),
+  );
+  app.get(DOCS_RENDERER_PATH, async (c) => {
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    return new Response(asset.body, asset); // mutable headers, for x-request-id
+  });
+}
+
+/** The document's top level; `servers` names the origin that serves it. */
+function documentConfig(origin: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Deployment Platform API",
+      version: "1.0.0",
+      contact: { name: "Deployment Platform API" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      description:
+        "The public HTTP JSON API of the deployment platform. Every `/v1` request carries an `x-api-key`. " +
+        "Errors answer `{code, message, cause?}`. Request bodies are JSON objects in UTF-8 (a `charset` other " +
+        "than `utf-8` is refused), nested at most 64 levels, with no unpaired UTF-16 surrogate in any string. " +
+        "Lists are keyset-paginated (`after`, `limit`, `sort_by`). " +
+        "Every `/v1` response carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining`, `X-Ratelimit-Reset`, " +
+        "`RateLimit-Policy` and `RateLimit`; each operation's policy is its `x-rate-limit-policy`. " +
+        "An API key may be limited to some scopes and projects: each operation names the scope it needs " +
+        "as its `x-required-scope` (a key without it is `403 forbidden`), and a key restricted to some " +
+        "projects sees no other project (`404`). Every change is recorded in the audit log. " +
+        "Reads see every earlier write made with the same key; `X-D1-Bookmark` (response and request " +
+        "header) carries that consistency to other keys.",
+    },
+    servers: [
+      {
+        url: origin,
+        description: "The deployment (production, staging or local) that serves this document.",
+        "x-internal": false,
+      },
+    ],
+    tags: API_TAGS,
+    security: [{ ApiKey: [] }],
+  };
+}

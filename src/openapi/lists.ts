@@ -1,0 +1,72 @@
+/** The list query every list operation shares (`after`, `limit`, `sort_by`) and the page envelope (API_CONTRACT §4). */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
+
+/**
+ * The query parameters every list shares, published once under `components.parameters` (each
+ * carries its component name; `registerListQueryParameters` registers them) and referenced by
+ * every list operation, which keeps /openapi.json small.
+ */
+const LIST_QUERY_PARAMETERS = { after: "ListAfter", limit: "ListLimit", sort_by: "ListSortBy" } as const;
+
+export const ListQuerySchema = z.object({
+  after: z
+    .string()
+    .max(1024)
+    .regex(/^[\w\-+/= ]+$/, "Must be a cursor from a previous `next_page`.")
+    .optional()
+    .openapi(LIST_QUERY_PARAMETERS.after, {
+      param: { name: "after", in: "query" },
+      description: "Cursor from a previous `next_page` (standard or URL-safe base64).",
+    }),
+  // Decimal digits only: `Number()` alone would also take " 5", "0x10" and "1e1".
+  limit: z
+    .preprocess(
+      (value) => (typeof value === "string" && !/^[0-9]+$/.test(value) ? Number.NaN : value),
+      z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
+    )
+    // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
+    .openapi(LIST_QUERY_PARAMETERS.limit, {
+      param: { name: "limit", in: "query" },
+      description: `Page size, 1–${MAX_LIMIT}.`,
+      example: DEFAULT_LIMIT,
+      type: "integer",
+      format: "int64",
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: DEFAULT_LIMIT,
+    }),
+  // A raw `+` in a query string arrives as a space (as for `after`): ` created_at` is `+created_at`.
+  sort_by: z
+    .preprocess(
+      (value) => (value === " created_at" ? "+created_at" : value),
+      z.enum(SORT_VALUES).default("-created_at"),
+    )
+    .openapi(LIST_QUERY_PARAMETERS.sort_by, {
+      param: { name: "sort_by", in: "query" },
+      description:
+        "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
+    }),
+});
+
+/** Registers the shared list query parameters under `components.parameters` (./document.ts). */
+export function registerListQueryParameters(registry: OpenAPIHono["openAPIRegistry"]): void {
+  for (const [field, name] of Object.entries(LIST_QUERY_PARAMETERS)) {
+    registry.registerParameter(name, ListQuerySchema.shape[field as keyof typeof LIST_QUERY_PARAMETERS]);
+  }
+}
+
+/** The paginated list envelope. */
+export function envelope<T extends z.ZodType>(item: T, name: string) {
+  return z
+    .object({
+      data: z.array(item),
+      has_more: z.boolean(),
+      next_page: z
+        .string()
+        .regex(/^[a-zA-Z0-9+/=]+$/)
+        .optional()
+        .openapi({ description: "Cursor for the next page; present only when `has_more` is true." }),
+    })
+    .openapi(name);
+}
