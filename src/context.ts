@@ -73,8 +73,8 @@ export type ServiceContext = {
   /** Set for a request that matched a route (public or internal); absent for the queue and the cron. */
   request?: RequestInfo;
   /**
-   * The request's `If-Match` (API_CONTRACT §12), set by the etag middleware: a write of a record
-   * checks it in the same statement as the write (src/services/preconditions.ts).
+   * The request's `If-Match` (API_CONTRACT §12), its entity tags as src/http/etag.ts reads them:
+   * a write of a record checks it in the same statement as the write (src/services/preconditions.ts).
    */
   ifMatch?: "*" | string[];
 };

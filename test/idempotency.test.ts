@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../src/rate-limit/idempotency";
+import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../src/idempotency/store";
 import type { RateLimiter } from "../src/rate-limit/limiter";
 import { type ApiResponse, brokenRateLimiter, PRODUCTION_LIMITS, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";

@@ -5,10 +5,10 @@
 import { env } from "cloudflare:test";
 import { eq, fillPlaceholders } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { Identity } from "../src/context";
 import { createDb } from "../src/db/client";
 import { pageRequest, tablePageQuery } from "../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../src/db/schema";
-import type { Identity } from "../src/http/app-env";
 import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
 import { deliveryPageQueries } from "../src/services/delivery-records";
 import { visibleDeploymentsQuery } from "../src/services/deployments";

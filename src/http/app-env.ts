@@ -1,28 +1,21 @@
+/**
+ * Hono's type parameter for every router: the bindings from `wrangler types`, and what a request
+ * carries from one middleware to the next. The idempotency middleware declares its own variable
+ * beside itself (src/idempotency/claim.ts).
+ */
 import type { ServiceContext } from "../context";
-import type { Admission } from "../rate-limit/limiter";
 
-export type { Identity } from "../context";
-
-/** Hono's type parameter for every router: bindings from `wrangler types`, and per-request variables. */
 export type AppEnv = {
   Bindings: Env;
   Variables: {
-    requestId: string;
-    /** The service context (src/context.ts), built by the context middleware; with `identity` on /v1. */
+    /** The request's service context, assembled by src/middleware/context.ts alone. */
     ctx: ServiceContext;
-    /** The latest D1 bookmark of the caller's key's writes, from its limiter object (/v1 only). */
+    /**
+     * The latest D1 bookmark of the caller's key's writes, which its limiter object answers with
+     * the rate-limit decision (/v1 only): where the request's D1 session starts reading.
+     */
     keyBookmark?: string;
-    /**
-     * The raw request body, read once (bounded) by whichever needs it first: the rate-limit
-     * middleware when it must hash it for an Idempotency-Key, else the body guard.
-     */
+    /** The raw request body, read once (src/http/raw-body.ts). */
     rawBody?: Promise<Uint8Array>;
-    /** The Idempotency-Key claim made with the rate-limit decision (API_CONTRACT §11). */
-    admission?: Admission;
-    /**
-     * Set once the request has passed every check of its form (scope, headers, the body guard)
-     * and reaches its route: from here it executes, and a claimed Idempotency-Key keeps its answer.
-     */
-    executing?: true;
   };
 };

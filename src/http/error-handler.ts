@@ -86,7 +86,7 @@ export function errorResponse(err: Error, c: Context<AppEnv>): Response {
   }
   // Only the innermost message and the stack frames: the outer message of a query error
   // carries its bound parameters, which may be secrets.
-  const log = c.get("ctx")?.log ?? createLogger({ request_id: c.get("requestId") });
+  const log = c.get("ctx")?.log ?? createLogger({});
   log.error("unhandled error", {
     error: loggableError(err),
     stack: err.stack

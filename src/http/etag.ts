@@ -48,6 +48,14 @@ export function parseEtagList(value: string): EtagList | null {
   return tags.length > 0 ? tags : null;
 }
 
+/**
+ * A conditional header's entity tags. A value that is neither `*` nor a list of entity tags names
+ * no ETag (RFC 9110 §13.1.1, §13.1.2: "Otherwise, the condition is false" for If-Match, "true" for
+ * If-None-Match): an If-Match write then matches nothing and is `409` (API_CONTRACT §12), and a
+ * GET answers as it would without the header. Neither is a broken request.
+ */
+export const etagListOf = (value: string): EtagList => parseEtagList(value) ?? [];
+
 const opaque = (tag: string) => (tag.startsWith("W/") ? tag.slice(2) : tag);
 
 /** Weak comparison (If-None-Match): the opaque tags are equal, `W/` or not. */

@@ -11,6 +11,7 @@ import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RateLimitPolicy } from "../config";
+import type { AppEnv } from "./app-env";
 import { SCOPE_EXTENSION, type Scope } from "./scopes";
 
 /** Where a route publishes its rate-limit policy (`defineRoute`), read back here. */
@@ -67,6 +68,9 @@ export function declaredRoutes(app: OpenAPIHono<Env>): RouteMeta[] {
   for (const route of internalRoutes.values()) out.push(metaOf(route, true));
   return out;
 }
+
+/** The declarations of the route a request matched, if any. */
+export type RouteLookup = (c: Context<AppEnv>) => RouteMeta | undefined;
 
 /**
  * The lookup from a request to its route's declarations. The table is built once per isolate,

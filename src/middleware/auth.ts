@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
-import { withIdentity } from "../context";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { authenticate } from "../services/api-keys";
+import { setCaller } from "./context";
 import { refuseAnonymous } from "./rate-limit";
 
 /**
@@ -11,8 +11,7 @@ import { refuseAnonymous } from "./rate-limit";
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   try {
-    const ctx = c.get("ctx");
-    c.set("ctx", withIdentity(ctx, await authenticate(ctx, c.req.header("x-api-key"))));
+    setCaller(c, await authenticate(c.get("ctx"), c.req.header("x-api-key")));
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== "unauthenticated") throw err;
     return refuseAnonymous(c, err);

@@ -1,46 +1,80 @@
+/**
+ * The request's service context (src/context.ts), assembled here and nowhere else, in the order
+ * the request learns its parts:
+ * 1. `requestContext`, first on every path: the request's id (a well-formed incoming
+ *    `x-request-id`, else a new one, echoed on every response) and the context every later
+ *    middleware, handler and the error boundary share (one logger, config and db handle). Until
+ *    the route's own session opens, only authentication reads (the key lookup of a cold key),
+ *    which any replica can serve.
+ * 2. `setCaller`, from the auth middleware: the identity the API key acts as (/v1).
+ * 3. `routeContext`, once the request has passed the limiter and the scope check: what the route
+ *    runs with — its operation, client IP and user agent (the audit entry's facts, API_CONTRACT
+ *    §14), its `If-Match` (§12; each write checks it with the write), and the request's own D1
+ *    session (./d1-session.ts).
+ */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type CallerContext, createServiceContext } from "../context";
+import {
+  type CallerContext,
+  createServiceContext,
+  type Identity,
+  withIdentity,
+  withSession,
+} from "../context";
 import { UNCONSTRAINED } from "../db/session";
 import type { AppEnv } from "../http/app-env";
+import { etagListOf } from "../http/etag";
+import { newId } from "../lib/ids";
+import { openRequestSession, passOnBookmark } from "./d1-session";
 
-/**
- * Builds the request's service context once (src/context.ts), right after the request id, so
- * every later middleware, handler and the error boundary use the same db handle, config and
- * logger. The auth middleware adds the caller's identity to it.
- */
-export const serviceContext = createMiddleware<AppEnv>(async (c, next) => {
-  c.set(
-    "ctx",
-    createServiceContext({
-      env: c.env,
-      requestId: c.get("requestId"),
-      // Until the D1 session middleware opens the request's own session, only authentication
-      // reads (the key lookup of a cold key), which any replica can serve.
-      session: UNCONSTRAINED,
-      // Looked up only when used: `app.request()` in tests may run without an execution context.
-      waitUntil: (work) => c.executionCtx.waitUntil(work),
-    }),
-  );
+const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
+  const incoming = c.req.header("x-request-id");
+  const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : newId();
+  try {
+    c.set(
+      "ctx",
+      createServiceContext({
+        env: c.env,
+        requestId,
+        session: UNCONSTRAINED,
+        // Looked up only when used: `app.request()` in tests may run without an execution context.
+        waitUntil: (work) => c.executionCtx.waitUntil(work),
+      }),
+    );
+  } catch (err) {
+    // No context without bindings: the error boundary answers, still under the request's id.
+    c.header("x-request-id", requestId);
+    throw err;
+  }
   await next();
+  c.res.headers.set("x-request-id", requestId);
 });
 
-/**
- * Adds what the audit log records about the request (src/services/audit.ts) to its context:
- * the matched route's operationId, the client IP and user agent. Runs once the route is known.
- */
-export function requestInfo(operationIdOf: (c: Context<AppEnv>) => string | undefined) {
+export function setCaller(c: Context<AppEnv>, identity: Identity): void {
+  c.set("ctx", withIdentity(c.get("ctx"), identity));
+}
+
+/** `operationIdOf`: the audit entry's action for the matched route (src/http/route-meta.ts). */
+export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | undefined) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const ctx = c.get("ctx");
-    c.set("ctx", {
-      ...ctx,
+    const session = openRequestSession(c, ctx);
+    const method = c.req.method;
+    const ifMatch = method === "GET" || method === "HEAD" ? undefined : c.req.header("if-match");
+    const route = {
+      ...withSession(ctx, session),
       request: {
         operationId: operationIdOf(c),
         ip: c.req.header("cf-connecting-ip") ?? null,
         userAgent: c.req.header("user-agent")?.slice(0, 512) ?? null,
       },
-    });
+      ...(ifMatch === undefined ? {} : { ifMatch: etagListOf(ifMatch) }),
+    };
+    c.set("ctx", route);
     await next();
+    await passOnBookmark(c, route);
   });
 }
 
@@ -48,5 +82,5 @@ export function requestInfo(operationIdOf: (c: Context<AppEnv>) => string | unde
 export function callerContext(c: Context<AppEnv>): CallerContext {
   const ctx = c.get("ctx");
   if (!ctx.identity) throw new Error("callerContext outside an authenticated /v1 route");
-  return { ...ctx, identity: ctx.identity };
+  return ctx as CallerContext;
 }

@@ -9,30 +9,22 @@
  * - The digest is of the JSON text the route's `c.json` serialized, kept as it is made (the
  *   request's `c.json` is wrapped here, the innermost middleware, so it is the text of the very
  *   answer that leaves, and its UTF-8 is the body's bytes): reading the body back would cost the
- *   runtime about three times the digest (bench/pieces.mjs). Every route answers JSON through
+ *   runtime about three times the digest. Every route answers JSON through
  *   `c.json`; test/conditional-requests.test.ts walks /openapi.json for the tag on every GET.
  * - A GET or HEAD (hono runs a HEAD as its GET; RFC 9110 §13.1.2) whose `If-None-Match` matches
  *   the tag (weak comparison, `*` matches any) answers 304 with no body; the outer middlewares
  *   add `x-request-id` and the rate-limit headers. The request still runs: the tag is the digest
  *   of the answer it would give.
- * - `If-Match` is parsed here and handed to the services on the context; each write that
- *   honours it checks it in the same statement as the write (src/services/preconditions.ts).
+ * - `If-Match` is handed to the services on the context (src/middleware/context.ts); each write
+ *   that honours it checks it in the same statement as the write (src/services/preconditions.ts).
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/app-env";
-import { type EtagList, etagOf, parseEtagList, weakMatch } from "../http/etag";
+import { etagListOf, etagOf, weakMatch } from "../http/etag";
 
 const TAGGED_STATUSES = new Set([200, 201]);
 const LIST_START = '{"data":[';
-
-/**
- * A header's entity tags. A value that is neither `*` nor a list of entity tags names no ETag
- * (RFC 9110 §13.1.1, §13.1.2: "Otherwise, the condition is false" for If-Match, "true" for
- * If-None-Match): an If-Match write then matches nothing and is `409` (API_CONTRACT §12), and a
- * GET answers as it would without the header. Neither is a broken request.
- */
-const parseHeader = (value: string): EtagList => parseEtagList(value) ?? [];
 
 /**
  * Makes the request's `c.json` keep the text it serializes: what hono's own `json` does
@@ -59,12 +51,8 @@ function keepJsonText(c: Context<AppEnv>) {
 
 export const etag = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
-  const ifMatch = c.req.header("if-match");
-  if (ifMatch !== undefined && method !== "GET" && method !== "HEAD") {
-    c.set("ctx", { ...c.get("ctx"), ifMatch: parseHeader(ifMatch) });
-  }
   const ifNoneMatchHeader = method === "GET" || method === "HEAD" ? c.req.header("if-none-match") : undefined;
-  const ifNoneMatch = ifNoneMatchHeader === undefined ? undefined : parseHeader(ifNoneMatchHeader);
+  const ifNoneMatch = ifNoneMatchHeader === undefined ? undefined : etagListOf(ifNoneMatchHeader);
 
   const textOf = keepJsonText(c);
 

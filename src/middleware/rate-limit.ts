@@ -3,10 +3,11 @@ import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import type { ClaimOutcome, IdempotencyClaim } from "../rate-limit/idempotency";
+import type { RouteLookup } from "../http/route-meta";
+import { holdClaim, idempotencyClaim } from "../idempotency/claim";
+import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
-import { fingerprintRequest } from "./idempotency";
 
 export type LimitOutcome = {
   allowed: boolean;
@@ -104,25 +105,26 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 }
 
 /**
- * Counts an authenticated /v1 request against the policy its route declares
- * (`resolvePolicy`), before validation: invalid requests cost work too. Headers go on
+ * Counts an authenticated /v1 request against the policy its route declares (`default` for a
+ * path that matches none), before validation: invalid requests cost work too. Headers go on
  * every response, errors included. The key's latest write bookmark, which the same call
- * returns, is left for the D1 session middleware (`keyBookmark`). A write carrying an
- * Idempotency-Key claims it in the same call (src/middleware/idempotency.ts acts on the
- * outcome); any other request costs that one call.
+ * returns, is left for the request's D1 session (`keyBookmark`). A write carrying an
+ * Idempotency-Key claims it in the same call (src/idempotency/claim.ts); any other request
+ * costs that one call.
  */
-export function rateLimit(resolvePolicy: (c: Context<AppEnv>) => RateLimitPolicy) {
+export function rateLimit(routeMeta: RouteLookup) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
     if (!identity) throw new Error("rateLimit before authentication");
-    const claim = await fingerprintRequest(c);
-    const outcome = await countRequest(c, `key:${identity.keyId}`, resolvePolicy(c), claim);
+    const claim = await idempotencyClaim(c);
+    const policy = routeMeta(c)?.policy ?? "default";
+    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim);
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (claim) {
-      c.set("admission", {
+      holdClaim(c, {
         claim,
-        settle: outcome.settle,
+        settle: (answer) => outcome.settle({ idempotency: claim, answer }),
         ...(outcome.idempotency ? { outcome: outcome.idempotency } : {}),
       });
     }

@@ -1,8 +1,8 @@
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { grants, type Scope } from "../http/scopes";
+import type { RouteLookup } from "../http/route-meta";
+import { grants } from "../http/scopes";
 
 /**
  * The scope check (API_CONTRACT §15): after authentication and the rate limit, before the body
@@ -11,11 +11,11 @@ import { grants, type Scope } from "../http/scopes";
  * matches no route (answered 404 later) need none. The key's scopes ride on its identity, which
  * the isolate caches with the key, so the check costs no query.
  */
-export function requireScope(scopeOf: (c: Context<AppEnv>) => Scope | undefined) {
+export function requireScope(routeMeta: RouteLookup) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
     if (!identity) throw new Error("requireScope before authentication");
-    const needed = scopeOf(c);
+    const needed = routeMeta(c)?.scope;
     if (needed && !grants(identity.scopes, needed)) {
       throw new ApiError(
         "forbidden",

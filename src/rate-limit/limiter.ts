@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
 import {
   type ClaimOutcome,
   claimKey,
@@ -9,7 +8,8 @@ import {
   type IdempotencyClaim,
   type StoredAnswer,
   settleKey,
-} from "./idempotency";
+} from "../idempotency/store";
+import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
 import { decideCounted, type WindowDecision } from "./window";
 
 /**
@@ -38,17 +38,6 @@ export type AdmitResult = {
 /** Settles a claimed key: stores the answer, or (`answer: null`) releases the key. */
 export type SettleRequest = { idempotency: IdempotencyClaim; answer: StoredAnswer | null };
 
-/**
- * What the rate-limit middleware learned about the request's Idempotency-Key, for the
- * idempotency middleware (a request variable, src/env.ts).
- */
-export type Admission = {
-  claim: IdempotencyClaim;
-  /** Absent when the limiter could not be reached. */
-  outcome?: ClaimOutcome;
-  settle(request: SettleRequest): Promise<void>;
-};
-
 // `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
 const SCHEMA = [
   "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
@@ -58,42 +47,23 @@ const SCHEMA = [
 ];
 
 /**
- * One object per API key (or per client IP for anonymous traffic), one exact sliding
- * window per policy. Admitted requests are rows in the object's SQLite storage.
+ * One object per API key (`key:<key id>`), and one per client IP for failed authentications
+ * (`ip:<ip>`): no object or counter is shared by all traffic, so the limiter's load spreads over
+ * the active keys and grows with them (docs/capacity.md). An object is created near the Worker
+ * that first calls it, which is where its key is used; no location hint could do better.
  *
- * `hit` runs entirely synchronously (SQL on the object's storage is synchronous, and it
- * never awaits), so concurrent calls are serialized by the object and can never
- * over-admit; the decision and its write commit together, and the state survives
- * eviction and restarts. The object also keeps each window in memory, exactly as stored
- * (read once per policy when the object starts, then updated with every write), so deciding
- * costs no read: an admitted request is one INSERT. Only this object writes its storage; the
- * alarm, which deletes rows behind the windows' backs, drops what is kept and lets it be read
- * again.
+ * The object answers each request in one synchronous step (SQL on its own storage never awaits),
+ * so concurrent calls are serialized and can never over-admit:
+ * - an exact sliding window per policy (./window.ts), its rows kept in memory as stored, so
+ *   deciding costs no read and an admitted request is one INSERT;
+ * - the latest D1 bookmark of the key's writes (./bookmark.ts), handed back with the decision so
+ *   that a read starts its D1 session from it at no extra call;
+ * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
+ *   decision, so "exactly one execution" is a property of this one call.
  *
- * Storage stays bounded: each `admit` deletes its policy's entries that left the window
- * before it decides, so a policy never holds more than `limit` rows; an alarm one window
- * after the newest admitted request (or the kept bookmark's retention, or the oldest
- * idempotency entry's expiry) deletes what is left, so an object whose key or IP went quiet
- * ends up with no storage at all.
- *
- * The object of a key also keeps the latest D1 bookmark of that key's writes
- * (src/rate-limit/bookmark.ts): `admit` hands it back with the decision, so a read can start
- * its D1 session from it at no extra call, and `recordBookmark` stores a write's bookmark.
- *
- * Where the objects live, and why nothing is global. There is one object per API key
- * (`key:<key id>`) and one per client IP for failed authentications (`ip:<ip>`); no object
- * is shared by all traffic, no counter is global, so the limiter's load spreads over as many
- * objects as there are active keys and grows with them (docs/capacity.md). An object is
- * created near the Worker that first calls it and stays there (Cloudflare docs, Durable
- * Objects > Reference > Data location): a key's first request comes from where that key is
- * used, so its object sits in that region and its calls stay regional; an IP's object sits
- * near that IP. Location hints (`get(id, { locationHint })`) are not used: they only apply
- * when an object is first created, where the first request already is the best hint we
- * have, and a fixed hint per key would need a region recorded per key, which nothing knows.
- *
- * Idempotency entries (./idempotency.ts) live beside the window too: `admit` claims a key
- * with the decision, `settle` stores the answer; the alarm also fires when the oldest of them
- * expires, and keeps the object's storage while any is live.
+ * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
+ * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
+ * expiry) deletes what is left, so the object of a key gone quiet ends with no storage at all.
  */
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;

@@ -1,34 +1,25 @@
 /**
- * Idempotency-Key (API_CONTRACT §11): the HTTP half. The key is claimed by the rate-limit
- * middleware, in the same RateLimiter call as the rate-limit decision (`fingerprintRequest`
- * below gives it the claim); this middleware, right after it, acts on the outcome and, once the
- * request has run, stores its answer or releases the key: one more call to the same object,
- * paid only by requests that carry the header.
+ * Idempotency-Key (API_CONTRACT §11), around the request: acts on what the claim came to
+ * (./claim.ts) and, once the request has run, stores its answer or releases the key: one more
+ * call to the same limiter object, paid only by requests that carry the header. It sits right
+ * after the rate limit that claimed the key, outside the scope check, the body guard and the etag
+ * middleware, so the answer it stores is the one the client got (the route's own 400s and the
+ * ETag included), and a replay executes nothing, opens no D1 session and writes no audit entry.
  *
- * Hashing the body needs the raw bytes before the body guard runs, so the claim reads them
- * through `readRawBody`, which keeps them for the body guard: the body is still read once. A
- * body that cannot be read (over 1 MiB) claims nothing: the body guard refuses the request
- * before anything executes, and a refused request neither uses nor stores a key.
- *
- * Likewise a request refused by a later check of its form before it reaches its route (the
- * key's scope, a malformed `If-Match` or `X-D1-Bookmark`, the body guard's
- * content type, charset, JSON, depth and surrogates: §15, §17 "before anything executes")
- * releases the key it claimed, as a 5xx does: once the header or body is mended, a retry with
- * the same key runs. What the route answers (its own validation's 400 included) is stored.
- * `routeBegins`, the last /v1 middleware, marks the line.
+ * A request refused by a later check of its form before it reaches its route (the key's scope, a
+ * malformed `If-Match` or `X-D1-Bookmark`, the body guard's content type, charset, JSON, depth
+ * and surrogates: §15, §17 "before anything executes") releases the key it claimed, as a 5xx
+ * does: once the header or body is mended, a retry with the same key runs. What the route answers
+ * (its own validation's 400 included) is stored. `routeBegins`, the last /v1 middleware, marks
+ * the line.
  */
-import type { Context } from "hono";
+import type { Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { readRawBody } from "../http/raw-body";
-import { sha256Hex } from "../lib/hex";
-import type { IdempotencyClaim, StoredAnswer } from "../rate-limit/idempotency";
-
-export const IDEMPOTENCY_HEADER = "Idempotency-Key";
-const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+import { IDEMPOTENCY_HEADER, KEY_PATTERN, WRITE_METHODS } from "./claim";
+import type { StoredAnswer } from "./store";
 
 /**
  * The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`), and the
@@ -44,37 +35,23 @@ const REPLAYED_HEADERS = [
 ];
 
 /** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
-export type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
+type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
 
 const keyIssue = (message: string) => [{ path: "header.idempotency-key", message }];
 
 /**
- * The claim of a request that carries a well-formed Idempotency-Key on a write method, with
- * its fingerprint: SHA-256 of the method, the path with query string, and the SHA-256 of the
- * raw body. Undefined for every other request (which then costs what it always did).
- */
-export async function fingerprintRequest(c: Context<AppEnv>): Promise<IdempotencyClaim | undefined> {
-  if (!WRITE_METHODS.has(c.req.method)) return undefined;
-  const key = c.req.header(IDEMPOTENCY_HEADER);
-  if (key === undefined || !KEY_PATTERN.test(key)) return undefined;
-  let body: Uint8Array;
-  try {
-    body = await readRawBody(c);
-  } catch {
-    return undefined;
-  }
-  const url = new URL(c.req.url);
-  const bodyHash = await sha256Hex(body);
-  const fingerprint = await sha256Hex(`${c.req.method}\n${url.pathname}${url.search}\n${bodyHash}`);
-  return { key, fingerprint };
-}
-
-/**
  * Acts on the claim: replays a stored answer, refuses a mismatch (400) or a duplicate in flight
- * (409, Retry-After: 1), or runs the request and settles the key. `reread` fetches the record
- * of an answer stored by reference.
+ * (409, Retry-After: 1), or runs the request and settles the key. An answer stored by reference
+ * is re-read as a GET of its record through `app`, with the same key.
  */
-export function idempotency(reread: Reread) {
+export function idempotency(app: Pick<Hono<AppEnv>, "request">) {
+  const reread: Reread = (c, path) =>
+    app.request(
+      path,
+      { headers: { "x-api-key": c.req.header("x-api-key") ?? "", accept: "application/json" } },
+      c.env,
+      c.executionCtx,
+    );
   return createMiddleware<AppEnv>(async (c, next) => {
     if (!WRITE_METHODS.has(c.req.method)) return next();
     const key = c.req.header(IDEMPOTENCY_HEADER);
@@ -85,10 +62,10 @@ export function idempotency(reread: Reread) {
         keyIssue("1–255 printable ASCII characters, no spaces."),
       );
     }
-    const admission = c.get("admission");
+    const state = c.get("idempotency");
     // No claim was asked for: the body could not be read, and the body guard refuses it next.
-    if (!admission) return next();
-    const { outcome } = admission;
+    if (!state) return next();
+    const { outcome } = state;
     if (!outcome) {
       // Without the limiter nothing can promise a single execution: refuse rather than risk a
       // second one. Nothing ran, so a retry is safe.
@@ -115,11 +92,11 @@ export function idempotency(reread: Reread) {
     let answer: StoredAnswer | null = null;
     try {
       await next();
-      answer = c.get("executing") && c.res.status < 500 ? await toStoredAnswer(c) : null;
+      answer = state.routeBegan && c.res.status < 500 ? await toStoredAnswer(c) : null;
     } finally {
       // A 5xx, a refusal before the route ran, or a failure before any answer changed nothing:
       // release the key for a retry.
-      await admission.settle({ idempotency: admission.claim, answer }).catch((err: unknown) => {
+      await state.settle(answer).catch((err: unknown) => {
         // The claim's lease ends it within a minute; until then a retry answers 409.
         c.get("ctx").log.error("idempotency settle failed", { error: loggableError(err) });
       });
@@ -129,7 +106,8 @@ export function idempotency(reread: Reread) {
 
 /** The last /v1 middleware: the request has passed every check of its form and reaches its route. */
 export const routeBegins = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("executing", true);
+  const state = c.get("idempotency");
+  if (state) state.routeBegan = true;
   await next();
 });
 

@@ -1,6 +1,6 @@
 /**
- * Idempotency keys (API_CONTRACT §11), kept in the per-API-key RateLimiter object beside the
- * window: the object is already called once on every authenticated request, is strongly
+ * Idempotency keys (API_CONTRACT §11), stored in the per-API-key RateLimiter object
+ * (src/rate-limit/limiter.ts) beside its window: the object is already called once on every authenticated request, is strongly
  * consistent and runs one call at a time, so claiming a key in the same call as the rate-limit
  * decision makes "exactly one execution" a property of that single-threaded call, at no extra
  * round trip on the way in. These functions are synchronous SQL on the object's storage: a
