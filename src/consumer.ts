@@ -9,10 +9,10 @@
  */
 import { createServiceContext, type ServiceContext } from "./context";
 import { loggableError } from "./errors";
-import type { QueueMessage } from "./schemas/queue-messages";
-import { markDeliveryFailed, processDelivery } from "./services/deliveries";
-import { fanoutEvent } from "./services/fanout";
-import { finishDisconnect } from "./services/projects";
+import { fanoutEvent } from "./services/events/fanout";
+import type { QueueMessage } from "./services/events/queue";
+import { markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
+import { finishDisconnect } from "./services/projects/projects";
 
 export const EVENTS_QUEUE = "deploy-platform-events";
 export const DEAD_LETTER_QUEUE = "deploy-platform-events-dlq";

@@ -13,9 +13,7 @@ import { type Config, parseConfig } from "./config";
 import type { Db } from "./db/client";
 import type { OrgRole } from "./db/schema";
 import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
-import { loggableError } from "./errors";
 import { createLogger, type Logger } from "./lib/log";
-import type { QueueMessage } from "./schemas/queue-messages";
 
 /** Who is calling: resolved from the API key by the auth middleware. */
 export type Identity = {
@@ -27,17 +25,6 @@ export type Identity = {
   scopes: readonly string[];
   /** The only projects the key may see, or null for every project its account may see. */
   projectIds: readonly string[] | null;
-};
-
-/** The EVENTS queue, as producers see it. */
-export type EventsPort = {
-  /**
-   * Hands a committed event to the queue without holding up the caller (`waitUntil`). A failed
-   * send is logged and left to the stale-event sweep: the event is already durable in D1.
-   */
-  publishAfterCommit(eventId: string): void;
-  /** Sends messages now, 100 per `sendBatch` (the queue's limit); a failure throws. */
-  send(messages: readonly QueueMessage[]): Promise<void>;
 };
 
 /** What the audit log records about the request (API_CONTRACT §14), set once the route is known. */
@@ -65,7 +52,8 @@ export type ServiceContext = {
   /** Carries `request_id` on every entry. */
   log: Logger;
   config: Config;
-  events: EventsPort;
+  /** The EVENTS queue: what goes on it, and how, is src/services/events/queue.ts. */
+  eventsQueue: Queue;
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -101,34 +89,6 @@ export function openDb(env: Env, start: SessionStart): DbSession {
   return openSession(env.DB, start);
 }
 
-/** Queues accept at most 100 messages per sendBatch. */
-const SEND_BATCH_LIMIT = 100;
-
-function eventsPort(queue: Queue, log: Logger, waitUntil: (work: Promise<unknown>) => void): EventsPort {
-  const send = async (messages: readonly QueueMessage[]) => {
-    if (messages.length === 1 && messages[0]) {
-      await queue.send(messages[0], { contentType: "json" });
-      return;
-    }
-    for (let i = 0; i < messages.length; i += SEND_BATCH_LIMIT) {
-      const chunk = messages.slice(i, i + SEND_BATCH_LIMIT);
-      await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
-    }
-  };
-  return {
-    send,
-    publishAfterCommit: (eventId) =>
-      waitUntil(
-        send([{ kind: "event.fanout", event_id: eventId }]).catch((err: unknown) =>
-          log.error("event publish failed; left to the sweep", {
-            event_id: eventId,
-            error: loggableError(err),
-          }),
-        ),
-      ),
-  };
-}
-
 export function createServiceContext(source: ContextSource): ServiceContext {
   const log = createLogger({ request_id: source.requestId });
   // Without a runtime context (a test calling an entry point directly) the work still runs;
@@ -146,7 +106,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     requestId: source.requestId,
     log,
     config: parseConfig(source.env),
-    events: eventsPort(source.env.EVENTS, log, waitUntil),
+    eventsQueue: source.env.EVENTS,
     waitUntil,
   };
   if (source.identity) ctx.identity = source.identity;

@@ -7,10 +7,10 @@ import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
 import { newId } from "./lib/ids";
-import { purgeExpiredAuditEntries } from "./services/audit-log";
-import { purgeOldEvents } from "./services/event-log";
-import { sweepStaleEvents } from "./services/fanout";
-import { forgetExpiredSecrets } from "./services/webhook-ops";
+import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { sweepStaleEvents } from "./services/events/fanout";
+import { purgeOldEvents } from "./services/events/log";
+import { forgetExpiredSecrets } from "./services/integrations/operator";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";

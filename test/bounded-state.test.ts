@@ -10,7 +10,12 @@ import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../src/context";
 import { setBounded } from "../src/lib/bounded-map";
 import type { RateLimiter } from "../src/rate-limit/limiter";
-import { authenticate, hashKey, KEY_CACHE_MAX_ENTRIES, keyCacheSize } from "../src/services/api-keys";
+import {
+  authenticate,
+  hashKey,
+  KEY_CACHE_MAX_ENTRIES,
+  keyCacheSize,
+} from "../src/services/api-keys/authenticate";
 import { createOrgWithOwner } from "./helpers/factories";
 
 const rows = (state: DurableObjectState) =>

@@ -9,7 +9,7 @@ import { createServiceContext } from "../src/context";
 import { deliveryAttempts, events, webhookDeliveries } from "../src/db/schema";
 import worker from "../src/index";
 import { newId } from "../src/lib/ids";
-import { purgeOldEvents } from "../src/services/event-log";
+import { purgeOldEvents } from "../src/services/events/log";
 
 /** The daily cron of wrangler.toml (src/index.ts dispatches retention on it). */
 const RETENTION_CRON = "0 3 * * *";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../src/schemas/deployment";
-import { MAX_DEPLOYMENT_DATA_BYTES } from "../src/services/deployment-transitions";
+import { MAX_DEPLOYMENT_DATA_BYTES } from "../src/services/deployments/transitions";
 import { internal, request } from "./helpers/api";
 import type { ErrorBody } from "./helpers/expect";
 import { createOwnedProject, createProjectWithStack, createStack, insertStacks } from "./helpers/factories";

@@ -7,7 +7,7 @@ import { createDb } from "../src/db/client";
 import { deployments } from "../src/db/schema";
 import { ApiError } from "../src/errors";
 import type { DeploymentRecord } from "../src/schemas/deployment";
-import { transitionDeployment } from "../src/services/deployment-transitions";
+import { transitionDeployment } from "../src/services/deployments/transitions";
 import { internal, internalOk, request } from "./helpers/api";
 import { serviceContext } from "./helpers/context";
 import { type ErrorBody, TS } from "./helpers/expect";

@@ -9,10 +9,10 @@ import type { Identity } from "../src/context";
 import { createDb } from "../src/db/client";
 import { pageRequest, tablePageQuery } from "../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../src/db/schema";
-import { auditPageQuery, orgAuditScope } from "../src/services/audit-log";
-import { deliveryPageQueries } from "../src/services/delivery-records";
-import { visibleDeploymentsQuery } from "../src/services/deployments";
-import { recoverCandidatesQuery } from "../src/services/webhook-ops";
+import { auditPageQuery, orgAuditScope } from "../src/services/audit/log";
+import { visibleDeploymentsQuery } from "../src/services/deployments/deployments";
+import { deliveryPageQueries } from "../src/services/integrations/deliveries";
+import { recoverCandidatesQuery } from "../src/services/integrations/operator";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)

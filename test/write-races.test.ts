@@ -13,7 +13,7 @@ import { createDb } from "../src/db/client";
 import { notificationIntegrations, projects } from "../src/db/schema";
 import { ApiError } from "../src/errors";
 import { recordEtag } from "../src/http/etag";
-import { toIntegrationRecord } from "../src/services/integrations";
+import { toIntegrationRecord } from "../src/services/integrations/integrations";
 import { ifMatchGuard, unchangedSince, WRITE_ATTEMPTS, writeLatest } from "../src/services/preconditions";
 import { request } from "./helpers/api";
 import { type Caller, createApiKey, createOwnedProject, createProject, unique } from "./helpers/factories";

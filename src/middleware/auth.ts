@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { authenticate } from "../services/api-keys";
+import { authenticate } from "../services/api-keys/authenticate";
 import { setCaller } from "./context";
 import { refuseAnonymous } from "./rate-limit";
 

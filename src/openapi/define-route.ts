@@ -23,6 +23,12 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   content: { "application/json": { schema } },
 });
 
+/** A JSON body that may be left out: absent, it is `{}` (the body guard), so its defaults apply. */
+export const optionalJsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  ...jsonBody(schema, description),
+  required: false,
+});
+
 type PublicRouteConfig = RouteConfig & {
   rateLimit?: RateLimitPolicy;
   /**

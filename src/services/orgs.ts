@@ -8,7 +8,7 @@ import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
-import { auditEntry, diffRecords } from "./audit";
+import { auditEntry, diffRecords } from "./audit/entry";
 
 const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord => ({
   id: row.id,
@@ -20,7 +20,7 @@ const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord
  * A new organization. Created by a caller (`POST /v1/orgs`), the caller's account becomes its
  * `owner` in the same transaction; created internally, it starts with no member.
  */
-export async function createOrganization(ctx: ServiceContext, name: string): Promise<OrganizationRecord> {
+export async function createOrg(ctx: ServiceContext, name: string): Promise<OrganizationRecord> {
   const { db } = ctx;
   const ownerAccountId = ctx.identity?.accountId;
   const now = nowIso();
@@ -46,7 +46,7 @@ export async function createOrganization(ctx: ServiceContext, name: string): Pro
 }
 
 /** `GET /v1/orgs`: the caller's organization, as a one-item page. */
-export async function listCallerOrgs(ctx: CallerContext): Promise<Page<OrganizationRecord>> {
+export async function listOrgs(ctx: CallerContext): Promise<Page<OrganizationRecord>> {
   const { db, identity } = ctx;
   const org = await db.select().from(organizations).where(eq(organizations.id, identity.orgId)).get();
   return { data: org ? [toOrgRecord(org)] : [], has_more: false };

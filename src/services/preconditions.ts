@@ -23,7 +23,7 @@ import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { conflict, notFound } from "../errors";
 import { recordEtag, strongMatch } from "../http/etag";
-import { type AuditInput, auditEntry } from "./audit";
+import { type AuditInput, auditEntry } from "./audit/entry";
 
 export const preconditionFailed = () =>
   conflict("The record has changed: If-Match names none of its current ETags.", [

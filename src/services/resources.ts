@@ -9,7 +9,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { StackResourceRecord } from "../schemas/resource";
 import { guardedPage, loadScoped, type ScopedExtra, scopedLookup } from "./access";
-import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit";
+import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit/entry";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 type ResourceRow = typeof stackResources.$inferSelect;

@@ -8,7 +8,7 @@ import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, EnvironmentRecord, StackRecord } from "../schemas/topology";
-import { auditEntry, diffRecords } from "./audit";
+import { auditEntry, diffRecords } from "./audit/entry";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
   const env = await db

@@ -18,8 +18,8 @@ import {
 } from "../../src/db/schema";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
-import type { QueueMessage } from "../../src/schemas/queue-messages";
-import { eventInsert, newEvent } from "../../src/services/events";
+import type { QueueMessage } from "../../src/services/events/queue";
+import { eventInsert, newEvent } from "../../src/services/events/write";
 import type { ReceivedRequest } from "../global-setup-receiver";
 import { createIntegration } from "./factories";
 

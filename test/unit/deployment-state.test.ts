@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEPLOYMENT_STATUSES, type DeploymentStatus } from "../../src/db/schema";
 import { ApiError } from "../../src/errors";
-import { canMove, isFinal, planTransition } from "../../src/services/deployment-state";
+import { canMove, isFinal, planTransition } from "../../src/services/deployments/state";
 
 const NOW = "2026-11-22T10:04:05.123Z";
 

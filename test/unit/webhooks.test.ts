@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { redactSlackUrl } from "../../src/services/integrations";
+import { redactSlackUrl } from "../../src/services/integrations/integrations";
 import { buildWebhookRequest } from "../../src/webhooks/deliver";
 import {
   MAX_ATTEMPTS,

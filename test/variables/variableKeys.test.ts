@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { variableKeyVersion } from "../../src/crypto/variables";
-import { reencryptVariables } from "../../src/services/variable-values";
+import { reencryptVariables } from "../../src/services/variables/values";
 import { request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";

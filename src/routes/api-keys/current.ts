@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { currentApiKey } from "../../services/api-key-records";
+import { getCurrentApiKey } from "../../services/api-keys/api-keys";
 import { ApiKeySchema } from "./schema";
 
 export const getCurrentApiKeyRoute = defineRoute({
@@ -20,6 +20,6 @@ export const getCurrentApiKeyRoute = defineRoute({
 
 export function registerGetCurrentApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(getCurrentApiKeyRoute, async (c) =>
-    c.json(ApiKeySchema.parse(await currentApiKey(callerContext(c))), 200),
+    c.json(ApiKeySchema.parse(await getCurrentApiKey(callerContext(c))), 200),
   );
 }

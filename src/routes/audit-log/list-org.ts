@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { auditFilterKey, listOrgAuditLog } from "../../services/audit-log";
+import { auditFilterKey, listOrgAuditLog } from "../../services/audit/log";
 import { AuditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
 
 export const listOrgAuditLogRoute = defineRoute({

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { CONTENT_LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { cancelDeployment } from "../../services/deployment-transitions";
+import { cancelDeployment } from "../../services/deployments/transitions";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
 export const cancelDeploymentRoute = defineRoute({

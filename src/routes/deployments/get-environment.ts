@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getDeployment } from "../../services/deployments";
+import { getDeployment } from "../../services/deployments/deployments";
 import { DeploymentSchema, EnvironmentDeploymentParams } from "./schema";
 
 export const getEnvironmentDeploymentRoute = defineRoute({

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments";
+import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema, EnvironmentParams } from "./schema";
 
 export const listEnvironmentDeploymentsRoute = defineRoute({

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { listStackDeployments, statusFilterKey } from "../../services/deployments";
+import { listStackDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema, StackParams } from "./schema";
 
 export const listStackDeploymentsRoute = defineRoute({

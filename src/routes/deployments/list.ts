@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { listVisibleDeployments, statusFilterKey } from "../../services/deployments";
+import { listDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { DeploymentListQuerySchema, DeploymentListSchema } from "./schema";
 
 export const listDeploymentsRoute = defineRoute({
@@ -22,6 +22,6 @@ export function registerListDeployments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listDeploymentsRoute, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));
-    return c.json(await listVisibleDeployments(callerContext(c), { statuses: query.status }, page), 200);
+    return c.json(await listDeployments(callerContext(c), { statuses: query.status }, page), 200);
   });
 }

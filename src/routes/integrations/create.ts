@@ -4,8 +4,9 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { createdIntegrationEtag, createIntegration } from "../../services/integrations";
-import { CreatedIntegrationSchema, IntegrationCreateSchema, ProjectParams } from "./schema";
+import { IntegrationCreateSchema } from "../../schemas/integration";
+import { createdIntegrationEtag, createIntegration } from "../../services/integrations/integrations";
+import { CreatedIntegrationSchema, ProjectParams } from "./schema";
 
 export const createIntegrationRoute = defineRoute({
   method: "post",

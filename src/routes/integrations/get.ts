@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getIntegration } from "../../services/integrations";
+import { getIntegration } from "../../services/integrations/integrations";
 import { IntegrationParams, IntegrationSchema } from "./schema";
 
 export const getIntegrationRoute = defineRoute({

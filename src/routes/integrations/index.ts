@@ -1,10 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerCreateIntegration } from "./create";
-import { registerListIntegrationDeliveries } from "./deliveries";
 import { registerGetIntegration } from "./get";
 import { registerListIntegrations } from "./list";
-import { registerIntegrationOperations } from "./operations";
+import { registerListIntegrationDeliveries } from "./list-deliveries";
+import { registerRecoverIntegration } from "./recover";
+import { registerRedeliverDelivery } from "./redeliver";
+import { registerRotateIntegrationSecret } from "./rotate-secret";
+import { registerTestIntegration } from "./test";
 import { registerUpdateIntegration } from "./update";
 
 export function registerIntegrationRoutes(app: OpenAPIHono<AppEnv>) {
@@ -13,5 +16,8 @@ export function registerIntegrationRoutes(app: OpenAPIHono<AppEnv>) {
   registerGetIntegration(app);
   registerUpdateIntegration(app);
   registerListIntegrationDeliveries(app);
-  registerIntegrationOperations(app);
+  registerTestIntegration(app);
+  registerRedeliverDelivery(app);
+  registerRecoverIntegration(app);
+  registerRotateIntegrationSecret(app);
 }

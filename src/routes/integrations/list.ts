@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listIntegrations } from "../../services/integrations";
+import { listIntegrations } from "../../services/integrations/integrations";
 import { IntegrationListSchema, ProjectParams } from "./schema";
 
 export const listIntegrationsRoute = defineRoute({

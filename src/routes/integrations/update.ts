@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { updateIntegration } from "../../services/integrations";
-import { IntegrationParams, IntegrationSchema, IntegrationUpdateSchema } from "./schema";
+import { IntegrationUpdateSchema } from "../../schemas/integration";
+import { updateIntegration } from "../../services/integrations/integrations";
+import { IntegrationParams, IntegrationSchema } from "./schema";
 
 export const updateIntegrationRoute = defineRoute({
   method: "patch",

@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { addMembers } from "../../services/members";
-import { MemberAddResultSchema, MemberAddSchema, ProjectParams } from "./schema";
+import { MemberAddResultSchema, MemberAddSchema } from "../../schemas/member";
+import { addProjectMembers } from "../../services/members/members";
+import { ProjectParams } from "./schema";
 
 export const addProjectMembersRoute = defineRoute({
   method: "post",
@@ -21,8 +22,11 @@ export const addProjectMembersRoute = defineRoute({
 
 export function registerAddProjectMembers(app: OpenAPIHono<AppEnv>) {
   app.openapi(addProjectMembersRoute, async (c) => {
-    const { account_ids, role } = c.req.valid("json");
-    const data = await addMembers(callerContext(c), c.req.valid("param").project_id, account_ids, role);
+    const data = await addProjectMembers(
+      callerContext(c),
+      c.req.valid("param").project_id,
+      c.req.valid("json"),
+    );
     return c.json({ data }, 201);
   });
 }

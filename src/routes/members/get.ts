@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getMember } from "../../services/members";
+import { getProjectMember } from "../../services/members/members";
 import { MemberParams, MemberSchema } from "./schema";
 
 export const getProjectMemberRoute = defineRoute({
@@ -19,6 +19,6 @@ export const getProjectMemberRoute = defineRoute({
 export function registerGetProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(getProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    return c.json(await getMember(callerContext(c), project_id, member_id), 200);
+    return c.json(await getProjectMember(callerContext(c), project_id, member_id), 200);
   });
 }

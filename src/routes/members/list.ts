@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { listMembers, memberFilterKey } from "../../services/members";
+import { listProjectMembers, memberFilterKey } from "../../services/members/members";
 import { MemberListQuery, MemberListSchema, ProjectParams } from "./schema";
 
 export const listProjectMembersRoute = defineRoute({
@@ -22,6 +22,6 @@ export function registerListProjectMembers(app: OpenAPIHono<AppEnv>) {
     const { role, ...list } = c.req.valid("query");
     const page = pageRequest(list, memberFilterKey(role));
     const { project_id } = c.req.valid("param");
-    return c.json(await listMembers(callerContext(c), project_id, page, role), 200);
+    return c.json(await listProjectMembers(callerContext(c), project_id, page, role), 200);
   });
 }

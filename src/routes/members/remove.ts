@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { removeMember } from "../../services/members";
+import { removeProjectMember } from "../../services/members/members";
 import { MemberParams } from "./schema";
 
 export const removeProjectMemberRoute = defineRoute({
@@ -19,7 +19,7 @@ export const removeProjectMemberRoute = defineRoute({
 export function registerRemoveProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(removeProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    await removeMember(callerContext(c), project_id, member_id);
+    await removeProjectMember(callerContext(c), project_id, member_id);
     return c.body(null, 204);
   });
 }

@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { replaceMemberRole } from "../../services/members";
-import { MemberParams, MemberReplaceSchema, MemberSchema } from "./schema";
+import { MemberReplaceSchema } from "../../schemas/member";
+import { replaceProjectMember } from "../../services/members/members";
+import { MemberParams, MemberSchema } from "./schema";
 
 export const replaceProjectMemberRoute = defineRoute({
   method: "put",
@@ -21,7 +22,7 @@ export const replaceProjectMemberRoute = defineRoute({
 export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
-    const member = await replaceMemberRole(callerContext(c), project_id, member_id, c.req.valid("json"));
+    const member = await replaceProjectMember(callerContext(c), project_id, member_id, c.req.valid("json"));
     return c.json(member, 200);
   });
 }

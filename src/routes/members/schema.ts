@@ -1,12 +1,8 @@
-import { z } from "@hono/zod-openapi";
 import { envelope, ListQuerySchema } from "../../openapi/lists";
-import { echoedReadOnlyFields, IdSchema, idParams } from "../../openapi/primitives";
+import { idParams } from "../../openapi/primitives";
 import { MemberSchema, ProjectRoleSchema } from "../../schemas/member";
 
 export { MemberSchema };
-
-/** API_CONTRACT §3: at most 100 distinct accounts per add request. */
-export const MAX_ADD_ACCOUNTS = 100;
 
 export const MemberListSchema = envelope(MemberSchema, "ProjectMemberList");
 
@@ -16,44 +12,6 @@ export const MemberListQuery = ListQuerySchema.extend({
       "Only members with this project role. A cursor is valid only under the filter it was made with.",
   }),
 });
-
-export const MemberAddSchema = z
-  .strictObject({
-    account_ids: z
-      .array(IdSchema)
-      .min(1)
-      .max(MAX_ADD_ACCOUNTS)
-      .superRefine((ids, ctx) => {
-        const seen = new Set<string>();
-        ids.forEach((id, index) => {
-          if (seen.has(id)) {
-            ctx.addIssue({ code: "custom", path: [index], message: `Duplicate account ID ${id}.` });
-          }
-          seen.add(id);
-        });
-      })
-      .openapi({
-        description: `1–${MAX_ADD_ACCOUNTS} distinct account IDs, each a member of the project's organization.`,
-      }),
-    // Absent or `null`: `viewer`.
-    role: ProjectRoleSchema.nullable()
-      .optional()
-      .transform((role) => role ?? "viewer")
-      .openapi({ description: "Role given to every added account (default `viewer`).", default: "viewer" }),
-  })
-  .openapi("ProjectMemberAdd");
-
-export const MemberAddResultSchema = z
-  .object({ data: z.array(MemberSchema).openapi({ description: "The new members, in request order." }) })
-  .openapi("ProjectMemberAddResult");
-
-export const MemberReplaceSchema = z
-  .strictObject({ ...echoedReadOnlyFields(MemberSchema, ["role"]), role: ProjectRoleSchema })
-  .openapi("ProjectMemberReplace", {
-    description:
-      "The new project role. The member record's read-only fields may be sent back as read; they change " +
-      "nothing, and `project_id` and `account_id` must match the path.",
-  });
 
 export const ProjectParams = idParams("project_id");
 export const MemberParams = idParams("project_id", "member_id");

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { createOrganization } from "../../services/orgs";
+import { createOrg } from "../../services/orgs";
 import { OrganizationCreateSchema, OrganizationSchema } from "./schema";
 
 export const createOrgRoute = defineRoute({
@@ -22,6 +22,6 @@ export const createOrgRoute = defineRoute({
 export function registerCreateOrg(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOrgRoute, async (c) => {
     const { name } = c.req.valid("json");
-    return c.json(await createOrganization(callerContext(c), name), 201);
+    return c.json(await createOrg(callerContext(c), name), 201);
   });
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listCallerOrgs } from "../../services/orgs";
+import { listOrgs } from "../../services/orgs";
 import { OrganizationListSchema } from "./schema";
 
 export const listOrgsRoute = defineRoute({
@@ -21,6 +21,6 @@ export const listOrgsRoute = defineRoute({
 export function registerListOrgs(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgsRoute, async (c) => {
     pageRequest(c.req.valid("query")); // validates a cursor even though the list has one page
-    return c.json(await listCallerOrgs(callerContext(c)), 200);
+    return c.json(await listOrgs(callerContext(c)), 200);
   });
 }

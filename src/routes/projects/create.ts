@@ -3,8 +3,9 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { createProject } from "../../services/projects";
-import { ProjectCreateSchema, ProjectSchema } from "./schema";
+import { ProjectCreateSchema } from "../../schemas/project";
+import { createProject } from "../../services/projects/projects";
+import { ProjectSchema } from "./schema";
 
 export const createProjectRoute = defineRoute({
   method: "post",

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { startDisconnect } from "../../services/projects";
+import { disconnectProject } from "../../services/projects/projects";
 import { ProjectParams } from "./schema";
 
 export const disconnectProjectRoute = defineRoute({
@@ -21,7 +21,7 @@ export const disconnectProjectRoute = defineRoute({
 export function registerDisconnectProject(app: OpenAPIHono<AppEnv>) {
   app.openapi(disconnectProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    await startDisconnect(callerContext(c), project_id);
+    await disconnectProject(callerContext(c), project_id);
     return c.body(null, 204);
   });
 }

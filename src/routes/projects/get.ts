@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getProject } from "../../services/projects";
+import { getProject } from "../../services/projects/projects";
 import { ProjectParams, ProjectSchema } from "./schema";
 
 export const getProjectRoute = defineRoute({

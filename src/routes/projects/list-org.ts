@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listOrgProjects } from "../../services/projects";
+import { listOrgProjects } from "../../services/projects/projects";
 import { OrgParams, ProjectListSchema } from "./schema";
 
 export const listOrgProjectsRoute = defineRoute({

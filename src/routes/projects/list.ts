@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listProjects } from "../../services/projects";
+import { listProjects } from "../../services/projects/projects";
 import { ProjectListSchema } from "./schema";
 
 export const listProjectsRoute = defineRoute({

@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { replaceProject } from "../../services/projects";
-import { ProjectParams, ProjectReplaceSchema, ProjectSchema } from "./schema";
+import { ProjectReplaceSchema } from "../../schemas/project";
+import { replaceProject } from "../../services/projects/projects";
+import { ProjectParams, ProjectSchema } from "./schema";
 
 export const replaceProjectRoute = defineRoute({
   method: "put",

@@ -3,8 +3,9 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { createVariable } from "../../services/variables";
-import { ComponentParams, VariableSchema, VariableWriteSchema } from "./schema";
+import { VariableWriteSchema } from "../../schemas/variable";
+import { createComponentVariable } from "../../services/variables/variables";
+import { ComponentParams, VariableSchema } from "./schema";
 
 export const createComponentVariableRoute = defineRoute({
   method: "post",
@@ -26,9 +27,9 @@ export const createComponentVariableRoute = defineRoute({
 
 export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(createComponentVariableRoute, async (c) => {
-    const variable = await createVariable(
+    const variable = await createComponentVariable(
       callerContext(c),
-      { kind: "component", id: c.req.valid("param").component_id },
+      c.req.valid("param").component_id,
       c.req.valid("json"),
     );
     c.header("Location", `/v1/variables/${variable.id}`);

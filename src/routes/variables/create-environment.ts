@@ -3,8 +3,9 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { createVariable } from "../../services/variables";
-import { EnvironmentParams, VariableSchema, VariableWriteSchema } from "./schema";
+import { VariableWriteSchema } from "../../schemas/variable";
+import { createEnvironmentVariable } from "../../services/variables/variables";
+import { EnvironmentParams, VariableSchema } from "./schema";
 
 export const createEnvironmentVariableRoute = defineRoute({
   method: "post",
@@ -26,9 +27,9 @@ export const createEnvironmentVariableRoute = defineRoute({
 
 export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {
   app.openapi(createEnvironmentVariableRoute, async (c) => {
-    const variable = await createVariable(
+    const variable = await createEnvironmentVariable(
       callerContext(c),
-      { kind: "environment", id: c.req.valid("param").environment_id },
+      c.req.valid("param").environment_id,
       c.req.valid("json"),
     );
     c.header("Location", `/v1/variables/${variable.id}`);

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { deleteVariable } from "../../services/variables";
+import { deleteVariable } from "../../services/variables/variables";
 import { VariableParams } from "./schema";
 
 export const deleteVariableRoute = defineRoute({

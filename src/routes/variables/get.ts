@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getVariable } from "../../services/variables";
+import { getVariable } from "../../services/variables/variables";
 import { VariableParams, VariableSchema } from "./schema";
 
 export const getVariableRoute = defineRoute({

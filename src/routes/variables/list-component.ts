@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listVariables } from "../../services/variables";
+import { listComponentVariables } from "../../services/variables/variables";
 import { ComponentParams, VariableListSchema } from "./schema";
 
 export const listComponentVariablesRoute = defineRoute({
@@ -22,7 +22,9 @@ export const listComponentVariablesRoute = defineRoute({
 export function registerListComponentVariables(app: OpenAPIHono<AppEnv>) {
   app.openapi(listComponentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
-    const parent = { kind: "component", id: c.req.valid("param").component_id } as const;
-    return c.json(await listVariables(callerContext(c), parent, page), 200);
+    return c.json(
+      await listComponentVariables(callerContext(c), c.req.valid("param").component_id, page),
+      200,
+    );
   });
 }

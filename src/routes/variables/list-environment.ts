@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listVariables } from "../../services/variables";
+import { listEnvironmentVariables } from "../../services/variables/variables";
 import { EnvironmentParams, VariableListSchema } from "./schema";
 
 export const listEnvironmentVariablesRoute = defineRoute({
@@ -23,7 +23,9 @@ export const listEnvironmentVariablesRoute = defineRoute({
 export function registerListEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
-    const parent = { kind: "environment", id: c.req.valid("param").environment_id } as const;
-    return c.json(await listVariables(callerContext(c), parent, page), 200);
+    return c.json(
+      await listEnvironmentVariables(callerContext(c), c.req.valid("param").environment_id, page),
+      200,
+    );
   });
 }

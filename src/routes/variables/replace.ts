@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { replaceVariable } from "../../services/variables";
-import { VariableParams, VariableReplaceSchema, VariableSchema } from "./schema";
+import { VariableReplaceSchema } from "../../schemas/variable";
+import { replaceVariable } from "../../services/variables/variables";
+import { VariableParams, VariableSchema } from "./schema";
 
 export const replaceVariableRoute = defineRoute({
   method: "put",

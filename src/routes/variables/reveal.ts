@@ -3,8 +3,9 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { revealVariable } from "../../services/variable-values";
-import { VariableParams, VariableValueSchema } from "./schema";
+import { VariableValueSchema } from "../../schemas/variable";
+import { revealVariable } from "../../services/variables/values";
+import { VariableParams } from "./schema";
 
 export const revealVariableRoute = defineRoute({
   method: "get",

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { DeploymentSchema } from "../../../schemas/deployment";
-import { updateDeploymentStatus } from "../../../services/deployment-transitions";
+import { updateDeployment } from "../../../services/deployments/transitions";
 import { IdParams } from "../schema";
 import { DeploymentUpdateBody } from "./schema";
 
@@ -22,6 +22,6 @@ export const internalUpdateDeploymentRoute = defineInternalRoute({
 export function registerInternalUpdateDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalUpdateDeploymentRoute, async (c) => {
     const { status, stacks } = c.req.valid("json");
-    return c.json(await updateDeploymentStatus(c.get("ctx"), c.req.valid("param").id, status, stacks), 200);
+    return c.json(await updateDeployment(c.get("ctx"), c.req.valid("param").id, status, stacks), 200);
   });
 }

@@ -4,7 +4,7 @@ import { INTERNAL_EVENT_TYPES } from "../../../db/event-types";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { IdSchema, nullAsAbsent } from "../../../openapi/primitives";
-import { recordEvent } from "../../../services/events";
+import { createEvent } from "../../../services/events/write";
 import { ProjectIdParams } from "../schema";
 
 const EventCreateBody = z.strictObject({
@@ -25,7 +25,7 @@ export const internalCreateEventRoute = defineInternalRoute({
 export function registerInternalCreateEvent(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateEventRoute, async (c) => {
     const { type, data } = c.req.valid("json");
-    const event = await recordEvent(c.get("ctx"), c.req.valid("param").project_id, type, data);
+    const event = await createEvent(c.get("ctx"), c.req.valid("param").project_id, type, data);
     return c.json({ id: event.id }, 202);
   });
 }

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { CreatedApiKeySchema } from "../../../schemas/organization";
-import { createApiKey } from "../../../services/api-keys";
+import { createApiKey } from "../../../services/api-keys/authenticate";
 import { OrgIdParams } from "../schema";
 import { ApiKeyCreateBody } from "./schema";
 

@@ -7,18 +7,18 @@
  */
 
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { CallerContext } from "../context";
-import { bindCompiled, compiled } from "../db/compiled";
-import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
-import { type OrgRole, type ProjectRole, projectMembers } from "../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { MemberRecord } from "../schemas/member";
-import { loadProject, lookupThen, projectLookup } from "./access";
-import { auditEntry } from "./audit";
-import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./member-records";
-import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
+import type { CallerContext } from "../../context";
+import { bindCompiled, compiled } from "../../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
+import { type OrgRole, type ProjectRole, projectMembers } from "../../db/schema";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { MemberAddInput, MemberRecord, MemberReplaceInput } from "../../schemas/member";
+import { loadProject, lookupThen, projectLookup } from "../access";
+import { auditEntry } from "../audit/entry";
+import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "../preconditions";
+import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./record";
 
 /** The filter key a list cursor is bound to (API_CONTRACT §4). */
 export function memberFilterKey(role: ProjectRole | undefined): string {
@@ -39,7 +39,7 @@ function keepsAnOwner(projectId: string): SQL {
   return sql`(${projectMembers.role} <> 'owner' OR (SELECT count(*) FROM project_members AS o WHERE o.project_id = ${projectId} AND o.role = 'owner') > 1)`;
 }
 
-export async function listMembers(
+export async function listProjectMembers(
   ctx: CallerContext,
   projectId: string,
   page: PageRequest,
@@ -91,7 +91,7 @@ async function ifMatchGuard(ctx: CallerContext, orgId: string, target: SQL | und
   return { membership: current.membership, guard: unchangedSince(projectMembers, current.membership) };
 }
 
-export async function getMember(
+export async function getProjectMember(
   ctx: CallerContext,
   projectId: string,
   accountId: string,
@@ -126,13 +126,13 @@ type Candidate = { account_id: string; org_role: OrgRole | null; membership_id: 
  * follows their order. Round trips: the project check, one query that classifies every
  * ID, and one batch (one transaction) that inserts and reads back.
  */
-export async function addMembers(
+export async function addProjectMembers(
   ctx: CallerContext,
   projectId: string,
-  accountIds: string[],
-  role: ProjectRole,
+  input: MemberAddInput,
 ): Promise<MemberRecord[]> {
   const { db, identity } = ctx;
+  const { account_ids: accountIds, role } = input;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const idsJson = JSON.stringify(accountIds);
   const candidates = await db.all<Candidate>(sql`
@@ -222,11 +222,11 @@ function alreadyMembers(accountIds: string[], ids: string[]) {
  * A new project role. The member record's read-only fields may be echoed back as read: they
  * change nothing, and `project_id` and `account_id` must name this member.
  */
-export async function replaceMemberRole(
+export async function replaceProjectMember(
   ctx: CallerContext,
   projectId: string,
   accountId: string,
-  input: { role: ProjectRole } & Record<string, unknown>,
+  input: MemberReplaceInput,
 ): Promise<MemberRecord> {
   const { db, identity } = ctx;
   assertEchoMatches(input, { project_id: projectId, account_id: accountId });
@@ -258,7 +258,11 @@ export async function replaceMemberRole(
   return toMemberRecord(member);
 }
 
-export async function removeMember(ctx: CallerContext, projectId: string, accountId: string): Promise<void> {
+export async function removeProjectMember(
+  ctx: CallerContext,
+  projectId: string,
+  accountId: string,
+): Promise<void> {
   const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const target = and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId));

@@ -10,10 +10,10 @@
  * no change without its entry, no entry without its change.
  */
 import { is, SQL, sql } from "drizzle-orm";
-import type { ServiceContext } from "../context";
-import { type AuditChanges, auditLog } from "../db/schema";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
+import type { ServiceContext } from "../../context";
+import { type AuditChanges, auditLog } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
 
 export type AuditTarget = { type: string; id: string };
 

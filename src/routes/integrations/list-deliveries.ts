@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listDeliveries } from "../../services/delivery-records";
+import { listIntegrationDeliveries } from "../../services/integrations/deliveries";
 import { DeliveryListSchema, IntegrationParams } from "./schema";
 
 export const listIntegrationDeliveriesRoute = defineRoute({
@@ -25,6 +25,6 @@ export function registerListIntegrationDeliveries(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationDeliveriesRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listDeliveries(callerContext(c), project_id, integration_id, page), 200);
+    return c.json(await listIntegrationDeliveries(callerContext(c), project_id, integration_id, page), 200);
   });
 }

@@ -9,20 +9,20 @@
 
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
-import type { Identity, ServiceContext } from "../context";
-import type { Db } from "../db/client";
-import { apiKeys, orgMembers } from "../db/schema";
-import { PRIMARY } from "../db/session";
-import { ApiError, badInput, loggableError, notFound } from "../errors";
-import type { Scope } from "../http/scopes";
-import { setBounded } from "../lib/bounded-map";
-import { sha256Hex } from "../lib/hex";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { ApiKeyRecord } from "../schemas/organization";
-import { canonicalScopes, checkProjectIds, toApiKeyInfo } from "./api-key-records";
-import { auditEntry, diffRecords } from "./audit";
-import { orgExists } from "./orgs";
+import type { Identity, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { apiKeys, orgMembers } from "../../db/schema";
+import { PRIMARY } from "../../db/session";
+import { ApiError, badInput, loggableError, notFound } from "../../errors";
+import type { Scope } from "../../http/scopes";
+import { setBounded } from "../../lib/bounded-map";
+import { sha256Hex } from "../../lib/hex";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { ApiKeyRecord } from "../../schemas/organization";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { orgExists } from "../orgs";
+import { canonicalScopes, checkProjectIds, toApiKeyInfo } from "./api-keys";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;

@@ -3,12 +3,12 @@
  * narrowed to (scopes, projects). Authentication and issuing live in ./api-keys.ts.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { CallerContext } from "../context";
-import type { Db } from "../db/client";
-import { apiKeys, projects } from "../db/schema";
-import { ApiError, badInput } from "../errors";
-import type { Scope } from "../http/scopes";
-import type { ApiKeyInfo } from "../schemas/organization";
+import type { CallerContext } from "../../context";
+import type { Db } from "../../db/client";
+import { apiKeys, projects } from "../../db/schema";
+import { ApiError, badInput } from "../../errors";
+import type { Scope } from "../../http/scopes";
+import type { ApiKeyInfo } from "../../schemas/organization";
 
 export function toApiKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
   return {
@@ -25,7 +25,7 @@ export function toApiKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
 }
 
 /** The calling key's record (any valid key may read its own). */
-export async function currentApiKey(ctx: CallerContext): Promise<ApiKeyInfo> {
+export async function getCurrentApiKey(ctx: CallerContext): Promise<ApiKeyInfo> {
   const row = await ctx.db.select().from(apiKeys).where(eq(apiKeys.id, ctx.identity.keyId)).get();
   // Revoked between authentication and this read: the key is no longer valid.
   if (!row || row.revokedAt) throw new ApiError("unauthenticated", "The API key is not valid.");

@@ -2,10 +2,10 @@
 
 import type { z } from "@hono/zod-openapi";
 import { and, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
-import type { CallerContext, Identity, ServiceContext } from "../context";
-import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader, statementOf } from "../db/compiled";
-import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
+import type { CallerContext, Identity, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { bindCompiled, compiled, rowReader, statementOf } from "../../db/compiled";
+import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import {
   type DeploymentData,
   type DeploymentStatus,
@@ -15,11 +15,11 @@ import {
   projectMembers,
   projects,
   stacks,
-} from "../db/schema";
-import { badInput, notFound } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { DeploymentDataSchema, DeploymentRecord } from "../schemas/deployment";
+} from "../../db/schema";
+import { badInput, notFound } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";
 import {
   callerValues,
   canSeeAll,
@@ -28,8 +28,8 @@ import {
   restrictionKey,
   scopedLookup,
   withinKeyProjectsOf,
-} from "./access";
-import { auditEntry, diffRecords } from "./audit";
+} from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
 
 /**
  * `data` as the API describes it. The column's own type is looser (plain strings for the
@@ -124,7 +124,7 @@ export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: List
 }
 
 /** Every project the caller may see: org owner/admin all of the organization's, others their own. */
-export async function listVisibleDeployments(
+export async function listDeployments(
   ctx: CallerContext,
   filter: ListFilter,
   page: PageRequest,

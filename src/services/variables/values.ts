@@ -7,7 +7,7 @@
  * database error's message.
  */
 import { and, eq } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
+import type { CallerContext, ServiceContext } from "../../context";
 import {
   decryptVariableValue,
   encryptVariableValue,
@@ -15,15 +15,13 @@ import {
   type VariableIdentity,
   VariableKeyConfigError,
   variableKeyVersion,
-} from "../crypto/variables";
-import { type VariableType, variables } from "../db/schema";
-import { ApiError } from "../errors";
-import type { Logger } from "../lib/log";
-import { loadScoped } from "./access";
-import { auditEntry } from "./audit";
-
-/** A variable as a client writes it: its value in the clear, before encryption. */
-export type VariableInput = { name: string; type: VariableType; value: string };
+} from "../../crypto/variables";
+import { type VariableType, variables } from "../../db/schema";
+import { ApiError } from "../../errors";
+import type { Logger } from "../../lib/log";
+import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
+import { loadScoped } from "../access";
+import { auditEntry } from "../audit/entry";
 
 const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
 
@@ -59,7 +57,7 @@ export function withoutParameters(err: unknown): Error {
 export async function storedValue(
   ctx: ServiceContext,
   identity: VariableIdentity,
-  input: VariableInput,
+  input: VariableWriteInput,
   operation: string,
 ): Promise<{ value: string; keyVersion: number | null }> {
   if (input.type === "string") return { value: input.value, keyVersion: null };
@@ -72,7 +70,7 @@ export async function storedValue(
 }
 
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
-export async function revealVariable(ctx: CallerContext, variableId: string): Promise<{ value: string }> {
+export async function revealVariable(ctx: CallerContext, variableId: string): Promise<VariableValue> {
   const { db, identity } = ctx;
   const secrets = ctx.config.variableKeys;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");

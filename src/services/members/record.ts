@@ -3,11 +3,11 @@
  * account's org membership, read in one query (`memberQuery`) and shaped here.
  */
 import { and, eq, getTableColumns, type Placeholder, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { rowReader, width } from "../db/compiled";
-import { accounts, type OrgRole, orgMembers, projectMembers } from "../db/schema";
-import type { MemberRecord } from "../schemas/member";
-import { normalizeProfile } from "./orgs";
+import type { Db } from "../../db/client";
+import { rowReader, width } from "../../db/compiled";
+import { accounts, type OrgRole, orgMembers, projectMembers } from "../../db/schema";
+import type { MemberRecord } from "../../schemas/member";
+import { normalizeProfile } from "../orgs";
 
 const memberSelection = {
   membership: projectMembers,

@@ -9,18 +9,18 @@
  *   successful attempt or a re-enable ends; when a delivery is marked `failed` and the run is at
  *   least 5 days old with at least 3 failed deliveries inside it, the integration is disabled
  *   (`failing`).
- * A delivery of a disabled integration is not sent: it becomes `skipped`, for `recover` to send later
+ * A delivery of a disabled integration is not sent: it becomes `skipped`, for `recoverIntegration` to send later
  * (a series an operator asked for, `manual`, is sent anyway).
  */
 
 import { and, eq, sql } from "drizzle-orm";
-import type { ServiceContext } from "../context";
-import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { newId } from "../lib/ids";
-import { nowIso, toIso } from "../lib/time";
-import { attemptDelivery } from "../webhooks/deliver";
-import { retryDelaySeconds } from "../webhooks/retry";
-import { activeSecrets } from "../webhooks/signing";
+import type { ServiceContext } from "../../context";
+import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import { nowIso, toIso } from "../../lib/time";
+import { attemptDelivery } from "../../webhooks/deliver";
+import { retryDelaySeconds } from "../../webhooks/retry";
+import { activeSecrets } from "../../webhooks/signing";
 
 /** How long nothing but failures disables an integration, and how many failed deliveries it takes. */
 export const FAILING_DISABLE_MS = 5 * 24 * 3600 * 1000;

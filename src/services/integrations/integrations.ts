@@ -6,36 +6,28 @@
 
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import type { CallerContext, Identity, ServiceContext } from "../context";
-import type { Db } from "../db/client";
-import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../db/event-types";
-import { type Page, type PageRequest, tablePage } from "../db/pagination";
-import { type IntegrationType, notificationIntegrations } from "../db/schema";
-import { badInput } from "../errors";
-import { recordEtag } from "../http/etag";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { CreatedIntegration, IntegrationRecord } from "../schemas/integration";
-import { newSigningSecret } from "../webhooks/signing";
-import { checkWebhookUrl } from "../webhooks/url-guard";
-import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "./access";
-import { auditEntry, diffRecords } from "./audit";
-import { ifMatchGuard, unchangedSince, writeLatest } from "./preconditions";
-
-/** Any subset of the flags; null (the whole object or one flag) is none given (API: an optional field's null is its absence). */
-export type ConfigurationInput = { [F in keyof NotificationConfiguration]?: boolean | null | undefined };
-
-export type IntegrationCreateInput = {
-  type: IntegrationType;
-  url: string;
-  configuration?: ConfigurationInput | null | undefined;
-};
-
-export type IntegrationUpdateInput = {
-  url?: string | undefined;
-  configuration?: ConfigurationInput | null | undefined;
-  enabled?: boolean | undefined;
-};
+import type { CallerContext, Identity, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../../db/event-types";
+import { type Page, type PageRequest, tablePage } from "../../db/pagination";
+import { notificationIntegrations } from "../../db/schema";
+import { badInput } from "../../errors";
+import { recordEtag } from "../../http/etag";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type {
+  ConfigurationInput,
+  CreatedIntegration,
+  IntegrationCreateInput,
+  IntegrationRecord,
+  IntegrationUpdateInput,
+  InternalIntegrationCreateInput,
+} from "../../schemas/integration";
+import { newSigningSecret } from "../../webhooks/signing";
+import { checkWebhookUrl } from "../../webhooks/url-guard";
+import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 
 /** Whether http:// and private hosts are allowed (ALLOW_INSECURE_WEBHOOKS, local only). */
 export type UrlPolicy = { allowInsecure: boolean };
@@ -101,10 +93,10 @@ export async function createIntegration(
 }
 
 /** The internal create (any type). An unknown project is `not_found`. */
-export async function createIntegrationInternal(
+export async function internalCreateIntegration(
   ctx: ServiceContext,
   projectId: string,
-  input: IntegrationCreateInput,
+  input: InternalIntegrationCreateInput,
 ): Promise<CreatedIntegration> {
   // A project that does not exist (or vanished meanwhile): the error boundary answers 404.
   const url = allowedUrl(input.url, { allowInsecure: ctx.config.allowInsecureWebhooks });
@@ -131,7 +123,7 @@ function auditable(record: IntegrationRecord): Record<string, unknown> {
 async function insertIntegration(
   ctx: ServiceContext,
   projectId: string,
-  input: IntegrationCreateInput,
+  input: InternalIntegrationCreateInput,
   revealUrl: boolean,
 ): Promise<CreatedIntegration> {
   const { db } = ctx;

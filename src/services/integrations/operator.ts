@@ -10,32 +10,33 @@
  */
 
 import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
-import type { Db } from "../db/client";
-import type { EventType } from "../db/event-types";
-import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { notFound } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso, toIso } from "../lib/time";
-import type { DeliveryRecord } from "../schemas/integration";
-import type { WebhookDeliveryMessage } from "../schemas/queue-messages";
-import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../webhooks/deliver";
-import { activeSecrets, newSigningSecret } from "../webhooks/signing";
-import { auditEntry, diffRecords } from "./audit";
-import { deliveryRecord } from "./delivery-records";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
+import { notFound } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso, toIso } from "../../lib/time";
+import type {
+  DeliveryRecord,
+  RecoverInput,
+  RecoverResult,
+  RotatedSecret,
+  RotateSecretInput,
+  TestSendInput,
+  TestSendResult,
+} from "../../schemas/integration";
+import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../../webhooks/deliver";
+import { activeSecrets, newSigningSecret } from "../../webhooks/signing";
+import { auditEntry, diffRecords } from "../audit/entry";
+import type { WebhookDeliveryMessage } from "../events/queue";
+import { sendToQueue } from "../events/queue";
+import { unchangedSince, writeLatest } from "../preconditions";
+import { deliveryRecord } from "./deliveries";
 import { loadIntegration } from "./integrations";
-import { unchangedSince, writeLatest } from "./preconditions";
 
 export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
 /** Messages per `sendBatch` (the queue's limit). */
 const SEND_CHUNK = 100;
-
-export type TestSendResult = {
-  delivered: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-};
 
 /**
  * One signed delivery now, answered directly: not retried, not an event, not a delivery, and
@@ -43,12 +44,13 @@ export type TestSendResult = {
  * entry (API_CONTRACT §14: no entry without its change). A disabled integration can be tested:
  * that is how an operator checks a receiver before re-enabling it.
  */
-export async function testSend(
+export async function testIntegration(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,
-  type: EventType,
+  input: TestSendInput,
 ): Promise<TestSendResult> {
+  const type = input.type ?? "deployment.succeeded";
   const { row } = await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
   const started = Date.now();
   const outcome = await attemptDelivery(
@@ -96,7 +98,7 @@ function requeue(ctx: ServiceContext, where: SQL | undefined) {
 }
 
 /** A new series of attempts for one delivery, whatever its status: `202` with the record. */
-export async function redeliver(
+export async function redeliverDelivery(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,
@@ -126,7 +128,7 @@ export async function redeliver(
   // Deleted (with its event, integration or project) in between.
   if (!moved) throw notFound("Delivery");
   try {
-    await ctx.events.send([deliverMessage(deliveryId, moved.series)]);
+    await sendToQueue(ctx, [deliverMessage(deliveryId, moved.series)]);
   } catch (err) {
     // Nothing was queued: put the delivery back as it was, unless an attempt happened since.
     await db
@@ -148,9 +150,7 @@ export async function redeliver(
   return record;
 }
 
-export type RecoverInput = { since: string; until?: string | undefined };
-
-/** Deliveries one step of `recover` reads, moves and queues (one SELECT and one batch per step). */
+/** Deliveries one step of `recoverIntegration` reads, moves and queues (one SELECT and one batch per step). */
 export const RECOVER_CHUNK = 1000;
 
 /**
@@ -162,12 +162,12 @@ export const RECOVER_CHUNK = 1000;
  * call fails (the steps before stay queued: a retry recovers the rest). One audit entry for the
  * call, in the batch of the first step that moved a delivery.
  */
-export async function recover(
+export async function recoverIntegration(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,
   input: RecoverInput,
-): Promise<{ queued: number }> {
+): Promise<RecoverResult> {
   await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
   const until = input.until ?? nowIso();
   let queued = 0;
@@ -211,7 +211,7 @@ export function recoverCandidatesQuery(
     .limit(RECOVER_CHUNK);
 }
 
-/** One step of `recover`: the next chunk after `after`; `last` is null once none is left. */
+/** One step of `recoverIntegration`: the next chunk after `after`; `last` is null once none is left. */
 async function recoverStep(
   ctx: CallerContext,
   projectId: string,
@@ -250,7 +250,10 @@ async function recoverStep(
   for (let i = 0; i < toSend.length; i += SEND_CHUNK) {
     const chunk = toSend.slice(i, i + SEND_CHUNK);
     try {
-      await ctx.events.send(chunk.map((c) => deliverMessage(c.id, c.series)));
+      await sendToQueue(
+        ctx,
+        chunk.map((c) => deliverMessage(c.id, c.series)),
+      );
     } catch (err) {
       // The chunks before went out; this one and the rest were never queued, so nothing can
       // have attempted them: they go back to the status they had.
@@ -272,19 +275,18 @@ async function recoverStep(
   return { queued: toSend.length, last };
 }
 
-export type RotatedSecret = { signing_secret: string; previous_expires_at: string };
-
 /**
  * A new signing secret; the current one becomes the previous and keeps signing (a second `v1,`
  * signature) for `expire_previous_in` seconds. A secret rotated out before is dropped at once.
  */
-export async function rotateSecret(
+export async function rotateIntegrationSecret(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,
-  expirePreviousIn: number = DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+  input: RotateSecretInput,
 ): Promise<RotatedSecret> {
   const { db } = ctx;
+  const expirePreviousIn = input.expire_previous_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS;
   const { row } = await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
   const secret = newSigningSecret();
   const i = notificationIntegrations;

@@ -9,14 +9,15 @@
  * (at least once; receivers deduplicate on `webhook-id`).
  */
 
-import { and, eq, sql } from "drizzle-orm";
-import type { ServiceContext } from "../context";
-import { EVENT_FLAG, isEventType } from "../db/event-types";
-import { events, notificationIntegrations, webhookDeliveries } from "../db/schema";
-import { loggableError } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import { staleEventIds } from "./events";
+import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { EVENT_FLAG, isEventType } from "../../db/event-types";
+import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
+import { loggableError } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso, toIso } from "../../lib/time";
+import { sendToQueue } from "./queue";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;
@@ -54,7 +55,7 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
     projectId: event.projectId,
     eventId: event.id,
     integrationId: integration.id,
-    // A disabled integration gets its delivery recorded, not sent: `recover` sends it later.
+    // A disabled integration gets its delivery recorded, not sent: `recoverIntegration` sends it later.
     status: integration.enabled ? ("pending" as const) : ("skipped" as const),
     attempts: 0,
     lastStatusCode: null,
@@ -84,7 +85,10 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
   const toSend = (results[results.length - 1] as Array<{ id: string }>).map((r) => r.id);
 
   if (toSend.length > 0) {
-    await ctx.events.send(toSend.map((id) => ({ kind: "webhook.deliver", delivery_id: id })));
+    await sendToQueue(
+      ctx,
+      toSend.map((id) => ({ kind: "webhook.deliver", delivery_id: id })),
+    );
   }
   await db
     .update(events)
@@ -110,4 +114,25 @@ export async function sweepStaleEvents(ctx: ServiceContext, nowMs = Date.now()):
     }
   }
   return swept;
+}
+
+/** How long an event may wait for its fan-out before the sweep hands it to the queue again. */
+export const STALE_EVENT_MS = 60_000;
+const SWEEP_LIMIT = 50;
+
+/**
+ * Events whose fan-out never completed (`enqueued_at` still NULL a minute after they were
+ * written): the producer's publish failed or its isolate died before sending, or the
+ * fan-out message is stuck. The cron's sweep calls this every few minutes; it reads the
+ * partial index `events_pending_idx`, so a sweep that finds nothing costs one indexed read.
+ */
+export async function staleEventIds(db: Db, nowMs = Date.now()): Promise<string[]> {
+  const rows = await db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(isNull(events.enqueuedAt), lt(events.createdAt, toIso(nowMs - STALE_EVENT_MS))))
+    .orderBy(asc(events.createdAt))
+    .limit(SWEEP_LIMIT)
+    .all();
+  return rows.map((r) => r.id);
 }

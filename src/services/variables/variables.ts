@@ -9,15 +9,15 @@
  */
 
 import { and, eq } from "drizzle-orm";
-import type { CallerContext, Identity } from "../context";
-import type { Db } from "../db/client";
-import { rowReader, statementOf } from "../db/compiled";
-import { keyset, type Page, type PageRequest } from "../db/pagination";
-import { components, environments, type VariableType, variables } from "../db/schema";
-import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { VariableRecord } from "../schemas/variable";
+import type { CallerContext, Identity } from "../../context";
+import type { Db } from "../../db/client";
+import { rowReader, statementOf } from "../../db/compiled";
+import { keyset, type Page, type PageRequest } from "../../db/pagination";
+import { components, environments, type VariableType, variables } from "../../db/schema";
+import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { VariableRecord, VariableReplaceInput, VariableWriteInput } from "../../schemas/variable";
 import {
   guardedPage,
   type Lookup,
@@ -26,15 +26,15 @@ import {
   type ProjectAction,
   runLookup,
   scopedLookup,
-} from "./access";
-import { auditEntry, diffRecords } from "./audit";
-import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "./preconditions";
-import { storedValue, type VariableInput, withoutParameters } from "./variable-values";
+} from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
+import { storedValue, withoutParameters } from "./values";
 
 export const ENVIRONMENT_SCOPE = "_";
 
 /** Where a variable is created or listed: a component, or an environment itself. */
-export type VariableParent = { kind: "component" | "environment"; id: string };
+type VariableParent = { kind: "component" | "environment"; id: string };
 
 /** Every column but the value: records and lists never read it. */
 const RECORD_COLUMNS = {
@@ -106,10 +106,26 @@ const nameTaken = (name: string) =>
     { path: "name", message: "Already taken in this scope (names are case-sensitive)." },
   ]);
 
-export async function createVariable(
+export function createComponentVariable(
+  ctx: CallerContext,
+  componentId: string,
+  input: VariableWriteInput,
+): Promise<VariableRecord> {
+  return createVariable(ctx, { kind: "component", id: componentId }, input);
+}
+
+export function createEnvironmentVariable(
+  ctx: CallerContext,
+  environmentId: string,
+  input: VariableWriteInput,
+): Promise<VariableRecord> {
+  return createVariable(ctx, { kind: "environment", id: environmentId }, input);
+}
+
+async function createVariable(
   ctx: CallerContext,
   parent: VariableParent,
-  input: VariableInput,
+  input: VariableWriteInput,
 ): Promise<VariableRecord> {
   const { db, identity } = ctx;
   const scope = await loadParent(db, identity, parent, "write");
@@ -167,11 +183,11 @@ export async function getVariable(ctx: CallerContext, variableId: string): Promi
 export async function replaceVariable(
   ctx: CallerContext,
   variableId: string,
-  body: VariableInput & Record<string, unknown>,
+  body: VariableReplaceInput,
 ): Promise<VariableRecord> {
   const { db, identity } = ctx;
   const { name, type, value, ...echoed } = body;
-  const input: VariableInput = { name, type, value };
+  const input: VariableWriteInput = { name, type, value };
   assertEchoMatches(echoed, { id: variableId });
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
@@ -239,11 +255,28 @@ export async function deleteVariable(ctx: CallerContext, variableId: string): Pr
   );
 }
 
+export function listComponentVariables(
+  ctx: CallerContext,
+  componentId: string,
+  page: PageRequest,
+): Promise<Page<VariableRecord>> {
+  return listVariables(ctx, { kind: "component", id: componentId }, page);
+}
+
+/** The environment's own variables (component_id null), not its components'. */
+export function listEnvironmentVariables(
+  ctx: CallerContext,
+  environmentId: string,
+  page: PageRequest,
+): Promise<Page<VariableRecord>> {
+  return listVariables(ctx, { kind: "environment", id: environmentId }, page);
+}
+
 /**
  * A component's own variables, or an environment's own (component_id null) variables.
  * One round trip: the parent with the access check, and one keyset page from its index.
  */
-export async function listVariables(
+async function listVariables(
   ctx: CallerContext,
   parent: VariableParent,
   page: PageRequest,

@@ -3,13 +3,13 @@
  * 400-day retention. Entries are written by `auditEntry` (./audit.ts) and never changed.
  */
 import { and, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
-import type { CallerContext, Identity, ServiceContext } from "../context";
-import type { Db } from "../db/client";
-import { statementOf, tableReader } from "../db/compiled";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import { auditLog } from "../db/schema";
-import { ApiError, notFound } from "../errors";
-import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "./access";
+import type { CallerContext, Identity, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { statementOf, tableReader } from "../../db/compiled";
+import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
+import { auditLog } from "../../db/schema";
+import { ApiError, notFound } from "../../errors";
+import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "../access";
 
 export type AuditEntryRecord = {
   id: string;

@@ -5,25 +5,26 @@
  * `deployment.*` event of a move is written in the same transaction and published after it.
  */
 import { and, eq } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
-import type { EventType } from "../db/event-types";
-import { type DeploymentData, type DeploymentStatus, deployments } from "../db/schema";
-import { badInput, conflict, notFound } from "../errors";
-import type { DeploymentRecord } from "../schemas/deployment";
-import { loadScoped } from "./access";
-import { auditEntry } from "./audit";
-import { isFinal, planStackTransition, planTransition } from "./deployment-state";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { EventType } from "../../db/event-types";
+import { type DeploymentData, type DeploymentStatus, deployments } from "../../db/schema";
+import { badInput, conflict, notFound } from "../../errors";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import { loadScoped } from "../access";
+import { auditEntry } from "../audit/entry";
 import {
   auditableDeploymentChanges,
   type DeploymentRow,
   refuseOversizedDeployment,
   toDeploymentRecord,
 } from "./deployments";
+import { isFinal, planStackTransition, planTransition } from "./state";
 
 export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
 
-import { type NewEvent, newEvent } from "./events";
-import { type IfMatchGuard, ifMatchGuard, writeLatest } from "./preconditions";
+import { publishAfterCommit } from "../events/queue";
+import { eventInsert, type NewEvent, newEvent } from "../events/write";
+import { type IfMatchGuard, ifMatchGuard, writeLatest } from "../preconditions";
 
 export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
 
@@ -91,13 +92,6 @@ function applyStackReports(
 }
 
 /**
- * Runs in the same batch (one transaction) right after the conditional UPDATE; `changes()`
- * is that UPDATE's row count, so the event is written exactly when the transition is.
- */
-const INSERT_EVENT_IF_CHANGED = `INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
-  SELECT ?1, ?2, ?3, ?4, NULL, ?5 WHERE changes() = 1`;
-
-/**
  * Moves a deployment (and optionally its stacks) to `to`: the one write path of cancel and
  * of the engine's reports. The UPDATE only applies if the row is still the version that was
  * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
@@ -158,12 +152,6 @@ async function tryTransition(
     );
   const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
   const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
-  // Straight to D1's batch: Drizzle's batch cannot bind parameters of a raw statement.
-  const d1 = db.$client;
-  const raw = (query: { toSQL(): { sql: string; params: unknown[] } }) => {
-    const built = query.toSQL();
-    return d1.prepare(built.sql).bind(...built.params);
-  };
   // The entry inserts exactly one row when the UPDATE changed one, so the event's
   // `changes() = 1` after it still means "the transition happened".
   const audit = auditEntry(ctx, {
@@ -171,16 +159,10 @@ async function tryTransition(
     projectId: row.projectId,
     changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
   });
-  const statements = [raw(update), raw(audit)];
-  if (event) {
-    statements.push(
-      d1
-        .prepare(INSERT_EVENT_IF_CHANGED)
-        .bind(event.id, event.projectId, event.type, JSON.stringify(event.data), event.createdAt),
-    );
-  }
-  const [updated] = await d1.batch(statements);
-  if (updated?.meta.changes !== 1) return undefined;
+  const [updated] = event
+    ? await db.batch([update, audit, eventInsert(db, event, "if-changed")])
+    : await db.batch([update, audit]);
+  if (updated.meta.changes !== 1) return undefined;
   return event ? { deployment, event } : { deployment };
 }
 
@@ -232,7 +214,7 @@ export async function cancelDeployment(ctx: CallerContext, id: string): Promise<
  * deployment as it is when the report lands (reports racing each other all apply). The event,
  * committed with the transition, is published without holding up the engine.
  */
-export async function updateDeploymentStatus(
+export async function updateDeployment(
   ctx: ServiceContext,
   id: string,
   to: DeploymentStatus,
@@ -242,6 +224,6 @@ export async function updateDeploymentStatus(
   if (!row) throw notFound("Deployment");
   const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);
   const { deployment, event } = await transitionLatest(ctx, row, to, reports, { guard });
-  if (event) ctx.events.publishAfterCommit(event.id);
+  if (event) publishAfterCommit(ctx, event.id);
   return deployment;
 }

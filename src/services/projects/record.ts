@@ -1,8 +1,8 @@
 /** A project record (API_CONTRACT §3 "Project"): its row, how a row is read and shaped. */
 import { getTableColumns } from "drizzle-orm";
-import { rowReader } from "../db/compiled";
-import { projects } from "../db/schema";
-import type { ProjectRecord } from "../schemas/project";
+import { rowReader } from "../../db/compiled";
+import { projects } from "../../db/schema";
+import type { ProjectRecord } from "../../schemas/project";
 
 export type ProjectRow = typeof projects.$inferSelect;
 

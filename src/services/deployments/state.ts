@@ -16,8 +16,8 @@
  * the engine reports progress of single stacks while the deployment keeps its status) and
  * moves no timestamp.
  */
-import type { DeploymentStatus } from "../db/schema";
-import { conflict } from "../errors";
+import type { DeploymentStatus } from "../../db/schema";
+import { conflict } from "../../errors";
 
 export const FINAL_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];
 

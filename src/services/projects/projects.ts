@@ -1,14 +1,14 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
 import { and, eq, exists, sql } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
-import { bindCompiled, compiled } from "../db/compiled";
-import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../db/pagination";
-import { auditLog, environments, projectMembers, projects } from "../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { ProjectRecord } from "../schemas/project";
+import type { CallerContext, ServiceContext } from "../../context";
+import { bindCompiled, compiled } from "../../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
+import { auditLog, environments, projectMembers, projects } from "../../db/schema";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { ProjectCreateInput, ProjectRecord, ProjectReplaceInput } from "../../schemas/project";
 import {
   authorizeProjectCreate,
   callerValues,
@@ -16,8 +16,9 @@ import {
   loadProject,
   restrictionKey,
   withinKeyProjectsOf,
-} from "./access";
-import { auditEntry, diffRecords } from "./audit";
+} from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { sendToQueue } from "../events/queue";
 import {
   checkIfMatch,
   deleteLatest,
@@ -26,28 +27,15 @@ import {
   stillAsRead,
   unchangedSince,
   writeLatest,
-} from "./preconditions";
-import {
-  type ProjectRow,
-  projectColumns,
-  projectNameKey,
-  readProject,
-  toProjectRecord,
-} from "./project-records";
-
-export type ProjectInput = {
-  name: string;
-  description?: string | null | undefined;
-  icon?: string | null | undefined;
-  repo_id?: string | null | undefined;
-};
+} from "../preconditions";
+import { type ProjectRow, projectColumns, projectNameKey, readProject, toProjectRecord } from "./record";
 
 const nameTaken = (name: string) =>
   conflict(`A project named "${name}" already exists in this organization.`, [
     { path: "name", message: "Already taken (names are compared without regard to case)." },
   ]);
 
-export async function createProject(ctx: CallerContext, input: ProjectInput): Promise<ProjectRecord> {
+export async function createProject(ctx: CallerContext, input: ProjectCreateInput): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   authorizeProjectCreate(identity);
   const now = nowIso();
@@ -152,7 +140,7 @@ export async function getProject(ctx: CallerContext, projectId: string): Promise
 export async function replaceProject(
   ctx: CallerContext,
   projectId: string,
-  input: ProjectInput & { default_environment_id: string } & Record<string, unknown>,
+  input: ProjectReplaceInput,
 ): Promise<ProjectRecord> {
   const { db, identity } = ctx;
   assertEchoMatches(input, { id: projectId, org_id: identity.orgId });
@@ -245,7 +233,7 @@ export async function deleteProject(ctx: CallerContext, projectId: string): Prom
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
-export async function startDisconnect(ctx: CallerContext, projectId: string): Promise<void> {
+export async function disconnectProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
   const { project } = await loadProject(db, identity, projectId, "manage");
   const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
@@ -270,7 +258,7 @@ export async function startDisconnect(ctx: CallerContext, projectId: string): Pr
     throw conflict("Only a `connected` project can be disconnected.");
   }
   try {
-    await ctx.events.send([{ kind: "project.disconnect", project_id: projectId }]);
+    await sendToQueue(ctx, [{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {
     // Without the message nothing would ever finish the disconnect: undo and report. The undo
     // takes back this request's own entry with it (the change it recorded did not stand).

@@ -9,13 +9,13 @@
  */
 
 import { asc, lt, sql } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
-import type { EventType } from "../db/event-types";
-import { type Page, type PageFilter, type PageRequest, tablePage } from "../db/pagination";
-import { events, webhookDeliveries } from "../db/schema";
-import { toIso } from "../lib/time";
-import type { EventRecord } from "../schemas/event";
-import { guardedPage, loadScoped, projectLookup } from "./access";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { EventType } from "../../db/event-types";
+import { type Page, type PageFilter, type PageRequest, tablePage } from "../../db/pagination";
+import { events, webhookDeliveries } from "../../db/schema";
+import { toIso } from "../../lib/time";
+import type { EventRecord } from "../../schemas/event";
+import { guardedPage, loadScoped, projectLookup } from "../access";
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const RETENTION_BATCH = 1000;
@@ -40,7 +40,7 @@ export function typeFilterKey(types: readonly EventType[] | undefined): string {
   return `type=${[...new Set(types)].sort().join(",")}`;
 }
 
-export async function listEvents(
+export async function listProjectEvents(
   ctx: CallerContext,
   projectId: string,
   types: readonly EventType[] | undefined,

@@ -6,13 +6,13 @@
  */
 
 import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
-import type { CallerContext } from "../context";
-import type { Db } from "../db/client";
-import { statementOf, tableReader, width } from "../db/compiled";
-import { keyset, type Page, type PageRequest, toPage } from "../db/pagination";
-import { deliveryAttempts, events, webhookDeliveries } from "../db/schema";
-import type { DeliveryAttemptRecord, DeliveryRecord } from "../schemas/integration";
-import { type Lookup, lookupThen, scopedLookup } from "./access";
+import type { CallerContext } from "../../context";
+import type { Db } from "../../db/client";
+import { statementOf, tableReader, width } from "../../db/compiled";
+import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
+import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
+import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/integration";
+import { type Lookup, lookupThen, scopedLookup } from "../access";
 import { integrationLookup } from "./integrations";
 
 type DeliveryRow = { delivery: typeof webhookDeliveries.$inferSelect; eventType: string };
@@ -146,7 +146,7 @@ export async function deliveryRecord(db: Db, deliveryId: string): Promise<Delive
 }
 
 /** A page of the integration's deliveries, each with its attempts. */
-export async function listDeliveries(
+export async function listIntegrationDeliveries(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,

@@ -1,0 +1,36 @@
+/** API_CONTRACT §13: re-send every failed or skipped delivery of a time range. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
+import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integration";
+import { recoverIntegration } from "../../services/integrations/operator";
+import { INTEGRATION_PATH, IntegrationParams } from "./schema";
+
+export const recoverIntegrationRoute = defineRoute({
+  method: "post",
+  path: `${INTEGRATION_PATH}/recover`,
+  operationId: "recoverIntegration",
+  tags: ["Notification integrations"],
+  summary: "Re-send failed and skipped deliveries of a time range",
+  description:
+    "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
+    "and `until` (both included; `until` defaults to now), all of them in one call, oldest deliveries first. " +
+    "Each is sent through the queue with its " +
+    "event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.",
+  request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
+  responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },
+});
+
+export function registerRecoverIntegration(app: OpenAPIHono<AppEnv>) {
+  app.openapi(recoverIntegrationRoute, async (c) => {
+    const { project_id, integration_id } = c.req.valid("param");
+    const result = await recoverIntegration(
+      callerContext(c),
+      project_id,
+      integration_id,
+      c.req.valid("json"),
+    );
+    return c.json(result, 202);
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * The EVENTS queue: its messages, and how the services put them on it. A message's body is the
+ * only contract between producer (the services) and consumer (src/consumer.ts), so every kind is
+ * listed here.
+ */
+import type { ServiceContext } from "../../context";
+import { loggableError } from "../../errors";
+
+export type ProjectDisconnectMessage = { kind: "project.disconnect"; project_id: string };
+
+/** A committed event to fan out to the project's integrations. */
+export type EventFanoutMessage = { kind: "event.fanout"; event_id: string };
+
+/**
+ * One (event, integration) delivery; acknowledged and retried on its own. `series` names the
+ * series of attempts the message belongs to (absent: 0, the fan-out's); `manual` marks a series
+ * an operator asked for (redeliver, recover): it is sent even while the integration is disabled.
+ */
+export type WebhookDeliveryMessage = {
+  kind: "webhook.deliver";
+  delivery_id: string;
+  series?: number;
+  manual?: boolean;
+};
+
+export type QueueMessage = ProjectDisconnectMessage | EventFanoutMessage | WebhookDeliveryMessage;
+
+/** Queues accept at most 100 messages per sendBatch. */
+const SEND_BATCH_LIMIT = 100;
+
+/** Sends messages now, 100 per `sendBatch` (the queue's limit); a failure throws. */
+export async function sendToQueue(ctx: ServiceContext, messages: readonly QueueMessage[]): Promise<void> {
+  const queue = ctx.eventsQueue;
+  if (messages.length === 1 && messages[0]) {
+    await queue.send(messages[0], { contentType: "json" });
+    return;
+  }
+  for (let i = 0; i < messages.length; i += SEND_BATCH_LIMIT) {
+    const chunk = messages.slice(i, i + SEND_BATCH_LIMIT);
+    await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+  }
+}
+
+/**
+ * Hands a committed event to the queue for its fan-out without holding up the caller
+ * (`waitUntil`). A failed send is logged and left to the stale-event sweep (./fanout.ts): the
+ * event is already durable in D1.
+ */
+export function publishAfterCommit(ctx: ServiceContext, eventId: string): void {
+  ctx.waitUntil(
+    sendToQueue(ctx, [{ kind: "event.fanout", event_id: eventId }]).catch((err: unknown) =>
+      ctx.log.error("event publish failed; left to the sweep", {
+        event_id: eventId,
+        error: loggableError(err),
+      }),
+    ),
+  );
+}
