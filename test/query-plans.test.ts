@@ -12,7 +12,7 @@ import { auditLog, events, webhookDeliveries } from "../src/db/schema";
 import { auditPageQuery, orgAuditScope } from "../src/services/audit/log";
 import { visibleDeploymentsQuery } from "../src/services/deployments/deployments";
 import { deliveryPageQueries } from "../src/services/integrations/deliveries";
-import { recoverCandidatesQuery } from "../src/services/integrations/operator";
+import { recoverCandidatesQuery } from "../src/services/integrations/redelivery";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)

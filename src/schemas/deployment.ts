@@ -1,12 +1,14 @@
 /**
- * The deployment record and its nested `data` (SPEC.md "Deployment", API_CONTRACT §3): below
- * both routes and services, so the service's record type and the API's schema are one thing.
+ * The deployment record and its nested `data` (SPEC.md "Deployment", API_CONTRACT §3), and the
+ * engine's bodies that create a deployment and report its progress (§9): below both routes and
+ * services, so the service's types (the schemas' `z.infer`) and the API's schemas are one thing.
  * The same schemas validate the engine's input (strict: an unknown field is `bad_input`)
  * and document the public output, so the two can never disagree.
  */
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
-import { freeArray, freeString, IdSchema, TimestampSchema } from "../openapi/primitives";
+import { MAX_BODY_BYTES } from "../http/raw-body";
+import { freeArray, freeString, IdSchema, nullAsAbsent, TimestampSchema } from "../openapi/primitives";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
@@ -102,3 +104,53 @@ export const DeploymentSchema = z
   .openapi("Deployment");
 
 export type DeploymentRecord = z.infer<typeof DeploymentSchema>;
+
+/** A copy of `value` without the object members that are `null` (at any depth). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, member]) => member !== null)
+      .map(([key, member]) => [key, withoutNulls(member)]),
+  );
+}
+
+/** The engine creates a deployment… */
+export const DeploymentCreateBody = z.strictObject({
+  stack_ids: freeArray(IdSchema).refine(
+    (ids) => new Set(ids).size === ids.length,
+    "Stack IDs must be distinct.",
+  ),
+  data: z.strictObject({
+    // A patch item's `from` null is "not given"; `value` and `old_value` keep their nulls (JSON values).
+    patch: freeArray(PatchOperationSchema.extend({ from: nullAsAbsent(PatchOperationSchema.shape.from) })),
+    // `null` for the source or any of its optional fields is "not given" (kept absent, §3).
+    source: nullAsAbsent(z.preprocess(withoutNulls, DeploymentSourceSchema)),
+  }),
+});
+
+/** …and reports its progress. */
+export const DeploymentUpdateBody = z.strictObject({
+  status: DeploymentStatusSchema,
+  // Optional; `null` is "not given", like the source's optional fields.
+  stacks: nullAsAbsent(
+    z
+      .array(
+        z.strictObject({
+          id: IdSchema,
+          status: DeploymentStatusSchema,
+          // A plain string (SPEC.md): bounded only by the body and the deployment's row (deployment-transitions).
+          status_reason: freeString().nullable().optional(),
+        }),
+      )
+      .max(MAX_BODY_BYTES / 2)
+      .refine(
+        (items) => new Set(items.map((s) => s.id)).size === items.length,
+        "Stack IDs must be distinct.",
+      ),
+  ),
+});
+
+export type DeploymentCreateInput = z.infer<typeof DeploymentCreateBody>;
+export type DeploymentUpdateInput = z.infer<typeof DeploymentUpdateBody>;

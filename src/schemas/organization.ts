@@ -1,11 +1,12 @@
 /**
- * Organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9): the API's
- * schemas and the services' types, one source.
+ * Organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9): their records
+ * and the bodies that create them, public and internal; the API's schemas and the services'
+ * types (their `z.infer`), one source.
  */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
 import { SCOPES } from "../http/scopes";
-import { IdSchema, TimestampSchema } from "../openapi/primitives";
+import { freeString, IdSchema, instant, nullAsAbsent, TimestampSchema, text } from "../openapi/primitives";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
@@ -66,3 +67,51 @@ export type AccountRecord = z.infer<typeof AccountSchema>;
 export type OrgMemberRecord = z.infer<typeof OrgMemberSchema>;
 export type ApiKeyInfo = z.infer<typeof ApiKeySchema>;
 export type ApiKeyRecord = z.infer<typeof CreatedApiKeySchema>;
+
+export const OrganizationCreateSchema = z
+  .strictObject({ name: text(1, 100).openapi({ example: "Acme" }) })
+  .openapi("OrganizationCreate");
+
+/** An organization's body: its name, 1–100 characters (API_CONTRACT §3). */
+export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
+
+export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
+
+export const ApiKeyCreateBody = z.strictObject({
+  account_id: IdSchema,
+  created_by: IdSchema,
+  // A plain string (API_CONTRACT §9 gives no length): the body bounds it.
+  name: freeString().nullable().optional(),
+  expires_at: instant().nullable().optional(),
+  /** API_CONTRACT §15: a non-empty list of scopes; absent (or null) means `["*"]`. */
+  scopes: nullAsAbsent(z.array(z.enum(SCOPES)).min(1)),
+  /** 1–100 projects of the organization; absent or null means every project. */
+  project_ids: z.array(IdSchema).min(1).max(100).nullable().optional(),
+});
+
+// SPEC.md types the account's display name, avatar and profile fields as plain strings: no
+// limit but the body's (1 MiB, API_CONTRACT §6); so is its name (only organization and project
+// names have 1–100).
+const nullableString = () => freeString().nullable().optional();
+
+export const AccountCreateBody = z.strictObject({
+  name: freeString(),
+  display_name: nullableString(),
+  avatar: nullableString(),
+  profile: z
+    .strictObject({
+      bio: nullableString(),
+      github: nullableString(),
+      location: nullableString(),
+      twitter: nullableString(),
+      website: nullableString(),
+    })
+    .partial()
+    .nullable()
+    .optional(),
+});
+
+export type OrganizationCreateInput = z.infer<typeof OrganizationCreateSchema>;
+export type OrgMemberInput = z.infer<typeof OrgMemberBody>;
+export type ApiKeyCreateInput = z.infer<typeof ApiKeyCreateBody>;
+export type AccountCreateInput = z.infer<typeof AccountCreateBody>;

@@ -3,25 +3,50 @@
 import { eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import type { Page } from "../db/pagination";
-import { type AccountProfile, accounts, type OrgRole, organizations, orgMembers } from "../db/schema";
+import { type AccountProfile, accounts, organizations, orgMembers } from "../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
+import type {
+  AccountCreateInput,
+  AccountRecord,
+  OrganizationCreateInput,
+  OrganizationRecord,
+  OrgMemberInput,
+  OrgMemberRecord,
+} from "../schemas/organization";
 import { auditEntry, diffRecords } from "./audit/entry";
 
-const toOrgRecord = (row: typeof organizations.$inferSelect): OrganizationRecord => ({
-  id: row.id,
-  name: row.name,
-  created_at: row.createdAt,
-});
+function toOrgRecord(row: typeof organizations.$inferSelect): OrganizationRecord {
+  return { id: row.id, name: row.name, created_at: row.createdAt };
+}
+
+function toAccountRecord(row: typeof accounts.$inferSelect): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    display_name: row.displayName,
+    avatar: row.avatar,
+    profile: row.profile,
+    created_at: row.createdAt,
+  };
+}
+
+function toOrgMemberRecord(row: typeof orgMembers.$inferSelect): OrgMemberRecord {
+  return { org_id: row.orgId, account_id: row.accountId, role: row.role, created_at: row.createdAt };
+}
 
 /**
- * A new organization. Created by a caller (`POST /v1/orgs`), the caller's account becomes its
- * `owner` in the same transaction; created internally, it starts with no member.
+ * A new organization. Created by a caller (`createOrg`), the caller's account becomes its
+ * `owner` in the same transaction; created internally (`internalCreateOrg`), it starts with no
+ * member.
  */
-export async function createOrg(ctx: ServiceContext, name: string): Promise<OrganizationRecord> {
+export async function createOrg(
+  ctx: ServiceContext,
+  input: OrganizationCreateInput,
+): Promise<OrganizationRecord> {
   const { db } = ctx;
+  const { name } = input;
   const ownerAccountId = ctx.identity?.accountId;
   const now = nowIso();
   const org = { id: newId(), name, createdAt: now };
@@ -63,13 +88,6 @@ export async function orgExists(ctx: ServiceContext, orgId: string): Promise<boo
   );
 }
 
-export type AccountInput = {
-  name: string;
-  display_name?: string | null | undefined;
-  avatar?: string | null | undefined;
-  profile?: Partial<AccountProfile> | null | undefined;
-};
-
 export function normalizeProfile(profile: Partial<AccountProfile> | null | undefined): AccountProfile {
   return {
     bio: profile?.bio ?? null,
@@ -80,7 +98,8 @@ export function normalizeProfile(profile: Partial<AccountProfile> | null | undef
   };
 }
 
-export async function createAccount(ctx: ServiceContext, input: AccountInput): Promise<AccountRecord> {
+/** The internal API's `internalCreateAccount`. */
+export async function createAccount(ctx: ServiceContext, input: AccountCreateInput): Promise<AccountRecord> {
   const { db } = ctx;
   const row = {
     id: newId(),
@@ -90,14 +109,7 @@ export async function createAccount(ctx: ServiceContext, input: AccountInput): P
     profile: normalizeProfile(input.profile),
     createdAt: nowIso(),
   };
-  const record: AccountRecord = {
-    id: row.id,
-    name: row.name,
-    display_name: row.displayName,
-    avatar: row.avatar,
-    profile: row.profile,
-    created_at: row.createdAt,
-  };
+  const record = toAccountRecord(row);
   // An account belongs to no organization (it joins them later), so its entry has `org_id` null:
   // it appears in no organization's audit log and is kept for the platform's operators.
   await db.batch([
@@ -111,20 +123,21 @@ export async function createAccount(ctx: ServiceContext, input: AccountInput): P
   return record;
 }
 
+/** The internal API's `internalAddOrgMember`. */
 export async function addOrgMember(
   ctx: ServiceContext,
   orgId: string,
-  accountId: string,
-  role: OrgRole,
+  input: OrgMemberInput,
 ): Promise<OrgMemberRecord> {
   const { db } = ctx;
+  const { account_id: accountId, role } = input;
   if (!(await orgExists(ctx, orgId))) throw notFound("Organization");
   const account = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).get();
   if (!account) {
     throw badInput("No such account.", [{ path: "account_id", message: "No account has this ID." }]);
   }
   const row = { orgId, accountId, role, createdAt: nowIso() };
-  const record: OrgMemberRecord = { org_id: orgId, account_id: accountId, role, created_at: row.createdAt };
+  const record = toOrgMemberRecord(row);
   try {
     await db.batch([
       db.insert(orgMembers).values(row),

@@ -2,13 +2,13 @@
 
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
-import { type Page, type PageRequest, tablePage } from "../db/pagination";
-import { environments, type ResourceStatus, stackResources, stacks } from "../db/schema";
+import { type Page, type PageFilter, type PageRequest, tablePage } from "../db/pagination";
+import { environments, stackResources, stacks } from "../db/schema";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import type { StackResourceRecord } from "../schemas/resource";
-import { guardedPage, loadScoped, type ScopedExtra, scopedLookup } from "./access";
+import type { ResourceCreateInput, ResourceUpdateInput, StackResourceRecord } from "../schemas/resource";
+import { guardedPage, type Lookup, loadScoped, type ScopedExtra, scopedLookup } from "./access";
 import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit/entry";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
@@ -30,60 +30,71 @@ export function toResourceRecord(row: ResourceRow): StackResourceRecord {
   };
 }
 
-/** How a read is narrowed: by id alone, or also "in this stack" / "in this environment". */
-export type ResourceScope = { stackId?: string; environmentId?: string };
-
-export async function getResource(
-  ctx: CallerContext,
-  id: string,
-  scope: ResourceScope = {},
-): Promise<StackResourceRecord> {
-  const { db, identity } = ctx;
-  // A resource reached through the wrong stack or environment is as absent as a missing one.
-  const extra: ScopedExtra | undefined = scope.stackId
-    ? [stackResources.stackId, scope.stackId]
-    : scope.environmentId
-      ? [stackResources.environmentId, scope.environmentId]
-      : undefined;
-  const { row } = await loadScoped(db, identity, stackResources, id, "read", "Stack resource", extra);
+export async function getResource(ctx: CallerContext, id: string): Promise<StackResourceRecord> {
+  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource");
   return toResourceRecord(row);
 }
 
-/** Whose resources a list reads: a stack's, or every stack's of an environment. */
-export type ResourceParent = { kind: "stack" | "environment"; id: string };
-
-/** The parent's lookup (with the access check) and a page of its resources, in one round trip. */
-export async function listResources(
+/** A resource reached through a stack: one of another stack is as absent as a missing one. */
+export async function getStackResource(
   ctx: CallerContext,
-  parent: ResourceParent,
+  stackId: string,
+  id: string,
+): Promise<StackResourceRecord> {
+  const extra: ScopedExtra = [stackResources.stackId, stackId];
+  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource", extra);
+  return toResourceRecord(row);
+}
+
+/** A resource reached through an environment: one of another environment is as absent as a missing one. */
+export async function getEnvironmentResource(
+  ctx: CallerContext,
+  environmentId: string,
+  id: string,
+): Promise<StackResourceRecord> {
+  const extra: ScopedExtra = [stackResources.environmentId, environmentId];
+  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource", extra);
+  return toResourceRecord(row);
+}
+
+/** The stack's lookup (with the access check) and a page of its resources, in one round trip. */
+export function listStackResources(
+  ctx: CallerContext,
+  stackId: string,
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
-  const [lookup, column] =
-    parent.kind === "stack"
-      ? [scopedLookup(db, identity, stacks, parent.id, "read", "Stack"), stackResources.stackId]
-      : [
-          scopedLookup(db, identity, environments, parent.id, "read", "Environment"),
-          stackResources.environmentId,
-        ];
+  const lookup = scopedLookup(db, identity, stacks, stackId, "read", "Stack");
+  return resourcePage(ctx, lookup, [stackResources.stackId, stackId], page);
+}
+
+/** Every stack's resources of an environment, behind the environment's lookup, in one round trip. */
+export function listEnvironmentResources(
+  ctx: CallerContext,
+  environmentId: string,
+  page: PageRequest,
+): Promise<Page<StackResourceRecord>> {
+  const { db, identity } = ctx;
+  const lookup = scopedLookup(db, identity, environments, environmentId, "read", "Environment");
+  return resourcePage(ctx, lookup, [stackResources.environmentId, environmentId], page);
+}
+
+function resourcePage(
+  ctx: CallerContext,
+  lookup: Lookup<unknown>,
+  filter: PageFilter,
+  page: PageRequest,
+): Promise<Page<StackResourceRecord>> {
   return guardedPage(
-    db,
+    ctx.db,
     lookup,
     page,
-    tablePage(db, stackResources, [[column, parent.id]], page),
+    tablePage(ctx.db, stackResources, [filter], page),
     toResourceRecord,
   );
 }
 
-export type ResourceCreateInput = {
-  resource_type: string;
-  physical_id: string;
-  status: ResourceStatus;
-  status_reason?: string | null | undefined;
-  template_id?: string | undefined;
-};
-
-/** Engine: a new resource of a stack; `template_id` defaults to the stack's. */
+/** The engine's `internalCreateResource`: a new resource of a stack; `template_id` defaults to the stack's. */
 export async function createResource(
   ctx: ServiceContext,
   stackId: string,
@@ -120,14 +131,8 @@ export async function createResource(
   return record;
 }
 
-export type ResourceUpdateInput = {
-  status: ResourceStatus;
-  status_reason?: string | null | undefined;
-  physical_id?: string | undefined;
-};
-
 /**
- * Engine: a status report. One statement, so the "did the status change" test and the write
+ * The engine's `internalUpdateResource`, a status report. One statement, so the "did the status change" test and the write
  * cannot be split by another report: `timestamp` moves only when the status changes, and a
  * reason left out is kept for the same status and cleared for a new one (a reason describes
  * the status it came with).

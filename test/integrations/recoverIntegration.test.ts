@@ -7,7 +7,7 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { RECOVER_CHUNK } from "../../src/services/integrations/operator";
+import { RECOVER_CHUNK } from "../../src/services/integrations/redelivery";
 import { request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { emit, type Integration, setupIntegration } from "../helpers/integrations";

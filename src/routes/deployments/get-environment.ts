@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getDeployment } from "../../services/deployments/deployments";
+import { getEnvironmentDeployment } from "../../services/deployments/deployments";
 import { DeploymentSchema, EnvironmentDeploymentParams } from "./schema";
 
 export const getEnvironmentDeploymentRoute = defineRoute({
@@ -20,6 +20,6 @@ export const getEnvironmentDeploymentRoute = defineRoute({
 export function registerGetEnvironmentDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentDeploymentRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
-    return c.json(await getDeployment(callerContext(c), id, environment_id), 200);
+    return c.json(await getEnvironmentDeployment(callerContext(c), environment_id, id), 200);
   });
 }

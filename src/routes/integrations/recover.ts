@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integration";
-import { recoverIntegration } from "../../services/integrations/operator";
+import { recoverIntegration } from "../../services/integrations/redelivery";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 
 export const recoverIntegrationRoute = defineRoute({

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { redeliverDelivery } from "../../services/integrations/operator";
+import { redeliverDelivery } from "../../services/integrations/redelivery";
 import { DeliveryParams, DeliverySchema, INTEGRATION_PATH } from "./schema";
 
 export const redeliverDeliveryRoute = defineRoute({

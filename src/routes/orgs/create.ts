@@ -2,8 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
+import { OrganizationCreateSchema, OrganizationSchema } from "../../schemas/organization";
 import { createOrg } from "../../services/orgs";
-import { OrganizationCreateSchema, OrganizationSchema } from "./schema";
 
 export const createOrgRoute = defineRoute({
   method: "post",
@@ -21,7 +21,6 @@ export const createOrgRoute = defineRoute({
 
 export function registerCreateOrg(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOrgRoute, async (c) => {
-    const { name } = c.req.valid("json");
-    return c.json(await createOrg(callerContext(c), name), 201);
+    return c.json(await createOrg(callerContext(c), c.req.valid("json")), 201);
   });
 }

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getResource } from "../../services/resources";
+import { getEnvironmentResource } from "../../services/resources";
 import { EnvironmentResourceParams, StackResourceSchema } from "./schema";
 
 export const getEnvironmentResourceRoute = defineRoute({
@@ -20,9 +20,7 @@ export const getEnvironmentResourceRoute = defineRoute({
 export function registerGetEnvironmentResource(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentResourceRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
-    const resource = await getResource(callerContext(c), id, {
-      environmentId: environment_id,
-    });
+    const resource = await getEnvironmentResource(callerContext(c), environment_id, id);
     return c.json(resource, 200);
   });
 }

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getResource } from "../../services/resources";
+import { getStackResource } from "../../services/resources";
 import { StackResourceParams, StackResourceSchema } from "./schema";
 
 export const getStackResourceRoute = defineRoute({
@@ -19,7 +19,7 @@ export const getStackResourceRoute = defineRoute({
 export function registerGetStackResource(app: OpenAPIHono<AppEnv>) {
   app.openapi(getStackResourceRoute, async (c) => {
     const { stack_id, id } = c.req.valid("param");
-    const resource = await getResource(callerContext(c), id, { stackId: stack_id });
+    const resource = await getStackResource(callerContext(c), stack_id, id);
     return c.json(resource, 200);
   });
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listResources } from "../../services/resources";
+import { listEnvironmentResources } from "../../services/resources";
 import { EnvironmentParams, StackResourceListSchema } from "./schema";
 
 export const listEnvironmentResourcesRoute = defineRoute({
@@ -22,9 +22,6 @@ export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentResourcesRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(
-      await listResources(callerContext(c), { kind: "environment", id: environment_id }, page),
-      200,
-    );
+    return c.json(await listEnvironmentResources(callerContext(c), environment_id, page), 200);
   });
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listResources } from "../../services/resources";
+import { listStackResources } from "../../services/resources";
 import { StackParams, StackResourceListSchema } from "./schema";
 
 export const listStackResourcesRoute = defineRoute({
@@ -22,6 +22,6 @@ export function registerListStackResources(app: OpenAPIHono<AppEnv>) {
   app.openapi(listStackResourcesRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
-    return c.json(await listResources(callerContext(c), { kind: "stack", id: stack_id }, page), 200);
+    return c.json(await listStackResources(callerContext(c), stack_id, page), 200);
   });
 }

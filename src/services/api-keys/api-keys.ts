@@ -1,14 +1,19 @@
 /**
- * API keys as records (API_CONTRACT §15): the calling key's record, and what a new key may be
- * narrowed to (scopes, projects). Authentication and issuing live in ./api-keys.ts.
+ * API keys (API_CONTRACT §5, §15): the calling key's record, and issuing and revoking keys,
+ * narrowed to scopes and projects. Authenticating a presented key is ./authenticate.ts.
  */
-import { and, eq, sql } from "drizzle-orm";
-import type { CallerContext } from "../../context";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { apiKeys, projects } from "../../db/schema";
-import { ApiError, badInput } from "../../errors";
+import { apiKeys, orgMembers, projects } from "../../db/schema";
+import { ApiError, badInput, notFound } from "../../errors";
 import type { Scope } from "../../http/scopes";
-import type { ApiKeyInfo } from "../../schemas/organization";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { ApiKeyCreateInput, ApiKeyInfo, ApiKeyRecord } from "../../schemas/organization";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { orgExists } from "../orgs";
+import { forgetKey, generateKey, hashKey } from "./authenticate";
 
 export function toApiKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
   return {
@@ -63,4 +68,107 @@ export async function checkProjectIds(
   if (issues.length)
     throw badInput("Every `project_ids` entry must be a project of the organization.", issues);
   return wanted;
+}
+
+/**
+ * The internal API's `internalCreateApiKey`: a key for `account_id`, issued by `created_by`, an
+ * owner or admin of the organization, optionally narrowed to scopes and projects.
+ */
+export async function createApiKey(
+  ctx: ServiceContext,
+  orgId: string,
+  body: ApiKeyCreateInput,
+): Promise<ApiKeyRecord> {
+  const { db } = ctx;
+  const input = {
+    orgId,
+    accountId: body.account_id,
+    createdBy: body.created_by,
+    name: body.name,
+    expiresAt: body.expires_at,
+    scopes: body.scopes,
+    projectIds: body.project_ids,
+  };
+  if (!(await orgExists(ctx, input.orgId))) throw notFound("Organization");
+  const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
+  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
+    throw badInput("`expires_at` must be in the future.", [
+      { path: "expires_at", message: "Must be in the future." },
+    ]);
+  }
+  const members = await db
+    .select({ accountId: orgMembers.accountId, role: orgMembers.role })
+    .from(orgMembers)
+    .where(
+      and(
+        eq(orgMembers.orgId, input.orgId),
+        inArray(orgMembers.accountId, [input.accountId, input.createdBy]),
+      ),
+    )
+    .all();
+  const actor = members.find((m) => m.accountId === input.accountId);
+  if (!actor) {
+    throw badInput("The account is not a member of this organization.", [
+      { path: "account_id", message: "Not a member of the organization." },
+    ]);
+  }
+  const issuer = members.find((m) => m.accountId === input.createdBy);
+  if (!issuer || (issuer.role !== "owner" && issuer.role !== "admin")) {
+    throw new ApiError("unauthorized", "API keys are issued only by an organization owner or admin.");
+  }
+  const projectIds = await checkProjectIds(db, input.orgId, input.projectIds);
+  const key = generateKey();
+  const record: typeof apiKeys.$inferSelect = {
+    id: newId(),
+    orgId: input.orgId,
+    accountId: input.accountId,
+    createdBy: input.createdBy,
+    name: input.name ?? null,
+    keyHash: await hashKey(key),
+    expiresAt,
+    revokedAt: null,
+    lastUsedAt: null,
+    scopes: canonicalScopes(input.scopes),
+    projectIds,
+    createdAt: nowIso(),
+  };
+  const info = toApiKeyInfo(record);
+  await db.batch([
+    db.insert(apiKeys).values(record),
+    auditEntry(ctx, {
+      orgId: record.orgId,
+      target: { type: "api_key", id: record.id },
+      // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
+      changes: diffRecords(null, { ...info, created_by: record.createdBy }),
+    }),
+  ]);
+  return { ...info, key, created_by: record.createdBy };
+}
+
+/**
+ * The internal API's `internalRevokeApiKey`: an unknown key is `not_found`; idempotent for an
+ * already revoked key.
+ */
+export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
+  const { db } = ctx;
+  const row = await db
+    .select({ id: apiKeys.id, orgId: apiKeys.orgId })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, keyId))
+    .get();
+  if (!row) throw notFound("API key");
+  const revokedAt = nowIso();
+  // Revoking an already revoked key changes nothing, so it writes no entry.
+  await db.batch([
+    db
+      .update(apiKeys)
+      .set({ revokedAt })
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))),
+    auditEntry(ctx, {
+      orgId: row.orgId,
+      target: { type: "api_key", id: keyId },
+      changes: { revoked_at: { from: null, to: revokedAt } },
+    }),
+  ]);
+  forgetKey(keyId);
 }

@@ -7,22 +7,16 @@
  * (the contract allows 60 s); the isolate that revokes a key forgets it at once.
  */
 
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
-import { ApiError, badInput, loggableError, notFound } from "../../errors";
-import type { Scope } from "../../http/scopes";
+import { ApiError, loggableError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
 import { sha256Hex } from "../../lib/hex";
-import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { ApiKeyRecord } from "../../schemas/organization";
-import { auditEntry, diffRecords } from "../audit/entry";
-import { orgExists } from "../orgs";
-import { canonicalScopes, checkProjectIds, toApiKeyInfo } from "./api-keys";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -132,98 +126,4 @@ export function forgetKey(keyId: string): void {
   for (const [hash, entry] of cache) {
     if (entry.identity.keyId === keyId) cache.delete(hash);
   }
-}
-
-export async function createApiKey(
-  ctx: ServiceContext,
-  input: {
-    orgId: string;
-    accountId: string;
-    createdBy: string;
-    name?: string | null;
-    expiresAt?: string | null;
-    scopes?: readonly Scope[];
-    projectIds?: readonly string[] | null;
-  },
-): Promise<ApiKeyRecord> {
-  const { db } = ctx;
-  if (!(await orgExists(ctx, input.orgId))) throw notFound("Organization");
-  const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
-    throw badInput("`expires_at` must be in the future.", [
-      { path: "expires_at", message: "Must be in the future." },
-    ]);
-  }
-  const members = await db
-    .select({ accountId: orgMembers.accountId, role: orgMembers.role })
-    .from(orgMembers)
-    .where(
-      and(
-        eq(orgMembers.orgId, input.orgId),
-        inArray(orgMembers.accountId, [input.accountId, input.createdBy]),
-      ),
-    )
-    .all();
-  const actor = members.find((m) => m.accountId === input.accountId);
-  if (!actor) {
-    throw badInput("The account is not a member of this organization.", [
-      { path: "account_id", message: "Not a member of the organization." },
-    ]);
-  }
-  const issuer = members.find((m) => m.accountId === input.createdBy);
-  if (!issuer || (issuer.role !== "owner" && issuer.role !== "admin")) {
-    throw new ApiError("unauthorized", "API keys are issued only by an organization owner or admin.");
-  }
-  const projectIds = await checkProjectIds(db, input.orgId, input.projectIds);
-  const key = generateKey();
-  const record: typeof apiKeys.$inferSelect = {
-    id: newId(),
-    orgId: input.orgId,
-    accountId: input.accountId,
-    createdBy: input.createdBy,
-    name: input.name ?? null,
-    keyHash: await hashKey(key),
-    expiresAt,
-    revokedAt: null,
-    lastUsedAt: null,
-    scopes: canonicalScopes(input.scopes),
-    projectIds,
-    createdAt: nowIso(),
-  };
-  const info = toApiKeyInfo(record);
-  await db.batch([
-    db.insert(apiKeys).values(record),
-    auditEntry(ctx, {
-      orgId: record.orgId,
-      target: { type: "api_key", id: record.id },
-      // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
-      changes: diffRecords(null, { ...info, created_by: record.createdBy }),
-    }),
-  ]);
-  return { ...info, key, created_by: record.createdBy };
-}
-
-/** Revoke a key; an unknown key is `not_found`. Idempotent for an already revoked key. */
-export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
-  const { db } = ctx;
-  const row = await db
-    .select({ id: apiKeys.id, orgId: apiKeys.orgId })
-    .from(apiKeys)
-    .where(eq(apiKeys.id, keyId))
-    .get();
-  if (!row) throw notFound("API key");
-  const revokedAt = nowIso();
-  // Revoking an already revoked key changes nothing, so it writes no entry.
-  await db.batch([
-    db
-      .update(apiKeys)
-      .set({ revokedAt })
-      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))),
-    auditEntry(ctx, {
-      orgId: row.orgId,
-      target: { type: "api_key", id: keyId },
-      changes: { revoked_at: { from: null, to: revokedAt } },
-    }),
-  ]);
-  forgetKey(keyId);
 }

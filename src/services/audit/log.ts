@@ -9,21 +9,8 @@ import { statementOf, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { auditLog } from "../../db/schema";
 import { ApiError, notFound } from "../../errors";
+import type { AuditEntryRecord } from "../../schemas/audit";
 import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "../access";
-
-export type AuditEntryRecord = {
-  id: string;
-  org_id: string | null;
-  project_id: string | null;
-  action: string;
-  target: { type: string; id: string };
-  actor: { type: "api_key" | "admin"; account_id: string | null; api_key_id: string | null };
-  request_id: string;
-  ip: string | null;
-  user_agent: string | null;
-  changes: Record<string, { from: unknown; to: unknown }> | null;
-  created_at: string;
-};
 
 export type AuditFilter = {
   actions?: readonly string[] | undefined;
@@ -40,7 +27,7 @@ export function auditFilterKey(filter: AuditFilter): string {
   return parts.join("&");
 }
 
-function toRecord(row: typeof auditLog.$inferSelect): AuditEntryRecord {
+function toAuditEntryRecord(row: typeof auditLog.$inferSelect): AuditEntryRecord {
   return {
     id: row.id,
     org_id: row.orgId,
@@ -85,7 +72,7 @@ export function orgAuditScope(identity: Identity, orgId: string): SQL | undefine
 
 async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFilter, req: PageRequest) {
   const rows = await auditPageQuery(ctx.db, scope, filter, req).all();
-  return toPage(rows, req, (r) => ({ createdAt: r.createdAt, id: r.id }), toRecord);
+  return toPage(rows, req, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord);
 }
 
 /** The organization's entries: org `owner`/`admin`; a project-restricted key sees only its projects'. */
@@ -120,7 +107,7 @@ export async function listProjectAuditLog(
       statement: statementOf(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
       read: tableReader(auditLog),
     },
-    toRecord,
+    toAuditEntryRecord,
   );
 }
 

@@ -19,7 +19,7 @@ import {
 import { badInput, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";
+import type { DeploymentCreateInput, DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";
 import {
   callerValues,
   canSeeAll,
@@ -64,14 +64,19 @@ export type ListFilter = { statuses?: readonly DeploymentStatus[] | undefined };
 const statusIn = (filter: ListFilter) =>
   filter.statuses?.length ? inArray(deployments.status, [...new Set(filter.statuses)]) : undefined;
 
-export async function getDeployment(
+export async function getDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
+  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "read", "Deployment");
+  return toDeploymentRecord(row);
+}
+
+/** A deployment reached through an environment: one of another environment is as absent as a missing one. */
+export async function getEnvironmentDeployment(
   ctx: CallerContext,
+  environmentId: string,
   id: string,
-  environmentId?: string,
 ): Promise<DeploymentRecord> {
-  const { db, identity } = ctx;
-  const extra = environmentId ? ([deployments.environmentId, environmentId] as const) : undefined;
-  const { row } = await loadScoped(db, identity, deployments, id, "read", "Deployment", extra);
+  const extra = [deployments.environmentId, environmentId] as const;
+  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "read", "Deployment", extra);
   return toDeploymentRecord(row);
 }
 
@@ -219,14 +224,9 @@ export function refuseOversizedDeployment(data: DeploymentData, stackIds: readon
   }
 }
 
-export type DeploymentCreateInput = {
-  stack_ids: string[];
-  data: Pick<DeploymentDataRecord, "patch" | "source">;
-};
-
 const STACK_LINKS_PER_INSERT = 33;
 
-/** Engine: a new `queued` deployment of stacks of one environment. */
+/** The engine's `internalCreateDeployment`: a new `queued` deployment of stacks of one environment. */
 export async function createDeployment(
   ctx: ServiceContext,
   environmentId: string,

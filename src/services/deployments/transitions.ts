@@ -9,7 +9,7 @@ import type { CallerContext, ServiceContext } from "../../context";
 import type { EventType } from "../../db/event-types";
 import { type DeploymentData, type DeploymentStatus, deployments } from "../../db/schema";
 import { badInput, conflict, notFound } from "../../errors";
-import type { DeploymentRecord } from "../../schemas/deployment";
+import type { DeploymentRecord, DeploymentUpdateInput } from "../../schemas/deployment";
 import { loadScoped } from "../access";
 import { auditEntry } from "../audit/entry";
 import {
@@ -26,7 +26,8 @@ import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { type IfMatchGuard, ifMatchGuard, writeLatest } from "../preconditions";
 
-export type StackReport = { id: string; status: DeploymentStatus; status_reason?: string | null | undefined };
+/** The engine's report of one stack (`internalUpdateDeployment`'s `stacks`). */
+export type StackReport = NonNullable<DeploymentUpdateInput["stacks"]>[number];
 
 type StackEntry = NonNullable<DeploymentData["stacks"]>[number];
 
@@ -210,16 +211,16 @@ export async function cancelDeployment(ctx: CallerContext, id: string): Promise<
 }
 
 /**
- * Engine: report the deployment's status and, optionally, its stacks', applied to the
+ * The engine's `internalUpdateDeployment`: the deployment's status and, optionally, its stacks', applied to the
  * deployment as it is when the report lands (reports racing each other all apply). The event,
  * committed with the transition, is published without holding up the engine.
  */
 export async function updateDeployment(
   ctx: ServiceContext,
   id: string,
-  to: DeploymentStatus,
-  reports: readonly StackReport[] = [],
+  input: DeploymentUpdateInput,
 ): Promise<DeploymentRecord> {
+  const { status: to, stacks: reports = [] } = input;
   const row = await ctx.db.select().from(deployments).where(eq(deployments.id, id)).get();
   if (!row) throw notFound("Deployment");
   const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);

@@ -11,10 +11,11 @@
 import { sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import type { EventType, InternalEventType } from "../../db/event-types";
+import type { EventType } from "../../db/event-types";
 import { events } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import type { EventCreateInput } from "../../schemas/event";
 import { auditEntry } from "../audit/entry";
 import { publishAfterCommit } from "./queue";
 
@@ -48,17 +49,18 @@ export function eventInsert(db: Db, event: NewEvent, when: "always" | "if-change
 }
 
 /**
- * The internal API's producer: the event alone is the change, so writing it is one statement.
- * An unknown project is `not_found` (the foreign key refuses the row, so nothing is written).
- * Once written it is published (one cheap `event.fanout` message) without waiting for delivery.
+ * The internal API's `internalCreateEvent`: the event alone is the change, so writing it is one
+ * statement. An unknown project is `not_found` (the foreign key refuses the row, so nothing is
+ * written). Once written it is published (one cheap `event.fanout` message) without waiting for
+ * delivery.
  */
 export async function createEvent(
   ctx: ServiceContext,
   projectId: string,
-  type: InternalEventType,
-  data: Record<string, unknown>,
+  input: EventCreateInput,
 ): Promise<NewEvent> {
   const { db } = ctx;
+  const { type, data } = input;
   const event = newEvent(projectId, type, data);
   // A project deleted meanwhile: the error boundary answers 404 (API_CONTRACT §17).
   await db.batch([

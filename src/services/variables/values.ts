@@ -16,7 +16,7 @@ import {
   VariableKeyConfigError,
   variableKeyVersion,
 } from "../../crypto/variables";
-import { type VariableType, variables } from "../../db/schema";
+import { variables } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { Logger } from "../../lib/log";
 import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
@@ -94,12 +94,12 @@ export async function revealVariable(ctx: CallerContext, variableId: string): Pr
 }
 
 /**
- * The rotation sweep: moves up to `limit` values still under VARIABLES_KEY_PREVIOUS onto
- * VARIABLES_KEY, in one batch. Rows under any other key are not its business (they fail on
- * reveal, loudly). A row replaced concurrently keeps the newer write: the update applies
- * only while the stored envelope is still the one that was read. `updated_at` is left
- * alone: the variable did not change, only how it is kept. An operator loops until
- * `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
+ * The internal API's `internalReencryptVariables`, the rotation sweep: moves up to `limit`
+ * values still under VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY, in one batch. Rows under any
+ * other key are not its business (they fail on reveal, loudly). A row replaced concurrently
+ * keeps the newer write: the update applies only while the stored envelope is still the one
+ * that was read. `updated_at` is left alone: the variable did not change, only how it is kept.
+ * An operator loops until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
  */
 export async function reencryptVariables(
   ctx: ServiceContext,

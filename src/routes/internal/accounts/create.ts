@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { AccountSchema } from "../../../schemas/organization";
+import { AccountCreateBody, AccountSchema } from "../../../schemas/organization";
 import { createAccount } from "../../../services/orgs";
-import { AccountCreateBody } from "./schema";
 
 export const internalCreateAccountRoute = defineInternalRoute({
   method: "post",

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute } from "../../../openapi/define-route";
-import { revokeApiKey } from "../../../services/api-keys/authenticate";
+import { revokeApiKey } from "../../../services/api-keys/api-keys";
 import { IdParams } from "../schema";
 
 export const internalRevokeApiKeyRoute = defineInternalRoute({

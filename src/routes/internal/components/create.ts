@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { ComponentSchema } from "../../../schemas/topology";
+import { ComponentSchema, NameBody } from "../../../schemas/topology";
 import { createComponent } from "../../../services/topology";
-import { EnvironmentIdParams, NameBody } from "../schema";
+import { EnvironmentIdParams } from "../schema";
 
 export const internalCreateComponentRoute = defineInternalRoute({
   method: "post",
@@ -16,6 +16,6 @@ export const internalCreateComponentRoute = defineInternalRoute({
 export function registerInternalCreateComponent(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateComponentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
-    return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json").name), 201);
+    return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json")), 201);
   });
 }

@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { DeploymentSchema } from "../../../schemas/deployment";
+import { DeploymentCreateBody, DeploymentSchema } from "../../../schemas/deployment";
 import { createDeployment } from "../../../services/deployments/deployments";
 import { EnvironmentIdParams } from "../schema";
-import { DeploymentCreateBody } from "./schema";
 
 export const internalCreateDeploymentRoute = defineInternalRoute({
   method: "post",

@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { DeploymentSchema } from "../../../schemas/deployment";
+import { DeploymentSchema, DeploymentUpdateBody } from "../../../schemas/deployment";
 import { updateDeployment } from "../../../services/deployments/transitions";
 import { IdParams } from "../schema";
-import { DeploymentUpdateBody } from "./schema";
 
 export const internalUpdateDeploymentRoute = defineInternalRoute({
   method: "patch",
@@ -21,7 +20,6 @@ export const internalUpdateDeploymentRoute = defineInternalRoute({
 
 export function registerInternalUpdateDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalUpdateDeploymentRoute, async (c) => {
-    const { status, stacks } = c.req.valid("json");
-    return c.json(await updateDeployment(c.get("ctx"), c.req.valid("param").id, status, stacks), 200);
+    return c.json(await updateDeployment(c.get("ctx"), c.req.valid("param").id, c.req.valid("json")), 200);
   });
 }

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { EnvironmentSchema } from "../../../schemas/topology";
+import { EnvironmentSchema, NameBody } from "../../../schemas/topology";
 import { createEnvironment } from "../../../services/topology";
-import { NameBody, ProjectIdParams } from "../schema";
+import { ProjectIdParams } from "../schema";
 
 export const internalCreateEnvironmentRoute = defineInternalRoute({
   method: "post",
@@ -17,6 +17,6 @@ export const internalCreateEnvironmentRoute = defineInternalRoute({
 export function registerInternalCreateEnvironment(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateEnvironmentRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await createEnvironment(c.get("ctx"), project_id, c.req.valid("json").name), 201);
+    return c.json(await createEnvironment(c.get("ctx"), project_id, c.req.valid("json")), 201);
   });
 }

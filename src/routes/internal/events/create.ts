@@ -1,17 +1,11 @@
 /** Events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { INTERNAL_EVENT_TYPES } from "../../../db/event-types";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { IdSchema, nullAsAbsent } from "../../../openapi/primitives";
+import { IdSchema } from "../../../openapi/primitives";
+import { EventCreateBody } from "../../../schemas/event";
 import { createEvent } from "../../../services/events/write";
 import { ProjectIdParams } from "../schema";
-
-const EventCreateBody = z.strictObject({
-  type: z.enum(INTERNAL_EVENT_TYPES),
-  // Left out or `null`: no data beyond the `project_id` the service adds.
-  data: nullAsAbsent(z.record(z.string(), z.unknown())).transform((data) => data ?? {}),
-});
 
 export const internalCreateEventRoute = defineInternalRoute({
   method: "post",
@@ -24,8 +18,7 @@ export const internalCreateEventRoute = defineInternalRoute({
 
 export function registerInternalCreateEvent(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateEventRoute, async (c) => {
-    const { type, data } = c.req.valid("json");
-    const event = await createEvent(c.get("ctx"), c.req.valid("param").project_id, type, data);
+    const event = await createEvent(c.get("ctx"), c.req.valid("param").project_id, c.req.valid("json"));
     return c.json({ id: event.id }, 202);
   });
 }

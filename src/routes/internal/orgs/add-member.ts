@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { OrgMemberSchema } from "../../../schemas/organization";
+import { OrgMemberBody, OrgMemberSchema } from "../../../schemas/organization";
 import { addOrgMember } from "../../../services/orgs";
 import { OrgIdParams } from "../schema";
-import { OrgMemberBody } from "./schema";
 
 export const internalAddOrgMemberRoute = defineInternalRoute({
   method: "post",
@@ -17,7 +16,6 @@ export const internalAddOrgMemberRoute = defineInternalRoute({
 
 export function registerInternalAddOrgMember(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalAddOrgMemberRoute, async (c) => {
-    const { account_id, role } = c.req.valid("json");
-    return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, account_id, role), 201);
+    return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json")), 201);
   });
 }

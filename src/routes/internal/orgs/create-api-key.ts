@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { CreatedApiKeySchema } from "../../../schemas/organization";
-import { createApiKey } from "../../../services/api-keys/authenticate";
+import { ApiKeyCreateBody, CreatedApiKeySchema } from "../../../schemas/organization";
+import { createApiKey } from "../../../services/api-keys/api-keys";
 import { OrgIdParams } from "../schema";
-import { ApiKeyCreateBody } from "./schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({
   method: "post",
@@ -19,16 +18,7 @@ export const internalCreateApiKeyRoute = defineInternalRoute({
 
 export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateApiKeyRoute, async (c) => {
-    const body = c.req.valid("json");
-    const key = await createApiKey(c.get("ctx"), {
-      orgId: c.req.valid("param").org_id,
-      accountId: body.account_id,
-      createdBy: body.created_by,
-      name: body.name,
-      expiresAt: body.expires_at,
-      scopes: body.scopes,
-      projectIds: body.project_ids,
-    });
+    const key = await createApiKey(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json"));
     // It carries the key itself: no cache may keep it (and it gets no ETag).
     c.header("cache-control", "no-store");
     return c.json(key, 201);

@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { OrganizationSchema } from "../../../schemas/organization";
+import { OrganizationSchema, OrgNameBody } from "../../../schemas/organization";
 import { createOrg } from "../../../services/orgs";
-import { OrgNameBody } from "../schema";
 
 export const internalCreateOrgRoute = defineInternalRoute({
   method: "post",
@@ -16,6 +15,6 @@ export const internalCreateOrgRoute = defineInternalRoute({
 
 export function registerInternalCreateOrg(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateOrgRoute, async (c) =>
-    c.json(await createOrg(c.get("ctx"), c.req.valid("json").name), 201),
+    c.json(await createOrg(c.get("ctx"), c.req.valid("json")), 201),
   );
 }

@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { StackResourceSchema } from "../../../schemas/resource";
+import { ResourceCreateBody, StackResourceSchema } from "../../../schemas/resource";
 import { createResource } from "../../../services/resources";
 import { StackIdParams } from "../schema";
-import { ResourceCreateBody } from "./schema";
 
 export const internalCreateResourceRoute = defineInternalRoute({
   method: "post",

@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { StackResourceSchema } from "../../../schemas/resource";
+import { ResourceUpdateBody, StackResourceSchema } from "../../../schemas/resource";
 import { updateResource } from "../../../services/resources";
 import { IdParams } from "../schema";
-import { ResourceUpdateBody } from "./schema";
 
 export const internalUpdateResourceRoute = defineInternalRoute({
   method: "patch",

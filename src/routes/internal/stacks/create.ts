@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { StackSchema } from "../../../schemas/topology";
+import { StackCreateBody, StackSchema } from "../../../schemas/topology";
 import { createStack } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
-import { StackCreateBody } from "./schema";
 
 export const internalCreateStackRoute = defineInternalRoute({
   method: "post",

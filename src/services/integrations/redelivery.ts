@@ -1,0 +1,222 @@
+/**
+ * Sending deliveries again (API_CONTRACT §13): one delivery (`redeliverDelivery`), or every
+ * failed or skipped delivery of a time range (`recoverIntegration`). Both need `contributor` on
+ * the project, and neither fetches in the request: they set the deliveries back to `pending` and
+ * hand one `webhook.deliver` message each to the EVENTS queue (marked `manual`, so they go out even
+ * while the integration is disabled); the consumer makes the attempts, with the usual retry
+ * schedule, under the event's own `webhook-id`.
+ */
+import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { events, webhookDeliveries } from "../../db/schema";
+import { notFound } from "../../errors";
+import { nowIso } from "../../lib/time";
+import type { DeliveryRecord, RecoverInput, RecoverResult } from "../../schemas/integration";
+import { auditEntry } from "../audit/entry";
+import { sendToQueue, type WebhookDeliveryMessage } from "../events/queue";
+import { deliveryRecord } from "./deliveries";
+import { loadIntegration } from "./integrations";
+
+/** Messages per `sendBatch` (the queue's limit). */
+const SEND_CHUNK = 100;
+
+const deliverMessage = (deliveryId: string, series: number): WebhookDeliveryMessage => ({
+  kind: "webhook.deliver",
+  delivery_id: deliveryId,
+  series,
+  manual: true,
+});
+
+/** The deliveries `where` selects, back to `pending` in a new series, due now; their new series. */
+function requeue(ctx: ServiceContext, where: SQL | undefined) {
+  const now = nowIso();
+  return ctx.db
+    .update(webhookDeliveries)
+    .set({
+      status: "pending",
+      series: sql`${webhookDeliveries.series} + 1`,
+      nextAttemptAt: now,
+      updatedAt: now,
+    })
+    .where(where)
+    .returning({ id: webhookDeliveries.id, series: webhookDeliveries.series });
+}
+
+/** A new series of attempts for one delivery, whatever its status: `202` with the record. */
+export async function redeliverDelivery(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  deliveryId: string,
+): Promise<DeliveryRecord> {
+  const { db } = ctx;
+  await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
+  const inIntegration = and(
+    eq(webhookDeliveries.id, deliveryId),
+    eq(webhookDeliveries.integrationId, integrationId),
+  );
+  const before = await db
+    .select({ status: webhookDeliveries.status, attempts: webhookDeliveries.attempts })
+    .from(webhookDeliveries)
+    .where(inIntegration)
+    .get();
+  if (!before) throw notFound("Delivery");
+  const [rows] = await db.batch([
+    requeue(ctx, inIntegration),
+    auditEntry(ctx, {
+      target: { type: "webhook_delivery", id: deliveryId },
+      projectId,
+      changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
+    }),
+  ]);
+  const moved = rows[0];
+  // Deleted (with its event, integration or project) in between.
+  if (!moved) throw notFound("Delivery");
+  try {
+    await sendToQueue(ctx, [deliverMessage(deliveryId, moved.series)]);
+  } catch (err) {
+    // Nothing was queued: put the delivery back as it was, unless an attempt happened since.
+    await db
+      .update(webhookDeliveries)
+      .set({ status: before.status, nextAttemptAt: null })
+      .where(
+        and(
+          inIntegration,
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.series, moved.series),
+          eq(webhookDeliveries.attempts, before.attempts),
+        ),
+      )
+      .run();
+    throw err;
+  }
+  const record = await deliveryRecord(db, deliveryId);
+  if (!record) throw notFound("Delivery");
+  return record;
+}
+
+/** Deliveries one step of `recoverIntegration` reads, moves and queues (one SELECT and one batch per step). */
+export const RECOVER_CHUNK = 1000;
+
+/**
+ * Re-queues every `failed` or `skipped` delivery of the integration whose event was created in
+ * [since, until] (until defaults to now), oldest deliveries first (API_CONTRACT §13: every one, in
+ * one call). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step the
+ * rows move to `pending` first (so the consumer, which may run at once, sends them), then the
+ * messages go out 100 per `sendBatch`; what could not be queued goes back to its status and the
+ * call fails (the steps before stay queued: a retry recovers the rest). One audit entry for the
+ * call, in the batch of the first step that moved a delivery.
+ */
+export async function recoverIntegration(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  input: RecoverInput,
+): Promise<RecoverResult> {
+  await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
+  const until = input.until ?? nowIso();
+  let queued = 0;
+  let after: { createdAt: string; id: string } | null = null;
+  for (;;) {
+    const step = await recoverStep(ctx, projectId, integrationId, input.since, until, after, queued === 0);
+    queued += step.queued;
+    if (!step.last) return { queued };
+    after = step.last;
+  }
+}
+
+/**
+ * The next RECOVER_CHUNK deliveries of a recover after `after`, walked in the integration's own
+ * (created_at, id) index from `since` (a delivery is made after its event): each step reads on
+ * from where the last stopped, so the whole walk reads each delivery of the range once.
+ */
+export function recoverCandidatesQuery(
+  db: Db,
+  integrationId: string,
+  since: string,
+  until: string,
+  after: { createdAt: string; id: string } | null,
+) {
+  const d = webhookDeliveries;
+  return db
+    .select({ id: d.id, status: d.status, createdAt: d.createdAt })
+    .from(d)
+    .innerJoin(events, eq(events.id, d.eventId))
+    .where(
+      and(
+        eq(d.integrationId, integrationId),
+        gte(d.createdAt, since),
+        after ? sql`(${d.createdAt}, ${d.id}) > (${after.createdAt}, ${after.id})` : undefined,
+        inArray(d.status, ["failed", "skipped"]),
+        gte(events.createdAt, since),
+        lte(events.createdAt, until),
+      ),
+    )
+    .orderBy(asc(d.createdAt), asc(d.id))
+    .limit(RECOVER_CHUNK);
+}
+
+/** One step of `recoverIntegration`: the next chunk after `after`; `last` is null once none is left. */
+async function recoverStep(
+  ctx: CallerContext,
+  projectId: string,
+  integrationId: string,
+  since: string,
+  until: string,
+  after: { createdAt: string; id: string } | null,
+  audit: boolean,
+): Promise<{ queued: number; last: { createdAt: string; id: string } | null }> {
+  const { db } = ctx;
+  const candidates = await recoverCandidatesQuery(db, integrationId, since, until, after).all();
+  const tail = candidates.at(-1);
+  if (!tail) return { queued: 0, last: null };
+  const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.createdAt, id: tail.id };
+
+  const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
+  const move = requeue(
+    ctx,
+    and(
+      sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
+      inArray(webhookDeliveries.status, ["failed", "skipped"]),
+    ),
+  );
+  const entry = auditEntry(ctx, {
+    target: { type: "notification_integration", id: integrationId },
+    projectId,
+    changes: null,
+  });
+  const [moved] = audit ? await db.batch([move, entry]) : [await move.all()];
+  const seriesOf = new Map(moved.map((m) => [m.id, m.series]));
+  const toSend = candidates.flatMap((c) => {
+    const series = seriesOf.get(c.id);
+    return series === undefined ? [] : [{ ...c, series }];
+  });
+  for (let i = 0; i < toSend.length; i += SEND_CHUNK) {
+    const chunk = toSend.slice(i, i + SEND_CHUNK);
+    try {
+      await sendToQueue(
+        ctx,
+        chunk.map((c) => deliverMessage(c.id, c.series)),
+      );
+    } catch (err) {
+      // The chunks before went out; this one and the rest were never queued, so nothing can
+      // have attempted them: they go back to the status they had.
+      const unsent = toSend.slice(i);
+      for (const status of ["failed", "skipped"] as const) {
+        const ids = unsent.filter((c) => c.status === status).map((c) => c.id);
+        if (ids.length === 0) continue;
+        await db
+          .update(webhookDeliveries)
+          .set({ status, nextAttemptAt: null })
+          .where(
+            and(sql`${webhookDeliveries.id} IN ${idsJson(ids)}`, eq(webhookDeliveries.status, "pending")),
+          )
+          .run();
+      }
+      throw err;
+    }
+  }
+  return { queued: toSend.length, last };
+}
