@@ -72,7 +72,7 @@ export function createApp() {
 
   registerDocumentComponents(app.openAPIRegistry);
   registerDocumentRoutes(app);
-  // The benchmark's ceiling: no auth, no limiter, no D1.
+  // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),

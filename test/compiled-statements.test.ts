@@ -7,7 +7,7 @@ import { env } from "cloudflare:test";
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { bindCompiled, compiled, rowReader, valuesOf } from "../src/db/compiled";
+import { bindCompiled, compiled, rowReader, columnValues as valuesOf } from "../src/db/compiled";
 import { type PageFilter, pageRequest, tablePage } from "../src/db/pagination";
 import { deployments, notificationIntegrations, projectMembers, projects } from "../src/db/schema";
 import { openSession } from "../src/db/session";

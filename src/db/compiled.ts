@@ -1,5 +1,5 @@
 /**
- * Statements whose SQL text is built once per isolate (issue #12).
+ * Statements whose SQL text is built once per isolate.
  *
  * Building a query with Drizzle's builder and turning it into SQL costs about 0.4 ms of CPU per
  * request, twenty times what preparing and binding a ready statement costs. A Drizzle prepared
@@ -58,7 +58,7 @@ export function bindCompiled(db: Db, query: Compiled, values: Record<string, unk
  * one, such as the lookup that authorizes it (src/services/access.ts `lookupThen`). Its rows
  * are read as a compiled statement's are (`rowReader`, `tableReader`).
  */
-export function statementOf(db: Db, query: { toSQL(): Query }): D1PreparedStatement {
+export function bindQuery(db: Db, query: { toSQL(): Query }): D1PreparedStatement {
   const { sql, params } = query.toSQL();
   return db.$client.prepare(sql).bind(...params);
 }
@@ -114,11 +114,11 @@ export function tableReader<T extends SQLiteTable>(
 }
 
 /** The number of values a `rowReader` of `selection` consumes. */
-export const width = (selection: Selection) => Object.keys(selection).length;
+export const columnCount = (selection: Selection) => Object.keys(selection).length;
 
 /**
  * A D1 batch answers each statement's rows as objects keyed by column name (no `raw()`), in
  * the statement's column order: as an array for `rowReader`. Only for statements whose column
  * names are all distinct (alias the others), or two would collapse into one key.
  */
-export const valuesOf = (row: Record<string, unknown>): unknown[] => Object.values(row);
+export const columnValues = (row: Record<string, unknown>): unknown[] => Object.values(row);

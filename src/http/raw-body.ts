@@ -36,8 +36,8 @@ const tooLarge = () => badInput(`The request body exceeds ${MAX_BODY_BYTES} byte
 
 /**
  * How much of a refused body, past the limit, is read and dropped before the stream is cancelled.
- * Cancelling a body mid-upload leaves the connection it came on unusable: under `wrangler dev`,
- * the next request on it answered a plain-text `503 "Your worker restarted mid-request"`. So, as an
+ * Cancelling a body mid-upload leaves the connection it came on unusable (under `wrangler dev`
+ * the next request on it gets a plain-text `503 "Your worker restarted mid-request"`). So, as an
  * HTTP server drains a body it refuses so that its connection can carry the next request, a
  * body a little over the limit is read to its end; an endless one is still cut off.
  */

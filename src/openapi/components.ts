@@ -1,7 +1,8 @@
 /**
  * What every public response shares, defined once in `components` and referenced with `$ref`
  * (rather than copied into each of the ~380 responses): the response headers of API_CONTRACT
- * §6, §7 and §16, and the shared error responses of SPEC.md "Endpoints".
+ * §6, §7 and §16, the `Error` schema and the shared error responses of SPEC.md "Endpoints", and
+ * the document's tags.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { ERROR_CODES } from "../errors";

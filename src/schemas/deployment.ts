@@ -140,7 +140,8 @@ export const DeploymentUpdateBody = z.strictObject({
         z.strictObject({
           id: IdSchema,
           status: DeploymentStatusSchema,
-          // A plain string (SPEC.md): bounded only by the body and the deployment's row (deployment-transitions).
+          // A plain string (SPEC.md): bounded only by the body and the deployment's row
+          // (src/services/deployments/transitions.ts).
           status_reason: freeString().nullable().optional(),
         }),
       )

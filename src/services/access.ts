@@ -18,7 +18,7 @@ import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-o
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader, valuesOf } from "../db/compiled";
+import { bindCompiled, columnValues, compiled, rowReader } from "../db/compiled";
 import { type Page, type PageQuery, type PageRequest, toPage } from "../db/pagination";
 import { type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../errors";
@@ -118,9 +118,10 @@ export function withinKeyProjectsOf(restricted: boolean, projectId: SQLiteColumn
 
 /**
  * Whether the caller's variant of a compiled statement restricts projects: part of every cache
- * key (`r` or `u`).
+ * key, since the restriction adds a condition to the statement's text.
  */
-export const restrictionKey = (identity: Identity) => (identity.projectIds ? "r" : "u");
+export const restrictionVariant = (identity: Identity) =>
+  identity.projectIds ? "restricted" : "unrestricted";
 
 /**
  * A lookup that authorizes a request (`scopedLookup`, `projectLookup`): its statement, and how
@@ -146,7 +147,7 @@ export async function runLookup<R>(lookup: Lookup<R>): Promise<R> {
  * The lookup and the reads it guards in one D1 batch (one round trip, one transaction): the
  * guarded statements' rows (as arrays of values, one list per statement) are returned only when
  * the lookup lets the caller through, else its `404`/`403` is thrown and they are dropped
- * unread. Each guarded statement's column names must be distinct (`valuesOf`).
+ * unread. Each guarded statement's column names must be distinct (`columnValues`).
  */
 export async function lookupThen<R, const S extends readonly D1PreparedStatement[]>(
   db: Db,
@@ -155,8 +156,8 @@ export async function lookupThen<R, const S extends readonly D1PreparedStatement
 ): Promise<{ found: R; results: { [K in keyof S]: unknown[][] } }> {
   const [own, ...rest] = await db.$client.batch<Record<string, unknown>>([lookup.statement, ...guarded]);
   const first = own?.results[0];
-  const found = lookup.read(first ? valuesOf(first) : undefined);
-  const results = guarded.map((_, i) => (rest[i]?.results ?? []).map(valuesOf));
+  const found = lookup.read(first ? columnValues(first) : undefined);
+  const results = guarded.map((_, i) => (rest[i]?.results ?? []).map(columnValues));
   return { found, results: results as { [K in keyof S]: unknown[][] } };
 }
 
@@ -182,7 +183,7 @@ export async function guardedPage<Row extends { createdAt: string; id: string },
   );
 }
 
-// Aliased so that no column of a scoped table shares its name (`valuesOf`).
+// Aliased so that no column of a scoped table shares its name (`columnValues`).
 const callerRole = sql<ProjectRole | null>`${projectMembers.role}`.as("caller_role");
 
 type ScopedRead = (values: readonly unknown[]) => { row: unknown; callerRole: ProjectRole | null };
@@ -206,7 +207,7 @@ export function scopedLookup<T extends ScopedTable>(
   extra?: ScopedExtra,
 ): Lookup<{ row: T["$inferSelect"]; role: ProjectRole }> {
   const name = getTableName(table);
-  const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionKey(identity)}`;
+  const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionVariant(identity)}`;
   const query = compiled(variant, (b) =>
     b
       .select(scopedSelection(table))
@@ -275,7 +276,7 @@ export function projectLookup(
   projectId: string,
   action: ProjectAction,
 ): Lookup<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
-  const query = compiled(`project:${restrictionKey(identity)}`, (b) =>
+  const query = compiled(`project:${restrictionVariant(identity)}`, (b) =>
     b
       .select(projectSelection)
       .from(projects)

@@ -1,6 +1,6 @@
 /**
- * The audit log (API_CONTRACT §14): one entry per successful state change, reveal, key creation
- * and key revocation, written in the same D1 batch (one transaction) as the change.
+ * Writing the audit log (API_CONTRACT §14): one entry per successful state change, reveal, key
+ * creation and key revocation, written in the same D1 batch (one transaction) as the change.
  *
  * Everything an entry says about the request (its action = the matched route's operationId, the
  * actor, request id, ip, user agent) comes from the request context; a service names only what

@@ -1,11 +1,11 @@
 /**
  * Reading the audit log (API_CONTRACT §14): the organization's and a project's lists, and the
- * 400-day retention. Entries are written by `auditEntry` (./audit.ts) and never changed.
+ * 400-day retention. Entries are written by `auditEntry` (./entry.ts) and never changed.
  */
 import { and, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { statementOf, tableReader } from "../../db/compiled";
+import { bindQuery, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { auditLog } from "../../db/schema";
 import { ApiError, notFound } from "../../errors";
@@ -104,7 +104,7 @@ export async function listProjectAuditLog(
     projectLookup(db, identity, projectId, "manage"),
     req,
     {
-      statement: statementOf(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
+      statement: bindQuery(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
       read: tableReader(auditLog),
     },
     toAuditEntryRecord,

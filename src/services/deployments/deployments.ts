@@ -4,7 +4,7 @@ import type { z } from "@hono/zod-openapi";
 import { and, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { bindCompiled, compiled, rowReader, statementOf } from "../../db/compiled";
+import { bindCompiled, bindQuery, compiled, rowReader } from "../../db/compiled";
 import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import {
   type DeploymentData,
@@ -25,7 +25,7 @@ import {
   canSeeAll,
   guardedPage,
   loadScoped,
-  restrictionKey,
+  restrictionVariant,
   scopedLookup,
   withinKeyProjectsOf,
 } from "../access";
@@ -96,7 +96,7 @@ const statusVariant = (filter: ListFilter) =>
 export function visibleDeploymentsQuery(db: Db, identity: Identity, filter: ListFilter, page: PageRequest) {
   const all = canSeeAll(identity);
   const keys = compiledKeyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
-  const variant = `deployments:${all ? "all" : "member"}:${restrictionKey(identity)}:${keys.variant}:${statusVariant(filter)}`;
+  const variant = `deployments:${all ? "all" : "member"}:${restrictionVariant(identity)}:${keys.variant}:${statusVariant(filter)}`;
   const query = compiled(variant, (b) =>
     b
       .select(deploymentColumns)
@@ -192,7 +192,7 @@ export async function listStackDeployments(
     db,
     scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
     page,
-    { statement: statementOf(db, query), read: readDeployment },
+    { statement: bindQuery(db, query), read: readDeployment },
     toDeploymentRecord,
   );
 }

@@ -1,7 +1,7 @@
 /**
  * Deployment transitions (SPEC.md "Deployment", API_CONTRACT §8, §9): the one write path of a
  * user's cancel and of the engine's reports. The legal moves are the pure state machine of
- * deployment-state.ts; here they are applied to a row with optimistic concurrency, and the
+ * ./state.ts; here they are applied to a row with optimistic concurrency, and the
  * `deployment.*` event of a move is written in the same transaction and published after it.
  */
 import { and, eq } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * Delivery bookkeeping. One delivery message: load the delivery with its event and integration
+ * Delivery attempts, the queue consumer's half. One delivery message: load the delivery with its event and integration
  * (one query), make one attempt (webhooks/deliver.ts, pure of D1), record it, and tell the
  * consumer what to do with the message. The dead-letter half marks a delivery `failed`.
  *

@@ -8,7 +8,7 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
-import { statementOf, tableReader, width } from "../../db/compiled";
+import { bindQuery, columnCount, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/integration";
@@ -19,14 +19,14 @@ type DeliveryRow = { delivery: typeof webhookDeliveries.$inferSelect; eventType:
 
 const deliverySelection = {
   delivery: webhookDeliveries,
-  // Aliased: D1 batch results are objects keyed by column name (`valuesOf`).
+  // Aliased: D1 batch results are objects keyed by column name (`columnValues`).
   eventType: sql<string>`${events.type}`.as("event_type"),
 };
 const readDelivery = tableReader(webhookDeliveries);
-const deliveryWidth = width(getTableColumns(webhookDeliveries));
+const deliveryColumnCount = columnCount(getTableColumns(webhookDeliveries));
 const readDeliveryRow = (values: readonly unknown[]): DeliveryRow => ({
   delivery: readDelivery(values),
-  eventType: values[deliveryWidth] as string,
+  eventType: values[deliveryColumnCount] as string,
 });
 const readAttempt = tableReader(deliveryAttempts);
 
@@ -122,7 +122,7 @@ async function deliveryPage(
   const queries = deliveryPageQueries(db, scope, page);
   const {
     results: [rows, attemptRows],
-  } = await lookupThen(db, lookup, statementOf(db, queries.rows), statementOf(db, queries.attempts));
+  } = await lookupThen(db, lookup, bindQuery(db, queries.rows), bindQuery(db, queries.attempts));
   const byDelivery = groupAttempts(attemptRows.map((v) => readAttempt(v)));
   return toPage(
     rows.map(readDeliveryRow),

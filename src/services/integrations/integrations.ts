@@ -1,7 +1,8 @@
 /**
  * Notification integrations (API_CONTRACT §3 "Notification integration", §5, §13). The signing
  * secret leaves this module only in the create result; a Slack URL only through the internal API.
- * Their deliveries are served by delivery-records.ts, the operations by webhook-ops.ts.
+ * Their deliveries are read by ./deliveries.ts and attempted by ./attempts.ts; the operators'
+ * operations are ./operator.ts and ./redelivery.ts.
  */
 
 import { and, eq, sql } from "drizzle-orm";

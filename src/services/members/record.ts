@@ -4,7 +4,7 @@
  */
 import { and, eq, getTableColumns, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { rowReader, width } from "../../db/compiled";
+import { columnCount, rowReader } from "../../db/compiled";
 import { accounts, type OrgRole, orgMembers, projectMembers } from "../../db/schema";
 import type { MemberRecord } from "../../schemas/member";
 import { normalizeProfile } from "../orgs";
@@ -52,7 +52,7 @@ export function toMemberRecord(row: MemberRow): MemberRecord {
 }
 
 const readMembership = rowReader(getTableColumns(projectMembers));
-const membershipWidth = width(getTableColumns(projectMembers));
+const membershipColumnCount = columnCount(getTableColumns(projectMembers));
 const readAccount = rowReader({
   name: accounts.name,
   displayName: accounts.displayName,
@@ -63,5 +63,5 @@ const readAccount = rowReader({
 
 /** A `raw()` row of `memberSelection`, in its order: the membership's columns, then the account's. */
 export function readMemberRow(values: readonly unknown[]): MemberRow {
-  return { membership: readMembership(values), ...readAccount(values, membershipWidth) };
+  return { membership: readMembership(values), ...readAccount(values, membershipColumnCount) };
 }

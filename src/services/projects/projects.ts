@@ -14,7 +14,7 @@ import {
   callerValues,
   canSeeAll,
   loadProject,
-  restrictionKey,
+  restrictionVariant,
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
@@ -88,7 +88,7 @@ export async function listProjects(ctx: CallerContext, page: PageRequest): Promi
   const all = canSeeAll(identity);
   const keys = compiledKeyset({ createdAt: projects.createdAt, id: projects.id }, page);
   const query = compiled(
-    `projects:${all ? "all" : "member"}:${restrictionKey(identity)}:${keys.variant}`,
+    `projects:${all ? "all" : "member"}:${restrictionVariant(identity)}:${keys.variant}`,
     (b) => {
       const from = b.select(projectColumns).from(projects);
       const visible = all

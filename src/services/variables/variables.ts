@@ -11,7 +11,7 @@
 import { and, eq } from "drizzle-orm";
 import type { CallerContext, Identity } from "../../context";
 import type { Db } from "../../db/client";
-import { rowReader, statementOf } from "../../db/compiled";
+import { bindQuery, rowReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest } from "../../db/pagination";
 import { components, environments, type VariableType, variables } from "../../db/schema";
 import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../../errors";
@@ -298,7 +298,7 @@ async function listVariables(
     db,
     parentLookup(db, identity, parent, "read"),
     page,
-    { statement: statementOf(db, query), read: readRecordColumns },
+    { statement: bindQuery(db, query), read: readRecordColumns },
     toVariableRecord,
   );
 }
