@@ -41,6 +41,17 @@ function deliveryRows(db: Db, scope: SQL | undefined, orderBy: SQL[], limit: num
     .limit(limit);
 }
 
+function toDeliveryAttemptRecord(row: typeof deliveryAttempts.$inferSelect): DeliveryAttemptRecord {
+  return {
+    attempt: row.attempt,
+    status_code: row.statusCode,
+    error: row.error,
+    duration_ms: row.durationMs,
+    next_attempt_at: row.nextAttemptAt,
+    created_at: row.createdAt,
+  };
+}
+
 /** Attempts, grouped by delivery, in the order given (oldest first within each). */
 function groupAttempts(
   attempts: (typeof deliveryAttempts.$inferSelect)[],
@@ -48,14 +59,7 @@ function groupAttempts(
   const byDelivery = new Map<string, DeliveryAttemptRecord[]>();
   for (const a of attempts) {
     const list = byDelivery.get(a.deliveryId) ?? [];
-    list.push({
-      attempt: a.attempt,
-      status_code: a.statusCode,
-      error: a.error,
-      duration_ms: a.durationMs,
-      next_attempt_at: a.nextAttemptAt,
-      created_at: a.createdAt,
-    });
+    list.push(toDeliveryAttemptRecord(a));
     byDelivery.set(a.deliveryId, list);
   }
   return byDelivery;
