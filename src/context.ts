@@ -4,7 +4,8 @@
  * never see Hono or the Worker's `env` (Unkey's `c.get("services")`, openstatus's
  * `ServiceContext`).
  *
- * This is the one place that turns bindings into handles. What a later feature needs on every
+ * A request's context is assembled by src/middleware/context.ts alone; the queue consumer and the
+ * cron build one per message and run. This is the one place that turns bindings into handles. What a later feature needs on every
  * request goes here once: the D1 session a request reads through is opened here (`session`,
  * src/db/session.ts), an identity's scopes ride on `identity`, and a writer that must join a
  * service's `db.batch` (an audit entry) is a field of this type built from `db`.
