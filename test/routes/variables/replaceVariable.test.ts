@@ -1,0 +1,80 @@
+/** replaceVariable. */
+
+import { describe, expect, it } from "vitest";
+import { request } from "../../helpers/api";
+import type { ErrorBody } from "../../helpers/expect";
+import { runCommonRouteTests } from "../../helpers/security";
+import {
+  componentPath,
+  createVariable,
+  environmentPath,
+  reveal,
+  setup,
+  type VariableBody,
+} from "../../helpers/variables";
+
+describe("PUT /v1/variables/{id}", () => {
+  it("replaces name, type and value; keeps id, scope and created_at", async () => {
+    const { owner, project, environmentId, componentId } = await setup();
+    const variable = await createVariable(owner, componentPath(componentId), { name: "OLD", value: "old" });
+    for (const [type, value] of [
+      ["string", "plain now"],
+      ["secure_string", "secure now"],
+      ["secret", "secret again"],
+    ] as const) {
+      const res = await request<VariableBody>("PUT", `/v1/variables/${variable.id}`, {
+        key: owner.key,
+        body: { name: `NEW_${type}`, type, value },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id: variable.id,
+        name: `NEW_${type}`,
+        type,
+        environment_id: environmentId,
+        component_id: componentId,
+        resource_id: `/${project.id}/${environmentId}/${componentId}/NEW_${type}`,
+        created_at: variable.created_at,
+      });
+      expect(res.body.updated_at >= variable.updated_at).toBe(true);
+      expect(res.raw).not.toContain(value);
+      expect((await reveal(owner, variable.id)).body.value).toBe(value);
+    }
+    // The old name is free again.
+    await createVariable(owner, componentPath(componentId), { name: "OLD" });
+  });
+
+  it("is a full replace: every field is required; bad input changes nothing", async () => {
+    const { owner, environmentId } = await setup();
+    const variable = await createVariable(owner, environmentPath(environmentId), { value: "kept" });
+    for (const [body, field] of [
+      [{ name: "X", type: "secret" }, "value"],
+      [{ name: "X", value: "y" }, "type"],
+      [{ type: "secret", value: "y" }, "name"],
+      [{ name: "X", type: "secret", value: "y", component_id: "1111111111111111111111" }, "component_id"],
+      [{ name: "X", type: "secret", value: "€".repeat(21_846) }, "value"],
+    ] as const) {
+      const res = await request<ErrorBody>("PUT", `/v1/variables/${variable.id}`, { key: owner.key, body });
+      expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
+      expect(res.body.cause?.map((c) => c.path)).toContain(field);
+    }
+    expect((await request("GET", `/v1/variables/${variable.id}`, { key: owner.key })).body).toEqual(variable);
+    expect((await reveal(owner, variable.id)).body.value).toBe("kept");
+    const missing = await request<ErrorBody>("PUT", `/v1/variables/${"a".repeat(32)}`, {
+      key: owner.key,
+      body: { name: "X", type: "secret", value: "y" },
+    });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+  });
+
+  runCommonRouteTests("PUT /v1/variables/{id}", async () => {
+    const { owner, componentId } = await setup();
+    const variable = await createVariable(owner, componentPath(componentId));
+    return {
+      method: "PUT",
+      path: `/v1/variables/${variable.id}`,
+      body: { name: "A", type: "secret", value: "x" },
+      caller: owner,
+    };
+  });
+});
