@@ -1,9 +1,13 @@
+/**
+ * Free strings (API_CONTRACT §9, §17) where they cross operations: what one operation stores,
+ * another shows as given. A deployment's free source fields and stack IDs:
+ * test/routes/internal/deployments/internalCreateDeployment.test.ts; a stack's free reason:
+ * test/routes/internal/deployments/internalUpdateDeployment.test.ts.
+ */
 import { describe, expect, it } from "vitest";
-import type { DeploymentRecord } from "../../src/schemas/deployment";
-import { MAX_DEPLOYMENT_DATA_BYTES } from "../../src/services/deployment-transitions";
 import { internal, request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
-import { createOwnedProject, createProjectWithStack, createStack, insertStacks } from "../helpers/factories";
+import { createOwnedProject, createProjectWithStack } from "../helpers/factories";
 import { type Member, membersPath, orgAccount } from "../helpers/members";
 
 const long = (prefix: string, length: number) => prefix + "x".repeat(length - prefix.length);
@@ -110,67 +114,6 @@ describe("free strings", () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ status_reason: reason });
   });
-
-  it("a deployment's source fields are free strings", async () => {
-    const { environmentId, stack } = await createProjectWithStack();
-    const source = {
-      git: {
-        commit: {
-          author: { email: long("ada@", 2_000), name: long("Ada ", 2_000) },
-          committer: { name: long("GitHub ", 1_500) },
-          message: long("Ship it\n\n", 100_000),
-          sha: long("0f3c2a1", 2_000),
-        },
-        installation_id: long("42", 1_500),
-        owner: long("acme", 1_500),
-        provider: "github",
-        ref: long("refs/heads/feature/", 3_000),
-        repo: long("storefront", 1_500),
-        repo_id: long("9001", 1_500),
-      },
-      registry: {
-        image: long("registry.example.com/", 5_000),
-        command: Array.from({ length: 1_200 }, () => "run"),
-      },
-    };
-    const created = await internal<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
-      stack_ids: [stack.id],
-      data: { patch: [], source },
-    });
-    expect(created.status).toBe(201);
-    expect(created.body.data.source).toEqual(source);
-  });
-
-  it("a stack's reason in a deployment is a free string; the deployment's data is bounded by its row", async () => {
-    const { owner, environmentId, stack } = await createProjectWithStack();
-    const stacks = [stack, await createStack(environmentId), await createStack(environmentId)];
-    const created = await internal<DeploymentRecord>("POST", `/environments/${environmentId}/deployments`, {
-      stack_ids: stacks.map((s) => s.id),
-      data: { patch: [] },
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.id;
-    const report = (stackId: string, reason: string) =>
-      internal<DeploymentRecord & ErrorBody>("PATCH", `/deployments/${id}`, {
-        status: "in_progress",
-        stacks: [{ id: stackId, status: "in_progress", status_reason: reason }],
-      });
-    // Two reports of 40 % of the bound each are kept; the third would take the data past it.
-    const share = Math.floor(MAX_DEPLOYMENT_DATA_BYTES * 0.4);
-    const first = await report(stacks[0]?.id ?? "", long("a", share));
-    expect(first.status).toBe(200);
-    const second = await report(stacks[1]?.id ?? "", long("b", share));
-    expect(second.status).toBe(200);
-    expect(second.body.data.stacks?.map((s) => s.status_reason?.length)).toEqual([share, share, undefined]);
-
-    const third = await report(stacks[2]?.id ?? "", long("c", share));
-    expect([third.status, third.body.code]).toEqual([400, "bad_input"]);
-    expect(third.body.cause?.map((c) => c.path)).toEqual(["stacks"]);
-    const after = await request<DeploymentRecord>("GET", `/v1/deployments/${id}`, { key: owner.key });
-    expect(after.status).toBe(200);
-    expect(after.body.updated_at).toBe(second.body.updated_at);
-    expect(after.body.data.stacks?.map((s) => s.status)).toEqual(["in_progress", "in_progress", "queued"]);
-  });
 });
 
 describe("names the documents leave free", () => {
@@ -210,33 +153,5 @@ describe("names the documents leave free", () => {
       physical_id: "",
     });
     expect([later.status, later.body.physical_id]).toEqual([200, ""]);
-  });
-});
-
-describe("a deployment's stack IDs", () => {
-  it("any number that fits a deployment's row; past D1's row size the create is 400 and writes nothing", async () => {
-    const { owner, project, environmentId } = await createProjectWithStack();
-    // 24,000 stacks of the environment, straight to D1 (32-hex IDs): their IDs and queued
-    // entries take the deployment past MAX_DEPLOYMENT_DATA_BYTES.
-    const ids = await insertStacks(project.id, environmentId, 24_000);
-    const patch = [{ op: "add", path: "/a", value: 1 }];
-    const tooMany = await internal<ErrorBody>("POST", `/environments/${environmentId}/deployments`, {
-      stack_ids: ids,
-      data: { patch },
-    });
-    expect([tooMany.status, tooMany.body.cause?.[0]?.path], tooMany.raw.slice(0, 300)).toEqual([
-      400,
-      "stack_ids",
-    ]);
-    const none = await request<{ data: unknown[] }>("GET", `/v1/environments/${environmentId}/deployments`, {
-      key: owner.key,
-    });
-    expect(none.body.data).toEqual([]);
-    // A thousand fit.
-    const fits = await internal("POST", `/environments/${environmentId}/deployments`, {
-      stack_ids: ids.slice(0, 1000),
-      data: { patch },
-    });
-    expect(fits.status, fits.raw.slice(0, 300)).toBe(201);
   });
 });

@@ -1,42 +1,25 @@
 /**
- * What black-box and adversarial testing found (issue #10, API_CONTRACT §17): free
- * template names, the stack machine inside a deployment, cancel racing the engine, body
- * hygiene before anything executes. Normalized webhook URLs: test/integrations/webhookUrls.test.ts.
+ * What black-box and adversarial testing found (issue #10, API_CONTRACT §17), where it holds
+ * across operations: free template names on stacks and resources, body hygiene before anything
+ * executes. The stack machine inside a deployment:
+ * test/routes/internal/deployments/internalUpdateDeployment.test.ts; cancel racing the engine:
+ * test/properties/races/cancel-racing-engine.test.ts; normalized webhook URLs:
+ * test/properties/webhooks/webhook-urls.test.ts.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import { internal, internalOk, request } from "../helpers/api";
+import { deploy } from "../helpers/engine";
 import type { ErrorBody } from "../helpers/expect";
-import {
-  createDeployment,
-  createOrgWithOwner,
-  createProject,
-  createStack,
-  unique,
-} from "../helpers/factories";
-import { openApiDocument } from "../helpers/openapi";
+import { createProjectEnvironment, createStack, unique } from "../helpers/factories";
 import { countRows } from "../helpers/rows";
 
 type Deployment = DeploymentRecord;
-const PATCH = [{ op: "add", path: "/services/web", value: { image: "web:1" } }];
-
-async function setup() {
-  const { owner } = await createOrgWithOwner();
-  const project = await createProject(owner);
-  const environmentId = project.default_environment_id;
-  return { owner, project, environmentId };
-}
-
-const deploy = (environmentId: string, stackIds: string[]) =>
-  createDeployment(environmentId, stackIds, { patch: PATCH });
-
-const move = (id: string, body: Record<string, unknown>) =>
-  internal<Deployment & ErrorBody>("PATCH", `/deployments/${id}`, body);
 
 describe("template_id is a free string of 1–255 characters (§17)", () => {
   it("stacks and resources take engine template names; the public record reads them back", async () => {
-    const { owner, environmentId } = await setup();
+    const { owner, environmentId } = await createProjectEnvironment();
     const stack = await internal<{ id: string; template_id: string }>(
       "POST",
       `/environments/${environmentId}/stacks`,
@@ -76,7 +59,7 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
   });
 
   it("refuses an empty or over-long template_id on stacks and resources, writing nothing", async () => {
-    const { project, environmentId } = await setup();
+    const { project, environmentId } = await createProjectEnvironment();
     const mine = { projectId: project.id };
     const stack = await createStack(environmentId, { template_id: "tpl-api" });
     const before = [await countRows("stacks", mine), await countRows("stack_resources", mine)];
@@ -96,157 +79,6 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
     }
     expect([await countRows("stacks", mine), await countRows("stack_resources", mine)]).toEqual(before);
   });
-
-  it("a stack created without template_id still gets a new identifier", async () => {
-    const { environmentId } = await setup();
-    const stack = await createStack(environmentId);
-    expect(stack.template_id).toMatch(/^[1-9A-HJ-NP-Za-km-z]{22}$/);
-  });
-
-  it("the OpenAPI document does not constrain template_id to the identifier pattern", async () => {
-    const doc = await openApiDocument();
-    const schema = doc.components.schemas?.StackResource as {
-      properties: Record<string, Record<string, unknown>>;
-    };
-    const templateId = schema.properties.template_id;
-    expect(templateId).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
-    expect(templateId?.pattern).toBeUndefined();
-  });
-});
-
-describe("stack statuses inside a deployment (§17)", () => {
-  it("a stack can fail before it starts; entering a final status finishes every unfinished stack", async () => {
-    const { owner, environmentId } = await setup();
-    const [a, b, c] = [
-      await createStack(environmentId),
-      await createStack(environmentId),
-      await createStack(environmentId),
-    ];
-    const d = await deploy(environmentId, [a.id, b.id, c.id]);
-    const started = await move(d.id, {
-      status: "in_progress",
-      stacks: [
-        { id: a.id, status: "failed", status_reason: "template invalid" },
-        { id: b.id, status: "in_progress" },
-      ],
-    });
-    expect(started.status).toBe(200);
-    expect(started.body.data.stacks?.map((s) => s.status)).toEqual(["failed", "in_progress", "queued"]);
-
-    const done = await move(d.id, { status: "succeeded" });
-    expect(done.status).toBe(200);
-    const stacks = done.body.data.stacks ?? [];
-    expect(stacks.map((s) => [s.id, s.status])).toEqual([
-      [a.id, "failed"],
-      [b.id, "succeeded"],
-      [c.id, "succeeded"],
-    ]);
-    // The failed stack keeps its own time and reason; the others moved when the deployment did.
-    expect(stacks[0]).toEqual(started.body.data.stacks?.[0]);
-    expect(stacks[0]?.status_reason).toBe("template invalid");
-    expect(stacks[1]?.timestamp).toBe(done.body.finished_at);
-    expect(stacks[2]?.timestamp).toBe(done.body.finished_at);
-
-    const read = await request<Deployment>("GET", `/v1/deployments/${d.id}`, { key: owner.key });
-    expect(read.body.data.stacks?.some((s) => s.status === "queued" || s.status === "in_progress")).toBe(
-      false,
-    );
-  });
-
-  it("a report that finishes the deployment may name that status for its unfinished stacks, with reasons", async () => {
-    const { environmentId } = await setup();
-    const [a, b, c] = [
-      await createStack(environmentId),
-      await createStack(environmentId),
-      await createStack(environmentId),
-    ];
-    const d = await deploy(environmentId, [a.id, b.id, c.id]);
-    await move(d.id, { status: "in_progress", stacks: [{ id: b.id, status: "in_progress" }] });
-    // a is still queued: queued → succeeded alone is no stack move, but it is the roll-up here.
-    const done = await move(d.id, {
-      status: "succeeded",
-      stacks: [
-        { id: a.id, status: "succeeded", status_reason: "nothing to change" },
-        { id: b.id, status: "succeeded", status_reason: "applied" },
-      ],
-    });
-    expect(done.status, JSON.stringify(done.body)).toBe(200);
-    expect(done.body.data.stacks?.map((s) => [s.id, s.status, s.status_reason, s.timestamp])).toEqual([
-      [a.id, "succeeded", "nothing to change", done.body.finished_at],
-      [b.id, "succeeded", "applied", done.body.finished_at],
-      [c.id, "succeeded", undefined, done.body.finished_at],
-    ]);
-
-    // Another final status for a queued stack than the deployment's is still judged alone.
-    const e = await deploy(environmentId, [a.id, b.id]);
-    await move(e.id, { status: "in_progress" });
-    const mixed = await move(e.id, {
-      status: "failed",
-      stacks: [{ id: a.id, status: "succeeded" }],
-    });
-    expect([mixed.status, mixed.body.code]).toEqual([409, "conflict"]);
-  });
-
-  it("a failed deployment fails its queued and running stacks", async () => {
-    const { environmentId } = await setup();
-    const [a, b] = [await createStack(environmentId), await createStack(environmentId)];
-    const d = await deploy(environmentId, [a.id, b.id]);
-    await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "in_progress" }] });
-    const failed = await move(d.id, { status: "failed" });
-    expect(failed.status).toBe(200);
-    expect(failed.body.data.stacks?.map((s) => [s.status, s.timestamp])).toEqual([
-      ["failed", failed.body.finished_at],
-      ["failed", failed.body.finished_at],
-    ]);
-  });
-
-  it("refuses stack moves outside the stack machine with 409, changing nothing", async () => {
-    const { environmentId } = await setup();
-    const [a] = [await createStack(environmentId)];
-    const d = await deploy(environmentId, [a.id]);
-    await move(d.id, { status: "in_progress" });
-    // queued → succeeded is not a stack move (a stack runs before it succeeds).
-    const skip = await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "succeeded" }] });
-    expect([skip.status, skip.body.code]).toEqual([409, "conflict"]);
-    await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "in_progress" }] });
-    const back = await move(d.id, { status: "in_progress", stacks: [{ id: a.id, status: "queued" }] });
-    expect([back.status, back.body.code]).toEqual([409, "conflict"]);
-    const after = await internalOk<Deployment>("PATCH", `/deployments/${d.id}`, { status: "in_progress" });
-    expect(after.data.stacks?.[0]?.status).toBe("in_progress");
-  });
-});
-
-describe("cancel racing the engine (§17)", () => {
-  it("a cancel racing queued → in_progress always cancels; 409 only once final", async () => {
-    const { owner, environmentId } = await setup();
-    const stack = await createStack(environmentId);
-    // Several races at once, the engine's move started 0–3 ms after the cancel, so the
-    // engine's write lands between the cancel's read and its write in a good share of them
-    // (on the code before the fix, about a quarter of these cancels answered 409).
-    for (let round = 0; round < 5; round++) {
-      const batch = await Promise.all(Array.from({ length: 8 }, () => deploy(environmentId, [stack.id])));
-      await Promise.all(
-        batch.map(async (d, i) => {
-          const [cancel, engine] = await Promise.all([
-            request<Deployment & ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, { key: owner.key }),
-            new Promise((resolve) => setTimeout(resolve, i % 4)).then(() =>
-              move(d.id, { status: "in_progress" }),
-            ),
-          ]);
-          expect(cancel.status, cancel.raw).toBe(200);
-          expect(cancel.body.status).toBe("cancelled");
-          expect(cancel.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
-          // The engine either moved first (the cancel then went through after it) or found it cancelled.
-          expect([200, 409]).toContain(engine.status);
-          if (engine.status === 200) expect(cancel.body.started_at).toBe(engine.body.started_at);
-          const row = await env.DB.prepare("SELECT status FROM deployments WHERE id = ?")
-            .bind(d.id)
-            .first<{ status: string }>();
-          expect(row?.status).toBe("cancelled");
-        }),
-      );
-    }
-  });
 });
 
 describe("body hygiene before anything executes (§6, §17)", () => {
@@ -257,7 +89,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     `{"stack_ids":["${stackId}"],"data":{"patch":[{"op":"add","path":"/x","value":${nested(depth - 4)}}]}}`;
 
   it("JSON up to 64 levels is accepted; 65 and 20,000 levels are 400 and write nothing", async () => {
-    const { project, environmentId } = await setup();
+    const { project, environmentId } = await createProjectEnvironment();
     const stack = await createStack(environmentId);
     const post = (rawBody: string) =>
       request<ErrorBody & { data: unknown }>(
@@ -284,7 +116,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("brackets inside strings do not count towards the depth", async () => {
-    const { owner } = await setup();
+    const { owner } = await createProjectEnvironment();
     const res = await request<{ description: string }>("POST", "/v1/projects", {
       key: owner.key,
       body: { name: unique("p"), description: `${"[{".repeat(200)}\\"` },
@@ -293,7 +125,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("a deep value on a public route is 400, not a 500 after the write", async () => {
-    const { owner, project, environmentId } = await setup();
+    const { owner, project, environmentId } = await createProjectEnvironment();
     const before = await countRows("variables", { projectId: project.id });
     const res = await request<ErrorBody>("POST", `/v1/environments/${environmentId}/variables`, {
       key: owner.key,
@@ -305,7 +137,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("a charset other than utf-8 is 400, with or without a body; utf-8 in any spelling is accepted", async () => {
-    const { owner, project } = await setup();
+    const { owner, project } = await createProjectEnvironment();
     const before = await countRows("projects", { orgId: owner.orgId });
     for (const contentType of [
       "application/json; charset=latin1",
@@ -369,7 +201,7 @@ describe("body hygiene before anything executes (§6, §17)", () => {
   });
 
   it("an unpaired surrogate in any key or string is 400 naming the field; a pair is fine", async () => {
-    const { owner, project, environmentId } = await setup();
+    const { owner, project, environmentId } = await createProjectEnvironment();
     const stack = await createStack(environmentId);
     const counts = async () => [
       await countRows("projects", { orgId: owner.orgId }),

@@ -1,11 +1,11 @@
 /**
- * Scoped API keys (API_CONTRACT §15): `scopes` and `project_ids` on the internal key create,
- * `GET /v1/api-keys/current`, each operation's published `x-required-scope`, the scope check
- * before anything is read, and project-restricted keys that see nothing outside their projects.
+ * Scoped API keys (API_CONTRACT §15): each operation's published `x-required-scope`, the scope
+ * check before anything is read, and project-restricted keys that see nothing outside their
+ * projects. The key create with scopes: test/routes/internal/orgs/internalCreateApiKey.test.ts.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { internal, internalOk, request } from "./helpers/api";
+import { internalOk, request } from "../helpers/api";
 import {
   type Caller,
   createApiKey,
@@ -17,10 +17,10 @@ import {
   createResource,
   createStack,
   type Project,
-  revokeKey,
+  scopedKey,
   unique,
-} from "./helpers/factories";
-import { operations } from "./helpers/openapi";
+} from "../helpers/factories";
+import { operations } from "../helpers/openapi";
 
 const ALL_SCOPES = [
   "projects:read",
@@ -41,16 +41,11 @@ const ALL_SCOPES = [
   "orgs:write",
 ];
 
-type KeyBody = { id: string; key: string; scopes: string[]; project_ids: string[] | null };
 type ErrorBody = {
   code: string;
   message: string;
   cause?: Array<{ path: string }> & { required_scope?: string };
 };
-
-async function scopedKey(owner: Caller, fields: Record<string, unknown>): Promise<KeyBody> {
-  return (await createApiKey(owner, fields)).record;
-}
 
 /**
  * The scope each operation needs, written from the contract's words (not from src/http/scopes.ts):
@@ -74,87 +69,6 @@ function expectedScope(method: string, path: string): string | null {
 }
 
 const SOME_ID = "7Hq3VnT5m2WcXbQ9pLk4Rz";
-
-describe("POST /internal/v1/orgs/{org_id}/api-keys with scopes and project_ids", () => {
-  it("stores them and shows them in the create answer and in GET /v1/api-keys/current", async () => {
-    const { owner } = await createOrgWithOwner();
-    const project = await createProject(owner);
-    const created = await scopedKey(owner, {
-      name: "ci",
-      scopes: ["deployments:write", "deployments:read", "deployments:read"],
-      project_ids: [project.id, project.id],
-    });
-    expect(created.scopes).toEqual(["deployments:write", "deployments:read"]);
-    expect(created.project_ids).toEqual([project.id]);
-    expect(created).toMatchObject({ last_used_at: null, created_by: owner.accountId });
-
-    const res = await request<Record<string, unknown>>("GET", "/v1/api-keys/current", { key: created.key });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({
-      id: created.id,
-      name: "ci",
-      org_id: owner.orgId,
-      account_id: owner.accountId,
-      scopes: ["deployments:write", "deployments:read"],
-      project_ids: [project.id],
-      expires_at: null,
-      last_used_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
-      created_at: expect.any(String),
-    });
-    expect(res.raw).not.toContain(created.key.slice(4));
-  });
-
-  it("defaults to every scope and every project", async () => {
-    const { owner } = await createOrgWithOwner();
-    const res = await request<{ scopes: string[]; project_ids: null }>("GET", "/v1/api-keys/current", {
-      key: owner.key,
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.scopes).toEqual(["*"]);
-    expect(res.body.project_ids).toBeNull();
-  });
-
-  it("refuses bad scopes and projects that are not the organization's with 400, creating nothing", async () => {
-    const { owner } = await createOrgWithOwner();
-    const other = await createOrgWithOwner();
-    const foreign = await createProject(other.owner);
-    const mine = await createProject(owner);
-    const cases: Array<[Record<string, unknown>, string]> = [
-      [{ scopes: [] }, "scopes"],
-      [{ scopes: ["projects:admin"] }, "scopes.0"],
-      [{ scopes: "*" }, "scopes"],
-      [{ scopes: ["integrations:*"] }, "scopes.0"],
-      [{ project_ids: [] }, "project_ids"],
-      [{ project_ids: ["not an id"] }, "project_ids.0"],
-      [{ project_ids: [mine.id, foreign.id] }, "project_ids.1"],
-      [{ project_ids: [SOME_ID] }, "project_ids.0"],
-      [{ project_ids: Array.from({ length: 101 }, () => mine.id) }, "project_ids"],
-    ];
-    for (const [extra, path] of cases) {
-      const res = await internal<ErrorBody>("POST", `/orgs/${owner.orgId}/api-keys`, {
-        account_id: owner.accountId,
-        created_by: owner.accountId,
-        ...extra,
-      });
-      expect(res.status, JSON.stringify(extra)).toBe(400);
-      expect(res.body.code).toBe("bad_input");
-      expect((res.body.cause ?? []).map((c) => c.path)).toContain(path);
-    }
-    const ok = await scopedKey(owner, { project_ids: Array.from({ length: 100 }, () => mine.id) });
-    expect(ok.project_ids).toEqual([mine.id]);
-  });
-});
-
-describe("GET /v1/api-keys/current", () => {
-  it("needs a valid key and no scope; a revoked key is 401", async () => {
-    const { owner } = await createOrgWithOwner();
-    expect((await request("GET", "/v1/api-keys/current")).status).toBe(401);
-    const narrow = await scopedKey(owner, { scopes: ["orgs:read"] });
-    expect((await request("GET", "/v1/api-keys/current", { key: narrow.key })).status).toBe(200);
-    await revokeKey(narrow.id);
-    expect((await request("GET", "/v1/api-keys/current", { key: narrow.key })).status).toBe(401);
-  });
-});
 
 describe("x-required-scope", () => {
   it("every /v1 operation publishes the scope the contract gives it (none for api-keys/current)", async () => {
