@@ -60,3 +60,19 @@ export async function callApp(
 export function randomKey(): string {
   return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
 }
+
+/** Create bodies each variable create refuses, and the field its `cause` names. */
+export const INVALID_BODIES: Array<[Record<string, unknown>, string]> = [
+  [{ type: "secret", value: "x" }, "name"],
+  [{ name: "", type: "secret", value: "x" }, "name"],
+  [{ name: "1ABC", type: "secret", value: "x" }, "name"],
+  [{ name: "A-B", type: "secret", value: "x" }, "name"],
+  [{ name: "ÄPI", type: "secret", value: "x" }, "name"],
+  [{ name: "A".repeat(256), type: "secret", value: "x" }, "name"],
+  [{ name: "A", value: "x" }, "type"],
+  [{ name: "A", type: "plain", value: "x" }, "type"],
+  [{ name: "A", type: "secret" }, "value"],
+  [{ name: "A", type: "secret", value: 5 }, "value"],
+  [{ name: "A", type: "secret", value: null }, "value"],
+  [{ name: "A", type: "secret", value: "x", extra: true }, "extra"],
+];

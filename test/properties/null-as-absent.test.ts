@@ -11,15 +11,12 @@ import type { StackResourceRecord } from "../../src/schemas/resource";
 import { internal, request } from "../helpers/api";
 import {
   createDeployment,
-  createOrgWithOwner,
-  createProject,
   createProjectWithStack,
   createResource,
   createStack,
   unique,
 } from "../helpers/factories";
 import { one, setupIntegration, URL_OK } from "../helpers/integrations";
-import { membersPath, orgAccount } from "../helpers/members";
 import { HTTP_METHODS, type JsonSchema, openApiDocument } from "../helpers/openapi";
 import { allowTheLocalReceiver } from "../helpers/webhooks";
 
@@ -176,17 +173,6 @@ describe("public API", () => {
     expect(empty.status, empty.raw).toBe(400);
     const after = await request<{ updated_at: string }>("GET", path, { key: owner.key });
     expect(after.body).toEqual(before.body);
-  });
-
-  it("a member added with role null is a viewer", async () => {
-    const { org, owner } = await createOrgWithOwner();
-    const project = await createProject(owner);
-    const account = await orgAccount(org);
-    const res = await request<{ data: { role: string }[] }>("POST", membersPath(project.id), {
-      key: owner.key,
-      body: { account_ids: [account.id], role: null },
-    });
-    expect([res.status, res.body.data?.[0]?.role], res.raw).toEqual([201, "viewer"]);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   createCaller,
   createOrgWithOwner,
   createOwnedProject,
+  createProject,
 } from "../../helpers/factories";
 import { listAll, type Member, membersPath, NOWHERE, orgAccount } from "../../helpers/members";
 import { runCommonRouteTests } from "../../helpers/security";
@@ -159,5 +160,18 @@ describe("POST /v1/projects/{id}/members", () => {
       body: { account_ids: [account.id] },
       caller: owner,
     };
+  });
+});
+
+describe("null is not given", () => {
+  it("a member added with role null is a viewer", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const account = await orgAccount(org);
+    const res = await request<{ data: { role: string }[] }>("POST", membersPath(project.id), {
+      key: owner.key,
+      body: { account_ids: [account.id], role: null },
+    });
+    expect([res.status, res.body.data?.[0]?.role], res.raw).toEqual([201, "viewer"]);
   });
 });

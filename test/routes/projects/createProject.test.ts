@@ -161,3 +161,23 @@ describe("POST /v1/projects", () => {
     { otherOrgStatus: 201 },
   );
 });
+
+describe("free text", () => {
+  const LONE = "\uD800";
+  it("refuses an unpaired surrogate in a project name or description, at its path; accepts a pair", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (const [field, body] of [
+      ["name", { name: `bad${LONE}` }],
+      ["name", { name: `bad\uDC00x` }],
+      ["description", { name: unique("p"), description: `x${LONE}` }],
+    ] as const) {
+      const res = await request("POST", "/v1/projects", { key: owner.key, body });
+      expect(res.status, res.raw).toBe(400);
+      expect(res.body).toMatchObject({ code: "bad_input", cause: [{ path: field }] });
+    }
+    const list = await request<{ data: unknown[] }>("GET", "/v1/projects", { key: owner.key });
+    expect(list.body.data).toEqual([]);
+    const ok = await request("POST", "/v1/projects", { key: owner.key, body: { name: unique("🚀") } });
+    expect(ok.status, ok.raw).toBe(201);
+  });
+});

@@ -1,4 +1,4 @@
-/** createComponentVariable and createEnvironmentVariable: creating variables, and names unique per scope. */
+/** createComponentVariable: POST /v1/components/{component_id}/variables, and names unique per component. */
 
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
@@ -9,6 +9,7 @@ import {
   componentPath,
   createVariable,
   environmentPath,
+  INVALID_BODIES,
   type ListBody,
   RECORD_KEYS,
   reveal,
@@ -16,7 +17,7 @@ import {
   type VariableBody,
 } from "../../helpers/variables";
 
-describe("POST /v1/components/{id}/variables and /v1/environments/{id}/variables", () => {
+describe("POST /v1/components/{id}/variables", () => {
   it("creates a component variable that carries its component's environment", async () => {
     const { owner, project, componentId } = await setup();
     const otherEnv = await createEnvironment(project.id);
@@ -43,21 +44,6 @@ describe("POST /v1/components/{id}/variables and /v1/environments/{id}/variables
     expect(other.body.data).toEqual([]);
   });
 
-  it("creates an environment variable with component_id null and `_` in its resource_id", async () => {
-    const { owner, project, environmentId } = await setup();
-    const res = await request<VariableBody>("POST", environmentPath(environmentId), {
-      key: owner.key,
-      body: { name: "LOG_LEVEL", type: "string", value: "debug" },
-    });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({
-      environment_id: environmentId,
-      component_id: null,
-      resource_id: `/${project.id}/${environmentId}/_/LOG_LEVEL`,
-    });
-    expect(res.raw).not.toContain("debug");
-  });
-
   it.each(["secret", "secure_string", "string"])("stores and reveals a %s value", async (type) => {
     const { owner, componentId } = await setup();
     const value = `va lue ✓ ${type} "quoted" \n line`;
@@ -68,40 +54,15 @@ describe("POST /v1/components/{id}/variables and /v1/environments/{id}/variables
     expect(res.headers.get("cache-control")).toBe("no-store");
   });
 
-  it.each([
-    [{ type: "secret", value: "x" }, "name"],
-    [{ name: "", type: "secret", value: "x" }, "name"],
-    [{ name: "1ABC", type: "secret", value: "x" }, "name"],
-    [{ name: "A-B", type: "secret", value: "x" }, "name"],
-    [{ name: "ÄPI", type: "secret", value: "x" }, "name"],
-    [{ name: "A".repeat(256), type: "secret", value: "x" }, "name"],
-    [{ name: "A", value: "x" }, "type"],
-    [{ name: "A", type: "plain", value: "x" }, "type"],
-    [{ name: "A", type: "secret" }, "value"],
-    [{ name: "A", type: "secret", value: 5 }, "value"],
-    [{ name: "A", type: "secret", value: null }, "value"],
-    [{ name: "A", type: "secret", value: "x", extra: true }, "extra"],
-  ])("refuses %j with bad_input naming %s, and creates nothing", async (body, field) => {
-    const { owner, componentId, environmentId } = await setup();
-    for (const path of [componentPath(componentId), environmentPath(environmentId)]) {
-      const res = await request<ErrorBody>("POST", path, { key: owner.key, body });
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe("bad_input");
-      expect(res.body.cause?.map((c) => c.path)).toContain(field);
-      const list = await request<ListBody>("GET", path, { key: owner.key });
-      expect(list.body.data).toEqual([]);
-    }
-  });
-
-  it("accepts names of 255 characters, underscores and digits after the first character", async () => {
-    const { owner, environmentId } = await setup();
-    for (const name of ["_", "_9", "a1_B2", `A${"b".repeat(254)}`]) {
-      const res = await request("POST", environmentPath(environmentId), {
-        key: owner.key,
-        body: { name, type: "string", value: "" },
-      });
-      expect(res.status).toBe(201);
-    }
+  it.each(INVALID_BODIES)("refuses %j with bad_input naming %s, and creates nothing", async (body, field) => {
+    const { owner, componentId } = await setup();
+    const path = componentPath(componentId);
+    const res = await request<ErrorBody>("POST", path, { key: owner.key, body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("bad_input");
+    expect(res.body.cause?.map((c) => c.path)).toContain(field);
+    const list = await request<ListBody>("GET", path, { key: owner.key });
+    expect(list.body.data).toEqual([]);
   });
 
   it("a value is at most 65,536 bytes of UTF-8, counted in bytes, not characters", async () => {
@@ -130,10 +91,8 @@ describe("POST /v1/components/{id}/variables and /v1/environments/{id}/variables
     const body = { name: "A", type: "string", value: "x" };
     const bad = await request<ErrorBody>("POST", componentPath("nope!"), { key: owner.key, body });
     expect([bad.status, bad.body.code]).toEqual([400, "bad_input"]);
-    for (const path of [componentPath("a".repeat(32)), environmentPath("a".repeat(32))]) {
-      const missing = await request<ErrorBody>("POST", path, { key: owner.key, body });
-      expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
-    }
+    const missing = await request<ErrorBody>("POST", componentPath("a".repeat(32)), { key: owner.key, body });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
   });
 
   runCommonRouteTests("POST /v1/components/{id}/variables", async () => {
@@ -145,23 +104,12 @@ describe("POST /v1/components/{id}/variables and /v1/environments/{id}/variables
       caller: owner,
     };
   });
-
-  runCommonRouteTests("POST /v1/environments/{id}/variables", async () => {
-    const { owner, environmentId } = await setup();
-    return {
-      method: "POST",
-      path: environmentPath(environmentId),
-      body: { name: "A", type: "secret", value: "x" },
-      caller: owner,
-    };
-  });
 });
 
 describe("names are unique per scope", () => {
-  it("409 on a clash in the same scope; case-sensitive; other scopes are free", async () => {
-    const { owner, project, environmentId, componentId } = await setup();
+  it("409 on a clash in the same component; case-sensitive; other components and scopes are free", async () => {
+    const { owner, environmentId, componentId } = await setup();
     const secondComponent = await createComponent(environmentId);
-    const otherEnv = await createEnvironment(project.id);
     await createVariable(owner, componentPath(componentId), { name: "API_KEY", value: "first-value" });
     const dup = await request<ErrorBody>("POST", componentPath(componentId), {
       key: owner.key,
@@ -173,41 +121,21 @@ describe("names are unique per scope", () => {
     await createVariable(owner, componentPath(componentId), { name: "api_key" });
     await createVariable(owner, componentPath(secondComponent.id), { name: "API_KEY" });
     await createVariable(owner, environmentPath(environmentId), { name: "API_KEY" });
-    await createVariable(owner, environmentPath(otherEnv.id), { name: "API_KEY" });
-    const envDup = await request<ErrorBody>("POST", environmentPath(environmentId), {
-      key: owner.key,
-      body: { name: "API_KEY", type: "secret", value: "x" },
-    });
-    expect([envDup.status, envDup.body.code]).toEqual([409, "conflict"]);
   });
 
   it("of concurrent creates of one name, exactly one wins and the others are 409, never 500", async () => {
-    const { owner, componentId, environmentId } = await setup();
-    for (const path of [componentPath(componentId), environmentPath(environmentId)]) {
-      const results = await Promise.all(
-        Array.from({ length: 6 }, (_, i) =>
-          request<ErrorBody>("POST", path, {
-            key: owner.key,
-            body: { name: "RACE", type: i % 2 ? "secret" : "string", value: `v${i}` },
-          }),
-        ),
-      );
-      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-      const list = await request<ListBody>("GET", path, { key: owner.key });
-      expect(list.body.data.map((v) => v.name)).toEqual(["RACE"]);
-    }
-  });
-
-  it("a rename onto a taken name is 409 and changes nothing", async () => {
     const { owner, componentId } = await setup();
-    const a = await createVariable(owner, componentPath(componentId), { name: "A", value: "a-value" });
-    await createVariable(owner, componentPath(componentId), { name: "B" });
-    const res = await request<ErrorBody>("PUT", `/v1/variables/${a.id}`, {
-      key: owner.key,
-      body: { name: "B", type: "secret", value: "changed" },
-    });
-    expect([res.status, res.body.code]).toEqual([409, "conflict"]);
-    expect((await request("GET", `/v1/variables/${a.id}`, { key: owner.key })).body).toEqual(a);
-    expect((await reveal(owner, a.id)).body.value).toBe("a-value");
+    const path = componentPath(componentId);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        request<ErrorBody>("POST", path, {
+          key: owner.key,
+          body: { name: "RACE", type: i % 2 ? "secret" : "string", value: `v${i}` },
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const list = await request<ListBody>("GET", path, { key: owner.key });
+    expect(list.body.data.map((v) => v.name)).toEqual(["RACE"]);
   });
 });

@@ -78,3 +78,18 @@ describe("PUT /v1/variables/{id}", () => {
     };
   });
 });
+
+describe("names are unique per scope", () => {
+  it("a rename onto a taken name is 409 and changes nothing", async () => {
+    const { owner, componentId } = await setup();
+    const a = await createVariable(owner, componentPath(componentId), { name: "A", value: "a-value" });
+    await createVariable(owner, componentPath(componentId), { name: "B" });
+    const res = await request<ErrorBody>("PUT", `/v1/variables/${a.id}`, {
+      key: owner.key,
+      body: { name: "B", type: "secret", value: "changed" },
+    });
+    expect([res.status, res.body.code]).toEqual([409, "conflict"]);
+    expect((await request("GET", `/v1/variables/${a.id}`, { key: owner.key })).body).toEqual(a);
+    expect((await reveal(owner, a.id)).body.value).toBe("a-value");
+  });
+});

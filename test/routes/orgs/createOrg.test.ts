@@ -1,47 +1,12 @@
-/** GET /v1/orgs and POST /v1/orgs (API_CONTRACT §3 Organization, §5, §10). */
+/** createOrg: POST /v1/orgs (API_CONTRACT §3 Organization, §5, §10). */
 import { describe, expect, it } from "vitest";
-import { internal, request } from "./helpers/api";
-import { type ErrorBody, TS } from "./helpers/expect";
-import { createCaller, createOrgWithOwner, type Org, unique } from "./helpers/factories";
-import { runCommonRouteTests } from "./helpers/security";
+import { internal, request } from "../../helpers/api";
+import { type ErrorBody, TS } from "../../helpers/expect";
+import { createCaller, createOrgWithOwner, type Org, unique } from "../../helpers/factories";
+import { runCommonRouteTests } from "../../helpers/security";
 
 type OrgList = { data: Org[]; has_more: boolean; next_page?: string };
-
-describe("GET /v1/orgs", () => {
-  it("lists the caller's organization, one page, for any org role", async () => {
-    const { org, owner } = await createOrgWithOwner();
-    const member = await createCaller(org, "member", owner);
-    const admin = await createCaller(org, "admin");
-    await createOrgWithOwner(); // another organization, never listed
-    for (const caller of [owner, admin, member]) {
-      const res = await request<OrgList>("GET", "/v1/orgs", { key: caller.key });
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ data: [org], has_more: false });
-    }
-  });
-
-  it("validates the list parameters", async () => {
-    const { owner } = await createOrgWithOwner();
-    for (const query of ["limit=0", "limit=241", "sort_by=name", "after=%%%", `after=${btoa("{}")}`]) {
-      const res = await request<ErrorBody>("GET", `/v1/orgs?${query}`, { key: owner.key });
-      expect(res.status, query).toBe(400);
-      expect(res.body.code).toBe("bad_input");
-    }
-    const ok = await request<OrgList>("GET", "/v1/orgs?limit=1&sort_by=%2Bcreated_at", {
-      key: owner.key,
-    });
-    expect(ok.body.data).toHaveLength(1);
-  });
-
-  runCommonRouteTests(
-    "GET /v1/orgs",
-    async () => {
-      const { owner } = await createOrgWithOwner();
-      return { method: "GET", path: "/v1/orgs", caller: owner };
-    },
-    { otherOrgStatus: 200 },
-  );
-});
+const LONE = "\uD800";
 
 describe("POST /v1/orgs", () => {
   it("creates an organization whose owner is the caller's account", async () => {
@@ -97,6 +62,13 @@ describe("POST /v1/orgs", () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("bad_input");
     expect(res.body.cause?.map((c) => c.path)).toEqual([path]);
+  });
+
+  it("refuses an unpaired surrogate in an organization name", async () => {
+    const { owner } = await createOrgWithOwner();
+    const org = await request("POST", "/v1/orgs", { key: owner.key, body: { name: `o${LONE}` } });
+    expect(org.status, org.raw).toBe(400);
+    expect(org.body).toMatchObject({ code: "bad_input", cause: [{ path: "name" }] });
   });
 
   runCommonRouteTests(
