@@ -1,8 +1,9 @@
-/** The guard's steps for the internal API's operations (test/audit-log/guard.test.ts), by action. */
+/** The guard's steps for the internal API's operations (test/properties/audit-log/guard.test.ts), by action. */
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { call, type Row, randomKey, type Step, secrets, VALUE } from "../../helpers/audit-log";
+import { call, type Row, type Step, secrets, VALUE } from "../../helpers/audit-log";
 import { createAccount, unique } from "../../helpers/factories";
+import { randomKey } from "../../helpers/variables";
 
 export const INTERNAL_STEPS: Record<string, Step> = {
   "internal.createOrg": async () => {

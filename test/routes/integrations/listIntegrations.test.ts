@@ -1,6 +1,7 @@
 /** listIntegrations: GET /v1/projects/{project_id}/notification-integrations, with the shared pagination. */
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
+import type { ErrorBody } from "../../helpers/expect";
 import { createOwnedProject } from "../../helpers/factories";
 import { createPublicIntegration, type Integration, integrationsPath } from "../../helpers/integrations";
 import { runCommonRouteTests } from "../../helpers/security";
@@ -52,6 +53,20 @@ describe("GET /v1/projects/{project_id}/notification-integrations", () => {
         key: owner.key,
       });
       expect([bad, res.status, res.body.code]).toEqual([bad, 400, "bad_input"]);
+    }
+  });
+
+  it("an unknown project is 404; a bad limit or cursor is 400", async () => {
+    const { owner, project } = await createOwnedProject();
+    const unknown = await request<ErrorBody>("GET", integrationsPath("7Hq3VnT5m2WcXbQ9pLk4Rz"), {
+      key: owner.key,
+    });
+    expect([unknown.status, unknown.body.code]).toEqual([404, "not_found"]);
+    for (const query of ["limit=0", "limit=241", "after=%%%"]) {
+      const bad = await request<ErrorBody>("GET", `${integrationsPath(project.id)}?${query}`, {
+        key: owner.key,
+      });
+      expect([bad.status, bad.body.code], query).toEqual([400, "bad_input"]);
     }
   });
 

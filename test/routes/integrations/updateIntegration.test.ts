@@ -1,5 +1,8 @@
 /** updateIntegration: PATCH /v1/projects/{project_id}/notification-integrations/{integration_id}. */
+
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { notificationIntegrations } from "../../../src/db/schema";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { addProjectMember, createCaller, createOwnedProject } from "../../helpers/factories";
@@ -8,10 +11,11 @@ import {
   createPublicIntegration,
   type Integration,
   integrationsPath,
+  one,
   URL_OK,
 } from "../../helpers/integrations";
 import { runCommonRouteTests } from "../../helpers/security";
-import { useProductionUrlRules } from "../../helpers/webhooks";
+import { db, integrationRow, useProductionUrlRules } from "../../helpers/webhooks";
 
 // This file checks the production URL rules.
 useProductionUrlRules();
@@ -94,5 +98,33 @@ describe("PATCH /v1/projects/{project_id}/notification-integrations/{integration
       body: { configuration: { changelog: true } },
       caller: owner,
     };
+  });
+});
+
+describe("enabled / disabled", () => {
+  it("PATCH refuses a non-boolean enabled and changes nothing", async () => {
+    const { owner, project } = await createOwnedProject();
+    const integration = await createPublicIntegration(owner, project.id);
+    const path = one(project.id, integration.id);
+    for (const enabled of ["false", 0, "null"]) {
+      const res = await request<ErrorBody>("PATCH", path, { key: owner.key, body: { enabled } });
+      expect(res.status, String(enabled)).toBe(400);
+      expect(res.body.cause?.[0]?.path).toBe("enabled");
+    }
+    expect((await integrationRow(integration.id))?.enabled).toBe(true);
+  });
+
+  it("disabling twice keeps the first reason and time", async () => {
+    const { owner, project } = await createOwnedProject();
+    const integration = await createPublicIntegration(owner, project.id);
+    const path = one(project.id, integration.id);
+    const gone = "2026-11-01T00:00:00.000Z";
+    await db
+      .update(notificationIntegrations)
+      .set({ enabled: false, disabledReason: "gone", disabledAt: gone })
+      .where(eq(notificationIntegrations.id, integration.id))
+      .run();
+    const res = await request<Integration>("PATCH", path, { key: owner.key, body: { enabled: false } });
+    expect(res.body).toMatchObject({ enabled: false, disabled_reason: "gone", disabled_at: gone });
   });
 });

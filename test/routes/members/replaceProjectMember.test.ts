@@ -2,7 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
-import { addProjectMember, createCaller, createOwnedProject } from "../../helpers/factories";
+import {
+  addProjectMember,
+  createCaller,
+  createOrgWithOwner,
+  createOwnedProject,
+  createProject,
+} from "../../helpers/factories";
 import { listAll, type Member, membersPath, orgAccount } from "../../helpers/members";
 import { runCommonRouteTests } from "../../helpers/security";
 
@@ -121,5 +127,32 @@ describe("PUT /v1/projects/{id}/members/{member_id}", () => {
       body: { role: "owner" },
       caller: owner,
     };
+  });
+});
+
+describe("a PUT carries the full representation (SPEC.md)", () => {
+  type Body = Record<string, unknown>;
+
+  it("accepts the member record as read with a new role; a mismatched account_id is 400", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const member = await createCaller(org, "member", owner);
+    const project = await createProject(owner);
+    await addProjectMember(owner, project.id, member, "viewer");
+    const path = `/v1/projects/${project.id}/members/${member.accountId}`;
+    const read = (await request<Body>("GET", path, { key: owner.key })).body;
+    const res = await request<Body>("PUT", path, { key: owner.key, body: { ...read, role: "contributor" } });
+    expect([res.status, res.body.role]).toEqual([200, "contributor"]);
+    // The account's fields are read-only here: sent back in any form, they are ignored.
+    const loose = await request<Body>("PUT", path, {
+      key: owner.key,
+      body: { ...read, role: "contributor", profile: {}, created_at: "2026-11-23T09:02:29Z", avatar: 7 },
+    });
+    expect([loose.status, loose.body.profile], loose.raw).toEqual([200, read.profile]);
+    const wrong = await request<ErrorBody>("PUT", path, {
+      key: owner.key,
+      body: { ...read, role: "owner", account_id: owner.accountId },
+    });
+    expect([wrong.status, wrong.body.cause?.map((c) => c.path)]).toEqual([400, ["account_id"]]);
+    expect((await request<Body>("GET", path, { key: owner.key })).body.role).toBe("contributor");
   });
 });

@@ -6,6 +6,7 @@ import { request } from "../../helpers/api";
 import { createComponent, createEnvironment, createOwnedProject, createStack } from "../../helpers/factories";
 import { projectCaller } from "../../helpers/projects";
 import { runCommonRouteTests } from "../../helpers/security";
+import { createVariable, environmentPath, setup } from "../../helpers/variables";
 
 describe("DELETE /v1/projects/{id}", () => {
   it("deletes the project and everything inside it; it is then 404", async () => {
@@ -31,5 +32,15 @@ describe("DELETE /v1/projects/{id}", () => {
   runCommonRouteTests("DELETE /v1/projects/{id}", async () => {
     const { owner, project } = await createOwnedProject();
     return { method: "DELETE", path: `/v1/projects/${project.id}`, caller: owner };
+  });
+});
+
+describe("what a project holds", () => {
+  it("deleting the project deletes its variables", async () => {
+    const { owner, project, environmentId } = await setup();
+    const variable = await createVariable(owner, environmentPath(environmentId));
+    expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
+    const row = await env.DB.prepare("SELECT id FROM variables WHERE id = ?").bind(variable.id).first();
+    expect(row).toBeNull();
   });
 });

@@ -112,3 +112,61 @@ describe("PUT /v1/projects/{id}", () => {
     };
   });
 });
+
+describe("a PUT carries the full representation (SPEC.md)", () => {
+  type Body = Record<string, unknown>;
+
+  it("accepts the record as read, with changes; read-only fields change nothing", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const read = await request<Body>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    const sent = {
+      ...read.body,
+      name: "renamed",
+      connection_status: "disconnected",
+      created_at: "2000-01-01T00:00:00.000Z",
+    };
+    const res = await request<Body>("PUT", `/v1/projects/${project.id}`, { key: owner.key, body: sent });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: project.id, name: "renamed", connection_status: "connected" });
+    expect(res.body.created_at).toBe(read.body.created_at);
+    // Ignored fields are taken in any form: the same instant written another way, an offset.
+    const other = await request<Body>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: {
+        ...res.body,
+        created_at: String(read.body.created_at).replace(/\.\d{3}Z$/, "+00:00"),
+        updated_at: "yesterday",
+      },
+    });
+    expect([other.status, other.body.created_at], other.raw).toEqual([200, read.body.created_at]);
+  });
+
+  it("refuses an echoed id or org_id of another record, and still refuses unknown fields", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const other = await createProject(owner);
+    const read = (await request<Body>("GET", `/v1/projects/${project.id}`, { key: owner.key })).body;
+    const wrongId = await request<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: { ...read, id: other.id },
+    });
+    expect([wrongId.status, wrongId.body.code, wrongId.body.cause?.map((c) => c.path)]).toEqual([
+      400,
+      "bad_input",
+      ["id"],
+    ]);
+    const stranger = await createOrgWithOwner();
+    const wrongOrg = await request<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: { ...read, org_id: stranger.org.id },
+    });
+    expect(wrongOrg.body.cause?.map((c) => c.path)).toEqual(["org_id"]);
+    const unknown = await request<ErrorBody>("PUT", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      body: { ...read, colour: "red" },
+    });
+    expect([unknown.status, unknown.body.cause?.map((c) => c.path)]).toEqual([400, ["colour"]]);
+    expect((await request<Body>("GET", `/v1/projects/${project.id}`, { key: owner.key })).body).toEqual(read);
+  });
+});

@@ -1,11 +1,10 @@
 /** deleteVariable. */
 
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { runCommonRouteTests } from "../../helpers/security";
-import { componentPath, createVariable, environmentPath, setup } from "../../helpers/variables";
+import { componentPath, createVariable, setup } from "../../helpers/variables";
 
 describe("DELETE /v1/variables/{id}", () => {
   it("deletes; the variable is then 404 everywhere and its name is free", async () => {
@@ -23,14 +22,6 @@ describe("DELETE /v1/variables/{id}", () => {
       expect([after.status, after.body.code]).toEqual([404, "not_found"]);
     }
     await createVariable(owner, componentPath(componentId), { name: "GONE" });
-  });
-
-  it("deleting the project deletes its variables", async () => {
-    const { owner, project, environmentId } = await setup();
-    const variable = await createVariable(owner, environmentPath(environmentId));
-    expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(204);
-    const row = await env.DB.prepare("SELECT id FROM variables WHERE id = ?").bind(variable.id).first();
-    expect(row).toBeNull();
   });
 
   runCommonRouteTests("DELETE /v1/variables/{id}", async () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
+import { createOrgWithOwner, createProject } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
 import {
   componentPath,
@@ -91,5 +92,48 @@ describe("names are unique per scope", () => {
     expect([res.status, res.body.code]).toEqual([409, "conflict"]);
     expect((await request("GET", `/v1/variables/${a.id}`, { key: owner.key })).body).toEqual(a);
     expect((await reveal(owner, a.id)).body.value).toBe("a-value");
+  });
+});
+
+describe("a PUT carries the full representation (SPEC.md)", () => {
+  type Body = Record<string, unknown>;
+
+  it("accepts the record as read plus a value; a variable never moves scope", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const otherEnv = (await createProject(owner)).default_environment_id;
+    const created = await request<Body>(
+      "POST",
+      `/v1/environments/${project.default_environment_id}/variables`,
+      {
+        key: owner.key,
+        body: { name: "TOKEN", type: "secret", value: "one" },
+      },
+    );
+    const path = `/v1/variables/${created.body.id}`;
+    const read = (await request<Body>("GET", path, { key: owner.key })).body;
+    const res = await request<Body>("PUT", path, {
+      key: owner.key,
+      body: { ...read, name: "TOKEN2", value: "two" },
+    });
+    expect([res.status, res.body.name, res.body.environment_id]).toEqual([
+      200,
+      "TOKEN2",
+      project.default_environment_id,
+    ]);
+    const value = await request<Body>("GET", `${path}/value`, { key: owner.key });
+    expect(value.body).toEqual({ value: "two" });
+    // `resource_id` is a read-only string: any value is ignored.
+    const echoed = await request<Body>("PUT", path, {
+      key: owner.key,
+      body: { ...read, name: "TOKEN2", value: "two", resource_id: "whatever" },
+    });
+    expect([echoed.status, echoed.body.resource_id], echoed.raw).toEqual([200, res.body.resource_id]);
+    const moved = await request<ErrorBody>("PUT", path, {
+      key: owner.key,
+      body: { ...read, value: "three", environment_id: otherEnv },
+    });
+    expect([moved.status, moved.body.cause?.map((c) => c.path)]).toEqual([400, ["environment_id"]]);
+    expect((await request<Body>("GET", `${path}/value`, { key: owner.key })).body).toEqual({ value: "two" });
   });
 });
