@@ -17,7 +17,7 @@
  *   same before and after.
  *
  * `npm test` runs a few cases per operation with a fixed seed (a few seconds in all). For a
- * longer local run: `FUZZ_RUNS=300 npx vitest run test/fuzz-openapi.test.ts`, optionally with
+ * longer local run: `FUZZ_RUNS=300 npx vitest run test/properties/fuzz-openapi.test.ts`, optionally with
  * `FUZZ_SEED=<n>` (a failure prints the seed and path to replay it). The generators of malformed
  * requests are in test/helpers/fuzz.ts.
  */

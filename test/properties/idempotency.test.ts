@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../../src/rate-limit/idempotency";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
-import { type ApiResponse, brokenRateLimiter, PRODUCTION_LIMITS, request } from "../helpers/api";
+import { type ApiResponse, brokenRateLimiter, limiterOf, PRODUCTION_LIMITS, request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import {
   type Caller,
@@ -21,7 +21,6 @@ import { captureLogs } from "../helpers/logs";
 
 type Project = { id: string; name: string };
 
-const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 const inLimiter = <T>(caller: Caller, fn: (instance: RateLimiter, state: DurableObjectState) => T) =>
   runInDurableObject(limiterOf(`key:${caller.keyId}`), fn);
 const entriesOf = (caller: Caller) => inLimiter(caller, (instance) => instance.idempotencyEntries());

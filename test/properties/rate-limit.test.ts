@@ -19,6 +19,7 @@ import {
   request as apiRequest,
   brokenRateLimiter,
   freshClientIp,
+  limiterOf,
   PRODUCTION_LIMITS,
   type RequestOptions,
 } from "../helpers/api";
@@ -58,7 +59,6 @@ function expectRefused(res: ApiResponse<unknown>, policy: string, limit: number)
   expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 }
 
-const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 const usageOf = (subject: string) =>
   runInDurableObject(limiterOf(subject), (instance: RateLimiter) => instance.usage());
 

@@ -1,4 +1,4 @@
-/** The guard's steps for the public operations (test/audit-log/guard.test.ts), by operationId. */
+/** The guard's steps for the public operations (test/properties/audit-log/guard.test.ts), by operationId. */
 import { env } from "cloudflare:test";
 import { internalOk } from "../../helpers/api";
 import { call, type Step, secrets, VALUE } from "../../helpers/audit-log";

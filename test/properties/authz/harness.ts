@@ -1,5 +1,5 @@
 /**
- * Builds the World of the authorization matrix (test/authz/types.ts): one organization
+ * Builds the World of the authorization matrix (test/properties/authz/types.ts): one organization
  * whose callers hold every role of API_CONTRACT §5 on `world.project`, plus the owner of
  * another organization.
  */

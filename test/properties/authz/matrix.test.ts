@@ -80,7 +80,7 @@ describe("the matrix itself", () => {
     const listed = new Set([...rows, ...unscoped]);
     expect(
       documented.filter((key) => !listed.has(key)),
-      "operations missing from test/authz/rows",
+      "operations missing from test/properties/authz/rows",
     ).toEqual([]);
     expect(
       [...listed].filter((key) => !documented.includes(key)),

@@ -1,6 +1,6 @@
 /**
- * The authorization matrix's row format. Each area adds one file under test/authz/rows/
- * exporting `routes: MatrixRoute[]`; test/authz/matrix.test.ts runs every row against every actor.
+ * The authorization matrix's row format. Each area adds one file under test/properties/authz/rows/
+ * exporting `routes: MatrixRoute[]`; test/properties/authz/matrix.test.ts runs every row against every actor.
  */
 import type { Caller, Project } from "../../helpers/factories";
 

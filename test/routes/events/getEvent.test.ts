@@ -1,19 +1,12 @@
 /** getEvent: GET /v1/events/{event_id}, one event of the event log (API_CONTRACT §13). */
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/lib/ids";
+import type { EventRecord } from "../../../src/schemas/event";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { createOrgWithOwner, createOwnedProject } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
 import { writeEvent } from "../../helpers/webhooks";
-
-type EventRecord = {
-  id: string;
-  type: string;
-  project_id: string;
-  data: Record<string, unknown>;
-  created_at: string;
-};
 
 describe("GET /v1/events/{event_id}", () => {
   it("reads one event", async () => {

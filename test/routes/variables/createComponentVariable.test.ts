@@ -9,6 +9,8 @@ import {
   componentPath,
   createVariable,
   environmentPath,
+  expectCreateRefused,
+  expectOneOfConcurrentCreates,
   INVALID_BODIES,
   type ListBody,
   RECORD_KEYS,
@@ -56,13 +58,7 @@ describe("POST /v1/components/{id}/variables", () => {
 
   it.each(INVALID_BODIES)("refuses %j with bad_input naming %s, and creates nothing", async (body, field) => {
     const { owner, componentId } = await setup();
-    const path = componentPath(componentId);
-    const res = await request<ErrorBody>("POST", path, { key: owner.key, body });
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe("bad_input");
-    expect(res.body.cause?.map((c) => c.path)).toContain(field);
-    const list = await request<ListBody>("GET", path, { key: owner.key });
-    expect(list.body.data).toEqual([]);
+    await expectCreateRefused(owner, componentPath(componentId), body, field);
   });
 
   it("a value is at most 65,536 bytes of UTF-8, counted in bytes, not characters", async () => {
@@ -125,17 +121,6 @@ describe("names are unique per scope", () => {
 
   it("of concurrent creates of one name, exactly one wins and the others are 409, never 500", async () => {
     const { owner, componentId } = await setup();
-    const path = componentPath(componentId);
-    const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        request<ErrorBody>("POST", path, {
-          key: owner.key,
-          body: { name: "RACE", type: i % 2 ? "secret" : "string", value: `v${i}` },
-        }),
-      ),
-    );
-    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-    const list = await request<ListBody>("GET", path, { key: owner.key });
-    expect(list.body.data.map((v) => v.name)).toEqual(["RACE"]);
+    await expectOneOfConcurrentCreates(owner, componentPath(componentId));
   });
 });

@@ -9,8 +9,9 @@ import {
   componentPath,
   createVariable,
   environmentPath,
+  expectCreateRefused,
+  expectOneOfConcurrentCreates,
   INVALID_BODIES,
-  type ListBody,
   setup,
   type VariableBody,
 } from "../../helpers/variables";
@@ -35,13 +36,7 @@ describe("POST /v1/environments/{id}/variables", () => {
 
   it.each(INVALID_BODIES)("refuses %j with bad_input naming %s, and creates nothing", async (body, field) => {
     const { owner, environmentId } = await setup();
-    const path = environmentPath(environmentId);
-    const res = await request<ErrorBody>("POST", path, { key: owner.key, body });
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe("bad_input");
-    expect(res.body.cause?.map((c) => c.path)).toContain(field);
-    const list = await request<ListBody>("GET", path, { key: owner.key });
-    expect(list.body.data).toEqual([]);
+    await expectCreateRefused(owner, environmentPath(environmentId), body, field);
   });
 
   it("accepts names of 255 characters, underscores and digits after the first character", async () => {
@@ -104,17 +99,6 @@ describe("names are unique per scope", () => {
 
   it("of concurrent creates of one name, exactly one wins and the others are 409, never 500", async () => {
     const { owner, environmentId } = await setup();
-    const path = environmentPath(environmentId);
-    const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        request<ErrorBody>("POST", path, {
-          key: owner.key,
-          body: { name: "RACE", type: i % 2 ? "secret" : "string", value: `v${i}` },
-        }),
-      ),
-    );
-    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-    const list = await request<ListBody>("GET", path, { key: owner.key });
-    expect(list.body.data.map((v) => v.name)).toEqual(["RACE"]);
+    await expectOneOfConcurrentCreates(owner, environmentPath(environmentId));
   });
 });

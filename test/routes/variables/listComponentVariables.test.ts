@@ -4,19 +4,11 @@ import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { runCommonRouteTests } from "../../helpers/security";
-import {
-  componentPath,
-  createVariable,
-  environmentPath,
-  type ListBody,
-  setup,
-} from "../../helpers/variables";
+import { componentPath, type ListBody, setup, variablesInScopes } from "../../helpers/variables";
 
 describe("GET /v1/components/{id}/variables", () => {
   it("a component lists only its own variables, not its environment's", async () => {
-    const { owner, environmentId, componentId } = await setup();
-    await createVariable(owner, environmentPath(environmentId), { name: "ENV_ONLY" });
-    const compVar = await createVariable(owner, componentPath(componentId), { name: "COMP_ONLY" });
+    const { owner, componentId, compVar } = await variablesInScopes();
     const byComp = await request<ListBody>("GET", componentPath(componentId), { key: owner.key });
     expect(byComp.body).toEqual({ data: [compVar], has_more: false });
   });

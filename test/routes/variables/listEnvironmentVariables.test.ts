@@ -5,18 +5,16 @@ import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { runCommonRouteTests } from "../../helpers/security";
 import {
-  componentPath,
   createVariable,
   environmentPath,
   type ListBody,
   setup,
+  variablesInScopes,
 } from "../../helpers/variables";
 
 describe("GET /v1/environments/{id}/variables", () => {
   it("an environment lists only its own variables, not its components'", async () => {
-    const { owner, environmentId, componentId } = await setup();
-    const envVar = await createVariable(owner, environmentPath(environmentId), { name: "ENV_ONLY" });
-    await createVariable(owner, componentPath(componentId), { name: "COMP_ONLY" });
+    const { owner, environmentId, envVar } = await variablesInScopes();
     const byEnv = await request<ListBody>("GET", environmentPath(environmentId), { key: owner.key });
     expect(byEnv.status).toBe(200);
     expect(byEnv.body).toEqual({ data: [envVar], has_more: false });

@@ -4,6 +4,6 @@ import type { UnscopedRoute } from "../types";
 export const unscoped: UnscopedRoute[] = [
   {
     name: "GET /v1/api-keys/current",
-    why: "the calling key's own record, for any valid key; tested in scoped-keys.test.ts",
+    why: "the calling key's own record, for any valid key; tested in test/routes/api-keys/getCurrentApiKey.test.ts",
   },
 ];

@@ -13,6 +13,6 @@ export const routes: MatrixRoute[] = [
 export const unscoped: UnscopedRoute[] = [
   {
     name: "GET /v1/orgs/{org_id}/audit-log",
-    why: "needs an org role (403 unauthorized), not a project role; tested in test/audit-log/lists.test.ts",
+    why: "needs an org role (403 unauthorized), not a project role; tested in test/routes/audit-log/listOrgAuditLog.test.ts",
   },
 ];

@@ -42,6 +42,6 @@ export const routes: MatrixRoute[] = [
 export const unscoped: UnscopedRoute[] = [
   {
     name: "GET /v1/deployments",
-    why: "lists the deployments of the projects the caller may see (200 for everyone); tested in deployments.test.ts",
+    why: "lists the deployments of the projects the caller may see (200 for everyone); tested in test/routes/deployments/listDeployments.test.ts",
   },
 ];

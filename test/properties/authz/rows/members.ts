@@ -1,23 +1,16 @@
 /** Project member routes (API_CONTRACT §5: read needs viewer, add/replace/remove need owner). */
-import { internalOk, request } from "../../../helpers/api";
-import { createAccount } from "../../../helpers/factories";
+import { request } from "../../../helpers/api";
+import { orgAccount } from "../../../helpers/members";
 import type { MatrixRoute, World } from "../types";
 
 const members = (world: World) => `/v1/projects/${world.project.id}/members`;
 
 /** An account of the World's organization that is not yet a project member. */
-async function orgAccount(world: World): Promise<string> {
-  const account = await createAccount();
-  await internalOk("POST", `/orgs/${world.project.org_id}/members`, {
-    account_id: account.id,
-    role: "member",
-  });
-  return account.id;
-}
+const newOrgAccount = async (world: World) => (await orgAccount({ id: world.project.org_id })).id;
 
 /** A viewer of `world.project` that only this cell uses, so a change to it affects no other cell. */
 async function disposableMember(world: World): Promise<string> {
-  const accountId = await orgAccount(world);
+  const accountId = await newOrgAccount(world);
   const res = await request("POST", members(world), {
     key: world.owner.key,
     body: { account_ids: [accountId] },
@@ -40,7 +33,7 @@ export const routes: MatrixRoute[] = [
     prepare: async (world) => ({
       method: "POST",
       path: members(world),
-      body: { account_ids: [await orgAccount(world)], role: "contributor" },
+      body: { account_ids: [await newOrgAccount(world)], role: "contributor" },
     }),
   },
   {

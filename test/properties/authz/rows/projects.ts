@@ -1,4 +1,4 @@
-/** Project routes that act on one project. The lists and create are checked in test/projects.test.ts. */
+/** Project routes that act on one project. The lists and create are checked in test/routes/projects/. */
 import { unique } from "../../../helpers/factories";
 import type { MatrixRoute, UnscopedRoute } from "../types";
 
@@ -39,9 +39,15 @@ export const routes: MatrixRoute[] = [
 ];
 
 export const unscoped: UnscopedRoute[] = [
-  { name: "GET /v1/projects", why: "lists what the caller may see; tested in projects.test.ts" },
+  {
+    name: "GET /v1/projects",
+    why: "lists what the caller may see; tested in test/routes/projects/listProjects.test.ts",
+  },
   { name: "POST /v1/projects", why: "needs an org role (403 unauthorized), not a project role" },
-  { name: "GET /v1/orgs/{org_id}/projects", why: "organization-scoped list; tested in projects.test.ts" },
+  {
+    name: "GET /v1/orgs/{org_id}/projects",
+    why: "organization-scoped list; tested in test/routes/projects/listOrgProjects.test.ts",
+  },
   { name: "GET /v1/orgs", why: "the caller's own organization" },
   { name: "POST /v1/orgs", why: "creates an organization; no project involved" },
 ];
