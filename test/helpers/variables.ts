@@ -119,3 +119,14 @@ export async function variablesInScopes() {
   const compVar = await createVariable(world.owner, componentPath(world.componentId), { name: "COMP_ONLY" });
   return { ...world, envVar, compVar };
 }
+
+/** runCommonRouteTests' setup for a variable create under the parent `pathOf` names in `setup()`'s world. */
+export const createRoute = (pathOf: (world: Awaited<ReturnType<typeof setup>>) => string) => async () => {
+  const world = await setup();
+  return {
+    method: "POST",
+    path: pathOf(world),
+    body: { name: "A", type: "secret", value: "x" },
+    caller: world.owner,
+  };
+};

@@ -7,6 +7,7 @@ import { createComponent, createEnvironment } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
 import {
   componentPath,
+  createRoute,
   createVariable,
   environmentPath,
   expectCreateRefused,
@@ -91,15 +92,10 @@ describe("POST /v1/components/{id}/variables", () => {
     expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
   });
 
-  runCommonRouteTests("POST /v1/components/{id}/variables", async () => {
-    const { owner, componentId } = await setup();
-    return {
-      method: "POST",
-      path: componentPath(componentId),
-      body: { name: "A", type: "secret", value: "x" },
-      caller: owner,
-    };
-  });
+  runCommonRouteTests(
+    "POST /v1/components/{id}/variables",
+    createRoute((w) => componentPath(w.componentId)),
+  );
 });
 
 describe("names are unique per scope", () => {

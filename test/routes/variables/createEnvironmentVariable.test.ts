@@ -7,6 +7,7 @@ import { createEnvironment, createOrgWithOwner, createProject } from "../../help
 import { runCommonRouteTests } from "../../helpers/security";
 import {
   componentPath,
+  createRoute,
   createVariable,
   environmentPath,
   expectCreateRefused,
@@ -72,15 +73,10 @@ describe("POST /v1/environments/{id}/variables", () => {
     expect(res.body).toMatchObject({ code: "bad_input", cause: [{ path: "value" }] });
   });
 
-  runCommonRouteTests("POST /v1/environments/{id}/variables", async () => {
-    const { owner, environmentId } = await setup();
-    return {
-      method: "POST",
-      path: environmentPath(environmentId),
-      body: { name: "A", type: "secret", value: "x" },
-      caller: owner,
-    };
-  });
+  runCommonRouteTests(
+    "POST /v1/environments/{id}/variables",
+    createRoute((w) => environmentPath(w.environmentId)),
+  );
 });
 
 describe("names are unique per scope", () => {
