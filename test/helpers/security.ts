@@ -60,11 +60,14 @@ export type InternalRouteUnderTest = { method: string; path: string; body?: unkn
 /**
  * Who may call an /internal/v1 route: the operator's ADMIN_TOKEN as a bearer, nobody else. No
  * authorization, a wrong token, or an API key (an organization owner's) → 401 unauthenticated.
- * `setup` returns a request the route would carry out with the token.
+ * `setup` returns a request the route would carry out with the token; it runs once for the three.
  */
 export function runInternalRouteTests(name: string, setup: () => Promise<InternalRouteUnderTest>) {
+  // One world serves the three callers: each is refused before the route runs, so none changes it.
+  let world: Promise<InternalRouteUnderTest> | undefined;
   const expect401 = async (headers: Record<string, string>) => {
-    const route = await setup();
+    world ??= setup();
+    const route = await world;
     const res = await request<{ code: string }>(route.method, route.path, { body: route.body, headers });
     expect(res.status, res.raw).toBe(401);
     expect(res.body.code).toBe("unauthenticated");
