@@ -19,7 +19,7 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             VARIABLES_KEY: "dGVzdC12YXJpYWJsZXMta2V5LTMyLWJ5dGVzLWxvbmc=",
             ALLOW_INSECURE_WEBHOOKS: "false",
-            // test/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
+            // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
             // Read through the service context's config: the test suite's requests share a client

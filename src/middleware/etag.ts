@@ -10,7 +10,7 @@
  *   request's `c.json` is wrapped here, the innermost middleware, so it is the text of the very
  *   answer that leaves, and its UTF-8 is the body's bytes): reading the body back would cost
  *   several times the digest. Every route answers JSON through `c.json`;
- *   test/conditional-requests.test.ts walks /openapi.json for the tag on every GET.
+ *   test/properties/conditional-requests.test.ts walks /openapi.json for the tag on every GET.
  * - A GET or HEAD (hono runs a HEAD as its GET; RFC 9110 §13.1.2) whose `If-None-Match` matches
  *   the tag (weak comparison, `*` matches any) answers 304 with no body; the outer middlewares
  *   add `x-request-id` and the rate-limit headers. The request still runs: the tag is the digest

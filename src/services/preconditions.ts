@@ -118,8 +118,8 @@ export async function explainMiss<T extends TableWithId>(
  * race has a winner, so n writers landing at once need up to n attempts; between attempts a
  * loser waits a short random time (growing with the attempt, at most 50 ms) so that the
  * contenders spread out instead of colliding again. An engine reporting every stack of a
- * deployment at once (30 in test/internal-engine.test.ts) sees every report apply; each attempt
- * costs a batch and a read, well within a request's budget.
+ * deployment at once (thirty, in internalUpdateDeployment's tests) sees every report apply;
+ * each attempt costs a batch and a read, well within a request's budget.
  */
 export const WRITE_ATTEMPTS = 32;
 

@@ -56,6 +56,9 @@ export function brokenRateLimiter(
   } as unknown as Env["RATE_LIMITER"];
 }
 
+/** The RATE_LIMITER object of `subject` (`key:<id>`, `ip:<address>`): the real Durable Object. */
+export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
+
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 

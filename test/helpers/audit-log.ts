@@ -1,10 +1,18 @@
 /**
- * The audit log's tests (test/audit-log/; API_CONTRACT §14): requests that carry their own
+ * The audit log's tests (test/properties/audit-log/, test/routes/audit-log/; API_CONTRACT §14): requests that carry their own
  * x-request-id and user agent, and the entries a request wrote.
  */
 import { env } from "cloudflare:test";
 import { type ApiResponse, request } from "./api";
-import type { Caller, Org, Project } from "./factories";
+import {
+  addProjectMember,
+  type Caller,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  type Org,
+  type Project,
+} from "./factories";
 
 export type Row = Record<string, unknown>;
 
@@ -44,8 +52,6 @@ export async function call<T = Row>(
   });
   return { ...res, requestId };
 }
-
-export const randomKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
 
 export type Expectation = {
   target: string;
@@ -88,3 +94,40 @@ export const VALUE = () => {
 
 /** One step of the guard's scenario: runs one state-changing operation and says what it should write. */
 export type Step = (s: State) => Promise<StepResult>;
+
+/** An audit entry as the two audit-log lists answer it. */
+export type AuditEntry = {
+  id: string;
+  org_id: string | null;
+  project_id: string | null;
+  action: string;
+  target: { type: string; id: string };
+  actor: { type: string; account_id: string | null; api_key_id: string | null };
+  request_id: string;
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+  created_at: string;
+};
+export type AuditList = { data: AuditEntry[]; has_more: boolean; next_page?: string };
+
+/**
+ * An organization whose log holds a known history: its owner and an admin each create a project
+ * (a and b), a member becomes a contributor of a and creates and reveals a variable there.
+ */
+export async function auditWorld() {
+  const { org, owner } = await createOrgWithOwner();
+  const admin = await createCaller(org, "admin");
+  const member = await createCaller(org, "member", owner);
+  const a = await createProject(owner);
+  const b = await createProject(admin);
+  await addProjectMember(owner, a.id, member, "contributor");
+  const variable = await request<{ id: string }>(
+    "POST",
+    `/v1/environments/${a.default_environment_id}/variables`,
+    {
+      key: member.key,
+      body: { name: "V", type: "string", value: "x" },
+    },
+  );
+  await request("GET", `/v1/variables/${variable.body.id}/value`, { key: member.key });
+  return { org, owner, admin, member, a, b };
+}

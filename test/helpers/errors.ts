@@ -1,4 +1,4 @@
-/** Shared by the tests of the error model and cross-cutting HTTP behaviour (test/errors/; API_CONTRACT §6, §9 auth). */
+/** Shared by the tests of the error model and cross-cutting HTTP behaviour (test/properties/errors/; API_CONTRACT §6, §9 auth). */
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { ApiResponse } from "./api";

@@ -198,3 +198,17 @@ export async function insertStacks(
     .run();
   return Array.from({ length: count }, (_, i) => `${prefix}${(i + 1).toString(16).padStart(8, "0")}`);
 }
+
+/**
+ * The record of another key of `caller`'s account with `fields` (`scopes`, `project_ids`, …),
+ * the key itself included.
+ */
+export async function scopedKey(caller: Caller, fields: Record<string, unknown>): Promise<ApiKeyRecord> {
+  return (await createApiKey(caller, fields)).record;
+}
+
+/** A fresh organization, its owner, a project of theirs and that project's default environment. */
+export async function createProjectEnvironment() {
+  const { org, owner, project } = await createOwnedProject();
+  return { org, owner, project, environmentId: project.default_environment_id };
+}

@@ -1,5 +1,5 @@
 /**
- * The malformed requests of the fuzzer (test/fuzz-openapi.test.ts): read from an operation's
+ * The malformed requests of the fuzzer (test/properties/fuzz-openapi.test.ts): read from an operation's
  * description in /openapi.json, each request is malformed in exactly one way the operation makes
  * refusable (see the test file's opening comment for the list).
  */

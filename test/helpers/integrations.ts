@@ -1,5 +1,5 @@
 /**
- * Shared by the tests of the webhook operations (test/integrations/; API_CONTRACT §13): an
+ * Shared by the tests of the webhook operations (test/routes/integrations/; API_CONTRACT §13): an
  * integration pointing at the local receiver, events through the internal API, and single
  * delivery messages through the Worker's queue handler.
  */

@@ -1,5 +1,5 @@
 /**
- * Shared by the tests of the seven project operations (test/projects/; SPEC.md "Projects",
+ * Shared by the tests of the seven project operations (test/routes/projects/; SPEC.md "Projects",
  * API_CONTRACT §3 Project, §5, §8, §10): the world they run in and callers by project role.
  */
 

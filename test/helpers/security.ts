@@ -54,3 +54,29 @@ export function runCommonRouteTests(
     if ((opts.otherOrgStatus ?? 404) === 404) expect(res.body.code).toBe("not_found");
   });
 }
+
+export type InternalRouteUnderTest = { method: string; path: string; body?: unknown };
+
+/**
+ * Who may call an /internal/v1 route: the operator's ADMIN_TOKEN as a bearer, nobody else. No
+ * authorization, a wrong token, or an API key (an organization owner's) → 401 unauthenticated.
+ * `setup` returns a request the route would carry out with the token; it runs once for the three.
+ */
+export function runInternalRouteTests(name: string, setup: () => Promise<InternalRouteUnderTest>) {
+  // One world serves the three callers: each is refused before the route runs, so none changes it.
+  let world: Promise<InternalRouteUnderTest> | undefined;
+  const expect401 = async (headers: Record<string, string>) => {
+    world ??= setup();
+    const route = await world;
+    const res = await request<{ code: string }>(route.method, route.path, { body: route.body, headers });
+    expect(res.status, res.raw).toBe(401);
+    expect(res.body.code).toBe("unauthenticated");
+  };
+
+  it(`${name}: no authorization → 401`, () => expect401({}));
+  it(`${name}: a wrong token → 401`, () => expect401({ authorization: "Bearer not-the-admin-token" }));
+  it(`${name}: an organization owner's API key → 401`, async () => {
+    const { owner } = await createOrgWithOwner();
+    await expect401({ "x-api-key": owner.key });
+  });
+}

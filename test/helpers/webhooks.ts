@@ -1,5 +1,5 @@
 /**
- * Shared by the webhook tests (test/webhooks/, the webhook operations and the event log): real D1,
+ * Shared by the webhook tests (test/properties/webhooks/, the webhook operations and the event log): real D1,
  * the real EVENTS queue, real HTTP to a local receiver (test/global-setup-receiver.ts). Consumer
  * tests drive the Worker's queue handler with real message batches; end-to-end tests let the queue
  * deliver by itself; events and deliveries can be written straight to D1 with controlled

@@ -1,0 +1,148 @@
+/**
+ * API keys and authentication on every /v1 route (API_CONTRACT §5, §10): the x-api-key header,
+ * revocation and expiry (even of a key an isolate has cached), and the last-use mark.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ApiKeyRecord } from "../../src/schemas/organization";
+import { type ApiResponse, internal, request } from "../helpers/api";
+import { type ErrorBody, TS } from "../helpers/expect";
+import { createAccount, createOrgWithOwner, revokeKey } from "../helpers/factories";
+
+type KeyRecord = ApiKeyRecord;
+type ApiKeyRow = {
+  id: string;
+  key_hash: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  expires_at: string | null;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function expectUnauthenticated(res: ApiResponse<unknown>) {
+  expect(res.status, res.raw).toBe(401);
+  expect((res.body as ErrorBody).code).toBe("unauthenticated");
+  expect(res.headers.get("x-request-id")).toBeTruthy();
+  // RFC 9110 §11.6.1: a 401 carries the challenge of the scheme that would authenticate.
+  expect(res.headers.get("www-authenticate")).toBe('ApiKey realm="deploy-platform-api", header="x-api-key"');
+}
+
+async function keyRow(id: string): Promise<ApiKeyRow | null> {
+  return env.DB.prepare(
+    "SELECT id, key_hash, last_used_at, revoked_at, expires_at FROM api_keys WHERE id = ?",
+  )
+    .bind(id)
+    .first<ApiKeyRow>();
+}
+
+describe("x-api-key", () => {
+  it("authenticates under any letter case of the header name", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    for (const name of ["x-api-key", "X-API-KEY", "X-Api-Key", "x-API-key", "X-api-KEY"]) {
+      const res = await request<{ data: Array<{ id: string }> }>("GET", "/v1/orgs", {
+        headers: { [name]: owner.key },
+      });
+      expect(res.status, name).toBe(200);
+      expect(res.body.data.map((o) => o.id)).toEqual([org.id]);
+    }
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["without the prefix", "A".repeat(47)],
+    ["too short", `dpk_${"A".repeat(42)}`],
+    ["too long", `dpk_${"A".repeat(44)}`],
+    ["with a bad character", `dpk_${"A".repeat(42)}=`],
+    ["sent as a bearer value", `Bearer dpk_${"A".repeat(43)}`],
+    ["unknown", `dpk_${"A".repeat(43)}`],
+  ])("a %s key is 401 unauthenticated", async (_what, key) => {
+    const headers: Record<string, string> = {};
+    if (key !== undefined) headers["x-api-key"] = key;
+    expectUnauthenticated(await request("GET", "/v1/projects", { headers }));
+  });
+
+  it("keys are case-sensitive, and a key is not accepted as a bearer token", async () => {
+    const { owner } = await createOrgWithOwner();
+    const flipped = owner.key.replace(/[a-z]/, (c) => c.toUpperCase());
+    if (flipped !== owner.key) {
+      expectUnauthenticated(await request("GET", "/v1/orgs", { key: flipped }));
+    }
+    expectUnauthenticated(
+      await request("GET", "/v1/orgs", {
+        headers: { authorization: `Bearer ${owner.key}` },
+      }),
+    );
+    expectUnauthenticated(await request("GET", "/v1/orgs", { key: ` ${owner.key}x` }));
+  });
+});
+
+describe("revocation and expiry", () => {
+  it("a revoked key is refused at once, even after it was cached by use", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (let i = 0; i < 3; i++) {
+      expect((await request("GET", "/v1/projects", { key: owner.key })).status).toBe(200);
+    }
+    await revokeKey(owner.keyId);
+    expectUnauthenticated(await request("GET", "/v1/projects", { key: owner.key }));
+    const row = await keyRow(owner.keyId);
+    expect(row?.revoked_at).toMatch(TS);
+    // Revoking again is harmless; another key of the same account still works.
+    expect((await internal("DELETE", `/api-keys/${owner.keyId}`)).status).toBe(204);
+    const other = await internal<KeyRecord>("POST", `/orgs/${owner.orgId}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+    });
+    expect((await request("GET", "/v1/projects", { key: other.body.key })).status).toBe(200);
+  });
+
+  it("a key is refused once its expires_at has passed, even after it was cached by use", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const expiresAt = new Date(Date.now() + 2_000).toISOString();
+    const created = await internal<KeyRecord>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+      expires_at: expiresAt,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.expires_at).toBe(expiresAt);
+    expect((await request("GET", "/v1/projects", { key: created.body.key })).status).toBe(200);
+    // A bounded wait past the expiry (no assertion on how long anything takes).
+    while (Date.now() <= Date.parse(expiresAt) + 50) await sleep(100);
+    expectUnauthenticated(
+      await request("GET", "/v1/projects", {
+        key: created.body.key,
+      }),
+    );
+    expect((await request("GET", "/v1/projects", { key: owner.key })).status).toBe(200);
+  });
+
+  it("a key whose account left the organization (no public route does this yet) is refused", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const member = await createAccount();
+    await internal("POST", `/orgs/${org.id}/members`, { account_id: member.id, role: "member" });
+    const key = await internal<KeyRecord>("POST", `/orgs/${org.id}/api-keys`, {
+      account_id: member.id,
+      created_by: owner.accountId,
+    });
+    // Removed straight in D1, before the key was ever used (so no isolate has it cached).
+    await env.DB.prepare("DELETE FROM org_members WHERE org_id = ? AND account_id = ?")
+      .bind(org.id, member.id)
+      .run();
+    expectUnauthenticated(await request("GET", "/v1/orgs", { key: key.body.key }));
+  });
+
+  it("records last_used_at when a key is used", async () => {
+    const { owner } = await createOrgWithOwner();
+    expect((await keyRow(owner.keyId))?.last_used_at).toBeNull();
+    expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
+    // The write is kept alive with waitUntil and may land just after the response.
+    let row = await keyRow(owner.keyId);
+    for (let i = 0; i < 50 && !row?.last_used_at; i++) {
+      await sleep(20);
+      row = await keyRow(owner.keyId);
+    }
+    expect(row?.last_used_at).toMatch(TS);
+  });
+});

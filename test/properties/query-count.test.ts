@@ -1,0 +1,521 @@
+/**
+ * The work one request does, counted on the real bindings: D1 statements and round trips
+ * (a batch is one round trip) and Durable Object calls, for the routes bench/ measures, and
+ * every GET of /v1 walked from /openapi.json (one round trip each, so a new read cannot add one).
+ * Counting wrappers delegate every call to the real D1 database and limiter objects.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
+import { internalOk, request } from "../helpers/api";
+import {
+  addProjectMember,
+  type Caller,
+  createCaller,
+  createComponent,
+  createDeployment,
+  createEnvironment,
+  createIntegration,
+  createOrgWithOwner,
+  createProject,
+  createProjectWithStack,
+  createResource,
+  createStack,
+} from "../helpers/factories";
+import { openApiDocument } from "../helpers/openapi";
+
+type Counts = {
+  d1Statements: number;
+  d1RoundTrips: number;
+  limiterCalls: number;
+  /** Where each D1 session the request opened started (`withSession`'s argument, modes only). */
+  sessions: string[];
+  /** Messages handed to the EVENTS queue (counted only when there are some). */
+  queueMessages?: number;
+};
+
+type D1Client = Pick<D1Database, "prepare" | "batch">;
+
+function countingBindings(counts: Counts): Env {
+  const inner = new WeakMap<object, D1PreparedStatement>();
+  const count = <T>(run: () => Promise<T>) => {
+    counts.d1Statements++;
+    counts.d1RoundTrips++;
+    return run();
+  };
+  const wrapStatement = (stmt: D1PreparedStatement): D1PreparedStatement => {
+    const wrapped = {
+      bind: (...values: unknown[]) => wrapStatement(stmt.bind(...values)),
+      all: () => count(() => stmt.all()),
+      raw: (options?: { columnNames?: boolean }) =>
+        count(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw())),
+      run: () => count(() => stmt.run()),
+      first: (column?: string) => count(() => (column === undefined ? stmt.first() : stmt.first(column))),
+    };
+    inner.set(wrapped, stmt);
+    return wrapped as unknown as D1PreparedStatement;
+  };
+  const wrapClient = (client: D1Client) => ({
+    prepare: (query: string) => wrapStatement(client.prepare(query)),
+    batch: (statements: D1PreparedStatement[]) => {
+      counts.d1Statements += statements.length;
+      counts.d1RoundTrips++;
+      return client.batch(statements.map((s) => inner.get(s) ?? s));
+    },
+  });
+  const db = {
+    ...wrapClient(env.DB),
+    exec: (query: string) => count(() => env.DB.exec(query)),
+    withSession: (start: string) => {
+      counts.sessions.push(start.startsWith("first-") ? start : "bookmark");
+      const session = env.DB.withSession(start);
+      return { ...wrapClient(session), getBookmark: () => session.getBookmark() };
+    },
+  };
+  const limiter = {
+    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = env.RATE_LIMITER.get(id);
+      return {
+        admit: (request: AdmitRequest) => {
+          counts.limiterCalls++;
+          return stub.admit(request);
+        },
+        recordBookmark: (bookmark: string) => {
+          counts.limiterCalls++;
+          return stub.recordBookmark(bookmark);
+        },
+        settle: (request: SettleRequest) => {
+          counts.limiterCalls++;
+          return stub.settle(request);
+        },
+      };
+    },
+  };
+  const sent = (n: number) => {
+    counts.queueMessages = (counts.queueMessages ?? 0) + n;
+  };
+  const events = {
+    send: (body: unknown, options?: QueueSendOptions) => {
+      sent(1);
+      return env.EVENTS.send(body, options);
+    },
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
+      const list = [...messages];
+      sent(list.length);
+      return env.EVENTS.sendBatch(list, options);
+    },
+  };
+  return {
+    ...env,
+    EVENTS: events as unknown as Queue,
+    DB: db as unknown as D1Database,
+    RATE_LIMITER: limiter as unknown as Env["RATE_LIMITER"],
+  };
+}
+
+async function measure(
+  path: string,
+  key?: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Counts & { status: number }> {
+  const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] };
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { accept: "application/json", ...init.headers };
+  if (key) headers["x-api-key"] = key;
+  if (init.body !== undefined) headers["content-type"] = "application/json";
+  const res = await createApp().fetch(
+    new Request(`http://api.test${path}`, { method: init.method ?? "GET", headers, body: init.body }),
+    countingBindings(counts),
+    ctx,
+  );
+  await res.arrayBuffer();
+  await waitOnExecutionContext(ctx); // includes the key's last_used_at refresh
+  return { status: res.status, ...counts };
+}
+
+/** A key no request has used yet, so its first request is a cold authentication. */
+async function freshKey(
+  orgId: string,
+  accountId: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const created = await internalOk<{ key: string }>("POST", `/orgs/${orgId}/api-keys`, {
+    account_id: accountId,
+    created_by: accountId,
+    ...extra,
+  });
+  return created.key;
+}
+
+/** A project of `owner`'s with one deployment in its production environment. */
+async function projectWithDeployment(owner: Caller) {
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  const stack = await createStack(environmentId);
+  const deployment = await createDeployment(environmentId, [stack.id]);
+  return { project, environmentId, stack: { id: stack.id, deploymentId: deployment.id } };
+}
+
+/** A list's status and the ids (or account ids) of its page, through the shared test request. */
+async function list(path: string, key: string): Promise<{ status: number; ids: string[] }> {
+  const res = await request<{ data?: { id?: string; account_id?: string }[] }>("GET", path, { key });
+  return { status: res.status, ids: (res.body.data ?? []).map((item) => item.id ?? item.account_id ?? "") };
+}
+
+describe("work per request of the benchmarked routes", () => {
+  it("GET /healthz: nothing", async () => {
+    expect(await measure("/healthz")).toEqual({
+      status: 200,
+      d1Statements: 0,
+      d1RoundTrips: 0,
+      limiterCalls: 0,
+      sessions: [],
+    });
+  });
+
+  it("GET /v1/projects/{id}: one limiter call; key lookup and last-use write only when the key is cold", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    const cold = await measure(`/v1/projects/${project.id}`, key);
+    const warm = await measure(`/v1/projects/${project.id}`, key);
+    // The key lookup and its last-use write share the authentication's replica session.
+    expect(cold).toEqual({
+      status: 200,
+      d1Statements: 3,
+      d1RoundTrips: 3,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-unconstrained"],
+    });
+    expect(warm).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
+  it("GET /v1/projects (a 20-item page): one limiter call, one query when the key is warm", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (let i = 0; i < 21; i++) await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    const cold = await measure("/v1/projects", key);
+    const warm = await measure("/v1/projects", key);
+    expect(cold).toEqual({
+      status: 200,
+      d1Statements: 3,
+      d1RoundTrips: 3,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-unconstrained"],
+    });
+    expect(warm).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
+  it("the lists behind a project or environment (members, an environment's deployments): the lookup and the page in one batch, whoever the caller, an empty page and a 404 included", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const { project, environmentId, stack } = await projectWithDeployment(owner);
+    const empty = await createEnvironment(project.id); // an environment without deployments
+    const lists = [`/v1/projects/${project.id}/members`, `/v1/environments/${environmentId}/deployments`];
+    const viewer = await createCaller(org, "member", owner);
+    await addProjectMember(owner, project.id, viewer, "viewer");
+    const admin = await createCaller(org, "admin");
+    // Every variant of the page's visibility test: the org role that sees every project or a
+    // project membership, each with a key restricted to the project and without restriction.
+    // Keys that have not written, so that their reads start on a replica (the key's bookmark).
+    const callers = {
+      owner: await freshKey(org.id, owner.accountId),
+      "admin, restricted key": await freshKey(org.id, admin.accountId, { project_ids: [project.id] }),
+      viewer: viewer.key,
+      "viewer, restricted key": await freshKey(org.id, viewer.accountId, {
+        project_ids: [project.id],
+        created_by: owner.accountId,
+      }),
+    };
+    for (const [who, key] of Object.entries(callers)) {
+      await measure(lists[0] as string, key); // warms the key
+      for (const path of lists) {
+        const page = await list(path, key);
+        expect(page.status, `${who}: ${path}`).toBe(200);
+        expect(page.ids.length, `${who}: ${path}`).toBeGreaterThan(0);
+        expect(await measure(path, key), `${who}: ${path}`).toEqual({
+          status: 200,
+          d1Statements: 2,
+          d1RoundTrips: 1,
+          limiterCalls: 1,
+          sessions: ["first-unconstrained"],
+        });
+      }
+      // An empty page costs the same.
+      expect(await measure(`/v1/environments/${empty.id}/deployments`, key), who).toEqual({
+        status: 200,
+        d1Statements: 2,
+        d1RoundTrips: 1,
+        limiterCalls: 1,
+        sessions: ["first-unconstrained"],
+      });
+    }
+    expect((await list(lists[1] as string, owner.key)).ids).toEqual([stack.deploymentId]);
+
+    // A project the caller cannot see answers 404, as if it did not exist, at the same cost.
+    const other = await createOrgWithOwner();
+    const elsewhere = await projectWithDeployment(other.owner);
+    const outsider = await createCaller(org, "member", owner); // in the org, not in the project
+    const unrestricted = await createProject(owner);
+    const hidden = {
+      "another organization's project": [callers.owner, elsewhere.project.id, elsewhere.environmentId],
+      "a project the member is not in": [outsider.key, project.id, environmentId],
+      "a project outside the key's restriction": [
+        await freshKey(org.id, owner.accountId, { project_ids: [unrestricted.id] }),
+        project.id,
+        environmentId,
+      ],
+    } as const;
+    for (const [what, [key, projectId, envId]] of Object.entries(hidden)) {
+      await measure("/v1/projects", key); // warms the key
+      for (const path of [`/v1/projects/${projectId}/members`, `/v1/environments/${envId}/deployments`]) {
+        expect(await measure(path, key), `${what}: ${path}`).toEqual({
+          status: 404,
+          d1Statements: 2,
+          d1RoundTrips: 1,
+          limiterCalls: 1,
+          sessions: ["first-unconstrained"],
+        });
+      }
+    }
+  });
+
+  it("GET /v1/deployments (the org-wide list): one query when the key is warm", async () => {
+    const { owner } = await createOrgWithOwner();
+    await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/deployments", key); // warms the key
+    expect(await measure("/v1/deployments", key)).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
+  it("POST /v1/projects: two limiter calls without Idempotency-Key (the decision, the bookmark's store); with one, a third stores the answer, and a replay touches no table", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const plain = await measure("/v1/projects", key, {
+      method: "POST",
+      body: JSON.stringify({ name: `p-${crypto.randomUUID()}` }),
+    });
+    // One batch: the project, its production environment, its creator's membership, the audit entry.
+    const write = { status: 201, d1Statements: 4, d1RoundTrips: 1, sessions: ["first-primary"] };
+    expect(plain).toEqual({ ...write, limiterCalls: 2 });
+    const body = JSON.stringify({ name: `p-${crypto.randomUUID()}` });
+    const headers = { "idempotency-key": crypto.randomUUID() };
+    const first = await measure("/v1/projects", key, { method: "POST", body, headers });
+    // The claim rides on the decision's call; the bookmark's store and the answer's are one each.
+    expect(first).toEqual({ ...write, limiterCalls: 3 });
+    const replay = await measure("/v1/projects", key, { method: "POST", body, headers });
+    // No D1 session at all: the replay answers before the session middleware.
+    expect(replay).toEqual({ status: 201, d1Statements: 0, d1RoundTrips: 0, limiterCalls: 1, sessions: [] });
+  });
+
+  it("a deployment transition (internal API): one read, one batch (the conditional update, its audit entry and its event), one queue message", async () => {
+    const { environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    const moved = await measure(`/internal/v1/deployments/${deployment.id}`, undefined, {
+      method: "PATCH",
+      body: JSON.stringify({ status: "in_progress" }),
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expect(moved).toEqual({
+      status: 200,
+      d1Statements: 4,
+      d1RoundTrips: 2,
+      limiterCalls: 0,
+      sessions: ["first-primary"],
+      queueMessages: 1,
+    });
+  });
+
+  it("GET /v1/projects/{id} answered 304 costs what the plain GET costs", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    const plain = await measure(`/v1/projects/${project.id}`, key);
+    expect(plain.status).toBe(200);
+    const tag = (
+      await createApp().fetch(
+        new Request(`http://api.test/v1/projects/${project.id}`, { headers: { "x-api-key": key } }),
+        env,
+        createExecutionContext(),
+      )
+    ).headers.get("etag");
+    const notModified = await measure(`/v1/projects/${project.id}`, key, {
+      headers: { "if-none-match": tag ?? "" },
+    });
+    expect(notModified).toEqual({
+      status: 304,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
+  it("a scoped, project-restricted key costs no extra query: its scopes and projects ride on the cached key", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    await createProject(owner); // outside the restriction: filtered by the same one query
+    const key = await freshKey(owner.orgId, owner.accountId, {
+      scopes: ["projects:read", "deployments:read"],
+      project_ids: [project.id],
+    });
+    for (const path of [`/v1/projects/${project.id}`, "/v1/projects"]) {
+      const cold = await measure(path, key);
+      const warm = await measure(path, key);
+      expect(cold.status).toBe(200);
+      // The same numbers as an unrestricted key's (the tests above).
+      expect(warm).toEqual({
+        status: 200,
+        d1Statements: 1,
+        d1RoundTrips: 1,
+        limiterCalls: 1,
+        sessions: ["first-unconstrained"],
+      });
+    }
+    // A refused scope costs the limiter call only: nothing is read.
+    expect(await measure(`/v1/projects/${project.id}/members`, key)).toEqual({
+      status: 403,
+      d1Statements: 0,
+      d1RoundTrips: 0,
+      limiterCalls: 1,
+      sessions: [],
+    });
+  });
+
+  it("a failed authentication: the key lookup on a replica, again on the primary, one limiter call (anonymous)", async () => {
+    // The second lookup: a key created a moment ago may not have reached the replica yet.
+    expect(await measure("/v1/projects", `dpk_${"B".repeat(43)}`)).toEqual({
+      status: 401,
+      d1Statements: 2,
+      d1RoundTrips: 2,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-primary"],
+    });
+  });
+
+  it("a write runs on the primary and stores its bookmark (one more limiter call); the key's next read starts from it", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const counts: Counts = { d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] };
+    const exec = createExecutionContext();
+    const res = await createApp().fetch(
+      new Request("http://api.test/v1/projects", {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ name: "counted-write" }),
+      }),
+      countingBindings(counts),
+      exec,
+    );
+    const created = (await res.json()) as { id: string };
+    await waitOnExecutionContext(exec);
+    expect(res.status).toBe(201);
+    // One batch (the project, its production environment, its creator's membership), then the
+    // bookmark's store in the key's limiter object.
+    // Plus the audit entry (API_CONTRACT §14), in the same batch.
+    expect(counts).toEqual({
+      d1Statements: 4,
+      d1RoundTrips: 1,
+      limiterCalls: 2,
+      sessions: ["first-primary"],
+    });
+    const read = await measure(`/v1/projects/${created.id}`, key);
+    expect(read).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["bookmark"],
+    });
+  });
+});
+
+describe("every read of /v1, walked from /openapi.json", () => {
+  /** What a warm key's read costs: one limiter call, one session on a replica, one round trip. */
+  const ONE_ROUND_TRIP = { d1RoundTrips: 1, limiterCalls: 1, sessions: ["first-unconstrained"] };
+  /** The exception: a reveal records its audit entry (a write) before the value leaves. */
+  const REVEAL = "/v1/variables/{variable_id}/value";
+
+  it("a warm key's GET is one D1 round trip (the lookup that authorizes it and its rows in one batch), and a hidden parent's 404 costs no more", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const { project, environmentId, stack } = await projectWithDeployment(owner);
+    const component = await createComponent(environmentId);
+    const resource = await createResource(stack.id);
+    const integration = await createIntegration(project.id);
+    const event = await internalOk<{ id: string }>("POST", `/projects/${project.id}/events`, {
+      type: "changelog.created",
+    });
+    const variable = await request<{ id: string }>("POST", `/v1/environments/${environmentId}/variables`, {
+      key: owner.key,
+      body: { name: "COUNTED", type: "secret", value: "v" },
+    });
+    // Path parameters by name, and `{id}` by the collection segment before it.
+    const ids: Record<string, string> = {
+      org_id: org.id,
+      project_id: project.id,
+      environment_id: environmentId,
+      component_id: component.id,
+      stack_id: stack.id,
+      member_id: owner.accountId,
+      integration_id: integration.id,
+      event_id: event.id,
+      variable_id: variable.body.id,
+      resources: resource.id,
+      deployments: stack.deploymentId,
+    };
+    const fill = (template: string) =>
+      template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {
+        const collection =
+          template
+            .slice(0, at - 1)
+            .split("/")
+            .pop() ?? "";
+        const id = name === "id" ? ids[collection] : ids[name];
+        if (!id) throw new Error(`no id for {${name}} in ${template}`);
+        return id;
+      });
+    const doc = await openApiDocument();
+    const reads = Object.keys(doc.paths).filter((path) => path.startsWith("/v1/") && doc.paths[path]?.get);
+    expect(reads.length).toBeGreaterThan(25);
+
+    const key = await freshKey(org.id, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    for (const template of reads) {
+      const expected =
+        template === REVEAL ? { ...ONE_ROUND_TRIP, d1Statements: 2, d1RoundTrips: 2 } : ONE_ROUND_TRIP;
+      expect(await measure(fill(template), key), template).toMatchObject({ status: 200, ...expected });
+    }
+
+    // Another organization's key: every read of a path with an id of this one is 404, at most as dear.
+    const other = await createOrgWithOwner();
+    const outsider = await freshKey(other.org.id, other.owner.accountId);
+    await measure("/v1/projects", outsider); // warms the key
+    for (const template of reads.filter((path) => path.includes("{"))) {
+      const hidden = await measure(fill(template), outsider);
+      expect(hidden.status, template).toBe(404);
+      expect(hidden.d1RoundTrips, template).toBeLessThanOrEqual(1);
+    }
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The plans SQLite chooses for the queries whose cost must not grow with depth or with the
+ * size of other tenants' data (API_CONTRACT §4: keyset pagination; a project delete cascades).
+ */
+import { env } from "cloudflare:test";
+import { eq, fillPlaceholders } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import type { Identity } from "../../src/context";
+import { createDb } from "../../src/db/client";
+import { pageRequest, tablePageQuery } from "../../src/db/pagination";
+import { auditLog, events, webhookDeliveries } from "../../src/db/schema";
+import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
+import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
+import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
+import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
+
+async function plan(sqlText: string, params: unknown[]): Promise<string> {
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  return results.map((r) => r.detail).join("\n");
+}
+
+const admin: Identity = {
+  orgId: "org",
+  accountId: "acc",
+  orgRole: "admin",
+  keyId: "key",
+  scopes: ["*"],
+  projectIds: null,
+};
+const member: Identity = { ...admin, orgRole: "member" };
+
+describe("GET /v1/deployments", () => {
+  it.each([
+    ["org admin, first page", admin, undefined],
+    ["org member, deep page, status filter", member, ["failed", "queued"] as const],
+  ])("%s: walks the org index in order, with no sort step", async (_name, identity, statuses) => {
+    const db = createDb(env.DB);
+    const filter = { statuses: statuses ? [...statuses] : undefined };
+    const first = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const page = statuses
+      ? { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }
+      : first;
+    const { sql: text, params } = visibleDeploymentsQuery(db, identity, filter, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/deployments USING INDEX deployments_org_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("GET /v1/deployments with a project-restricted key", () => {
+  it("still walks the org index in order, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const restricted: Identity = { ...member, projectIds: ["p1", "p2"] };
+    const page = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const { sql: text, params } = visibleDeploymentsQuery(db, restricted, {}, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/deployments USING INDEX deployments_org_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("the audit-log lists", () => {
+  it.each([
+    ["org, first page", admin, {}, "audit_log_org_created_idx"],
+    [
+      "org, restricted key, action filter",
+      { ...admin, projectIds: ["p1"] },
+      { actions: ["createProject"] },
+      "audit_log_",
+    ],
+    ["org, actor filter, deep page", admin, { actorAccountId: "acc" }, "audit_log_org_created_idx"],
+  ] as const)("%s: an index in order, no sort step", async (_name, identity, filter, index) => {
+    const db = createDb(env.DB);
+    const first = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const page = { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } };
+    const scope = orgAuditScope(identity, "org");
+    const { sql: text, params } = auditPageQuery(db, scope, { ...filter }, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toContain(index);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("project list: the project index in order", async () => {
+    const db = createDb(env.DB);
+    const page = pageRequest({ limit: 20, sort_by: "created_at" });
+    const { sql: text, params } = auditPageQuery(db, eq(auditLog.projectId, "p"), {}, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toMatch(/audit_log_project_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("deleting a project", () => {
+  it.each([
+    "components",
+    "stacks",
+    "stack_resources",
+    "variables",
+    "webhook_deliveries",
+    "deployments",
+    "events",
+  ])("finds its %s through an index, not a scan", async (table) => {
+    const detail = await plan(`DELETE FROM ${table} WHERE project_id = ?`, ["p"]);
+    expect(detail).toMatch(/USING (COVERING )?INDEX/);
+    expect(detail).not.toMatch(/^SCAN/m);
+  });
+});
+
+describe("the event log (API_CONTRACT §13)", () => {
+  it("a page of a project's events, filtered by type, walks the project index in order", async () => {
+    const detail = await plan(
+      "SELECT * FROM events WHERE project_id = ? AND type IN (?, ?) AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 21",
+      ["p", "service.ok", "service.in_alarm", "2026-01-01T00:00:00.000Z", "x"],
+    );
+    expect(detail).toMatch(/events USING INDEX events_project_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("retention finds the oldest events through the created_at index, without sorting", async () => {
+    const detail = await plan("SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", [
+      "2026-01-01T00:00:00.000Z",
+      1000,
+    ]);
+    expect(detail).toMatch(/events USING (COVERING )?INDEX events_created_idx/);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("retention finds the deliveries of a batch of events through the (event, integration) index", async () => {
+    const detail = await plan(
+      "SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?)) LIMIT ?",
+      ['["a","b"]', 1000],
+    );
+    expect(detail).toMatch(
+      /webhook_deliveries USING (COVERING )?INDEX webhook_deliveries_event_integration_idx/,
+    );
+  });
+});
+
+describe("a page of an integration's deliveries, with its attempts in the same batch", () => {
+  it("the page walks the integration's index; its attempts are found by delivery, in order, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const deep = {
+      ...pageRequest({ limit: 40, sort_by: "-created_at" }),
+      position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" },
+    };
+    const queries = deliveryPageQueries(db, eq(webhookDeliveries.integrationId, "i"), deep);
+    const rows = queries.rows.toSQL();
+    const attempts = queries.attempts.toSQL();
+    const pagePlan = await plan(rows.sql, rows.params);
+    expect(pagePlan).toMatch(
+      /SEARCH webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+    );
+    expect(pagePlan).not.toMatch(/TEMP B-TREE/);
+    const attemptsPlan = await plan(attempts.sql, attempts.params);
+    expect(attemptsPlan).toMatch(
+      /SEARCH delivery_attempts USING INDEX delivery_attempts_delivery_attempt_idx \(delivery_id=\?\)/,
+    );
+    expect(attemptsPlan).toMatch(
+      /SEARCH webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+    );
+    expect(attemptsPlan).not.toMatch(/SCAN|TEMP B-TREE/);
+  });
+});
+
+describe("a project's events, a page of a single-table list (tablePage)", () => {
+  it("walks the project's index in order, a type filter (one JSON parameter) included, with no sort step", async () => {
+    const deep = {
+      ...pageRequest({ limit: 20, sort_by: "-created_at" }),
+      position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" },
+    };
+    for (const filters of [
+      [[events.projectId, "p"]] as const,
+      [
+        [events.projectId, "p"],
+        [events.type, ["service.ok", "service.in_alarm"]],
+      ] as const,
+    ]) {
+      const { query, values } = tablePageQuery(events, filters, deep);
+      const detail = await plan(query.sql, fillPlaceholders(query.params, values));
+      expect(detail).toMatch(/SEARCH events USING INDEX events_project_created_idx \(project_id=\? AND/);
+      expect(detail).not.toMatch(/TEMP B-TREE|SCAN events/);
+    }
+  });
+});
+
+describe("POST …/recover", () => {
+  it("walks the integration's delivery index from `since`, with no sort step, at any step", async () => {
+    const db = createDb(env.DB);
+    for (const after of [null, { createdAt: "2026-11-20T00:00:00.000Z", id: "a".repeat(32) }]) {
+      const built = recoverCandidatesQuery(
+        db,
+        "i".repeat(22),
+        "2026-11-01T00:00:00.000Z",
+        "2026-11-30T00:00:00.000Z",
+        after,
+      ).toSQL();
+      const detail = await plan(built.sql, built.params);
+      expect(detail, detail).toMatch(
+        /webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
+      );
+      expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+});

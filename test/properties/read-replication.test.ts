@@ -1,0 +1,299 @@
+/**
+ * D1 read replication (src/db/session.ts, src/middleware/d1-session.ts): which session each
+ * request, queue message and cron run opens, read-your-writes per key through the limiter's
+ * stored bookmark, and the X-D1-Bookmark header both ways.
+ *
+ * The local runtime has a single copy of the database, so a stale read cannot happen here;
+ * what the tests assert is where each session started (`withSession`'s argument, recorded by a
+ * pass-through over the real binding) and the bookmarks handed around, which is what makes a
+ * replica read fresh enough in production.
+ */
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { createServiceContext } from "../../src/context";
+import worker from "../../src/index";
+import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
+import type { RateLimiter } from "../../src/rate-limit/limiter";
+import { request } from "../helpers/api";
+import {
+  type Caller,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  type Project,
+} from "../helpers/factories";
+
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+/**
+ * The real D1 binding, with every `withSession` start recorded; the bare binding's own
+ * `prepare`, `batch` and `exec` throw, so any query that bypasses a session fails the test.
+ */
+function recordingEnv() {
+  const starts: string[] = [];
+  const bypass = () => {
+    throw new Error("D1 used without a session");
+  };
+  const DB = {
+    prepare: bypass,
+    batch: bypass,
+    exec: bypass,
+    withSession: (start: string) => {
+      starts.push(start);
+      return env.DB.withSession(start);
+    },
+  } as unknown as D1Database;
+  return { env: { ...env, DB }, starts };
+}
+
+type Sent = { status: number; body: Record<string, unknown>; bookmark: string | null; starts: string[] };
+
+/** One request through `createApp().fetch` over the recording binding. */
+async function send(
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Sent> {
+  const recorded = recordingEnv();
+  const headers: Record<string, string> = { accept: "application/json", ...options.headers };
+  if (options.key) headers["x-api-key"] = options.key;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  const exec = createExecutionContext();
+  const res = await createApp().fetch(
+    new Request(`http://api.test${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    }),
+    recorded.env,
+    exec,
+  );
+  const raw = await res.text();
+  const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
+  await waitOnExecutionContext(exec);
+  return { status: res.status, body, bookmark: res.headers.get("x-d1-bookmark"), starts: recorded.starts };
+}
+
+/** The request's own session is the last one it opened (authentication's comes first). */
+const requestStart = (sent: Sent) => sent.starts.at(-1);
+
+const storedBookmark = (caller: Caller) =>
+  runInDurableObject(
+    env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${caller.keyId}`)),
+    (instance: RateLimiter, state) => {
+      instance.usage(); // creates the tables if the object was emptied
+      return readBookmark(state.storage.sql);
+    },
+  );
+
+async function write(caller: Caller, name: string): Promise<Sent> {
+  const sent = await send("POST", "/v1/projects", { key: caller.key, body: { name } });
+  expect(sent.status).toBe(201);
+  expect(sent.bookmark).toMatch(BOOKMARK);
+  return sent;
+}
+
+describe("read-your-writes per key", () => {
+  it("a write runs on the primary; a read at once with the same key starts from its bookmark and sees it", async () => {
+    const { owner } = await createOrgWithOwner();
+    const created = await write(owner, "ryw-project");
+    expect(requestStart(created)).toBe("first-primary");
+    // Stored in the key's limiter object before the response left.
+    expect(await storedBookmark(owner)).toBe(created.bookmark);
+
+    const read = await send("GET", `/v1/projects/${created.body.id}`, { key: owner.key });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: created.body.id, name: "ryw-project" });
+    expect(requestStart(read)).toBe(created.bookmark);
+    expect(read.bookmark && created.bookmark && read.bookmark >= created.bookmark).toBe(true);
+    // A read stores nothing: the key's bookmark is still the write's.
+    expect(await storedBookmark(owner)).toBe(created.bookmark);
+  });
+
+  it("a key that never wrote reads on the nearest replica (first-unconstrained) and learns the bookmark it saw", async () => {
+    const { owner } = await createOrgWithOwner();
+    const read = await send("GET", "/v1/projects", { key: owner.key });
+    expect(read.status).toBe(200);
+    expect(requestStart(read)).toBe("first-unconstrained");
+    expect(read.starts).not.toContain("first-primary");
+    expect(read.bookmark).toMatch(BOOKMARK);
+    expect(await storedBookmark(owner)).toBeUndefined();
+  });
+
+  it("the key's stored bookmark only moves forward, and is forgotten after its retention", async () => {
+    const { owner } = await createOrgWithOwner();
+    const first = (await write(owner, "first")).bookmark as string;
+    const second = (await write(owner, "second")).bookmark as string;
+    expect(second > first).toBe(true);
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
+    // A write that finishes late with an older bookmark does not move it back.
+    expect(await stub.recordBookmark(first)).toBe(second);
+    expect(await storedBookmark(owner)).toBe(second);
+    const refused = await runInDurableObject(stub, (instance: RateLimiter) => {
+      try {
+        instance.recordBookmark("not-a-bookmark");
+        return "stored";
+      } catch (err) {
+        return String(err);
+      }
+    });
+    expect(refused).toMatch(/not a D1 bookmark/);
+    expect(await storedBookmark(owner)).toBe(second);
+
+    await runInDurableObject(stub, (_instance: RateLimiter, state) => {
+      state.storage.sql.exec("UPDATE window_hits SET at = at - 60001, until = until - 60001");
+      state.storage.sql.exec("UPDATE d1_bookmark SET until = until - ?", BOOKMARK_RETENTION_MS + 1);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await storedBookmark(owner)).toBeUndefined();
+    const read = await send("GET", "/v1/projects", { key: owner.key });
+    expect(requestStart(read)).toBe("first-unconstrained");
+  });
+});
+
+describe("the X-D1-Bookmark header", () => {
+  it("is honoured by another key's read and returned; the later of the key's and the header's bookmark wins", async () => {
+    const a = (await createOrgWithOwner()).owner;
+    const b = (await createOrgWithOwner()).owner;
+    const c = (await createOrgWithOwner()).owner;
+    const bmA = (await write(a, "by-a")).bookmark as string;
+    const bmB = (await write(b, "by-b")).bookmark as string;
+    expect(bmB > bmA).toBe(true);
+
+    // C never wrote: the header is all it has.
+    const cReads = await send("GET", "/v1/projects", { key: c.key, headers: { "X-D1-Bookmark": bmA } });
+    expect(cReads.status).toBe(200);
+    expect(requestStart(cReads)).toBe(bmA);
+    expect(cReads.bookmark && cReads.bookmark >= bmA).toBe(true);
+
+    // A's own bookmark is older than the header's: the header wins.
+    const aReads = await send("GET", "/v1/projects", { key: a.key, headers: { "x-d1-bookmark": bmB } });
+    expect(requestStart(aReads)).toBe(bmB);
+    expect(aReads.bookmark && aReads.bookmark >= bmB).toBe(true);
+
+    // B's own bookmark is later than the header's: the key's wins.
+    const bReads = await send("GET", "/v1/projects", { key: b.key, headers: { "X-D1-Bookmark": bmA } });
+    expect(requestStart(bReads)).toBe(bmB);
+
+    // A header never becomes the key's stored bookmark, even on a write.
+    const cWrites = await send("POST", "/v1/projects", {
+      key: c.key,
+      body: { name: "by-c" },
+      headers: { "X-D1-Bookmark": bmB },
+    });
+    expect(cWrites.status).toBe(201);
+    expect(requestStart(cWrites)).toBe("first-primary");
+    expect(cWrites.bookmark && cWrites.bookmark > bmB).toBe(true);
+    expect(await storedBookmark(c)).toBe(cWrites.bookmark);
+  });
+
+  it.each([
+    ["garbage", "not-a-bookmark"],
+    ["empty", ""],
+    ["uppercase hex", "0000007B-0000B26E-00001538-0C3E87BB37B3DB5CC52EEDB93CD3B96B"],
+    ["a short field", "0000007b-0000b26e-0001538-0c3e87bb37b3db5cc52eedb93cd3b96b"],
+    ["trailing text", "0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b;x"],
+  ])("malformed (%s) is 400 bad_input and changes nothing", async (_label, value) => {
+    const { owner } = await createOrgWithOwner();
+    const before = await request<{ data: Project[] }>("GET", "/v1/projects", { key: owner.key });
+    const sent = await send("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: "never-created" },
+      headers: { "X-D1-Bookmark": value },
+    });
+    expect(sent.status).toBe(400);
+    expect(sent.body).toMatchObject({
+      code: "bad_input",
+      cause: [{ path: "header.x-d1-bookmark", message: expect.any(String) }],
+    });
+    const read = await send("GET", "/v1/projects", { key: owner.key, headers: { "X-D1-Bookmark": value } });
+    expect(read.status).toBe(400);
+    const after = await request<{ data: Project[] }>("GET", "/v1/projects", { key: owner.key });
+    expect(after.body.data).toEqual(before.body.data);
+    expect(await storedBookmark(owner)).toBeUndefined();
+  });
+
+  it("a request without a valid key is 401 whatever its bookmark header", async () => {
+    const sent = await send("GET", "/v1/projects", { headers: { "X-D1-Bookmark": "garbage" } });
+    expect(sent.status).toBe(401);
+  });
+
+  it("is checked, honoured and returned by the internal API, whose bookmark a key's read can start from", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const bm = (await write(owner, "for-internal")).bookmark as string;
+    const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+    const refused = await send("POST", `/internal/v1/projects/${project.id}/environments`, {
+      headers: { ...admin, "X-D1-Bookmark": "garbage" },
+      body: { name: "never" },
+    });
+    expect(refused.status).toBe(400);
+    const sent = await send("POST", `/internal/v1/projects/${project.id}/environments`, {
+      headers: { ...admin, "X-D1-Bookmark": bm },
+      body: { name: "staging-from-engine" },
+    });
+    expect(sent.status).toBe(201);
+    expect(requestStart(sent)).toBe("first-primary");
+    expect(sent.bookmark && sent.bookmark > bm).toBe(true);
+    // Another key of the organization reads what the engine wrote, from the engine's bookmark.
+    const reader = await createCaller(org, "admin");
+    const read = await send("GET", `/v1/environments/${sent.body.id}/variables`, {
+      key: reader.key,
+      headers: { "X-D1-Bookmark": sent.bookmark as string },
+    });
+    expect(read.status).toBe(200);
+    expect(requestStart(read)).toBe(sent.bookmark);
+  });
+});
+
+describe("every D1 access goes through a session", () => {
+  it("requests: reads, writes, errors and the internal API never touch the bare binding", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    for (const sent of [
+      await send("GET", `/v1/projects/${project.id}`, { key: owner.key }),
+      await send("POST", "/v1/projects", { key: owner.key, body: { name: "another" } }),
+      await send("GET", "/v1/projects/1111111111111111111111", { key: owner.key }),
+      await send("POST", `/internal/v1/projects/${project.id}/environments`, {
+        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+        body: { name: "via-internal" },
+      }),
+      await send("DELETE", `/v1/projects/${project.id}`, { key: owner.key }),
+    ]) {
+      expect(sent.status, JSON.stringify(sent.body)).toBeLessThan(500);
+      expect(sent.starts.length, `${sent.status} ${JSON.stringify(sent.body)}`).toBeGreaterThan(0);
+    }
+  });
+
+  it("a queue message and the cron run on the primary: they act on rows committed a moment before", async () => {
+    const recorded = recordingEnv();
+    const batch = createMessageBatch("deploy-platform-events", [
+      {
+        id: "msg-session-1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: { kind: "event.fanout", event_id: "0000000000000000000000" },
+      },
+    ]);
+    const exec = createExecutionContext();
+    await worker.queue(batch as MessageBatch<unknown>, recorded.env, exec);
+    expect((await getQueueResult(batch, exec)).explicitAcks).toEqual(["msg-session-1"]);
+    expect(recorded.starts).toEqual(["first-primary"]);
+
+    const cron = recordingEnv();
+    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), cron.env);
+    expect(cron.starts.length).toBeGreaterThan(0);
+    expect(new Set(cron.starts)).toEqual(new Set(["first-primary"]));
+    expect(createServiceContext({ env, requestId: "t" }).session.start).toEqual({ mode: "first-primary" });
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * The webhook operations of API_CONTRACT §13 in the Workers runtime: real D1, the real EVENTS
+ * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
+ * POST …/{integration_id}/recover (recoverIntegration): skipped and failed deliveries of a
+ * disabled integration, sent later with their original webhook-id.
+ */
+import { env } from "cloudflare:test";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { RECOVER_CHUNK } from "../../../src/services/integrations/redelivery";
+import { request } from "../../helpers/api";
+import type { ErrorBody } from "../../helpers/expect";
+import { emit, type Integration, setupIntegration } from "../../helpers/integrations";
+import { captureLogs } from "../../helpers/logs";
+import { runCommonRouteTests } from "../../helpers/security";
+import {
+  allowTheLocalReceiver,
+  DAY_MS,
+  deliveriesOfEvent,
+  eventually,
+  received,
+  writeDelivery,
+  writeEvent,
+} from "../../helpers/webhooks";
+
+// The receiver is http://127.0.0.1, as in local development (API_CONTRACT §1).
+allowTheLocalReceiver();
+
+describe("POST …/{integration_id}/recover", () => {
+  // Disabling an integration is logged as a warning by design; these tests cause it on purpose.
+  captureLogs("warn");
+  it("a disabled integration records events as skipped; recover sends them later with their original webhook-id", async () => {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    const off = await request<Integration>("PATCH", path, { key: owner.key, body: { enabled: false } });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ enabled: false, disabled_reason: "manual" });
+    expect(off.body.disabled_at).toMatch(/Z$/);
+
+    const { id: eventId } = await emit(project.id);
+    await eventually(async () => {
+      expect((await deliveriesOfEvent(eventId)).map((d) => d.status)).toEqual(["skipped"]);
+    });
+    const on = await request<Integration>("PATCH", path, { key: owner.key, body: { enabled: true } });
+    expect(on.body).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
+    // Neither disabling nor re-enabling sent anything.
+    expect(await received(bucket)).toEqual([]);
+
+    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since: new Date(Date.now() - 3600_000).toISOString() },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ queued: 1 });
+    await eventually(async () => {
+      const [req] = await received(bucket);
+      expect(req?.headers["webhook-id"]).toBe(eventId);
+      new Webhook(integration.signing_secret).verify(req?.body ?? "", req?.headers ?? {});
+    });
+    await eventually(async () => {
+      expect((await deliveriesOfEvent(eventId)).map((d) => d.status)).toEqual(["succeeded"]);
+    });
+    // Nothing left to recover.
+    const again = await request("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since: new Date(Date.now() - 3600_000).toISOString() },
+    });
+    expect(again.body).toEqual({ queued: 0 });
+  });
+
+  it("recover takes only failed and skipped deliveries whose event is in [since, until]", async () => {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    const at = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString();
+    const make = async (daysAgo: number, status: "failed" | "skipped" | "succeeded" | "pending") => {
+      const event = await writeEvent(project.id, "changelog.created", {}, daysAgo * DAY_MS);
+      await writeDelivery(project.id, event.id, integration.id, { status, at: event.createdAt });
+      return event.id;
+    };
+    const inRange = [await make(3, "failed"), await make(2, "skipped")];
+    await make(2.5, "succeeded");
+    await make(2.5, "pending");
+    await make(5, "failed"); // before since
+    await make(0.5, "skipped"); // after until
+    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      // Any RFC 3339 offset is read as the instant it names; `t` and `z` may be lower case.
+      body: { since: at(4).replace("Z", "+00:00"), until: at(1).replace("T", "t").replace("Z", "z") },
+    });
+    expect(res.body).toEqual({ queued: 2 });
+    await eventually(async () => {
+      expect((await received(bucket)).map((r) => r.headers["webhook-id"]).sort()).toEqual(
+        [...inRange].sort(),
+      );
+    });
+  });
+
+  it("recover re-queues every delivery of the range in one call, past its 1,000-row steps", async () => {
+    const { owner, project, integration, path } = await setupIntegration();
+    const N = 2 * RECOVER_CHUNK + 3;
+    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+    const start = new Date(Date.now() - 3600_000).toISOString();
+    // N failed deliveries of N events, two events per millisecond (ties broken by the event's ID).
+    await env.DB.batch([
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
+         INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+         SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
+                strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', (i / 2) / 1000.0))
+         FROM n`,
+      ).bind(tag, project.id, start, N),
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
+         SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
+      ).bind(tag, integration.id),
+    ]);
+    const failed = () =>
+      env.DB.prepare(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE integration_id = ? AND status = 'failed'",
+      )
+        .bind(integration.id)
+        .first<number>("n");
+    expect(await failed()).toBe(N);
+    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since: start },
+    });
+    expect(res.status, res.raw).toBe(202);
+    expect(res.body).toEqual({ queued: N });
+    expect(await failed()).toBe(0);
+    // One audit entry for the call.
+    const entries = await env.DB.prepare(
+      "SELECT count(*) AS n FROM audit_log WHERE action = 'recoverIntegration' AND target_id = ?",
+    )
+      .bind(integration.id)
+      .first<number>("n");
+    expect(entries).toBe(1);
+    // The queue need not send them all: a delivery that is gone is acknowledged and dropped.
+    await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
+  });
+
+  it("recover refuses a bad range or body and changes nothing", async () => {
+    const { owner, path } = await setupIntegration();
+    for (const body of [
+      {},
+      { since: "yesterday" },
+      { since: "2026-11-20T00:00:00Z", until: "2026-11-19T00:00:00Z" },
+      { since: "2026-11-20T00:00:00Z", extra: true },
+    ]) {
+      const res = await request<ErrorBody>("POST", `${path}/recover`, { key: owner.key, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe("bad_input");
+    }
+  });
+  runCommonRouteTests("POST recover", async () => {
+    const { owner, path } = await setupIntegration();
+    return {
+      method: "POST",
+      path: `${path}/recover`,
+      body: { since: "2026-11-01T00:00:00Z" },
+      caller: owner,
+    };
+  });
+});
