@@ -107,7 +107,8 @@ function format() {
       .join(" / ");
   const startup = median(api.startup) / median(floor.startup);
   const heads = [
-    "startup ms median (min)",
+    "wrangler check startup ms, median (min)",
+    "process start CPU ms",
     "bundle KiB gzip",
     "first read: ms / CPU ms",
     "warm read",
