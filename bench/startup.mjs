@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench:startup`: the API's Worker beside the floor Worker (bench/ladder: hono +
-// @hono/zod-openapi, one route with its zod schemas, /openapi.json, and the ladder's plain rungs) —
-// how long each takes to start, its bundle, and a new isolate's first request beside warm ones, for
-// a read and a write. ROUNDS (5) interleaved rounds, the Workers' order turned every round.
+// @hono/zod-openapi, one route with its zod schemas, /openapi.json, and the ladder's plain rungs) and
+// an empty Worker of the ladder's configuration (what any Worker's start costs here) — how long each
+// takes to start, its bundle, and a new isolate's first request beside warm ones, for a read and a
+// write. ROUNDS (5) interleaved rounds, the Workers' order turned every round.
 //
 //  1. each Worker built once as `wrangler deploy` builds it (`--dry-run --outfile`): the gzip size
 //     wrangler reports ("Total Upload: … / gzip: …");
@@ -10,30 +11,39 @@
 //     a Worker's start (it imports the Worker's module inside a fetch in a new miniflare, under V8's
 //     CPU profiler): the profile's sampled time that is not (idle), in ms. V8 samples by the clock,
 //     so a loaded machine inflates it: the minimum is the steadier figure;
-//  3. first request, every round, per Worker and per request (a read, a write): a new process
-//     (bench/start-worker.mjs, inspector off) left until quiet — its CPU until then is "process start"
-//     (workerd's own start, the same for both, and the Worker's modules, which workerd evaluates as the
-//     process starts) — then one request, then WARM (20) more one at a time: the client's latency and
-//     the Worker process's CPU over each (/proc/<pid>/task/*/schedstat). The first is a new isolate's
-//     first request, after its startup (2); the first request of the dev proxy in front, too.
+//  3. every round, per Worker and per request (a read, a write): a new process (bench/start-worker.mjs,
+//     inspector off) left until quiet — its CPU until then is "process start": workerd's own start
+//     and the Worker's modules, which workerd evaluates as the process starts — then one request and
+//     WARM (20) more one at a time: the client's latency and the Worker process's CPU over each
+//     (/proc/<pid>/task/*/schedstat). The first is a new isolate's first request after its startup
+//     (2), and the first request of the dev proxy in front (the same for every Worker).
+// "Beyond the empty Worker's": a figure minus the empty Worker's of the same round, their median.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as lib from "./lib.mjs";
 
 const { median, pairedRatio, tmp } = lib;
 const [ROUNDS, WARM] = [lib.env("ROUNDS", 5), lib.env("WARM", 20)];
 const WORKERS = [
+  { name: "an empty Worker (the ladder's configuration)", kind: "empty" },
   { name: "floor Worker (bench/ladder)", kind: "ladder", read: "/floor/projects/", write: "/write/project" },
   { name: "this API", kind: "api", read: "/v1/projects/", write: "/v1/projects" },
 ];
 const KINDS = ["read", "write"];
+const EMPTY = `import { DurableObject } from "cloudflare:workers";
+export class Counter extends DurableObject {}
+export default { fetch: () => new Response("{}") };`;
 
 async function main() {
   const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
   const [key, project] = [seed.bench.keys[0], seed.bench.project.id];
   for (const w of WORKERS) {
     const [config, bundle] = [lib.snapshot(w.kind), join(tmp, `${w.kind}.bundle`)];
+    if (w.kind === "empty") {
+      writeFileSync(join(dirname(config), "empty.js"), EMPTY);
+      writeFileSync(config, readFileSync(config, "utf8").replace(/^main = .*$/m, 'main = "empty.js"'));
+    }
     const built = lib.runWrangler(
       ["deploy", "--dry-run", "--outfile", bundle, "-c", config],
       dirname(config),
@@ -66,9 +76,9 @@ async function main() {
           });
           return { ms, cpuMs: (server.cpuNs() - before) / 1e6 };
         };
-        w[kind].first.push(await once());
         const warm = [];
-        for (let i = 0; i < WARM; i++) warm.push(await once());
+        for (let i = 0; w.kind !== "empty" && i <= WARM; i++) warm.push(await once());
+        w[kind].first.push(warm.shift());
         w[kind].warm.push({ ms: median(warm.map((x) => x.ms)), cpuMs: median(warm.map((x) => x.cpuMs)) });
         await server.stop();
       }
@@ -91,54 +101,68 @@ function busyMs({ nodes, samples, timeDeltas, endTime, startTime }) {
 }
 
 function format() {
-  const [floor, api] = WORKERS;
+  const [empty, floor, api] = WORKERS;
   const f = (x, d = 1) => x.toFixed(d);
-  const pair = (when, d) => (w, k) =>
-    `${f(median(w[k][when].map((x) => x.ms)), d)} / ${f(median(w[k][when].map((x) => x.cpuMs)), d)}`;
-  const cells = (w) => [
+  // Each figure beside the same figure of the empty Worker, measured next to it (same round, same kind).
+  const beyond = (w, field) => median(w[field].map((x, i) => x - empty[field][i]));
+  const startupCells = (w) => [
     `${f(median(w.startup))} (${f(Math.min(...w.startup))})`,
+    w === empty ? "" : f(beyond(w, "startup")),
     f(median(w.process)),
+    w === empty ? "" : f(beyond(w, "process")),
     `${f(w.gzipKib)} (${f(w.kib, 0)} raw)`,
-    ...KINDS.flatMap((k) => [pair("first")(w, k), pair("warm", 2)(w, k)]),
   ];
-  const ratio = (k, when) =>
-    ["ms", "cpuMs"]
-      .map((x) => f(pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x]))), 2))
-      .join(" / ");
-  const startup = median(api.startup) / median(floor.startup);
-  const heads = [
-    "wrangler check startup ms, median (min)",
-    "process start CPU ms",
-    "bundle KiB gzip",
-    "first read: ms / CPU ms",
-    "warm read",
-    "first write",
-    "warm write",
-  ];
-  const ratios = [
-    `${f(startup, 2)} (${f(Math.min(...api.startup) / Math.min(...floor.startup), 2)})`,
-    f(median(api.process) / median(floor.process), 2),
-    f(api.gzipKib / floor.gzipKib, 2),
-  ];
+  const ratio = (g) => f(g(api) / g(floor), 2);
+  const ms = (when, d) => (w, k) =>
+    `${f(median(w[k][when].map((x) => x.ms)), d)} / ${f(median(w[k][when].map((x) => x.cpuMs)), d)}`;
+  const requestCells = (w) => KINDS.flatMap((k) => [ms("first")(w, k), ms("warm", 2)(w, k)]);
+  const paired = (k, when) =>
+    ["ms", "cpuMs"].map((x) => f(pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x]))), 2));
+  const startup = beyond(api, "startup") / beyond(floor, "startup");
   return [
-    lib.header(
-      `npm run bench:startup · ${ROUNDS} interleaved rounds · a first request, then ${WARM} warm ones, in a new process each`,
-    ),
+    lib.header(`npm run bench:startup · ${ROUNDS} interleaved rounds · every start a new process`),
     "",
     lib.table(
-      ["Worker", ...heads],
       [
-        [floor.name, ...cells(floor)],
-        [api.name, ...cells(api)],
+        "Worker",
+        "wrangler check startup ms, median (min)",
+        "… beyond the empty Worker's",
+        "process start CPU ms",
+        "… beyond the empty Worker's",
+        "bundle KiB gzip",
+      ],
+      [
+        ...WORKERS.map((w) => [w.name, ...startupCells(w)]),
         [
-          "API ÷ floor (medians; per-request columns paired by round)",
-          ...ratios,
-          ...KINDS.flatMap((k) => [ratio(k, "first"), ratio(k, "warm")]),
+          "API ÷ floor",
+          `${ratio((w) => median(w.startup))} (${ratio((w) => Math.min(...w.startup))})`,
+          ratio((w) => beyond(w, "startup")),
+          ratio((w) => median(w.process)),
+          ratio((w) => beyond(w, "process")),
+          ratio((w) => w.gzipKib),
         ],
       ],
     ),
     "",
-    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${f(startup, 2)}×), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
+    lib.table(
+      [
+        "a new process's first request, then warm ones: ms / Worker CPU ms",
+        "first read",
+        `warm read (median of ${WARM})`,
+        "first write",
+        "warm write",
+      ],
+      [
+        [floor.name, ...requestCells(floor)],
+        [api.name, ...requestCells(api)],
+        [
+          "API ÷ floor, paired by round",
+          ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")].map((x) => x.join(" / "))),
+        ],
+      ],
+    ),
+    "",
+    `Issue #46's goals: startup ≤ 1.5× the floor's (check startup beyond the empty Worker's: ${f(startup, 2)}×), bundle ≤ 200 KiB gzip (${f(api.gzipKib)} KiB).`,
   ].join("\n");
 }
 
