@@ -3,7 +3,7 @@
 // @hono/zod-openapi, one route with its zod schemas, /openapi.json, and the ladder's plain rungs) and
 // an empty Worker of the ladder's configuration (what any Worker's start costs here) — how long each
 // takes to start, its bundle, and a new isolate's first request beside warm ones, for a read and a
-// write. ROUNDS (5) interleaved rounds, the Workers' order turned every round.
+// write. ROUNDS (9) interleaved rounds, the Workers' order turned every round.
 //
 //  1. each Worker built once as `wrangler deploy` builds it (`--dry-run --outfile`): the gzip size
 //     wrangler reports ("Total Upload: … / gzip: …");
@@ -12,8 +12,8 @@
 //     CPU profiler): the profile's sampled time that is not (idle), in ms. V8 samples by the clock,
 //     so a loaded machine inflates it: the minimum is the steadier figure;
 //  3. every round, per Worker and per request (a read, a write): a new process (bench/start-worker.mjs,
-//     inspector off) left until quiet — its CPU until then is "process start": workerd's own start
-//     and the Worker's modules, which workerd evaluates as the process starts — then one request and
+//     inspector off) — its CPU until it listens is "process start": workerd's own start and the
+//     Worker's modules, which workerd evaluates before it listens — left until quiet, then one request and
 //     WARM (20) more one at a time: the client's latency and the Worker process's CPU over each
 //     (/proc/<pid>/task/*/schedstat). The first is a new isolate's first request after its startup
 //     (2), and the first request of the dev proxy in front (the same for every Worker).
@@ -24,7 +24,7 @@ import { dirname, join } from "node:path";
 import * as lib from "./lib.mjs";
 
 const { median, pairedRatio, tmp } = lib;
-const [ROUNDS, WARM] = [lib.env("ROUNDS", 5), lib.env("WARM", 20)];
+const [ROUNDS, WARM] = [lib.env("ROUNDS", 9), lib.env("WARM", 20)];
 const WORKERS = [
   { name: "an empty Worker (the ladder's configuration)", kind: "empty" },
   { name: "floor Worker (bench/ladder)", kind: "ladder", read: "/floor/projects/", write: "/write/project" },
