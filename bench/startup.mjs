@@ -17,7 +17,7 @@
 //     WARM (20) more one at a time: the client's latency and the Worker process's CPU over each
 //     (/proc/<pid>/task/*/schedstat). The first is a new isolate's first request after its startup
 //     (2), and the first request of the dev proxy in front (the same for every Worker).
-// "Beyond the empty Worker's": a figure minus the empty Worker's of the same round, their median.
+// "Beyond the empty Worker's": a process start minus the empty Worker's beside it, their median.
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -103,11 +103,10 @@ function busyMs({ nodes, samples, timeDeltas, endTime, startTime }) {
 function format() {
   const [empty, floor, api] = WORKERS;
   const f = (x, d = 1) => x.toFixed(d);
-  // Each figure beside the same figure of the empty Worker, measured next to it (same round, same kind).
+  // A process start minus the empty Worker's beside it (same round, same kind): the modules' part.
   const beyond = (w, field) => median(w[field].map((x, i) => x - empty[field][i]));
   const startupCells = (w) => [
     `${f(median(w.startup))} (${f(Math.min(...w.startup))})`,
-    w === empty ? "" : f(beyond(w, "startup")),
     f(median(w.process)),
     w === empty ? "" : f(beyond(w, "process")),
     `${f(w.gzipKib)} (${f(w.kib)} raw)`,
@@ -126,7 +125,6 @@ function format() {
       [
         "Worker",
         "wrangler check startup ms, median (min)",
-        "… beyond the empty Worker's",
         "process start CPU ms",
         "… beyond the empty Worker's",
         "bundle KiB gzip",
@@ -136,7 +134,6 @@ function format() {
         [
           "API ÷ floor",
           `${ratio((w) => median(w.startup))} (${ratio((w) => Math.min(...w.startup))})`,
-          ratio((w) => beyond(w, "startup")),
           ratio((w) => median(w.process)),
           ratio((w) => beyond(w, "process")),
           ratio((w) => w.gzipKib),
