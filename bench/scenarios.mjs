@@ -4,7 +4,8 @@
 //
 //   load:  { name, on: "api" | "ladder", path, id?, method?, each?(c) → { path?, body? }, keys?,
 //            admin?, vs?: [id…] }: req/s, latency, the Worker process's CPU per request, and those
-//          figures ÷ the same figures of the rungs named in `vs` (by `id`), paired by round.
+//          figures ÷ the same figures of the scenarios named in `vs` (by `id`: a rung, or any
+//          other), paired by round.
 //          `path` is a function of `c` or a string whose {project} {env} {listed} {owner} (seeded
 //          ids) and {name} (anything `setup` returned) are filled in. `keys: true` gives the scenario
 //          a pool of seeded keys of its own, one per request in turn; a function `(c) => keys`, a
