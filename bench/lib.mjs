@@ -1,64 +1,247 @@
-// What every bench script shares: wrangler as a child process, free local ports, a hard stop
-// (timeout or signal) that cleans up, and the percentiles and medians of the tables.
-import { execFileSync } from "node:child_process";
-import { createServer } from "node:net";
+// What the bench scripts share: seeded local state, snapshots of the Workers, servers started with
+// the inspector off (bench/start-worker.mjs) and their processes' CPU and memory from /proc, requests,
+// statistics, tables, and a hard stop that cleans up. Linux only (/proc), 127.0.0.1 only.
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
+import { seedSql } from "./seed.mjs";
 
-/** The environment of every wrangler child: no prompts, no metrics. */
-export const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+export const env = (name, fallback) => Number(process.env[name] ?? fallback);
+/** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
+ * (the limiter does the same work whatever the limit). */
+export const RATE_LIMITS = JSON.stringify({ default: 1e9, reveal: 1e9, "orgs-create": 1e9, anonymous: 1e9 });
+export const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
-/** Runs `wrangler argv…` in `cwd` to completion and returns its stdout. */
-export function wranglerRunner(wrangler, cwd) {
-  return (argv) =>
-    execFileSync(wrangler, argv, {
-      cwd,
-      encoding: "utf8",
-      env: CHILD_ENV,
-      stdio: ["ignore", "pipe", "pipe"],
-      maxBuffer: 64 * 1024 * 1024,
-    });
+/** `wrangler argv…` in `cwd`, to completion: its stdout. */
+export const runWrangler = (argv, cwd = root) =>
+  execFileSync(wrangler, argv, { cwd, encoding: "utf8", env: CHILD_ENV, stdio: ["ignore", "pipe", "pipe"] });
+
+// One temp dir per run, removed with every server this process started when it exits, however.
+export const tmp = fs.mkdtempSync(join(tmpdir(), "bench-"));
+const children = new Set();
+/** The child's process group: wrangler's workerd children too (spawned `detached`). */
+const kill = (child, signal) => {
+  try {
+    if (child.exitCode === null) process.kill(-child.pid, signal);
+  } catch {} // gone already
+};
+process.on("exit", () => {
+  for (const child of children) kill(child, "SIGTERM");
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
+/** Runs `main` and exits: 0 when done, 1 when it failed, 2 after `minutes`. */
+export function runMain(minutes, main) {
+  setTimeout(
+    () => console.error("bench: hard timeout, stopping") || process.exit(2),
+    minutes * 60_000,
+  ).unref();
+  main().then(
+    () => process.exit(0),
+    (err) => console.error(err) || process.exit(1),
+  );
 }
 
-export function portFree(port) {
-  return new Promise((resolve) => {
-    const server = createServer()
-      .once("error", () => resolve(false))
-      .listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
+/** Migrations applied and bench/seed.mjs loaded into a state dir of its own: `{ dir, seed }`. */
+export function seededState(options) {
+  const [dir, file, seed] = [join(tmp, "seeded"), join(tmp, "seed.sql"), seedSql(options)];
+  const d1 = (...argv) => runWrangler(["d1", ...argv, "DB", "--local", "--persist-to", dir]);
+  d1("migrations", "apply");
+  fs.writeFileSync(file, seed.sql);
+  d1("execute", "--file", file, "--yes");
+  return { dir, seed };
 }
-
-/** The first `count` free ports of `from`–`to` on 127.0.0.1. */
-export async function freePorts(from, to, count) {
-  const free = [];
-  for (let port = from; port <= to && free.length < count; port++) if (await portFree(port)) free.push(port);
-  if (free.length < count) throw new Error(`no ${count} free ports in ${from}–${to}`);
-  return free;
+/** A copy of `state` for one server: every server writes its own files. */
+export function copyState(state, name) {
+  fs.cpSync(state, join(tmp, name), { recursive: true });
+  return join(tmp, name);
 }
 
 /**
- * Runs `cleanUp` and exits when the script outlives `ms` (exit 2) or is interrupted (exit 130);
- * returns the timer, for `clearTimeout` once the script has finished by itself.
+ * The wrangler.toml of a snapshot of the API (`src/`, wrangler.toml) or the ladder (bench/ladder/)
+ * in the temp dir: wrangler restarts a Worker whose sources change, so a run must not serve the
+ * working tree. node_modules, scripts/ and dist/assets (wrangler.toml's [build] and [assets]) are linked.
  */
-export function stopOnTimeoutOrSignal(name, ms, cleanUp) {
-  const guard = setTimeout(() => {
-    console.error(`${name}: hard timeout, stopping`);
-    cleanUp();
-    process.exit(2);
-  }, ms);
-  for (const signal of ["SIGINT", "SIGTERM"]) {
-    process.on(signal, () => {
-      cleanUp();
-      process.exit(130);
-    });
-  }
-  return guard;
+export function snapshot(name) {
+  const dir = join(tmp, name);
+  if (name === "api") {
+    fs.cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+    fs.cpSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
+  } else fs.cpSync(join(root, "bench", "ladder"), dir, { recursive: true });
+  buildDocsAssets();
+  for (const link of ["node_modules", "scripts"]) fs.symlinkSync(join(root, link), join(dir, link));
+  fs.mkdirSync(join(dir, "dist"));
+  fs.symlinkSync(DOCS_ASSETS_DIR, join(dir, "dist", "assets"));
+  return join(dir, "wrangler.toml");
 }
 
-/** The `p`th percentile of ascending `sorted` (NaN when empty). */
-export const percentile = (sorted, p) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
+/**
+ * One Worker served by wrangler's `unstable_startWorker` with the inspector off, on a free port, as
+ * its own process group; `pids.worker` is the workerd process that runs the Worker (with its Durable
+ * Objects and its local D1), the other workerd the dev proxy in front of it (it listens on `port`).
+ */
+export class Server {
+  constructor(name, kind, config, state, vars) {
+    Object.assign(this, { name, kind, config, state, vars });
+  }
+  static async start(name, kind, config, state, vars = {}) {
+    const server = new Server(name, kind, config, state, vars);
+    await server.start();
+    return server;
+  }
+  async start() {
+    const vars = Object.entries(this.vars).map(([k, v]) => `${k}=${v}`);
+    const argv = [join(root, "bench", "start-worker.mjs"), this.config, 0, this.state, ...vars];
+    const options = { cwd: root, detached: true, stdio: ["ignore", "pipe", "inherit"] };
+    this.child = spawn(process.execPath, argv, options);
+    children.add(this.child);
+    let out = "";
+    this.child.stdout.on("data", (d) => (out += d));
+    for (let i = 0; !/ready (\S+)\//.test(out); i++) {
+      if (this.child.exitCode !== null || i > 1200) throw new Error(`${this.name} did not start`);
+      await sleep(100);
+    }
+    this.base = /ready (\S+)\//.exec(out)[1];
+    this.port = Number(new URL(this.base).port);
+    // `ready` comes from the dev proxy; the Worker's own workerd starts after it: found once it
+    // listens, then left until quiet, so that a request meets a started Worker.
+    for (let i = 0; !this.pids; i++) {
+      const group = workerds(this.child.pid);
+      const ports = group.map((pid) => listeningPorts(pid));
+      const worker = group.filter((_, j) => ports[j].length && !ports[j].includes(this.port));
+      if (worker.length > 1 || i > 600) throw new Error(`${this.name}: no one Worker process (${worker})`);
+      if (worker.length === 1) this.pids = { worker: worker[0] };
+      else await sleep(100);
+    }
+    this.startCpuMs = this.cpuNs() / 1e6; // its CPU until it listens: workerd's start and the Worker's
+    await this.quiet();
+  }
+  /** Until the Worker's process is quiet (under 5 ms of CPU in 0.5 s), for 20 s at most. */
+  async quiet() {
+    for (let i = 0, before = this.cpu(); i < 40; i++, before = this.cpu()) {
+      await sleep(500);
+      if (this.cpu() - before < 0.005) return;
+    }
+  }
+  async stop() {
+    this.pids = undefined;
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    kill(this.child, "SIGTERM");
+    if ((await Promise.race([exited, sleep(10_000).then(() => "late")])) === "late") {
+      kill(this.child, "SIGKILL");
+      await exited;
+    }
+  }
+  /** CPU seconds (user + system) of the Worker's process so far; its resident memory in MB. */
+  cpu = () => cpuSeconds(this.pids.worker);
+  cpuNs = () => cpuNs(this.pids.worker);
+  rssMb = () => rssMb(this.pids.worker);
+  request = (method, path, options) => request(this.base, method, path, options);
+  json = async (method, path, options) => (await request(this.base, method, path, options)).body;
+}
 
-export const median = (xs) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+/** /proc/<pid>/stat: the command name, then the fields after it ([0] state, [1] ppid, [2] pgrp…). */
+const stat = (pid) => {
+  const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const [name, fields] = [
+    text.slice(text.indexOf("(") + 1, text.lastIndexOf(")")),
+    text.slice(text.lastIndexOf(")") + 2),
+  ];
+  return [name, ...fields.split(" ")];
 };
+/** The workerd processes of process group `pgrp`. */
+const workerds = (pgrp) =>
+  fs.readdirSync("/proc").filter((pid) => {
+    try {
+      const [name, , , group] = /^\d+$/.test(pid) ? stat(pid) : [];
+      return name === "workerd" && Number(group) === pgrp;
+    } catch {
+      return false;
+    }
+  });
+/** The TCP ports `pid` listens on (its socket inodes matched against /proc/net/tcp{,6}). */
+function listeningPorts(pid) {
+  const ports = new Map();
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of fs.readFileSync(file, "utf8").split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === "0A") ports.set(f[9], Number.parseInt(f[1].split(":").at(-1), 16));
+    }
+  }
+  return fs.readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    try {
+      return ports.get(/^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]) ?? [];
+    } catch {
+      return [];
+    }
+  });
+}
+/** utime + stime in seconds (10 ms ticks: for slices of thousands of requests). */
+const cpuSeconds = (pid) => {
+  const f = stat(pid);
+  return (Number(f[12]) + Number(f[13])) / 100;
+};
+/** Nanoseconds on a CPU of every thread of `pid` (/proc/<pid>/task/<tid>/schedstat): for one request. */
+const cpuNs = (pid) =>
+  fs.readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
+    try {
+      return sum + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      return sum;
+    }
+  }, 0);
+const rssMb = (pid) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+
+/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }`. */
+export async function request(base, method, path, { key, admin, body } = {}) {
+  const headers = { accept: "application/json" };
+  if (key) headers["x-api-key"] = key;
+  if (admin) headers.authorization = `Bearer ${admin}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const start = performance.now();
+  const signal = AbortSignal.timeout(60_000);
+  const res = await fetch(`${base}${path}`, { method, headers, body: body && JSON.stringify(body), signal });
+  const text = await res.text();
+  const ms = performance.now() - start;
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
+  return { status: res.status, body: text ? JSON.parse(text) : null, ms };
+}
+
+export const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))];
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+/** `median (min–max)` of `xs`, with `d` decimals. */
+export const spread = (xs, d = 2) =>
+  `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
+/** The median of xs[i] ÷ ys[i]: two figures of one round, minutes apart at most, paired. */
+export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
+
+export const table = (head, rows) =>
+  [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+/** The first lines of every report: when, which machine, how loaded, which command. */
+export function header(command) {
+  const load = loadavg().map((l) => l.toFixed(2));
+  return `${new Date().toISOString()} · ${cpus().length}× ${cpus()[0]?.model} · node ${process.version} · load ${load.join(" ")}\n${command}`;
+}
+/** Raw figures in bench/results/ (git-ignored). */
+export function saveResults(name, data) {
+  const file = join(
+    root,
+    "bench",
+    "results",
+    `${name}-${new Date().toISOString().replaceAll(":", "-")}.json`,
+  );
+  fs.mkdirSync(dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(data, null, 2));
+}

@@ -1,144 +1,113 @@
 // The bench's local data, written as SQL (loaded with `wrangler d1 execute --local --file`):
 //
-//  - a "deep" organization: owner, DEEP_KEYS keys, DEEP_ROWS projects with their environments
-//    (for the pagination-depth figures);
+//  - with `deep`, a "deep" organization: owner, 20 keys, DEEP_ROWS projects with their environments
+//    (the deep-pages probe);
 //  - the bench organization: owner, `keyCount` keys, 25 projects (each with its `production`
 //    environment and its owner as project member), 20 more members of the first project, and
-//    `deploymentCount` queued deployments in the first project's environment (each one moved
-//    to `in_progress` once by the transition benchmark, which records an event); and, in a second
-//    project (so that no transition's event fans out to them), 25 events and 25 notification
-//    integrations, for the lists behind a project.
+//    `deploymentCount` queued deployments in the first project's environment (each moved to
+//    `in_progress` once by a transition scenario, which records an event); and, in a second project
+//    (so that no transition's event fans out to them), 25 events and 25 notification integrations.
 import { createHash, randomBytes } from "node:crypto";
-import { newId, sqlText as q } from "../scripts/seed-sql.mjs";
+import { newId, sqlText } from "../scripts/seed-sql.mjs";
 
 export const DEEP_ROWS = 10_050;
-const DEEP_KEYS = 400;
-
-const newKey = () => `dpk_${randomBytes(32).toString("base64url")}`;
-const sha256 = (s) => createHash("sha256").update(s).digest("hex");
-const iso = (ms) => new Date(ms).toISOString();
 const PROFILE = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
+const COLUMNS = {
+  organizations: "id, name, created_at",
+  accounts: "id, name, display_name, avatar, profile, created_at",
+  org_members: "org_id, account_id, role, created_at",
+  api_keys: "id, org_id, account_id, created_by, name, key_hash, created_at",
+  projects:
+    "id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at",
+  environments: "id, project_id, name, created_at",
+  project_members: "id, project_id, account_id, role, created_at",
+  deployments:
+    "id, project_id, environment_id, org_id, stack_ids, data, status, started_at, finished_at, created_at, updated_at",
+  events: "id, project_id, type, data, enqueued_at, created_at",
+  notification_integrations:
+    "id, project_id, type, url, configuration, signing_secret, created_at, updated_at",
+};
+const hash = (key) => createHash("sha256").update(key).digest("hex");
 
-function insertRows(lines, head, rows, per = 200) {
-  for (let i = 0; i < rows.length; i += per)
-    lines.push(`${head} VALUES ${rows.slice(i, i + per).join(",")};`);
-}
-
-function organization(lines, name, now) {
-  const org = newId();
-  const owner = newId();
-  lines.push(
-    `INSERT INTO organizations (id, name, created_at) VALUES (${q(org)}, ${q(name)}, ${q(iso(now))});`,
-    `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${q(owner)}, ${q(`${name}-owner`.toLowerCase().replaceAll(" ", "-"))}, 'Owner', NULL, ${q(PROFILE)}, ${q(iso(now))});`,
-    `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${q(org)}, ${q(owner)}, 'owner', ${q(iso(now))});`,
-  );
-  return { org, owner };
-}
-
-function keys(lines, org, owner, count, now) {
-  const out = Array.from({ length: count }, newKey);
-  insertRows(
-    lines,
-    "INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at)",
-    out.map(
-      (key) =>
-        `(${q(newId())}, ${q(org)}, ${q(owner)}, ${q(owner)}, 'bench', ${q(sha256(key))}, ${q(iso(now))})`,
-    ),
-  );
-  return out;
-}
-
-function projects(lines, org, owner, count, now, prefix) {
-  const rows = [];
-  const envs = [];
-  const members = [];
-  const out = [];
-  for (let j = 0; j < count; j++) {
-    const id = newId();
-    const env = newId();
-    const at = q(iso(now - (count - j) * 1000));
-    rows.push(
-      `(${q(id)}, ${q(org)}, '${prefix}${j}', '${prefix}${j}', NULL, NULL, NULL, ${q(env)}, 'connected', ${at}, ${at})`,
-    );
-    envs.push(`(${q(env)}, ${q(id)}, 'production', ${at})`);
-    if (owner) members.push(`(${q(newId())}, ${q(id)}, ${q(owner)}, 'owner', ${at})`);
-    out.push({ id, env });
-  }
-  insertRows(
-    lines,
-    "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at)",
-    rows,
-  );
-  insertRows(lines, "INSERT INTO environments (id, project_id, name, created_at)", envs);
-  if (members.length) {
-    insertRows(lines, "INSERT INTO project_members (id, project_id, account_id, role, created_at)", members);
-  }
-  return out;
-}
-
-export function seedSql({ keyCount, deploymentCount }) {
-  const now = Date.now();
+export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
   const lines = [];
-  const deep = organization(lines, "Deep Org", now);
-  const deepKeys = keys(lines, deep.org, deep.owner, DEEP_KEYS, now);
-  projects(lines, deep.org, null, DEEP_ROWS, now, "p");
-
-  const bench = organization(lines, "Bench Org", now);
-  const benchKeys = keys(lines, bench.org, bench.owner, keyCount, now);
-  const benchProjects = projects(lines, bench.org, bench.owner, 25, now - 60_000, "bench-");
-  const first = benchProjects[benchProjects.length - 1];
-  const accounts = [];
-  const orgMembers = [];
-  const projectMembers = [];
-  for (let i = 0; i < 20; i++) {
-    const account = newId();
-    accounts.push(`(${q(account)}, 'member-${i}', 'Member ${i}', NULL, ${q(PROFILE)}, ${q(iso(now))})`);
-    orgMembers.push(`(${q(bench.org)}, ${q(account)}, 'member', ${q(iso(now))})`);
-    projectMembers.push(`(${q(newId())}, ${q(first.id)}, ${q(account)}, 'viewer', ${q(iso(now + i))})`);
-  }
-  insertRows(lines, "INSERT INTO accounts (id, name, display_name, avatar, profile, created_at)", accounts);
-  insertRows(lines, "INSERT INTO org_members (org_id, account_id, role, created_at)", orgMembers);
-  insertRows(
-    lines,
-    "INSERT INTO project_members (id, project_id, account_id, role, created_at)",
-    projectMembers,
-  );
-  const deployments = [];
-  const rows = [];
-  for (let i = 0; i < deploymentCount; i++) {
-    const id = newId();
-    const at = q(iso(now - (deploymentCount - i) * 10));
-    rows.push(
-      `(${q(id)}, ${q(first.id)}, ${q(first.env)}, ${q(bench.org)}, '[]', '{"patch":[],"stacks":[]}', 'queued', NULL, NULL, ${at}, ${at})`,
-    );
-    deployments.push(id);
-  }
-  insertRows(
-    lines,
-    "INSERT INTO deployments (id, project_id, environment_id, org_id, stack_ids, data, status, started_at, finished_at, created_at, updated_at)",
-    rows,
-  );
-  const listed = benchProjects[benchProjects.length - 2];
-  const events = [];
-  const integrations = [];
-  for (let i = 0; i < 25; i++) {
-    const at = q(iso(now - (25 - i) * 1000));
-    const data = JSON.stringify({ project_id: listed.id, entry: `bench ${i}` });
-    events.push(`(${q(newId())}, ${q(listed.id)}, 'changelog.created', ${q(data)}, ${at}, ${at})`);
-    const configuration = JSON.stringify({ changelog: true, deployments_failed: i % 2 === 0 });
-    integrations.push(
-      `(${q(newId())}, ${q(listed.id)}, 'webhook', 'https://hooks.example.com/bench/${i}', ${q(configuration)}, ${q(`whsec_${randomBytes(24).toString("base64")}`)}, ${at}, ${at})`,
-    );
-  }
-  insertRows(lines, "INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)", events);
-  insertRows(
-    lines,
-    "INSERT INTO notification_integrations (id, project_id, type, url, configuration, signing_secret, created_at, updated_at)",
-    integrations,
-  );
-  return {
-    sql: lines.join("\n"),
-    deep: { ...deep, keys: deepKeys },
-    bench: { ...bench, keys: benchKeys, project: first, listed, deployments },
+  const now = Date.now();
+  const at = (ms = 0) => new Date(now + ms).toISOString();
+  /** INSERTs of a row per item (`row(item)`: values in COLUMNS' order, null as NULL), 200 rows each. */
+  const insert = (table, items, row = (x) => x) => {
+    for (let i = 0; i < items.length; i += 200) {
+      const values = items.slice(i, i + 200).map(
+        (item, j) =>
+          `(${row(item, i + j)
+            .map(sqlText)
+            .join(", ")})`,
+      );
+      lines.push(`INSERT INTO ${table} (${COLUMNS[table]}) VALUES ${values.join(",")};`);
+    }
   };
+  const organization = (name, count) => {
+    const [org, owner] = [newId(), newId()];
+    insert("organizations", [[org, name, at()]]);
+    insert("accounts", [[owner, `${name}-owner`, "Owner", null, PROFILE, at()]]);
+    insert("org_members", [[org, owner, "owner", at()]]);
+    const keys = Array.from({ length: count }, () => `dpk_${randomBytes(32).toString("base64url")}`);
+    insert("api_keys", keys, (key) => [newId(), org, owner, owner, "bench", hash(key), at()]);
+    return { org, owner, keys };
+  };
+  const projects = (org, owner, n, prefix, since) => {
+    const rows = Array.from({ length: n }, (_, j) => [newId(), newId(), prefix + j, at(since + j * 1000)]);
+    insert("projects", rows, ([id, e, name, t]) => [
+      id,
+      org,
+      name,
+      name,
+      null,
+      null,
+      null,
+      e,
+      "connected",
+      t,
+      t,
+    ]);
+    insert("environments", rows, ([id, e, , t]) => [e, id, "production", t]);
+    if (owner) insert("project_members", rows, ([id, , , t]) => [newId(), id, owner, "owner", t]);
+    return rows.map(([id, env]) => ({ id, env }));
+  };
+
+  const deep = withDeep ? organization("deep", 20) : { keys: [] };
+  if (withDeep) projects(deep.org, null, DEEP_ROWS, "p", -DEEP_ROWS * 1000);
+  const bench = organization("bench", keyCount);
+  const [listed, p] = projects(bench.org, bench.owner, 25, "bench-", -85_000).slice(-2);
+  const members = Array.from({ length: 20 }, (_, i) => [newId(), `member-${i}`]);
+  insert("accounts", members, ([id, name]) => [id, name, name, null, PROFILE, at()]);
+  insert("org_members", members, ([id]) => [bench.org, id, "member", at()]);
+  insert("project_members", members, ([id], i) => [newId(), p.id, id, "viewer", at(i)]);
+  const deployments = Array.from({ length: deploymentCount }, (_, i) => [
+    newId(),
+    at(10 * (i - deploymentCount)),
+  ]);
+  const data = '{"patch":[],"stacks":[]}';
+  insert("deployments", deployments, ([id, t]) => [
+    id,
+    p.id,
+    p.env,
+    bench.org,
+    "[]",
+    data,
+    "queued",
+    null,
+    null,
+    t,
+    t,
+  ]);
+  const rows = Array.from({ length: 25 }, (_, i) => [newId(), listed.id, at(-1000 * (25 - i)), i]);
+  const event = (i) => JSON.stringify({ project_id: listed.id, entry: `bench ${i}` });
+  insert("events", rows, ([id, project, t, i]) => [id, project, "changelog.created", event(i), t, t]);
+  const hook = (i) => JSON.stringify({ changelog: true, deployments_failed: i % 2 === 0 });
+  const secret = () => `whsec_${randomBytes(24).toString("base64")}`;
+  const url = (i) => `https://hooks.example.com/bench/${i}`;
+  const integration = ([, project, t, i]) => [newId(), project, "webhook", url(i), hook(i), secret(), t, t];
+  insert("notification_integrations", rows, integration);
+  const ids = deployments.map(([id]) => id);
+  return { sql: lines.join("\n"), deep, bench: { ...bench, project: p, listed, deployments: ids } };
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Starts one Worker for the bench the way `wrangler dev` does, but with the inspector off:
 // wrangler's `unstable_startWorker({ dev: { inspector: false } })`. Runs as its own process
-// (so its workerd children can be told apart from the bench's) until SIGTERM.
+// (so its workerd children can be told apart from the bench's) until SIGTERM; prints `ready <url>`.
 //
-//   node bench/start-worker.mjs <wrangler config> <port> <persist dir> [NAME=value ...]
+//   node bench/start-worker.mjs <wrangler config> <port, 0 for any> <persist dir> [NAME=value ...]
 import { unstable_startWorker } from "wrangler";
 
 const [config, port, persist, ...vars] = process.argv.slice(2);

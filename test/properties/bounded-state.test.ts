@@ -1,6 +1,6 @@
 /**
  * What a long-running isolate and busy limiter objects keep stays bounded, however long the
- * traffic runs (bench/README.md "Memory"): the limiter object's rows, and the API-key cache
+ * traffic runs (bench/README.md, the memory figure of `npm run bench`): the limiter object's rows, and the API-key cache
  * of the isolate (its bound is setBounded's, tested here directly: filling 10,000 keys through
  * D1 would take minutes). On the real Durable Object and real D1; no timing.
  */

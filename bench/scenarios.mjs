@@ -1,0 +1,114 @@
+// The named scenarios of `npm run bench` (bench/run.mjs), in the order a block runs them. Adding a
+// measurement is adding an entry here. Every round runs each server's block: its load scenarios
+// (SLICE s of autocannon each, the order turned every round), then its probes, once each.
+//
+//   load:  { name, on: "api" | "ladder", path, id?, method?, each?(c) → { path?, body? }, keys?,
+//            admin?, vs?: [id…] }: req/s, latency, the Worker process's CPU per request, and those
+//          figures ÷ the same figures of the scenarios named in `vs` (by `id`: a rung, or any
+//          other), paired by round.
+//          `path` is a function of `c` or a string whose {project} {env} {listed} {owner} (seeded
+//          ids) and {name} (anything `setup` returned) are filled in. `keys: true` gives the scenario
+//          a pool of seeded keys of its own, one per request in turn; a function `(c) => keys`, a
+//          pool of its own making (e.g. from `setup`).
+//   probe: { name, on, probe(c) → { figure: number, … } }: any measurement of one round; each
+//          figure is reported as its median (min–max) over the rounds.
+//   either may have `setup(c)` (once, before the first round; its result is `c.data`) and
+//   `only: true` (runs only when `--only` names it).
+//
+// `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
+import { randomBytes } from "node:crypto";
+import { env, percentile } from "./lib.mjs";
+import { DEEP_ROWS } from "./seed.mjs";
+import { WEBHOOKS } from "./webhooks.mjs";
+
+export const unique = () => ({ body: { name: `b-${randomBytes(6).toString("hex")}` } });
+/** Each request a deployment still queued on that server: one move to in_progress each. */
+const transitions = (prefix, body) => {
+  let i = 0;
+  return (c) => ({
+    path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
+    body,
+  });
+};
+const rung = (id, name, path, more) => ({ on: "ladder", id, name: `ladder: ${name}`, path, ...more });
+const route = (name, path, vs, more) => ({ on: "api", name, path, keys: true, vs, ...more });
+const [KEYED, READ, LIST] = [{ keys: true, vs: ["rung"] }, ["rung", "floor"], ["rung", "floor", "page"]];
+
+export const SCENARIOS = [
+  // The ladder (bench/ladder/worker.ts): the I/O of the API's requests, none of its code.
+  rung("bare", "bare JSON", "/bare", { vs: ["rung"] }),
+  rung("do", "one DO RPC", "/do", KEYED),
+  rung("d1", "one D1 SELECT", "/d1?id={project}", { vs: ["rung"] }),
+  rung("rung", "DO RPC + D1 SELECT (the rung)", "/do-d1?id={project}", { keys: true }),
+  rung("page", "DO RPC + a D1 page of 20", "/do-d1-page", KEYED),
+  rung(
+    "floor",
+    "floor: the rung via hono + zod-openapi, in a D1 session",
+    "/floor/projects/{project}",
+    KEYED,
+  ),
+  rung("write", "DO RPC + the 3-INSERT batch", "/write/project", {
+    method: "POST",
+    each: unique,
+    keys: true,
+  }),
+  rung("transition", "SELECT, UPDATE + INSERT batch, queue send", "/write/transition/x", {
+    method: "PATCH",
+    each: transitions("/write/transition/"),
+  }),
+
+  // The API's routes, each beside the rungs that do its I/O.
+  route("GET /healthz", "/healthz", ["bare"], { keys: false }),
+  route("GET /v1/projects/{id}", "/v1/projects/{project}", READ),
+  route("GET /v1/projects?limit=20", "/v1/projects?limit=20", LIST),
+  route("GET /v1/deployments?limit=20", "/v1/deployments?limit=20", LIST),
+  route(
+    "GET /v1/environments/{id}/deployments?limit=20",
+    "/v1/environments/{env}/deployments?limit=20",
+    LIST,
+  ),
+  route("GET /v1/projects/{id}/members?limit=20", "/v1/projects/{project}/members?limit=20", LIST),
+  route("GET /v1/projects/{id}/members/{account_id}", "/v1/projects/{project}/members/{owner}", READ),
+  route(
+    "GET /v1/projects/{id}/notification-integrations",
+    "/v1/projects/{listed}/notification-integrations",
+    LIST,
+  ),
+  route("GET /v1/projects/{id}/events?limit=20", "/v1/projects/{listed}/events?limit=20", LIST),
+  route("POST /v1/projects", "/v1/projects", ["write"], { method: "POST", each: unique }),
+  route("PATCH /internal/v1/deployments/{id} → in_progress", "/internal/v1/deployments/x", ["transition"], {
+    method: "PATCH",
+    admin: true,
+    keys: false,
+    each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
+  }),
+
+  {
+    on: "api",
+    // The first page and the page after 10,000 rows, one request at a time, in turn.
+    name: "deep pages (limit 20)",
+    setup: async (c) => {
+      const key = c.seed.deep.keys[0];
+      const path = (n, after) =>
+        `/v1/projects?limit=${n}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+      let after;
+      for (let page = 0; page < 50; page++)
+        after = (await c.server.json("GET", path(200, after), { key })).next_page;
+      const deep = path(20, after);
+      const first = (await c.server.json("GET", deep, { key })).data[0];
+      if (first?.name !== `p${DEEP_ROWS - 10_001}`) throw new Error("not the page after 10,000 rows");
+      return { deep };
+    },
+    probe: async (c) => {
+      const [first, deep] = [[], []];
+      for (let i = 0; i < env("DEPTH_SAMPLES", 100); i++) {
+        const key = c.seed.deep.keys[i % c.seed.deep.keys.length];
+        first.push((await c.server.request("GET", "/v1/projects?limit=20", { key })).ms);
+        deep.push((await c.server.request("GET", c.data.deep, { key })).ms);
+      }
+      const p50 = [percentile(first, 50), percentile(deep, 50)];
+      return { "first page p50 ms": p50[0], "deep page p50 ms": p50[1], "deep ÷ first": p50[1] / p50[0] };
+    },
+  },
+  ...WEBHOOKS,
+];

@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// `npm run bench:startup`: the API's Worker beside the floor Worker (bench/ladder: hono +
+// @hono/zod-openapi, one route with its zod schemas, /openapi.json, and the ladder's plain rungs) and
+// an empty Worker of the ladder's configuration (what any Worker's start costs here) — how long each
+// takes to start, its bundle, and a new isolate's first request beside warm ones, for a read and a
+// write. ROUNDS (9) interleaved rounds, the Workers' order turned every round.
+//
+//  1. each Worker built once as `wrangler deploy` builds it (`--dry-run --outfile`): the gzip size
+//     wrangler reports ("Total Upload: … / gzip: …");
+//  2. startup, every round: `wrangler check startup --worker <that build>`, wrangler's own profiler of
+//     a Worker's start (it imports the Worker's module inside a fetch in a new miniflare, under V8's
+//     CPU profiler): the profile's sampled time that is not (idle), in ms. V8 samples by the clock,
+//     so a loaded machine inflates it: the minimum is the steadier figure;
+//  3. every round, per Worker and per request (a read, a write): a new process (bench/start-worker.mjs,
+//     inspector off) — its CPU until it listens is "process start": workerd's own start and the
+//     Worker's modules, which workerd evaluates before it listens — left until quiet, then one request and
+//     WARM (20) more one at a time: the client's latency and the Worker process's CPU over each
+//     (/proc/<pid>/task/*/schedstat). The first is a new isolate's first request after its startup
+//     (2), and the first request of the dev proxy in front (the same for every Worker).
+// "Beyond the empty Worker's": a process start minus the empty Worker's beside it, their median.
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import * as lib from "./lib.mjs";
+
+const { median, pairedRatio, tmp } = lib;
+const [ROUNDS, WARM] = [lib.env("ROUNDS", 9), lib.env("WARM", 20)];
+const WORKERS = [
+  { name: "an empty Worker (the ladder's configuration)", kind: "empty" },
+  { name: "floor Worker (bench/ladder)", kind: "ladder", read: "/floor/projects/", write: "/write/project" },
+  { name: "this API", kind: "api", read: "/v1/projects/", write: "/v1/projects" },
+];
+const KINDS = ["read", "write"];
+const EMPTY = `import { DurableObject } from "cloudflare:workers";
+export class Counter extends DurableObject {}
+export default { fetch: () => new Response("{}") };`;
+
+async function main() {
+  const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
+  const [key, project] = [seed.bench.keys[0], seed.bench.project.id];
+  for (const w of WORKERS) {
+    const [config, bundle] = [lib.snapshot(w.kind), join(tmp, `${w.kind}.bundle`)];
+    if (w.kind === "empty") {
+      writeFileSync(join(dirname(config), "empty.js"), EMPTY);
+      writeFileSync(config, readFileSync(config, "utf8").replace(/^main = .*$/m, 'main = "empty.js"'));
+    }
+    const built = lib.runWrangler(
+      ["deploy", "--dry-run", "--outfile", bundle, "-c", config],
+      dirname(config),
+    );
+    [, w.kib, w.gzipKib] = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(built).map(Number);
+    const vars =
+      w.kind === "api"
+        ? { RATE_LIMITS: lib.RATE_LIMITS }
+        : { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner };
+    Object.assign(w, { config, bundle, vars, state: lib.copyState(dir, w.kind), startup: [], process: [] });
+    for (const kind of KINDS) w[kind] = { path: w[kind], first: [], warm: [] };
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 ? [...WORKERS].reverse() : WORKERS;
+    for (const w of order) {
+      const [profile, cwd] = [join(tmp, "startup.cpuprofile"), dirname(w.config)];
+      lib.runWrangler(["check", "startup", "--worker", w.bundle, "--outfile", profile, "-c", w.config], cwd);
+      w.startup.push(busyMs(JSON.parse(readFileSync(profile, "utf8"))));
+    }
+    for (const kind of KINDS) {
+      for (const w of order) {
+        const server = await lib.Server.start(w.kind, w.kind, w.config, w.state, w.vars);
+        w.process.push(server.startCpuMs);
+        const once = async () => {
+          const body = kind === "write" ? { name: `s-${randomBytes(6).toString("hex")}` } : undefined;
+          const before = server.cpuNs();
+          const { ms } = await server.request(body ? "POST" : "GET", w[kind].path + (body ? "" : project), {
+            key,
+            body,
+          });
+          return { ms, cpuMs: (server.cpuNs() - before) / 1e6 };
+        };
+        const warm = [];
+        for (let i = 0; w.kind !== "empty" && i <= WARM; i++) warm.push(await once());
+        w[kind].first.push(warm.shift());
+        w[kind].warm.push({ ms: median(warm.map((x) => x.ms)), cpuMs: median(warm.map((x) => x.cpuMs)) });
+        await server.stop();
+      }
+    }
+    console.error(
+      `bench: round ${round + 1}/${ROUNDS}: startup ${WORKERS.map((w) => w.startup.at(-1).toFixed(1))} ms`,
+    );
+  }
+  const report = format();
+  console.log(report);
+  lib.saveResults("startup", { report, workers: WORKERS });
+}
+
+/** A V8 CPU profile's sampled time not spent (idle), in ms: each sample holds until the next. */
+function busyMs({ nodes, samples, timeDeltas, endTime, startTime }) {
+  const idle = new Set(nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  let t = startTime;
+  const at = timeDeltas.map((dt) => (t += dt));
+  return samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (at[i + 1] ?? endTime) - at[i]), 0) / 1000;
+}
+
+function format() {
+  const [empty, floor, api] = WORKERS;
+  const f = (x, d = 1) => x.toFixed(d);
+  // A process start minus the empty Worker's beside it (same round, same kind): the modules' part.
+  const beyond = (w, field) => median(w[field].map((x, i) => x - empty[field][i]));
+  const startupCells = (w) => [
+    `${f(median(w.startup))} (${f(Math.min(...w.startup))})`,
+    f(median(w.process)),
+    w === empty ? "" : f(beyond(w, "process")),
+    `${f(w.gzipKib)} (${f(w.kib)} raw)`,
+  ];
+  const ratio = (g) => f(g(api) / g(floor), 2);
+  const ms = (when, d) => (w, k) =>
+    `${f(median(w[k][when].map((x) => x.ms)), d)} / ${f(median(w[k][when].map((x) => x.cpuMs)), d)}`;
+  const requestCells = (w) => KINDS.flatMap((k) => [ms("first")(w, k), ms("warm", 2)(w, k)]);
+  const paired = (k, when) =>
+    ["ms", "cpuMs"].map((x) => f(pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x]))), 2));
+  const startup = median(api.startup) / median(floor.startup);
+  return [
+    lib.header(`npm run bench:startup · ${ROUNDS} interleaved rounds · every start a new process`),
+    "",
+    lib.table(
+      [
+        "Worker",
+        "wrangler check startup ms, median (min)",
+        "process start CPU ms",
+        "… beyond the empty Worker's",
+        "bundle KiB gzip",
+      ],
+      [
+        ...WORKERS.map((w) => [w.name, ...startupCells(w)]),
+        [
+          "API ÷ floor",
+          `${ratio((w) => median(w.startup))} (${ratio((w) => Math.min(...w.startup))})`,
+          ratio((w) => median(w.process)),
+          ratio((w) => beyond(w, "process")),
+          ratio((w) => w.gzipKib),
+        ],
+      ],
+    ),
+    "",
+    lib.table(
+      [
+        "a new process's first request, then warm ones: ms / Worker CPU ms",
+        "first read",
+        `warm read (median of ${WARM})`,
+        "first write",
+        "warm write",
+      ],
+      [
+        [floor.name, ...requestCells(floor)],
+        [api.name, ...requestCells(api)],
+        [
+          "API ÷ floor, paired by round",
+          ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")].map((x) => x.join(" / "))),
+        ],
+      ],
+    ),
+    "",
+    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${f(startup, 2)}×, the medians of wrangler check startup), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
+  ].join("\n");
+}
+
+lib.runMain(30, main);
