@@ -12,7 +12,13 @@
 # Needs: bash or another POSIX shell, npm and tar, and the npm registry.
 
 __use_node() {
-  __root=$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE:-$0}")/.." && pwd)
+  # The repository: this file's parent in bash; in a shell that cannot tell (sh, zsh), the
+  # current directory, where README.md says to source it.
+  if [ -n "${BASH_SOURCE:-}" ]; then
+    __root=$(CDPATH='' cd -- "$(dirname -- "$BASH_SOURCE")/.." && pwd)
+  else
+    __root=$PWD
+  fi
   __minimum=22.12.0
   __current=$(node -p 'process.versions.node' 2>/dev/null || echo 0.0.0)
   # Is $1 at least $2? (x.y.z, numeric)
