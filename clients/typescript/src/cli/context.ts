@@ -31,6 +31,7 @@ export class Context {
       baseUrl: parsed.href.replace(/\/$/, ""),
       apiKey,
       fetch: this.io.fetch,
+      sleep: this.io.sleep,
       headers: { "user-agent": `deploy-platform-cli/${this.version}` },
     });
   }

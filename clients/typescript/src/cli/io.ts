@@ -18,6 +18,8 @@ export type Io = {
   writePrivateFile: (path: string, text: string) => Promise<void>;
   /** The fetch under the client (default: the global one). */
   fetch?: typeof globalThis.fetch;
+  /** How the client waits between retries (tests pass one that does not). */
+  sleep?: (ms: number) => Promise<void>;
   /** Stops long waits (Ctrl-C). */
   signal?: AbortSignal;
 };

@@ -13,6 +13,7 @@ export function progress(out: Output, enabled = out.isTTY === true): Progress {
   let text = "";
   let frame = 0;
   const draw = () => {
+    if (text === "") return;
     out.write(`\r${FRAMES[frame++ % FRAMES.length]} ${text}\x1b[K`);
   };
   const timer = setInterval(draw, 100);

@@ -82,7 +82,9 @@ export function registerVariables(program: Argv, ctx: Context): void {
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
             const scope = scopeOf(args);
-            const dotenv = args.file === "-" ? await io.readStdin() : await io.readFile(args.file);
+            // yargs hands a lone `-` over as an empty string.
+            const stdin = args.file === "-" || args.file === "";
+            const dotenv = stdin ? await io.readStdin() : await io.readFile(args.file);
             const body: VariableChangeRequest = {
               dotenv,
               mode: args.replace ? "replace" : "merge",
@@ -111,7 +113,11 @@ function printChanges(io: Io, result: VariableChangeResult): void {
         changed.map((c) => [
           c.action,
           c.name,
-          c.type.from === c.type.to ? c.type.to : `${c.type.from ?? "-"} → ${c.type.to ?? "-"}`,
+          c.action === "created"
+            ? c.type.to
+            : c.action === "deleted" || c.type.from === c.type.to
+              ? c.type.from
+              : `${c.type.from} → ${c.type.to}`,
           c.action === "updated" ? (c.value_changed ? "changed" : "same") : null,
         ]),
       ),
