@@ -7,12 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Io } from "../src/cli/io.js";
 
-export type Handler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  body: string,
-) => void | Promise<void>;
+export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, body: string) => unknown;
 export type Seen = { method: string; path: string; headers: IncomingMessage["headers"]; body: string };
 
 export async function startFake(handler: Handler) {
