@@ -22,11 +22,25 @@ export class ApiError extends Error {
       typeof body === "object" && body !== null && "code" in body && "message" in body
         ? (body as ApiErrorBody)
         : {
-            code: result.response.status >= 500 ? "internal" : "bad_input",
+            code: codeOf(result.response.status),
             message: `HTTP ${result.response.status} without an error body`,
           };
     return new ApiError(result.response.status, known as ApiErrorBody, result.response);
   }
+}
+
+/** The error code an answer's status stands for, when a proxy answered without the API's body. */
+function codeOf(status: number): ApiErrorBody["code"] {
+  const codes: Record<number, ApiErrorBody["code"]> = {
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    408: "timeout",
+    409: "conflict",
+    429: "rate",
+    501: "not_implemented",
+  };
+  return codes[status] ?? (status >= 500 ? "internal" : "bad_input");
 }
 
 /** `data`, or the call's `ApiError` thrown. */

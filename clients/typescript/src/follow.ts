@@ -10,6 +10,11 @@ import { backoffMs, defaultSleep } from "./retry.js";
 import { readSse } from "./sse.js";
 import type { Deployment, TimelineEntry } from "./types.js";
 
+/** The stream kept failing: `maxReconnects` connections in a row brought nothing. */
+export class StreamError extends Error {
+  override name = "StreamError";
+}
+
 export type FollowEvent = { type: "entry"; entry: TimelineEntry } | { type: "end"; deployment: Deployment };
 
 export type FollowOptions = {
@@ -84,7 +89,7 @@ export async function* follow(
     if (now() - opened >= 10_000) progressed = true;
     failures = progressed ? 0 : failures + 1;
     if (failures > maxReconnects) {
-      throw new Error(`the timeline stream of ${deploymentId} failed ${failures} times in a row`, {
+      throw new StreamError(`the timeline stream of ${deploymentId} failed ${failures} times in a row`, {
         cause: error,
       });
     }

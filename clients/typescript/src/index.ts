@@ -15,7 +15,7 @@
  */
 export { type ClientOptions, createDeployClient, type DeployClient } from "./client.js";
 export { ApiError, type ApiErrorBody, unwrap } from "./errors.js";
-export { type FollowEvent, type FollowOptions, follow } from "./follow.js";
+export { type FollowEvent, type FollowOptions, follow, StreamError } from "./follow.js";
 export { pages } from "./pages.js";
 export type { Paths, PendingPaths, PendingSchemas } from "./pending.js";
 export { backoffMs, type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from "./retry.js";

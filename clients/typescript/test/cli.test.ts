@@ -356,3 +356,28 @@ describe("configuration and failures", () => {
     });
   }, 30_000);
 });
+
+describe("deploy-platform edge cases", () => {
+  it("a --timeout that is not a number of seconds is bad usage; a revoke refused with an empty body exits 11", async () => {
+    const server = await fake((_req, res) => void res.writeHead(404).end());
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "wait", "X", "--timeout", "soon"], t.io, "0.0.0")).toBe(10);
+    expect(await run(["deployments", "follow", "X", "--timeout", "-1"], t.io, "0.0.0")).toBe(10);
+    expect(t.stderr()).toContain("--timeout takes a number of seconds");
+    expect(server.seen).toHaveLength(0);
+    const r = fakeIo(server.base);
+    expect(await run(["keys", "revoke", "K"], r.io, "0.0.0")).toBe(11);
+    expect(r.stdout()).toBe("");
+    expect(r.stderr()).toMatch(/^error: not_found: HTTP 404 without an error body/);
+  });
+
+  it("a timeline that keeps failing exits 12", async () => {
+    const server = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end();
+    });
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "follow", "X"], t.io, "0.0.0")).toBe(12);
+    expect(t.stderr()).toMatch(/failed 9 times in a row\n$/);
+  }, 60_000);
+});

@@ -1,6 +1,6 @@
 /** `whoami`, `projects list`, `keys create | list | revoke`. */
 import type { Argv } from "yargs";
-import { unwrap } from "../errors.js";
+import { ApiError, unwrap } from "../errors.js";
 import type { ApiKeyCreate, ApiKeyRecord, Project } from "../types.js";
 import type { Context, GlobalArgs } from "./context.js";
 import { fields, printJson, table, UsageError } from "./io.js";
@@ -142,7 +142,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
             const result = await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } });
-            if (result.error) unwrap(result);
+            if (!result.response.ok) throw ApiError.from(result);
             if (json) return printJson(io, { id: args.id, revoked: true });
             io.stdout.write(`revoked ${args.id} and every key made from it\n`);
           }),

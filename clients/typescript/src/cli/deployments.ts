@@ -5,7 +5,7 @@ import { follow } from "../follow.js";
 import type { Deployment, TimelineEntry } from "../types.js";
 import { waitForDeployment } from "../wait.js";
 import type { Command, Context, GlobalArgs } from "./context.js";
-import { EXIT, exitForStatus, fields, printJson, table } from "./io.js";
+import { EXIT, exitForStatus, fields, printJson, table, UsageError } from "./io.js";
 import { collect, type ListArgs, listOptions } from "./list.js";
 import { duration, progress } from "./progress.js";
 
@@ -22,6 +22,11 @@ export function registerDeployments(program: Argv, ctx: Context): void {
       type: "number",
       default: 600,
       describe: `Seconds to ${what} before giving up with exit code 3`,
+      coerce: (seconds: number) => {
+        if (!Number.isFinite(seconds) || seconds < 0)
+          throw new UsageError("--timeout takes a number of seconds ≥ 0");
+        return seconds;
+      },
     });
 
   program.command("deployments", "Deployments: list, inspect, wait for, follow, redeploy, cancel", (y) =>
@@ -228,6 +233,7 @@ async function followCommand(
     for await (const event of follow(client, id, {
       afterSeq,
       signal: limit.signal,
+      sleep: io.sleep,
       onReconnect: ({ afterSeq, delayMs }) => {
         io.stderr.write(`connection lost; resuming after entry ${afterSeq} in ${duration(delayMs)}\n`);
       },

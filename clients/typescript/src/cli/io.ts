@@ -4,6 +4,7 @@
  * a script, errors on stderr with the exit code a CI can branch on.
  */
 import { ApiError } from "../errors.js";
+import { StreamError } from "../follow.js";
 
 export type Output = { write(text: string): unknown; isTTY?: boolean };
 
@@ -83,7 +84,7 @@ export function reportError(io: Io, json: boolean, err: unknown): number {
       ? `${JSON.stringify({ error: { code: network ? "network" : "error", message: text } })}\n`
       : `error: ${text}\n`,
   );
-  return network || /stream/.test(message) ? EXIT.unavailable : EXIT.unexpected;
+  return network || err instanceof StreamError ? EXIT.unavailable : EXIT.unexpected;
 }
 
 function causes(cause: unknown): string[] {
