@@ -62,6 +62,13 @@ export async function* follow(
         // 4xx will not change by asking again; 5xx and 429 were retried by the client already.
         throw ApiError.from(result);
       }
+      const type = result.response.headers.get("content-type") ?? "";
+      if (!type.startsWith("text/event-stream")) {
+        await result.data.cancel();
+        throw new StreamError(
+          `the timeline of ${deploymentId} came as ${type || "no type"}, not an event stream`,
+        );
+      }
       const events = readSse(result.data, {
         onRetry: (ms) => {
           serverRetryMs = ms;
@@ -80,7 +87,13 @@ export async function* follow(
         yield { type: "entry", entry };
       }
     } catch (err) {
-      if (signal?.aborted || err instanceof ApiError || err instanceof SyntaxError) throw err;
+      if (
+        signal?.aborted ||
+        err instanceof ApiError ||
+        err instanceof StreamError ||
+        err instanceof SyntaxError
+      )
+        throw err;
       error = err;
     }
     // The stream ended without `end`: dropped, or closed at the server's time limit. Resume at

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError, createDeployClient, type FollowEvent, follow } from "../src/index.js";
-import { deployment, entry, notFound, type Seen, sse, startFake } from "./fake-api.js";
+import { deployment, entry, json, notFound, type Seen, sse, startFake } from "./fake-api.js";
 
 const ID = "Dep1Dep1Dep1Dep1Dep1De";
 let close: (() => Promise<void>) | undefined;
@@ -74,6 +74,15 @@ describe("follow()", () => {
     const error = await collect(follow(client(fake.base), ID)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).body.code).toBe("not_found");
+    expect(fake.seen).toHaveLength(1);
+  });
+
+  it("refuses an answer that is not an event stream (a proxy that dropped the Accept header)", async () => {
+    const fake = await startFake((_req, res) => json(res, 200, { data: [entry(1)], has_more: false }));
+    close = fake.close;
+    await expect(collect(follow(client(fake.base), ID))).rejects.toThrow(
+      /came as application\/json, not an event stream/,
+    );
     expect(fake.seen).toHaveLength(1);
   });
 
