@@ -1,0 +1,37 @@
+import type { Output } from "./io.js";
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+export type Progress = { update(text: string): void; stop(): void };
+
+/**
+ * A spinner and a status text on one line of a terminal, redrawn in place. On anything else (a CI
+ * log, a pipe) it writes nothing: the result lines say everything there.
+ */
+export function progress(out: Output, enabled = out.isTTY === true): Progress {
+  if (!enabled) return { update() {}, stop() {} };
+  let text = "";
+  let frame = 0;
+  const draw = () => {
+    if (text === "") return;
+    out.write(`\r${FRAMES[frame++ % FRAMES.length]} ${text}\x1b[K`);
+  };
+  const timer = setInterval(draw, 100);
+  timer.unref?.();
+  return {
+    update(next) {
+      text = next;
+      draw();
+    },
+    stop() {
+      clearInterval(timer);
+      out.write("\r\x1b[K");
+    },
+  };
+}
+
+/** `75s` → `1m15s`. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}

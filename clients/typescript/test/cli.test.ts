@@ -1,0 +1,383 @@
+/**
+ * The CLI run in-process (`run()`, the same function the bin calls) against a fake API on a real
+ * socket: exit codes, tables and JSON, stderr, the requests it sends. What the real service already
+ * serves is run again, packed and installed, against `npm run dev` by scripts/check-cli.mjs.
+ */
+import type { ServerResponse } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../src/cli/program.js";
+import { deployment, entry, fakeIo, json, notFound, sse, startFake } from "./fake-api.js";
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+async function fake(handler: Parameters<typeof startFake>[0]) {
+  const server = await startFake(handler);
+  close = server.close;
+  return server;
+}
+
+const FINALS = { Good: "succeeded", Bad: "failed", Gone: "cancelled" } as const;
+
+/** A timeline that ends in the deployment's final status. */
+function timeline(res: ServerResponse, id: string, status: string) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.write(sse(entry(1, { type: "status", status: "queued" })));
+  res.write(sse(entry(2, { message: "building", stack_id: "Stack1" })));
+  res.write(sse(entry(3, { message: "oops", stream: "stderr" })));
+  res.write(sse(entry(4, { type: "status", status, status_reason: status === "failed" ? "exit 1" : null })));
+  res.end(`event: end\ndata: ${JSON.stringify(deployment(id, status))}\n\n`);
+}
+
+describe("deploy-platform deployments wait | follow", () => {
+  it("exits 0, 1, 2 for succeeded, failed, cancelled", async () => {
+    const server = await fake((_req, res, url) => {
+      const [, , , id, tail] = url.pathname.split("/");
+      const status = FINALS[id as keyof typeof FINALS];
+      if (!status) return notFound(res, "Deployment not found.");
+      if (tail === "timeline") return timeline(res, id as string, status);
+      if (tail === "wait") return json(res, 200, deployment(id as string, status));
+      json(res, 200, deployment(id as string, "in_progress"));
+    });
+    for (const [id, status] of Object.entries(FINALS)) {
+      const code = { succeeded: 0, failed: 1, cancelled: 2 }[status];
+      const waited = fakeIo(server.base);
+      expect(await run(["deployments", "wait", id, "--timeout", "30"], waited.io, "0.0.0")).toBe(code);
+      expect(waited.stdout()).toMatch(new RegExp(`^${id} ${status} after \\d+s\\n$`));
+      expect(waited.stderr()).toBe("");
+      const followed = fakeIo(server.base);
+      expect(await run(["deployments", "follow", id], followed.io, "0.0.0")).toBe(code);
+      const lines = followed.stdout().trimEnd().split("\n");
+      expect(lines).toHaveLength(5);
+      expect(lines[0]).toMatch(/^10:04:01 deployment → queued$/);
+      expect(lines[1]).toBe("10:04:02 [Stack1] building");
+      expect(lines[2]).toBe("10:04:03 ! oops");
+      expect(lines[4]).toBe(`${id} ${status}`);
+    }
+    const unknown = fakeIo(server.base);
+    expect(await run(["deployments", "follow", "Nope"], unknown.io, "0.0.0")).toBe(11);
+    expect(unknown.stderr()).toMatch(
+      /^error: not_found: Deployment not found\. \(HTTP 404, request req-\d+\)\n$/,
+    );
+  });
+
+  it("follow --json prints one entry per line and the end record; a timeout exits 3", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/timeline") && url.pathname.includes("Good"))
+        return timeline(res, "Good", "succeeded");
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(sse(entry(1)));
+      const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 100);
+      res.on("close", () => clearInterval(keepAlive));
+    });
+    const ok = fakeIo(server.base);
+    expect(await run(["deployments", "follow", "Good", "--json"], ok.io, "0.0.0")).toBe(0);
+    const lines = ok
+      .stdout()
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.seq ?? l.type)).toEqual([1, 2, 3, 4, "end"]);
+    expect(lines[4].deployment.status).toBe("succeeded");
+
+    const slow = fakeIo(server.base);
+    const started = Date.now();
+    expect(await run(["deployments", "follow", "Slow", "--timeout", "0.5"], slow.io, "0.0.0")).toBe(3);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(slow.stdout()).toBe("10:04:01 line 1\n");
+    expect(slow.stderr()).toBe(
+      "timed out after 0.5 s following Slow (last entry 1; resume with --after-seq 1)\n",
+    );
+  });
+
+  it("wait: exits 3 on timeout; a spinner on a terminal only", async () => {
+    const server = await fake((_req, res, url) => {
+      const d = deployment("Slow", "in_progress");
+      if (url.pathname.endsWith("/wait")) return void setTimeout(() => json(res, 200, d), 300);
+      json(res, 200, d);
+    });
+    const piped = fakeIo(server.base);
+    expect(await run(["deployments", "wait", "Slow", "--timeout", "0.5"], piped.io, "0.0.0")).toBe(3);
+    expect(piped.stdout()).toBe("Slow in_progress\n");
+    expect(piped.stderr()).toBe("timed out after 0.5 s: Slow is still in_progress\n");
+
+    const tty = fakeIo(server.base, { tty: true });
+    expect(await run(["deployments", "wait", "Slow", "--timeout", "0.5"], tty.io, "0.0.0")).toBe(3);
+    const ERASE = "\x1b[K";
+    expect(tty.stderr()).toMatch(/\r⠋ Slow in_progress \(\d+s\)/);
+    expect(tty.stderr()).toContain(`)${ERASE}`);
+    expect(tty.stderr()).toContain(`\r${ERASE}timed out after 0.5 s`);
+
+    const json_ = fakeIo(server.base, { tty: true });
+    expect(await run(["deployments", "wait", "Slow", "--timeout", "0.5", "--json"], json_.io, "0.0.0")).toBe(
+      3,
+    );
+    expect(JSON.parse(json_.stdout())).toMatchObject({ id: "Slow", status: "in_progress" });
+    expect(json_.stderr()).not.toContain("⠋");
+  });
+
+  it("redeploy prints the new deployment, and with --wait exits as wait does", async () => {
+    const server = await fake((req, res, url) => {
+      if (req.method === "POST" && url.pathname === "/v1/deployments/Old/redeploy")
+        return json(res, 201, deployment("New", "queued", { redeploy_of: "Old" }));
+      json(res, 200, deployment("New", "failed", { redeploy_of: "Old" }));
+    });
+    const plain = fakeIo(server.base);
+    expect(await run(["deployments", "redeploy", "Old"], plain.io, "0.0.0")).toBe(0);
+    expect(plain.stdout()).toBe("New queued (a redeploy of Old)\n");
+    const post = server.seen.find((s) => s.method === "POST");
+    expect(post?.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/);
+    const waited = fakeIo(server.base);
+    expect(await run(["deployments", "redeploy", "Old", "--wait"], waited.io, "0.0.0")).toBe(1);
+    expect(waited.stdout()).toMatch(/^New failed after/);
+  });
+});
+
+describe("deploy-platform variables", () => {
+  const result = (dry: boolean) => ({
+    version: 4,
+    dry_run: dry,
+    changes: [
+      { name: "A", action: "created", type: { from: null, to: "secret" }, value_changed: true },
+      { name: "B", action: "updated", type: { from: "string", to: "secret" }, value_changed: false },
+      { name: "C", action: "deleted", type: { from: "secret", to: null }, value_changed: true },
+      { name: "D", action: "unchanged", type: { from: "secret", to: "secret" }, value_changed: false },
+    ],
+  });
+
+  it("import --dry-run sends the file as one dry-run change and prints the diff, never a value", async () => {
+    const server = await fake((_req, res, _url, body) => json(res, 200, result(JSON.parse(body).dry_run)));
+    const t = fakeIo(server.base, { files: { ".env": 'A="s3cret-a"\nB=s3cret-b\n' } });
+    const args = [
+      "variables",
+      "import",
+      ".env",
+      "--environment",
+      "Env1",
+      "--dry-run",
+      "--replace",
+      "--type",
+      "secret",
+    ];
+    expect(await run(args, t.io, "0.0.0")).toBe(0);
+    const sent = server.seen[0];
+    expect(sent?.method).toBe("PATCH");
+    expect(sent?.path).toBe("/v1/environments/Env1/variables");
+    expect(JSON.parse(sent?.body ?? "")).toEqual({
+      dotenv: 'A="s3cret-a"\nB=s3cret-b\n',
+      mode: "replace",
+      dry_run: true,
+      type: "secret",
+    });
+    expect(t.stdout()).toBe(
+      [
+        "ACTION   NAME  TYPE             VALUE",
+        "created  A     secret           -",
+        "updated  B     string → secret  same",
+        "deleted  C     secret           -",
+        "dry run: would make version 4: 1 created, 1 updated, 1 deleted, 1 unchanged; nothing was changed",
+        "",
+      ].join("\n"),
+    );
+    expect(t.stdout()).not.toContain("s3cret");
+  });
+
+  it("import from stdin into a component, merge mode; export to a private file", async () => {
+    const server = await fake((_req, res, url, body) => {
+      if (url.pathname.endsWith("/export")) {
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+        return res.end('A="1"\nB="two \\"quoted\\""\n');
+      }
+      json(res, 200, { version: 2, dry_run: false, changes: JSON.parse(body).dotenv ? [] : [] });
+    });
+    const t = fakeIo(server.base, { stdin: "A=1\n" });
+    expect(await run(["variables", "import", "-", "--component", "Comp1"], t.io, "0.0.0"), t.stderr()).toBe(
+      0,
+    );
+    expect(server.seen[0]?.path).toBe("/v1/components/Comp1/variables");
+    expect(JSON.parse(server.seen[0]?.body ?? "")).toEqual({
+      dotenv: "A=1\n",
+      mode: "merge",
+      dry_run: false,
+    });
+    expect(t.stdout()).toBe("no change (version 2)\n");
+
+    const out = fakeIo(server.base);
+    expect(
+      await run(["variables", "export", "--environment", "Env1", "-o", "prod.env"], out.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen[1]?.path).toBe("/v1/environments/Env1/variables/export");
+    expect(out.files["prod.env"]).toBe('A="1"\nB="two \\"quoted\\""\n');
+    expect(out.modes["prod.env"]).toBe("600");
+    expect(out.stdout()).toBe("");
+    const printed = fakeIo(server.base);
+    expect(await run(["variables", "export", "--component", "Comp1"], printed.io, "0.0.0")).toBe(0);
+    expect(printed.stdout()).toBe('A="1"\nB="two \\"quoted\\""\n');
+  });
+
+  it("needs exactly one scope", async () => {
+    const t = fakeIo("http://127.0.0.1:1");
+    expect(await run(["variables", "export"], t.io, "0.0.0")).toBe(10);
+    expect(t.stderr()).toContain("--environment <id> or --component <id>");
+    const both = fakeIo("http://127.0.0.1:1");
+    expect(
+      await run(["variables", "export", "--environment", "a", "--component", "b"], both.io, "0.0.0"),
+    ).toBe(10);
+  });
+
+  it("a 409 (base_version) exits 11 with the API's code, message and cause on stderr", async () => {
+    const server = await fake((_req, res) =>
+      json(res, 409, {
+        code: "conflict",
+        message: "The scope changed.",
+        cause: [{ path: "base_version", message: "Now at 5." }],
+      }),
+    );
+    const t = fakeIo(server.base, { files: { e: "A=1" } });
+    expect(
+      await run(["variables", "import", "e", "--environment", "E", "--base-version", "4"], t.io, "0.0.0"),
+    ).toBe(11);
+    expect(JSON.parse(server.seen[0]?.body ?? "").base_version).toBe(4);
+    expect(t.stderr()).toBe(
+      "error: conflict: The scope changed. (HTTP 409, request req-1)\n  base_version: Now at 5.\n",
+    );
+    const j = fakeIo(server.base, { files: { e: "A=1" } });
+    expect(await run(["variables", "import", "e", "--environment", "E", "--json"], j.io, "0.0.0")).toBe(11);
+    expect(JSON.parse(j.stderr())).toMatchObject({ status: 409, error: { code: "conflict" } });
+  });
+});
+
+describe("deploy-platform keys", () => {
+  const record = {
+    id: "Key2",
+    name: "ci",
+    org_id: "O",
+    account_id: "A",
+    parent_id: "Key1",
+    scopes: ["deployments:read"],
+    project_ids: ["P1"],
+    expires_at: "2030-01-01T00:00:00.000Z",
+    last_used_at: null,
+    revoked_at: null,
+    created_at: "2026-11-22T10:04:05.123Z",
+  };
+
+  it("create sends the narrowing asked for and shows the key once; list; revoke", async () => {
+    const server = await fake((req, res) => {
+      if (req.method === "POST")
+        return json(res, 201, { ...record, key: "dpk_new" }, { "cache-control": "no-store" });
+      if (req.method === "DELETE") return void res.writeHead(204).end();
+      json(res, 200, { data: [record], has_more: false });
+    });
+    const c = fakeIo(server.base);
+    const args = [
+      "keys",
+      "create",
+      "--name",
+      "ci",
+      "--scope",
+      "deployments:read",
+      "--project",
+      "P1",
+      "--expires-at",
+      "2030-01-01T00:00:00Z",
+    ];
+    expect(await run(args, c.io, "0.0.0")).toBe(0);
+    expect(JSON.parse(server.seen[0]?.body ?? "")).toEqual({
+      name: "ci",
+      scopes: ["deployments:read"],
+      project_ids: ["P1"],
+      expires_at: "2030-01-01T00:00:00.000Z",
+    });
+    expect(c.stdout()).toContain("\ndpk_new\n");
+    expect(c.stderr()).toContain("only time the key is shown");
+
+    const open = fakeIo(server.base);
+    expect(await run(["keys", "create", "--all-projects", "--expires-at", "never"], open.io, "0.0.0")).toBe(
+      0,
+    );
+    expect(JSON.parse(server.seen[1]?.body ?? "")).toEqual({ project_ids: null, expires_at: null });
+
+    const l = fakeIo(server.base);
+    expect(await run(["keys", "list", "--account", "A"], l.io, "0.0.0")).toBe(0);
+    expect(server.seen[2]?.path).toBe("/v1/api-keys?account_id=A");
+    expect(l.stdout().split("\n")[1]).toMatch(
+      /^Key2\s+ci\s+A\s+Key1\s+deployments:read\s+2030-01-01T00:00:00.000Z\s+-\s+-$/,
+    );
+
+    const r = fakeIo(server.base);
+    expect(await run(["keys", "revoke", "Key2"], r.io, "0.0.0")).toBe(0);
+    expect(server.seen[3]).toMatchObject({ method: "DELETE", path: "/v1/api-keys/Key2" });
+    expect(r.stdout()).toBe("revoked Key2 and every key made from it\n");
+
+    const bad = fakeIo(server.base);
+    expect(await run(["keys", "create", "--expires-at", "tomorrow"], bad.io, "0.0.0")).toBe(10);
+    expect(server.seen).toHaveLength(4);
+  });
+});
+
+describe("configuration and failures", () => {
+  it("takes the flags over the environment, and refuses to run without a URL or key", async () => {
+    const server = await fake((req, res) =>
+      json(res, 200, { data: [], has_more: false, key: req.headers["x-api-key"] }),
+    );
+    const t = fakeIo("http://127.0.0.1:1");
+    expect(
+      await run(["projects", "list", "--url", server.base, "--api-key", "dpk_flag"], t.io, "1.2.3"),
+    ).toBe(0);
+    expect(server.seen[0]?.headers["x-api-key"]).toBe("dpk_flag");
+    expect(server.seen[0]?.headers["user-agent"]).toBe("deploy-platform-cli/1.2.3");
+    const none = fakeIo(server.base);
+    none.io.env = {};
+    expect(await run(["whoami"], none.io, "0.0.0")).toBe(10);
+    expect(none.stderr()).toContain("DEPLOY_PLATFORM_URL");
+    none.io.env = { DEPLOY_PLATFORM_URL: server.base };
+    expect(await run(["whoami"], none.io, "0.0.0")).toBe(10);
+    expect(none.stderr()).toContain("DEPLOY_PLATFORM_API_KEY");
+  });
+
+  it("exits 10 on bad usage, 12 when the API fails or cannot be reached", async () => {
+    const t = fakeIo("http://127.0.0.1:1");
+    expect(await run(["deployments", "frobnicate"], t.io, "0.0.0")).toBe(10);
+    expect(await run(["deployments", "wait"], t.io, "0.0.0")).toBe(10);
+    expect(await run(["deployments", "list", "--status", "done"], t.io, "0.0.0")).toBe(10);
+    expect(await run(["whoami"], t.io, "0.0.0")).toBe(12);
+    expect(t.stderr()).toMatch(/cannot reach the API/);
+    const server = await fake((_req, res) => json(res, 503, { code: "internal", message: "Down." }));
+    const down = fakeIo(server.base);
+    expect(await run(["deployments", "get", "X", "--json"], down.io, "0.0.0")).toBe(12);
+    expect(JSON.parse(down.stderr())).toEqual({
+      error: { code: "internal", message: "Down." },
+      status: 503,
+      request_id: expect.stringMatching(/^req-/),
+    });
+  }, 30_000);
+});
+
+describe("deploy-platform edge cases", () => {
+  it("a --timeout that is not a number of seconds is bad usage; a revoke refused with an empty body exits 11", async () => {
+    const server = await fake((_req, res) => void res.writeHead(404).end());
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "wait", "X", "--timeout", "soon"], t.io, "0.0.0")).toBe(10);
+    expect(await run(["deployments", "follow", "X", "--timeout", "-1"], t.io, "0.0.0")).toBe(10);
+    expect(t.stderr()).toContain("--timeout takes a number of seconds");
+    expect(server.seen).toHaveLength(0);
+    const r = fakeIo(server.base);
+    expect(await run(["keys", "revoke", "K"], r.io, "0.0.0")).toBe(11);
+    expect(r.stdout()).toBe("");
+    expect(r.stderr()).toMatch(/^error: not_found: HTTP 404 without an error body/);
+  });
+
+  it("a timeline that keeps failing exits 12", async () => {
+    const server = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end();
+    });
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "follow", "X"], t.io, "0.0.0")).toBe(12);
+    expect(t.stderr()).toMatch(/failed 9 times in a row\n$/);
+  }, 60_000);
+});

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiError, createDeployClient, waitForDeployment } from "../src/index.js";
+import { deployment, json, notFound, startFake } from "./fake-api.js";
+
+const ID = "Dep1Dep1Dep1Dep1Dep1De";
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+const client = (base: string) => createDeployClient({ baseUrl: base, apiKey: "dpk_test", maxAttempts: 1 });
+
+describe("waitForDeployment()", () => {
+  it("long-polls /wait with the time left (≤ 60 s) until the deployment is final", async () => {
+    let waits = 0;
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname === `/v1/deployments/${ID}`) return json(res, 200, deployment(ID, "queued"));
+      if (url.pathname === `/v1/deployments/${ID}/wait`) {
+        waits++;
+        return json(res, 200, deployment(ID, waits < 2 ? "in_progress" : "succeeded"));
+      }
+      notFound(res);
+    });
+    close = fake.close;
+    const seen: string[] = [];
+    const result = await waitForDeployment(client(fake.base), ID, {
+      timeoutMs: 600_000,
+      onUpdate: (d) => seen.push(d.status),
+    });
+    expect(result).toMatchObject({ timedOut: false, deployment: { status: "succeeded" } });
+    expect(seen).toEqual(["queued", "in_progress", "succeeded"]);
+    const polls = fake.seen.filter((s) => s.path.includes("/wait"));
+    expect(polls.map((s) => s.path)).toEqual([
+      `/v1/deployments/${ID}/wait?timeout=60`,
+      `/v1/deployments/${ID}/wait?timeout=60`,
+    ]);
+  });
+
+  it("answers at once for a final deployment, and times out with the last state", async () => {
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname === "/v1/deployments/Done") return json(res, 200, deployment("Done", "cancelled"));
+      if (url.pathname.endsWith("/wait")) return json(res, 200, deployment(ID, "in_progress"));
+      return json(res, 200, deployment(ID, "in_progress"));
+    });
+    close = fake.close;
+    const done = await waitForDeployment(client(fake.base), "Done");
+    expect(done).toMatchObject({ timedOut: false, deployment: { status: "cancelled" } });
+    expect(fake.seen).toHaveLength(1);
+    let clock = 0;
+    const late = await waitForDeployment(client(fake.base), ID, {
+      timeoutMs: 2500,
+      now: () => {
+        clock += 1000;
+        return clock;
+      },
+    });
+    expect(late).toMatchObject({ timedOut: true, deployment: { status: "in_progress" } });
+    // 1.5 s and then 0.5 s left: each poll asks for the time left, at least the 1 s minimum.
+    expect(fake.seen.filter((s) => s.path.includes("/wait")).map((s) => s.path.split("?")[1])).toEqual([
+      "timeout=1",
+      "timeout=1",
+    ]);
+  });
+
+  it("polls the deployment when the service does not serve /wait", async () => {
+    let gets = 0;
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname === `/v1/deployments/${ID}`) {
+        gets++;
+        return json(res, 200, deployment(ID, gets < 3 ? "in_progress" : "failed"));
+      }
+      notFound(res);
+    });
+    close = fake.close;
+    const sleeps: number[] = [];
+    const result = await waitForDeployment(client(fake.base), ID, {
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    expect(result.deployment.status).toBe("failed");
+    expect(sleeps).toEqual([1000, 1500]);
+  });
+
+  it("throws the API's error for an unknown deployment", async () => {
+    const fake = await startFake((_req, res) => notFound(res, "Deployment not found."));
+    close = fake.close;
+    await expect(waitForDeployment(client(fake.base), ID)).rejects.toBeInstanceOf(ApiError);
+  });
+});

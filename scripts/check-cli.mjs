@@ -1,0 +1,490 @@
+#!/usr/bin/env node
+// `npm run check:cli` (part of `npm test`): the TypeScript client as a user outside the repository
+// gets it. It runs the client's own unit tests (clients/typescript/test: fake servers for what
+// the service does not serve yet), packs the package, installs the tarball into a scratch
+// project in the system's temporary directory, and there, against `npm run dev` started on free
+// ports with its own state (scripts/dev-server.mjs):
+//   - type-checks and runs a consumer module that imports the package and calls the API;
+//   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
+//     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
+//     unreachable) on deployments the internal API makes and moves;
+//   - for the operations of API_CONTRACT §18–§21 (variable sets, the timeline, redeploy, keys):
+//     runs their cases when the service's /openapi.json documents them, and says "skip" when not.
+// Every answer comes from the real service; nothing is faked here.
+import { execFile as execFileCb, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { startDevServer } from "./dev-server.mjs";
+
+const execFile = promisify(execFileCb);
+const root = fileURLToPath(new URL("..", import.meta.url));
+const pkgDir = join(root, "clients", "typescript");
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const dir = mkdtempSync(join(tmpdir(), "check-cli-"));
+const scratch = join(dir, "scratch");
+const bin = join(scratch, "node_modules", ".bin", "deploy-platform");
+
+const failures = [];
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s`;
+function check(ok, what, detail) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${elapsed()} ${what}${ok ? "" : `: ${detail}`}`);
+  if (!ok) failures.push(what);
+}
+const skip = (what, why) => console.log(`skip ${what}: ${why}`);
+
+/** Runs a command to its end; resolves with its exit code and output, never rejects. */
+function runProcess(cmd, args, options = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.stdin.end(options.input ?? "");
+    child.on("error", (err) => resolve({ code: -1, stdout, stderr: `${stderr}${err}` }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `npm pack` of clients/typescript, installed into a scratch project outside the repository. */
+async function packAndInstall() {
+  const packed = await execFile(npm, ["pack", "--json", "--pack-destination", dir], { cwd: pkgDir });
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("[")));
+  const files = info.files.map((f) => f.path);
+  const tarball = join(dir, info.filename);
+  for (const f of [
+    "dist/index.js",
+    "dist/index.d.ts",
+    "dist/schema.d.ts",
+    "dist/cli/main.js",
+    "README.md",
+    "package.json",
+  ])
+    check(files.includes(f), `the tarball holds ${f}`, files.join(", "));
+  check(
+    !files.some((f) => f.startsWith("src/") || f.startsWith("test/")),
+    "the tarball holds no sources or tests",
+    files.join(", "),
+  );
+
+  mkdirSync(scratch);
+  writeFileSync(
+    join(scratch, "package.json"),
+    JSON.stringify({ name: "scratch", private: true, type: "module" }),
+  );
+  const install = await runProcess(
+    npm,
+    ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
+    {
+      cwd: scratch,
+    },
+  );
+  check(install.code === 0, "the tarball installs into a project outside the repository", install.stderr);
+  check(existsSync(bin), "the install links the deploy-platform bin", "no node_modules/.bin/deploy-platform");
+
+  // A consumer written as a user would, type-checked against the installed .d.ts files.
+  writeFileSync(
+    join(scratch, "consumer.ts"),
+    `declare const process: { env: Record<string, string> }; // no @types/node here
+import { createDeployClient, pages, type Deployment, type TimelineEntry } from "@deploy-platform/client";
+const api = createDeployClient({ baseUrl: process.env.DEPLOY_PLATFORM_URL, apiKey: process.env.DEPLOY_PLATFORM_API_KEY });
+const names: string[] = [];
+for await (const p of pages((after) => api.GET("/v1/projects", { params: { query: { after } } }))) names.push(p.name);
+const { error } = await api.GET("/v1/deployments/{id}", { params: { path: { id: "1111111111111111111111" } } });
+const last: Deployment["status"] | TimelineEntry["type"] = "queued";
+console.log(JSON.stringify({ names, error: error?.code, last }));
+`,
+  );
+  writeFileSync(
+    join(scratch, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "es2022",
+        module: "nodenext",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: [],
+        lib: ["es2022", "dom"],
+      },
+      files: ["consumer.ts"],
+    }),
+  );
+  const tsc = join(pkgDir, "node_modules", "typescript", "bin", "tsc");
+  const typed = await runProcess(process.execPath, [tsc, "-p", scratch], { cwd: scratch });
+  check(
+    typed.code === 0,
+    "a consumer type-checks against the installed package's .d.ts",
+    typed.stdout + typed.stderr,
+  );
+  const { transformSync } = await import("esbuild");
+  const consumerJs = transformSync(readFileSync(join(scratch, "consumer.ts"), "utf8"), { loader: "ts" }).code;
+  writeFileSync(join(scratch, "consumer.mjs"), consumerJs);
+}
+
+let server;
+let log = "";
+try {
+  // Three things at once: the server starts (wrangler, ~15 s); the unit tests run; the package is
+  // packed (its `prepack` builds it), installed into the scratch project, and a consumer of it
+  // type-checked there.
+  const serverReady = startDevServer(join(dir, "dev"));
+  serverReady.catch(() => {});
+  const unitRun = runProcess(npm, ["test", "--silent"], {
+    cwd: pkgDir,
+    env: { ...process.env, CI: "true", NO_COLOR: "1" },
+  });
+  await packAndInstall();
+  const unit = await unitRun;
+  const summary = unit.stdout.match(/Tests\s+.*\(\d+\)/)?.[0];
+  check(
+    unit.code === 0,
+    `the client's unit tests pass (${summary ?? "no summary"})`,
+    `${unit.stdout}\n${unit.stderr}`,
+  );
+
+  server = await serverReady;
+  const { base, keyFile } = server;
+  const key = readFileSync(keyFile, "utf8").trim();
+  const env = { ...process.env, DEPLOY_PLATFORM_URL: base, DEPLOY_PLATFORM_API_KEY: key };
+  const cli = (args, extra = {}) =>
+    runProcess(bin, args, { cwd: scratch, env: { ...env, ...extra.env }, input: extra.input });
+  const adminToken = readFileSync(join(root, ".dev.vars"), "utf8")
+    .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
+    ?.trim();
+  const internal = async (method, path, body) => {
+    const res = await fetch(`${base}/internal/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} /internal/v1${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  const doc = await (await fetch(`${base}/openapi.json`)).json();
+  const serves = (path, method) => Boolean(doc.paths?.[path]?.[method]);
+
+  // Independent commands run side by side: each is a Node process start.
+  const [consumer, who, projects, table] = await Promise.all([
+    runProcess(process.execPath, ["consumer.mjs"], { cwd: scratch, env }),
+    cli(["whoami"]),
+    cli(["projects", "list", "--json"]),
+    cli(["projects", "list"]),
+  ]);
+  const consumed = consumer.code === 0 ? JSON.parse(consumer.stdout) : null;
+  check(
+    consumed?.names?.includes("demo") && consumed.error === "not_found",
+    "the installed package calls the local API (pages, typed errors)",
+    consumer.stdout + consumer.stderr,
+  );
+  check(
+    who.code === 0 && /^organization:\s+\S+/m.test(who.stdout),
+    "whoami prints the key's identity",
+    JSON.stringify(who),
+  );
+  const project = projects.code === 0 ? JSON.parse(projects.stdout).data[0] : null;
+  check(project?.name === "demo", "projects list --json prints the envelope", JSON.stringify(projects));
+  check(
+    table.code === 0 && /^ID\s+NAME\s+CONNECTION/.test(table.stdout) && table.stdout.includes(project?.id),
+    "projects list prints a table",
+    JSON.stringify(table),
+  );
+
+  // Deployments made and moved by the internal API, the way the engine does.
+  const envId = project.default_environment_id;
+  const stack = await internal("POST", `/environments/${envId}/stacks`, { name: "web" });
+  const newDeployment = () =>
+    internal("POST", `/environments/${envId}/deployments`, { stack_ids: [stack.id], data: { patch: [] } });
+  const move = (id, status, reason) =>
+    internal("PATCH", `/deployments/${id}`, {
+      status,
+      stacks: [{ id: stack.id, status, ...(reason ? { status_reason: reason } : {}) }],
+    });
+  const later = (ms, fn) => new Promise((r) => setTimeout(r, ms)).then(fn);
+
+  const errors = Promise.all([
+    cli(["deployments", "get", "1111111111111111111111", "--json"]),
+    cli(["whoami"], { env: { DEPLOY_PLATFORM_API_KEY: "dpk_wrong" } }),
+    cli(["deployments", "wait"]),
+    cli(["whoami", "--url", "http://127.0.0.1:9"]),
+  ]);
+  const [good, bad, stuck] = await Promise.all([newDeployment(), newDeployment(), newDeployment()]);
+  await move(stuck.id, "in_progress");
+  const drive = Promise.all([
+    later(800, () => move(good.id, "in_progress")).then(() => later(800, () => move(good.id, "succeeded"))),
+    later(800, () => move(bad.id, "in_progress")).then(() =>
+      later(800, () => move(bad.id, "failed", "exit 1")),
+    ),
+  ]);
+  const [waitGood, waitBad, timedOut] = await Promise.all([
+    cli(["deployments", "wait", good.id, "--timeout", "60"]),
+    cli(["deployments", "wait", bad.id, "--timeout", "60"]),
+    cli(["deployments", "wait", stuck.id, "--timeout", "2"]),
+  ]);
+  await drive;
+  const [missing, badKey, usage, unreachable] = await errors;
+  check(
+    missing.code === 11 && JSON.parse(missing.stderr || "{}").error?.code === "not_found",
+    "--json errors are JSON on stderr",
+    JSON.stringify(missing),
+  );
+  check(
+    badKey.code === 11 && badKey.stderr.startsWith("error: unauthenticated:"),
+    "a wrong key exits 11, unauthenticated",
+    JSON.stringify(badKey),
+  );
+  check(
+    usage.code === 10 && /Not enough non-option arguments/.test(usage.stderr),
+    "bad usage exits 10",
+    JSON.stringify(usage),
+  );
+  check(
+    unreachable.code === 12 && /cannot reach the API/.test(unreachable.stderr),
+    "an unreachable API exits 12",
+    JSON.stringify(unreachable),
+  );
+
+  check(
+    waitGood.code === 0 && waitGood.stdout.startsWith(`${good.id} succeeded`),
+    "wait exits 0 when it succeeds",
+    JSON.stringify(waitGood),
+  );
+  check(
+    waitBad.code === 1 && waitBad.stdout.startsWith(`${bad.id} failed`),
+    "wait exits 1 when it fails",
+    JSON.stringify(waitBad),
+  );
+  check(waitGood.stderr === "", "no spinner when stderr is not a terminal", JSON.stringify(waitGood.stderr));
+
+  check(
+    timedOut.code === 3 && /timed out after 2 s/.test(timedOut.stderr),
+    "wait exits 3 on timeout",
+    JSON.stringify(timedOut),
+  );
+  const cancelled = await cli(["deployments", "cancel", stuck.id]);
+  check(
+    cancelled.code === 0 && cancelled.stdout === `${stuck.id} cancelled\n`,
+    "cancel cancels",
+    JSON.stringify(cancelled),
+  );
+  const waitCancelled = await cli(["deployments", "wait", stuck.id]);
+  check(waitCancelled.code === 2, "wait exits 2 for a cancelled deployment", JSON.stringify(waitCancelled));
+  const again = await cli(["deployments", "cancel", stuck.id]);
+  check(
+    again.code === 11 && /^error: conflict: .+\(HTTP 409, request \S+\)$/m.test(again.stderr),
+    "a refused request exits 11 with the API's code and message on stderr",
+    JSON.stringify(again),
+  );
+
+  const listed = await cli([
+    "deployments",
+    "list",
+    "--environment",
+    envId,
+    "--status",
+    "succeeded",
+    "--json",
+  ]);
+  const listedIds = listed.code === 0 ? JSON.parse(listed.stdout).data.map((d) => d.id) : [];
+  check(
+    listedIds.length === 1 && listedIds[0] === good.id,
+    "deployments list filters by environment and status",
+    JSON.stringify(listed),
+  );
+  const got = await cli(["deployments", "get", bad.id]);
+  check(
+    got.code === 0 && /^status:\s+failed$/m.test(got.stdout) && got.stdout.includes("exit 1"),
+    "deployments get shows it and its stacks",
+    JSON.stringify(got),
+  );
+
+  // §19: follow, when the service serves the timeline.
+  if (serves("/v1/deployments/{id}/timeline", "get")) {
+    for (const [final, code] of [
+      ["succeeded", 0],
+      ["failed", 1],
+    ]) {
+      const d = await newDeployment();
+      const following = cli(["deployments", "follow", d.id, "--timeout", "60"]);
+      await later(500, () => move(d.id, "in_progress"));
+      await internal("POST", `/deployments/${d.id}/logs`, {
+        lines: [{ message: "step one" }, { message: "warn", stream: "stderr", stack_id: stack.id }],
+      });
+      await later(300, () =>
+        internal("POST", `/deployments/${d.id}/logs`, { lines: [{ message: "step two" }] }),
+      );
+      await move(d.id, final, final === "failed" ? "exit 1" : undefined);
+      const r = await following;
+      const lines = r.stdout.trimEnd().split("\n");
+      check(
+        r.code === code &&
+          lines.at(-1) === `${d.id} ${final}` &&
+          lines.filter((l) => / step one$/.test(l)).length === 1 &&
+          lines.some((l) => l.endsWith(`[${stack.id}] ! warn`)) &&
+          lines.some((l) => l.endsWith(" step two")),
+        `follow prints each entry once and exits ${code} when it ${final}`,
+        JSON.stringify(r),
+      );
+    }
+  } else
+    skip(
+      "deployments follow",
+      "the service does not serve GET /v1/deployments/{id}/timeline yet (API_CONTRACT §19)",
+    );
+
+  // §18: a .env round trip and a dry run, when the service serves variable sets.
+  if (
+    serves("/v1/environments/{environment_id}/variables", "patch") &&
+    serves("/v1/environments/{environment_id}/variables/export", "get")
+  ) {
+    const put = (name, value) =>
+      fetch(`${base}/v1/environments/${envId}/variables`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ name, type: "secret", value }),
+      });
+    await put("DATABASE_URL", "postgres://u:p@db/app");
+    await put("GREETING", 'say "hi"\nthen \\ leave');
+    const versions = async () =>
+      (
+        await (
+          await fetch(`${base}/v1/environments/${envId}/variables/versions`, {
+            headers: { "x-api-key": key },
+          })
+        ).json()
+      ).data.map((v) => v.version);
+    const before = await versions();
+    const exported = await cli(["variables", "export", "--environment", envId, "-o", "prod.env"]);
+    const text = exported.code === 0 ? readFileSync(join(scratch, "prod.env"), "utf8") : "";
+    check(
+      exported.code === 0 && text.includes("DATABASE_URL=") && text.includes("GREETING="),
+      "variables export writes the .env file",
+      JSON.stringify(exported),
+    );
+    const dry = await cli([
+      "variables",
+      "import",
+      "prod.env",
+      "--environment",
+      envId,
+      "--replace",
+      "--type",
+      "secret",
+      "--dry-run",
+    ]);
+    check(
+      dry.code === 0 && /dry run: no change/.test(dry.stdout),
+      "a dry run of the export shows no change",
+      JSON.stringify(dry),
+    );
+    writeFileSync(join(scratch, "edited.env"), `${text}NEW_ONE=fresh-value\n`);
+    const preview = await cli(["variables", "import", "edited.env", "--environment", envId, "--dry-run"]);
+    check(
+      preview.code === 0 &&
+        /^created\s+NEW_ONE\s+secret/m.test(preview.stdout) &&
+        !preview.stdout.includes("fresh-value") &&
+        !preview.stdout.includes("postgres://"),
+      "a dry run prints the diff, never a value",
+      JSON.stringify(preview),
+    );
+    const applied = await cli([
+      "variables",
+      "import",
+      "prod.env",
+      "--environment",
+      envId,
+      "--replace",
+      "--type",
+      "secret",
+    ]);
+    check(
+      applied.code === 0 && /no change/.test(applied.stdout),
+      "importing the export changes nothing",
+      JSON.stringify(applied),
+    );
+    const reexported = await cli(["variables", "export", "--environment", envId]);
+    check(
+      reexported.stdout === text,
+      "the .env round-trips unchanged",
+      JSON.stringify([text, reexported.stdout]),
+    );
+    check(
+      JSON.stringify(await versions()) === JSON.stringify(before),
+      "the dry runs and the no-change import made no version",
+      JSON.stringify(before),
+    );
+  } else
+    skip(
+      "variables export | import",
+      "the service does not serve PATCH {scope}/variables and its export yet (API_CONTRACT §18)",
+    );
+
+  // §20: redeploy.
+  if (serves("/v1/deployments/{id}/redeploy", "post")) {
+    const r = await cli(["deployments", "redeploy", bad.id, "--json"]);
+    const made = r.code === 0 ? JSON.parse(r.stdout) : null;
+    check(
+      made?.status === "queued" && made.redeploy_of === bad.id,
+      "redeploy makes a queued copy",
+      JSON.stringify(r),
+    );
+  } else
+    skip(
+      "deployments redeploy",
+      "the service does not serve POST /v1/deployments/{id}/redeploy yet (API_CONTRACT §20)",
+    );
+
+  // §21: keys that make keys.
+  if (serves("/v1/api-keys", "post")) {
+    const created = await cli(["keys", "create", "--name", "ci", "--scope", "deployments:read", "--json"]);
+    const made = created.code === 0 ? JSON.parse(created.stdout) : null;
+    check(
+      made?.key?.startsWith("dpk_") && made.scopes.join() === "deployments:read",
+      "keys create makes a narrower key",
+      JSON.stringify(created),
+    );
+    const narrow = await cli(["deployments", "list"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
+    const refused = await cli(["projects", "list"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
+    check(
+      narrow.code === 0 && refused.code === 11,
+      "the new key can do what it was given and no more",
+      JSON.stringify([narrow, refused]),
+    );
+    const listedKeys = await cli(["keys", "list", "--all", "--json"]);
+    check(
+      listedKeys.code === 0 && JSON.parse(listedKeys.stdout).data.some((k) => k.id === made?.id),
+      "keys list shows it",
+      JSON.stringify(listedKeys),
+    );
+    const revoked = await cli(["keys", "revoke", made?.id]);
+    const after = await cli(["whoami"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
+    check(
+      revoked.code === 0 && after.code === 11,
+      "keys revoke revokes it",
+      JSON.stringify([revoked, after]),
+    );
+  } else
+    skip(
+      "keys create | list | revoke",
+      "the service does not serve POST /v1/api-keys yet (API_CONTRACT §21)",
+    );
+} catch (err) {
+  failures.push(String(err));
+  console.error(err);
+} finally {
+  log = server?.log() ?? log;
+  server?.stop();
+  await new Promise((r) => setTimeout(r, 500));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (failures.length > 0) {
+  console.error(`\ncheck:cli failed (${failures.length}). The server's output:\n${log}`);
+  process.exit(1);
+}
+console.log("check:cli: the packed client and its CLI work outside the repository.");
