@@ -1,5 +1,5 @@
 /** A small HTTP client over the real Worker (`exports.default.fetch`): no mocks of the platform. */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, evictDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { createApp } from "../../src/app";
 import { expectDocumentedResponse } from "./openapi";
@@ -58,6 +58,19 @@ export function brokenRateLimiter(
 
 /** The RATE_LIMITER object of `subject` (`key:<id>`, `ip:<address>`): the real Durable Object. */
 export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
+
+/**
+ * Restarts a Durable Object: its next call runs its constructor again and reads its storage
+ * afresh. The runtime may already have evicted an idle object on its own (it refuses to evict one
+ * that is not running), which leaves it in the same state.
+ */
+export async function restartObject(stub: DurableObjectStub): Promise<void> {
+  try {
+    await evictDurableObject(stub);
+  } catch (err) {
+    if (!(err instanceof Error && /not currently running/.test(err.message))) throw err;
+  }
+}
 
 /** The production rate limits: the test configuration's RATE_LIMITS override removed. */
 export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;

@@ -4,7 +4,7 @@
  * of the isolate (its bound is setBounded's, tested here directly: filling 10,000 keys through
  * D1 would take minutes). On the real Durable Object and real D1; no timing.
  */
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../src/context";
@@ -16,6 +16,7 @@ import {
   KEY_CACHE_MAX_ENTRIES,
   keyCacheSize,
 } from "../../src/services/api-keys/authenticate";
+import { restartObject } from "../helpers/api";
 import { createOrgWithOwner } from "../helpers/factories";
 
 const rows = (state: DurableObjectState) =>
@@ -42,7 +43,7 @@ describe("the limiter object's storage", () => {
         state.storage.sql.exec("UPDATE window_hits SET at = at - 60001, until = until - 60001");
       });
       // The object keeps its windows in memory: restart it so it reads the aged rows.
-      await evictDurableObject(stub);
+      await restartObject(stub);
     }
     // Idle: the clean-up alarm leaves the object without any storage.
     expect(await runDurableObjectAlarm(stub)).toBe(true);

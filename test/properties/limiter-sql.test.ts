@@ -4,10 +4,11 @@
  * memory is exactly what its table holds. On the real Durable Object; the object's SQL handle
  * is wrapped to record each statement and delegate it.
  */
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
+import { restartObject } from "../helpers/api";
 
 type Internals = { sql: SqlStorage; windows: Map<string, number[]> };
 
@@ -55,7 +56,7 @@ describe("a limiter object's SQL per request", () => {
       for (let i = 0; i < 5; i++) admit(instance);
       instance.recordBookmark("0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b");
     });
-    await evictDurableObject(stub);
+    await restartObject(stub);
     await runInDurableObject(stub, (instance: RateLimiter) => {
       const first = recording(instance, () => admit(instance));
       expect(first.result.decision.remaining).toBe(94);

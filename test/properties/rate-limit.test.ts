@@ -4,12 +4,7 @@
  * Every request here runs with the production limits (the test configuration raises them for
  * the other files), so these tests exercise the real numbers.
  */
-import {
-  evictDurableObject,
-  listDurableObjectIds,
-  runDurableObjectAlarm,
-  runInDurableObject,
-} from "cloudflare:test";
+import { listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
@@ -22,6 +17,7 @@ import {
   limiterOf,
   PRODUCTION_LIMITS,
   type RequestOptions,
+  restartObject,
 } from "../helpers/api";
 import { type Caller, createApiKey, createOrgWithOwner, createProject, unique } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
@@ -266,7 +262,7 @@ describe("durability and storage", () => {
     const ids = await listDurableObjectIds(env.RATE_LIMITER);
     expect(ids.some((id) => id.equals(stub.id))).toBe(true);
 
-    await evictDurableObject(stub);
+    await restartObject(stub);
     const after = await request("GET", "/v1/orgs", { key: owner.key });
     expect(limits(after, "default").remaining).toBe(94);
     expect(await usageOf(subject)).toEqual({ default: 6 });
@@ -287,7 +283,7 @@ describe("durability and storage", () => {
       state.storage.sql.exec("UPDATE window_hits SET at = at - 60001, until = until - 60001");
     await runInDurableObject(stub, (_instance: RateLimiter, state) => age(state));
     // The object keeps its windows in memory: restart it so it reads the aged rows.
-    await evictDurableObject(stub);
+    await restartObject(stub);
     const res = await request("GET", "/v1/orgs", { key: owner.key });
     expect(limits(res, "default")).toMatchObject({ remaining: 99, reset: 60 });
     // The default window was pruned on access; orgs-create waits for the alarm.
