@@ -94,6 +94,10 @@ const HEADERS = {
     description: "The path where the record this answer carries is read.",
     schema: { type: "string" as const },
   },
+  XContentTypeOptions: {
+    description: "API_CONTRACT §22: on every response; a browser reads an answer only as its declared type.",
+    schema: { type: "string" as const, enum: ["nosniff"] },
+  },
   CacheControlNoStore: {
     description: "This answer holds a secret shown only here: no cache may keep it.",
     schema: { type: "string" as const, enum: ["no-store"] },
@@ -118,6 +122,7 @@ export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
   "RateLimit-Policy": headerRef("RateLimitPolicy"),
   RateLimit: headerRef("RateLimit"),
   "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
+  "X-Content-Type-Options": headerRef("XContentTypeOptions"),
   // Registered in ./document.ts beside its request parameter.
   "X-D1-Bookmark": headerRef("D1Bookmark"),
 };

@@ -65,7 +65,8 @@ export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 /**
  * A request to the Worker. The response of a documented operation (a method and path that fall
  * under an operation of /openapi.json) is checked against the document unless `unchecked`: the
- * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts).
+ * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts). Every
+ * response, documented or not, must carry `X-Content-Type-Options: nosniff` (`expectNoSniff`).
  */
 export async function request<T = unknown>(
   method: string,
@@ -96,8 +97,15 @@ export async function request<T = unknown>(
     }
   }
   const response = { status: res.status, body: parsed as T, headers: res.headers, raw };
+  expectNoSniff(method, path, response);
   if (!options.unchecked) await expectDocumentedResponse(method, path, response);
   return response;
+}
+
+/** API_CONTRACT §22: every response, of every path and status, carries `X-Content-Type-Options: nosniff`. */
+export function expectNoSniff(method: string, path: string, res: Pick<ApiResponse, "status" | "headers">) {
+  if (res.headers.get("x-content-type-options") !== "nosniff")
+    throw new Error(`${method} ${path} → ${res.status}: no X-Content-Type-Options: nosniff`);
 }
 
 async function fetchWith(req: Request, bindings: Partial<Env> & Record<string, unknown>): Promise<Response> {
