@@ -12,9 +12,10 @@ export type RequestOptions = {
   headers?: Record<string, string>;
   /**
    * Send `body` as-is instead of JSON-encoding it: a string (which `fetch` labels
-   * `text/plain;charset=UTF-8` unless a content-type is given) or bytes (no content-type added).
+   * `text/plain;charset=UTF-8` unless a content-type is given), bytes or a stream (no content-type
+   * added; a stream goes without content-length, as a chunked upload).
    */
-  rawBody?: string | Uint8Array;
+  rawBody?: string | Uint8Array | ReadableStream<Uint8Array>;
   /**
    * Bindings to run this request with instead of the test configuration's (through the same app,
    * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
@@ -79,7 +80,7 @@ export async function request<T = unknown>(
     ...options.headers,
   };
   if (options.key) headers["x-api-key"] = options.key;
-  let body: string | Uint8Array | undefined;
+  let body: string | Uint8Array | ReadableStream<Uint8Array> | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
