@@ -17,6 +17,9 @@ import { registerListQueryParameters } from "./lists";
 /** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
 export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
 
+/** A D1 bookmark: 8, 8 and 8 hex digits and 32 more, joined by dashes (59 characters, all the pattern allows). */
+const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 59 };
+
 /** What the routes refer to under `components`, registered once the routes are. */
 export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAPIRegistry"]): void {
   registry.register("Error", ErrorSchema);
@@ -36,7 +39,7 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
       "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
       "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
       "made with the same key. A value that is not a bookmark is `400 bad_input`.",
-    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+    schema: D1_BOOKMARK_SCHEMA,
   });
   registry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
     description:
@@ -44,7 +47,7 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
       "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
       "as fresh as the write replayed.",
-    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+    schema: D1_BOOKMARK_SCHEMA,
   });
   registerConditionalComponents(registry, PUBLIC_RESPONSE_HEADERS);
 }
