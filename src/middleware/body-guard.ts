@@ -10,9 +10,9 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * JSON only, UTF-8 only, at most 1 MiB, nested at most 64 levels, no key twice in one object, no
  * unpaired UTF-16 surrogate in any key or string (API_CONTRACT §6, §17, §22), checked before
- * anything executes. The body is read
- * once here (stopping as soon as it passes the limit) and handed to the validators via
- * Hono's body cache, so it is never read twice.
+ * anything executes. The body is read once (src/http/raw-body.ts: whole within the time
+ * allowed, no more than 1 MiB of it kept) and handed to the validators via Hono's body cache, so
+ * it is never read twice.
  */
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!BODY_METHODS.has(c.req.method)) return next();

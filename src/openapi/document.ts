@@ -97,6 +97,8 @@ export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>): void {
  * load code from elsewhere nor send what it reads away. The page's one inline script (the call
  * that starts the renderer) is admitted by its SHA-256; the renderer injects its own styles,
  * so inline styles are allowed (they cannot fetch from another origin: `img-src`, `font-src`).
+ * No `'unsafe-eval'`: the renderer only probes for it (a `new Function` it catches), and a browser
+ * reports that probe as a violation in its console.
  */
 async function docsContentSecurityPolicy(html: string): Promise<string> {
   const inline = [...html.matchAll(/<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
