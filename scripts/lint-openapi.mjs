@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Lints the generated OpenAPI document (part of `npm test`): Redocly `recommended` and
 // Spectral `spectral:oas` must report nothing; the Spectral OWASP ruleset must report nothing
-// in what a client sends (parameters, request bodies and every schema they reach). OWASP
-// findings in response schemas are printed as a count only.
+// (errors and warnings alike) in what a client sends: parameters and request bodies, inline or
+// in `components`, and every schema they reach. OWASP findings in responses are printed as a
+// count only.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -63,27 +64,32 @@ const oas = findings.filter((f) => !f.code.startsWith("owasp:"));
 for (const f of oas) console.error(`spectral ${f.code}: ${f.message} ${f.path.join(".")}`);
 if (oas.length > 0) failed = true;
 
-// Schemas a client sends: reachable from parameters and request bodies.
-const requestSchemas = new Set();
+// What a client sends: every parameter and request body, where it is written (an operation's or a
+// path's `parameters` and `requestBody`) and every component they reach through `$ref`
+// (`components.parameters`, `components.requestBodies`, the schemas inside them). A component that
+// a response also uses still counts as sent.
+const sent = new Set(); // "section/name", e.g. "parameters/IfMatch", "schemas/Project"
 const visit = (node) => {
   if (Array.isArray(node)) return node.forEach(visit);
   if (!node || typeof node !== "object") return;
-  const ref = typeof node.$ref === "string" && /^#\/components\/schemas\/(.+)$/.exec(node.$ref)?.[1];
-  if (ref && !requestSchemas.has(ref)) {
-    requestSchemas.add(ref);
-    visit(doc.components.schemas[ref]);
+  const ref = typeof node.$ref === "string" && /^#\/components\/([^/]+)\/(.+)$/.exec(node.$ref);
+  if (ref && !sent.has(`${ref[1]}/${ref[2]}`)) {
+    sent.add(`${ref[1]}/${ref[2]}`);
+    visit(doc.components?.[ref[1]]?.[ref[2]]);
   }
   for (const value of Object.values(node)) visit(value);
 };
 for (const item of Object.values(doc.paths)) {
+  visit(item.parameters);
   for (const op of Object.values(item)) {
     visit(op.parameters);
     visit(op.requestBody);
   }
 }
 const inRequest = (path) =>
-  (path[0] === "paths" && (path[3] === "parameters" || path[3] === "requestBody")) ||
-  (path[0] === "components" && path[1] === "schemas" && requestSchemas.has(path[2]));
+  (path[0] === "paths" &&
+    (path[2] === "parameters" || path[3] === "parameters" || path[3] === "requestBody")) ||
+  (path[0] === "components" && sent.has(`${path[1]}/${path[2]}`));
 const owasp = findings.filter((f) => f.code.startsWith("owasp:"));
 const owaspRequest = owasp.filter(
   (f) => inRequest(f.path) || (f.path[0] !== "paths" && f.path[0] !== "components"),

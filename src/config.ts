@@ -30,10 +30,22 @@ export type Config = {
    * (a JSON object of policy → limit, set only by the test configuration) raises some of them.
    */
   rateLimits: Record<RateLimitPolicy, number>;
+  /**
+   * How long a request body may take to arrive whole (src/http/raw-body.ts): BODY_TIMEOUT_MS, unless
+   * REQUEST_BODY_TIMEOUT_MS (a positive integer, set only by tests that trickle a body) replaces it.
+   */
+  bodyTimeoutMs: number;
 };
 
+/** A request body arrives whole within 30 s of the service starting to read it, else `408 timeout`. */
+export const BODY_TIMEOUT_MS = 30_000;
+
 /** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
-type OptionalBindings = { VARIABLES_KEY_PREVIOUS?: string; RATE_LIMITS?: string };
+type OptionalBindings = {
+  VARIABLES_KEY_PREVIOUS?: string;
+  RATE_LIMITS?: string;
+  REQUEST_BODY_TIMEOUT_MS?: string;
+};
 
 export function parseConfig(env: Env): Config {
   const optional = env as Env & OptionalBindings;
@@ -41,8 +53,12 @@ export function parseConfig(env: Env): Config {
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
     variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
+    bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
   };
 }
+
+const positiveInteger = (text: string | undefined): number | undefined =>
+  text && /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : undefined;
 
 const overridesCache = new Map<string, Record<RateLimitPolicy, number>>();
 

@@ -8,10 +8,11 @@ const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * JSON only, UTF-8 only, at most 1 MiB, nested at most 64 levels, no unpaired UTF-16
- * surrogate in any key or string (API_CONTRACT §6, §17), checked before anything executes. The body is read
- * once here (stopping as soon as it passes the limit) and handed to the validators via
- * Hono's body cache, so it is never read twice.
+ * JSON only, UTF-8 only, at most 1 MiB, nested at most 64 levels, no key twice in one object, no
+ * unpaired UTF-16 surrogate in any key or string (API_CONTRACT §6, §17, §22), checked before
+ * anything executes. The body is read once (src/http/raw-body.ts: whole within the time
+ * allowed, no more than 1 MiB of it kept) and handed to the validators via Hono's body cache, so
+ * it is never read twice.
  */
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!BODY_METHODS.has(c.req.method)) return next();
@@ -53,12 +54,18 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   }
   // Before parsing: nothing downstream (validation, JSON.stringify into D1) meets a value
   // deep enough to exhaust the stack.
-  assertDepth(text);
+  const duplicate = scanJson(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     throw badInput("The request body is not valid JSON.");
+  }
+  // A proxy that reads the first of two values must never see another request than this service.
+  if (duplicate !== undefined) {
+    throw badInput("The request body holds the same key twice in one object.", [
+      { path: wellFormedPath(duplicate), message: "Duplicate key: each key may appear once in an object." },
+    ]);
   }
   assertWellFormed(parsed);
   cache.json = Promise.resolve(parsed);
@@ -109,26 +116,69 @@ const CLOSE = 0x7d; // }
 const CLOSE_ARRAY = 0x5d; // ]
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
 
-/** One pass over the text (no recursion), so a 20,000-deep value is refused as cheaply as any. */
-function assertDepth(text: string): void {
-  let depth = 0;
-  let inString = false;
+/** An object or array the scan is inside: an object's keys so far and the member being read, an array's index. */
+type Frame = { keys: Set<string> | null; key: string; index: number; expectKey: boolean };
+
+/**
+ * One pass over the text, before it is parsed (no recursion, so a 20,000-deep value is refused as
+ * cheaply as any): refuses nesting deeper than MAX_JSON_DEPTH at once, and returns the path of
+ * the first key an object holds twice (API_CONTRACT §22), which `JSON.parse` would silently take
+ * the last of. The text may not be JSON at all: the caller parses it next and reports that first.
+ */
+function scanJson(text: string): string | undefined {
+  const stack: Frame[] = [];
+  let duplicate: string | undefined;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === BACKSLASH) i++;
-      else if (ch === QUOTE) inString = false;
-    } else if (ch === QUOTE) {
-      inString = true;
+    const top = stack[stack.length - 1];
+    if (ch === QUOTE) {
+      const start = i;
+      for (i++; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c === BACKSLASH) i++;
+        else if (c === QUOTE) break;
+      }
+      if (top?.keys && top.expectKey && duplicate === undefined) {
+        const key = keyText(text, start, i);
+        if (key !== undefined && top.keys.has(key)) duplicate = pathOf(stack, key);
+        else if (key !== undefined) top.keys.add(key);
+        top.key = key ?? "";
+      }
     } else if (ch === OPEN || ch === OPEN_ARRAY) {
-      if (++depth > MAX_JSON_DEPTH) {
+      if (stack.length >= MAX_JSON_DEPTH) {
         throw badInput(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
       }
+      stack.push({ keys: ch === OPEN ? new Set() : null, key: "", index: 0, expectKey: ch === OPEN });
     } else if (ch === CLOSE || ch === CLOSE_ARRAY) {
-      depth--;
+      stack.pop();
+    } else if (ch === COLON && top) {
+      top.expectKey = false;
+    } else if (ch === COMMA && top) {
+      if (top.keys) top.expectKey = true;
+      else top.index++;
     }
   }
+  return duplicate;
+}
+
+/** The key a JSON string token spells (escapes decoded), or undefined when it is no valid string. */
+function keyText(text: string, start: number, end: number): string | undefined {
+  const raw = text.slice(start + 1, end);
+  if (!raw.includes("\\")) return raw;
+  try {
+    return JSON.parse(text.slice(start, end + 1)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The dotted path of `key` inside the innermost open object: `configuration.changelog`, `data.patch.0.op`. */
+function pathOf(stack: Frame[], key: string): string {
+  const parts = stack.slice(0, -1).map((frame) => (frame.keys ? frame.key : String(frame.index)));
+  return [...parts, key].join(".");
 }
 
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
@@ -158,11 +208,10 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
 
-/** The path names a key with U+FFFD in place of its surrogate: the answer itself stays well-formed. */
+/** A path names a key with U+FFFD in place of its surrogate: the answer itself stays well-formed. */
+const wellFormedPath = (path: string) => path.replace(LONE_SURROGATES, "\uFFFD");
+
 const unpaired = (path: string, what = "value") =>
   badInput("Strings must be well-formed Unicode.", [
-    {
-      path: path.replace(LONE_SURROGATES, "\uFFFD"),
-      message: `The ${what} contains an unpaired UTF-16 surrogate.`,
-    },
+    { path: wellFormedPath(path), message: `The ${what} contains an unpaired UTF-16 surrogate.` },
   ]);

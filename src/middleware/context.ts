@@ -2,7 +2,8 @@
  * The request's service context (src/context.ts), assembled here and nowhere else, in the order
  * the request learns its parts:
  * 1. `requestContext`, first on every path: the request's id (a well-formed incoming
- *    `x-request-id`, else a new one, echoed on every response) and the context every later
+ *    `x-request-id`, else a new one, echoed on every response, with `X-Content-Type-Options:
+ *    nosniff`, API_CONTRACT §22) and the context every later
  *    middleware, handler and the error boundary share (one logger, config and db handle). Until
  *    the route's own session opens, only authentication reads (the key lookup of a cold key),
  *    which any replica can serve.
@@ -46,11 +47,16 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   } catch (err) {
     // No context without bindings: the error boundary answers, still under the request's id.
     c.header("x-request-id", requestId);
+    c.header(NOSNIFF[0], NOSNIFF[1]);
     throw err;
   }
   await next();
   c.res.headers.set("x-request-id", requestId);
+  c.res.headers.set(NOSNIFF[0], NOSNIFF[1]);
 });
+
+/** A browser never guesses a response's type from its bytes: a JSON error is never run as a script. */
+const NOSNIFF = ["X-Content-Type-Options", "nosniff"] as const;
 
 export function setCaller(c: Context<AppEnv>, identity: Identity): void {
   c.set("ctx", withIdentity(c.get("ctx"), identity));

@@ -17,12 +17,15 @@ import type { AppEnv } from "../http/app-env";
 export const CORS_PATHS = ["/v1", "/v1/*", "/openapi.json", "/docs/*"] as const;
 
 export const CORS_ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE";
+// API_CONTRACT §16, grown by §22: a page sends back the `X-D1-Bookmark` a response carried, and an
+// EventSource that reconnects sends `Last-Event-ID`.
 export const CORS_ALLOW_HEADERS =
-  "x-api-key, content-type, idempotency-key, if-match, if-none-match, x-request-id";
+  "x-api-key, content-type, idempotency-key, if-match, if-none-match, x-request-id, x-d1-bookmark, " +
+  "last-event-id";
 export const CORS_MAX_AGE = "86400";
 export const CORS_EXPOSE_HEADERS =
   "x-request-id, etag, location, retry-after, idempotent-replayed, x-ratelimit-limit, " +
-  "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
+  "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy, x-d1-bookmark, content-location";
 
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
   if (

@@ -6,6 +6,7 @@ import type { AppEnv } from "../http/app-env";
 import type { RouteLookup } from "../http/route-meta";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
+import { anonymousClient } from "../lib/ip-address";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
 
@@ -20,14 +21,14 @@ export type LimitOutcome = {
   settle: (request: SettleRequest) => Promise<void>;
 };
 
-/** The limiter object of a subject (`key:<api key id>` or `ip:<client ip>`); no I/O. */
+/** The limiter object of a subject (`key:<api key id>` or `ip:<client>`); no I/O. */
 export function limiterOf(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
 
 /**
  * One Durable Object call: count this request against `policy` for `subject`
- * (`key:<api key id>` or `ip:<client ip>`).
+ * (`key:<api key id>` or `ip:<client>`, an IPv4 address or an IPv6 /64).
  *
  * Fail open: if the limiter cannot be reached or throws, the request is served without
  * rate-limit headers, and the failure is logged. Rate limiting protects capacity; it is
@@ -94,12 +95,12 @@ export const rateLimited = (headers: Record<string, string>) =>
 
 /**
  * A request that failed authentication counts against the `anonymous` policy of its client
- * IP, so key guessing is throttled: it answers its 401 with the rate-limit headers, or 429
- * once that IP is over its limit.
+ * (an IPv4 address, or an IPv6 /64: `anonymousClient`), so key guessing is throttled: it answers
+ * its 401 with the rate-limit headers, or 429 once that client is over its limit.
  */
 export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Promise<never> {
-  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-  const outcome = await countRequest(c, `ip:${ip}`, "anonymous");
+  const client = anonymousClient(c.req.header("cf-connecting-ip") ?? "unknown");
+  const outcome = await countRequest(c, `ip:${client}`, "anonymous");
   if (!outcome.allowed) throw rateLimited(outcome.headers);
   throw new ApiError(refusal.code, refusal.message, undefined, outcome.headers);
 }

@@ -5,6 +5,7 @@
  * the document's tags.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { BODY_TIMEOUT_MS } from "../config";
 import { ERROR_CODES } from "../errors";
 import { API_KEY_CHALLENGE } from "../http/error-handler";
 
@@ -32,7 +33,7 @@ export const errorResponses = {
   401: errorResponse("`unauthenticated`: missing, malformed, unknown, revoked or expired API key."),
   403: errorResponse("`unauthorized` (organization role too low) or `forbidden` (project role too low)."),
   404: errorResponse("`not_found`: no such resource, or not visible to the caller."),
-  408: errorResponse("`timeout`: a timeout elsewhere in the system."),
+  408: errorResponse("`timeout`: the request body did not arrive whole in time, or a timeout elsewhere."),
   409: errorResponse("`conflict`: the request conflicts with the current state."),
   429: errorResponse("`rate`: rate limit exceeded; retry after `Retry-After` seconds."),
   500: errorResponse("`internal`: internal failure; a retry may succeed."),
@@ -94,6 +95,10 @@ const HEADERS = {
     description: "The path where the record this answer carries is read.",
     schema: { type: "string" as const },
   },
+  XContentTypeOptions: {
+    description: "API_CONTRACT §22: on every response; a browser reads an answer only as its declared type.",
+    schema: { type: "string" as const, enum: ["nosniff"] },
+  },
   CacheControlNoStore: {
     description: "This answer holds a secret shown only here: no cache may keep it.",
     schema: { type: "string" as const, enum: ["no-store"] },
@@ -118,6 +123,7 @@ export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {
   "RateLimit-Policy": headerRef("RateLimitPolicy"),
   RateLimit: headerRef("RateLimit"),
   "Access-Control-Allow-Origin": headerRef("AccessControlAllowOrigin"),
+  "X-Content-Type-Options": headerRef("XContentTypeOptions"),
   // Registered in ./document.ts beside its request parameter.
   "X-D1-Bookmark": headerRef("D1Bookmark"),
 };
@@ -144,7 +150,11 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
     code: "not_found",
     description: "no such resource, or not visible to the caller.",
   },
-  408: { name: "Timeout", code: "timeout", description: "a timeout elsewhere in the system." },
+  408: {
+    name: "Timeout",
+    code: "timeout",
+    description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or a timeout elsewhere in the system.`,
+  },
   409: { name: "Conflict", code: "conflict", description: "the request conflicts with the current state." },
   429: {
     name: "RateLimited",

@@ -9,6 +9,7 @@
  *   on every GET.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { HEADER_VALUE_PATTERN, MAX_HEADER_BYTES } from "./primitives";
 
 type Ref = { $ref: string };
 const ref = (kind: "parameters" | "headers" | "responses", name: string): Ref => ({
@@ -22,7 +23,14 @@ export function registerConditionalComponents(
   registry: OpenAPIHono["openAPIRegistry"],
   sharedHeaders: Record<string, unknown>,
 ): void {
-  const etagList = { type: "string" as const, example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"' };
+  // Any header value (a value that names no ETag is refused or ignored as described, never 400):
+  // bounded only by what the platform lets through.
+  const etagList = {
+    type: "string" as const,
+    maxLength: MAX_HEADER_BYTES,
+    pattern: HEADER_VALUE_PATTERN,
+    example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"',
+  };
   registry.registerComponent("parameters", "IdempotencyKey", {
     name: "Idempotency-Key",
     in: "header",

@@ -4,6 +4,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import { encodeBase64 } from "hono/utils/encode";
 import { D1_BOOKMARK_HEADER, D1_BOOKMARK_PATTERN_SOURCE } from "../db/session";
 import type { AppEnv } from "../http/app-env";
 import { setBounded } from "../lib/bounded-map";
@@ -16,6 +17,9 @@ import { registerListQueryParameters } from "./lists";
 
 /** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
 export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+
+/** A D1 bookmark: 8, 8 and 8 hex digits and 32 more, joined by dashes (59 characters, all the pattern allows). */
+const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 59 };
 
 /** What the routes refer to under `components`, registered once the routes are. */
 export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAPIRegistry"]): void {
@@ -36,7 +40,7 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
       "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
       "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
       "made with the same key. A value that is not a bookmark is `400 bad_input`.",
-    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+    schema: D1_BOOKMARK_SCHEMA,
   });
   registry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
     description:
@@ -44,7 +48,7 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
       "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
       "as fresh as the write replayed.",
-    schema: { type: "string", pattern: D1_BOOKMARK_PATTERN_SOURCE },
+    schema: D1_BOOKMARK_SCHEMA,
   });
   registerConditionalComponents(registry, PUBLIC_RESPONSE_HEADERS);
 }
@@ -65,21 +69,59 @@ export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>): void {
     return c.json(document);
   });
   // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
-  app.get(
-    "/docs",
-    Scalar({
-      url: "/openapi.json",
-      pageTitle: "Deployment Platform API",
-      cdn: DOCS_RENDERER_PATH,
-      withDefaultFonts: false,
-      // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
-      agent: { disabled: true },
-    } as Parameters<typeof Scalar>[0]),
-  );
+  const page = Scalar<AppEnv>({
+    url: "/openapi.json",
+    pageTitle: "Deployment Platform API",
+    cdn: DOCS_RENDERER_PATH,
+    withDefaultFonts: false,
+    // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
+    agent: { disabled: true },
+    // Its developer toolbar offers to upload the document to Scalar's registry: never shown.
+    showDeveloperTools: "never",
+  } as Parameters<typeof Scalar<AppEnv>>[0]);
+  let policy: { html: string; csp: string } | undefined;
+  app.get("/docs", async (c, next) => {
+    const html = await ((await page(c, next)) as Response).text();
+    if (policy?.html !== html) policy = { html, csp: await docsContentSecurityPolicy(html) };
+    return c.html(html, 200, { "Content-Security-Policy": policy.csp });
+  });
   app.get(DOCS_RENDERER_PATH, async (c) => {
     const asset = await c.env.ASSETS.fetch(c.req.raw);
     return new Response(asset.body, asset); // mutable headers, for x-request-id
   });
+}
+
+/**
+ * The /docs page admits only its own origin: its renderer script, the document and the "try it"
+ * requests all come from here, so a script injected into the page (or the document) can neither
+ * load code from elsewhere nor send what it reads away. The page's one inline script (the call
+ * that starts the renderer) is admitted by its SHA-256; the renderer injects its own styles,
+ * so inline styles are allowed (they cannot fetch from another origin: `img-src`, `font-src`).
+ * No `'unsafe-eval'`: the renderer only probes for it (a `new Function` it catches), and a browser
+ * reports that probe as a violation in its console.
+ */
+async function docsContentSecurityPolicy(html: string): Promise<string> {
+  const inline = [...html.matchAll(/<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+    (m) => m[1] ?? "",
+  );
+  const hashes = await Promise.all(
+    inline.map(async (script) => {
+      const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(script));
+      return `'sha256-${encodeBase64(digest)}'`;
+    }),
+  );
+  return [
+    "default-src 'self'",
+    `script-src 'self' ${hashes.join(" ")}`.trim(),
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'self'",
+  ].join("; ");
 }
 
 /** The document's top level; `servers` names the origin that serves it. */

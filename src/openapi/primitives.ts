@@ -84,14 +84,28 @@ export const text = (min: number, max: number) => wellFormed(z.string().min(min)
 /** Cloudflare refuses a URL longer than 16 KB before any Worker runs (Workers platform limits). */
 export const MAX_URL_BYTES = 16 * 1024;
 
+/** Nor does a request header longer than 16 KB reach a Worker (Workers platform limits). */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** A request header's value as RFC 9110 §5.5 writes it: visible characters, spaces and tabs. */
+export const HEADER_VALUE_PATTERN = "^[\\t\\x20-\\x7E\\x80-\\xFF]*$";
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
  * A repeatable query filter SPEC.md leaves free (`x=a&x=b`, or `x=a,b`): the values of `item`, a
  * value given twice counting once wherever it is used. No limit but the URL's: every value takes
  * at least one byte and a separator, so no URL that reaches the Worker holds more than
  * MAX_URL_BYTES / 2, the published `maxItems` (a bound, not a rule of ours).
+ *
+ * Published as what a client sends, so that a validator reading the document takes both forms:
+ * an exploded array (`x=a&x=b`) whose every occurrence is one value or several joined by commas
+ * (`x=a,b`, one occurrence). For an enum, the pattern spells out its values.
  */
 export function queryList<T extends z.ZodType>(item: T, description: string) {
   const maxItems = MAX_URL_BYTES / 2;
+  const values = item instanceof z.ZodEnum ? (item.options as string[]) : undefined;
+  const one = values ? `(?:${values.map(escapeRegExp).join("|")})` : "[^,]+";
   return (
     z
       .preprocess(
@@ -102,8 +116,21 @@ export function queryList<T extends z.ZodType>(item: T, description: string) {
             : (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(",")),
         z.array(item).max(maxItems).optional(),
       )
-      // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
-      .openapi({ param: { style: "form", explode: true }, description, maxItems })
+      // Spelled out: the generator reads the preprocessed (unknown) input.
+      .openapi({
+        param: { style: "form", explode: true },
+        description: values
+          ? `${description} Values: ${values.map((v) => `\`${v}\``).join(", ")}.`
+          : description,
+        type: "array",
+        maxItems,
+        items: {
+          type: "string",
+          pattern: `^${one}(?:,${one})*$`,
+          maxLength: MAX_URL_BYTES,
+          ...(values ? { example: values.slice(0, 2).join(",") } : {}),
+        },
+      })
   );
 }
 

@@ -9,7 +9,9 @@ import { slackText } from "./slack";
 import { checkWebhookUrl } from "./url-guard";
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
-const MAX_ERROR_LENGTH = 500;
+
+/** Every failure to reach a receiver that is not a timeout: unresolved, refused, reset, TLS. */
+export const NETWORK_ERROR = "Network error: the receiver could not be reached, or the connection failed.";
 
 /** `signingSecrets`: the newest first; each adds a `v1,` signature (rotation overlap). */
 export type DeliveryTarget = { type: IntegrationType; url: string; signingSecrets: readonly string[] };
@@ -78,10 +80,11 @@ export async function attemptDelivery(
     if (retryAfter !== undefined) outcome.retryAfterSeconds = retryAfter;
     return outcome;
   } catch (err) {
+    // The class of failure, never the network's own message: that names what the Worker can
+    // and cannot reach (a resolver's answer, a refused port, a peer's reset), which would turn a
+    // test send, answered at once, into a probe of the network around it.
     const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-    const error = timedOut
-      ? `Timed out after ${opts.timeoutMs ?? DELIVERY_TIMEOUT_MS} ms.`
-      : `Network error: ${String(err)}`;
-    return { ok: false, statusCode: null, error: error.slice(0, MAX_ERROR_LENGTH), durationMs: elapsed() };
+    const error = timedOut ? `Timed out after ${opts.timeoutMs ?? DELIVERY_TIMEOUT_MS} ms.` : NETWORK_ERROR;
+    return { ok: false, statusCode: null, error, durationMs: elapsed() };
   }
 }

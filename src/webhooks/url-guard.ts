@@ -10,6 +10,8 @@
  * outbound fetch does not reach private networks, which covers names pointing inside.
  * Pure: the caller passes `allowInsecure` (ALLOW_INSECURE_WEBHOOKS, local development only).
  */
+import { parseIPv4 } from "../lib/ip-address";
+
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
 export const MAX_URL_LENGTH = 2048;
@@ -50,7 +52,7 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
   if (url.protocol !== "https:") return refuse("Must be an https:// URL.");
   const host = url.hostname.replace(/\.$/, "");
   if (host.startsWith("[")) return refuse(`Must name a public host, not an IP address (${ipv6Kind(host)}).`);
-  const v4 = parseDottedIPv4(host);
+  const v4 = parseIPv4(host);
   if (v4) return refuse(`Must name a public host, not an IP address (${ipv4Kind(v4)}).`);
   if (PRIVATE_SUFFIXES.some((s) => host === s || host.endsWith(`.${s}`))) {
     return refuse("Must name a public host, not a local or reserved name.");
@@ -58,13 +60,6 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
   if (host === "" || !host.includes(".")) return refuse("Must name a public host (a fully qualified name).");
   if (url.username !== "" || url.password !== "") return refuse("Must not contain credentials.");
   return { ok: true, url };
-}
-
-function parseDottedIPv4(host: string): number[] | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (!m) return undefined;
-  const parts = m.slice(1).map(Number);
-  return parts.every((p) => p <= 255) ? parts : undefined;
 }
 
 /** Names the kind of address, so the refusal says why it would be unsafe. */

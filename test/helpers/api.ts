@@ -12,9 +12,10 @@ export type RequestOptions = {
   headers?: Record<string, string>;
   /**
    * Send `body` as-is instead of JSON-encoding it: a string (which `fetch` labels
-   * `text/plain;charset=UTF-8` unless a content-type is given) or bytes (no content-type added).
+   * `text/plain;charset=UTF-8` unless a content-type is given), bytes or a stream (no content-type
+   * added; a stream goes without content-length, as a chunked upload).
    */
-  rawBody?: string | Uint8Array;
+  rawBody?: string | Uint8Array | ReadableStream<Uint8Array>;
   /**
    * Bindings to run this request with instead of the test configuration's (through the same app,
    * with its own execution context), e.g. `PRODUCTION_LIMITS` or a broken VARIABLES_KEY.
@@ -78,7 +79,8 @@ export const PRODUCTION_LIMITS = { RATE_LIMITS: "" } as const;
 /**
  * A request to the Worker. The response of a documented operation (a method and path that fall
  * under an operation of /openapi.json) is checked against the document unless `unchecked`: the
- * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts).
+ * status is declared, a body is JSON matching the declared schema (test/helpers/openapi.ts). Every
+ * response, documented or not, must carry `X-Content-Type-Options: nosniff` (`expectNoSniff`).
  */
 export async function request<T = unknown>(
   method: string,
@@ -91,7 +93,7 @@ export async function request<T = unknown>(
     ...options.headers,
   };
   if (options.key) headers["x-api-key"] = options.key;
-  let body: string | Uint8Array | undefined;
+  let body: string | Uint8Array | ReadableStream<Uint8Array> | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
@@ -109,8 +111,15 @@ export async function request<T = unknown>(
     }
   }
   const response = { status: res.status, body: parsed as T, headers: res.headers, raw };
+  expectNoSniff(method, path, response);
   if (!options.unchecked) await expectDocumentedResponse(method, path, response);
   return response;
+}
+
+/** API_CONTRACT §22: every response, of every path and status, carries `X-Content-Type-Options: nosniff`. */
+export function expectNoSniff(method: string, path: string, res: Pick<ApiResponse, "status" | "headers">) {
+  if (res.headers.get("x-content-type-options") !== "nosniff")
+    throw new Error(`${method} ${path} → ${res.status}: no X-Content-Type-Options: nosniff`);
 }
 
 async function fetchWith(req: Request, bindings: Partial<Env> & Record<string, unknown>): Promise<Response> {

@@ -1,7 +1,7 @@
 /** Shared by the tests of the error model and cross-cutting HTTP behaviour (test/properties/errors/; API_CONTRACT §6, §9 auth). */
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { ApiResponse } from "./api";
+import { type ApiResponse, expectNoSniff } from "./api";
 import { expectError as expectErrorBody } from "./expect";
 import { expectDocumentedResponse } from "./openapi";
 
@@ -19,8 +19,8 @@ export function expectErrorResponse(res: ApiResponse<unknown>, status: number, c
 }
 
 /**
- * A raw request to the Worker: any body bytes, any headers. Its answer is checked against
- * /openapi.json as `request`'s are.
+ * A raw request to the Worker: any body bytes, any headers. Its answer is checked as `request`'s
+ * are: against /openapi.json, and for `X-Content-Type-Options`.
  */
 export async function raw(
   method: string,
@@ -38,6 +38,7 @@ export async function raw(
     body = text;
   }
   const response = { status: res.status, body, headers: res.headers, raw: text };
+  expectNoSniff(method, path, response);
   await expectDocumentedResponse(method, path, response);
   return response;
 }

@@ -1,4 +1,4 @@
-/** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16). */
+/** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16, grown by §22). */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DOCS_RENDERER_PATH } from "../../src/openapi/document";
@@ -7,7 +7,7 @@ import { createOrgWithOwner, createProject } from "../helpers/factories";
 
 const EXPOSED =
   "x-request-id, etag, location, retry-after, idempotent-replayed, x-ratelimit-limit, " +
-  "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy";
+  "x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy, x-d1-bookmark, content-location";
 const ORIGIN = "https://app.example.org";
 
 function preflight(path: string, headers: Record<string, string> = {}) {
@@ -47,7 +47,8 @@ describe("preflight", () => {
     expectCors(res);
     expect(res.headers.get("access-control-allow-methods")).toBe("GET, POST, PUT, PATCH, DELETE");
     expect(res.headers.get("access-control-allow-headers")).toBe(
-      "x-api-key, content-type, idempotency-key, if-match, if-none-match, x-request-id",
+      "x-api-key, content-type, idempotency-key, if-match, if-none-match, x-request-id, x-d1-bookmark, " +
+        "last-event-id",
     );
     expect(res.headers.get("access-control-max-age")).toBe("86400");
     expect(res.headers.get("x-request-id")).toMatch(/\S/);
@@ -132,6 +133,34 @@ describe("actual requests", () => {
       expect(res.status, path).toBe(200);
       expectCors(res);
     }
+  });
+});
+
+describe("a page can carry bookmarks and resume a stream (§22)", () => {
+  it("a preflight admits X-D1-Bookmark and Last-Event-ID, and a page reads X-D1-Bookmark and Content-Location", async () => {
+    const asked = await preflight("/v1/projects", {
+      "access-control-request-method": "GET",
+      "access-control-request-headers": "x-api-key, x-d1-bookmark, last-event-id",
+    });
+    const allowed = (asked.headers.get("access-control-allow-headers") ?? "").split(/,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["x-d1-bookmark", "last-event-id"]));
+
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const read = await request("GET", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      headers: { origin: ORIGIN },
+    });
+    const exposed = (read.headers.get("access-control-expose-headers") ?? "").split(/,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(["x-d1-bookmark", "content-location"]));
+    // What the page can then read and send back: a bookmark, on any response that reached D1.
+    const bookmark = read.headers.get("x-d1-bookmark");
+    expect(bookmark).toMatch(/\S/);
+    const again = await request("GET", `/v1/projects/${project.id}`, {
+      key: owner.key,
+      headers: { origin: ORIGIN, "x-d1-bookmark": bookmark ?? "" },
+    });
+    expect(again.status).toBe(200);
   });
 });
 

@@ -245,3 +245,80 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     expect([pair.status, pair.body.description]).toEqual([201, "rocket 🚀"]);
   });
 });
+
+describe("a key twice in one object is 400 before anything executes (§22)", () => {
+  const post = (path: string, rawBody: string, key: string, headers: Record<string, string> = {}) =>
+    request<ErrorBody>("POST", path, {
+      key,
+      rawBody,
+      headers: {
+        "content-type": "application/json",
+        ...(key ? {} : { authorization: `Bearer ${env.ADMIN_TOKEN}` }),
+        ...headers,
+      },
+    });
+
+  it("names the key by its dotted path, at any depth, however the key is spelled", async () => {
+    const { owner, project, environmentId } = await createProjectEnvironment();
+    const stack = await createStack(environmentId);
+    const counts = async () => [
+      await countRows("projects", { orgId: owner.orgId }),
+      await countRows("notification_integrations", { projectId: project.id }),
+      await countRows("deployments", { projectId: project.id }),
+    ];
+    const before = await counts();
+    const integrations = `/v1/projects/${project.id}/notification-integrations`;
+    const cases: Array<[string, string, string, string]> = [
+      // The classic smuggle: a proxy reading the first value sees a number, JSON.parse the last.
+      ["/v1/projects", '{"name":123,"name":"x"}', owner.key, "name"],
+      ["/v1/projects", `{"name":"${unique("p")}","description":null,"name":"y"}`, owner.key, "name"],
+      // An escape spells the same key: `\u006e` is `n`.
+      ["/v1/projects", '{"name":"a","\\u006eame":"b"}', owner.key, "name"],
+      ["/v1/projects", '{"na\\"me":1,"na\\"me":2}', owner.key, 'na"me'],
+      [
+        integrations,
+        '{"type":"webhook","url":"https://hooks.example.com/d","configuration":{"changelog":true,"changelog":false}}',
+        owner.key,
+        "configuration.changelog",
+      ],
+      [
+        `/internal/v1/environments/${environmentId}/deployments`,
+        `{"stack_ids":["${stack.id}"],"data":{"patch":[{"op":"add","path":"/x","value":1},{"op":"add","op":"remove","path":"/y"}]}}`,
+        "",
+        "data.patch.1.op",
+      ],
+    ];
+    for (const [path, rawBody, key, field] of cases) {
+      const res = await post(path, rawBody, key);
+      expect([res.status, res.body.code], rawBody).toEqual([400, "bad_input"]);
+      expect(res.body.cause, rawBody).toEqual([{ path: field, message: expect.stringMatching(/once/) }]);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it("the same key in two objects, or as a value, is no duplicate", async () => {
+    const { owner, environmentId } = await createProjectEnvironment();
+    const stack = await createStack(environmentId);
+    const name = unique("name");
+    const project = await post("/v1/projects", `{"name":"${name}","description":"name"}`, owner.key);
+    expect([project.status, project.raw]).toEqual([201, expect.any(String)]);
+    const deployment = await post(
+      `/internal/v1/environments/${environmentId}/deployments`,
+      `{"stack_ids":["${stack.id}"],"data":{"patch":[{"op":"add","path":"/a","value":{"op":1}},{"op":"add","path":"/b","value":[{"k":1},{"k":2}]}]}}`,
+      "",
+    );
+    expect(deployment.status, deployment.raw).toBe(201);
+  });
+
+  it("is refused before the Idempotency-Key is used: the mended request runs under the same key", async () => {
+    const { owner } = await createProjectEnvironment();
+    const key = unique("dup");
+    const name = unique("p");
+    const refused = await post("/v1/projects", `{"name":1,"name":"${name}"}`, owner.key, {
+      "idempotency-key": key,
+    });
+    expect(refused.status).toBe(400);
+    const mended = await post("/v1/projects", `{"name":"${name}"}`, owner.key, { "idempotency-key": key });
+    expect([mended.status, mended.headers.get("idempotent-replayed")]).toEqual([201, null]);
+  });
+});

@@ -6,6 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../../src/idempotency/store";
+import { anonymousClient } from "../../src/lib/ip-address";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { type ApiResponse, brokenRateLimiter, limiterOf, PRODUCTION_LIMITS, request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
@@ -246,7 +247,7 @@ describe("Idempotency-Key: refusals", () => {
     });
     expect(unauth.status).toBe(401);
     expect(
-      await runInDurableObject(limiterOf(`ip:${ip}`), (instance: RateLimiter) =>
+      await runInDurableObject(limiterOf(`ip:${anonymousClient(ip)}`), (instance: RateLimiter) =>
         instance.idempotencyEntries(),
       ),
     ).toBe(0);

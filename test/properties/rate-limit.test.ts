@@ -7,6 +7,7 @@
 import { listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { anonymousClient } from "../../src/lib/ip-address";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import {
@@ -237,7 +238,7 @@ describe("anonymous policy (60 / 60 s per client IP)", () => {
       headers: { "cf-connecting-ip": ip },
     });
     expectRefused(refused, "anonymous", 60);
-    expect(await usageOf(`ip:${ip}`)).toEqual({ anonymous: 60 });
+    expect(await usageOf(`ip:${anonymousClient(ip)}`)).toEqual({ anonymous: 60 });
 
     // Another IP is independent, and a valid key from the throttled IP is not anonymous.
     const other = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": freshClientIp() } });
@@ -250,6 +251,53 @@ describe("anonymous policy (60 / 60 s per client IP)", () => {
     });
     expect(valid.status).toBe(200);
     expect(limits(valid, "default").remaining).toBe(99);
+  });
+});
+
+describe("anonymous policy: who a client is (§22)", () => {
+  /** `n` failed authentications, each from the address `addressOf(i)`; their statuses. */
+  const fail = async (n: number, addressOf: (i: number) => string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": addressOf(i) } });
+      statuses.push(res.status);
+    }
+    return statuses;
+  };
+  const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+  it("an IPv6 client holds its whole /64: 70 addresses of one /64 share one window of 60", async () => {
+    // A /64 of the documentation prefix no other test uses; the interface IDs vary in every group.
+    const prefix = freshClientIp().split(":").slice(0, 4).join(":");
+    const spellings = (i: number) =>
+      [
+        `${prefix}:${((i * 7919) & 0xffff).toString(16)}:${i.toString(16)}:1:${(i + 1).toString(16)}`,
+        `${prefix.toUpperCase()}::${i.toString(16)}`,
+        `[${prefix}:0:0:${i.toString(16)}:1]`,
+      ][i % 3] as string;
+    const statuses = await fail(70, spellings);
+    expect([count(statuses, 401), count(statuses, 429)]).toEqual([60, 10]);
+    expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
+    expect(await usageOf(`ip:${prefix}::/64`)).toEqual({ anonymous: 60 });
+
+    // The neighbouring /64 is another client.
+    const [a, b, c, d] = prefix.split(":") as [string, string, string, string];
+    const next = `${a}:${b}:${c}:${(Number.parseInt(d, 16) ^ 1).toString(16)}::1`;
+    const other = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": next } });
+    expect([other.status, other.headers.get("x-ratelimit-remaining")]).toEqual([401, "59"]);
+  });
+
+  it("an IPv4 client is its own address, however a dual-stack socket spells it", async () => {
+    const [x = 0, y = 0] = crypto.getRandomValues(new Uint8Array(2));
+    // The benchmarking range (RFC 2544), one address no other test uses.
+    const address = `198.18.${x}.${y}`;
+    const mapped = (i: number) => (i % 2 === 0 ? address : `::ffff:${address}`);
+    expect(await fail(61, mapped)).toEqual([...Array(60).fill(401), 429]);
+    // Its neighbour (the same /24, the same /64 of mapped space) is another client.
+    const neighbour = `::ffff:198.18.${x}.${(y + 1) % 256}`;
+    const other = await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": neighbour } });
+    expect([other.status, other.headers.get("x-ratelimit-remaining")]).toEqual([401, "59"]);
+    expect(await usageOf(`ip:${address}`)).toEqual({ anonymous: 60 });
   });
 });
 

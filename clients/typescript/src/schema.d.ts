@@ -1579,6 +1579,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
@@ -1597,6 +1598,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
@@ -1615,6 +1617,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
@@ -1633,6 +1636,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
@@ -1641,7 +1645,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `timeout`: a timeout elsewhere in the system. */
+        /** @description `timeout`: the request body did not arrive whole within 30 s, or a timeout elsewhere in the system. */
         Timeout: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -1651,6 +1655,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
@@ -1669,6 +1674,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 "Retry-After": components["headers"]["RetryAfterInFlight"];
@@ -1688,6 +1694,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
@@ -1706,6 +1713,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
@@ -1723,6 +1731,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 [name: string]: unknown;
             };
@@ -1740,6 +1749,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1756,6 +1766,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1774,6 +1785,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
@@ -1790,6 +1802,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1808,6 +1821,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1826,6 +1840,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1846,6 +1861,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1864,6 +1880,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1882,6 +1899,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1900,6 +1918,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1918,6 +1937,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -1952,10 +1972,10 @@ export interface components {
         EnvironmentId: components["schemas"]["Id"];
         Id: components["schemas"]["Id"];
         StackId: components["schemas"]["Id"];
-        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
-        StatusQuery: components["schemas"]["DeploymentStatus"][];
+        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+        StatusQuery: string[];
         /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
-        ActionQuery: string[] | null;
+        ActionQuery: string[];
         /** @description Only entries of requests made as this account. */
         ActorAccountIdQuery: string;
     };
@@ -1983,6 +2003,8 @@ export interface components {
         Location: string;
         /** @description The path where the record this answer carries is read. */
         ContentLocation: string;
+        /** @description API_CONTRACT §22: on every response; a browser reads an answer only as its declared type. */
+        XContentTypeOptions: "nosniff";
         /** @description This answer holds a secret shown only here: no cache may keep it. */
         CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
@@ -2029,6 +2051,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2077,6 +2100,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2159,6 +2183,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2206,6 +2231,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2258,6 +2284,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2372,6 +2399,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2424,6 +2452,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2474,6 +2503,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2521,6 +2551,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2574,6 +2605,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2623,6 +2655,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2673,6 +2706,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2723,6 +2757,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2772,6 +2807,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2825,6 +2861,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2913,6 +2950,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2961,6 +2999,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -3011,6 +3050,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -3061,6 +3101,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -3090,8 +3131,8 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. */
-                type?: components["schemas"]["EventType"][];
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`. */
+                type?: string[];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
@@ -3116,6 +3157,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -3162,6 +3204,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -3244,6 +3287,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -3296,6 +3340,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3372,6 +3417,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
@@ -3697,7 +3743,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3811,6 +3857,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3841,7 +3888,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3879,7 +3926,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3932,6 +3979,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;

@@ -20,8 +20,13 @@ import {
   createStack,
 } from "../../helpers/factories";
 import { operations } from "../../helpers/openapi";
+import { allowTheLocalReceiver } from "../../helpers/webhooks";
 import { INTERNAL_STEPS } from "./internal-steps";
 import { PUBLIC_STEPS } from "./public-steps";
+
+// The steps' webhook integrations deliver to the local receiver (http://127.0.0.1): no test
+// sends to a real host name.
+allowTheLocalReceiver();
 
 /** One step per state-changing operation, by operationId (public-steps.ts, internal-steps.ts). */
 const SCENARIO = { ...PUBLIC_STEPS, ...INTERNAL_STEPS };

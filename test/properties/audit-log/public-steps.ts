@@ -1,9 +1,8 @@
 /** The guard's steps for the public operations (test/properties/audit-log/guard.test.ts), by operationId. */
-import { env } from "cloudflare:test";
 import { internalOk } from "../../helpers/api";
 import { call, type Step, secrets, VALUE } from "../../helpers/audit-log";
 import { createProject, unique } from "../../helpers/factories";
-import { writeDelivery, writeEvent } from "../../helpers/webhooks";
+import { hook, writeDelivery, writeEvent } from "../../helpers/webhooks";
 
 export const PUBLIC_STEPS: Record<string, Step> = {
   createProject: async (s) => {
@@ -124,7 +123,8 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       `/v1/projects/${s.project.id}/notification-integrations`,
       {
         key: s.owner.key,
-        body: { type: "webhook", url: "https://hooks.example.com/audit", configuration: { changelog: true } },
+        // The local receiver: the steps' events and the redelivery reach it, never a real host.
+        body: { type: "webhook", url: hook(unique("audit")), configuration: { changelog: true } },
       },
     );
     s.integrationId = res.body.id;
@@ -161,19 +161,11 @@ export const PUBLIC_STEPS: Record<string, Step> = {
     };
   },
   testIntegration: async (s) => {
-    // An integration whose stored URL the send-time check refuses: the test answers at once.
     const { id } = await internalOk<{ id: string }>(
       "POST",
       `/projects/${s.project.id}/notification-integrations`,
-      {
-        type: "webhook",
-        url: "https://hooks.example.com/audit-test",
-        configuration: {},
-      },
+      { type: "webhook", url: hook(unique("audit-test")), configuration: {} },
     );
-    await env.DB.prepare("UPDATE notification_integrations SET url = ? WHERE id = ?")
-      .bind("http://127.0.0.1:9/refused", id)
-      .run();
     const res = await call("POST", `/v1/projects/${s.project.id}/notification-integrations/${id}/test`, {
       key: s.owner.key,
     });

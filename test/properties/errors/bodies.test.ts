@@ -2,13 +2,14 @@
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DRAIN_BYTES } from "../../../src/http/raw-body";
 import { request } from "../../helpers/api";
 import { expectErrorResponse, MIB, raw } from "../../helpers/errors";
 import type { ErrorBody } from "../../helpers/expect";
 import { createOrgWithOwner, createProject, unique } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
 
 describe("request bodies", () => {
+  const errors = captureLogs("error");
   /** `{"name":"<name>"}` padded with JSON whitespace to exactly `size` bytes. */
   const padded = (name: string, size: number) => {
     const json = JSON.stringify({ name });
@@ -45,45 +46,115 @@ describe("request bodies", () => {
     expectErrorResponse(res, 400, "bad_input");
   });
 
-  // Cancelling a body mid-upload left `wrangler dev`'s connection unusable: the next request
-  // answered 503 "Your worker restarted mid-request". A body a little over the limit is read to
-  // its end; an endless one is still cut off once DRAIN_BYTES more have come.
-  it("reads a refused streamed body to its end, and cuts off an endless one", async () => {
+  /** A streamed body (no content-length): `{"name":"s"}`, then 64 KiB chunks of spaces until `endAt` bytes. */
+  const source = (endAt: number, pause = 0) => {
+    const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
+    const seen = { sent: 0, closed: false, cancelled: false };
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (seen.sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"s"}'));
+        if (pause) await scheduler.wait(pause);
+        if (seen.sent >= endAt) {
+          seen.closed = true;
+          return controller.close();
+        }
+        controller.enqueue(chunk);
+        seen.sent += chunk.byteLength;
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
+    });
+    return { stream, seen };
+  };
+
+  // Stopping mid-upload left `wrangler dev`'s connection unusable: it answered a plain-text 503
+  // "Your worker restarted mid-request" in place of the 400. A refused body is read to its end.
+  it("reads a refused streamed body to its end, however large, and answers the JSON 400", async () => {
     const { owner } = await createOrgWithOwner();
     const headers = { "x-api-key": owner.key, "content-type": "application/json" };
-    const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
-    const source = (endAt: number) => {
-      const seen = { sent: 0, closed: false, cancelled: false };
-      const stream = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (seen.sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"s"}'));
-          if (seen.sent >= endAt) {
-            seen.closed = true;
-            return controller.close();
-          }
-          controller.enqueue(chunk);
-          seen.sent += chunk.byteLength;
-        },
-        cancel() {
-          seen.cancelled = true;
-        },
-      });
-      return { stream, seen };
-    };
+    for (const size of [MIB + 256 * 1024, 24 * MIB]) {
+      const body = source(size);
+      const res = await raw("POST", "/v1/projects", { headers, body: body.stream });
+      expectErrorResponse(res, 400, "bad_input");
+      expect(res.body).toMatchObject({ message: expect.stringMatching(/exceeds 1048576 bytes/) });
+      expect(body.seen).toMatchObject({ closed: true, cancelled: false });
+    }
+  });
 
-    const over = source(MIB + 256 * 1024);
-    expectErrorResponse(await raw("POST", "/v1/projects", { headers, body: over.stream }), 400, "bad_input");
-    expect(over.seen).toMatchObject({ closed: true, cancelled: false });
+  /** The same Worker with a body deadline of `ms` (REQUEST_BODY_TIMEOUT_MS, src/config.ts). */
+  const deadline = (ms: number) => ({ REQUEST_BODY_TIMEOUT_MS: String(ms) });
 
-    const endless = source(Number.POSITIVE_INFINITY);
-    expectErrorResponse(
-      await raw("POST", "/v1/projects", { headers, body: endless.stream }),
-      400,
-      "bad_input",
-    );
+  it("cuts off a body still arriving when its time is up: 400 once over the limit", async () => {
+    const { owner } = await createOrgWithOwner();
+    const endless = source(Number.POSITIVE_INFINITY, 1);
+    const res = await request("POST", "/v1/projects", {
+      key: owner.key,
+      rawBody: endless.stream,
+      headers: { "content-type": "application/json" },
+      bindings: deadline(800),
+    });
+    expectErrorResponse(res, 400, "bad_input");
     expect(endless.seen.cancelled).toBe(true);
-    expect(endless.seen.sent).toBeGreaterThan(MIB + DRAIN_BYTES - chunk.byteLength);
-    expect(endless.seen.sent).toBeLessThan(MIB + DRAIN_BYTES + 16 * chunk.byteLength);
+    expect(endless.seen.sent).toBeGreaterThan(MIB);
+  });
+
+  it("a body that trickles in is 408 timeout once its time is up, and nothing is created", async () => {
+    const { owner } = await createOrgWithOwner();
+    const name = unique("trickle");
+    let cancelled = false;
+    const trickle = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`{"name":"${name}"`));
+      },
+      async pull(controller) {
+        await scheduler.wait(20);
+        controller.enqueue(new TextEncoder().encode(" "));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const started = Date.now();
+    const res = await request<ErrorBody>("POST", "/v1/projects", {
+      key: owner.key,
+      rawBody: trickle,
+      headers: { "content-type": "application/json", "idempotency-key": unique("trickle") },
+      bindings: deadline(300),
+    });
+    expectErrorResponse(res, 408, "timeout");
+    expect(res.body.message).toMatch(/within 0.3 s/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(cancelled).toBe(true);
+    const list = await request<{ data: { name: string }[] }>("GET", "/v1/projects?limit=240", {
+      key: owner.key,
+    });
+    expect(list.body.data.map((p) => p.name)).not.toContain(name);
+  });
+
+  it("a body its client stops sending midway is 400, not a 500 logged as an unhandled error", async () => {
+    const { owner } = await createOrgWithOwner();
+    const broken = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"name":"cut'));
+      },
+      async pull(controller) {
+        await scheduler.wait(5);
+        controller.error(new Error("client went away"));
+      },
+    });
+    // Handed to the app in this isolate (`bindings`), so the stream's error reaches its reader as a
+    // broken client connection does under `wrangler dev` (through `exports.default.fetch` an
+    // errored stream arrives as a body that simply ends: not JSON, 400 as well).
+    const res = await request<ErrorBody>("POST", "/v1/projects", {
+      key: owner.key,
+      rawBody: broken,
+      headers: { "content-type": "application/json" },
+      bindings: {},
+    });
+    expectErrorResponse(res, 400, "bad_input");
+    expect(res.body.message).toMatch(/ended before it was complete/);
+    expect(errors.lines()).toEqual([]);
   });
 
   it.each([

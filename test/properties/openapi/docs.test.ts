@@ -18,6 +18,51 @@ describe("/docs", () => {
     expect(html.match(/(?:https?:)?\/\/[\w.-]+\.[a-z]{2,}/gi) ?? []).toEqual([]);
   });
 
+  it("admits only its own origin (Content-Security-Policy): its one inline script by hash, nothing from elsewhere", async () => {
+    const res = await SELF.fetch("http://api.test/docs");
+    const html = await res.text();
+    const csp = res.headers.get("content-security-policy") ?? "";
+    const directives = new Map(
+      csp.split(";").map((d) => {
+        const [name = "", ...sources] = d.trim().split(/\s+/);
+        return [name, sources] as const;
+      }),
+    );
+    for (const name of [
+      "default-src",
+      "script-src",
+      "connect-src",
+      "img-src",
+      "font-src",
+      "frame-ancestors",
+    ]) {
+      expect(directives.get(name), name).toContain("'self'");
+    }
+    expect(directives.get("object-src")).toEqual(["'none'"]);
+    // No source names another origin or a whole scheme but data: (icons); scripts not even that.
+    for (const [name, sources] of directives) {
+      for (const source of sources) {
+        expect(source, `${name} ${source}`).toMatch(
+          /^('self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/]+=*'|data:)$/,
+        );
+      }
+    }
+    expect(directives.get("script-src")?.join(" ")).not.toMatch(/unsafe|data:/);
+    // The inline script that starts the renderer is the one the policy admits by its digest.
+    const inline = [...html.matchAll(/<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+      (m) => m[1] ?? "",
+    );
+    expect(inline).toHaveLength(1);
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inline[0]));
+    const hash = btoa(String.fromCharCode(...new Uint8Array(digest)));
+    expect(directives.get("script-src")).toEqual(["'self'", `'sha256-${hash}'`]);
+  });
+
+  it("shows no developer toolbar (it offers to upload the document to a third party)", async () => {
+    const html = await (await SELF.fetch("http://api.test/docs")).text();
+    expect(html).toContain('"showDeveloperTools": "never"');
+  });
+
   it("serves the renderer from the Worker's static assets", async () => {
     const res = await SELF.fetch(`http://api.test${DOCS_RENDERER_PATH}`);
     expect(res.status).toBe(200);

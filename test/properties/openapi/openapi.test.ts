@@ -322,6 +322,44 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("declares every repeatable filter so that a validator takes both forms: repeated and comma-separated", async () => {
+    const doc = await openApiDocument();
+    const filters = (await operations()).flatMap(({ method, path, operation }) =>
+      resolveParameters(doc, operation.parameters)
+        .filter((p) => p.in === "query" && JSON.stringify(p.schema?.type).includes("array"))
+        .map((p) => ({ where: `${method} ${path} ${p.name}`, name: p.name, parameter: p })),
+    );
+    expect([...new Set(filters.map((f) => f.name))].sort()).toEqual(["action", "status", "type"]);
+    const examples: Record<string, [string[], string[]]> = {
+      status: [
+        ["failed", "failed,cancelled", "queued,queued"],
+        ["", "failed,", ",failed", "failed, cancelled", "done"],
+      ],
+      type: [
+        ["service.ok", "deployment.failed,service.in_alarm"],
+        ["serviceXok", "service.ok,", "deployment.exploded"],
+      ],
+      action: [
+        ["createProject", "createProject,internal.createApiKey"],
+        ["", "a,,b", ",a"],
+      ],
+    };
+    for (const { where, name, parameter } of filters) {
+      const schema = parameter.schema as JsonSchema & { items: JsonSchema };
+      // A plain array (a query string cannot carry null), exploded: `x=a&x=b` is two items ...
+      expect(parameter, where).toMatchObject({ style: "form", explode: true });
+      expect(schema.type, where).toBe("array");
+      expect(schema.items, where).toMatchObject({ type: "string", maxLength: expect.any(Number) });
+      // ... and each item is one value or several joined by commas, as the service reads them.
+      const item = new RegExp(String(schema.items.pattern));
+      const [valid, invalid] = examples[name] ?? [[], []];
+      for (const value of valid) expect(item.test(value), `${where}: ${value}`).toBe(true);
+      for (const value of invalid) expect(item.test(value), `${where}: ${value}`).toBe(false);
+      if (schema.items.example !== undefined)
+        expect(item.test(String(schema.items.example)), where).toBe(true);
+    }
+  });
+
   it("serves /docs, an API reference reading /openapi.json", async () => {
     const res = await request("GET", "/docs");
     expect(res.status).toBe(200);
