@@ -93,6 +93,18 @@ export async function addProjectMember(owner: Caller, projectId: string, member:
   if (res.status !== 201) throw new Error(`add member → ${res.status} ${res.raw}`);
 }
 
+/** Three org members of `project`'s organization: its `viewer`, its `contributor`, and one outside it. */
+export async function projectRoleCallers(w: { org: Org; owner: Caller; project: Project }) {
+  const [viewer, contributor, outsider] = [
+    await createCaller(w.org, "member", w.owner),
+    await createCaller(w.org, "member", w.owner),
+    await createCaller(w.org, "member", w.owner),
+  ];
+  await addProjectMember(w.owner, w.project.id, viewer, "viewer");
+  await addProjectMember(w.owner, w.project.id, contributor, "contributor");
+  return { viewer, contributor, outsider };
+}
+
 export async function createEnvironment(projectId: string, name = unique("env")) {
   return internalOk<{ id: string; project_id: string; name: string }>(
     "POST",

@@ -10,6 +10,7 @@ import { createDb } from "../../src/db/client";
 import { pageRequest, tablePageQuery } from "../../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../../src/db/schema";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
+import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
@@ -201,6 +202,19 @@ describe("POST …/recover", () => {
         /webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
       );
       expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+});
+
+describe("GET /internal/v1/deployments (API_CONTRACT §20)", () => {
+  it("each status's page walks the (status, created_at, id) index from the cursor, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const first = pageRequest({ limit: 20, sort_by: "created_at" });
+    for (const page of [first, { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }]) {
+      const { sql: text, params } = statusPageQuery(db, "queued", page).toSQL();
+      const detail = await plan(text, params);
+      expect(detail).toMatch(/deployments USING INDEX deployments_status_created_idx/);
+      expect(detail).not.toMatch(/TEMP B-TREE/);
     }
   });
 });

@@ -656,6 +656,26 @@ export interface paths {
         patch: operations["cancelDeployment"];
         trace?: never;
     };
+    "/v1/deployments/{id}/redeploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a deployment again
+         * @description A new `queued` deployment in the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, every stack `queued`, and `redeploy_of` naming the original. From any status of the original: redeploying a failed one retries it, an older succeeded one rolls back to it. A stack of the original that no longer exists is `409 conflict` naming it (`cause` path `stack_ids.<index>`). Send an `Idempotency-Key` so that a retried request makes one deployment. Needs the project role `contributor` or above.
+         */
+        post: operations["redeployDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stacks/{stack_id}/deployments": {
         parameters: {
             query?: never;
@@ -1414,6 +1434,11 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             updated_at: string;
+            /**
+             * @description The deployment this one runs again (`POST /v1/deployments/{id}/redeploy`), or null for one the engine created.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            redeploy_of: string | null;
         };
         /**
          * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.
@@ -1484,6 +1509,7 @@ export interface components {
              */
             timestamp: string;
         };
+        RedeployRequest: Record<string, never>;
         ApiKey: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
@@ -3815,6 +3841,58 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     "Content-Location": components["headers"]["ContentLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    redeployDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** @description No body, or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedeployRequest"];
+            };
+        };
+        responses: {
+            /** @description The new deployment. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {

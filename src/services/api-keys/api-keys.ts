@@ -131,6 +131,7 @@ export async function createApiKey(
     scopes: canonicalScopes(input.scopes),
     projectIds,
     createdAt: nowIso(),
+    parentId: null,
   };
   const info = toApiKeyInfo(record);
   await db.batch([

@@ -296,6 +296,22 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       expect: { target: "variable", targetId: s.variableId, projectId: s.project.id, changed: ["name"] },
     };
   },
+  // The deployment's patch holds a secret (internal-steps.ts): the new one's entry must not.
+  redeployDeployment: async (s) => {
+    const res = await call<{ id: string }>("POST", `/v1/deployments/${s.deploymentId}/redeploy`, {
+      key: s.owner.key,
+    });
+    return {
+      res,
+      actor: s.owner,
+      expect: {
+        target: "deployment",
+        targetId: res.body.id,
+        projectId: s.project.id,
+        changed: ["status", "redeploy_of"],
+      },
+    };
+  },
   cancelDeployment: async (s) => {
     const res = await call("PATCH", `/v1/deployments/${s.deploymentId}/cancel`, { key: s.owner.key });
     return {
