@@ -6,7 +6,16 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
 import { SCOPES } from "../http/scopes";
-import { freeString, IdSchema, instant, nullAsAbsent, TimestampSchema, text } from "../openapi/primitives";
+import {
+  freeArray,
+  freeString,
+  IdSchema,
+  InlineIdSchema,
+  instant,
+  nullAsAbsent,
+  TimestampSchema,
+  text,
+} from "../openapi/primitives";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
@@ -36,14 +45,20 @@ export const OrgMemberSchema = z.object({
   created_at: TimestampSchema,
 });
 
-/** The new key, with its secret: the only time `key` is shown. */
-/** API_CONTRACT §15: a key's record (`GET /v1/api-keys/current`). Never the key itself. */
+/**
+ * API_CONTRACT §15, §21: a key's record. Never the key itself, nor its hash. `GET
+ * /v1/api-keys/current` shows it without `revoked_at` (a key that reads it is not revoked).
+ */
 export const ApiKeySchema = z
   .object({
     id: IdSchema,
     name: z.string().nullable(),
     org_id: IdSchema,
     account_id: IdSchema.openapi({ description: "The account the key acts as." }),
+    parent_id: InlineIdSchema.nullable().openapi({
+      description:
+        "The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.",
+    }),
     scopes: z.array(z.enum(SCOPES)).openapi({
       description: "What the key may do: `*` (everything its account's roles allow) or a list of scopes.",
     }),
@@ -55,17 +70,33 @@ export const ApiKeySchema = z
     last_used_at: TimestampSchema.nullable().openapi({
       description: "When the key was last used; refreshed at most once a minute.",
     }),
+    revoked_at: TimestampSchema.nullable().openapi({
+      description: "When the key, or a key it was made from, was revoked; null while it works.",
+    }),
     created_at: TimestampSchema,
   })
   .openapi("ApiKey");
 
-/** The internal create's answer: the record, who issued it, and the key (shown only here). */
-export const CreatedApiKeySchema = ApiKeySchema.extend({ key: z.string(), created_by: IdSchema });
+/** The calling key's record (`GET /v1/api-keys/current`). */
+export const CurrentApiKeySchema = ApiKeySchema.omit({ revoked_at: true }).openapi("CurrentApiKey");
+
+/** `POST /v1/api-keys`: the new key's record and the key itself, shown only there. */
+export const NewApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({
+    description: "The key to send as `x-api-key`. Shown only in this answer: store it now.",
+    example: "dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1",
+  }),
+}).openapi("NewApiKey");
+
+/** The internal create's answer: the calling-key form, who issued it, and the key (shown only here). */
+export const CreatedApiKeySchema = CurrentApiKeySchema.extend({ key: z.string(), created_by: IdSchema });
 
 export type OrganizationRecord = z.infer<typeof OrganizationSchema>;
 export type AccountRecord = z.infer<typeof AccountSchema>;
 export type OrgMemberRecord = z.infer<typeof OrgMemberSchema>;
 export type ApiKeyInfo = z.infer<typeof ApiKeySchema>;
+export type CurrentApiKeyInfo = z.infer<typeof CurrentApiKeySchema>;
+export type NewApiKeyRecord = z.infer<typeof NewApiKeySchema>;
 export type ApiKeyRecord = z.infer<typeof CreatedApiKeySchema>;
 
 export const OrganizationCreateSchema = z
@@ -110,6 +141,31 @@ export const AccountCreateBody = z.strictObject({
     .nullable()
     .optional(),
 });
+
+/**
+ * `POST /v1/api-keys` (API_CONTRACT §21): every field optional; left out, a field is the calling
+ * key's own. Explicit `null` asks for no restriction (`project_ids`) or no expiry (`expires_at`);
+ * for `scopes` it is "left out", as for the internal create (§15), and for `name` no name.
+ */
+export const ApiKeyDeriveBody = z
+  .strictObject({
+    name: text(1, 100).nullable().optional().openapi({ example: "ci storefront" }),
+    // A scope given twice counts once: no bound but the body's.
+    scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
+      description: "A non-empty list of scopes, each held by the calling key (`*` only from a `*` key).",
+      example: ["deployments:read", "deployments:write"],
+    }),
+    project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
+      description:
+        "1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project.",
+    }),
+    expires_at: instant().nullable().optional().openapi({
+      description: "In the future, and no later than the calling key's own expiry; `null`: never.",
+    }),
+  })
+  .openapi("ApiKeyCreate");
+
+export type ApiKeyDeriveInput = z.infer<typeof ApiKeyDeriveBody>;
 
 export type OrganizationCreateInput = z.infer<typeof OrganizationCreateSchema>;
 export type OrgMemberInput = z.infer<typeof OrgMemberBody>;

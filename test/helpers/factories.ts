@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import type { OrgRole, ProjectRole } from "../../src/db/schema";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import type { CreatedIntegration } from "../../src/schemas/integration";
-import type { ApiKeyRecord } from "../../src/schemas/organization";
+import type { ApiKeyRecord, NewApiKeyRecord } from "../../src/schemas/organization";
 import type { StackResourceRecord } from "../../src/schemas/resource";
 import { internalOk, request } from "./api";
 
@@ -57,6 +57,20 @@ export async function createApiKey(
 ): Promise<Caller & { record: ApiKeyRecord }> {
   const record = await issueKey(caller.orgId, caller.accountId, issuer.accountId, fields);
   return { ...caller, key: record.key, keyId: record.id, record };
+}
+
+/**
+ * A key made by `caller`'s key through `POST /v1/api-keys` (API_CONTRACT §21): it acts as the same
+ * account, with `fields` (`scopes`, `project_ids`, `expires_at`, `name`) or the caller's own.
+ * Returns the caller acting through the new key, with the key's record.
+ */
+export async function deriveKey(
+  caller: Caller,
+  fields: Record<string, unknown> = {},
+): Promise<Caller & { record: NewApiKeyRecord }> {
+  const res = await request<NewApiKeyRecord>("POST", "/v1/api-keys", { key: caller.key, body: fields });
+  if (res.status !== 201) throw new Error(`derive key → ${res.status} ${res.raw}`);
+  return { ...caller, key: res.body.key, keyId: res.body.id, record: res.body };
 }
 
 /** A fresh organization with its owner. */

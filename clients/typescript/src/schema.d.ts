@@ -725,12 +725,60 @@ export interface paths {
         };
         /**
          * Read the API key making this request
-         * @description Its scopes, its project restriction, when it expires and when it was last used. Any valid key may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.
+         * @description Its scopes, its project restriction, when it expires, when it was last used and the key it was made from (`parent_id`). Any valid key may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.
          */
         get: operations["getCurrentApiKey"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The keys of your account in your organization; an organization owner or admin sees every key of the organization. Revoked keys are listed too, with `revoked_at`. Never a key itself.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make a narrower key
+         * @description Makes a key that acts as your account in your organization and can do at most what the calling key can, for at most as long (a CI key, say), with `parent_id` the calling key. Every field is optional; one left out is the calling key's own. `scopes` must all be held by the calling key (`*` only from a `*` key); `project_ids` must be within the calling key's when it is restricted (a restricted key cannot make an unrestricted one; `null` asks for every project); `expires_at` must be in the future (else `400`) and no later than the calling key's expiry (`null`: never). Exceeding the calling key is `403 forbidden` with one `cause` item per field that exceeds (`scopes`, `project_ids`, `expires_at`), and nothing is made. Revoking a key revokes every key made from it. Needs the organization role `owner` or `admin` (else `403 unauthorized`). The answer — and only this one — carries the key (`key`), and is marked `Cache-Control: no-store`. Rate-limited by the `keys-create` policy (10 per minute).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description A key of your account, or, for an organization owner or admin, any key of the organization; any other key is `404`. Never the key itself. (`/v1/api-keys/current` is the calling key.)
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key and every key made from it, at any depth, in one step: the instance that answers refuses them at once, every other within 60 s. Allowed for the key's own account, the account of any key it was made from, and an organization owner or admin; any other key is `404`. Revoking a key that is already revoked changes nothing and answers `204`.
+         */
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1510,7 +1558,7 @@ export interface components {
             timestamp: string;
         };
         RedeployRequest: Record<string, never>;
-        ApiKey: {
+        CurrentApiKey: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
             name: string | null;
@@ -1521,8 +1569,13 @@ export interface components {
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             account_id: components["schemas"]["Id"];
+            /**
+             * @description The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            parent_id: string | null;
             /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write")[];
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
             /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
             project_ids: components["schemas"]["Id"][] | null;
             /**
@@ -1541,6 +1594,82 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+        };
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        ApiKey: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            name: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /**
+             * @description The account the key acts as.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
+            /**
+             * @description The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            parent_id: string | null;
+            /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
+            /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
+            project_ids: components["schemas"]["Id"][] | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was last used; refreshed at most once a minute.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key, or a key it was made from, was revoked; null while it works.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        NewApiKey: components["schemas"]["ApiKey"] & {
+            /**
+             * @description The key to send as `x-api-key`. Shown only in this answer: store it now.
+             * @example dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1
+             */
+            key: string;
+        };
+        ApiKeyCreate: {
+            /** @example ci storefront */
+            name?: string | null;
+            /**
+             * @description A non-empty list of scopes, each held by the calling key (`*` only from a `*` key).
+             * @example [
+             *       "deployments:read",
+             *       "deployments:write"
+             *     ]
+             */
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[] | null;
+            /** @description 1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project. */
+            project_ids?: string[] | null;
+            /**
+             * Format: date-time
+             * @description In the future, and no later than the calling key's own expiry; `null`: never.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            expires_at?: string;
         };
         AuditEntryList: {
             data: components["schemas"]["AuditEntry"][];
@@ -4015,10 +4144,204 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["CurrentApiKey"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only the keys acting as this account (an organization owner or admin sees every account's keys; anyone else only their own). A cursor is valid only under the filter it was made with. */
+                account_id?: string;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every field optional: `{}` copies the calling key. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The new key's record, with the key itself. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiKey"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's record. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked, with every key made from it. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];

@@ -103,6 +103,8 @@ describe("the guard: every state-changing operation writes exactly one entry", (
       "internal.updateDeployment",
       "cancelDeployment",
       "redeployDeployment",
+      "createApiKey",
+      "revokeApiKey",
       "internal.createEvent",
       "internal.reencryptVariables",
     ];
