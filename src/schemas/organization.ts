@@ -159,9 +159,14 @@ export const ApiKeyDeriveBody = z
       description:
         "1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project.",
     }),
-    expires_at: instant().nullable().optional().openapi({
-      description: "In the future, and no later than the calling key's own expiry; `null`: never.",
-    }),
+    expires_at: instant()
+      .nullable()
+      .optional()
+      .openapi({
+        // The instant's own metadata says `string`: the null this field also takes is spelled out.
+        type: ["string", "null"],
+        description: "In the future, and no later than the calling key's own expiry; `null`: never.",
+      }),
   })
   .openapi("ApiKeyCreate");
 

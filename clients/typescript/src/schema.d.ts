@@ -1669,7 +1669,7 @@ export interface components {
              * @description In the future, and no later than the calling key's own expiry; `null`: never.
              * @example 2026-11-20T00:00:00.000Z
              */
-            expires_at?: string;
+            expires_at?: string | null;
         };
         AuditEntryList: {
             data: components["schemas"]["AuditEntry"][];
