@@ -107,10 +107,7 @@ export const DeploymentSchema = z
     finished_at: TimestampSchema.nullable().openapi({ description: "When it reached a final status." }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
-    redeploy_of: InlineIdSchema.nullable().openapi({
-      description:
-        "The deployment this one runs again (`POST /v1/deployments/{id}/redeploy`), or null for one the engine created.",
-    }),
+    redeploy_of: InlineIdSchema.nullable().openapi({ description: "The deployment it runs again, or null." }),
   })
   .openapi("Deployment");
 

@@ -46,44 +46,40 @@ export const OrgMemberSchema = z.object({
 });
 
 /**
- * API_CONTRACT §15, §21: a key's record. Never the key itself, nor its hash. `GET
- * /v1/api-keys/current` shows it without `revoked_at` (a key that reads it is not revoked).
+ * API_CONTRACT §15, §21: the calling key's record (`GET /v1/api-keys/current`). Never the key
+ * itself, nor its hash.
  */
-export const ApiKeySchema = z
+export const CurrentApiKeySchema = z
   .object({
     id: IdSchema,
     name: z.string().nullable(),
     org_id: IdSchema,
     account_id: IdSchema.openapi({ description: "The account the key acts as." }),
-    parent_id: InlineIdSchema.nullable().openapi({
-      description:
-        "The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.",
-    }),
-    scopes: z.array(z.enum(SCOPES)).openapi({
-      description: "What the key may do: `*` (everything its account's roles allow) or a list of scopes.",
-    }),
-    project_ids: z.array(IdSchema).nullable().openapi({
-      description:
-        "The only projects the key may see (every other project is `404` to it), or null: every project.",
-    }),
+    parent_id: InlineIdSchema.nullable().openapi({ description: "The key that made it, or null." }),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .openapi({ description: "`*` (all its account's roles allow) or scopes." }),
+    project_ids: z
+      .array(IdSchema)
+      .nullable()
+      .openapi({ description: "The only projects the key may see, or null: every project." }),
     expires_at: TimestampSchema.nullable(),
-    last_used_at: TimestampSchema.nullable().openapi({
-      description: "When the key was last used; refreshed at most once a minute.",
-    }),
-    revoked_at: TimestampSchema.nullable().openapi({
-      description: "When the key, or a key it was made from, was revoked; null while it works.",
-    }),
+    last_used_at: TimestampSchema.nullable().openapi({ description: "Refreshed at most once a minute." }),
     created_at: TimestampSchema,
   })
-  .openapi("ApiKey");
+  .openapi("CurrentApiKey");
 
-/** The calling key's record (`GET /v1/api-keys/current`). */
-export const CurrentApiKeySchema = ApiKeySchema.omit({ revoked_at: true }).openapi("CurrentApiKey");
+/** A key's record in the key lists: the calling key's form and when it was revoked. */
+export const ApiKeySchema = CurrentApiKeySchema.extend({
+  revoked_at: TimestampSchema.nullable().openapi({
+    description: "When it, or a key it was made from, was revoked; null while it works.",
+  }),
+}).openapi("ApiKey");
 
 /** `POST /v1/api-keys`: the new key's record and the key itself, shown only there. */
 export const NewApiKeySchema = ApiKeySchema.extend({
   key: z.string().openapi({
-    description: "The key to send as `x-api-key`. Shown only in this answer: store it now.",
+    description: "The key (`x-api-key`), shown only here.",
     example: "dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1",
   }),
 }).openapi("NewApiKey");
@@ -152,7 +148,6 @@ export const ApiKeyDeriveBody = z
     name: text(1, 100).nullable().optional().openapi({ example: "ci storefront" }),
     // A scope given twice counts once: no bound but the body's.
     scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
-      description: "A non-empty list of scopes, each held by the calling key (`*` only from a `*` key).",
       example: ["deployments:read", "deployments:write"],
     }),
     project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
@@ -165,7 +160,7 @@ export const ApiKeyDeriveBody = z
       .openapi({
         // The instant's own metadata says `string`: the null this field also takes is spelled out.
         type: ["string", "null"],
-        description: "In the future, and no later than the calling key's own expiry; `null`: never.",
+        description: "In the future; `null`: never.",
       }),
   })
   .openapi("ApiKeyCreate");

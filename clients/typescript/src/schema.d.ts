@@ -667,7 +667,7 @@ export interface paths {
         put?: never;
         /**
          * Run a deployment again
-         * @description A new `queued` deployment in the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, every stack `queued`, and `redeploy_of` naming the original. From any status of the original: redeploying a failed one retries it, an older succeeded one rolls back to it. A stack of the original that no longer exists is `409 conflict` naming it (`cause` path `stack_ids.<index>`). Send an `Idempotency-Key` so that a retried request makes one deployment. Needs the project role `contributor` or above.
+         * @description A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.
          */
         post: operations["redeployDeployment"];
         delete?: never;
@@ -745,13 +745,13 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The keys of your account in your organization; an organization owner or admin sees every key of the organization. Revoked keys are listed too, with `revoked_at`. Never a key itself.
+         * @description Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Make a narrower key
-         * @description Makes a key that acts as your account in your organization and can do at most what the calling key can, for at most as long (a CI key, say), with `parent_id` the calling key. Every field is optional; one left out is the calling key's own. `scopes` must all be held by the calling key (`*` only from a `*` key); `project_ids` must be within the calling key's when it is restricted (a restricted key cannot make an unrestricted one; `null` asks for every project); `expires_at` must be in the future (else `400`) and no later than the calling key's expiry (`null`: never). Exceeding the calling key is `403 forbidden` with one `cause` item per field that exceeds (`scopes`, `project_ids`, `expires_at`), and nothing is made. Revoking a key revokes every key made from it. Needs the organization role `owner` or `admin` (else `403 unauthorized`). The answer — and only this one — carries the key (`key`), and is marked `Cache-Control: no-store`. Rate-limited by the `keys-create` policy (10 per minute).
+         * @description A key acting as your account that can do at most what the calling key can, for at most as long (`parent_id`: the calling key). Fields left out are the calling key's own. Exceeding it (a scope it lacks, `*` from a key without `*`, a project outside its own or `null` from a restricted key, a later or no expiry under an expiring one) is `403 forbidden` with one `cause` per field; nothing is made. Org role `owner` or `admin` (else `403 unauthorized`). Only this answer shows `key` (`no-store`). Policy `keys-create` (10 per minute).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -769,14 +769,14 @@ export interface paths {
         };
         /**
          * Read an API key
-         * @description A key of your account, or, for an organization owner or admin, any key of the organization; any other key is `404`. Never the key itself. (`/v1/api-keys/current` is the calling key.)
+         * @description Visible as in `listApiKeys`, else `404`. Never the key itself.
          */
         get: operations["getApiKey"];
         put?: never;
         post?: never;
         /**
          * Revoke an API key
-         * @description Revokes the key and every key made from it, at any depth, in one step: the instance that answers refuses them at once, every other within 60 s. Allowed for the key's own account, the account of any key it was made from, and an organization owner or admin; any other key is `404`. Revoking a key that is already revoked changes nothing and answers `204`.
+         * @description Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked key answers `204` again.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -1483,7 +1483,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description The deployment this one runs again (`POST /v1/deployments/{id}/redeploy`), or null for one the engine created.
+             * @description The deployment it runs again, or null.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             redeploy_of: string | null;
@@ -1570,13 +1570,13 @@ export interface components {
              */
             account_id: components["schemas"]["Id"];
             /**
-             * @description The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.
+             * @description The key that made it, or null.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             parent_id: string | null;
-            /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
+            /** @description `*` (all its account's roles allow) or scopes. */
             scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
-            /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
+            /** @description The only projects the key may see, or null: every project. */
             project_ids: components["schemas"]["Id"][] | null;
             /**
              * Format: date-time
@@ -1585,7 +1585,7 @@ export interface components {
             expires_at: string | null;
             /**
              * Format: date-time
-             * @description When the key was last used; refreshed at most once a minute.
+             * @description Refreshed at most once a minute.
              * @example 2026-11-22T10:04:05.123Z
              */
             last_used_at: string | null;
@@ -1601,52 +1601,17 @@ export interface components {
             /** @description Cursor for the next page; present only when `has_more` is true. */
             next_page?: string;
         };
-        ApiKey: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            name: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: components["schemas"]["Id"];
-            /**
-             * @description The account the key acts as.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: components["schemas"]["Id"];
-            /**
-             * @description The key that made this one (`POST /v1/api-keys`), or null for a key issued by the organization's dashboard.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            parent_id: string | null;
-            /** @description What the key may do: `*` (everything its account's roles allow) or a list of scopes. */
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
-            /** @description The only projects the key may see (every other project is `404` to it), or null: every project. */
-            project_ids: components["schemas"]["Id"][] | null;
+        ApiKey: components["schemas"]["CurrentApiKey"] & {
             /**
              * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the key was last used; refreshed at most once a minute.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            last_used_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the key, or a key it was made from, was revoked; null while it works.
+             * @description When it, or a key it was made from, was revoked; null while it works.
              * @example 2026-11-22T10:04:05.123Z
              */
             revoked_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
         };
         NewApiKey: components["schemas"]["ApiKey"] & {
             /**
-             * @description The key to send as `x-api-key`. Shown only in this answer: store it now.
+             * @description The key (`x-api-key`), shown only here.
              * @example dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1
              */
             key: string;
@@ -1655,7 +1620,6 @@ export interface components {
             /** @example ci storefront */
             name?: string | null;
             /**
-             * @description A non-empty list of scopes, each held by the calling key (`*` only from a `*` key).
              * @example [
              *       "deployments:read",
              *       "deployments:write"
@@ -1666,7 +1630,7 @@ export interface components {
             project_ids?: string[] | null;
             /**
              * Format: date-time
-             * @description In the future, and no later than the calling key's own expiry; `null`: never.
+             * @description In the future; `null`: never.
              * @example 2026-11-20T00:00:00.000Z
              */
             expires_at?: string | null;
@@ -4001,7 +3965,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No body, or `{}`. */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RedeployRequest"];
@@ -4168,7 +4131,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only the keys acting as this account (an organization owner or admin sees every account's keys; anyone else only their own). A cursor is valid only under the filter it was made with. */
+                /** @description Only the keys acting as this account. */
                 account_id?: string;
             };
             header?: {
@@ -4224,7 +4187,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Every field optional: `{}` copies the calling key. */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ApiKeyCreate"];
@@ -4326,7 +4288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked, with every key made from it. */
+            /** @description Revoked. */
             204: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

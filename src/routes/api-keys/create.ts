@@ -13,18 +13,14 @@ export const createApiKeyRoute = defineRoute({
   tags: ["API keys"],
   summary: "Make a narrower key",
   description:
-    "Makes a key that acts as your account in your organization and can do at most what the calling key " +
-    "can, for at most as long (a CI key, say), with `parent_id` the calling key. Every field is optional; one " +
-    "left out is the calling key's own. `scopes` must all be held by the calling key (`*` only from a `*` " +
-    "key); `project_ids` must be within the calling key's when it is restricted (a restricted key cannot " +
-    "make an unrestricted one; `null` asks for every project); `expires_at` must be in the future (else " +
-    "`400`) and no later than the calling key's expiry (`null`: never). Exceeding the calling key is " +
-    "`403 forbidden` with one `cause` item per field that exceeds (`scopes`, `project_ids`, `expires_at`), " +
-    "and nothing is made. Revoking a key revokes every key made from it. Needs the organization role " +
-    "`owner` or `admin` (else `403 unauthorized`). The answer — and only this one — carries the key " +
-    "(`key`), and is marked `Cache-Control: no-store`. Rate-limited by the `keys-create` policy (10 per minute).",
+    "A key acting as your account that can do at most what the calling key can, for at most as long " +
+    "(`parent_id`: the calling key). Fields left out are the calling key's own. Exceeding it (a scope it " +
+    "lacks, `*` from a key without `*`, a project outside its own or `null` from a restricted key, a later " +
+    "or no expiry under an expiring one) is `403 forbidden` with one `cause` per field; nothing is made. " +
+    "Org role `owner` or `admin` (else `403 unauthorized`). Only this answer shows `key` (`no-store`). " +
+    "Policy `keys-create` (10 per minute).",
   rateLimit: "keys-create",
-  request: { body: optionalJsonBody(ApiKeyDeriveBody, "Every field optional: `{}` copies the calling key.") },
+  request: { body: optionalJsonBody(ApiKeyDeriveBody) },
   responses: {
     201: {
       ...jsonContent(NewApiKeySchema, "The new key's record, with the key itself."),

@@ -11,9 +11,7 @@ export const getApiKeyRoute = defineRoute({
   operationId: "getApiKey",
   tags: ["API keys"],
   summary: "Read an API key",
-  description:
-    "A key of your account, or, for an organization owner or admin, any key of the organization; any other " +
-    "key is `404`. Never the key itself. (`/v1/api-keys/current` is the calling key.)",
+  description: "Visible as in `listApiKeys`, else `404`. Never the key itself.",
   request: { params: ApiKeyParams },
   responses: { 200: jsonContent(ApiKeySchema, "The key's record.") },
 });

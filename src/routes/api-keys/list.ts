@@ -13,8 +13,7 @@ export const listApiKeysRoute = defineRoute({
   tags: ["API keys"],
   summary: "List API keys",
   description:
-    "The keys of your account in your organization; an organization owner or admin sees every key of the " +
-    "organization. Revoked keys are listed too, with `revoked_at`. Never a key itself.",
+    "Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.",
   request: { query: ApiKeyListQuery },
   responses: { 200: jsonContent(ApiKeyListSchema, "A page of keys.") },
 });

@@ -12,12 +12,11 @@ export const revokeApiKeyRoute = defineRoute({
   tags: ["API keys"],
   summary: "Revoke an API key",
   description:
-    "Revokes the key and every key made from it, at any depth, in one step: the instance that answers refuses " +
-    "them at once, every other within 60 s. Allowed for the key's own account, the account of any key it was " +
-    "made from, and an organization owner or admin; any other key is `404`. Revoking a key that is already " +
-    "revoked changes nothing and answers `204`.",
+    "Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the " +
+    "key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked " +
+    "key answers `204` again.",
   request: { params: ApiKeyParams },
-  responses: { 204: { description: "Revoked, with every key made from it." } },
+  responses: { 204: { description: "Revoked." } },
 });
 
 export function registerRevokeApiKey(app: OpenAPIHono<AppEnv>) {

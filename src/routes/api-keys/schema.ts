@@ -14,9 +14,5 @@ export const ApiKeyListSchema = envelope(ApiKeySchema, "ApiKeyList");
 export const ApiKeyParams = idParams("id");
 
 export const ApiKeyListQuery = ListQuerySchema.extend({
-  account_id: InlineIdSchema.optional().openapi({
-    description:
-      "Only the keys acting as this account (an organization owner or admin sees every account's keys; " +
-      "anyone else only their own). A cursor is valid only under the filter it was made with.",
-  }),
+  account_id: InlineIdSchema.optional().openapi({ description: "Only the keys acting as this account." }),
 });

@@ -17,13 +17,10 @@ export const redeployDeploymentRoute = defineRoute({
   tags: ["Deployments"],
   summary: "Run a deployment again",
   description:
-    "A new `queued` deployment in the same environment with exactly the original's `stack_ids`, `data.patch` " +
-    "and `data.source`, every stack `queued`, and `redeploy_of` naming the original. From any status of the " +
-    "original: redeploying a failed one retries it, an older succeeded one rolls back to it. A stack of the " +
-    "original that no longer exists is `409 conflict` naming it (`cause` path `stack_ids.<index>`). Send an " +
-    "`Idempotency-Key` so that a retried request makes one deployment. Needs the project role `contributor` " +
-    "or above.",
-  request: { params: DeploymentParams, body: optionalJsonBody(RedeployBodySchema, "No body, or `{}`.") },
+    "A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` " +
+    "and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older " +
+    "success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.",
+  request: { params: DeploymentParams, body: optionalJsonBody(RedeployBodySchema) },
   responses: {
     201: { ...jsonContent(DeploymentSchema, "The new deployment."), headers: LOCATION_HEADER },
   },
