@@ -192,6 +192,8 @@ describe("POST /v1/api-keys", () => {
   });
 
   describe("bad input: 400, nothing made", () => {
+    // One organization serves every case: each refusal leaves it as it was.
+    let shared: ReturnType<typeof createOrgWithOwner> | undefined;
     it.each([
       ["an unknown scope", { scopes: ["deployments:delete"] }, "scopes.0"],
       ["no scopes", { scopes: [] }, "scopes"],
@@ -208,7 +210,8 @@ describe("POST /v1/api-keys", () => {
         "project_ids",
       ],
     ])("%s", async (_what, body, path) => {
-      const { org, owner } = await createOrgWithOwner();
+      shared ??= createOrgWithOwner();
+      const { org, owner } = await shared;
       const before = await keyCount(org.id);
       expectError(await create(owner, body), 400, "bad_input", path);
       expect(await keyCount(org.id)).toBe(before);
