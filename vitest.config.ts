@@ -29,6 +29,7 @@ export default defineConfig(async () => {
               default: 1_000_000,
               reveal: 1_000_000,
               "orgs-create": 1_000_000,
+              "keys-create": 1_000_000,
               anonymous: 1_000_000,
             }),
           },

@@ -15,6 +15,7 @@ export const RATE_LIMIT_POLICIES = {
   default: 100,
   reveal: 20,
   "orgs-create": 10,
+  "keys-create": 10,
   anonymous: 60,
 } as const;
 export type RateLimitPolicy = keyof typeof RATE_LIMIT_POLICIES;

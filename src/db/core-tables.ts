@@ -71,8 +71,20 @@ export const apiKeys = sqliteTable(
     /** The only projects the key may see, or null: every project its account may see. */
     projectIds: text("project_ids", { mode: "json" }).$type<string[]>(),
     createdAt: createdAt(),
+    /**
+     * The key that made this one (API_CONTRACT §21), or null for a key of the internal API. No
+     * foreign key: keys are never deleted but with their organization, which takes the whole tree.
+     */
+    parentId: text("parent_id"),
   },
-  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
+  (t) => [
+    uniqueIndex("api_keys_hash_idx").on(t.keyHash),
+    // The key lists (every key of an organization, or one account's), in keyset order.
+    index("api_keys_org_created_idx").on(t.orgId, t.createdAt, t.id),
+    index("api_keys_org_account_created_idx").on(t.orgId, t.accountId, t.createdAt, t.id),
+    // A revocation walks a key's descendants by this index.
+    index("api_keys_parent_idx").on(t.parentId),
+  ],
 );
 
 export const projects = sqliteTable(
@@ -225,6 +237,8 @@ export const deployments = sqliteTable(
     finishedAt: text("finished_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /** The deployment this one runs again (API_CONTRACT §20), or null. */
+    redeployOf: text("redeploy_of"),
   },
   (t) => [
     index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),

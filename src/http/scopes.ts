@@ -26,6 +26,8 @@ export const SCOPES = [
   "audit:read",
   "orgs:read",
   "orgs:write",
+  "api-keys:read",
+  "api-keys:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -45,6 +47,7 @@ const AREA_OF_SEGMENT: Record<string, string> = {
   resources: "resources",
   events: "events",
   "audit-log": "audit",
+  "api-keys": "api-keys",
 };
 
 /** The scope an operation needs by the rule, or throws: a new area must be named here first. */
@@ -65,4 +68,70 @@ export function ruleScope(method: string, path: string): Scope {
 /** A key's scopes grant `needed` when they hold it or `*`. */
 export function grants(scopes: readonly string[], needed: Scope): boolean {
   return scopes.includes("*") || scopes.includes(needed);
+}
+
+/**
+ * What a key may do (API_CONTRACT §15, §21): its scopes, the projects it is restricted to (null:
+ * every project its account may see) and when it stops working (null: never). A key made from
+ * another acts as the same account, so these three are all that can differ between them.
+ */
+export type KeyPowers = {
+  scopes: readonly string[];
+  projectIds: readonly string[] | null;
+  /** An instant as stored (RFC 3339 UTC), or null. */
+  expiresAt: string | null;
+};
+
+export type KeyExcess = { path: "scopes" | "project_ids" | "expires_at"; message: string };
+
+/**
+ * How a key `child` would exceed the key `parent` that makes it (API_CONTRACT §21): one item per
+ * field that exceeds, none when `child` can do nothing `parent` cannot. Beside `grants`, which
+ * decides what each key may do per request, so the two rules are read together:
+ * - scopes: each must be granted by the parent; `*` (which also holds scopes added later) only
+ *   from a `*` key, even one that lists every scope there is today;
+ * - projects: a restricted parent makes only restricted keys, within its own projects;
+ * - expiry: no later than the parent's, and never "no expiry" under a parent that expires.
+ */
+export function keyExcess(parent: KeyPowers, child: KeyPowers): KeyExcess[] {
+  const out: KeyExcess[] = [];
+  const parentAll = parent.scopes.includes("*");
+  const extraScopes = parentAll ? [] : child.scopes.filter((s) => !parent.scopes.includes(s));
+  if (extraScopes.length) {
+    out.push({
+      path: "scopes",
+      message: `Not held by the key making it: ${extraScopes.map((s) => `\`${s}\``).join(", ")}.`,
+    });
+  }
+  if (parent.projectIds !== null) {
+    const allowed = parent.projectIds;
+    if (child.projectIds === null) {
+      out.push({
+        path: "project_ids",
+        message: "The key making it is restricted to some projects, so this key must be restricted too.",
+      });
+    } else {
+      const outside = child.projectIds.filter((id) => !allowed.includes(id));
+      if (outside.length) {
+        out.push({
+          path: "project_ids",
+          message: `Not among the projects of the key making it: ${outside.join(", ")}.`,
+        });
+      }
+    }
+  }
+  if (parent.expiresAt !== null) {
+    if (child.expiresAt === null) {
+      out.push({
+        path: "expires_at",
+        message: `The key making it expires at ${parent.expiresAt}; this key must expire by then too.`,
+      });
+    } else if (Date.parse(child.expiresAt) > Date.parse(parent.expiresAt)) {
+      out.push({
+        path: "expires_at",
+        message: `Later than the key making it, which expires at ${parent.expiresAt}.`,
+      });
+    }
+  }
+  return out;
 }

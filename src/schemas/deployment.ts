@@ -8,7 +8,14 @@
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
 import { MAX_BODY_BYTES } from "../http/raw-body";
-import { freeArray, freeString, IdSchema, nullAsAbsent, TimestampSchema } from "../openapi/primitives";
+import {
+  freeArray,
+  freeString,
+  IdSchema,
+  InlineIdSchema,
+  nullAsAbsent,
+  TimestampSchema,
+} from "../openapi/primitives";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
@@ -100,6 +107,7 @@ export const DeploymentSchema = z
     finished_at: TimestampSchema.nullable().openapi({ description: "When it reached a final status." }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
+    redeploy_of: InlineIdSchema.nullable().openapi({ description: "The deployment it runs again, or null." }),
   })
   .openapi("Deployment");
 

@@ -6,7 +6,16 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
 import { SCOPES } from "../http/scopes";
-import { freeString, IdSchema, instant, nullAsAbsent, TimestampSchema, text } from "../openapi/primitives";
+import {
+  freeArray,
+  freeString,
+  IdSchema,
+  InlineIdSchema,
+  instant,
+  nullAsAbsent,
+  TimestampSchema,
+  text,
+} from "../openapi/primitives";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })
@@ -36,36 +45,54 @@ export const OrgMemberSchema = z.object({
   created_at: TimestampSchema,
 });
 
-/** The new key, with its secret: the only time `key` is shown. */
-/** API_CONTRACT §15: a key's record (`GET /v1/api-keys/current`). Never the key itself. */
-export const ApiKeySchema = z
+/**
+ * API_CONTRACT §15, §21: the calling key's record (`GET /v1/api-keys/current`). Never the key
+ * itself, nor its hash.
+ */
+export const CurrentApiKeySchema = z
   .object({
     id: IdSchema,
     name: z.string().nullable(),
     org_id: IdSchema,
     account_id: IdSchema.openapi({ description: "The account the key acts as." }),
-    scopes: z.array(z.enum(SCOPES)).openapi({
-      description: "What the key may do: `*` (everything its account's roles allow) or a list of scopes.",
-    }),
-    project_ids: z.array(IdSchema).nullable().openapi({
-      description:
-        "The only projects the key may see (every other project is `404` to it), or null: every project.",
-    }),
+    parent_id: InlineIdSchema.nullable().openapi({ description: "The key that made it, or null." }),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .openapi({ description: "`*` (all its account's roles allow) or scopes." }),
+    project_ids: z
+      .array(IdSchema)
+      .nullable()
+      .openapi({ description: "The only projects the key may see, or null: every project." }),
     expires_at: TimestampSchema.nullable(),
-    last_used_at: TimestampSchema.nullable().openapi({
-      description: "When the key was last used; refreshed at most once a minute.",
-    }),
+    last_used_at: TimestampSchema.nullable().openapi({ description: "Refreshed at most once a minute." }),
     created_at: TimestampSchema,
   })
-  .openapi("ApiKey");
+  .openapi("CurrentApiKey");
 
-/** The internal create's answer: the record, who issued it, and the key (shown only here). */
-export const CreatedApiKeySchema = ApiKeySchema.extend({ key: z.string(), created_by: IdSchema });
+/** A key's record in the key lists: the calling key's form and when it was revoked. */
+export const ApiKeySchema = CurrentApiKeySchema.extend({
+  revoked_at: TimestampSchema.nullable().openapi({
+    description: "When it, or a key it was made from, was revoked; null while it works.",
+  }),
+}).openapi("ApiKey");
+
+/** `POST /v1/api-keys`: the new key's record and the key itself, shown only there. */
+export const NewApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({
+    description: "The key (`x-api-key`), shown only here.",
+    example: "dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1",
+  }),
+}).openapi("NewApiKey");
+
+/** The internal create's answer: the calling-key form, who issued it, and the key (shown only here). */
+export const CreatedApiKeySchema = CurrentApiKeySchema.extend({ key: z.string(), created_by: IdSchema });
 
 export type OrganizationRecord = z.infer<typeof OrganizationSchema>;
 export type AccountRecord = z.infer<typeof AccountSchema>;
 export type OrgMemberRecord = z.infer<typeof OrgMemberSchema>;
 export type ApiKeyInfo = z.infer<typeof ApiKeySchema>;
+export type CurrentApiKeyInfo = z.infer<typeof CurrentApiKeySchema>;
+export type NewApiKeyRecord = z.infer<typeof NewApiKeySchema>;
 export type ApiKeyRecord = z.infer<typeof CreatedApiKeySchema>;
 
 export const OrganizationCreateSchema = z
@@ -110,6 +137,35 @@ export const AccountCreateBody = z.strictObject({
     .nullable()
     .optional(),
 });
+
+/**
+ * `POST /v1/api-keys` (API_CONTRACT §21): every field optional; left out, a field is the calling
+ * key's own. Explicit `null` asks for no restriction (`project_ids`) or no expiry (`expires_at`);
+ * for `scopes` it is "left out", as for the internal create (§15), and for `name` no name.
+ */
+export const ApiKeyDeriveBody = z
+  .strictObject({
+    name: text(1, 100).nullable().optional().openapi({ example: "ci storefront" }),
+    // A scope given twice counts once: no bound but the body's.
+    scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
+      example: ["deployments:read", "deployments:write"],
+    }),
+    project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
+      description:
+        "1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project.",
+    }),
+    expires_at: instant()
+      .nullable()
+      .optional()
+      .openapi({
+        // The instant's own metadata says `string`: the null this field also takes is spelled out.
+        type: ["string", "null"],
+        description: "In the future; `null`: never.",
+      }),
+  })
+  .openapi("ApiKeyCreate");
+
+export type ApiKeyDeriveInput = z.infer<typeof ApiKeyDeriveBody>;
 
 export type OrganizationCreateInput = z.infer<typeof OrganizationCreateSchema>;
 export type OrgMemberInput = z.infer<typeof OrgMemberBody>;

@@ -83,6 +83,8 @@ export type State = {
   resourceId?: string;
   deploymentId?: string;
   keyId?: string;
+  /** A key made by a key (`createApiKey`), for `revokeApiKey`. */
+  madeKeyId?: string;
 };
 
 export const secrets: string[] = [];

@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import type { OrgRole, ProjectRole } from "../../src/db/schema";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import type { CreatedIntegration } from "../../src/schemas/integration";
-import type { ApiKeyRecord } from "../../src/schemas/organization";
+import type { ApiKeyRecord, NewApiKeyRecord } from "../../src/schemas/organization";
 import type { StackResourceRecord } from "../../src/schemas/resource";
 import { internalOk, request } from "./api";
 
@@ -59,6 +59,20 @@ export async function createApiKey(
   return { ...caller, key: record.key, keyId: record.id, record };
 }
 
+/**
+ * A key made by `caller`'s key through `POST /v1/api-keys` (API_CONTRACT §21): it acts as the same
+ * account, with `fields` (`scopes`, `project_ids`, `expires_at`, `name`) or the caller's own.
+ * Returns the caller acting through the new key, with the key's record.
+ */
+export async function deriveKey(
+  caller: Caller,
+  fields: Record<string, unknown> = {},
+): Promise<Caller & { record: NewApiKeyRecord }> {
+  const res = await request<NewApiKeyRecord>("POST", "/v1/api-keys", { key: caller.key, body: fields });
+  if (res.status !== 201) throw new Error(`derive key → ${res.status} ${res.raw}`);
+  return { ...caller, key: res.body.key, keyId: res.body.id, record: res.body };
+}
+
 /** A fresh organization with its owner. */
 export async function createOrgWithOwner(): Promise<{ org: Org; owner: Caller }> {
   const org = await createOrg();
@@ -91,6 +105,18 @@ export async function addProjectMember(owner: Caller, projectId: string, member:
     body: { account_ids: [member.accountId], role },
   });
   if (res.status !== 201) throw new Error(`add member → ${res.status} ${res.raw}`);
+}
+
+/** Three org members of `project`'s organization: its `viewer`, its `contributor`, and one outside it. */
+export async function projectRoleCallers(w: { org: Org; owner: Caller; project: Project }) {
+  const [viewer, contributor, outsider] = [
+    await createCaller(w.org, "member", w.owner),
+    await createCaller(w.org, "member", w.owner),
+    await createCaller(w.org, "member", w.owner),
+  ];
+  await addProjectMember(w.owner, w.project.id, viewer, "viewer");
+  await addProjectMember(w.owner, w.project.id, contributor, "contributor");
+  return { viewer, contributor, outsider };
 }
 
 export async function createEnvironment(projectId: string, name = unique("env")) {

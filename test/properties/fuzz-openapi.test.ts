@@ -83,6 +83,7 @@ beforeAll(async () => {
       variables: variable.body.id,
       resources: resource.id,
       deployments: deployment.id,
+      "api-keys": owner.keyId,
     },
   };
 });

@@ -403,6 +403,32 @@ describe("work per request of the benchmarked routes", () => {
     });
   });
 
+  it("a key made by a key (at any depth) costs what any key costs, cold and warm: no walk up its ancestors", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const fresh = await freshKey(owner.orgId, owner.accountId);
+    let maker = fresh;
+    for (let depth = 0; depth < 3; depth++) {
+      maker = (await request<{ key: string }>("POST", "/v1/api-keys", { key: maker, body: {} })).body.key;
+    }
+    const path = `/v1/projects/${project.id}`;
+    // The same numbers as any key's (the first test of this file).
+    expect(await measure(path, maker)).toEqual({
+      status: 200,
+      d1Statements: 3,
+      d1RoundTrips: 3,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained", "first-unconstrained"],
+    });
+    expect(await measure(path, maker)).toEqual({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      sessions: ["first-unconstrained"],
+    });
+  });
+
   it("a failed authentication: the key lookup on a replica, again on the primary, one limiter call (anonymous)", async () => {
     // The second lookup: a key created a moment ago may not have reached the replica yet.
     expect(await measure("/v1/projects", `dpk_${"B".repeat(43)}`)).toEqual({
@@ -485,6 +511,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
       variable_id: variable.body.id,
       resources: resource.id,
       deployments: stack.deploymentId,
+      "api-keys": owner.keyId,
     };
     const fill = (template: string) =>
       template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {

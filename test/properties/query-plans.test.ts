@@ -9,7 +9,9 @@ import type { Identity } from "../../src/context";
 import { createDb } from "../../src/db/client";
 import { pageRequest, tablePageQuery } from "../../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../../src/db/schema";
+import { apiKeyPageQuery } from "../../src/services/api-keys/list";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
+import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
@@ -201,6 +203,42 @@ describe("POST …/recover", () => {
         /webhook_deliveries USING INDEX webhook_deliveries_integration_created_idx/,
       );
       expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+});
+
+describe("the key lists (API_CONTRACT §21)", () => {
+  it.each([
+    ["an org admin's first page", admin, {}, "api_keys_org_created_idx"],
+    ["an org admin's, one account's, deep", admin, { accountId: "acc2" }, "api_keys_org_account_created_idx"],
+    ["a member's (its own account's), deep", member, {}, "api_keys_org_account_created_idx"],
+  ] as const)("%s: an index in order, no sort step", async (name, identity, filter, index) => {
+    const db = createDb(env.DB);
+    const first = pageRequest({ limit: 20, sort_by: "-created_at" });
+    const page = name.includes("deep")
+      ? { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }
+      : first;
+    const { sql: text, params } = apiKeyPageQuery(db, identity, filter, page).toSQL();
+    const detail = await plan(text, params);
+    expect(detail).toContain(`USING INDEX ${index}`);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("a revocation finds a key's children through the parent index", async () => {
+    const detail = await plan("SELECT id FROM api_keys WHERE parent_id = ?", ["k"]);
+    expect(detail).toMatch(/USING (COVERING )?INDEX api_keys_parent_idx/);
+  });
+});
+
+describe("GET /internal/v1/deployments (API_CONTRACT §20)", () => {
+  it("each status's page walks the (status, created_at, id) index from the cursor, with no sort step", async () => {
+    const db = createDb(env.DB);
+    const first = pageRequest({ limit: 20, sort_by: "created_at" });
+    for (const page of [first, { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }]) {
+      const { sql: text, params } = statusPageQuery(db, "queued", page).toSQL();
+      const detail = await plan(text, params);
+      expect(detail).toMatch(/deployments USING INDEX deployments_status_created_idx/);
+      expect(detail).not.toMatch(/TEMP B-TREE/);
     }
   });
 });

@@ -205,6 +205,20 @@ describe("per-route policies", () => {
     expect(limits(list, "default")).toMatchObject({ remaining: 99 });
   });
 
+  it("keys-create: 10 per minute on POST /v1/api-keys, refused ones making no key", async () => {
+    const { owner } = await createOrgWithOwner();
+    for (let i = 0; i < 10; i++) {
+      const res = await request("POST", "/v1/api-keys", { key: owner.key, body: {} });
+      expect(res.status).toBe(201);
+      expect(limits(res, "keys-create")).toMatchObject({ limit: 10, remaining: 9 - i });
+    }
+    expectRefused(await request("POST", "/v1/api-keys", { key: owner.key, body: {} }), "keys-create", 10);
+    // Reading keys is the default policy: 11 keys, the owner's and the 10 it made.
+    const list = await request<{ data: unknown[] }>("GET", "/v1/api-keys", { key: owner.key });
+    expect(limits(list, "default")).toMatchObject({ remaining: 99 });
+    expect(list.body.data).toHaveLength(11);
+  });
+
   it("publishes each operation's policy as x-rate-limit-policy in /openapi.json", async () => {
     type Operation = { operationId?: string; "x-rate-limit-policy"?: string };
     const doc = await request<{ paths: Record<string, Record<string, Operation>> }>("GET", "/openapi.json");
@@ -216,8 +230,10 @@ describe("per-route policies", () => {
     }
     expect(policies.get("GET /v1/variables/{variable_id}/value")).toBe("reveal");
     expect(policies.get("POST /v1/orgs")).toBe("orgs-create");
+    expect(policies.get("POST /v1/api-keys")).toBe("keys-create");
+    const named = ["GET /v1/variables/{variable_id}/value", "POST /v1/orgs", "POST /v1/api-keys"];
     for (const [operation, policy] of policies) {
-      if (operation === "GET /v1/variables/{variable_id}/value" || operation === "POST /v1/orgs") continue;
+      if (named.includes(operation)) continue;
       expect(policy, operation).toBe("default");
     }
   });

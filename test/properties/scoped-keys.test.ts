@@ -39,6 +39,8 @@ const ALL_SCOPES = [
   "audit:read",
   "orgs:read",
   "orgs:write",
+  "api-keys:read",
+  "api-keys:write",
 ];
 
 type ErrorBody = {
@@ -53,6 +55,7 @@ type ErrorBody = {
  */
 function expectedScope(method: string, path: string): string | null {
   if (path === "/v1/api-keys/current") return null;
+  if (path.startsWith("/v1/api-keys")) return `api-keys:${method === "get" ? "read" : "write"}`;
   if (path === "/v1/variables/{variable_id}/value") return "variables:reveal";
   if (path.endsWith("/audit-log")) return "audit:read";
   if (path.startsWith("/v1/events") || path.endsWith("/events")) return "events:read";

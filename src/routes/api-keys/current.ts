@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getCurrentApiKey } from "../../services/api-keys/api-keys";
-import { ApiKeySchema } from "./schema";
+import { CurrentApiKeySchema } from "./schema";
 
 export const getCurrentApiKeyRoute = defineRoute({
   method: "get",
@@ -12,14 +12,15 @@ export const getCurrentApiKeyRoute = defineRoute({
   tags: ["API keys"],
   summary: "Read the API key making this request",
   description:
-    "Its scopes, its project restriction, when it expires and when it was last used. Any valid key " +
+    "Its scopes, its project restriction, when it expires, when it was last used and the key it was made " +
+    "from (`parent_id`). Any valid key " +
     "may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.",
   scope: null,
-  responses: { 200: jsonContent(ApiKeySchema, "The calling key.") },
+  responses: { 200: jsonContent(CurrentApiKeySchema, "The calling key.") },
 });
 
 export function registerGetCurrentApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(getCurrentApiKeyRoute, async (c) =>
-    c.json(ApiKeySchema.parse(await getCurrentApiKey(callerContext(c))), 200),
+    c.json(CurrentApiKeySchema.parse(await getCurrentApiKey(callerContext(c))), 200),
   );
 }

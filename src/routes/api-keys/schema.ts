@@ -1,2 +1,18 @@
-/** The API key routes' record: one source, src/schemas/organization.ts. */
-export { ApiKeySchema } from "../../schemas/organization";
+/** The API key routes' records and bodies: one source, src/schemas/organization.ts. */
+import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { InlineIdSchema, idParams } from "../../openapi/primitives";
+import { ApiKeySchema } from "../../schemas/organization";
+
+export {
+  ApiKeyDeriveBody,
+  ApiKeySchema,
+  CurrentApiKeySchema,
+  NewApiKeySchema,
+} from "../../schemas/organization";
+
+export const ApiKeyListSchema = envelope(ApiKeySchema, "ApiKeyList");
+export const ApiKeyParams = idParams("id");
+
+export const ApiKeyListQuery = ListQuerySchema.extend({
+  account_id: InlineIdSchema.optional().openapi({ description: "Only the keys acting as this account." }),
+});

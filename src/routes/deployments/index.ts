@@ -6,12 +6,14 @@ import { registerGetEnvironmentDeployment } from "./get-environment";
 import { registerListDeployments } from "./list";
 import { registerListEnvironmentDeployments } from "./list-environment";
 import { registerListStackDeployments } from "./list-stack";
+import { registerRedeployDeployment } from "./redeploy";
 
 export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
   registerListDeployments(app);
   registerGetDeployment(app);
   registerGetEnvironmentDeployment(app);
   registerCancelDeployment(app);
+  registerRedeployDeployment(app);
   registerListStackDeployments(app);
   registerListEnvironmentDeployments(app);
 }

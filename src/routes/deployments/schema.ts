@@ -8,7 +8,7 @@ export { DeploymentSchema, DeploymentStatusSchema };
 
 export const DeploymentListSchema = envelope(DeploymentSchema, "DeploymentList");
 
-const StatusFilterSchema = queryList(
+export const StatusFilterSchema = queryList(
   DeploymentStatusSchema,
   "Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or " +
     "separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses.",

@@ -9,6 +9,7 @@ import { registerInternalCreateAccount } from "./accounts/create";
 import { registerInternalRevokeApiKey } from "./api-keys/revoke";
 import { registerInternalCreateComponent } from "./components/create";
 import { registerInternalCreateDeployment } from "./deployments/create";
+import { registerInternalListDeployments } from "./deployments/list";
 import { registerInternalUpdateDeployment } from "./deployments/update";
 import { registerInternalCreateEnvironment } from "./environments/create";
 import { registerInternalCreateEvent } from "./events/create";
@@ -33,6 +34,7 @@ export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
   registerInternalCreateResource(app);
   registerInternalUpdateResource(app);
   registerInternalCreateDeployment(app);
+  registerInternalListDeployments(app);
   registerInternalUpdateDeployment(app);
   registerInternalCreateEvent(app);
   registerInternalCreateIntegration(app);

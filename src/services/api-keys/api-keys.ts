@@ -1,8 +1,9 @@
 /**
- * API keys (API_CONTRACT §5, §15): the calling key's record, and issuing and revoking keys,
- * narrowed to scopes and projects. Authenticating a presented key is ./authenticate.ts.
+ * API keys (API_CONTRACT §5, §15): the records, the calling key's own, and issuing keys through
+ * the internal API. Authenticating a presented key is ./authenticate.ts; a key made by a key is
+ * ./create.ts, the key lists ./list.ts and revocation ./revoke.ts.
  */
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers, projects } from "../../db/schema";
@@ -10,36 +11,98 @@ import { ApiError, badInput, notFound } from "../../errors";
 import type { Scope } from "../../http/scopes";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { ApiKeyCreateInput, ApiKeyInfo, ApiKeyRecord } from "../../schemas/organization";
+import type {
+  ApiKeyCreateInput,
+  ApiKeyInfo,
+  ApiKeyRecord,
+  CurrentApiKeyInfo,
+} from "../../schemas/organization";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { orgExists } from "../orgs";
-import { forgetKey, generateKey, hashKey } from "./authenticate";
+import { generateKey, hashKey } from "./authenticate";
 
-export function toApiKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/** A key's record (API_CONTRACT §21): never the key or its hash. */
+export function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
     id: row.id,
     name: row.name,
     org_id: row.orgId,
     account_id: row.accountId,
+    parent_id: row.parentId,
     scopes: row.scopes as Scope[],
     project_ids: row.projectIds,
     expires_at: row.expiresAt,
     last_used_at: row.lastUsedAt,
+    revoked_at: row.revokedAt,
     created_at: row.createdAt,
   };
 }
 
+/** The record as the calling key reads it (`GET /v1/api-keys/current`), without `revoked_at`. */
+export function toCurrentApiKeyInfo(row: ApiKeyRow): CurrentApiKeyInfo {
+  const { revoked_at: _revoked, ...info } = toApiKeyInfo(row);
+  return info;
+}
+
 /** The calling key's record (any valid key may read its own). */
-export async function getCurrentApiKey(ctx: CallerContext): Promise<ApiKeyInfo> {
+export async function getCurrentApiKey(ctx: CallerContext): Promise<CurrentApiKeyInfo> {
   const row = await ctx.db.select().from(apiKeys).where(eq(apiKeys.id, ctx.identity.keyId)).get();
   // Revoked between authentication and this read: the key is no longer valid.
   if (!row || row.revokedAt) throw new ApiError("unauthenticated", "The API key is not valid.");
-  return toApiKeyInfo(row);
+  return toCurrentApiKeyInfo(row);
+}
+
+/** What a new key's row holds besides what every new key's does. */
+export type NewKeyFields = Pick<
+  ApiKeyRow,
+  "orgId" | "accountId" | "createdBy" | "name" | "expiresAt" | "scopes" | "projectIds" | "parentId"
+>;
+
+/** A new key (shown once) and its row, which stores only its hash. */
+export async function newKey(fields: NewKeyFields): Promise<{ key: string; row: ApiKeyRow }> {
+  const key = generateKey();
+  const row: ApiKeyRow = {
+    id: newId(),
+    ...fields,
+    keyHash: await hashKey(key),
+    revokedAt: null,
+    lastUsedAt: null,
+    createdAt: nowIso(),
+  };
+  return { key, row };
 }
 
 /** `["*"]` when absent; duplicates dropped, order kept. */
 export function canonicalScopes(scopes: readonly Scope[] | undefined): string[] {
   return scopes ? [...new Set(scopes)] : ["*"];
+}
+
+/** Which of `ids` are projects of the organization: one statement, one JSON parameter. */
+export function orgProjectsAmong(db: Db, orgId: string, ids: readonly string[]) {
+  return (
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      // One JSON parameter: up to 100 IDs would pass D1's 100-parameter limit.
+      .where(
+        and(
+          eq(projects.orgId, orgId),
+          sql`${projects.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+        ),
+      )
+  );
+}
+
+/** `400 bad_input` naming each entry of `projectIds` that is not among `found` (`orgProjectsAmong`). */
+export function refuseUnknownProjects(projectIds: readonly string[], found: readonly { id: string }[]): void {
+  const known = new Set(found.map((p) => p.id));
+  const issues = projectIds.flatMap((id, i) =>
+    known.has(id) ? [] : [{ path: `project_ids.${i}`, message: "Not a project of this organization." }],
+  );
+  if (issues.length)
+    throw badInput("Every `project_ids` entry must be a project of the organization.", issues);
 }
 
 /** Every restricted project must be a project of the key's organization (checked in one query). */
@@ -50,23 +113,7 @@ export async function checkProjectIds(
 ): Promise<string[] | null> {
   if (!projectIds) return null;
   const wanted = [...new Set(projectIds)];
-  const found = await db
-    .select({ id: projects.id })
-    .from(projects)
-    // One JSON parameter: up to 100 IDs would pass D1's 100-parameter limit.
-    .where(
-      and(
-        eq(projects.orgId, orgId),
-        sql`${projects.id} IN (SELECT value FROM json_each(${JSON.stringify(wanted)}))`,
-      ),
-    )
-    .all();
-  const known = new Set(found.map((p) => p.id));
-  const issues = projectIds.flatMap((id, i) =>
-    known.has(id) ? [] : [{ path: `project_ids.${i}`, message: "Not a project of this organization." }],
-  );
-  if (issues.length)
-    throw badInput("Every `project_ids` entry must be a project of the organization.", issues);
+  refuseUnknownProjects(projectIds, await orgProjectsAmong(db, orgId, wanted).all());
   return wanted;
 }
 
@@ -74,7 +121,7 @@ export async function checkProjectIds(
  * The internal API's `internalCreateApiKey`: a key for `account_id`, issued by `created_by`, an
  * owner or admin of the organization, optionally narrowed to scopes and projects.
  */
-export async function createApiKey(
+export async function issueApiKey(
   ctx: ServiceContext,
   orgId: string,
   body: ApiKeyCreateInput,
@@ -117,22 +164,17 @@ export async function createApiKey(
     throw new ApiError("unauthorized", "API keys are issued only by an organization owner or admin.");
   }
   const projectIds = await checkProjectIds(db, input.orgId, input.projectIds);
-  const key = generateKey();
-  const record: typeof apiKeys.$inferSelect = {
-    id: newId(),
+  const { key, row: record } = await newKey({
     orgId: input.orgId,
     accountId: input.accountId,
     createdBy: input.createdBy,
     name: input.name ?? null,
-    keyHash: await hashKey(key),
     expiresAt,
-    revokedAt: null,
-    lastUsedAt: null,
     scopes: canonicalScopes(input.scopes),
     projectIds,
-    createdAt: nowIso(),
-  };
-  const info = toApiKeyInfo(record);
+    parentId: null,
+  });
+  const info = toCurrentApiKeyInfo(record);
   await db.batch([
     db.insert(apiKeys).values(record),
     auditEntry(ctx, {
@@ -143,32 +185,4 @@ export async function createApiKey(
     }),
   ]);
   return { ...info, key, created_by: record.createdBy };
-}
-
-/**
- * The internal API's `internalRevokeApiKey`: an unknown key is `not_found`; idempotent for an
- * already revoked key.
- */
-export async function revokeApiKey(ctx: ServiceContext, keyId: string): Promise<void> {
-  const { db } = ctx;
-  const row = await db
-    .select({ id: apiKeys.id, orgId: apiKeys.orgId })
-    .from(apiKeys)
-    .where(eq(apiKeys.id, keyId))
-    .get();
-  if (!row) throw notFound("API key");
-  const revokedAt = nowIso();
-  // Revoking an already revoked key changes nothing, so it writes no entry.
-  await db.batch([
-    db
-      .update(apiKeys)
-      .set({ revokedAt })
-      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))),
-    auditEntry(ctx, {
-      orgId: row.orgId,
-      target: { type: "api_key", id: keyId },
-      changes: { revoked_at: { from: null, to: revokedAt } },
-    }),
-  ]);
-  forgetKey(keyId);
 }

@@ -5,6 +5,13 @@
  * Authentication is on every request, so a verified key is cached in the isolate for
  * CACHE_TTL_MS. That bounds how long another isolate may still accept a revoked key
  * (the contract allows 60 s); the isolate that revokes a key forgets it at once.
+ *
+ * A key made by a key (API_CONTRACT §21) authenticates exactly like any other, with the same one
+ * lookup and no walk up its ancestors: revoking a key marks the key and every key made from it,
+ * at any depth, revoked in one statement (./revoke.ts), which returns their ids so that the
+ * revoking isolate forgets them all at once; every other isolate holds a cached entry at most
+ * CACHE_TTL_MS (30 s), after which its next lookup reads the descendant's own `revoked_at`. So a
+ * revocation reaches every cached descendant within 30 s, inside §5's 60 s, at no cost per request.
  */
 
 import { and, eq, isNull } from "drizzle-orm";
@@ -121,9 +128,11 @@ export function keyCacheSize(): { keys: number; lastUsedWrites: number } {
   return { keys: cache.size, lastUsedWrites: lastUsedWrites.size };
 }
 
-/** Forget every cached entry of a key (called by the isolate that revokes it). */
-export function forgetKey(keyId: string): void {
+/** Forget every cached entry of these keys (called by the isolate that revokes them). */
+export function forgetKeys(keyIds: Iterable<string>): void {
+  const gone = new Set(keyIds);
+  if (gone.size === 0) return;
   for (const [hash, entry] of cache) {
-    if (entry.identity.keyId === keyId) cache.delete(hash);
+    if (gone.has(entry.identity.keyId)) cache.delete(hash);
   }
 }

@@ -16,7 +16,7 @@ import {
   projects,
   stacks,
 } from "../../db/schema";
-import { badInput, notFound } from "../../errors";
+import { badInput, conflict, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { DeploymentCreateInput, DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";
@@ -50,6 +50,7 @@ export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
     finished_at: row.finishedAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
+    redeploy_of: row.redeployOf,
   };
 }
 
@@ -226,11 +227,16 @@ export function refuseOversizedDeployment(data: DeploymentData, stackIds: readon
 
 const STACK_LINKS_PER_INSERT = 33;
 
-/** The engine's `internalCreateDeployment`: a new `queued` deployment of stacks of one environment. */
+/**
+ * The engine's `internalCreateDeployment`: a new `queued` deployment of stacks of one environment.
+ * Also the one way every other deployment is made (a redeploy, `redeployOf` set), so each gets
+ * what a deployment gets at its creation.
+ */
 export async function createDeployment(
   ctx: ServiceContext,
   environmentId: string,
   input: DeploymentCreateInput,
+  redeployOf: string | null = null,
 ): Promise<DeploymentRecord> {
   const { db } = ctx;
   const [env, found] = await db.batch([
@@ -251,6 +257,11 @@ export async function createDeployment(
   const foreign = input.stack_ids.flatMap((id, i) =>
     ours.has(id) ? [] : [{ path: `stack_ids.${i}`, message: "Not a stack of this environment." }],
   );
+  if (foreign.length && redeployOf) {
+    // The original's own stacks: one deleted since is the present state, not the caller's input.
+    const gone = foreign.map((issue) => ({ ...issue, message: "This stack no longer exists." }));
+    throw conflict("A stack of the deployment no longer exists, so it cannot run again.", gone);
+  }
   if (foreign.length) throw badInput("Every stack must belong to the environment.", foreign);
 
   const now = nowIso();
@@ -270,6 +281,7 @@ export async function createDeployment(
     finishedAt: null,
     createdAt: now,
     updatedAt: now,
+    redeployOf,
   };
   // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
   // the links go in slices, all in the one batch (one transaction). A stack or the

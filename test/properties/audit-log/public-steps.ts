@@ -288,6 +288,43 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       expect: { target: "variable", targetId: s.variableId, projectId: s.project.id, changed: ["name"] },
     };
   },
+  // The deployment's patch holds a secret (internal-steps.ts): the new one's entry must not.
+  redeployDeployment: async (s) => {
+    const res = await call<{ id: string }>("POST", `/v1/deployments/${s.deploymentId}/redeploy`, {
+      key: s.owner.key,
+    });
+    return {
+      res,
+      actor: s.owner,
+      expect: {
+        target: "deployment",
+        targetId: res.body.id,
+        projectId: s.project.id,
+        changed: ["status", "redeploy_of"],
+      },
+    };
+  },
+  createApiKey: async (s) => {
+    const res = await call<{ id: string; key: string }>("POST", "/v1/api-keys", {
+      key: s.owner.key,
+      body: { name: unique("made"), scopes: ["projects:read"] },
+    });
+    s.madeKeyId = res.body.id;
+    secrets.push(res.body.key, res.body.key.slice(4));
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "api_key", targetId: res.body.id, changed: ["scopes", "parent_id"] },
+    };
+  },
+  revokeApiKey: async (s) => {
+    const res = await call("DELETE", `/v1/api-keys/${s.madeKeyId}`, { key: s.owner.key });
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "api_key", targetId: s.madeKeyId, changed: ["revoked_at"] },
+    };
+  },
   cancelDeployment: async (s) => {
     const res = await call("PATCH", `/v1/deployments/${s.deploymentId}/cancel`, { key: s.owner.key });
     return {

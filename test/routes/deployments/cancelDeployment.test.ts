@@ -5,11 +5,10 @@ import { request } from "../../helpers/api";
 import { deployIn, reportOk } from "../../helpers/engine";
 import type { ErrorBody } from "../../helpers/expect";
 import {
-  addProjectMember,
-  createCaller,
   createDeployment,
   createProjectWithStack,
   createStack,
+  projectRoleCallers,
 } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
 
@@ -80,13 +79,7 @@ describe("PATCH /v1/deployments/{id}/cancel", () => {
 
   it("contributors cancel; viewers are 403 forbidden; outsiders 404", async () => {
     const { org, owner, project, environmentId, stack } = await createProjectWithStack();
-    const [viewer, contributor, outsider] = [
-      await createCaller(org, "member", owner),
-      await createCaller(org, "member", owner),
-      await createCaller(org, "member", owner),
-    ];
-    await addProjectMember(owner, project.id, viewer, "viewer");
-    await addProjectMember(owner, project.id, contributor, "contributor");
+    const { viewer, contributor, outsider } = await projectRoleCallers({ org, owner, project });
     const d = await createDeployment(environmentId, [stack.id]);
     const denied = await request<ErrorBody>("PATCH", `/v1/deployments/${d.id}/cancel`, {
       key: viewer.key,

@@ -26,6 +26,7 @@ describe("GET /v1/deployments/{id}", () => {
       finished_at: null,
       created_at: created.created_at,
       updated_at: created.created_at,
+      redeploy_of: null,
     });
     const res = await request<Deployment>("GET", `/v1/deployments/${created.id}`, { key: owner.key });
     expect(res.status).toBe(200);

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { ApiKeyCreateBody, CreatedApiKeySchema } from "../../../schemas/organization";
-import { createApiKey } from "../../../services/api-keys/api-keys";
+import { issueApiKey } from "../../../services/api-keys/api-keys";
 import { OrgIdParams } from "../schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({
@@ -18,7 +18,7 @@ export const internalCreateApiKeyRoute = defineInternalRoute({
 
 export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateApiKeyRoute, async (c) => {
-    const key = await createApiKey(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json"));
+    const key = await issueApiKey(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json"));
     // It carries the key itself: no cache may keep it (and it gets no ETag).
     c.header("cache-control", "no-store");
     return c.json(key, 201);

@@ -37,6 +37,16 @@ export const routes: MatrixRoute[] = [
       path: `/v1/deployments/${(await queuedDeployment(world)).deploymentId}/cancel`,
     }),
   },
+  {
+    name: "POST /v1/deployments/{id}/redeploy",
+    action: "write",
+    success: 201,
+    // Each cell may make a new deployment; the original, which it leaves as it is, is shared.
+    prepare: async (world) => ({
+      method: "POST",
+      path: `/v1/deployments/${(await target(world)).deploymentId}/redeploy`,
+    }),
+  },
 ];
 
 export const unscoped: UnscopedRoute[] = [

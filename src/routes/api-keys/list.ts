@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { apiKeyFilterKey, listApiKeys } from "../../services/api-keys/list";
+import { ApiKeyListQuery, ApiKeyListSchema } from "./schema";
+
+export const listApiKeysRoute = defineRoute({
+  method: "get",
+  path: "/v1/api-keys",
+  operationId: "listApiKeys",
+  tags: ["API keys"],
+  summary: "List API keys",
+  description:
+    "Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.",
+  request: { query: ApiKeyListQuery },
+  responses: { 200: jsonContent(ApiKeyListSchema, "A page of keys.") },
+});
+
+export function registerListApiKeys(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listApiKeysRoute, async (c) => {
+    const { account_id, ...list } = c.req.valid("query");
+    const filter = { accountId: account_id };
+    const page = pageRequest(list, apiKeyFilterKey(filter));
+    return c.json(await listApiKeys(callerContext(c), filter, page), 200);
+  });
+}

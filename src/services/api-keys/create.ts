@@ -1,0 +1,123 @@
+/**
+ * A key made by a key (API_CONTRACT §21, `createApiKey`): an org owner's or admin's key makes a
+ * key that acts as the same account and can do at most what the calling key can, for at most as
+ * long. What "at most" means is one rule, `keyExcess` (src/http/scopes.ts, beside the per-request
+ * scope check).
+ */
+import { eq, getTableColumns, sql } from "drizzle-orm";
+import type { CallerContext } from "../../context";
+import type { Db } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { ApiError, badInput } from "../../errors";
+import { type KeyPowers, keyExcess } from "../../http/scopes";
+import { nowIso } from "../../lib/time";
+import type { ApiKeyDeriveInput, NewApiKeyRecord } from "../../schemas/organization";
+import { canSeeAll } from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
+import {
+  type ApiKeyRow,
+  canonicalScopes,
+  newKey,
+  orgProjectsAmong,
+  refuseUnknownProjects,
+  toApiKeyInfo,
+} from "./api-keys";
+
+const callerKeyGone = () =>
+  new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
+
+/**
+ * `INSERT … SELECT` of `row` that inserts it only while its parent is neither revoked nor
+ * expired, in the same statement: a revocation of the parent (./revoke.ts), which marks every
+ * descendant in one statement, lands either before it (nothing is inserted) or after it (the new
+ * row is one of the descendants it marks), so no live key is ever left under a revoked one.
+ */
+function insertUnderLiveParent(db: Db, row: ApiKeyRow, now: string) {
+  // Every column, in the table's order: the order of the INSERT's column list.
+  const values = row as Record<string, unknown>;
+  const selected = sql.join(
+    Object.entries(getTableColumns(apiKeys)).map(([field, column]) => {
+      const value = values[field];
+      return value === null || value === undefined ? sql`NULL` : sql.param(value, column);
+    }),
+    sql`, `,
+  );
+  return db.insert(apiKeys).select(
+    sql`SELECT ${selected} WHERE EXISTS (SELECT 1 FROM ${apiKeys} AS parent WHERE parent.id = ${row.parentId}
+      AND parent.revoked_at IS NULL AND (parent.expires_at IS NULL OR parent.expires_at > ${now}))`,
+  );
+}
+
+/**
+ * Org `owner`/`admin` only (`403 unauthorized`). Fields left out are the calling key's own; a key
+ * that would exceed it is `403 forbidden` naming each field (`keyExcess`), before the named
+ * projects are looked at, so a key restricted to some projects learns nothing of the others.
+ * The calling key is read as stored (its expiry, and whether it is still live) in the same round
+ * trip as the named projects.
+ */
+export async function createApiKey(ctx: CallerContext, body: ApiKeyDeriveInput): Promise<NewApiKeyRecord> {
+  const { db, identity } = ctx;
+  if (!canSeeAll(identity)) {
+    throw new ApiError(
+      "unauthorized",
+      "Only a key of an organization owner or admin can make API keys (SPEC.md: keys are made by an admin).",
+    );
+  }
+  const now = nowIso();
+  if (body.expires_at && body.expires_at <= now) {
+    throw badInput("`expires_at` must be in the future.", [
+      { path: "expires_at", message: "Must be in the future." },
+    ]);
+  }
+  const named = body.project_ids ? [...new Set(body.project_ids)] : body.project_ids;
+  const [parents, found] = await db.batch([
+    db.select().from(apiKeys).where(eq(apiKeys.id, identity.keyId)),
+    orgProjectsAmong(db, identity.orgId, named ?? []),
+  ]);
+  const parent = parents[0];
+  if (!parent || parent.revokedAt || (parent.expiresAt !== null && parent.expiresAt <= now)) {
+    throw callerKeyGone();
+  }
+  const powers = (row: Pick<ApiKeyRow, "scopes" | "projectIds" | "expiresAt">): KeyPowers => ({
+    scopes: row.scopes,
+    projectIds: row.projectIds,
+    expiresAt: row.expiresAt,
+  });
+  const child = powers({
+    scopes: body.scopes ? canonicalScopes(body.scopes) : parent.scopes,
+    projectIds: named === undefined ? parent.projectIds : named,
+    expiresAt: body.expires_at === undefined ? parent.expiresAt : body.expires_at,
+  });
+  const excess = keyExcess(powers(parent), child);
+  if (excess.length) {
+    throw new ApiError(
+      "forbidden",
+      "A key can make only a key that can do at most what it can, for at most as long.",
+      excess,
+    );
+  }
+  if (body.project_ids) refuseUnknownProjects(body.project_ids, found);
+
+  const { key, row } = await newKey({
+    orgId: identity.orgId,
+    accountId: identity.accountId,
+    createdBy: identity.accountId,
+    name: body.name ?? null,
+    expiresAt: child.expiresAt,
+    scopes: [...child.scopes],
+    projectIds: child.projectIds ? [...child.projectIds] : null,
+    parentId: parent.id,
+  });
+  const info = toApiKeyInfo(row);
+  const [inserted] = await db.batch([
+    insertUnderLiveParent(db, row, now),
+    auditEntry(ctx, {
+      target: { type: "api_key", id: row.id },
+      // The record as a GET shows it: never the key or its hash.
+      changes: diffRecords(null, info),
+    }),
+  ]);
+  // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
+  if (inserted.meta.changes !== 1) throw callerKeyGone();
+  return { ...info, key };
+}

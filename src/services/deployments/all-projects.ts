@@ -1,0 +1,49 @@
+/**
+ * The internal API's `internalListDeployments` (API_CONTRACT §20): the deployments of every
+ * project, so the engine finds work it did not create (`status=queued`), oldest first by default.
+ */
+import { and, eq } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
+import { DEPLOYMENT_STATUSES, type DeploymentStatus, deployments } from "../../db/schema";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
+
+/** At most one page of the deployments in `status`, from the cursor, in the (status, created_at, id) index's order. */
+export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequest) {
+  const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
+  return db
+    .select()
+    .from(deployments)
+    .where(and(eq(deployments.status, status), where))
+    .orderBy(...orderBy)
+    .limit(page.limit + 1);
+}
+
+/**
+ * One statement per status asked for (every status when none is), each walking the (status,
+ * created_at, id) index from the cursor for at most one page, all in one batch (one round trip,
+ * one snapshot); the page is the first rows of their merge. So a page costs at most a page per
+ * status, however many deployments the platform holds, and needs no index of its own.
+ */
+export async function listAllDeployments(
+  ctx: ServiceContext,
+  filter: ListFilter,
+  page: PageRequest,
+): Promise<Page<DeploymentRecord>> {
+  const { db } = ctx;
+  const statuses = filter.statuses?.length ? [...new Set(filter.statuses)] : DEPLOYMENT_STATUSES;
+  const [first, ...rest] = statuses.map((status) => statusPageQuery(db, status, page));
+  if (!first) return { data: [], has_more: false };
+  const pages = await db.batch([first, ...rest]);
+  const sign = page.direction === "asc" ? 1 : -1;
+  const byKey = (a: DeploymentRow, b: DeploymentRow) =>
+    sign *
+    (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const rows = pages
+    .flat()
+    .sort(byKey)
+    .slice(0, page.limit + 1);
+  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);
+}
