@@ -4028,6 +4028,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -4203,6 +4204,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -4251,6 +4253,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Location: components["headers"]["Location"];
@@ -4298,6 +4301,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -4346,6 +4350,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
