@@ -5,8 +5,10 @@
 // takes to start, its bundle, and a new isolate's first request beside warm ones, for a read and a
 // write. ROUNDS (9) interleaved rounds, the Workers' order turned every round.
 //
-//  1. each Worker built once as `wrangler deploy` builds it (`--dry-run --outfile`): the gzip size
-//     wrangler reports ("Total Upload: … / gzip: …");
+//  1. each Worker built once as `wrangler deploy` builds it (`--dry-run --outfile`, and `--outdir` for
+//     its modules): the gzip size wrangler reports ("Total Upload: … / gzip: …"), and, where valgrind
+//     is installed (INSTRUCTIONS=0 to skip), the CPU instructions workerd executes to load it and exit,
+//     counted by callgrind (bench/instructions.mjs): not a clock, so the machine's load does not move it;
 //  2. startup, every round: `wrangler check startup --worker <that build>`, wrangler's own profiler of
 //     a Worker's start (it imports the Worker's module inside a fetch in a new miniflare, under V8's
 //     CPU profiler): the profile's sampled time that is not (idle), in ms. V8 samples by the clock,
@@ -17,14 +19,17 @@
 //     WARM (20) more one at a time: the client's latency and the Worker process's CPU over each
 //     (/proc/<pid>/task/*/schedstat). The first is a new isolate's first request after its startup
 //     (2), and the first request of the dev proxy in front (the same for every Worker).
-// "Beyond the empty Worker's": a process start minus the empty Worker's beside it, their median.
+// "Beyond the empty Worker's": a process start minus the empty Worker's beside it, their median
+// (instructions: minus the empty Worker's count). ROUNDS=0: the builds and instructions only.
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { hasValgrind, startInstructions } from "./instructions.mjs";
 import * as lib from "./lib.mjs";
 
 const { median, pairedRatio, tmp } = lib;
 const [ROUNDS, WARM] = [lib.env("ROUNDS", 9), lib.env("WARM", 20)];
+const INSTRUCTIONS = lib.env("INSTRUCTIONS", 1) === 1 && hasValgrind();
 const WORKERS = [
   { name: "an empty Worker (the ladder's configuration)", kind: "empty" },
   { name: "floor Worker (bench/ladder)", kind: "ladder", read: "/floor/projects/", write: "/write/project" },
@@ -49,6 +54,15 @@ async function main() {
       dirname(config),
     );
     [, w.kib, w.gzipKib] = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(built).map(Number);
+    if (INSTRUCTIONS) {
+      const modules = join(tmp, `${w.kind}.modules`);
+      lib.runWrangler(["deploy", "--dry-run", "--outdir", modules, "-c", config], dirname(config));
+      const toml = readFileSync(config, "utf8");
+      const main = /^main = "(.*)\.[jt]s"$/m.exec(toml)[1].split("/").pop();
+      const date = /^compatibility_date = "(.*)"$/m.exec(toml)[1];
+      w.instructions = startInstructions(modules, `${main}.js`, date);
+      console.error(`bench: ${w.kind}: ${(w.instructions / 1e6).toFixed(1)} M instructions to start`);
+    }
     const vars =
       w.kind === "api"
         ? { RATE_LIMITS: lib.RATE_LIMITS }
@@ -102,13 +116,15 @@ function busyMs({ nodes, samples, timeDeltas, endTime, startTime }) {
 
 function format() {
   const [empty, floor, api] = WORKERS;
-  const f = (x, d = 1) => x.toFixed(d);
+  const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "–");
   // A process start minus the empty Worker's beside it (same round, same kind): the modules' part.
   const beyond = (w, field) => median(w[field].map((x, i) => x - empty[field][i]));
+  const instructions = (w) => (w.instructions - empty.instructions) / 1e6;
   const startupCells = (w) => [
     `${f(median(w.startup))} (${f(Math.min(...w.startup))})`,
     f(median(w.process)),
     w === empty ? "" : f(beyond(w, "process")),
+    w === empty ? f(w.instructions / 1e6) : f(instructions(w)),
     `${f(w.gzipKib)} (${f(w.kib)} raw)`,
   ];
   const ratio = (g) => f(g(api) / g(floor), 2);
@@ -117,7 +133,23 @@ function format() {
   const requestCells = (w) => KINDS.flatMap((k) => [ms("first")(w, k), ms("warm", 2)(w, k)]);
   const paired = (k, when) =>
     ["ms", "cpuMs"].map((x) => f(pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x]))), 2));
-  const startup = median(api.startup) / median(floor.startup);
+  const requests = lib.table(
+    [
+      "a new process's first request, then warm ones: ms / Worker CPU ms",
+      "first read",
+      `warm read (median of ${WARM})`,
+      "first write",
+      "warm write",
+    ],
+    [
+      [floor.name, ...requestCells(floor)],
+      [api.name, ...requestCells(api)],
+      [
+        "API ÷ floor, paired by round",
+        ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")].map((x) => x.join(" / "))),
+      ],
+    ],
+  );
   return [
     lib.header(`npm run bench:startup · ${ROUNDS} interleaved rounds · every start a new process`),
     "",
@@ -127,6 +159,7 @@ function format() {
         "wrangler check startup ms, median (min)",
         "process start CPU ms",
         "… beyond the empty Worker's",
+        "M instructions to start (callgrind), beyond the empty Worker's",
         "bundle KiB gzip",
       ],
       [
@@ -136,30 +169,14 @@ function format() {
           `${ratio((w) => median(w.startup))} (${ratio((w) => Math.min(...w.startup))})`,
           ratio((w) => median(w.process)),
           ratio((w) => beyond(w, "process")),
+          ratio(instructions),
           ratio((w) => w.gzipKib),
         ],
       ],
     ),
+    ...(ROUNDS > 0 ? ["", requests] : []),
     "",
-    lib.table(
-      [
-        "a new process's first request, then warm ones: ms / Worker CPU ms",
-        "first read",
-        `warm read (median of ${WARM})`,
-        "first write",
-        "warm write",
-      ],
-      [
-        [floor.name, ...requestCells(floor)],
-        [api.name, ...requestCells(api)],
-        [
-          "API ÷ floor, paired by round",
-          ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")].map((x) => x.join(" / "))),
-        ],
-      ],
-    ),
-    "",
-    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${f(startup, 2)}×, the medians of wrangler check startup), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
+    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${ratio((w) => median(w.startup))}× by the medians of wrangler check startup, ${ratio(instructions)}× by the instructions beyond an empty Worker's), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
   ].join("\n");
 }
 
