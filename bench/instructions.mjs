@@ -3,7 +3,9 @@
 // its modules — and exits (`workerd test`, with a test handler that does nothing). Unlike a clock
 // it does not see the machine's load: the same bundle counts the same to about 0.1 %. A change of a
 // few million instructions can still come from where a garbage collection happens to fall.
-// Linux with valgrind only (`apt-get install valgrind`); about a minute per Worker.
+// `evaluate` is the part spent evaluating the modules (V8's Module::Evaluate, inclusive), the rest
+// is workerd's own start and compiling them. Linux with valgrind only (`apt-get install valgrind`);
+// about a minute per Worker.
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +22,7 @@ export function hasValgrind() {
 
 /**
  * Instructions workerd executes to start a Worker whose built modules (`wrangler deploy --dry-run
- * --outdir`) are in `dir` and exit. `main` names the entry module in `dir`.
+ * --outdir`) are in `dir` and exit, `{ total, evaluate }`. `main` names the entry module in `dir`.
  */
 export function startInstructions(dir, main, compatibilityDate) {
   const modules = readdirSync(dir).filter((f) => /\.m?js$/.test(f) && f !== "startup-entry.js");
@@ -43,7 +45,7 @@ const w :Workerd.Worker = (
     "valgrind",
     [
       "--tool=callgrind",
-      "--callgrind-out-file=/dev/null",
+      "--callgrind-out-file=startup.callgrind",
       // V8 writes the machine code it runs: valgrind must see it change.
       "--smc-check=all-non-file",
       workerd.default,
@@ -56,5 +58,12 @@ const w :Workerd.Worker = (
   const collected = /Collected : (\d+)/.exec(log);
   if (status !== 0 || !collected)
     throw new Error(`the Worker in ${dir} did not start under callgrind:\n${log}`);
-  return Number(collected[1]);
+  const annotated = execFileSync("callgrind_annotate", ["--inclusive=yes", "--threshold=100", "startup.callgrind"], {
+    cwd: dir,
+    encoding: "utf8",
+    maxBuffer: 1 << 28,
+  });
+  const evaluate = /^\s*([\d,]+) .*v8::Module::Evaluate\(/m.exec(annotated);
+  if (!evaluate) throw new Error(`no module evaluation in the profile of ${dir}`);
+  return { total: Number(collected[1]), evaluate: Number(evaluate[1].replaceAll(",", "")) };
 }
