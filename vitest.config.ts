@@ -10,6 +10,9 @@ export default defineConfig(async () => {
   // The same migrations wrangler applies (`migrations_dir`), applied by test/setup.ts.
   const migrations = await readD1Migrations(path.resolve("migrations"));
   return {
+    // The Worker's zod entry (wrangler.toml [alias], src/lib/zod/index.ts), so the tests run the
+    // zod the bundle runs. Only the bare specifier: `zod/v4` is zod's whole entry, same modules.
+    resolve: { alias: [{ find: /^zod$/, replacement: path.resolve("src/lib/zod/index.ts") }] },
     plugins: [
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },

@@ -119,7 +119,6 @@ export class Server {
       if (worker.length === 1) this.pids = { worker: worker[0] };
       else await sleep(100);
     }
-    this.startCpuMs = this.cpuNs() / 1e6; // its CPU until it listens: workerd's start and the Worker's
     await this.quiet();
   }
   /** Until the Worker's process is quiet (under 5 ms of CPU in 0.5 s), for 20 s at most. */

@@ -56,17 +56,15 @@ export function registerListQueryParameters(registry: OpenAPIHono["openAPIRegist
   }
 }
 
+// One instance of each field every envelope shares, rather than one per list (./primitives.ts).
+const HAS_MORE = z.boolean();
+const NEXT_PAGE = z
+  .string()
+  .regex(/^[a-zA-Z0-9+/=]+$/)
+  .optional()
+  .openapi({ description: "Cursor for the next page; present only when `has_more` is true." });
+
 /** The paginated list envelope. */
 export function envelope<T extends z.ZodType>(item: T, name: string) {
-  return z
-    .object({
-      data: z.array(item),
-      has_more: z.boolean(),
-      next_page: z
-        .string()
-        .regex(/^[a-zA-Z0-9+/=]+$/)
-        .optional()
-        .openapi({ description: "Cursor for the next page; present only when `has_more` is true." }),
-    })
-    .openapi(name);
+  return z.object({ data: z.array(item), has_more: HAS_MORE, next_page: NEXT_PAGE }).openapi(name);
 }

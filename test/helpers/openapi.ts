@@ -10,7 +10,8 @@
  * check — the document may not drift from what the service sends, in either direction.
  */
 import { exports } from "cloudflare:workers";
-import { z } from "zod";
+// zod's whole entry: the Worker's (src/lib/zod/index.ts, what "zod" resolves to) has no fromJSONSchema.
+import { z } from "zod/v4";
 import type { ApiResponse } from "./api";
 
 export type JsonSchema = { [key: string]: unknown };
