@@ -58,11 +58,15 @@ const w :Workerd.Worker = (
   const collected = /Collected : (\d+)/.exec(log);
   if (status !== 0 || !collected)
     throw new Error(`the Worker in ${dir} did not start under callgrind:\n${log}`);
-  const annotated = execFileSync("callgrind_annotate", ["--inclusive=yes", "--threshold=100", "startup.callgrind"], {
-    cwd: dir,
-    encoding: "utf8",
-    maxBuffer: 1 << 28,
-  });
+  const annotated = execFileSync(
+    "callgrind_annotate",
+    ["--inclusive=yes", "--threshold=100", "startup.callgrind"],
+    {
+      cwd: dir,
+      encoding: "utf8",
+      maxBuffer: 1 << 28,
+    },
+  );
   const evaluate = /^\s*([\d,]+) .*v8::Module::Evaluate\(/m.exec(annotated);
   if (!evaluate) throw new Error(`no module evaluation in the profile of ${dir}`);
   return { total: Number(collected[1]), evaluate: Number(evaluate[1].replaceAll(",", "")) };
