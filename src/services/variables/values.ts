@@ -16,7 +16,7 @@ import {
   VariableKeyConfigError,
   variableKeyVersion,
 } from "../../crypto/variables";
-import { variables } from "../../db/schema";
+import { type VariableType, variables } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { Logger } from "../../lib/log";
 import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
@@ -69,10 +69,56 @@ export async function storedValue(
   }
 }
 
+/** A value as a variable row (or a version's value row) stores it. */
+export type StoredValue = { type: VariableType; value: string; keyVersion: number | null };
+
+/** The plaintext of a stored value; a value that cannot be opened is `500 internal` (logged). */
+export async function openValue(
+  ctx: ServiceContext,
+  identity: VariableIdentity,
+  stored: StoredValue,
+  operation: string,
+): Promise<string> {
+  if (stored.type === "string") return stored.value;
+  try {
+    return await decryptVariableValue(ctx.config.variableKeys, identity, {
+      envelope: stored.value,
+      keyVersion: stored.keyVersion,
+    });
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, operation, identity.id);
+  }
+}
+
+/**
+ * Whether a stored value holds `plaintext`. A value that cannot be opened (its key is no longer
+ * configured) counts as different, so a write that replaces it goes ahead as it always did.
+ */
+export async function holdsValue(
+  ctx: ServiceContext,
+  identity: VariableIdentity,
+  stored: StoredValue,
+  plaintext: string,
+): Promise<boolean> {
+  if (stored.type === "string") return stored.value === plaintext;
+  try {
+    const current = await decryptVariableValue(ctx.config.variableKeys, identity, {
+      envelope: stored.value,
+      keyVersion: stored.keyVersion,
+    });
+    return current === plaintext;
+  } catch (err) {
+    ctx.log.warn("variable value does not decrypt; compared as changed", {
+      variable_id: identity.id,
+      error: err instanceof Error ? err.message : "unknown",
+    });
+    return false;
+  }
+}
+
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
 export async function revealVariable(ctx: CallerContext, variableId: string): Promise<VariableValue> {
   const { db, identity } = ctx;
-  const secrets = ctx.config.variableKeys;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   // Recorded before the value leaves: a reveal that cannot be recorded does not happen.
   await auditEntry(ctx, {
@@ -80,17 +126,14 @@ export async function revealVariable(ctx: CallerContext, variableId: string): Pr
     projectId: row.projectId,
     when: "always",
   }).run();
-  if (row.type === "string") return { value: row.value };
-  try {
-    const value = await decryptVariableValue(
-      secrets,
+  return {
+    value: await openValue(
+      ctx,
       { id: row.id, environmentId: row.environmentId, scope: row.scope },
-      { envelope: row.value, keyVersion: row.keyVersion },
-    );
-    return { value };
-  } catch (err) {
-    return cryptoFailure(ctx.log, err, "reveal", row.id);
-  }
+      row,
+      "reveal",
+    ),
+  };
 }
 
 /**
