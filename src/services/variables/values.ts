@@ -1,12 +1,11 @@
 /**
- * Variable values (API_CONTRACT §5): sealing a value for storage, revealing it, and the key
- * rotation sweep. `secret` and `secure_string` values are AES-GCM envelopes
- * (src/crypto/variables.ts) under VARIABLES_KEY (or, while rotating, VARIABLES_KEY_PREVIOUS);
+ * Variable values (API_CONTRACT §5): sealing a value for storage, opening and comparing it, and
+ * revealing it (the key rotation sweep is ./reencrypt.ts). `secret` and `secure_string` values
+ * are AES-GCM envelopes (src/crypto/variables.ts) under VARIABLES_KEY (or, while rotating, VARIABLES_KEY_PREVIOUS);
  * the keys come from the context's config. A crypto failure is `500 internal` with one log
  * line for the operator; the value itself is never logged, returned in an error, or kept in a
  * database error's message.
  */
-import { and, eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import {
   decryptVariableValue,
@@ -14,7 +13,6 @@ import {
   VariableDecryptError,
   type VariableIdentity,
   VariableKeyConfigError,
-  variableKeyVersion,
 } from "../../crypto/variables";
 import { type VariableType, variables } from "../../db/schema";
 import { ApiError } from "../../errors";
@@ -29,7 +27,7 @@ const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right
  * Crypto failures become `500 internal` with one clear log line for the operator. The value
  * is never in scope here; only the variable's id and the reason are logged.
  */
-function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
+export function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
   if (err instanceof VariableKeyConfigError) {
     log.error("variables key misconfigured", { operation, variable_id: variableId, error: err.message });
     throw new ApiError("internal", INTERNAL_MESSAGE);
@@ -133,99 +131,5 @@ export async function revealVariable(ctx: CallerContext, variableId: string): Pr
       row,
       "reveal",
     ),
-  };
-}
-
-/**
- * The internal API's `internalReencryptVariables`, the rotation sweep: moves up to `limit`
- * values still under VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY, in one batch. Rows under any
- * other key are not its business (they fail on reveal, loudly). A row replaced concurrently
- * keeps the newer write: the update applies only while the stored envelope is still the one
- * that was read. `updated_at` is left alone: the variable did not change, only how it is kept.
- * An operator loops until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
- */
-export async function reencryptVariables(
-  ctx: ServiceContext,
-  limit = 100,
-): Promise<{
-  key_version: number;
-  previous_key_version: number | null;
-  reencrypted: number;
-  remaining: boolean;
-}> {
-  const { db } = ctx;
-  const secrets = ctx.config.variableKeys;
-  let current: number;
-  let previous: number | null = null;
-  try {
-    current = await variableKeyVersion(secrets.current);
-    if (secrets.previous !== undefined && secrets.previous.trim() !== "") {
-      previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
-    }
-  } catch (err) {
-    return cryptoFailure(ctx.log, err, "reencrypt", "-");
-  }
-  if (previous === null || previous === current) {
-    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
-  }
-  const rows = await db
-    .select({
-      id: variables.id,
-      environmentId: variables.environmentId,
-      scope: variables.scope,
-      value: variables.value,
-      keyVersion: variables.keyVersion,
-    })
-    .from(variables)
-    .where(eq(variables.keyVersion, previous))
-    .orderBy(variables.id)
-    .limit(limit + 1)
-    .all();
-  const batch = rows.slice(0, limit);
-  const updates = [];
-  for (const row of batch) {
-    const identity = { id: row.id, environmentId: row.environmentId, scope: row.scope };
-    let sealed: Awaited<ReturnType<typeof encryptVariableValue>>;
-    try {
-      const plaintext = await decryptVariableValue(secrets, identity, {
-        envelope: row.value,
-        keyVersion: row.keyVersion,
-      });
-      sealed = await encryptVariableValue(secrets, identity, plaintext);
-    } catch (err) {
-      return cryptoFailure(ctx.log, err, "reencrypt", row.id);
-    }
-    updates.push(
-      db
-        .update(variables)
-        .set({ value: sealed.envelope, keyVersion: sealed.keyVersion })
-        .where(and(eq(variables.id, row.id), eq(variables.value, row.value))),
-    );
-  }
-  const [first, ...rest] = updates;
-  if (first) {
-    try {
-      // One entry for the sweep, across organizations (org_id null): which values moved to
-      // which key. Each update applies unless the value was replaced meanwhile, which changes
-      // the variable anyway, so the batch always changes something it records.
-      const audit = auditEntry(ctx, {
-        orgId: null,
-        target: { type: "variables_key", id: String(current) },
-        changes: {
-          key_version: { from: previous, to: current },
-          variable_ids: { from: null, to: batch.map((r) => r.id) },
-        },
-        when: "always",
-      });
-      await db.batch([first, ...rest, audit]);
-    } catch (err) {
-      throw withoutParameters(err);
-    }
-  }
-  return {
-    key_version: current,
-    previous_key_version: previous,
-    reencrypted: updates.length,
-    remaining: rows.length > limit,
   };
 }
