@@ -2,7 +2,7 @@
  * The audit log (API_CONTRACT §14), through the real Worker and D1.
  *
  * The guard: every state-changing operation — each non-GET operation of /openapi.json, the
- * reveal, and every internal route — is run once by SCENARIO (public-steps.ts and internal-steps.ts beside this file), and must write exactly one
+ * reveals (`variables:reveal`), and every internal route — is run once by SCENARIO (public-steps.ts, variable-set-steps.ts and internal-steps.ts beside this file), and must write exactly one
  * entry in its request, with its operationId as `action`, the right actor and target. A new
  * operation fails the guard until it is added to SCENARIO, and then until it writes its entry.
  * The same run proves that no entry holds a variable value, a signing secret or an API key.
@@ -22,9 +22,10 @@ import {
 import { operations } from "../../helpers/openapi";
 import { INTERNAL_STEPS } from "./internal-steps";
 import { PUBLIC_STEPS } from "./public-steps";
+import { VARIABLE_SET_STEPS } from "./variable-set-steps";
 
 /** One step per state-changing operation, by operationId (public-steps.ts, internal-steps.ts). */
-const SCENARIO = { ...PUBLIC_STEPS, ...INTERNAL_STEPS };
+const SCENARIO = { ...PUBLIC_STEPS, ...VARIABLE_SET_STEPS, ...INTERNAL_STEPS };
 
 /**
  * The one non-GET operation that changes nothing: a test send is answered directly, stored
@@ -32,10 +33,15 @@ const SCENARIO = { ...PUBLIC_STEPS, ...INTERNAL_STEPS };
  */
 const CHANGES_NOTHING = new Set(["testIntegration"]);
 
-/** Every state-changing operation: non-GET /v1 operations, the reveal, every internal route. */
+/** Every state-changing operation: non-GET /v1 operations, the reveals, every internal route. */
 async function stateChangingOperations(): Promise<string[]> {
   const published = (await operations())
-    .filter((op) => op.path.startsWith("/v1/") && (op.method !== "get" || op.path.endsWith("/value")))
+    // A reveal (a value, an export) is a GET that writes its entry.
+    .filter(
+      (op) =>
+        op.path.startsWith("/v1/") &&
+        (op.method !== "get" || op.operation["x-required-scope"] === "variables:reveal"),
+    )
     .map((op) => op.operation.operationId as string)
     .filter((op) => !CHANGES_NOTHING.has(op));
   const internal = declaredRoutes(createApp() as never)
