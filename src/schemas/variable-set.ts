@@ -40,20 +40,19 @@ const issue = (path: (string | number)[], message: string) => ({ code: "custom" 
 
 export const VariableChangesSchema = z
   .strictObject({
+    // Validated name by name in the transform below: a record schema drops a `__proto__` key,
+    // which is a well-formed variable name (§3), so the object is read as it was sent.
     variables: z
-      .record(
-        z.string().regex(VARIABLE_NAME).max(MAX_NAME_LENGTH),
-        VariableSetEntrySchema,
-        // A name that is not one is reported at its own path, `variables.<name>`.
-        { error: (iss) => (iss.code === "invalid_key" ? NAME_MESSAGE : undefined) },
-      )
+      .unknown()
       .optional()
       .openapi({
+        type: "object",
         description:
           "Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one " +
           "of `variables` and `dotenv`.",
         minProperties: 1,
         maxProperties: MAX_CHANGE_NAMES,
+        additionalProperties: { $ref: "#/components/schemas/VariableSetEntry" },
         // OpenAPI 3.1 (JSON Schema) keyword the metadata type does not list.
         ...({ propertyNames: { pattern: VARIABLE_NAME.source, maxLength: MAX_NAME_LENGTH } } as object),
       }),
@@ -112,8 +111,20 @@ export const VariableChangesSchema = z
     let changes: NamedChange[];
     if (variables !== undefined) {
       if (body.type !== undefined) return fail(issue(["type"], "`type` goes with `dotenv` only."));
-      changes = Object.entries(variables).map(([name, entry]) => ({ name, entry }));
-      for (const { name } of changes) pathOf.set(name, `variables.${name}`);
+      if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
+        return fail(issue(["variables"], "Expected an object: name → `{type, value}` or `null`."));
+      }
+      changes = [];
+      const issues: Array<{ path: PropertyKey[] }> = [];
+      for (const [name, value] of Object.entries(variables)) {
+        if (!VARIABLE_NAME.test(name) || name.length > MAX_NAME_LENGTH)
+          issues.push(issue(["variables", name], NAME_MESSAGE));
+        const entry = VariableSetEntrySchema.safeParse(value);
+        if (entry.success) changes.push({ name, entry: entry.data });
+        else issues.push(...entry.error.issues.map((i) => ({ ...i, path: ["variables", name, ...i.path] })));
+        pathOf.set(name, `variables.${name}`);
+      }
+      if (issues.length > 0) return fail(...(issues as ReturnType<typeof issue>[]));
       const deletes = changes.filter((c) => c.entry === null);
       if (mode === "replace" && deletes.length > 0) {
         return fail(

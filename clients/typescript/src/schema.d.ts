@@ -928,6 +928,22 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The variable's `type` and `value` (the rules of a single create), or `null` to delete it.
+         * @example {
+         *       "type": "secret",
+         *       "value": "postgres://app:hunter2@db.internal:5432/app"
+         *     }
+         */
+        VariableSetEntry: {
+            /**
+             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+             * @enum {string}
+             */
+            type: "secret" | "secure_string" | "string";
+            /** @description The value: a string of at most 65536 bytes of UTF-8. */
+            value: string;
+        } | null;
         Error: {
             /**
              * @description One of the ten error codes.
@@ -1566,22 +1582,6 @@ export interface components {
              */
             dry_run?: boolean;
         };
-        /**
-         * @description The variable's `type` and `value` (the rules of a single create), or `null` to delete it.
-         * @example {
-         *       "type": "secret",
-         *       "value": "postgres://app:hunter2@db.internal:5432/app"
-         *     }
-         */
-        VariableSetEntry: {
-            /**
-             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-             * @enum {string}
-             */
-            type: "secret" | "secure_string" | "string";
-            /** @description The value: a string of at most 65536 bytes of UTF-8. */
-            value: string;
-        } | null;
         VariableVersionList: {
             data: components["schemas"]["VariableVersion"][];
             has_more: boolean;

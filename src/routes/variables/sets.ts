@@ -13,6 +13,7 @@ import {
   VariableChangeResultSchema,
   VariableChangesSchema,
   VariableRestoreSchema,
+  VariableSetEntrySchema,
   VariableVersionSchema,
 } from "../../schemas/variable-set";
 import type { VariableParent } from "../../services/variables/scope";
@@ -52,8 +53,12 @@ const SCOPE_NOTE =
   "A scope is an environment's own variables (`component_id` null) or one component's; every operation on a " +
   "scope exists under both paths.";
 
-/** Registers the pasteable examples of a change request once (`components.examples`). */
+/**
+ * Registers what a change request's document refers to: the entry schema its `variables` map to
+ * (validated by hand, see VariableChangesSchema) and the pasteable examples (`components.examples`).
+ */
 export function registerChangeExamples(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.register("VariableSetEntry", VariableSetEntrySchema);
   const examples: Record<string, { summary: string; value: unknown }> = {
     VariableChangesDotenvDryRun: {
       summary: "Preview a .env import (dry run)",

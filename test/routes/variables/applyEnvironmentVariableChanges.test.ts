@@ -12,6 +12,7 @@ import { runCommonRouteTests } from "../../helpers/security";
 import {
   applied,
   applyChanges,
+  type ChangeResult,
   exportScope,
   listVersions,
   scopeState,
@@ -263,6 +264,30 @@ describe("PATCH /v1/environments/{id}/variables", () => {
     const text = await storedText(project.id);
     expect(text).not.toContain(`N_001:${big}`);
     expect(text).toContain(`N_002:${big}`);
+  });
+
+  it("names such as __proto__ and constructor are names like any other", async () => {
+    const { owner, paths } = await setsWorld();
+    const base = paths.environment;
+    const sent = await request<ChangeResult>("PATCH", base, {
+      key: owner.key,
+      rawBody:
+        '{"variables":{"__proto__":{"type":"secret","value":"p"},"constructor":{"type":"string","value":"c"}}}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(sent.status, sent.raw).toBe(200);
+    expect(sent.body.changes.map((c) => c.name)).toEqual(["__proto__", "constructor"]);
+    // As entries: in an object literal, `__proto__` would set the prototype.
+    expect(Object.entries(await scopeState(owner, base)).sort()).toEqual([
+      ["__proto__", ["secret", "p"]],
+      ["constructor", ["string", "c"]],
+    ]);
+    const bad = await request("PATCH", base, {
+      key: owner.key,
+      rawBody: '{"variables":{"__proto__":{"type":"secret","value":1}}}',
+      headers: { "content-type": "application/json" },
+    });
+    expectError(bad, 400, "bad_input", "variables.__proto__.value");
   });
 
   it("an environment's change is not its components' nor another environment's", async () => {
