@@ -159,14 +159,24 @@ export function toPage<Row, Item>(
   key: (row: Row) => { createdAt: string; id: string },
   shape: (row: Row) => Item,
 ): Page<Item> {
-  const hasMore = rows.length > page.limit;
-  const visible = hasMore ? rows.slice(0, page.limit) : rows;
+  return envelopeOf(rows, page.limit, shape, (last) => {
+    const k = key(last);
+    return encodeCursor(page.direction, page.filter, k.createdAt, k.id);
+  });
+}
+
+/** Rows fetched with LIMIT limit + 1 → the envelope, the cursor made from the last row shown. */
+function envelopeOf<Row, Item>(
+  rows: Row[],
+  limit: number,
+  shape: (row: Row) => Item,
+  cursorOf: (last: Row) => string,
+): Page<Item> {
+  const hasMore = rows.length > limit;
+  const visible = hasMore ? rows.slice(0, limit) : rows;
   const result: Page<Item> = { data: visible.map(shape), has_more: hasMore };
   const last = visible[visible.length - 1];
-  if (hasMore && last) {
-    const k = key(last);
-    result.next_page = encodeCursor(page.direction, page.filter, k.createdAt, k.id);
-  }
+  if (hasMore && last) result.next_page = cursorOf(last);
   return result;
 }
 
@@ -252,13 +262,7 @@ export function toNumberedPage<Row, Item>(
   numberOf: (row: Row) => number,
   shape: (row: Row) => Item,
 ): Page<Item> {
-  const hasMore = rows.length > page.limit;
-  const visible = hasMore ? rows.slice(0, page.limit) : rows;
-  const result: Page<Item> = { data: visible.map(shape), has_more: hasMore };
-  const last = visible[visible.length - 1];
-  if (hasMore && last) {
-    const payload = { v: 1, o: page.direction, f: page.filter, n: numberOf(last) };
-    result.next_page = toBase64(JSON.stringify(payload));
-  }
-  return result;
+  return envelopeOf(rows, page.limit, shape, (last) =>
+    toBase64(JSON.stringify({ v: 1, o: page.direction, f: page.filter, n: numberOf(last) })),
+  );
 }

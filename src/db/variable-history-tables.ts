@@ -22,18 +22,23 @@ export type VersionChange = {
   value_changed: boolean;
 };
 
+/** Where a row belongs: its project, environment and scope (the component, or "_"), as in `variables`. */
+const scopeColumns = () => ({
+  projectId: text("project_id")
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  environmentId: text("environment_id")
+    .notNull()
+    .references(() => environments.id, { onDelete: "cascade" }),
+  componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
+  /** component_id, or "_" for the environment's own variables. */
+  scope: text("scope").notNull(),
+});
+
 export const variableVersions = sqliteTable(
   "variable_versions",
   {
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
-    componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
-    /** component_id, or "_" for the environment's own variables (as in `variables`). */
-    scope: text("scope").notNull(),
+    ...scopeColumns(),
     version: integer("version").notNull(),
     actorType: text("actor_type").notNull(),
     actorAccountId: text("actor_account_id"),
@@ -53,14 +58,7 @@ export const variableVersions = sqliteTable(
 export const variableVersionValues = sqliteTable(
   "variable_version_values",
   {
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
-    componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
-    scope: text("scope").notNull(),
+    ...scopeColumns(),
     name: text("name").notNull(),
     version: integer("version").notNull(),
     /** Null: the name was deleted by this version. */

@@ -15,7 +15,16 @@ import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { VariableChange } from "../../schemas/variable-set";
 import { auditEntry } from "../audit/entry";
-import { byName, deletion, jsonChunks, plannedVersion, storedRow, type ValueRow } from "./history";
+import {
+  byName,
+  createdChange,
+  deletedChange,
+  deletion,
+  jsonChunks,
+  plannedVersion,
+  storedRow,
+  type ValueRow,
+} from "./history";
 import type { ParentScope, VariableParent } from "./scope";
 import { scopeTarget } from "./scope";
 import { holdsValue, storedValue } from "./values";
@@ -66,24 +75,14 @@ export async function planChange(
       if (!row) missing.push(want.name);
       else {
         deletes.push(row);
-        changes.push({
-          name: row.name,
-          action: "deleted",
-          type: { from: row.type, to: null },
-          value_changed: true,
-        });
+        changes.push(deletedChange(row));
       }
       continue;
     }
     const type = want.type;
     if (!row) {
       writes.push({ name: want.name, type, plaintext: await want.plaintext() });
-      changes.push({
-        name: want.name,
-        action: "created",
-        type: { from: null, to: type },
-        value_changed: true,
-      });
+      changes.push(createdChange({ name: want.name, type }));
       continue;
     }
     const same = want.stored?.type === row.type && want.stored.value === row.value;
@@ -119,12 +118,7 @@ export async function planChange(
     for (const row of current) {
       if (given.has(row.name)) continue;
       deletes.push(row);
-      changes.push({
-        name: row.name,
-        action: "deleted",
-        type: { from: row.type, to: null },
-        value_changed: true,
-      });
+      changes.push(deletedChange(row));
     }
   }
   return { changes: byName(changes), writes, deletes };
