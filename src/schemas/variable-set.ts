@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import type { VariableType } from "../db/schema";
 import { MAX_NAME_LENGTH, parseDotenv, VARIABLE_NAME } from "../lib/dotenv";
-import { freeString, IdSchema, TimestampSchema, wellFormed } from "../openapi/primitives";
+import { freeString, IdSchema, nullAsAbsent, TimestampSchema, wellFormed } from "../openapi/primitives";
 import { MAX_VALUE_BYTES, VariableTypeSchema, VariableWriteSchema } from "./variable";
 
 /** API_CONTRACT §18: one change holds between 1 and 500 names. */
@@ -46,52 +46,41 @@ export const VariableChangesSchema = z
       .unknown()
       .optional()
       .openapi({
-        type: "object",
+        type: ["object", "null"],
         description:
           "Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one " +
-          "of `variables` and `dotenv`.",
+          "of `variables` and `dotenv` (`null` is not given).",
         minProperties: 1,
         maxProperties: MAX_CHANGE_NAMES,
         additionalProperties: { $ref: "#/components/schemas/VariableSetEntry" },
         // OpenAPI 3.1 (JSON Schema) keyword the metadata type does not list.
         ...({ propertyNames: { pattern: VARIABLE_NAME.source, maxLength: MAX_NAME_LENGTH } } as object),
       }),
-    dotenv: wellFormed(freeString())
-      .optional()
-      .openapi({
-        description:
-          "A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and " +
-          '`#` comments; `"…"` takes the escapes `\\\\`, `\\"`, `\\n`, `\\r`, `\'…\'` is literal, an unquoted value ' +
-          "is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of " +
-          "`variables` and `dotenv`.",
-        example: 'DATABASE_URL="postgres://app@db:5432/app"\nLOG_LEVEL=debug # verbose for now\n',
-      }),
-    type: VariableTypeSchema.optional().openapi({
+    dotenv: nullAsAbsent(wellFormed(freeString())).openapi({
+      description:
+        "A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and " +
+        '`#` comments; `"…"` takes the escapes `\\\\`, `\\"`, `\\n`, `\\r`, `\'…\'` is literal, an unquoted value ' +
+        "is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of " +
+        "`variables` and `dotenv`.",
+      example: 'DATABASE_URL="postgres://app@db:5432/app"\nLOG_LEVEL=debug # verbose for now\n',
+    }),
+    type: nullAsAbsent(VariableTypeSchema).openapi({
       default: "secret",
       description: "The type of every `dotenv` entry (default `secret`). Not with `variables`.",
     }),
-    mode: z
-      .enum(["merge", "replace"])
-      .optional()
-      .openapi({
-        default: "merge",
-        description:
-          "`merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the " +
-          "given names (no `null` then).",
-      }),
-    base_version: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_VERSION)
-      .optional()
-      .openapi({
-        description:
-          "The version the change was planned against: if the scope is at another version, `409 conflict` " +
-          "(`cause` path `base_version`) and nothing changes.",
-        format: "int64",
-      }),
-    dry_run: z.boolean().optional().openapi({
+    mode: nullAsAbsent(z.enum(["merge", "replace"])).openapi({
+      default: "merge",
+      description:
+        "`merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the " +
+        "given names (no `null` then).",
+    }),
+    base_version: nullAsAbsent(z.number().int().min(0).max(MAX_VERSION)).openapi({
+      description:
+        "The version the change was planned against: if the scope is at another version, `409 conflict` " +
+        "(`cause` path `base_version`) and nothing changes.",
+      format: "int64",
+    }),
+    dry_run: nullAsAbsent(z.boolean()).openapi({
       default: false,
       description: "Answer what the change would do and change nothing (no version, no audit entry).",
     }),
@@ -101,7 +90,9 @@ export const VariableChangesSchema = z
       for (const i of issues) ctx.addIssue(i);
       return z.NEVER;
     };
-    const { variables, dotenv } = body;
+    // `null` is a field not given, as everywhere in this API.
+    const variables = body.variables ?? undefined;
+    const { dotenv } = body;
     if ((variables === undefined) === (dotenv === undefined)) {
       const message = "Give exactly one of `variables` and `dotenv`.";
       return fail(issue(["variables"], message), issue(["dotenv"], message));
@@ -160,7 +151,7 @@ export const VariableChangesSchema = z
 
 export const VariableRestoreSchema = z
   .strictObject({
-    dry_run: z.boolean().optional().openapi({
+    dry_run: nullAsAbsent(z.boolean()).openapi({
       description: "Answer what the restore would do and change nothing.",
     }),
   })

@@ -217,10 +217,16 @@ describe("per-route policies", () => {
         policies.set(`${method.toUpperCase()} ${path}`, op["x-rate-limit-policy"]);
       }
     }
-    expect(policies.get("GET /v1/variables/{variable_id}/value")).toBe("reveal");
+    // The reveals: a value, and a scope's export (API_CONTRACT §18: one window with value reveals).
+    const reveals = [
+      "GET /v1/variables/{variable_id}/value",
+      "GET /v1/environments/{environment_id}/variables/export",
+      "GET /v1/components/{component_id}/variables/export",
+    ];
+    for (const reveal of reveals) expect(policies.get(reveal), reveal).toBe("reveal");
     expect(policies.get("POST /v1/orgs")).toBe("orgs-create");
     for (const [operation, policy] of policies) {
-      if (operation === "GET /v1/variables/{variable_id}/value" || operation === "POST /v1/orgs") continue;
+      if (reveals.includes(operation) || operation === "POST /v1/orgs") continue;
       expect(policy, operation).toBe("default");
     }
   });

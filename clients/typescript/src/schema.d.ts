@@ -1549,38 +1549,38 @@ export interface components {
         };
         /** @description One change to a scope's variables, applied all or nothing: exactly one of `variables` and `dotenv`. */
         VariableChanges: {
-            /** @description Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one of `variables` and `dotenv`. */
+            /** @description Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one of `variables` and `dotenv` (`null` is not given). */
             variables?: {
                 [key: string]: components["schemas"]["VariableSetEntry"];
-            };
+            } | null;
             /**
              * @description A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and `#` comments; `"…"` takes the escapes `\\`, `\"`, `\n`, `\r`, `'…'` is literal, an unquoted value is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of `variables` and `dotenv`.
              * @example DATABASE_URL="postgres://app@db:5432/app"
              *     LOG_LEVEL=debug # verbose for now
              */
-            dotenv?: string;
+            dotenv?: string | null;
             /**
              * @description The type of every `dotenv` entry (default `secret`). Not with `variables`.
              * @default secret
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "secret" | "secure_string" | "string";
+            type?: "secret" | "secure_string" | "string" | null;
             /**
              * @description `merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the given names (no `null` then).
              * @default merge
-             * @enum {string}
+             * @enum {string|null}
              */
-            mode?: "merge" | "replace";
+            mode?: "merge" | "replace" | null;
             /**
              * Format: int64
              * @description The version the change was planned against: if the scope is at another version, `409 conflict` (`cause` path `base_version`) and nothing changes.
              */
-            base_version?: number;
+            base_version?: number | null;
             /**
              * @description Answer what the change would do and change nothing (no version, no audit entry).
              * @default false
              */
-            dry_run?: boolean;
+            dry_run?: boolean | null;
         };
         VariableVersionList: {
             data: components["schemas"]["VariableVersion"][];
@@ -1636,7 +1636,7 @@ export interface components {
         /** @description Optional: `{}` or no body restores at once. */
         VariableRestore: {
             /** @description Answer what the restore would do and change nothing. */
-            dry_run?: boolean;
+            dry_run?: boolean | null;
         };
         StackResource: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */

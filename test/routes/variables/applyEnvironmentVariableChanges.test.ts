@@ -266,6 +266,24 @@ describe("PATCH /v1/environments/{id}/variables", () => {
     expect(text).toContain(`N_002:${big}`);
   });
 
+  it("an optional field given null is one not given", async () => {
+    const { owner, paths } = await setsWorld();
+    const base = paths.environment;
+    const nulls = { type: null, mode: null, base_version: null, dry_run: null };
+    const res = await applyChanges(owner, base, { variables: { A: plain("a") }, dotenv: null, ...nulls });
+    expect(res.body).toMatchObject({ version: 1, dry_run: false });
+    const fromDotenv = await applyChanges(owner, base, { dotenv: "B=b", variables: null, ...nulls });
+    expect(fromDotenv.body.changes).toEqual([
+      { name: "B", action: "created", type: { from: null, to: "secret" }, value_changed: true },
+    ]);
+    expectError(
+      await applyChanges(owner, base, { variables: null, dotenv: null }),
+      400,
+      "bad_input",
+      "variables",
+    );
+  });
+
   it("names such as __proto__ and constructor are names like any other", async () => {
     const { owner, paths } = await setsWorld();
     const base = paths.environment;

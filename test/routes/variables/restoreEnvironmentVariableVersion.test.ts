@@ -120,7 +120,8 @@ describe("POST /v1/environments/{id}/variables/versions/{version}/restore", () =
     expect(dry.status, dry.raw).toBe(200);
     expect(await versionNumbers(owner, base)).toEqual([1, 2]);
     expect(await scopeState(owner, base)).toEqual({ A: ["string", "2"], B: ["secret", "b"] });
-    const real = await restore(owner, base, 1, { dry_run: false });
+    // `null` is not given: a restore.
+    const real = await restore(owner, base, 1, { dry_run: null });
     expect(dry.body).toEqual({ ...real.body, dry_run: true });
     expect(real.body.version).toBe(3);
   });
