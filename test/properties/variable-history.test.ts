@@ -59,6 +59,30 @@ describe("version numbers under concurrent writers", () => {
     expect(numbers.length).toBeGreaterThanOrEqual(writers.length - 1);
     const versions = (await listVersions(owner, base, "?limit=240")).body.data;
     expect(new Set(versions.map((v) => v.request_id)).size).toBe(versions.length);
+    // `created_at` order is version order, whichever request read the clock first.
+    const times = versions.map((v) => v.created_at);
+    expect([...times].sort().reverse()).toEqual(times);
+  });
+
+  it("a version's created_at is never before its predecessor's, even if that one's request read a later clock", async () => {
+    const { owner, paths, environmentId } = await setsWorld();
+    const base = paths.environment;
+    await applied(owner, base, { variables: { A: plain("1") } });
+    // As if version 1's request had read the clock a moment after version 2's, yet landed first.
+    const later = new Date(Date.now() + 60_000).toISOString();
+    await env.DB.prepare(
+      "UPDATE variable_versions SET created_at = ? WHERE environment_id = ? AND scope = '_'",
+    )
+      .bind(later, environmentId)
+      .run();
+    await applied(owner, base, { variables: { A: plain("2") } });
+    await createVariable(owner, base, { name: "B", type: "string", value: "b" });
+    const versions = (await listVersions(owner, base, "?sort_by=created_at")).body.data;
+    expect(versions.map((v) => [v.version, v.created_at])).toEqual([
+      [1, later],
+      [2, later],
+      [3, later],
+    ]);
   });
 
   it("a restore racing a change makes two consecutive versions, each what its request answered", async () => {

@@ -108,6 +108,16 @@ export function jsonChunks(rows: unknown[][]): string[] {
 /** Only when the statement before it in the batch changed a row (a single-variable write's version). */
 const AFTER_A_CHANGE = sql` WHERE changes() > 0`;
 
+/**
+ * A version's `created_at`: now, or the scope's latest version's if that is later (a request that
+ * read the clock first may land second), so that `created_at` order is version order (§18).
+ * Timestamps all have one width: text order is time order.
+ */
+function createdAt(scope: ParentScope): SQL {
+  const now = nowIso();
+  return sql`max(${now}, coalesce((SELECT max(created_at) FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope}), ${now}))`;
+}
+
 function versionInsert(
   ctx: ServiceContext,
   scope: ParentScope,
@@ -120,7 +130,7 @@ function versionInsert(
   return ctx.db
     .insert(variableVersions)
     .select(
-      sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, ${version}, ${identity ? "api_key" : "admin"}, ${identity?.accountId ?? null}, ${identity?.keyId ?? null}, ${ctx.requestId}, ${JSON.stringify(byName(changes))}, ${nowIso()}${condition}`,
+      sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, ${version}, ${identity ? "api_key" : "admin"}, ${identity?.accountId ?? null}, ${identity?.keyId ?? null}, ${ctx.requestId}, ${JSON.stringify(byName(changes))}, ${createdAt(scope)}${condition}`,
     );
 }
 
