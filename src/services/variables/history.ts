@@ -115,7 +115,9 @@ const AFTER_A_CHANGE = sql` WHERE changes() > 0`;
  */
 function createdAt(scope: ParentScope): SQL {
   const now = nowIso();
-  return sql`max(${now}, coalesce((SELECT max(created_at) FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope}), ${now}))`;
+  // The latest version's is the latest of all (by this very rule): one step down the key's index.
+  const latest = sql`SELECT created_at FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope} ORDER BY version DESC LIMIT 1`;
+  return sql`max(${now}, coalesce((${latest}), ${now}))`;
 }
 
 function versionInsert(
