@@ -194,23 +194,22 @@ export const currentVersionQuery = (db: Db, parent: VariableParent) =>
  * (SQLite takes the bare columns from the row that holds the max), deletions included.
  */
 export const stateAtQuery = (db: Db, parent: VariableParent, version: number) =>
-  bindQuery(
-    db,
-    db
-      .select({
-        name: variableVersionValues.name,
-        type: variableVersionValues.type,
-        value: variableVersionValues.value,
-        keyVersion: variableVersionValues.keyVersion,
-        sealedFor: variableVersionValues.sealedFor,
-        at: sql<number>`max(${variableVersionValues.version})`.as("at_version"),
-      })
-      .from(variableVersionValues)
-      .where(
-        sql`${inScope(variableVersionValues, parent)} AND ${variableVersionValues.version} <= ${version}`,
-      )
-      .groupBy(variableVersionValues.name),
-  );
+  bindQuery(db, stateAtSelect(db, parent, version));
+
+/** `stateAtQuery`'s query, apart so that its plan can be tested. */
+export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =>
+  db
+    .select({
+      name: variableVersionValues.name,
+      type: variableVersionValues.type,
+      value: variableVersionValues.value,
+      keyVersion: variableVersionValues.keyVersion,
+      sealedFor: variableVersionValues.sealedFor,
+      at: sql<number>`max(${variableVersionValues.version})`.as("at_version"),
+    })
+    .from(variableVersionValues)
+    .where(sql`${inScope(variableVersionValues, parent)} AND ${variableVersionValues.version} <= ${version}`)
+    .groupBy(variableVersionValues.name);
 
 const readVersion = tableReader(variableVersions);
 
@@ -232,6 +231,20 @@ function toVersionRecord(
   };
 }
 
+/** A keyset page of the scope's versions by number; apart so that its plan can be tested. */
+export function versionsPageSelect(db: Db, parent: VariableParent, page: NumberedPageRequest) {
+  const v = variableVersions.version;
+  const desc = page.direction === "desc";
+  const after =
+    page.after === undefined ? sql`` : desc ? sql` AND ${v} < ${page.after}` : sql` AND ${v} > ${page.after}`;
+  return db
+    .select()
+    .from(variableVersions)
+    .where(sql`${inScope(variableVersions, parent)}${after}`)
+    .orderBy(desc ? sql`${v} DESC` : sql`${v} ASC`)
+    .limit(page.limit + 1);
+}
+
 /** The `listEnvironmentVariableVersions` and `listComponentVariableVersions` operations. */
 export async function listVariableVersions(
   ctx: CallerContext,
@@ -239,16 +252,7 @@ export async function listVariableVersions(
   page: NumberedPageRequest,
 ): Promise<Page<VariableVersionRecord>> {
   const { db } = ctx;
-  const v = variableVersions.version;
-  const desc = page.direction === "desc";
-  const after =
-    page.after === undefined ? sql`` : desc ? sql` AND ${v} < ${page.after}` : sql` AND ${v} > ${page.after}`;
-  const query = db
-    .select()
-    .from(variableVersions)
-    .where(sql`${inScope(variableVersions, parent)}${after}`)
-    .orderBy(desc ? sql`${v} DESC` : sql`${v} ASC`)
-    .limit(page.limit + 1);
+  const query = versionsPageSelect(db, parent, page);
   const {
     results: [rows],
   } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
