@@ -102,6 +102,8 @@ describe("deleting a project", () => {
     "webhook_deliveries",
     "deployments",
     "events",
+    "variable_versions",
+    "variable_version_values",
   ])("finds its %s through an index, not a scan", async (table) => {
     const detail = await plan(`DELETE FROM ${table} WHERE project_id = ?`, ["p"]);
     expect(detail).toMatch(/USING (COVERING )?INDEX/);
