@@ -61,20 +61,24 @@ const invalidCursor = (why: string) =>
  * (a raw `+` in a query string arrives as a space).
  */
 export function decodeCursor(raw: string, direction: SortDirection, filter: string): PageRequest["position"] {
-  const normalized = raw.replace(/ /g, "+").replace(/-/g, "+").replace(/_/g, "/");
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(normalized)) throw invalidCursor("Not a base64 string.");
-  const unpadded = normalized.replace(/=+$/, "");
-  if (unpadded.length % 4 === 1) throw invalidCursor("Not a base64 string.");
-  let payload: unknown;
-  try {
-    payload = JSON.parse(fromBase64(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)));
-  } catch {
-    throw invalidCursor("Does not decode to a cursor.");
-  }
+  const payload = cursorPayload(raw);
   if (!isCursorPayload(payload)) throw invalidCursor("Does not decode to a cursor.");
   if (payload.o !== direction) throw invalidCursor("Made under another sort order.");
   if (payload.f !== filter) throw invalidCursor("Made under another filter.");
   return { createdAt: payload.c, id: payload.i };
+}
+
+/** The JSON a cursor's base64 holds (any shape: each kind of cursor checks its own). */
+function cursorPayload(raw: string): unknown {
+  const normalized = raw.replace(/ /g, "+").replace(/-/g, "+").replace(/_/g, "/");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(normalized)) throw invalidCursor("Not a base64 string.");
+  const unpadded = normalized.replace(/=+$/, "");
+  if (unpadded.length % 4 === 1) throw invalidCursor("Not a base64 string.");
+  try {
+    return JSON.parse(fromBase64(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)));
+  } catch {
+    throw invalidCursor("Does not decode to a cursor.");
+  }
 }
 
 function isCursorPayload(value: unknown): value is CursorPayload {
@@ -155,14 +159,24 @@ export function toPage<Row, Item>(
   key: (row: Row) => { createdAt: string; id: string },
   shape: (row: Row) => Item,
 ): Page<Item> {
-  const hasMore = rows.length > page.limit;
-  const visible = hasMore ? rows.slice(0, page.limit) : rows;
+  return envelopeOf(rows, page.limit, shape, (last) => {
+    const k = key(last);
+    return encodeCursor(page.direction, page.filter, k.createdAt, k.id);
+  });
+}
+
+/** Rows fetched with LIMIT limit + 1 → the envelope, the cursor made from the last row shown. */
+function envelopeOf<Row, Item>(
+  rows: Row[],
+  limit: number,
+  shape: (row: Row) => Item,
+  cursorOf: (last: Row) => string,
+): Page<Item> {
+  const hasMore = rows.length > limit;
+  const visible = hasMore ? rows.slice(0, limit) : rows;
   const result: Page<Item> = { data: visible.map(shape), has_more: hasMore };
   const last = visible[visible.length - 1];
-  if (hasMore && last) {
-    const k = key(last);
-    result.next_page = encodeCursor(page.direction, page.filter, k.createdAt, k.id);
-  }
+  if (hasMore && last) result.next_page = cursorOf(last);
   return result;
 }
 
@@ -220,4 +234,35 @@ export function tablePageQuery(table: KeysetTable, filters: readonly PageFilter[
     values[`f${i}`] = typeof value === "string" ? value : JSON.stringify(value);
   });
   return { query, values };
+}
+
+/**
+ * A list kept in the order of a number that is its records' creation order (a scope's versions,
+ * API_CONTRACT §18: `created_at` order is version order). Its cursor holds that number:
+ * `{"v":1,"o":…,"f":…,"n":<number>}`, bound to the order and filter like every cursor.
+ */
+export type NumberedPageRequest = Omit<PageRequest, "position"> & { after?: number };
+
+export function numberedPageRequest(params: ListParams, filter = ""): NumberedPageRequest {
+  const direction = sortDirection(params.sort_by);
+  if (params.after === undefined) return { direction, limit: params.limit, filter };
+  const p = cursorPayload(params.after) as Record<string, unknown> | null;
+  const numbered =
+    typeof p === "object" && p !== null && p.v === 1 && Number.isSafeInteger(p.n) && (p.n as number) >= 0;
+  if (!numbered) throw invalidCursor("Does not decode to a cursor.");
+  if (p.o !== direction) throw invalidCursor("Made under another sort order.");
+  if (p.f !== filter) throw invalidCursor("Made under another filter.");
+  return { direction, limit: params.limit, filter, after: p.n as number };
+}
+
+/** Rows fetched with LIMIT page.limit + 1, in the list's order → the envelope. */
+export function toNumberedPage<Row, Item>(
+  rows: Row[],
+  page: NumberedPageRequest,
+  numberOf: (row: Row) => number,
+  shape: (row: Row) => Item,
+): Page<Item> {
+  return envelopeOf(rows, page.limit, shape, (last) =>
+    toBase64(JSON.stringify({ v: 1, o: page.direction, f: page.filter, n: numberOf(last) })),
+  );
 }

@@ -23,4 +23,5 @@
 export * from "./audit-table";
 export * from "./core-tables";
 export * from "./values";
+export * from "./variable-history-tables";
 export * from "./webhook-tables";

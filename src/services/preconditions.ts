@@ -18,6 +18,7 @@
  * column its record does not show.
  */
 import { and, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
@@ -123,7 +124,7 @@ export async function explainMiss<T extends TableWithId>(
  */
 export const WRITE_ATTEMPTS = 32;
 
-const backOff = (attempt: number) =>
+export const backOff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
 
 /**
@@ -172,13 +173,19 @@ export async function writeLatest<T extends TableWithId, R>(
  * Deletes the record as it is when the delete lands (`writeLatest`), with the audit entry
  * `entry(row)` of the row it removes in the same batch, written only if the row went: of two
  * deletes at once one answers 204 and the other 404, and the one entry records what was removed.
+ * `follow(row)`: statements between the delete and the entry, each written only if the one
+ * before it changed a row (a variable's new version).
  */
 export async function deleteLatest<T extends TableWithId>(
   ctx: ServiceContext,
   table: T,
   read: RowOf<T>,
   entry: (row: RowOf<T>) => AuditInput,
-  opts: { guard: IfMatchGuard<RowOf<T>> | null; what: string },
+  opts: {
+    guard: IfMatchGuard<RowOf<T>> | null;
+    what: string;
+    follow?: (row: RowOf<T>) => readonly BatchItem<"sqlite">[];
+  },
 ): Promise<void> {
   const { db } = ctx;
   await writeLatest(
@@ -191,6 +198,7 @@ export async function deleteLatest<T extends TableWithId>(
           .delete(table as SQLiteTable)
           .where(and(eq(table.id, row.id), unchangedSince(table, row)))
           .returning({ id: table.id }),
+        ...(opts.follow?.(row) ?? []),
         auditEntry(ctx, entry(row)),
       ]);
       return deleted[0] ? true : undefined;

@@ -212,9 +212,15 @@ export function generators(op: Op): fc.Arbitrary<Malformed>[] {
   }
 
   if (pathParams.length > 0) {
+    // An integer parameter (a version number) is malformed by what is no positive integer.
+    const integers = new Set(
+      params.filter((p) => p.in === "path" && typesOf(p.schema).has("integer")).map((p) => p.name),
+    );
+    const badInteger = badId.filter((s) => !/^[0-9]*[1-9][0-9]*$/.test(s));
     gens.push(
       fc
-        .tuple(fc.constantFrom(...pathParams), badId)
+        .constantFrom(...pathParams)
+        .chain((name) => (integers.has(name) ? badInteger : badId).map((value) => [name, value] as const))
         .map(([name, value]) => ({ kind: `bad path ${name}`, path: fillPath(path, { name, value }) })),
     );
   }

@@ -291,13 +291,26 @@ export async function expectDocumentedResponse(
 ): Promise<void> {
   const template = await pathTemplateOf(method, path);
   if (!template) return;
-  if (res.raw !== "") {
-    const type = res.headers.get("content-type") ?? "";
-    if (!type.startsWith("application/json"))
+  const type = res.headers.get("content-type") ?? "";
+  const textual = await declaredTextTypes(method, template, res.status);
+  if (textual.length > 0) {
+    // A text answer (a dotenv export): its declared media type, a string body.
+    if (!textual.some((declared) => type.startsWith(declared)))
+      throw new Error(`${method} ${path} → ${res.status}: content-type ${type}, not ${textual.join(" or ")}`);
+  } else {
+    if (res.raw !== "" && !type.startsWith("application/json"))
       throw new Error(`${method} ${path} → ${res.status}: content-type ${type}, not application/json`);
+    await expectMatchesOpenApi(method, template, res.status, res.body);
   }
-  await expectMatchesOpenApi(method, template, res.status, res.body);
   await expectDocumentedHeaders(method, template, res.status, res.headers);
+}
+
+/** The `text/*` media types a response declares (none for a JSON answer). */
+async function declaredTextTypes(method: string, pathTemplate: string, status: number): Promise<string[]> {
+  const doc = await openApiDocument();
+  const declared = doc.paths[pathTemplate]?.[method.toLowerCase()]?.responses[String(status)];
+  if (!declared) return [];
+  return Object.keys(resolveResponse(doc, declared).content ?? {}).filter((t) => t.startsWith("text/"));
 }
 
 /** Headers that say something about one answer; each one sent must be declared on that answer. */

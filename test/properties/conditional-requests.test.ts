@@ -48,6 +48,11 @@ async function fixture() {
     key: owner.key,
     body: { name: unique("V").replace(/-/g, "_"), type: "string", value: "v1" },
   });
+  // Version 1 of the component's variables (the environment's is the create above).
+  await request("POST", `/v1/components/${component.id}/variables`, {
+    key: owner.key,
+    body: { name: "VERSIONED", type: "string", value: "v" },
+  });
   const integration = await request<Rec>("POST", `/v1/projects/${project.id}/notification-integrations`, {
     key: owner.key,
     body: { type: "webhook", url: "https://hooks.example.com/deploys" },
@@ -92,6 +97,7 @@ function concrete(template: string, f: Fixture): string {
     component_id: f.component.id,
     stack_id: f.stack.id,
     event_id: String(f.event.id),
+    version: "1",
   };
   return template.replace(/{(\w+)}/g, (_m, name: string) => {
     // An API key no request of this file uses: its record (`last_used_at`) stays as read.

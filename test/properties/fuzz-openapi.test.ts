@@ -81,6 +81,7 @@ beforeAll(async () => {
       integration_id: integration.id,
       variable_id: variable.body.id,
       variables: variable.body.id,
+      version: "1",
       resources: resource.id,
       deployments: deployment.id,
       "api-keys": owner.keyId,
@@ -102,6 +103,8 @@ const PROJECT_TABLES = [
   "notification_integrations",
   "events",
   "webhook_deliveries",
+  "variable_versions",
+  "variable_version_values",
 ];
 const OUR_PROJECTS = "project_id IN (SELECT id FROM projects WHERE org_id = ?1)";
 /** Each table, the rows of it the organization (`?1`) and its owner account (`?2`) can reach. */

@@ -478,11 +478,81 @@ describe("work per request of the benchmarked routes", () => {
   });
 });
 
+describe("work per change of a scope's variables (API_CONTRACT §18)", () => {
+  /** A PATCH of `names` new variables of the environment, measured with a warm key. */
+  async function measureChange(key: string, environmentId: string, names: number, prefix: string) {
+    const variables = Object.fromEntries(
+      Array.from({ length: names }, (_, i) => [`${prefix}${i}`, { type: "secret", value: `value-${i}` }]),
+    );
+    return measure(`/v1/environments/${environmentId}/variables`, key, {
+      method: "PATCH",
+      body: JSON.stringify({ variables }),
+    });
+  }
+
+  it("a change of N names is one read and one batch whatever N: its statements do not grow with it", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    // The read (lookup, the scope's variables, its current version), then the batch: the version,
+    // the audit entry, the variables (one statement) and the version's values (one statement).
+    const write = {
+      status: 200,
+      d1Statements: 7,
+      d1RoundTrips: 2,
+      limiterCalls: 2,
+      sessions: ["first-primary"],
+    };
+    expect(await measureChange(key, project.default_environment_id, 1, "ONE_")).toEqual(write);
+    expect(await measureChange(key, project.default_environment_id, 500, "MANY_")).toEqual(write);
+    // Updating and deleting in the same change adds one statement each, not one per name.
+    const mixed = await measure(`/v1/environments/${project.default_environment_id}/variables`, key, {
+      method: "PATCH",
+      body: JSON.stringify({
+        variables: Object.fromEntries(
+          Array.from({ length: 400 }, (_, i) => [`MANY_${i}`, i % 2 ? null : { type: "string", value: "x" }]),
+        ),
+      }),
+    });
+    expect(mixed).toEqual({ ...write, d1Statements: 8 });
+    // A dry run stops after the read.
+    const dry = await measure(`/v1/environments/${project.default_environment_id}/variables`, key, {
+      method: "PATCH",
+      body: JSON.stringify({ variables: { MANY_0: null }, dry_run: true }),
+    });
+    expect(dry).toEqual({ ...write, d1Statements: 3, d1RoundTrips: 1 });
+  });
+
+  it("a single variable's create makes its version in its own batch: the scope's current version costs no read", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const created = await measure(`/v1/environments/${project.default_environment_id}/variables`, key, {
+      method: "POST",
+      body: JSON.stringify({ name: "SINGLE", type: "secret", value: "v" }),
+    });
+    // The environment's lookup, then the variable, its version, the version's value, the entry.
+    expect(created).toEqual({
+      status: 201,
+      d1Statements: 5,
+      d1RoundTrips: 2,
+      limiterCalls: 2,
+      sessions: ["first-primary"],
+    });
+  });
+});
+
 describe("every read of /v1, walked from /openapi.json", () => {
   /** What a warm key's read costs: one limiter call, one session on a replica, one round trip. */
   const ONE_ROUND_TRIP = { d1RoundTrips: 1, limiterCalls: 1, sessions: ["first-unconstrained"] };
-  /** The exception: a reveal records its audit entry (a write) before the value leaves. */
-  const REVEAL = "/v1/variables/{variable_id}/value";
+  /** The exception: a reveal records its audit entry (a write) before the value leaves (an export too). */
+  const REVEALS = [
+    "/v1/variables/{variable_id}/value",
+    "/v1/environments/{environment_id}/variables/export",
+    "/v1/components/{component_id}/variables/export",
+  ];
 
   it("a warm key's GET is one D1 round trip (the lookup that authorizes it and its rows in one batch), and a hidden parent's 404 costs no more", async () => {
     const { org, owner } = await createOrgWithOwner();
@@ -498,6 +568,11 @@ describe("every read of /v1, walked from /openapi.json", () => {
       key: owner.key,
       body: { name: "COUNTED", type: "secret", value: "v" },
     });
+    // Version 1 of the component's variables too (the environment's is the create above).
+    await request("POST", `/v1/components/${component.id}/variables`, {
+      key: owner.key,
+      body: { name: "COUNTED", type: "string", value: "v" },
+    });
     // Path parameters by name, and `{id}` by the collection segment before it.
     const ids: Record<string, string> = {
       org_id: org.id,
@@ -509,6 +584,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
       integration_id: integration.id,
       event_id: event.id,
       variable_id: variable.body.id,
+      version: "1",
       resources: resource.id,
       deployments: stack.deploymentId,
       "api-keys": owner.keyId,
@@ -532,7 +608,13 @@ describe("every read of /v1, walked from /openapi.json", () => {
     await measure("/v1/projects", key); // warms the key
     for (const template of reads) {
       const expected =
-        template === REVEAL ? { ...ONE_ROUND_TRIP, d1Statements: 2, d1RoundTrips: 2 } : ONE_ROUND_TRIP;
+        template === REVEALS[0]
+          ? { ...ONE_ROUND_TRIP, d1Statements: 2, d1RoundTrips: 2 }
+          : REVEALS.includes(template)
+            ? // The lookup, the scope's variables (and its version, which the change shares) in one
+              // batch; then the entry.
+              { ...ONE_ROUND_TRIP, d1Statements: 4, d1RoundTrips: 2 }
+            : ONE_ROUND_TRIP;
       expect(await measure(fill(template), key), template).toMatchObject({ status: 200, ...expected });
     }
 

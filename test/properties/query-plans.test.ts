@@ -7,7 +7,7 @@ import { eq, fillPlaceholders } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { Identity } from "../../src/context";
 import { createDb } from "../../src/db/client";
-import { pageRequest, tablePageQuery } from "../../src/db/pagination";
+import { numberedPageRequest, pageRequest, tablePageQuery } from "../../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../../src/db/schema";
 import { apiKeyPageQuery } from "../../src/services/api-keys/list";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
@@ -15,6 +15,7 @@ import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
+import { stateAtSelect, versionsPageSelect } from "../../src/services/variables/history";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
@@ -103,6 +104,8 @@ describe("deleting a project", () => {
     "webhook_deliveries",
     "deployments",
     "events",
+    "variable_versions",
+    "variable_version_values",
   ])("finds its %s through an index, not a scan", async (table) => {
     const detail = await plan(`DELETE FROM ${table} WHERE project_id = ?`, ["p"]);
     expect(detail).toMatch(/USING (COVERING )?INDEX/);
@@ -241,4 +244,39 @@ describe("GET /internal/v1/deployments (API_CONTRACT §20)", () => {
       expect(detail).not.toMatch(/TEMP B-TREE/);
     }
   });
+});
+
+describe("a scope's history (API_CONTRACT §18)", () => {
+  const db = createDb(env.DB);
+  const scopes = [
+    { kind: "environment", id: "e1" },
+    { kind: "component", id: "c1" },
+  ] as const;
+
+  it.each(scopes)(
+    "the scope after a version (a restore), in a $kind: one walk of the key, no sort step",
+    async (parent) => {
+      const { sql: text, params } = stateAtSelect(db, parent, 7).toSQL();
+      const detail = await plan(text, params);
+      expect(detail).toMatch(
+        /variable_version_values USING (PRIMARY KEY|INDEX sqlite_autoindex_variable_version_values_1)/,
+      );
+      expect(detail).not.toMatch(/TEMP B-TREE|SCAN variable_version_values/);
+    },
+  );
+
+  it.each(scopes)(
+    "a deep page of the $kind's versions walks the key in order, with no sort step",
+    async (parent) => {
+      for (const sort_by of ["-created_at", "created_at"] as const) {
+        const page = { ...numberedPageRequest({ limit: 20, sort_by }), after: 40 };
+        const { sql: text, params } = versionsPageSelect(db, parent, page).toSQL();
+        const detail = await plan(text, params);
+        expect(detail).toMatch(
+          /variable_versions USING (PRIMARY KEY|INDEX sqlite_autoindex_variable_versions_1)/,
+        );
+        expect(detail).not.toMatch(/TEMP B-TREE|SCAN variable_versions/);
+      }
+    },
+  );
 });

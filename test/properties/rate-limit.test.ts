@@ -228,12 +228,18 @@ describe("per-route policies", () => {
         policies.set(`${method.toUpperCase()} ${path}`, op["x-rate-limit-policy"]);
       }
     }
-    expect(policies.get("GET /v1/variables/{variable_id}/value")).toBe("reveal");
+    // The reveals: a value, and a scope's export (API_CONTRACT §18: one window with value reveals).
+    const reveals = [
+      "GET /v1/variables/{variable_id}/value",
+      "GET /v1/environments/{environment_id}/variables/export",
+      "GET /v1/components/{component_id}/variables/export",
+    ];
+    for (const reveal of reveals) expect(policies.get(reveal), reveal).toBe("reveal");
     expect(policies.get("POST /v1/orgs")).toBe("orgs-create");
     expect(policies.get("POST /v1/api-keys")).toBe("keys-create");
-    const named = ["GET /v1/variables/{variable_id}/value", "POST /v1/orgs", "POST /v1/api-keys"];
+    const named = ["POST /v1/orgs", "POST /v1/api-keys"];
     for (const [operation, policy] of policies) {
-      if (named.includes(operation)) continue;
+      if (reveals.includes(operation) || named.includes(operation)) continue;
       expect(policy, operation).toBe("default");
     }
   });

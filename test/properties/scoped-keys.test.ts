@@ -56,7 +56,9 @@ type ErrorBody = {
 function expectedScope(method: string, path: string): string | null {
   if (path === "/v1/api-keys/current") return null;
   if (path.startsWith("/v1/api-keys")) return `api-keys:${method === "get" ? "read" : "write"}`;
-  if (path === "/v1/variables/{variable_id}/value") return "variables:reveal";
+  // A value's reveal, and a scope's export (API_CONTRACT §18).
+  if (path === "/v1/variables/{variable_id}/value" || path.endsWith("/variables/export"))
+    return "variables:reveal";
   if (path.endsWith("/audit-log")) return "audit:read";
   if (path.startsWith("/v1/events") || path.endsWith("/events")) return "events:read";
   const rw = method === "get" ? "read" : "write";

@@ -449,7 +449,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change many variables of a scope at once
+         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
+         */
+        patch: operations["applyComponentVariableChanges"];
         trace?: never;
     };
     "/v1/environments/{environment_id}/variables": {
@@ -470,6 +474,170 @@ export interface paths {
          * @description An environment variable has `component_id` null. A name already used by another variable of the environment itself is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.
          */
         post: operations["createEnvironmentVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change many variables of a scope at once
+         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
+         */
+        patch: operations["applyEnvironmentVariableChanges"];
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a scope's variables
+         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
+         */
+        get: operations["listEnvironmentVariableVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one version of a scope's variables
+         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
+         */
+        get: operations["getEnvironmentVariableVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a scope's variables
+         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
+         */
+        post: operations["restoreEnvironmentVariableVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a scope's variables as a dotenv file
+         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
+         */
+        get: operations["exportEnvironmentVariables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a scope's variables
+         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
+         */
+        get: operations["listComponentVariableVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one version of a scope's variables
+         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
+         */
+        get: operations["getComponentVariableVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a scope's variables
+         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
+         */
+        post: operations["restoreComponentVariableVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a scope's variables as a dotenv file
+         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
+         */
+        get: operations["exportComponentVariables"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -828,6 +996,22 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The variable's `type` and `value` (the rules of a single create), or `null` to delete it.
+         * @example {
+         *       "type": "secret",
+         *       "value": "postgres://app:hunter2@db.internal:5432/app"
+         *     }
+         */
+        VariableSetEntry: {
+            /**
+             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+             * @enum {string}
+             */
+            type: "secret" | "secure_string" | "string";
+            /** @description The value: a string of at most 65536 bytes of UTF-8. */
+            value: string;
+        } | null;
         Error: {
             /**
              * @description One of the ten error codes.
@@ -1398,6 +1582,129 @@ export interface components {
             type: "secret" | "secure_string" | "string";
             /** @description The value: a string of at most 65536 bytes of UTF-8. */
             value: string;
+        };
+        /** @description What a change did (or, in a dry run, would do) to the scope, name by name. Never a value. */
+        VariableChangeResult: {
+            /**
+             * @description The version made (or that a dry run would make), or the current one when nothing changes.
+             * @example 4
+             */
+            version: number;
+            dry_run: boolean;
+            /** @description Every name given (or removed), by name. */
+            changes: components["schemas"]["VariableChange"][];
+        };
+        VariableChange: {
+            /** @example DATABASE_URL */
+            name: string;
+            /** @enum {string} */
+            action: "created" | "updated" | "deleted" | "unchanged";
+            /** @description The type before and after (null: absent). */
+            type: {
+                /**
+                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                 * @enum {string|null}
+                 */
+                from: "secret" | "secure_string" | "string" | null;
+                /**
+                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                 * @enum {string|null}
+                 */
+                to: "secret" | "secure_string" | "string" | null;
+            };
+            /** @description Whether the value differs (true for a create or a delete). */
+            value_changed: boolean;
+        };
+        /** @description One change to a scope's variables, applied all or nothing: exactly one of `variables` and `dotenv`. */
+        VariableChanges: {
+            /** @description Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one of `variables` and `dotenv` (`null` is not given). */
+            variables?: {
+                [key: string]: components["schemas"]["VariableSetEntry"];
+            } | null;
+            /**
+             * @description A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and `#` comments; `"…"` takes the escapes `\\`, `\"`, `\n`, `\r`, `'…'` is literal, an unquoted value is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of `variables` and `dotenv`.
+             * @example DATABASE_URL="postgres://app@db:5432/app"
+             *     LOG_LEVEL=debug # verbose for now
+             */
+            dotenv?: string | null;
+            /**
+             * @description The type of every `dotenv` entry (default `secret`). Not with `variables`.
+             * @default secret
+             * @enum {string|null}
+             */
+            type?: "secret" | "secure_string" | "string" | null;
+            /**
+             * @description `merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the given names (no `null` then).
+             * @default merge
+             * @enum {string|null}
+             */
+            mode?: "merge" | "replace" | null;
+            /**
+             * Format: int64
+             * @description The version the change was planned against: if the scope is at another version, `409 conflict` (`cause` path `base_version`) and nothing changes.
+             */
+            base_version?: number | null;
+            /**
+             * @description Answer what the change would do and change nothing (no version, no audit entry).
+             * @default false
+             */
+            dry_run?: boolean | null;
+        };
+        VariableVersionList: {
+            data: components["schemas"]["VariableVersion"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        /** @description One version of a scope's variables: who changed what, when. */
+        VariableVersion: {
+            /** @example 3 */
+            version: number;
+            scope: {
+                /** @enum {string} */
+                type: "environment" | "component";
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                id: components["schemas"]["Id"];
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "admin";
+                account_id: components["schemas"]["Id"] & (string | null);
+                api_key_id: components["schemas"]["Id"] & (string | null);
+            };
+            request_id: string;
+            /** @description The names the version created, updated or deleted, by name. Never a value. */
+            changes: {
+                /** @example DATABASE_URL */
+                name: string;
+                /** @enum {string} */
+                action: "created" | "updated" | "deleted";
+                /** @description The type before and after (null: absent). */
+                type: {
+                    /**
+                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                     * @enum {string|null}
+                     */
+                    from: "secret" | "secure_string" | "string" | null;
+                    /**
+                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                     * @enum {string|null}
+                     */
+                    to: "secret" | "secure_string" | "string" | null;
+                };
+                /** @description Whether the value differs (true for a create or a delete). */
+                value_changed: boolean;
+            }[];
+        };
+        /** @description Optional: `{}` or no body restores at once. */
+        VariableRestore: {
+            /** @description Answer what the restore would do and change nothing. */
+            dry_run?: boolean | null;
         };
         StackResource: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -1970,6 +2277,79 @@ export interface components {
                 "application/json": components["schemas"]["Variable"];
             };
         };
+        /** @description What changed, name by name (never a value). */
+        VariableChangeResult: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VariableChangeResult"];
+            };
+        };
+        /** @description A page of versions. */
+        VariableVersionList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VariableVersionList"];
+            };
+        };
+        /** @description The version. */
+        VariableVersion: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VariableVersion"];
+            };
+        };
+        /** @description The scope as a dotenv file (UTF-8). */
+        ExportEnvironmentVariables200: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
         /** @description The stack resource. */
         StackResource: {
             headers: {
@@ -2089,6 +2469,8 @@ export interface components {
         VariableId: components["schemas"]["Id"];
         ComponentId: components["schemas"]["Id"];
         EnvironmentId: components["schemas"]["Id"];
+        /** @description A version of the scope: 1, 2, 3… */
+        Version: number;
         Id: components["schemas"]["Id"];
         StackId: components["schemas"]["Id"];
         /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
@@ -3624,6 +4006,40 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    applyComponentVariableChanges: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableChanges"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listEnvironmentVariables: {
         parameters: {
             query?: {
@@ -3681,6 +4097,298 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["VariableCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    applyEnvironmentVariableChanges: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableChanges"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentVariableVersions: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersionList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEnvironmentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersion"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    restoreEnvironmentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VariableRestore"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exportEnvironmentVariables: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExportEnvironmentVariables200"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listComponentVariableVersions: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersionList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getComponentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersion"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    restoreComponentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VariableRestore"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exportComponentVariables: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExportEnvironmentVariables200"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];

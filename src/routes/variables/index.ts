@@ -1,12 +1,22 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
+import { registerApplyComponentVariableChanges } from "./apply-changes-component";
+import { registerApplyEnvironmentVariableChanges } from "./apply-changes-environment";
 import { registerCreateComponentVariable } from "./create-component";
 import { registerCreateEnvironmentVariable } from "./create-environment";
 import { registerDeleteVariable } from "./delete";
+import { registerExportComponentVariables } from "./export-component";
+import { registerExportEnvironmentVariables } from "./export-environment";
 import { registerGetVariable } from "./get";
+import { registerGetComponentVariableVersion } from "./get-version-component";
+import { registerGetEnvironmentVariableVersion } from "./get-version-environment";
 import { registerListComponentVariables } from "./list-component";
 import { registerListEnvironmentVariables } from "./list-environment";
+import { registerListComponentVariableVersions } from "./list-versions-component";
+import { registerListEnvironmentVariableVersions } from "./list-versions-environment";
 import { registerReplaceVariable } from "./replace";
+import { registerRestoreComponentVariableVersion } from "./restore-version-component";
+import { registerRestoreEnvironmentVariableVersion } from "./restore-version-environment";
 import { registerRevealVariable } from "./reveal";
 
 export function registerVariableRoutes(app: OpenAPIHono<AppEnv>) {
@@ -18,4 +28,14 @@ export function registerVariableRoutes(app: OpenAPIHono<AppEnv>) {
   registerCreateComponentVariable(app);
   registerListEnvironmentVariables(app);
   registerCreateEnvironmentVariable(app);
+  registerApplyEnvironmentVariableChanges(app);
+  registerListEnvironmentVariableVersions(app);
+  registerGetEnvironmentVariableVersion(app);
+  registerRestoreEnvironmentVariableVersion(app);
+  registerExportEnvironmentVariables(app);
+  registerApplyComponentVariableChanges(app);
+  registerListComponentVariableVersions(app);
+  registerGetComponentVariableVersion(app);
+  registerRestoreComponentVariableVersion(app);
+  registerExportComponentVariables(app);
 }

@@ -1,12 +1,11 @@
 /**
- * Variable values (API_CONTRACT §5): sealing a value for storage, revealing it, and the key
- * rotation sweep. `secret` and `secure_string` values are AES-GCM envelopes
- * (src/crypto/variables.ts) under VARIABLES_KEY (or, while rotating, VARIABLES_KEY_PREVIOUS);
+ * Variable values (API_CONTRACT §5): sealing a value for storage, opening and comparing it, and
+ * revealing it (the key rotation sweep is ./reencrypt.ts). `secret` and `secure_string` values
+ * are AES-GCM envelopes (src/crypto/variables.ts) under VARIABLES_KEY (or, while rotating, VARIABLES_KEY_PREVIOUS);
  * the keys come from the context's config. A crypto failure is `500 internal` with one log
  * line for the operator; the value itself is never logged, returned in an error, or kept in a
  * database error's message.
  */
-import { and, eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import {
   decryptVariableValue,
@@ -14,9 +13,8 @@ import {
   VariableDecryptError,
   type VariableIdentity,
   VariableKeyConfigError,
-  variableKeyVersion,
 } from "../../crypto/variables";
-import { variables } from "../../db/schema";
+import { type VariableType, variables } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { Logger } from "../../lib/log";
 import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
@@ -29,7 +27,7 @@ const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right
  * Crypto failures become `500 internal` with one clear log line for the operator. The value
  * is never in scope here; only the variable's id and the reason are logged.
  */
-function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
+export function cryptoFailure(log: Logger, err: unknown, operation: string, variableId: string): never {
   if (err instanceof VariableKeyConfigError) {
     log.error("variables key misconfigured", { operation, variable_id: variableId, error: err.message });
     throw new ApiError("internal", INTERNAL_MESSAGE);
@@ -69,10 +67,56 @@ export async function storedValue(
   }
 }
 
+/** A value as a variable row (or a version's value row) stores it. */
+export type StoredValue = { type: VariableType; value: string; keyVersion: number | null };
+
+/** The plaintext of a stored value; a value that cannot be opened is `500 internal` (logged). */
+export async function openValue(
+  ctx: ServiceContext,
+  identity: VariableIdentity,
+  stored: StoredValue,
+  operation: string,
+): Promise<string> {
+  if (stored.type === "string") return stored.value;
+  try {
+    return await decryptVariableValue(ctx.config.variableKeys, identity, {
+      envelope: stored.value,
+      keyVersion: stored.keyVersion,
+    });
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, operation, identity.id);
+  }
+}
+
+/**
+ * Whether a stored value holds `plaintext`. A value that cannot be opened (its key is no longer
+ * configured) counts as different, so a write that replaces it goes ahead as it always did.
+ */
+export async function holdsValue(
+  ctx: ServiceContext,
+  identity: VariableIdentity,
+  stored: StoredValue,
+  plaintext: string,
+): Promise<boolean> {
+  if (stored.type === "string") return stored.value === plaintext;
+  try {
+    const current = await decryptVariableValue(ctx.config.variableKeys, identity, {
+      envelope: stored.value,
+      keyVersion: stored.keyVersion,
+    });
+    return current === plaintext;
+  } catch (err) {
+    ctx.log.warn("variable value does not decrypt; compared as changed", {
+      variable_id: identity.id,
+      error: err instanceof Error ? err.message : "unknown",
+    });
+    return false;
+  }
+}
+
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
 export async function revealVariable(ctx: CallerContext, variableId: string): Promise<VariableValue> {
   const { db, identity } = ctx;
-  const secrets = ctx.config.variableKeys;
   const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
   // Recorded before the value leaves: a reveal that cannot be recorded does not happen.
   await auditEntry(ctx, {
@@ -80,109 +124,12 @@ export async function revealVariable(ctx: CallerContext, variableId: string): Pr
     projectId: row.projectId,
     when: "always",
   }).run();
-  if (row.type === "string") return { value: row.value };
-  try {
-    const value = await decryptVariableValue(
-      secrets,
-      { id: row.id, environmentId: row.environmentId, scope: row.scope },
-      { envelope: row.value, keyVersion: row.keyVersion },
-    );
-    return { value };
-  } catch (err) {
-    return cryptoFailure(ctx.log, err, "reveal", row.id);
-  }
-}
-
-/**
- * The internal API's `internalReencryptVariables`, the rotation sweep: moves up to `limit`
- * values still under VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY, in one batch. Rows under any
- * other key are not its business (they fail on reveal, loudly). A row replaced concurrently
- * keeps the newer write: the update applies only while the stored envelope is still the one
- * that was read. `updated_at` is left alone: the variable did not change, only how it is kept.
- * An operator loops until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
- */
-export async function reencryptVariables(
-  ctx: ServiceContext,
-  limit = 100,
-): Promise<{
-  key_version: number;
-  previous_key_version: number | null;
-  reencrypted: number;
-  remaining: boolean;
-}> {
-  const { db } = ctx;
-  const secrets = ctx.config.variableKeys;
-  let current: number;
-  let previous: number | null = null;
-  try {
-    current = await variableKeyVersion(secrets.current);
-    if (secrets.previous !== undefined && secrets.previous.trim() !== "") {
-      previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
-    }
-  } catch (err) {
-    return cryptoFailure(ctx.log, err, "reencrypt", "-");
-  }
-  if (previous === null || previous === current) {
-    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
-  }
-  const rows = await db
-    .select({
-      id: variables.id,
-      environmentId: variables.environmentId,
-      scope: variables.scope,
-      value: variables.value,
-      keyVersion: variables.keyVersion,
-    })
-    .from(variables)
-    .where(eq(variables.keyVersion, previous))
-    .orderBy(variables.id)
-    .limit(limit + 1)
-    .all();
-  const batch = rows.slice(0, limit);
-  const updates = [];
-  for (const row of batch) {
-    const identity = { id: row.id, environmentId: row.environmentId, scope: row.scope };
-    let sealed: Awaited<ReturnType<typeof encryptVariableValue>>;
-    try {
-      const plaintext = await decryptVariableValue(secrets, identity, {
-        envelope: row.value,
-        keyVersion: row.keyVersion,
-      });
-      sealed = await encryptVariableValue(secrets, identity, plaintext);
-    } catch (err) {
-      return cryptoFailure(ctx.log, err, "reencrypt", row.id);
-    }
-    updates.push(
-      db
-        .update(variables)
-        .set({ value: sealed.envelope, keyVersion: sealed.keyVersion })
-        .where(and(eq(variables.id, row.id), eq(variables.value, row.value))),
-    );
-  }
-  const [first, ...rest] = updates;
-  if (first) {
-    try {
-      // One entry for the sweep, across organizations (org_id null): which values moved to
-      // which key. Each update applies unless the value was replaced meanwhile, which changes
-      // the variable anyway, so the batch always changes something it records.
-      const audit = auditEntry(ctx, {
-        orgId: null,
-        target: { type: "variables_key", id: String(current) },
-        changes: {
-          key_version: { from: previous, to: current },
-          variable_ids: { from: null, to: batch.map((r) => r.id) },
-        },
-        when: "always",
-      });
-      await db.batch([first, ...rest, audit]);
-    } catch (err) {
-      throw withoutParameters(err);
-    }
-  }
   return {
-    key_version: current,
-    previous_key_version: previous,
-    reencrypted: updates.length,
-    remaining: rows.length > limit,
+    value: await openValue(
+      ctx,
+      { id: row.id, environmentId: row.environmentId, scope: row.scope },
+      row,
+      "reveal",
+    ),
   };
 }

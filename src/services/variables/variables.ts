@@ -9,32 +9,20 @@
  */
 
 import { and, eq } from "drizzle-orm";
-import type { CallerContext, Identity } from "../../context";
-import type { Db } from "../../db/client";
+import type { CallerContext } from "../../context";
 import { bindQuery, rowReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest } from "../../db/pagination";
-import { components, environments, type VariableType, variables } from "../../db/schema";
+import { type VariableType, type VersionChange, variables } from "../../db/schema";
 import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { VariableRecord, VariableReplaceInput, VariableWriteInput } from "../../schemas/variable";
-import {
-  guardedPage,
-  type Lookup,
-  loadScoped,
-  mapLookup,
-  type ProjectAction,
-  runLookup,
-  scopedLookup,
-} from "../access";
+import { guardedPage, loadScoped } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
-import { storedValue, withoutParameters } from "./values";
-
-export const ENVIRONMENT_SCOPE = "_";
-
-/** Where a variable is created or listed: a component, or an environment itself. */
-type VariableParent = { kind: "component" | "environment"; id: string };
+import { createdChange, deletedChange, deletion, followingVersion, storedRow } from "./history";
+import { ENVIRONMENT_SCOPE, loadParent, parentLookup, type VariableParent } from "./scope";
+import { holdsValue, storedValue, withoutParameters } from "./values";
 
 /** Every column but the value: records and lists never read it. */
 const RECORD_COLUMNS = {
@@ -72,34 +60,6 @@ export function toVariableRecord(row: RecordRow): VariableRecord {
     updated_at: row.updatedAt,
   };
 }
-
-type ParentScope = { projectId: string; environmentId: string; componentId: string | null; scope: string };
-
-/** The component or environment in the path, with the access check, in one query. */
-function parentLookup(
-  db: Db,
-  identity: Identity,
-  parent: VariableParent,
-  action: ProjectAction,
-): Lookup<ParentScope> {
-  if (parent.kind === "component") {
-    return mapLookup(scopedLookup(db, identity, components, parent.id, action, "Component"), ({ row }) => ({
-      projectId: row.projectId,
-      environmentId: row.environmentId,
-      componentId: row.id,
-      scope: row.id,
-    }));
-  }
-  return mapLookup(scopedLookup(db, identity, environments, parent.id, action, "Environment"), ({ row }) => ({
-    projectId: row.projectId,
-    environmentId: row.id,
-    componentId: null,
-    scope: ENVIRONMENT_SCOPE,
-  }));
-}
-
-const loadParent = (db: Db, identity: Identity, parent: VariableParent, action: ProjectAction) =>
-  runLookup(parentLookup(db, identity, parent, action));
 
 const nameTaken = (name: string) =>
   conflict(`A variable named "${name}" already exists in this scope.`, [
@@ -154,6 +114,7 @@ async function createVariable(
   try {
     await db.batch([
       db.insert(variables).values(row),
+      ...followingVersion(ctx, scope, [createdChange(row)], [storedRow(row)]),
       auditEntry(ctx, {
         target: { type: "variable", id },
         projectId: scope.projectId,
@@ -213,6 +174,7 @@ export async function replaceVariable(
         keyVersion: stored.keyVersion,
         updatedAt: nowIso(),
       };
+      const version = await replacedVersion(ctx, before, { ...before, ...set }, input.value);
       let rows: RecordRow[];
       try {
         [rows] = await db.batch([
@@ -221,6 +183,7 @@ export async function replaceVariable(
             .set(set)
             .where(and(eq(variables.id, before.id), unchangedSince(variables, before)))
             .returning(RECORD_COLUMNS),
+          ...version,
           auditEntry(ctx, {
             target: { type: "variable", id: before.id },
             projectId: before.projectId,
@@ -251,8 +214,45 @@ export async function deleteVariable(ctx: CallerContext, variableId: string): Pr
       projectId: before.projectId,
       changes: diffRecords(toVariableRecord(before), null),
     }),
-    { guard, what: "Variable" },
+    {
+      guard,
+      what: "Variable",
+      follow: (before) => followingVersion(ctx, before, [deletedChange(before)], [deletion(before.name)]),
+    },
   );
+}
+
+type VariableRow = typeof variables.$inferSelect;
+
+/**
+ * The version a replace makes, to follow its update in the batch: a renamed variable deletes its
+ * old name and creates the new one; a kept name is updated; nothing when name, type and value
+ * all stay as they were (the update still writes `updated_at`, as it always did).
+ */
+async function replacedVersion(
+  ctx: CallerContext,
+  before: VariableRow,
+  after: VariableRow,
+  plaintext: string,
+) {
+  if (before.name !== after.name) {
+    return followingVersion(
+      ctx,
+      before,
+      [deletedChange(before), createdChange(after)],
+      [deletion(before.name), storedRow(after)],
+    );
+  }
+  const identity = { id: before.id, environmentId: before.environmentId, scope: before.scope };
+  const sameValue = await holdsValue(ctx, identity, before, plaintext);
+  if (sameValue && before.type === after.type) return [];
+  const change: VersionChange = {
+    name: after.name,
+    action: "updated",
+    type: { from: before.type, to: after.type },
+    value_changed: !sameValue,
+  };
+  return followingVersion(ctx, before, [change], [storedRow(after)]);
 }
 
 export function listComponentVariables(

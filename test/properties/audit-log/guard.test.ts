@@ -2,7 +2,7 @@
  * The audit log (API_CONTRACT §14), through the real Worker and D1.
  *
  * The guard: every state-changing operation — each non-GET operation of /openapi.json, the
- * reveal, and every internal route but its GETs — is run once by SCENARIO (public-steps.ts and internal-steps.ts beside this file), and must write exactly one
+ * reveals (`variables:reveal`), and every internal route but its GETs — is run once by SCENARIO (public-steps.ts, variable-set-steps.ts and internal-steps.ts beside this file), and must write exactly one
  * entry in its request, with its operationId as `action`, the right actor and target. A new
  * operation fails the guard until it is added to SCENARIO, and then until it writes its entry.
  * The same run proves that no entry holds a variable value, a signing secret or an API key.
@@ -23,13 +23,14 @@ import { operations } from "../../helpers/openapi";
 import { allowTheLocalReceiver } from "../../helpers/webhooks";
 import { INTERNAL_STEPS } from "./internal-steps";
 import { PUBLIC_STEPS } from "./public-steps";
+import { VARIABLE_SET_STEPS } from "./variable-set-steps";
 
 // The steps' webhook integrations deliver to the local receiver (http://127.0.0.1): no test
 // sends to a real host name.
 allowTheLocalReceiver();
 
 /** One step per state-changing operation, by operationId (public-steps.ts, internal-steps.ts). */
-const SCENARIO = { ...PUBLIC_STEPS, ...INTERNAL_STEPS };
+const SCENARIO = { ...PUBLIC_STEPS, ...VARIABLE_SET_STEPS, ...INTERNAL_STEPS };
 
 /**
  * The one non-GET operation that changes nothing: a test send is answered directly, stored
@@ -37,10 +38,15 @@ const SCENARIO = { ...PUBLIC_STEPS, ...INTERNAL_STEPS };
  */
 const CHANGES_NOTHING = new Set(["testIntegration"]);
 
-/** Every state-changing operation: non-GET /v1 operations, the reveal, every internal non-GET route. */
+/** Every state-changing operation: non-GET /v1 operations, the reveals, every internal non-GET route. */
 async function stateChangingOperations(): Promise<string[]> {
   const published = (await operations())
-    .filter((op) => op.path.startsWith("/v1/") && (op.method !== "get" || op.path.endsWith("/value")))
+    // A reveal (a value, an export) is a GET that writes its entry.
+    .filter(
+      (op) =>
+        op.path.startsWith("/v1/") &&
+        (op.method !== "get" || op.operation["x-required-scope"] === "variables:reveal"),
+    )
     .map((op) => op.operation.operationId as string)
     .filter((op) => !CHANGES_NOTHING.has(op));
   // Every internal route but the engine's reads (a GET changes nothing).

@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { reencryptVariables } from "../../../services/variables/values";
+import { reencryptVariables } from "../../../services/variables/reencrypt";
 
 const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
 

@@ -1,6 +1,7 @@
 /**
  * Variables in the authorization matrix (API_CONTRACT §5): records and lists are `read`
- * (viewer+); create, replace, delete and reading a value are `write` (contributor+).
+ * (viewer+); create, replace, delete and reading a value are `write` (contributor+). Variable
+ * sets (§18): versions are `read`; a change, a restore and an export (a reveal) are `write`.
  */
 import { request } from "../../../helpers/api";
 import { createComponent, unique } from "../../../helpers/factories";
@@ -107,3 +108,79 @@ export const routes: MatrixRoute[] = [
     }),
   },
 ];
+
+/** A scope's variables path (the world's environment, or its component) with a version 1 to read and restore. */
+const versioned = new WeakMap<World, Promise<void>>();
+async function scopePath(world: World, kind: "environments" | "components"): Promise<string> {
+  const path =
+    kind === "environments"
+      ? `/v1/environments/${world.project.default_environment_id}/variables`
+      : `/v1/components/${await component(world)}/variables`;
+  let made = versioned.get(world);
+  if (!made) {
+    made = Promise.all(
+      [
+        `/v1/environments/${world.project.default_environment_id}/variables`,
+        `/v1/components/${await component(world)}/variables`,
+      ].map(async (base) => {
+        const res = await request("PATCH", base, {
+          key: world.owner.key,
+          body: { variables: { MATRIX_VERSIONED: { type: "secret", value: "v" } } },
+        });
+        if (res.status !== 200) throw new Error(`version the scope → ${res.status} ${res.raw}`);
+      }),
+    ).then(() => undefined);
+    versioned.set(world, made);
+  }
+  await made;
+  return path;
+}
+
+for (const [kind, param] of [
+  ["environments", "environment_id"],
+  ["components", "component_id"],
+] as const) {
+  const scope = (world: World) => scopePath(world, kind);
+  routes.push(
+    {
+      name: `PATCH /v1/${kind}/{${param}}/variables`,
+      action: "write",
+      success: 200,
+      prepare: async (world) => ({
+        method: "PATCH",
+        path: await scope(world),
+        body: { variables: { [variableName()]: { type: "string", value: "matrix-set" } } },
+      }),
+    },
+    {
+      name: `GET /v1/${kind}/{${param}}/variables/versions`,
+      action: "read",
+      success: 200,
+      prepare: async (world) => ({ method: "GET", path: `${await scope(world)}/versions` }),
+    },
+    {
+      name: `GET /v1/${kind}/{${param}}/variables/versions/{version}`,
+      action: "read",
+      success: 200,
+      prepare: async (world) => ({ method: "GET", path: `${await scope(world)}/versions/1` }),
+    },
+    {
+      name: `POST /v1/${kind}/{${param}}/variables/versions/{version}/restore`,
+      action: "write",
+      success: 200,
+      prepare: async (world) => ({
+        method: "POST",
+        path: `${await scope(world)}/versions/1/restore`,
+        body: { dry_run: true },
+      }),
+    },
+    {
+      name: `GET /v1/${kind}/{${param}}/variables/export`,
+      action: "write",
+      success: 200,
+      prepare: async (world) => ({ method: "GET", path: `${await scope(world)}/export` }),
+      // A reveal (`variables:reveal`), which `*:read` scopes do not hold (API_CONTRACT §15).
+      expect: { read_scopes_key: 403 },
+    },
+  );
+}

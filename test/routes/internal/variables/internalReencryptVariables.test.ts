@@ -48,7 +48,8 @@ describe("POST /internal/v1/variables/reencrypt", () => {
       moved += step.body.reencrypted as number;
       if (!step.body.remaining) break;
     }
-    expect(moved).toBe(3); // only these rows are under this random key
+    // Only these rows are under this random key: the three values, and the three their versions keep.
+    expect(moved).toBe(6);
     // The worker's own key alone now opens each of them.
     for (const [i, id] of ids.entries()) {
       const reveal = await request<{ value: string }>("GET", `/v1/variables/${id}/value`, { key: owner.key });

@@ -1,0 +1,82 @@
+/**
+ * The history of a scope's variables (API_CONTRACT §18). Part of the one schema: src/db/schema.ts
+ * re-exports it, and drizzle-kit reads it through it.
+ *
+ * A scope is an environment's own variables (`scope` "_") or one component's (`scope` its id),
+ * the same key the variables table uses. Every change to a scope makes one row of
+ * `variable_versions` (1, 2, 3… per scope: the primary key refuses a number taken twice, so of
+ * two writers planning the same next version one fails and plans again), and one row of
+ * `variable_version_values` per name it created, updated or deleted. The scope as it was right
+ * after version v is, per name, its latest value row at or below v, unless that row is a deletion.
+ * Version 0 is the baseline: what the scope held before its history began (never listed).
+ */
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { components, environments, projects } from "./core-tables";
+import { VARIABLE_TYPES, type VariableType } from "./values";
+
+/** One name of one version, as the version record shows it (never a value). */
+export type VersionChange = {
+  name: string;
+  action: "created" | "updated" | "deleted";
+  type: { from: VariableType | null; to: VariableType | null };
+  value_changed: boolean;
+};
+
+/** Where a row belongs: its project, environment and scope (the component, or "_"), as in `variables`. */
+const scopeColumns = () => ({
+  projectId: text("project_id")
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  environmentId: text("environment_id")
+    .notNull()
+    .references(() => environments.id, { onDelete: "cascade" }),
+  componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
+  /** component_id, or "_" for the environment's own variables. */
+  scope: text("scope").notNull(),
+});
+
+export const variableVersions = sqliteTable(
+  "variable_versions",
+  {
+    ...scopeColumns(),
+    version: integer("version").notNull(),
+    actorType: text("actor_type").notNull(),
+    actorAccountId: text("actor_account_id"),
+    actorApiKeyId: text("actor_api_key_id"),
+    requestId: text("request_id").notNull(),
+    /** The names it created, updated or deleted, sorted by name; never a value. */
+    changes: text("changes", { mode: "json" }).$type<VersionChange[]>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.environmentId, t.scope, t.version] }),
+    index("variable_versions_project_idx").on(t.projectId),
+    index("variable_versions_component_idx").on(t.componentId),
+  ],
+);
+
+export const variableVersionValues = sqliteTable(
+  "variable_version_values",
+  {
+    ...scopeColumns(),
+    name: text("name").notNull(),
+    version: integer("version").notNull(),
+    /** Null: the name was deleted by this version. */
+    type: text("type", { enum: VARIABLE_TYPES }),
+    /**
+     * Stored exactly as the variable row stored it: plaintext for `string`, else the very
+     * AES-GCM envelope of the variable row (never plaintext), null for a deletion.
+     */
+    value: text("value"),
+    /** Key version of the envelope, null for plaintext and deletions (moved by the rotation sweep). */
+    keyVersion: integer("key_version"),
+    /** The variable the envelope was sealed for (its additional data names it), null without one. */
+    sealedFor: text("sealed_for"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.environmentId, t.scope, t.name, t.version] }),
+    index("variable_version_values_project_idx").on(t.projectId),
+    index("variable_version_values_component_idx").on(t.componentId),
+    index("variable_version_values_key_idx").on(t.keyVersion),
+  ],
+);

@@ -1,0 +1,23 @@
+/** API_CONTRACT §18: one change of many variables of a component. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { applyVariableChanges } from "../../services/variables/sets";
+import { ComponentParams } from "./schema";
+import { applyChanges, COMPONENT_VARIABLES, componentOf, registerChangeExamples } from "./sets";
+
+export const applyComponentVariableChangesRoute = defineRoute({
+  ...applyChanges,
+  path: COMPONENT_VARIABLES,
+  operationId: "applyComponentVariableChanges",
+  request: { ...applyChanges.request, params: ComponentParams },
+});
+
+export function registerApplyComponentVariableChanges(app: OpenAPIHono<AppEnv>) {
+  registerChangeExamples(app);
+  app.openapi(applyComponentVariableChangesRoute, async (c) => {
+    const parent = componentOf(c.req.valid("param"));
+    return c.json(await applyVariableChanges(callerContext(c), parent, c.req.valid("json")), 200);
+  });
+}

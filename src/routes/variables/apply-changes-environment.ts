@@ -1,0 +1,23 @@
+/** API_CONTRACT §18: one change of many variables of an environment. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { applyVariableChanges } from "../../services/variables/sets";
+import { EnvironmentParams } from "./schema";
+import { applyChanges, ENVIRONMENT_VARIABLES, environmentOf, registerChangeExamples } from "./sets";
+
+export const applyEnvironmentVariableChangesRoute = defineRoute({
+  ...applyChanges,
+  path: ENVIRONMENT_VARIABLES,
+  operationId: "applyEnvironmentVariableChanges",
+  request: { ...applyChanges.request, params: EnvironmentParams },
+});
+
+export function registerApplyEnvironmentVariableChanges(app: OpenAPIHono<AppEnv>) {
+  registerChangeExamples(app);
+  app.openapi(applyEnvironmentVariableChangesRoute, async (c) => {
+    const parent = environmentOf(c.req.valid("param"));
+    return c.json(await applyVariableChanges(callerContext(c), parent, c.req.valid("json")), 200);
+  });
+}

@@ -1,0 +1,22 @@
+/** API_CONTRACT §18: a component's variables as a dotenv file (a reveal). */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { exportVariables } from "../../services/variables/sets";
+import { ComponentParams } from "./schema";
+import { COMPONENT_VARIABLES, componentOf, DOTENV_HEADERS, exportVariables as exportRoute } from "./sets";
+
+export const exportComponentVariablesRoute = defineRoute({
+  ...exportRoute,
+  path: `${COMPONENT_VARIABLES}/export`,
+  operationId: "exportComponentVariables",
+  request: { params: ComponentParams },
+});
+
+export function registerExportComponentVariables(app: OpenAPIHono<AppEnv>) {
+  app.openapi(exportComponentVariablesRoute, async (c) => {
+    const text = await exportVariables(callerContext(c), componentOf(c.req.valid("param")));
+    return c.text(text, 200, DOTENV_HEADERS);
+  });
+}

@@ -1,0 +1,22 @@
+/** API_CONTRACT §18: an environment's own variables as a dotenv file (a reveal). */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { exportVariables } from "../../services/variables/sets";
+import { EnvironmentParams } from "./schema";
+import { DOTENV_HEADERS, ENVIRONMENT_VARIABLES, environmentOf, exportVariables as exportRoute } from "./sets";
+
+export const exportEnvironmentVariablesRoute = defineRoute({
+  ...exportRoute,
+  path: `${ENVIRONMENT_VARIABLES}/export`,
+  operationId: "exportEnvironmentVariables",
+  request: { params: EnvironmentParams },
+});
+
+export function registerExportEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
+  app.openapi(exportEnvironmentVariablesRoute, async (c) => {
+    const text = await exportVariables(callerContext(c), environmentOf(c.req.valid("param")));
+    return c.text(text, 200, DOTENV_HEADERS);
+  });
+}

@@ -1,0 +1,24 @@
+/** API_CONTRACT §18: the versions of a component's variables. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { numberedPageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listVariableVersions } from "../../services/variables/history";
+import { ComponentParams } from "./schema";
+import { COMPONENT_VARIABLES, componentOf, listVersions } from "./sets";
+
+export const listComponentVariableVersionsRoute = defineRoute({
+  ...listVersions,
+  path: `${COMPONENT_VARIABLES}/versions`,
+  operationId: "listComponentVariableVersions",
+  request: { params: ComponentParams, query: ListQuerySchema },
+});
+
+export function registerListComponentVariableVersions(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listComponentVariableVersionsRoute, async (c) => {
+    const page = numberedPageRequest(c.req.valid("query"));
+    return c.json(await listVariableVersions(callerContext(c), componentOf(c.req.valid("param")), page), 200);
+  });
+}

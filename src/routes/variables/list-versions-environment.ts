@@ -1,0 +1,27 @@
+/** API_CONTRACT §18: the versions of an environment's own variables. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { numberedPageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listVariableVersions } from "../../services/variables/history";
+import { EnvironmentParams } from "./schema";
+import { ENVIRONMENT_VARIABLES, environmentOf, listVersions } from "./sets";
+
+export const listEnvironmentVariableVersionsRoute = defineRoute({
+  ...listVersions,
+  path: `${ENVIRONMENT_VARIABLES}/versions`,
+  operationId: "listEnvironmentVariableVersions",
+  request: { params: EnvironmentParams, query: ListQuerySchema },
+});
+
+export function registerListEnvironmentVariableVersions(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentVariableVersionsRoute, async (c) => {
+    const page = numberedPageRequest(c.req.valid("query"));
+    return c.json(
+      await listVariableVersions(callerContext(c), environmentOf(c.req.valid("param")), page),
+      200,
+    );
+  });
+}

@@ -1,0 +1,27 @@
+/** API_CONTRACT §18: a component's variables as they were after a version. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { restoreVariableVersion } from "../../services/variables/sets";
+import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf, restoreVersion } from "./sets";
+
+export const restoreComponentVariableVersionRoute = defineRoute({
+  ...restoreVersion,
+  path: `${COMPONENT_VARIABLES}/versions/{version}/restore`,
+  operationId: "restoreComponentVariableVersion",
+  request: { ...restoreVersion.request, params: ComponentVersionParams },
+});
+
+export function registerRestoreComponentVariableVersion(app: OpenAPIHono<AppEnv>) {
+  app.openapi(restoreComponentVariableVersionRoute, async (c) => {
+    const params = c.req.valid("param");
+    const result = await restoreVariableVersion(
+      callerContext(c),
+      componentOf(params),
+      params.version,
+      c.req.valid("json"),
+    );
+    return c.json(result, 200);
+  });
+}

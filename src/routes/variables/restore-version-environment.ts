@@ -1,0 +1,27 @@
+/** API_CONTRACT §18: an environment's own variables as they were after a version. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute } from "../../openapi/define-route";
+import { restoreVariableVersion } from "../../services/variables/sets";
+import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf, restoreVersion } from "./sets";
+
+export const restoreEnvironmentVariableVersionRoute = defineRoute({
+  ...restoreVersion,
+  path: `${ENVIRONMENT_VARIABLES}/versions/{version}/restore`,
+  operationId: "restoreEnvironmentVariableVersion",
+  request: { ...restoreVersion.request, params: EnvironmentVersionParams },
+});
+
+export function registerRestoreEnvironmentVariableVersion(app: OpenAPIHono<AppEnv>) {
+  app.openapi(restoreEnvironmentVariableVersionRoute, async (c) => {
+    const params = c.req.valid("param");
+    const result = await restoreVariableVersion(
+      callerContext(c),
+      environmentOf(params),
+      params.version,
+      c.req.valid("json"),
+    );
+    return c.json(result, 200);
+  });
+}

@@ -1,0 +1,225 @@
+/**
+ * Variable sets (API_CONTRACT §18): the change request of a whole scope, its result, and a
+ * scope's version record. The API's schemas and the services' types (their `z.infer`), one source.
+ */
+import { z } from "@hono/zod-openapi";
+import type { VariableType } from "../db/schema";
+import { MAX_NAME_LENGTH, parseDotenv, VARIABLE_NAME } from "../lib/dotenv";
+import { freeString, IdSchema, nullAsAbsent, TimestampSchema, wellFormed } from "../openapi/primitives";
+import { MAX_VALUE_BYTES, VariableTypeSchema, VariableWriteSchema } from "./variable";
+
+/** API_CONTRACT §18: one change holds between 1 and 500 names. */
+export const MAX_CHANGE_NAMES = 500;
+/** The largest version number a request may name (JavaScript's safe integers). */
+export const MAX_VERSION = Number.MAX_SAFE_INTEGER;
+
+const utf8 = new TextEncoder();
+
+export const VariableSetEntrySchema = z
+  .strictObject({ type: VariableTypeSchema, value: VariableWriteSchema.shape.value })
+  .nullable()
+  .openapi("VariableSetEntry", {
+    description: "The variable's `type` and `value` (the rules of a single create), or `null` to delete it.",
+    example: { type: "secret", value: "postgres://app:hunter2@db.internal:5432/app" },
+  });
+
+const NAME_MESSAGE = `Not a variable name: it must match ^[A-Za-z_][\\w]*$ and have at most ${MAX_NAME_LENGTH} characters.`;
+
+/** A change the services apply: each name once, its new type and value or null (delete). */
+export type NamedChange = { name: string; entry: { type: VariableType; value: string } | null };
+export type ChangeSet = {
+  changes: NamedChange[];
+  mode: "merge" | "replace";
+  /** Where a name's issue is reported: `variables.NAME`, or `dotenv.line.N`. */
+  pathOf: Map<string, string>;
+  baseVersion: number | undefined;
+  dryRun: boolean;
+};
+
+const issue = (path: (string | number)[], message: string) => ({ code: "custom" as const, path, message });
+
+export const VariableChangesSchema = z
+  .strictObject({
+    // Validated name by name in the transform below: a record schema drops a `__proto__` key,
+    // which is a well-formed variable name (§3), so the object is read as it was sent.
+    variables: z
+      .unknown()
+      .optional()
+      .openapi({
+        type: ["object", "null"],
+        description:
+          "Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one " +
+          "of `variables` and `dotenv` (`null` is not given).",
+        minProperties: 1,
+        maxProperties: MAX_CHANGE_NAMES,
+        additionalProperties: { $ref: "#/components/schemas/VariableSetEntry" },
+        // OpenAPI 3.1 (JSON Schema) keyword the metadata type does not list.
+        ...({ propertyNames: { pattern: VARIABLE_NAME.source, maxLength: MAX_NAME_LENGTH } } as object),
+      }),
+    dotenv: nullAsAbsent(wellFormed(freeString())).openapi({
+      description:
+        "A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and " +
+        '`#` comments; `"…"` takes the escapes `\\\\`, `\\"`, `\\n`, `\\r`, `\'…\'` is literal, an unquoted value ' +
+        "is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of " +
+        "`variables` and `dotenv`.",
+      example: 'DATABASE_URL="postgres://app@db:5432/app"\nLOG_LEVEL=debug # verbose for now\n',
+    }),
+    type: nullAsAbsent(VariableTypeSchema).openapi({
+      default: "secret",
+      description: "The type of every `dotenv` entry (default `secret`). Not with `variables`.",
+    }),
+    mode: nullAsAbsent(z.enum(["merge", "replace"])).openapi({
+      default: "merge",
+      description:
+        "`merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the " +
+        "given names (no `null` then).",
+    }),
+    base_version: nullAsAbsent(z.number().int().min(0).max(MAX_VERSION)).openapi({
+      description:
+        "The version the change was planned against: if the scope is at another version, `409 conflict` " +
+        "(`cause` path `base_version`) and nothing changes.",
+      format: "int64",
+    }),
+    dry_run: nullAsAbsent(z.boolean()).openapi({
+      default: false,
+      description: "Answer what the change would do and change nothing (no version, no audit entry).",
+    }),
+  })
+  .transform((body, ctx): ChangeSet => {
+    const fail = (...issues: ReturnType<typeof issue>[]) => {
+      for (const i of issues) ctx.addIssue(i);
+      return z.NEVER;
+    };
+    // `null` is a field not given, as everywhere in this API.
+    const variables = body.variables ?? undefined;
+    const { dotenv } = body;
+    if ((variables === undefined) === (dotenv === undefined)) {
+      const message = "Give exactly one of `variables` and `dotenv`.";
+      return fail(issue(["variables"], message), issue(["dotenv"], message));
+    }
+    const mode = body.mode ?? "merge";
+    const pathOf = new Map<string, string>();
+    let changes: NamedChange[];
+    if (variables !== undefined) {
+      if (body.type !== undefined) return fail(issue(["type"], "`type` goes with `dotenv` only."));
+      if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
+        return fail(issue(["variables"], "Expected an object: name → `{type, value}` or `null`."));
+      }
+      changes = [];
+      const issues: Array<{ path: PropertyKey[] }> = [];
+      for (const [name, value] of Object.entries(variables)) {
+        if (!VARIABLE_NAME.test(name) || name.length > MAX_NAME_LENGTH)
+          issues.push(issue(["variables", name], NAME_MESSAGE));
+        const entry = VariableSetEntrySchema.safeParse(value);
+        if (entry.success) changes.push({ name, entry: entry.data });
+        else issues.push(...entry.error.issues.map((i) => ({ ...i, path: ["variables", name, ...i.path] })));
+        pathOf.set(name, `variables.${name}`);
+      }
+      if (issues.length > 0) return fail(...(issues as ReturnType<typeof issue>[]));
+      const deletes = changes.filter((c) => c.entry === null);
+      if (mode === "replace" && deletes.length > 0) {
+        return fail(
+          ...deletes.map((c) => issue(["variables", c.name], "`null` deletes only in merge mode.")),
+        );
+      }
+    } else {
+      const parsed = parseDotenv(dotenv as string);
+      if ("issues" in parsed)
+        return fail(...parsed.issues.map((i) => issue(["dotenv", "line", i.line], i.message)));
+      const type = body.type ?? "secret";
+      const tooLong = parsed.entries.filter((e) => utf8.encode(e.value).length > MAX_VALUE_BYTES);
+      if (tooLong.length > 0) {
+        return fail(
+          ...tooLong.map((e) =>
+            issue(["dotenv", "line", e.line], `The value is over ${MAX_VALUE_BYTES} bytes (UTF-8).`),
+          ),
+        );
+      }
+      changes = parsed.entries.map(({ name, value }) => ({ name, entry: { type, value } }));
+      for (const e of parsed.entries) pathOf.set(e.name, `dotenv.line.${e.line}`);
+    }
+    if (changes.length < 1 || changes.length > MAX_CHANGE_NAMES) {
+      const field = variables !== undefined ? "variables" : "dotenv";
+      return fail(issue([field], `Between 1 and ${MAX_CHANGE_NAMES} names; got ${changes.length}.`));
+    }
+    return { changes, mode, pathOf, baseVersion: body.base_version, dryRun: body.dry_run ?? false };
+  })
+  .openapi("VariableChanges", {
+    description:
+      "One change to a scope's variables, applied all or nothing: exactly one of `variables` and `dotenv`.",
+  });
+
+export const VariableRestoreSchema = z
+  .strictObject({
+    dry_run: nullAsAbsent(z.boolean()).openapi({
+      description: "Answer what the restore would do and change nothing.",
+    }),
+  })
+  .openapi("VariableRestore", { description: "Optional: `{}` or no body restores at once." });
+
+const TypeChangeSchema = z.object({
+  from: VariableTypeSchema.nullable(),
+  to: VariableTypeSchema.nullable(),
+});
+
+const ChangeItem = {
+  name: z.string().openapi({ example: "DATABASE_URL" }),
+  type: TypeChangeSchema.openapi({ description: "The type before and after (null: absent)." }),
+  value_changed: z
+    .boolean()
+    .openapi({ description: "Whether the value differs (true for a create or a delete)." }),
+};
+
+export const VariableChangeSchema = z
+  .object({
+    name: ChangeItem.name,
+    action: z.enum(["created", "updated", "deleted", "unchanged"]),
+    type: ChangeItem.type,
+    value_changed: ChangeItem.value_changed,
+  })
+  .openapi("VariableChange");
+
+export const VariableChangeResultSchema = z
+  .object({
+    version: z.number().int().openapi({
+      description:
+        "The version made (or that a dry run would make), or the current one when nothing changes.",
+      example: 4,
+    }),
+    dry_run: z.boolean(),
+    changes: z
+      .array(VariableChangeSchema)
+      .openapi({ description: "Every name given (or removed), by name." }),
+  })
+  .openapi("VariableChangeResult", {
+    description: "What a change did (or, in a dry run, would do) to the scope, name by name. Never a value.",
+  });
+
+export const VariableVersionSchema = z
+  .object({
+    version: z.number().int().openapi({ example: 3 }),
+    scope: z.object({ type: z.enum(["environment", "component"]), id: IdSchema }),
+    created_at: TimestampSchema,
+    actor: z.object({
+      type: z.enum(["api_key", "admin"]),
+      account_id: IdSchema.nullable(),
+      api_key_id: IdSchema.nullable(),
+    }),
+    request_id: z.string(),
+    changes: z
+      .array(
+        z.object({
+          name: ChangeItem.name,
+          action: z.enum(["created", "updated", "deleted"]),
+          type: ChangeItem.type,
+          value_changed: ChangeItem.value_changed,
+        }),
+      )
+      .openapi({ description: "The names the version created, updated or deleted, by name. Never a value." }),
+  })
+  .openapi("VariableVersion", { description: "One version of a scope's variables: who changed what, when." });
+
+export type VariableChangeResult = z.infer<typeof VariableChangeResultSchema>;
+export type VariableChange = z.infer<typeof VariableChangeSchema>;
+export type VariableVersionRecord = z.infer<typeof VariableVersionSchema>;
+export type VariableRestoreInput = z.infer<typeof VariableRestoreSchema>;

@@ -1,0 +1,284 @@
+/**
+ * A scope's versions (API_CONTRACT §18): writing them beside each change, and reading them.
+ *
+ * Every change to a scope's variables makes one version, numbered 1, 2, 3… per scope without a
+ * gap, in the same D1 batch (one transaction) as the change: the version row (who, when, which
+ * names, never a value) and one value row per name it created, updated or deleted, holding the
+ * value exactly as the variable row holds it (./values.ts: the same envelope, sealed for the same
+ * variable). A single-variable write numbers its version in SQL, from the scope's latest version
+ * as the batch finds it; a change of a whole scope plans its number from the version it read,
+ * and the primary key refuses it if another change got there first (./sets.ts plans again).
+ * D1 runs one batch at a time, so neither way can skip or reuse a number.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { bindQuery, tableReader } from "../../db/compiled";
+import { type NumberedPageRequest, type Page, toNumberedPage } from "../../db/pagination";
+import {
+  type VariableType,
+  type VersionChange,
+  variableVersions,
+  variableVersionValues,
+} from "../../db/schema";
+import { notFound } from "../../errors";
+import { nowIso } from "../../lib/time";
+import type { VariableVersionRecord } from "../../schemas/variable-set";
+import { lookupThen } from "../access";
+import { inScope, type ParentScope, parentLookup, type VariableParent } from "./scope";
+
+/** A name's value as one version left it: as the variable row stored it, or a deletion (`type` null). */
+export type ValueRow = {
+  name: string;
+  type: VariableType | null;
+  value: string | null;
+  keyVersion: number | null;
+  /** The variable the envelope was sealed for (its additional data), null for plaintext or a deletion. */
+  sealedFor: string | null;
+};
+
+export const deletion = (name: string): ValueRow => ({
+  name,
+  type: null,
+  value: null,
+  keyVersion: null,
+  sealedFor: null,
+});
+
+/** The value row of a variable as its row stores it. */
+export const storedRow = (v: {
+  id: string;
+  name: string;
+  type: VariableType;
+  value: string;
+  keyVersion: number | null;
+}): ValueRow => ({
+  name: v.name,
+  type: v.type,
+  value: v.value,
+  keyVersion: v.keyVersion,
+  sealedFor: v.type === "string" ? null : v.id,
+});
+
+export const createdChange = (v: { name: string; type: VariableType }): VersionChange => ({
+  name: v.name,
+  action: "created",
+  type: { from: null, to: v.type },
+  value_changed: true,
+});
+export const deletedChange = (v: { name: string; type: VariableType }): VersionChange => ({
+  name: v.name,
+  action: "deleted",
+  type: { from: v.type, to: null },
+  value_changed: true,
+});
+
+/** Each change by name (code unit order: names are ASCII), as a version record lists them. */
+export const byName = <T extends { name: string }>(list: T[]): T[] =>
+  [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+const scopeVersions = (scope: ParentScope) =>
+  sql`SELECT max(version) FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope}`;
+
+/**
+ * At most this much JSON per statement of value rows: D1 refuses a value over 2,000,000 bytes,
+ * and a change's values (1 MiB of request body, their envelopes a third larger) may not fit one.
+ */
+const ROWS_JSON_MAX = 500_000;
+
+/** Rows as JSON arrays, in chunks that each fit one bound parameter. */
+export function jsonChunks(rows: unknown[][]): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    if (current.length > 0 && size + text.length > ROWS_JSON_MAX) {
+      chunks.push(`[${current.join(",")}]`);
+      current = [];
+      size = 0;
+    }
+    current.push(text);
+    size += text.length + 1;
+  }
+  if (current.length > 0) chunks.push(`[${current.join(",")}]`);
+  return chunks;
+}
+
+/** Only when the statement before it in the batch changed a row (a single-variable write's version). */
+const AFTER_A_CHANGE = sql` WHERE changes() > 0`;
+
+/**
+ * A version's `created_at`: now, or the scope's latest version's if that is later (a request that
+ * read the clock first may land second), so that `created_at` order is version order (§18).
+ * Timestamps all have one width: text order is time order.
+ */
+function createdAt(scope: ParentScope): SQL {
+  const now = nowIso();
+  // The latest version's is the latest of all (by this very rule): one step down the key's index.
+  const latest = sql`SELECT created_at FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope} ORDER BY version DESC LIMIT 1`;
+  return sql`max(${now}, coalesce((${latest}), ${now}))`;
+}
+
+function versionInsert(
+  ctx: ServiceContext,
+  scope: ParentScope,
+  version: SQL,
+  changes: VersionChange[],
+  condition: SQL,
+) {
+  const identity = ctx.identity;
+  // Columns in the table's order (src/db/variable-history-tables.ts).
+  return ctx.db
+    .insert(variableVersions)
+    .select(
+      sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, ${version}, ${identity ? "api_key" : "admin"}, ${identity?.accountId ?? null}, ${identity?.keyId ?? null}, ${ctx.requestId}, ${JSON.stringify(byName(changes))}, ${createdAt(scope)}${condition}`,
+    );
+}
+
+function valueInserts(db: Db, scope: ParentScope, version: SQL, rows: ValueRow[], condition: SQL) {
+  const values = rows.map((r) => [r.name, r.type, r.value, r.keyVersion, r.sealedFor]);
+  return jsonChunks(values).map((json) =>
+    db
+      .insert(variableVersionValues)
+      .select(
+        sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, json_extract(j.value, '$[0]'), ${version}, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]') FROM json_each(${json}) AS j${condition}`,
+      ),
+  );
+}
+
+/**
+ * The version a single-variable write makes: to follow its write in the batch, each statement
+ * applying only when the one before it changed a row (so a write that matched nothing makes no
+ * version), numbered after the scope's latest. The audit entry comes after these (its own
+ * condition then holds exactly when the version was made).
+ */
+export function followingVersion(
+  ctx: ServiceContext,
+  scope: ParentScope,
+  changes: VersionChange[],
+  rows: ValueRow[],
+) {
+  return [
+    versionInsert(ctx, scope, sql`coalesce((${scopeVersions(scope)}), 0) + 1`, changes, AFTER_A_CHANGE),
+    ...valueInserts(ctx.db, scope, sql`(${scopeVersions(scope)})`, rows, AFTER_A_CHANGE),
+  ] as const;
+}
+
+/** The version `version` of a planned change (./sets.ts): refused by the key if it is taken. */
+export function plannedVersion(
+  ctx: ServiceContext,
+  scope: ParentScope,
+  version: number,
+  changes: VersionChange[],
+  rows: ValueRow[],
+) {
+  return {
+    version: versionInsert(ctx, scope, sql`${version}`, changes, sql``),
+    values: valueInserts(ctx.db, scope, sql`${version}`, rows, sql``),
+  };
+}
+
+/** The scope's current version (0 before its first change), for a batch beside the parent's lookup. */
+export const currentVersionQuery = (db: Db, parent: VariableParent) =>
+  bindQuery(
+    db,
+    db
+      .select({ current: sql<number>`coalesce(max(${variableVersions.version}), 0)`.as("current_version") })
+      .from(variableVersions)
+      .where(inScope(variableVersions, parent)),
+  );
+
+/**
+ * The scope as it was right after `version`: per name, its latest value row at or below it
+ * (SQLite takes the bare columns from the row that holds the max), deletions included.
+ */
+export const stateAtQuery = (db: Db, parent: VariableParent, version: number) =>
+  bindQuery(db, stateAtSelect(db, parent, version));
+
+/** `stateAtQuery`'s query, apart so that its plan can be tested. */
+export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =>
+  db
+    .select({
+      name: variableVersionValues.name,
+      type: variableVersionValues.type,
+      value: variableVersionValues.value,
+      keyVersion: variableVersionValues.keyVersion,
+      sealedFor: variableVersionValues.sealedFor,
+      at: sql<number>`max(${variableVersionValues.version})`.as("at_version"),
+    })
+    .from(variableVersionValues)
+    .where(sql`${inScope(variableVersionValues, parent)} AND ${variableVersionValues.version} <= ${version}`)
+    .groupBy(variableVersionValues.name);
+
+const readVersion = tableReader(variableVersions);
+
+function toVersionRecord(
+  parent: VariableParent,
+  row: typeof variableVersions.$inferSelect,
+): VariableVersionRecord {
+  return {
+    version: row.version,
+    scope: { type: parent.kind, id: parent.id },
+    created_at: row.createdAt,
+    actor: {
+      type: row.actorType === "admin" ? "admin" : "api_key",
+      account_id: row.actorAccountId,
+      api_key_id: row.actorApiKeyId,
+    },
+    request_id: row.requestId,
+    changes: row.changes,
+  };
+}
+
+/** A keyset page of the scope's versions by number; apart so that its plan can be tested. */
+export function versionsPageSelect(db: Db, parent: VariableParent, page: NumberedPageRequest) {
+  const v = variableVersions.version;
+  const desc = page.direction === "desc";
+  const after =
+    page.after === undefined ? sql`` : desc ? sql` AND ${v} < ${page.after}` : sql` AND ${v} > ${page.after}`;
+  return db
+    .select()
+    .from(variableVersions)
+    .where(sql`${inScope(variableVersions, parent)}${after}`)
+    .orderBy(desc ? sql`${v} DESC` : sql`${v} ASC`)
+    .limit(page.limit + 1);
+}
+
+/** The `listEnvironmentVariableVersions` and `listComponentVariableVersions` operations. */
+export async function listVariableVersions(
+  ctx: CallerContext,
+  parent: VariableParent,
+  page: NumberedPageRequest,
+): Promise<Page<VariableVersionRecord>> {
+  const { db } = ctx;
+  const query = versionsPageSelect(db, parent, page);
+  const {
+    results: [rows],
+  } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
+  return toNumberedPage(
+    rows.map((values) => readVersion(values)),
+    page,
+    (row) => row.version,
+    (row) => toVersionRecord(parent, row),
+  );
+}
+
+/** The `getEnvironmentVariableVersion` and `getComponentVariableVersion` operations. */
+export async function getVariableVersion(
+  ctx: CallerContext,
+  parent: VariableParent,
+  version: number,
+): Promise<VariableVersionRecord> {
+  const { db } = ctx;
+  const query = db
+    .select()
+    .from(variableVersions)
+    .where(sql`${inScope(variableVersions, parent)} AND ${variableVersions.version} = ${version}`);
+  const {
+    results: [rows],
+  } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
+  const [values] = rows;
+  if (!values) throw notFound(`Version ${version} of this scope`);
+  return toVersionRecord(parent, readVersion(values));
+}

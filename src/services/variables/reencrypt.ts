@@ -1,0 +1,143 @@
+/**
+ * The internal API's `internalReencryptVariables`, the rotation sweep: moves up to `limit` values
+ * still under VARIABLES_KEY_PREVIOUS onto VARIABLES_KEY, in one batch: the variables' values
+ * first, then the values a scope's history keeps for restores (./history.ts), each opened and
+ * sealed again with the identity it was sealed for. Rows under any other key are not its
+ * business (they fail on reveal, loudly). A value replaced concurrently keeps the newer write:
+ * each update applies only while the stored envelope is still the one that was read.
+ * `updated_at` is left alone: the variable did not change, only how it is kept. An operator
+ * loops until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
+ */
+import { and, asc, eq, type SQL } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import {
+  decryptVariableValue,
+  encryptVariableValue,
+  type VariableIdentity,
+  variableKeyVersion,
+} from "../../crypto/variables";
+import { variableVersionValues as history, variables } from "../../db/schema";
+import { auditEntry } from "../audit/entry";
+import { cryptoFailure, withoutParameters } from "./values";
+
+type Sealed = { envelope: string; keyVersion: number };
+
+export async function reencryptVariables(
+  ctx: ServiceContext,
+  limit = 100,
+): Promise<{
+  key_version: number;
+  previous_key_version: number | null;
+  reencrypted: number;
+  remaining: boolean;
+}> {
+  const { db } = ctx;
+  const secrets = ctx.config.variableKeys;
+  let current: number;
+  let previous: number | null = null;
+  try {
+    current = await variableKeyVersion(secrets.current);
+    if (secrets.previous !== undefined && secrets.previous.trim() !== "") {
+      previous = await variableKeyVersion(secrets.previous, "VARIABLES_KEY_PREVIOUS");
+    }
+  } catch (err) {
+    return cryptoFailure(ctx.log, err, "reencrypt", "-");
+  }
+  if (previous === null || previous === current) {
+    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
+  }
+  const rows = await db
+    .select({
+      id: variables.id,
+      environmentId: variables.environmentId,
+      scope: variables.scope,
+      value: variables.value,
+      keyVersion: variables.keyVersion,
+    })
+    .from(variables)
+    .where(eq(variables.keyVersion, previous))
+    .orderBy(variables.id)
+    .limit(limit + 1)
+    .all();
+  const live = rows.slice(0, limit);
+  // What room the variables leave goes to the history's values, one more to see if any remain.
+  const room = limit - live.length;
+  const kept =
+    rows.length > limit
+      ? []
+      : await db
+          .select()
+          .from(history)
+          .where(eq(history.keyVersion, previous))
+          .orderBy(asc(history.environmentId), asc(history.scope), asc(history.name), asc(history.version))
+          .limit(room + 1)
+          .all();
+  const old = kept.slice(0, room);
+
+  const reseal = async (identity: VariableIdentity, stored: { value: string; keyVersion: number | null }) => {
+    try {
+      const plaintext = await decryptVariableValue(secrets, identity, {
+        envelope: stored.value,
+        keyVersion: stored.keyVersion,
+      });
+      return await encryptVariableValue(secrets, identity, plaintext);
+    } catch (err) {
+      return cryptoFailure(ctx.log, err, "reencrypt", identity.id);
+    }
+  };
+  const set = (sealed: Sealed) => ({ value: sealed.envelope, keyVersion: sealed.keyVersion });
+  const updates = [];
+  for (const row of live) {
+    const sealed = await reseal({ id: row.id, environmentId: row.environmentId, scope: row.scope }, row);
+    updates.push(
+      db
+        .update(variables)
+        .set(set(sealed))
+        .where(and(eq(variables.id, row.id), eq(variables.value, row.value))),
+    );
+  }
+  for (const row of old) {
+    const identity = { id: row.sealedFor ?? "", environmentId: row.environmentId, scope: row.scope };
+    const sealed = await reseal(identity, { value: row.value ?? "", keyVersion: row.keyVersion });
+    const same: SQL[] = [
+      eq(history.environmentId, row.environmentId),
+      eq(history.scope, row.scope),
+      eq(history.name, row.name),
+      eq(history.version, row.version),
+      eq(history.value, row.value ?? ""),
+    ];
+    updates.push(
+      db
+        .update(history)
+        .set(set(sealed))
+        .where(and(...same)),
+    );
+  }
+  const [first, ...rest] = updates;
+  if (first) {
+    try {
+      // One entry for the sweep, across organizations (org_id null): which values moved to
+      // which key. A variable's update applies unless the value was replaced meanwhile, which
+      // changes the variable anyway; a history value is never replaced.
+      const audit = auditEntry(ctx, {
+        orgId: null,
+        target: { type: "variables_key", id: String(current) },
+        changes: {
+          key_version: { from: previous, to: current },
+          variable_ids: { from: null, to: live.map((r) => r.id) },
+          history_values: { from: null, to: old.length },
+        },
+        when: "always",
+      });
+      await db.batch([first, ...rest, audit]);
+    } catch (err) {
+      throw withoutParameters(err);
+    }
+  }
+  return {
+    key_version: current,
+    previous_key_version: previous,
+    reencrypted: updates.length,
+    remaining: rows.length > limit || kept.length > room,
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * Changing a whole scope at once (API_CONTRACT §18): `apply{Environment|Component}VariableChanges`,
+ * `restore{Environment|Component}VariableVersion`, and `export{Environment|Component}Variables`.
+ *
+ * A change reads, in one round trip with the lookup that authorizes it, the scope's variables it
+ * touches and its current version; plans itself (./set-plan.ts); and writes the plan as one D1
+ * batch that makes the next version. When another change got there first, that version's key
+ * refuses the batch, nothing is written, and the change is read and planned again (after a short
+ * random wait, as `writeLatest` does): its answer, its version and its audit entry are exactly
+ * the change it made. With `base_version`, a scope found at another version is `409 conflict`.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { CallerContext } from "../../context";
+import { bindQuery, tableReader } from "../../db/compiled";
+import { variables } from "../../db/schema";
+import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../../errors";
+import { toDotenv } from "../../lib/dotenv";
+import type { ChangeSet, VariableChangeResult, VariableRestoreInput } from "../../schemas/variable-set";
+import { lookupThen } from "../access";
+import { auditEntry } from "../audit/entry";
+import { backOff, preconditionFailed, WRITE_ATTEMPTS } from "../preconditions";
+import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
+import { inScope, type ParentScope, parentLookup, scopeTarget, type VariableParent } from "./scope";
+import {
+  changesSomething,
+  type Plan,
+  planChange,
+  planStatements,
+  type VariableRow,
+  type Wanted,
+} from "./set-plan";
+import { openValue, withoutParameters } from "./values";
+
+const readVariable = tableReader(variables);
+const readValueRow = (values: unknown[]): ValueRow => {
+  const [name, type, value, keyVersion, sealedFor] = values as [
+    string,
+    ValueRow["type"],
+    string | null,
+    number | null,
+    string | null,
+  ];
+  return { name, type, value, keyVersion, sealedFor };
+};
+
+type ScopeRead = { scope: ParentScope; current: VariableRow[]; version: number; state: ValueRow[] };
+
+/**
+ * One round trip: the parent's lookup (`action` on its project), the scope's variables (`names`,
+ * or all of them), its current version, and (for a restore) its state right after `at`.
+ */
+async function readScope(
+  ctx: CallerContext,
+  parent: VariableParent,
+  action: "write",
+  names: readonly string[] | "all",
+  at?: number,
+): Promise<ScopeRead> {
+  const { db } = ctx;
+  const only: SQL =
+    names === "all"
+      ? sql``
+      : sql` AND ${variables.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`;
+  const current = bindQuery(
+    db,
+    db
+      .select()
+      .from(variables)
+      .where(sql`${inScope(variables, parent)}${only}`),
+  );
+  const statements = [current, currentVersionQuery(db, parent)] as const;
+  const { found, results } = await lookupThen(
+    db,
+    parentLookup(db, ctx.identity, parent, action),
+    ...statements,
+    ...(at === undefined ? [] : [stateAtQuery(db, parent, at)]),
+  );
+  const [rows, version, state] = results as unknown as [unknown[][], unknown[][], unknown[][] | undefined];
+  return {
+    scope: found,
+    current: rows.map((values) => readVariable(values)),
+    version: Number(version[0]?.[0] ?? 0),
+    state: (state ?? []).map(readValueRow),
+  };
+}
+
+/**
+ * Reads, plans and writes until the write lands (see the file comment). `want(read)` says what
+ * the request wants of the scope as read; `check(read)` refuses it (base_version).
+ */
+async function changeScope(
+  ctx: CallerContext,
+  parent: VariableParent,
+  names: readonly string[] | "all",
+  opts: {
+    mode: "merge" | "replace";
+    dryRun: boolean;
+    at?: number;
+    pathOf: (name: string) => string;
+    check?: (read: ScopeRead) => void;
+    want: (read: ScopeRead) => Wanted[];
+  },
+): Promise<VariableChangeResult> {
+  for (let attempt = 1; ; attempt++) {
+    const read = await readScope(ctx, parent, "write", names, opts.at);
+    opts.check?.(read);
+    const plan: Plan = await planChange(ctx, read.current, opts.want(read), opts.mode, opts.pathOf);
+    if (!changesSomething(plan))
+      return { version: read.version, dry_run: opts.dryRun, changes: plan.changes };
+    const version = read.version + 1;
+    if (opts.dryRun) return { version, dry_run: true, changes: plan.changes };
+    const [first, ...rest] = await planStatements(ctx, parent, read.scope, version, plan);
+    try {
+      await ctx.db.batch([first, ...rest]);
+      return { version, dry_run: false, changes: plan.changes };
+    } catch (err) {
+      // Another change took this version (or a name) first: nothing was written; plan again.
+      // A parent deleted meanwhile: the error boundary answers 404 (API_CONTRACT §17).
+      if (!isUniqueViolation(err)) throw isForeignKeyViolation(err) ? err : withoutParameters(err);
+      if (attempt >= WRITE_ATTEMPTS)
+        throw conflict("The scope kept changing while this change was applied; try again.");
+      await backOff(attempt);
+    }
+  }
+}
+
+const staleBase = (base: number, current: number) =>
+  conflict(`The scope is at version ${current}, not ${base}; nothing changed.`, [
+    { path: "base_version", message: `The scope's current version is ${current}.` },
+  ]);
+
+/** The `applyEnvironmentVariableChanges` and `applyComponentVariableChanges` operations. */
+export function applyVariableChanges(
+  ctx: CallerContext,
+  parent: VariableParent,
+  input: ChangeSet,
+): Promise<VariableChangeResult> {
+  const names = input.mode === "replace" ? "all" : input.changes.map((c) => c.name);
+  return changeScope(ctx, parent, names, {
+    mode: input.mode,
+    dryRun: input.dryRun,
+    pathOf: (name) => input.pathOf.get(name) ?? `variables.${name}`,
+    check: (read) => {
+      // A scope's only representation with an ETag is its list, whose tag is weak: a strong
+      // comparison never matches it (RFC 9110 §13.1.1). Its precondition is `base_version`.
+      if (Array.isArray(ctx.ifMatch)) throw preconditionFailed();
+      if (input.baseVersion !== undefined && input.baseVersion !== read.version) {
+        throw staleBase(input.baseVersion, read.version);
+      }
+    },
+    want: () =>
+      input.changes.map(({ name, entry }) => ({
+        name,
+        type: entry?.type ?? null,
+        plaintext: async () => entry?.value ?? "",
+      })),
+  });
+}
+
+/** The `restoreEnvironmentVariableVersion` and `restoreComponentVariableVersion` operations. */
+export function restoreVariableVersion(
+  ctx: CallerContext,
+  parent: VariableParent,
+  version: number,
+  input: VariableRestoreInput,
+): Promise<VariableChangeResult> {
+  return changeScope(ctx, parent, "all", {
+    mode: "replace",
+    dryRun: input.dry_run ?? false,
+    at: version,
+    pathOf: (name) => name,
+    check: (read) => {
+      if (version > read.version) throw notFound(`Version ${version} of this scope`);
+    },
+    want: (read) =>
+      read.state.flatMap((row): Wanted[] => {
+        const { type, value } = row;
+        if (type === null || value === null) return [];
+        // Opened with the identity it was sealed for (a variable since deleted, or renamed).
+        const identity = {
+          id: row.sealedFor ?? "",
+          environmentId: read.scope.environmentId,
+          scope: read.scope.scope,
+        };
+        return [
+          {
+            name: row.name,
+            type,
+            stored: row,
+            plaintext: () => openValue(ctx, identity, { type, value, keyVersion: row.keyVersion }, "restore"),
+          },
+        ];
+      }),
+  });
+}
+
+/**
+ * The `exportEnvironmentVariables` and `exportComponentVariables` operations: the scope as a
+ * dotenv file, every type included. A reveal: its audit entry (the names) is written before any
+ * value is opened, and a reveal that cannot be recorded does not happen.
+ */
+export async function exportVariables(ctx: CallerContext, parent: VariableParent): Promise<string> {
+  const { scope, current } = await readScope(ctx, parent, "write", "all");
+  const names = current.map((row) => row.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  await auditEntry(ctx, {
+    target: scopeTarget(parent),
+    projectId: scope.projectId,
+    changes: { names: { from: null, to: names } },
+    when: "always",
+  }).run();
+  const entries = await Promise.all(
+    current.map(async (row) => ({
+      name: row.name,
+      value: await openValue(
+        ctx,
+        { id: row.id, environmentId: row.environmentId, scope: row.scope },
+        row,
+        "export",
+      ),
+    })),
+  );
+  return toDotenv(entries);
+}
