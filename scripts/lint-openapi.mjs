@@ -86,10 +86,12 @@ for (const item of Object.values(doc.paths)) {
     visit(op.requestBody);
   }
 }
+// An example (`components.examples`) is a value, not a schema: a variable entry such as
+// `{ "type": "string", "value": "…" }` reads to the OWASP rules as an unbounded string schema.
 const inRequest = (path) =>
   (path[0] === "paths" &&
     (path[2] === "parameters" || path[3] === "parameters" || path[3] === "requestBody")) ||
-  (path[0] === "components" && sent.has(`${path[1]}/${path[2]}`));
+  (path[0] === "components" && path[1] !== "examples" && sent.has(`${path[1]}/${path[2]}`));
 const owasp = findings.filter((f) => f.code.startsWith("owasp:"));
 const owaspRequest = owasp.filter(
   (f) => inRequest(f.path) || (f.path[0] !== "paths" && f.path[0] !== "components"),

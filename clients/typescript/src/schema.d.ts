@@ -2287,6 +2287,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2306,6 +2307,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -2324,6 +2326,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
@@ -2342,6 +2345,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;

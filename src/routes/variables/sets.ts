@@ -42,6 +42,9 @@ const VersionSchema = z
     type: "integer",
     format: "int64",
     minimum: 1,
+    // The largest version a JSON number holds exactly; a larger one is a positive integer not made
+    // yet, answered 404 as any other (API_CONTRACT §18).
+    maximum: Number.MAX_SAFE_INTEGER,
     description: "A version of the scope: 1, 2, 3…",
     example: 3,
   });
