@@ -15,6 +15,7 @@ import { forgetExpiredSecrets } from "./services/integrations/operator";
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
 
+export { DeploymentFeed } from "./feed/object";
 export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();

@@ -61,20 +61,42 @@ const invalidCursor = (why: string) =>
  * (a raw `+` in a query string arrives as a space).
  */
 export function decodeCursor(raw: string, direction: SortDirection, filter: string): PageRequest["position"] {
-  const normalized = raw.replace(/ /g, "+").replace(/-/g, "+").replace(/_/g, "/");
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(normalized)) throw invalidCursor("Not a base64 string.");
-  const unpadded = normalized.replace(/=+$/, "");
-  if (unpadded.length % 4 === 1) throw invalidCursor("Not a base64 string.");
-  let payload: unknown;
-  try {
-    payload = JSON.parse(fromBase64(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)));
-  } catch {
-    throw invalidCursor("Does not decode to a cursor.");
-  }
+  const payload = cursorJson(raw);
   if (!isCursorPayload(payload)) throw invalidCursor("Does not decode to a cursor.");
   if (payload.o !== direction) throw invalidCursor("Made under another sort order.");
   if (payload.f !== filter) throw invalidCursor("Made under another filter.");
   return { createdAt: payload.c, id: payload.i };
+}
+
+/** The JSON a cursor's base64 holds (any cursor's: the lists' and the timeline's). */
+function cursorJson(raw: string): unknown {
+  const normalized = raw.replace(/ /g, "+").replace(/-/g, "+").replace(/_/g, "/");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(normalized)) throw invalidCursor("Not a base64 string.");
+  const unpadded = normalized.replace(/=+$/, "");
+  if (unpadded.length % 4 === 1) throw invalidCursor("Not a base64 string.");
+  try {
+    return JSON.parse(fromBase64(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)));
+  } catch {
+    throw invalidCursor("Does not decode to a cursor.");
+  }
+}
+
+/**
+ * A position in a list ordered by a sequence number (a deployment's timeline, API_CONTRACT §19):
+ * standard base64 of `{"v":1,"o":"asc","f":<list>,"s":<seq>}`, the envelope's `next_page`.
+ */
+export function encodeSeqCursor(list: string, seq: number): string {
+  return toBase64(JSON.stringify({ v: 1, o: "asc", f: list, s: seq }));
+}
+
+/** Reads `encodeSeqCursor`'s cursor; one made for another list (or order) is `400 bad_input`. */
+export function decodeSeqCursor(raw: string, list: string): number {
+  const p = cursorJson(raw) as Record<string, unknown> | null;
+  if (typeof p !== "object" || p === null || p.v !== 1 || !Number.isSafeInteger(p.s) || (p.s as number) < 0) {
+    throw invalidCursor("Does not decode to a cursor of this list.");
+  }
+  if (p.o !== "asc" || p.f !== list) throw invalidCursor("Made for another list or order.");
+  return p.s as number;
 }
 
 function isCursorPayload(value: unknown): value is CursorPayload {

@@ -22,5 +22,6 @@
 
 export * from "./audit-table";
 export * from "./core-tables";
+export * from "./timeline-table";
 export * from "./values";
 export * from "./webhook-tables";

@@ -98,6 +98,10 @@ const HEADERS = {
     description: "This answer holds a secret shown only here: no cache may keep it.",
     schema: { type: "string" as const, enum: ["no-store"] },
   },
+  CacheControlStream: {
+    description: "`no-store` on a live stream (`text/event-stream`): no cache may keep or replay it.",
+    schema: { type: "string" as const, enum: ["no-store"] },
+  },
   WwwAuthenticate: {
     description: `RFC 9110 §11.6.1: the scheme that would authenticate, \`${API_KEY_CHALLENGE}\`.`,
     schema: { type: "string" as const, enum: [API_KEY_CHALLENGE] },
@@ -108,6 +112,7 @@ const HEADERS = {
 export const LOCATION_HEADER = { Location: headerRef("Location") };
 export const CONTENT_LOCATION_HEADER = { "Content-Location": headerRef("ContentLocation") };
 export const NO_STORE_HEADER = { "Cache-Control": headerRef("CacheControlNoStore") };
+export const STREAM_CACHE_HEADER = { "Cache-Control": headerRef("CacheControlStream") };
 
 /** The headers of every public response, as references. */
 export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {

@@ -6,6 +6,8 @@ import { registerGetEnvironmentDeployment } from "./get-environment";
 import { registerListDeployments } from "./list";
 import { registerListEnvironmentDeployments } from "./list-environment";
 import { registerListStackDeployments } from "./list-stack";
+import { registerGetDeploymentTimeline } from "./timeline";
+import { registerWaitForDeployment } from "./wait";
 
 export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
   registerListDeployments(app);
@@ -14,4 +16,6 @@ export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
   registerCancelDeployment(app);
   registerListStackDeployments(app);
   registerListEnvironmentDeployments(app);
+  registerGetDeploymentTimeline(app);
+  registerWaitForDeployment(app);
 }

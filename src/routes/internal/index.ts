@@ -8,6 +8,7 @@ import type { AppEnv } from "../../http/app-env";
 import { registerInternalCreateAccount } from "./accounts/create";
 import { registerInternalRevokeApiKey } from "./api-keys/revoke";
 import { registerInternalCreateComponent } from "./components/create";
+import { registerInternalAppendDeploymentLogs } from "./deployments/append-logs";
 import { registerInternalCreateDeployment } from "./deployments/create";
 import { registerInternalUpdateDeployment } from "./deployments/update";
 import { registerInternalCreateEnvironment } from "./environments/create";
@@ -34,6 +35,7 @@ export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
   registerInternalUpdateResource(app);
   registerInternalCreateDeployment(app);
   registerInternalUpdateDeployment(app);
+  registerInternalAppendDeploymentLogs(app);
   registerInternalCreateEvent(app);
   registerInternalCreateIntegration(app);
   registerInternalReencryptVariables(app);
