@@ -32,8 +32,8 @@ export const deploymentTimeline = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.deploymentId, t.seq] }),
     // Retention's way in (src/services/deployments/timeline-retention.ts): the entry of a
-    // deployment's own final status, whose `created_at` is its `finished_at`. It is the
-    // timeline's last entry, deleted last, so a timeline partly purged is still found.
+    // deployment's own final status, whose `created_at` is its `finished_at`; deleted after the
+    // rest of its timeline, so a timeline partly purged is still found.
     index("deployment_timeline_finished_idx")
       .on(t.createdAt)
       .where(sql`stack_id IS NULL AND status IN ('succeeded', 'failed', 'cancelled')`),
