@@ -11,7 +11,7 @@
  * An object that held the SSE responses itself would stay in memory, billed for every second of
  * every open stream. A write wakes it with one RPC (`notify`), it forwards the update to every
  * socket and goes back to sleep. Measured locally, 200 streams opened, pushed to, and dropped
- * leave no socket behind (test/routes/deployments/getDeploymentTimeline.stream.test.ts).
+ * leave no socket behind (test/properties/timeline/streams.test.ts).
  *
  * The object keeps one small record in its storage — the highest `seq` it was told of and the
  * deployment's last status and version — and sends it to each new subscriber, so one that read
