@@ -95,11 +95,7 @@ const HEADERS = {
     schema: { type: "string" as const },
   },
   CacheControlNoStore: {
-    description: "This answer holds a secret shown only here: no cache may keep it.",
-    schema: { type: "string" as const, enum: ["no-store"] },
-  },
-  CacheControlStream: {
-    description: "`no-store` on a live stream (`text/event-stream`): no cache may keep or replay it.",
+    description: "No cache may keep this answer: a secret shown only here, or a live stream.",
     schema: { type: "string" as const, enum: ["no-store"] },
   },
   WwwAuthenticate: {
@@ -112,7 +108,6 @@ const HEADERS = {
 export const LOCATION_HEADER = { Location: headerRef("Location") };
 export const CONTENT_LOCATION_HEADER = { "Content-Location": headerRef("ContentLocation") };
 export const NO_STORE_HEADER = { "Cache-Control": headerRef("CacheControlNoStore") };
-export const STREAM_CACHE_HEADER = { "Cache-Control": headerRef("CacheControlStream") };
 
 /** The headers of every public response, as references. */
 export const PUBLIC_RESPONSE_HEADERS: Record<string, Ref> = {

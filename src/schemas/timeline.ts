@@ -18,30 +18,18 @@ const LogStreamSchema = z.enum(LOG_STREAMS);
 
 export const TimelineEntrySchema = z
   .object({
-    seq: z.number().int().min(1).openapi({
-      description: "1, 2, 3… in the order entries are recorded; never renumbered. The stream's event `id`.",
-      example: 3,
-    }),
-    type: z.enum(TIMELINE_ENTRY_TYPES).openapi({
-      description:
-        "`status`: the deployment (`stack_id` null) or one of its stacks entered `status`. `log`: a line of the engine's log.",
-    }),
+    seq: z.number().int().min(1).openapi({ description: "1, 2, 3… in the order recorded." }),
+    type: z.enum(TIMELINE_ENTRY_TYPES),
     created_at: TimestampSchema,
-    stack_id: InlineIdSchema.nullable().openapi({ description: "The stack the entry is about, or null." }),
+    stack_id: InlineIdSchema.nullable(),
     status: z.enum(DEPLOYMENT_STATUSES).nullable().openapi({
-      description: "The status entered (`status` entries), else null.",
+      description: "The status entered.",
     }),
-    status_reason: z
-      .string()
-      .nullable()
-      .openapi({ description: "The stack's reason, as the engine reported it, or null." }),
+    status_reason: z.string().nullable().openapi({ description: "The stack's reason, if any." }),
     stream: LogStreamSchema.nullable().openapi({
-      description: "`log` entries: `stdout` or `stderr`; else null.",
+      description: "A log line's stream.",
     }),
-    message: z
-      .string()
-      .nullable()
-      .openapi({ description: "`log` entries: the line; else null.", example: "Creating stack web…" }),
+    message: z.string().nullable().openapi({ description: "A log line's text.", example: "Pulling web:2" }),
   })
   .openapi("DeploymentTimelineEntry");
 

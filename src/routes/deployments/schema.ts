@@ -33,14 +33,12 @@ export const TimelineQuerySchema = z.object({
   after: ListQuerySchema.shape.after,
   after_seq: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
     param: { name: "after_seq", in: "query" },
-    description:
-      "Start after this `seq` (0: from the first entry). Stands instead of `after` (both: `400`). On a " +
-      "stream, `Last-Event-ID` wins over it.",
+    description: "Start after this `seq` (not with `after`).",
     example: 0,
   }),
   limit: pageLimit(TIMELINE_MAX_LIMIT, TIMELINE_DEFAULT_LIMIT).openapi({
     param: { name: "limit", in: "query" },
-    description: `Page size, 1–${TIMELINE_MAX_LIMIT} (JSON only).`,
+    description: `Page size, 1–${TIMELINE_MAX_LIMIT}.`,
     example: TIMELINE_DEFAULT_LIMIT,
   }),
 });
@@ -57,7 +55,7 @@ export const WaitQuerySchema = z.object({
     )
     .openapi({
       param: { name: "timeout", in: "query" },
-      description: `How long to wait for a final status, in seconds: 1–${WAIT_MAX_SECONDS}, default ${WAIT_DEFAULT_SECONDS}.`,
+      description: `Seconds, 1–${WAIT_MAX_SECONDS}.`,
       type: "number",
       minimum: 1,
       maximum: WAIT_MAX_SECONDS,

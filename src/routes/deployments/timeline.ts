@@ -4,7 +4,7 @@ import { badInput } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { acceptsEventStream, eventStream, type SseEvent, type SseSource } from "../../http/sse";
 import { callerContext } from "../../middleware/context";
-import { STREAM_CACHE_HEADER } from "../../openapi/components";
+import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute } from "../../openapi/define-route";
 import { type Follower, openFollow } from "../../services/deployments/follow";
@@ -16,58 +16,38 @@ export const KEEP_ALIVE_MS = 10_000;
 /** API_CONTRACT §19: a stream lasts at most 15 minutes. */
 export const STREAM_MAX_MS = 15 * 60_000;
 
-const EVENT_STREAM_DESCRIPTION =
-  "With `Accept: text/event-stream`: a live stream (Server-Sent Events). Each entry after the position " +
-  "as `id: <seq>`, `event: status` or `event: log`, `data: <entry JSON>` (a `DeploymentTimelineEntry`); " +
-  "each new entry within 2 s of its being recorded; a comment line (`: keep-alive`) at least every 15 s " +
-  "while idle; and once the deployment is final and every entry is sent, `event: end` with `data: " +
-  "<deployment record>` (a `Deployment`), then the stream closes (at once for a final deployment). A " +
-  "stream lasts at most 15 minutes: reconnect with `Last-Event-ID` to miss nothing and see nothing twice.";
+const LAST_EVENT_ID_PARAMETER = "LastEventId";
 
 export const getDeploymentTimelineRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/timeline",
   operationId: "getDeploymentTimeline",
   tags: ["Deployments"],
-  summary: "Follow a deployment: its timeline of status changes and log lines, as pages or live",
+  summary: "Follow a deployment: its status changes and log lines, as pages or live",
   description:
-    "Every status the deployment and each of its stacks entered, and the engine's log lines, numbered " +
-    "`seq` 1, 2, 3… in the order they were recorded. As JSON (the default): a page of entries in `seq` " +
-    "order, after `after` (a `next_page`) or `after_seq`. " +
-    EVENT_STREAM_DESCRIPTION +
-    " A stream or a wait counts as one request against the rate limit, and costs no query while the " +
-    "deployment does not change. Timelines are kept 30 days after their deployment ends. Needs the " +
-    "project role `viewer` or above.",
+    "Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With " +
+    "`Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: " +
+    "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
+    "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
+    "or above.",
   request: { params: DeploymentParams, query: TimelineQuerySchema },
-  parameters: [
-    {
-      name: "Last-Event-ID",
-      in: "header",
-      required: false,
-      description:
-        "The stream's position: the `id` (a `seq`) of the last event received. Wins over `after_seq` and " +
-        "`after`; ignored by the JSON form.",
-      schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15, example: "42" },
-    },
-  ],
+  // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
+  parameters: [{ $ref: `#/components/parameters/${LAST_EVENT_ID_PARAMETER}` }],
   responses: {
     200: {
-      description: "A page of entries (JSON), or the live stream (`text/event-stream`).",
-      headers: { ...ETAG_HEADER, ...STREAM_CACHE_HEADER },
+      description: "A page, or the live stream.",
+      headers: { ...ETAG_HEADER, ...NO_STORE_HEADER },
       content: {
         "application/json": { schema: DeploymentTimelineSchema },
         "text/event-stream": {
-          // Each event's `data`, by its `event` name, for readers and tools that check streams
-          // (OpenAPI 3.1 has no keyword for it).
+          // Each event's `data`, by its `event` name (OpenAPI 3.1 has no keyword for it).
           "x-sse-events": {
             status: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
             log: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
             end: { $ref: "#/components/schemas/Deployment" },
           },
           schema: z.string().openapi({
-            description: EVENT_STREAM_DESCRIPTION,
-            example:
-              'id: 1\nevent: status\ndata: {"seq":1,"type":"status","created_at":"2026-11-22T10:04:05.123Z","stack_id":null,"status":"queued","status_reason":null,"stream":null,"message":null}\n\n: keep-alive\n\n',
+            example: "id: 2\nevent: log\ndata: {…}\n\n",
           }),
         },
       },
@@ -111,6 +91,13 @@ function followerEvents(follower: Follower): SseSource {
 }
 
 export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.registerComponent("parameters", LAST_EVENT_ID_PARAMETER, {
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "The last `id` received; wins over `after_seq` and `after`.",
+    schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15, example: "42" },
+  });
   app.openapi(getDeploymentTimelineRoute, async (c) => {
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");

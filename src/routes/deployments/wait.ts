@@ -12,12 +12,10 @@ export const waitForDeploymentRoute = defineRoute({
   tags: ["Deployments"],
   summary: "Wait until a deployment is final",
   description:
-    "Answers the deployment record as soon as it is final (`succeeded`, `failed` or `cancelled`; at once " +
-    "if it already is), or as it stands after `timeout` seconds: check `status` and call again to keep " +
-    "waiting. Counts as one request against the rate limit, and costs no query while the deployment does " +
-    "not change. Needs the project role `viewer` or above.",
+    "The deployment once final, or as it stands after `timeout` seconds. One request; no query while " +
+    "idle. Project role `viewer` or above.",
   request: { params: DeploymentParams, query: WaitQuerySchema },
-  responses: { 200: jsonContent(DeploymentSchema, "The deployment: final, or as it stands at the timeout.") },
+  responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
 });
 
 export function registerWaitForDeployment(app: OpenAPIHono<AppEnv>) {

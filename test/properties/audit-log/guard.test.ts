@@ -100,6 +100,7 @@ describe("the guard: every state-changing operation writes exactly one entry", (
       "internal.updateResource",
       "internal.createDeployment",
       "internal.updateDeployment",
+      "internal.appendDeploymentLogs",
       "cancelDeployment",
       "internal.createEvent",
       "internal.reencryptVariables",
