@@ -169,3 +169,12 @@ export async function timelineOf(key: string, id: string): Promise<TimelineEntry
 /** What a timeline says, compactly: `status:<stack or ->:<status>` or `log:<message>`. */
 export const brief = (entries: TimelineEntry[]) =>
   entries.map((e) => (e.type === "status" ? `status:${e.stack_id ?? "-"}:${e.status}` : `log:${e.message}`));
+
+/** A queued deployment of `count` stacks (in creation order) of a fresh project's environment. */
+export async function deploymentOfStacks(count: number) {
+  const world = await createProjectWithStack();
+  const stacks = [world.stack.id];
+  for (let i = 1; i < count; i++) stacks.push((await createStack(world.environmentId)).id);
+  const deployment = await createDeployment(world.environmentId, stacks);
+  return { ...world, stacks, deployment, path: `/v1/deployments/${deployment.id}/timeline` };
+}

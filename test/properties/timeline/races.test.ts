@@ -5,16 +5,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
-import { brief, logLines, postLogs, report, reportOk, timelineOf } from "../../helpers/engine";
-import { createDeployment, createProjectWithStack, createStack } from "../../helpers/factories";
+import {
+  brief,
+  deploymentOfStacks,
+  logLines,
+  postLogs,
+  report,
+  reportOk,
+  timelineOf,
+} from "../../helpers/engine";
 
-async function world(stackCount: number) {
-  const base = await createProjectWithStack();
-  const stacks = [base.stack.id];
-  for (let i = 1; i < stackCount; i++) stacks.push((await createStack(base.environmentId)).id);
-  const deployment = await createDeployment(base.environmentId, stacks);
-  return { ...base, stacks, deployment };
-}
+const world = deploymentOfStacks;
 
 describe("racing writers", () => {
   it("log lines posted while stacks change status: one numbering, no gap, no repeat, each request's lines together and in order", async () => {

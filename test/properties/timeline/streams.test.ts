@@ -10,8 +10,7 @@ import { createApp } from "../../../src/app";
 import type { DeploymentRecord } from "../../../src/schemas/deployment";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
 import { request } from "../../helpers/api";
-import { logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
-import { createDeployment, createProjectWithStack, createStack } from "../../helpers/factories";
+import { deploymentOfStacks, logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { captureLogs } from "../../helpers/logs";
 import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
 
@@ -30,12 +29,18 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 50
   }
 }
 
-async function world(stackCount = 2) {
-  const base = await createProjectWithStack();
-  const stacks = [base.stack.id];
-  for (let i = 1; i < stackCount; i++) stacks.push((await createStack(base.environmentId)).id);
-  const deployment = await createDeployment(base.environmentId, stacks);
-  return { ...base, stacks, deployment, path: `/v1/deployments/${deployment.id}/timeline` };
+const world = deploymentOfStacks;
+
+/**
+ * A stream of the deployment whose first entry was read and which has subscribed to the feed;
+ * `next` is its next `n` entries, awaited by the test.
+ */
+async function subscribedStream(path: string, key: string, deploymentId: string, n: number) {
+  const stream = await openStream(path, key);
+  await nextEntries(stream, 1);
+  const next = nextEntries(stream, n, 10_000);
+  await until("subscribed", async () => (await openSockets(deploymentId)) === 1);
+  return { stream, next };
 }
 
 /**
@@ -126,10 +131,7 @@ describe("the feed's object: hibernating, restarting, missing a notification", (
 
   it("evicted while idle (hibernation), it wakes on the next write and its streams still get it", async () => {
     const { owner, deployment, path } = await world(1);
-    const stream = await openStream(path, owner.key);
-    await nextEntries(stream, 1);
-    const next = nextEntries(stream, 2, 10_000);
-    await until("subscribed", async () => (await openSockets(deployment.id)) === 1);
+    const { stream, next } = await subscribedStream(path, owner.key, deployment.id, 2);
     await evictDurableObject(feedOf(deployment.id));
     await postLogs(deployment.id, logLines(2, "after sleep"));
     expect((await next).map((e) => e.message)).toEqual(["after sleep 1", "after sleep 2"]);
@@ -138,10 +140,7 @@ describe("the feed's object: hibernating, restarting, missing a notification", (
 
   it("restarted with its sockets closed, its streams subscribe again and read what they missed, once", async () => {
     const { owner, deployment, path } = await world(1);
-    const stream = await openStream(path, owner.key);
-    await nextEntries(stream, 1);
-    const next = nextEntries(stream, 3, 10_000);
-    await until("subscribed", async () => (await openSockets(deployment.id)) === 1);
+    const { stream, next } = await subscribedStream(path, owner.key, deployment.id, 3);
     await evictDurableObject(feedOf(deployment.id), { webSockets: "close" });
     await postLogs(deployment.id, logLines(3, "meanwhile"));
     expect((await next).map((e) => e.seq)).toEqual([2, 3, 4]);
@@ -153,10 +152,7 @@ describe("the feed's object: hibernating, restarting, missing a notification", (
 
   it("a notification lost on the way is made up by the next one: the stream reads the gap from D1", async () => {
     const { owner, deployment, path } = await world(1);
-    const stream = await openStream(path, owner.key);
-    await nextEntries(stream, 1);
-    const next = nextEntries(stream, 3, 10_000);
-    await until("subscribed", async () => (await openSockets(deployment.id)) === 1);
+    const { stream, next } = await subscribedStream(path, owner.key, deployment.id, 3);
     const unreachable = {
       idFromName: (name: string) => env.DEPLOYMENT_FEED.idFromName(name),
       get: () => ({ notify: () => Promise.reject(new Error("feed unreachable")) }),

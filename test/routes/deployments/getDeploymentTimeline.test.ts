@@ -12,6 +12,7 @@ import type { TimelineEntry } from "../../../src/schemas/timeline";
 import { PRODUCTION_LIMITS, request } from "../../helpers/api";
 import {
   brief,
+  deploymentOfStacks,
   deploymentRoute,
   logLines,
   postLogs,
@@ -20,7 +21,7 @@ import {
   timelineOf,
 } from "../../helpers/engine";
 import { type ErrorBody, expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
-import { createDeployment, createProjectWithStack, createStack } from "../../helpers/factories";
+import { createDeployment } from "../../helpers/factories";
 import { parseEventStream } from "../../helpers/openapi";
 import { runCommonRouteTests } from "../../helpers/security";
 import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
@@ -28,14 +29,7 @@ import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
 type Page = { data: TimelineEntry[]; has_more: boolean; next_page?: string };
 
 /** A deployment of three stacks (in that order) of one environment. */
-async function threeStacks() {
-  const world = await createProjectWithStack();
-  const b = await createStack(world.environmentId);
-  const c = await createStack(world.environmentId);
-  const stacks = [world.stack.id, b.id, c.id];
-  const deployment = await createDeployment(world.environmentId, stacks);
-  return { ...world, stacks, deployment };
-}
+const threeStacks = () => deploymentOfStacks(3);
 
 describe("GET /v1/deployments/{id}/timeline (JSON)", () => {
   it("a new deployment's timeline is its `queued` entry; its stacks' initial `queued` makes none", async () => {
