@@ -55,6 +55,8 @@ export type ServiceContext = {
   config: Config;
   /** The EVENTS queue: what goes on it, and how, is src/services/events/queue.ts. */
   eventsQueue: Queue;
+  /** Each deployment's feed (src/feed/): writes notify it, live streams and waits subscribe. */
+  deploymentFeeds: Env["DEPLOYMENT_FEED"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -108,6 +110,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     log,
     config: parseConfig(source.env),
     eventsQueue: source.env.EVENTS,
+    deploymentFeeds: source.env.DEPLOYMENT_FEED,
     waitUntil,
   };
   if (source.identity) ctx.identity = source.identity;

@@ -8,6 +8,7 @@ import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
@@ -15,6 +16,7 @@ import { forgetExpiredSecrets } from "./services/integrations/operator";
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
 
+export { DeploymentFeed } from "./feed/object";
 export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();
@@ -25,7 +27,7 @@ export default {
   // Dispatch on the cron expression (wrangler.toml [triggers]). The stale-event sweep runs only
   // here: one sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of
   // the same event from racing. The daily run removes what outlived its retention (audit entries,
-  // events and their deliveries). Both forget rotated-out signing secrets whose overlap ended.
+  // events and their deliveries, deployments' timelines). Both forget rotated-out signing secrets whose overlap ended.
   scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
     const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
@@ -35,6 +37,7 @@ export default {
       ctx.log.info("audit log retention", { removed });
       const purged = await purgeOldEvents(ctx);
       ctx.log.info("event retention", purged);
+      ctx.log.info("timeline retention", await purgeOldTimelines(ctx));
       return;
     }
     await sweepStaleEvents(ctx);

@@ -246,14 +246,33 @@ export type NumberedPageRequest = Omit<PageRequest, "position"> & { after?: numb
 export function numberedPageRequest(params: ListParams, filter = ""): NumberedPageRequest {
   const direction = sortDirection(params.sort_by);
   if (params.after === undefined) return { direction, limit: params.limit, filter };
-  const p = cursorPayload(params.after) as Record<string, unknown> | null;
+  return {
+    direction,
+    limit: params.limit,
+    filter,
+    after: readNumberedCursor(params.after, direction, filter),
+  };
+}
+
+function numberedCursor(direction: SortDirection, filter: string, n: number): string {
+  return toBase64(JSON.stringify({ v: 1, o: direction, f: filter, n }));
+}
+
+function readNumberedCursor(raw: string, direction: SortDirection, filter: string): number {
+  const p = cursorPayload(raw) as Record<string, unknown> | null;
   const numbered =
     typeof p === "object" && p !== null && p.v === 1 && Number.isSafeInteger(p.n) && (p.n as number) >= 0;
   if (!numbered) throw invalidCursor("Does not decode to a cursor.");
   if (p.o !== direction) throw invalidCursor("Made under another sort order.");
   if (p.f !== filter) throw invalidCursor("Made under another filter.");
-  return { direction, limit: params.limit, filter, after: p.n as number };
+  return p.n as number;
 }
+
+/** A position in a list read only forward by a sequence number (a deployment's timeline, §19). */
+export const encodeSeqCursor = (list: string, seq: number): string => numberedCursor("asc", list, seq);
+
+/** Reads `encodeSeqCursor`'s cursor; one made for another list or order is `400 bad_input`. */
+export const decodeSeqCursor = (raw: string, list: string): number => readNumberedCursor(raw, "asc", list);
 
 /** Rows fetched with LIMIT page.limit + 1, in the list's order → the envelope. */
 export function toNumberedPage<Row, Item>(
@@ -263,6 +282,6 @@ export function toNumberedPage<Row, Item>(
   shape: (row: Row) => Item,
 ): Page<Item> {
   return envelopeOf(rows, page.limit, shape, (last) =>
-    toBase64(JSON.stringify({ v: 1, o: page.direction, f: page.filter, n: numberOf(last) })),
+    numberedCursor(page.direction, page.filter, numberOf(last)),
   );
 }

@@ -26,6 +26,13 @@ export const RESOURCE_STATUSES = [
 export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
 export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+/** The statuses a deployment never leaves (src/services/deployments/state.ts is the machine). */
+export const FINAL_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];
+/** A deployment timeline entry's kind (API_CONTRACT §19): a status change, or a line of the engine's log. */
+export const TIMELINE_ENTRY_TYPES = ["status", "log"] as const;
+export type TimelineEntryType = (typeof TIMELINE_ENTRY_TYPES)[number];
+export const LOG_STREAMS = ["stdout", "stderr"] as const;
+export type LogStream = (typeof LOG_STREAMS)[number];
 export const INTEGRATION_TYPES = ["slack", "webhook"] as const;
 export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped"] as const;

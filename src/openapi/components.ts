@@ -100,7 +100,7 @@ const HEADERS = {
     schema: { type: "string" as const, enum: ["nosniff"] },
   },
   CacheControlNoStore: {
-    description: "This answer holds a secret shown only here: no cache may keep it.",
+    description: "No cache may keep this answer: a secret shown only here, or a live stream.",
     schema: { type: "string" as const, enum: ["no-store"] },
   },
   WwwAuthenticate: {

@@ -9,6 +9,29 @@ import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
  */
 const LIST_QUERY_PARAMETERS = { after: "ListAfter", limit: "ListLimit", sort_by: "ListSortBy" } as const;
 
+/** Decimal digits only: `Number()` alone would also take " 5", "0x10" and "1e1". */
+const digitsOnly = (value: unknown) =>
+  typeof value === "string" && !/^[0-9]+$/.test(value) ? Number.NaN : value;
+
+// Spelled out for the document: the generator reads the preprocessed (unknown) input and drops
+// the bounds.
+const published = (min: number, max: number) => ({
+  type: "integer" as const,
+  format: "int64",
+  minimum: min,
+  maximum: max,
+});
+
+/** An optional query parameter of whole numbers from `min` to `max`, in decimal digits. */
+export const wholeNumber = (min: number, max: number) =>
+  z.preprocess(digitsOnly, z.coerce.number().int().min(min).max(max).optional()).openapi(published(min, max));
+
+/** A page size from 1 to `max`, in decimal digits; `fallback` when absent. */
+export const pageLimit = (max: number, fallback: number) =>
+  z
+    .preprocess(digitsOnly, z.coerce.number().int().min(1).max(max).default(fallback))
+    .openapi({ ...published(1, max), default: fallback });
+
 export const ListQuerySchema = z.object({
   after: z
     .string()
@@ -19,23 +42,11 @@ export const ListQuerySchema = z.object({
       param: { name: "after", in: "query" },
       description: "Cursor from a previous `next_page` (standard or URL-safe base64).",
     }),
-  // Decimal digits only: `Number()` alone would also take " 5", "0x10" and "1e1".
-  limit: z
-    .preprocess(
-      (value) => (typeof value === "string" && !/^[0-9]+$/.test(value) ? Number.NaN : value),
-      z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
-    )
-    // Spelled out: the generator reads the preprocessed (unknown) input and drops the bounds.
-    .openapi(LIST_QUERY_PARAMETERS.limit, {
-      param: { name: "limit", in: "query" },
-      description: `Page size, 1–${MAX_LIMIT}.`,
-      example: DEFAULT_LIMIT,
-      type: "integer",
-      format: "int64",
-      minimum: 1,
-      maximum: MAX_LIMIT,
-      default: DEFAULT_LIMIT,
-    }),
+  limit: pageLimit(MAX_LIMIT, DEFAULT_LIMIT).openapi(LIST_QUERY_PARAMETERS.limit, {
+    param: { name: "limit", in: "query" },
+    description: `Page size, 1–${MAX_LIMIT}.`,
+    example: DEFAULT_LIMIT,
+  }),
   // A raw `+` in a query string arrives as a space (as for `after`): ` created_at` is `+created_at`.
   sort_by: z
     .preprocess(

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import type { StackResourceRecord } from "../../src/schemas/resource";
+import type { TimelineEntry } from "../../src/schemas/timeline";
 import { internal, internalOk, request } from "./api";
 import type { ErrorBody } from "./expect";
 import {
@@ -137,4 +138,43 @@ export async function resourcesInScopes() {
   const b = await createResource(second.id);
   await createResource(elsewhere.id);
   return { owner, project, environmentId, stack, second, a, b };
+}
+
+/** internalAppendDeploymentLogs: the engine's log lines, answered as they are (a refusal too). */
+export const postLogs = (id: string, lines: Array<Record<string, unknown>>) =>
+  internal<{ first_seq: number; last_seq: number } & ErrorBody>("POST", `/deployments/${id}/logs`, { lines });
+
+/** `n` plain log lines `prefix 1` … `prefix n`. */
+export const logLines = (n: number, prefix = "line") =>
+  Array.from({ length: n }, (_, i) => ({ message: `${prefix} ${i + 1}` }));
+
+/** A deployment's whole timeline as `key` reads it (JSON pages, 1000 at a time). */
+export async function timelineOf(key: string, id: string): Promise<TimelineEntry[]> {
+  const out: TimelineEntry[] = [];
+  let after: string | undefined;
+  do {
+    const query = after ? `?limit=1000&after=${encodeURIComponent(after)}` : "?limit=1000";
+    const res = await request<{ data: TimelineEntry[]; has_more: boolean; next_page?: string }>(
+      "GET",
+      `/v1/deployments/${id}/timeline${query}`,
+      { key },
+    );
+    if (res.status !== 200) throw new Error(`timeline of ${id} → ${res.status} ${res.raw}`);
+    out.push(...res.body.data);
+    after = res.body.has_more ? res.body.next_page : undefined;
+  } while (after);
+  return out;
+}
+
+/** What a timeline says, compactly: `status:<stack or ->:<status>` or `log:<message>`. */
+export const brief = (entries: TimelineEntry[]) =>
+  entries.map((e) => (e.type === "status" ? `status:${e.stack_id ?? "-"}:${e.status}` : `log:${e.message}`));
+
+/** A queued deployment of `count` stacks (in creation order) of a fresh project's environment. */
+export async function deploymentOfStacks(count: number) {
+  const world = await createProjectWithStack();
+  const stacks = [world.stack.id];
+  for (let i = 1; i < count; i++) stacks.push((await createStack(world.environmentId)).id);
+  const deployment = await createDeployment(world.environmentId, stacks);
+  return { ...world, stacks, deployment, path: `/v1/deployments/${deployment.id}/timeline` };
 }

@@ -219,17 +219,82 @@ export async function responseValidator(
   }
   const schema = response.content?.["application/json"]?.schema;
   let validator: z.ZodType | null = null;
-  if (schema) {
-    const defs = Object.fromEntries(
-      Object.entries(doc.components.schemas ?? {}).map(([name, s]) => [name, prepare(s)]),
-    );
-    const root = { ...(prepare(schema) as JsonSchema), $defs: defs as Record<string, JsonSchema> };
-    validator = z.fromJSONSchema(root, { registry: z.registry() });
-  } else if (response.content && Object.keys(response.content).length > 0) {
+  if (schema) validator = validatorOf(doc, schema);
+  else if (response.content && Object.keys(response.content).length > 0) {
     throw new Error(`${cacheKey}: only application/json responses are checked`);
   }
   validators.set(cacheKey, validator);
   return validator;
+}
+
+/** A zod validator of a schema of the document (see `prepare`). */
+function validatorOf(doc: OpenApiDocument, schema: JsonSchema): z.ZodType {
+  const defs = Object.fromEntries(
+    Object.entries(doc.components.schemas ?? {}).map(([name, s]) => [name, prepare(s)]),
+  );
+  const root = { ...(prepare(schema) as JsonSchema), $defs: defs as Record<string, JsonSchema> };
+  return z.fromJSONSchema(root, { registry: z.registry() });
+}
+
+/** One Server-Sent Event as received: its fields (`id` absent when the event set none). */
+export type StreamEvent = { id?: string; event: string; data: string };
+
+/** The events of a `text/event-stream` text (comments and the unfinished tail left out). */
+export function parseEventStream(text: string): StreamEvent[] {
+  return text
+    .split("\n\n")
+    .slice(0, -1)
+    .flatMap((block) => {
+      const event: StreamEvent = { event: "message", data: "" };
+      let fields = 0;
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) continue;
+        const at = line.indexOf(":");
+        const name = at < 0 ? line : line.slice(0, at);
+        const value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+        fields++;
+        if (name === "id") event.id = value;
+        else if (name === "event") event.event = value;
+        else if (name === "data") event.data = event.data ? `${event.data}\n${value}` : value;
+      }
+      return fields ? [event] : [];
+    });
+}
+
+const eventValidators = new Map<string, z.ZodType>();
+
+/**
+ * Fails unless `method pathTemplate status` declares `text/event-stream` and every event is one
+ * its `x-sse-events` names, with `data` JSON matching that event's schema.
+ */
+export async function expectDocumentedEvents(
+  method: string,
+  pathTemplate: string,
+  status: number,
+  events: readonly StreamEvent[],
+): Promise<void> {
+  const doc = await openApiDocument();
+  const where = `${method.toUpperCase()} ${pathTemplate} → ${status}`;
+  const declared = doc.paths[pathTemplate]?.[method.toLowerCase()]?.responses[String(status)];
+  const media = declared && resolveResponse(doc, declared).content?.["text/event-stream"];
+  const named = (media as { "x-sse-events"?: Record<string, JsonSchema> } | undefined)?.["x-sse-events"];
+  if (!named) throw new Error(`${where}: /openapi.json declares no text/event-stream with x-sse-events`);
+  for (const event of events) {
+    const schema = named[event.event];
+    if (!schema) throw new Error(`${where}: event \`${event.event}\` is not declared in x-sse-events`);
+    const key = `${where} ${event.event}`;
+    let validator = eventValidators.get(key);
+    if (!validator) {
+      validator = validatorOf(doc, schema);
+      eventValidators.set(key, validator);
+    }
+    const result = validator.safeParse(JSON.parse(event.data));
+    if (!result.success) {
+      throw new Error(
+        `${where}: event ${event.event} does not match /openapi.json\n${z.prettifyError(result.error)}`,
+      );
+    }
+  }
 }
 
 /**
@@ -292,7 +357,15 @@ export async function expectDocumentedResponse(
   const template = await pathTemplateOf(method, path);
   if (!template) return;
   const type = res.headers.get("content-type") ?? "";
-  const textual = await declaredTextTypes(method, template, res.status);
+  if (type.startsWith("text/event-stream")) {
+    await expectDocumentedEvents(method, template, res.status, parseEventStream(res.raw));
+    await expectDocumentedHeaders(method, template, res.status, res.headers);
+    return;
+  }
+  // A stream is checked above; a list that can also be a stream answers JSON otherwise.
+  const textual = (await declaredTextTypes(method, template, res.status)).filter(
+    (t) => t !== "text/event-stream",
+  );
   if (textual.length > 0) {
     // A text answer (a dotenv export): its declared media type, a string body.
     if (!textual.some((declared) => type.startsWith(declared)))
@@ -346,6 +419,8 @@ export async function expectDocumentedHeaders(
     if (headers.has(name) && !names.has(name))
       throw new Error(`${where}: sends ${name} (${headers.get(name)}), which /openapi.json does not declare`);
   }
-  if ([200, 201, 304].includes(status) && names.has("etag") && !headers.has("etag"))
+  // The ETag of an operation that also answers a stream is its JSON answer's: a stream has none.
+  const stream = headers.get("content-type")?.startsWith("text/event-stream");
+  if ([200, 201, 304].includes(status) && names.has("etag") && !headers.has("etag") && !stream)
     throw new Error(`${where}: /openapi.json declares an ETag, but the answer has none`);
 }

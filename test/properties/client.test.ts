@@ -4,8 +4,23 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ApiError, createDeployClient, pages, retryDelayMs } from "../../clients/typescript/src/index";
-import { createEnvironment, createOrgWithOwner, unique } from "../helpers/factories";
+import {
+  ApiError,
+  createDeployClient,
+  follow,
+  pages,
+  retryDelayMs,
+  type TimelineEntry,
+  waitForDeployment,
+} from "../../clients/typescript/src/index";
+import { logLines, postLogs, reportOk, timelineOf } from "../helpers/engine";
+import {
+  createDeployment,
+  createEnvironment,
+  createOrgWithOwner,
+  createProjectWithStack,
+  unique,
+} from "../helpers/factories";
 
 const BASE = "http://api.test";
 const worker: typeof fetch = (input, init) => exports.default.fetch(new Request(input, init));
@@ -190,5 +205,95 @@ describe("the typed client", () => {
     expect(
       retryDelayMs(new Response(null, { status: 429, headers: { "retry-after": "120" } }), 1, 5000),
     ).toBe(5000);
+  });
+});
+
+/**
+ * The Worker's answers, with every event stream cut after `keep` events (a dropped connection);
+ * records each request's Last-Event-ID.
+ */
+function droppingWorker(keep: number, sent: Array<string | null>): typeof fetch {
+  return async (input, init) => {
+    const req = new Request(input, init);
+    sent.push(req.headers.get("last-event-id"));
+    const res = await worker(req);
+    if (!res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
+    // Pass whole events through, up to the `keep`-th, then close (comments are passed too).
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let buffer = "";
+    let events = 0;
+    const cut = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        buffer += decoder.decode(value, { stream: true });
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const block = buffer.slice(0, end + 2);
+          buffer = buffer.slice(end + 2);
+          controller.enqueue(encoder.encode(block));
+          if (!block.startsWith(":") && ++events === keep) {
+            await reader.cancel();
+            return controller.close();
+          }
+        }
+      },
+      cancel: () => reader.cancel(),
+    });
+    return new Response(cut, { status: res.status, headers: res.headers });
+  };
+}
+
+describe("following a deployment with the client", () => {
+  it("follow() yields every entry once, in order, reconnecting with Last-Event-ID, then the final record", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    await postLogs(deployment.id, logLines(4));
+    const sent: Array<string | null> = [];
+    const client = createDeployClient({ baseUrl: BASE, apiKey: owner.key, fetch: droppingWorker(2, sent) });
+    const seen: TimelineEntry[] = [];
+    const iterator = follow(client, deployment.id, { sleep: async () => {} });
+    const engine = (async () => {
+      await reportOk(deployment.id, { status: "in_progress" });
+      await postLogs(deployment.id, logLines(3, "later"));
+      return reportOk(deployment.id, { status: "succeeded" });
+    })();
+    let final: unknown;
+    for await (const event of iterator) {
+      if (event.type === "entry") seen.push(event.entry);
+      else final = event.deployment;
+    }
+    const done = await engine;
+    expect(final).toEqual(done);
+    expect(seen).toEqual(await timelineOf(owner.key, deployment.id));
+    // Cut after two events each time: it reconnected from the last seq it had.
+    expect(sent.slice(0, 3)).toEqual([null, "2", "4"]);
+  });
+
+  it("follow() from a position, and a refusal as ApiError", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    await postLogs(deployment.id, logLines(2));
+    await reportOk(deployment.id, { status: "cancelled" });
+    const client = createDeployClient({ baseUrl: BASE, apiKey: owner.key, fetch: worker });
+    const seqs: number[] = [];
+    for await (const event of follow(client, deployment.id, { afterSeq: 2 }))
+      if (event.type === "entry") seqs.push(event.entry.seq);
+    expect(seqs).toEqual([3, 4, 5]);
+    const missing = follow(client, "1111111111111111111111");
+    await expect(missing.next()).rejects.toMatchObject({ status: 404, body: { code: "not_found" } });
+  });
+
+  it("waitForDeployment() answers once the deployment is final, or as it stands at the caller's deadline", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    const client = createDeployClient({ baseUrl: BASE, apiKey: owner.key, fetch: worker });
+    const early = await waitForDeployment(client, deployment.id, { timeoutMs: 1000 });
+    expect(early).toMatchObject({ timedOut: true, deployment: { status: "queued" } });
+    const waiting = waitForDeployment(client, deployment.id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const done = await reportOk(deployment.id, { status: "cancelled" });
+    expect(await waiting).toEqual({ deployment: done, timedOut: false });
   });
 });

@@ -119,6 +119,10 @@ const SCOPES: Array<[string, string]> = [
     "deployment_stacks",
     `deployment_id IN (SELECT id FROM deployments WHERE ${OUR_PROJECTS}) AND ?2 IS NOT NULL`,
   ],
+  [
+    "deployment_timeline",
+    `deployment_id IN (SELECT id FROM deployments WHERE ${OUR_PROJECTS}) AND ?2 IS NOT NULL`,
+  ],
 ];
 /** Written by every request (key use) or by the queue in the background, not by the request's own effect. */
 const VOLATILE = new Set(["last_used_at", "enqueued_at"]);

@@ -8,8 +8,10 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import type { FeedUpdate } from "../../src/feed/protocol";
 import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
 import { internalOk, request } from "../helpers/api";
+import { postLogs, reportOk } from "../helpers/engine";
 import {
   addProjectMember,
   type Caller,
@@ -25,6 +27,7 @@ import {
   createStack,
 } from "../helpers/factories";
 import { openApiDocument } from "../helpers/openapi";
+import { nextEntries, openStream, readToEnd } from "../helpers/sse";
 
 type Counts = {
   d1Statements: number;
@@ -34,6 +37,8 @@ type Counts = {
   sessions: string[];
   /** Messages handed to the EVENTS queue (counted only when there are some). */
   queueMessages?: number;
+  /** Calls to deployments' feed objects: notifications and subscriptions (counted only when there are some). */
+  feedCalls?: number;
 };
 
 type D1Client = Pick<D1Database, "prepare" | "batch">;
@@ -108,8 +113,28 @@ function countingBindings(counts: Counts): Env {
       return env.EVENTS.sendBatch(list, options);
     },
   };
+  const called = () => {
+    counts.feedCalls = (counts.feedCalls ?? 0) + 1;
+  };
+  const feeds = {
+    idFromName: (name: string) => env.DEPLOYMENT_FEED.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = env.DEPLOYMENT_FEED.get(id);
+      return {
+        notify: (update: FeedUpdate) => {
+          called();
+          return stub.notify(update);
+        },
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+          called();
+          return stub.fetch(input, init);
+        },
+      };
+    },
+  };
   return {
     ...env,
+    DEPLOYMENT_FEED: feeds as unknown as Env["DEPLOYMENT_FEED"],
     EVENTS: events as unknown as Queue,
     DB: db as unknown as D1Database,
     RATE_LIMITER: limiter as unknown as Env["RATE_LIMITER"],
@@ -329,7 +354,7 @@ describe("work per request of the benchmarked routes", () => {
     expect(replay).toEqual({ status: 201, d1Statements: 0, d1RoundTrips: 0, limiterCalls: 1, sessions: [] });
   });
 
-  it("a deployment transition (internal API): one read, one batch (the conditional update, its audit entry and its event), one queue message", async () => {
+  it("a deployment transition (internal API): one read, one batch (the conditional update, its audit entry, its event and its timeline entries), one queue message, one notification of its feed", async () => {
     const { environmentId, stack } = await createProjectWithStack();
     const deployment = await createDeployment(environmentId, [stack.id]);
     const moved = await measure(`/internal/v1/deployments/${deployment.id}`, undefined, {
@@ -339,11 +364,12 @@ describe("work per request of the benchmarked routes", () => {
     });
     expect(moved).toEqual({
       status: 200,
-      d1Statements: 4,
+      d1Statements: 5,
       d1RoundTrips: 2,
       limiterCalls: 0,
       sessions: ["first-primary"],
       queueMessages: 1,
+      feedCalls: 1,
     });
   });
 
@@ -553,6 +579,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
     "/v1/environments/{environment_id}/variables/export",
     "/v1/components/{component_id}/variables/export",
   ];
+  const WAIT = "/v1/deployments/{id}/wait";
 
   it("a warm key's GET is one D1 round trip (the lookup that authorizes it and its rows in one batch), and a hidden parent's 404 costs no more", async () => {
     const { org, owner } = await createOrgWithOwner();
@@ -615,7 +642,9 @@ describe("every read of /v1, walked from /openapi.json", () => {
               // batch; then the entry.
               { ...ONE_ROUND_TRIP, d1Statements: 4, d1RoundTrips: 2 }
             : ONE_ROUND_TRIP;
-      expect(await measure(fill(template), key), template).toMatchObject({ status: 200, ...expected });
+      // A wait on the (queued) deployment waits out its shortest timeout, still on one round trip.
+      const path = template === WAIT ? `${fill(template)}?timeout=1` : fill(template);
+      expect(await measure(path, key), template).toMatchObject({ status: 200, ...expected });
     }
 
     // Another organization's key: every read of a path with an id of this one is 404, at most as dear.
@@ -627,5 +656,60 @@ describe("every read of /v1, walked from /openapi.json", () => {
       expect(hidden.status, template).toBe(404);
       expect(hidden.d1RoundTrips, template).toBeLessThanOrEqual(1);
     }
+  });
+});
+
+describe("following a deployment (API_CONTRACT §19): a live stream and a wait", () => {
+  const fresh = (): Counts => ({ d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] });
+
+  it("cost one D1 round trip and one subscription to open, then nothing: not while idle, not for the changes pushed to them, not to end", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+
+    const streamCounts = fresh();
+    const stream = await openStream(`/v1/deployments/${deployment.id}/timeline`, key, {}, async (req) =>
+      createApp().fetch(req, countingBindings(streamCounts), createExecutionContext()),
+    );
+    await nextEntries(stream, 1);
+    const waiting = measure(`/v1/deployments/${deployment.id}/wait?timeout=60`, key);
+    // The lookup that authorizes it and the first entries in one batch; once they are sent, the
+    // feed's subscription.
+    const opened = { d1Statements: 2, d1RoundTrips: 1, limiterCalls: 1, feedCalls: 1 };
+    // Idle: a keep-alive comment (at most 15 s apart), and no query meanwhile.
+    expect(await stream.nextComment(15_000)).toBe(": keep-alive");
+    expect(streamCounts).toMatchObject(opened);
+
+    // Changes reach it with their entries: still no query.
+    await postLogs(deployment.id, [{ message: "pushed, not read" }]);
+    await reportOk(deployment.id, { status: "in_progress" });
+    expect((await nextEntries(stream, 2)).map((e) => e.seq)).toEqual([2, 3]);
+    const done = await reportOk(deployment.id, { status: "succeeded" });
+    expect((await readToEnd(stream)).end).toEqual(done);
+    expect(streamCounts).toMatchObject(opened);
+
+    // The wait: its lookup, its subscription, and the final record pushed to it.
+    expect(await waiting).toMatchObject({
+      status: 200,
+      d1Statements: 1,
+      d1RoundTrips: 1,
+      limiterCalls: 1,
+      feedCalls: 1,
+    });
+  });
+
+  it("a stream or a wait of a final deployment reads once and never subscribes", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    await reportOk(deployment.id, { status: "cancelled" });
+    const key = await freshKey(owner.orgId, owner.accountId);
+    await measure("/v1/projects", key); // warms the key
+    const once = { status: 200, d1RoundTrips: 1, limiterCalls: 1, sessions: ["first-unconstrained"] };
+    const streamed = await measure(`/v1/deployments/${deployment.id}/timeline`, key, {
+      headers: { accept: "text/event-stream" },
+    });
+    expect(streamed).toEqual({ ...once, d1Statements: 2 });
+    expect(await measure(`/v1/deployments/${deployment.id}/wait`, key)).toEqual({ ...once, d1Statements: 1 });
   });
 });

@@ -884,6 +884,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deployments/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a deployment: its status changes and log lines, as pages or live
+         * @description Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With `Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: <entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; 15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` or above.
+         */
+        get: operations["getDeploymentTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait until a deployment is final
+         * @description The deployment once final, or as it stands after `timeout` seconds. One request; no query while idle. Project role `viewer` or above.
+         */
+        get: operations["waitForDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys/current": {
         parameters: {
             query?: never;
@@ -1865,6 +1905,42 @@ export interface components {
             timestamp: string;
         };
         RedeployRequest: Record<string, never>;
+        DeploymentTimelinePage: {
+            data: components["schemas"]["DeploymentTimelineEntry"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        DeploymentTimelineEntry: {
+            /** @description 1, 2, 3… in the order recorded. */
+            seq: number;
+            /** @enum {string} */
+            type: "status" | "log";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            stack_id: string | null;
+            /**
+             * @description The status entered.
+             * @enum {string|null}
+             */
+            status: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled" | null;
+            /** @description The stack's reason, if any. */
+            status_reason: string | null;
+            /**
+             * @description A log line's stream.
+             * @enum {string|null}
+             */
+            stream: "stdout" | "stderr" | null;
+            /**
+             * @description A log line's text.
+             * @example Pulling web:2
+             */
+            message: string | null;
+        };
         CurrentApiKey: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
@@ -2451,6 +2527,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The last `id` received; wins over `after_seq` and `after`. */
+        LastEventId: string;
         /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. */
@@ -2510,7 +2588,7 @@ export interface components {
         ContentLocation: string;
         /** @description API_CONTRACT §22: on every response; a browser reads an answer only as its declared type. */
         XContentTypeOptions: "nosniff";
-        /** @description This answer holds a secret shown only here: no cache may keep it. */
+        /** @description No cache may keep this answer: a secret shown only here, or a live stream. */
         CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
         WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
@@ -4826,6 +4904,96 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["DeploymentList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getDeploymentTimeline: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Start after this `seq` (not with `after`). */
+                after_seq?: number;
+                /** @description Page size, 1–1000. */
+                limit?: number;
+            };
+            header?: {
+                /** @description The last `id` received; wins over `after_seq` and `after`. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page, or the live stream. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentTimelinePage"];
+                    "text/event-stream": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    waitForDeployment: {
+        parameters: {
+            query?: {
+                /** @description Seconds, 1–60. */
+                timeout?: number;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deployment"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];

@@ -7,6 +7,8 @@ import { registerListDeployments } from "./list";
 import { registerListEnvironmentDeployments } from "./list-environment";
 import { registerListStackDeployments } from "./list-stack";
 import { registerRedeployDeployment } from "./redeploy";
+import { registerGetDeploymentTimeline } from "./timeline";
+import { registerWaitForDeployment } from "./wait";
 
 export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
   registerListDeployments(app);
@@ -16,4 +18,6 @@ export function registerDeploymentRoutes(app: OpenAPIHono<AppEnv>) {
   registerRedeployDeployment(app);
   registerListStackDeployments(app);
   registerListEnvironmentDeployments(app);
+  registerGetDeploymentTimeline(app);
+  registerWaitForDeployment(app);
 }

@@ -8,6 +8,7 @@ import type { AppEnv } from "../../http/app-env";
 import { registerInternalCreateAccount } from "./accounts/create";
 import { registerInternalRevokeApiKey } from "./api-keys/revoke";
 import { registerInternalCreateComponent } from "./components/create";
+import { registerInternalAppendDeploymentLogs } from "./deployments/append-logs";
 import { registerInternalCreateDeployment } from "./deployments/create";
 import { registerInternalListDeployments } from "./deployments/list";
 import { registerInternalUpdateDeployment } from "./deployments/update";
@@ -36,6 +37,7 @@ export function registerInternalRoutes(app: OpenAPIHono<AppEnv>) {
   registerInternalCreateDeployment(app);
   registerInternalListDeployments(app);
   registerInternalUpdateDeployment(app);
+  registerInternalAppendDeploymentLogs(app);
   registerInternalCreateEvent(app);
   registerInternalCreateIntegration(app);
   registerInternalReencryptVariables(app);

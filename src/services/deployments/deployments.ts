@@ -30,6 +30,7 @@ import {
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { statusEntriesInsert } from "./timeline";
 
 /**
  * `data` as the API describes it. The column's own type is looser (plain strings for the
@@ -292,8 +293,12 @@ export async function createDeployment(
     linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
   }
   const record = toDeploymentRecord(row);
+  // Its first timeline entry (API_CONTRACT §19: `queued`, its stacks' initial `queued` makes
+  // none). Its feed is not told: nothing can follow a deployment before this batch commits.
+  const first = [{ stackId: null, status: "queued" as const, statusReason: null }];
   await db.batch([
     db.insert(deployments).values(row),
+    statusEntriesInsert(db, row.id, first, now, "always"),
     ...linkInserts,
     auditEntry(ctx, {
       target: { type: "deployment", id: row.id },

@@ -16,10 +16,10 @@
  * the engine reports progress of single stacks while the deployment keeps its status) and
  * moves no timestamp.
  */
-import type { DeploymentStatus } from "../../db/schema";
+import { type DeploymentStatus, FINAL_DEPLOYMENT_STATUSES } from "../../db/schema";
 import { conflict } from "../../errors";
 
-export const FINAL_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];
+export const FINAL_STATUSES = FINAL_DEPLOYMENT_STATUSES;
 
 const NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
   queued: ["in_progress", "cancelled"],

@@ -19,6 +19,7 @@ import {
   toDeploymentRecord,
 } from "./deployments";
 import { isFinal, planStackTransition, planTransition } from "./state";
+import { notifyFollowers, recordedEntries, statusEntriesInsert, statusEntriesOf } from "./timeline";
 
 export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
 
@@ -160,10 +161,22 @@ async function tryTransition(
     projectId: row.projectId,
     changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
   });
-  const [updated] = event
-    ? await db.batch([update, audit, eventInsert(db, event, "if-changed")])
-    : await db.batch([update, audit]);
-  if (updated.meta.changes !== 1) return undefined;
+  // Its timeline entries last, written only if the update applied (`changes() = 1` after the
+  // audit entry or the event, each of which inserts one row exactly when it did).
+  const entries = statusEntriesOf(row, next);
+  const timeline = entries.length ? statusEntriesInsert(db, row.id, entries, now, "if-changed") : undefined;
+  const results = await db.batch([
+    update,
+    audit,
+    ...(event ? [eventInsert(db, event, "if-changed")] : []),
+    ...(timeline ? [timeline] : []),
+  ]);
+  if (results[0].meta.changes !== 1) return undefined;
+  const numbered = timeline ? (results[results.length - 1] as { seq: number }[]) : [];
+  const recorded = numbered.length ? recordedEntries(entries, numbered, now) : [];
+  if (recorded.length || next.status !== row.status) {
+    notifyFollowers(ctx, row.id, recorded, next.status !== row.status ? deployment : undefined);
+  }
   return event ? { deployment, event } : { deployment };
 }
 

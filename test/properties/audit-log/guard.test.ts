@@ -112,6 +112,7 @@ describe("the guard: every state-changing operation writes exactly one entry", (
       "internal.updateResource",
       "internal.createDeployment",
       "internal.updateDeployment",
+      "internal.appendDeploymentLogs",
       "cancelDeployment",
       "redeployDeployment",
       "createApiKey",

@@ -171,6 +171,24 @@ export const INTERNAL_STEPS: Record<string, Step> = {
       },
     };
   },
+  "internal.appendDeploymentLogs": async (s) => {
+    // An engine's log line may hold anything: the entry names how far the timeline went, never a line.
+    const res = await call("POST", `/internal/v1/deployments/${s.deploymentId}/logs`, {
+      admin: true,
+      body: { lines: [{ message: VALUE() }] },
+    });
+    return {
+      res,
+      actor: "admin",
+      expect: {
+        target: "deployment",
+        targetId: s.deploymentId,
+        projectId: s.project.id,
+        orgId: s.org.id,
+        changed: ["last_seq"],
+      },
+    };
+  },
   "internal.createEvent": async (s) => {
     const res = await call<{ id: string }>("POST", `/internal/v1/projects/${s.project.id}/events`, {
       admin: true,

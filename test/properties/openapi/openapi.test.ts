@@ -12,6 +12,9 @@ import {
   resolveParameters,
 } from "../../helpers/openapi";
 
+/** Lists in `seq` order, with `after_seq` and no `sort_by` (API_CONTRACT §19). */
+const SEQ_ORDERED_LISTS = new Set(["getDeploymentTimeline"]);
+
 const SHARED_ERROR_STATUSES = ["400", "401", "403", "404", "408", "409", "429", "500", "501"];
 
 function refName(schema: JsonSchema | undefined): string | undefined {
@@ -281,8 +284,10 @@ describe("/openapi.json", () => {
 
   it("gives every list endpoint after/limit/sort_by and a 200 that references the envelope", async () => {
     const doc = await openApiDocument();
-    const lists = (await operations()).filter(({ operation }) =>
-      resolveParameters(doc, operation.parameters).some((p) => p.in === "query" && p.name === "limit"),
+    const lists = (await operations()).filter(
+      ({ operation }) =>
+        resolveParameters(doc, operation.parameters).some((p) => p.in === "query" && p.name === "limit") &&
+        !SEQ_ORDERED_LISTS.has(operation.operationId ?? ""),
     );
     const listIds = lists.map(({ operation }) => operation.operationId);
     expect(listIds).toEqual(expect.arrayContaining(["listProjects", "listOrgProjects", "listOrgs"]));
@@ -361,6 +366,39 @@ describe("/openapi.json", () => {
       for (const value of invalid) expect(item.test(value), `${where}: ${value}`).toBe(false);
       if (schema.items.example !== undefined)
         expect(item.test(String(schema.items.example)), where).toBe(true);
+    }
+  });
+
+  it("gives a list in `seq` order (a deployment's timeline, API_CONTRACT §19) after/after_seq/limit 1–1000, no sort_by, and the envelope", async () => {
+    const doc = await openApiDocument();
+    const ops = (await operations()).filter(({ operation }) =>
+      SEQ_ORDERED_LISTS.has(operation.operationId ?? ""),
+    );
+    expect(ops.map((op) => op.operation.operationId)).toEqual([...SEQ_ORDERED_LISTS]);
+    for (const { method, path, operation } of ops) {
+      const where = `${method} ${path}`;
+      const query = Object.fromEntries(
+        resolveParameters(doc, operation.parameters)
+          .filter((p) => p.in === "query")
+          .map((p) => [p.name, p]),
+      );
+      expect(Object.keys(query).sort(), where).toEqual(["after", "after_seq", "limit"]);
+      expect(doc.paths[path]?.[method]?.parameters, where).toContainEqual({
+        $ref: "#/components/parameters/ListAfter",
+      });
+      expect(query.after_seq?.schema, where).toMatchObject({ type: "integer", minimum: 0 });
+      expect(query.limit?.schema, where).toMatchObject({
+        type: "integer",
+        minimum: 1,
+        maximum: 1000,
+        default: 100,
+      });
+      const name = refName(operation.responses["200"]?.content?.["application/json"]?.schema);
+      expect(doc.components.schemas?.[name ?? ""], where).toMatchObject({ required: ["data", "has_more"] });
+      expect(Object.keys(operation.responses["200"]?.content ?? {}), where).toEqual([
+        "application/json",
+        "text/event-stream",
+      ]);
     }
   });
 

@@ -1,3 +1,4 @@
+import { internalOk } from "../../../helpers/api";
 import { createDeployment, createStack } from "../../../helpers/factories";
 import { type MatrixRoute, perWorld, readRows, type UnscopedRoute, type World } from "../types";
 
@@ -15,6 +16,14 @@ async function queuedDeployment(world: World): Promise<Target> {
 /** One deployment per World for the reads, which change nothing. */
 const target = perWorld(queuedDeployment);
 const read = readRows(target);
+/** A final one for the wait, which would otherwise wait out its timeout in every cell. */
+const readFinished = readRows(
+  perWorld(async (world) => {
+    const t = await queuedDeployment(world);
+    await internalOk("PATCH", `/deployments/${t.deploymentId}`, { status: "cancelled" });
+    return t;
+  }),
+);
 
 export const routes: MatrixRoute[] = [
   read("GET /v1/deployments/{id}", (t) => `/v1/deployments/${t.deploymentId}`),
@@ -23,6 +32,8 @@ export const routes: MatrixRoute[] = [
     (t) => `/v1/environments/${t.environmentId}/deployments/${t.deploymentId}`,
   ),
   read("GET /v1/stacks/{stack_id}/deployments", (t) => `/v1/stacks/${t.stackId}/deployments`),
+  read("GET /v1/deployments/{id}/timeline", (t) => `/v1/deployments/${t.deploymentId}/timeline`),
+  readFinished("GET /v1/deployments/{id}/wait", (t) => `/v1/deployments/${t.deploymentId}/wait`),
   read(
     "GET /v1/environments/{environment_id}/deployments",
     (t) => `/v1/environments/${t.environmentId}/deployments`,

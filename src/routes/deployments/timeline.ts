@@ -1,0 +1,123 @@
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { decodeSeqCursor } from "../../db/pagination";
+import { badInput } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
+import { acceptsEventStream, eventStream, type SseEvent, type SseSource } from "../../http/sse";
+import { callerContext } from "../../middleware/context";
+import { NO_STORE_HEADER } from "../../openapi/components";
+import { ETAG_HEADER } from "../../openapi/conditional";
+import { defineRoute } from "../../openapi/define-route";
+import { type Follower, openFollow } from "../../services/deployments/follow";
+import { getDeploymentTimeline, TIMELINE_CURSOR } from "../../services/deployments/timeline";
+import { DeploymentParams, DeploymentTimelineSchema, TimelineQuerySchema } from "./schema";
+
+/** API_CONTRACT §19: a comment at least every 15 s while idle (here every 10, with room for timers). */
+export const KEEP_ALIVE_MS = 10_000;
+/** API_CONTRACT §19: a stream lasts at most 15 minutes. */
+export const STREAM_MAX_MS = 15 * 60_000;
+
+const LAST_EVENT_ID_PARAMETER = "LastEventId";
+
+export const getDeploymentTimelineRoute = defineRoute({
+  method: "get",
+  path: "/v1/deployments/{id}/timeline",
+  operationId: "getDeploymentTimeline",
+  tags: ["Deployments"],
+  summary: "Follow a deployment: its status changes and log lines, as pages or live",
+  description:
+    "Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With " +
+    "`Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: " +
+    "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
+    "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
+    "or above.",
+  request: { params: DeploymentParams, query: TimelineQuerySchema },
+  // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
+  parameters: [{ $ref: `#/components/parameters/${LAST_EVENT_ID_PARAMETER}` }],
+  responses: {
+    200: {
+      description: "A page, or the live stream.",
+      headers: { ...ETAG_HEADER, ...NO_STORE_HEADER },
+      content: {
+        "application/json": { schema: DeploymentTimelineSchema },
+        "text/event-stream": {
+          // Each event's `data`, by its `event` name (OpenAPI 3.1 has no keyword for it).
+          "x-sse-events": {
+            status: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
+            log: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
+            end: { $ref: "#/components/schemas/Deployment" },
+          },
+          schema: z.string().openapi({
+            example: "id: 2\nevent: log\ndata: {…}\n\n",
+          }),
+        },
+      },
+    },
+  },
+});
+
+/** Where a stream starts: `Last-Event-ID` wins over `after_seq` and `after`. */
+function lastEventId(header: string | undefined): number | undefined {
+  if (header === undefined || header === "") return undefined;
+  const seq = /^[0-9]{1,15}$/.test(header) ? Number(header) : Number.NaN;
+  if (!Number.isSafeInteger(seq)) {
+    throw badInput("The Last-Event-ID header is not a position of this timeline.", [
+      { path: "header.last-event-id", message: "Expected the `id` of an event of this stream (a `seq`)." },
+    ]);
+  }
+  return seq;
+}
+
+/** The follower's steps as Server-Sent Events. */
+function followerEvents(follower: Follower): SseSource {
+  let ended = false;
+  return {
+    async next(idleMs): Promise<SseEvent[] | null> {
+      if (ended) return null;
+      const step = await follower.next(idleMs);
+      switch (step.kind) {
+        case "entries":
+          return step.entries.map((e) => ({ id: String(e.seq), event: e.type, data: JSON.stringify(e) }));
+        case "end":
+          ended = true;
+          return [{ event: "end", data: JSON.stringify(step.deployment) }];
+        case "idle":
+          return [];
+        case "lost":
+          return null;
+      }
+    },
+    close: () => follower.close(),
+  };
+}
+
+export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.registerComponent("parameters", LAST_EVENT_ID_PARAMETER, {
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "The last `id` received; wins over `after_seq` and `after`.",
+    schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15, example: "42" },
+  });
+  app.openapi(getDeploymentTimelineRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    if (query.after !== undefined && query.after_seq !== undefined) {
+      throw badInput("Give the position as `after` or as `after_seq`, not both.", [
+        { path: "after_seq", message: "Not allowed together with `after`." },
+      ]);
+    }
+    const afterSeq =
+      query.after_seq ?? (query.after === undefined ? 0 : decodeSeqCursor(query.after, TIMELINE_CURSOR));
+    if (!acceptsEventStream(c.req.header("accept"))) {
+      const page = await getDeploymentTimeline(callerContext(c), id, { afterSeq, limit: query.limit });
+      return c.json(page, 200);
+    }
+    const from = lastEventId(c.req.header("last-event-id")) ?? afterSeq;
+    const follower = await openFollow(callerContext(c), id, from);
+    const body = eventStream(followerEvents(follower), { keepAliveMs: KEEP_ALIVE_MS, maxMs: STREAM_MAX_MS });
+    return new Response(body, {
+      status: 200,
+      headers: { "content-type": "text/event-stream", "cache-control": "no-store" },
+    });
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * A deployment's timeline (API_CONTRACT §19): its status entries, written by the same D1 batch
+ * as the change they record; its pages; and the notification of its feed (src/feed/) after a
+ * commit, which is how live streams and waits learn of a change without querying D1.
+ */
+import { and, asc, eq, getTableColumns, gt, type SQL, sql } from "drizzle-orm";
+import type { CallerContext, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import { bindCompiled, compiled, rowReader } from "../../db/compiled";
+import { encodeSeqCursor, type Page } from "../../db/pagination";
+import { type DeploymentStatus, deployments, deploymentTimeline } from "../../db/schema";
+import { loggableError } from "../../errors";
+import { notifyFeed } from "../../feed/client";
+import { type FeedUpdate, passableRecord } from "../../feed/protocol";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { TimelineEntry } from "../../schemas/timeline";
+import { lookupThen, scopedLookup } from "../access";
+
+type DeploymentRow = typeof deployments.$inferSelect;
+
+/** The list a timeline cursor belongs to (`next_page`). */
+export const TIMELINE_CURSOR = "timeline";
+
+const timelineColumns = getTableColumns(deploymentTimeline);
+const readTimelineRow = rowReader(timelineColumns);
+
+export type TimelineRow = typeof deploymentTimeline.$inferSelect;
+
+export function toTimelineEntry(row: TimelineRow): TimelineEntry {
+  return {
+    seq: row.seq,
+    type: row.type,
+    created_at: row.createdAt,
+    stack_id: row.stackId,
+    status: row.status,
+    status_reason: row.statusReason,
+    stream: row.stream,
+    message: row.message,
+  };
+}
+
+/** A row of `entriesAfter`'s values as an entry. */
+export const readTimelineEntry = (values: readonly unknown[]) => toTimelineEntry(readTimelineRow(values));
+
+/** The entries after `afterSeq`, in order, at most `limit`: a range of the primary key. */
+export function entriesAfter(db: Db, deploymentId: string, afterSeq: number, limit: number) {
+  const query = compiled("timeline:after", (b) =>
+    b
+      .select(timelineColumns)
+      .from(deploymentTimeline)
+      .where(
+        and(
+          eq(deploymentTimeline.deploymentId, sql.placeholder("id")),
+          gt(deploymentTimeline.seq, sql.placeholder("after")),
+        ),
+      )
+      .orderBy(asc(deploymentTimeline.seq))
+      .limit(sql.placeholder("limit")),
+  );
+  return bindCompiled(db, query, { id: deploymentId, after: afterSeq, limit });
+}
+
+/** `getDeploymentTimeline`: a page of entries after `afterSeq`, in `seq` order. */
+export async function getDeploymentTimeline(
+  ctx: CallerContext,
+  id: string,
+  position: { afterSeq: number; limit: number },
+): Promise<Page<TimelineEntry>> {
+  const { db, identity } = ctx;
+  // The deployment's lookup and the page in one round trip; the page is only used if it passes.
+  const {
+    results: [values],
+  } = await lookupThen(
+    db,
+    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    entriesAfter(db, id, position.afterSeq, position.limit + 1),
+  );
+  const entries = values.slice(0, position.limit).map(readTimelineEntry);
+  const page: Page<TimelineEntry> = { data: entries, has_more: values.length > position.limit };
+  const last = entries[entries.length - 1];
+  if (page.has_more && last) page.next_page = encodeSeqCursor(TIMELINE_CURSOR, last.seq);
+  return page;
+}
+
+export type StatusEntry = { stackId: string | null; status: DeploymentStatus; statusReason: string | null };
+
+/**
+ * The status entries of a change from `before` to `after` (API_CONTRACT §19): the deployment's
+ * own, when it entered a status, then each stack that entered one, in `stack_ids` order.
+ */
+export function statusEntriesOf(before: DeploymentRow, after: DeploymentRow): StatusEntry[] {
+  const out: StatusEntry[] = [];
+  if (after.status !== before.status) out.push({ stackId: null, status: after.status, statusReason: null });
+  const was = new Map((before.data.stacks ?? []).map((s) => [s.id, s.status]));
+  for (const stack of after.data.stacks ?? []) {
+    if (was.get(stack.id) !== stack.status) {
+      out.push({ stackId: stack.id, status: stack.status, statusReason: stack.status_reason ?? null });
+    }
+  }
+  return out;
+}
+
+/**
+ * The insert of status entries, for the change's own batch: numbered after the deployment's last
+ * entry by the statement itself, so entries recorded at once by other writers never share or skip
+ * a number (D1 runs one batch at a time). `"if-changed"`: only if the statement just before it
+ * changed exactly one row (a transition's compare-and-set, through its audit entry and event, as
+ * src/services/events/write.ts does), so the entries exist exactly when the change does.
+ * Answers the numbers given (RETURNING).
+ */
+export function statusEntriesInsert(
+  db: Db,
+  deploymentId: string,
+  entries: readonly StatusEntry[],
+  createdAt: string,
+  when: "always" | "if-changed",
+) {
+  const list = JSON.stringify(
+    entries.map((e) => ({ stack_id: e.stackId, status: e.status, status_reason: e.statusReason })),
+  );
+  const condition: SQL = when === "if-changed" ? sql` WHERE changes() = 1` : sql``;
+  // Columns in the table's order (src/db/timeline-table.ts).
+  return db
+    .insert(deploymentTimeline)
+    .select(
+      sql`SELECT ${deploymentId}, base.n + e.key + 1, 'status', ${createdAt}, json_extract(e.value, '$.stack_id'), json_extract(e.value, '$.status'), json_extract(e.value, '$.status_reason'), NULL, NULL FROM json_each(${list}) AS e, (SELECT coalesce(max(seq), 0) AS n FROM deployment_timeline WHERE deployment_id = ${deploymentId}) AS base${condition}`,
+    )
+    .returning({ seq: deploymentTimeline.seq });
+}
+
+/** The entries an insert recorded, from the numbers it answered. */
+export function recordedEntries(
+  entries: readonly StatusEntry[],
+  numbered: readonly { seq: number }[],
+  createdAt: string,
+): TimelineEntry[] {
+  const first = Math.min(...numbered.map((n) => n.seq));
+  return entries.map((e, i) => ({
+    seq: first + i,
+    type: "status",
+    created_at: createdAt,
+    stack_id: e.stackId,
+    status: e.status,
+    status_reason: e.statusReason,
+    stream: null,
+    message: null,
+  }));
+}
+
+/**
+ * Tells the deployment's feed what a committed write recorded, without holding up the writer
+ * (`waitUntil`); with the write's D1 bookmark, so a follower that reads what it missed reads it
+ * from a copy that has it. A notification that fails twice is logged: the followers learn of the
+ * change with the next one (the numbers jump, and they read D1) or when they reconnect.
+ */
+export function notifyFollowers(
+  ctx: ServiceContext,
+  deploymentId: string,
+  entries: TimelineEntry[],
+  moved?: DeploymentRecord,
+): void {
+  const update: FeedUpdate = { entries };
+  if (moved) {
+    update.status = moved.status;
+    update.updatedAt = moved.updated_at;
+    const deployment = passableRecord(moved);
+    if (deployment) update.deployment = deployment;
+  }
+  const bookmark = ctx.session.bookmark();
+  if (bookmark) update.bookmark = bookmark;
+  ctx.waitUntil(
+    notifyFeed(ctx.deploymentFeeds, deploymentId, update).catch((err: unknown) =>
+      ctx.log.error("deployment feed notification failed", {
+        deployment_id: deploymentId,
+        error: loggableError(err),
+      }),
+    ),
+  );
+}
