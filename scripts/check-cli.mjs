@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // `npm run check:cli` (part of `npm test`): the TypeScript client as a user outside the repository
-// gets it. It runs the client's own unit tests (clients/typescript/test: fake servers for what
-// the service does not serve yet), packs the package, installs the tarball into a scratch
+// gets it. It runs the client's own unit tests (clients/typescript/test: fake servers for the
+// faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the tarball into a scratch
 // project in the system's temporary directory, and there, against `npm run dev` started on free
 // ports with its own state (scripts/dev-server.mjs):
 //   - type-checks and runs a consumer module that imports the package and calls the API;
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
-//   - for the operations of API_CONTRACT §18–§21 (variable sets, the timeline, redeploy, keys):
-//     runs their cases when the service's /openapi.json documents them, and says "skip" when not.
+//   - the operations of API_CONTRACT §18–§21 (variable sets, the timeline, redeploy, keys): each
+//     case fails if the service's /openapi.json does not document the operation it calls.
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,7 +34,8 @@ function check(ok, what, detail) {
   console.log(`${ok ? "ok  " : "FAIL"} ${elapsed()} ${what}${ok ? "" : `: ${detail}`}`);
   if (!ok) failures.push(what);
 }
-const skip = (what, why) => console.log(`skip ${what}: ${why}`);
+/** A case whose operation /openapi.json does not document: a failure, not a skip. */
+const missing = (what, why) => check(false, what, why);
 
 /** Runs a command to its end; resolves with its exit code and output, never rejects. */
 function runProcess(cmd, args, options = {}) {
@@ -332,9 +333,9 @@ try {
       );
     }
   } else
-    skip(
+    missing(
       "deployments follow",
-      "the service does not serve GET /v1/deployments/{id}/timeline yet (API_CONTRACT §19)",
+      "the service does not document GET /v1/deployments/{id}/timeline yet (API_CONTRACT §19)",
     );
 
   // §18: a .env round trip and a dry run, when the service serves variable sets.
@@ -419,9 +420,9 @@ try {
       JSON.stringify(before),
     );
   } else
-    skip(
+    missing(
       "variables export | import",
-      "the service does not serve PATCH {scope}/variables and its export yet (API_CONTRACT §18)",
+      "the service does not document PATCH {scope}/variables and its export yet (API_CONTRACT §18)",
     );
 
   // §20: redeploy.
@@ -434,9 +435,9 @@ try {
       JSON.stringify(r),
     );
   } else
-    skip(
+    missing(
       "deployments redeploy",
-      "the service does not serve POST /v1/deployments/{id}/redeploy yet (API_CONTRACT §20)",
+      "the service does not document POST /v1/deployments/{id}/redeploy yet (API_CONTRACT §20)",
     );
 
   // §21: keys that make keys.
@@ -469,9 +470,9 @@ try {
       JSON.stringify([revoked, after]),
     );
   } else
-    skip(
+    missing(
       "keys create | list | revoke",
-      "the service does not serve POST /v1/api-keys yet (API_CONTRACT §21)",
+      "the service does not document POST /v1/api-keys yet (API_CONTRACT §21)",
     );
 } catch (err) {
   failures.push(String(err));

@@ -1,5 +1,5 @@
 import createClient, { type Client } from "openapi-fetch";
-import type { Paths } from "./pending.js";
+import type { paths as Paths } from "./schema.js";
 import { type RetryOptions, retryingFetch } from "./retry.js";
 
 export type ClientOptions = RetryOptions & {

@@ -17,7 +17,6 @@ export { type ClientOptions, createDeployClient, type DeployClient } from "./cli
 export { ApiError, type ApiErrorBody, unwrap } from "./errors.js";
 export { type FollowEvent, type FollowOptions, follow, StreamError } from "./follow.js";
 export { pages } from "./pages.js";
-export type { Paths, PendingPaths, PendingSchemas } from "./pending.js";
 export { backoffMs, type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from "./retry.js";
 export type { components, paths } from "./schema.js";
 export { readSse, type SseEvent, type SseHandlers } from "./sse.js";

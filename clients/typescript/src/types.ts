@@ -1,5 +1,5 @@
 /** The records the helpers and the CLI use, read off `Paths` so that generated shapes win. */
-import type { Paths } from "./pending.js";
+import type { paths as Paths } from "./schema.js";
 
 type Json200<Op> = Op extends { responses: { 200: { content: { "application/json": infer T } } } }
   ? T
