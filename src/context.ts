@@ -66,6 +66,20 @@ export type ServiceContext = {
    * a write of a record checks it in the same statement as the write (src/services/preconditions.ts).
    */
   ifMatch?: "*" | string[];
+  /** Set for a /v1 write that claimed an Idempotency-Key and now executes under it. */
+  idempotency?: ExecutingKey;
+};
+
+/**
+ * A /v1 write running under its claimed Idempotency-Key (API_CONTRACT §11). Its audit entry
+ * records the key (src/services/audit/entry.ts), so the key commits with the change it keyed,
+ * or not at all (src/idempotency/executed.ts).
+ */
+export type ExecutingKey = {
+  key: string;
+  fingerprint: string;
+  /** The ids of the entries this execution built (whether or not each was written). */
+  entryIds: string[];
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */

@@ -6,6 +6,7 @@
 import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
+import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
 import { sweepStaleEvents } from "./services/events/fanout";
@@ -25,11 +26,14 @@ export default {
   // Dispatch on the cron expression (wrangler.toml [triggers]). The stale-event sweep runs only
   // here: one sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of
   // the same event from racing. The daily run removes what outlived its retention (audit entries,
-  // events and their deliveries). Both forget rotated-out signing secrets whose overlap ended.
+  // events and their deliveries). Both forget rotated-out signing secrets whose overlap ended and
+  // the Idempotency-Keys of writes older than 24 h.
   scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
     const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
     await forgetExpiredSecrets(ctx);
+    const keys = await forgetExpiredKeys(ctx);
+    if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", keys);
     if (controller.cron === DAILY_CRON) {
       const removed = await purgeExpiredAuditEntries(ctx);
       ctx.log.info("audit log retention", { removed });
