@@ -55,6 +55,8 @@ export type ServiceContext = {
   config: Config;
   /** The EVENTS queue: what goes on it, and how, is src/services/events/queue.ts. */
   eventsQueue: Queue;
+  /** One delivery lane per notification integration (src/services/integrations/lanes.ts). */
+  deliveryLanes: Env["DELIVERY_LANES"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -122,6 +124,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     log,
     config: parseConfig(source.env),
     eventsQueue: source.env.EVENTS,
+    deliveryLanes: source.env.DELIVERY_LANES,
     waitUntil,
   };
   if (source.identity) ctx.identity = source.identity;

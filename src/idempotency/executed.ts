@@ -44,7 +44,11 @@ export async function findExecuted(
   apiKeyId: string,
   key: string,
 ): Promise<ExecutedWrite | undefined> {
-  const { db } = ctx.openSession(PRIMARY);
+  return executedQuery(ctx.openSession(PRIMARY).db, apiKeyId, key).get();
+}
+
+/** The lookup of `findExecuted`: one row of the unique index of keys. */
+export function executedQuery(db: Db, apiKeyId: string, key: string) {
   return db
     .select({
       entryId: auditLog.id,
@@ -54,8 +58,7 @@ export async function findExecuted(
       createdAt: auditLog.createdAt,
     })
     .from(auditLog)
-    .where(and(eq(auditLog.actorApiKeyId, apiKeyId), eq(auditLog.idempotencyKey, key)))
-    .get();
+    .where(and(eq(auditLog.actorApiKeyId, apiKeyId), eq(auditLog.idempotencyKey, key)));
 }
 
 /** Whether the key this write committed is past its 24 h (API_CONTRACT §11) and so forgotten. */
@@ -165,18 +168,22 @@ export async function forgetExpiredKeys(
   return { cleared, done: false };
 }
 
-async function forgetChunk(db: Db, cutoff: string, batch: number): Promise<number> {
-  const oldest = db
+/** The entries holding keys written at or before `cutoff` (ISO time), oldest first, `batch` of them. */
+export function expiredKeysQuery(db: Db, cutoff: string, batch: number) {
+  return db
     .select({ id: auditLog.id })
     .from(auditLog)
     .where(and(isNotNull(auditLog.idempotencyKey), lte(auditLog.createdAt, cutoff)))
     .orderBy(asc(auditLog.createdAt))
     .limit(batch);
+}
+
+async function forgetChunk(db: Db, cutoff: string, batch: number): Promise<number> {
   // RETURNING counts exactly the rows cleared.
   const rows = await db
     .update(auditLog)
     .set(clearKey)
-    .where(inArray(auditLog.id, oldest))
+    .where(inArray(auditLog.id, expiredKeysQuery(db, cutoff, batch)))
     .returning({ id: auditLog.id })
     .all();
   return rows.length;

@@ -15,8 +15,13 @@ import { type ApiResponse, limiterOf, request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
 import { type Caller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
+import { setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
+import { allowTheLocalReceiver, writeDelivery, writeEvent } from "../helpers/webhooks";
+
+// The redeliver below sends to the local receiver (http://127.0.0.1), as in local development.
+allowTheLocalReceiver();
 
 type Record_ = { id: string; name?: string; updated_at?: string };
 
@@ -250,6 +255,36 @@ describe("a keyed write that meets its committed key without a lapsed claim", ()
         project.id,
       ),
     ).toBe(1);
+  });
+});
+
+describe("a keyed write that answers 5xx after its commit", () => {
+  // The lane's refusal surfaces as an unhandled error (500) by design.
+  const errors = captureLogs("error");
+
+  it("takes its key back, in D1 too (API_CONTRACT §11): the retry executes", async () => {
+    // A redeliver commits (its delivery back to pending, its audit entry), then its lane is
+    // unreachable: it puts the delivery back and answers 500.
+    const { owner, project, integration, path } = await setupIntegration();
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { status: "failed" });
+    const unreachable = {
+      idFromName: (name: string) => env.DELIVERY_LANES.idFromName(name),
+      get: () => ({ schedule: () => Promise.reject(new Error("lane unreachable")) }),
+    } as unknown as Env["DELIVERY_LANES"];
+    const key = unique("5xx");
+    const redeliver = `${path}/deliveries/${deliveryId}/redeliver`;
+    const failed = await request("POST", redeliver, {
+      key: owner.key,
+      headers: { "idempotency-key": key },
+      bindings: { DELIVERY_LANES: unreachable },
+    });
+    expect(failed.status).toBe(500);
+    expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "unhandled error" }));
+    expect(await keyedEntries(key)).toBe(0);
+    const retry = await send(owner, "POST", redeliver, key);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([202, null]);
+    expect(await keyedEntries(key)).toBe(1);
   });
 });
 
