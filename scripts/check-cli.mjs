@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run check:cli` (part of `npm test`): the TypeScript client as a user outside the repository
 // gets it. It runs the client's own unit tests (clients/typescript/test: fake servers for the
-// faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the tarball into a scratch
-// project in the system's temporary directory, and there, against `npm run dev` started on free
+// faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the
+// tarball into a scratch project in the system's temporary directory, and there, against `npm run dev` started on free
 // ports with its own state (scripts/dev-server.mjs):
 //   - type-checks and runs a consumer module that imports the package and calls the API;
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
@@ -35,7 +35,7 @@ function check(ok, what, detail) {
   if (!ok) failures.push(what);
 }
 /** A case whose operation /openapi.json does not document: a failure, not a skip. */
-const missing = (what, why) => check(false, what, why);
+const undocumented = (what, why) => check(false, what, why);
 
 /** Runs a command to its end; resolves with its exit code and output, never rejects. */
 function runProcess(cmd, args, options = {}) {
@@ -333,7 +333,7 @@ try {
       );
     }
   } else
-    missing(
+    undocumented(
       "deployments follow",
       "the service does not document GET /v1/deployments/{id}/timeline yet (API_CONTRACT §19)",
     );
@@ -420,7 +420,7 @@ try {
       JSON.stringify(before),
     );
   } else
-    missing(
+    undocumented(
       "variables export | import",
       "the service does not document PATCH {scope}/variables and its export yet (API_CONTRACT §18)",
     );
@@ -435,7 +435,7 @@ try {
       JSON.stringify(r),
     );
   } else
-    missing(
+    undocumented(
       "deployments redeploy",
       "the service does not document POST /v1/deployments/{id}/redeploy yet (API_CONTRACT §20)",
     );
@@ -470,7 +470,7 @@ try {
       JSON.stringify([revoked, after]),
     );
   } else
-    missing(
+    undocumented(
       "keys create | list | revoke",
       "the service does not document POST /v1/api-keys yet (API_CONTRACT §21)",
     );

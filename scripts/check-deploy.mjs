@@ -53,6 +53,8 @@ const plain = (value) => JSON.parse(JSON.stringify(value));
 const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
 const local = read(undefined);
+/** Bindings in name order: where each stands in wrangler.toml says nothing. */
+const byName = (bindings) => [...bindings].sort((a, b) => a.name.localeCompare(b.name));
 const names = environments();
 check(
   names.includes("staging") && names.includes("production"),
@@ -68,7 +70,7 @@ for (const env of names) {
     `[env.${env}] D1: ${c.d1_databases.map((d) => `${d.binding} → ${d.database_name}`).join(", ")}`,
   );
   check(
-    same(c.durable_objects.bindings, local.durable_objects.bindings),
+    same(byName(c.durable_objects.bindings), byName(local.durable_objects.bindings)),
     `[env.${env}] Durable Object: ${c.durable_objects.bindings.map((b) => `${b.name} → ${b.class_name}`).join(", ")}`,
   );
   check(

@@ -50,7 +50,7 @@ export function createApp() {
     "/v1/*",
     apiKeyAuth,
     rateLimit(routeMeta),
-    idempotency(app),
+    idempotency(app, routeMeta),
     requireScope(routeMeta),
     route,
     bodyGuard,

@@ -1,8 +1,12 @@
 /**
  * Entry point for batches of the EVENTS queue and of its dead-letter queue (one consumer
  * Worker for both; `batch.queue` tells them apart). Every message is handled, acknowledged
- * or retried on its own, and the messages of a batch run concurrently, so one slow or
- * failing endpoint never delays or re-sends another's delivery.
+ * or retried on its own, and the messages of a batch run concurrently.
+ *
+ * No message here waits on a webhook receiver: a fan-out hands the event's deliveries to their
+ * integrations' delivery lanes (src/delivery-lane.ts), which make the attempts, each lane on its
+ * own. A batch lasts a few D1 round trips, so a receiver that hangs delays neither another
+ * tenant's deliveries nor the project work (a disconnect) on this queue.
  *
  * Each message gets a service context of its own (no identity; its id as `request_id`), so
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
@@ -11,7 +15,8 @@ import { createServiceContext, type ServiceContext } from "./context";
 import { loggableError } from "./errors";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
-import { markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
+import { markDeliveryFailed } from "./services/integrations/attempts";
+import { entryOf, integrationOf, scheduleDeliveries } from "./services/integrations/lanes";
 import { finishDisconnect } from "./services/projects/projects";
 
 export const EVENTS_QUEUE = "deploy-platform-events";
@@ -45,17 +50,12 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
         return;
       case "webhook.deliver": {
-        const decision = await processDelivery(ctx, body.delivery_id, message.attempts, {
-          manual: body.manual === true,
-          series: body.series ?? 0,
-        });
-        if (decision.action === "ack") message.ack();
-        else if (decision.action === "retry") message.retry({ delaySeconds: decision.delaySeconds });
-        // The last try: retries are exhausted, so this sends the message to the dead-letter queue.
-        else message.retry();
-        if (decision.action !== "ack") {
-          ctx.log.warn("webhook delivery failed", { delivery_id: body.delivery_id, ...decision });
+        // A delivery message (one queued before the lanes, or sent by hand): to its lane.
+        const integrationId = await integrationOf(ctx, body.delivery_id);
+        if (integrationId) {
+          await scheduleDeliveries(ctx, integrationId, [entryOf(body.delivery_id, body.series ?? 0)]);
         }
+        message.ack();
         return;
       }
       default:

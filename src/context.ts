@@ -57,6 +57,8 @@ export type ServiceContext = {
   eventsQueue: Queue;
   /** Each deployment's feed (src/feed/): writes notify it, live streams and waits subscribe. */
   deploymentFeeds: Env["DEPLOYMENT_FEED"];
+  /** One delivery lane per notification integration (src/services/integrations/lanes.ts). */
+  deliveryLanes: Env["DELIVERY_LANES"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -68,6 +70,20 @@ export type ServiceContext = {
    * a write of a record checks it in the same statement as the write (src/services/preconditions.ts).
    */
   ifMatch?: "*" | string[];
+  /** Set for a /v1 write that claimed an Idempotency-Key and now executes under it. */
+  idempotency?: ExecutingKey;
+};
+
+/**
+ * A /v1 write running under its claimed Idempotency-Key (API_CONTRACT §11). Its audit entry
+ * records the key (src/services/audit/entry.ts), so the key commits with the change it keyed,
+ * or not at all (src/idempotency/executed.ts).
+ */
+export type ExecutingKey = {
+  key: string;
+  fingerprint: string;
+  /** The ids of the entries this execution built (whether or not each was written). */
+  entryIds: string[];
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */
@@ -111,6 +127,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     config: parseConfig(source.env),
     eventsQueue: source.env.EVENTS,
     deploymentFeeds: source.env.DEPLOYMENT_FEED,
+    deliveryLanes: source.env.DELIVERY_LANES,
     waitUntil,
   };
   if (source.identity) ctx.identity = source.identity;

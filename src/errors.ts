@@ -55,10 +55,25 @@ export const conflict = (message: string, cause?: unknown) => new ApiError("conf
 export const forbidden = (message = "Your role does not allow this action.") =>
   new ApiError("forbidden", message);
 
-/** D1 reports constraint failures only through the message text. */
+/**
+ * D1 reports constraint failures only through the message text. A write that meets its own
+ * Idempotency-Key already committed is not a clash of the caller's data: see below.
+ */
 export function isUniqueViolation(err: unknown): boolean {
   const text = errorText(err);
-  return /UNIQUE constraint failed|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text);
+  return (
+    /UNIQUE constraint failed|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text) &&
+    !IDEMPOTENCY_KEY_TAKEN.test(text)
+  );
+}
+
+/** The audit log's unique index of Idempotency-Keys (src/db/audit-table.ts), as D1 names it. */
+const IDEMPOTENCY_KEY_TAKEN =
+  /UNIQUE constraint failed: audit_log\.actor_api_key_id, audit_log\.idempotency_key/;
+
+/** A write whose Idempotency-Key already committed with an earlier execution (API_CONTRACT §11). */
+export function isIdempotencyKeyTaken(err: unknown): boolean {
+  return IDEMPOTENCY_KEY_TAKEN.test(errorText(err));
 }
 
 export function isForeignKeyViolation(err: unknown): boolean {

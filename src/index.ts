@@ -1,21 +1,25 @@
 /**
- * Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), the stale-event sweep on a
- * cron, and the rate limiter class. Every entry point builds the same service context
- * (src/context.ts) and calls the same services.
+ * Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), the sweeps of stale events and
+ * stuck deliveries on a cron, and the Durable Object classes (the rate limiter, the delivery
+ * lanes). Every entry point builds the same service context (src/context.ts) and calls the same
+ * services.
  */
 import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
 import { createServiceContext } from "./context";
+import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
+import { sweepStuckDeliveries } from "./services/integrations/lanes";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
 
+export { DeliveryLane } from "./delivery-lane";
 export { DeploymentFeed } from "./feed/object";
 export { RateLimiter } from "./rate-limit/limiter";
 
@@ -24,14 +28,18 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env, exec?: ExecutionContext) => handleEventsBatch(batch, env, exec),
-  // Dispatch on the cron expression (wrangler.toml [triggers]). The stale-event sweep runs only
-  // here: one sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of
-  // the same event from racing. The daily run removes what outlived its retention (audit entries,
-  // events and their deliveries, deployments' timelines). Both forget rotated-out signing secrets whose overlap ended.
+  // Dispatch on the cron expression (wrangler.toml [triggers]). The sweeps run only here: one
+  // sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of the same
+  // event from racing (and a lane takes a delivery it holds only once). The daily run removes
+  // what outlived its retention (audit entries, events and their deliveries, deployments'
+  // timelines). Both forget rotated-out signing secrets whose overlap ended and the
+  // Idempotency-Keys of writes older than 24 h.
   scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
     const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
     await forgetExpiredSecrets(ctx);
+    const keys = await forgetExpiredKeys(ctx);
+    if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", keys);
     if (controller.cron === DAILY_CRON) {
       const removed = await purgeExpiredAuditEntries(ctx);
       ctx.log.info("audit log retention", { removed });
@@ -41,5 +49,7 @@ export default {
       return;
     }
     await sweepStaleEvents(ctx);
+    const stuck = await sweepStuckDeliveries(ctx);
+    if (stuck.taken > 0) ctx.log.warn("stuck deliveries handed to their lanes again", stuck);
   },
 } satisfies ExportedHandler<Env>;

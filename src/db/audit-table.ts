@@ -2,7 +2,8 @@
  * The audit log (API_CONTRACT §14). Part of the one schema: src/db/schema.ts re-exports it, and
  * drizzle-kit reads it through it.
  */
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const AUDIT_ACTOR_TYPES = ["api_key", "admin"] as const;
 export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
@@ -32,10 +33,24 @@ export const auditLog = sqliteTable(
     userAgent: text("user_agent"),
     changes: text("changes", { mode: "json" }).$type<AuditChanges>(),
     createdAt: text("created_at").notNull(),
+    /**
+     * The `Idempotency-Key` the change ran under (API_CONTRACT §11) and its request's
+     * fingerprint, written with the entry so that the key commits with the change it keyed, or
+     * not at all (src/idempotency/executed.ts). Not part of the entry's record; cleared by the
+     * cron once the key is 24 h old.
+     */
+    idempotencyKey: text("idempotency_key"),
+    idempotencyFingerprint: text("idempotency_fingerprint"),
   },
   (t) => [
     index("audit_log_org_created_idx").on(t.orgId, t.createdAt, t.id),
     index("audit_log_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("audit_log_created_idx").on(t.createdAt),
+    // A key runs one change per API key: a second commit of it fails, and its batch with it.
+    uniqueIndex("audit_log_idempotency_key_idx")
+      .on(t.actorApiKeyId, t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+    // The keys the cron clears, oldest first.
+    index("audit_log_idempotency_created_idx").on(t.createdAt).where(sql`idempotency_key IS NOT NULL`),
   ],
 );

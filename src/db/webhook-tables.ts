@@ -100,6 +100,10 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("webhook_deliveries_event_integration_idx").on(t.eventId, t.integrationId),
     index("webhook_deliveries_integration_created_idx").on(t.integrationId, t.createdAt, t.id),
     index("webhook_deliveries_project_idx").on(t.projectId),
+    // Deliveries still to send, by integration and due time: the sweep finds those left behind.
+    index("webhook_deliveries_pending_due_idx")
+      .on(t.integrationId, t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
   ],
 );
 

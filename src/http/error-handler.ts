@@ -7,7 +7,14 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError, type ErrorCode, type FieldIssue, isForeignKeyViolation, loggableError } from "../errors";
+import {
+  ApiError,
+  type ErrorCode,
+  type FieldIssue,
+  isForeignKeyViolation,
+  isIdempotencyKeyTaken,
+  loggableError,
+} from "../errors";
 import { createLogger } from "../lib/log";
 import type { AppEnv } from "./app-env";
 
@@ -83,6 +90,11 @@ export function errorResponse(err: Error, c: Context<AppEnv>): Response {
       { code: "not_found", message: "The record this request writes under no longer exists." },
       404,
     );
+  }
+  // A keyed write that met its own Idempotency-Key, committed by an earlier execution: nothing
+  // ran twice. The idempotency middleware answers what that execution did instead of this.
+  if (isIdempotencyKeyTaken(err)) {
+    return c.json({ code: "conflict", message: "This Idempotency-Key's request was already executed." }, 409);
   }
   // Only the innermost message and the stack frames: the outer message of a query error
   // carries its bound parameters, which may be secrets.

@@ -28,6 +28,8 @@ export type RouteMeta = {
   action: string | undefined;
   policy: RateLimitPolicy | undefined;
   scope: Scope | undefined;
+  /** The status of its success answer (its first declared 2xx): what an executed write answered. */
+  success: number | undefined;
   internal: boolean;
 };
 
@@ -55,6 +57,10 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
     action: route.operationId && internal ? internalAction(route.operationId) : route.operationId,
     policy: route[RATE_LIMIT_EXTENSION],
     scope: route[SCOPE_EXTENSION],
+    success: Object.keys(route.responses)
+      .map(Number)
+      .filter((status) => status >= 200 && status < 300)
+      .sort((a, b) => a - b)[0],
     internal,
   };
 }

@@ -10,7 +10,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { readRawBody } from "../http/raw-body";
 import { sha256Hex } from "../lib/hex";
-import type { ClaimOutcome, IdempotencyClaim, StoredAnswer } from "./store";
+import type { ClaimOutcome, IdempotencyClaim, Settlement } from "./store";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
@@ -21,8 +21,8 @@ export type IdempotencyState = {
   claim: IdempotencyClaim;
   /** The limiter's answer to the claim; absent when the limiter could not be reached. */
   outcome?: ClaimOutcome;
-  /** Stores the request's answer, or (`null`) releases the key: the limiter object's second call. */
-  settle(answer: StoredAnswer | null): Promise<void>;
+  /** Stores the request's answer, releases the key (`null`) or lets it lapse: the object's second call. */
+  settle(answer: Settlement): Promise<void>;
   /**
    * Set once the request has passed every check of its form (scope, headers, the body guard)
    * and reaches its route (`routeBegins`): from here it executes, and the key keeps its answer.

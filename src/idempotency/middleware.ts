@@ -12,14 +12,28 @@
  * does: once the header or body is mended, a retry with the same key runs. What the route answers
  * (its own validation's 400 included) is stored. `routeBegins`, the last /v1 middleware, marks
  * the line.
+ *
+ * A write runs with its key in its context, so that its audit entry commits the key with the
+ * change (./executed.ts): a claim whose predecessor's lease lapsed, or a write that meets its
+ * committed key, answers what the committed execution did and never executes again.
  */
 import type { Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { ExecutingKey } from "../context";
 import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
-import { ApiError, badInput, loggableError } from "../errors";
+import { ApiError, badInput, isIdempotencyKeyTaken, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { IDEMPOTENCY_HEADER, KEY_PATTERN, WRITE_METHODS } from "./claim";
-import type { StoredAnswer } from "./store";
+import type { RouteLookup } from "../http/route-meta";
+import { IDEMPOTENCY_HEADER, type IdempotencyState, KEY_PATTERN, WRITE_METHODS } from "./claim";
+import {
+  type ExecutedWrite,
+  findExecuted,
+  forgetKey,
+  isForgotten,
+  rebuiltAnswer,
+  releaseKey,
+} from "./executed";
+import type { Settlement, StoredAnswer } from "./store";
 
 /**
  * The headers of an answer that a replay repeats (API_CONTRACT §11, and `cache-control`), and the
@@ -39,12 +53,19 @@ type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response
 
 const keyIssue = (message: string) => [{ path: "header.idempotency-key", message }];
 
+const mismatch = () =>
+  badInput(
+    "This Idempotency-Key was used with another request (method, path, query or body).",
+    keyIssue("Already used for a different request; use a new key."),
+  );
+
 /**
  * Acts on the claim: replays a stored answer, refuses a mismatch (400) or a duplicate in flight
  * (409, Retry-After: 1), or runs the request and settles the key. An answer stored by reference
- * is re-read as a GET of its record through `app`, with the same key.
+ * is re-read as a GET of its record through `app`, with the same key; `routeMeta` says what an
+ * operation answers, for an execution whose answer was lost.
  */
-export function idempotency(app: Pick<Hono<AppEnv>, "request">) {
+export function idempotency(app: Pick<Hono<AppEnv>, "request">, routeMeta: RouteLookup) {
   const reread: Reread = (c, path) =>
     app.request(
       path,
@@ -71,12 +92,7 @@ export function idempotency(app: Pick<Hono<AppEnv>, "request">) {
       // second one. Nothing ran, so a retry is safe.
       throw new ApiError("internal", "Idempotency keys are unavailable right now; retry shortly.");
     }
-    if (outcome.state === "mismatch") {
-      throw badInput(
-        "This Idempotency-Key was used with another request (method, path, query or body).",
-        keyIssue("Already used for a different request; use a new key."),
-      );
-    }
+    if (outcome.state === "mismatch") throw mismatch();
     if (outcome.state === "in_flight") {
       throw new ApiError(
         "conflict",
@@ -89,10 +105,35 @@ export function idempotency(app: Pick<Hono<AppEnv>, "request">) {
       c.res = await replay(c, outcome.answer, reread);
       return;
     }
-    let answer: StoredAnswer | null = null;
+    let answer: Settlement = null;
     try {
-      await next();
-      answer = state.routeBegan && c.res.status < 500 ? await toStoredAnswer(c) : null;
+      // The claim before this one never settled: its request may have committed, then died.
+      const committed = outcome.lapsed ? await committedExecution(c, state) : undefined;
+      const executing: ExecutingKey = { ...state.claim, entryIds: [] };
+      if (!committed) {
+        c.set("ctx", { ...c.get("ctx"), idempotency: executing });
+        await next();
+      }
+      if (committed || isIdempotencyKeyTaken(c.error)) {
+        // Nothing ran twice: answer what the execution that holds the key did.
+        const executed = committed ?? (await committedExecution(c, state));
+        if (!executed) throw releasedMeanwhile();
+        if (executed.fingerprint !== state.claim.fingerprint) {
+          // Another request holds the key: the claim lapses again, so that one is still answered.
+          answer = "lapsed";
+          throw mismatch();
+        }
+        const rebuilt = rebuiltAnswer(routeMeta(c), executed, new URL(c.req.url).pathname);
+        answer = rebuilt;
+        c.res = await replay(c, rebuilt, reread);
+      } else if (c.res.status >= 500) {
+        await releaseKey(c.get("ctx"), executing).catch((err: unknown) => {
+          // The key stays taken: a retry is answered as executed, never executed twice.
+          c.get("ctx").log.error("idempotency release failed", { error: loggableError(err) });
+        });
+      } else if (state.routeBegan) {
+        answer = await toStoredAnswer(c);
+      }
     } finally {
       // A 5xx, a refusal before the route ran, or a failure before any answer changed nothing:
       // release the key for a retry.
@@ -103,6 +144,35 @@ export function idempotency(app: Pick<Hono<AppEnv>, "request">) {
     }
   });
 }
+
+/**
+ * The execution that committed this request's key (./executed.ts), if any (it may be another
+ * request's: another fingerprint). One older than 24 h is forgotten here, and is none.
+ */
+async function committedExecution(
+  c: Context<AppEnv>,
+  state: IdempotencyState,
+): Promise<ExecutedWrite | undefined> {
+  const ctx = c.get("ctx");
+  const keyId = ctx.identity?.keyId;
+  if (!keyId) return undefined;
+  const executed = await findExecuted(ctx, keyId, state.claim.key);
+  if (!executed) return undefined;
+  if (isForgotten(executed)) {
+    await forgetKey(ctx, executed.entryId);
+    return undefined;
+  }
+  return executed;
+}
+
+/** A write met its key, whose earlier use was forgotten (24 h old) meanwhile: a retry runs it. */
+const releasedMeanwhile = () =>
+  new ApiError(
+    "conflict",
+    "This Idempotency-Key's earlier use has just expired; retry after Retry-After seconds to execute this request.",
+    keyIssue("Expired while this request ran."),
+    { "Retry-After": "1" },
+  );
 
 /** The last /v1 middleware: the request has passed every check of its form and reaches its route. */
 export const routeBegins = createMiddleware<AppEnv>(async (c, next) => {
@@ -119,13 +189,14 @@ async function toStoredAnswer(c: Context<AppEnv>): Promise<StoredAnswer> {
     if (value !== null) headers[name] = value;
   }
   const body = await res.clone().text();
+  if (body === "") return { status: res.status, headers, body: null, ref: null };
   // The record it carried (its `location`, `content-location`, or the path of the PUT/PATCH):
   // what the limiter keeps instead of a large answer once its budget is spent.
   const ref =
     headers.location ??
     headers["content-location"] ??
     (c.req.method === "PUT" || c.req.method === "PATCH" ? new URL(c.req.url).pathname : null);
-  return { status: res.status, headers, body: body === "" ? null : body, ref };
+  return { status: res.status, headers, body, ref };
 }
 
 /**

@@ -10,7 +10,9 @@
  * stored) or deleted (a 5xx, or a request that never finished releases it). Every entry is
  * forgotten 24 h after its claim (the object's alarm deletes it; a claim also ignores an
  * expired one). A `running` entry whose request died with its isolate holds its key for at
- * most LEASE_MS: then the key can be claimed again.
+ * most LEASE_MS: then the key can be claimed again, and the claim says the key `lapsed`, since
+ * that request may have committed before it died (the write's own record of its key, in D1, then
+ * decides: src/idempotency/executed.ts).
  */
 
 /** Keys are remembered this long after the first request (API_CONTRACT §11). */
@@ -37,6 +39,13 @@ export type StoredAnswer = {
   ref: string | null;
 };
 
+/**
+ * How a claimed request settles its key: with its answer; released (`null`: nothing ran); or
+ * `"lapsed"`: left as a claim whose request never settled, so that the next claim asks D1 again
+ * (the key is held by a write another request made: ../idempotency/executed.ts).
+ */
+export type Settlement = StoredAnswer | null | "lapsed";
+
 /** Answers up to this size (UTF-8 bytes) are kept in their entry's row. */
 export const INLINE_ANSWER_BYTES = 64 * 1024;
 /** A larger answer is kept whole in parts of at most this size (rows stay under the 2 MB limit). */
@@ -54,7 +63,11 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export type ClaimOutcome =
-  | { state: "claimed" }
+  /**
+   * `lapsed`: the key was held by a claim whose request never settled (its isolate died): that
+   * request may have committed its write before it died, so D1 is asked (../idempotency/executed.ts).
+   */
+  | { state: "claimed"; lapsed?: true }
   | { state: "in_flight" }
   | { state: "mismatch" }
   | { state: "replay"; answer: StoredAnswer };
@@ -115,6 +128,7 @@ export function claimKey(
   }
   // An expired entry, or a claim that never settled: what it kept goes with it.
   if (row) sql.exec("DELETE FROM idempotency_parts WHERE key = ?", claim.key);
+  const lapsed = row !== undefined && row.expires_at > now && row.state === "running";
   const expiresAt = now + IDEMPOTENCY_TTL_MS;
   sql.exec(
     `INSERT INTO idempotency (key, fingerprint, state, lease_until, expires_at) VALUES (?, ?, 'running', ?, ?)
@@ -126,20 +140,30 @@ export function claimKey(
     now + LEASE_MS,
     expiresAt,
   );
-  return { state: "claimed", expiresAt };
+  return lapsed ? { state: "claimed", lapsed, expiresAt } : { state: "claimed", expiresAt };
 }
 
 /**
- * Stores the answer of a claimed request (`answer`), or releases its key (no answer). An answer
+ * Stores the answer of a claimed request (`answer`), releases its key (no answer), or lets its
+ * claim lapse (`"lapsed"`). An answer
  * is kept whole: in its row up to INLINE_ANSWER_BYTES, else in parts; by reference only when it
- * carried a record and the object's large answers would pass `budget`.
+ * carried a record and the object's large answers would pass `budget`, or when it has no body
+ * but a record's path (an answer rebuilt from D1).
  */
 export function settleKey(
   sql: SqlStorage,
   claim: IdempotencyClaim,
-  answer: StoredAnswer | null,
+  answer: Settlement,
   budget = LARGE_ANSWERS_BUDGET_BYTES,
 ): void {
+  if (answer === "lapsed") {
+    sql.exec(
+      "UPDATE idempotency SET lease_until = 0 WHERE key = ? AND fingerprint = ? AND state = 'running'",
+      claim.key,
+      claim.fingerprint,
+    );
+    return;
+  }
   if (!answer) {
     sql.exec(
       "DELETE FROM idempotency WHERE key = ? AND fingerprint = ? AND state = 'running'",
@@ -150,12 +174,16 @@ export function settleKey(
   }
   const bytes = answer.body === null ? null : encoder.encode(answer.body);
   const large = bytes !== null && bytes.byteLength > INLINE_ANSWER_BYTES;
+  // By reference: an answer that is nothing but its record's path (one rebuilt from D1 for an
+  // execution whose answer was lost, ./executed.ts), or a large one past the budget.
   const byReference =
-    large &&
     answer.ref !== null &&
-    sql.exec<{ kept: number }>("SELECT coalesce(sum(size), 0) AS kept FROM idempotency_parts").one().kept +
-      bytes.byteLength >
-      budget;
+    (bytes === null ||
+      (large &&
+        sql.exec<{ kept: number }>("SELECT coalesce(sum(size), 0) AS kept FROM idempotency_parts").one()
+          .kept +
+          bytes.byteLength >
+          budget));
   const settled = sql.exec(
     `UPDATE idempotency SET state = 'done', status = ?, headers = ?, body = ?, ref = ?
      WHERE key = ? AND fingerprint = ? AND state = 'running'`,

@@ -84,7 +84,8 @@ const HEADERS = {
   RetryAfterInFlight: {
     description:
       "`1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing " +
-      "(API_CONTRACT §11): retry it then to get that request's answer.",
+      "(API_CONTRACT §11): retry it then to get that request's answer. Also when the key's earlier use " +
+      "expired (24 h) a moment ago: the retry then executes.",
     schema: { type: "integer" as const, format: "int32", enum: [1] },
   },
   Location: {

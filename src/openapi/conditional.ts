@@ -41,7 +41,10 @@ export function registerConditionalComponents(
       "stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while " +
       "the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a " +
       "request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, " +
-      "a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared.",
+      "a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. " +
+      "The key commits with the write itself: a write whose answer was lost after it committed (a dropped " +
+      "connection, a failure of the service) never executes again; a retry answers what it did, with the " +
+      "record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count).",
     schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
   });
   registry.registerComponent("parameters", "IfMatch", {

@@ -6,7 +6,7 @@ import {
   expireKeys,
   IDEMPOTENCY_SCHEMA,
   type IdempotencyClaim,
-  type StoredAnswer,
+  type Settlement,
   settleKey,
 } from "../idempotency/store";
 import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
@@ -35,8 +35,8 @@ export type AdmitResult = {
   idempotency?: ClaimOutcome;
 };
 
-/** Settles a claimed key: stores the answer, or (`answer: null`) releases the key. */
-export type SettleRequest = { idempotency: IdempotencyClaim; answer: StoredAnswer | null };
+/** Settles a claimed key: stores the answer, releases the key (`null`) or lets it lapse. */
+export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement };
 
 // `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
 const SCHEMA = [

@@ -1,13 +1,21 @@
 /**
  * Shared by the webhook tests (test/properties/webhooks/, the webhook operations and the event log): real D1,
- * the real EVENTS queue, real HTTP to a local receiver (test/global-setup-receiver.ts). Consumer
- * tests drive the Worker's queue handler with real message batches; end-to-end tests let the queue
- * deliver by itself; events and deliveries can be written straight to D1 with controlled
- * timestamps (as the producers and the fan-out write them).
+ * the real EVENTS queue and delivery lanes, real HTTP to a local receiver
+ * (test/global-setup-receiver.ts). Consumer tests drive the Worker's queue handler with real
+ * message batches, attempt tests make one attempt as a lane does; end-to-end tests let the queue
+ * and the lanes deliver by themselves; events and deliveries can be written straight to D1 with
+ * controlled timestamps (as the producers and the fan-out write them).
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  runInDurableObject,
+} from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, vi } from "vitest";
+import { createServiceContext } from "../../src/context";
 import { createDb } from "../../src/db/client";
 import type { EventType } from "../../src/db/event-types";
 import {
@@ -16,10 +24,12 @@ import {
   notificationIntegrations,
   webhookDeliveries,
 } from "../../src/db/schema";
+import type { DeliveryLane } from "../../src/delivery-lane";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import type { QueueMessage } from "../../src/services/events/queue";
 import { eventInsert, newEvent } from "../../src/services/events/write";
+import { processDelivery } from "../../src/services/integrations/attempts";
 import type { ReceivedRequest } from "../global-setup-receiver";
 import { createIntegration } from "./factories";
 
@@ -78,12 +88,18 @@ export async function writeEvent(
   return event;
 }
 
-/** A delivery row as the fan-out writes it, with the given status and times. */
+/** A delivery row as the fan-out writes it, with the given status and times (handed to no lane). */
 export async function writeDelivery(
   projectId: string,
   eventId: string,
   integrationId: string,
-  fields: { status?: DeliveryStatus; at?: string; attempts?: number } = {},
+  fields: {
+    status?: DeliveryStatus;
+    at?: string;
+    attempts?: number;
+    series?: number;
+    nextAttemptAt?: string;
+  } = {},
 ) {
   const id = newId();
   const at = fields.at ?? new Date().toISOString();
@@ -96,12 +112,38 @@ export async function writeDelivery(
       integrationId,
       status: fields.status ?? "pending",
       attempts: fields.attempts ?? 0,
+      series: fields.series ?? 0,
+      nextAttemptAt: fields.nextAttemptAt ?? null,
       createdAt: at,
       updatedAt: at,
     })
     .run();
   return id;
 }
+
+/**
+ * One attempt of a delivery as its lane makes it (src/delivery-lane.ts): `attempt` counts the
+ * attempts of its series from 1. Returns what the lane would do next.
+ */
+export function attemptOnce(
+  deliveryId: string,
+  attempt = 1,
+  opts: { series?: number; manual?: boolean; env?: Env } = {},
+) {
+  const ctx = createServiceContext({ env: opts.env ?? env, requestId: `test-${newId()}` });
+  return processDelivery(ctx, deliveryId, attempt, {
+    series: opts.series ?? 0,
+    manual: opts.manual ?? false,
+  });
+}
+
+/** An integration's delivery lane: the real Durable Object. */
+export const laneOf = (integrationId: string) =>
+  env.DELIVERY_LANES.get(env.DELIVERY_LANES.idFromName(integrationId));
+
+/** What an integration's lane holds now. */
+export const laneEntries = (integrationId: string) =>
+  runInDurableObject(laneOf(integrationId), (lane: DeliveryLane) => lane.entries());
 
 export let messageSeq = 0;
 /**

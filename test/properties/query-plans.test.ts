@@ -9,11 +9,13 @@ import type { Identity } from "../../src/context";
 import { createDb } from "../../src/db/client";
 import { numberedPageRequest, pageRequest, tablePageQuery } from "../../src/db/pagination";
 import { auditLog, events, webhookDeliveries } from "../../src/db/schema";
+import { executedQuery, expiredKeysQuery } from "../../src/idempotency/executed";
 import { apiKeyPageQuery } from "../../src/services/api-keys/list";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
 import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
+import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/lanes";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
 import { stateAtSelect, versionsPageSelect } from "../../src/services/variables/history";
 
@@ -197,8 +199,11 @@ describe("POST …/recover", () => {
       const built = recoverCandidatesQuery(
         db,
         "i".repeat(22),
-        "2026-11-01T00:00:00.000Z",
-        "2026-11-30T00:00:00.000Z",
+        {
+          since: "2026-11-01T00:00:00.000Z",
+          until: "2026-11-30T00:00:00.000Z",
+          stuckBefore: "2026-11-30T00:00:00.000Z",
+        },
         after,
       ).toSQL();
       const detail = await plan(built.sql, built.params);
@@ -279,4 +284,38 @@ describe("a scope's history (API_CONTRACT §18)", () => {
       }
     },
   );
+});
+
+describe("the cron's sweep of deliveries left pending", () => {
+  it("reads only the partial index of pending deliveries: the integrations, then each one's, oldest due first", async () => {
+    const db = createDb(env.DB);
+    const before = "2026-11-30T00:00:00.000Z";
+    const integrations = stuckIntegrationsQuery(db, before).toSQL();
+    const found = await plan(integrations.sql, integrations.params);
+    expect(found, found).toMatch(
+      /webhook_deliveries USING COVERING INDEX webhook_deliveries_pending_due_idx/,
+    );
+    const deliveries = stuckDeliveriesQuery(db, "i".repeat(22), before).toSQL();
+    const detail = await plan(deliveries.sql, deliveries.params);
+    expect(detail, detail).toMatch(
+      /SEARCH webhook_deliveries USING INDEX webhook_deliveries_pending_due_idx \(integration_id=\? AND next_attempt_at<\?\)/,
+    );
+    expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("Idempotency-Keys in the audit log", () => {
+  it("a key is one row of the unique index; the cron walks the partial index of keyed entries, oldest first", async () => {
+    const db = createDb(env.DB);
+    const lookup = executedQuery(db, "k".repeat(22), "key").toSQL();
+    expect(await plan(lookup.sql, lookup.params)).toMatch(
+      /SEARCH audit_log USING INDEX audit_log_idempotency_key_idx \(actor_api_key_id=\? AND idempotency_key=\?\)/,
+    );
+    const expired = expiredKeysQuery(db, "2026-11-30T00:00:00.000Z", 1000).toSQL();
+    const detail = await plan(expired.sql, expired.params);
+    expect(detail, detail).toMatch(
+      /SEARCH audit_log USING (COVERING )?INDEX audit_log_idempotency_created_idx/,
+    );
+    expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+  });
 });

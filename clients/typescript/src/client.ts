@@ -1,6 +1,6 @@
 import createClient, { type Client } from "openapi-fetch";
-import type { paths as Paths } from "./schema.js";
 import { type RetryOptions, retryingFetch } from "./retry.js";
+import type { paths as Paths } from "./schema.js";
 
 export type ClientOptions = RetryOptions & {
   /** e.g. `http://localhost:8787`. */

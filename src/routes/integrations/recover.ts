@@ -1,4 +1,4 @@
-/** API_CONTRACT §13: re-send every failed or skipped delivery of a time range. */
+/** API_CONTRACT §13: re-send every failed or skipped delivery of a time range (and every stuck one). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
@@ -12,12 +12,13 @@ export const recoverIntegrationRoute = defineRoute({
   path: `${INTEGRATION_PATH}/recover`,
   operationId: "recoverIntegration",
   tags: ["Notification integrations"],
-  summary: "Re-send failed and skipped deliveries of a time range",
+  summary: "Re-send failed, skipped and stuck deliveries of a time range",
   description:
     "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
-    "and `until` (both included; `until` defaults to now), all of them in one call, oldest deliveries first. " +
-    "Each is sent through the queue with its " +
-    "event's original `webhook-id` (even while the integration is disabled). Needs `contributor` or above.",
+    "and `until` (both included; `until` defaults to now), and every one still `pending` more than a minute " +
+    "after its `next_attempt_at` (left behind by a failure), all of them in one call, oldest deliveries first. " +
+    "Each starts a new series of attempts (the usual retry schedule) with its event's original `webhook-id` " +
+    "(even while the integration is disabled). Needs `contributor` or above.",
   request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
   responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },
 });

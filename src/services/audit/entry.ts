@@ -8,6 +8,10 @@
  * into its batch right after the write it records. The entry is written only if that write
  * changed a row (`changes() > 0`), so a write that matched nothing (a lost race) leaves no entry:
  * no change without its entry, no entry without its change.
+ *
+ * The entry of a write made under an Idempotency-Key also records the key and the request's
+ * fingerprint, under a unique index: the key commits with the change or not at all, and a second
+ * execution of a committed key fails whole (API_CONTRACT §11; src/idempotency/executed.ts).
  */
 import { is, SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
@@ -115,6 +119,7 @@ function requestFacts(ctx: ServiceContext) {
     throw new Error("auditEntry outside a request with an operationId");
   }
   const identity = ctx.identity;
+  const keyed = ctx.idempotency;
   return {
     action: request.operationId,
     actorType: identity ? ("api_key" as const) : ("admin" as const),
@@ -123,6 +128,8 @@ function requestFacts(ctx: ServiceContext) {
     requestId: ctx.requestId,
     ip: request.ip,
     userAgent: request.userAgent,
+    idempotencyKey: keyed?.key ?? null,
+    idempotencyFingerprint: keyed?.fingerprint ?? null,
   };
 }
 
@@ -144,10 +151,14 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
     : sql`${input.changes ? JSON.stringify(auditValue(input.changes)) : null}`;
   const condition =
     input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
+  const id = input.id ?? newId();
+  // A keyed write's entry carries its Idempotency-Key, so the key is taken exactly when the change
+  // commits. Its id is noted: a 5xx releases the key of whichever noted entry was written.
+  ctx.idempotency?.entryIds.push(id);
   // Columns in the table's order (src/db/schema.ts `auditLog`).
   return ctx.db
     .insert(auditLog)
     .select(
-      sql`SELECT ${input.id ?? newId()}, ${orgId}, ${projectId}, ${facts.action}, ${input.target.type}, ${input.target.id}, ${facts.actorType}, ${facts.actorAccountId}, ${facts.actorApiKeyId}, ${facts.requestId}, ${facts.ip}, ${facts.userAgent}, ${changes}, ${nowIso()}${condition}`,
+      sql`SELECT ${id}, ${orgId}, ${projectId}, ${facts.action}, ${input.target.type}, ${input.target.id}, ${facts.actorType}, ${facts.actorAccountId}, ${facts.actorApiKeyId}, ${facts.requestId}, ${facts.ip}, ${facts.userAgent}, ${changes}, ${nowIso()}, ${facts.idempotencyKey}, ${facts.idempotencyFingerprint}${condition}`,
     );
 }

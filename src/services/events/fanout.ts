@@ -1,12 +1,14 @@
 /**
- * Fan-out: one committed event → one webhook_deliveries row and one queue message per
- * integration of its project whose flag is on (a disabled one gets a `skipped` row and no message).
+ * Fan-out: one committed event → one webhook_deliveries row per integration of its project whose
+ * flag is on, each handed to its integration's delivery lane (a disabled one gets a `skipped` row,
+ * handed to no lane).
  *
  * Idempotent, so a redelivered fan-out message (or the stale-event sweep racing it) does no
- * harm: rows are INSERT OR IGNORE on the unique (event, integration) index, and an event
- * whose `enqueued_at` is set has already had its messages accepted by the queue. The mark is
- * written only after `sendBatch` succeeds, so a crash in between re-sends rather than loses
- * (at least once; receivers deduplicate on `webhook-id`).
+ * harm: rows are INSERT OR IGNORE on the unique (event, integration) index, a lane takes a
+ * delivery it already holds only once, and an event whose `enqueued_at` is set has already had
+ * its deliveries taken by their lanes. The mark is written only after every lane took its
+ * deliveries, so a crash in between hands them over again rather than losing them (at least
+ * once; receivers deduplicate on `webhook-id`).
  */
 
 import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
@@ -17,7 +19,7 @@ import { events, notificationIntegrations, webhookDeliveries } from "../../db/sc
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
-import { sendToQueue } from "./queue";
+import { entryOf, scheduleByIntegration } from "../integrations/lanes";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;
@@ -65,7 +67,11 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
     updatedAt: now,
   }));
   const pending = db
-    .select({ id: webhookDeliveries.id })
+    .select({
+      id: webhookDeliveries.id,
+      integrationId: webhookDeliveries.integrationId,
+      series: webhookDeliveries.series,
+    })
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.eventId, event.id), eq(webhookDeliveries.status, "pending")));
   const inserts = [];
@@ -78,24 +84,21 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
     );
   }
   // One round trip: the rows (new ones only) and every delivery of the event still to send,
-  // including rows a crashed earlier fan-out wrote but never sent.
+  // including rows a crashed earlier fan-out wrote but never handed over.
   // Drizzle types a batch as a tuple; the inserts are a list of unknown length, so the tuple is
   // asserted, and the last result is the select's.
   const results = await db.batch([...inserts, pending] as [typeof pending]);
-  const toSend = (results[results.length - 1] as Array<{ id: string }>).map((r) => r.id);
-
-  if (toSend.length > 0) {
-    await sendToQueue(
-      ctx,
-      toSend.map((id) => ({ kind: "webhook.deliver", delivery_id: id })),
-    );
-  }
+  const toSend = results[results.length - 1] as Array<{ id: string; integrationId: string; series: number }>;
+  await scheduleByIntegration(
+    ctx,
+    toSend.map((r) => ({ ...entryOf(r.id, r.series), integrationId: r.integrationId })),
+  );
   await db
     .update(events)
     .set({ enqueuedAt: nowIso() })
     .where(and(eq(events.id, event.id), sql`${events.enqueuedAt} IS NULL`))
     .run();
-  return { deliveryIds: toSend };
+  return { deliveryIds: toSend.map((r) => r.id) };
 }
 
 /**

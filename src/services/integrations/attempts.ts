@@ -1,7 +1,8 @@
 /**
- * Delivery attempts, the queue consumer's half. One delivery message: load the delivery with its event and integration
- * (one query), make one attempt (webhooks/deliver.ts, pure of D1), record it, and tell the
- * consumer what to do with the message. The dead-letter half marks a delivery `failed`.
+ * Delivery attempts, the delivery lane's half (src/delivery-lane.ts). One attempt: load the
+ * delivery with its event and integration (one query), make the request (webhooks/deliver.ts, pure
+ * of D1), record it, and tell the lane when to try again. The dead-letter half marks a delivery
+ * `failed`.
  *
  * Automatic disabling (API_CONTRACT §13) is decided here, where attempts end:
  * - a `410 Gone` answer disables the integration at once (`gone`) and ends the delivery as `failed`;
@@ -26,15 +27,23 @@ import { activeSecrets } from "../../webhooks/signing";
 export const FAILING_DISABLE_MS = 5 * 24 * 3600 * 1000;
 export const FAILING_MIN_DELIVERIES = 3;
 
+/**
+ * What became of an attempt: done with (`ack`), due again `delaySeconds` later, at `at` (ms: the
+ * instant the delivery record names as its `next_attempt_at`), or out of tries.
+ */
 export type DeliveryDecision =
   | { action: "ack"; reason: string }
-  | { action: "retry"; delaySeconds: number }
+  | { action: "retry"; delaySeconds: number; at: number }
   | { action: "dead-letter" };
 
+/**
+ * Attempt `attempt` (1 for the first) of the delivery's series `series`: the lane's (src/delivery-lane.ts),
+ * which keeps the count of a series' attempts and acts on the decision.
+ */
 export async function processDelivery(
   ctx: ServiceContext,
   deliveryId: string,
-  queueAttempt: number,
+  attempt: number,
   opts: { timeoutMs?: number; manual?: boolean; series?: number } = {},
 ): Promise<DeliveryDecision> {
   const { manual = false, series = 0, ...attemptOpts } = opts;
@@ -61,9 +70,9 @@ export async function processDelivery(
     .where(eq(webhookDeliveries.id, deliveryId))
     .get();
   if (!row) return { action: "ack", reason: "delivery gone (project or integration deleted)" };
-  // A redeliver or recover started a newer series; this message's series is over.
+  // A redeliver or recover started a newer series; this attempt's series is over.
   if (row.series !== series) return { action: "ack", reason: "superseded by a newer series" };
-  // A redelivered message must not send again what was already received or given up on.
+  // A delivery handed over again must not send again what was already received or given up on.
   if (row.status !== "pending") return { action: "ack", reason: `delivery already ${row.status}` };
   const current = and(
     eq(webhookDeliveries.id, deliveryId),
@@ -90,7 +99,7 @@ export async function processDelivery(
     { allowInsecure: ctx.config.allowInsecureWebhooks, ...attemptOpts },
   );
   const gone = outcome.statusCode === 410;
-  const delay = outcome.ok || gone ? null : retryDelaySeconds(queueAttempt, outcome.retryAfterSeconds);
+  const delay = outcome.ok || gone ? null : retryDelaySeconds(attempt, outcome.retryAfterSeconds);
   // One clock reading, so an attempt's next_attempt_at is exactly its delay after it. Whole
   // milliseconds: the runtime's clock can be fractional, and truncating `now` and `now + delay`
   // separately could then land 1 ms apart.
@@ -99,7 +108,7 @@ export async function processDelivery(
   const at = toIso(now);
   const integration = notificationIntegrations;
   // One transaction: the counter moves and the attempt row takes the new count as its number,
-  // so two copies of a message racing each other still get distinct attempt numbers; the
+  // so two attempts of one delivery racing each other still get distinct attempt numbers; the
   // integration's run of failures (and a 410's disabling) moves with them.
   const [moved] = await db.batch([
     db
@@ -164,7 +173,9 @@ export async function processDelivery(
     ctx.log.warn("receiver answered 410 Gone; integration disabled", { integration_id: row.integrationId });
     return { action: "ack", reason: "receiver gone (410): integration disabled" };
   }
-  return delay === null ? { action: "dead-letter" } : { action: "retry", delaySeconds: delay };
+  return delay === null
+    ? { action: "dead-letter" }
+    : { action: "retry", delaySeconds: delay, at: now + delay * 1000 };
 }
 
 /**

@@ -1,32 +1,23 @@
 /**
  * Sending deliveries again (API_CONTRACT §13): one delivery (`redeliverDelivery`), or every
- * failed or skipped delivery of a time range (`recoverIntegration`). Both need `contributor` on
- * the project, and neither fetches in the request: they set the deliveries back to `pending` and
- * hand one `webhook.deliver` message each to the EVENTS queue (marked `manual`, so they go out even
- * while the integration is disabled); the consumer makes the attempts, with the usual retry
- * schedule, under the event's own `webhook-id`.
+ * failed or skipped delivery of a time range, and every one stuck `pending` past its time
+ * (`recoverIntegration`). Both need `contributor` on the project, and neither fetches in the
+ * request: they set the deliveries back to `pending` in a new series and hand them to the
+ * integration's delivery lane (./lanes.ts; a series of an operator's is sent even while the
+ * integration is disabled), which makes the attempts, with the usual retry schedule, under the
+ * event's own `webhook-id`.
  */
-import { and, asc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
 import { notFound } from "../../errors";
-import { nowIso } from "../../lib/time";
+import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord, RecoverInput, RecoverResult } from "../../schemas/integration";
 import { auditEntry } from "../audit/entry";
-import { sendToQueue, type WebhookDeliveryMessage } from "../events/queue";
 import { deliveryRecord } from "./deliveries";
 import { loadIntegration } from "./integrations";
-
-/** Messages per `sendBatch` (the queue's limit). */
-const SEND_CHUNK = 100;
-
-const deliverMessage = (deliveryId: string, series: number): WebhookDeliveryMessage => ({
-  kind: "webhook.deliver",
-  delivery_id: deliveryId,
-  series,
-  manual: true,
-});
+import { entryOf, SCHEDULE_CHUNK, STUCK_DELIVERY_MS, scheduleDeliveries } from "./lanes";
 
 /** The deliveries `where` selects, back to `pending` in a new series, due now; their new series. */
 function requeue(ctx: ServiceContext, where: SQL | undefined) {
@@ -74,9 +65,9 @@ export async function redeliverDelivery(
   // Deleted (with its event, integration or project) in between.
   if (!moved) throw notFound("Delivery");
   try {
-    await sendToQueue(ctx, [deliverMessage(deliveryId, moved.series)]);
+    await scheduleDeliveries(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
   } catch (err) {
-    // Nothing was queued: put the delivery back as it was, unless an attempt happened since.
+    // Its lane did not take it: put the delivery back as it was, unless an attempt happened since.
     await db
       .update(webhookDeliveries)
       .set({ status: before.status, nextAttemptAt: null })
@@ -102,11 +93,13 @@ export const RECOVER_CHUNK = 1000;
 /**
  * Re-queues every `failed` or `skipped` delivery of the integration whose event was created in
  * [since, until] (until defaults to now), oldest deliveries first (API_CONTRACT §13: every one, in
- * one call). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step the
- * rows move to `pending` first (so the consumer, which may run at once, sends them), then the
- * messages go out 100 per `sendBatch`; what could not be queued goes back to its status and the
- * call fails (the steps before stay queued: a retry recovers the rest). One audit entry for the
- * call, in the batch of the first step that moved a delivery.
+ * one call), and with them every one left `pending` past its time (`isStuck`: in no lane, or its
+ * lane long behind). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step
+ * the rows move to `pending` in a new series first (so the lane, which may start at once, sends
+ * them), then the lane takes them SCHEDULE_CHUNK at a time; what it did not take goes back to its
+ * status (a stuck one stays pending, for the sweep) and the call fails (the steps before stay
+ * taken: a retry recovers the rest). One audit entry for the call, in the batch of the first step
+ * that moved a delivery.
  */
 export async function recoverIntegration(
   ctx: CallerContext,
@@ -116,10 +109,11 @@ export async function recoverIntegration(
 ): Promise<RecoverResult> {
   await loadIntegration(ctx.db, ctx.identity, projectId, integrationId, "write");
   const until = input.until ?? nowIso();
+  const range = { since: input.since, until, stuckBefore: toIso(Date.now() - STUCK_DELIVERY_MS) };
   let queued = 0;
   let after: { createdAt: string; id: string } | null = null;
   for (;;) {
-    const step = await recoverStep(ctx, projectId, integrationId, input.since, until, after, queued === 0);
+    const step = await recoverStep(ctx, projectId, integrationId, range, after, queued === 0);
     queued += step.queued;
     if (!step.last) return { queued };
     after = step.last;
@@ -131,11 +125,19 @@ export async function recoverIntegration(
  * (created_at, id) index from `since` (a delivery is made after its event): each step reads on
  * from where the last stopped, so the whole walk reads each delivery of the range once.
  */
+/** What a recover takes: failed or skipped, or pending since before `stuckBefore` (ISO time). */
+const recoverable = (stuckBefore: string) =>
+  or(
+    inArray(webhookDeliveries.status, ["failed", "skipped"]),
+    and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, stuckBefore)),
+  );
+
+export type RecoverRange = { since: string; until: string; stuckBefore: string };
+
 export function recoverCandidatesQuery(
   db: Db,
   integrationId: string,
-  since: string,
-  until: string,
+  { since, until, stuckBefore }: RecoverRange,
   after: { createdAt: string; id: string } | null,
 ) {
   const d = webhookDeliveries;
@@ -148,7 +150,7 @@ export function recoverCandidatesQuery(
         eq(d.integrationId, integrationId),
         gte(d.createdAt, since),
         after ? sql`(${d.createdAt}, ${d.id}) > (${after.createdAt}, ${after.id})` : undefined,
-        inArray(d.status, ["failed", "skipped"]),
+        recoverable(stuckBefore),
         gte(events.createdAt, since),
         lte(events.createdAt, until),
       ),
@@ -162,24 +164,23 @@ async function recoverStep(
   ctx: CallerContext,
   projectId: string,
   integrationId: string,
-  since: string,
-  until: string,
+  range: RecoverRange,
   after: { createdAt: string; id: string } | null,
   audit: boolean,
 ): Promise<{ queued: number; last: { createdAt: string; id: string } | null }> {
   const { db } = ctx;
-  const candidates = await recoverCandidatesQuery(db, integrationId, since, until, after).all();
+  const candidates = await recoverCandidatesQuery(db, integrationId, range, after).all();
   const tail = candidates.at(-1);
   if (!tail) return { queued: 0, last: null };
   const last = candidates.length < RECOVER_CHUNK ? null : { createdAt: tail.createdAt, id: tail.id };
 
   const idsJson = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-  // Only rows still failed or skipped move: a concurrent recover or redeliver queues each once.
+  // Only rows still recoverable move: a concurrent recover or redeliver takes each once.
   const move = requeue(
     ctx,
     and(
       sql`${webhookDeliveries.id} IN ${idsJson(candidates.map((c) => c.id))}`,
-      inArray(webhookDeliveries.status, ["failed", "skipped"]),
+      recoverable(range.stuckBefore),
     ),
   );
   const entry = auditEntry(ctx, {
@@ -193,16 +194,17 @@ async function recoverStep(
     const series = seriesOf.get(c.id);
     return series === undefined ? [] : [{ ...c, series }];
   });
-  for (let i = 0; i < toSend.length; i += SEND_CHUNK) {
-    const chunk = toSend.slice(i, i + SEND_CHUNK);
+  for (let i = 0; i < toSend.length; i += SCHEDULE_CHUNK) {
+    const chunk = toSend.slice(i, i + SCHEDULE_CHUNK);
     try {
-      await sendToQueue(
+      await scheduleDeliveries(
         ctx,
-        chunk.map((c) => deliverMessage(c.id, c.series)),
+        integrationId,
+        chunk.map((c) => entryOf(c.id, c.series)),
       );
     } catch (err) {
-      // The chunks before went out; this one and the rest were never queued, so nothing can
-      // have attempted them: they go back to the status they had.
+      // The chunks before were taken; this one and the rest were not, so nothing can have
+      // attempted them: they go back to the status they had (one stuck pending stays so).
       const unsent = toSend.slice(i);
       for (const status of ["failed", "skipped"] as const) {
         const ids = unsent.filter((c) => c.status === status).map((c) => c.id);

@@ -1,4 +1,7 @@
-/** Delivery: one attempt per message, retried on the schedule, dead-lettered at the end. */
+/**
+ * Delivery: one attempt as a delivery lane makes it (src/delivery-lane.ts), what it records, and
+ * when the lane tries again; the dead-letter consumer ends it. The lane itself: ./lanes.test.ts.
+ */
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
@@ -6,9 +9,9 @@ import { newId } from "../../../src/lib/ids";
 import { attemptDelivery, NETWORK_ERROR } from "../../../src/webhooks/deliver";
 import { RETRY_DELAYS_SECONDS } from "../../../src/webhooks/retry";
 import { createOwnedProject, unique } from "../../helpers/factories";
-import { captureLogs } from "../../helpers/logs";
 import {
   allowTheLocalReceiver,
+  attemptOnce,
   attemptRows,
   deliveryRow,
   hook,
@@ -20,8 +23,6 @@ import {
 } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
-// A failed attempt is logged as a warning by design; these tests fail attempts on purpose.
-const warnings = captureLogs("warn");
 
 describe("delivery", () => {
   async function pendingDelivery(url: string, type: "webhook" | "slack" = "webhook") {
@@ -31,17 +32,16 @@ describe("delivery", () => {
     const deliveryId = await writeDelivery(project.id, event.id, integration.id);
     return { project, integration, event, deliveryId };
   }
-  const deliver = (deliveryId: string, attempts = 1) => ({
-    body: { kind: "webhook.deliver", delivery_id: deliveryId } as const,
-    attempts,
+  const retryAt = (delaySeconds: number) => ({
+    action: "retry",
+    delaySeconds,
+    at: expect.any(Number),
   });
 
-  it("POSTs a Standard Webhooks request that the standardwebhooks package verifies, then acks", async () => {
+  it("POSTs a Standard Webhooks request that the standardwebhooks package verifies, and is done", async () => {
     const bucket = unique("ok");
     const { integration, event, deliveryId, project } = await pendingDelivery(hook(bucket));
-    const run = await runBatch([deliver(deliveryId)]);
-    expect(run.result.explicitAcks).toEqual(run.ids);
-    expect(run.result.retryMessages).toEqual([]);
+    expect(await attemptOnce(deliveryId)).toEqual({ action: "ack", reason: "delivered" });
 
     const [req, ...rest] = await received(bucket);
     expect(rest).toEqual([]);
@@ -67,9 +67,8 @@ describe("delivery", () => {
       expect.objectContaining({ attempt: 1, statusCode: 200, error: null, nextAttemptAt: null }),
     ]);
 
-    // Idempotent: the queue delivering the same message again sends nothing.
-    const again = await runBatch([deliver(deliveryId, 2)]);
-    expect(again.result.explicitAcks).toEqual(again.ids);
+    // Idempotent: the same delivery attempted again sends nothing.
+    expect(await attemptOnce(deliveryId, 2)).toEqual({ action: "ack", reason: "delivery already succeeded" });
     expect(await received(bucket)).toHaveLength(1);
   });
 
@@ -77,13 +76,15 @@ describe("delivery", () => {
     const bucket = unique("fail");
     const { deliveryId, event } = await pendingDelivery(hook(bucket, "?status=500"));
     for (let attempt = 1; attempt <= 7; attempt++) {
-      const run = await runBatch([deliver(deliveryId, attempt)]);
-      expect(run.result.explicitAcks).toEqual([]);
+      const decision = await attemptOnce(deliveryId, attempt);
       const delaySeconds = RETRY_DELAYS_SECONDS[attempt - 1];
-      // After the 7th try the retry exhausts max_retries: the queue moves it to the dead-letter queue.
-      expect(run.retries).toEqual([
-        delaySeconds === undefined ? { msgId: run.ids[0] } : { msgId: run.ids[0], delaySeconds },
-      ]);
+      // After the 7th try the lane hands the delivery to the dead-letter queue.
+      expect(decision).toEqual(
+        delaySeconds === undefined ? { action: "dead-letter" } : retryAt(delaySeconds),
+      );
+      // The lane tries again at the very instant the record names.
+      const row = await deliveryRow(deliveryId);
+      if (decision.action === "retry") expect(row?.nextAttemptAt).toBe(new Date(decision.at).toISOString());
     }
     const requests = await received(bucket);
     expect(requests).toHaveLength(7);
@@ -105,45 +106,29 @@ describe("delivery", () => {
       lastStatusCode: 500,
     });
 
-    const dead = await runBatch([deliver(deliveryId, 1)], { queue: "deploy-platform-events-dlq" });
+    const dead = await runBatch(
+      [{ body: { kind: "webhook.deliver", delivery_id: deliveryId }, attempts: 1 }],
+      { queue: "deploy-platform-events-dlq" },
+    );
     expect(dead.result.explicitAcks).toEqual(dead.ids);
     expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", nextAttemptAt: null });
 
-    // A late copy of the message does not send a failed delivery again.
-    await runBatch([deliver(deliveryId, 3)]);
+    // A late attempt does not send a failed delivery again.
+    expect(await attemptOnce(deliveryId, 3)).toEqual({ action: "ack", reason: "delivery already failed" });
     expect(await received(bucket)).toHaveLength(7);
-    expect(warnings.lines()).toContainEqual(
-      expect.objectContaining({
-        msg: "webhook delivery failed",
-        delivery_id: deliveryId,
-        action: "dead-letter",
-      }),
-    );
   });
 
-  it("honours Retry-After, up to the queue's 12 h limit", async () => {
+  it("honours Retry-After, up to 12 h", async () => {
     const a = await pendingDelivery(hook(unique("ra"), "?status=503&retry_after=600"));
     const b = await pendingDelivery(hook(unique("rb"), "?status=429&retry_after=999999"));
-    const run = await runBatch([deliver(a.deliveryId), deliver(b.deliveryId)]);
-    expect(run.retries).toEqual([
-      { msgId: run.ids[0], delaySeconds: 600 },
-      { msgId: run.ids[1], delaySeconds: 43200 },
-    ]);
-  });
-
-  it("acks and retries each message of a batch on its own", async () => {
-    const ok = await pendingDelivery(hook(unique("mixed-ok")));
-    const bad = await pendingDelivery(hook(unique("mixed-bad"), "?status=404"));
-    const run = await runBatch([deliver(bad.deliveryId, 2), deliver(ok.deliveryId)]);
-    expect(run.result.explicitAcks).toEqual([run.ids[1]]);
-    expect(run.retries).toEqual([{ msgId: run.ids[0], delaySeconds: RETRY_DELAYS_SECONDS[1] }]);
+    expect(await attemptOnce(a.deliveryId)).toEqual(retryAt(600));
+    expect(await attemptOnce(b.deliveryId)).toEqual(retryAt(43200));
   });
 
   it("does not follow a redirect: a 3xx is a failed attempt", async () => {
     const bucket = unique("redirect");
     const { deliveryId } = await pendingDelivery(hook(bucket, "?status=302"));
-    const run = await runBatch([deliver(deliveryId)]);
-    expect(run.retries).toEqual([{ msgId: run.ids[0], delaySeconds: 5 }]);
+    expect(await attemptOnce(deliveryId)).toEqual(retryAt(5));
     expect(await received(`${bucket}-redirected`)).toEqual([]);
     expect(await deliveryRow(deliveryId)).toMatchObject({ status: "pending", lastStatusCode: 302 });
   });
@@ -151,8 +136,7 @@ describe("delivery", () => {
   it("a network error is a failed attempt with its reason recorded", async () => {
     // Port 9 (discard) has no listener here: the connection is refused.
     const { deliveryId } = await pendingDelivery("http://127.0.0.1:9/hook");
-    const run = await runBatch([deliver(deliveryId)]);
-    expect(run.retries).toEqual([{ msgId: run.ids[0], delaySeconds: 5 }]);
+    expect(await attemptOnce(deliveryId)).toEqual(retryAt(5));
     const [attempt] = await attemptRows(deliveryId);
     expect(attempt).toMatchObject({ attempt: 1, statusCode: null });
     // The class of failure, not the runtime's message about the refused connection.
@@ -172,8 +156,7 @@ describe("delivery", () => {
     const bucket = unique("guard");
     const { deliveryId } = await pendingDelivery(hook(bucket));
     const strict = { ...env, ALLOW_INSECURE_WEBHOOKS: "false" } as Env;
-    const run = await runBatch([deliver(deliveryId)], { env: strict });
-    expect(run.retries).toEqual([{ msgId: run.ids[0], delaySeconds: 5 }]);
+    expect(await attemptOnce(deliveryId, 1, { env: strict })).toEqual(retryAt(5));
     expect(await received(bucket)).toEqual([]);
     const [attempt] = await attemptRows(deliveryId);
     expect(attempt?.error).toMatch(/^URL refused: Must be an https:\/\/ URL/);
@@ -182,41 +165,40 @@ describe("delivery", () => {
   it("sends a Slack integration a one-line { text }", async () => {
     const bucket = unique("slack");
     const { deliveryId, project } = await pendingDelivery(hook(bucket), "slack");
-    await runBatch([deliver(deliveryId)]);
+    await attemptOnce(deliveryId);
     const [req] = await received(bucket);
     expect(JSON.parse(req?.body ?? "{}")).toEqual({
       text: `:rotating_light: api is in alarm: 5xx (project \`${project.id}\`)`,
     });
   });
 
-  it("acks a message whose delivery no longer exists", async () => {
-    const run = await runBatch([deliver(newId())]);
-    expect(run.result.explicitAcks).toEqual(run.ids);
+  it("is done with a delivery that no longer exists", async () => {
+    expect(await attemptOnce(newId())).toEqual({
+      action: "ack",
+      reason: "delivery gone (project or integration deleted)",
+    });
   });
 
-  it("acks, recording nothing, when the delivery is deleted while its request is out", async () => {
+  it("records nothing, and is done, when the delivery is deleted while its request is out", async () => {
     // The receiver answers after 400 ms; meanwhile the event (and so the delivery) is deleted,
     // as deleting its project or integration would.
     const { event, deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
-    const pending = runBatch([deliver(deliveryId)]);
+    const pending = attemptOnce(deliveryId);
     await new Promise((resolve) => setTimeout(resolve, 100));
     await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(event.id).run();
-    const run = await pending;
-    expect(run.result.explicitAcks).toEqual(run.ids);
-    expect(run.result.retryMessages).toEqual([]);
+    expect(await pending).toEqual({ action: "ack", reason: "delivery gone or superseded meanwhile" });
     expect(await attemptRows(deliveryId)).toEqual([]);
   });
 
-  it("acks, recording no attempt, when a newer series took the delivery while its request was out", async () => {
+  it("records no attempt, and is done, when a newer series took the delivery while its request was out", async () => {
     const { deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
-    const pending = runBatch([deliver(deliveryId)]);
+    const pending = attemptOnce(deliveryId);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    // What a redeliver does to the row: a new series (its own message would send it again).
+    // What a redeliver does to the row: a new series (its lane sends it again).
     await env.DB.prepare("UPDATE webhook_deliveries SET series = series + 1 WHERE id = ?")
       .bind(deliveryId)
       .run();
-    const run = await pending;
-    expect(run.result.explicitAcks).toEqual(run.ids);
+    expect(await pending).toEqual({ action: "ack", reason: "delivery gone or superseded meanwhile" });
     expect(await attemptRows(deliveryId)).toEqual([]);
     expect(await deliveryRow(deliveryId)).toMatchObject({ status: "pending", attempts: 0, series: 1 });
   });

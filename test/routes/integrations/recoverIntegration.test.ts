@@ -1,12 +1,13 @@
 /**
  * The webhook operations of API_CONTRACT §13 in the Workers runtime: real D1, the real EVENTS
- * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
+ * queue and delivery lanes delivering by themselves, real HTTP to the local receiver (test/global-setup-receiver.ts).
  * POST …/{integration_id}/recover (recoverIntegration): skipped and failed deliveries of a
- * disabled integration, sent later with their original webhook-id.
+ * disabled integration, sent later with their original webhook-id; deliveries left pending.
  */
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import type { DeliveryLane } from "../../../src/delivery-lane";
 import { RECOVER_CHUNK } from "../../../src/services/integrations/redelivery";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
@@ -17,7 +18,9 @@ import {
   allowTheLocalReceiver,
   DAY_MS,
   deliveriesOfEvent,
+  deliveryRow,
   eventually,
+  laneOf,
   received,
   writeDelivery,
   writeEvent,
@@ -25,6 +28,13 @@ import {
 
 // The receiver is http://127.0.0.1, as in local development (API_CONTRACT §1).
 allowTheLocalReceiver();
+
+/** Recover what an integration's events of the last hour left behind. */
+const recoverLastHour = (key: string, path: string) =>
+  request<{ queued: number }>("POST", `${path}/recover`, {
+    key,
+    body: { since: new Date(Date.now() - 3600_000).toISOString() },
+  });
 
 describe("POST …/{integration_id}/recover", () => {
   // Disabling an integration is logged as a warning by design; these tests cause it on purpose.
@@ -45,10 +55,7 @@ describe("POST …/{integration_id}/recover", () => {
     // Neither disabling nor re-enabling sent anything.
     expect(await received(bucket)).toEqual([]);
 
-    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
-      key: owner.key,
-      body: { since: new Date(Date.now() - 3600_000).toISOString() },
-    });
+    const res = await recoverLastHour(owner.key, path);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ queued: 1 });
     await eventually(async () => {
@@ -60,10 +67,7 @@ describe("POST …/{integration_id}/recover", () => {
       expect((await deliveriesOfEvent(eventId)).map((d) => d.status)).toEqual(["succeeded"]);
     });
     // Nothing left to recover.
-    const again = await request("POST", `${path}/recover`, {
-      key: owner.key,
-      body: { since: new Date(Date.now() - 3600_000).toISOString() },
-    });
+    const again = await recoverLastHour(owner.key, path);
     expect(again.body).toEqual({ queued: 0 });
   });
 
@@ -91,6 +95,31 @@ describe("POST …/{integration_id}/recover", () => {
         [...inRange].sort(),
       );
     });
+  });
+
+  it("recover also takes a delivery left pending past its time, in a new series, but not one still due", async () => {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    const make = async (nextAttemptInMs: number) => {
+      const event = await writeEvent(project.id, "changelog.created", {}, 10 * 60_000);
+      const id = await writeDelivery(project.id, event.id, integration.id, {
+        at: event.createdAt,
+        attempts: 1,
+        nextAttemptAt: new Date(Date.now() + nextAttemptInMs).toISOString(),
+      });
+      return { eventId: event.id, id };
+    };
+    // Its retry was due five minutes ago and never came (its hand-over lost in a crash).
+    const stuck = await make(-5 * 60_000);
+    // Its retry is due in five minutes: on its way.
+    const due = await make(5 * 60_000);
+    const res = await recoverLastHour(owner.key, path);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ queued: 1 });
+    await eventually(async () => {
+      expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([stuck.eventId]);
+      expect(await deliveryRow(stuck.id)).toMatchObject({ status: "succeeded", series: 1, attempts: 2 });
+    });
+    expect(await deliveryRow(due.id)).toMatchObject({ status: "pending", series: 0, attempts: 1 });
   });
 
   it("recover re-queues every delivery of the range in one call, past its 1,000-row steps", async () => {
@@ -133,7 +162,10 @@ describe("POST …/{integration_id}/recover", () => {
       .bind(integration.id)
       .first<number>("n");
     expect(entries).toBe(1);
-    // The queue need not send them all: a delivery that is gone is acknowledged and dropped.
+    // The lane need not send them all: it is emptied, and a delivery that is gone is dropped.
+    await runInDurableObject(laneOf(integration.id), (_lane: DeliveryLane, state) =>
+      state.storage.sql.exec("DELETE FROM lane"),
+    );
     await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
   });
 

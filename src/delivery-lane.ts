@@ -1,0 +1,296 @@
+/**
+ * A delivery lane: one Durable Object per notification integration (`idFromName(integration id)`),
+ * which makes the attempts of that integration's deliveries and keeps their schedule.
+ *
+ * Why not the queue's own retries: a queue consumer invocation lasts as long as its slowest
+ * message (and holds its `waitUntil` work too), batches of one queue wait for one another, and a
+ * retry's delay counts from the end of its batch. With every delivery on one queue, one receiver
+ * that hangs for its 15 s timeout held up every other tenant's deliveries, their retries and the
+ * project work behind them by minutes. A lane's attempts run in the lane's own alarm, beside every
+ * other lane's: a receiver that hangs holds up only its own integration's deliveries (at most
+ * MAX_IN_FLIGHT of them at once), and a retry runs at the instant its delivery record names as
+ * `next_attempt_at`.
+ *
+ * The lane keeps, in its SQLite storage, each delivery still to send: its series, whether an
+ * operator asked for it (`manual`: sent even while the integration is disabled), how many attempts
+ * of its series were made and when the next is due. An entry leaves the lane only once its
+ * outcome is recorded in D1 (or handed to the dead-letter queue after the last try), so a lane
+ * that dies mid-attempt tries again when its alarm runs again: at least once, as before.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { createServiceContext, type ServiceContext } from "./context";
+import { loggableError } from "./errors";
+import { newId } from "./lib/ids";
+import type { WebhookDeliveryMessage } from "./services/events/queue";
+import { type DeliveryDecision, processDelivery } from "./services/integrations/attempts";
+import type { LaneEntry } from "./services/integrations/lanes";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "./webhooks/retry";
+
+/** Attempts one lane makes at once: a receiver that hangs ties up this many, of its own, at most. */
+export const MAX_IN_FLIGHT = 10;
+/** How long one alarm run starts attempts (its wall time is bounded); the next run goes on. */
+const RUN_MS = 5 * 60_000;
+/** How soon a step that failed (a hand-over to the dead-letter queue, say) is tried again. */
+const RETRY_LATER_MS = 60_000;
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS lane (
+     delivery_id TEXT PRIMARY KEY,
+     series INTEGER NOT NULL,
+     manual INTEGER NOT NULL,
+     tries INTEGER NOT NULL,
+     due_at INTEGER NOT NULL
+   )`,
+  "CREATE INDEX IF NOT EXISTS lane_due_at ON lane (due_at)",
+];
+
+type LaneRow = { delivery_id: string; series: number; manual: number; tries: number; due_at: number };
+
+/** An entry as the lane holds it (for tests and diagnostics). */
+export type HeldEntry = LaneEntry & { tries: number; dueAt: number };
+
+export class DeliveryLane extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private schemaReady = false;
+  /** When the pending alarm fires (ms), or null when none is set. */
+  private alarmAt: number | null = null;
+  /** Set while an alarm run is making attempts: new entries wake it instead of setting an alarm. */
+  private running = false;
+  private wake: (() => void) | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+    });
+  }
+
+  /**
+   * Takes deliveries due now. One already held in the same or a newer series is left as it is
+   * (a fan-out handed over again, or the sweep, never sends it twice); a newer series replaces
+   * the older one's entry, its attempts counted afresh. Returns how many were taken.
+   */
+  schedule(entries: readonly LaneEntry[]): number {
+    this.ensureSchema();
+    const now = Date.now();
+    let taken = 0;
+    this.ctx.storage.transactionSync(() => {
+      for (const entry of entries) {
+        const held = this.sql
+          .exec<{ series: number }>("SELECT series FROM lane WHERE delivery_id = ?", entry.deliveryId)
+          .toArray()[0];
+        if (held && held.series >= entry.series) continue;
+        this.sql.exec(
+          `INSERT INTO lane (delivery_id, series, manual, tries, due_at) VALUES (?, ?, ?, 0, ?)
+           ON CONFLICT (delivery_id) DO UPDATE SET series = excluded.series, manual = excluded.manual,
+             tries = 0, due_at = excluded.due_at`,
+          entry.deliveryId,
+          entry.series,
+          entry.manual ? 1 : 0,
+          now,
+        );
+        taken++;
+      }
+    });
+    if (taken > 0) {
+      if (this.running) this.wake?.();
+      else this.scheduleRun(now);
+    }
+    return taken;
+  }
+
+  /** What the lane holds, soonest due first (for tests and diagnostics). */
+  entries(): HeldEntry[] {
+    this.ensureSchema();
+    return this.sql
+      .exec<LaneRow>("SELECT * FROM lane ORDER BY due_at, delivery_id")
+      .toArray()
+      .map((row) => ({
+        deliveryId: row.delivery_id,
+        series: row.series,
+        manual: row.manual === 1,
+        tries: row.tries,
+        dueAt: row.due_at,
+      }));
+  }
+
+  /**
+   * Makes the attempts that are due, MAX_IN_FLIGHT at a time, taking more as attempts end or new
+   * entries arrive, until none is due (or the run has gone on for RUN_MS); then sets the alarm
+   * for the next one due. An empty lane ends with no storage at all.
+   */
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    this.ensureSchema();
+    this.running = true;
+    const started = Date.now();
+    const inFlight = new Map<string, Promise<void>>();
+    try {
+      for (;;) {
+        const starting = Date.now() - started < RUN_MS;
+        if (starting) {
+          for (const row of this.due(MAX_IN_FLIGHT - inFlight.size, inFlight)) {
+            const attempt = this.attempt(row).finally(() => inFlight.delete(row.delivery_id));
+            inFlight.set(row.delivery_id, attempt);
+          }
+        }
+        if (inFlight.size === 0) break;
+        // Until an attempt ends, an entry arrives, or (while there is room) the next one falls due.
+        const next = starting && inFlight.size < MAX_IN_FLIGHT ? this.nextDue(inFlight) : null;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          ...inFlight.values(),
+          new Promise<void>((resolve) => {
+            this.wake = resolve;
+            if (next !== null) timer = setTimeout(resolve, Math.max(0, next - Date.now()));
+          }),
+        ]);
+        clearTimeout(timer);
+        this.wake = undefined;
+      }
+    } finally {
+      this.running = false;
+      this.wake = undefined;
+      await this.afterRun();
+    }
+  }
+
+  /** Up to `room` due entries that are not already in flight, soonest first. */
+  private due(room: number, inFlight: Map<string, unknown>): LaneRow[] {
+    if (room <= 0) return [];
+    return this.sql
+      .exec<LaneRow>(
+        "SELECT * FROM lane WHERE due_at <= ? ORDER BY due_at LIMIT ?",
+        Date.now(),
+        room + inFlight.size,
+      )
+      .toArray()
+      .filter((row) => !inFlight.has(row.delivery_id))
+      .slice(0, room);
+  }
+
+  /** When the soonest entry not in flight falls due, or null when there is none. */
+  private nextDue(inFlight: Map<string, unknown>): number | null {
+    const rows = this.sql
+      .exec<LaneRow>("SELECT * FROM lane ORDER BY due_at LIMIT ?", inFlight.size + 1)
+      .toArray();
+    return rows.find((row) => !inFlight.has(row.delivery_id))?.due_at ?? null;
+  }
+
+  /** One attempt of `row`'s delivery, and what its outcome does to the entry. Never throws. */
+  private async attempt(row: LaneRow): Promise<void> {
+    const ctx = createServiceContext({ env: this.env, requestId: newId() });
+    try {
+      await this.attemptIn(ctx, row);
+    } catch (err) {
+      // Tried again a little later, not at once: a step that keeps failing must not spin.
+      ctx.log.error("delivery lane step failed", { delivery_id: row.delivery_id, error: loggableError(err) });
+      try {
+        this.sql.exec(
+          "UPDATE lane SET due_at = ? WHERE delivery_id = ? AND series = ?",
+          Date.now() + RETRY_LATER_MS,
+          row.delivery_id,
+          row.series,
+        );
+      } catch {
+        // Storage itself failed: the object is being reset, and its alarm runs again.
+      }
+    }
+  }
+
+  private async attemptIn(ctx: ServiceContext, row: LaneRow): Promise<void> {
+    if (row.tries >= MAX_ATTEMPTS) return this.deadLetter(ctx, row);
+    let decision: DeliveryDecision;
+    try {
+      decision = await processDelivery(ctx, row.delivery_id, row.tries + 1, {
+        manual: row.manual === 1,
+        series: row.series,
+      });
+    } catch (err) {
+      // Not recorded (D1 failed, say): counted like a failed attempt, so it cannot loop forever.
+      ctx.log.error("delivery attempt failed; will retry", {
+        delivery_id: row.delivery_id,
+        error: loggableError(err),
+      });
+      const delay = retryDelaySeconds(row.tries + 1);
+      decision =
+        delay === null
+          ? { action: "dead-letter" }
+          : { action: "retry", delaySeconds: delay, at: Date.now() + delay * 1000 };
+    }
+    if (decision.action === "ack") {
+      this.sql.exec("DELETE FROM lane WHERE delivery_id = ? AND series = ?", row.delivery_id, row.series);
+      return;
+    }
+    ctx.log.warn("webhook delivery failed", { delivery_id: row.delivery_id, ...decision });
+    if (decision.action === "retry") {
+      // Due again exactly when the delivery record says (its `next_attempt_at`).
+      this.sql.exec(
+        "UPDATE lane SET tries = tries + 1, due_at = ? WHERE delivery_id = ? AND series = ?",
+        decision.at,
+        row.delivery_id,
+        row.series,
+      );
+      return;
+    }
+    this.sql.exec(
+      "UPDATE lane SET tries = ? WHERE delivery_id = ? AND series = ?",
+      MAX_ATTEMPTS,
+      row.delivery_id,
+      row.series,
+    );
+    await this.deadLetter(ctx, row);
+  }
+
+  /**
+   * After the last try the delivery goes to the dead-letter queue, whose consumer records it
+   * `failed` (API_CONTRACT §8). Until the queue takes it, the lane keeps it and tries again.
+   */
+  private async deadLetter(ctx: ServiceContext, row: LaneRow): Promise<void> {
+    const message: WebhookDeliveryMessage = {
+      kind: "webhook.deliver",
+      delivery_id: row.delivery_id,
+      series: row.series,
+    };
+    try {
+      await this.env.EVENTS_DLQ.send(message, { contentType: "json" });
+      this.sql.exec("DELETE FROM lane WHERE delivery_id = ? AND series = ?", row.delivery_id, row.series);
+    } catch (err) {
+      ctx.log.error("dead-letter send failed; will retry", {
+        delivery_id: row.delivery_id,
+        error: loggableError(err),
+      });
+      this.sql.exec(
+        "UPDATE lane SET due_at = ? WHERE delivery_id = ? AND series = ?",
+        Date.now() + RETRY_LATER_MS,
+        row.delivery_id,
+        row.series,
+      );
+    }
+  }
+
+  /** The alarm for the next entry due, or, with none left, no storage at all. */
+  private async afterRun(): Promise<void> {
+    const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM lane").one().at;
+    if (next !== null) {
+      this.scheduleRun(next);
+      return;
+    }
+    await this.ctx.storage.deleteAll();
+    this.schemaReady = false;
+  }
+
+  private scheduleRun(at: number) {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    // Not awaited: like the SQL writes, the alarm write commits before the call returns.
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  private ensureSchema() {
+    if (this.schemaReady) return;
+    for (const statement of SCHEMA) this.sql.exec(statement);
+    this.schemaReady = true;
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * Idempotency-Key (API_CONTRACT §11) across a crash: a keyed write that committed but whose answer
+ * was never stored (the request's isolate died between its D1 batch and the limiter's second
+ * call) is never executed again, whatever the delay of the retry; the retry answers what the
+ * write did. Through the real Worker, the real RateLimiter object and real D1: the crash is the
+ * limiter's second call failing after the commit, the time a retry waits is the limiter's lease
+ * and the entry's age moved on.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { forgetExpiredKeys, REBUILT_RECORDS } from "../../src/idempotency/executed";
+import { IDEMPOTENCY_TTL_MS } from "../../src/idempotency/store";
+import type { RateLimiter } from "../../src/rate-limit/limiter";
+import { type ApiResponse, limiterOf, request } from "../helpers/api";
+import { serviceContext } from "../helpers/context";
+import type { ErrorBody } from "../helpers/expect";
+import { type Caller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
+import { setupIntegration } from "../helpers/integrations";
+import { captureLogs } from "../helpers/logs";
+import { operations } from "../helpers/openapi";
+import { allowTheLocalReceiver, writeDelivery, writeEvent } from "../helpers/webhooks";
+
+// The redeliver below sends to the local receiver (http://127.0.0.1), as in local development.
+allowTheLocalReceiver();
+
+type Record_ = { id: string; name?: string; updated_at?: string };
+
+/**
+ * A RATE_LIMITER whose objects admit and claim as the real ones do (they are the real ones), but
+ * are lost before the answer is stored: what a request that dies right after its commit leaves.
+ */
+function lostAfterCommit(): Env["RATE_LIMITER"] {
+  return {
+    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const real = env.RATE_LIMITER.get(id);
+      return {
+        admit: (req: Parameters<RateLimiter["admit"]>[0]) => real.admit(req),
+        recordBookmark: (bookmark: string) => real.recordBookmark(bookmark),
+        settle: () => Promise.reject(new Error("the isolate died before the answer was stored")),
+      };
+    },
+  } as unknown as Env["RATE_LIMITER"];
+}
+
+const inLimiter = <T>(caller: Caller, fn: (state: DurableObjectState) => T) =>
+  runInDurableObject(limiterOf(`key:${caller.keyId}`), (_i: RateLimiter, state) => fn(state));
+
+/** The claim's lease runs out (the retry came over a minute later). */
+const lapse = (caller: Caller, key: string) =>
+  inLimiter(caller, (state) =>
+    state.storage.sql.exec("UPDATE idempotency SET lease_until = ? WHERE key = ?", Date.now() - 1, key),
+  );
+
+/** The limiter forgets the key altogether (its whole entry is gone). */
+const forget = (caller: Caller, key: string) =>
+  inLimiter(caller, (state) => state.storage.sql.exec("DELETE FROM idempotency WHERE key = ?", key));
+
+/** The write's entry is `ms` old (the key's age in D1). */
+const ageEntry = (key: string, ms: number) =>
+  env.DB.prepare("UPDATE audit_log SET created_at = ? WHERE idempotency_key = ?")
+    .bind(new Date(Date.now() - ms).toISOString(), key)
+    .run();
+
+const keyedEntries = async (key: string) =>
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM audit_log WHERE idempotency_key = ?")
+      .bind(key)
+      .first<{ n: number }>()
+  )?.n;
+
+function send<T = Record_>(
+  caller: Caller,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  crash = false,
+): Promise<ApiResponse<T>> {
+  return request<T>(method, path, {
+    key: caller.key,
+    headers: { "idempotency-key": key },
+    ...(body === undefined ? {} : { body }),
+    ...(crash ? { bindings: { RATE_LIMITER: lostAfterCommit() } } : {}),
+  });
+}
+
+async function countWhere(sql: string, ...bind: string[]) {
+  return (
+    await env.DB.prepare(sql)
+      .bind(...bind)
+      .first<{ n: number }>()
+  )?.n;
+}
+
+function expectReplayOf(retry: ApiResponse<Record_>, current: ApiResponse<Record_>, status: number) {
+  expect(retry.status).toBe(status);
+  expect(retry.headers.get("idempotent-replayed")).toBe("true");
+  expect(retry.raw).toBe(current.raw);
+  expect(retry.headers.get("etag")).toBe(current.headers.get("etag"));
+}
+
+describe("a keyed write whose answer was lost after its commit", () => {
+  // The lost answer is logged as an error by design (the limiter's second call failing).
+  const errors = captureLogs("error");
+
+  it("is never executed again, whatever the delay of the retry: the retry answers the record it created", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = unique("lost");
+    const name = unique("p");
+    const first = await send(owner, "POST", "/v1/projects", key, { name }, true);
+    expect(first.status).toBe(201);
+    expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "idempotency settle failed" }));
+    // The answer never reached the client. While the claim's lease runs, a retry waits.
+    const early = await send(owner, "POST", "/v1/projects", key, { name });
+    expect([early.status, early.headers.get("retry-after")]).toEqual([409, "1"]);
+
+    // A minute later, an hour later, a day less a minute later: the write is answered, not run.
+    for (const delay of [60_000, 3600_000, IDEMPOTENCY_TTL_MS - 60_000]) {
+      await lapse(owner, key);
+      await ageEntry(key, delay);
+      const retry = await send(owner, "POST", "/v1/projects", key, { name });
+      const current = await request<Record_>("GET", `/v1/projects/${first.body.id}`, { key: owner.key });
+      expectReplayOf(retry, current, 201);
+      expect(retry.body.id).toBe(first.body.id);
+      expect(retry.headers.get("location")).toBe(`/v1/projects/${first.body.id}`);
+      // The rebuilt answer is now the key's: the next retry is a plain replay of it.
+      const again = await send(owner, "POST", "/v1/projects", key, { name });
+      expectReplayOf(again, current, 201);
+      // Back to the state of a claim that never settled, for the next delay.
+      await inLimiter(owner, (state) =>
+        state.storage.sql.exec(
+          "UPDATE idempotency SET state = 'running', status = NULL, headers = NULL, body = NULL, ref = NULL WHERE key = ?",
+          key,
+        ),
+      );
+    }
+    expect(await countWhere("SELECT count(*) AS n FROM projects WHERE org_id = ?", owner.orgId)).toBe(1);
+    expect(await keyedEntries(key)).toBe(1);
+  });
+
+  it("a write whose answer cannot be rebuilt (a signing secret shown once) is still never run twice: 409, and it says so", async () => {
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const path = `/v1/projects/${project.id}/notification-integrations`;
+    const body = { type: "webhook", url: "https://hooks.example.com/x", configuration: { changelog: true } };
+    const key = unique("lost");
+    expect((await send(owner, "POST", path, key, body, true)).status).toBe(201);
+    await lapse(owner, key);
+    const retry = await send<ErrorBody>(owner, "POST", path, key, body);
+    expect(retry.status).toBe(409);
+    expect(retry.body.code).toBe("conflict");
+    expect(retry.body.message).toMatch(/executed at .* will not execute again/);
+    expect(retry.body.cause).toEqual([{ path: "header.idempotency-key", message: expect.any(String) }]);
+    expect(retry.headers.get("retry-after")).toBeNull();
+    const again = await send<ErrorBody>(owner, "POST", path, key, body);
+    expect([again.status, again.raw, again.headers.get("idempotent-replayed")]).toEqual([
+      409,
+      retry.raw,
+      "true",
+    ]);
+    expect(
+      await countWhere(
+        "SELECT count(*) AS n FROM notification_integrations WHERE project_id = ?",
+        project.id,
+      ),
+    ).toBe(1);
+  });
+
+  it("a lost 204 (a delete) is answered 204 again, and a lost replace answers the record as it is", async () => {
+    const { owner } = await createOrgWithOwner();
+    const doomed = await createProject(owner);
+    const del = unique("lost-del");
+    expect((await send(owner, "DELETE", `/v1/projects/${doomed.id}`, del, undefined, true)).status).toBe(204);
+    await lapse(owner, del);
+    const deleted = await send(owner, "DELETE", `/v1/projects/${doomed.id}`, del);
+    expect([deleted.status, deleted.raw, deleted.headers.get("idempotent-replayed")]).toEqual([
+      204,
+      "",
+      "true",
+    ]);
+
+    const project = await createProject(owner);
+    const put = unique("lost-put");
+    const replace = { name: unique("renamed"), default_environment_id: project.default_environment_id };
+    const first = await send(owner, "PUT", `/v1/projects/${project.id}`, put, replace, true);
+    expect(first.status).toBe(200);
+    await lapse(owner, put);
+    const retry = await send(owner, "PUT", `/v1/projects/${project.id}`, put, replace);
+    const current = await request<Record_>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    expectReplayOf(retry, current, 200);
+    expect(retry.body.updated_at).toBe(first.body.updated_at);
+    expect(await keyedEntries(put)).toBe(1);
+  });
+
+  it("the same key with another request is 400 and runs nothing; the request that holds it is still answered", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = unique("lost");
+    const name = unique("p");
+    const first = await send(owner, "POST", "/v1/projects", key, { name }, true);
+    await lapse(owner, key);
+    const other = await send<ErrorBody>(owner, "POST", "/v1/projects", key, { name: unique("other") });
+    expect(other.status).toBe(400);
+    expect(other.body.cause).toEqual([{ path: "header.idempotency-key", message: expect.any(String) }]);
+    const retry = await send(owner, "POST", "/v1/projects", key, { name });
+    expect([retry.status, retry.body.id, retry.headers.get("idempotent-replayed")]).toEqual([
+      201,
+      first.body.id,
+      "true",
+    ]);
+    expect(await countWhere("SELECT count(*) AS n FROM projects WHERE org_id = ?", owner.orgId)).toBe(1);
+  });
+
+  it("retries racing each other after the lease: none executes, each answers the replay or 409", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = unique("race");
+    const name = unique("p");
+    const first = await send(owner, "POST", "/v1/projects", key, { name }, true);
+    await lapse(owner, key);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => send(owner, "POST", "/v1/projects", key, { name })),
+    );
+    for (const a of answers) {
+      if (a.status === 409) expect(a.headers.get("retry-after")).toBe("1");
+      else
+        expect([a.status, a.body.id, a.headers.get("idempotent-replayed")]).toEqual([
+          201,
+          first.body.id,
+          "true",
+        ]);
+    }
+    expect(answers.some((a) => a.status === 201)).toBe(true);
+    expect(await countWhere("SELECT count(*) AS n FROM projects WHERE org_id = ?", owner.orgId)).toBe(1);
+  });
+});
+
+describe("a keyed write that meets its committed key without a lapsed claim", () => {
+  it("fails whole at its audit entry and answers what the committed execution did", async () => {
+    // The limiter lost the entry altogether: the retry executes, and its batch meets the key.
+    const { owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const key = unique("met");
+    const replace = { name: unique("renamed"), default_environment_id: project.default_environment_id };
+    const first = await send(owner, "PUT", `/v1/projects/${project.id}`, key, replace);
+    expect(first.status).toBe(200);
+    await forget(owner, key);
+    const retry = await send(owner, "PUT", `/v1/projects/${project.id}`, key, replace);
+    const current = await request<Record_>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    expectReplayOf(retry, current, 200);
+    expect(current.body.updated_at).toBe(first.body.updated_at);
+    expect(await keyedEntries(key)).toBe(1);
+    expect(
+      await countWhere(
+        "SELECT count(*) AS n FROM audit_log WHERE action = 'replaceProject' AND target_id = ?",
+        project.id,
+      ),
+    ).toBe(1);
+  });
+});
+
+describe("a keyed write that answers 5xx after its commit", () => {
+  // The lane's refusal surfaces as an unhandled error (500) by design.
+  const errors = captureLogs("error");
+
+  it("takes its key back, in D1 too (API_CONTRACT §11): the retry executes", async () => {
+    // A redeliver commits (its delivery back to pending, its audit entry), then its lane is
+    // unreachable: it puts the delivery back and answers 500.
+    const { owner, project, integration, path } = await setupIntegration();
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { status: "failed" });
+    const unreachable = {
+      idFromName: (name: string) => env.DELIVERY_LANES.idFromName(name),
+      get: () => ({ schedule: () => Promise.reject(new Error("lane unreachable")) }),
+    } as unknown as Env["DELIVERY_LANES"];
+    const key = unique("5xx");
+    const redeliver = `${path}/deliveries/${deliveryId}/redeliver`;
+    const failed = await request("POST", redeliver, {
+      key: owner.key,
+      headers: { "idempotency-key": key },
+      bindings: { DELIVERY_LANES: unreachable },
+    });
+    expect(failed.status).toBe(500);
+    expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "unhandled error" }));
+    expect(await keyedEntries(key)).toBe(0);
+    const retry = await send(owner, "POST", redeliver, key);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([202, null]);
+    expect(await keyedEntries(key)).toBe(1);
+  });
+});
+
+describe("keys in D1 are kept 24 h", () => {
+  it("the cron forgets keys over 24 h old in bounded chunks, oldest first; younger ones stay", async () => {
+    const { owner } = await createOrgWithOwner();
+    const keys = [unique("old"), unique("old"), unique("old"), unique("young")];
+    for (const key of keys)
+      expect((await send(owner, "POST", "/v1/projects", key, { name: unique("p") })).status).toBe(201);
+    for (const [i, key] of keys.slice(0, 3).entries())
+      await ageEntry(key, IDEMPOTENCY_TTL_MS + 3000 - i * 1000);
+    // Older keys of other tests may be waiting too: chunks of them, until this test's are gone.
+    const ctx = serviceContext();
+    let run = await forgetExpiredKeys(ctx, Date.now(), { batch: 2, maxStatements: 1 });
+    expect(run).toEqual({ cleared: 2, done: false });
+    for (let i = 0; i < 50 && !run.done; i++)
+      run = await forgetExpiredKeys(ctx, Date.now(), { batch: 2, maxStatements: 5 });
+    expect(run.done).toBe(true);
+    expect(await Promise.all(keys.map(keyedEntries))).toEqual([0, 0, 0, 1]);
+    // The entries themselves are the audit log's: they stay.
+    expect(
+      await countWhere(
+        "SELECT count(*) AS n FROM audit_log WHERE actor_api_key_id = ? AND action = 'createProject'",
+        owner.keyId,
+      ),
+    ).toBe(4);
+  });
+
+  it("a reuse that meets a key over 24 h old before the cron does forgets it: 409 Retry-After, then the retry executes", async () => {
+    const { owner } = await createOrgWithOwner();
+    const key = unique("reuse");
+    expect((await send(owner, "POST", "/v1/projects", key, { name: unique("p") })).status).toBe(201);
+    // A day later: the limiter forgot the key (its alarm), the cron has not run yet.
+    await forget(owner, key);
+    await ageEntry(key, IDEMPOTENCY_TTL_MS + 1000);
+    const name = unique("p");
+    const met = await send(owner, "POST", "/v1/projects", key, { name });
+    expect([met.status, met.headers.get("retry-after")]).toEqual([409, "1"]);
+    const retry = await send(owner, "POST", "/v1/projects", key, { name });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(retry.body.name).toBe(name);
+    expect(await keyedEntries(key)).toBe(1);
+  });
+});
+
+describe("answers rebuilt from the record", () => {
+  it("are those of documented writes that answer one record, which a GET reads again", async () => {
+    const ops = await operations();
+    const byId = new Map(ops.map((op) => [op.operation.operationId, op]));
+    for (const id of REBUILT_RECORDS) {
+      const op = byId.get(id);
+      expect(op, id).toBeDefined();
+      expect(op?.method, id).not.toBe("get");
+      const success = Object.keys(op?.operation.responses ?? {}).find((s) => s.startsWith("2"));
+      expect(["200", "201"], id).toContain(success);
+    }
+  });
+});
