@@ -130,7 +130,7 @@ function documentConfig(origin: string) {
     openapi: "3.1.0",
     info: {
       title: "Deployment Platform API",
-      version: "1.0.0",
+      version: "1.1.0",
       contact: { name: "Deployment Platform API" },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
       description:
