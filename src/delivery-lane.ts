@@ -22,7 +22,7 @@ import { createServiceContext, type ServiceContext } from "./context";
 import { loggableError } from "./errors";
 import { newId } from "./lib/ids";
 import type { WebhookDeliveryMessage } from "./services/events/queue";
-import { type DeliveryDecision, processDelivery } from "./services/integrations/attempts";
+import { type DeliveryDecision, markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
 import type { LaneEntry } from "./services/integrations/lanes";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "./webhooks/retry";
 
@@ -93,9 +93,13 @@ export class DeliveryLane extends DurableObject<Env> {
         taken++;
       }
     });
-    if (taken > 0) {
-      if (this.running) this.wake?.();
-      else this.scheduleRun(now);
+    if (this.running) {
+      if (taken > 0) this.wake?.();
+    } else {
+      // Whatever it took: a lane whose alarm gave up (its retries spent) holds entries with no
+      // alarm set, and the sweep handing them over again must wake it.
+      const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM lane").one().at;
+      if (next !== null) this.scheduleRun(Math.max(now, next));
     }
     return taken;
   }
@@ -244,8 +248,11 @@ export class DeliveryLane extends DurableObject<Env> {
   }
 
   /**
-   * After the last try the delivery goes to the dead-letter queue, whose consumer records it
-   * `failed` (API_CONTRACT §8). Until the queue takes it, the lane keeps it and tries again.
+   * After the last try the delivery is recorded `failed` and goes to the dead-letter queue
+   * (API_CONTRACT §8). The lane records it first: a dead letter whose consumer kept failing would
+   * be dropped by the queue and leave the delivery `pending` with nothing due, which neither the
+   * sweep nor recover takes; the consumer's own record is then a no-op (same series, no longer
+   * pending). Until both are done, the lane keeps the entry and tries again.
    */
   private async deadLetter(ctx: ServiceContext, row: LaneRow): Promise<void> {
     const message: WebhookDeliveryMessage = {
@@ -254,6 +261,7 @@ export class DeliveryLane extends DurableObject<Env> {
       series: row.series,
     };
     try {
+      await markDeliveryFailed(ctx, row.delivery_id, row.series);
       await this.env.EVENTS_DLQ.send(message, { contentType: "json" });
       this.sql.exec("DELETE FROM lane WHERE delivery_id = ? AND series = ?", row.delivery_id, row.series);
     } catch (err) {

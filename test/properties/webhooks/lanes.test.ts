@@ -34,6 +34,8 @@ import {
 allowTheLocalReceiver();
 // Failed attempts and dead letters are logged by design; these tests cause them on purpose.
 captureLogs("warn", "all");
+// A dead letter the queue refuses is logged as an error, on purpose below.
+captureLogs("error", "all");
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
@@ -138,6 +140,50 @@ describe("a lane", () => {
     );
     expect(await received(bucket)).toHaveLength(1);
     expect(await laneEntries(integration.id)).toEqual([]);
+  });
+  it("records the last try failed itself: a dead letter the queue never takes leaves no delivery pending", async () => {
+    const { project } = await createOwnedProject();
+    const integration = await integrate(project.id, hook(unique("no-dlq"), "?status=500"), {});
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { nextAttemptAt: ago(0) });
+    const refused = vi.fn(async () => {
+      throw new Error("queue unavailable");
+    });
+    await runInDurableObject(laneOf(integration.id), (lane: DeliveryLane, state) => {
+      const own = lane as unknown as { env: Env };
+      own.env = { ...own.env, EVENTS_DLQ: { ...own.env.EVENTS_DLQ, send: refused } };
+      lane.schedule([{ deliveryId, series: 0, manual: false }]);
+      state.storage.sql.exec("UPDATE lane SET tries = ? WHERE delivery_id = ?", MAX_ATTEMPTS - 1, deliveryId);
+    });
+    await eventually(async () => {
+      expect(refused).toHaveBeenCalled();
+      expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", nextAttemptAt: null });
+    });
+    // The lane keeps the entry to hand the dead letter over later.
+    expect(await laneEntries(integration.id)).toEqual([expect.objectContaining({ deliveryId })]);
+    await runInDurableObject(laneOf(integration.id), (lane: DeliveryLane) => {
+      (lane as unknown as { env: Env }).env = env;
+    });
+  });
+
+  it("is woken by a hand-over of what it holds when its alarm gave up (its retries spent)", async () => {
+    const { project } = await createOwnedProject();
+    const bucket = unique("woken");
+    const integration = await integrate(project.id, hook(bucket), {});
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { nextAttemptAt: ago(0) });
+    const entry = { deliveryId, series: 0, manual: false };
+    await runInDurableObject(laneOf(integration.id), async (lane: DeliveryLane, state) => {
+      lane.schedule([entry]);
+      // What the platform leaves once an alarm has failed every retry: entries, no alarm.
+      await state.storage.deleteAlarm();
+      (lane as unknown as { alarmAt: number | null }).alarmAt = null;
+    });
+    expect(await scheduleDeliveries(serviceContext(), integration.id, [entry])).toBe(0);
+    await eventually(async () => {
+      expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([event.id]);
+      expect(await deliveryRow(deliveryId)).toMatchObject({ status: "succeeded" });
+    });
   });
 });
 
