@@ -18,13 +18,14 @@
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
 import { randomBytes } from "node:crypto";
 import { env, percentile } from "./lib.mjs";
+import { partThree } from "./part-three.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
 
 export const unique = () => ({ body: { name: `b-${randomBytes(6).toString("hex")}` } });
-/** Each request a deployment still queued on that server: one move to in_progress each. */
-const transitions = (prefix, body) => {
-  let i = 0;
+/** Each request a deployment still queued on that server (from the `from`th): one move to in_progress each. */
+const transitions = (prefix, body, from = 0) => {
+  let i = from;
   return (c) => ({
     path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
     body,
@@ -56,10 +57,19 @@ export const SCENARIOS = [
     method: "PATCH",
     each: transitions("/write/transition/"),
   }),
+  rung(
+    "timeline",
+    "the transition + a timeline entry (numbered INSERT, an object RPC)",
+    "/write/timeline/x",
+    {
+      method: "PATCH",
+      each: transitions("/write/timeline/", undefined, 10_000),
+    },
+  ),
 
   // The API's routes, each beside the rungs that do its I/O.
   route("GET /healthz", "/healthz", ["bare"], { keys: false }),
-  route("GET /v1/projects/{id}", "/v1/projects/{project}", READ),
+  route("GET /v1/projects/{id}", "/v1/projects/{project}", READ, { id: "read" }),
   route("GET /v1/projects?limit=20", "/v1/projects?limit=20", LIST),
   route("GET /v1/deployments?limit=20", "/v1/deployments?limit=20", LIST),
   route(
@@ -76,12 +86,17 @@ export const SCENARIOS = [
   ),
   route("GET /v1/projects/{id}/events?limit=20", "/v1/projects/{listed}/events?limit=20", LIST),
   route("POST /v1/projects", "/v1/projects", ["write"], { method: "POST", each: unique }),
-  route("PATCH /internal/v1/deployments/{id} → in_progress", "/internal/v1/deployments/x", ["transition"], {
-    method: "PATCH",
-    admin: true,
-    keys: false,
-    each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
-  }),
+  route(
+    "PATCH /internal/v1/deployments/{id} → in_progress",
+    "/internal/v1/deployments/x",
+    ["transition", "timeline"],
+    {
+      method: "PATCH",
+      admin: true,
+      keys: false,
+      each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
+    },
+  ),
 
   {
     on: "api",
@@ -111,4 +126,5 @@ export const SCENARIOS = [
     },
   },
   ...WEBHOOKS,
+  ...partThree({ route }),
 ];
