@@ -57,15 +57,16 @@ export const SCENARIOS = [
     method: "PATCH",
     each: transitions("/write/transition/"),
   }),
-  rung(
-    "timeline",
-    "the transition + a timeline entry (numbered INSERT, an object RPC)",
-    "/write/timeline/x",
-    {
-      method: "PATCH",
-      each: transitions("/write/timeline/", undefined, 10_000),
-    },
-  ),
+  rung("entry", "the transition + a timeline INSERT", "/write/entry/x", {
+    method: "PATCH",
+    each: transitions("/write/entry/", undefined, 7_000),
+    vs: ["transition"],
+  }),
+  rung("timeline", "the transition + a timeline INSERT + an object RPC", "/write/timeline/x", {
+    method: "PATCH",
+    each: transitions("/write/timeline/", undefined, 14_000),
+    vs: ["transition", "entry"],
+  }),
 
   // The API's routes, each beside the rungs that do its I/O.
   route("GET /healthz", "/healthz", ["bare"], { keys: false }),
@@ -89,7 +90,7 @@ export const SCENARIOS = [
   route(
     "PATCH /internal/v1/deployments/{id} → in_progress",
     "/internal/v1/deployments/x",
-    ["transition", "timeline"],
+    ["transition", "entry", "timeline"],
     {
       method: "PATCH",
       admin: true,

@@ -15,8 +15,8 @@
  *   POST  /write/project           → the RPC, then the three-INSERT batch `POST /v1/projects` runs
  *   PATCH /write/transition/{id}   → SELECT the deployment, one batch (conditional UPDATE + event
  *                                    INSERT), a queue send: what a deployment transition does
- *   PATCH /write/timeline/{id}     → the same, with a timeline entry: its numbered INSERT in the
- *                                    batch and an RPC to an object per deployment (the feed's notify)
+ *   PATCH /write/entry/{id}        → the same, the batch also inserting a numbered timeline entry
+ *   PATCH /write/timeline/{id}     → that, then an RPC to an object per deployment (the feed's notify)
  */
 import { DurableObject } from "cloudflare:workers";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
@@ -147,7 +147,7 @@ export default {
       ]);
       return json({ id: project, name, default_environment_id: environment }, 201);
     }
-    const transition = /^\/write\/(transition|timeline)\/(.+)$/.exec(path);
+    const transition = /^\/write\/(transition|entry|timeline)\/(.+)$/.exec(path);
     if (transition && request.method === "PATCH") {
       const [, kind, id = ""] = transition;
       const row = await s.deployment.bind(id).first<{ project_id: string; updated_at: string }>();
@@ -156,7 +156,7 @@ export default {
       const [moved] = await env.DB.batch([
         s.moveDeployment.bind(now, id, row.updated_at),
         s.insertEvent.bind(eventId, row.project_id, JSON.stringify({ deployment: row }), now),
-        ...(kind === "timeline" ? [s.insertEntry.bind(id, now)] : []),
+        ...(kind === "transition" ? [] : [s.insertEntry.bind(id, now)]),
       ]);
       if (moved?.meta.changes !== 1) return json({ code: "conflict" }, 409);
       if (kind === "timeline") ctx.waitUntil(env.COUNTER.get(env.COUNTER.idFromName(id)).hit());
