@@ -49,7 +49,7 @@ const newDeployment = async (c, environment) =>
     })
   ).id;
 
-/** `route` and `transitions` are bench/scenarios.mjs' helpers. */
+/** `route` is bench/scenarios.mjs' helper. */
 export const partThree = ({ route }) => [
   route("§18 POST /v1/environments/{id}/variables (one)", "/v1/environments/{env}/variables", ["write"], {
     id: "create",

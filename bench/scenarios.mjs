@@ -12,8 +12,9 @@
 //          pool of its own making (e.g. from `setup`).
 //   probe: { name, on, probe(c) → { figure: number, … } }: any measurement of one round; each
 //          figure is reported as its median (min–max) over the rounds.
-//   either may have `setup(c)` (once, before the first round; its result is `c.data`) and
-//   `only: true` (runs only when `--only` names it).
+//   either may have `setup(c)` (once, before the first round; its result is `c.data`),
+//   `only: true` (runs only when `--only` names it) and `countD1: true` (the run's API counts its
+//   D1 round trips, bench/count-d1.mjs).
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
 import { randomBytes } from "node:crypto";
