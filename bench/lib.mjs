@@ -15,7 +15,13 @@ const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" }
 export const env = (name, fallback) => Number(process.env[name] ?? fallback);
 /** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
  * (the limiter does the same work whatever the limit). */
-export const RATE_LIMITS = JSON.stringify({ default: 1e9, reveal: 1e9, "orgs-create": 1e9, anonymous: 1e9 });
+export const RATE_LIMITS = JSON.stringify({
+  default: 1e9,
+  reveal: 1e9,
+  "orgs-create": 1e9,
+  "keys-create": 1e9,
+  anonymous: 1e9,
+});
 export const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** `wrangler argv…` in `cwd`, to completion: its stdout. */
@@ -67,12 +73,28 @@ export function copyState(state, name) {
  * The wrangler.toml of a snapshot of the API (`src/`, wrangler.toml) or the ladder (bench/ladder/)
  * in the temp dir: wrangler restarts a Worker whose sources change, so a run must not serve the
  * working tree. node_modules, scripts/ and dist/assets (wrangler.toml's [build] and [assets]) are linked.
+ * `countD1`: the API served through bench/count-d1.mjs, which counts its D1 queries.
  */
-export function snapshot(name) {
+export function snapshot(name, { countD1 = false } = {}) {
   const dir = join(tmp, name);
   if (name === "api") {
     fs.cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
-    fs.cpSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
+    let toml = fs.readFileSync(join(root, "wrangler.toml"), "utf8");
+    if (countD1) {
+      // The entry re-exports the API with every Durable Object class given the counted env too.
+      const classes = [...new Set([...toml.matchAll(/class_name = "(\w+)"/g)].map((m) => m[1]))];
+      const subclass = (c) =>
+        `export class ${c} extends api.${c} { constructor(ctx, env) { super(ctx, counted(env)); } }`;
+      const lines = [
+        'import * as api from "./src/index.ts";',
+        'import { counted, withCount } from "./count-d1.mjs";',
+      ];
+      lines.push(...classes.map(subclass), "export default withCount(api.default);");
+      fs.writeFileSync(join(dir, "entry.mjs"), `${lines.join("\n")}\n`);
+      fs.cpSync(join(root, "bench", "count-d1.mjs"), join(dir, "count-d1.mjs"));
+      toml = toml.replace(/^main = .*$/m, 'main = "entry.mjs"');
+    }
+    fs.writeFileSync(join(dir, "wrangler.toml"), toml);
   } else fs.cpSync(join(root, "bench", "ladder"), dir, { recursive: true });
   buildDocsAssets();
   for (const link of ["node_modules", "scripts"]) fs.symlinkSync(join(root, link), join(dir, link));
@@ -225,6 +247,36 @@ export const spread = (xs, d = 2) =>
   `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
 /** The median of xs[i] ÷ ys[i]: two figures of one round, minutes apart at most, paired. */
 export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
+
+/**
+ * `samples` rounds of `requests` ({ label: { method?, path, body? } }, as `key`), one at a time, in
+ * turn (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
+ * and the second's ÷ the first's, paired by round.
+ */
+export async function sideBySide(c, samples, requests, key) {
+  const labels = Object.keys(requests);
+  const [ms, cpu] = [{}, {}];
+  for (const label of labels) [ms[label], cpu[label]] = [[], []];
+  for (let i = 0; i < samples; i++) {
+    for (const label of i % 2 ? [...labels].reverse() : labels) {
+      const { method = "GET", path, body } = requests[label];
+      const before = c.server.cpuNs();
+      ms[label].push((await c.server.request(method, path, { key, body })).ms);
+      cpu[label].push((c.server.cpuNs() - before) / 1e6);
+    }
+  }
+  const [a, b] = labels;
+  return {
+    ...Object.fromEntries(
+      labels.flatMap((l) => [
+        [`${l} p50 ms`, median(ms[l])],
+        [`${l} CPU ms`, median(cpu[l])],
+      ]),
+    ),
+    [`${b} ÷ ${a}: ms`]: pairedRatio(ms[b], ms[a]),
+    [`${b} ÷ ${a}: CPU`]: pairedRatio(cpu[b], cpu[a]),
+  };
+}
 
 export const table = (head, rows) =>
   [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");

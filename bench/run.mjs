@@ -37,13 +37,18 @@ async function main() {
   const servers = {};
   for (const kind of ["api", "ladder"].filter((k) => scenarios.some((s) => s.on === k))) {
     const vars = {
-      api: { ADMIN_TOKEN: ADMIN, RATE_LIMITS: lib.RATE_LIMITS, ALLOW_INSECURE_WEBHOOKS: "true" },
+      api: {
+        ADMIN_TOKEN: ADMIN,
+        RATE_LIMITS: lib.RATE_LIMITS,
+        ALLOW_INSECURE_WEBHOOKS: "true",
+        VARIABLES_KEY: randomBytes(32).toString("base64"),
+      },
     };
     vars.ladder = { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner };
     servers[kind] = await lib.Server.start(
       kind,
       kind,
-      lib.snapshot(kind),
+      lib.snapshot(kind, { countD1: scenarios.some((s) => s.countD1) }),
       lib.copyState(dir, kind),
       vars[kind],
     );
@@ -56,6 +61,7 @@ async function main() {
   });
   for (const { s, c } of runs) if (s.setup) c.data = await s.setup(c);
   for (const { s, c } of runs) if (typeof s.keys === "function") c.keys = s.keys(c);
+  console.error(`bench: set up (${Math.round((Date.now() - started) / 1000)} s)`);
 
   const rss = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -175,9 +181,9 @@ function format(runs, rss, memory) {
       const failed = {};
       for (const [k, n] of slices.flatMap((x) => [...Object.entries(x.statuses), ["errors", x.errors]]))
         if ((k === "errors" || k >= 300) && n) failed[k] = (failed[k] ?? 0) + n;
-      const ratios = (s.vs ?? []).map(
-        (id) => `${id} ${paired(slices, id, "rps")} / ${paired(slices, id, "cpuMs")}`,
-      );
+      const ratios = (s.vs ?? [])
+        .filter((id) => rungs[id])
+        .map((id) => `${id} ${paired(slices, id, "rps")} / ${paired(slices, id, "cpuMs")}`);
       const [rps, cpu] = [slices.map((x) => x.rps), slices.map((x) => x.cpuMs)];
       const latency = `${f(lib.percentile(latencies, 50), 0)} / ${f(lib.percentile(latencies, 99), 0)}`;
       const bad = Object.entries(failed).map(([k, n]) => `${k}×${n}`);

@@ -12,19 +12,21 @@
 //          pool of its own making (e.g. from `setup`).
 //   probe: { name, on, probe(c) → { figure: number, … } }: any measurement of one round; each
 //          figure is reported as its median (min–max) over the rounds.
-//   either may have `setup(c)` (once, before the first round; its result is `c.data`) and
-//   `only: true` (runs only when `--only` names it).
+//   either may have `setup(c)` (once, before the first round; its result is `c.data`),
+//   `only: true` (runs only when `--only` names it) and `countD1: true` (the run's API counts its
+//   D1 round trips, bench/count-d1.mjs).
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
 import { randomBytes } from "node:crypto";
 import { env, percentile } from "./lib.mjs";
+import { partThree } from "./part-three.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
 
 export const unique = () => ({ body: { name: `b-${randomBytes(6).toString("hex")}` } });
-/** Each request a deployment still queued on that server: one move to in_progress each. */
-const transitions = (prefix, body) => {
-  let i = 0;
+/** Each request a deployment still queued on that server (from the `from`th): one move to in_progress each. */
+const transitions = (prefix, body, from = 0) => {
+  let i = from;
   return (c) => ({
     path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
     body,
@@ -56,10 +58,20 @@ export const SCENARIOS = [
     method: "PATCH",
     each: transitions("/write/transition/"),
   }),
+  rung("entry", "the transition + a timeline INSERT", "/write/entry/x", {
+    method: "PATCH",
+    each: transitions("/write/entry/", undefined, 7_000),
+    vs: ["transition"],
+  }),
+  rung("timeline", "the transition + a timeline INSERT + an object RPC", "/write/timeline/x", {
+    method: "PATCH",
+    each: transitions("/write/timeline/", undefined, 14_000),
+    vs: ["transition", "entry"],
+  }),
 
   // The API's routes, each beside the rungs that do its I/O.
   route("GET /healthz", "/healthz", ["bare"], { keys: false }),
-  route("GET /v1/projects/{id}", "/v1/projects/{project}", READ),
+  route("GET /v1/projects/{id}", "/v1/projects/{project}", READ, { id: "read" }),
   route("GET /v1/projects?limit=20", "/v1/projects?limit=20", LIST),
   route("GET /v1/deployments?limit=20", "/v1/deployments?limit=20", LIST),
   route(
@@ -76,12 +88,17 @@ export const SCENARIOS = [
   ),
   route("GET /v1/projects/{id}/events?limit=20", "/v1/projects/{listed}/events?limit=20", LIST),
   route("POST /v1/projects", "/v1/projects", ["write"], { method: "POST", each: unique }),
-  route("PATCH /internal/v1/deployments/{id} → in_progress", "/internal/v1/deployments/x", ["transition"], {
-    method: "PATCH",
-    admin: true,
-    keys: false,
-    each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
-  }),
+  route(
+    "PATCH /internal/v1/deployments/{id} → in_progress",
+    "/internal/v1/deployments/x",
+    ["transition", "entry", "timeline"],
+    {
+      method: "PATCH",
+      admin: true,
+      keys: false,
+      each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
+    },
+  ),
 
   {
     on: "api",
@@ -111,4 +128,5 @@ export const SCENARIOS = [
     },
   },
   ...WEBHOOKS,
+  ...partThree({ route }),
 ];

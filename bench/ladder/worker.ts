@@ -15,6 +15,8 @@
  *   POST  /write/project           → the RPC, then the three-INSERT batch `POST /v1/projects` runs
  *   PATCH /write/transition/{id}   → SELECT the deployment, one batch (conditional UPDATE + event
  *                                    INSERT), a queue send: what a deployment transition does
+ *   PATCH /write/entry/{id}        → the same, the batch also inserting a numbered timeline entry
+ *   PATCH /write/timeline/{id}     → that, then an RPC to an object per deployment (the feed's notify)
  */
 import { DurableObject } from "cloudflare:workers";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
@@ -68,6 +70,9 @@ const prepare = (db: D1Database) => ({
   ),
   insertEvent: db.prepare(
     "INSERT INTO events (id, project_id, type, data, enqueued_at, created_at) SELECT ?1, ?2, 'deployment.in_progress', ?3, NULL, ?4 WHERE changes() = 1",
+  ),
+  insertEntry: db.prepare(
+    "INSERT INTO deployment_timeline (deployment_id, seq, type, created_at, stack_id, status, status_reason, stream, message) SELECT ?1, base.n + 1, 'status', ?2, NULL, 'in_progress', NULL, NULL, NULL FROM (SELECT coalesce(max(seq), 0) AS n FROM deployment_timeline WHERE deployment_id = ?1) AS base WHERE changes() = 1 RETURNING seq",
   ),
 });
 let statements: ReturnType<typeof prepare> | undefined;
@@ -142,16 +147,19 @@ export default {
       ]);
       return json({ id: project, name, default_environment_id: environment }, 201);
     }
-    if (path.startsWith("/write/transition/") && request.method === "PATCH") {
-      const id = path.slice("/write/transition/".length);
+    const transition = /^\/write\/(transition|entry|timeline)\/(.+)$/.exec(path);
+    if (transition && request.method === "PATCH") {
+      const [, kind, id = ""] = transition;
       const row = await s.deployment.bind(id).first<{ project_id: string; updated_at: string }>();
       if (!row) return json({ code: "not_found" }, 404);
       const [now, eventId] = [new Date().toISOString(), newId()];
       const [moved] = await env.DB.batch([
         s.moveDeployment.bind(now, id, row.updated_at),
         s.insertEvent.bind(eventId, row.project_id, JSON.stringify({ deployment: row }), now),
+        ...(kind === "transition" ? [] : [s.insertEntry.bind(id, now)]),
       ]);
       if (moved?.meta.changes !== 1) return json({ code: "conflict" }, 409);
+      if (kind === "timeline") ctx.waitUntil(env.COUNTER.get(env.COUNTER.idFromName(id)).hit());
       ctx.waitUntil(env.EVENTS.send({ kind: "event.fanout", event_id: eventId }, { contentType: "json" }));
       return json({ ...row, status: "in_progress", updated_at: now });
     }
