@@ -5135,6 +5135,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Location: components["headers"]["Location"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];

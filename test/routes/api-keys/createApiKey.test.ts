@@ -50,12 +50,14 @@ describe("POST /v1/api-keys", () => {
       key: expect.stringMatching(KEY),
     });
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(res.headers.get("etag")).toBeNull();
     expect(res.headers.get("location")).toBe(`/v1/api-keys/${res.body.id}`);
 
     const { key, ...record } = res.body;
     const read = await request<ApiKeyInfo>("GET", `/v1/api-keys/${res.body.id}`, { key: owner.key });
     expect(read.body).toEqual(record);
+    // API_CONTRACT §12: a 201 carries the new record's ETag, the one a GET shows (never of the key).
+    expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get("etag")).toBe(read.headers.get("etag"));
     expect(read.raw).not.toContain(key.slice(4));
     const current = await request<Record<string, unknown>>("GET", "/v1/api-keys/current", { key });
     expect(current.status).toBe(200);
