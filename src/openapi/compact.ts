@@ -48,10 +48,14 @@ function freeName(taken: Record<string, unknown>, base: string): string {
   for (let n = 2; ; n++) if (!(`${base}${n}` in taken)) return `${base}${n}`;
 }
 
-/** `{ "$ref": "#/components/schemas/Project" }` inside a response's JSON content → "Project". */
+/**
+ * `{ "$ref": "#/components/schemas/Project" }` inside a response's JSON content (else its only
+ * content, a dotenv file's `text/plain`) → "Project".
+ */
 function contentSchemaName(response: Json): string | undefined {
   const content = response.content as Record<string, { schema?: unknown }> | undefined;
-  const schema = content?.["application/json"]?.schema;
+  const only = content && Object.keys(content).length === 1 ? Object.values(content)[0] : undefined;
+  const schema = (content?.["application/json"] ?? only)?.schema;
   return isRef(schema) ? schema.$ref.split("/").pop() : undefined;
 }
 

@@ -66,6 +66,10 @@ describe("compactOpenApiDocument", () => {
       content: { "application/json": { schema: { $ref: "#/components/schemas/Thing" } } },
     });
     const param = { name: "thing_id", in: "path", required: true, schema: { type: "string" } };
+    const file = {
+      description: "A file.",
+      content: { "text/plain": { schema: { $ref: "#/components/schemas/File" } } },
+    };
     const query = {
       name: "q",
       in: "query",
@@ -82,6 +86,8 @@ describe("compactOpenApiDocument", () => {
           get: { parameters: [query], responses: { 201: response("Made."), 204: { description: "Gone." } } },
           delete: { responses: { 201: response("Made."), 204: { description: "Gone." } } },
         },
+        "/c": { get: { operationId: "getC", responses: { 200: structuredClone(file) } } },
+        "/d": { get: { operationId: "getD", responses: { 200: structuredClone(file) } } },
       },
       components: { responses: { Thing: { description: "taken" } } } as Record<
         string,
@@ -98,6 +104,9 @@ describe("compactOpenApiDocument", () => {
       NoContent: { description: "Gone." },
     });
     expect(doc.paths["/a/{thing_id}"].put.responses[200]).toEqual({ $ref: "#/components/responses/Thing2" });
+    // Another media type's named schema names it too, not the first operation that answers it.
+    expect(doc.components.responses).toMatchObject({ File: file });
+    expect(doc.paths["/c"].get.responses[200]).toEqual({ $ref: "#/components/responses/File" });
     // Used once: inline, its schema's repeated description dropped.
     expect(doc.paths["/b"].get.parameters).toEqual([
       { name: "q", in: "query", description: "Search.", schema: { type: "string" } },

@@ -1746,6 +1746,12 @@ export interface components {
             /** @description Answer what the restore would do and change nothing. */
             dry_run?: boolean | null;
         };
+        /**
+         * @description A dotenv file: one `NAME="value"` line per variable, sorted by name.
+         * @example API_URL="https://api.example.com"
+         *     DATABASE_URL="postgres://app@db:5432/app"
+         */
+        Dotenv: string;
         StackResource: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
@@ -2412,7 +2418,7 @@ export interface components {
             };
         };
         /** @description The scope as a dotenv file (UTF-8). */
-        ExportEnvironmentVariables200: {
+        Dotenv: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
                 "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2427,7 +2433,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "text/plain": string;
+                "text/plain": components["schemas"]["Dotenv"];
             };
         };
         /** @description The stack resource. */
@@ -4341,7 +4347,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ExportEnvironmentVariables200"];
+            200: components["responses"]["Dotenv"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -4470,7 +4476,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ExportEnvironmentVariables200"];
+            200: components["responses"]["Dotenv"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];

@@ -1,11 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { recordEtag } from "../../http/etag";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
-import { createApiKey } from "../../services/api-keys/create";
+import { createApiKey, createdApiKeyEtag } from "../../services/api-keys/create";
 import { ApiKeyDeriveBody, NewApiKeySchema } from "./schema";
 
 export const createApiKeyRoute = defineRoute({
@@ -35,10 +34,9 @@ export function registerCreateApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(createApiKeyRoute, async (c) => {
     const created = await createApiKey(callerContext(c), c.req.valid("json"));
     // It carries the key itself: no cache may keep it. Its ETag is the record's, as a GET shows
-    // it (without the key; API_CONTRACT §12: a 201 carries the new record's ETag).
+    // it (without the key), so that a revoke can send it as If-Match at once.
     c.header("cache-control", "no-store");
-    const { key: _key, ...record } = created;
-    c.header("ETag", await recordEtag(record));
+    c.header("ETag", await createdApiKeyEtag(created));
     c.header("Location", `/v1/api-keys/${created.id}`);
     return c.json(created, 201);
   });

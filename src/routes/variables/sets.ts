@@ -178,7 +178,9 @@ export const exportVariables = {
       headers: NO_STORE_HEADER,
       content: {
         "text/plain": {
-          schema: z.string().openapi({
+          // Named: both scope kinds answer it, and clients name its type after it.
+          schema: z.string().openapi("Dotenv", {
+            description: 'A dotenv file: one `NAME="value"` line per variable, sorted by name.',
             example: 'API_URL="https://api.example.com"\nDATABASE_URL="postgres://app@db:5432/app"\n',
           }),
         },

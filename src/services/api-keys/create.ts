@@ -9,6 +9,7 @@ import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { ApiError, badInput } from "../../errors";
+import { recordEtag } from "../../http/etag";
 import { type KeyPowers, keyExcess } from "../../http/scopes";
 import { nowIso } from "../../lib/time";
 import type { ApiKeyDeriveInput, NewApiKeyRecord } from "../../schemas/organization";
@@ -120,4 +121,10 @@ export async function createApiKey(ctx: CallerContext, body: ApiKeyDeriveInput):
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
   if (inserted.meta.changes !== 1) throw callerKeyGone();
   return { ...info, key };
+}
+
+/** The new key's ETag (API_CONTRACT §12: a 201 carries it): its record as a GET shows it, without the key. */
+export function createdApiKeyEtag(created: NewApiKeyRecord): Promise<string> {
+  const { key: _key, ...record } = created;
+  return recordEtag(record);
 }

@@ -55,8 +55,8 @@ describe("POST /v1/api-keys", () => {
     const { key, ...record } = res.body;
     const read = await request<ApiKeyInfo>("GET", `/v1/api-keys/${res.body.id}`, { key: owner.key });
     expect(read.body).toEqual(record);
-    // API_CONTRACT §12: the 201 carries the new record's ETag, the one a GET of it answers.
-    expect(res.headers.get("etag")).toMatch(/^"[^"]+"$/);
+    // API_CONTRACT §12: a 201 carries the new record's ETag, the one a GET shows (never of the key).
+    expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
     expect(res.headers.get("etag")).toBe(read.headers.get("etag"));
     expect(read.raw).not.toContain(key.slice(4));
     const current = await request<Record<string, unknown>>("GET", "/v1/api-keys/current", { key });
