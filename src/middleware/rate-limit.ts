@@ -44,6 +44,7 @@ export async function countRequest(
   subject: string,
   policy: RateLimitPolicy,
   idempotency?: IdempotencyClaim,
+  usedKey?: string,
 ): Promise<LimitOutcome> {
   const limit = c.get("ctx").config.rateLimits[policy];
   const stub = limiterOf(c, subject);
@@ -57,6 +58,7 @@ export async function countRequest(
       limit,
       windowSeconds: RATE_LIMIT_WINDOW_SECONDS,
       ...(idempotency ? { idempotency } : {}),
+      ...(usedKey !== undefined ? { usedKey } : {}),
     });
   } catch (err) {
     c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
@@ -119,7 +121,8 @@ export function rateLimit(routeMeta: RouteLookup) {
     if (!identity) throw new Error("rateLimit before authentication");
     const claim = await idempotencyClaim(c);
     const policy = routeMeta(c)?.policy ?? "default";
-    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim);
+    // The same call records the key's use (its `last_used_at`, written by the object).
+    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, identity.keyId);
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (claim) {

@@ -1,4 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { apiKeys } from "../db/schema";
 import {
   type ClaimOutcome,
   claimKey,
@@ -9,7 +12,19 @@ import {
   type Settlement,
   settleKey,
 } from "../idempotency/store";
+import { createLogger } from "../lib/log";
+import { toIso } from "../lib/time";
 import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
+import {
+  KEY_USE_SCHEMA,
+  type KeyUse,
+  LAST_USED_RETRY_MS,
+  LAST_USED_WRITE_INTERVAL_MS,
+  pruneKeyUse,
+  readKeyUse,
+  recordUse,
+  storeKeyUse,
+} from "./key-use";
 import { decideCounted, type WindowDecision } from "./window";
 
 /**
@@ -24,6 +39,8 @@ export type AdmitRequest = {
   windowSeconds: number;
   /** API_CONTRACT §11: claim this Idempotency-Key, only if the request is admitted. */
   idempotency?: IdempotencyClaim;
+  /** The API key this request authenticated with: its `last_used_at` (./key-use.ts). */
+  usedKey?: string;
 };
 
 /** What `admit` answers: each feature adds its own field. */
@@ -44,6 +61,7 @@ const SCHEMA = [
   "CREATE INDEX IF NOT EXISTS window_hits_policy_at ON window_hits (policy, at)",
   ...BOOKMARK_SCHEMA,
   ...IDEMPOTENCY_SCHEMA,
+  ...KEY_USE_SCHEMA,
 ];
 
 /**
@@ -59,7 +77,9 @@ const SCHEMA = [
  * - the latest D1 bookmark of the key's writes (./bookmark.ts), handed back with the decision so
  *   that a read starts its D1 session from it at no extra call;
  * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
- *   decision, so "exactly one execution" is a property of this one call.
+ *   decision, so "exactly one execution" is a property of this one call;
+ * - when the key was last used (./key-use.ts), written to D1 by the alarm at most once every few
+ *   minutes, so that no request of the key writes to the D1 primary for it.
  *
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
@@ -79,6 +99,8 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly windows = new Map<string, number[]>();
   /** The kept D1 bookmark as stored (null: none); undefined until first read. */
   private bookmark: string | null | undefined;
+  /** The key's use as stored, with the latest use seen (null: none); undefined until first read. */
+  private use: KeyUse | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -95,6 +117,7 @@ export class RateLimiter extends DurableObject<Env> {
   admit(request: AdmitRequest): AdmitResult {
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
     const result: AdmitResult = { decision };
+    if (request.usedKey !== undefined) this.recordUse(request.usedKey);
     if (this.bookmark === undefined) this.bookmark = readBookmark(this.sql) ?? null;
     if (this.bookmark !== null) result.bookmark = this.bookmark;
     if (!request.idempotency || !decision.allowed) return result;
@@ -157,6 +180,46 @@ export class RateLimiter extends DurableObject<Env> {
     return decision;
   }
 
+  private recordUse(keyId: string) {
+    if (this.use === undefined) this.use = readKeyUse(this.sql);
+    const { use, dueAt } = recordUse(this.sql, this.use, keyId, Date.now());
+    this.use = use;
+    if (dueAt !== null && (this.alarmAt === null || this.alarmAt > dueAt)) this.scheduleCleanup(dueAt);
+  }
+
+  /**
+   * Writes the key's latest use to D1 when its write is due. A use that arrives while the write
+   * is on its way stays pending for the next interval; a failed write is tried again shortly.
+   */
+  private async writeUse(now: number): Promise<void> {
+    const use = this.use ?? readKeyUse(this.sql);
+    this.use = use;
+    if (!use || use.dueAt === null || use.dueAt > now) return;
+    const written = use.usedAt;
+    const at = toIso(written);
+    try {
+      await createDb(this.env.DB)
+        .update(apiKeys)
+        .set({ lastUsedAt: at })
+        .where(and(eq(apiKeys.id, use.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at))))
+        .run();
+    } catch (err) {
+      createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      this.use = { ...(this.use ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
+      storeKeyUse(this.sql, this.use);
+      return;
+    }
+    const latest = this.use ?? use;
+    const done = Date.now();
+    this.use =
+      latest.usedAt > written
+        ? { ...latest, writtenAt: done, dueAt: done + LAST_USED_WRITE_INTERVAL_MS }
+        : { ...latest, writtenAt: done, dueAt: null };
+    storeKeyUse(this.sql, this.use);
+  }
+
   /** A policy's stored window, read from SQLite on its first use in this object's lifetime. */
   private windowOf(policy: string): number[] {
     let window = this.windows.get(policy);
@@ -173,16 +236,21 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Deletes every window entry that left its window and every expired idempotency entry; with
-   * nothing left, all of the object's storage. Next run: when the window is empty again, or
-   * when the oldest idempotency entry expires, whichever comes first.
+   * Writes the key's last use when due; deletes every window entry that left its window and every
+   * expired idempotency entry; with nothing left, all of the object's storage. Next run: when the
+   * window is empty again, when the oldest idempotency entry expires, or when the key's use is
+   * due, whichever comes first.
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureSchema();
+    await this.writeUse(Date.now());
     // What follows deletes rows of every policy and the bookmark: read them again when next used.
     this.forgetCachedState();
     const now = Date.now();
+    const useNext = pruneKeyUse(this.sql, now);
+    // The use is kept in memory with its latest time; forgotten only with its row.
+    if (useNext === null) this.use = null;
     this.sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
     const last = this.sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one();
     const bookmarkUntil = pruneBookmark(this.sql, now);
@@ -190,13 +258,14 @@ export class RateLimiter extends DurableObject<Env> {
     // The window and the bookmark: when the last of them ends; idempotency entries: when the
     // first expires (each alarm run deletes those due and schedules the next).
     const windowOrBookmark = Math.max(last.until ?? 0, bookmarkUntil ?? 0);
-    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry].filter(
+    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext].filter(
       (at): at is number => at !== null,
     );
     if (next.length === 0) {
       await this.ctx.storage.deleteAll();
       this.schemaReady = false;
       this.forgetCachedState();
+      this.use = undefined;
       return;
     }
     this.scheduleCleanup(Math.min(...next));

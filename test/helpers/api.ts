@@ -61,6 +61,15 @@ export function brokenRateLimiter(
 export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 
 /**
+ * Inside a limiter object (`runInDurableObject`): as if its key's last use had been written more
+ * than its interval ago (src/rate-limit/key-use.ts), so the object keeps nothing for it.
+ */
+export function forgetKeyUse(instance: object, state: DurableObjectState): void {
+  state.storage.sql.exec("DELETE FROM key_use");
+  (instance as { use?: unknown }).use = undefined;
+}
+
+/**
  * Restarts a Durable Object: its next call runs its constructor again and reads its storage
  * afresh. The runtime may already have evicted an idle object on its own (it refuses to evict one
  * that is not running), which leaves it in the same state.

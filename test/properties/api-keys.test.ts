@@ -2,8 +2,9 @@
  * API keys and authentication on every /v1 route (API_CONTRACT §5, §10): the x-api-key header,
  * revocation and expiry (even of a key an isolate has cached), and the last-use mark.
  */
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { RateLimiter } from "../../src/rate-limit/limiter";
 import type { ApiKeyRecord } from "../../src/schemas/organization";
 import { type ApiResponse, internal, request } from "../helpers/api";
 import { type ErrorBody, TS } from "../helpers/expect";
@@ -137,12 +138,48 @@ describe("revocation and expiry", () => {
     const { owner } = await createOrgWithOwner();
     expect((await keyRow(owner.keyId))?.last_used_at).toBeNull();
     expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
-    // The write is kept alive with waitUntil and may land just after the response.
+    // The key's limiter object writes it from its alarm, set for at once on a first use.
     let row = await keyRow(owner.keyId);
     for (let i = 0; i < 50 && !row?.last_used_at; i++) {
       await sleep(20);
       row = await keyRow(owner.keyId);
     }
     expect(row?.last_used_at).toMatch(TS);
+  });
+
+  it("writes last_used_at at most once per interval per key, then the latest use: no request writes it", async () => {
+    const { owner } = await createOrgWithOwner();
+    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
+    expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
+    let first = await keyRow(owner.keyId);
+    for (let i = 0; i < 50 && !first?.last_used_at; i++) {
+      await sleep(20);
+      first = await keyRow(owner.keyId);
+    }
+    expect(first?.last_used_at).toMatch(TS);
+
+    // Used again within the interval: nothing is written; the use waits in the object.
+    await sleep(5);
+    const before = Date.now();
+    await Promise.all([1, 2, 3].map(() => request("GET", "/v1/orgs", { key: owner.key })));
+    await sleep(200);
+    expect((await keyRow(owner.keyId))?.last_used_at).toBe(first?.last_used_at);
+    const pending = await runInDurableObject(limiter, (_object: RateLimiter, state) =>
+      state.storage.sql
+        .exec<{ due_at: number; written_at: number }>("SELECT due_at, written_at FROM key_use")
+        .one(),
+    );
+    expect(pending.due_at - pending.written_at).toBeGreaterThanOrEqual(5 * 60_000);
+
+    // The interval passes: the alarm writes the latest use.
+    await runInDurableObject(limiter, (object: RateLimiter, state) => {
+      state.storage.sql.exec("UPDATE key_use SET due_at = ?", Date.now());
+      const use = (object as unknown as { use?: { dueAt: number | null } }).use;
+      if (use) use.dueAt = Date.now();
+    });
+    expect(await runDurableObjectAlarm(limiter)).toBe(true);
+    const latest = (await keyRow(owner.keyId))?.last_used_at ?? "";
+    expect(Date.parse(latest)).toBeGreaterThanOrEqual(before);
+    expect(latest > (first?.last_used_at ?? "")).toBe(true);
   });
 });

@@ -9,7 +9,14 @@ import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../../src/i
 import worker from "../../src/index";
 import { anonymousClient } from "../../src/lib/ip-address";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
-import { type ApiResponse, brokenRateLimiter, limiterOf, PRODUCTION_LIMITS, request } from "../helpers/api";
+import {
+  type ApiResponse,
+  brokenRateLimiter,
+  forgetKeyUse,
+  limiterOf,
+  PRODUCTION_LIMITS,
+  request,
+} from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import {
   type Caller,
@@ -403,10 +410,12 @@ describe("Idempotency-Key: release and expiry", () => {
   it("the alarm is set for the entry's expiry once the window is empty and the key's bookmark forgotten", async () => {
     const { owner } = await createOrgWithOwner();
     await createWithKey(owner, unique("key"), unique("p"));
-    // The write also left the key's D1 bookmark (src/rate-limit/bookmark.ts), kept 10 minutes.
-    await inLimiter(owner, (_i, state) => {
+    // The write also left the key's D1 bookmark (src/rate-limit/bookmark.ts), kept 10 minutes,
+    // and its last use (src/rate-limit/key-use.ts), kept 5.
+    await inLimiter(owner, (instance, state) => {
       state.storage.sql.exec("UPDATE window_hits SET until = ?", Date.now() - 1);
       state.storage.sql.exec("UPDATE d1_bookmark SET until = ?", Date.now() - 1);
+      forgetKeyUse(instance, state);
     });
     await runDurableObjectAlarm(limiterOf(`key:${owner.keyId}`));
     const { expiresAt, alarmAt } = await inLimiter(owner, async (_i, state) => ({

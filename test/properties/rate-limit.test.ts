@@ -14,6 +14,7 @@ import {
   type ApiResponse,
   request as apiRequest,
   brokenRateLimiter,
+  forgetKeyUse,
   freshClientIp,
   limiterOf,
   PRODUCTION_LIMITS,
@@ -359,7 +360,10 @@ describe("durability and storage", () => {
     // The default window was pruned on access; orgs-create waits for the alarm.
     expect(await usageOf(subject)).toEqual({ default: 1, "orgs-create": 1 });
 
-    await runInDurableObject(stub, (_instance: RateLimiter, state) => age(state));
+    await runInDurableObject(stub, (instance: RateLimiter, state) => {
+      age(state);
+      forgetKeyUse(instance, state); // its last use, written, and its interval passed
+    });
     // The POST also left the key's D1 bookmark (src/rate-limit/bookmark.ts): kept longer than
     // a window, the alarm keeps it and wakes again when it expires.
     expect(await runDurableObjectAlarm(stub)).toBe(true);

@@ -20,21 +20,17 @@ import type { Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
-import { ApiError, loggableError } from "../../errors";
+import { ApiError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
 import { sha256Hex } from "../../lib/hex";
-import { nowIso } from "../../lib/time";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
 const CACHE_TTL_MS = 30_000;
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
-/** last_used_at is a hint, not an audit log: write it at most this often per key and isolate. */
-const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 type CachedKey = { identity: Identity; expiresAt: number | null; cachedUntil: number };
 const cache = new Map<string, CachedKey>();
-const lastUsedWrites = new Map<string, number>();
 
 export function generateKey(): string {
   // base64url without padding: 43 characters.
@@ -49,7 +45,8 @@ const unauthenticated = (message: string) => new ApiError("unauthenticated", mes
 
 /**
  * Resolves a presented key to the identity it acts as, or throws `unauthenticated`.
- * The last_used_at refresh is kept alive with `ctx.waitUntil`, never awaited.
+ * Its `last_used_at` is recorded by the key's limiter object (src/rate-limit/key-use.ts), which
+ * the request calls next: nothing is written here.
  */
 export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Identity> {
   const { db } = ctx;
@@ -71,19 +68,6 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   // An expired key stays cached: refusing it again needs no D1 round trip.
   if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthenticated("The API key has expired.");
 
-  const lastWrite = lastUsedWrites.get(entry.identity.keyId) ?? 0;
-  if (now - lastWrite >= LAST_USED_WRITE_INTERVAL_MS) {
-    // Bounded like the cache: forgetting the oldest entry costs at most one early write.
-    setBounded(lastUsedWrites, entry.identity.keyId, now, KEY_CACHE_MAX_ENTRIES);
-    ctx.waitUntil(
-      db
-        .update(apiKeys)
-        .set({ lastUsedAt: nowIso() })
-        .where(eq(apiKeys.id, entry.identity.keyId))
-        .run()
-        .catch((err) => ctx.log.error("could not record api key use", { error: loggableError(err) })),
-    );
-  }
   return entry.identity;
 }
 
@@ -123,9 +107,9 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | u
   return entry;
 }
 
-/** How many keys, and last-use marks, the isolate holds (for tests and diagnostics). */
-export function keyCacheSize(): { keys: number; lastUsedWrites: number } {
-  return { keys: cache.size, lastUsedWrites: lastUsedWrites.size };
+/** How many keys the isolate holds (for tests and diagnostics). */
+export function keyCacheSize(): { keys: number } {
+  return { keys: cache.size };
 }
 
 /** Forget every cached entry of these keys (called by the isolate that revokes them). */

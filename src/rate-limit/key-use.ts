@@ -1,0 +1,85 @@
+/**
+ * When an API key was last used (`api_keys.last_used_at`, a hint on the key's record), kept by
+ * the key's own limiter object (src/rate-limit/limiter.ts), which every request of the key
+ * already calls, and written to D1 from the object's alarm: the first use after a quiet spell at
+ * once, then at most once every LAST_USED_WRITE_INTERVAL_MS however many isolates and locations
+ * serve the key. A Worker's request writes nothing for it.
+ *
+ * One row at most: the first use not yet written (`used_at`, `due_at`: when the write is due) and
+ * when the last write was made. The uses after the first of a pending write are kept in memory
+ * only (`latestUse`): a restarted object writes the first, a few minutes older at most. The row
+ * is kept until its interval has passed, so a key used again within it waits for the interval.
+ */
+export const KEY_USE_SCHEMA = [
+  "CREATE TABLE IF NOT EXISTS key_use (id INTEGER PRIMARY KEY CHECK (id = 1), key_id TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)",
+];
+
+export const LAST_USED_WRITE_INTERVAL_MS = 5 * 60_000;
+/** A failed write (D1 unreachable) is tried again this much later. */
+export const LAST_USED_RETRY_MS = 30_000;
+
+export type KeyUse = {
+  keyId: string;
+  /** The latest use seen (ms); in storage, the first use of a pending write. */
+  usedAt: number;
+  /** When the last write was made (ms), or null before the first. */
+  writtenAt: number | null;
+  /** When the pending write is due (ms), or null when none is pending. */
+  dueAt: number | null;
+};
+
+type KeyUseRow = { key_id: string; used_at: number; written_at: number | null; due_at: number | null };
+
+export function readKeyUse(sql: SqlStorage): KeyUse | null {
+  const row = sql.exec<KeyUseRow>("SELECT * FROM key_use WHERE id = 1").toArray()[0];
+  return row
+    ? { keyId: row.key_id, usedAt: row.used_at, writtenAt: row.written_at, dueAt: row.due_at }
+    : null;
+}
+
+export function storeKeyUse(sql: SqlStorage, use: KeyUse): void {
+  sql.exec(
+    `INSERT INTO key_use (id, key_id, used_at, written_at, due_at) VALUES (1, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, used_at = excluded.used_at,
+       written_at = excluded.written_at, due_at = excluded.due_at`,
+    use.keyId,
+    use.usedAt,
+    use.writtenAt,
+    use.dueAt,
+  );
+}
+
+/**
+ * One use of the key at `now`. Returns the use as it now stands and, when this use made a write
+ * pending (the first since the last write), when that write is due: the caller sets its alarm.
+ */
+export function recordUse(
+  sql: SqlStorage,
+  current: KeyUse | null,
+  keyId: string,
+  now: number,
+): { use: KeyUse; dueAt: number | null } {
+  if (current && current.dueAt !== null) {
+    // A write is pending: it will carry this use (memory only, see above).
+    return { use: { ...current, usedAt: Math.max(current.usedAt, now) }, dueAt: null };
+  }
+  const writtenAt = current?.writtenAt ?? null;
+  const dueAt = writtenAt === null ? now : Math.max(now, writtenAt + LAST_USED_WRITE_INTERVAL_MS);
+  const use = { keyId, usedAt: now, writtenAt, dueAt };
+  storeKeyUse(sql, use);
+  return { use, dueAt };
+}
+
+/**
+ * Forgets a row whose interval has passed with nothing pending; returns when the object must
+ * look at it again (the pending write, or the end of the interval), or null with no row left.
+ */
+export function pruneKeyUse(sql: SqlStorage, now: number): number | null {
+  sql.exec(
+    "DELETE FROM key_use WHERE due_at IS NULL AND (written_at IS NULL OR written_at <= ?)",
+    now - LAST_USED_WRITE_INTERVAL_MS,
+  );
+  const use = readKeyUse(sql);
+  if (!use) return null;
+  return use.dueAt ?? (use.writtenAt ?? now) + LAST_USED_WRITE_INTERVAL_MS;
+}
