@@ -9,6 +9,7 @@ import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import { anonymousClient } from "../lib/ip-address";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
+import { recordKeyUse } from "../services/api-keys/authenticate";
 
 export type LimitOutcome = {
   allowed: boolean;
@@ -19,6 +20,8 @@ export type LimitOutcome = {
   idempotency?: ClaimOutcome;
   /** The same object's second call, for a request that claimed a key. */
   settle: (request: SettleRequest) => Promise<void>;
+  /** The request is to write its key's `last_used_at` (the first use in a while). */
+  writeUse?: true;
 };
 
 /** The limiter object of a subject (`key:<api key id>` or `ip:<client>`); no I/O. */
@@ -72,6 +75,7 @@ export async function countRequest(
   };
   if (bookmark !== undefined) outcome.bookmark = bookmark;
   if (result.idempotency) outcome.idempotency = result.idempotency;
+  if (result.writeUse) outcome.writeUse = true;
   return outcome;
 }
 
@@ -125,6 +129,7 @@ export function rateLimit(routeMeta: RouteLookup) {
     const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, identity.keyId);
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
+    if (outcome.writeUse) recordKeyUse(c.get("ctx"), identity.keyId);
     if (claim) {
       holdClaim(c, {
         claim,

@@ -1,14 +1,15 @@
 /**
  * When an API key was last used (`api_keys.last_used_at`, a hint on the key's record), kept by
  * the key's own limiter object (src/rate-limit/limiter.ts), which every request of the key
- * already calls, and written to D1 from the object's alarm: the first use after a quiet spell at
- * once, then at most once every LAST_USED_WRITE_INTERVAL_MS however many isolates and locations
- * serve the key. A Worker's request writes nothing for it.
+ * already calls. The first use after a quiet spell is written by that request (the object says
+ * so in its answer), so the next request already shows it; the uses within the following
+ * LAST_USED_WRITE_INTERVAL_MS wait in the object, whose alarm writes the latest of them when the
+ * interval ends: one write per key per interval, however many isolates and locations serve it.
  *
- * One row at most: the first use not yet written (`used_at`, `due_at`: when the write is due) and
- * when the last write was made. The uses after the first of a pending write are kept in memory
- * only (`latestUse`): a restarted object writes the first, a few minutes older at most. The row
- * is kept until its interval has passed, so a key used again within it waits for the interval.
+ * One row at most: when the last write was made and, while one is pending, the first use it
+ * carries (`used_at`) and when it is due (`due_at`). The uses after the first of a pending write
+ * are kept in memory only: a restarted object writes the first, a few minutes older at most. The
+ * row is kept until its interval has passed, so a key used again within it waits for the interval.
  */
 export const KEY_USE_SCHEMA = [
   "CREATE TABLE IF NOT EXISTS key_use (id INTEGER PRIMARY KEY CHECK (id = 1), key_id TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)",
@@ -50,24 +51,30 @@ export function storeKeyUse(sql: SqlStorage, use: KeyUse): void {
 }
 
 /**
- * One use of the key at `now`. Returns the use as it now stands and, when this use made a write
- * pending (the first since the last write), when that write is due: the caller sets its alarm.
+ * One use of the key at `now`. Returns the use as it now stands, whether the request is to write
+ * this use itself (the first after a quiet spell: the object counts it written), and, when this
+ * use made a write pending, when that write is due: the caller sets its alarm.
  */
 export function recordUse(
   sql: SqlStorage,
   current: KeyUse | null,
   keyId: string,
   now: number,
-): { use: KeyUse; dueAt: number | null } {
+): { use: KeyUse; writeNow: boolean; dueAt: number | null } {
   if (current && current.dueAt !== null) {
     // A write is pending: it will carry this use (memory only, see above).
-    return { use: { ...current, usedAt: Math.max(current.usedAt, now) }, dueAt: null };
+    return { use: { ...current, usedAt: Math.max(current.usedAt, now) }, writeNow: false, dueAt: null };
   }
   const writtenAt = current?.writtenAt ?? null;
-  const dueAt = writtenAt === null ? now : Math.max(now, writtenAt + LAST_USED_WRITE_INTERVAL_MS);
+  if (writtenAt === null || now - writtenAt >= LAST_USED_WRITE_INTERVAL_MS) {
+    const use = { keyId, usedAt: now, writtenAt: now, dueAt: null };
+    storeKeyUse(sql, use);
+    return { use, writeNow: true, dueAt: null };
+  }
+  const dueAt = writtenAt + LAST_USED_WRITE_INTERVAL_MS;
   const use = { keyId, usedAt: now, writtenAt, dueAt };
   storeKeyUse(sql, use);
-  return { use, dueAt };
+  return { use, writeNow: false, dueAt };
 }
 
 /**

@@ -50,6 +50,8 @@ export type AdmitResult = {
   bookmark?: string;
   /** Present when the request asked for a claim and was admitted. */
   idempotency?: ClaimOutcome;
+  /** The request is to write its key's `last_used_at` itself (./key-use.ts). */
+  writeUse?: true;
 };
 
 /** Settles a claimed key: stores the answer, releases the key (`null`) or lets it lapse. */
@@ -78,8 +80,8 @@ const SCHEMA = [
  *   that a read starts its D1 session from it at no extra call;
  * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
  *   decision, so "exactly one execution" is a property of this one call;
- * - when the key was last used (./key-use.ts), written to D1 by the alarm at most once every few
- *   minutes, so that no request of the key writes to the D1 primary for it.
+ * - when the key was last used (./key-use.ts): one write to D1 per key every few minutes, by the
+ *   first request after a quiet spell or by the alarm.
  *
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
@@ -117,7 +119,7 @@ export class RateLimiter extends DurableObject<Env> {
   admit(request: AdmitRequest): AdmitResult {
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
     const result: AdmitResult = { decision };
-    if (request.usedKey !== undefined) this.recordUse(request.usedKey);
+    if (request.usedKey !== undefined && this.recordUse(request.usedKey)) result.writeUse = true;
     if (this.bookmark === undefined) this.bookmark = readBookmark(this.sql) ?? null;
     if (this.bookmark !== null) result.bookmark = this.bookmark;
     if (!request.idempotency || !decision.allowed) return result;
@@ -180,11 +182,14 @@ export class RateLimiter extends DurableObject<Env> {
     return decision;
   }
 
-  private recordUse(keyId: string) {
+  /** Records a use of the key; true when the request is to write it (the first in a while). */
+  private recordUse(keyId: string): boolean {
     if (this.use === undefined) this.use = readKeyUse(this.sql);
-    const { use, dueAt } = recordUse(this.sql, this.use, keyId, Date.now());
+    const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, Date.now());
     this.use = use;
+    // A written use's row is pruned by the window's alarm, which every admitted request sets.
     if (dueAt !== null && (this.alarmAt === null || this.alarmAt > dueAt)) this.scheduleCleanup(dueAt);
+    return writeNow;
   }
 
   /**

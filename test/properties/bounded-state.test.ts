@@ -99,7 +99,7 @@ describe("the API-key cache of an isolate", () => {
       });
       for (const key of keys) await authenticate(ctx, key);
       await Promise.all(writes);
-      // Authentication writes nothing (the limiter object records a key's use).
+      // Authentication writes nothing (a key's use is its limiter object's to record).
       expect(writes).toHaveLength(0);
     }
     const after = keyCacheSize();

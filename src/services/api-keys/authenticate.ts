@@ -20,9 +20,10 @@ import type { Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
-import { ApiError } from "../../errors";
+import { ApiError, loggableError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
 import { sha256Hex } from "../../lib/hex";
+import { nowIso } from "../../lib/time";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -45,8 +46,7 @@ const unauthenticated = (message: string) => new ApiError("unauthenticated", mes
 
 /**
  * Resolves a presented key to the identity it acts as, or throws `unauthenticated`.
- * Its `last_used_at` is recorded by the key's limiter object (src/rate-limit/key-use.ts), which
- * the request calls next: nothing is written here.
+ * Its `last_used_at` is the limiter object's to keep (src/rate-limit/key-use.ts): see `recordKeyUse`.
  */
 export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Identity> {
   const { db } = ctx;
@@ -69,6 +69,22 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthenticated("The API key has expired.");
 
   return entry.identity;
+}
+
+/**
+ * Writes a key's `last_used_at`, for the first request after a quiet spell (its limiter object
+ * decides which: one write per key every few minutes); kept alive with `ctx.waitUntil`, never
+ * awaited, so the answer does not wait for it and the key's next request already shows it.
+ */
+export function recordKeyUse(ctx: ServiceContext, keyId: string): void {
+  ctx.waitUntil(
+    ctx.db
+      .update(apiKeys)
+      .set({ lastUsedAt: nowIso() })
+      .where(eq(apiKeys.id, keyId))
+      .run()
+      .catch((err) => ctx.log.error("could not record api key use", { error: loggableError(err) })),
+  );
 }
 
 async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | undefined> {
