@@ -22,7 +22,7 @@ const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n",
 const UNESCAPES: Record<string, string> = { "\\": "\\", '"': '"', n: "\n", r: "\r" };
 
 /** The dotenv file of `entries`, one line each, sorted by name (UTF-16 code unit order). */
-export function toDotenv(entries: readonly DotenvEntry[]): string {
+export function formatDotenv(entries: readonly DotenvEntry[]): string {
   return [...entries]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map(({ name, value }) => `${name}="${value.replace(/[\\"\n\r]/g, (c) => ESCAPES[c] as string)}"\n`)

@@ -1,7 +1,7 @@
 /** The dotenv format of API_CONTRACT §18 (src/lib/dotenv.ts), both ways. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseDotenv, toDotenv } from "../../src/lib/dotenv";
+import { formatDotenv, parseDotenv } from "../../src/lib/dotenv";
 
 const entriesOf = (text: string) => {
   const parsed = parseDotenv(text);
@@ -13,16 +13,16 @@ const issuesOf = (text: string) => {
   return "issues" in parsed ? parsed.issues.map((i) => i.line) : [];
 };
 
-describe("toDotenv", () => {
+describe("formatDotenv", () => {
   it('writes NAME="value" lines sorted by name, escaping exactly \\, ", newline and carriage return', () => {
     expect(
-      toDotenv([
+      formatDotenv([
         { name: "b", value: "x" },
         { name: "A", value: "a\\b\"c\nd\re\tf #g 'h' $i ✓" },
         { name: "_", value: "" },
       ]),
     ).toBe('A="a\\\\b\\"c\\nd\\re\tf #g \'h\' $i ✓"\n_=""\nb="x"\n');
-    expect(toDotenv([])).toBe("");
+    expect(formatDotenv([])).toBe("");
   });
 });
 
@@ -94,7 +94,7 @@ describe("parseDotenv", () => {
         fc.uniqueArray(fc.record({ name, value }), { selector: (e) => e.name, maxLength: 8 }),
         (entries) => {
           const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-          return JSON.stringify(entriesOf(toDotenv(entries))) === JSON.stringify(sorted);
+          return JSON.stringify(entriesOf(formatDotenv(entries))) === JSON.stringify(sorted);
         },
       ),
       { numRuns: 150 },

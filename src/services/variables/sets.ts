@@ -14,7 +14,7 @@ import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { variables } from "../../db/schema";
 import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../../errors";
-import { toDotenv } from "../../lib/dotenv";
+import { formatDotenv } from "../../lib/dotenv";
 import type { ChangeSet, VariableChangeResult, VariableRestoreInput } from "../../schemas/variable-set";
 import { lookupThen } from "../access";
 import { auditEntry } from "../audit/entry";
@@ -219,5 +219,5 @@ export async function exportVariables(ctx: CallerContext, parent: VariableParent
       ),
     })),
   );
-  return toDotenv(entries);
+  return formatDotenv(entries);
 }
