@@ -14,6 +14,7 @@ import { apiKeyPageQuery } from "../../src/services/api-keys/list";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
 import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
+import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/lanes";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
@@ -317,5 +318,19 @@ describe("Idempotency-Keys in the audit log", () => {
       /SEARCH audit_log USING (COVERING )?INDEX audit_log_idempotency_created_idx/,
     );
     expect(detail, detail).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe("an event's fan-out", () => {
+  it("reads the event by its key and its project's integrations through the project index, in one query", async () => {
+    const { sql: text, params } = fanoutReadQuery(createDb(env.DB), "e".repeat(22)).toSQL();
+    const detail = await plan(text, params);
+    expect(detail, detail).toMatch(
+      /SEARCH events USING INDEX sqlite_autoindex_events_1 \(id=\?\)|SEARCH events USING PRIMARY KEY/,
+    );
+    expect(detail, detail).toMatch(
+      /SEARCH notification_integrations USING INDEX notification_integrations_project_created_idx \(project_id=\?\)/,
+    );
+    expect(detail, detail).not.toMatch(/SCAN/);
   });
 });

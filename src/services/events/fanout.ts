@@ -14,7 +14,7 @@
 import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { EVENT_FLAG, isEventType } from "../../db/event-types";
+import { EVENT_FLAG } from "../../db/event-types";
 import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
@@ -26,30 +26,47 @@ const ROWS_PER_INSERT = 8;
 
 export type FanoutResult = "missing" | "already-enqueued" | { deliveryIds: string[] };
 
+/**
+ * Each event type's notification flag, as SQL: `'$.' || <this>` is the JSON path of the flag in an
+ * integration's configuration (NULL for a type without one: no integration matches).
+ */
+const FLAG_OF_TYPE = sql`CASE ${events.type} ${sql.raw(
+  Object.entries(EVENT_FLAG)
+    .map(([type, flag]) => `WHEN '${type}' THEN '${flag}'`)
+    .join(" "),
+)} END`;
+
+/** One read: the event and every integration of its project whose flag for its type is on. */
+export function fanoutReadQuery(db: Db, eventId: string) {
+  return db
+    .select({
+      id: events.id,
+      projectId: events.projectId,
+      enqueuedAt: events.enqueuedAt,
+      integrationId: notificationIntegrations.id,
+      enabled: notificationIntegrations.enabled,
+    })
+    .from(events)
+    .leftJoin(
+      notificationIntegrations,
+      and(
+        eq(notificationIntegrations.projectId, events.projectId),
+        sql`json_extract(${notificationIntegrations.configuration}, '$.' || ${FLAG_OF_TYPE}) = 1`,
+      ),
+    )
+    .where(eq(events.id, eventId));
+}
+
 export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise<FanoutResult> {
   const { db } = ctx;
-  const event = await db
-    .select({ id: events.id, projectId: events.projectId, type: events.type, enqueuedAt: events.enqueuedAt })
-    .from(events)
-    .where(eq(events.id, eventId))
-    .get();
+  const found = await fanoutReadQuery(db, eventId).all();
+  const event = found[0];
   // Deleted with its project: nothing left to deliver.
   if (!event) return "missing";
   if (event.enqueuedAt) return "already-enqueued";
-
-  const flag = isEventType(event.type) ? EVENT_FLAG[event.type] : undefined;
-  const integrations = flag
-    ? await db
-        .select({ id: notificationIntegrations.id, enabled: notificationIntegrations.enabled })
-        .from(notificationIntegrations)
-        .where(
-          and(
-            eq(notificationIntegrations.projectId, event.projectId),
-            sql`json_extract(${notificationIntegrations.configuration}, ${`$.${flag}`}) = 1`,
-          ),
-        )
-        .all()
-    : [];
+  const integrations = found.flatMap((row) =>
+    row.integrationId === null ? [] : [{ id: row.integrationId, enabled: row.enabled === true }],
+  );
 
   const now = nowIso();
   const rows = integrations.map((integration) => ({
