@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { apiKeys } from "../db/schema";
+import { loggableError } from "../errors";
 import {
   type ClaimOutcome,
   claimKey,
@@ -210,7 +211,7 @@ export class RateLimiter extends DurableObject<Env> {
         .run();
     } catch (err) {
       createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
-        error: err instanceof Error ? err.message : String(err),
+        error: loggableError(err),
       });
       this.use = { ...(this.use ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
       storeKeyUse(this.sql, this.use);
