@@ -5,29 +5,20 @@
 // isolate, so one counter sees them all.
 const counts = { statements: 0, roundTrips: 0 };
 const inner = new WeakMap();
-const count = (run) => {
-  counts.statements++;
+const count = (run, statements = 1) => {
+  counts.statements += statements;
   counts.roundTrips++;
   return run();
 };
 const wrapStatement = (stmt) => {
-  const wrapped = {
-    bind: (...values) => wrapStatement(stmt.bind(...values)),
-    all: (...a) => count(() => stmt.all(...a)),
-    raw: (...a) => count(() => stmt.raw(...a)),
-    run: (...a) => count(() => stmt.run(...a)),
-    first: (...a) => count(() => stmt.first(...a)),
-  };
+  const wrapped = { bind: (...values) => wrapStatement(stmt.bind(...values)) };
+  for (const m of ["all", "raw", "run", "first"]) wrapped[m] = (...a) => count(() => stmt[m](...a));
   inner.set(wrapped, stmt);
   return wrapped;
 };
 const wrapClient = (client) => ({
   prepare: (query) => wrapStatement(client.prepare(query)),
-  batch: (statements) => {
-    counts.statements += statements.length;
-    counts.roundTrips++;
-    return client.batch(statements.map((s) => inner.get(s) ?? s));
-  },
+  batch: (all) => count(() => client.batch(all.map((s) => inner.get(s) ?? s)), all.length),
 });
 const envs = new WeakMap();
 /** `env` with its DB counted; the same object for the same `env`, so per-env caches still hit. */

@@ -11,14 +11,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import workerd from "workerd";
 
-export function hasValgrind() {
-  try {
-    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const hasValgrind = () => spawnSync("valgrind", ["--version"], { stdio: "ignore" }).status === 0;
 
 /**
  * Instructions workerd executes to start a Worker whose built modules (`wrangler deploy --dry-run
@@ -41,32 +34,17 @@ const w :Workerd.Worker = (
   compatibilityDate = ${JSON.stringify(compatibilityDate)},
 );\n`,
   );
-  const { stderr: log, status } = spawnSync(
-    "valgrind",
-    [
-      "--tool=callgrind",
-      "--callgrind-out-file=startup.callgrind",
-      // V8 writes the machine code it runs: valgrind must see it change.
-      "--smc-check=all-non-file",
-      workerd.default,
-      "test",
-      "--predictable",
-      "startup.capnp",
-    ],
-    { cwd: dir, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 26 },
-  );
+  // V8 writes the machine code it runs: valgrind must see it change (--smc-check).
+  const valgrind = ["--tool=callgrind", "--callgrind-out-file=startup.callgrind", "--smc-check=all-non-file"];
+  const workerdTest = [workerd.default, "test", "--predictable", "startup.capnp"];
+  const options = { cwd: dir, encoding: "utf8", maxBuffer: 1 << 28 };
+  const stdio = ["ignore", "ignore", "pipe"];
+  const { stderr: log, status } = spawnSync("valgrind", [...valgrind, ...workerdTest], { ...options, stdio });
   const collected = /Collected : (\d+)/.exec(log);
   if (status !== 0 || !collected)
     throw new Error(`the Worker in ${dir} did not start under callgrind:\n${log}`);
-  const annotated = execFileSync(
-    "callgrind_annotate",
-    ["--inclusive=yes", "--threshold=100", "startup.callgrind"],
-    {
-      cwd: dir,
-      encoding: "utf8",
-      maxBuffer: 1 << 28,
-    },
-  );
+  const annotate = ["--inclusive=yes", "--threshold=100", "startup.callgrind"];
+  const annotated = execFileSync("callgrind_annotate", annotate, options);
   const evaluate = /^\s*([\d,]+) .*v8::Module::Evaluate\(/m.exec(annotated);
   if (!evaluate) throw new Error(`no module evaluation in the profile of ${dir}`);
   return { total: Number(collected[1]), evaluate: Number(evaluate[1].replaceAll(",", "")) };

@@ -2,6 +2,7 @@
 // the inspector off (bench/start-worker.mjs) and their processes' CPU and memory from /proc, requests,
 // statistics, tables, and a hard stop that cleans up. Linux only (/proc), 127.0.0.1 only.
 import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -15,13 +16,20 @@ const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" }
 export const env = (name, fallback) => Number(process.env[name] ?? fallback);
 /** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
  * (the limiter does the same work whatever the limit). */
-export const RATE_LIMITS = JSON.stringify({
-  default: 1e9,
-  reveal: 1e9,
-  "orgs-create": 1e9,
-  "keys-create": 1e9,
-  anonymous: 1e9,
+const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous"];
+export const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
+/** The vars each server runs with: the API's limits lifted (and `api`), the ladder's seeded organization. */
+export const varsOf = (seed, api = {}) => ({
+  api: { RATE_LIMITS, ...api },
+  ladder: { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
 });
+export const hex = (bytes = 8) => randomBytes(bytes).toString("hex");
+/** A new project of the bench organization (as its first key), named `<prefix>-<12 hex digits>`. */
+export const newProject = (c, prefix) =>
+  c.server.json("POST", "/v1/projects", { key: c.seed.bench.keys[0], body: { name: `${prefix}-${hex(6)}` } });
+/** A request to the API's `/internal/v1${path}`, as its admin. */
+export const internal = (c, method, path, body) =>
+  c.server.json(method, `/internal/v1${path}`, { admin: c.admin, body });
 export const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** `wrangler argv…` in `cwd`, to completion: its stdout. */
@@ -32,10 +40,14 @@ export const runWrangler = (argv, cwd = root) =>
 export const tmp = fs.mkdtempSync(join(tmpdir(), "bench-"));
 const children = new Set();
 /** The child's process group: wrangler's workerd children too (spawned `detached`). */
-const kill = (child, signal) => {
+const kill = (child, signal) => child.exitCode === null && orElse(() => process.kill(-child.pid, signal));
+/** `f()`, or `fallback` when it throws (the process or file gone meanwhile). */
+const orElse = (f, fallback) => {
   try {
-    if (child.exitCode === null) process.kill(-child.pid, signal);
-  } catch {} // gone already
+    return f();
+  } catch {
+    return fallback;
+  }
 };
 process.on("exit", () => {
   for (const child of children) kill(child, "SIGTERM");
@@ -44,13 +56,11 @@ process.on("exit", () => {
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 /** Runs `main` and exits: 0 when done, 1 when it failed, 2 after `minutes`. */
 export function runMain(minutes, main) {
-  setTimeout(
-    () => console.error("bench: hard timeout, stopping") || process.exit(2),
-    minutes * 60_000,
-  ).unref();
+  const stop = (code, message) => console.error(message) || process.exit(code);
+  setTimeout(() => stop(2, "bench: hard timeout, stopping"), minutes * 60_000).unref();
   main().then(
     () => process.exit(0),
-    (err) => console.error(err) || process.exit(1),
+    (err) => stop(1, err),
   );
 }
 
@@ -109,17 +119,12 @@ export function snapshot(name, { countD1 = false } = {}) {
  * Objects and its local D1), the other workerd the dev proxy in front of it (it listens on `port`).
  */
 export class Server {
-  constructor(name, kind, config, state, vars) {
-    Object.assign(this, { name, kind, config, state, vars });
-  }
-  static async start(name, kind, config, state, vars = {}) {
-    const server = new Server(name, kind, config, state, vars);
-    await server.start();
-    return server;
+  constructor(name, config, state, vars = {}) {
+    Object.assign(this, { name, config, state, vars });
   }
   async start() {
-    const vars = Object.entries(this.vars).map(([k, v]) => `${k}=${v}`);
-    const argv = [join(root, "bench", "start-worker.mjs"), this.config, 0, this.state, ...vars];
+    const script = join(root, "bench", "start-worker.mjs");
+    const argv = [script, this.config, this.state, JSON.stringify(this.vars)];
     const options = { cwd: root, detached: true, stdio: ["ignore", "pipe", "inherit"] };
     this.child = spawn(process.execPath, argv, options);
     children.add(this.child);
@@ -142,6 +147,7 @@ export class Server {
       else await sleep(100);
     }
     await this.quiet();
+    return this;
   }
   /** Until the Worker's process is quiet (under 5 ms of CPU in 0.5 s), for 20 s at most. */
   async quiet() {
@@ -171,21 +177,14 @@ export class Server {
 /** /proc/<pid>/stat: the command name, then the fields after it ([0] state, [1] ppid, [2] pgrp…). */
 const stat = (pid) => {
   const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  const [name, fields] = [
-    text.slice(text.indexOf("(") + 1, text.lastIndexOf(")")),
-    text.slice(text.lastIndexOf(")") + 2),
-  ];
-  return [name, ...fields.split(" ")];
+  const end = text.lastIndexOf(")");
+  return [text.slice(text.indexOf("(") + 1, end), ...text.slice(end + 2).split(" ")];
 };
 /** The workerd processes of process group `pgrp`. */
 const workerds = (pgrp) =>
   fs.readdirSync("/proc").filter((pid) => {
-    try {
-      const [name, , , group] = /^\d+$/.test(pid) ? stat(pid) : [];
-      return name === "workerd" && Number(group) === pgrp;
-    } catch {
-      return false;
-    }
+    const [name, , , group] = /^\d+$/.test(pid) ? orElse(() => stat(pid), []) : [];
+    return name === "workerd" && Number(group) === pgrp;
   });
 /** The TCP ports `pid` listens on (its socket inodes matched against /proc/net/tcp{,6}). */
 function listeningPorts(pid) {
@@ -197,26 +196,20 @@ function listeningPorts(pid) {
     }
   }
   return fs.readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
-    try {
-      return ports.get(/^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]) ?? [];
-    } catch {
-      return [];
-    }
+    const link = orElse(() => fs.readlinkSync(`/proc/${pid}/fd/${fd}`), "");
+    return ports.get(/^socket:\[(\d+)\]$/.exec(link)?.[1]) ?? [];
   });
 }
 /** utime + stime in seconds (10 ms ticks: for slices of thousands of requests). */
 const cpuSeconds = (pid) => {
-  const f = stat(pid);
-  return (Number(f[12]) + Number(f[13])) / 100;
+  const [utime, stime] = stat(pid).slice(12, 14);
+  return (Number(utime) + Number(stime)) / 100;
 };
 /** Nanoseconds on a CPU of every thread of `pid` (/proc/<pid>/task/<tid>/schedstat): for one request. */
 const cpuNs = (pid) =>
   fs.readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
-    try {
-      return sum + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      return sum;
-    }
+    const schedstat = orElse(() => fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8"), "0");
+    return sum + Number(schedstat.split(" ")[0]);
   }, 0);
 const rssMb = (pid) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
@@ -255,8 +248,7 @@ export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
  */
 export async function sideBySide(c, samples, requests, key) {
   const labels = Object.keys(requests);
-  const [ms, cpu] = [{}, {}];
-  for (const label of labels) [ms[label], cpu[label]] = [[], []];
+  const [ms, cpu] = [0, 1].map(() => Object.fromEntries(labels.map((l) => [l, []])));
   for (let i = 0; i < samples; i++) {
     for (const label of i % 2 ? [...labels].reverse() : labels) {
       const { method = "GET", path, body } = requests[label];
@@ -265,21 +257,20 @@ export async function sideBySide(c, samples, requests, key) {
       cpu[label].push((c.server.cpuNs() - before) / 1e6);
     }
   }
-  const [a, b] = labels;
-  return {
-    ...Object.fromEntries(
-      labels.flatMap((l) => [
-        [`${l} p50 ms`, median(ms[l])],
-        [`${l} CPU ms`, median(cpu[l])],
-      ]),
-    ),
-    [`${b} ÷ ${a}: ms`]: pairedRatio(ms[b], ms[a]),
-    [`${b} ÷ ${a}: CPU`]: pairedRatio(cpu[b], cpu[a]),
-  };
+  const [figures, [a, b]] = [{}, labels];
+  for (const l of labels) [figures[`${l} p50 ms`], figures[`${l} CPU ms`]] = [median(ms[l]), median(cpu[l])];
+  figures[`${b} ÷ ${a}: ms`] = pairedRatio(ms[b], ms[a]);
+  figures[`${b} ÷ ${a}: CPU`] = pairedRatio(cpu[b], cpu[a]);
+  return figures;
 }
 
+/** A markdown table; "" when it has no rows. */
 export const table = (head, rows) =>
-  [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+  rows.length
+    ? [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
+    : "";
+/** A report's parts, the empty ones left out, a blank line between. */
+export const report = (...parts) => parts.filter(Boolean).join("\n\n");
 /** The first lines of every report: when, which machine, how loaded, which command. */
 export function header(command) {
   const load = loadavg().map((l) => l.toFixed(2));
@@ -287,12 +278,8 @@ export function header(command) {
 }
 /** Raw figures in bench/results/ (git-ignored). */
 export function saveResults(name, data) {
-  const file = join(
-    root,
-    "bench",
-    "results",
-    `${name}-${new Date().toISOString().replaceAll(":", "-")}.json`,
-  );
+  const stamp = new Date().toISOString().replaceAll(":", "-");
+  const file = join(root, "bench", "results", `${name}-${stamp}.json`);
   fs.mkdirSync(dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(data, null, 2));
 }

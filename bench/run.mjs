@@ -19,39 +19,26 @@ import { SCENARIOS } from "./scenarios.mjs";
 
 const { env, spread } = lib;
 const [ROUNDS, SLICE, CONNECTIONS] = [env("ROUNDS", 5), env("SLICE", 3), env("CONNECTIONS", 10)];
-const [KEYS, MEMORY_SECONDS, SETTLE_SECONDS] = [
-  env("KEYS_PER_TARGET", 20),
-  env("MEMORY_SECONDS", 60),
-  env("SETTLE_SECONDS", 62),
-];
+const [KEYS, MEMORY_SECONDS] = [env("KEYS_PER_TARGET", 20), env("MEMORY_SECONDS", 60)];
+const SETTLE_SECONDS = env("SETTLE_SECONDS", 62);
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
 const ADMIN = randomBytes(24).toString("hex");
-const chosen = SCENARIOS.filter((s) => (only ? new RegExp(only).test(s.name) : !s.only));
-const scenarios = SCENARIOS.filter((s) => chosen.includes(s) || chosen.some((c) => c.vs?.includes(s.id)));
+const all = SCENARIOS.map((s) => ({ on: "api", ...s }));
+const chosen = all.filter((s) => (only ? new RegExp(only).test(s.name) : !s.only));
+const scenarios = all.filter((s) => chosen.includes(s) || chosen.some((c) => c.vs?.includes(s.id)));
 
 async function main() {
   const started = Date.now();
+  const elapsed = () => `(${Math.round((Date.now() - started) / 1000)} s)`;
   const keyCount = scenarios.filter((s) => s.keys === true).length * KEYS + 10;
   const deep = scenarios.some((s) => s.name.startsWith("deep"));
   const { dir, seed } = lib.seededState({ keyCount, deploymentCount: env("DEPLOYMENTS", 20_000), deep });
-  const servers = {};
+  const [servers, countD1] = [{}, scenarios.some((s) => s.countD1)];
+  const VARIABLES_KEY = randomBytes(32).toString("base64");
+  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ALLOW_INSECURE_WEBHOOKS: "true", VARIABLES_KEY });
   for (const kind of ["api", "ladder"].filter((k) => scenarios.some((s) => s.on === k))) {
-    const vars = {
-      api: {
-        ADMIN_TOKEN: ADMIN,
-        RATE_LIMITS: lib.RATE_LIMITS,
-        ALLOW_INSECURE_WEBHOOKS: "true",
-        VARIABLES_KEY: randomBytes(32).toString("base64"),
-      },
-    };
-    vars.ladder = { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner };
-    servers[kind] = await lib.Server.start(
-      kind,
-      kind,
-      lib.snapshot(kind, { countD1: scenarios.some((s) => s.countD1) }),
-      lib.copyState(dir, kind),
-      vars[kind],
-    );
+    const config = lib.snapshot(kind, { countD1 });
+    servers[kind] = await new lib.Server(kind, config, lib.copyState(dir, kind), vars[kind]).start();
   }
   let pool = 0;
   const runs = scenarios.map((s) => {
@@ -61,16 +48,22 @@ async function main() {
   });
   for (const { s, c } of runs) if (s.setup) c.data = await s.setup(c);
   for (const { s, c } of runs) if (typeof s.keys === "function") c.keys = s.keys(c);
-  console.error(`bench: set up (${Math.round((Date.now() - started) / 1000)} s)`);
+  console.error(`bench: set up ${elapsed()}`);
 
   const rss = [];
   for (let round = 0; round < ROUNDS; round++) {
-    // A new process per server per round, once the API's clean-up is done (settle).
-    if (round > 0) await settle(servers.api);
+    // A new process per server per round. Before the API's process is stopped: its rate-limiter objects clean up one window (60 s) after a
+    // key's first request, by alarms that run in that process and outlive it in its state. So it is left
+    // until SETTLE_SECONDS after its last request and until it is quiet (under 5 ms of CPU in 0.5 s),
+    // or the next round's first slices would count the last round's clean-up as their requests' CPU.
+    if (round > 0 && servers.api) {
+      await lib.sleep(servers.api.lastRequest + SETTLE_SECONDS * 1000 - Date.now());
+      await servers.api.quiet();
+    }
     for (const server of Object.values(servers))
       if (round > 0) await server.stop().then(() => server.start());
     for (const server of Object.values(servers)) {
-      await slice(server, { path: server.kind === "api" ? "/healthz" : "/bare" }, { seed }, 1); // its JIT
+      await slice(server, { path: server.name === "api" ? "/healthz" : "/bare" }, { seed }, 1); // its JIT
       const block = runs.filter((r) => r.c.server === server);
       const loads = block.filter((r) => !r.s.probe);
       for (const r of [...loads.slice(round % loads.length), ...loads.slice(0, round % loads.length)]) {
@@ -81,9 +74,7 @@ async function main() {
       server.lastRequest = Date.now();
     }
     rss.push(Object.fromEntries(Object.values(servers).map((s) => [s.name, s.rssMb()])));
-    console.error(
-      `bench: round ${round + 1}/${ROUNDS} done (${Math.round((Date.now() - started) / 1000)} s)`,
-    );
+    console.error(`bench: round ${round + 1}/${ROUNDS} done ${elapsed()}`);
   }
 
   // Memory: MEMORY_SECONDS of the project read (API) and of the floor (ladder), by thirds in turn;
@@ -118,9 +109,8 @@ async function warm({ s, c }) {
   }
 }
 
-/** A scenario's path: its function's answer, or its string with {project}, {env}… filled in. */
+/** A scenario's path, its {project}, {env}… filled in. */
 function pathOf(s, c) {
-  if (typeof s.path === "function") return s.path(c);
   const { project, listed, owner } = c.seed.bench;
   const ids = { project: project.id, env: project.env, listed: listed.id, owner, ...c.data };
   return s.path.replace(/\{(\w+)\}/g, (_, name) => ids[name]);
@@ -139,34 +129,20 @@ function slice(server, s, c, seconds) {
     if (r.body) headers["content-type"] = "application/json";
     return { ...req, path: r.path ?? path, headers, body: r.body && JSON.stringify(r.body) };
   };
-  const options = { url: server.base, connections: CONNECTIONS, duration: seconds };
+  const requests = [{ method: s.method ?? "GET", setupRequest }];
+  const options = { url: server.base, connections: CONNECTIONS, duration: seconds, requests };
   return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      { ...options, requests: [{ method: s.method ?? "GET", setupRequest }] },
-      (err, res) => {
-        if (err) return reject(err);
-        const n = res.requests.total;
-        const cpuMs = (1000 * (server.cpu() - before)) / Math.max(1, n);
-        resolve({ n, rps: n / res.duration, cpuMs, latencies, statuses, errors: res.errors + res.timeouts });
-      },
-    );
+    const instance = autocannon(options, (err, res) => {
+      if (err) return reject(err);
+      const n = res.requests.total;
+      const cpuMs = (1000 * (server.cpu() - before)) / Math.max(1, n);
+      resolve({ n, rps: n / res.duration, cpuMs, latencies, statuses, errors: res.errors + res.timeouts });
+    });
     instance.on("response", (_client, status, _bytes, ms) => {
       latencies.push(ms);
       statuses[status] = (statuses[status] ?? 0) + 1;
     });
   });
-}
-
-/**
- * Before the API's process is stopped: its rate-limiter objects clean up one window (60 s) after a
- * key's first request, by alarms that run in that process and outlive it in its state. So it is left
- * until SETTLE_SECONDS after its last request and until it is quiet (under 5 ms of CPU in 0.5 s),
- * or the next round's first slices would count the last round's clean-up as their requests' CPU.
- */
-async function settle(server) {
-  if (!server) return;
-  await lib.sleep(server.lastRequest + SETTLE_SECONDS * 1000 - Date.now());
-  await server.quiet();
 }
 
 function format(runs, rss, memory) {
@@ -184,8 +160,8 @@ function format(runs, rss, memory) {
       const ratios = (s.vs ?? [])
         .filter((id) => rungs[id])
         .map((id) => `${id} ${paired(slices, id, "rps")} / ${paired(slices, id, "cpuMs")}`);
-      const [rps, cpu] = [slices.map((x) => x.rps), slices.map((x) => x.cpuMs)];
-      const latency = `${f(lib.percentile(latencies, 50), 0)} / ${f(lib.percentile(latencies, 99), 0)}`;
+      const [rps, cpu] = ["rps", "cpuMs"].map((k) => slices.map((x) => x[k]));
+      const latency = [50, 99].map((p) => f(lib.percentile(latencies, p), 0)).join(" / ");
       const bad = Object.entries(failed).map(([k, n]) => `${k}×${n}`);
       return [s.name, spread(rps, 0), latency, spread(cpu), ratios.join(" · "), bad.join(" ")];
     });
@@ -196,19 +172,15 @@ function format(runs, rss, memory) {
   const command = `node bench/run.mjs ${process.argv.slice(2).join(" ")}`.trim();
   const heads = ["scenario", "req/s median (min–max)", "p50 / p99 ms", "Worker CPU ms/req median (min–max)"];
   const memoryRows = memory.map((m) => Object.values(m).map((x) => f(x, 0)));
-  return [
+  return lib.report(
     lib.header(`${command} · ${ROUNDS} rounds × ${SLICE} s a scenario · ${CONNECTIONS} connections`),
-    ...(rows.length
-      ? ["", lib.table([...heads, "÷ rung: req/s / CPU, paired by round", "not 2xx"], rows)]
-      : []),
-    ...(probes.length ? ["", lib.table(["probe: figure", "median (min–max) over the rounds"], probes)] : []),
-    "",
+    lib.table([...heads, "÷ rung: req/s / CPU, paired by round", "not 2xx"], rows),
+    lib.table(["probe: figure", "median (min–max) over the rounds"], probes),
     `Worker RSS (MB) after each round, a new process each: ${Object.keys(rss[0]).map(perRound).join("; ")}`,
-    ...(memory.length
-      ? ["", `${MEMORY_SECONDS} s of the project read (api) and the floor (ladder) in turn, by thirds:`]
-      : []),
-    ...(memory.length ? ["", lib.table(Object.keys(memory[0]), memoryRows)] : []),
-  ].join("\n");
+    memory.length &&
+      `${MEMORY_SECONDS} s of the project read (api) and the floor (ladder) in turn, by thirds:`,
+    lib.table(Object.keys(memory[0] ?? {}), memoryRows),
+  );
 }
 
 lib.runMain(45, main);

@@ -2,30 +2,29 @@
 // measurement is adding an entry here. Every round runs each server's block: its load scenarios
 // (SLICE s of autocannon each, the order turned every round), then its probes, once each.
 //
-//   load:  { name, on: "api" | "ladder", path, id?, method?, each?(c) → { path?, body? }, keys?,
+//   load:  { name, on?: "api" (by default) | "ladder", path, id?, method?, each?(c) → { path?, body? }, keys?,
 //            admin?, vs?: [id…] }: req/s, latency, the Worker process's CPU per request, and those
 //          figures ÷ the same figures of the scenarios named in `vs` (by `id`: a rung, or any
 //          other), paired by round.
-//          `path` is a function of `c` or a string whose {project} {env} {listed} {owner} (seeded
-//          ids) and {name} (anything `setup` returned) are filled in. `keys: true` gives the scenario
+//          `path` is a string whose {project} {env} {listed} {owner} (seeded ids) and {name}
+//          (anything `setup` returned) are filled in. `keys: true` gives the scenario
 //          a pool of seeded keys of its own, one per request in turn; a function `(c) => keys`, a
 //          pool of its own making (e.g. from `setup`).
-//   probe: { name, on, probe(c) → { figure: number, … } }: any measurement of one round; each
+//   probe: { name, on?, probe(c) → { figure: number, … } }: any measurement of one round; each
 //          figure is reported as its median (min–max) over the rounds.
 //   either may have `setup(c)` (once, before the first round; its result is `c.data`),
 //   `only: true` (runs only when `--only` names it) and `countD1: true` (the run's API counts its
 //   D1 round trips, bench/count-d1.mjs).
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
-import { randomBytes } from "node:crypto";
-import { env, percentile } from "./lib.mjs";
+import { env, hex, percentile } from "./lib.mjs";
 import { partThree } from "./part-three.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
 
-export const unique = () => ({ body: { name: `b-${randomBytes(6).toString("hex")}` } });
+export const unique = () => ({ body: { name: `b-${hex(6)}` } });
 /** Each request a deployment still queued on that server (from the `from`th): one move to in_progress each. */
-const transitions = (prefix, body, from = 0) => {
+const transitions = (prefix, from, body) => {
   let i = from;
   return (c) => ({
     path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
@@ -33,7 +32,11 @@ const transitions = (prefix, body, from = 0) => {
   });
 };
 const rung = (id, name, path, more) => ({ on: "ladder", id, name: `ladder: ${name}`, path, ...more });
+/** A rung of /write/<id>/: each request moves a deployment (from the `from`th) to in_progress. */
+const transition = (id, name, from, ...vs) =>
+  rung(id, name, `/write/${id}/x`, { method: "PATCH", each: transitions(`/write/${id}/`, from), vs });
 const route = (name, path, vs, more) => ({ on: "api", name, path, keys: true, vs, ...more });
+const MOVES = ["transition", "entry", "timeline"];
 const [KEYED, READ, LIST] = [{ keys: true, vs: ["rung"] }, ["rung", "floor"], ["rung", "floor", "page"]];
 
 export const SCENARIOS = [
@@ -54,20 +57,9 @@ export const SCENARIOS = [
     each: unique,
     keys: true,
   }),
-  rung("transition", "SELECT, UPDATE + INSERT batch, queue send", "/write/transition/x", {
-    method: "PATCH",
-    each: transitions("/write/transition/"),
-  }),
-  rung("entry", "the transition + a timeline INSERT", "/write/entry/x", {
-    method: "PATCH",
-    each: transitions("/write/entry/", undefined, 7_000),
-    vs: ["transition"],
-  }),
-  rung("timeline", "the transition + a timeline INSERT + an object RPC", "/write/timeline/x", {
-    method: "PATCH",
-    each: transitions("/write/timeline/", undefined, 14_000),
-    vs: ["transition", "entry"],
-  }),
+  transition("transition", "SELECT, UPDATE + INSERT batch, queue send", 0),
+  transition("entry", "the transition + a timeline INSERT", 7_000, "transition"),
+  transition("timeline", "the transition + a timeline INSERT + an object RPC", 14_000, "transition", "entry"),
 
   // The API's routes, each beside the rungs that do its I/O.
   route("GET /healthz", "/healthz", ["bare"], { keys: false }),
@@ -88,20 +80,14 @@ export const SCENARIOS = [
   ),
   route("GET /v1/projects/{id}/events?limit=20", "/v1/projects/{listed}/events?limit=20", LIST),
   route("POST /v1/projects", "/v1/projects", ["write"], { method: "POST", each: unique }),
-  route(
-    "PATCH /internal/v1/deployments/{id} → in_progress",
-    "/internal/v1/deployments/x",
-    ["transition", "entry", "timeline"],
-    {
-      method: "PATCH",
-      admin: true,
-      keys: false,
-      each: transitions("/internal/v1/deployments/", { status: "in_progress" }),
-    },
-  ),
+  route("PATCH /internal/v1/deployments/{id} → in_progress", "/internal/v1/deployments/x", MOVES, {
+    method: "PATCH",
+    admin: true,
+    keys: false,
+    each: transitions("/internal/v1/deployments/", 0, { status: "in_progress" }),
+  }),
 
   {
-    on: "api",
     // The first page and the page after 10,000 rows, one request at a time, in turn.
     name: "deep pages (limit 20)",
     setup: async (c) => {

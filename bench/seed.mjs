@@ -36,13 +36,12 @@ export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
   /** INSERTs of a row per item (`row(item)`: values in COLUMNS' order, null as NULL), 200 rows each. */
   const insert = (table, items, row = (x) => x) => {
     for (let i = 0; i < items.length; i += 200) {
-      const values = items.slice(i, i + 200).map(
-        (item, j) =>
-          `(${row(item, i + j)
-            .map(sqlText)
-            .join(", ")})`,
+      const values = items.slice(i, i + 200).map((item, j) =>
+        row(item, i + j)
+          .map(sqlText)
+          .join(", "),
       );
-      lines.push(`INSERT INTO ${table} (${COLUMNS[table]}) VALUES ${values.join(",")};`);
+      lines.push(`INSERT INTO ${table} (${COLUMNS[table]}) VALUES (${values.join("),(")});`);
     }
   };
   const organization = (name, count) => {
@@ -56,19 +55,8 @@ export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
   };
   const projects = (org, owner, n, prefix, since) => {
     const rows = Array.from({ length: n }, (_, j) => [newId(), newId(), prefix + j, at(since + j * 1000)]);
-    insert("projects", rows, ([id, e, name, t]) => [
-      id,
-      org,
-      name,
-      name,
-      null,
-      null,
-      null,
-      e,
-      "connected",
-      t,
-      t,
-    ]);
+    const project = ([id, e, name, t]) => [id, org, name, name, null, null, null, e, "connected", t, t];
+    insert("projects", rows, project);
     insert("environments", rows, ([id, e, , t]) => [e, id, "production", t]);
     if (owner) insert("project_members", rows, ([id, , , t]) => [newId(), id, owner, "owner", t]);
     return rows.map(([id, env]) => ({ id, env }));
@@ -87,19 +75,8 @@ export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
     at(10 * (i - deploymentCount)),
   ]);
   const data = '{"patch":[],"stacks":[]}';
-  insert("deployments", deployments, ([id, t]) => [
-    id,
-    p.id,
-    p.env,
-    bench.org,
-    "[]",
-    data,
-    "queued",
-    null,
-    null,
-    t,
-    t,
-  ]);
+  const deployment = ([id, t]) => [id, p.id, p.env, bench.org, "[]", data, "queued", null, null, t, t];
+  insert("deployments", deployments, deployment);
   const rows = Array.from({ length: 25 }, (_, i) => [newId(), listed.id, at(-1000 * (25 - i)), i]);
   const event = (i) => JSON.stringify({ project_id: listed.id, entry: `bench ${i}` });
   insert("events", rows, ([id, project, t, i]) => [id, project, "changelog.created", event(i), t, t]);

@@ -22,7 +22,6 @@
 //     the Worker's isolate on it (its CPU until it listens no longer includes the modules), and the
 //     dev proxy in front serves its own first request too (the same for both).
 // ROUNDS=0: the builds and instruction counts only.
-import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { hasValgrind, startInstructions } from "./instructions.mjs";
@@ -43,37 +42,30 @@ export default { fetch: () => new Response("{}") };`;
 
 async function main() {
   const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
-  const [key, project] = [seed.bench.keys[0], seed.bench.project.id];
+  const [key, project, vars] = [seed.bench.keys[0], seed.bench.project.id, lib.varsOf(seed)];
   for (const w of WORKERS) {
     const [config, bundle] = [lib.snapshot(w.kind), join(tmp, `${w.kind}.bundle`)];
     if (w.kind === "empty") {
       writeFileSync(join(dirname(config), "empty.js"), EMPTY);
       writeFileSync(config, readFileSync(config, "utf8").replace(/^main = .*$/m, 'main = "empty.js"'));
     }
-    const built = lib.runWrangler(
-      ["deploy", "--dry-run", "--outfile", bundle, "-c", config],
-      dirname(config),
-    );
+    const deploy = (...argv) =>
+      lib.runWrangler(["deploy", "--dry-run", ...argv, "-c", config], dirname(config));
+    const built = deploy("--outfile", bundle);
     [, w.kib, w.gzipKib] = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(built).map(Number);
     if (INSTRUCTIONS) {
       const modules = join(tmp, `${w.kind}.modules`);
-      lib.runWrangler(["deploy", "--dry-run", "--outdir", modules, "-c", config], dirname(config));
+      deploy("--outdir", modules);
       const toml = readFileSync(config, "utf8");
       const main = /^main = "(.*)\.[jt]s"$/m.exec(toml)[1].split("/").pop();
       const date = /^compatibility_date = "(.*)"$/m.exec(toml)[1];
       w.instructions = startInstructions(modules, `${main}.js`, date);
-      const [total, evaluate] = [w.instructions.total, w.instructions.evaluate].map((x) =>
-        (x / 1e6).toFixed(1),
-      );
+      const [total, evaluate] = [w.instructions.total, w.instructions.evaluate].map(millions);
       console.error(
         `bench: ${w.kind}: ${total} M instructions to start, ${evaluate} M evaluating its modules`,
       );
     }
-    const vars =
-      w.kind === "api"
-        ? { RATE_LIMITS: lib.RATE_LIMITS }
-        : { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner };
-    Object.assign(w, { config, bundle, vars, state: lib.copyState(dir, w.kind), startup: [] });
+    Object.assign(w, { config, bundle, vars: vars[w.kind], state: lib.copyState(dir, w.kind), startup: [] });
     for (const kind of KINDS) w[kind] = { path: w[kind], first: [], warm: [] };
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -85,20 +77,18 @@ async function main() {
     }
     for (const kind of KINDS) {
       for (const w of order.filter((x) => x.kind !== "empty")) {
-        const server = await lib.Server.start(w.kind, w.kind, w.config, w.state, w.vars);
+        const server = await new lib.Server(w.kind, w.config, w.state, w.vars).start();
         const once = async () => {
-          const body = kind === "write" ? { name: `s-${randomBytes(6).toString("hex")}` } : undefined;
+          const body = kind === "write" ? { name: `s-${lib.hex(6)}` } : undefined;
           const before = server.cpuNs();
-          const { ms } = await server.request(body ? "POST" : "GET", w[kind].path + (body ? "" : project), {
-            key,
-            body,
-          });
+          const path = w[kind].path + (body ? "" : project);
+          const { ms } = await server.request(body ? "POST" : "GET", path, { key, body });
           return { ms, cpuMs: (server.cpuNs() - before) / 1e6 };
         };
         const warm = [];
         for (let i = 0; i <= WARM; i++) warm.push(await once());
         w[kind].first.push(warm.shift());
-        w[kind].warm.push({ ms: median(warm.map((x) => x.ms)), cpuMs: median(warm.map((x) => x.cpuMs)) });
+        w[kind].warm.push(medians(warm));
         await server.stop();
       }
     }
@@ -119,67 +109,48 @@ function busyMs({ nodes, samples, timeDeltas, endTime, startTime }) {
   return samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (at[i + 1] ?? endTime) - at[i]), 0) / 1000;
 }
 
+/** The median latency and the median CPU of `xs` ({ ms, cpuMs }…). */
+const medians = (xs) => ({ ms: median(xs.map((x) => x.ms)), cpuMs: median(xs.map((x) => x.cpuMs)) });
+const millions = (x) => (x / 1e6).toFixed(1);
+
 function format() {
   const [empty, floor, api] = WORKERS;
   const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "–");
-  // Instructions beyond the empty Worker's: what the Worker's own modules cost to compile and run.
-  const beyond = (part) => (w) => (w.instructions?.[part] - empty.instructions?.[part]) / 1e6;
+  // Instructions: the empty Worker's, the others' beyond it (what their own modules cost to compile and run).
+  const beyond = (part) => (w) =>
+    (w.instructions?.[part] - (w === empty ? 0 : empty.instructions?.[part])) / 1e6;
   const [total, evaluate] = [beyond("total"), beyond("evaluate")];
-  const startupCells = (w) => [
-    `${f(median(w.startup))} (${f(Math.min(...w.startup))})`,
-    w === empty ? f(w.instructions?.total / 1e6) : f(total(w)),
-    w === empty ? f(w.instructions?.evaluate / 1e6) : f(evaluate(w)),
-    `${f(w.gzipKib)} (${f(w.kib)} raw)`,
-  ];
+  const [startupMedian, startupMin] = [(w) => median(w.startup), (w) => Math.min(...w.startup)];
   const ratio = (g) => f(g(api) / g(floor), 2);
-  const ms = (when, d) => (w, k) =>
-    `${f(median(w[k][when].map((x) => x.ms)), d)} / ${f(median(w[k][when].map((x) => x.cpuMs)), d)}`;
-  const requestCells = (w) => KINDS.flatMap((k) => [ms("first")(w, k), ms("warm", 2)(w, k)]);
-  const paired = (k, when) =>
-    ["ms", "cpuMs"].map((x) => f(pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x]))), 2));
-  const requests = lib.table(
-    [
-      "a new process's first request, then warm ones: ms / Worker CPU ms",
-      "first read",
-      `warm read (median of ${WARM})`,
-      "first write",
-      "warm write",
-    ],
-    [
-      [floor.name, ...requestCells(floor)],
-      [api.name, ...requestCells(api)],
-      [
-        "API ÷ floor, paired by round",
-        ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")].map((x) => x.join(" / "))),
-      ],
-    ],
-  );
-  return [
+  const startupCells = (w) => [`${f(startupMedian(w))} (${f(startupMin(w))})`, f(total(w)), f(evaluate(w))];
+  const both = ({ ms, cpuMs }, d) => `${f(ms, d)} / ${f(cpuMs, d)}`;
+  const requestCells = (w) => KINDS.flatMap((k) => [both(medians(w[k].first)), both(medians(w[k].warm), 2)]);
+  const paired = (k, when) => {
+    const byRound = (x) => pairedRatio(...[api, floor].map((w) => w[k][when].map((y) => y[x])));
+    return both({ ms: byRound("ms"), cpuMs: byRound("cpuMs") }, 2);
+  };
+  const startupHead = ["Worker", "wrangler check startup ms, median (min)"];
+  startupHead.push("M instructions to start, beyond the empty Worker's", "… of which evaluating the modules");
+  const requestHead = ["a new process's first request, then warm ones: ms / Worker CPU ms", "first read"];
+  requestHead.push(`warm read (median of ${WARM})`, "first write", "warm write");
+  const apiRatio = [`${ratio(startupMedian)} (${ratio(startupMin)})`, ratio(total), ratio(evaluate)];
+  return lib.report(
     lib.header(`npm run bench:startup · ${ROUNDS} interleaved rounds · every start a new process`),
-    "",
     lib.table(
+      [...startupHead, "bundle KiB gzip"],
       [
-        "Worker",
-        "wrangler check startup ms, median (min)",
-        "M instructions to start, beyond the empty Worker's",
-        "… of which evaluating the modules",
-        "bundle KiB gzip",
-      ],
-      [
-        ...WORKERS.map((w) => [w.name, ...startupCells(w)]),
-        [
-          "API ÷ floor",
-          `${ratio((w) => median(w.startup))} (${ratio((w) => Math.min(...w.startup))})`,
-          ratio(total),
-          ratio(evaluate),
-          ratio((w) => w.gzipKib),
-        ],
+        ...WORKERS.map((w) => [w.name, ...startupCells(w), `${f(w.gzipKib)} (${f(w.kib)} raw)`]),
+        ["API ÷ floor", ...apiRatio, ratio((w) => w.gzipKib)],
       ],
     ),
-    ...(ROUNDS > 0 ? ["", requests] : []),
-    "",
-    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${ratio((w) => median(w.startup))}× by the medians of wrangler check startup, ${ratio(total)}× by the instructions beyond an empty Worker's), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
-  ].join("\n");
+    ROUNDS > 0 &&
+      lib.table(requestHead, [
+        [floor.name, ...requestCells(floor)],
+        [api.name, ...requestCells(api)],
+        ["API ÷ floor, paired by round", ...KINDS.flatMap((k) => [paired(k, "first"), paired(k, "warm")])],
+      ]),
+    `Issue #46's goals: startup ≤ 1.5× the floor's (now ${ratio(startupMedian)}× by the medians of wrangler check startup, ${ratio(total)}× by the instructions beyond an empty Worker's), bundle ≤ 200 KiB gzip (now ${f(api.gzipKib)} KiB).`,
+  );
 }
 
 lib.runMain(30, main);

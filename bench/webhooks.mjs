@@ -1,23 +1,16 @@
 // The webhook probes of bench/scenarios.mjs: a receiver in this process, the API's real local queue
 // and consumer (wrangler.toml's batches of 10, 1 s timeout), real HTTP deliveries to 127.0.0.1.
-import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
-import { env, median } from "./lib.mjs";
+import { env, internal, median, newProject } from "./lib.mjs";
 
 const FANOUT = env("FANOUT", 50);
 const VOLUME = env("VOLUME", 1000);
-const newProject = (c) =>
-  c.server.json("POST", "/v1/projects", {
-    key: c.seed.bench.keys[0],
-    body: { name: `h-${randomBytes(6).toString("hex")}` },
-  });
 
 export const WEBHOOKS = [
   {
-    on: "api",
     name: `webhook fan-out (one event → ${FANOUT} integrations)`,
     setup: async (c) => {
-      const { id } = await newProject(c);
+      const { id } = await newProject(c, "h");
       for (let i = 0; i < FANOUT; i++) await integrate(c, id, `fan${i}`);
       return { project: id };
     },
@@ -25,10 +18,10 @@ export const WEBHOOKS = [
       const start = performance.now();
       const { id } = await emit(c, c.data.project);
       const accepted = performance.now() - start;
-      const got = (i) => arrivals.get(`fan${i}`)?.find((a) => a.id === id);
-      const last =
-        (await until(() => Array.from({ length: FANOUT }, (_, i) => got(i)).every(Boolean))) - start;
-      const times = Array.from({ length: FANOUT }, (_, i) => got(i).at - start);
+      const got = () =>
+        Array.from({ length: FANOUT }, (_, i) => arrivals.get(`fan${i}`)?.find((a) => a.id === id));
+      const last = (await until(() => got().every(Boolean))) - start;
+      const times = got().map((a) => a.at - start);
       return {
         "accepted ms": accepted,
         "median delivery ms": median(times),
@@ -38,12 +31,11 @@ export const WEBHOOKS = [
     },
   },
   {
-    on: "api",
     only: true,
     // VOLUME events to one integration; then their deliveries to a second one, recovered in one call.
     name: `webhook volume (${VOLUME} events)`,
     probe: async (c) => {
-      const [key, project] = [c.seed.bench.keys[0], (await newProject(c)).id];
+      const [key, project] = [c.seed.bench.keys[0], (await newProject(c, "h")).id];
       const [vol, drain] = [`vol-${project}`, `drain-${project}`];
       await integrate(c, project, vol);
       // Disabled meanwhile: each event's delivery to it is recorded `skipped`, for the recovery.
@@ -89,22 +81,16 @@ async function integrate(c, project, bucket) {
     });
     server.unref().listen(0, "127.0.0.1", () => resolve(server.address().port));
   });
-  const body = {
-    type: "webhook",
-    url: `http://127.0.0.1:${port}/hooks/${bucket}`,
-    configuration: { changelog: true },
-  };
-  return c.server.json("POST", `/internal/v1/projects/${project}/notification-integrations`, {
-    admin: c.admin,
-    body,
-  });
+  const url = `http://127.0.0.1:${port}/hooks/${bucket}`;
+  const body = { type: "webhook", url, configuration: { changelog: true } };
+  return internal(c, "POST", `/projects/${project}/notification-integrations`, body);
 }
 /** One event through the internal API; a connection the dev proxy drops under load is tried again. */
 async function emit(c, project) {
   const body = { type: "changelog.created", data: { title: "bench" } };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await c.server.json("POST", `/internal/v1/projects/${project}/events`, { admin: c.admin, body });
+      return await internal(c, "POST", `/projects/${project}/events`, body);
     } catch (err) {
       if (attempt >= 3 || !/fetch failed|→ 503/.test(err.message)) throw err;
     }
