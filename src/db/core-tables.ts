@@ -267,19 +267,27 @@ export const deploymentStacks = sqliteTable(
   ],
 );
 
+/**
+ * Where a variable's row belongs (a variable, and its versions and their values): its project,
+ * environment and scope.
+ */
+export const variableScopeColumns = () => ({
+  projectId: text("project_id")
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  environmentId: text("environment_id")
+    .notNull()
+    .references(() => environments.id, { onDelete: "cascade" }),
+  componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
+  /** component_id, or "_" for the environment's own variables: NULLs never clash in a unique index. */
+  scope: text("scope").notNull(),
+});
+
 export const variables = sqliteTable(
   "variables",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
-    componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
-    /** component_id, or "_" for an environment variable: NULLs never clash in a unique index. */
-    scope: text("scope").notNull(),
+    ...variableScopeColumns(),
     name: text("name").notNull(),
     type: text("type", { enum: VARIABLE_TYPES }).notNull(),
     /** Plaintext for `string`; for `secret`/`secure_string` the AES-GCM envelope (never plaintext). */

@@ -11,7 +11,7 @@
  * Version 0 is the baseline: what the scope held before its history began (never listed).
  */
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { components, environments, projects } from "./core-tables";
+import { variableScopeColumns } from "./core-tables";
 import { VARIABLE_TYPES, type VariableType } from "./values";
 
 /** One name of one version, as the version record shows it (never a value). */
@@ -22,23 +22,10 @@ export type VersionChange = {
   value_changed: boolean;
 };
 
-/** Where a row belongs: its project, environment and scope (the component, or "_"), as in `variables`. */
-const scopeColumns = () => ({
-  projectId: text("project_id")
-    .notNull()
-    .references(() => projects.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id")
-    .notNull()
-    .references(() => environments.id, { onDelete: "cascade" }),
-  componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
-  /** component_id, or "_" for the environment's own variables. */
-  scope: text("scope").notNull(),
-});
-
 export const variableVersions = sqliteTable(
   "variable_versions",
   {
-    ...scopeColumns(),
+    ...variableScopeColumns(),
     version: integer("version").notNull(),
     actorType: text("actor_type").notNull(),
     actorAccountId: text("actor_account_id"),
@@ -58,7 +45,7 @@ export const variableVersions = sqliteTable(
 export const variableVersionValues = sqliteTable(
   "variable_version_values",
   {
-    ...scopeColumns(),
+    ...variableScopeColumns(),
     name: text("name").notNull(),
     version: integer("version").notNull(),
     /** Null: the name was deleted by this version. */
