@@ -64,7 +64,9 @@ export const CurrentApiKeySchema = z
       .nullable()
       .openapi({ description: "The only projects the key may see, or null: every project." }),
     expires_at: TimestampSchema.nullable(),
-    last_used_at: TimestampSchema.nullable().openapi({ description: "Refreshed at most once a minute." }),
+    last_used_at: TimestampSchema.nullable().openapi({
+      description: "Written on the first use after a quiet spell, then at most once every 5 minutes.",
+    }),
     created_at: TimestampSchema,
   })
   .openapi("CurrentApiKey");

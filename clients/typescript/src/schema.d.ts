@@ -1974,7 +1974,7 @@ export interface components {
             expires_at: string | null;
             /**
              * Format: date-time
-             * @description Refreshed at most once a minute.
+             * @description Written on the first use after a quiet spell, then at most once every 5 minutes.
              * @example 2026-11-22T10:04:05.123Z
              */
             last_used_at: string | null;
