@@ -11,7 +11,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
-import { routeMetaLookup } from "./http/route-meta";
+import { registerOperations, resolveOperation, routeOf } from "./http/operations";
 import { idempotency, routeBegins } from "./idempotency/middleware";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
@@ -20,18 +20,8 @@ import { CORS_PATHS, cors } from "./middleware/cors";
 import { etag } from "./middleware/etag";
 import { rateLimit } from "./middleware/rate-limit";
 import { requireScope } from "./middleware/scope";
-import { registerDocumentComponents, registerDocumentRoutes } from "./openapi/document";
-import { registerApiKeyRoutes } from "./routes/api-keys";
-import { registerAuditLogRoutes } from "./routes/audit-log";
-import { registerDeploymentRoutes } from "./routes/deployments";
-import { registerEventRoutes } from "./routes/events";
-import { registerIntegrationRoutes } from "./routes/integrations";
-import { registerInternalRoutes } from "./routes/internal";
-import { registerMemberRoutes } from "./routes/members";
-import { registerOrgRoutes } from "./routes/orgs";
-import { registerProjectRoutes } from "./routes/projects";
-import { registerResourceRoutes } from "./routes/resources";
-import { registerVariableRoutes } from "./routes/variables";
+import { registerDocumentRoutes } from "./openapi/routes";
+import { OPERATIONS } from "./routes";
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -41,37 +31,27 @@ export function createApp() {
   app.notFound((c) => c.json({ code: "not_found", message: "No such endpoint." }, 404));
 
   for (const path of CORS_PATHS) app.use(path, cors);
-  // Each route's declarations (operationId, rate-limit policy, scope), read from the route
-  // definitions once per isolate and looked up by the route the request matched.
-  const routeMeta = routeMetaLookup(app);
-  const route = routeContext((c) => routeMeta(c)?.action);
-  app.use("/internal/v1/*", adminAuth, route, bodyGuard, etag);
+  // The operation the request matched is built (on its first request in the isolate) once the
+  // caller is authenticated, and its declarations (operationId, rate-limit policy, scope) are what
+  // the middleware after it reads (`routeOf`).
+  const route = routeContext((c) => routeOf(c)?.action);
+  app.use("/internal/v1/*", adminAuth, resolveOperation, route, bodyGuard, etag);
   app.use(
     "/v1/*",
     apiKeyAuth,
-    rateLimit(routeMeta),
-    idempotency(app, routeMeta),
-    requireScope(routeMeta),
+    resolveOperation,
+    rateLimit(routeOf),
+    idempotency(app, routeOf),
+    requireScope(routeOf),
     route,
     bodyGuard,
     etag,
     routeBegins,
   );
 
-  registerOrgRoutes(app);
-  registerProjectRoutes(app);
-  registerMemberRoutes(app);
-  registerIntegrationRoutes(app);
-  registerEventRoutes(app);
-  registerVariableRoutes(app);
-  registerResourceRoutes(app);
-  registerDeploymentRoutes(app);
-  registerApiKeyRoutes(app);
-  registerAuditLogRoutes(app);
-  registerInternalRoutes(app);
+  registerOperations(app, OPERATIONS);
 
-  registerDocumentComponents(app.openAPIRegistry);
-  registerDocumentRoutes(app);
+  registerDocumentRoutes(app, OPERATIONS);
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>

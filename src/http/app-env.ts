@@ -4,6 +4,7 @@
  * beside itself (src/idempotency/claim.ts).
  */
 import type { ServiceContext } from "../context";
+import type { RouteMeta } from "./route-meta";
 
 export type AppEnv = {
   Bindings: Env;
@@ -15,6 +16,8 @@ export type AppEnv = {
      * the rate-limit decision (/v1 only): where the request's D1 session starts reading.
      */
     keyBookmark?: string;
+    /** The declarations of the operation the request matched (src/http/operations.ts). */
+    operation?: RouteMeta;
     /** The raw request body, read once (src/http/raw-body.ts). */
     rawBody?: Promise<Uint8Array>;
   };

@@ -1,15 +1,14 @@
 /**
  * What each route declares about itself (its `operationId`, rate-limit policy and required
- * scope), looked up by the route that matched a request. The middleware that rate-limits,
- * checks scopes and names the audit entry's action all read this one table, so a route
- * declares each of these once, on its definition.
+ * scope), read from its definition when the operation is built (src/http/operations.ts). The
+ * middleware that rate-limits, checks scopes and names the audit entry's action all read it, so a
+ * route declares each of these once, on its definition.
  *
  * Public routes are read from the OpenAPI registry. Internal routes are hidden from it (they
  * are not part of /openapi.json), so `defineInternalRoute` records them here.
  */
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
-import type { Context, Env } from "hono";
-import { matchedRoutes } from "hono/route";
+import type { Context } from "hono";
 import type { RateLimitPolicy } from "../config";
 import type { AppEnv } from "./app-env";
 import { SCOPE_EXTENSION, type Scope } from "./scopes";
@@ -66,7 +65,7 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
 }
 
 /** Every route the app declares: the public ones of its OpenAPI registry, then the internal ones. */
-export function declaredRoutes(app: OpenAPIHono<Env>): RouteMeta[] {
+export function declaredRoutes(app: Pick<OpenAPIHono<AppEnv>, "openAPIRegistry">): RouteMeta[] {
   const out: RouteMeta[] = [];
   for (const def of app.openAPIRegistry.definitions) {
     if (def.type === "route") out.push(metaOf(def.route as Declared, false));
@@ -75,41 +74,5 @@ export function declaredRoutes(app: OpenAPIHono<Env>): RouteMeta[] {
   return out;
 }
 
-/** The declarations of the route a request matched, if any. */
+/** The declarations of the route a request matched, if any (src/http/operations.ts: `routeOf`). */
 export type RouteLookup = (c: Context<AppEnv>) => RouteMeta | undefined;
-
-/**
- * The lookup from a request to its route's declarations. The table is built once per isolate,
- * on first use (every route is registered by then); a path that matches no declared route has none.
- *
- * Three middlewares ask it for every request (policy, scope, audit action), so each of hono's
- * route objects (the matched routes are the app's own route objects, one per `app.use` and
- * route) is looked up once per isolate (`perRoute`): a request builds no key strings.
- */
-export function routeMetaLookup<E extends Env>(
-  app: OpenAPIHono<E>,
-): (c: Context<E>) => RouteMeta | undefined {
-  let table: Map<string, RouteMeta> | undefined;
-  const perRoute = new WeakMap<object, RouteMeta | null>();
-  const declaredFor = (route: { method: string; path: string }): RouteMeta | null => {
-    let meta = perRoute.get(route);
-    if (meta !== undefined) return meta;
-    if (!table) {
-      table = new Map();
-      for (const declared of declaredRoutes(app as unknown as OpenAPIHono<Env>)) {
-        // Hono's matched routes spell parameters `:name`; OpenAPI spells them `{name}`.
-        table.set(keyOf(declared.method, declared.path.replace(/{(\w+)}/g, ":$1")), declared);
-      }
-    }
-    meta = table.get(keyOf(route.method, route.path)) ?? null;
-    perRoute.set(route, meta);
-    return meta;
-  };
-  return (c) => {
-    for (const route of matchedRoutes(c)) {
-      const meta = declaredFor(route);
-      if (meta) return meta;
-    }
-    return undefined;
-  };
-}

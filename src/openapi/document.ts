@@ -4,9 +4,11 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import type { Handler } from "hono";
 import { encodeBase64 } from "hono/utils/encode";
 import { D1_BOOKMARK_HEADER, D1_BOOKMARK_PATTERN_SOURCE } from "../db/session";
 import type { AppEnv } from "../http/app-env";
+import { documentedApp, type Operation } from "../http/operations";
 import { setBounded } from "../lib/bounded-map";
 import { compactOpenApiDocument } from "./compact";
 import { API_TAGS, ErrorSchema, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./components";
@@ -14,9 +16,7 @@ import { registerConditionalComponents } from "./conditional";
 import { D1_BOOKMARK_PARAMETER } from "./define-route";
 import { examplesBesideRefs } from "./examples";
 import { registerListQueryParameters } from "./lists";
-
-/** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
-export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+import { DOCS_RENDERER_PATH, type DocumentPath } from "./routes";
 
 /** A D1 bookmark: 8, 8 and 8 hex digits and 32 more, joined by dashes (59 characters, all the pattern allows). */
 const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 59 };
@@ -53,17 +53,42 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
   registerConditionalComponents(registry, PUBLIC_RESPONSE_HEADERS);
 }
 
-/** `GET /openapi.json`, `GET /docs` and the renderer script the page loads. */
-export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>): void {
+/**
+ * The app every operation is registered on, with the components they refer to: what the document
+ * is generated from (src/http/operations.ts builds operations one by one, on their first request).
+ */
+export async function documentedRoutes(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
+  const all = await documentedApp(operations);
+  if (!withComponents.has(all)) {
+    registerDocumentComponents(all.openAPIRegistry);
+    withComponents.add(all);
+  }
+  return all;
+}
+const withComponents = new WeakSet<object>();
+
+/**
+ * The handlers of `GET /openapi.json`, `GET /docs` and the renderer script the page loads, by path
+ * (./routes.ts registers them; this module, with everything the document is made of, is loaded on
+ * the first request for one of them).
+ */
+export function documentHandlers(operations: readonly Operation[]): Record<DocumentPath, Handler<AppEnv>> {
+  const handlers = {} as Record<DocumentPath, Handler<AppEnv>>;
+  const app = {
+    get: (path: DocumentPath, handler: Handler<AppEnv>) => {
+      handlers[path] = handler;
+    },
+  };
   // Generated once per origin in an isolate (the routes do not change while it lives), then
   // compacted (./compact.ts), its identifiers' examples set beside their references
   // (./examples.ts). Bounded: the origin comes from the request.
   const documents = new Map<string, unknown>();
-  app.get("/openapi.json", (c) => {
+  app.get("/openapi.json", async (c) => {
     const origin = new URL(c.req.url).origin;
     let document = documents.get(origin);
     if (!document) {
-      document = examplesBesideRefs(compactOpenApiDocument(app.getOpenAPI31Document(documentConfig(origin))));
+      const all = await documentedRoutes(operations);
+      document = examplesBesideRefs(compactOpenApiDocument(all.getOpenAPI31Document(documentConfig(origin))));
       setBounded(documents, origin, document, 16);
     }
     return c.json(document);
@@ -89,6 +114,7 @@ export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>): void {
     const asset = await c.env.ASSETS.fetch(c.req.raw);
     return new Response(asset.body, asset); // mutable headers, for x-request-id
   });
+  return handlers;
 }
 
 /**

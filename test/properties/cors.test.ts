@@ -1,7 +1,7 @@
 /** Browsers: CORS on /v1, /openapi.json and /docs, none on /internal (API_CONTRACT §16, grown by §22). */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DOCS_RENDERER_PATH } from "../../src/openapi/document";
+import { DOCS_RENDERER_PATH } from "../../src/openapi/routes";
 import { type ApiResponse, freshClientIp, PRODUCTION_LIMITS, request } from "../helpers/api";
 import { createOrgWithOwner, createProject } from "../helpers/factories";
 

@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DOCS_RENDERER_PATH } from "../../src/openapi/document";
+import { DOCS_RENDERER_PATH } from "../../src/openapi/routes";
 import { request } from "../helpers/api";
 import { createOrgWithOwner, createProject } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";

@@ -2,9 +2,10 @@
  * The compaction of /openapi.json (src/http/openapi-compact.ts) changes the document's size, not
  * what it says: resolving the `$ref`s it introduced gives back the generator's own document.
  */
-import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
+import { beforeAll, describe, expect, it } from "vitest";
 import { compactOpenApiDocument } from "../../src/openapi/compact";
+import { documentedRoutes } from "../../src/openapi/document";
+import { OPERATIONS } from "../../src/routes";
 
 type Json = Record<string, unknown>;
 const CONFIG = { openapi: "3.1.0", info: { title: "t", version: "1" } };
@@ -40,7 +41,10 @@ function withoutRepeatedDescriptions(paths: Json): Json {
 }
 
 describe("compactOpenApiDocument", () => {
-  const app = createApp();
+  let app: Awaited<ReturnType<typeof documentedRoutes>>;
+  beforeAll(async () => {
+    app = await documentedRoutes(OPERATIONS);
+  });
 
   it("says what the generated document says, once its new $refs are resolved", () => {
     const original = app.getOpenAPI31Document(CONFIG) as unknown as { paths: Json; components: Json };

@@ -5,7 +5,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DOCS_RENDERER_PATH } from "../../../src/openapi/document";
+import { DOCS_RENDERER_PATH } from "../../../src/openapi/routes";
 
 describe("/docs", () => {
   it("references only same-origin URLs", async () => {

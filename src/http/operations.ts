@@ -1,0 +1,135 @@
+/**
+ * Operations built on their first request, not when the Worker starts (issue #46: a new isolate
+ * paid ~3.6× the floor Worker's module evaluation, nearly all of it zod schemas and their
+ * `.openapi()` metadata for every operation, before serving any one).
+ *
+ * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`,
+ * which the bundler (esbuild, for wrangler and vitest alike) turns into a module evaluated on its
+ * first call. On an operation's first request, `built` loads its module and lets it register, as
+ * it always has (`app.openapi(route, handler)`), on a small app of its own; the handlers that
+ * registration made (the route's middleware, its validators, its handler) are then the operation's
+ * chain, run in place of the placeholder registered here, and the definition's declarations (its
+ * operationId, rate-limit policy, scope) are its `RouteMeta`. Both are kept for the isolate's life.
+ * `/openapi.json` loads every operation (`documentedApp`), once per isolate.
+ *
+ * A loader whose module declares another method or path than its entry is an error at first use,
+ * and `test/properties/operations.test.ts` loads every entry, so a mismatch never ships.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler, Next } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { AppEnv } from "./app-env";
+import { validationHook } from "./error-handler";
+import { declaredRoutes, type RouteMeta } from "./route-meta";
+
+/** What an operation's module exports: the function that registers its route on an app. */
+export type Register = (app: OpenAPIHono<AppEnv>) => void;
+
+export type Operation = {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** As OpenAPI spells it: `/v1/projects/{project_id}`. */
+  path: string;
+  load: () => Promise<Register>;
+};
+
+export const op = (method: Operation["method"], path: string, load: Operation["load"]): Operation => ({
+  method,
+  path,
+  load,
+});
+
+type Built = { chain: MiddlewareHandler<AppEnv>[]; meta: RouteMeta };
+
+/** Per operation, for the isolate's life (module state: every app of the isolate shares it). */
+const builds = new WeakMap<Operation, Promise<Built>>();
+
+/** Hono spells a path's parameters `:name`. */
+const honoPath = (path: string) => path.replace(/{(\w+)}/g, ":$1");
+
+export function built(operation: Operation): Promise<Built> {
+  let build = builds.get(operation);
+  if (!build) {
+    build = operation.load().then((register) => {
+      const own = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+      register(own);
+      const method = operation.method.toUpperCase();
+      const meta = declaredRoutes(own).find((m) => m.method === method && m.path === operation.path);
+      const chain = own.routes
+        .filter((r) => r.method === method && r.path === honoPath(operation.path))
+        .map((r) => r.handler as MiddlewareHandler<AppEnv>);
+      if (!meta || chain.length === 0) {
+        throw new Error(`the module of ${method} ${operation.path} declares no such route`);
+      }
+      return { chain, meta };
+    });
+    // A load that failed (it cannot, short of a broken build) is tried again by the next request.
+    build.catch(() => builds.delete(operation));
+    builds.set(operation, build);
+  }
+  return build;
+}
+
+/**
+ * Runs an operation's chain as Hono's own `compose` would (a handler's returned Response becomes
+ * `c.res` unless one is already final); an error propagates to the app's, which answers it.
+ */
+async function run(chain: MiddlewareHandler<AppEnv>[], c: Context<AppEnv>, next: Next): Promise<void> {
+  const dispatch = async (i: number): Promise<void> => {
+    const handler = chain[i];
+    if (!handler) return next();
+    const res = await handler(c, () => dispatch(i + 1));
+    if (res instanceof Response && !c.finalized) c.res = res;
+  };
+  await dispatch(0);
+}
+
+/** The placeholder routes' handlers, to the operation each stands for. */
+const operationOf = new WeakMap<object, Operation>();
+
+/** Registers every operation by method and path; each is built on its first request. */
+export function registerOperations(app: OpenAPIHono<AppEnv>, operations: readonly Operation[]): void {
+  for (const operation of operations) {
+    const handler: MiddlewareHandler<AppEnv> = async (c, next) =>
+      run((await built(operation)).chain, c, next);
+    operationOf.set(handler, operation);
+    app.on(operation.method.toUpperCase(), honoPath(operation.path), handler);
+  }
+}
+
+/**
+ * Middleware: builds the operation the request matched (if any) and keeps its declarations for the
+ * middleware after it (`routeOf`). Where several match (`/v1/api-keys/current` and `/{id}`), the
+ * first registered, which is the one that answers.
+ */
+export const resolveOperation: MiddlewareHandler<AppEnv> = async (c, next) => {
+  for (const route of matchedRoutes(c)) {
+    const operation = operationOf.get(route.handler);
+    if (operation) {
+      c.set("operation", (await built(operation)).meta);
+      break;
+    }
+  }
+  await next();
+};
+
+/** The declarations of the operation `resolveOperation` found for the request, if any. */
+export const routeOf = (c: Context<AppEnv>): RouteMeta | undefined => c.get("operation");
+
+/**
+ * Every operation registered on one app of its own, for what reads them all: the published
+ * document (its registry) and the tests that walk every declaration. Built once per isolate.
+ */
+const documented = new WeakMap<readonly Operation[], Promise<OpenAPIHono<AppEnv>>>();
+export function documentedApp(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
+  let all = documented.get(operations);
+  if (!all) {
+    all = Promise.all(operations.map((o) => o.load())).then((registers) => {
+      const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+      for (const register of registers) register(app);
+      return app;
+    });
+    all.catch(() => documented.delete(operations));
+    documented.set(operations, all);
+  }
+  return all;
+}
