@@ -112,8 +112,11 @@ export const resolveOperation: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/** The declarations of the route a request matched, if any. */
+export type RouteLookup = (c: Context<AppEnv>) => RouteMeta | undefined;
+
 /** The declarations of the operation `resolveOperation` found for the request, if any. */
-export const routeOf = (c: Context<AppEnv>): RouteMeta | undefined => c.get("operation");
+export const routeOf: RouteLookup = (c) => c.get("operation");
 
 /**
  * Every operation registered on one app of its own, for what reads them all: the published

@@ -8,9 +8,7 @@
  * are not part of /openapi.json), so `defineInternalRoute` records them here.
  */
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { RateLimitPolicy } from "../config";
-import type { AppEnv } from "./app-env";
 import { SCOPE_EXTENSION, type Scope } from "./scopes";
 
 /** Where a route publishes its rate-limit policy (`defineRoute`), read back here. */
@@ -65,7 +63,7 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
 }
 
 /** Every route the app declares: the public ones of its OpenAPI registry, then the internal ones. */
-export function declaredRoutes(app: Pick<OpenAPIHono<AppEnv>, "openAPIRegistry">): RouteMeta[] {
+export function declaredRoutes(app: Pick<OpenAPIHono, "openAPIRegistry">): RouteMeta[] {
   const out: RouteMeta[] = [];
   for (const def of app.openAPIRegistry.definitions) {
     if (def.type === "route") out.push(metaOf(def.route as Declared, false));
@@ -73,6 +71,3 @@ export function declaredRoutes(app: Pick<OpenAPIHono<AppEnv>, "openAPIRegistry">
   for (const route of internalRoutes.values()) out.push(metaOf(route, true));
   return out;
 }
-
-/** The declarations of the route a request matched, if any (src/http/operations.ts: `routeOf`). */
-export type RouteLookup = (c: Context<AppEnv>) => RouteMeta | undefined;

@@ -23,7 +23,7 @@ import type { ExecutingKey } from "../context";
 import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, isIdempotencyKeyTaken, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import type { RouteLookup } from "../http/route-meta";
+import type { RouteLookup } from "../http/operations";
 import { IDEMPOTENCY_HEADER, type IdempotencyState, KEY_PATTERN, WRITE_METHODS } from "./claim";
 import {
   type ExecutedWrite,

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import type { RouteLookup } from "../http/route-meta";
+import type { RouteLookup } from "../http/operations";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import { anonymousClient } from "../lib/ip-address";

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import type { RouteLookup } from "../http/route-meta";
+import type { RouteLookup } from "../http/operations";
 import { grants } from "../http/scopes";
 
 /**

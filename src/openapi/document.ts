@@ -16,7 +16,6 @@ import { registerConditionalComponents } from "./conditional";
 import { D1_BOOKMARK_PARAMETER } from "./define-route";
 import { examplesBesideRefs } from "./examples";
 import { registerListQueryParameters } from "./lists";
-import { DOCS_RENDERER_PATH, type DocumentPath } from "./routes";
 
 /** A D1 bookmark: 8, 8 and 8 hex digits and 32 more, joined by dashes (59 characters, all the pattern allows). */
 const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 59 };
@@ -72,18 +71,12 @@ const withComponents = new WeakSet<object>();
  * (./routes.ts registers them; this module, with everything the document is made of, is loaded on
  * the first request for one of them).
  */
-export function documentHandlers(operations: readonly Operation[]): Record<DocumentPath, Handler<AppEnv>> {
-  const handlers = {} as Record<DocumentPath, Handler<AppEnv>>;
-  const app = {
-    get: (path: DocumentPath, handler: Handler<AppEnv>) => {
-      handlers[path] = handler;
-    },
-  };
+export function documentHandlers(operations: readonly Operation[], rendererPath: string): DocumentHandlers {
   // Generated once per origin in an isolate (the routes do not change while it lives), then
   // compacted (./compact.ts), its identifiers' examples set beside their references
   // (./examples.ts). Bounded: the origin comes from the request.
   const documents = new Map<string, unknown>();
-  app.get("/openapi.json", async (c) => {
+  const document: Handler<AppEnv> = async (c) => {
     const origin = new URL(c.req.url).origin;
     let document = documents.get(origin);
     if (!document) {
@@ -92,12 +85,12 @@ export function documentHandlers(operations: readonly Operation[]): Record<Docum
       setBounded(documents, origin, document, 16);
     }
     return c.json(document);
-  });
+  };
   // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
   const page = Scalar<AppEnv>({
     url: "/openapi.json",
     pageTitle: "Deployment Platform API",
-    cdn: DOCS_RENDERER_PATH,
+    cdn: rendererPath,
     withDefaultFonts: false,
     // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
     agent: { disabled: true },
@@ -105,17 +98,19 @@ export function documentHandlers(operations: readonly Operation[]): Record<Docum
     showDeveloperTools: "never",
   } as Parameters<typeof Scalar<AppEnv>>[0]);
   let policy: { html: string; csp: string } | undefined;
-  app.get("/docs", async (c, next) => {
+  const docs: Handler<AppEnv> = async (c, next) => {
     const html = await ((await page(c, next)) as Response).text();
     if (policy?.html !== html) policy = { html, csp: await docsContentSecurityPolicy(html) };
     return c.html(html, 200, { "Content-Security-Policy": policy.csp });
-  });
-  app.get(DOCS_RENDERER_PATH, async (c) => {
+  };
+  const renderer: Handler<AppEnv> = async (c) => {
     const asset = await c.env.ASSETS.fetch(c.req.raw);
     return new Response(asset.body, asset); // mutable headers, for x-request-id
-  });
-  return handlers;
+  };
+  return { document, docs, renderer };
 }
+
+export type DocumentHandlers = Record<"document" | "docs" | "renderer", Handler<AppEnv>>;
 
 /**
  * The /docs page admits only its own origin: its renderer script, the document and the "try it"
