@@ -8,6 +8,7 @@ import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers, projects } from "../../db/schema";
 import { ApiError, badInput, notFound } from "../../errors";
+import { recordEtag } from "../../http/etag";
 import type { Scope } from "../../http/scopes";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
@@ -125,7 +126,7 @@ export async function issueApiKey(
   ctx: ServiceContext,
   orgId: string,
   body: ApiKeyCreateInput,
-): Promise<ApiKeyRecord> {
+): Promise<{ created: ApiKeyRecord; etag: string }> {
   const { db } = ctx;
   const input = {
     orgId,
@@ -184,5 +185,9 @@ export async function issueApiKey(
       changes: diffRecords(null, { ...info, created_by: record.createdBy }),
     }),
   ]);
-  return { ...info, key, created_by: record.createdBy };
+  // The new record's ETag (API_CONTRACT §12): the record as a GET of the key shows it, not the key.
+  return {
+    created: { ...info, key, created_by: record.createdBy },
+    etag: await recordEtag(toApiKeyInfo(record)),
+  };
 }

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { ApiKeyCreateBody, CreatedApiKeySchema } from "../../../schemas/organization";
 import { issueApiKey } from "../../../services/api-keys/api-keys";
+
 import { OrgIdParams } from "../schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({
@@ -18,9 +19,15 @@ export const internalCreateApiKeyRoute = defineInternalRoute({
 
 export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateApiKeyRoute, async (c) => {
-    const key = await issueApiKey(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json"));
-    // It carries the key itself: no cache may keep it (and it gets no ETag).
+    const { created, etag } = await issueApiKey(
+      c.get("ctx"),
+      c.req.valid("param").org_id,
+      c.req.valid("json"),
+    );
+    // It carries the key itself: no cache may keep it. Its ETag is the record's, as a GET of the key
+    // shows it, like the public create's.
     c.header("cache-control", "no-store");
-    return c.json(key, 201);
+    c.header("ETag", etag);
+    return c.json(created, 201);
   });
 }

@@ -157,15 +157,18 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys", () => {
     }
   });
 
-  it("a new API key is marked no-store and carries no ETag (the answer holds the key)", async () => {
+  it("a new API key is marked no-store and carries the ETag a GET of the key then shows (API_CONTRACT §12)", async () => {
     const { org, owner } = await createProjectWithStack();
-    const res = await internal("POST", `/orgs/${org.id}/api-keys`, {
+    const res = await internal<KeyRecord>("POST", `/orgs/${org.id}/api-keys`, {
       account_id: owner.accountId,
       created_by: owner.accountId,
     });
     expect(res.status).toBe(201);
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(res.headers.get("etag")).toBeNull();
+    expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+    const read = await request("GET", `/v1/api-keys/${res.body.id}`, { key: owner.key });
+    expect(read.status).toBe(200);
+    expect(res.headers.get("etag")).toBe(read.headers.get("etag"));
   });
 
   runInternalRouteTests("POST /internal/v1/orgs/{org_id}/api-keys", async () => {
