@@ -127,11 +127,18 @@ export async function fanoutEvent(
   const writes: Array<(typeof inserts)[number] | typeof mark> = [...inserts, mark];
   const results = await db.batch([...writes, pending] as [typeof pending]);
   const toSend = results[results.length - 1] as Array<{ id: string; integrationId: string; series: number }>;
-  // The batch's bookmark: a replica at least this fresh has every row handed over.
+  // A row this batch wrote goes with its bookmark, so its first attempt reads a replica that has
+  // it. One written before (a fan-out run again) goes without: its first attempt reads the
+  // primary, since its lane may have sent it meanwhile and a replica may not show that yet.
   const bookmark = ctx.session.bookmark();
+  const written = new Set(rows.map((r) => r.id));
   await scheduleByIntegration(
     ctx,
-    toSend.map((r) => ({ ...entryOf(r.id, r.series), bookmark, integrationId: r.integrationId })),
+    toSend.map((r) => ({
+      ...entryOf(r.id, r.series),
+      bookmark: written.has(r.id) ? bookmark : null,
+      integrationId: r.integrationId,
+    })),
   );
   return { deliveryIds: toSend.map((r) => r.id) };
 }

@@ -173,13 +173,17 @@ describe("a fan-out", () => {
     };
 
     // The queue hands the message back (a later attempt): though the event is marked, its
-    // pending delivery is handed over again.
+    // pending delivery is handed over again. A row that batch did not write goes without a
+    // bookmark: its lane may have sent it meanwhile, so its attempt reads the primary.
     const retried = await crashes();
+    const lane = await recordLane(integration.id);
     const again = await runBatch([{ body: retried.message, attempts: 2 }]);
     expect(again.result.explicitAcks).toEqual(again.ids);
     await eventually(async () =>
       expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([retried.emitted.id]),
     );
+    await eventually(async () => expect(lane.trips).toHaveLength(2));
+    expect(lane.starts).toEqual(["first-primary"]);
 
     // A message the queue gave up on: the stale-event sweep does not take a marked event, the
     // stuck-delivery sweep (the cron's, run by hand a little over a minute later) delivers it.
