@@ -12,6 +12,7 @@
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
 import { createServiceContext, type ServiceContext } from "./context";
+import { PRIMARY, type SessionStart, startAfter } from "./db/session";
 import { loggableError } from "./errors";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
@@ -31,10 +32,22 @@ export async function handleEventsBatch(
     createServiceContext({
       env,
       requestId: message.id,
+      session: sessionStartOf(message),
       ...(exec ? { waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) } : {}),
     });
   const handle = batch.queue === DEAD_LETTER_QUEUE ? handleDeadLetter : handleMessage;
   await Promise.all(batch.messages.map((message) => handle(contextOf(message), message)));
+}
+
+/**
+ * A fan-out's first try reads from the bookmark its event's write left (a replica that has the
+ * event); a retried one reads the primary, as does every other message: a retry may be one
+ * whose replica read raced a deletion (its rows then refused by their foreign keys), which the
+ * primary settles.
+ */
+function sessionStartOf(message: Message<unknown>): SessionStart {
+  const body = message.body as QueueMessage | undefined;
+  return body?.kind === "event.fanout" && message.attempts <= 1 ? startAfter(body.bookmark) : PRIMARY;
 }
 
 async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
@@ -46,7 +59,7 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
         return;
       case "event.fanout":
-        await fanoutEvent(ctx, body.event_id);
+        await fanoutEvent(ctx, body.event_id, { again: message.attempts > 1 });
         message.ack();
         return;
       case "webhook.deliver": {

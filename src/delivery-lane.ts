@@ -19,10 +19,18 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext, type ServiceContext } from "./context";
+import { startAfter } from "./db/session";
 import { loggableError } from "./errors";
 import { newId } from "./lib/ids";
 import type { WebhookDeliveryMessage } from "./services/events/queue";
 import { type DeliveryDecision, markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
+import {
+  ensureLaneSchema,
+  type HeldEntry,
+  heldEntries,
+  type LaneRow,
+  takeEntries,
+} from "./services/integrations/lane-storage";
 import type { LaneEntry } from "./services/integrations/lanes";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "./webhooks/retry";
 
@@ -32,22 +40,6 @@ export const MAX_IN_FLIGHT = 10;
 const RUN_MS = 5 * 60_000;
 /** How soon a step that failed (a hand-over to the dead-letter queue, say) is tried again. */
 const RETRY_LATER_MS = 60_000;
-
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS lane (
-     delivery_id TEXT PRIMARY KEY,
-     series INTEGER NOT NULL,
-     manual INTEGER NOT NULL,
-     tries INTEGER NOT NULL,
-     due_at INTEGER NOT NULL
-   )`,
-  "CREATE INDEX IF NOT EXISTS lane_due_at ON lane (due_at)",
-];
-
-type LaneRow = { delivery_id: string; series: number; manual: number; tries: number; due_at: number };
-
-/** An entry as the lane holds it (for tests and diagnostics). */
-export type HeldEntry = LaneEntry & { tries: number; dueAt: number };
 
 export class DeliveryLane extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -74,25 +66,7 @@ export class DeliveryLane extends DurableObject<Env> {
   schedule(entries: readonly LaneEntry[]): number {
     this.ensureSchema();
     const now = Date.now();
-    let taken = 0;
-    this.ctx.storage.transactionSync(() => {
-      for (const entry of entries) {
-        const held = this.sql
-          .exec<{ series: number }>("SELECT series FROM lane WHERE delivery_id = ?", entry.deliveryId)
-          .toArray()[0];
-        if (held && held.series >= entry.series) continue;
-        this.sql.exec(
-          `INSERT INTO lane (delivery_id, series, manual, tries, due_at) VALUES (?, ?, ?, 0, ?)
-           ON CONFLICT (delivery_id) DO UPDATE SET series = excluded.series, manual = excluded.manual,
-             tries = 0, due_at = excluded.due_at`,
-          entry.deliveryId,
-          entry.series,
-          entry.manual ? 1 : 0,
-          now,
-        );
-        taken++;
-      }
-    });
+    const taken = this.ctx.storage.transactionSync(() => takeEntries(this.sql, entries, now));
     if (this.running) {
       if (taken > 0) this.wake?.();
     } else {
@@ -107,16 +81,7 @@ export class DeliveryLane extends DurableObject<Env> {
   /** What the lane holds, soonest due first (for tests and diagnostics). */
   entries(): HeldEntry[] {
     this.ensureSchema();
-    return this.sql
-      .exec<LaneRow>("SELECT * FROM lane ORDER BY due_at, delivery_id")
-      .toArray()
-      .map((row) => ({
-        deliveryId: row.delivery_id,
-        series: row.series,
-        manual: row.manual === 1,
-        tries: row.tries,
-        dueAt: row.due_at,
-      }));
+    return heldEntries(this.sql);
   }
 
   /**
@@ -182,9 +147,17 @@ export class DeliveryLane extends DurableObject<Env> {
     return rows.find((row) => !inFlight.has(row.delivery_id))?.due_at ?? null;
   }
 
-  /** One attempt of `row`'s delivery, and what its outcome does to the entry. Never throws. */
+  /**
+   * One attempt of `row`'s delivery, and what its outcome does to the entry. Never throws. Its
+   * first read starts from the entry's bookmark (a replica that has the delivery row), its
+   * outcome is written on the primary, conditional on the row as it is there.
+   */
   private async attempt(row: LaneRow): Promise<void> {
-    const ctx = createServiceContext({ env: this.env, requestId: newId() });
+    const ctx = createServiceContext({
+      env: this.env,
+      requestId: newId(),
+      session: startAfter(row.bookmark),
+    });
     try {
       await this.attemptIn(ctx, row);
     } catch (err) {
@@ -229,10 +202,12 @@ export class DeliveryLane extends DurableObject<Env> {
     }
     ctx.log.warn("webhook delivery failed", { delivery_id: row.delivery_id, ...decision });
     if (decision.action === "retry") {
-      // Due again exactly when the delivery record says (its `next_attempt_at`).
+      // Due again exactly when the delivery record says (its `next_attempt_at`); the retry's
+      // read starts from what this attempt saw and wrote (its outcome, when it was recorded).
       this.sql.exec(
-        "UPDATE lane SET tries = tries + 1, due_at = ? WHERE delivery_id = ? AND series = ?",
+        "UPDATE lane SET tries = tries + 1, due_at = ?, bookmark = ? WHERE delivery_id = ? AND series = ?",
         decision.at,
+        ctx.session.bookmark() ?? row.bookmark,
         row.delivery_id,
         row.series,
       );
@@ -298,7 +273,7 @@ export class DeliveryLane extends DurableObject<Env> {
 
   private ensureSchema() {
     if (this.schemaReady) return;
-    for (const statement of SCHEMA) this.sql.exec(statement);
+    ensureLaneSchema(this.sql);
     this.schemaReady = true;
   }
 }

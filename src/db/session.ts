@@ -54,6 +54,15 @@ export function openSession(d1: D1Database, start: SessionStart): DbSession {
   };
 }
 
+/**
+ * Where a session of background work (a queue message, a lane's attempt) starts: from the
+ * bookmark of the write that made what it reads, when it has one (a replica at least that fresh
+ * sees it), else on the primary. Its writes go to the primary either way.
+ */
+export function startAfter(bookmark: string | null | undefined): SessionStart {
+  return bookmark && isBookmark(bookmark) ? { mode: "bookmark", bookmark } : PRIMARY;
+}
+
 /** The request and response header that carries a D1 bookmark. */
 export const D1_BOOKMARK_HEADER = "X-D1-Bookmark";
 

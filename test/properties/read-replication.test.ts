@@ -25,6 +25,7 @@ import worker from "../../src/index";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { request } from "../helpers/api";
+import { recordingD1 } from "../helpers/d1-trips";
 import {
   type Caller,
   createCaller,
@@ -35,27 +36,6 @@ import {
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-/**
- * The real D1 binding, with every `withSession` start recorded; the bare binding's own
- * `prepare`, `batch` and `exec` throw, so any query that bypasses a session fails the test.
- */
-function recordingEnv() {
-  const starts: string[] = [];
-  const bypass = () => {
-    throw new Error("D1 used without a session");
-  };
-  const DB = {
-    prepare: bypass,
-    batch: bypass,
-    exec: bypass,
-    withSession: (start: string) => {
-      starts.push(start);
-      return env.DB.withSession(start);
-    },
-  } as unknown as D1Database;
-  return { env: { ...env, DB }, starts };
-}
-
 type Sent = { status: number; body: Record<string, unknown>; bookmark: string | null; starts: string[] };
 
 /** One request through `createApp().fetch` over the recording binding. */
@@ -64,7 +44,7 @@ async function send(
   path: string,
   options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Sent> {
-  const recorded = recordingEnv();
+  const recorded = recordingD1();
   const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (options.key) headers["x-api-key"] = options.key;
   if (options.body !== undefined) headers["content-type"] = "application/json";
@@ -275,8 +255,8 @@ describe("every D1 access goes through a session", () => {
     }
   });
 
-  it("a queue message and the cron run on the primary: they act on rows committed a moment before", async () => {
-    const recorded = recordingEnv();
+  it("a queue message that carries no bookmark, and the cron, run on the primary: they act on rows committed a moment before (a fan-out with its event's bookmark: test/properties/webhooks/bookkeeping.test.ts)", async () => {
+    const recorded = recordingD1();
     const batch = createMessageBatch("deploy-platform-events", [
       {
         id: "msg-session-1",
@@ -290,7 +270,7 @@ describe("every D1 access goes through a session", () => {
     expect((await getQueueResult(batch, exec)).explicitAcks).toEqual(["msg-session-1"]);
     expect(recorded.starts).toEqual(["first-primary"]);
 
-    const cron = recordingEnv();
+    const cron = recordingD1();
     await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), cron.env);
     expect(cron.starts.length).toBeGreaterThan(0);
     expect(new Set(cron.starts)).toEqual(new Set(["first-primary"]));

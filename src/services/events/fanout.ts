@@ -3,12 +3,20 @@
  * flag is on, each handed to its integration's delivery lane (a disabled one gets a `skipped` row,
  * handed to no lane).
  *
- * Idempotent, so a redelivered fan-out message (or the stale-event sweep racing it) does no
- * harm: rows are INSERT OR IGNORE on the unique (event, integration) index, a lane takes a
- * delivery it already holds only once, and an event whose `enqueued_at` is set has already had
- * its deliveries taken by their lanes. The mark is written only after every lane took its
- * deliveries, so a crash in between hands them over again rather than losing them (at least
- * once; receivers deduplicate on `webhook-id`).
+ * One round trip on the primary: the read may run on a replica (the consumer starts it from the
+ * bookmark of the event's write: a replica that has the event and every integration it was
+ * written for), and the rows, the event's mark (`enqueued_at`) and the read of every delivery of
+ * the event still to send are one batch; then the lanes take them.
+ *
+ * Idempotent, so a redelivered fan-out message (or the stale-event sweep racing it, or a replica
+ * that does not show the mark yet) does no harm: rows are INSERT OR IGNORE on the unique (event,
+ * integration) index and a lane takes a delivery it already holds only once. Never losing a
+ * delivery: the mark commits with the rows, before the hand-over. A fan-out that dies (or whose
+ * hand-over fails) after that batch is not acknowledged, so its message comes back, and a retried
+ * message (`again`) hands the event's pending deliveries over even though the event is marked;
+ * past the queue's retries the stuck-delivery sweep (../integrations/lanes.ts) hands over every
+ * delivery left `pending` a minute past its due time. At least once; receivers deduplicate on
+ * `webhook-id`.
  */
 
 import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
@@ -57,13 +65,21 @@ export function fanoutReadQuery(db: Db, eventId: string) {
     .where(eq(events.id, eventId));
 }
 
-export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise<FanoutResult> {
+/**
+ * `again`: a fan-out tried before (a retried message) hands over the event's pending deliveries
+ * even once the event is marked, since that try may have marked it and died before its hand-over.
+ */
+export async function fanoutEvent(
+  ctx: ServiceContext,
+  eventId: string,
+  opts: { again?: boolean } = {},
+): Promise<FanoutResult> {
   const { db } = ctx;
   const found = await fanoutReadQuery(db, eventId).all();
   const event = found[0];
   // Deleted with its project: nothing left to deliver.
   if (!event) return "missing";
-  if (event.enqueuedAt) return "already-enqueued";
+  if (event.enqueuedAt && !opts.again) return "already-enqueued";
   const integrations = found.flatMap((row) =>
     row.integrationId === null ? [] : [{ id: row.integrationId, enabled: row.enabled === true }],
   );
@@ -100,21 +116,30 @@ export async function fanoutEvent(ctx: ServiceContext, eventId: string): Promise
         .onConflictDoNothing({ target: [webhookDeliveries.eventId, webhookDeliveries.integrationId] }),
     );
   }
-  // One round trip: the rows (new ones only) and every delivery of the event still to send,
-  // including rows a crashed earlier fan-out wrote but never handed over.
+  const mark = db
+    .update(events)
+    .set({ enqueuedAt: now })
+    .where(and(eq(events.id, event.id), sql`${events.enqueuedAt} IS NULL`));
+  // One round trip, one transaction: the rows (new ones only), the mark, and every delivery of
+  // the event still to send, including rows a crashed earlier fan-out wrote but never handed over.
   // Drizzle types a batch as a tuple; the inserts are a list of unknown length, so the tuple is
   // asserted, and the last result is the select's.
-  const results = await db.batch([...inserts, pending] as [typeof pending]);
+  const writes: Array<(typeof inserts)[number] | typeof mark> = [...inserts, mark];
+  const results = await db.batch([...writes, pending] as [typeof pending]);
   const toSend = results[results.length - 1] as Array<{ id: string; integrationId: string; series: number }>;
+  // A row this batch wrote goes with its bookmark, so its first attempt reads a replica that has
+  // it. One written before (a fan-out run again) goes without: its first attempt reads the
+  // primary, since its lane may have sent it meanwhile and a replica may not show that yet.
+  const bookmark = ctx.session.bookmark();
+  const written = new Set(rows.map((r) => r.id));
   await scheduleByIntegration(
     ctx,
-    toSend.map((r) => ({ ...entryOf(r.id, r.series), integrationId: r.integrationId })),
+    toSend.map((r) => ({
+      ...entryOf(r.id, r.series),
+      bookmark: written.has(r.id) ? bookmark : null,
+      integrationId: r.integrationId,
+    })),
   );
-  await db
-    .update(events)
-    .set({ enqueuedAt: nowIso() })
-    .where(and(eq(events.id, event.id), sql`${events.enqueuedAt} IS NULL`))
-    .run();
   return { deliveryIds: toSend.map((r) => r.id) };
 }
 

@@ -8,8 +8,12 @@ import { loggableError } from "../../errors";
 
 export type ProjectDisconnectMessage = { kind: "project.disconnect"; project_id: string };
 
-/** A committed event to fan out to the project's integrations. */
-export type EventFanoutMessage = { kind: "event.fanout"; event_id: string };
+/**
+ * A committed event to fan out to the project's integrations. `bookmark`: the D1 bookmark of the
+ * write that committed it, so the consumer reads the event from a replica at least that fresh
+ * (absent on a message sent by hand or before it was added: the consumer reads the primary).
+ */
+export type EventFanoutMessage = { kind: "event.fanout"; event_id: string; bookmark?: string };
 
 /**
  * One (event, integration) delivery; acknowledged and retried on its own. `series` names the
@@ -44,11 +48,15 @@ export async function sendToQueue(ctx: ServiceContext, messages: readonly QueueM
 /**
  * Hands a committed event to the queue for its fan-out without holding up the caller
  * (`waitUntil`). A failed send is logged and left to the stale-event sweep (./fanout.ts): the
- * event is already durable in D1.
+ * event is already durable in D1. Called once the event's batch committed, so the session's
+ * bookmark is that of the write (or later): the fan-out's read starts from it.
  */
 export function publishAfterCommit(ctx: ServiceContext, eventId: string): void {
+  const bookmark = ctx.session.bookmark();
+  const message: EventFanoutMessage = { kind: "event.fanout", event_id: eventId };
+  if (bookmark) message.bookmark = bookmark;
   ctx.waitUntil(
-    sendToQueue(ctx, [{ kind: "event.fanout", event_id: eventId }]).catch((err: unknown) =>
+    sendToQueue(ctx, [message]).catch((err: unknown) =>
       ctx.log.error("event publish failed; left to the sweep", {
         event_id: eventId,
         error: loggableError(err),

@@ -16,8 +16,13 @@ import { webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
 
-/** One delivery for its lane: the series of attempts it is in, and whether an operator asked for it. */
-export type LaneEntry = { deliveryId: string; series: number; manual: boolean };
+/**
+ * One delivery for its lane: the series of attempts it is in, whether an operator asked for it,
+ * and the D1 bookmark of the write that made its row (the fan-out's), from which its attempt's
+ * first read starts on a replica; without one (a sweep's or an operator's hand-over) it reads the
+ * primary.
+ */
+export type LaneEntry = { deliveryId: string; series: number; manual: boolean; bookmark?: string | null };
 
 /** At most this many entries per call to a lane (one RPC, one SQLite transaction). */
 export const SCHEDULE_CHUNK = 500;
