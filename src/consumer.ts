@@ -11,7 +11,7 @@
  * Each message gets a service context of its own (no identity; its id as `request_id`), so
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
-import { createServiceContext, type ServiceContext } from "./context";
+import { createServiceContext, type ServiceContext, withSession } from "./context";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
 import { loggableError } from "./errors";
 import { fanoutEvent } from "./services/events/fanout";
@@ -41,13 +41,29 @@ export async function handleEventsBatch(
 
 /**
  * A fan-out's first try reads from the bookmark its event's write left (a replica that has the
- * event); a retried one reads the primary, as does every other message: a retry may be one
- * whose replica read raced a deletion (its rows then refused by their foreign keys), which the
- * primary settles.
+ * event); a retried one reads the primary, as does every other message.
  */
 function sessionStartOf(message: Message<unknown>): SessionStart {
   const body = message.body as QueueMessage | undefined;
   return body?.kind === "event.fanout" && message.attempts <= 1 ? startAfter(body.bookmark) : PRIMARY;
+}
+
+/**
+ * A fan-out whose replica read raced a change on the primary (an integration deleted since, whose
+ * row its batch then refuses by its foreign key) is settled at once on the primary, as a retry
+ * would be, rather than a queue retry later.
+ */
+async function fanout(ctx: ServiceContext, eventId: string, again: boolean): Promise<void> {
+  try {
+    await fanoutEvent(ctx, eventId, { again });
+  } catch (err) {
+    if (ctx.session.start.mode !== "bookmark") throw err;
+    ctx.log.warn("fan-out from a replica failed; again on the primary", {
+      event_id: eventId,
+      error: loggableError(err),
+    });
+    await fanoutEvent(withSession(ctx, ctx.openSession(PRIMARY)), eventId, { again: true });
+  }
 }
 
 async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
@@ -59,7 +75,7 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
         return;
       case "event.fanout":
-        await fanoutEvent(ctx, body.event_id, { again: message.attempts > 1 });
+        await fanout(ctx, body.event_id, message.attempts > 1);
         message.ack();
         return;
       case "webhook.deliver": {
@@ -92,7 +108,9 @@ async function handleDeadLetter(ctx: ServiceContext, message: Message<unknown>):
         await finishDisconnect(ctx, body.project_id);
         break;
       case "event.fanout":
-        // Its event keeps `enqueued_at` NULL, so the stale-event sweep fans it out later.
+        // Left to the sweeps: the stale-event sweep if it never wrote its deliveries (the event's
+        // `enqueued_at` commits with them), the stuck-delivery sweep if it wrote them and its
+        // hand-over to their lanes never happened.
         ctx.log.error("fan-out dead-lettered; left to the sweep", { event_id: body.event_id });
         break;
       default:

@@ -179,11 +179,16 @@ export class DeliveryLane extends DurableObject<Env> {
   private async attemptIn(ctx: ServiceContext, row: LaneRow): Promise<void> {
     if (row.tries >= MAX_ATTEMPTS) return this.deadLetter(ctx, row);
     let decision: DeliveryDecision;
+    // Where the retry's first read starts: from what this attempt saw and wrote (its outcome, when
+    // it was recorded); after an attempt that threw, from the primary, since the bookmark itself
+    // may be what failed (one a replica cannot serve), and it must not fail every try alike.
+    let retryFrom: string | null = null;
     try {
       decision = await processDelivery(ctx, row.delivery_id, row.tries + 1, {
         manual: row.manual === 1,
         series: row.series,
       });
+      retryFrom = ctx.session.bookmark() ?? row.bookmark;
     } catch (err) {
       // Not recorded (D1 failed, say): counted like a failed attempt, so it cannot loop forever.
       ctx.log.error("delivery attempt failed; will retry", {
@@ -202,12 +207,11 @@ export class DeliveryLane extends DurableObject<Env> {
     }
     ctx.log.warn("webhook delivery failed", { delivery_id: row.delivery_id, ...decision });
     if (decision.action === "retry") {
-      // Due again exactly when the delivery record says (its `next_attempt_at`); the retry's
-      // read starts from what this attempt saw and wrote (its outcome, when it was recorded).
+      // Due again exactly when the delivery record says (its `next_attempt_at`).
       this.sql.exec(
         "UPDATE lane SET tries = tries + 1, due_at = ?, bookmark = ? WHERE delivery_id = ? AND series = ?",
         decision.at,
-        ctx.session.bookmark() ?? row.bookmark,
+        retryFrom,
         row.delivery_id,
         row.series,
       );

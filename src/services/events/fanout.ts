@@ -85,7 +85,9 @@ export async function fanoutEvent(
   );
 
   const now = nowIso();
-  const rows = integrations.map((integration) => ({
+  // Marked: its rows committed with the mark (a try that died before its hand-over); only the
+  // hand-over is left. Nothing is written, so an integration made since gets no row.
+  const rows = (event.enqueuedAt ? [] : integrations).map((integration) => ({
     id: newId(),
     projectId: event.projectId,
     eventId: event.id,
@@ -124,7 +126,7 @@ export async function fanoutEvent(
   // the event still to send, including rows a crashed earlier fan-out wrote but never handed over.
   // Drizzle types a batch as a tuple; the inserts are a list of unknown length, so the tuple is
   // asserted, and the last result is the select's.
-  const writes: Array<(typeof inserts)[number] | typeof mark> = [...inserts, mark];
+  const writes: Array<(typeof inserts)[number] | typeof mark> = event.enqueuedAt ? [] : [...inserts, mark];
   const results = await db.batch([...writes, pending] as [typeof pending]);
   const toSend = results[results.length - 1] as Array<{ id: string; integrationId: string; series: number }>;
   // A row this batch wrote goes with its bookmark, so its first attempt reads a replica that has

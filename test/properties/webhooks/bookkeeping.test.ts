@@ -35,7 +35,7 @@ import {
 allowTheLocalReceiver();
 // A hand-over that fails and a failing receiver are logged by design; these tests cause them.
 captureLogs("error", "all");
-captureLogs("warn", "all");
+const warnings = captureLogs("warn", "all");
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
@@ -180,8 +180,12 @@ describe("a fan-out", () => {
     // bookmark: its lane may have sent it meanwhile, so its attempt reads the primary.
     const retried = await crashes();
     const lane = await recordLane(integration.id);
+    // An integration made since the event gets no delivery of it from the retry: the rows were
+    // written with the mark, so the retry writes nothing, it only hands over.
+    const later = await integrate(project.id, hook(unique("bk-later")), { changelog: true });
     const again = await runBatch([{ body: retried.message, attempts: 2 }]);
     expect(again.result.explicitAcks).toEqual(again.ids);
+    expect((await deliveriesOfEvent(retried.emitted.id)).map((d) => d.integrationId)).not.toContain(later.id);
     await eventually(async () =>
       expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([retried.emitted.id]),
     );
@@ -225,6 +229,85 @@ describe("a fan-out", () => {
     ]);
     expect(await received(slow)).toHaveLength(1);
     expect(await marked(emitted.id)).toBeTruthy();
+  });
+
+  it("whose replica read raced a deletion (its batch refused by a foreign key) settles it at once on the primary", async () => {
+    const { project } = await createOwnedProject();
+    const kept = unique("bk-kept");
+    const stays = await integrate(project.id, hook(kept), { changelog: true });
+    const gone = await integrate(project.id, hook(unique("bk-gone")), { changelog: true });
+    const emitted = await emitRecorded(project.id);
+    // The integration is deleted on the primary after the replica read showed it: just before the
+    // fan-out's batch.
+    const starts: string[] = [];
+    let deleted = false;
+    const DB = {
+      withSession: (start: string) => {
+        starts.push(start);
+        const session = env.DB.withSession(start);
+        return {
+          prepare: (query: string) => session.prepare(query),
+          batch: async (statements: D1PreparedStatement[]) => {
+            if (!deleted) {
+              deleted = true;
+              await env.DB.prepare("DELETE FROM notification_integrations WHERE id = ?").bind(gone.id).run();
+            }
+            return session.batch(statements);
+          },
+          getBookmark: () => session.getBookmark(),
+        };
+      },
+    } as unknown as D1Database;
+    const run = await runBatch([{ body: emitted.messages[0] as EventFanoutMessage }], {
+      env: { ...env, DB },
+    });
+    expect(run.result.explicitAcks).toEqual(run.ids);
+    expect(starts).toEqual([emitted.bookmark, "first-primary"]);
+    expect(warnings.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "fan-out from a replica failed; again on the primary",
+        event_id: emitted.id,
+      }),
+    );
+    expect((await deliveriesOfEvent(emitted.id)).map((d) => d.integrationId)).toEqual([stays.id]);
+    await eventually(async () => expect(await received(kept)).toHaveLength(1));
+    expect(await marked(emitted.id)).toBeTruthy();
+  });
+});
+
+describe("a lane's attempt", () => {
+  it("that fails on its bookmark (a replica that cannot serve it, say) retries from the primary, and then sends", async () => {
+    const { project } = await createOwnedProject();
+    const bucket = unique("bk-fail");
+    const integration = await integrate(project.id, hook(bucket), { changelog: true });
+    const emitted = await emitRecorded(project.id);
+    // The lane's D1: a session from a bookmark fails; one from the primary works.
+    const starts: string[] = [];
+    await runInDurableObject(laneOf(integration.id), (lane: DeliveryLane) => {
+      const DB = {
+        withSession: (start: string) => {
+          starts.push(start);
+          if (start.startsWith("first-")) return env.DB.withSession(start);
+          throw new Error("D1_ERROR: bookmark not available");
+        },
+      };
+      (lane as unknown as { env: Env }).env = { ...env, DB: DB as unknown as D1Database };
+    });
+    const run = await runBatch([{ body: emitted.messages[0] as EventFanoutMessage }]);
+    expect(run.result.explicitAcks).toEqual(run.ids);
+    await eventually(async () => {
+      const [entry] = await laneEntries(integration.id);
+      expect(entry?.tries).toBe(1);
+      expect(entry?.bookmark).toBeNull();
+    });
+    expect(starts).toEqual([expect.stringMatching(BOOKMARK)]);
+    // The retry, from the primary, sends it (its due time brought to now).
+    await runInDurableObject(laneOf(integration.id), async (lane: DeliveryLane, state) => {
+      state.storage.sql.exec("UPDATE lane SET due_at = ?", Date.now());
+      await lane.alarm();
+    });
+    await eventually(async () => expect(await received(bucket)).toHaveLength(1));
+    expect(starts.slice(1)).toEqual(["first-primary"]);
   });
 });
 
