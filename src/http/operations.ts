@@ -3,9 +3,9 @@
  * paid ~3.6× the floor Worker's module evaluation, nearly all of it zod schemas and their
  * `.openapi()` metadata for every operation, before serving any one).
  *
- * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`,
- * which the bundler (esbuild, for wrangler and vitest alike) turns into a module evaluated on its
- * first call. On an operation's first request, `built` loads its module and lets it register, as
+ * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`.
+ * wrangler's bundler (esbuild, one file, no splitting) keeps such a module in the bundle and
+ * evaluates it on the loader's first call; the tests' module runner (Vite's) loads it then too. On an operation's first request, `built` loads its module and lets it register, as
  * it always has (`app.openapi(route, handler)`), on a small app of its own; the handlers that
  * registration made (the route's middleware, its validators, its handler) are then the operation's
  * chain, run in place of the placeholder registered here, and the definition's declarations (its
@@ -62,7 +62,8 @@ export function built(operation: Operation): Promise<Built> {
       }
       return { chain, meta };
     });
-    // A load that failed (it cannot, short of a broken build) is tried again by the next request.
+    // A load that failed (a module that throws as it is evaluated, a route that does not match its
+    // entry) answers 500 and is tried again by the next request.
     build.catch(() => builds.delete(operation));
     builds.set(operation, build);
   }
@@ -74,7 +75,11 @@ export function built(operation: Operation): Promise<Built> {
  * `c.res` unless one is already final); an error propagates to the app's, which answers it.
  */
 async function run(chain: MiddlewareHandler<AppEnv>[], c: Context<AppEnv>, next: Next): Promise<void> {
+  let index = -1;
   const dispatch = async (i: number): Promise<void> => {
+    // As compose does: a middleware calling next() twice would run the rest (a write) twice.
+    if (i <= index) throw new Error("next() called multiple times");
+    index = i;
     const handler = chain[i];
     if (!handler) return next();
     const res = await handler(c, () => dispatch(i + 1));
@@ -119,20 +124,12 @@ export type RouteLookup = (c: Context<AppEnv>) => RouteMeta | undefined;
 export const routeOf: RouteLookup = (c) => c.get("operation");
 
 /**
- * Every operation registered on one app of its own, for what reads them all: the published
- * document (its registry) and the tests that walk every declaration. Built once per isolate.
+ * Every operation registered on one new app, for what reads them all: the published document (its
+ * registry; src/openapi/document.ts keeps it for the isolate) and the tests that walk every route.
  */
-const documented = new WeakMap<readonly Operation[], Promise<OpenAPIHono<AppEnv>>>();
-export function documentedApp(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
-  let all = documented.get(operations);
-  if (!all) {
-    all = Promise.all(operations.map((o) => o.load())).then((registers) => {
-      const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-      for (const register of registers) register(app);
-      return app;
-    });
-    all.catch(() => documented.delete(operations));
-    documented.set(operations, all);
-  }
-  return all;
+export async function documentedApp(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
+  const registers = await Promise.all(operations.map((o) => o.load()));
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  for (const register of registers) register(app);
+  return app;
 }

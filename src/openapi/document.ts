@@ -55,16 +55,21 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
 /**
  * The app every operation is registered on, with the components they refer to: what the document
  * is generated from (src/http/operations.ts builds operations one by one, on their first request).
+ * Built once per isolate.
  */
-export async function documentedRoutes(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
-  const all = await documentedApp(operations);
-  if (!withComponents.has(all)) {
-    registerDocumentComponents(all.openAPIRegistry);
-    withComponents.add(all);
+export function documentedRoutes(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
+  let all = documented.get(operations);
+  if (!all) {
+    all = documentedApp(operations).then((app) => {
+      registerDocumentComponents(app.openAPIRegistry);
+      return app;
+    });
+    all.catch(() => documented.delete(operations));
+    documented.set(operations, all);
   }
   return all;
 }
-const withComponents = new WeakSet<object>();
+const documented = new WeakMap<readonly Operation[], Promise<OpenAPIHono<AppEnv>>>();
 
 /**
  * The handlers of `GET /openapi.json`, `GET /docs` and the renderer script the page loads, by path

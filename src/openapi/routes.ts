@@ -20,10 +20,12 @@ const DOCUMENT_PATHS = {
 export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>, operations: readonly Operation[]): void {
   let handlers: Promise<DocumentHandlers> | undefined;
   const load = () => {
-    handlers ??= import("./document").then((m) => m.documentHandlers(operations, DOCS_RENDERER_PATH));
-    handlers.catch(() => {
-      handlers = undefined;
-    });
+    if (!handlers) {
+      handlers = import("./document").then((m) => m.documentHandlers(operations, DOCS_RENDERER_PATH));
+      handlers.catch(() => {
+        handlers = undefined;
+      });
+    }
     return handlers;
   };
   for (const [path, name] of Object.entries(DOCUMENT_PATHS)) {

@@ -9,7 +9,7 @@ import { declaredRoutes } from "../../src/http/route-meta";
 import { documentedRoutes } from "../../src/openapi/document";
 import { OPERATIONS } from "../../src/routes";
 import { request } from "../helpers/api";
-import { createOrgWithOwner } from "../helpers/factories";
+import { createApiKey, createOrgWithOwner } from "../helpers/factories";
 
 const keyOf = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 
@@ -58,7 +58,11 @@ describe("the operation table", () => {
 
   it("serves the operation through the chain its module registered: validation, the handler, the meta", async () => {
     const { owner } = await createOrgWithOwner();
-    // The route's own validator (a project id that is not one) answers, with the route's scope checked before.
+    // The route's declared scope, read from its module once built, is checked before its validator.
+    const reader = await createApiKey(owner, { scopes: ["deployments:read"] });
+    const refused = await request<{ code: string }>("GET", "/v1/projects/not-an-id", { key: reader.key });
+    expect([refused.status, refused.body.code]).toEqual([403, "forbidden"]);
+    // The route's own validator (a project id that is not one) answers.
     const bad = await request("GET", "/v1/projects/not-an-id", { key: owner.key });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "bad_input" });
