@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
-import { createApiKey, createdApiKeyEtag } from "../../services/api-keys/create";
+import { createApiKey } from "../../services/api-keys/create";
 import { ApiKeyDeriveBody, NewApiKeySchema } from "./schema";
 
 export const createApiKeyRoute = defineRoute({
@@ -32,11 +32,11 @@ export const createApiKeyRoute = defineRoute({
 
 export function registerCreateApiKey(app: OpenAPIHono<AppEnv>) {
   app.openapi(createApiKeyRoute, async (c) => {
-    const created = await createApiKey(callerContext(c), c.req.valid("json"));
+    const { created, etag } = await createApiKey(callerContext(c), c.req.valid("json"));
     // It carries the key itself: no cache may keep it. Its ETag is the record's, as a GET shows
     // it (without the key), so that a revoke can send it as If-Match at once.
     c.header("cache-control", "no-store");
-    c.header("ETag", await createdApiKeyEtag(created));
+    c.header("ETag", etag);
     c.header("Location", `/v1/api-keys/${created.id}`);
     return c.json(created, 201);
   });

@@ -41,6 +41,9 @@ export function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
   };
 }
 
+/** A key's ETag (API_CONTRACT §12; a new key's 201 carries it): its record as a GET shows it, never the key. */
+export const apiKeyEtag = (row: ApiKeyRow): Promise<string> => recordEtag(toApiKeyInfo(row));
+
 /** The record as the calling key reads it (`GET /v1/api-keys/current`), without `revoked_at`. */
 export function toCurrentApiKeyInfo(row: ApiKeyRow): CurrentApiKeyInfo {
   const { revoked_at: _revoked, ...info } = toApiKeyInfo(row);

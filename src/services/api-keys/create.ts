@@ -9,7 +9,6 @@ import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { ApiError, badInput } from "../../errors";
-import { recordEtag } from "../../http/etag";
 import { type KeyPowers, keyExcess } from "../../http/scopes";
 import { nowIso } from "../../lib/time";
 import type { ApiKeyDeriveInput, NewApiKeyRecord } from "../../schemas/organization";
@@ -17,6 +16,7 @@ import { canSeeAll } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import {
   type ApiKeyRow,
+  apiKeyEtag,
   canonicalScopes,
   newKey,
   orgProjectsAmong,
@@ -56,7 +56,10 @@ function insertUnderLiveParent(db: Db, row: ApiKeyRow, now: string) {
  * The calling key is read as stored (its expiry, and whether it is still live) in the same round
  * trip as the named projects.
  */
-export async function createApiKey(ctx: CallerContext, body: ApiKeyDeriveInput): Promise<NewApiKeyRecord> {
+export async function createApiKey(
+  ctx: CallerContext,
+  body: ApiKeyDeriveInput,
+): Promise<{ created: NewApiKeyRecord; etag: string }> {
   const { db, identity } = ctx;
   if (!canSeeAll(identity)) {
     throw new ApiError(
@@ -120,11 +123,5 @@ export async function createApiKey(ctx: CallerContext, body: ApiKeyDeriveInput):
   ]);
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
   if (inserted.meta.changes !== 1) throw callerKeyGone();
-  return { ...info, key };
-}
-
-/** The new key's ETag (API_CONTRACT §12: a 201 carries it): its record as a GET shows it, without the key. */
-export function createdApiKeyEtag(created: NewApiKeyRecord): Promise<string> {
-  const { key: _key, ...record } = created;
-  return recordEtag(record);
+  return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }

@@ -3,7 +3,6 @@ import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { ApiKeyCreateBody, CreatedApiKeySchema } from "../../../schemas/organization";
 import { issueApiKey } from "../../../services/api-keys/api-keys";
-
 import { OrgIdParams } from "../schema";
 
 export const internalCreateApiKeyRoute = defineInternalRoute({
