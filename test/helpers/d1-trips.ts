@@ -15,9 +15,16 @@ export type D1Trip = { start: string; sql: string[] };
 
 const WRITES = /^\s*(insert|update|delete|replace)\b/i;
 
-export function recordingD1(base: Env = env) {
+/** Told of each session and round trip as it happens (for counts read while a stream is open). */
+export type D1Listener = { session?(start: string): void; trip?(trip: D1Trip): void };
+
+export function recordingD1(base: Env = env, listener: D1Listener = {}) {
   const starts: string[] = [];
   const trips: D1Trip[] = [];
+  const record = (trip: D1Trip) => {
+    trips.push(trip);
+    listener.trip?.(trip);
+  };
   const bypass = () => {
     throw new Error("D1 used without a session");
   };
@@ -27,11 +34,12 @@ export function recordingD1(base: Env = env) {
     exec: bypass,
     withSession: (start: string) => {
       starts.push(start);
+      listener.session?.(start);
       const session = base.DB.withSession(start);
       const inner = new WeakMap<object, D1PreparedStatement>();
       const wrap = (stmt: D1PreparedStatement, query: string): D1PreparedStatement => {
         const trip = <T>(run: () => Promise<T>) => {
-          trips.push({ start, sql: [query] });
+          record({ start, sql: [query] });
           return run();
         };
         const wrapped = {
@@ -50,7 +58,7 @@ export function recordingD1(base: Env = env) {
       return {
         prepare: (query: string) => wrap(session.prepare(query), query),
         batch: (statements: D1PreparedStatement[]) => {
-          trips.push({ start, sql: statements.map((s) => queries.get(s) ?? "?") });
+          record({ start, sql: statements.map((s) => queries.get(s) ?? "?") });
           return session.batch(statements.map((s) => inner.get(s) ?? s));
         },
         getBookmark: () => session.getBookmark(),

@@ -11,6 +11,7 @@ import { createApp } from "../../src/app";
 import type { FeedUpdate } from "../../src/feed/protocol";
 import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
 import { internalOk, request } from "../helpers/api";
+import { recordingD1 } from "../helpers/d1-trips";
 import { postLogs, reportOk } from "../helpers/engine";
 import {
   addProjectMember,
@@ -41,44 +42,15 @@ type Counts = {
   feedCalls?: number;
 };
 
-type D1Client = Pick<D1Database, "prepare" | "batch">;
-
+/** The real bindings, D1 recorded (../helpers/d1-trips.ts), the limiter, queue and feed calls counted. */
 function countingBindings(counts: Counts): Env {
-  const inner = new WeakMap<object, D1PreparedStatement>();
-  const count = <T>(run: () => Promise<T>) => {
-    counts.d1Statements++;
-    counts.d1RoundTrips++;
-    return run();
-  };
-  const wrapStatement = (stmt: D1PreparedStatement): D1PreparedStatement => {
-    const wrapped = {
-      bind: (...values: unknown[]) => wrapStatement(stmt.bind(...values)),
-      all: () => count(() => stmt.all()),
-      raw: (options?: { columnNames?: boolean }) =>
-        count(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw())),
-      run: () => count(() => stmt.run()),
-      first: (column?: string) => count(() => (column === undefined ? stmt.first() : stmt.first(column))),
-    };
-    inner.set(wrapped, stmt);
-    return wrapped as unknown as D1PreparedStatement;
-  };
-  const wrapClient = (client: D1Client) => ({
-    prepare: (query: string) => wrapStatement(client.prepare(query)),
-    batch: (statements: D1PreparedStatement[]) => {
-      counts.d1Statements += statements.length;
+  const d1 = recordingD1(env, {
+    session: (start) => counts.sessions.push(start.startsWith("first-") ? start : "bookmark"),
+    trip: (trip) => {
       counts.d1RoundTrips++;
-      return client.batch(statements.map((s) => inner.get(s) ?? s));
+      counts.d1Statements += trip.sql.length;
     },
   });
-  const db = {
-    ...wrapClient(env.DB),
-    exec: (query: string) => count(() => env.DB.exec(query)),
-    withSession: (start: string) => {
-      counts.sessions.push(start.startsWith("first-") ? start : "bookmark");
-      const session = env.DB.withSession(start);
-      return { ...wrapClient(session), getBookmark: () => session.getBookmark() };
-    },
-  };
   const limiter = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
     get: (id: DurableObjectId) => {
@@ -133,10 +105,9 @@ function countingBindings(counts: Counts): Env {
     },
   };
   return {
-    ...env,
+    ...d1.env,
     DEPLOYMENT_FEED: feeds as unknown as Env["DEPLOYMENT_FEED"],
     EVENTS: events as unknown as Queue,
-    DB: db as unknown as D1Database,
     RATE_LIMITER: limiter as unknown as Env["RATE_LIMITER"],
   };
 }

@@ -255,7 +255,8 @@ describe("every D1 access goes through a session", () => {
     }
   });
 
-  it("a queue message that carries no bookmark, and the cron, run on the primary: they act on rows committed a moment before (a fan-out with its event's bookmark: test/properties/webhooks/bookkeeping.test.ts)", async () => {
+  // A fan-out message with its event's bookmark starts from it: test/properties/webhooks/bookkeeping.test.ts.
+  it("a queue message that carries no bookmark, and the cron, run on the primary", async () => {
     const recorded = recordingD1();
     const batch = createMessageBatch("deploy-platform-events", [
       {
