@@ -7,13 +7,17 @@
 //     and ALLOW_INSECURE_WEBHOOKS "false";
 //   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (bundle, assets,
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
-//     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once.
+//     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once;
+//   - what a new isolate of that build evaluates before its first request (the modules the entry
+//     reaches by static imports, from esbuild's metafile) holds no route module, no record schema
+//     and no part of the OpenAPI document: those are loaded on first use (src/http/operations.ts,
+//     src/openapi/routes.ts), and one static import would bring them all back into every start.
 //
 // `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
 // account): refuses an environment whose D1 database_id is still the placeholder.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -116,7 +120,10 @@ try {
     names.map((env) =>
       run(
         wrangler,
-        ["deploy", "--dry-run", "--env", env, "--secrets-file", secretsFile, "--outdir", join(out, env)],
+        [
+          ...["deploy", "--dry-run", "--env", env, "--secrets-file", secretsFile],
+          ...["--outdir", join(out, env), "--metafile"],
+        ],
         {
           cwd: root,
           // node_modules/.bin first, as under npm: wrangler runs on the project's Node.
@@ -143,9 +150,40 @@ try {
       `wrangler deploy --dry-run --env ${env} builds${size ? ` (${size})` : ""}`,
       `\n${stdout}`,
     );
+    if (ok) {
+      const meta = JSON.parse(readFileSync(join(out, env, "bundle-meta.json"), "utf8"));
+      const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
+      check(
+        eager.length === 0 && deferred > 0,
+        `${env}: a new isolate evaluates no route, record schema or document module before its first request ` +
+          `(${deferred} loaded on first use)`,
+        `reached by static imports from src/index.ts: ${eager.join(", ")}`,
+      );
+    }
   }
 } finally {
   rmSync(out, { recursive: true, force: true });
+}
+
+/**
+ * The modules of src/ that must wait for first use but that the entry reaches by static imports
+ * (`eager`), and how many of them the bundle holds behind a dynamic import (`deferred`).
+ */
+function startupModules(inputs, entry) {
+  const deferredKind = (path) =>
+    (path.startsWith("src/routes/") && path !== "src/routes/index.ts") ||
+    path.startsWith("src/schemas/") ||
+    (path.startsWith("src/openapi/") && path !== "src/openapi/routes.ts");
+  const reached = new Set([entry]);
+  for (const path of reached) {
+    for (const edge of inputs[path]?.imports ?? []) {
+      if (edge.kind === "import-statement" && !edge.external) reached.add(edge.path);
+    }
+  }
+  return {
+    eager: [...reached].filter(deferredKind),
+    deferred: Object.keys(inputs).filter((path) => deferredKind(path) && !reached.has(path)).length,
+  };
 }
 
 if (failures.length > 0) {
