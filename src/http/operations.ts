@@ -1,7 +1,8 @@
 /**
- * Operations built on their first request, not when the Worker starts (issue #46: a new isolate
- * paid ~3.6× the floor Worker's module evaluation, nearly all of it zod schemas and their
- * `.openapi()` metadata for every operation, before serving any one).
+ * Operations built on their first request, not when the Worker starts. Evaluating every
+ * operation's zod schemas, `.openapi()` metadata and validators before serving any one was most
+ * of a new isolate's start; deferring them took it from about 2.1× the floor Worker's startup to
+ * about 1.2× (bench/README.md, "Startup"; `npm run check:deploy` keeps them out of the start).
  *
  * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`.
  * wrangler's bundler (esbuild, one file, no splitting) keeps such a module in the bundle and

@@ -1,7 +1,7 @@
 /**
  * The published document's three paths. What serves them (./document.ts: every operation's
  * definition, the shared components, the docs page) is loaded on the first request for one of
- * them, not when the Worker starts (issue #46).
+ * them, not when the Worker starts.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
