@@ -6,12 +6,13 @@
  *
  * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`.
  * wrangler's bundler (esbuild, one file, no splitting) keeps such a module in the bundle and
- * evaluates it on the loader's first call; the tests' module runner (Vite's) loads it then too. On an operation's first request, `built` loads its module and lets it register, as
- * it always has (`app.openapi(route, handler)`), on a small app of its own; the handlers that
- * registration made (the route's middleware, its validators, its handler) are then the operation's
- * chain, run in place of the placeholder registered here, and the definition's declarations (its
- * operationId, rate-limit policy, scope) are its `RouteMeta`. Both are kept for the isolate's life.
- * `/openapi.json` loads every operation (`documentedApp`), once per isolate.
+ * evaluates it on the loader's first call; the tests' module runner (Vite's) loads it then too.
+ * On an operation's first request, `built` loads its module and lets it register, as it always
+ * has (`app.openapi(route, handler)`), on a small app of its own; the handlers that registration
+ * made (the route's middleware, its validators, its handler) are then the operation's chain, run
+ * in place of the placeholder registered here, and the definition's declarations (its
+ * operationId, rate-limit policy, scope) are its `RouteMeta`. Both are kept for the isolate's
+ * life. `/openapi.json` loads every operation (`documentedApp`).
  *
  * A loader whose module declares another method or path than its entry is an error at first use,
  * and `test/properties/operations.test.ts` loads every entry, so a mismatch never ships.
