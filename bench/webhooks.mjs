@@ -57,7 +57,7 @@ export const WEBHOOKS = [
       return {
         "events accepted /s": (1000 * ids.size) / accepted,
         "deliveries /s, end to end": (1000 * ids.size) / delivered,
-        "recovered deliveries /s (the queue and consumer alone)": (1000 * ids.size) / recovered,
+        "recovered deliveries /s (recover → the lane alone)": (1000 * ids.size) / recovered,
         "duplicate deliveries": repeats(vol) + repeats(drain),
       };
     },
