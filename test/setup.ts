@@ -1,8 +1,19 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll } from "vitest";
+import { built } from "../src/http/operations";
+import { documentedRoutes } from "../src/openapi/document";
+import { OPERATIONS } from "../src/routes";
 
 // Idempotent: applyD1Migrations records what it applied.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+// Every operation built, and the document's routes, before any test request. The Worker builds an
+// operation on its first request (src/http/operations.ts): in the deployed bundle a dynamic import
+// is a few microtasks, done before any other request runs. Under the tests' module runner it
+// fetches the module, I/O of the request that asked first; a concurrent request awaiting that
+// same build would wait on another request's I/O, which workerd cancels as hung. Built here,
+// outside any request, the tests meet what the bundle does: operations ready by their next request.
+await Promise.all([...OPERATIONS.map((operation) => built(operation)), documentedRoutes(OPERATIONS)]);
 
 // The test files share one runtime (vitest.config.ts `isolate: false`): one D1, one queue. A
 // file's notification integrations must not outlive it, or the deliveries of its events (queued,
