@@ -87,6 +87,20 @@ export const apiKeys = sqliteTable(
   ],
 );
 
+/**
+ * The column of a row that belongs to a project (or to an environment): deleted with it. Functions,
+ * so each table gets its own column object; the tables they name are read when Drizzle resolves
+ * the reference.
+ */
+export const projectRef = () =>
+  text("project_id")
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" });
+export const environmentRef = () =>
+  text("environment_id")
+    .notNull()
+    .references(() => environments.id, { onDelete: "cascade" });
+
 export const projects = sqliteTable(
   "projects",
   {
@@ -117,9 +131,7 @@ export const projectMembers = sqliteTable(
   {
     /** The membership ID. */
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
@@ -137,9 +149,7 @@ export const environments = sqliteTable(
   "environments",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
     name: text("name").notNull(),
     createdAt: createdAt(),
   },
@@ -152,12 +162,8 @@ export const components = sqliteTable(
   "components",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
+    environmentId: environmentRef(),
     name: text("name").notNull(),
     createdAt: createdAt(),
   },
@@ -171,12 +177,8 @@ export const stacks = sqliteTable(
   "stacks",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
+    environmentId: environmentRef(),
     name: text("name").notNull(),
     templateId: text("template_id").notNull(),
     createdAt: createdAt(),
@@ -188,12 +190,8 @@ export const stackResources = sqliteTable(
   "stack_resources",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
+    environmentId: environmentRef(),
     stackId: text("stack_id")
       .notNull()
       .references(() => stacks.id, { onDelete: "cascade" }),
@@ -218,12 +216,8 @@ export const deployments = sqliteTable(
   "deployments",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    environmentId: text("environment_id")
-      .notNull()
-      .references(() => environments.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
+    environmentId: environmentRef(),
     /**
      * The project's organization (a project never changes organization), so the org-wide list
      * pages through one (org_id, created_at, id) index instead of sorting every visible project's
@@ -272,12 +266,8 @@ export const deploymentStacks = sqliteTable(
  * environment and scope.
  */
 export const variableScopeColumns = () => ({
-  projectId: text("project_id")
-    .notNull()
-    .references(() => projects.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id")
-    .notNull()
-    .references(() => environments.id, { onDelete: "cascade" }),
+  projectId: projectRef(),
+  environmentId: environmentRef(),
   componentId: text("component_id").references(() => components.id, { onDelete: "cascade" }),
   /** component_id, or "_" for the environment's own variables: NULLs never clash in a unique index. */
   scope: text("scope").notNull(),

@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { projects } from "./core-tables";
+import { projectRef } from "./core-tables";
 import {
   DELIVERY_STATUSES,
   DISABLED_REASONS,
@@ -20,9 +20,7 @@ export const notificationIntegrations = sqliteTable(
   "notification_integrations",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
     type: text("type", { enum: INTEGRATION_TYPES }).notNull(),
     url: text("url").notNull(),
     configuration: text("configuration", { mode: "json" }).$type<NotificationConfiguration>().notNull(),
@@ -52,9 +50,7 @@ export const events = sqliteTable(
   "events",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
     type: text("type").notNull(),
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     /** When the fan-out messages were accepted by the queue; null until then. */
@@ -74,9 +70,7 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectRef(),
     eventId: text("event_id")
       .notNull()
       .references(() => events.id, { onDelete: "cascade" }),
