@@ -7,9 +7,12 @@
  * anything executes, and a refused request neither uses nor stores a key.
  */
 import type { Context } from "hono";
+import { loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { readRawBody } from "../http/raw-body";
 import { sha256Hex } from "../lib/hex";
+import { unreplayableAnswer } from "./executed";
+import { answerSeal, SealedAnswerError } from "./sealed";
 import type { ClaimOutcome, IdempotencyClaim, Settlement } from "./store";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -58,7 +61,36 @@ export async function idempotencyClaim(c: Context<AppEnv>): Promise<IdempotencyC
   return { key, fingerprint };
 }
 
-/** Keeps what the limiter answered to the request's claim, for the idempotency middleware. */
-export function holdClaim(c: Context<AppEnv>, state: IdempotencyState): void {
-  c.set("idempotency", state);
+/**
+ * Keeps what the limiter answered to the request's claim, for the idempotency middleware, with
+ * the answer bodies it stores sealed and those it replays opened under the request's API key
+ * (./sealed.ts). `store` is the limiter's second call. A replayed body that does not open (the
+ * object's storage altered) is answered as an execution whose answer was lost: a 409, never a
+ * second execution.
+ */
+export async function holdClaim(
+  c: Context<AppEnv>,
+  claim: IdempotencyClaim,
+  outcome: ClaimOutcome | undefined,
+  store: (answer: Settlement) => Promise<void>,
+): Promise<void> {
+  const seal = answerSeal(c.req.header("x-api-key") ?? "", claim);
+  let opened = outcome;
+  if (outcome) {
+    try {
+      opened = await seal.open(outcome);
+    } catch (err) {
+      if (!(err instanceof SealedAnswerError)) throw err;
+      c.get("ctx").log.error("idempotency answer does not open", { error: loggableError(err) });
+      opened = {
+        state: "replay",
+        answer: unreplayableAnswer("was executed, but its stored answer cannot be read"),
+      };
+    }
+  }
+  c.set("idempotency", {
+    claim,
+    settle: async (answer) => store(await seal.seal(answer)),
+    ...(opened ? { outcome: opened } : {}),
+  });
 }

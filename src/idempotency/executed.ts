@@ -124,24 +124,33 @@ export function rebuiltAnswer(
   if (status === 204) return { status, headers: {}, body: null, ref: null };
   const record = status === undefined ? undefined : RECORD_PATH[executed.action]?.(executed, path);
   if (status === undefined || record === undefined) {
-    const lost = new ApiError(
-      "conflict",
-      `This Idempotency-Key's request was executed at ${executed.createdAt}, but its answer was lost and ` +
-        "cannot be rebuilt; it will not execute again. Read the current state, or send a new " +
-        "Idempotency-Key to make a new request.",
-      [{ path: "header.idempotency-key", message: "Already executed; its answer cannot be replayed." }],
+    return unreplayableAnswer(
+      `was executed at ${executed.createdAt}, but its answer was lost and cannot be rebuilt`,
     );
-    return {
-      status: lost.status,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(lost.toBody()),
-      ref: null,
-    };
   }
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (status === 201) headers.location = record;
   else if (record !== path) headers["content-location"] = record;
   return { status, headers, body: null, ref: record };
+}
+
+/**
+ * The answer to a request whose key's execution happened but whose answer cannot be given
+ * (`why`): a 409 that says it will not execute again.
+ */
+export function unreplayableAnswer(why: string): StoredAnswer {
+  const refusal = new ApiError(
+    "conflict",
+    `This Idempotency-Key's request ${why}; it will not execute again. Read the current state, or ` +
+      "send a new Idempotency-Key to make a new request.",
+    [{ path: "header.idempotency-key", message: "Already executed; its answer cannot be replayed." }],
+  );
+  return {
+    status: refusal.status,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(refusal.toBody()),
+    ref: null,
+  };
 }
 
 /** Keys cleared per statement, and statements per cron run (a backlog is finished by later runs). */

@@ -131,11 +131,9 @@ export function rateLimit(routeMeta: RouteLookup) {
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (outcome.writeUse) recordKeyUse(c.get("ctx"), identity.keyId);
     if (claim) {
-      holdClaim(c, {
-        claim,
-        settle: (answer) => outcome.settle({ idempotency: claim, answer }),
-        ...(outcome.idempotency ? { outcome: outcome.idempotency } : {}),
-      });
+      await holdClaim(c, claim, outcome.idempotency, (answer) =>
+        outcome.settle({ idempotency: claim, answer }),
+      );
     }
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
