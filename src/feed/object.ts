@@ -13,17 +13,17 @@
  * socket and goes back to sleep. Measured locally, 200 streams opened, pushed to, and dropped
  * leave no socket behind (test/properties/timeline/streams.test.ts).
  *
- * The object keeps one small record in its storage — the highest `seq` it was told of and the
- * deployment's last status and version — and sends it to each new subscriber, so one that read
- * D1 a moment before an update reached the object learns that it must read again. It is
- * forgotten an hour after the deployment is final: every subscriber has met it by then (a
- * stream lasts 15 minutes, a wait 60 s).
+ * The object keeps one small record in its storage — the highest `seq` it was told of, the
+ * deployment's last status and version, and whether it was deleted — and sends it to each new
+ * subscriber, so one that read D1 a moment before an update reached the object learns that it
+ * must read again (or that the deployment is gone). It is forgotten an hour after the deployment
+ * is final or deleted: every subscriber has met it by then (a stream lasts 15 minutes, a wait 60 s).
  */
 import { DurableObject } from "cloudflare:workers";
 import { type DeploymentStatus, FINAL_DEPLOYMENT_STATUSES } from "../db/schema";
 import { type FeedMessage, type FeedUpdate, feedMessages } from "./protocol";
 
-type FeedState = { lastSeq: number; status?: DeploymentStatus; updatedAt?: string };
+type FeedState = { lastSeq: number; status?: DeploymentStatus; updatedAt?: string; deleted?: true };
 
 const STATE_KEY = "state";
 const FORGET_AFTER_FINAL_MS = 3600_000;
@@ -44,6 +44,7 @@ export class DeploymentFeed extends DurableObject<Env> {
     const hello: FeedMessage = { last_seq: state.lastSeq };
     if (state.status) hello.status = state.status;
     if (state.updatedAt) hello.updated_at = state.updatedAt;
+    if (state.deleted) hello.deleted = true;
     server.send(JSON.stringify(hello));
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -58,8 +59,9 @@ export class DeploymentFeed extends DurableObject<Env> {
       next.status = update.status;
       next.updatedAt = update.updatedAt;
     }
+    if (update.deleted) next.deleted = true;
     this.ctx.storage.kv.put(STATE_KEY, next);
-    if (next.status && FINAL_DEPLOYMENT_STATUSES.includes(next.status)) {
+    if (next.deleted || (next.status && FINAL_DEPLOYMENT_STATUSES.includes(next.status))) {
       await this.ctx.storage.setAlarm(Date.now() + FORGET_AFTER_FINAL_MS);
     }
     const messages = feedMessages(update, next.lastSeq);

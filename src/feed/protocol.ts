@@ -18,6 +18,8 @@ export type FeedUpdate = {
   deployment?: DeploymentRecord;
   /** The write's D1 bookmark: a subscriber's read from it sees the write, on any replica. */
   bookmark?: string;
+  /** The write deleted the deployment (with its project): its followers end. */
+  deleted?: true;
 };
 
 /**
@@ -32,6 +34,8 @@ export type FeedMessage = {
   updated_at?: string;
   deployment?: DeploymentRecord;
   bookmark?: string;
+  /** The deployment no longer exists: a wait answers 404, a stream ends (its reconnection gets 404). */
+  deleted?: true;
 };
 
 /**
@@ -81,6 +85,7 @@ export function feedMessages(update: FeedUpdate, lastSeq: number): string[] {
       if (update.status) message.status = update.status;
       if (update.updatedAt) message.updated_at = update.updatedAt;
       if (update.deployment) message.deployment = update.deployment;
+      if (update.deleted) message.deleted = true;
     }
     return JSON.stringify(message);
   });

@@ -174,7 +174,9 @@ export async function writeLatest<T extends TableWithId, R>(
  * `entry(row)` of the row it removes in the same batch, written only if the row went: of two
  * deletes at once one answers 204 and the other 404, and the one entry records what was removed.
  * `follow(row)`: statements between the delete and the entry, each written only if the one
- * before it changed a row (a variable's new version).
+ * before it changed a row (a variable's new version). `cascaded(row)`: a read in the same batch,
+ * just before the delete, of the ids of rows the delete takes with it by cascade that must be
+ * told of it; answered (none without it).
  */
 export async function deleteLatest<T extends TableWithId>(
   ctx: ServiceContext,
@@ -185,23 +187,26 @@ export async function deleteLatest<T extends TableWithId>(
     guard: IfMatchGuard<RowOf<T>> | null;
     what: string;
     follow?: (row: RowOf<T>) => readonly BatchItem<"sqlite">[];
+    cascaded?: (row: RowOf<T>) => BatchItem<"sqlite">;
   },
-): Promise<void> {
+): Promise<string[]> {
   const { db } = ctx;
-  await writeLatest(
+  return writeLatest(
     db,
     table,
     read,
     async (row) => {
-      const [deleted] = await db.batch([
-        db
-          .delete(table as SQLiteTable)
-          .where(and(eq(table.id, row.id), unchangedSince(table, row)))
-          .returning({ id: table.id }),
-        ...(opts.follow?.(row) ?? []),
-        auditEntry(ctx, entry(row)),
-      ]);
-      return deleted[0] ? true : undefined;
+      const cascaded = opts.cascaded?.(row);
+      const remove = db
+        .delete(table as SQLiteTable)
+        .where(and(eq(table.id, row.id), unchangedSince(table, row)))
+        .returning({ id: table.id });
+      const rest = [...(opts.follow?.(row) ?? []), auditEntry(ctx, entry(row))] as const;
+      const results: unknown[] = cascaded
+        ? await db.batch([cascaded, remove, ...rest])
+        : [[], ...(await db.batch([remove, ...rest]))];
+      const [ids, deleted] = results as [{ id: string }[], unknown[]];
+      return deleted[0] ? ids.map(({ id }) => id) : undefined;
     },
     opts,
   );

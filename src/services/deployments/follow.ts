@@ -11,7 +11,8 @@
  * that landed between the stream's read and its subscription. When the deployment is final and
  * every entry is sent, the stream ends with the record. If the feed's object restarts, the stream
  * subscribes again and reads once what it may have missed; if it cannot, it ends without `end`
- * and the client reconnects with `Last-Event-ID`, losing nothing either way.
+ * and the client reconnects with `Last-Event-ID`, losing nothing either way. A deployment deleted
+ * with its project ends its streams the same way, and the reconnection is `404`.
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -187,6 +188,11 @@ export class Follower {
   }
 
   private onMessage(message: FeedMessage): void {
+    if (message.deleted) {
+      // Deleted with its project: the stream ends without `end`; the client's reconnection is 404.
+      this.close();
+      return;
+    }
     if (message.bookmark || message.last_seq > this.knownLast || message.status) {
       // Later reads must see what this message announces: from a copy that has the write.
       this.fresh = message.bookmark ? { mode: "bookmark", bookmark: message.bookmark } : PRIMARY;

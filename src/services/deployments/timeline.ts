@@ -3,12 +3,17 @@
  * as the change they record; its pages; and the notification of its feed (src/feed/) after a
  * commit, which is how live streams and waits learn of a change without querying D1.
  */
-import { and, asc, eq, getTableColumns, gt, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, notInArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindCompiled, compiled, rowReader } from "../../db/compiled";
 import { encodeSeqCursor, type Page } from "../../db/pagination";
-import { type DeploymentStatus, deployments, deploymentTimeline } from "../../db/schema";
+import {
+  type DeploymentStatus,
+  deployments,
+  deploymentTimeline,
+  FINAL_DEPLOYMENT_STATUSES,
+} from "../../db/schema";
 import { loggableError } from "../../errors";
 import { notifyFeed } from "../../feed/client";
 import { type FeedUpdate, passableRecord } from "../../feed/protocol";
@@ -168,6 +173,36 @@ export function notifyFollowers(
   }
   const bookmark = ctx.session.bookmark();
   if (bookmark) update.bookmark = bookmark;
+  tellFeed(ctx, deploymentId, update);
+}
+
+/**
+ * Deployments that may still be followed (not final), at most this many, are told when their
+ * project is deleted. A stream of any other ends within its 15 minutes, a wait within its 60 s.
+ */
+export const TOLD_OF_DELETION = 1000;
+
+/** The project's deployments that are not final, newest first: the ones whose followers wait. */
+export function followedDeployments(db: Db, projectId: string) {
+  return db
+    .select({ id: deployments.id })
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.projectId, projectId),
+        notInArray(deployments.status, [...FINAL_DEPLOYMENT_STATUSES]),
+      ),
+    )
+    .orderBy(desc(deployments.createdAt))
+    .limit(TOLD_OF_DELETION);
+}
+
+/** Tells the feeds of deployments deleted with their project: their waits answer 404, their streams end. */
+export function notifyDeleted(ctx: ServiceContext, deploymentIds: readonly string[]): void {
+  for (const id of deploymentIds) tellFeed(ctx, id, { entries: [], deleted: true });
+}
+
+function tellFeed(ctx: ServiceContext, deploymentId: string, update: FeedUpdate): void {
   ctx.waitUntil(
     notifyFeed(ctx.deploymentFeeds, deploymentId, update).catch((err: unknown) =>
       ctx.log.error("deployment feed notification failed", {

@@ -5,13 +5,14 @@
  * so a wait on an idle deployment queries nothing, and at the end it answers the latest record it
  * was given. D1 is read again only when the feed announces a change without the record (a record
  * too large to push, or the feed's first message saying it moved since the lookup), or after the
- * feed was lost, since a change may have gone by meanwhile.
+ * feed was lost, since a change may have gone by meanwhile. A deployment deleted with its project
+ * while waited on is `404`: the feed says so (src/services/projects/projects.ts tells it).
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { deployments } from "../../db/schema";
 import { PRIMARY, type SessionStart } from "../../db/session";
-import { loggableError } from "../../errors";
+import { loggableError, notFound } from "../../errors";
 import { type FeedSubscription, subscribeFeed } from "../../feed/client";
 import type { FeedMessage } from "../../feed/protocol";
 import { Wakeup } from "../../lib/wakeup";
@@ -36,7 +37,10 @@ export async function waitForDeployment(
   /** A change announced without its record: where to read it from. */
   let stale: SessionStart | null = null;
   let lost = false;
+  /** Deleted with its project meanwhile (the feed said so): the wait answers 404, as a read now would. */
+  let gone = false;
   const onMessage = (message: FeedMessage) => {
+    if (message.deleted) gone = true;
     const pushed = message.deployment;
     if (pushed && pushed.id === record.id && pushed.updated_at > record.updated_at) record = pushed;
     else if (message.updated_at && message.updated_at > record.updated_at) {
@@ -57,7 +61,7 @@ export async function waitForDeployment(
   let subscription: FeedSubscription | null = null;
   let resubscribes = 0;
   try {
-    while (!isFinal(record.status) && Date.now() < deadline) {
+    while (!gone && !isFinal(record.status) && Date.now() < deadline) {
       if (!subscription && resubscribes <= RESUBSCRIBES) {
         try {
           subscription = await subscribeFeed(ctx.deploymentFeeds, record.id, {
@@ -100,5 +104,6 @@ export async function waitForDeployment(
   } finally {
     subscription?.close();
   }
+  if (gone) throw notFound("Deployment");
   return record;
 }

@@ -18,6 +18,7 @@ import {
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { followedDeployments, notifyDeleted } from "../deployments/timeline";
 import { sendToQueue } from "../events/queue";
 import {
   checkIfMatch,
@@ -214,12 +215,16 @@ export async function replaceProject(
   );
 }
 
-/** Deletes the project and, by cascade, everything inside it; the name is free again at once. */
+/**
+ * Deletes the project and, by cascade, everything inside it; the name is free again at once. The
+ * deployments that may still be followed are read in the same batch, and their feeds told after
+ * the commit: a wait on one answers 404, a stream of one ends.
+ */
 export async function deleteProject(ctx: CallerContext, projectId: string): Promise<void> {
   const { db, identity } = ctx;
   const { project: read } = await loadProject(db, identity, projectId, "manage");
   const guard = await ifMatchGuard(ctx, read, toProjectRecord);
-  await deleteLatest(
+  const deleted = await deleteLatest(
     ctx,
     projects,
     read,
@@ -228,8 +233,9 @@ export async function deleteProject(ctx: CallerContext, projectId: string): Prom
       projectId,
       changes: diffRecords(toProjectRecord(project), null),
     }),
-    { guard, what: "Project" },
+    { guard, what: "Project", cascaded: () => followedDeployments(db, projectId) },
   );
+  notifyDeleted(ctx, deleted);
 }
 
 /** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */

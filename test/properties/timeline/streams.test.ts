@@ -11,6 +11,7 @@ import type { DeploymentRecord } from "../../../src/schemas/deployment";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
 import { request } from "../../helpers/api";
 import { deploymentOfStacks, logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
+import { createDeployment } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
 
@@ -197,5 +198,64 @@ describe("the feed's object: hibernating, restarting, missing a notification", (
     release();
     expect((await next).map((e) => e.message)).toEqual(["before the subscription 1"]);
     await stream.cancel();
+  });
+});
+
+describe("a deployment deleted with its project while followed", () => {
+  const deleteProject = async (projectId: string, key: string) =>
+    expect((await request("DELETE", `/v1/projects/${projectId}`, { key })).status).toBe(204);
+
+  it("ends its waits with 404 and its streams without `end`, at once", async () => {
+    const { owner, project, deployment, path } = await world(1);
+    const stream = await openStream(path, owner.key);
+    await nextEntries(stream, 1);
+    const started = Date.now();
+    const wait = request("GET", `/v1/deployments/${deployment.id}/wait?timeout=20`, { key: owner.key });
+    // Both subscribed: the stream after sending its first entry, the wait after its lookup.
+    await until("both subscribed", async () => (await openSockets(deployment.id)) === 2);
+    await deleteProject(project.id, owner.key);
+
+    const waited = await wait;
+    expect(waited.status).toBe(404);
+    expect((waited.body as { code: string }).code).toBe("not_found");
+    expect(await stream.next(5000)).toBeNull();
+    expect(Date.now() - started).toBeLessThan(5000);
+    await until("every socket released", async () => (await openSockets(deployment.id)) === 0);
+    // The client's reconnection, as EventSource makes it.
+    const again = await openStream(path, owner.key, { "last-event-id": "1" });
+    expect(again.status).toBe(404);
+  });
+
+  it("tells a follower that subscribes after the deletion (it read D1 just before)", async () => {
+    const { owner, project, deployment } = await world(1);
+    await deleteProject(project.id, owner.key);
+    await until("the feed knows", () =>
+      runInDurableObject(feedOf(deployment.id), (_, state) =>
+        Boolean((state.storage.kv.get("state") as { deleted?: true } | undefined)?.deleted),
+      ),
+    );
+    const res = await feedOf(deployment.id).fetch("https://feed.internal/subscribe", {
+      headers: { upgrade: "websocket" },
+    });
+    const socket = res.webSocket as WebSocket;
+    const hello = new Promise<string>((resolve) =>
+      socket.addEventListener("message", (event) => resolve(String(event.data))),
+    );
+    socket.accept();
+    expect(JSON.parse(await hello)).toMatchObject({ deleted: true });
+    socket.close(1000, "done");
+  });
+
+  it("tells only deployments that may still be followed: a final one's feed is not woken", async () => {
+    const { owner, project, deployment, environmentId, stacks } = await world(1);
+    await reportOk(deployment.id, { status: "cancelled" });
+    const queued = await createDeployment(environmentId, stacks);
+    await deleteProject(project.id, owner.key);
+    const deletedFlag = (id: string) =>
+      runInDurableObject(feedOf(id), (_, state) =>
+        Boolean((state.storage.kv.get("state") as { deleted?: true } | undefined)?.deleted),
+      );
+    await until("the queued deployment's feed knows", () => deletedFlag(queued.id));
+    expect(await deletedFlag(deployment.id)).toBe(false);
   });
 });
