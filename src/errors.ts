@@ -41,12 +41,23 @@ export class ApiError extends Error {
     return ERROR_STATUS[this.code];
   }
 
+  /**
+   * The body. A `cause` list longer than MAX_CAUSES keeps its first MAX_CAUSES items, and the
+   * message says how many there were: a body of a million bad lines gets an answer of a page, not
+   * of megabytes.
+   */
   toBody(): { code: ErrorCode; message: string; cause?: unknown } {
-    return this.cause === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, cause: this.cause };
+    if (this.cause === undefined) return { code: this.code, message: this.message };
+    if (Array.isArray(this.cause) && this.cause.length > MAX_CAUSES) {
+      const message = `${this.message} (The first ${MAX_CAUSES} of ${this.cause.length} problems are listed.)`;
+      return { code: this.code, message, cause: this.cause.slice(0, MAX_CAUSES) };
+    }
+    return { code: this.code, message: this.message, cause: this.cause };
   }
 }
+
+/** The most items an error's `cause` lists. */
+export const MAX_CAUSES = 100;
 
 export const badInput = (message: string, cause?: FieldIssue[] | unknown) =>
   new ApiError("bad_input", message, cause);

@@ -99,11 +99,13 @@ function parseLine(line: string): DotenvEntry | null | { error: string } {
 }
 
 /**
- * The entries of a dotenv text, in file order, with each line's number; or every line that is
- * not an entry. A name given twice is an issue at its second line.
+ * The entries of a dotenv text, in file order, with each line's number; or the lines that are
+ * not entries, the first `maxIssues` of them (past that, reading on would only make a longer
+ * refusal). A name given twice is an issue at its second line.
  */
 export function parseDotenv(
   text: string,
+  maxIssues = Number.POSITIVE_INFINITY,
 ): { entries: Array<DotenvEntry & { line: number }> } | { issues: DotenvIssue[] } {
   const entries: Array<DotenvEntry & { line: number }> = [];
   const issues: DotenvIssue[] = [];
@@ -116,11 +118,13 @@ export function parseDotenv(
     if (parsed === null) continue;
     if ("error" in parsed) {
       issues.push({ line: number, message: parsed.error });
+      if (issues.length >= maxIssues) break;
       continue;
     }
     const first = seen.get(parsed.name);
     if (first !== undefined) {
       issues.push({ line: number, message: `\`${parsed.name}\` is already given on line ${first}.` });
+      if (issues.length >= maxIssues) break;
       continue;
     }
     seen.set(parsed.name, number);

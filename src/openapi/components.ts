@@ -17,7 +17,7 @@ export const ErrorSchema = z
     message: z.string().openapi({ description: "Human-readable explanation." }),
     cause: z.unknown().optional().openapi({
       description:
-        "Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field.",
+        "Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field (at most 100; `message` then says how many there were).",
     }),
   })
   .openapi("Error");

@@ -4,6 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { VariableType } from "../db/schema";
+import { MAX_CAUSES } from "../errors";
 import { MAX_NAME_LENGTH, parseDotenv, VARIABLE_NAME } from "../lib/dotenv";
 import { freeString, IdSchema, nullAsAbsent, TimestampSchema, wellFormed } from "../openapi/primitives";
 import { MAX_VALUE_BYTES, VariableTypeSchema, VariableWriteSchema } from "./variable";
@@ -86,25 +87,31 @@ export const VariableChangesSchema = z
     }),
   })
   .transform((body, ctx): ChangeSet => {
-    const fail = (...issues: ReturnType<typeof issue>[]) => {
+    // An array, never spread: a body of a million bad names must not become a million arguments.
+    const fail = (issues: readonly ReturnType<typeof issue>[]) => {
       for (const i of issues) ctx.addIssue(i);
       return z.NEVER;
     };
+    const tooMany = (field: "variables" | "dotenv", count: number) =>
+      fail([issue([field], `Between 1 and ${MAX_CHANGE_NAMES} names; got ${count}.`)]);
     // `null` is a field not given, as everywhere in this API.
     const variables = body.variables ?? undefined;
     const { dotenv } = body;
     if ((variables === undefined) === (dotenv === undefined)) {
       const message = "Give exactly one of `variables` and `dotenv`.";
-      return fail(issue(["variables"], message), issue(["dotenv"], message));
+      return fail([issue(["variables"], message), issue(["dotenv"], message)]);
     }
     const mode = body.mode ?? "merge";
     const pathOf = new Map<string, string>();
     let changes: NamedChange[];
     if (variables !== undefined) {
-      if (body.type !== undefined) return fail(issue(["type"], "`type` goes with `dotenv` only."));
+      if (body.type !== undefined) return fail([issue(["type"], "`type` goes with `dotenv` only.")]);
       if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
-        return fail(issue(["variables"], "Expected an object: name → `{type, value}` or `null`."));
+        return fail([issue(["variables"], "Expected an object: name → `{type, value}` or `null`.")]);
       }
+      // Counted before any name is read: too many is refused at the cost of counting them.
+      const count = Object.keys(variables).length;
+      if (count > MAX_CHANGE_NAMES) return tooMany("variables", count);
       changes = [];
       const issues: Array<{ path: PropertyKey[] }> = [];
       for (const [name, value] of Object.entries(variables)) {
@@ -115,22 +122,20 @@ export const VariableChangesSchema = z
         else issues.push(...entry.error.issues.map((i) => ({ ...i, path: ["variables", name, ...i.path] })));
         pathOf.set(name, `variables.${name}`);
       }
-      if (issues.length > 0) return fail(...(issues as ReturnType<typeof issue>[]));
+      if (issues.length > 0) return fail(issues as ReturnType<typeof issue>[]);
       const deletes = changes.filter((c) => c.entry === null);
       if (mode === "replace" && deletes.length > 0) {
-        return fail(
-          ...deletes.map((c) => issue(["variables", c.name], "`null` deletes only in merge mode.")),
-        );
+        return fail(deletes.map((c) => issue(["variables", c.name], "`null` deletes only in merge mode.")));
       }
     } else {
-      const parsed = parseDotenv(dotenv as string);
+      const parsed = parseDotenv(dotenv as string, MAX_CAUSES);
       if ("issues" in parsed)
-        return fail(...parsed.issues.map((i) => issue(["dotenv", "line", i.line], i.message)));
+        return fail(parsed.issues.map((i) => issue(["dotenv", "line", i.line], i.message)));
       const type = body.type ?? "secret";
       const tooLong = parsed.entries.filter((e) => utf8.encode(e.value).length > MAX_VALUE_BYTES);
       if (tooLong.length > 0) {
         return fail(
-          ...tooLong.map((e) =>
+          tooLong.map((e) =>
             issue(["dotenv", "line", e.line], `The value is over ${MAX_VALUE_BYTES} bytes (UTF-8).`),
           ),
         );
@@ -139,8 +144,7 @@ export const VariableChangesSchema = z
       for (const e of parsed.entries) pathOf.set(e.name, `dotenv.line.${e.line}`);
     }
     if (changes.length < 1 || changes.length > MAX_CHANGE_NAMES) {
-      const field = variables !== undefined ? "variables" : "dotenv";
-      return fail(issue([field], `Between 1 and ${MAX_CHANGE_NAMES} names; got ${changes.length}.`));
+      return tooMany(variables !== undefined ? "variables" : "dotenv", changes.length);
     }
     return { changes, mode, pathOf, baseVersion: body.base_version, dryRun: body.dry_run ?? false };
   })

@@ -1060,7 +1060,7 @@ export interface components {
             code: "bad_input" | "unauthenticated" | "unauthorized" | "forbidden" | "not_found" | "timeout" | "conflict" | "rate" | "internal" | "not_implemented";
             /** @description Human-readable explanation. */
             message: string;
-            /** @description Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field. */
+            /** @description Details. For `bad_input` validation failures: an array of `{path, message}`, one per invalid field (at most 100; `message` then says how many there were). */
             cause?: unknown;
         };
         /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */

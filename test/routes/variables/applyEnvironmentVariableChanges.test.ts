@@ -234,6 +234,28 @@ describe("PATCH /v1/environments/{id}/variables", () => {
     expect(await versionNumbers(owner, base)).toEqual([1]);
   });
 
+  it("a body of a huge number of bad names or lines is a short 400, never a 500", async () => {
+    const { owner, paths } = await setsWorld();
+    const base = paths.environment;
+    // 349,000 lines that are not entries (about 1 MiB): each one used to become a spread argument.
+    const lines = await applyChanges(owner, base, { dotenv: "x\n".repeat(349_000) });
+    const linesBody = expectError(lines, 400, "bad_input");
+    expect(linesBody.cause).toHaveLength(100);
+    expect(linesBody.cause?.[0]?.path).toBe("dotenv.line.1");
+    expect(lines.raw.length).toBeLessThan(20_000);
+    // 20,000 names (under 1 MiB): refused for their number before any is read.
+    const names = Object.fromEntries(upTo(20_000).map((i) => [`V${i}`, plain("x")]));
+    const many = await applyChanges(owner, base, { variables: names });
+    const manyBody = expectError(many, 400, "bad_input", "variables");
+    expect(manyBody.cause).toEqual([{ path: "variables", message: "Between 1 and 500 names; got 20000." }]);
+    // 150 bad names within the limit: the first 100 are listed, and the message says how many.
+    const bad = Object.fromEntries(upTo(150).map((i) => [`${i}BAD`, plain("x")]));
+    const badBody = expectError(await applyChanges(owner, base, { variables: bad }), 400, "bad_input");
+    expect(badBody.cause).toHaveLength(100);
+    expect(badBody.message).toContain("The first 100 of 150 problems are listed.");
+    expect(await versionNumbers(owner, base)).toEqual([]);
+  });
+
   it("a deletion of a name the scope does not hold names it, and the rest of the change is not applied", async () => {
     const { owner, paths } = await setsWorld();
     const base = paths.environment;
