@@ -36,16 +36,29 @@ export type Config = {
    * REQUEST_BODY_TIMEOUT_MS (a positive integer, set only by tests that trickle a body) replaces it.
    */
   bodyTimeoutMs: number;
+  /**
+   * How often, at most, a live stream checks again that its key and its access still hold before it
+   * sends (src/services/deployments/follow.ts): STREAM_RECHECK_MS, unless STREAM_RECHECK_MS_OVERRIDE
+   * (a positive integer, set only by tests) replaces it.
+   */
+  streamRecheckMs: number;
 };
 
 /** A request body arrives whole within 30 s of the service starting to read it, else `408 timeout`. */
 export const BODY_TIMEOUT_MS = 30_000;
+
+/**
+ * A revoked key stops working everywhere within 60 s (API_CONTRACT §5): a key's lookup is cached
+ * for up to 30 s, so a stream that checks every 30 s sends nothing more than 60 s after it.
+ */
+export const STREAM_RECHECK_MS = 30_000;
 
 /** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
 type OptionalBindings = {
   VARIABLES_KEY_PREVIOUS?: string;
   RATE_LIMITS?: string;
   REQUEST_BODY_TIMEOUT_MS?: string;
+  STREAM_RECHECK_MS_OVERRIDE?: string;
 };
 
 export function parseConfig(env: Env): Config {
@@ -55,6 +68,7 @@ export function parseConfig(env: Env): Config {
     variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
+    streamRecheckMs: positiveInteger(optional.STREAM_RECHECK_MS_OVERRIDE) ?? STREAM_RECHECK_MS,
   };
 }
 

@@ -67,13 +67,30 @@ function lastEventId(header: string | undefined): number | undefined {
   return seq;
 }
 
-/** The follower's steps as Server-Sent Events. */
-function followerEvents(follower: Follower): SseSource {
+/**
+ * The follower's steps as Server-Sent Events. Before sending, once `recheckMs` has passed since
+ * the last check, it asks `stillAllowed`; a stream no longer allowed ends without sending.
+ */
+function followerEvents(
+  follower: Follower,
+  stillAllowed: () => Promise<boolean>,
+  recheckMs: number,
+): SseSource {
   let ended = false;
+  let checkedAt = Date.now();
+  const allowed = async () => {
+    if (Date.now() - checkedAt < recheckMs) return true;
+    checkedAt = Date.now();
+    return stillAllowed();
+  };
   return {
     async next(idleMs): Promise<SseEvent[] | null> {
       if (ended) return null;
       const step = await follower.next(idleMs);
+      if ((step.kind === "entries" || step.kind === "end") && !(await allowed())) {
+        ended = true;
+        return null;
+      }
       switch (step.kind) {
         case "entries":
           return step.entries.map((e) => ({ id: String(e.seq), event: e.type, data: JSON.stringify(e) }));
@@ -113,8 +130,15 @@ export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
       return c.json(page, 200);
     }
     const from = lastEventId(c.req.header("last-event-id")) ?? afterSeq;
-    const follower = await openFollow(callerContext(c), id, from);
-    const body = eventStream(followerEvents(follower), { keepAliveMs: KEEP_ALIVE_MS, maxMs: STREAM_MAX_MS });
+    const ctx = callerContext(c);
+    const follower = await openFollow(ctx, id, from);
+    const presented = c.req.header("x-api-key");
+    const events = followerEvents(
+      follower,
+      () => follower.stillAllowed(presented),
+      ctx.config.streamRecheckMs,
+    );
+    const body = eventStream(events, { keepAliveMs: KEEP_ALIVE_MS, maxMs: STREAM_MAX_MS });
     return new Response(body, {
       status: 200,
       headers: { "content-type": "text/event-stream", "cache-control": "no-store" },

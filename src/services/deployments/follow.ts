@@ -12,7 +12,9 @@
  * every entry is sent, the stream ends with the record. If the feed's object restarts, the stream
  * subscribes again and reads once what it may have missed; if it cannot, it ends without `end`
  * and the client reconnects with `Last-Event-ID`, losing nothing either way. A deployment deleted
- * with its project ends its streams the same way, and the reconnection is `404`.
+ * with its project ends its streams the same way, and the reconnection is `404`. Before it sends,
+ * a stream checks again, at most every 30 s, that its key and its access still hold
+ * (`stillAllowed`); if not, it ends, and the reconnection is refused (API_CONTRACT §5's 60 s).
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -20,13 +22,14 @@ import type { Db } from "../../db/client";
 import { bindQuery, columnValues, tableReader } from "../../db/compiled";
 import { deployments } from "../../db/schema";
 import { PRIMARY, type SessionStart } from "../../db/session";
-import { loggableError } from "../../errors";
+import { ApiError, loggableError } from "../../errors";
 import { type FeedSubscription, subscribeFeed } from "../../feed/client";
 import type { FeedMessage } from "../../feed/protocol";
 import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
-import { lookupThen, scopedLookup } from "../access";
+import { loadScoped, lookupThen, scopedLookup } from "../access";
+import { authenticate } from "../api-keys/authenticate";
 import { toDeploymentRecord } from "./deployments";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
@@ -111,6 +114,23 @@ export class Follower {
         continue;
       }
       if (!(await this.wakeup.wait(idleMs))) return { kind: "idle" };
+    }
+  }
+
+  /**
+   * Whether the key that opened the stream (`presented`) still authenticates as the same key and
+   * may still read the deployment (a revoked key, a membership removed, the deployment deleted).
+   * The key's lookup comes from the isolate's cache when it has one; the access check is one read.
+   */
+  async stillAllowed(presented: string | undefined): Promise<boolean> {
+    try {
+      const identity = await authenticate(this.ctx, presented);
+      if (identity.keyId !== this.ctx.identity.keyId) return false;
+      await loadScoped(this.db, identity, deployments, this.deployment.id, "read", "Deployment");
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) return false;
+      throw err;
     }
   }
 

@@ -11,7 +11,7 @@ import type { DeploymentRecord } from "../../../src/schemas/deployment";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
 import { request } from "../../helpers/api";
 import { deploymentOfStacks, logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
-import { createDeployment } from "../../helpers/factories";
+import { addProjectMember, createApiKey, createCaller, createDeployment } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
 
@@ -257,5 +257,52 @@ describe("a deployment deleted with its project while followed", () => {
       );
     await until("the queued deployment's feed knows", () => deletedFlag(queued.id));
     expect(await deletedFlag(deployment.id)).toBe(false);
+  });
+});
+
+describe("a stream whose key or access ends while it is open", () => {
+  /** The Worker with streams that check their key and access before every send (src/config.ts). */
+  const checking = (req: Request) =>
+    createApp().fetch(req, { ...env, STREAM_RECHECK_MS_OVERRIDE: "1" }, createExecutionContext());
+
+  it("goes on while both hold, to its `end`", async () => {
+    const { owner, deployment, path } = await world(1);
+    const stream = await openStream(path, owner.key, {}, checking);
+    await nextEntries(stream, 1);
+    await postLogs(deployment.id, [{ message: "still allowed" }]);
+    expect((await nextEntries(stream, 1))[0]?.message).toBe("still allowed");
+    const done = await reportOk(deployment.id, { status: "cancelled" });
+    expect((await readToEnd(stream)).end).toEqual(done);
+  });
+
+  it("ends without sending once its key is revoked; the reconnection is 401", async () => {
+    const { owner, deployment, path } = await world(1);
+    const ci = await createApiKey(owner);
+    const stream = await openStream(path, ci.key, {}, checking);
+    await nextEntries(stream, 1);
+    // Its client reads on, so the stream subscribes and waits.
+    const next = stream.next(10_000);
+    await until("subscribed", async () => (await openSockets(deployment.id)) === 1);
+    expect((await request("DELETE", `/v1/api-keys/${ci.keyId}`, { key: owner.key })).status).toBe(204);
+    await postLogs(deployment.id, [{ message: "after the revocation" }]);
+    expect(await next).toBeNull();
+    expect((await openStream(path, ci.key, { "last-event-id": "1" }, checking)).status).toBe(401);
+  });
+
+  it("ends without sending once its account leaves the project; the reconnection is 404", async () => {
+    const { org, owner, project, deployment, path } = await world(1);
+    const viewer = await createCaller(org, "member", owner);
+    await addProjectMember(owner, project.id, viewer, "viewer");
+    const stream = await openStream(path, viewer.key, {}, checking);
+    await nextEntries(stream, 1);
+    const next = stream.next(10_000);
+    await until("subscribed", async () => (await openSockets(deployment.id)) === 1);
+    const removed = await request("DELETE", `/v1/projects/${project.id}/members/${viewer.accountId}`, {
+      key: owner.key,
+    });
+    expect(removed.status).toBe(204);
+    await postLogs(deployment.id, [{ message: "after the removal" }]);
+    expect(await next).toBeNull();
+    expect((await openStream(path, viewer.key, { "last-event-id": "1" }, checking)).status).toBe(404);
   });
 });
