@@ -262,7 +262,7 @@ describe("a deployment deleted with its project while followed", () => {
 
 describe("a stream whose key or access ends while it is open", () => {
   /** The Worker with streams that check their key and access before every send (src/config.ts). */
-  const checking = (req: Request) =>
+  const checking = async (req: Request) =>
     createApp().fetch(req, { ...env, STREAM_RECHECK_MS_OVERRIDE: "1" }, createExecutionContext());
 
   it("goes on while both hold, to its `end`", async () => {
