@@ -14,7 +14,14 @@
  *    `exportVariables()` and `applyVariableChanges()` handle a scope's variables as one set.
  */
 export { type ClientOptions, createDeployClient, type DeployClient } from "./client.js";
-export { ApiError, type ApiErrorBody, unwrap } from "./errors.js";
+export {
+  ApiError,
+  type ApiErrorBody,
+  NO_ERROR_BODY,
+  type NoErrorBody,
+  unwrap,
+  unwrapData,
+} from "./errors.js";
 export { type FollowEvent, type FollowOptions, follow, StreamError } from "./follow.js";
 export { pages } from "./pages.js";
 export { backoffMs, type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from "./retry.js";

@@ -3,7 +3,7 @@
  * preview it with `dry_run`). A scope is an environment's own variables or one component's.
  */
 import type { DeployClient } from "./client.js";
-import { unwrap } from "./errors.js";
+import { unwrap, unwrapData } from "./errors.js";
 import type { VariableChangeRequest, VariableChangeResult } from "./types.js";
 
 export type VariableScope = { environment: string } | { component: string };
@@ -26,7 +26,8 @@ export async function exportVariables(
           parseAs: "text",
           ...init,
         });
-  return unwrap(result);
+  // An empty scope exports an empty body, which a `Content-Length: 0` answer brings as undefined.
+  return unwrap(result) ?? "";
 }
 
 /** `PATCH {scope}/variables`: one atomic change of many names, or its preview (`dry_run`). */
@@ -48,5 +49,5 @@ export async function applyVariableChanges(
           body,
           ...init,
         });
-  return unwrap(result) as VariableChangeResult;
+  return unwrapData(result) as VariableChangeResult;
 }

@@ -6,7 +6,7 @@
  * found), it polls the deployment instead, backing off from 1 s to 5 s.
  */
 import type { DeployClient } from "./client.js";
-import { ApiError, unwrap } from "./errors.js";
+import { ApiError, unwrapData } from "./errors.js";
 import { defaultSleep } from "./retry.js";
 import { type Deployment, isFinal } from "./types.js";
 
@@ -36,7 +36,7 @@ export async function waitForDeployment(
   const sleep = options.sleep ?? defaultSleep;
   const deadline = now() + (options.timeoutMs ?? 600_000);
   const get = async () =>
-    unwrap(await client.GET("/v1/deployments/{id}", { params: { path: { id } }, signal })) as Deployment;
+    unwrapData(await client.GET("/v1/deployments/{id}", { params: { path: { id } }, signal })) as Deployment;
 
   let deployment = await get();
   options.onUpdate?.(deployment);

@@ -368,7 +368,9 @@ describe("deploy-platform edge cases", () => {
     const r = fakeIo(server.base);
     expect(await run(["keys", "revoke", "K"], r.io, "0.0.0")).toBe(11);
     expect(r.stdout()).toBe("");
-    expect(r.stderr()).toMatch(/^error: not_found: HTTP 404 without an error body/);
+    expect(r.stderr()).toMatch(
+      /^error: no_error_body: HTTP 404 without an error body \(HTTP 404, request req-1\)\n$/,
+    );
   });
 
   it("a timeline that keeps failing exits 12", async () => {

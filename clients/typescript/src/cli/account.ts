@@ -1,6 +1,6 @@
 /** `whoami`, `projects list`, `keys create | list | revoke`. */
 import type { Argv } from "yargs";
-import { ApiError, unwrap } from "../errors.js";
+import { unwrap, unwrapData } from "../errors.js";
 import type { ApiKeyCreate, ApiKeyRecord, Project } from "../types.js";
 import type { Context, GlobalArgs } from "./context.js";
 import { fields, printJson, table, UsageError } from "./io.js";
@@ -13,7 +13,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
     () => {},
     (args) =>
       ctx.run(args, async ({ client, json, io }) => {
-        const key = unwrap(await client.GET("/v1/api-keys/current"));
+        const key = unwrapData(await client.GET("/v1/api-keys/current"));
         if (json) return printJson(io, key);
         io.stdout.write(
           fields([
@@ -99,7 +99,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
                 throw new UsageError(`--expires-at ${args.expiresAt} is not a time (RFC 3339) nor "never"`);
               body.expires_at = new Date(args.expiresAt).toISOString();
             }
-            const created = unwrap(await client.POST("/v1/api-keys", { body }));
+            const created = unwrapData(await client.POST("/v1/api-keys", { body }));
             if (json) return printJson(io, created);
             io.stdout.write(keyFields(created));
             io.stdout.write(`\n${created.key}\n`);
@@ -141,8 +141,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
         (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
-            const result = await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } });
-            if (!result.response.ok) throw ApiError.from(result);
+            unwrap(await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } }));
             if (json) return printJson(io, { id: args.id, revoked: true });
             io.stdout.write(`revoked ${args.id} and every key made from it\n`);
           }),
