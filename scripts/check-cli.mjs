@@ -4,7 +4,8 @@
 // faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the
 // tarball into a scratch project in the system's temporary directory, and there, against `npm run dev` started on free
 // ports with its own state (scripts/dev-server.mjs):
-//   - type-checks and runs a consumer module that imports the package and calls the API;
+//   - type-checks and runs a consumer module that imports the package and calls the API, and
+//     `require()`s it from a CommonJS file;
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
@@ -86,6 +87,24 @@ async function packAndInstall() {
   );
   check(install.code === 0, "the tarball installs into a project outside the repository", install.stderr);
   check(existsSync(bin), "the install links the deploy-platform bin", "no node_modules/.bin/deploy-platform");
+
+  // CommonJS: `require()` of the package takes its `default` export condition, the same ES
+  // module (require(esm): Node 20.19+, 22.12+).
+  writeFileSync(
+    join(scratch, "consumer.cjs"),
+    `const client = require("@deploy-platform/client");
+const api = client.createDeployClient({ baseUrl: "http://127.0.0.1:9", apiKey: "dpk_x" });
+console.log(JSON.stringify({ get: typeof api.GET, unwrap: typeof client.unwrap, error: client.ApiError.name }));
+`,
+  );
+  const required = await runProcess(process.execPath, ["consumer.cjs"], { cwd: scratch });
+  check(
+    required.code === 0 &&
+      required.stdout === '{"get":"function","unwrap":"function","error":"ApiError"}\n' &&
+      required.stderr === "",
+    `require() of the package works from CommonJS (Node ${process.versions.node})`,
+    JSON.stringify(required),
+  );
 
   // A consumer written as a user would, type-checked against the installed .d.ts files.
   writeFileSync(
