@@ -14,8 +14,9 @@ export type Io = {
   env: Record<string, string | undefined>;
   /** The whole of standard input (`variables import -`). */
   readStdin: () => Promise<string>;
+  /** A file the user named; one that cannot be read throws a `UsageError` naming it. */
   readFile: (path: string) => Promise<string>;
-  /** Writes a file only its owner may read: an export holds secrets. */
+  /** Writes a file only its owner may read, at no moment readable by others: an export holds secrets. */
   writePrivateFile: (path: string, text: string) => Promise<void>;
   /** The fetch under the client (default: the global one). */
   fetch?: typeof globalThis.fetch;
