@@ -3,8 +3,10 @@
  * socket: exit codes, tables and JSON, stderr, the requests it sends. What the real service already
  * serves is run again, packed and installed, against `npm run dev` by scripts/check-cli.mjs.
  */
+import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { EXIT, EXIT_CODES } from "../src/cli/io.js";
 import { run } from "../src/cli/program.js";
 import { deployment, entry, fakeIo, json, notFound, sse, startFake } from "./fake-api.js";
 
@@ -355,6 +357,25 @@ describe("configuration and failures", () => {
       request_id: expect.stringMatching(/^req-/),
     });
   }, 30_000);
+});
+
+describe("exit codes", () => {
+  it("--help lists every exit code, and both READMEs list the same", async () => {
+    expect(EXIT_CODES.map(([code]) => code)).toEqual(Object.values(EXIT));
+    const t = fakeIo("http://127.0.0.1:1");
+    expect(await run(["--help"], t.io, "0.0.0")).toBe(0);
+    const help = t.stdout().slice(t.stdout().indexOf("Exit codes:"));
+    expect(help.trimEnd().split("\n").slice(1)).toEqual(
+      EXIT_CODES.map(([code, meaning]) => `  ${String(code).padEnd(4)}${meaning.replaceAll("`", "")}`),
+    );
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const rows = [...readme.matchAll(/^\| (\d+) +\| (.+?) +\|$/gm)].map((m) => [Number(m[1]), m[2]]);
+    expect(rows).toEqual(EXIT_CODES);
+    const root = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+    const section = root.slice(root.indexOf("Exit codes a CI can branch on"));
+    const bold = [...section.slice(0, section.indexOf("A CI step")).matchAll(/\*\*(\d+)\*\*/g)];
+    expect(bold.map((m) => Number(m[1]))).toEqual(Object.values(EXIT));
+  });
 });
 
 describe("deploy-platform edge cases", () => {

@@ -45,6 +45,18 @@ export const EXIT = {
   unexpected: 13,
 } as const;
 
+/** What each exit code means: `--help` prints this list, and the READMEs hold the same one. */
+export const EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
+  [EXIT.succeeded, "done; for `wait`, `follow` and `redeploy --wait`: the deployment succeeded"],
+  [EXIT.failed, "the deployment failed"],
+  [EXIT.cancelled, "the deployment was cancelled"],
+  [EXIT.timeout, "the wait timed out (`--timeout`)"],
+  [EXIT.usage, "bad usage or missing configuration (a file that cannot be read or written included)"],
+  [EXIT.refused, "the API refused the request (a 4xx): its `code` and `message` are on stderr"],
+  [EXIT.unavailable, "the API failed or could not be reached (5xx, 429 after the retries, network)"],
+  [EXIT.unexpected, "an unexpected error in the CLI"],
+];
+
 export class UsageError extends Error {}
 
 /** A deployment's final status as an exit code. */
