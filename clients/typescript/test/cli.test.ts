@@ -121,6 +121,22 @@ describe("deploy-platform deployments wait | follow", () => {
     expect(json_.stderr()).not.toContain("⠋");
   });
 
+  it("wait: the spinner's elapsed time runs on while a long poll brings no news", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/wait"))
+        return void setTimeout(() => json(res, 200, deployment("Slow", "succeeded")), 1700);
+      json(res, 200, deployment("Slow", "in_progress"));
+    });
+    const tty = fakeIo(server.base, { tty: true });
+    expect(await run(["deployments", "wait", "Slow", "--timeout", "30"], tty.io, "0.0.0")).toBe(0);
+    // One answer at 0 s, the next at 1.7 s: the frames between them count the seconds.
+    const shown = [...tty.stderr().matchAll(/Slow in_progress \((\d+)s\)/g)].map((m) => Number(m[1]));
+    expect(shown[0]).toBe(0);
+    expect(shown).toContain(1);
+    expect(shown).toEqual([...shown].sort((a, b) => a - b));
+    expect(tty.stdout()).toMatch(/^Slow succeeded after [23]s\n$/);
+  });
+
   it("redeploy prints the new deployment, and with --wait exits as wait does", async () => {
     const server = await fake((req, res, url) => {
       if (req.method === "POST" && url.pathname === "/v1/deployments/Old/redeploy")

@@ -193,13 +193,13 @@ function deadline(
 
 async function waitCommand({ client, json, io }: Command, id: string, seconds: number): Promise<number> {
   const started = Date.now();
-  const spinner = progress(io.stderr, io.stderr.isTTY === true && !json);
+  const spinner = progress(io.stderr, io.stderr.isTTY === true && !json, { since: started });
   const limit = deadline(seconds + 5, io.signal);
   try {
     const { deployment, timedOut } = await waitForDeployment(client, id, {
       timeoutMs: seconds * 1000,
       signal: limit.signal,
-      onUpdate: (d) => spinner.update(`${d.id} ${d.status} (${duration(Date.now() - started)})`),
+      onUpdate: (d) => spinner.update(`${d.id} ${d.status}`),
     });
     spinner.stop();
     if (json) printJson(io, deployment);
