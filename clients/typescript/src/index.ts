@@ -24,7 +24,14 @@ export {
 } from "./errors.js";
 export { type FollowEvent, type FollowOptions, follow, StreamError } from "./follow.js";
 export { pages } from "./pages.js";
-export { backoffMs, type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from "./retry.js";
+export {
+  backoffMs,
+  type RetryInfo,
+  type RetryOptions,
+  retryAfterMs,
+  retryDelayMs,
+  retryingFetch,
+} from "./retry.js";
 export type { components, paths } from "./schema.js";
 export { readSse, type SseEvent, type SseHandlers } from "./sse.js";
 export * from "./types.js";

@@ -375,6 +375,33 @@ describe("configuration and failures", () => {
   }, 30_000);
 });
 
+describe("rate limits", () => {
+  it("says on stderr when a 429 makes it wait, never on stdout; as JSON with --json", async () => {
+    let calls = 0;
+    const server = await fake((_req, res) => {
+      if (++calls % 2 === 1)
+        return json(res, 429, { code: "rate", message: "Slow down." }, { "retry-after": "54" });
+      json(res, 200, { data: [], has_more: false });
+    });
+    const t = fakeIo(server.base);
+    const waits: number[] = [];
+    t.io.sleep = async (ms) => {
+      waits.push(ms);
+    };
+    expect(await run(["projects", "list"], t.io, "0.0.0")).toBe(0);
+    expect(waits).toEqual([54_000]);
+    expect(t.stderr()).toBe("rate limited; retrying in 54 s\n");
+    expect(t.stdout()).toBe("ID  NAME  CONNECTION  DEFAULT ENVIRONMENT  CREATED\n");
+
+    const j = fakeIo(server.base);
+    expect(await run(["projects", "list", "--json"], j.io, "0.0.0")).toBe(0);
+    expect(JSON.parse(j.stdout())).toEqual({ data: [], has_more: false });
+    expect(JSON.parse(j.stderr())).toEqual({
+      notice: { code: "rate", message: "rate limited; retrying in 54 s" },
+    });
+  });
+});
+
 describe("exit codes", () => {
   it("--help lists every exit code, and both READMEs list the same", async () => {
     expect(EXIT_CODES.map(([code]) => code)).toEqual(Object.values(EXIT));

@@ -66,6 +66,15 @@ export function exitForStatus(status: string): number {
   return EXIT.failed;
 }
 
+/**
+ * A line on stderr about the command's progress, never on stdout: as JSON with `--json` (as
+ * errors are), else as text, first clearing a spinner's line on a terminal.
+ */
+export function notice(io: Io, json: boolean, code: string, message: string): void {
+  if (json) io.stderr.write(`${JSON.stringify({ notice: { code, message } })}\n`);
+  else io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}${message}\n`);
+}
+
 /** Prints the failure on stderr and answers its exit code. */
 export function reportError(io: Io, json: boolean, err: unknown): number {
   if (err instanceof ApiError) {
