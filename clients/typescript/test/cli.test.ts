@@ -338,7 +338,7 @@ describe("deploy-platform keys", () => {
 });
 
 describe("configuration and failures", () => {
-  it("takes the flags over the environment, and refuses to run without a URL or key", async () => {
+  it("takes the flags over the environment, a URL ending in /v1 too, and refuses to run without a URL or key", async () => {
     const server = await fake((req, res) =>
       json(res, 200, { data: [], has_more: false, key: req.headers["x-api-key"] }),
     );
@@ -348,6 +348,11 @@ describe("configuration and failures", () => {
     ).toBe(0);
     expect(server.seen[0]?.headers["x-api-key"]).toBe("dpk_flag");
     expect(server.seen[0]?.headers["user-agent"]).toBe("deploy-platform-cli/1.2.3");
+    for (const url of [`${server.base}/v1`, `${server.base}/v1/`]) {
+      const v1 = fakeIo(url);
+      expect(await run(["projects", "list"], v1.io, "0.0.0"), v1.stderr()).toBe(0);
+    }
+    expect(server.seen.slice(1).map((s) => s.path)).toEqual(["/v1/projects", "/v1/projects"]);
     const none = fakeIo(server.base);
     none.io.env = {};
     expect(await run(["whoami"], none.io, "0.0.0")).toBe(10);
