@@ -9,8 +9,9 @@
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
-//   - the operations of API_CONTRACT §18–§21 (variable sets, the timeline, redeploy, keys): each
-//     case fails if the service's /openapi.json does not document the operation it calls.
+//   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, the timeline,
+//     redeploy, keys): each case fails if the service's /openapi.json does not document the
+//     operation it calls.
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -438,6 +439,28 @@ try {
       "the dry runs and the no-change import made no version",
       JSON.stringify(before),
     );
+    const listedVersions = await cli(["variables", "versions", "--environment", envId, "--json"]);
+    const shown =
+      listedVersions.code === 0 ? JSON.parse(listedVersions.stdout).data.map((v) => v.version) : [];
+    check(
+      shown.length >= 2 && JSON.stringify(shown) === JSON.stringify(before),
+      "variables versions lists the scope's versions, newest first",
+      JSON.stringify(listedVersions),
+    );
+    const [newest] = shown;
+    const oldest = shown.at(-1);
+    const rewind = await cli(["variables", "restore", String(oldest), "--environment", envId, "--dry-run"]);
+    const same = await cli(["variables", "restore", String(newest), "--environment", envId]);
+    check(
+      rewind.code === 0 &&
+        new RegExp(`^dry run: would make version ${newest + 1}: `, "m").test(rewind.stdout) &&
+        !rewind.stdout.includes("postgres://") &&
+        same.code === 0 &&
+        same.stdout === `no change (version ${newest})\n` &&
+        JSON.stringify(await versions()) === JSON.stringify(before),
+      "variables restore: a dry run shows the change, restoring the current version changes nothing",
+      JSON.stringify([rewind, same]),
+    );
   } else
     undocumented(
       "variables export | import",
@@ -474,6 +497,14 @@ try {
       narrow.code === 0 && refused.code === 11,
       "the new key can do what it was given and no more",
       JSON.stringify([narrow, refused]),
+    );
+    const shownKey = await cli(["keys", "get", made?.id, "--json"]);
+    check(
+      shownKey.code === 0 &&
+        JSON.parse(shownKey.stdout).id === made?.id &&
+        !shownKey.stdout.includes(made?.key),
+      "keys get shows the key's record, never the key",
+      JSON.stringify(shownKey),
     );
     const listedKeys = await cli(["keys", "list", "--all", "--json"]);
     check(

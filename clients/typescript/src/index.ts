@@ -35,5 +35,10 @@ export {
 export type { components, paths } from "./schema.js";
 export { readSse, type SseEvent, type SseHandlers } from "./sse.js";
 export * from "./types.js";
-export { applyVariableChanges, exportVariables, type VariableScope } from "./variables.js";
+export {
+  applyVariableChanges,
+  exportVariables,
+  restoreVariableVersion,
+  type VariableScope,
+} from "./variables.js";
 export { type WaitOptions, type WaitResult, waitForDeployment } from "./wait.js";

@@ -1,6 +1,7 @@
 /**
  * A scope's variables as one set (API_CONTRACT §18): export as a dotenv file, apply a change (or
- * preview it with `dry_run`). A scope is an environment's own variables or one component's.
+ * preview it with `dry_run`), restore an earlier version. A scope is an environment's own
+ * variables or one component's.
  */
 import type { DeployClient } from "./client.js";
 import { unwrap, unwrapData } from "./errors.js";
@@ -48,6 +49,32 @@ export async function applyVariableChanges(
           params: { path: { component_id: scope.component } },
           body,
           ...init,
+        });
+  return unwrapData(result) as VariableChangeResult;
+}
+
+/**
+ * `POST {scope}/variables/versions/{version}/restore`: the scope's variables become what they were
+ * right after `version`, as a new version; with `dryRun`, what that would change, changing nothing.
+ */
+export async function restoreVariableVersion(
+  client: DeployClient,
+  scope: VariableScope,
+  version: number,
+  init: { dryRun?: boolean; signal?: AbortSignal } = {},
+): Promise<VariableChangeResult> {
+  const body = { dry_run: init.dryRun === true };
+  const result =
+    "environment" in scope
+      ? await client.POST("/v1/environments/{environment_id}/variables/versions/{version}/restore", {
+          params: { path: { environment_id: scope.environment, version } },
+          body,
+          signal: init.signal,
+        })
+      : await client.POST("/v1/components/{component_id}/variables/versions/{version}/restore", {
+          params: { path: { component_id: scope.component, version } },
+          body,
+          signal: init.signal,
         });
   return unwrapData(result) as VariableChangeResult;
 }

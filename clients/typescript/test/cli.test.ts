@@ -268,6 +268,116 @@ describe("deploy-platform variables", () => {
   });
 });
 
+describe("deploy-platform variables versions | restore", () => {
+  const version = (n: number, changes: unknown[]) => ({
+    version: n,
+    scope: { type: "environment", id: "Env1" },
+    created_at: `2026-11-2${n}T10:00:00.000Z`,
+    actor: { type: "api_key", account_id: "Acc1", api_key_id: "Key1" },
+    request_id: `req-${n}`,
+    changes,
+  });
+  const v3 = version(3, [
+    { name: "A", action: "created", type: { from: null, to: "secret" }, value_changed: true },
+    { name: "B", action: "updated", type: { from: "string", to: "secret" }, value_changed: false },
+    { name: "C", action: "deleted", type: { from: "secret", to: null }, value_changed: true },
+  ]);
+  const v2 = version(2, [
+    { name: "A", action: "updated", type: { from: "secret", to: "secret" }, value_changed: true },
+  ]);
+
+  it("versions lists a scope's versions (one page, --all, --json), or shows one", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/versions/3")) return json(res, 200, v3);
+      if (url.searchParams.get("after") === "c2") return json(res, 200, { data: [v2], has_more: false });
+      json(res, 200, { data: [v3], has_more: true, next_page: "c2" });
+    });
+    const page = fakeIo(server.base);
+    expect(
+      await run(["variables", "versions", "--environment", "Env1", "--limit", "1"], page.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen[0]?.path).toBe("/v1/environments/Env1/variables/versions?limit=1");
+    expect(page.stdout()).toBe(
+      [
+        "VERSION  CREATED                   BY               CHANGES",
+        "3        2026-11-23T10:00:00.000Z  Acc1 (key Key1)  +A ~B -C",
+        "",
+      ].join("\n"),
+    );
+    expect(page.stderr()).toBe("more: --after c2 (or --all)\n");
+
+    const all = fakeIo(server.base);
+    expect(
+      await run(["variables", "versions", "--component", "Comp1", "--all", "--json"], all.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen.slice(1).map((s) => s.path)).toEqual([
+      "/v1/components/Comp1/variables/versions?limit=240",
+      "/v1/components/Comp1/variables/versions?after=c2&limit=240",
+    ]);
+    expect(JSON.parse(all.stdout())).toEqual({ data: [v3, v2], has_more: false });
+
+    const one = fakeIo(server.base);
+    expect(await run(["variables", "versions", "3", "--environment", "Env1"], one.io, "0.0.0")).toBe(0);
+    expect(server.seen[3]?.path).toBe("/v1/environments/Env1/variables/versions/3");
+    expect(one.stdout()).toBe(
+      [
+        "version: 3",
+        "scope:   environment Env1",
+        "created: 2026-11-23T10:00:00.000Z",
+        "by:      Acc1 (key Key1)",
+        "request: req-3",
+        "",
+        "ACTION   NAME  TYPE             VALUE",
+        "created  A     secret           -",
+        "updated  B     string → secret  same",
+        "deleted  C     secret           -",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("restore sends the version and dry_run, and prints the change; a version that is not 1, 2, 3… is bad usage", async () => {
+    const server = await fake((_req, res, _url, body) =>
+      json(res, 200, {
+        version: 8,
+        dry_run: JSON.parse(body).dry_run,
+        changes: [
+          { name: "A", action: "updated", type: { from: "secret", to: "secret" }, value_changed: true },
+        ],
+      }),
+    );
+    const dry = fakeIo(server.base);
+    expect(
+      await run(["variables", "restore", "3", "--environment", "Env1", "--dry-run"], dry.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen[0]).toMatchObject({
+      method: "POST",
+      path: "/v1/environments/Env1/variables/versions/3/restore",
+    });
+    expect(JSON.parse(server.seen[0]?.body ?? "")).toEqual({ dry_run: true });
+    expect(dry.stdout()).toBe(
+      "ACTION   NAME  TYPE    VALUE\nupdated  A     secret  changed\n" +
+        "dry run: would make version 8: 0 created, 1 updated, 0 deleted, 0 unchanged; nothing was changed\n",
+    );
+    const done = fakeIo(server.base);
+    expect(await run(["variables", "restore", "3", "--component", "Comp1", "--json"], done.io, "0.0.0")).toBe(
+      0,
+    );
+    expect(server.seen[1]?.path).toBe("/v1/components/Comp1/variables/versions/3/restore");
+    expect(server.seen[1]?.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(done.stdout())).toMatchObject({ version: 8, dry_run: false });
+
+    for (const bad of ["0", "1.5", "latest"]) {
+      const t = fakeIo(server.base);
+      expect(await run(["variables", "restore", bad, "--environment", "Env1"], t.io, "0.0.0")).toBe(10);
+    }
+    const none = fakeIo(server.base);
+    expect(await run(["variables", "restore", "3"], none.io, "0.0.0")).toBe(10);
+    expect(none.stderr()).toContain("--environment <id> or --component <id>");
+    expect(server.seen).toHaveLength(2);
+  });
+});
+
 describe("deploy-platform keys", () => {
   const record = {
     id: "Key2",
@@ -334,6 +444,38 @@ describe("deploy-platform keys", () => {
     const bad = fakeIo(server.base);
     expect(await run(["keys", "create", "--expires-at", "tomorrow"], bad.io, "0.0.0")).toBe(10);
     expect(server.seen).toHaveLength(4);
+  });
+
+  it("get shows one key, never the key itself", async () => {
+    const server = await fake((_req, res, url) =>
+      url.pathname === "/v1/api-keys/Key2"
+        ? json(res, 200, record)
+        : json(res, 404, { code: "not_found", message: "API key not found." }),
+    );
+    const g = fakeIo(server.base);
+    expect(await run(["keys", "get", "Key2"], g.io, "0.0.0")).toBe(0);
+    expect(server.seen[0]).toMatchObject({ method: "GET", path: "/v1/api-keys/Key2" });
+    expect(g.stdout()).toBe(
+      [
+        "id:        Key2",
+        "name:      ci",
+        "account:   A",
+        "parent:    Key1",
+        "scopes:    deployments:read",
+        "projects:  P1",
+        "expires:   2030-01-01T00:00:00.000Z",
+        "last used: never",
+        "revoked:   no",
+        "created:   2026-11-22T10:04:05.123Z",
+        "",
+      ].join("\n"),
+    );
+    const j = fakeIo(server.base);
+    expect(await run(["keys", "get", "Key2", "--json"], j.io, "0.0.0")).toBe(0);
+    expect(JSON.parse(j.stdout())).toEqual(record);
+    const missing = fakeIo(server.base);
+    expect(await run(["keys", "get", "Nope"], missing.io, "0.0.0")).toBe(11);
+    expect(missing.stderr()).toMatch(/^error: not_found: API key not found\./);
   });
 });
 

@@ -1,4 +1,4 @@
-/** `whoami`, `projects list`, `keys create | list | revoke`. */
+/** `whoami`, `projects list`, `keys create | list | get | revoke`. */
 import type { Argv } from "yargs";
 import { unwrap, unwrapData } from "../errors.js";
 import type { ApiKeyCreate, ApiKeyRecord, Project } from "../types.js";
@@ -59,7 +59,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .demandCommand(1, "Name a projects command (see --help)."),
   );
 
-  program.command("keys", "API keys that can do less than yours (create, list, revoke)", (y) =>
+  program.command("keys", "API keys that can do less than yours (create, list, get, revoke)", (y) =>
     y
       .command<GlobalArgs & KeyCreateArgs>(
         "create",
@@ -136,6 +136,25 @@ export function registerAccount(program: Argv, ctx: Context): void {
           }),
       )
       .command<GlobalArgs & { id: string }>(
+        "get <id>",
+        "Show a key you may see: its scopes, projects, expiry, last use and revocation (never the key)",
+        (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
+        (args) =>
+          ctx.run(args, async ({ client, json, io }) => {
+            const key = unwrapData(
+              await client.GET("/v1/api-keys/{id}", { params: { path: { id: args.id } } }),
+            );
+            if (json) return printJson(io, key);
+            io.stdout.write(
+              keyFields(key, [
+                ["last used", key.last_used_at ?? "never"],
+                ["revoked", key.revoked_at ?? "no"],
+                ["created", key.created_at],
+              ]),
+            );
+          }),
+      )
+      .command<GlobalArgs & { id: string }>(
         "revoke <id>",
         "Revoke a key and every key made from it",
         (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
@@ -158,7 +177,7 @@ type KeyCreateArgs = {
   expiresAt?: string;
 };
 
-function keyFields(k: ApiKeyRecord): string {
+function keyFields(k: ApiKeyRecord, more: Array<[string, unknown]> = []): string {
   return fields([
     ["id", k.id],
     ["name", k.name],
@@ -167,5 +186,6 @@ function keyFields(k: ApiKeyRecord): string {
     ["scopes", k.scopes],
     ["projects", k.project_ids ?? "all"],
     ["expires", k.expires_at ?? "never"],
+    ...more,
   ]);
 }
