@@ -138,7 +138,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .command<GlobalArgs & { id: string }>(
         "get <id>",
         "Show a key you may see: its scopes, projects, expiry, last use and revocation (never the key)",
-        (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
+        keyId,
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
             const key = unwrapData(
@@ -157,7 +157,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .command<GlobalArgs & { id: string }>(
         "revoke <id>",
         "Revoke a key and every key made from it",
-        (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
+        keyId,
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
             unwrap(await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } }));
@@ -168,6 +168,9 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .demandCommand(1, "Name a keys command (see --help)."),
   );
 }
+
+const keyId = <T>(y: Argv<T>) =>
+  y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" });
 
 type KeyCreateArgs = {
   name?: string;
