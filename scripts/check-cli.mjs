@@ -4,12 +4,14 @@
 // faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the
 // tarball into a scratch project in the system's temporary directory, and there, against `npm run dev` started on free
 // ports with its own state (scripts/dev-server.mjs):
-//   - type-checks and runs a consumer module that imports the package and calls the API;
+//   - type-checks and runs a consumer module that imports the package and calls the API, and
+//     `require()`s it from a CommonJS file;
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
-//   - the operations of API_CONTRACT §18–§21 (variable sets, the timeline, redeploy, keys): each
-//     case fails if the service's /openapi.json does not document the operation it calls.
+//   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, the timeline,
+//     redeploy, keys): each case fails if the service's /openapi.json does not document the
+//     operation it calls.
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -86,6 +88,24 @@ async function packAndInstall() {
   );
   check(install.code === 0, "the tarball installs into a project outside the repository", install.stderr);
   check(existsSync(bin), "the install links the deploy-platform bin", "no node_modules/.bin/deploy-platform");
+
+  // CommonJS: `require()` of the package takes its `default` export condition, the same ES
+  // module (require(esm): Node 20.19+, 22.12+).
+  writeFileSync(
+    join(scratch, "consumer.cjs"),
+    `const client = require("@deploy-platform/client");
+const api = client.createDeployClient({ baseUrl: "http://127.0.0.1:9", apiKey: "dpk_x" });
+console.log(JSON.stringify({ get: typeof api.GET, unwrap: typeof client.unwrap, error: client.ApiError.name }));
+`,
+  );
+  const required = await runProcess(process.execPath, ["consumer.cjs"], { cwd: scratch });
+  check(
+    required.code === 0 &&
+      required.stdout === '{"get":"function","unwrap":"function","error":"ApiError"}\n' &&
+      required.stderr === "",
+    `require() of the package works from CommonJS (Node ${process.versions.node})`,
+    JSON.stringify(required),
+  );
 
   // A consumer written as a user would, type-checked against the installed .d.ts files.
   writeFileSync(
@@ -419,6 +439,28 @@ try {
       "the dry runs and the no-change import made no version",
       JSON.stringify(before),
     );
+    const listedVersions = await cli(["variables", "versions", "--environment", envId, "--json"]);
+    const shown =
+      listedVersions.code === 0 ? JSON.parse(listedVersions.stdout).data.map((v) => v.version) : [];
+    check(
+      shown.length >= 2 && JSON.stringify(shown) === JSON.stringify(before),
+      "variables versions lists the scope's versions, newest first",
+      JSON.stringify(listedVersions),
+    );
+    const [newest] = shown;
+    const oldest = shown.at(-1);
+    const rewind = await cli(["variables", "restore", String(oldest), "--environment", envId, "--dry-run"]);
+    const same = await cli(["variables", "restore", String(newest), "--environment", envId]);
+    check(
+      rewind.code === 0 &&
+        new RegExp(`^dry run: would make version ${newest + 1}: `, "m").test(rewind.stdout) &&
+        !rewind.stdout.includes("postgres://") &&
+        same.code === 0 &&
+        same.stdout === `no change (version ${newest})\n` &&
+        JSON.stringify(await versions()) === JSON.stringify(before),
+      "variables restore: a dry run shows the change, restoring the current version changes nothing",
+      JSON.stringify([rewind, same]),
+    );
   } else
     undocumented(
       "variables export | import",
@@ -455,6 +497,14 @@ try {
       narrow.code === 0 && refused.code === 11,
       "the new key can do what it was given and no more",
       JSON.stringify([narrow, refused]),
+    );
+    const shownKey = await cli(["keys", "get", made?.id, "--json"]);
+    check(
+      shownKey.code === 0 &&
+        JSON.parse(shownKey.stdout).id === made?.id &&
+        !shownKey.stdout.includes(made?.key),
+      "keys get shows the key's record, never the key",
+      JSON.stringify(shownKey),
     );
     const listedKeys = await cli(["keys", "list", "--all", "--json"]);
     check(

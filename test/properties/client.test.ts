@@ -11,6 +11,7 @@ import {
   pages,
   retryDelayMs,
   type TimelineEntry,
+  unwrap,
   waitForDeployment,
 } from "../../clients/typescript/src/index";
 import { logLines, postLogs, reportOk, timelineOf } from "../helpers/engine";
@@ -181,7 +182,7 @@ describe("the typed client", () => {
     expect(taken.error?.code).toBe("conflict");
   });
 
-  it("answers a 304 as empty: neither data nor error, the status on the response", async () => {
+  it("answers a 304 as empty: neither data nor error, the status on the response; unwrap() gives undefined for it and a 204", async () => {
     const { owner } = await createOrgWithOwner();
     const client = createDeployClient({ baseUrl: BASE, apiKey: owner.key, fetch: worker });
     const created = await client.POST("/v1/projects", { body: { name: unique("etag") } });
@@ -197,6 +198,13 @@ describe("the typed client", () => {
     expect(again.response.headers.get("etag")).toBe(etag);
     expect(again.data).toBeUndefined();
     expect(again.error).toBeUndefined();
+    expect(unwrap(again)).toBeUndefined();
+    // A 204 is a success too: unwrap() answers undefined, it does not throw.
+    const key = await client.POST("/v1/api-keys", { body: { name: "revoked at once" } });
+    const id = key.data?.id as string;
+    const revoked = await client.DELETE("/v1/api-keys/{id}", { params: { path: { id } } });
+    expect(revoked.response.status).toBe(204);
+    expect(unwrap(revoked)).toBeUndefined();
   });
 
   it("waits the backoff when there is no Retry-After, and never longer than maxDelayMs", () => {

@@ -14,12 +14,31 @@
  *    `exportVariables()` and `applyVariableChanges()` handle a scope's variables as one set.
  */
 export { type ClientOptions, createDeployClient, type DeployClient } from "./client.js";
-export { ApiError, type ApiErrorBody, unwrap } from "./errors.js";
+export {
+  ApiError,
+  type ApiErrorBody,
+  NO_ERROR_BODY,
+  type NoErrorBody,
+  unwrap,
+  unwrapData,
+} from "./errors.js";
 export { type FollowEvent, type FollowOptions, follow, StreamError } from "./follow.js";
 export { pages } from "./pages.js";
-export { backoffMs, type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from "./retry.js";
+export {
+  backoffMs,
+  type RetryInfo,
+  type RetryOptions,
+  retryAfterMs,
+  retryDelayMs,
+  retryingFetch,
+} from "./retry.js";
 export type { components, paths } from "./schema.js";
 export { readSse, type SseEvent, type SseHandlers } from "./sse.js";
 export * from "./types.js";
-export { applyVariableChanges, exportVariables, type VariableScope } from "./variables.js";
+export {
+  applyVariableChanges,
+  exportVariables,
+  restoreVariableVersion,
+  type VariableScope,
+} from "./variables.js";
 export { type WaitOptions, type WaitResult, waitForDeployment } from "./wait.js";

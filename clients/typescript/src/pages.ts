@@ -1,4 +1,4 @@
-import { ApiError, type ApiErrorBody } from "./errors.js";
+import { type ApiErrorBody, unwrapData } from "./errors.js";
 
 type Page<T> = { data: T[]; has_more: boolean; next_page?: string };
 type PageResult<T> = { data?: Page<T>; error?: ApiErrorBody; response: Response };
@@ -12,9 +12,8 @@ export async function* pages<T>(
 ): AsyncGenerator<T> {
   let after: string | undefined;
   do {
-    const result = await fetchPage(after);
-    if (!result.data) throw ApiError.from(result);
-    yield* result.data.data;
-    after = result.data.has_more ? result.data.next_page : undefined;
+    const page = unwrapData(await fetchPage(after));
+    yield* page.data;
+    after = page.has_more ? page.next_page : undefined;
   } while (after !== undefined);
 }

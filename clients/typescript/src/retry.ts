@@ -18,6 +18,18 @@ export type RetryOptions = {
   random?: () => number;
   /** Extra headers on every request (a `User-Agent`, say). */
   headers?: Record<string, string>;
+  /** Told before each wait between two attempts (to say why a command is quiet for a while). */
+  onRetry?: (retry: RetryInfo) => void;
+};
+
+export type RetryInfo = {
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  /** How long the client waits before the next one. */
+  delayMs: number;
+  /** The answer that is retried (429, 5xx, a 409 with `Retry-After`), or null when none came. */
+  response: Response | null;
+  request: Request;
 };
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -94,13 +106,17 @@ export function retryingFetch(options: RetryOptions): typeof globalThis.fetch {
         // A request that never got an answer (connection refused or reset) is retried when doing
         // so is safe: a read, or a write whose Idempotency-Key makes a second arrival a replay.
         if (original.signal.aborted || !isNetworkError(err) || attempt >= maxAttempts) throw err;
-        await sleep(backoffMs(null, attempt, maxDelayMs, random));
+        const delayMs = backoffMs(null, attempt, maxDelayMs, random);
+        options.onRetry?.({ attempt, delayMs, response: null, request: original });
+        await sleep(delayMs);
         continue;
       }
       if (!retryable(res, keyed) || attempt >= maxAttempts)
         return res.status === 304 ? notModified(res) : res;
       await res.body?.cancel();
-      await sleep(backoffMs(res, attempt, maxDelayMs, random));
+      const delayMs = backoffMs(res, attempt, maxDelayMs, random);
+      options.onRetry?.({ attempt, delayMs, response: res, request: original });
+      await sleep(delayMs);
     }
   };
 }

@@ -1,9 +1,10 @@
 /**
  * A scope's variables as one set (API_CONTRACT §18): export as a dotenv file, apply a change (or
- * preview it with `dry_run`). A scope is an environment's own variables or one component's.
+ * preview it with `dry_run`), restore an earlier version. A scope is an environment's own
+ * variables or one component's.
  */
 import type { DeployClient } from "./client.js";
-import { unwrap } from "./errors.js";
+import { unwrap, unwrapData } from "./errors.js";
 import type { VariableChangeRequest, VariableChangeResult } from "./types.js";
 
 export type VariableScope = { environment: string } | { component: string };
@@ -26,7 +27,8 @@ export async function exportVariables(
           parseAs: "text",
           ...init,
         });
-  return unwrap(result);
+  // An empty scope exports an empty body, which a `Content-Length: 0` answer brings as undefined.
+  return unwrap(result) ?? "";
 }
 
 /** `PATCH {scope}/variables`: one atomic change of many names, or its preview (`dry_run`). */
@@ -48,5 +50,31 @@ export async function applyVariableChanges(
           body,
           ...init,
         });
-  return unwrap(result) as VariableChangeResult;
+  return unwrapData(result) as VariableChangeResult;
+}
+
+/**
+ * `POST {scope}/variables/versions/{version}/restore`: the scope's variables become what they were
+ * right after `version`, as a new version; with `dryRun`, what that would change, changing nothing.
+ */
+export async function restoreVariableVersion(
+  client: DeployClient,
+  scope: VariableScope,
+  version: number,
+  init: { dryRun?: boolean; signal?: AbortSignal } = {},
+): Promise<VariableChangeResult> {
+  const body = { dry_run: init.dryRun === true };
+  const result =
+    "environment" in scope
+      ? await client.POST("/v1/environments/{environment_id}/variables/versions/{version}/restore", {
+          params: { path: { environment_id: scope.environment, version } },
+          body,
+          signal: init.signal,
+        })
+      : await client.POST("/v1/components/{component_id}/variables/versions/{version}/restore", {
+          params: { path: { component_id: scope.component, version } },
+          body,
+          signal: init.signal,
+        });
+  return unwrapData(result) as VariableChangeResult;
 }

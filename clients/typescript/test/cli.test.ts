@@ -3,8 +3,10 @@
  * socket: exit codes, tables and JSON, stderr, the requests it sends. What the real service already
  * serves is run again, packed and installed, against `npm run dev` by scripts/check-cli.mjs.
  */
+import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { EXIT, EXIT_CODES } from "../src/cli/io.js";
 import { run } from "../src/cli/program.js";
 import { deployment, entry, fakeIo, json, notFound, sse, startFake } from "./fake-api.js";
 
@@ -117,6 +119,22 @@ describe("deploy-platform deployments wait | follow", () => {
     );
     expect(JSON.parse(json_.stdout())).toMatchObject({ id: "Slow", status: "in_progress" });
     expect(json_.stderr()).not.toContain("⠋");
+  });
+
+  it("wait: the spinner's elapsed time runs on while a long poll brings no news", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/wait"))
+        return void setTimeout(() => json(res, 200, deployment("Slow", "succeeded")), 1700);
+      json(res, 200, deployment("Slow", "in_progress"));
+    });
+    const tty = fakeIo(server.base, { tty: true });
+    expect(await run(["deployments", "wait", "Slow", "--timeout", "30"], tty.io, "0.0.0")).toBe(0);
+    // One answer at 0 s, the next at 1.7 s: the frames between them count the seconds.
+    const shown = [...tty.stderr().matchAll(/Slow in_progress \((\d+)s\)/g)].map((m) => Number(m[1]));
+    expect(shown[0]).toBe(0);
+    expect(shown).toContain(1);
+    expect(shown).toEqual([...shown].sort((a, b) => a - b));
+    expect(tty.stdout()).toMatch(/^Slow succeeded after [23]s\n$/);
   });
 
   it("redeploy prints the new deployment, and with --wait exits as wait does", async () => {
@@ -250,6 +268,116 @@ describe("deploy-platform variables", () => {
   });
 });
 
+describe("deploy-platform variables versions | restore", () => {
+  const version = (n: number, changes: unknown[]) => ({
+    version: n,
+    scope: { type: "environment", id: "Env1" },
+    created_at: `2026-11-2${n}T10:00:00.000Z`,
+    actor: { type: "api_key", account_id: "Acc1", api_key_id: "Key1" },
+    request_id: `req-${n}`,
+    changes,
+  });
+  const v3 = version(3, [
+    { name: "A", action: "created", type: { from: null, to: "secret" }, value_changed: true },
+    { name: "B", action: "updated", type: { from: "string", to: "secret" }, value_changed: false },
+    { name: "C", action: "deleted", type: { from: "secret", to: null }, value_changed: true },
+  ]);
+  const v2 = version(2, [
+    { name: "A", action: "updated", type: { from: "secret", to: "secret" }, value_changed: true },
+  ]);
+
+  it("versions lists a scope's versions (one page, --all, --json), or shows one", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/versions/3")) return json(res, 200, v3);
+      if (url.searchParams.get("after") === "c2") return json(res, 200, { data: [v2], has_more: false });
+      json(res, 200, { data: [v3], has_more: true, next_page: "c2" });
+    });
+    const page = fakeIo(server.base);
+    expect(
+      await run(["variables", "versions", "--environment", "Env1", "--limit", "1"], page.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen[0]?.path).toBe("/v1/environments/Env1/variables/versions?limit=1");
+    expect(page.stdout()).toBe(
+      [
+        "VERSION  CREATED                   BY               CHANGES",
+        "3        2026-11-23T10:00:00.000Z  Acc1 (key Key1)  +A ~B -C",
+        "",
+      ].join("\n"),
+    );
+    expect(page.stderr()).toBe("more: --after c2 (or --all)\n");
+
+    const all = fakeIo(server.base);
+    expect(
+      await run(["variables", "versions", "--component", "Comp1", "--all", "--json"], all.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen.slice(1).map((s) => s.path)).toEqual([
+      "/v1/components/Comp1/variables/versions?limit=240",
+      "/v1/components/Comp1/variables/versions?after=c2&limit=240",
+    ]);
+    expect(JSON.parse(all.stdout())).toEqual({ data: [v3, v2], has_more: false });
+
+    const one = fakeIo(server.base);
+    expect(await run(["variables", "versions", "3", "--environment", "Env1"], one.io, "0.0.0")).toBe(0);
+    expect(server.seen[3]?.path).toBe("/v1/environments/Env1/variables/versions/3");
+    expect(one.stdout()).toBe(
+      [
+        "version: 3",
+        "scope:   environment Env1",
+        "created: 2026-11-23T10:00:00.000Z",
+        "by:      Acc1 (key Key1)",
+        "request: req-3",
+        "",
+        "ACTION   NAME  TYPE             VALUE",
+        "created  A     secret           -",
+        "updated  B     string → secret  same",
+        "deleted  C     secret           -",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("restore sends the version and dry_run, and prints the change; a version that is not 1, 2, 3… is bad usage", async () => {
+    const server = await fake((_req, res, _url, body) =>
+      json(res, 200, {
+        version: 8,
+        dry_run: JSON.parse(body).dry_run,
+        changes: [
+          { name: "A", action: "updated", type: { from: "secret", to: "secret" }, value_changed: true },
+        ],
+      }),
+    );
+    const dry = fakeIo(server.base);
+    expect(
+      await run(["variables", "restore", "3", "--environment", "Env1", "--dry-run"], dry.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen[0]).toMatchObject({
+      method: "POST",
+      path: "/v1/environments/Env1/variables/versions/3/restore",
+    });
+    expect(JSON.parse(server.seen[0]?.body ?? "")).toEqual({ dry_run: true });
+    expect(dry.stdout()).toBe(
+      "ACTION   NAME  TYPE    VALUE\nupdated  A     secret  changed\n" +
+        "dry run: would make version 8: 0 created, 1 updated, 0 deleted, 0 unchanged; nothing was changed\n",
+    );
+    const done = fakeIo(server.base);
+    expect(await run(["variables", "restore", "3", "--component", "Comp1", "--json"], done.io, "0.0.0")).toBe(
+      0,
+    );
+    expect(server.seen[1]?.path).toBe("/v1/components/Comp1/variables/versions/3/restore");
+    expect(server.seen[1]?.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(done.stdout())).toMatchObject({ version: 8, dry_run: false });
+
+    for (const bad of ["0", "1.5", "latest"]) {
+      const t = fakeIo(server.base);
+      expect(await run(["variables", "restore", bad, "--environment", "Env1"], t.io, "0.0.0")).toBe(10);
+    }
+    const none = fakeIo(server.base);
+    expect(await run(["variables", "restore", "3"], none.io, "0.0.0")).toBe(10);
+    expect(none.stderr()).toContain("--environment <id> or --component <id>");
+    expect(server.seen).toHaveLength(2);
+  });
+});
+
 describe("deploy-platform keys", () => {
   const record = {
     id: "Key2",
@@ -317,10 +445,42 @@ describe("deploy-platform keys", () => {
     expect(await run(["keys", "create", "--expires-at", "tomorrow"], bad.io, "0.0.0")).toBe(10);
     expect(server.seen).toHaveLength(4);
   });
+
+  it("get shows one key, never the key itself", async () => {
+    const server = await fake((_req, res, url) =>
+      url.pathname === "/v1/api-keys/Key2"
+        ? json(res, 200, record)
+        : json(res, 404, { code: "not_found", message: "API key not found." }),
+    );
+    const g = fakeIo(server.base);
+    expect(await run(["keys", "get", "Key2"], g.io, "0.0.0")).toBe(0);
+    expect(server.seen[0]).toMatchObject({ method: "GET", path: "/v1/api-keys/Key2" });
+    expect(g.stdout()).toBe(
+      [
+        "id:        Key2",
+        "name:      ci",
+        "account:   A",
+        "parent:    Key1",
+        "scopes:    deployments:read",
+        "projects:  P1",
+        "expires:   2030-01-01T00:00:00.000Z",
+        "last used: never",
+        "revoked:   no",
+        "created:   2026-11-22T10:04:05.123Z",
+        "",
+      ].join("\n"),
+    );
+    const j = fakeIo(server.base);
+    expect(await run(["keys", "get", "Key2", "--json"], j.io, "0.0.0")).toBe(0);
+    expect(JSON.parse(j.stdout())).toEqual(record);
+    const missing = fakeIo(server.base);
+    expect(await run(["keys", "get", "Nope"], missing.io, "0.0.0")).toBe(11);
+    expect(missing.stderr()).toMatch(/^error: not_found: API key not found\./);
+  });
 });
 
 describe("configuration and failures", () => {
-  it("takes the flags over the environment, and refuses to run without a URL or key", async () => {
+  it("takes the flags over the environment, a URL ending in /v1 too, and refuses to run without a URL or key", async () => {
     const server = await fake((req, res) =>
       json(res, 200, { data: [], has_more: false, key: req.headers["x-api-key"] }),
     );
@@ -330,6 +490,11 @@ describe("configuration and failures", () => {
     ).toBe(0);
     expect(server.seen[0]?.headers["x-api-key"]).toBe("dpk_flag");
     expect(server.seen[0]?.headers["user-agent"]).toBe("deploy-platform-cli/1.2.3");
+    for (const url of [`${server.base}/v1`, `${server.base}/v1/`]) {
+      const v1 = fakeIo(url);
+      expect(await run(["projects", "list"], v1.io, "0.0.0"), v1.stderr()).toBe(0);
+    }
+    expect(server.seen.slice(1).map((s) => s.path)).toEqual(["/v1/projects", "/v1/projects"]);
     const none = fakeIo(server.base);
     none.io.env = {};
     expect(await run(["whoami"], none.io, "0.0.0")).toBe(10);
@@ -357,6 +522,52 @@ describe("configuration and failures", () => {
   }, 30_000);
 });
 
+describe("rate limits", () => {
+  it("says on stderr when a 429 makes it wait, never on stdout; as JSON with --json", async () => {
+    let calls = 0;
+    const server = await fake((_req, res) => {
+      if (++calls % 2 === 1)
+        return json(res, 429, { code: "rate", message: "Slow down." }, { "retry-after": "54" });
+      json(res, 200, { data: [], has_more: false });
+    });
+    const t = fakeIo(server.base);
+    const waits: number[] = [];
+    t.io.sleep = async (ms) => {
+      waits.push(ms);
+    };
+    expect(await run(["projects", "list"], t.io, "0.0.0")).toBe(0);
+    expect(waits).toEqual([54_000]);
+    expect(t.stderr()).toBe("rate limited; retrying in 54 s\n");
+    expect(t.stdout()).toBe("ID  NAME  CONNECTION  DEFAULT ENVIRONMENT  CREATED\n");
+
+    const j = fakeIo(server.base);
+    expect(await run(["projects", "list", "--json"], j.io, "0.0.0")).toBe(0);
+    expect(JSON.parse(j.stdout())).toEqual({ data: [], has_more: false });
+    expect(JSON.parse(j.stderr())).toEqual({
+      notice: { code: "rate", message: "rate limited; retrying in 54 s" },
+    });
+  });
+});
+
+describe("exit codes", () => {
+  it("--help lists every exit code, and both READMEs list the same", async () => {
+    expect(EXIT_CODES.map(([code]) => code)).toEqual(Object.values(EXIT));
+    const t = fakeIo("http://127.0.0.1:1");
+    expect(await run(["--help"], t.io, "0.0.0")).toBe(0);
+    const help = t.stdout().slice(t.stdout().indexOf("Exit codes:"));
+    expect(help.trimEnd().split("\n").slice(1)).toEqual(
+      EXIT_CODES.map(([code, meaning]) => `  ${String(code).padEnd(4)}${meaning.replaceAll("`", "")}`),
+    );
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const rows = [...readme.matchAll(/^\| (\d+) +\| (.+?) +\|$/gm)].map((m) => [Number(m[1]), m[2]]);
+    expect(rows).toEqual(EXIT_CODES);
+    const root = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+    const section = root.slice(root.indexOf("Exit codes a CI can branch on"));
+    const bold = [...section.slice(0, section.indexOf("A CI step")).matchAll(/\*\*(\d+)\*\*/g)];
+    expect(bold.map((m) => Number(m[1]))).toEqual(Object.values(EXIT));
+  });
+});
+
 describe("deploy-platform edge cases", () => {
   it("a --timeout that is not a number of seconds is bad usage; a revoke refused with an empty body exits 11", async () => {
     const server = await fake((_req, res) => void res.writeHead(404).end());
@@ -368,7 +579,9 @@ describe("deploy-platform edge cases", () => {
     const r = fakeIo(server.base);
     expect(await run(["keys", "revoke", "K"], r.io, "0.0.0")).toBe(11);
     expect(r.stdout()).toBe("");
-    expect(r.stderr()).toMatch(/^error: not_found: HTTP 404 without an error body/);
+    expect(r.stderr()).toMatch(
+      /^error: no_error_body: HTTP 404 without an error body \(HTTP 404, request req-1\)\n$/,
+    );
   });
 
   it("a timeline that keeps failing exits 12", async () => {

@@ -62,3 +62,21 @@ describe("back-off", () => {
     expect(calls).toBe(1);
   });
 });
+
+describe("the base URL", () => {
+  it("may end in /v1 or /v1/: the paths, which start with /v1, are not doubled", async () => {
+    const paths: string[] = [];
+    for (const base of ["http://api.test", "http://api.test/", "http://api.test/v1", "http://api.test/v1/"]) {
+      const client = createDeployClient({
+        baseUrl: base,
+        apiKey: "dpk_x",
+        fetch: async (input, init) => {
+          paths.push(new URL(new Request(input, init).url).pathname);
+          return Response.json({ data: [], has_more: false });
+        },
+      });
+      await client.GET("/v1/projects");
+    }
+    expect(paths).toEqual(Array(4).fill("/v1/projects"));
+  });
+});

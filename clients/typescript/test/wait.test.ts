@@ -55,11 +55,34 @@ describe("waitForDeployment()", () => {
       },
     });
     expect(late).toMatchObject({ timedOut: true, deployment: { status: "in_progress" } });
-    // 1.5 s and then 0.5 s left: each poll asks for the time left, at least the 1 s minimum.
-    expect(fake.seen.filter((s) => s.path.includes("/wait")).map((s) => s.path.split("?")[1])).toEqual([
-      "timeout=1",
-      "timeout=1",
+    // 1.5 s left: a poll of 1.5 s; then 0.5 s, under the API's 1 s minimum: one plain read.
+    expect(fake.seen.slice(1).map((s) => s.path)).toEqual([
+      `/v1/deployments/${ID}`,
+      `/v1/deployments/${ID}/wait?timeout=1.5`,
+      `/v1/deployments/${ID}`,
     ]);
+  });
+
+  it("ends at timeoutMs: each long poll asks for exactly the time left, never past the deadline", async () => {
+    const fake = await startFake((_req, res, url) => {
+      const d = deployment(ID, "in_progress");
+      // As the API does: the poll answers after `timeout` seconds when nothing changes.
+      if (url.pathname.endsWith("/wait"))
+        return void setTimeout(() => json(res, 200, d), Number(url.searchParams.get("timeout")) * 1000);
+      json(res, 200, d);
+    });
+    close = fake.close;
+    const started = Date.now();
+    const result = await waitForDeployment(client(fake.base), ID, { timeoutMs: 2500 });
+    const took = Date.now() - started;
+    expect(result).toMatchObject({ timedOut: true, deployment: { status: "in_progress" } });
+    expect(took).toBeGreaterThanOrEqual(2400);
+    expect(took).toBeLessThan(2800);
+    const polls = fake.seen.filter((s) => s.path.includes("/wait"));
+    expect(polls).toHaveLength(1);
+    const asked = Number(new URL(polls[0]?.path ?? "", "http://x").searchParams.get("timeout"));
+    expect(asked).toBeGreaterThan(2.3);
+    expect(asked).toBeLessThanOrEqual(2.5);
   });
 
   it("polls the deployment when the service does not serve /wait", async () => {

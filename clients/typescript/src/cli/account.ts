@@ -1,6 +1,6 @@
-/** `whoami`, `projects list`, `keys create | list | revoke`. */
+/** `whoami`, `projects list`, `keys create | list | get | revoke`. */
 import type { Argv } from "yargs";
-import { ApiError, unwrap } from "../errors.js";
+import { unwrap, unwrapData } from "../errors.js";
 import type { ApiKeyCreate, ApiKeyRecord, Project } from "../types.js";
 import type { Context, GlobalArgs } from "./context.js";
 import { fields, printJson, table, UsageError } from "./io.js";
@@ -13,7 +13,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
     () => {},
     (args) =>
       ctx.run(args, async ({ client, json, io }) => {
-        const key = unwrap(await client.GET("/v1/api-keys/current"));
+        const key = unwrapData(await client.GET("/v1/api-keys/current"));
         if (json) return printJson(io, key);
         io.stdout.write(
           fields([
@@ -59,7 +59,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .demandCommand(1, "Name a projects command (see --help)."),
   );
 
-  program.command("keys", "API keys that can do less than yours (create, list, revoke)", (y) =>
+  program.command("keys", "API keys that can do less than yours (create, list, get, revoke)", (y) =>
     y
       .command<GlobalArgs & KeyCreateArgs>(
         "create",
@@ -99,7 +99,7 @@ export function registerAccount(program: Argv, ctx: Context): void {
                 throw new UsageError(`--expires-at ${args.expiresAt} is not a time (RFC 3339) nor "never"`);
               body.expires_at = new Date(args.expiresAt).toISOString();
             }
-            const created = unwrap(await client.POST("/v1/api-keys", { body }));
+            const created = unwrapData(await client.POST("/v1/api-keys", { body }));
             if (json) return printJson(io, created);
             io.stdout.write(keyFields(created));
             io.stdout.write(`\n${created.key}\n`);
@@ -136,13 +136,31 @@ export function registerAccount(program: Argv, ctx: Context): void {
           }),
       )
       .command<GlobalArgs & { id: string }>(
-        "revoke <id>",
-        "Revoke a key and every key made from it",
-        (y) => y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" }),
+        "get <id>",
+        "Show a key you may see: its scopes, projects, expiry, last use and revocation (never the key)",
+        keyId,
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
-            const result = await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } });
-            if (!result.response.ok) throw ApiError.from(result);
+            const key = unwrapData(
+              await client.GET("/v1/api-keys/{id}", { params: { path: { id: args.id } } }),
+            );
+            if (json) return printJson(io, key);
+            io.stdout.write(
+              keyFields(key, [
+                ["last used", key.last_used_at ?? "never"],
+                ["revoked", key.revoked_at ?? "no"],
+                ["created", key.created_at],
+              ]),
+            );
+          }),
+      )
+      .command<GlobalArgs & { id: string }>(
+        "revoke <id>",
+        "Revoke a key and every key made from it",
+        keyId,
+        (args) =>
+          ctx.run(args, async ({ client, json, io }) => {
+            unwrap(await client.DELETE("/v1/api-keys/{id}", { params: { path: { id: args.id } } }));
             if (json) return printJson(io, { id: args.id, revoked: true });
             io.stdout.write(`revoked ${args.id} and every key made from it\n`);
           }),
@@ -150,6 +168,9 @@ export function registerAccount(program: Argv, ctx: Context): void {
       .demandCommand(1, "Name a keys command (see --help)."),
   );
 }
+
+const keyId = <T>(y: Argv<T>) =>
+  y.positional("id", { type: "string", demandOption: true, describe: "The key's ID" });
 
 type KeyCreateArgs = {
   name?: string;
@@ -159,7 +180,7 @@ type KeyCreateArgs = {
   expiresAt?: string;
 };
 
-function keyFields(k: ApiKeyRecord): string {
+function keyFields(k: ApiKeyRecord, more: Array<[string, unknown]> = []): string {
   return fields([
     ["id", k.id],
     ["name", k.name],
@@ -168,5 +189,6 @@ function keyFields(k: ApiKeyRecord): string {
     ["scopes", k.scopes],
     ["projects", k.project_ids ?? "all"],
     ["expires", k.expires_at ?? "never"],
+    ...more,
   ]);
 }

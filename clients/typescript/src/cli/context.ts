@@ -1,5 +1,5 @@
 import { createDeployClient, type DeployClient } from "../client.js";
-import { type Io, reportError, UsageError } from "./io.js";
+import { type Io, notice, reportError, UsageError } from "./io.js";
 
 export type GlobalArgs = { url?: string; apiKey?: string; json?: boolean };
 
@@ -33,6 +33,11 @@ export class Context {
       fetch: this.io.fetch,
       sleep: this.io.sleep,
       headers: { "user-agent": `deploy-platform-cli/${this.version}` },
+      onRetry: ({ response, delayMs }) => {
+        // A Retry-After may be a minute: say why nothing happens meanwhile.
+        if (response?.status === 429)
+          notice(this.io, args.json === true, "rate", `rate limited; retrying in ${seconds(delayMs)} s`);
+      },
     });
   }
 
@@ -50,3 +55,6 @@ export class Context {
     }
   }
 }
+
+/** `54`, `1.5`, `0.3`: whole seconds as they are, else one decimal. */
+const seconds = (ms: number): string => (ms % 1000 === 0 ? String(ms / 1000) : (ms / 1000).toFixed(1));

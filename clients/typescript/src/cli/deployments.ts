@@ -1,6 +1,6 @@
 /** `deployments list | get | wait | follow | redeploy | cancel`. */
 import type { Argv } from "yargs";
-import { unwrap } from "../errors.js";
+import { unwrapData } from "../errors.js";
 import { follow } from "../follow.js";
 import type { Deployment, TimelineEntry } from "../types.js";
 import { waitForDeployment } from "../wait.js";
@@ -83,7 +83,9 @@ export function registerDeployments(program: Argv, ctx: Context): void {
         (y) => id(y),
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
-            const d = unwrap(await client.GET("/v1/deployments/{id}", { params: { path: { id: args.id } } }));
+            const d = unwrapData(
+              await client.GET("/v1/deployments/{id}", { params: { path: { id: args.id } } }),
+            );
             if (json) return printJson(io, d);
             printDeployment(io, d as Deployment);
           }),
@@ -115,7 +117,7 @@ export function registerDeployments(program: Argv, ctx: Context): void {
         (args) =>
           ctx.run(args, async (command) => {
             const { client, json, io } = command;
-            const created = unwrap(
+            const created = unwrapData(
               await client.POST("/v1/deployments/{id}/redeploy", {
                 params: { path: { id: args.id } },
                 body: {},
@@ -136,7 +138,7 @@ export function registerDeployments(program: Argv, ctx: Context): void {
         (y) => id(y),
         (args) =>
           ctx.run(args, async ({ client, json, io }) => {
-            const d = unwrap(
+            const d = unwrapData(
               await client.PATCH("/v1/deployments/{id}/cancel", { params: { path: { id: args.id } } }),
             );
             if (json) return printJson(io, d);
@@ -191,13 +193,13 @@ function deadline(
 
 async function waitCommand({ client, json, io }: Command, id: string, seconds: number): Promise<number> {
   const started = Date.now();
-  const spinner = progress(io.stderr, io.stderr.isTTY === true && !json);
+  const spinner = progress(io.stderr, io.stderr.isTTY === true && !json, { since: started });
   const limit = deadline(seconds + 5, io.signal);
   try {
     const { deployment, timedOut } = await waitForDeployment(client, id, {
       timeoutMs: seconds * 1000,
       signal: limit.signal,
-      onUpdate: (d) => spinner.update(`${d.id} ${d.status} (${duration(Date.now() - started)})`),
+      onUpdate: (d) => spinner.update(`${d.id} ${d.status}`),
     });
     spinner.stop();
     if (json) printJson(io, deployment);

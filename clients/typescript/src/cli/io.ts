@@ -14,8 +14,9 @@ export type Io = {
   env: Record<string, string | undefined>;
   /** The whole of standard input (`variables import -`). */
   readStdin: () => Promise<string>;
+  /** A file the user named; one that cannot be read throws a `UsageError` naming it. */
   readFile: (path: string) => Promise<string>;
-  /** Writes a file only its owner may read: an export holds secrets. */
+  /** Writes a file only its owner may read, at no moment readable by others: an export holds secrets. */
   writePrivateFile: (path: string, text: string) => Promise<void>;
   /** The fetch under the client (default: the global one). */
   fetch?: typeof globalThis.fetch;
@@ -44,6 +45,18 @@ export const EXIT = {
   unexpected: 13,
 } as const;
 
+/** What each exit code means: `--help` prints this list, and the READMEs hold the same one. */
+export const EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
+  [EXIT.succeeded, "done; for `wait`, `follow` and `redeploy --wait`: the deployment succeeded"],
+  [EXIT.failed, "the deployment failed"],
+  [EXIT.cancelled, "the deployment was cancelled"],
+  [EXIT.timeout, "the wait timed out (`--timeout`)"],
+  [EXIT.usage, "bad usage or missing configuration (a file that cannot be read or written included)"],
+  [EXIT.refused, "the API refused the request (a 4xx): its `code` and `message` are on stderr"],
+  [EXIT.unavailable, "the API failed or could not be reached (5xx, 429 after the retries, network)"],
+  [EXIT.unexpected, "an unexpected error in the CLI"],
+];
+
 export class UsageError extends Error {}
 
 /** A deployment's final status as an exit code. */
@@ -51,6 +64,15 @@ export function exitForStatus(status: string): number {
   if (status === "succeeded") return EXIT.succeeded;
   if (status === "cancelled") return EXIT.cancelled;
   return EXIT.failed;
+}
+
+/**
+ * A line on stderr about the command's progress, never on stdout: as JSON with `--json` (as
+ * errors are), else as text, first clearing a spinner's line on a terminal.
+ */
+export function notice(io: Io, json: boolean, code: string, message: string): void {
+  if (json) io.stderr.write(`${JSON.stringify({ notice: { code, message } })}\n`);
+  else io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}${message}\n`);
 }
 
 /** Prints the failure on stderr and answers its exit code. */

@@ -1,6 +1,6 @@
 import type { Argv } from "yargs";
 import type { ApiErrorBody } from "../errors.js";
-import { unwrap } from "../errors.js";
+import { unwrapData } from "../errors.js";
 import { pages } from "../pages.js";
 
 export type ListArgs = { limit?: number; after?: string; all?: boolean };
@@ -20,7 +20,7 @@ export async function collect<T>(
   args: ListArgs,
   fetchPage: (after: string | undefined, limit: number | undefined) => Promise<PageResult<T>>,
 ): Promise<Page<T>> {
-  if (!args.all) return unwrap(await fetchPage(args.after, args.limit));
+  if (!args.all) return unwrapData(await fetchPage(args.after, args.limit));
   const data: T[] = [];
   for await (const item of pages((after) => fetchPage(after, args.limit ?? 240))) data.push(item);
   return { data, has_more: false };

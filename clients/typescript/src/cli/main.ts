@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { chmod, readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { nodeIo } from "./node-io.js";
 import { run } from "./program.js";
 
 const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -15,23 +16,4 @@ process.once("SIGINT", () => {
   setTimeout(() => process.exit(130), 2000).unref();
 });
 
-process.exitCode = await run(
-  process.argv.slice(2),
-  {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    signal: abort.signal,
-    readStdin: async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString("utf8");
-    },
-    readFile: (path) => readFile(path, "utf8"),
-    writePrivateFile: async (path, text) => {
-      await writeFile(path, text, { mode: 0o600 });
-      await chmod(path, 0o600);
-    },
-  },
-  pkg.version,
-);
+process.exitCode = await run(process.argv.slice(2), nodeIo(abort.signal), pkg.version);

@@ -6,7 +6,7 @@ import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
-import { EXIT, type Io, reportError, UsageError } from "./io.js";
+import { EXIT, EXIT_CODES, type Io, reportError, UsageError } from "./io.js";
 import { registerVariables } from "./variables.js";
 
 export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
@@ -19,7 +19,7 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
     .option("api-key", { type: "string", describe: "API key [env DEPLOY_PLATFORM_API_KEY]", global: true })
     .option("json", { type: "boolean", describe: "Print JSON for scripts instead of tables", global: true })
     .epilogue(
-      "Exit codes: 0 done (a deployment waited for succeeded), 1 it failed, 2 it was cancelled, 3 the wait timed out; 10 bad usage, 11 the API refused the request, 12 the API failed or could not be reached.",
+      `Exit codes:\n${EXIT_CODES.map(([code, meaning]) => `  ${String(code).padEnd(4)}${meaning.replaceAll("`", "")}`).join("\n")}`,
     )
     .completion("completion", "Print a bash or zsh completion script")
     .demandCommand(1, "Name a command (see --help).")

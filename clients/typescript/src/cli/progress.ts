@@ -4,17 +4,27 @@ const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 
 export type Progress = { update(text: string): void; stop(): void };
 
+export type ProgressOptions = {
+  /** Show the time elapsed since this instant (ms since the epoch) after the text, e.g. `(1m05s)`. */
+  since?: number;
+  now?: () => number;
+};
+
 /**
- * A spinner and a status text on one line of a terminal, redrawn in place. On anything else (a CI
- * log, a pipe) it writes nothing: the result lines say everything there.
+ * A spinner and a status text on one line of a terminal, redrawn in place. The elapsed time is
+ * read off the clock at every frame, not when the text changes: a long poll may bring no news
+ * for a minute. On anything else (a CI log, a pipe) it writes nothing: the result lines say
+ * everything there.
  */
-export function progress(out: Output, enabled = out.isTTY === true): Progress {
+export function progress(out: Output, enabled = out.isTTY === true, options: ProgressOptions = {}): Progress {
   if (!enabled) return { update() {}, stop() {} };
+  const now = options.now ?? Date.now;
   let text = "";
   let frame = 0;
   const draw = () => {
     if (text === "") return;
-    out.write(`\r${FRAMES[frame++ % FRAMES.length]} ${text}\x1b[K`);
+    const elapsed = options.since === undefined ? "" : ` (${duration(now() - options.since)})`;
+    out.write(`\r${FRAMES[frame++ % FRAMES.length]} ${text}${elapsed}\x1b[K`);
   };
   const timer = setInterval(draw, 100);
   timer.unref?.();

@@ -1,9 +1,19 @@
-/** `variables export | import`: a scope's variables as one dotenv file (API_CONTRACT §18). */
+/**
+ * `variables export | import | versions | restore`: a scope's variables as one dotenv file, and
+ * its history of versions (API_CONTRACT §18).
+ */
 import type { Argv } from "yargs";
-import type { VariableChangeRequest, VariableChangeResult } from "../types.js";
-import { applyVariableChanges, exportVariables, type VariableScope } from "../variables.js";
-import type { Context, GlobalArgs } from "./context.js";
-import { type Io, printJson, table, UsageError } from "./io.js";
+import { unwrapData } from "../errors.js";
+import type { VariableChangeRequest, VariableChangeResult, VariableVersion } from "../types.js";
+import {
+  applyVariableChanges,
+  exportVariables,
+  restoreVariableVersion,
+  type VariableScope,
+} from "../variables.js";
+import type { Command, Context, GlobalArgs } from "./context.js";
+import { fields, type Io, printJson, table, UsageError } from "./io.js";
+import { collect, type ListArgs, listOptions } from "./list.js";
 
 type ScopeArgs = GlobalArgs & { environment?: string; component?: string };
 const TYPES = ["secret", "secure_string", "string"] as const;
@@ -22,83 +32,208 @@ function scopeOf(args: ScopeArgs): VariableScope {
 }
 
 export function registerVariables(program: Argv, ctx: Context): void {
-  program.command("variables", "A scope's variables as a .env file: export, import (with a preview)", (y) =>
-    y
-      .command<ScopeArgs & { output?: string }>(
-        "export",
-        "Print the scope's variables as a dotenv file (values revealed; the export is audited)",
-        (y) =>
-          scopeOptions(y).option("output", {
-            alias: "o",
-            type: "string",
-            describe: "Write to this file (mode 600) instead of stdout",
-          }),
-        (args) =>
-          ctx.run(args, async ({ client, io }) => {
-            const scope = scopeOf(args);
-            const text = await exportVariables(client, scope, { signal: io.signal });
-            if (args.output === undefined || args.output === "-") io.stdout.write(text);
-            else {
-              await io.writePrivateFile(args.output, text);
-              io.stderr.write(`wrote ${countLines(text)} variables to ${args.output}\n`);
-            }
-          }),
-      )
-      .command<
-        ScopeArgs & {
-          file: string;
-          dryRun?: boolean;
-          replace?: boolean;
-          type?: (typeof TYPES)[number];
-          baseVersion?: number;
-        }
-      >(
-        "import <file>",
-        "Apply a dotenv file (`-` for stdin) to the scope in one atomic change; --dry-run shows what it would change",
-        (y) =>
-          scopeOptions(y)
-            .positional("file", {
+  program.command(
+    "variables",
+    "A scope's variables as a .env file (export, import with a preview) and their versions (list, restore)",
+    (y) =>
+      y
+        .command<ScopeArgs & { output?: string }>(
+          "export",
+          "Print the scope's variables as a dotenv file (values revealed; the export is audited)",
+          (y) =>
+            scopeOptions(y).option("output", {
+              alias: "o",
               type: "string",
-              demandOption: true,
-              describe: "A .env file, or - for stdin",
-            })
-            .option("dry-run", {
-              type: "boolean",
-              describe: "Show the changes (never a value) and change nothing",
-            })
-            .option("replace", {
-              type: "boolean",
-              describe: "The scope ends holding exactly the file's names (others are deleted)",
-            })
-            .option("type", {
-              type: "string",
-              choices: TYPES,
-              describe: "Storage type of every imported variable (default secret)",
-            })
-            .option("base-version", {
-              type: "number",
-              describe: "Refuse (409) unless the scope is still at this version",
+              describe: "Write to this file (mode 600) instead of stdout",
             }),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const scope = scopeOf(args);
-            // yargs hands a lone `-` over as an empty string.
-            const stdin = args.file === "-" || args.file === "";
-            const dotenv = stdin ? await io.readStdin() : await io.readFile(args.file);
-            const body: VariableChangeRequest = {
-              dotenv,
-              mode: args.replace ? "replace" : "merge",
-              dry_run: args.dryRun === true,
-            };
-            if (args.type) body.type = args.type;
-            if (args.baseVersion !== undefined) body.base_version = args.baseVersion;
-            const result = await applyVariableChanges(client, scope, body, { signal: io.signal });
-            if (json) return printJson(io, result);
-            printChanges(io, result);
-          }),
-      )
-      .demandCommand(1, "Name a variables command (see --help)."),
+          (args) =>
+            ctx.run(args, async ({ client, io }) => {
+              const scope = scopeOf(args);
+              const text = await exportVariables(client, scope, { signal: io.signal });
+              if (args.output === undefined || args.output === "-") io.stdout.write(text);
+              else {
+                await io.writePrivateFile(args.output, text);
+                io.stderr.write(`wrote ${countLines(text)} variables to ${args.output}\n`);
+              }
+            }),
+        )
+        .command<
+          ScopeArgs & {
+            file: string;
+            dryRun?: boolean;
+            replace?: boolean;
+            type?: (typeof TYPES)[number];
+            baseVersion?: number;
+          }
+        >(
+          "import <file>",
+          "Apply a dotenv file (`-` for stdin) to the scope in one atomic change; --dry-run shows what it would change",
+          (y) =>
+            scopeOptions(y)
+              .positional("file", {
+                type: "string",
+                demandOption: true,
+                describe: "A .env file, or - for stdin",
+              })
+              .option("dry-run", {
+                type: "boolean",
+                describe: "Show the changes (never a value) and change nothing",
+              })
+              .option("replace", {
+                type: "boolean",
+                describe: "The scope ends holding exactly the file's names (others are deleted)",
+              })
+              .option("type", {
+                type: "string",
+                choices: TYPES,
+                describe: "Storage type of every imported variable (default secret)",
+              })
+              .option("base-version", {
+                type: "number",
+                describe: "Refuse (409) unless the scope is still at this version",
+              }),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const scope = scopeOf(args);
+              // yargs hands a lone `-` over as an empty string.
+              const stdin = args.file === "-" || args.file === "";
+              const dotenv = stdin ? await io.readStdin() : await io.readFile(args.file);
+              const body: VariableChangeRequest = {
+                dotenv,
+                mode: args.replace ? "replace" : "merge",
+                dry_run: args.dryRun === true,
+              };
+              if (args.type) body.type = args.type;
+              if (args.baseVersion !== undefined) body.base_version = args.baseVersion;
+              const result = await applyVariableChanges(client, scope, body, { signal: io.signal });
+              if (json) return printJson(io, result);
+              printChanges(io, result);
+            }),
+        )
+        .command<ScopeArgs & ListArgs & { number?: number }>(
+          "versions [number]",
+          "List the scope's versions, newest first (who changed which names, when; never a value), or show one",
+          (y) =>
+            listOptions(scopeOptions(y)).positional("number", {
+              type: "number",
+              describe: "Show this version only",
+              coerce: versionNumber,
+            }),
+          (args) => ctx.run(args, (command) => versionsCommand(command, scopeOf(args), args)),
+        )
+        .command<ScopeArgs & { number: number; dryRun?: boolean }>(
+          "restore <number>",
+          "Make the scope's variables what they were right after a version, as a new version; --dry-run shows what it would change",
+          (y) =>
+            scopeOptions(y)
+              .positional("number", {
+                type: "number",
+                demandOption: true,
+                describe: "The version to go back to (see variables versions)",
+                coerce: versionNumber,
+              })
+              .option("dry-run", {
+                type: "boolean",
+                describe: "Show the changes (never a value) and change nothing",
+              }),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const result = await restoreVariableVersion(client, scopeOf(args), args.number, {
+                dryRun: args.dryRun === true,
+                signal: io.signal,
+              });
+              if (json) return printJson(io, result);
+              printChanges(io, result);
+            }),
+        )
+        .demandCommand(1, "Name a variables command (see --help)."),
   );
+}
+
+/** A version is 1, 2, 3…: anything else is bad usage, said before any request. */
+function versionNumber(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1) throw new UsageError("a version is a whole number ≥ 1");
+  return value;
+}
+
+async function versionsCommand(
+  { client, json, io }: Command,
+  scope: VariableScope,
+  args: ListArgs & { number?: number },
+): Promise<void> {
+  if (args.number !== undefined) {
+    const version = args.number;
+    const one = unwrapData(
+      "environment" in scope
+        ? await client.GET("/v1/environments/{environment_id}/variables/versions/{version}", {
+            params: { path: { environment_id: scope.environment, version } },
+          })
+        : await client.GET("/v1/components/{component_id}/variables/versions/{version}", {
+            params: { path: { component_id: scope.component, version } },
+          }),
+    );
+    if (json) return printJson(io, one);
+    io.stdout.write(
+      fields([
+        ["version", one.version],
+        ["scope", `${one.scope.type} ${one.scope.id}`],
+        ["created", one.created_at],
+        ["by", actorOf(one)],
+        ["request", one.request_id],
+      ]),
+    );
+    if (one.changes.length > 0) {
+      io.stdout.write("\n");
+      io.stdout.write(
+        table(
+          ["ACTION", "NAME", "TYPE", "VALUE"],
+          one.changes.map((c) => [
+            c.action,
+            c.name,
+            typeChange(c),
+            c.action === "updated" ? (c.value_changed ? "changed" : "same") : null,
+          ]),
+        ),
+      );
+    }
+    return;
+  }
+  const list = await collect<VariableVersion>(args, (after, limit) =>
+    "environment" in scope
+      ? client.GET("/v1/environments/{environment_id}/variables/versions", {
+          params: { path: { environment_id: scope.environment }, query: { after, limit } },
+        })
+      : client.GET("/v1/components/{component_id}/variables/versions", {
+          params: { path: { component_id: scope.component }, query: { after, limit } },
+        }),
+  );
+  if (json) return printJson(io, list);
+  io.stdout.write(
+    table(
+      ["VERSION", "CREATED", "BY", "CHANGES"],
+      list.data.map((v) => [v.version, v.created_at, actorOf(v), changeList(v)]),
+    ),
+  );
+  if (list.next_page) io.stderr.write(`more: --after ${list.next_page} (or --all)\n`);
+}
+
+const actorOf = (v: VariableVersion): string =>
+  v.actor.type === "admin" ? "admin" : `${v.actor.account_id ?? "-"} (key ${v.actor.api_key_id ?? "-"})`;
+
+/** `+NEW ~CHANGED -GONE`: the names a version created, updated and deleted. */
+const changeList = (v: VariableVersion): string =>
+  v.changes
+    .map((c) => `${c.action === "created" ? "+" : c.action === "deleted" ? "-" : "~"}${c.name}`)
+    .join(" ");
+
+type TypeChange = { action: string; type: { from: string | null; to: string | null } };
+
+/** The storage type a change leaves, or `from → to` when it changed. */
+function typeChange(c: TypeChange): string | null {
+  if (c.action === "created") return c.type.to;
+  if (c.action === "deleted" || c.type.from === c.type.to) return c.type.from;
+  return `${c.type.from} → ${c.type.to}`;
 }
 
 const countLines = (text: string) => text.split("\n").filter((l) => l.trim() !== "").length;
@@ -113,11 +248,7 @@ function printChanges(io: Io, result: VariableChangeResult): void {
         changed.map((c) => [
           c.action,
           c.name,
-          c.action === "created"
-            ? c.type.to
-            : c.action === "deleted" || c.type.from === c.type.to
-              ? c.type.from
-              : `${c.type.from} → ${c.type.to}`,
+          typeChange(c),
           c.action === "updated" ? (c.value_changed ? "changed" : "same") : null,
         ]),
       ),
