@@ -5,6 +5,10 @@
 //   - its bindings are the local configuration's, under the contract's names (API_CONTRACT §1):
 //     DB, RATE_LIMITER, EVENTS, the queue consumers with the same settings, the same var names,
 //     and ALLOW_INSECURE_WEBHOOKS "false";
+//   - its Durable Object migrations are the local ones (inherited: each new class is created in
+//     every environment by the same tag);
+//   - docs/deploy.md's table names what wrangler.toml configures: every Durable Object binding
+//     and class, every queue and its producer binding, every cron and every migration tag;
 //   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (bundle, assets,
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
 //     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once;
@@ -90,6 +94,30 @@ for (const env of names) {
   check(
     same(c.triggers, local.triggers) && c.assets?.directory === local.assets?.directory,
     `[env.${env}] crons and assets as locally`,
+  );
+  check(
+    same(c.migrations, local.migrations),
+    `[env.${env}] Durable Object migrations: ${c.migrations.map((m) => m.tag).join(", ")}`,
+    JSON.stringify(plain(c.migrations)),
+  );
+}
+
+// What an operator reads must be what wrangler.toml deploys (each environment has the local
+// bindings, checked above).
+{
+  const doc = readFileSync(join(root, "docs", "deploy.md"), "utf8");
+  const named = [
+    ...local.durable_objects.bindings.flatMap((b) => [b.name, b.class_name]),
+    ...local.queues.producers.flatMap((p) => [p.binding, p.queue]),
+    ...local.queues.consumers.map((q) => q.queue),
+    ...local.triggers.crons,
+    ...local.migrations.flatMap((m) => [m.tag, ...(m.new_sqlite_classes ?? []), ...(m.new_classes ?? [])]),
+  ];
+  const missing = [...new Set(named)].filter((name) => !doc.includes(`\`${name}\``));
+  check(
+    missing.length === 0,
+    `docs/deploy.md names every Durable Object, queue, cron and migration tag of wrangler.toml (${new Set(named).size})`,
+    `missing: ${missing.join(", ")}`,
   );
 }
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // `npm run check:dev` (part of `npm test`): what only `npm run dev` shows, checked on the real
-// thing. It starts `npm run dev` (scripts/dev.mjs) on free ports with its own fresh local state
-// and key file, then checks that:
+// thing. It starts `npm run dev` (scripts/dev.mjs) with its own fresh local state and key file,
+// and without `--port` while another server holds 8787 (wrangler's default, which it then leaves
+// for another port), then checks that:
+//   0. the curl line it prints names the port wrangler moved to, not 8787 (every check below
+//      goes to that printed URL);
 //   1. the fresh database was migrated and seeded, and the printed key calls the API;
 //   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDevServer } from "./dev-server.mjs";
@@ -19,11 +23,36 @@ function check(ok, what, detail) {
   if (!ok) failures.push(what);
 }
 
+/**
+ * Holds port 8787 on the loopback addresses with a server that is not the API, unless something
+ * else holds it already (a developer's own `npm run dev`): either way, wrangler must move.
+ */
+async function holdDefaultPort() {
+  const decoys = [];
+  for (const host of ["127.0.0.1", "::1"]) {
+    const decoy = createServer((_req, res) => res.writeHead(418).end("not the API"));
+    const listening = await new Promise((resolve) => {
+      decoy.once("error", () => resolve(false));
+      decoy.listen(8787, host, () => resolve(true));
+    });
+    if (listening) decoys.push(decoy);
+  }
+  return () => {
+    for (const decoy of decoys) decoy.close();
+  };
+}
+
 let server;
 let log = "";
+const release = await holdDefaultPort();
 try {
-  server = await startDevServer(dir);
+  server = await startDevServer(dir, { defaultPort: true });
   const { base, keyFile } = server;
+  check(
+    new URL(base).port !== "8787",
+    `with 8787 taken, the printed curl line names the port wrangler serves on (${base})`,
+    base,
+  );
 
   const key = readFileSync(keyFile, "utf8").trim();
   check(server.log().includes(key), "the demo key is printed", "not in the output");
@@ -74,6 +103,7 @@ try {
 } finally {
   log = server?.log() ?? log;
   server?.stop();
+  release();
   await new Promise((r) => setTimeout(r, 500));
   rmSync(dir, { recursive: true, force: true });
 }

@@ -9,16 +9,29 @@
 //     `run:` script (they reach scripts through `env:` only).
 //   - ci.yml runs `npm ci` then `npm test` on pull requests, and `wrangler deploy --dry-run` for
 //     every environment of wrangler.toml.
+//   - No workflow puts a secret in a workflow- or job-level `env:`: a secret reaches only the
+//     steps that use it (so never `npm ci` and the install scripts it runs). A job that reads a
+//     secret restores no dependency cache (setup-node without `cache`, `package-manager-cache:
+//     false`) and keeps no git token in its checkout (`persist-credentials: false`).
 //   - deploy.yml, on a push to main: CI first; then, per environment of wrangler.toml in the
-//     order staging → production, a job in the GitHub environment of that name, whose steps are
-//     `npm ci`, the ready check, the remote D1 migrations, the secrets file, `wrangler deploy`
-//     with it, the file's removal (always) and the deployed API's check; Cloudflare credentials
-//     and the Worker's secrets come from `secrets.*`; production waits for staging.
+//     order staging → production, a job in the GitHub environment of that name, run only for
+//     refs/heads/main (`if:`), in a concurrency group of its own that never cancels a running
+//     deploy (none at the workflow level, so a waiting production approval holds up no later
+//     push's CI or staging), whose steps are the main-head check (scripts/check-main-head.mjs,
+//     before `npm ci`), `npm ci`, the ready check, the remote D1 migrations, the
+//     secrets file, `wrangler deploy` with it, the file's removal (always) and the deployed API's
+//     check; CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID come from `secrets.*` on the two
+//     wrangler steps alone, the Worker's secrets on the secrets-file step alone; production
+//     waits for staging.
+//   - scripts/check-main-head.mjs, against a stand-in for GitHub's API: passes main's head,
+//     refuses another commit and an answer it cannot read.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
+import { checkMainHead } from "./check-main-head.mjs";
 import { environments } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,6 +70,9 @@ for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
 }
 
 const runs = (job) => (job.steps ?? []).map((s) => s.run ?? "").join("\n");
+/** The secrets an `env:` map reads (`${{ secrets.X }}` anywhere in a value). */
+const secretsIn = (env) =>
+  Object.values(env ?? {}).flatMap((v) => [...String(v).matchAll(/secrets\.(\w+)/g)].map((m) => m[1]));
 const stepIndex = (job, test) => (job.steps ?? []).findIndex(test);
 const expressionsIn = (text) => [...String(text).matchAll(/\$\{\{([^}]*)\}\}/g)].map((m) => m[1].trim());
 
@@ -74,6 +90,23 @@ for (const [file, wf] of Object.entries(workflows)) {
         `${where}: calls ${job.uses}, which exists and has on.workflow_call`,
       );
       continue;
+    }
+    const wide = [...secretsIn(wf.env), ...secretsIn(job.env)];
+    check(
+      wide.length === 0,
+      `${where}: no secret in a workflow- or job-level env (only the steps that use one see it)`,
+      wide.join(", "),
+    );
+    if ((job.steps ?? []).some((step) => secretsIn(step.env).length > 0)) {
+      const setup = job.steps.filter((step) => step.uses?.startsWith("actions/setup-node@"));
+      const checkout = job.steps.filter((step) => step.uses?.startsWith("actions/checkout@"));
+      check(
+        setup.every(
+          (step) => step.with?.cache === undefined && step.with?.["package-manager-cache"] === false,
+        ) && checkout.every((step) => step.with?.["persist-credentials"] === false),
+        `${where}: reads secrets, so restores no dependency cache and keeps no git token in its checkout`,
+        JSON.stringify([...setup, ...checkout].map((step) => step.with ?? {})),
+      );
     }
     const problems = [];
     if (!Array.isArray(job.steps) || job.steps.length === 0) problems.push("no steps");
@@ -126,10 +159,11 @@ if (deploy) {
   const branches = deploy.on?.push?.branches ?? [];
   check(branches.includes("main"), "deploy.yml runs on a push to main");
   check(
-    deploy.concurrency?.["cancel-in-progress"] === false,
-    "deploy.yml never cancels a deployment half done",
+    deploy.concurrency === undefined,
+    "deploy.yml has no workflow-level concurrency (a waiting production approval would hold up later pushes)",
   );
   const jobs = deploy.jobs ?? {};
+  const groups = new Set();
   const ciJob = Object.entries(jobs).find(([, j]) => j.uses === "./.github/workflows/ci.yml")?.[0];
   check(Boolean(ciJob), "deploy.yml runs ci.yml first");
   const needsOf = (id, seen = new Set()) => {
@@ -148,7 +182,25 @@ if (deploy) {
       needs.has(ciJob) && (!previous || needs.has(previous)),
       `deploy.yml ${id}: waits for CI${previous ? ` and ${previous}` : ""}`,
     );
+    check(
+      String(job.if ?? "")
+        .replace(/^\$\{\{\s*|\s*\}\}$/g, "")
+        .trim() === "github.ref == 'refs/heads/main'",
+      `deploy.yml ${id}: runs only for refs/heads/main (a run by hand from another branch would apply its migrations)`,
+      `if: ${job.if}`,
+    );
+    const group = String(job.concurrency?.group ?? "");
+    check(
+      group.includes(env) && !groups.has(group) && job.concurrency?.["cancel-in-progress"] === false,
+      `deploy.yml ${id}: its own concurrency group (${group}), which never cancels a deploy half done`,
+      JSON.stringify(job.concurrency),
+    );
+    groups.add(group);
     const order = [
+      [
+        "the main-head check",
+        (s) => /check-main-head\.mjs/.test(s.run ?? "") && s.env?.GITHUB_TOKEN === `\${{ github.token }}`,
+      ],
       ["npm ci", (s) => /^npm ci\b/.test(s.run ?? "")],
       ["the ready check", (s) => new RegExp(`check-deploy\\.mjs --ready ${env}\\b`).test(s.run ?? "")],
       [
@@ -176,12 +228,22 @@ if (deploy) {
       order.map(([name], n) => `${name}: step ${at[n]}`).join(", "),
     );
     const fromSecrets = (value, name) => value === `\${{ secrets.${name} }}`;
+    const cloudflare = ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"];
+    const workerSecrets = ["ADMIN_TOKEN", "VARIABLES_KEY", "VARIABLES_KEY_PREVIOUS"];
+    const misplaced = job.steps.flatMap((step, n) => {
+      const read = secretsIn(step.env).sort();
+      const wanted = /\bwrangler\s/.test(step.run ?? "") ? cloudflare : n === at[4] ? workerSecrets : [];
+      const exact =
+        read.join() === [...wanted].sort().join() &&
+        wanted.every((name) => fromSecrets(step.env?.[name], name));
+      return exact ? [] : [`step ${n} (${step.name ?? step.run ?? step.uses}) reads [${read.join(", ")}]`];
+    });
     check(
-      fromSecrets(job.env?.CLOUDFLARE_API_TOKEN, "CLOUDFLARE_API_TOKEN") &&
-        fromSecrets(job.env?.CLOUDFLARE_ACCOUNT_ID, "CLOUDFLARE_ACCOUNT_ID"),
-      `deploy.yml ${id}: CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID from the environment's secrets`,
+      misplaced.length === 0,
+      `deploy.yml ${id}: CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID from the environment's secrets on the wrangler steps only`,
+      misplaced.join("; "),
     );
-    const secretsStep = job.steps[at[3]] ?? {};
+    const secretsStep = job.steps[at[4]] ?? {};
     check(
       ["ADMIN_TOKEN", "VARIABLES_KEY", "VARIABLES_KEY_PREVIOUS"].every((n) =>
         fromSecrets(secretsStep.env?.[n], n),
@@ -190,6 +252,45 @@ if (deploy) {
     );
     previous = id;
   }
+}
+
+// scripts/check-main-head.mjs against a stand-in for GitHub's "get a reference" endpoint.
+{
+  const head = "a".repeat(40);
+  const seen = [];
+  const api = createServer((req, res) => {
+    seen.push(`${req.url} ${req.headers.authorization}`);
+    if (req.url === "/repos/acme/api/git/ref/heads/main") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ref: "refs/heads/main", object: { sha: head, type: "commit" } }));
+    } else res.writeHead(404).end('{"message":"Not Found"}');
+  });
+  await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+  const env = {
+    GITHUB_API_URL: `http://127.0.0.1:${api.address().port}`,
+    GITHUB_REPOSITORY: "acme/api",
+    GITHUB_TOKEN: "t0ken",
+  };
+  const current = await checkMainHead({ ...env, GITHUB_SHA: head });
+  const older = await checkMainHead({ ...env, GITHUB_SHA: "b".repeat(40) });
+  const unknown = await checkMainHead({ ...env, GITHUB_REPOSITORY: "acme/gone", GITHUB_SHA: head });
+  const unset = await checkMainHead({ ...env, GITHUB_TOKEN: "", GITHUB_SHA: head });
+  api.close();
+  check(
+    current.code === 0 && seen[0] === "/repos/acme/api/git/ref/heads/main Bearer t0ken",
+    "check-main-head.mjs lets main's head deploy (asking GitHub with the run's token)",
+    `${current.line}; ${seen[0]}`,
+  );
+  check(
+    older.code === 1 && older.line.includes(`main has moved on to ${head}`),
+    "check-main-head.mjs refuses a commit that is no longer main's head",
+    older.line,
+  );
+  check(
+    unknown.code === 1 && unset.code === 1,
+    "check-main-head.mjs refuses when it cannot tell (an error answer, no token)",
+    `${unknown.line}; ${unset.line}`,
+  );
 }
 
 if (failures.length > 0) {

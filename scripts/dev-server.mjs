@@ -34,14 +34,14 @@ export async function waitFor(url, ms) {
 /**
  * Starts `npm run dev` (scripts/dev.mjs) with its state and key file under `dir` and waits for
  * it to answer. `log()` is everything it printed so far; `stop()` ends its process group.
+ * With `defaultPort`, no `--port` is passed: wrangler chooses (8787 when free), and `base` is the
+ * URL of the curl line dev.mjs prints, so a check reaches the server only if that line is right.
  */
-export async function startDevServer(dir) {
+export async function startDevServer(dir, { defaultPort = false } = {}) {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const base = `http://localhost:${port}`;
   const keyFile = join(dir, "dev.key");
   const args = [
-    "--port",
-    String(port),
+    ...(defaultPort ? [] : ["--port", String(port)]),
     "--inspector-port",
     String(inspectorPort),
     "--persist-to",
@@ -61,11 +61,24 @@ export async function startDevServer(dir) {
       process.kill(-server.pid, "SIGTERM");
     } catch {}
   };
+  let base = `http://localhost:${port}`;
   try {
+    if (defaultPort) base = await printedBase(() => output, 120_000);
     await waitFor(`${base}/healthz`, 120_000);
   } catch (err) {
     stop();
     throw new Error(`${err.message}\n${output}`);
   }
   return { base, keyFile, log: () => output, stop };
+}
+
+/** The base URL of the curl line dev.mjs prints once wrangler serves; rejects after `ms`. */
+async function printedBase(log, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const printed = /curl -s (http:\/\/\S+)\/v1\/projects /.exec(log())?.[1];
+    if (printed) return printed;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`npm run dev printed no curl line within ${ms / 1000} s`);
 }

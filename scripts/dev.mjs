@@ -2,9 +2,15 @@
 // `npm run dev`: local set-up, then `wrangler dev` (API_CONTRACT §1).
 //  1. .dev.vars from .dev.vars.example when missing (working local secrets on a fresh clone);
 //  2. pending D1 migrations applied to the local database;
-//  3. on an empty database, a demo organization, owner account, API key and project,
-//     with the key and a ready curl line printed;
-//  4. `wrangler dev --test-scheduled` with every extra argument passed through.
+//  3. on an empty database, a demo organization, owner account, API key and project, with the
+//     key printed;
+//  4. `wrangler dev --test-scheduled` with every extra argument passed through;
+//  5. once wrangler serves, a ready curl line (and the cron, document and reference URLs) at the
+//     address wrangler reports: when 8787 is taken it moves to another port by itself (and under
+//     CI, or with `--port 0`, to any free one), so a URL guessed from the arguments could reach
+//     another server. wrangler's own bin relays its dev server's `DEV_SERVER_READY` message
+//     (`{ip, port}`) to a parent that gave it an IPC channel, which is the port it bound; a line
+//     of its output could change wording and would take wrangler's terminal away from it.
 // DEV_KEY_FILE names another file for the key (the checks that start their own server on
 // their own state use it, so they leave the developer's .dev.key alone).
 import { execFileSync, spawn } from "node:child_process";
@@ -69,10 +75,6 @@ function countOrgs() {
   return JSON.parse(out)[0].results[0].n;
 }
 
-const portArg =
-  args.find((_a, i) => args[i - 1] === "--port") ?? args.find((a) => a.startsWith("--port="))?.slice(7);
-const base = `http://localhost:${portArg ?? 8787}`;
-
 if (countOrgs() === 0) {
   const now = new Date().toISOString();
   const org = newId();
@@ -97,26 +99,50 @@ if (countOrgs() === 0) {
 Seeded a demo organization, its owner, a project and an API key (also saved in ${KEY_FILE}):
 
   API key: ${key}
-
-  curl -s ${base}/v1/projects -H 'x-api-key: ${key}' -H 'accept: application/json'
-
-OpenAPI document: ${base}/openapi.json   API reference: ${base}/docs
 `);
-} else if (existsSync(KEY_FILE)) {
-  const key = readFileSync(KEY_FILE, "utf8").trim();
-  console.log(
-    `\nLocal demo API key (from ${KEY_FILE}): ${key}\n  curl -s ${base}/v1/projects -H 'x-api-key: ${key}'\n`,
+}
+const key = existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : undefined;
+
+/** What to paste once wrangler serves on `base`. */
+function readyBanner(base) {
+  const lines = [""];
+  if (key) {
+    lines.push(
+      `The API is on ${base}; with the local demo API key (in ${KEY_FILE}):`,
+      "",
+      `  curl -s ${base}/v1/projects -H 'x-api-key: ${key}' -H 'accept: application/json'`,
+      "",
+    );
+  } else lines.push(`The API is on ${base}.`);
+  lines.push(`OpenAPI document: ${base}/openapi.json   API reference: ${base}/docs`);
+  // The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
+  // inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
+  // [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
+  // README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it.
+  lines.push(
+    `Cron jobs by hand: curl '${base}/__scheduled?cron=*/5+*+*+*+*' (sweep), '${base}/__scheduled?cron=0+3+*+*+*' (daily retention)`,
+    "",
   );
+  return lines.join("\n");
 }
 
-// The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
-// inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
-// [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
-// README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it.
-console.log(
-  `Cron jobs by hand: curl '${base}/__scheduled?cron=*/5+*+*+*+*' (sweep), '${base}/__scheduled?cron=0+3+*+*+*' (daily retention)\n`,
-);
+/** A host wrangler listens on, as a browser or curl reaches it (wrangler's own formatHostname). */
+function reachable(ip) {
+  if (ip === "0.0.0.0" || ip === "::" || ip === "*") return "localhost";
+  return ip.includes(":") ? `[${ip}]` : ip;
+}
+
 const devArgs = args.includes("--test-scheduled") ? args : ["--test-scheduled", ...args];
-const child = spawn(wrangler, ["dev", ...devArgs], { stdio: "inherit" });
+const child = spawn(wrangler, ["dev", ...devArgs], { stdio: ["inherit", "inherit", "inherit", "ipc"] });
+child.on("message", (message) => {
+  let ready;
+  try {
+    ready = JSON.parse(String(message));
+  } catch {
+    return;
+  }
+  if (ready?.event === "DEV_SERVER_READY" && Number.isInteger(ready.port))
+    console.log(readyBanner(`http://${reachable(String(ready.ip))}:${ready.port}`));
+});
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
