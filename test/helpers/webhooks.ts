@@ -15,7 +15,9 @@ import {
 } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, vi } from "vitest";
+import { parseConfig } from "../../src/config";
 import { createServiceContext } from "../../src/context";
+import { openSigningSecret } from "../../src/crypto/signing-secrets";
 import { createDb } from "../../src/db/client";
 import type { EventType } from "../../src/db/event-types";
 import {
@@ -198,6 +200,10 @@ export const deliveriesOfEvent = (eventId: string) =>
   db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId)).all();
 export const integrationRow = (id: string) =>
   db.select().from(notificationIntegrations).where(eq(notificationIntegrations.id, id)).get();
+
+/** A signing secret as D1 keeps it (sealed: src/crypto/signing-secrets.ts), opened with the test keys. */
+export const openedSecret = (integrationId: string, stored: string) =>
+  openSigningSecret(parseConfig(env).variableKeys, integrationId, stored);
 
 export const eventually = (check: () => Promise<void>) =>
   vi.waitFor(check, { timeout: 20_000, interval: 200 });

@@ -21,7 +21,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptDelivery } from "../../webhooks/deliver";
 import { retryDelaySeconds } from "../../webhooks/retry";
-import { activeSecrets } from "../../webhooks/signing";
+import { signingSecretsOf } from "./secrets";
 
 /** How long nothing but failures disables an integration, and how many failed deliveries it takes. */
 export const FAILING_DISABLE_MS = 5 * 24 * 3600 * 1000;
@@ -93,7 +93,16 @@ export async function processDelivery(
     {
       type: row.integrationType,
       url: row.url,
-      signingSecrets: activeSecrets(row.signingSecret, row.previousSecret, row.previousExpiresAt, started),
+      signingSecrets: await signingSecretsOf(
+        ctx,
+        row.integrationId,
+        {
+          current: row.signingSecret,
+          previous: row.previousSecret,
+          previousExpiresAt: row.previousExpiresAt,
+        },
+        started,
+      ),
     },
     { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, data: row.eventData },
     { allowInsecure: ctx.config.allowInsecureWebhooks, ...attemptOpts },

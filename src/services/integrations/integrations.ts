@@ -24,11 +24,11 @@ import type {
   IntegrationUpdateInput,
   InternalIntegrationCreateInput,
 } from "../../schemas/integration";
-import { newSigningSecret } from "../../webhooks/signing";
 import { checkWebhookUrl } from "../../webhooks/url-guard";
 import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
+import { newSealedSecret } from "./secrets";
 
 /** Whether http:// and private hosts are allowed (ALLOW_INSECURE_WEBHOOKS, local only). */
 export type UrlPolicy = { allowInsecure: boolean };
@@ -129,13 +129,15 @@ async function insertIntegration(
 ): Promise<CreatedIntegration> {
   const { db } = ctx;
   const now = nowIso();
+  const id = newId();
+  const { secret, stored } = await newSealedSecret(ctx, id);
   const row: IntegrationRow = {
-    id: newId(),
+    id,
     projectId,
     type: input.type,
     url: input.url,
     configuration: fullConfiguration(input.configuration),
-    signingSecret: newSigningSecret(),
+    signingSecret: stored,
     previousSigningSecret: null,
     previousSecretExpiresAt: null,
     enabled: true,
@@ -154,7 +156,7 @@ async function insertIntegration(
       changes: diffRecords(null, auditable(record)),
     }),
   ]);
-  return { ...toIntegrationRecord(row, { revealUrl }), signing_secret: row.signingSecret };
+  return { ...toIntegrationRecord(row, { revealUrl }), signing_secret: secret };
 }
 
 /**

@@ -16,10 +16,10 @@ import type {
   TestSendResult,
 } from "../../schemas/integration";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../../webhooks/deliver";
-import { activeSecrets, newSigningSecret } from "../../webhooks/signing";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { unchangedSince, writeLatest } from "../preconditions";
 import { loadIntegration } from "./integrations";
+import { newSealedSecret, signingSecretsOf } from "./secrets";
 
 export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
 
@@ -42,10 +42,14 @@ export async function testIntegration(
     {
       type: row.type,
       url: row.url,
-      signingSecrets: activeSecrets(
-        row.signingSecret,
-        row.previousSigningSecret,
-        row.previousSecretExpiresAt,
+      signingSecrets: await signingSecretsOf(
+        ctx,
+        row.id,
+        {
+          current: row.signingSecret,
+          previous: row.previousSigningSecret,
+          previousExpiresAt: row.previousSecretExpiresAt,
+        },
         started,
       ),
     },
@@ -73,7 +77,7 @@ export async function rotateIntegrationSecret(
   const { db } = ctx;
   const expirePreviousIn = input.expire_previous_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS;
   const { row } = await loadIntegration(db, ctx.identity, projectId, integrationId, "write");
-  const secret = newSigningSecret();
+  const { secret, stored } = await newSealedSecret(ctx, integrationId);
   const i = notificationIntegrations;
   // Applied to the integration as it is when the rotation lands (`writeLatest`): the secret it
   // retires is the one it read (the row is as read, or nothing is written), and the entry's `from` is the update time it replaced.
@@ -91,7 +95,7 @@ export async function rotateIntegrationSecret(
         db
           .update(i)
           .set({
-            signingSecret: secret,
+            signingSecret: stored,
             previousSigningSecret: sql`${i.signingSecret}`,
             previousSecretExpiresAt: expiresAt,
             updatedAt: now,

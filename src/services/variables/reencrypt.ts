@@ -5,10 +5,13 @@
  * sealed again with the identity it was sealed for. Rows under any other key are not its
  * business (they fail on reveal, loudly). A value replaced concurrently keeps the newer write:
  * each update applies only while the stored envelope is still the one that was read.
- * `updated_at` is left alone: the variable did not change, only how it is kept. An operator
- * loops until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
+ * `updated_at` is left alone: the variable did not change, only how it is kept. Integrations'
+ * signing secrets, sealed under the same key (src/crypto/signing-secrets.ts), move first, and any
+ * still stored in clear are sealed whether or not a rotation is under way. An operator loops
+ * until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
  */
 import { and, asc, eq, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../../context";
 import {
   decryptVariableValue,
@@ -18,6 +21,7 @@ import {
 } from "../../crypto/variables";
 import { variableVersionValues as history, variables } from "../../db/schema";
 import { auditEntry } from "../audit/entry";
+import { resealSigningSecrets } from "../integrations/secrets";
 import { cryptoFailure, withoutParameters } from "./values";
 
 type Sealed = { envelope: string; keyVersion: number };
@@ -43,36 +47,45 @@ export async function reencryptVariables(
   } catch (err) {
     return cryptoFailure(ctx.log, err, "reencrypt", "-");
   }
-  if (previous === null || previous === current) {
-    return { key_version: current, previous_key_version: previous, reencrypted: 0, remaining: false };
+  const rotating = previous !== null && previous !== current;
+  // Integrations' signing secrets first (one row each, and each delivery opens one): those under
+  // the previous key, and any still stored in clear, which are sealed with no rotation under way.
+  const signing = await resealSigningSecrets(ctx, rotating ? previous : null, limit);
+  const room = limit - signing.updates.length;
+  let live: VariableRow[] = [];
+  let old: HistoryRow[] = [];
+  let remaining = signing.remaining;
+  if (rotating && room === 0) remaining = true;
+  else if (rotating) {
+    const rows = await db
+      .select({
+        id: variables.id,
+        environmentId: variables.environmentId,
+        scope: variables.scope,
+        value: variables.value,
+        keyVersion: variables.keyVersion,
+      })
+      .from(variables)
+      .where(eq(variables.keyVersion, previous as number))
+      .orderBy(variables.id)
+      .limit(room + 1)
+      .all();
+    live = rows.slice(0, room);
+    // What room the variables leave goes to the history's values, one more to see if any remain.
+    const left = room - live.length;
+    const kept =
+      rows.length > room
+        ? []
+        : await db
+            .select()
+            .from(history)
+            .where(eq(history.keyVersion, previous as number))
+            .orderBy(asc(history.environmentId), asc(history.scope), asc(history.name), asc(history.version))
+            .limit(left + 1)
+            .all();
+    old = kept.slice(0, left);
+    remaining ||= rows.length > room || kept.length > left;
   }
-  const rows = await db
-    .select({
-      id: variables.id,
-      environmentId: variables.environmentId,
-      scope: variables.scope,
-      value: variables.value,
-      keyVersion: variables.keyVersion,
-    })
-    .from(variables)
-    .where(eq(variables.keyVersion, previous))
-    .orderBy(variables.id)
-    .limit(limit + 1)
-    .all();
-  const live = rows.slice(0, limit);
-  // What room the variables leave goes to the history's values, one more to see if any remain.
-  const room = limit - live.length;
-  const kept =
-    rows.length > limit
-      ? []
-      : await db
-          .select()
-          .from(history)
-          .where(eq(history.keyVersion, previous))
-          .orderBy(asc(history.environmentId), asc(history.scope), asc(history.name), asc(history.version))
-          .limit(room + 1)
-          .all();
-  const old = kept.slice(0, room);
 
   const reseal = async (identity: VariableIdentity, stored: { value: string; keyVersion: number | null }) => {
     try {
@@ -86,7 +99,7 @@ export async function reencryptVariables(
     }
   };
   const set = (sealed: Sealed) => ({ value: sealed.envelope, keyVersion: sealed.keyVersion });
-  const updates = [];
+  const updates: BatchItem<"sqlite">[] = [...signing.updates];
   for (const row of live) {
     const sealed = await reseal({ id: row.id, environmentId: row.environmentId, scope: row.scope }, row);
     updates.push(
@@ -118,7 +131,8 @@ export async function reencryptVariables(
     try {
       // One entry for the sweep, across organizations (org_id null): which values moved to
       // which key. A variable's update applies unless the value was replaced meanwhile, which
-      // changes the variable anyway; a history value is never replaced.
+      // changes the variable anyway; a history value is never replaced; an integration's unless
+      // its secrets changed meanwhile (a rotation, which seals its own).
       const audit = auditEntry(ctx, {
         orgId: null,
         target: { type: "variables_key", id: String(current) },
@@ -126,6 +140,7 @@ export async function reencryptVariables(
           key_version: { from: previous, to: current },
           variable_ids: { from: null, to: live.map((r) => r.id) },
           history_values: { from: null, to: old.length },
+          integration_ids: { from: null, to: signing.ids },
         },
         when: "always",
       });
@@ -138,6 +153,15 @@ export async function reencryptVariables(
     key_version: current,
     previous_key_version: previous,
     reencrypted: updates.length,
-    remaining: rows.length > limit || kept.length > room,
+    remaining,
   };
 }
+
+type VariableRow = {
+  id: string;
+  environmentId: string;
+  scope: (typeof variables.$inferSelect)["scope"];
+  value: string;
+  keyVersion: number | null;
+};
+type HistoryRow = typeof history.$inferSelect;

@@ -13,7 +13,14 @@ import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
 import { emit, setupIntegration } from "../../helpers/integrations";
 import { runCommonRouteTests } from "../../helpers/security";
-import { allowTheLocalReceiver, db, eventually, integrationRow, received } from "../../helpers/webhooks";
+import {
+  allowTheLocalReceiver,
+  db,
+  eventually,
+  integrationRow,
+  openedSecret,
+  received,
+} from "../../helpers/webhooks";
 
 // The receiver is http://127.0.0.1, as in local development (API_CONTRACT §1).
 allowTheLocalReceiver();
@@ -55,7 +62,13 @@ describe("POST …/rotate-secret", () => {
     expect(fresh.verify(after?.body ?? "", after?.headers ?? {})).toBeTruthy();
     expect(() => old.verify(after?.body ?? "", after?.headers ?? {})).toThrow();
 
-    expect((await integrationRow(integration.id))?.previousSigningSecret).toBe(integration.signing_secret);
+    // Kept sealed: the previous secret is the old one, stored as it was.
+    const rotated = await integrationRow(integration.id);
+    expect(rotated?.previousSigningSecret).not.toContain(integration.signing_secret);
+    expect(await openedSecret(integration.id, rotated?.previousSigningSecret ?? "")).toBe(
+      integration.signing_secret,
+    );
+    expect(await openedSecret(integration.id, rotated?.signingSecret ?? "")).toBe(res.body.signing_secret);
     await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
     expect(await integrationRow(integration.id)).toMatchObject({
       previousSigningSecret: null,
@@ -114,7 +127,8 @@ describe("POST …/rotate-secret", () => {
       });
       expect(res.status, String(value)).toBe(400);
     }
-    expect((await integrationRow(integration.id))?.signingSecret).toBe(integration.signing_secret);
+    const kept = (await integrationRow(integration.id))?.signingSecret ?? "";
+    expect(await openedSecret(integration.id, kept)).toBe(integration.signing_secret);
   });
 
   runCommonRouteTests("POST rotate-secret", async () => {

@@ -21,7 +21,7 @@ export const internalReencryptVariablesRoute = defineInternalRoute({
   responses: {
     200: jsonContent(
       ReencryptResultSchema,
-      "How many values moved to the current key; repeat while `remaining`.",
+      "How many values (and webhook signing secrets) moved to the current key; repeat while `remaining`.",
     ),
   },
 });
