@@ -9,6 +9,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it, vi } from "vitest";
+import { sealSigningSecret } from "../../../src/crypto/signing-secrets";
 import { variableKeyVersion } from "../../../src/crypto/variables";
 import { notificationIntegrations } from "../../../src/db/schema";
 import { reencryptVariables } from "../../../src/services/variables/reencrypt";
@@ -76,23 +77,26 @@ describe("signing secrets at rest", () => {
   });
 
   it("a VARIABLES_KEY rotation moves them onto the new key, which alone then signs", async () => {
-    const { owner, integration, bucket, path } = await setupIntegration();
+    const { project, integration, bucket } = await setupIntegration();
     const secret = integration.signing_secret as string;
-    const newKey = randomKey();
-    const rotation = { VARIABLES_KEY: newKey, VARIABLES_KEY_PREVIOUS: env.VARIABLES_KEY };
+    // Sealed under a key that is now the previous one (only this row is: the key is new), while
+    // the test's VARIABLES_KEY is the current one. A sweep under the test's own key as the
+    // previous one would move every other test's rows too.
+    const oldKey = randomKey();
+    await setStoredSecret(
+      integration.id,
+      await sealSigningSecret({ current: oldKey }, integration.id, secret),
+    );
+    const rotation = { VARIABLES_KEY_PREVIOUS: oldKey };
     let step = await sweep(rotation);
     while (step.remaining) step = await sweep(rotation);
+    expect(step.previous_key_version).toBe(await variableKeyVersion(oldKey));
     const stored = await storedSecret(integration.id);
-    expect(stored.startsWith(`v1.${await variableKeyVersion(newKey)}.`)).toBe(true);
+    expect(stored.startsWith(`v1.${await variableKeyVersion(env.VARIABLES_KEY)}.`)).toBe(true);
 
-    // Only the new key is configured now: a test send opens the secret with it and signs.
-    const sent = await request<{ delivered: boolean }>("POST", `${path}/test`, {
-      key: owner.key,
-      body: {},
-      bindings: { VARIABLES_KEY: newKey },
-    });
-    expect(sent.status).toBe(200);
-    expect(sent.body.delivered).toBe(true);
+    // The previous key is dropped (the Worker's env never had it): deliveries open and sign.
+    await emit(project.id);
+    await eventually(async () => expect(await received(bucket)).toHaveLength(1));
     const [got] = await received(bucket);
     expect(new Webhook(secret).verify(got?.body ?? "", got?.headers ?? {})).toBeTruthy();
   });
