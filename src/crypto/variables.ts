@@ -79,16 +79,24 @@ function decodeSecret(secret: string | undefined, name: string): Uint8Array {
   return bytes;
 }
 
+/**
+ * An AES-256-GCM key derived with HKDF-SHA-256 from `ikm` (an HKDF key) under `salt` and `info`:
+ * every cipher key of this service is made this way, never the raw secret itself.
+ */
+export function aesGcmKey(ikm: CryptoKey, salt: Uint8Array, info: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt, info },
+    ikm,
+    { name: "AES-GCM", length: 256 },
+    false,
+    ["encrypt", "decrypt"],
+  );
+}
+
 async function derive(raw: Uint8Array): Promise<DerivedKey> {
   const ikm = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey", "deriveBits"]);
   const [key, idBits] = await Promise.all([
-    crypto.subtle.deriveKey(
-      { name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: CIPHER_INFO },
-      ikm,
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
+    aesGcmKey(ikm, HKDF_SALT, CIPHER_INFO),
     crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: KEY_ID_INFO }, ikm, 32),
   ]);
   return { version: new DataView(idBits).getUint32(0), key };

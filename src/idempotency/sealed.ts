@@ -17,6 +17,7 @@
  * it is, for the 24 h such an entry can still live.
  */
 import { decodeBase64, encodeBase64 } from "hono/utils/encode";
+import { aesGcmKey } from "../crypto/variables";
 import type { ClaimOutcome, IdempotencyClaim, Settlement, StoredAnswer } from "./store";
 
 const PREFIX = "sealed.v1.";
@@ -34,7 +35,7 @@ export class SealedAnswerError extends Error {
   }
 }
 
-export function isSealed(body: string): boolean {
+function isSealed(body: string): boolean {
   return body.startsWith(PREFIX);
 }
 
@@ -51,15 +52,7 @@ export function answerSeal(apiKey: string, claim: IdempotencyClaim): AnswerSeal 
   const key = () => {
     cipherKey ??= crypto.subtle
       .importKey("raw", encoder.encode(apiKey), "HKDF", false, ["deriveKey"])
-      .then((ikm) =>
-        crypto.subtle.deriveKey(
-          { name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: CIPHER_INFO },
-          ikm,
-          { name: "AES-GCM", length: 256 },
-          false,
-          ["encrypt", "decrypt"],
-        ),
-      );
+      .then((ikm) => aesGcmKey(ikm, HKDF_SALT, CIPHER_INFO));
     return cipherKey;
   };
   const additionalData = encoder.encode(`${claim.key}\n${claim.fingerprint}`);
