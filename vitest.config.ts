@@ -22,6 +22,13 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             VARIABLES_KEY: "dGVzdC12YXJpYWJsZXMta2V5LTMyLWJ5dGVzLWxvbmc=",
             ALLOW_INSECURE_WEBHOOKS: "false",
+            // Both organization databases exist (wrangler.toml ORG_DATABASES); new organizations go to
+            // DB unless created in another by name (test/helpers/databases.ts), so the tests that read
+            // rows through env.DB find them, and the tests of the split choose their database.
+            // `NEW_ORG_DATABASES=DB_ORG_2 npx vitest run test/routes` runs the route tests with every
+            // organization in the second database (README "Tests").
+            ORG_DATABASES: "DB,DB_ORG_2",
+            NEW_ORG_DATABASES: process.env.NEW_ORG_DATABASES || "DB",
             // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",

@@ -64,15 +64,29 @@ export function runMain(minutes, main) {
   );
 }
 
-/** Migrations applied and bench/seed.mjs loaded into a state dir of its own: `{ dir, seed }`. */
-export function seededState(options) {
-  const [dir, file, seed] = [join(tmp, "seeded"), join(tmp, "seed.sql"), seedSql(options)];
-  const d1 = (...argv) => runWrangler(["d1", ...argv, "DB", "--local", "--persist-to", dir]);
-  d1("migrations", "apply");
+/**
+ * Migrations applied to every database of `config` (default wrangler.toml: the directory and each
+ * organization database) and bench/seed.mjs loaded into the directory `DB`, in a state dir of its
+ * own: `{ dir, seed }`.
+ */
+export function seededState(options, config = join(root, "wrangler.toml"), name = "seeded") {
+  const [dir, file, seed] = [join(tmp, name), join(tmp, `${name}.sql`), seedSql(options)];
+  const d1 = (binding, ...argv) =>
+    runWrangler(
+      ["d1", ...argv, binding, "--local", "--persist-to", dir, "--config", config],
+      dirname(config),
+    );
+  for (const binding of d1BindingsOf(config)) d1(binding, "migrations", "apply");
   fs.writeFileSync(file, seed.sql);
-  d1("execute", "--file", file, "--yes");
+  d1("DB", "execute", "--file", file, "--yes");
   return { dir, seed };
 }
+
+/** The D1 bindings a wrangler.toml declares, in order. */
+const d1BindingsOf = (config) =>
+  [...fs.readFileSync(config, "utf8").matchAll(/^\[\[d1_databases\]\]\nbinding = "(\w+)"/gm)].map(
+    (m) => m[1],
+  );
 /** A copy of `state` for one server: every server writes its own files. */
 export function copyState(state, name) {
   fs.cpSync(state, join(tmp, name), { recursive: true });
@@ -107,7 +121,8 @@ export function snapshot(name, { countD1 = false } = {}) {
     fs.writeFileSync(join(dir, "wrangler.toml"), toml);
   } else fs.cpSync(join(root, "bench", "ladder"), dir, { recursive: true });
   buildDocsAssets();
-  for (const link of ["node_modules", "scripts"]) fs.symlinkSync(join(root, link), join(dir, link));
+  for (const link of ["node_modules", "scripts", "migrations"])
+    fs.symlinkSync(join(root, link), join(dir, link));
   fs.mkdirSync(join(dir, "dist"));
   fs.symlinkSync(DOCS_ASSETS_DIR, join(dir, "dist", "assets"));
   return join(dir, "wrangler.toml");

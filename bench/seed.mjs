@@ -17,6 +17,7 @@ const COLUMNS = {
   accounts: "id, name, display_name, avatar, profile, created_at",
   org_members: "org_id, account_id, role, created_at",
   api_keys: "id, org_id, account_id, created_by, name, key_hash, created_at",
+  api_key_index: "key_hash, key_id, org_id, created_at",
   projects:
     "id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at",
   environments: "id, project_id, name, created_at",
@@ -50,7 +51,10 @@ export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
     insert("accounts", [[owner, `${name}-owner`, "Owner", null, PROFILE, at()]]);
     insert("org_members", [[org, owner, "owner", at()]]);
     const keys = Array.from({ length: count }, () => `dpk_${randomBytes(32).toString("base64url")}`);
-    insert("api_keys", keys, (key) => [newId(), org, owner, owner, "bench", hash(key), at()]);
+    const ids = keys.map(() => newId());
+    insert("api_keys", keys, (key, i) => [ids[i], org, owner, owner, "bench", hash(key), at()]);
+    // The directory's index of each key (src/db/databases.ts): these organizations live in DB itself.
+    insert("api_key_index", keys, (key, i) => [hash(key), ids[i], org, at()]);
     return { org, owner, keys };
   };
   const projects = (org, owner, n, prefix, since) => {

@@ -28,7 +28,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
-import { environments, PLACEHOLDER_ID, readEnvironment as read } from "./wrangler-envs.mjs";
+import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -40,11 +40,11 @@ if (args[0] === "--ready") {
     process.exit(1);
   }
   const ids = read(env).d1_databases.map((d) => d.database_id);
-  if (ids.length === 0 || ids.some((id) => !id || id === PLACEHOLDER_ID)) {
+  if (ids.length === 0 || ids.some((id) => !id || isPlaceholderId(id))) {
     console.error(
-      `[env.${env}] in wrangler.toml still has the placeholder D1 database_id: create the database in ` +
-        `this environment's account (\`npx wrangler d1 create deploy-platform\`), put the id it prints ` +
-        `into [[env.${env}.d1_databases]] and commit it (docs/deploy.md).`,
+      `[env.${env}] in wrangler.toml still has a placeholder D1 database_id: create each database in ` +
+        `this environment's account (\`npx wrangler d1 create <database_name>\`), put the id it prints ` +
+        `into its [[env.${env}.d1_databases]] and commit it (docs/deploy.md).`,
     );
     process.exit(1);
   }
@@ -76,6 +76,20 @@ for (const env of names) {
       local.d1_databases.map((d) => [d.binding, d.database_name, d.migrations_dir]),
     ),
     `[env.${env}] D1: ${c.d1_databases.map((d) => `${d.binding} → ${d.database_name}`).join(", ")}`,
+  );
+  // Every organization database ORG_DATABASES names is a D1 binding of the environment (an unbound
+  // one would fail its organizations' requests), and new organizations go only to those.
+  const d1 = new Set(c.d1_databases.map((d) => d.binding));
+  const listed = (name) =>
+    (c.vars[name] ?? "DB")
+      .split(",")
+      .map((b) => b.trim())
+      .filter(Boolean);
+  const unbound = [...listed("ORG_DATABASES"), ...listed("NEW_ORG_DATABASES")].filter((b) => !d1.has(b));
+  check(
+    unbound.length === 0 && d1.has("DB"),
+    `[env.${env}] ORG_DATABASES (${listed("ORG_DATABASES").join(", ")}) are D1 bindings, DB (the directory) among them`,
+    `not bound: ${unbound.join(", ")}`,
   );
   check(
     same(byName(c.durable_objects.bindings), byName(local.durable_objects.bindings)),

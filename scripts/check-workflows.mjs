@@ -205,7 +205,7 @@ if (deploy) {
       ["the ready check", (s) => new RegExp(`check-deploy\\.mjs --ready ${env}\\b`).test(s.run ?? "")],
       [
         "remote D1 migrations",
-        (s) => new RegExp(`wrangler d1 migrations apply DB --remote --env ${env}\\b`).test(s.run ?? ""),
+        (s) => new RegExp(`node scripts/migrate\\.mjs --remote --env ${env}\\b`).test(s.run ?? ""),
       ],
       ["the secrets file", (s) => /deploy-secrets\.mjs "\$RUNNER_TEMP\/secrets\.json"/.test(s.run ?? "")],
       [
@@ -232,7 +232,9 @@ if (deploy) {
     const workerSecrets = ["ADMIN_TOKEN", "VARIABLES_KEY", "VARIABLES_KEY_PREVIOUS"];
     const misplaced = job.steps.flatMap((step, n) => {
       const read = secretsIn(step.env).sort();
-      const wanted = /\bwrangler\s/.test(step.run ?? "") ? cloudflare : n === at[4] ? workerSecrets : [];
+      // scripts/migrate.mjs runs `wrangler d1 migrations apply` for each D1 binding.
+      const runsWrangler = /\bwrangler\s|\bscripts\/migrate\.mjs\b/.test(step.run ?? "");
+      const wanted = runsWrangler ? cloudflare : n === at[4] ? workerSecrets : [];
       const exact =
         read.join() === [...wanted].sort().join() &&
         wanted.every((name) => fromSecrets(step.env?.[name], name));

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run dev`: local set-up, then `wrangler dev` (API_CONTRACT §1).
 //  1. .dev.vars from .dev.vars.example when missing (working local secrets on a fresh clone);
-//  2. pending D1 migrations applied to the local database;
+//  2. pending D1 migrations applied to every local database (the directory and each organization
+//     database: wrangler.toml's d1_databases);
 //  3. on an empty database, a demo organization, owner account, API key and project, with the
 //     key printed;
 //  4. `wrangler dev --test-scheduled` with every extra argument passed through;
@@ -17,6 +18,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { d1Bindings } from "./migrate.mjs";
 import { newApiKey, newId, sqlText } from "./seed-sql.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -40,6 +42,15 @@ for (let i = 0; i < args.length; i++) {
   } else if (/^--(persist-to|env|config)=/.test(a)) stateArgs.push(a);
 }
 
+/** The `--env` the state arguments name, if any. */
+function envOf(state) {
+  for (let i = 0; i < state.length; i++) {
+    if (state[i] === "--env" || state[i] === "-e") return state[i + 1];
+    if (state[i].startsWith("--env=")) return state[i].slice("--env=".length);
+  }
+  return undefined;
+}
+
 function run(cmdArgs) {
   return execFileSync(wrangler, cmdArgs, {
     encoding: "utf8",
@@ -53,9 +64,11 @@ if (!existsSync(".dev.vars")) {
   console.log("Created .dev.vars from .dev.vars.example (local secrets).");
 }
 
-console.log("Applying D1 migrations to the local database…");
+// Every local database: the directory and each organization database (scripts/migrate.mjs).
+const bindings = d1Bindings(envOf(stateArgs));
+console.log(`Applying D1 migrations to the local databases (${bindings.join(", ")})…`);
 try {
-  run(["d1", "migrations", "apply", "DB", "--local", ...stateArgs]);
+  for (const binding of bindings) run(["d1", "migrations", "apply", binding, "--local", ...stateArgs]);
 } catch (err) {
   console.error(err.stdout ?? "", err.stderr ?? "");
   process.exit(1);
@@ -89,6 +102,8 @@ if (countOrgs() === 0) {
     `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${sqlText(account)}, 'demo-owner', 'Demo Owner', NULL, ${sqlText(profile)}, ${sqlText(now)})`,
     `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${sqlText(org)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
     `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(account)}, ${sqlText(account)}, 'local demo key', ${sqlText(hash)}, ${sqlText(now)})`,
+    // The directory's index of the key (src/db/databases.ts): the demo organization lives in DB itself.
+    `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(hash)}, ${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(now)})`,
     `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (${sqlText(project)}, ${sqlText(org)}, 'demo', 'demo', 'A demo project', 'emoji:🚀', NULL, ${sqlText(env)}, 'connected', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO environments (id, project_id, name, created_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', ${sqlText(now)})`,
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,

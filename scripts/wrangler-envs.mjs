@@ -6,8 +6,8 @@ import { experimental_readRawConfig, unstable_readConfig } from "wrangler";
 
 const configPath = join(dirname(fileURLToPath(import.meta.url)), "..", "wrangler.toml");
 
-/** The D1 database_id an environment has until its real one is filled in (docs/deploy.md). */
-export const PLACEHOLDER_ID = "00000000-0000-4000-8000-000000000000";
+/** The D1 database_ids an environment has until its real ones are filled in (docs/deploy.md). */
+export const isPlaceholderId = (id) => /^00000000-0000-4000-8000-0000000000[0-9]{2}$/.test(id ?? "");
 
 /** The names of wrangler.toml's `[env.<name>]` sections, in order. */
 export const environments = () =>

@@ -18,6 +18,7 @@ import { bodyGuard } from "./middleware/body-guard";
 import { requestContext, routeContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
 import { etag } from "./middleware/etag";
+import { internalDatabase } from "./middleware/internal-database";
 import { rateLimit } from "./middleware/rate-limit";
 import { requireScope } from "./middleware/scope";
 import { registerDocumentRoutes } from "./openapi/routes";
@@ -35,7 +36,7 @@ export function createApp() {
   // caller is authenticated, and its declarations (operationId, rate-limit policy, scope) are what
   // the middleware after it reads (`routeOf`).
   const route = routeContext((c) => routeOf(c)?.action);
-  app.use("/internal/v1/*", adminAuth, resolveOperation, route, bodyGuard, etag);
+  app.use("/internal/v1/*", adminAuth, resolveOperation, internalDatabase, route, bodyGuard, etag);
   app.use(
     "/v1/*",
     apiKeyAuth,

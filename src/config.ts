@@ -3,6 +3,7 @@
  * and the rate-limit policies they tune.
  */
 import type { VariableKeySecrets } from "./crypto/variables";
+import { orgDatabasesOf } from "./db/databases";
 
 /**
  * Rate-limit policies (API_CONTRACT §7): requests per 60 s sliding window. Each /v1 route
@@ -42,6 +43,15 @@ export type Config = {
    * (a positive integer, set only by tests) replaces it.
    */
   streamRecheckMs: number;
+  /** ORG_DATABASES: the bindings of every organization database (src/db/databases.ts). */
+  orgDatabases: readonly string[];
+  /**
+   * NEW_ORG_DATABASES: where the internal API places new organizations (by a hash of their id),
+   * each one of `orgDatabases`; default all of them, so a database that is full can be kept from
+   * taking more. An organization a key creates (`POST /v1/orgs`) goes beside the key's own, in one
+   * transaction with its audit entry (src/services/orgs.ts).
+   */
+  newOrgDatabases: readonly string[];
 };
 
 /** A request body arrives whole within 30 s of the service starting to read it, else `408 timeout`. */
@@ -59,6 +69,7 @@ type OptionalBindings = {
   RATE_LIMITS?: string;
   REQUEST_BODY_TIMEOUT_MS?: string;
   STREAM_RECHECK_MS_OVERRIDE?: string;
+  NEW_ORG_DATABASES?: string;
 };
 
 export function parseConfig(env: Env): Config {
@@ -69,7 +80,24 @@ export function parseConfig(env: Env): Config {
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
     streamRecheckMs: positiveInteger(optional.STREAM_RECHECK_MS_OVERRIDE) ?? STREAM_RECHECK_MS,
+    ...databasesOf(optional.ORG_DATABASES, optional.NEW_ORG_DATABASES),
   };
+}
+
+const databasesCache = new Map<string, Pick<Config, "orgDatabases" | "newOrgDatabases">>();
+
+function databasesOf(all: string | undefined, placing: string | undefined) {
+  const cacheKey = `${all ?? ""}|${placing ?? ""}`;
+  let cached = databasesCache.get(cacheKey);
+  if (!cached) {
+    const orgDatabases = orgDatabasesOf(all);
+    const newOrgDatabases = placing === undefined ? orgDatabases : orgDatabasesOf(placing);
+    const stray = newOrgDatabases.find((name) => !orgDatabases.includes(name));
+    if (stray) throw new Error(`NEW_ORG_DATABASES names ${stray}, which ORG_DATABASES does not`);
+    cached = { orgDatabases, newOrgDatabases };
+    databasesCache.set(cacheKey, cached);
+  }
+  return cached;
 }
 
 const positiveInteger = (text: string | undefined): number | undefined =>

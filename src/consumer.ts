@@ -12,8 +12,10 @@
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
 import { createServiceContext, type ServiceContext, withSession } from "./context";
+import { DIRECTORY } from "./db/databases";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
 import { loggableError } from "./errors";
+import { createLogger } from "./lib/log";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
 import { markDeliveryFailed } from "./services/integrations/attempts";
@@ -33,10 +35,32 @@ export async function handleEventsBatch(
       env,
       requestId: message.id,
       session: sessionStartOf(message),
+      database: databaseOf(message),
       ...(exec ? { waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) } : {}),
     });
   const handle = batch.queue === DEAD_LETTER_QUEUE ? handleDeadLetter : handleMessage;
-  await Promise.all(batch.messages.map((message) => handle(contextOf(message), message)));
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      let ctx: ServiceContext;
+      try {
+        ctx = contextOf(message);
+      } catch (err) {
+        // Its context could not be built (the configuration being changed): this message waits, no other.
+        createLogger({ request_id: message.id }).error("queue message has no context; will retry", {
+          error: loggableError(err),
+        });
+        message.retry();
+        return;
+      }
+      await handle(ctx, message);
+    }),
+  );
+}
+
+/** The organization database a message's rows are in (./services/events/queue.ts). */
+function databaseOf(message: Message<unknown>): string {
+  const database = (message.body as QueueMessage | undefined)?.database;
+  return typeof database === "string" ? database : DIRECTORY;
 }
 
 /**

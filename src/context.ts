@@ -12,6 +12,7 @@
  */
 import { type Config, parseConfig } from "./config";
 import type { Db } from "./db/client";
+import { DIRECTORY, d1Of } from "./db/databases";
 import type { OrgRole } from "./db/schema";
 import { type DbSession, openSession, PRIMARY, type SessionStart } from "./db/session";
 import { createLogger, type Logger } from "./lib/log";
@@ -26,6 +27,8 @@ export type Identity = {
   scopes: readonly string[];
   /** The only projects the key may see, or null for every project its account may see. */
   projectIds: readonly string[] | null;
+  /** The binding of its organization's database (src/db/databases.ts). */
+  database: string;
 };
 
 /** What the audit log records about the request (API_CONTRACT §14), set once the route is known. */
@@ -46,8 +49,14 @@ export type ServiceContext = {
    * costs nothing: the session exists anyway.
    */
   session: DbSession;
-  /** Opens another session of the same database (a read that must see the primary, say). */
-  openSession(start: SessionStart): DbSession;
+  /**
+   * The binding of the database `db` runs on (src/db/databases.ts): an /v1 request's is its key's
+   * organization database, set with its identity; before that, and for the internal API's
+   * organization-less paths, the directory.
+   */
+  database: string;
+  /** Opens another session of the same database (a read that must see the primary, say), or of `database`. */
+  openSession(start: SessionStart, database?: string): DbSession;
   /** The request's id (`x-request-id`), or the queue message's / cron run's. */
   requestId: string;
   /** Carries `request_id` on every entry. */
@@ -92,6 +101,8 @@ export type CallerContext = ServiceContext & { identity: Identity };
 export type ContextSource = {
   env: Env;
   requestId: string;
+  /** The database the context's session runs on (default: the directory). */
+  database?: string;
   /** The runtime's `waitUntil`; absent when a test calls an entry point without one. */
   waitUntil?: (work: Promise<unknown>) => void;
   identity?: Identity;
@@ -103,9 +114,13 @@ export type ContextSource = {
   session?: SessionStart;
 };
 
-/** A D1 session of one request, message or cron run (the one place a D1 binding becomes a `Db`). */
-export function openDb(env: Env, start: SessionStart): DbSession {
-  return openSession(env.DB, start);
+/**
+ * A D1 session of one request, message or cron run (the one place a D1 binding becomes a `Db`).
+ * The binding is looked up at the first query: a request that never reaches D1 needs none, and
+ * one whose database is not bound fails there (`DatabaseUnavailable`), and only that request.
+ */
+export function openDb(env: Env, start: SessionStart, database: string = DIRECTORY): DbSession {
+  return openSession({ withSession: (from) => d1Of(env, database).withSession(from) }, start);
 }
 
 export function createServiceContext(source: ContextSource): ServiceContext {
@@ -117,11 +132,13 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     ((work: Promise<unknown>) => {
       work.catch(() => undefined);
     });
-  const session = openDb(source.env, source.session ?? PRIMARY);
+  const database = source.database ?? DIRECTORY;
+  const session = openDb(source.env, source.session ?? PRIMARY, database);
   const ctx: ServiceContext = {
     db: session.db,
     session,
-    openSession: (start) => openDb(source.env, start),
+    database,
+    openSession: (start, other = database) => openDb(source.env, start, other),
     requestId: source.requestId,
     log,
     config: parseConfig(source.env),
@@ -139,7 +156,24 @@ export function withSession<T extends ServiceContext>(ctx: T, session: DbSession
   return { ...ctx, db: session.db, session };
 }
 
-/** The same context acting for an authenticated caller. */
+/**
+ * The same context on `database`: its session starts where the current one did, and every
+ * session it opens later is of that database.
+ */
+export function inDatabase<T extends ServiceContext>(ctx: T, database: string): T {
+  if (database === ctx.database) return ctx;
+  const base = ctx.openSession;
+  const session = base(ctx.session.start, database);
+  return {
+    ...ctx,
+    db: session.db,
+    session,
+    database,
+    openSession: (start, other = database) => base(start, other),
+  };
+}
+
+/** The same context acting for an authenticated caller, on the caller's organization database. */
 export function withIdentity(ctx: ServiceContext, identity: Identity): CallerContext {
-  return { ...ctx, identity };
+  return { ...inDatabase(ctx, identity.database), identity };
 }

@@ -19,9 +19,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext, type ServiceContext } from "./context";
+import { DIRECTORY } from "./db/databases";
 import { startAfter } from "./db/session";
 import { loggableError } from "./errors";
 import { newId } from "./lib/ids";
+import { createLogger } from "./lib/log";
 import type { WebhookDeliveryMessage } from "./services/events/queue";
 import { type DeliveryDecision, markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
 import {
@@ -153,16 +155,21 @@ export class DeliveryLane extends DurableObject<Env> {
    * outcome is written on the primary, conditional on the row as it is there.
    */
   private async attempt(row: LaneRow): Promise<void> {
-    const ctx = createServiceContext({
-      env: this.env,
-      requestId: newId(),
-      session: startAfter(row.bookmark),
-    });
+    let ctx: ServiceContext | undefined;
     try {
+      ctx = createServiceContext({
+        env: this.env,
+        requestId: newId(),
+        session: startAfter(row.bookmark),
+        database: row.database ?? DIRECTORY,
+      });
       await this.attemptIn(ctx, row);
     } catch (err) {
       // Tried again a little later, not at once: a step that keeps failing must not spin.
-      ctx.log.error("delivery lane step failed", { delivery_id: row.delivery_id, error: loggableError(err) });
+      (ctx?.log ?? createLogger({ database: row.database })).error("delivery lane step failed", {
+        delivery_id: row.delivery_id,
+        error: loggableError(err),
+      });
       try {
         this.sql.exec(
           "UPDATE lane SET due_at = ? WHERE delivery_id = ? AND series = ?",
@@ -238,6 +245,7 @@ export class DeliveryLane extends DurableObject<Env> {
       kind: "webhook.deliver",
       delivery_id: row.delivery_id,
       series: row.series,
+      database: ctx.database,
     };
     try {
       await markDeliveryFailed(ctx, row.delivery_id, row.series);

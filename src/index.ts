@@ -6,11 +6,14 @@
  */
 import { createApp } from "./app";
 import { handleEventsBatch } from "./consumer";
-import { createServiceContext } from "./context";
+import { createServiceContext, inDatabase, type ServiceContext } from "./context";
+import { DIRECTORY } from "./db/databases";
+import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
+import { finishOrganizations } from "./services/directory";
 import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { sweepStuckDeliveries } from "./services/integrations/lanes";
@@ -25,6 +28,26 @@ export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();
 
+/** One cron run on one database (`ctx`'s). */
+async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
+  await forgetExpiredSecrets(ctx);
+  const keys = await forgetExpiredKeys(ctx);
+  if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
+  if (cron === DAILY_CRON) {
+    const removed = await purgeExpiredAuditEntries(ctx);
+    ctx.log.info("audit log retention", { database: ctx.database, removed });
+    const purged = await purgeOldEvents(ctx);
+    ctx.log.info("event retention", { database: ctx.database, ...purged });
+    ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
+    return;
+  }
+  await finishOrganizations(ctx);
+  await sweepStaleEvents(ctx);
+  const stuck = await sweepStuckDeliveries(ctx);
+  if (stuck.taken > 0)
+    ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
+}
+
 export default {
   fetch: app.fetch,
   queue: (batch, env, exec?: ExecutionContext) => handleEventsBatch(batch, env, exec),
@@ -34,22 +57,21 @@ export default {
   // what outlived its retention (audit entries, events and their deliveries, deployments'
   // timelines). Both forget rotated-out signing secrets whose overlap ended and the
   // Idempotency-Keys of writes older than 24 h.
+  // Each database (the directory and every organization database) runs on its own: one that fails
+  // holds up no other, and the run then fails as a whole, so the platform records it.
   scheduled: async (controller, env, exec?: ExecutionContext) => {
     const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
-    const ctx = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
-    await forgetExpiredSecrets(ctx);
-    const keys = await forgetExpiredKeys(ctx);
-    if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", keys);
-    if (controller.cron === DAILY_CRON) {
-      const removed = await purgeExpiredAuditEntries(ctx);
-      ctx.log.info("audit log retention", { removed });
-      const purged = await purgeOldEvents(ctx);
-      ctx.log.info("event retention", purged);
-      ctx.log.info("timeline retention", await purgeOldTimelines(ctx));
-      return;
+    const base = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
+    const databases = [...new Set([DIRECTORY, ...base.config.orgDatabases])];
+    const runs = await Promise.allSettled(
+      databases.map((database) => cronRun(inDatabase(base, database), controller.cron)),
+    );
+    const failed = databases.filter((_, i) => runs[i]?.status === "rejected");
+    for (const [i, run] of runs.entries()) {
+      if (run.status === "rejected") {
+        base.log.error("cron run failed", { database: databases[i], error: loggableError(run.reason) });
+      }
     }
-    await sweepStaleEvents(ctx);
-    const stuck = await sweepStuckDeliveries(ctx);
-    if (stuck.taken > 0) ctx.log.warn("stuck deliveries handed to their lanes again", stuck);
+    if (failed.length) throw new Error(`cron run failed on ${failed.join(", ")}`);
   },
 } satisfies ExportedHandler<Env>;

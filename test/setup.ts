@@ -3,9 +3,11 @@ import { afterAll } from "vitest";
 import { built } from "../src/http/operations";
 import { documentedRoutes } from "../src/openapi/document";
 import { OPERATIONS } from "../src/routes";
+import { testDatabases } from "./helpers/databases";
 
-// Idempotent: applyD1Migrations records what it applied.
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// Every database: the directory and each organization database (src/db/databases.ts), as
+// scripts/migrate.mjs does for `npm run dev`. Idempotent: applyD1Migrations records what it applied.
+await Promise.all(testDatabases().map((d1) => applyD1Migrations(d1, env.TEST_MIGRATIONS)));
 
 // Every operation built, and the document's routes, before any test request. The Worker builds an
 // operation on its first request (src/http/operations.ts): in the deployed bundle a dynamic import
@@ -21,5 +23,5 @@ await Promise.all([...OPERATIONS.map((operation) => built(operation)), documente
 // files, to hosts that do not resolve here. Deleting them deletes their deliveries (cascade); a
 // delivery message still in the queue then finds nothing to send.
 afterAll(async () => {
-  await env.DB.prepare("DELETE FROM notification_integrations").run();
+  await Promise.all(testDatabases().map((d1) => d1.prepare("DELETE FROM notification_integrations").run()));
 });

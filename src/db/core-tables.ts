@@ -21,6 +21,24 @@ export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   createdAt: createdAt(),
+  /**
+   * The D1 binding of the organization database that holds everything inside the organization
+   * (src/db/databases.ts). The directory's row is the one that decides; an organization
+   * database's copy of the row says the same.
+   */
+  database: text("database").notNull().default("DB"),
+});
+
+/**
+ * The directory's index of API keys (src/db/databases.ts): which organization a key belongs to,
+ * by the key's hash, so that authentication finds the organization database that holds the key
+ * itself (its record, scopes and revocation). Written before the key, never changed after.
+ */
+export const apiKeyIndex = sqliteTable("api_key_index", {
+  keyHash: text("key_hash").primaryKey(),
+  keyId: text("key_id").notNull(),
+  orgId: text("org_id").notNull(),
+  createdAt: createdAt(),
 });
 
 export const accounts = sqliteTable("accounts", {

@@ -35,7 +35,7 @@ export type DbSession = {
 export const UNCONSTRAINED: SessionStart = { mode: "first-unconstrained" };
 export const PRIMARY: SessionStart = { mode: "first-primary" };
 
-export function openSession(d1: D1Database, start: SessionStart): DbSession {
+export function openSession(d1: Pick<D1Database, "withSession">, start: SessionStart): DbSession {
   const from = start.mode === "bookmark" ? start.bookmark : start.mode;
   // Opened at the first query, so a request that never reaches D1 opens no session at all.
   let session: D1DatabaseSession | undefined;
@@ -66,16 +66,40 @@ export function startAfter(bookmark: string | null | undefined): SessionStart {
 /** The request and response header that carries a D1 bookmark. */
 export const D1_BOOKMARK_HEADER = "X-D1-Bookmark";
 
+const BARE_BOOKMARK = "[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}";
 /**
  * The shape of a D1 bookmark: four dash-separated hexadecimal fields of 8, 8, 8 and 32 digits
- * (the examples of both glossaries, and what the local runtime issues). Anything else in the
- * request header is refused before it reaches D1.
+ * (the examples of both glossaries, and what the local runtime issues).
  */
-export const D1_BOOKMARK_PATTERN_SOURCE = "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$";
-const BOOKMARK_PATTERN = new RegExp(D1_BOOKMARK_PATTERN_SOURCE);
+const BOOKMARK_PATTERN = new RegExp(`^${BARE_BOOKMARK}$`);
+
+/**
+ * The `X-D1-Bookmark` header: the binding of the database the bookmark is of (src/db/databases.ts;
+ * a bookmark orders the writes of one database only), a colon, and the bookmark. A bare bookmark,
+ * as answers carried before the split, is taken as one of the request's own database. Anything
+ * else is refused before it reaches D1.
+ */
+export const D1_BOOKMARK_PATTERN_SOURCE = `^([A-Z][A-Z0-9_]{0,62}:)?${BARE_BOOKMARK}$`;
+const HEADER_PATTERN = new RegExp(D1_BOOKMARK_PATTERN_SOURCE);
 
 export function isBookmark(value: string): boolean {
   return BOOKMARK_PATTERN.test(value);
+}
+
+/** The header's value for `database`'s `bookmark`. */
+export function bookmarkHeader(database: string, bookmark: string): string {
+  return `${database}:${bookmark}`;
+}
+
+/**
+ * What a header's value says about `database`: its bookmark; null when it is another database's
+ * (it says nothing of this one); undefined when the value is no bookmark at all.
+ */
+export function bookmarkIn(value: string, database: string): string | null | undefined {
+  if (!HEADER_PATTERN.test(value)) return undefined;
+  const colon = value.indexOf(":");
+  if (colon < 0) return value;
+  return value.slice(0, colon) === database ? value.slice(colon + 1) : null;
 }
 
 /** The later (lexicographically greater) of two bookmarks; null only when both are. */

@@ -20,7 +20,7 @@
 import type { Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ExecutingKey } from "../context";
-import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
+import { bookmarkHeader, bookmarkIn, D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, isIdempotencyKeyTaken, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import type { RouteLookup } from "../http/operations";
@@ -209,7 +209,12 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
   const headers = new Headers(answer.headers);
   let body = answer.body;
   let status = answer.status;
-  let bookmark = laterBookmark(headers.get(D1_BOOKMARK_HEADER), c.get("keyBookmark"));
+  const { database } = c.get("ctx");
+  const bookmarkOf = (response: Headers) => {
+    const value = response.get(D1_BOOKMARK_HEADER);
+    return value ? bookmarkIn(value, database) : null;
+  };
+  let bookmark = laterBookmark(bookmarkOf(headers), c.get("keyBookmark"));
   if (answer.ref) {
     // The record as it is now: its current body and ETag. If it is gone, that answer instead.
     const current = await reread(c, answer.ref);
@@ -217,7 +222,7 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     const etag = current.headers.get("etag");
     if (etag) headers.set("etag", etag);
     // The re-read started from the key's bookmark: what it saw is at least as fresh.
-    bookmark = laterBookmark(current.headers.get(D1_BOOKMARK_HEADER), bookmark);
+    bookmark = laterBookmark(bookmarkOf(current.headers), bookmark);
     if (current.status !== 200) {
       status = current.status;
       headers.delete("etag");
@@ -225,6 +230,7 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     }
   }
   headers.set("Idempotent-Replayed", "true");
-  if (bookmark) headers.set(D1_BOOKMARK_HEADER, bookmark);
+  if (bookmark) headers.set(D1_BOOKMARK_HEADER, bookmarkHeader(database, bookmark));
+  else headers.delete(D1_BOOKMARK_HEADER);
   return new Response(status === 204 || status === 304 ? null : body, { status, headers });
 }

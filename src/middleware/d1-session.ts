@@ -9,15 +9,16 @@
  * fresh as its writes) is stored in the key's limiter object before the response leaves (one more
  * call, on writes only, and only when it moved past the stored one), so the key's next read, from
  * any isolate or region, starts from it. Every response that touched D1 (or was given a bookmark)
- * carries the latest bookmark in `X-D1-Bookmark`, which another key, or another system, may send
- * back to read at least that fresh.
+ * carries the latest bookmark in `X-D1-Bookmark`, with the database it is of (src/db/session.ts),
+ * which another key, or another system, may send back to read at least that fresh.
  */
 import type { Context } from "hono";
 import type { ServiceContext } from "../context";
 import {
+  bookmarkHeader,
+  bookmarkIn,
   D1_BOOKMARK_HEADER,
   type DbSession,
-  isBookmark,
   laterBookmark,
   mayWrite,
   sessionStart,
@@ -31,23 +32,33 @@ import { limiterOf } from "./rate-limit";
  * authentication and the rate limit, like every other part of the request.
  */
 export function openRequestSession(c: Context<AppEnv>, ctx: ServiceContext): DbSession {
+  return ctx.openSession(sessionStart(c.req.method, c.get("keyBookmark"), presentedBookmark(c, ctx)));
+}
+
+/**
+ * The `X-D1-Bookmark` the request carries, as a bookmark of the request's database: null when it
+ * has none or names another database (whose bookmark says nothing of this one).
+ */
+function presentedBookmark(c: Context<AppEnv>, ctx: ServiceContext): string | null {
   const presented = c.req.header(D1_BOOKMARK_HEADER);
-  if (presented !== undefined && !isBookmark(presented)) {
+  if (presented === undefined) return null;
+  const bookmark = bookmarkIn(presented, ctx.database);
+  if (bookmark === undefined) {
     throw badInput(`The ${D1_BOOKMARK_HEADER} header is not a D1 bookmark.`, [
       {
         path: `header.${D1_BOOKMARK_HEADER.toLowerCase()}`,
         message:
-          "Expected a bookmark as returned in X-D1-Bookmark (e.g. 0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b).",
+          "Expected a bookmark as returned in X-D1-Bookmark (e.g. DB:0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b).",
       },
     ]);
   }
-  return ctx.openSession(sessionStart(c.req.method, c.get("keyBookmark"), presented));
+  return bookmark;
 }
 
 /** Once the route has answered: the write's bookmark for the key, and `X-D1-Bookmark` on the answer. */
 export async function passOnBookmark(c: Context<AppEnv>, ctx: ServiceContext): Promise<void> {
   const { session, identity, log } = ctx;
-  const presented = c.req.header(D1_BOOKMARK_HEADER);
+  const presented = presentedBookmark(c, ctx);
   const keyBookmark = c.get("keyBookmark");
   // A write's session started on the primary, so its bookmark is one D1 issued; a header
   // bookmark is never stored for the key (a made-up one would hold back the key's reads).
@@ -62,5 +73,5 @@ export async function passOnBookmark(c: Context<AppEnv>, ctx: ServiceContext): P
     }
   }
   const latest = laterBookmark(own, presented);
-  if (latest) c.res.headers.set(D1_BOOKMARK_HEADER, latest);
+  if (latest) c.res.headers.set(D1_BOOKMARK_HEADER, bookmarkHeader(ctx.database, latest));
 }

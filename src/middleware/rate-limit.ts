@@ -47,7 +47,7 @@ export async function countRequest(
   subject: string,
   policy: RateLimitPolicy,
   idempotency?: IdempotencyClaim,
-  usedKey?: string,
+  usedKey?: { id: string; database: string },
 ): Promise<LimitOutcome> {
   const limit = c.get("ctx").config.rateLimits[policy];
   const stub = limiterOf(c, subject);
@@ -126,7 +126,10 @@ export function rateLimit(routeMeta: RouteLookup) {
     const claim = await idempotencyClaim(c);
     const policy = routeMeta(c)?.policy ?? "default";
     // The same call records the key's use (its `last_used_at`, written by the object).
-    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, identity.keyId);
+    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, {
+      id: identity.keyId,
+      database: identity.database,
+    });
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (outcome.writeUse) recordKeyUse(c.get("ctx"), identity.keyId);

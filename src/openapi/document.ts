@@ -17,8 +17,11 @@ import { D1_BOOKMARK_PARAMETER } from "./define-route";
 import { examplesBesideRefs } from "./examples";
 import { registerListQueryParameters } from "./lists";
 
-/** A D1 bookmark: 8, 8 and 8 hex digits and 32 more, joined by dashes (59 characters, all the pattern allows). */
-const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 59 };
+/**
+ * A D1 bookmark: the database it is of and a colon (optional in a request), then 8, 8 and 8 hex
+ * digits and 32 more, joined by dashes (at most 64 + 59 characters, all the pattern allows).
+ */
+const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 123 };
 
 /** What the routes refer to under `components`, registered once the routes are. */
 export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAPIRegistry"]): void {
@@ -38,12 +41,14 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
     description:
       "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
       "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
-      "made with the same key. A value that is not a bookmark is `400 bad_input`.",
+      "made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's " +
+      "database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`.",
     schema: D1_BOOKMARK_SCHEMA,
   });
   registry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
     description:
-      "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write). Send it " +
+      "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the " +
+      "name of the database it is of and a colon. Send it " +
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
       "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
       "as fresh as the write replayed.",

@@ -11,8 +11,13 @@
  * are kept in memory only: a restarted object writes the first, a few minutes older at most. The
  * row is kept until its interval has passed, so a key used again within it waits for the interval.
  */
+import { DIRECTORY } from "../db/databases";
+
 export const KEY_USE_SCHEMA = [
   "CREATE TABLE IF NOT EXISTS key_use (id INTEGER PRIMARY KEY CHECK (id = 1), key_id TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)",
+  // The organization database that holds the key (src/db/databases.ts). A table of its own, so an
+  // object whose `key_use` predates it needs no migration: without a row, the directory's.
+  "CREATE TABLE IF NOT EXISTS key_use_database (id INTEGER PRIMARY KEY CHECK (id = 1), database TEXT NOT NULL)",
 ];
 
 export const LAST_USED_WRITE_INTERVAL_MS = 5 * 60_000;
@@ -21,6 +26,8 @@ export const LAST_USED_RETRY_MS = 30_000;
 
 export type KeyUse = {
   keyId: string;
+  /** The binding of the organization database that holds the key. */
+  database: string;
   /** The latest use seen (ms); in storage, the first use of a pending write. */
   usedAt: number;
   /** When the last write was made (ms), or null before the first. */
@@ -29,12 +36,28 @@ export type KeyUse = {
   dueAt: number | null;
 };
 
-type KeyUseRow = { key_id: string; used_at: number; written_at: number | null; due_at: number | null };
+type KeyUseRow = {
+  key_id: string;
+  used_at: number;
+  written_at: number | null;
+  due_at: number | null;
+  database: string | null;
+};
 
 export function readKeyUse(sql: SqlStorage): KeyUse | null {
-  const row = sql.exec<KeyUseRow>("SELECT * FROM key_use WHERE id = 1").toArray()[0];
+  const row = sql
+    .exec<KeyUseRow>(
+      "SELECT k.*, d.database FROM key_use k LEFT JOIN key_use_database d ON d.id = 1 WHERE k.id = 1",
+    )
+    .toArray()[0];
   return row
-    ? { keyId: row.key_id, usedAt: row.used_at, writtenAt: row.written_at, dueAt: row.due_at }
+    ? {
+        keyId: row.key_id,
+        database: row.database ?? DIRECTORY,
+        usedAt: row.used_at,
+        writtenAt: row.written_at,
+        dueAt: row.due_at,
+      }
     : null;
 }
 
@@ -48,6 +71,11 @@ export function storeKeyUse(sql: SqlStorage, use: KeyUse): void {
     use.writtenAt,
     use.dueAt,
   );
+  sql.exec(
+    `INSERT INTO key_use_database (id, database) VALUES (1, ?)
+     ON CONFLICT (id) DO UPDATE SET database = excluded.database`,
+    use.database,
+  );
 }
 
 /**
@@ -59,6 +87,7 @@ export function recordUse(
   sql: SqlStorage,
   current: KeyUse | null,
   keyId: string,
+  database: string,
   now: number,
 ): { use: KeyUse; writeNow: boolean; dueAt: number | null } {
   if (current && current.dueAt !== null) {
@@ -67,12 +96,12 @@ export function recordUse(
   }
   const writtenAt = current?.writtenAt ?? null;
   if (writtenAt === null || now - writtenAt >= LAST_USED_WRITE_INTERVAL_MS) {
-    const use = { keyId, usedAt: now, writtenAt: now, dueAt: null };
+    const use = { keyId, database, usedAt: now, writtenAt: now, dueAt: null };
     storeKeyUse(sql, use);
     return { use, writeNow: true, dueAt: null };
   }
   const dueAt = writtenAt + LAST_USED_WRITE_INTERVAL_MS;
-  const use = { keyId, usedAt: now, writtenAt, dueAt };
+  const use = { keyId, database, usedAt: now, writtenAt, dueAt };
   storeKeyUse(sql, use);
   return { use, writeNow: false, dueAt };
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { createDb } from "../db/client";
+import { d1Of } from "../db/databases";
 import { apiKeys } from "../db/schema";
 import { loggableError } from "../errors";
 import {
@@ -40,8 +41,8 @@ export type AdmitRequest = {
   windowSeconds: number;
   /** API_CONTRACT §11: claim this Idempotency-Key, only if the request is admitted. */
   idempotency?: IdempotencyClaim;
-  /** The API key this request authenticated with: its `last_used_at` (./key-use.ts). */
-  usedKey?: string;
+  /** The API key this request authenticated with, and its database: its `last_used_at` (./key-use.ts). */
+  usedKey?: { id: string; database: string };
 };
 
 /** What `admit` answers: each feature adds its own field. */
@@ -120,7 +121,9 @@ export class RateLimiter extends DurableObject<Env> {
   admit(request: AdmitRequest): AdmitResult {
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
     const result: AdmitResult = { decision };
-    if (request.usedKey !== undefined && this.recordUse(request.usedKey)) result.writeUse = true;
+    if (request.usedKey !== undefined && this.recordUse(request.usedKey.id, request.usedKey.database)) {
+      result.writeUse = true;
+    }
     if (this.bookmark === undefined) this.bookmark = readBookmark(this.sql) ?? null;
     if (this.bookmark !== null) result.bookmark = this.bookmark;
     if (!request.idempotency || !decision.allowed) return result;
@@ -184,9 +187,9 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** Records a use of the key; true when the request is to write it (the first in a while). */
-  private recordUse(keyId: string): boolean {
+  private recordUse(keyId: string, database: string): boolean {
     if (this.use === undefined) this.use = readKeyUse(this.sql);
-    const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, Date.now());
+    const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, database, Date.now());
     this.use = use;
     // A written use's row is pruned by the window's alarm, which every admitted request sets.
     if (dueAt !== null && (this.alarmAt === null || this.alarmAt > dueAt)) this.scheduleCleanup(dueAt);
@@ -204,7 +207,7 @@ export class RateLimiter extends DurableObject<Env> {
     const written = use.usedAt;
     const at = toIso(written);
     try {
-      await createDb(this.env.DB)
+      await createDb(d1Of(this.env, use.database))
         .update(apiKeys)
         .set({ lastUsedAt: at })
         .where(and(eq(apiKeys.id, use.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at))))

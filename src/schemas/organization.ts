@@ -104,6 +104,12 @@ export const OrganizationCreateSchema = z
 /** An organization's body: its name, 1–100 characters (API_CONTRACT §3). */
 export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
 
+/**
+ * The internal create: a name and, optionally, the organization database to place it in (one of
+ * ORG_DATABASES; by default placed by a hash of its id, src/db/databases.ts).
+ */
+export const InternalOrgCreateBody = OrgNameBody.extend({ database: z.string().min(1).max(63).optional() });
+
 export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
 
 export const ApiKeyCreateBody = z.strictObject({

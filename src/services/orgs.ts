@@ -1,7 +1,8 @@
 /** Organizations, accounts and org memberships (API_CONTRACT §3, §5, §9). */
 
 import { eq } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../context";
+import { type CallerContext, inDatabase, type ServiceContext } from "../context";
+import { placeOrganization } from "../db/databases";
 import type { Page } from "../db/pagination";
 import { type AccountProfile, accounts, organizations, orgMembers } from "../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
@@ -16,8 +17,11 @@ import type {
   OrgMemberRecord,
 } from "../schemas/organization";
 import { auditEntry, diffRecords } from "./audit/entry";
+import { accountCopy, directoryAccount, organizationRow, writeBothSides } from "./directory";
 
-function toOrgRecord(row: typeof organizations.$inferSelect): OrganizationRecord {
+function toOrgRecord(
+  row: Pick<typeof organizations.$inferSelect, "id" | "name" | "createdAt">,
+): OrganizationRecord {
   return { id: row.id, name: row.name, created_at: row.createdAt };
 }
 
@@ -37,37 +41,57 @@ function toOrgMemberRecord(row: typeof orgMembers.$inferSelect): OrgMemberRecord
 }
 
 /**
- * A new organization. Created by a caller (`createOrg`), the caller's account becomes its
- * `owner` in the same transaction; created internally (`internalCreateOrg`), it starts with no
- * member.
+ * A new organization. Created by a caller (`createOrg`), it is placed in the caller's organization
+ * database and the caller's account becomes its `owner` in the same transaction (the account's
+ * copy is already there); created internally (`internalCreateOrg`), it starts with no member, in
+ * the database `database` names or the one `placeOrganization` chooses. Its organization's side
+ * is written first, then the directory's (./directory.ts).
  */
 export async function createOrg(
-  ctx: ServiceContext,
-  input: OrganizationCreateInput,
+  caller: ServiceContext,
+  input: OrganizationCreateInput & { database?: string | undefined },
 ): Promise<OrganizationRecord> {
-  const { db } = ctx;
   const { name } = input;
-  const ownerAccountId = ctx.identity?.accountId;
+  const ownerAccountId = caller.identity?.accountId;
+  const id = newId();
+  const ctx = inDatabase(
+    caller,
+    caller.identity ? caller.database : await placementOf(caller, id, input.database),
+  );
+  const { db } = ctx;
   const now = nowIso();
-  const org = { id: newId(), name, createdAt: now };
+  const org = { id, name, createdAt: now, database: ctx.database };
   // The entry belongs to the new organization: its audit log starts with its own creation.
   const audit = auditEntry(ctx, {
     orgId: org.id,
     target: { type: "organization", id: org.id },
     changes: diffRecords(null, toOrgRecord(org)),
   });
-  if (ownerAccountId) {
-    await db.batch([
-      db.insert(organizations).values(org),
-      db
-        .insert(orgMembers)
-        .values({ orgId: org.id, accountId: ownerAccountId, role: "owner", createdAt: now }),
-      audit,
-    ]);
-  } else {
-    await db.batch([db.insert(organizations).values(org), audit]);
-  }
+  await writeBothSides(ctx, {
+    first: "organization",
+    org: ownerAccountId
+      ? [
+          organizationRow(db, org),
+          db
+            .insert(orgMembers)
+            .values({ orgId: org.id, accountId: ownerAccountId, role: "owner", createdAt: now }),
+          audit,
+        ]
+      : [organizationRow(db, org), audit],
+    directory: (dir) => [organizationRow(dir, org)],
+  });
   return toOrgRecord(org);
+}
+
+/** The database a new organization goes to: the one the operator named (checked), or the placement's. */
+async function placementOf(ctx: ServiceContext, orgId: string, named: string | undefined): Promise<string> {
+  if (named === undefined) return placeOrganization(orgId, ctx.config.newOrgDatabases);
+  if (!ctx.config.orgDatabases.includes(named)) {
+    throw badInput("No such organization database.", [
+      { path: "database", message: `Expected one of: ${ctx.config.orgDatabases.join(", ")}.` },
+    ]);
+  }
+  return named;
 }
 
 /** `GET /v1/orgs`: the caller's organization, as a one-item page. */
@@ -132,7 +156,8 @@ export async function addOrgMember(
   const { db } = ctx;
   const { account_id: accountId, role } = input;
   if (!(await orgExists(ctx, orgId))) throw notFound("Organization");
-  const account = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).get();
+  // Accounts are the directory's; the organization's database gets a copy with the membership.
+  const account = await directoryAccount(ctx, accountId);
   if (!account) {
     throw badInput("No such account.", [{ path: "account_id", message: "No account has this ID." }]);
   }
@@ -140,6 +165,7 @@ export async function addOrgMember(
   const record = toOrgMemberRecord(row);
   try {
     await db.batch([
+      accountCopy(db, account),
       db.insert(orgMembers).values(row),
       auditEntry(ctx, {
         orgId,

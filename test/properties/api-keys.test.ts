@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import type { ApiKeyRecord } from "../../src/schemas/organization";
 import { type ApiResponse, internal, request } from "../helpers/api";
+import { createOrgWithOwnerIn, d1, ORG_DATABASES, type OrgDatabase } from "../helpers/databases";
 import { type ErrorBody, TS } from "../helpers/expect";
 import { createAccount, createOrgWithOwner, revokeKey } from "../helpers/factories";
 
@@ -29,10 +30,9 @@ function expectUnauthenticated(res: ApiResponse<unknown>) {
   expect(res.headers.get("www-authenticate")).toBe('ApiKey realm="deploy-platform-api", header="x-api-key"');
 }
 
-async function keyRow(id: string): Promise<ApiKeyRow | null> {
-  return env.DB.prepare(
-    "SELECT id, key_hash, last_used_at, revoked_at, expires_at FROM api_keys WHERE id = ?",
-  )
+async function keyRow(id: string, database: OrgDatabase = "DB"): Promise<ApiKeyRow | null> {
+  return d1(database)
+    .prepare("SELECT id, key_hash, last_used_at, revoked_at, expires_at FROM api_keys WHERE id = ?")
     .bind(id)
     .first<ApiKeyRow>();
 }
@@ -147,39 +147,43 @@ describe("revocation and expiry", () => {
     expect(row?.last_used_at).toMatch(TS);
   });
 
-  it("writes last_used_at at most once per interval per key, then the latest use: no request writes it", async () => {
-    const { owner } = await createOrgWithOwner();
-    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
-    expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
-    let first = await keyRow(owner.keyId);
-    for (let i = 0; i < 50 && !first?.last_used_at; i++) {
-      await sleep(20);
-      first = await keyRow(owner.keyId);
-    }
-    expect(first?.last_used_at).toMatch(TS);
+  // In the key's own organization database (src/db/databases.ts), which its limiter object keeps.
+  it.each(ORG_DATABASES)(
+    "writes last_used_at at most once per interval per key, then the latest use: no request writes it (%s)",
+    async (database) => {
+      const { owner } = await createOrgWithOwnerIn(database);
+      const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
+      expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
+      let first = await keyRow(owner.keyId, database);
+      for (let i = 0; i < 50 && !first?.last_used_at; i++) {
+        await sleep(20);
+        first = await keyRow(owner.keyId, database);
+      }
+      expect(first?.last_used_at).toMatch(TS);
 
-    // Used again within the interval: nothing is written; the use waits in the object.
-    await sleep(5);
-    const before = Date.now();
-    await Promise.all([1, 2, 3].map(() => request("GET", "/v1/orgs", { key: owner.key })));
-    await sleep(200);
-    expect((await keyRow(owner.keyId))?.last_used_at).toBe(first?.last_used_at);
-    const pending = await runInDurableObject(limiter, (_object: RateLimiter, state) =>
-      state.storage.sql
-        .exec<{ due_at: number; written_at: number }>("SELECT due_at, written_at FROM key_use")
-        .one(),
-    );
-    expect(pending.due_at - pending.written_at).toBeGreaterThanOrEqual(5 * 60_000);
+      // Used again within the interval: nothing is written; the use waits in the object.
+      await sleep(5);
+      const before = Date.now();
+      await Promise.all([1, 2, 3].map(() => request("GET", "/v1/orgs", { key: owner.key })));
+      await sleep(200);
+      expect((await keyRow(owner.keyId, database))?.last_used_at).toBe(first?.last_used_at);
+      const pending = await runInDurableObject(limiter, (_object: RateLimiter, state) =>
+        state.storage.sql
+          .exec<{ due_at: number; written_at: number }>("SELECT due_at, written_at FROM key_use")
+          .one(),
+      );
+      expect(pending.due_at - pending.written_at).toBeGreaterThanOrEqual(5 * 60_000);
 
-    // The interval passes: the alarm writes the latest use.
-    await runInDurableObject(limiter, (object: RateLimiter, state) => {
-      state.storage.sql.exec("UPDATE key_use SET due_at = ?", Date.now());
-      const use = (object as unknown as { use?: { dueAt: number | null } }).use;
-      if (use) use.dueAt = Date.now();
-    });
-    expect(await runDurableObjectAlarm(limiter)).toBe(true);
-    const latest = (await keyRow(owner.keyId))?.last_used_at ?? "";
-    expect(Date.parse(latest)).toBeGreaterThanOrEqual(before);
-    expect(latest > (first?.last_used_at ?? "")).toBe(true);
-  });
+      // The interval passes: the alarm writes the latest use.
+      await runInDurableObject(limiter, (object: RateLimiter, state) => {
+        state.storage.sql.exec("UPDATE key_use SET due_at = ?", Date.now());
+        const use = (object as unknown as { use?: { dueAt: number | null } }).use;
+        if (use) use.dueAt = Date.now();
+      });
+      expect(await runDurableObjectAlarm(limiter)).toBe(true);
+      const latest = (await keyRow(owner.keyId, database))?.last_used_at ?? "";
+      expect(Date.parse(latest)).toBeGreaterThanOrEqual(before);
+      expect(latest > (first?.last_used_at ?? "")).toBe(true);
+    },
+  );
 });

@@ -76,19 +76,20 @@ describe("the API-key cache of an isolate", () => {
     const rows = await Promise.all(
       keys.map(async (key, i) => {
         const hash = await hashKey(key);
-        return env.DB.prepare(
-          "INSERT INTO api_keys (id, org_id, account_id, created_by, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        ).bind(
-          `bounded-${org.id}-${i}`,
-          org.id,
-          owner.accountId,
-          owner.accountId,
-          hash,
-          new Date().toISOString(),
-        );
+        const id = `bounded-${org.id}-${i}`;
+        const at = new Date().toISOString();
+        return [
+          env.DB.prepare(
+            "INSERT INTO api_keys (id, org_id, account_id, created_by, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+          ).bind(id, org.id, owner.accountId, owner.accountId, hash, at),
+          // The directory's index of the key (src/db/databases.ts), as every key's creation writes it.
+          env.DB.prepare(
+            "INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (?, ?, ?, ?)",
+          ).bind(hash, id, org.id, at),
+        ];
       }),
     );
-    await env.DB.batch(rows);
+    await env.DB.batch(rows.flat());
     const before = keyCacheSize();
     for (let round = 0; round < 3; round++) {
       const writes: Promise<unknown>[] = [];

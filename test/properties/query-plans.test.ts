@@ -34,6 +34,7 @@ const admin: Identity = {
   keyId: "key",
   scopes: ["*"],
   projectIds: null,
+  database: "DB",
 };
 const member: Identity = { ...admin, orgRole: "member" };
 

@@ -35,8 +35,17 @@ import {
 } from "../helpers/factories";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+/** The header names the database its bookmark is of (src/db/session.ts); these organizations are in `DB`. */
+const HEADER = /^DB:[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-type Sent = { status: number; body: Record<string, unknown>; bookmark: string | null; starts: string[] };
+/** `bookmark`: the header's bookmark without its database; `header`: the header as sent. */
+type Sent = {
+  status: number;
+  body: Record<string, unknown>;
+  bookmark: string | null;
+  header: string | null;
+  starts: string[];
+};
 
 /** One request through `createApp().fetch` over the recording binding. */
 async function send(
@@ -61,7 +70,10 @@ async function send(
   const raw = await res.text();
   const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
   await waitOnExecutionContext(exec);
-  return { status: res.status, body, bookmark: res.headers.get("x-d1-bookmark"), starts: recorded.starts };
+  const header = res.headers.get("x-d1-bookmark");
+  if (header !== null) expect(header).toMatch(HEADER);
+  const bookmark = header?.replace(/^DB:/, "") ?? null;
+  return { status: res.status, body, bookmark, header, starts: recorded.starts };
 }
 
 /** The request's own session is the last one it opened (authentication's comes first). */
@@ -175,9 +187,29 @@ describe("the X-D1-Bookmark header", () => {
     expect(requestStart(cWrites)).toBe("first-primary");
     expect(cWrites.bookmark && cWrites.bookmark > bmB).toBe(true);
     expect(await storedBookmark(c)).toBe(cWrites.bookmark);
+    expect(cWrites.header).toBe(`DB:${cWrites.bookmark}`);
+  });
+
+  it("names its database; a bookmark named for another database says nothing of this one and is ignored", async () => {
+    const a = (await createOrgWithOwner()).owner;
+    const c = (await createOrgWithOwner()).owner;
+    const written = await write(a, "named");
+    const bm = written.bookmark as string;
+    expect(written.header).toBe(`DB:${bm}`);
+    const named = await send("GET", "/v1/projects", { key: c.key, headers: { "X-D1-Bookmark": `DB:${bm}` } });
+    expect(named.status).toBe(200);
+    expect(requestStart(named)).toBe(bm);
+    const elsewhere = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": `DB_ORG_2:${bm}` },
+    });
+    expect(elsewhere.status).toBe(200);
+    expect(requestStart(elsewhere)).toBe("first-unconstrained");
   });
 
   it.each([
+    ["a lowercase database", "db:0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b"],
+    ["a database and no bookmark", "DB:"],
     ["garbage", "not-a-bookmark"],
     ["empty", ""],
     ["uppercase hex", "0000007B-0000B26E-00001538-0C3E87BB37B3DB5CC52EEDB93CD3B96B"],

@@ -1,9 +1,11 @@
 /** The context's config: what each entry point reads from the environment, parsed once. */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseConfig, RATE_LIMIT_POLICIES } from "../../src/config";
+import { DatabaseUnavailable, d1Of } from "../../src/db/databases";
 
 const envWith = (vars: Record<string, string>) =>
-  ({ ALLOW_INSECURE_WEBHOOKS: "false", ...vars }) as unknown as Env;
+  ({ ALLOW_INSECURE_WEBHOOKS: "false", DB: env.DB, DB_ORG_2: env.DB_ORG_2, ...vars }) as unknown as Env;
 
 describe("parseConfig", () => {
   it("uses the production rate limits when RATE_LIMITS is unset or empty", () => {
@@ -29,5 +31,27 @@ describe("parseConfig", () => {
       current: "a",
       previous: "b",
     });
+  });
+
+  it("reads the organization databases: DB by default, binding names, new ones placed among them", () => {
+    expect(parseConfig(envWith({}))).toMatchObject({ orgDatabases: ["DB"], newOrgDatabases: ["DB"] });
+    expect(parseConfig(envWith({ ORG_DATABASES: " DB , DB_ORG_2,DB " }))).toMatchObject({
+      orgDatabases: ["DB", "DB_ORG_2"],
+      newOrgDatabases: ["DB", "DB_ORG_2"],
+    });
+    expect(
+      parseConfig(envWith({ ORG_DATABASES: "DB,DB_ORG_2", NEW_ORG_DATABASES: "DB_ORG_2" })).newOrgDatabases,
+    ).toEqual(["DB_ORG_2"]);
+    expect(() => parseConfig(envWith({ ORG_DATABASES: "DB,db-2" }))).toThrow(/db-2/);
+    expect(() => parseConfig(envWith({ ORG_DATABASES: "DB", NEW_ORG_DATABASES: "DB_ORG_2" }))).toThrow(
+      /NEW_ORG_DATABASES/,
+    );
+  });
+
+  it("finds an organization database's binding at use; one not bound, or not D1, is DatabaseUnavailable", () => {
+    const bound = envWith({});
+    expect(d1Of(bound, "DB_ORG_2")).toBe(env.DB_ORG_2);
+    expect(() => d1Of(bound, "DB_NOWHERE")).toThrow(DatabaseUnavailable);
+    expect(() => d1Of(bound, "ALLOW_INSECURE_WEBHOOKS")).toThrow(DatabaseUnavailable);
   });
 });

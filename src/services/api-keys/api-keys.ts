@@ -3,6 +3,7 @@
  * the internal API. Authenticating a presented key is ./authenticate.ts; a key made by a key is
  * ./create.ts, the key lists ./list.ts and revocation ./revoke.ts.
  */
+
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -19,6 +20,7 @@ import type {
   CurrentApiKeyInfo,
 } from "../../schemas/organization";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { keyIndexRow, writeBothSides } from "../directory";
 import { orgExists } from "../orgs";
 import { generateKey, hashKey } from "./authenticate";
 
@@ -179,15 +181,19 @@ export async function issueApiKey(
     parentId: null,
   });
   const info = toCurrentApiKeyInfo(record);
-  await db.batch([
-    db.insert(apiKeys).values(record),
-    auditEntry(ctx, {
-      orgId: record.orgId,
-      target: { type: "api_key", id: record.id },
-      // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
-      changes: diffRecords(null, { ...info, created_by: record.createdBy }),
-    }),
-  ]);
+  await writeBothSides(ctx, {
+    first: "directory",
+    directory: (dir) => [keyIndexRow(dir, record)],
+    org: [
+      db.insert(apiKeys).values(record),
+      auditEntry(ctx, {
+        orgId: record.orgId,
+        target: { type: "api_key", id: record.id },
+        // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
+        changes: diffRecords(null, { ...info, created_by: record.createdBy }),
+      }),
+    ],
+  });
   // The new record's ETag (API_CONTRACT §12): the record as a GET of the key shows it, not the key.
   return {
     created: { ...info, key, created_by: record.createdBy },

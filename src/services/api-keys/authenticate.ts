@@ -18,7 +18,8 @@ import { and, eq, isNull } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
 import type { Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { apiKeys, orgMembers } from "../../db/schema";
+import { DIRECTORY } from "../../db/databases";
+import { apiKeyIndex, apiKeys, organizations, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
 import { ApiError, loggableError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
@@ -49,7 +50,6 @@ const unauthenticated = (message: string) => new ApiError("unauthenticated", mes
  * Its `last_used_at` is the limiter object's to keep (src/rate-limit/key-use.ts): see `recordKeyUse`.
  */
 export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Identity> {
-  const { db } = ctx;
   if (!presented) throw unauthenticated("An API key is required in the x-api-key header.");
   if (!KEY_PATTERN.test(presented)) throw unauthenticated("The API key is malformed.");
 
@@ -57,11 +57,16 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   const now = Date.now();
   let entry = cache.get(hash);
   if (!entry || entry.cachedUntil <= now) {
-    entry = await loadKey(db, hash, now);
+    const start = ctx.session.start;
+    entry = await loadKey(
+      (database) => (database === ctx.database ? ctx.db : ctx.openSession(start, database).db),
+      hash,
+      now,
+    );
     // The lookup ran on a replica session: a key created a moment ago may not have reached
     // that replica yet, so a miss is asked of the primary before it becomes a 401.
-    if (!entry && ctx.session.start.mode !== "first-primary") {
-      entry = await loadKey(ctx.openSession(PRIMARY).db, hash, now);
+    if (!entry && start.mode !== "first-primary") {
+      entry = await loadKey((database) => ctx.openSession(PRIMARY, database).db, hash, now);
     }
     if (!entry) throw unauthenticated("The API key is not valid.");
   }
@@ -87,34 +92,45 @@ export function recordKeyUse(ctx: ServiceContext, keyId: string): void {
   );
 }
 
-async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | undefined> {
-  // One query: the key, and the org role of the account it acts as (the membership must still exist).
-  const row = await db
-    .select({
-      keyId: apiKeys.id,
-      orgId: apiKeys.orgId,
-      accountId: apiKeys.accountId,
-      expiresAt: apiKeys.expiresAt,
-      scopes: apiKeys.scopes,
-      projectIds: apiKeys.projectIds,
-      orgRole: orgMembers.role,
-    })
-    .from(apiKeys)
-    .innerJoin(
-      orgMembers,
-      and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId)),
-    )
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+/**
+ * The key by its hash: the directory's index names its organization and that organization's
+ * database (src/db/databases.ts), which holds the key itself and the org role of the account it
+ * acts as (the membership must still exist). One query when the organization lives in the
+ * directory's own database (its key is joined in the same statement), else one in each.
+ */
+async function loadKey(
+  dbOf: (database: string) => Db,
+  hash: string,
+  now: number,
+): Promise<CachedKey | undefined> {
+  const home = await dbOf(DIRECTORY)
+    .select({ database: organizations.database, ...KEY_COLUMNS })
+    .from(apiKeyIndex)
+    .innerJoin(organizations, eq(organizations.id, apiKeyIndex.orgId))
+    .leftJoin(apiKeys, and(eq(apiKeys.keyHash, apiKeyIndex.keyHash), isNull(apiKeys.revokedAt)))
+    .leftJoin(orgMembers, MEMBERSHIP)
+    .where(eq(apiKeyIndex.keyHash, hash))
     .get();
-  if (!row) return undefined;
+  if (!home) return undefined;
+  const row =
+    home.database === DIRECTORY
+      ? home
+      : await dbOf(home.database)
+          .select(KEY_COLUMNS)
+          .from(apiKeys)
+          .innerJoin(orgMembers, MEMBERSHIP)
+          .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+          .get();
+  if (!row?.keyId || !row.orgId || !row.accountId || !row.orgRole) return undefined;
   const entry: CachedKey = {
     identity: {
       orgId: row.orgId,
       accountId: row.accountId,
       orgRole: row.orgRole,
       keyId: row.keyId,
-      scopes: row.scopes,
-      projectIds: row.projectIds,
+      scopes: row.scopes ?? ["*"],
+      projectIds: row.projectIds ?? null,
+      database: home.database,
     },
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
@@ -122,6 +138,18 @@ async function loadKey(db: Db, hash: string, now: number): Promise<CachedKey | u
   setBounded(cache, hash, entry, KEY_CACHE_MAX_ENTRIES);
   return entry;
 }
+
+const KEY_COLUMNS = {
+  keyId: apiKeys.id,
+  orgId: apiKeys.orgId,
+  accountId: apiKeys.accountId,
+  expiresAt: apiKeys.expiresAt,
+  scopes: apiKeys.scopes,
+  projectIds: apiKeys.projectIds,
+  orgRole: orgMembers.role,
+};
+
+const MEMBERSHIP = and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId));
 
 /** How many keys the isolate holds (for tests and diagnostics). */
 export function keyCacheSize(): { keys: number } {

@@ -4,6 +4,7 @@
  * long. What "at most" means is one rule, `keyExcess` (src/http/scopes.ts, beside the per-request
  * scope check).
  */
+
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -14,6 +15,7 @@ import { nowIso } from "../../lib/time";
 import type { ApiKeyDeriveInput, NewApiKeyRecord } from "../../schemas/organization";
 import { canSeeAll } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { keyIndexRow, writeBothSides } from "../directory";
 import {
   type ApiKeyRow,
   apiKeyEtag,
@@ -113,15 +115,19 @@ export async function createApiKey(
     parentId: parent.id,
   });
   const info = toApiKeyInfo(row);
-  const [inserted] = await db.batch([
-    insertUnderLiveParent(db, row, now),
-    auditEntry(ctx, {
-      target: { type: "api_key", id: row.id },
-      // The record as a GET shows it: never the key or its hash.
-      changes: diffRecords(null, info),
-    }),
-  ]);
+  const [inserted] = await writeBothSides(ctx, {
+    first: "directory",
+    directory: (dir) => [keyIndexRow(dir, row)],
+    org: [
+      insertUnderLiveParent(db, row, now),
+      auditEntry(ctx, {
+        target: { type: "api_key", id: row.id },
+        // The record as a GET shows it: never the key or its hash.
+        changes: diffRecords(null, info),
+      }),
+    ],
+  });
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
-  if (inserted.meta.changes !== 1) throw callerKeyGone();
+  if (inserted?.meta.changes !== 1) throw callerKeyGone();
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }

@@ -24,25 +24,30 @@ export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequ
 /**
  * One statement per status asked for (every status when none is), each walking the (status,
  * created_at, id) index from the cursor for at most one page, all in one batch (one round trip,
- * one snapshot); the page is the first rows of their merge. So a page costs at most a page per
- * status, however many deployments the platform holds, and needs no index of its own.
+ * one snapshot) in each organization database (src/db/databases.ts), all of them at once; the page
+ * is the first rows of their merge. So a page costs at most a page per status and database,
+ * however many deployments the platform holds, and needs no index of its own.
  */
 export async function listAllDeployments(
   ctx: ServiceContext,
   filter: ListFilter,
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
-  const { db } = ctx;
   const statuses = filter.statuses?.length ? [...new Set(filter.statuses)] : DEPLOYMENT_STATUSES;
-  const [first, ...rest] = statuses.map((status) => statusPageQuery(db, status, page));
-  if (!first) return { data: [], has_more: false };
-  const pages = await db.batch([first, ...rest]);
+  // Every organization database's page, at once: the merge below orders them as one.
+  const pages = await Promise.all(
+    ctx.config.orgDatabases.map((database) => {
+      const db = database === ctx.database ? ctx.db : ctx.openSession(ctx.session.start, database).db;
+      const [first, ...rest] = statuses.map((status) => statusPageQuery(db, status, page));
+      return first ? db.batch([first, ...rest]) : [];
+    }),
+  );
   const sign = page.direction === "asc" ? 1 : -1;
   const byKey = (a: DeploymentRow, b: DeploymentRow) =>
     sign *
     (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const rows = pages
-    .flat()
+    .flat(2)
     .sort(byKey)
     .slice(0, page.limit + 1);
   return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toDeploymentRecord);

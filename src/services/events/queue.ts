@@ -6,21 +6,28 @@
 import type { ServiceContext } from "../../context";
 import { loggableError } from "../../errors";
 
-export type ProjectDisconnectMessage = { kind: "project.disconnect"; project_id: string };
+/**
+ * Every message names the organization database its rows are in (src/db/databases.ts), set by
+ * `sendToQueue` from the sender's context; absent on one sent before the split: the directory's
+ * `DB`, where every row then was.
+ */
+type InDatabase = { database?: string };
+
+export type ProjectDisconnectMessage = InDatabase & { kind: "project.disconnect"; project_id: string };
 
 /**
  * A committed event to fan out to the project's integrations. `bookmark`: the D1 bookmark of the
  * write that committed it, so the consumer reads the event from a replica at least that fresh
  * (absent on a message sent by hand or before it was added: the consumer reads the primary).
  */
-export type EventFanoutMessage = { kind: "event.fanout"; event_id: string; bookmark?: string };
+export type EventFanoutMessage = InDatabase & { kind: "event.fanout"; event_id: string; bookmark?: string };
 
 /**
  * One (event, integration) delivery; acknowledged and retried on its own. `series` names the
  * series of attempts the message belongs to (absent: 0, the fan-out's); `manual` marks a series
  * an operator asked for (redeliver, recover): it is sent even while the integration is disabled.
  */
-export type WebhookDeliveryMessage = {
+export type WebhookDeliveryMessage = InDatabase & {
   kind: "webhook.deliver";
   delivery_id: string;
   series?: number;
@@ -32,9 +39,10 @@ export type QueueMessage = ProjectDisconnectMessage | EventFanoutMessage | Webho
 /** Queues accept at most 100 messages per sendBatch. */
 const SEND_BATCH_LIMIT = 100;
 
-/** Sends messages now, 100 per `sendBatch` (the queue's limit); a failure throws. */
-export async function sendToQueue(ctx: ServiceContext, messages: readonly QueueMessage[]): Promise<void> {
+/** Sends messages now, 100 per `sendBatch` (the queue's limit), each naming `ctx`'s database; a failure throws. */
+export async function sendToQueue(ctx: ServiceContext, sent: readonly QueueMessage[]): Promise<void> {
   const queue = ctx.eventsQueue;
+  const messages = sent.map((message) => ({ ...message, database: message.database ?? ctx.database }));
   if (messages.length === 1 && messages[0]) {
     await queue.send(messages[0], { contentType: "json" });
     return;

@@ -15,7 +15,8 @@ const SCHEMA = [
      manual INTEGER NOT NULL,
      tries INTEGER NOT NULL,
      due_at INTEGER NOT NULL,
-     bookmark TEXT
+     bookmark TEXT,
+     database TEXT
    )`,
   "CREATE INDEX IF NOT EXISTS lane_due_at ON lane (due_at)",
 ];
@@ -23,6 +24,7 @@ const SCHEMA = [
 /** Columns added after the table first shipped, each with the statement that adds it. */
 const ADDED_COLUMNS: ReadonlyArray<[name: string, statement: string]> = [
   ["bookmark", "ALTER TABLE lane ADD COLUMN bookmark TEXT"],
+  ["database", "ALTER TABLE lane ADD COLUMN database TEXT"],
 ];
 
 export type LaneRow = {
@@ -33,6 +35,8 @@ export type LaneRow = {
   due_at: number;
   /** The D1 bookmark the attempt's first read starts from; null: the primary. */
   bookmark: string | null;
+  /** The organization database the delivery is in (src/db/databases.ts); null: the directory's. */
+  database: string | null;
 };
 
 /** An entry as the lane holds it (for tests and diagnostics). */
@@ -63,14 +67,15 @@ export function takeEntries(sql: SqlStorage, entries: readonly LaneEntry[], now:
       .toArray()[0];
     if (held && held.series >= entry.series) continue;
     sql.exec(
-      `INSERT INTO lane (delivery_id, series, manual, tries, due_at, bookmark) VALUES (?, ?, ?, 0, ?, ?)
+      `INSERT INTO lane (delivery_id, series, manual, tries, due_at, bookmark, database) VALUES (?, ?, ?, 0, ?, ?, ?)
        ON CONFLICT (delivery_id) DO UPDATE SET series = excluded.series, manual = excluded.manual,
-         tries = 0, due_at = excluded.due_at, bookmark = excluded.bookmark`,
+         tries = 0, due_at = excluded.due_at, bookmark = excluded.bookmark, database = excluded.database`,
       entry.deliveryId,
       entry.series,
       entry.manual ? 1 : 0,
       now,
       entry.bookmark ?? null,
+      entry.database ?? null,
     );
     taken++;
   }
@@ -87,6 +92,7 @@ export function heldEntries(sql: SqlStorage): HeldEntry[] {
       series: row.series,
       manual: row.manual === 1,
       bookmark: row.bookmark,
+      database: row.database,
       tries: row.tries,
       dueAt: row.due_at,
     }));

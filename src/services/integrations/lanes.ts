@@ -22,7 +22,14 @@ import { toIso } from "../../lib/time";
  * first read starts on a replica; without one (a sweep's or an operator's hand-over) it reads the
  * primary.
  */
-export type LaneEntry = { deliveryId: string; series: number; manual: boolean; bookmark?: string | null };
+export type LaneEntry = {
+  deliveryId: string;
+  series: number;
+  manual: boolean;
+  bookmark?: string | null;
+  /** The organization database the delivery is in (src/db/databases.ts); set by `scheduleDeliveries`. */
+  database?: string | null;
+};
 
 /** At most this many entries per call to a lane (one RPC, one SQLite transaction). */
 export const SCHEDULE_CHUNK = 500;
@@ -41,7 +48,8 @@ export async function scheduleDeliveries(
   const lane = lanes.get(lanes.idFromName(integrationId));
   let added = 0;
   for (let i = 0; i < entries.length; i += SCHEDULE_CHUNK) {
-    added += await lane.schedule(entries.slice(i, i + SCHEDULE_CHUNK));
+    const chunk = entries.slice(i, i + SCHEDULE_CHUNK).map((entry) => ({ ...entry, database: ctx.database }));
+    added += await lane.schedule(chunk);
   }
   return added;
 }

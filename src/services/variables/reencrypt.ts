@@ -12,7 +12,7 @@
  */
 import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { ServiceContext } from "../../context";
+import { inDatabase, type ServiceContext } from "../../context";
 import {
   decryptVariableValue,
   encryptVariableValue,
@@ -26,15 +26,31 @@ import { cryptoFailure, withoutParameters } from "./values";
 
 type Sealed = { envelope: string; keyVersion: number };
 
-export async function reencryptVariables(
-  ctx: ServiceContext,
-  limit = 100,
-): Promise<{
+type ReencryptResult = {
   key_version: number;
   previous_key_version: number | null;
   reencrypted: number;
   remaining: boolean;
-}> {
+};
+
+/**
+ * `POST /internal/v1/variables/reencrypt`: up to `limit` values in each organization database
+ * (src/db/databases.ts), all at once; `remaining` while any has more.
+ */
+export async function reencryptEverywhere(ctx: ServiceContext, limit = 100): Promise<ReencryptResult> {
+  const results = await Promise.all(
+    ctx.config.orgDatabases.map((database) => reencryptVariables(inDatabase(ctx, database), limit)),
+  );
+  const [first] = results;
+  if (!first) throw new Error("no organization database");
+  return {
+    ...first,
+    reencrypted: results.reduce((sum, r) => sum + r.reencrypted, 0),
+    remaining: results.some((r) => r.remaining),
+  };
+}
+
+export async function reencryptVariables(ctx: ServiceContext, limit = 100): Promise<ReencryptResult> {
   const { db } = ctx;
   const secrets = ctx.config.variableKeys;
   let current: number;

@@ -1,15 +1,16 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { OrganizationSchema, OrgNameBody } from "../../../schemas/organization";
+import { InternalOrgCreateBody, OrganizationSchema } from "../../../schemas/organization";
 import { createOrg } from "../../../services/orgs";
 
 export const internalCreateOrgRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs",
   operationId: "internalCreateOrg",
-  description: "An organization with no member yet.",
-  request: { body: jsonBody(OrgNameBody) },
+  description:
+    "An organization with no member yet, in the organization database `database` names or one chosen for it.",
+  request: { body: jsonBody(InternalOrgCreateBody) },
   responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
 });
 

@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { reencryptVariables } from "../../../services/variables/reencrypt";
+import { reencryptEverywhere } from "../../../services/variables/reencrypt";
 
 const ReencryptBody = z.strictObject({ limit: z.number().int().min(1).max(500).optional() });
 
@@ -29,6 +29,6 @@ export const internalReencryptVariablesRoute = defineInternalRoute({
 export function registerInternalReencryptVariables(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalReencryptVariablesRoute, async (c) => {
     const { limit } = c.req.valid("json");
-    return c.json(await reencryptVariables(c.get("ctx"), limit ?? 100), 200);
+    return c.json(await reencryptEverywhere(c.get("ctx"), limit ?? 100), 200);
   });
 }

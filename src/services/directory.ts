@@ -1,0 +1,156 @@
+/**
+ * The directory's side of a write (src/db/databases.ts). Four operations write on both sides: an
+ * organization's creation, an account's copy when it joins an organization, and a key's creation
+ * (by the internal API or by a key). No batch spans two databases, so each writes its two sides in
+ * the order that leaves nothing visible half-done, and says how what a crash leaves is finished:
+ *
+ * - a key: the directory's index row first, then the key in its organization's batch. A crash
+ *   between them leaves an index row naming no key, which authenticates nothing (the key was
+ *   never shown; a lookup finds no key row and answers 401) and costs one small row.
+ * - an organization: its organization's batch first (its row, owner and audit entry), then the
+ *   directory's row. A crash between them, or a directory that keeps failing, leaves an
+ *   organization nobody can reach yet (every path to it goes through the directory); the cron's
+ *   `finishOrganizations` writes the directory's row from the copy, so the creation completes, as
+ *   its committed audit entry and Idempotency-Key say it did (and as its answer said, when the
+ *   directory failed: the creation is answered once its organization's side commits).
+ * - an account joining: a copy, written in the organization's batch with the membership.
+ *
+ * When the organization's database is the directory's own, both sides are one batch.
+ */
+import { and, eq, gte, inArray } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { ServiceContext } from "../context";
+import type { Db } from "../db/client";
+import { DIRECTORY } from "../db/databases";
+import { accounts, apiKeyIndex, organizations } from "../db/schema";
+import { PRIMARY } from "../db/session";
+import { loggableError } from "../errors";
+import { toIso } from "../lib/time";
+
+type Statement = BatchItem<"sqlite">;
+type Batch = [Statement, ...Statement[]];
+
+/** The directory, on the primary (its writes, and reads that must see them). */
+export function directoryDb(ctx: ServiceContext): Db {
+  return ctx.database === DIRECTORY ? ctx.db : ctx.openSession(PRIMARY, DIRECTORY).db;
+}
+
+/**
+ * Writes `org` (statements of `ctx`'s database) and `directory` (statements of the directory),
+ * `first` the side a crash between them must leave invisible. Returns the results of `org`'s
+ * statements, in order.
+ */
+export async function writeBothSides(
+  ctx: ServiceContext,
+  parts: { org: Batch; directory: (db: Db) => Batch; first: "directory" | "organization" },
+): Promise<D1Result[]> {
+  const { db } = ctx;
+  if (ctx.database === DIRECTORY) {
+    const directory = parts.directory(db);
+    const statements: Batch =
+      parts.first === "directory" ? [...directory, ...parts.org] : [...parts.org, ...directory];
+    const results = (await db.batch(statements)) as D1Result[];
+    return parts.first === "directory" ? results.slice(directory.length) : results.slice(0, parts.org.length);
+  }
+  const dir = directoryDb(ctx);
+  if (parts.first === "directory") {
+    await dir.batch(parts.directory(dir));
+    return (await db.batch(parts.org)) as D1Result[];
+  }
+  const results = (await db.batch(parts.org)) as D1Result[];
+  // The organization's side is committed (its audit entry holds the request's Idempotency-Key):
+  // the write has happened, and answering an error would invite a retry that makes it twice. So
+  // the directory's row is tried a few times and, failing that, left to the cron, which writes it
+  // from the copy within minutes; the answer is the committed write's.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await dir.batch(parts.directory(dir));
+      return results;
+    } catch (err) {
+      if (attempt >= DIRECTORY_ATTEMPTS) {
+        ctx.log.error("directory side not written; the cron finishes it", { error: loggableError(err) });
+        return results;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+/** How many times the directory's side of a write made on the organization's side first is tried. */
+const DIRECTORY_ATTEMPTS = 3;
+
+/** The directory's index row of a new key. */
+export function keyIndexRow(
+  db: Db,
+  key: { id: string; orgId: string; keyHash: string; createdAt: string },
+): Statement {
+  return db
+    .insert(apiKeyIndex)
+    .values({ keyHash: key.keyHash, keyId: key.id, orgId: key.orgId, createdAt: key.createdAt });
+}
+
+/** The directory's row of a new organization (the same row as its copy when both are one database). */
+export function organizationRow(db: Db, org: typeof organizations.$inferInsert) {
+  return db.insert(organizations).values(org).onConflictDoNothing();
+}
+
+/** An account as the directory has it (accounts are created there), or undefined. */
+export function directoryAccount(ctx: ServiceContext, accountId: string) {
+  return directoryDb(ctx).select().from(accounts).where(eq(accounts.id, accountId)).get();
+}
+
+/** The copy of an account in an organization's database (a no-op where it is already there). */
+export function accountCopy(db: Db, account: typeof accounts.$inferSelect) {
+  return db.insert(accounts).values(account).onConflictDoNothing();
+}
+
+/** How far back the cron looks for organizations whose directory row a crash left unwritten. */
+export const FINISH_ORGANIZATIONS_MS = 24 * 3600 * 1000;
+
+/**
+ * The cron's half of an organization's creation on another database than the directory: every
+ * organization created in this database within FINISH_ORGANIZATIONS_MS that the directory does
+ * not know gets its directory row, from the copy. Returns how many were finished.
+ */
+export async function finishOrganizations(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
+  if (ctx.database === DIRECTORY) return 0;
+  const recent = await ctx.db
+    .select()
+    .from(organizations)
+    .where(
+      and(
+        gte(organizations.createdAt, toIso(nowMs - FINISH_ORGANIZATIONS_MS)),
+        eq(organizations.database, ctx.database),
+      ),
+    )
+    .limit(500)
+    .all();
+  if (recent.length === 0) return 0;
+  const dir = directoryDb(ctx);
+  const known = await dir
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(
+      inArray(
+        organizations.id,
+        recent.map((org) => org.id),
+      ),
+    )
+    .all();
+  const knownIds = new Set(known.map((org) => org.id));
+  let finished = 0;
+  for (const org of recent) {
+    if (knownIds.has(org.id)) continue;
+    try {
+      await organizationRow(dir, org).run();
+      finished++;
+    } catch (err) {
+      ctx.log.error("organization's directory row not written; next run", {
+        org_id: org.id,
+        error: loggableError(err),
+      });
+    }
+  }
+  if (finished) ctx.log.warn("finished organizations a crash left half-created", { finished });
+  return finished;
+}
