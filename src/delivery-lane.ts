@@ -34,6 +34,7 @@ import {
   takeEntries,
 } from "./services/integrations/lane-storage";
 import type { LaneEntry } from "./services/integrations/lanes";
+import { groupCommit } from "./services/integrations/outcomes";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "./webhooks/retry";
 
 /** Attempts one lane makes at once: a receiver that hangs ties up this many, of its own, at most. */
@@ -51,6 +52,8 @@ export class DeliveryLane extends DurableObject<Env> {
   /** Set while an alarm run is making attempts: new entries wake it instead of setting an alarm. */
   private running = false;
   private wake: (() => void) | undefined;
+  /** The outcomes of attempts that end together go in one batch (./services/integrations/outcomes.ts). */
+  private readonly outcomes = groupCommit();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -194,8 +197,10 @@ export class DeliveryLane extends DurableObject<Env> {
       decision = await processDelivery(ctx, row.delivery_id, row.tries + 1, {
         manual: row.manual === 1,
         series: row.series,
+        record: this.outcomes,
       });
-      retryFrom = ctx.session.bookmark() ?? row.bookmark;
+      retryFrom =
+        (decision.action === "retry" ? decision.bookmark : null) ?? ctx.session.bookmark() ?? row.bookmark;
     } catch (err) {
       // Not recorded (D1 failed, say): counted like a failed attempt, so it cannot loop forever.
       ctx.log.error("delivery attempt failed; will retry", {

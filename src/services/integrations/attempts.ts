@@ -21,6 +21,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptDelivery } from "../../webhooks/deliver";
 import { retryDelaySeconds } from "../../webhooks/retry";
+import { type OutcomeWrite, type Recorder, recordAlone } from "./outcomes";
 import { signingSecretsOf } from "./secrets";
 
 /** How long nothing but failures disables an integration, and how many failed deliveries it takes. */
@@ -33,7 +34,8 @@ export const FAILING_MIN_DELIVERIES = 3;
  */
 export type DeliveryDecision =
   | { action: "ack"; reason: string }
-  | { action: "retry"; delaySeconds: number; at: number }
+  /** `bookmark`: of the session that recorded the outcome, where the retry's first read starts. */
+  | { action: "retry"; delaySeconds: number; at: number; bookmark?: string | null }
   | { action: "dead-letter" };
 
 /**
@@ -44,9 +46,9 @@ export async function processDelivery(
   ctx: ServiceContext,
   deliveryId: string,
   attempt: number,
-  opts: { timeoutMs?: number; manual?: boolean; series?: number } = {},
+  opts: { timeoutMs?: number; manual?: boolean; series?: number; record?: Recorder } = {},
 ): Promise<DeliveryDecision> {
-  const { manual = false, series = 0, ...attemptOpts } = opts;
+  const { manual = false, series = 0, record = recordAlone, ...attemptOpts } = opts;
   const { db } = ctx;
   const row = await db
     .select({
@@ -118,8 +120,9 @@ export async function processDelivery(
   const integration = notificationIntegrations;
   // One transaction: the counter moves and the attempt row takes the new count as its number,
   // so two attempts of one delivery racing each other still get distinct attempt numbers; the
-  // integration's run of failures (and a 410's disabling) moves with them.
-  const [moved] = await db.batch([
+  // integration's run of failures (and a 410's disabling) moves with them. Built on whichever
+  // session records it: a lane group-commits the outcomes that end together (./outcomes.ts).
+  const write: OutcomeWrite = (db) => [
     db
       .update(webhookDeliveries)
       .set({
@@ -175,8 +178,10 @@ export async function processDelivery(
               gone ? undefined : sql`${integration.failingSince} IS NULL`,
             ),
           ),
-  ]);
-  if (moved.meta.changes === 0) return { action: "ack", reason: "delivery gone or superseded meanwhile" };
+  ];
+  const { results, bookmark } = await record(ctx, write);
+  if (results[0]?.meta.changes === 0)
+    return { action: "ack", reason: "delivery gone or superseded meanwhile" };
   if (outcome.ok) return { action: "ack", reason: "delivered" };
   if (gone) {
     ctx.log.warn("receiver answered 410 Gone; integration disabled", { integration_id: row.integrationId });
@@ -184,7 +189,7 @@ export async function processDelivery(
   }
   return delay === null
     ? { action: "dead-letter" }
-    : { action: "retry", delaySeconds: delay, at: now + delay * 1000 };
+    : { action: "retry", delaySeconds: delay, at: now + delay * 1000, bookmark };
 }
 
 /**

@@ -36,6 +36,8 @@ describe("delivery", () => {
     action: "retry",
     delaySeconds,
     at: expect.any(Number),
+    // The outcome's session's bookmark: where the retry's first read starts.
+    bookmark: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/),
   });
 
   it("POSTs a Standard Webhooks request that the standardwebhooks package verifies, and is done", async () => {
