@@ -41,11 +41,12 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
     ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
     return;
   }
-  await finishOrganizations(ctx);
   await sweepStaleEvents(ctx);
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
+  // Last, so the deliveries' sweeps never wait on it.
+  await finishOrganizations(ctx);
 }
 
 export default {

@@ -104,6 +104,10 @@ export function accountCopy(db: Db, account: typeof accounts.$inferSelect) {
   return db.insert(accounts).values(account).onConflictDoNothing();
 }
 
+const IDS_PER_STATEMENT = 90;
+const chunks = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
 /** How far back the cron looks for organizations whose directory row a crash left unwritten. */
 export const FINISH_ORGANIZATIONS_MS = 24 * 3600 * 1000;
 
@@ -127,16 +131,14 @@ export async function finishOrganizations(ctx: ServiceContext, nowMs = Date.now(
     .all();
   if (recent.length === 0) return 0;
   const dir = directoryDb(ctx);
-  const known = await dir
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(
-      inArray(
-        organizations.id,
-        recent.map((org) => org.id),
-      ),
-    )
-    .all();
+  // D1 binds at most 100 parameters per statement: the ids are asked in chunks, one batch.
+  const [first, ...rest] = chunks(
+    recent.map((org) => org.id),
+    IDS_PER_STATEMENT,
+  ).map((ids) =>
+    dir.select({ id: organizations.id }).from(organizations).where(inArray(organizations.id, ids)),
+  );
+  const known = first ? (await dir.batch([first, ...rest])).flat() : [];
   const knownIds = new Set(known.map((org) => org.id));
   let finished = 0;
   for (const org of recent) {

@@ -234,6 +234,24 @@ describe("organizations across databases", () => {
     expect((await join()).status).toBe(201);
   });
 
+  it("the cron finishes any number of half-created organizations (past one statement's 100 parameters)", async () => {
+    const ids = Array.from({ length: 150 }, () => newId());
+    const at = new Date().toISOString();
+    const org2 = d1("DB_ORG_2");
+    await org2.batch(
+      ids.map((id) =>
+        org2
+          .prepare("INSERT INTO organizations (id, name, created_at, database) VALUES (?, ?, ?, 'DB_ORG_2')")
+          .bind(id, unique("org"), at),
+      ),
+    );
+
+    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+
+    const found = await Promise.all(ids.map(directoryRow));
+    expect(found.filter((row) => row?.database === "DB_ORG_2")).toHaveLength(150);
+  });
+
   it("an organization whose directory row cannot be written is answered as created, once, and the cron finishes it", async () => {
     // The directory refuses every write (its reads still work): the organization's side commits first.
     const failing = {
