@@ -30,7 +30,11 @@ import { toIso } from "../lib/time";
 type Statement = BatchItem<"sqlite">;
 type Batch = [Statement, ...Statement[]];
 
-/** The directory, on the primary (its writes, and reads that must see them). */
+/**
+ * The directory: `ctx`'s own session when `ctx` is on it, else a session on the directory's
+ * primary. Every caller writes (an internal create, the cron), so `ctx`'s session started on the
+ * primary too, and a read here sees the latest directory.
+ */
 export function directoryDb(ctx: ServiceContext): Db {
   return ctx.database === DIRECTORY ? ctx.db : ctx.openSession(PRIMARY, DIRECTORY).db;
 }
