@@ -42,7 +42,7 @@ describe("the operation table", () => {
 
   it("an entry whose module declares another path is refused at its first use, and tried again after", async () => {
     let loads = 0;
-    const { registerGetProject } = await import("../../src/routes/projects/get");
+    const { registerGetProject } = await import("../../src/routes/projects/getProject");
     const wrong: Operation = {
       method: "get",
       path: "/v1/projects/{id}",
