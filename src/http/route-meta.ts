@@ -14,6 +14,23 @@ import { SCOPE_EXTENSION, type Scope } from "./scopes";
 /** Where a route publishes its rate-limit policy (`defineRoute`), read back here. */
 export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 
+/** Where a write publishes how its lost answer is rebuilt (`defineRoute`), read back here. */
+export const LOST_ANSWER_EXTENSION = "x-lost-answer";
+
+/**
+ * How a keyed write's answer is rebuilt when a crash lost it after the write committed
+ * (API_CONTRACT §11; src/idempotency/executed.ts), declared on the write's route:
+ * - `record`: the record the write answered, read again at `from`: the request's own path, or a
+ *   path in which `{target}` is the write's audit entry's target (the record it made);
+ * - `status`: a 204, whose status is the whole answer;
+ * - `none`: it cannot be rebuilt (`why`: a secret shown once, a count, a result); a retry is a 409
+ *   that says the write ran, and the write never runs twice.
+ */
+export type LostAnswer =
+  | { rebuild: "record"; from: "request-path" | `/v1/${string}{target}${string}` }
+  | { rebuild: "status" }
+  | { rebuild: "none"; why: string };
+
 export type RouteMeta = {
   method: string;
   path: string;
@@ -27,10 +44,16 @@ export type RouteMeta = {
   scope: Scope | undefined;
   /** The status of its success answer (its first declared 2xx): what an executed write answered. */
   success: number | undefined;
+  /** A public write's declaration of how its lost answer is rebuilt. */
+  lostAnswer: LostAnswer | undefined;
   internal: boolean;
 };
 
-type Declared = RouteConfig & { [RATE_LIMIT_EXTENSION]?: RateLimitPolicy; [SCOPE_EXTENSION]?: Scope };
+type Declared = RouteConfig & {
+  [RATE_LIMIT_EXTENSION]?: RateLimitPolicy;
+  [SCOPE_EXTENSION]?: Scope;
+  [LOST_ANSWER_EXTENSION]?: LostAnswer;
+};
 
 /** Internal routes by `METHOD /path`, recorded when defined (idempotent: each app defines them again). */
 const internalRoutes = new Map<string, RouteConfig>();
@@ -58,6 +81,7 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
       .map(Number)
       .filter((status) => status >= 200 && status < 300)
       .sort((a, b) => a - b)[0],
+    lostAnswer: route[LOST_ANSWER_EXTENSION],
     internal,
   };
 }

@@ -15,8 +15,8 @@
  *
  * What the execution answered is rebuilt from its entry: its route's success status and, for a
  * write that answers one record, that record as it is now (read again, as a replay by reference
- * is). An answer that cannot be rebuilt (a signing secret shown once, a count, a list) becomes a
- * 409 saying so: the request still never executes again. The cron forgets keys older than 24 h in
+ * is), as the route declares it (`lostAnswer` on `defineRoute`). An answer that cannot be rebuilt
+ * (a signing secret shown once, a count, a list) becomes a 409 saying so: the request still never executes again. The cron forgets keys older than 24 h in
  * bounded chunks; a request that meets an older one first forgets it itself.
  */
 import { and, asc, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
@@ -92,25 +92,6 @@ export async function releaseKey(ctx: ServiceContext, executing: ExecutingKey): 
 }
 
 /**
- * Where the record an operation answered is read again (a GET of the path): from its entry's
- * target, or the request's own path for a write of the record at that path. An operation that
- * answers a body and is not here (a secret shown once, a count, a list) cannot be rebuilt.
- */
-const RECORD_PATH: Record<string, (executed: ExecutedWrite, path: string) => string> = {
-  createProject: (e) => `/v1/projects/${e.targetId}`,
-  replaceProject: (_e, path) => path,
-  createEnvironmentVariable: (e) => `/v1/variables/${e.targetId}`,
-  createComponentVariable: (e) => `/v1/variables/${e.targetId}`,
-  replaceVariable: (_e, path) => path,
-  updateIntegration: (_e, path) => path,
-  replaceProjectMember: (_e, path) => path,
-  cancelDeployment: (e) => `/v1/deployments/${e.targetId}`,
-};
-
-/** The operations whose answers `rebuiltAnswer` can rebuild with a body (for the tests). */
-export const REBUILT_RECORDS = Object.keys(RECORD_PATH);
-
-/**
  * The answer `executed` gave, as a stored answer of the limiter: its route's success status, and
  * the record it carried by reference (read again on replay, `ref`); or, when that cannot be
  * rebuilt, a 409 that says the request ran and will not run again.
@@ -120,12 +101,19 @@ export function rebuiltAnswer(
   executed: ExecutedWrite,
   path: string,
 ): StoredAnswer {
-  const status = meta?.operationId === executed.action ? meta.success : undefined;
-  if (status === 204) return { status, headers: {}, body: null, ref: null };
-  const record = status === undefined ? undefined : RECORD_PATH[executed.action]?.(executed, path);
+  // The route that answers the retry declares how (its `lostAnswer`, src/http/route-meta.ts).
+  const declared = meta?.operationId === executed.action ? meta.lostAnswer : undefined;
+  const status = meta?.success;
+  if (declared?.rebuild === "status" && status === 204) return { status, headers: {}, body: null, ref: null };
+  const record =
+    declared?.rebuild !== "record"
+      ? undefined
+      : declared.from === "request-path"
+        ? path
+        : declared.from.replace("{target}", executed.targetId);
   if (status === undefined || record === undefined) {
     return unreplayableAnswer(
-      `was executed at ${executed.createdAt}, but its answer was lost and cannot be rebuilt`,
+      `was executed at ${executed.createdAt}, but its answer was lost and cannot be rebuilt${declared?.rebuild === "none" ? ` (${declared.why})` : ""}`,
     );
   }
   const headers: Record<string, string> = { "content-type": "application/json" };

@@ -7,7 +7,12 @@ import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { RateLimitPolicy } from "../config";
 import { badInput } from "../errors";
-import { RATE_LIMIT_EXTENSION, recordInternalRoute } from "../http/route-meta";
+import {
+  LOST_ANSWER_EXTENSION,
+  type LostAnswer,
+  RATE_LIMIT_EXTENSION,
+  recordInternalRoute,
+} from "../http/route-meta";
 import { ruleScope, SCOPE_EXTENSION, type Scope } from "../http/scopes";
 import { errorResponseRefs, errorResponses, PUBLIC_RESPONSE_HEADERS } from "./components";
 import { conditionalParameters, conditionalResponseHeaders, conditionalResponses } from "./conditional";
@@ -37,6 +42,16 @@ type PublicRouteConfig = RouteConfig & {
    */
   scope?: Scope | null;
 };
+
+/**
+ * What a write must declare beside its scope and policy: how its answer is rebuilt when a crash
+ * lost it after the write committed (API_CONTRACT §11; src/idempotency/executed.ts). A read
+ * declares none. Published as `x-lost-answer`; test/properties/idempotency-lost-answers.test.ts
+ * walks /openapi.json and fails for a write without it.
+ */
+type WriteDeclarations<R> = R extends { method: "get" }
+  ? { lostAnswer?: undefined }
+  : { lostAnswer: LostAnswer };
 
 /**
  * A route that declares no request body refuses one (API_CONTRACT §6: bodies are strict,
@@ -77,9 +92,10 @@ export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
  * and read by the rate-limit middleware), its required scope (`x-required-scope`, read by
  * the scope middleware), and refuses a body when it declares none.
  */
-export function defineRoute<R extends PublicRouteConfig>(config: R) {
-  const { rateLimit = "default", scope, ...route } = config;
+export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclarations<R>) {
+  const { rateLimit = "default", scope, lostAnswer, ...route } = config;
   const required = scope === undefined ? ruleScope(route.method, route.path) : scope;
+  if (route.method !== "get") checkLostAnswer(route, lostAnswer);
   return createRoute({
     ...route,
     // References to components (./document.ts, ./conditional.ts).
@@ -92,12 +108,28 @@ export function defineRoute<R extends PublicRouteConfig>(config: R) {
     security: [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
     ...(required ? { [SCOPE_EXTENSION]: required } : {}),
+    ...(lostAnswer ? { [LOST_ANSWER_EXTENSION]: lostAnswer } : {}),
     responses: {
       ...errorResponseRefs,
       ...withPublicHeaders(route.responses, route.method),
       ...conditionalResponses(route.method, route.responses as Record<string, { headers?: unknown }>),
     },
-  } as Omit<R, "rateLimit" | "scope">);
+  } as Omit<R, "rateLimit" | "scope" | "lostAnswer">);
+}
+
+/** A declaration its answers cannot honour is a programming error, found when the route is defined. */
+function checkLostAnswer(route: RouteConfig, lostAnswer: LostAnswer | undefined): void {
+  const where = `${route.method.toUpperCase()} ${route.path}`;
+  if (!lostAnswer) throw new Error(`${where}: a write declares how its lost answer is rebuilt (lostAnswer)`);
+  const success = Object.keys(route.responses)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300);
+  if (lostAnswer.rebuild === "status" && !success.includes(204)) {
+    throw new Error(`${where}: only a 204 is rebuilt from its status alone`);
+  }
+  if (lostAnswer.rebuild === "record" && !success.some((s) => s === 200 || s === 201)) {
+    throw new Error(`${where}: a record is rebuilt only for a 200 or 201 answer`);
+  }
 }
 
 /** The `X-D1-Bookmark` request header, registered once under components.parameters (./document.ts). */

@@ -8,13 +8,21 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { forgetExpiredKeys, REBUILT_RECORDS } from "../../src/idempotency/executed";
+import type { LostAnswer } from "../../src/http/route-meta";
+import { forgetExpiredKeys } from "../../src/idempotency/executed";
 import { IDEMPOTENCY_TTL_MS } from "../../src/idempotency/store";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { type ApiResponse, limiterOf, request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
-import { type Caller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
+import {
+  type Caller,
+  createDeployment,
+  createOrgWithOwner,
+  createProject,
+  createProjectWithStack,
+  unique,
+} from "../helpers/factories";
 import { setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
@@ -331,16 +339,67 @@ describe("keys in D1 are kept 24 h", () => {
   });
 });
 
-describe("answers rebuilt from the record", () => {
-  it("are those of documented writes that answer one record, which a GET reads again", async () => {
+describe("every write declares how its lost answer is rebuilt (x-lost-answer, on its defineRoute)", () => {
+  it("each /v1 write of /openapi.json declares one its answers can honour; a read declares none", async () => {
     const ops = await operations();
-    const byId = new Map(ops.map((op) => [op.operation.operationId, op]));
-    for (const id of REBUILT_RECORDS) {
-      const op = byId.get(id);
-      expect(op, id).toBeDefined();
-      expect(op?.method, id).not.toBe("get");
-      const success = Object.keys(op?.operation.responses ?? {}).find((s) => s.startsWith("2"));
-      expect(["200", "201"], id).toContain(success);
+    const reads = new Set(ops.filter((op) => op.method === "get").map((op) => op.path));
+    const writes = ops.filter((op) => op.method !== "get");
+    expect(writes.length).toBeGreaterThan(20);
+    for (const { method, path, operation } of ops) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const declared = (operation as { "x-lost-answer"?: LostAnswer })["x-lost-answer"];
+      const success = Object.keys(operation.responses).filter((s) => s.startsWith("2"));
+      if (method === "get") {
+        expect(declared, where).toBeUndefined();
+        continue;
+      }
+      expect(declared, `${where} declares no x-lost-answer`).toBeDefined();
+      if (declared?.rebuild === "status") expect(success, where).toEqual(["204"]);
+      if (declared?.rebuild === "none") expect(declared.why.length, where).toBeGreaterThan(0);
+      if (declared?.rebuild === "record") {
+        expect(["200", "201"], where).toContain(success[0]);
+        // The record is read again by a GET the document serves.
+        const read = declared.from === "request-path" ? path : declared.from.replace("{target}", "{id}");
+        const template = (p: string) => p.replace(/\{\w+\}/g, "{}");
+        expect([...reads].map(template), where).toContain(template(read));
+      }
     }
+  });
+});
+
+async function deploymentOf() {
+  const { owner, environmentId, stack } = await createProjectWithStack();
+  return { owner, deployment: await createDeployment(environmentId, [stack.id]) };
+}
+
+describe("a lost deployment answer (redeploy, cancel) is rebuilt from the record, never run again", () => {
+  const errors = captureLogs("error");
+
+  it("a redeploy whose answer was lost answers its 201 and the new deployment on retry, and makes one", async () => {
+    const { owner, deployment } = await deploymentOf();
+    const key = unique("lost-redeploy");
+    const path = `/v1/deployments/${deployment.id}/redeploy`;
+    const first = await send(owner, "POST", path, key, {}, true);
+    expect(first.status).toBe(201);
+    expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "idempotency settle failed" }));
+    await lapse(owner, key);
+    const retry = await send(owner, "POST", path, key, {});
+    const current = await request<Record_>("GET", `/v1/deployments/${first.body.id}`, { key: owner.key });
+    expectReplayOf(retry, current, 201);
+    expect(retry.headers.get("location")).toBe(`/v1/deployments/${first.body.id}`);
+    expect(
+      await countWhere("SELECT count(*) AS n FROM deployments WHERE redeploy_of = ?", deployment.id),
+    ).toBe(1);
+  });
+
+  it("a cancel whose answer was lost answers the deployment as it is", async () => {
+    const { owner, deployment } = await deploymentOf();
+    const key = unique("lost-cancel");
+    const path = `/v1/deployments/${deployment.id}/cancel`;
+    expect((await send(owner, "PATCH", path, key, undefined, true)).status).toBe(200);
+    await lapse(owner, key);
+    const retry = await send(owner, "PATCH", path, key);
+    const current = await request<Record_>("GET", `/v1/deployments/${deployment.id}`, { key: owner.key });
+    expectReplayOf(retry, current, 200);
   });
 });

@@ -11,6 +11,7 @@ export const createApiKeyRoute = defineRoute({
   method: "post",
   path: "/v1/api-keys",
   operationId: "createApiKey",
+  lostAnswer: { rebuild: "none", why: "the new key is shown once" },
   tags: ["API keys"],
   summary: "Make a narrower key",
   description:

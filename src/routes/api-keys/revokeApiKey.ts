@@ -9,6 +9,7 @@ export const revokeApiKeyRoute = defineRoute({
   method: "delete",
   path: "/v1/api-keys/{id}",
   operationId: "revokeApiKey",
+  lostAnswer: { rebuild: "status" },
   tags: ["API keys"],
   summary: "Revoke an API key",
   description:

@@ -10,6 +10,7 @@ export const cancelDeploymentRoute = defineRoute({
   method: "patch",
   path: "/v1/deployments/{id}/cancel",
   operationId: "cancelDeployment",
+  lostAnswer: { rebuild: "record", from: "/v1/deployments/{target}" },
   tags: ["Deployments"],
   summary: "Cancel a deployment",
   description:

@@ -14,6 +14,7 @@ export const redeployDeploymentRoute = defineRoute({
   method: "post",
   path: "/v1/deployments/{id}/redeploy",
   operationId: "redeployDeployment",
+  lostAnswer: { rebuild: "record", from: "/v1/deployments/{target}" },
   tags: ["Deployments"],
   summary: "Run a deployment again",
   description:

@@ -12,6 +12,7 @@ export const createIntegrationRoute = defineRoute({
   method: "post",
   path: "/v1/projects/{project_id}/notification-integrations",
   operationId: "createIntegration",
+  lostAnswer: { rebuild: "none", why: "the signing secret is shown once" },
   tags: ["Notification integrations"],
   summary: "Create a webhook integration",
   description:

@@ -10,6 +10,7 @@ export const redeliverDeliveryRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/deliveries/{delivery_id}/redeliver`,
   operationId: "redeliverDelivery",
+  lostAnswer: { rebuild: "none", why: "a delivery has no read of its own" },
   tags: ["Notification integrations"],
   summary: "Redeliver one delivery",
   description:

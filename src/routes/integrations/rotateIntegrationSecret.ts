@@ -12,6 +12,7 @@ export const rotateIntegrationSecretRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/rotate-secret`,
   operationId: "rotateIntegrationSecret",
+  lostAnswer: { rebuild: "none", why: "the new signing secret is shown once" },
   tags: ["Notification integrations"],
   summary: "Rotate the signing secret",
   description:

@@ -11,6 +11,7 @@ export const testIntegrationRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/test`,
   operationId: "testIntegration",
+  lostAnswer: { rebuild: "none", why: "a test send's outcome is not kept" },
   tags: ["Notification integrations"],
   summary: "Send a test delivery now",
   description:

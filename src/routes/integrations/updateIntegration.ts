@@ -10,6 +10,7 @@ export const updateIntegrationRoute = defineRoute({
   method: "patch",
   path: "/v1/projects/{project_id}/notification-integrations/{integration_id}",
   operationId: "updateIntegration",
+  lostAnswer: { rebuild: "record", from: "request-path" },
   tags: ["Notification integrations"],
   summary: "Update a notification integration",
   description:

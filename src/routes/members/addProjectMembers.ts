@@ -10,6 +10,7 @@ export const addProjectMembersRoute = defineRoute({
   method: "post",
   path: "/v1/projects/{project_id}/members",
   operationId: "addProjectMembers",
+  lostAnswer: { rebuild: "none", why: "it answers a list of members" },
   tags: ["Project members"],
   summary: "Add accounts of the organization to a project",
   description:

@@ -9,6 +9,7 @@ export const removeProjectMemberRoute = defineRoute({
   method: "delete",
   path: "/v1/projects/{project_id}/members/{member_id}",
   operationId: "removeProjectMember",
+  lostAnswer: { rebuild: "status" },
   tags: ["Project members"],
   summary: "Remove a member from a project",
   description: "Removing the project's last `owner` is `409 conflict`. Needs the project role `owner`.",

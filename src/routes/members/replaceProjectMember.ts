@@ -10,6 +10,7 @@ export const replaceProjectMemberRoute = defineRoute({
   method: "put",
   path: "/v1/projects/{project_id}/members/{member_id}",
   operationId: "replaceProjectMember",
+  lostAnswer: { rebuild: "record", from: "request-path" },
   tags: ["Project members"],
   summary: "Replace a member's project role",
   description:

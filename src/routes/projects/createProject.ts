@@ -11,6 +11,7 @@ export const createProjectRoute = defineRoute({
   method: "post",
   path: "/v1/projects",
   operationId: "createProject",
+  lostAnswer: { rebuild: "record", from: "/v1/projects/{target}" },
   tags: ["Projects"],
   summary: "Create a project",
   description:

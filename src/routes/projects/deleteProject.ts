@@ -9,6 +9,7 @@ export const deleteProjectRoute = defineRoute({
   method: "delete",
   path: "/v1/projects/{project_id}",
   operationId: "deleteProject",
+  lostAnswer: { rebuild: "status" },
   tags: ["Projects"],
   summary: "Delete a project and everything inside it",
   description: "Needs the project role `owner`. The name is free again at once.",

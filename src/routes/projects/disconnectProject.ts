@@ -9,6 +9,7 @@ export const disconnectProjectRoute = defineRoute({
   method: "patch",
   path: "/v1/projects/{project_id}/disconnect",
   operationId: "disconnectProject",
+  lostAnswer: { rebuild: "status" },
   tags: ["Projects"],
   summary: "Disconnect a project from its cloud provider",
   description:

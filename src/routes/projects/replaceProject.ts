@@ -10,6 +10,7 @@ export const replaceProjectRoute = defineRoute({
   method: "put",
   path: "/v1/projects/{project_id}",
   operationId: "replaceProject",
+  lostAnswer: { rebuild: "record", from: "request-path" },
   tags: ["Projects"],
   summary: "Replace a project",
   description:

@@ -11,6 +11,7 @@ export const applyComponentVariableChangesRoute = defineRoute({
   ...applyChanges,
   path: COMPONENT_VARIABLES,
   operationId: "applyComponentVariableChanges",
+  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
   request: { ...applyChanges.request, params: ComponentParams },
 });
 

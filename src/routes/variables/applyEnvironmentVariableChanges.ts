@@ -11,6 +11,7 @@ export const applyEnvironmentVariableChangesRoute = defineRoute({
   ...applyChanges,
   path: ENVIRONMENT_VARIABLES,
   operationId: "applyEnvironmentVariableChanges",
+  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
   request: { ...applyChanges.request, params: EnvironmentParams },
 });
 

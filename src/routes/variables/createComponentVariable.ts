@@ -11,6 +11,7 @@ export const createComponentVariableRoute = defineRoute({
   method: "post",
   path: "/v1/components/{component_id}/variables",
   operationId: "createComponentVariable",
+  lostAnswer: { rebuild: "record", from: "/v1/variables/{target}" },
   tags: ["Variables"],
   summary: "Create a variable of a component",
   description:

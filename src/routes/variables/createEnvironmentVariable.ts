@@ -11,6 +11,7 @@ export const createEnvironmentVariableRoute = defineRoute({
   method: "post",
   path: "/v1/environments/{environment_id}/variables",
   operationId: "createEnvironmentVariable",
+  lostAnswer: { rebuild: "record", from: "/v1/variables/{target}" },
   tags: ["Variables"],
   summary: "Create a variable of an environment",
   description:

@@ -9,6 +9,7 @@ export const deleteVariableRoute = defineRoute({
   method: "delete",
   path: "/v1/variables/{variable_id}",
   operationId: "deleteVariable",
+  lostAnswer: { rebuild: "status" },
   tags: ["Variables"],
   summary: "Delete a variable",
   description: "Needs the project role `contributor` or above. The name is free again at once.",

@@ -10,6 +10,7 @@ export const replaceVariableRoute = defineRoute({
   method: "put",
   path: "/v1/variables/{variable_id}",
   operationId: "replaceVariable",
+  lostAnswer: { rebuild: "record", from: "request-path" },
   tags: ["Variables"],
   summary: "Replace a variable",
   description:

@@ -10,6 +10,7 @@ export const restoreComponentVariableVersionRoute = defineRoute({
   ...restoreVersion,
   path: `${COMPONENT_VARIABLES}/versions/{version}/restore`,
   operationId: "restoreComponentVariableVersion",
+  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
   request: { ...restoreVersion.request, params: ComponentVersionParams },
 });
 

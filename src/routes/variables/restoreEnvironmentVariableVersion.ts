@@ -10,6 +10,7 @@ export const restoreEnvironmentVariableVersionRoute = defineRoute({
   ...restoreVersion,
   path: `${ENVIRONMENT_VARIABLES}/versions/{version}/restore`,
   operationId: "restoreEnvironmentVariableVersion",
+  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
   request: { ...restoreVersion.request, params: EnvironmentVersionParams },
 });
 
