@@ -4,6 +4,530 @@
  */
 
 export interface paths {
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make a narrower key
+         * @description A key acting as your account that can do at most what the calling key can, for at most as long (`parent_id`: the calling key). Fields left out are the calling key's own. Exceeding it (a scope it lacks, `*` from a key without `*`, a project outside its own or `null` from a restricted key, a later or no expiry under an expiring one) is `403 forbidden` with one `cause` per field; nothing is made. Org role `owner` or `admin` (else `403 unauthorized`). Only this answer shows `key` (`no-store`). Policy `keys-create` (10 per minute).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the API key making this request
+         * @description Its scopes, its project restriction, when it expires, when it was last used and the key it was made from (`parent_id`). Any valid key may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.
+         */
+        get: operations["getCurrentApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description Visible as in `listApiKeys`, else `404`. Never the key itself.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked key answers `204` again.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the variables of a component
+         * @description The component's own variables, without their values. Needs the project role `viewer` or above.
+         */
+        get: operations["listComponentVariables"];
+        put?: never;
+        /**
+         * Create a variable of a component
+         * @description The variable carries its component's environment. A name already used by this component is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.
+         */
+        post: operations["createComponentVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change many variables of a scope at once
+         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
+         */
+        patch: operations["applyComponentVariableChanges"];
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a scope's variables as a dotenv file
+         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
+         */
+        get: operations["exportComponentVariables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a scope's variables
+         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
+         */
+        get: operations["listComponentVariableVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one version of a scope's variables
+         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
+         */
+        get: operations["getComponentVariableVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}/variables/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a scope's variables
+         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
+         */
+        post: operations["restoreComponentVariableVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deployments of every project you may see
+         * @description Organization owners and admins see every project of the organization; others the projects they are members of.
+         */
+        get: operations["listDeployments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a deployment
+         * @description Needs the project role `viewer` or above.
+         */
+        get: operations["getDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Cancel a deployment
+         * @description Moves a `queued` or `in_progress` deployment, and each of its unfinished stacks, to `cancelled`. A finished deployment, or one that changes status while this request runs, is `409 conflict`. Needs the project role `contributor` or above.
+         */
+        patch: operations["cancelDeployment"];
+        trace?: never;
+    };
+    "/v1/deployments/{id}/redeploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a deployment again
+         * @description A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.
+         */
+        post: operations["redeployDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a deployment: its status changes and log lines, as pages or live
+         * @description Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With `Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: <entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; 15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` or above.
+         */
+        get: operations["getDeploymentTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait until a deployment is final
+         * @description The deployment once final, or as it stands after `timeout` seconds. One request; no query while idle. Project role `viewer` or above.
+         */
+        get: operations["waitForDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deployments of an environment
+         * @description Needs the project role `viewer` or above.
+         */
+        get: operations["listEnvironmentDeployments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/deployments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a deployment of an environment
+         * @description A deployment of another environment is `404 not_found`. Needs the project role `viewer` or above.
+         */
+        get: operations["getEnvironmentDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the resources of every stack of an environment
+         * @description Needs the project role `viewer` or above.
+         */
+        get: operations["listEnvironmentResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/resources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a stack resource of an environment
+         * @description A resource of another environment is `404 not_found`. Needs the project role `viewer` or above.
+         */
+        get: operations["getEnvironmentResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the variables of an environment
+         * @description The environment's own variables (`component_id` null), without their values; component variables are listed under their component. Needs the project role `viewer` or above.
+         */
+        get: operations["listEnvironmentVariables"];
+        put?: never;
+        /**
+         * Create a variable of an environment
+         * @description An environment variable has `component_id` null. A name already used by another variable of the environment itself is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.
+         */
+        post: operations["createEnvironmentVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change many variables of a scope at once
+         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
+         */
+        patch: operations["applyEnvironmentVariableChanges"];
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a scope's variables as a dotenv file
+         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
+         */
+        get: operations["exportEnvironmentVariables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a scope's variables
+         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
+         */
+        get: operations["listEnvironmentVariableVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one version of a scope's variables
+         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
+         */
+        get: operations["getEnvironmentVariableVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/variables/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a scope's variables
+         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
+         */
+        post: operations["restoreEnvironmentVariableVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of an event
+         * @description One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. Needs the role `viewer` or above on the event's project.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -22,6 +546,46 @@ export interface paths {
          * @description Your account becomes the new organization's `owner`. Acting in it needs a key issued for that organization. Rate-limited by the `orgs-create` policy (10 per minute).
          */
         post: operations["createOrg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log of your organization
+         * @description Who did what: one entry per successful change, variable reveal, and API key creation or revocation. Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your own is `404`. A key restricted to some projects sees only their entries. Entries are immutable and kept 400 days. Internal creates of an account belong to no organization and appear in no list.
+         */
+        get: operations["listOrgAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the projects of an organization that you may see
+         * @description Only your own organization exists for you: any other `org_id` is `404 not_found`.
+         */
+        get: operations["listOrgProjects"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -80,7 +644,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/orgs/{org_id}/projects": {
+    "/v1/projects/{project_id}/audit-log": {
         parameters: {
             query?: never;
             header?: never;
@@ -88,10 +652,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the projects of an organization that you may see
-         * @description Only your own organization exists for you: any other `org_id` is `404 not_found`.
+         * List the audit log of a project
+         * @description The project's entries (see the organization's audit log). Needs the project role `owner` (org owners and admins act as one).
          */
-        get: operations["listOrgProjects"];
+        get: operations["listProjectAuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -118,6 +682,26 @@ export interface paths {
          * @description Moves a `connected` project to `disconnecting` and answers at once; the work finishes asynchronously and the project then reads `disconnected`. Any other state is `409 conflict`. Needs the project role `owner`.
          */
         patch: operations["disconnectProject"];
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of a project
+         * @description Every event of the last 30 days (older ones are deleted daily), newest first by default, to reconcile from when a receiver missed deliveries. Needs the project role `viewer` or above.
+         */
+        get: operations["listProjectEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/projects/{project_id}/members": {
@@ -240,26 +824,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{project_id}/notification-integrations/{integration_id}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test delivery now
-         * @description Sends one signed delivery of the given event type (default `deployment.succeeded`) at once and answers what the receiver did. The payload's `data` is `{test: true, project_id}`; the `webhook-id` is fresh. 15 s timeout, redirects not followed, not retried, not recorded as an event or a delivery, and it never disables the integration (a disabled one can be tested). Needs the project role `contributor` or above.
-         */
-        post: operations["testIntegration"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries/{delivery_id}/redeliver": {
         parameters: {
             query?: never;
@@ -320,7 +884,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{project_id}/events": {
+    "/v1/projects/{project_id}/notification-integrations/{integration_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery now
+         * @description Sends one signed delivery of the given event type (default `deployment.succeeded`) at once and answers what the receiver did. The payload's `data` is `{test: true, project_id}`; the `webhook-id` is fresh. 15 s timeout, redirects not followed, not retried, not recorded as an event or a delivery, and it never disables the integration (a disabled one can be tested). Needs the project role `contributor` or above.
+         */
+        post: operations["testIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/resources/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -328,10 +912,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the events of a project
-         * @description Every event of the last 30 days (older ones are deleted daily), newest first by default, to reconcile from when a receiver missed deliveries. Needs the project role `viewer` or above.
+         * Read a stack resource
+         * @description Needs the project role `viewer` or above.
          */
-        get: operations["listProjectEvents"];
+        get: operations["getResource"];
         put?: never;
         post?: never;
         delete?: never;
@@ -340,7 +924,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/events/{event_id}": {
+    "/v1/stacks/{stack_id}/deployments": {
         parameters: {
             query?: never;
             header?: never;
@@ -348,10 +932,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read an event
-         * @description Needs the role `viewer` or above on the event's project.
+         * List the deployments that include a stack
+         * @description Needs the project role `viewer` or above.
          */
-        get: operations["getEvent"];
+        get: operations["listStackDeployments"];
         put?: never;
         post?: never;
         delete?: never;
@@ -360,7 +944,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/events/{event_id}/deliveries": {
+    "/v1/stacks/{stack_id}/resources": {
         parameters: {
             query?: never;
             header?: never;
@@ -368,10 +952,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the deliveries of an event
-         * @description One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. Needs the role `viewer` or above on the event's project.
+         * List the resources of a stack
+         * @description Needs the project role `viewer` or above.
          */
-        get: operations["listEventDeliveries"];
+        get: operations["listStackResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stacks/{stack_id}/resources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a stack resource of a stack
+         * @description A resource of another stack is `404 not_found`. Needs the project role `viewer` or above.
+         */
+        get: operations["getStackResource"];
         put?: never;
         post?: never;
         delete?: never;
@@ -428,610 +1032,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/components/{component_id}/variables": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the variables of a component
-         * @description The component's own variables, without their values. Needs the project role `viewer` or above.
-         */
-        get: operations["listComponentVariables"];
-        put?: never;
-        /**
-         * Create a variable of a component
-         * @description The variable carries its component's environment. A name already used by this component is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.
-         */
-        post: operations["createComponentVariable"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change many variables of a scope at once
-         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
-         */
-        patch: operations["applyComponentVariableChanges"];
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/variables": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the variables of an environment
-         * @description The environment's own variables (`component_id` null), without their values; component variables are listed under their component. Needs the project role `viewer` or above.
-         */
-        get: operations["listEnvironmentVariables"];
-        put?: never;
-        /**
-         * Create a variable of an environment
-         * @description An environment variable has `component_id` null. A name already used by another variable of the environment itself is `409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.
-         */
-        post: operations["createEnvironmentVariable"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change many variables of a scope at once
-         * @description A scope is an environment's own variables (`component_id` null) or one component's; every operation on a scope exists under both paths. One atomic change of 1–500 names, from `variables` (name → `{type, value}` or `null` to delete) or from a `dotenv` file (each entry takes `type`, default `secret`), in `merge` mode (default; names not given stay) or `replace` mode (the scope ends holding exactly the given names). It makes one new version of the scope, or none when nothing changes. `dry_run: true` answers the exact result and changes nothing. `base_version`: `409 conflict` (cause `base_version`) unless the scope is at that version. Refusals are `400 bad_input` with a `cause` path such as `variables.NAME.value` or `dotenv.line.7`, and change nothing. An `If-Match` other than `*` never matches (a scope has no strong ETag): send `base_version`. Needs the project role `contributor` or above.
-         */
-        patch: operations["applyEnvironmentVariableChanges"];
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/variables/versions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the versions of a scope's variables
-         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
-         */
-        get: operations["listEnvironmentVariableVersions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/variables/versions/{version}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read one version of a scope's variables
-         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
-         */
-        get: operations["getEnvironmentVariableVersion"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/variables/versions/{version}/restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a version of a scope's variables
-         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
-         */
-        post: operations["restoreEnvironmentVariableVersion"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/variables/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Export a scope's variables as a dotenv file
-         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
-         */
-        get: operations["exportEnvironmentVariables"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/components/{component_id}/variables/versions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the versions of a scope's variables
-         * @description Every change to the scope (changes and restores of the scope, and each single variable's create, replace and delete) made one version, 1, 2, 3… `created_at` order is version order; newest first by default. Never a value. Needs the project role `viewer` or above.
-         */
-        get: operations["listComponentVariableVersions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/components/{component_id}/variables/versions/{version}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read one version of a scope's variables
-         * @description Who changed which names, when. `{version}` not a positive integer is `400`; a version not made yet is `404`. Needs the project role `viewer` or above.
-         */
-        get: operations["getComponentVariableVersion"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/components/{component_id}/variables/versions/{version}/restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a version of a scope's variables
-         * @description The scope's variables become exactly what they were right after `{version}` (names, types and values) as one new version, or none when they already are. `dry_run: true` answers the result and changes nothing. A version not made yet is `404`. Needs the project role `contributor` or above.
-         */
-        post: operations["restoreComponentVariableVersion"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/components/{component_id}/variables/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Export a scope's variables as a dotenv file
-         * @description Every variable, every type, as `NAME="value"` lines sorted by name (`\\`, `"`, newline and carriage return escaped as `\\`, `\"`, `\n`, `\r`); an empty scope is an empty body. Importing it with `mode: replace` and the scope's type changes nothing. A reveal: it is recorded in the audit log (the names, never a value), counts against the `reveal` rate-limit policy, and is marked `Cache-Control: no-store`. Needs the project role `contributor` or above and the scope `variables:reveal`.
-         */
-        get: operations["exportComponentVariables"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/resources/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a stack resource
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["getResource"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/stacks/{stack_id}/resources/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a stack resource of a stack
-         * @description A resource of another stack is `404 not_found`. Needs the project role `viewer` or above.
-         */
-        get: operations["getStackResource"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/resources/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a stack resource of an environment
-         * @description A resource of another environment is `404 not_found`. Needs the project role `viewer` or above.
-         */
-        get: operations["getEnvironmentResource"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/stacks/{stack_id}/resources": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the resources of a stack
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["listStackResources"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/resources": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the resources of every stack of an environment
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["listEnvironmentResources"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/deployments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the deployments of every project you may see
-         * @description Organization owners and admins see every project of the organization; others the projects they are members of.
-         */
-        get: operations["listDeployments"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/deployments/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a deployment
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["getDeployment"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/deployments/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a deployment of an environment
-         * @description A deployment of another environment is `404 not_found`. Needs the project role `viewer` or above.
-         */
-        get: operations["getEnvironmentDeployment"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/deployments/{id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Cancel a deployment
-         * @description Moves a `queued` or `in_progress` deployment, and each of its unfinished stacks, to `cancelled`. A finished deployment, or one that changes status while this request runs, is `409 conflict`. Needs the project role `contributor` or above.
-         */
-        patch: operations["cancelDeployment"];
-        trace?: never;
-    };
-    "/v1/deployments/{id}/redeploy": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run a deployment again
-         * @description A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.
-         */
-        post: operations["redeployDeployment"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/stacks/{stack_id}/deployments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the deployments that include a stack
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["listStackDeployments"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/environments/{environment_id}/deployments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the deployments of an environment
-         * @description Needs the project role `viewer` or above.
-         */
-        get: operations["listEnvironmentDeployments"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/deployments/{id}/timeline": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Follow a deployment: its status changes and log lines, as pages or live
-         * @description Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With `Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: <entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; 15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` or above.
-         */
-        get: operations["getDeploymentTimeline"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/deployments/{id}/wait": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Wait until a deployment is final
-         * @description The deployment once final, or as it stands after `timeout` seconds. One request; no query while idle. Project role `viewer` or above.
-         */
-        get: operations["waitForDeployment"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/api-keys/current": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read the API key making this request
-         * @description Its scopes, its project restriction, when it expires, when it was last used and the key it was made from (`parent_id`). Any valid key may call this: it needs no scope (it has no `x-required-scope`). The key itself is never shown.
-         */
-        get: operations["getCurrentApiKey"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/api-keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List API keys
-         * @description Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.
-         */
-        get: operations["listApiKeys"];
-        put?: never;
-        /**
-         * Make a narrower key
-         * @description A key acting as your account that can do at most what the calling key can, for at most as long (`parent_id`: the calling key). Fields left out are the calling key's own. Exceeding it (a scope it lacks, `*` from a key without `*`, a project outside its own or `null` from a restricted key, a later or no expiry under an expiring one) is `403 forbidden` with one `cause` per field; nothing is made. Org role `owner` or `admin` (else `403 unauthorized`). Only this answer shows `key` (`no-store`). Policy `keys-create` (10 per minute).
-         */
-        post: operations["createApiKey"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/api-keys/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read an API key
-         * @description Visible as in `listApiKeys`, else `404`. Never the key itself.
-         */
-        get: operations["getApiKey"];
-        put?: never;
-        post?: never;
-        /**
-         * Revoke an API key
-         * @description Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked key answers `204` again.
-         */
-        delete: operations["revokeApiKey"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/orgs/{org_id}/audit-log": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the audit log of your organization
-         * @description Who did what: one entry per successful change, variable reveal, and API key creation or revocation. Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your own is `404`. A key restricted to some projects sees only their entries. Entries are immutable and kept 400 days. Internal creates of an account belong to no organization and appear in no list.
-         */
-        get: operations["listOrgAuditLog"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/projects/{project_id}/audit-log": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the audit log of a project
-         * @description The project's entries (see the organization's audit log). Needs the project role `owner` (org owners and admins act as one).
-         */
-        get: operations["listProjectAuditLog"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1078,6 +1078,565 @@ export interface components {
          * @enum {string}
          */
         ListSortBy: "created_at" | "-created_at" | "+created_at";
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        ApiKey: components["schemas"]["CurrentApiKey"] & {
+            /**
+             * Format: date-time
+             * @description When it, or a key it was made from, was revoked; null while it works.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            revoked_at: string | null;
+        };
+        /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+        Id: string;
+        CurrentApiKey: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            name: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /**
+             * @description The account the key acts as.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
+            /**
+             * @description The key that made it, or null.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            parent_id: string | null;
+            /** @description `*` (all its account's roles allow) or scopes. */
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
+            /** @description The only projects the key may see, or null: every project. */
+            project_ids: components["schemas"]["Id"][] | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description Written on the first use after a quiet spell, then at most once every 5 minutes.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        NewApiKey: components["schemas"]["ApiKey"] & {
+            /**
+             * @description The key (`x-api-key`), shown only here.
+             * @example dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1
+             */
+            key: string;
+        };
+        ApiKeyCreate: {
+            /** @example ci storefront */
+            name?: string | null;
+            /**
+             * @example [
+             *       "deployments:read",
+             *       "deployments:write"
+             *     ]
+             */
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[] | null;
+            /** @description 1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project. */
+            project_ids?: string[] | null;
+            /**
+             * Format: date-time
+             * @description In the future; `null`: never.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            expires_at?: string | null;
+        };
+        VariableList: {
+            data: components["schemas"]["Variable"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        /** @description A variable. Its value is never part of the record: read it from `/value`. */
+        Variable: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example DATABASE_URL */
+            name: string;
+            /**
+             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+             * @enum {string}
+             */
+            type: "secret" | "secure_string" | "string";
+            /**
+             * @description The environment; for a component variable, its component's.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            environment_id: components["schemas"]["Id"];
+            /**
+             * @description The component, or null for an environment variable.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            component_id: string | null;
+            /**
+             * @description Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.
+             * @example /7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL
+             */
+            resource_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+        };
+        /** @description The full variable: `name`, `type` and `value` are all required. */
+        VariableWrite: {
+            /**
+             * @description Unique within its scope (component, or environment); case-sensitive.
+             * @example DATABASE_URL
+             */
+            name: string;
+            /**
+             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+             * @enum {string}
+             */
+            type: "secret" | "secure_string" | "string";
+            /** @description The value: a string of at most 65536 bytes of UTF-8. */
+            value: string;
+        };
+        /** @description What a change did (or, in a dry run, would do) to the scope, name by name. Never a value. */
+        VariableChangeResult: {
+            /**
+             * @description The version made (or that a dry run would make), or the current one when nothing changes.
+             * @example 4
+             */
+            version: number;
+            dry_run: boolean;
+            /** @description Every name given (or removed), by name. */
+            changes: components["schemas"]["VariableChange"][];
+        };
+        VariableChange: {
+            /** @example DATABASE_URL */
+            name: string;
+            /** @enum {string} */
+            action: "created" | "updated" | "deleted" | "unchanged";
+            /** @description The type before and after (null: absent). */
+            type: {
+                /**
+                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                 * @enum {string|null}
+                 */
+                from: "secret" | "secure_string" | "string" | null;
+                /**
+                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                 * @enum {string|null}
+                 */
+                to: "secret" | "secure_string" | "string" | null;
+            };
+            /** @description Whether the value differs (true for a create or a delete). */
+            value_changed: boolean;
+        };
+        /** @description One change to a scope's variables, applied all or nothing: exactly one of `variables` and `dotenv`. */
+        VariableChanges: {
+            /** @description Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one of `variables` and `dotenv` (`null` is not given). */
+            variables?: {
+                [key: string]: components["schemas"]["VariableSetEntry"];
+            } | null;
+            /**
+             * @description A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and `#` comments; `"…"` takes the escapes `\\`, `\"`, `\n`, `\r`, `'…'` is literal, an unquoted value is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of `variables` and `dotenv`.
+             * @example DATABASE_URL="postgres://app@db:5432/app"
+             *     LOG_LEVEL=debug # verbose for now
+             */
+            dotenv?: string | null;
+            /**
+             * @description The type of every `dotenv` entry (default `secret`). Not with `variables`.
+             * @default secret
+             * @enum {string|null}
+             */
+            type?: "secret" | "secure_string" | "string" | null;
+            /**
+             * @description `merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the given names (no `null` then).
+             * @default merge
+             * @enum {string|null}
+             */
+            mode?: "merge" | "replace" | null;
+            /**
+             * Format: int64
+             * @description The version the change was planned against: if the scope is at another version, `409 conflict` (`cause` path `base_version`) and nothing changes.
+             */
+            base_version?: number | null;
+            /**
+             * @description Answer what the change would do and change nothing (no version, no audit entry).
+             * @default false
+             */
+            dry_run?: boolean | null;
+        };
+        /**
+         * @description A dotenv file: one `NAME="value"` line per variable, sorted by name.
+         * @example API_URL="https://api.example.com"
+         *     DATABASE_URL="postgres://app@db:5432/app"
+         */
+        Dotenv: string;
+        VariableVersionList: {
+            data: components["schemas"]["VariableVersion"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        /** @description One version of a scope's variables: who changed what, when. */
+        VariableVersion: {
+            /** @example 3 */
+            version: number;
+            scope: {
+                /** @enum {string} */
+                type: "environment" | "component";
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                id: components["schemas"]["Id"];
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "admin";
+                account_id: components["schemas"]["Id"] & (string | null);
+                api_key_id: components["schemas"]["Id"] & (string | null);
+            };
+            request_id: string;
+            /** @description The names the version created, updated or deleted, by name. Never a value. */
+            changes: {
+                /** @example DATABASE_URL */
+                name: string;
+                /** @enum {string} */
+                action: "created" | "updated" | "deleted";
+                /** @description The type before and after (null: absent). */
+                type: {
+                    /**
+                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                     * @enum {string|null}
+                     */
+                    from: "secret" | "secure_string" | "string" | null;
+                    /**
+                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
+                     * @enum {string|null}
+                     */
+                    to: "secret" | "secure_string" | "string" | null;
+                };
+                /** @description Whether the value differs (true for a create or a delete). */
+                value_changed: boolean;
+            }[];
+        };
+        /** @description Optional: `{}` or no body restores at once. */
+        VariableRestore: {
+            /** @description Answer what the restore would do and change nothing. */
+            dry_run?: boolean | null;
+        };
+        DeploymentList: {
+            data: components["schemas"]["Deployment"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        Deployment: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: components["schemas"]["Id"];
+            stack_ids: components["schemas"]["Id"][];
+            status: components["schemas"]["DeploymentStatus"];
+            data: components["schemas"]["DeploymentData"];
+            /**
+             * Format: date-time
+             * @description When it entered `in_progress`.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached a final status.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+            /**
+             * @description The deployment it runs again, or null.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            redeploy_of: string | null;
+        };
+        /**
+         * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.
+         * @enum {string}
+         */
+        DeploymentStatus: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled";
+        /** @description Optional keys are omitted when absent. */
+        DeploymentData: {
+            patch: components["schemas"]["DeploymentPatchOperation"][];
+            source?: components["schemas"]["DeploymentSource"];
+            /** @description One entry per stack of `stack_ids`, kept current by the service. */
+            stacks?: components["schemas"]["DeploymentStack"][];
+        };
+        DeploymentPatchOperation: {
+            /**
+             * @description An RFC 6902 operation.
+             * @enum {string}
+             */
+            op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+            /** @description The location the operation applies to. */
+            path: string;
+            /** @description The source location (`move`, `copy`). */
+            from?: string;
+            /** @description The value (`add`, `replace`, `test`). */
+            value?: unknown;
+            /** @description The value before the change, if known. */
+            old_value?: unknown;
+        };
+        DeploymentSource: {
+            git?: components["schemas"]["GitSource"];
+            registry?: components["schemas"]["RegistrySource"];
+        };
+        GitSource: {
+            commit: {
+                author: components["schemas"]["GitPerson"];
+                committer: components["schemas"]["GitPerson"];
+                message: string;
+                sha: string;
+            };
+            installation_id: string;
+            owner: string;
+            /** @enum {string} */
+            provider: "github" | "gitlab" | "bitbucket";
+            pull_request?: string;
+            ref: string;
+            repo: string;
+            repo_id: string;
+        };
+        GitPerson: {
+            email?: string;
+            id?: string;
+            login?: string;
+            name?: string;
+        };
+        RegistrySource: {
+            command?: string[];
+            image: string;
+        };
+        DeploymentStack: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            status: components["schemas"]["DeploymentStatus"];
+            status_reason?: string;
+            /**
+             * Format: date-time
+             * @description Time of the stack's last status change.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            timestamp: string;
+        };
+        RedeployRequest: Record<string, never>;
+        DeploymentTimelinePage: {
+            data: components["schemas"]["DeploymentTimelineEntry"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        DeploymentTimelineEntry: {
+            /** @description 1, 2, 3… in the order recorded. */
+            seq: number;
+            /** @enum {string} */
+            type: "status" | "log";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            stack_id: string | null;
+            /**
+             * @description The status entered.
+             * @enum {string|null}
+             */
+            status: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled" | null;
+            /** @description The stack's reason, if any. */
+            status_reason: string | null;
+            /**
+             * @description A log line's stream.
+             * @enum {string|null}
+             */
+            stream: "stdout" | "stderr" | null;
+            /**
+             * @description A log line's text.
+             * @example Pulling web:2
+             */
+            message: string | null;
+        };
+        StackResourceList: {
+            data: components["schemas"]["StackResource"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        StackResource: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            stack_id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: components["schemas"]["Id"];
+            /**
+             * @description The template's name, chosen by the engine (1–255 characters).
+             * @example tpl-web-1
+             */
+            template_id: string;
+            /** @example AWS::Lambda::Function */
+            resource_type: string;
+            /** @example storefront-api-handler */
+            physical_id: string;
+            status: components["schemas"]["StackResourceStatus"];
+            /** @description Why the resource has its status, or null. */
+            status_reason: string | null;
+            /**
+             * Format: date-time
+             * @description Time of the last status change.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            timestamp: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description The provisioning status of the resource.
+         * @enum {string}
+         */
+        StackResourceStatus: "create_in_progress" | "create_complete" | "create_failed" | "update_in_progress" | "update_complete" | "update_failed" | "delete_in_progress" | "delete_complete" | "delete_failed";
+        Event: {
+            /**
+             * @description Sent as the `webhook-id` header of every delivery of this event.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            id: components["schemas"]["Id"];
+            /** @example deployment.succeeded */
+            type: components["schemas"]["EventType"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            project_id: components["schemas"]["Id"];
+            /** @description Exactly the `data` of the webhook body: `project_id` always, and `deployment` (the deployment record) for deployment events. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        /**
+         * @example deployment.succeeded
+         * @enum {string}
+         */
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        WebhookDelivery: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            integration_id: components["schemas"]["Id"];
+            /**
+             * @description Sent as the `webhook-id` header on every try.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            event_id: components["schemas"]["Id"];
+            /** @example deployment.succeeded */
+            event_type: string;
+            /**
+             * @description `pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver answered 410), or `skipped` (the integration was disabled; `recover` sends it).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "skipped";
+            /** Format: int32 */
+            attempts: number;
+            /** Format: int32 */
+            last_status_code: number | null;
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            next_attempt_at: string | null;
+            /** @description Every try, oldest first. */
+            attempt_log: components["schemas"]["DeliveryAttempt"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+        };
+        DeliveryAttempt: {
+            /**
+             * Format: int32
+             * @description 1 for the first try.
+             */
+            attempt: number;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, if any.
+             */
+            status_code: number | null;
+            /** @description Why the attempt failed, or null. */
+            error: string | null;
+            /** Format: int32 */
+            duration_ms: number;
+            /**
+             * Format: date-time
+             * @description When the next try was scheduled after this one; null after a success or the last try.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
         OrganizationList: {
             data: components["schemas"]["Organization"][];
             has_more: boolean;
@@ -1094,11 +1653,60 @@ export interface components {
              */
             created_at: string;
         };
-        /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-        Id: string;
         OrganizationCreate: {
             /** @example Acme */
             name: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        AuditEntry: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: string | null;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            project_id: string | null;
+            /**
+             * @description The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).
+             * @example createProject
+             */
+            action: string;
+            /** @description What the operation acted on (`project`, `variable`, `project_member`, `api_key`, …) and its ID. */
+            target: {
+                type: string;
+                id: string;
+            };
+            actor: {
+                /**
+                 * @description `admin`: the internal API.
+                 * @enum {string}
+                 */
+                type: "api_key" | "admin";
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                account_id: string | null;
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                api_key_id: string | null;
+            };
+            /** @description The request's `x-request-id`. */
+            request_id: string;
+            ip: string | null;
+            user_agent: string | null;
+            /** @description `{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a delete), or null. Never a variable value, a signing secret or an API key. A string longer than 32,768 characters is kept as its first 32,768 and `…[+N characters]` (N left out), so that an entry fits its row. */
+            changes: {
+                [key: string]: {
+                    from?: unknown;
+                    to?: unknown;
+                };
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
         };
         ProjectList: {
             data: components["schemas"]["Project"][];
@@ -1172,6 +1780,12 @@ export interface components {
             icon?: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             repo_id?: string | null;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
         };
         ProjectMemberList: {
             data: components["schemas"]["ProjectMember"][];
@@ -1375,96 +1989,6 @@ export interface components {
             /** @description `false` disables (reason `manual`); on an integration already disabled, its `disabled_reason` and `disabled_at` stay (a `gone` or `failing` one keeps what the service found, and when). `true` re-enables and clears both. Neither sends anything to the integration. */
             enabled?: boolean | null;
         };
-        WebhookDeliveryList: {
-            data: components["schemas"]["WebhookDelivery"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        WebhookDelivery: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            integration_id: components["schemas"]["Id"];
-            /**
-             * @description Sent as the `webhook-id` header on every try.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            event_id: components["schemas"]["Id"];
-            /** @example deployment.succeeded */
-            event_type: string;
-            /**
-             * @description `pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver answered 410), or `skipped` (the integration was disabled; `recover` sends it).
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "skipped";
-            /** Format: int32 */
-            attempts: number;
-            /** Format: int32 */
-            last_status_code: number | null;
-            last_error: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            next_attempt_at: string | null;
-            /** @description Every try, oldest first. */
-            attempt_log: components["schemas"]["DeliveryAttempt"][];
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at: string;
-        };
-        DeliveryAttempt: {
-            /**
-             * Format: int32
-             * @description 1 for the first try.
-             */
-            attempt: number;
-            /**
-             * Format: int32
-             * @description The receiver's HTTP status, if any.
-             */
-            status_code: number | null;
-            /** @description Why the attempt failed, or null. */
-            error: string | null;
-            /** Format: int32 */
-            duration_ms: number;
-            /**
-             * Format: date-time
-             * @description When the next try was scheduled after this one; null after a success or the last try.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            next_attempt_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-        };
-        WebhookTestResult: {
-            /** @description True when the receiver answered 2xx. */
-            delivered: boolean;
-            /** @description The receiver's HTTP status, if it answered. */
-            status_code: number | null;
-            /** @description Why it was not delivered (HTTP status, timeout, network). */
-            error: string | null;
-            duration_ms: number;
-        };
-        WebhookTestRequest: {
-            /**
-             * @description The event type to send; default (absent or `null`) `deployment.succeeded`.
-             * @example deployment.succeeded
-             * @enum {string|null}
-             */
-            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | null;
-        };
         WebhookRecoverResult: {
             /** @description Deliveries re-queued: every failed or skipped one of the range. */
             queued: number;
@@ -1497,73 +2021,22 @@ export interface components {
             /** @description Seconds the previous secret keeps signing (0–604800, default 86400 when absent or `null`; fractions count to the millisecond). */
             expire_previous_in?: number | null;
         };
-        EventList: {
-            data: components["schemas"]["Event"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
+        WebhookTestResult: {
+            /** @description True when the receiver answered 2xx. */
+            delivered: boolean;
+            /** @description The receiver's HTTP status, if it answered. */
+            status_code: number | null;
+            /** @description Why it was not delivered (HTTP status, timeout, network). */
+            error: string | null;
+            duration_ms: number;
         };
-        Event: {
+        WebhookTestRequest: {
             /**
-             * @description Sent as the `webhook-id` header of every delivery of this event.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             * @description The event type to send; default (absent or `null`) `deployment.succeeded`.
+             * @example deployment.succeeded
+             * @enum {string|null}
              */
-            id: components["schemas"]["Id"];
-            /** @example deployment.succeeded */
-            type: components["schemas"]["EventType"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: components["schemas"]["Id"];
-            /** @description Exactly the `data` of the webhook body: `project_id` always, and `deployment` (the deployment record) for deployment events. */
-            data: {
-                [key: string]: unknown;
-            };
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-        };
-        /**
-         * @example deployment.succeeded
-         * @enum {string}
-         */
-        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
-        /** @description A variable. Its value is never part of the record: read it from `/value`. */
-        Variable: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            /** @example DATABASE_URL */
-            name: string;
-            /**
-             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-             * @enum {string}
-             */
-            type: "secret" | "secure_string" | "string";
-            /**
-             * @description The environment; for a component variable, its component's.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            environment_id: components["schemas"]["Id"];
-            /**
-             * @description The component, or null for an environment variable.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            component_id: string | null;
-            /**
-             * @description Where the value lives: `/{project_id}/{environment_id}/{component_id or "_"}/{name}`.
-             * @example /7Hq3VnT5m2WcXbQ9pLk4Rz/3kT9sQ2mN8vB4xC7zP1wHd/_/DATABASE_URL
-             */
-            resource_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at: string;
+            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | null;
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
@@ -1601,479 +2074,6 @@ export interface components {
         VariableValue: {
             /** @description The decrypted current value. */
             value: string;
-        };
-        VariableList: {
-            data: components["schemas"]["Variable"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        /** @description The full variable: `name`, `type` and `value` are all required. */
-        VariableWrite: {
-            /**
-             * @description Unique within its scope (component, or environment); case-sensitive.
-             * @example DATABASE_URL
-             */
-            name: string;
-            /**
-             * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-             * @enum {string}
-             */
-            type: "secret" | "secure_string" | "string";
-            /** @description The value: a string of at most 65536 bytes of UTF-8. */
-            value: string;
-        };
-        /** @description What a change did (or, in a dry run, would do) to the scope, name by name. Never a value. */
-        VariableChangeResult: {
-            /**
-             * @description The version made (or that a dry run would make), or the current one when nothing changes.
-             * @example 4
-             */
-            version: number;
-            dry_run: boolean;
-            /** @description Every name given (or removed), by name. */
-            changes: components["schemas"]["VariableChange"][];
-        };
-        VariableChange: {
-            /** @example DATABASE_URL */
-            name: string;
-            /** @enum {string} */
-            action: "created" | "updated" | "deleted" | "unchanged";
-            /** @description The type before and after (null: absent). */
-            type: {
-                /**
-                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-                 * @enum {string|null}
-                 */
-                from: "secret" | "secure_string" | "string" | null;
-                /**
-                 * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-                 * @enum {string|null}
-                 */
-                to: "secret" | "secure_string" | "string" | null;
-            };
-            /** @description Whether the value differs (true for a create or a delete). */
-            value_changed: boolean;
-        };
-        /** @description One change to a scope's variables, applied all or nothing: exactly one of `variables` and `dotenv`. */
-        VariableChanges: {
-            /** @description Name → `{type, value}`, or `null` to delete the name (merge mode only). 1–500 names. Exactly one of `variables` and `dotenv` (`null` is not given). */
-            variables?: {
-                [key: string]: components["schemas"]["VariableSetEntry"];
-            } | null;
-            /**
-             * @description A dotenv file (API_CONTRACT §18): lines `NAME=value` (optionally `export NAME=value`), blank lines and `#` comments; `"…"` takes the escapes `\\`, `\"`, `\n`, `\r`, `'…'` is literal, an unquoted value is trimmed and ends at ` #`. Each entry takes `type`. 1–500 names, each once. Exactly one of `variables` and `dotenv`.
-             * @example DATABASE_URL="postgres://app@db:5432/app"
-             *     LOG_LEVEL=debug # verbose for now
-             */
-            dotenv?: string | null;
-            /**
-             * @description The type of every `dotenv` entry (default `secret`). Not with `variables`.
-             * @default secret
-             * @enum {string|null}
-             */
-            type?: "secret" | "secure_string" | "string" | null;
-            /**
-             * @description `merge` (default): names not given stay as they are. `replace`: the scope ends holding exactly the given names (no `null` then).
-             * @default merge
-             * @enum {string|null}
-             */
-            mode?: "merge" | "replace" | null;
-            /**
-             * Format: int64
-             * @description The version the change was planned against: if the scope is at another version, `409 conflict` (`cause` path `base_version`) and nothing changes.
-             */
-            base_version?: number | null;
-            /**
-             * @description Answer what the change would do and change nothing (no version, no audit entry).
-             * @default false
-             */
-            dry_run?: boolean | null;
-        };
-        VariableVersionList: {
-            data: components["schemas"]["VariableVersion"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        /** @description One version of a scope's variables: who changed what, when. */
-        VariableVersion: {
-            /** @example 3 */
-            version: number;
-            scope: {
-                /** @enum {string} */
-                type: "environment" | "component";
-                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                id: components["schemas"]["Id"];
-            };
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            actor: {
-                /** @enum {string} */
-                type: "api_key" | "admin";
-                account_id: components["schemas"]["Id"] & (string | null);
-                api_key_id: components["schemas"]["Id"] & (string | null);
-            };
-            request_id: string;
-            /** @description The names the version created, updated or deleted, by name. Never a value. */
-            changes: {
-                /** @example DATABASE_URL */
-                name: string;
-                /** @enum {string} */
-                action: "created" | "updated" | "deleted";
-                /** @description The type before and after (null: absent). */
-                type: {
-                    /**
-                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-                     * @enum {string|null}
-                     */
-                    from: "secret" | "secure_string" | "string" | null;
-                    /**
-                     * @description Storage method. `secret` and `secure_string` values are encrypted at rest (AES-256-GCM); `string` values are stored as plaintext.
-                     * @enum {string|null}
-                     */
-                    to: "secret" | "secure_string" | "string" | null;
-                };
-                /** @description Whether the value differs (true for a create or a delete). */
-                value_changed: boolean;
-            }[];
-        };
-        /** @description Optional: `{}` or no body restores at once. */
-        VariableRestore: {
-            /** @description Answer what the restore would do and change nothing. */
-            dry_run?: boolean | null;
-        };
-        /**
-         * @description A dotenv file: one `NAME="value"` line per variable, sorted by name.
-         * @example API_URL="https://api.example.com"
-         *     DATABASE_URL="postgres://app@db:5432/app"
-         */
-        Dotenv: string;
-        StackResource: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            stack_id: components["schemas"]["Id"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: components["schemas"]["Id"];
-            /**
-             * @description The template's name, chosen by the engine (1–255 characters).
-             * @example tpl-web-1
-             */
-            template_id: string;
-            /** @example AWS::Lambda::Function */
-            resource_type: string;
-            /** @example storefront-api-handler */
-            physical_id: string;
-            status: components["schemas"]["StackResourceStatus"];
-            /** @description Why the resource has its status, or null. */
-            status_reason: string | null;
-            /**
-             * Format: date-time
-             * @description Time of the last status change.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            timestamp: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at: string;
-        };
-        /**
-         * @description The provisioning status of the resource.
-         * @enum {string}
-         */
-        StackResourceStatus: "create_in_progress" | "create_complete" | "create_failed" | "update_in_progress" | "update_complete" | "update_failed" | "delete_in_progress" | "delete_complete" | "delete_failed";
-        StackResourceList: {
-            data: components["schemas"]["StackResource"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        DeploymentList: {
-            data: components["schemas"]["Deployment"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        Deployment: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            environment_id: components["schemas"]["Id"];
-            stack_ids: components["schemas"]["Id"][];
-            status: components["schemas"]["DeploymentStatus"];
-            data: components["schemas"]["DeploymentData"];
-            /**
-             * Format: date-time
-             * @description When it entered `in_progress`.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            started_at: string | null;
-            /**
-             * Format: date-time
-             * @description When it reached a final status.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            finished_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            updated_at: string;
-            /**
-             * @description The deployment it runs again, or null.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            redeploy_of: string | null;
-        };
-        /**
-         * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.
-         * @enum {string}
-         */
-        DeploymentStatus: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled";
-        /** @description Optional keys are omitted when absent. */
-        DeploymentData: {
-            patch: components["schemas"]["DeploymentPatchOperation"][];
-            source?: components["schemas"]["DeploymentSource"];
-            /** @description One entry per stack of `stack_ids`, kept current by the service. */
-            stacks?: components["schemas"]["DeploymentStack"][];
-        };
-        DeploymentPatchOperation: {
-            /**
-             * @description An RFC 6902 operation.
-             * @enum {string}
-             */
-            op: "add" | "remove" | "replace" | "move" | "copy" | "test";
-            /** @description The location the operation applies to. */
-            path: string;
-            /** @description The source location (`move`, `copy`). */
-            from?: string;
-            /** @description The value (`add`, `replace`, `test`). */
-            value?: unknown;
-            /** @description The value before the change, if known. */
-            old_value?: unknown;
-        };
-        DeploymentSource: {
-            git?: components["schemas"]["GitSource"];
-            registry?: components["schemas"]["RegistrySource"];
-        };
-        GitSource: {
-            commit: {
-                author: components["schemas"]["GitPerson"];
-                committer: components["schemas"]["GitPerson"];
-                message: string;
-                sha: string;
-            };
-            installation_id: string;
-            owner: string;
-            /** @enum {string} */
-            provider: "github" | "gitlab" | "bitbucket";
-            pull_request?: string;
-            ref: string;
-            repo: string;
-            repo_id: string;
-        };
-        GitPerson: {
-            email?: string;
-            id?: string;
-            login?: string;
-            name?: string;
-        };
-        RegistrySource: {
-            command?: string[];
-            image: string;
-        };
-        DeploymentStack: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            status: components["schemas"]["DeploymentStatus"];
-            status_reason?: string;
-            /**
-             * Format: date-time
-             * @description Time of the stack's last status change.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            timestamp: string;
-        };
-        RedeployRequest: Record<string, never>;
-        DeploymentTimelinePage: {
-            data: components["schemas"]["DeploymentTimelineEntry"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        DeploymentTimelineEntry: {
-            /** @description 1, 2, 3… in the order recorded. */
-            seq: number;
-            /** @enum {string} */
-            type: "status" | "log";
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            stack_id: string | null;
-            /**
-             * @description The status entered.
-             * @enum {string|null}
-             */
-            status: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled" | null;
-            /** @description The stack's reason, if any. */
-            status_reason: string | null;
-            /**
-             * @description A log line's stream.
-             * @enum {string|null}
-             */
-            stream: "stdout" | "stderr" | null;
-            /**
-             * @description A log line's text.
-             * @example Pulling web:2
-             */
-            message: string | null;
-        };
-        CurrentApiKey: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            name: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: components["schemas"]["Id"];
-            /**
-             * @description The account the key acts as.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            account_id: components["schemas"]["Id"];
-            /**
-             * @description The key that made it, or null.
-             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
-             */
-            parent_id: string | null;
-            /** @description `*` (all its account's roles allow) or scopes. */
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
-            /** @description The only projects the key may see, or null: every project. */
-            project_ids: components["schemas"]["Id"][] | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description Written on the first use after a quiet spell, then at most once every 5 minutes.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            last_used_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
-        };
-        ApiKeyList: {
-            data: components["schemas"]["ApiKey"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        ApiKey: components["schemas"]["CurrentApiKey"] & {
-            /**
-             * Format: date-time
-             * @description When it, or a key it was made from, was revoked; null while it works.
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            revoked_at: string | null;
-        };
-        NewApiKey: components["schemas"]["ApiKey"] & {
-            /**
-             * @description The key (`x-api-key`), shown only here.
-             * @example dpk_EXAMPLEexampleEXAMPLEexampleEXAMPLEexample1
-             */
-            key: string;
-        };
-        ApiKeyCreate: {
-            /** @example ci storefront */
-            name?: string | null;
-            /**
-             * @example [
-             *       "deployments:read",
-             *       "deployments:write"
-             *     ]
-             */
-            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[] | null;
-            /** @description 1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project. */
-            project_ids?: string[] | null;
-            /**
-             * Format: date-time
-             * @description In the future; `null`: never.
-             * @example 2026-11-20T00:00:00.000Z
-             */
-            expires_at?: string | null;
-        };
-        AuditEntryList: {
-            data: components["schemas"]["AuditEntry"][];
-            has_more: boolean;
-            /** @description Cursor for the next page; present only when `has_more` is true. */
-            next_page?: string;
-        };
-        AuditEntry: {
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            id: components["schemas"]["Id"];
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: string | null;
-            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string | null;
-            /**
-             * @description The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).
-             * @example createProject
-             */
-            action: string;
-            /** @description What the operation acted on (`project`, `variable`, `project_member`, `api_key`, …) and its ID. */
-            target: {
-                type: string;
-                id: string;
-            };
-            actor: {
-                /**
-                 * @description `admin`: the internal API.
-                 * @enum {string}
-                 */
-                type: "api_key" | "admin";
-                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                account_id: string | null;
-                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                api_key_id: string | null;
-            };
-            /** @description The request's `x-request-id`. */
-            request_id: string;
-            ip: string | null;
-            user_agent: string | null;
-            /** @description `{field: {from, to}}` over the record's non-secret top-level fields (null before a create, after a delete), or null. Never a variable value, a signing secret or an API key. A string longer than 32,768 characters is kept as its first 32,768 and `…[+N characters]` (N left out), so that an entry fits its row. */
-            changes: {
-                [key: string]: {
-                    from?: unknown;
-                    to?: unknown;
-                };
-            } | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T10:04:05.123Z
-             */
-            created_at: string;
         };
     };
     responses: {
@@ -2264,61 +2264,6 @@ export interface components {
             };
             content?: never;
         };
-        /** @description A page of projects. */
-        ProjectList: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                ETag: components["headers"]["ETag"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ProjectList"];
-            };
-        };
-        /** @description Deleted. */
-        NoContent: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /** @description A page of deliveries. */
-        WebhookDeliveryList: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                ETag: components["headers"]["ETag"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["WebhookDeliveryList"];
-            };
-        };
         /** @description A page of variables. */
         VariableList: {
             headers: {
@@ -2379,6 +2324,25 @@ export interface components {
                 "application/json": components["schemas"]["VariableChangeResult"];
             };
         };
+        /** @description The scope as a dotenv file (UTF-8). */
+        Dotenv: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": components["schemas"]["Dotenv"];
+            };
+        };
         /** @description A page of versions. */
         VariableVersionList: {
             headers: {
@@ -2415,63 +2379,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["VariableVersion"];
-            };
-        };
-        /** @description The scope as a dotenv file (UTF-8). */
-        Dotenv: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                [name: string]: unknown;
-            };
-            content: {
-                "text/plain": components["schemas"]["Dotenv"];
-            };
-        };
-        /** @description The stack resource. */
-        StackResource: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                ETag: components["headers"]["ETag"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["StackResource"];
-            };
-        };
-        /** @description A page of stack resources. */
-        StackResourceList: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                ETag: components["headers"]["ETag"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["StackResourceList"];
             };
         };
         /** @description A page of deployments. */
@@ -2512,6 +2419,63 @@ export interface components {
                 "application/json": components["schemas"]["Deployment"];
             };
         };
+        /** @description A page of stack resources. */
+        StackResourceList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StackResourceList"];
+            };
+        };
+        /** @description The stack resource. */
+        StackResource: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StackResource"];
+            };
+        };
+        /** @description A page of deliveries. */
+        WebhookDeliveryList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDeliveryList"];
+            };
+        };
         /** @description A page of audit entries. */
         AuditEntryList: {
             headers: {
@@ -2531,6 +2495,42 @@ export interface components {
                 "application/json": components["schemas"]["AuditEntryList"];
             };
         };
+        /** @description A page of projects. */
+        ProjectList: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectList"];
+            };
+        };
+        /** @description Deleted. */
+        NoContent: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
         /** @description The last `id` received; wins over `after_seq` and `after`. */
@@ -2549,24 +2549,24 @@ export interface components {
         ListLimit: components["schemas"]["ListLimit"];
         /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
         ListSortBy: components["schemas"]["ListSortBy"];
-        ProjectId: components["schemas"]["Id"];
-        OrgId: components["schemas"]["Id"];
-        MemberId: components["schemas"]["Id"];
-        IntegrationId: components["schemas"]["Id"];
-        EventId: components["schemas"]["Id"];
-        VariableId: components["schemas"]["Id"];
+        Id: components["schemas"]["Id"];
         ComponentId: components["schemas"]["Id"];
-        EnvironmentId: components["schemas"]["Id"];
         /** @description A version of the scope: 1, 2, 3… */
         Version: number;
-        Id: components["schemas"]["Id"];
-        StackId: components["schemas"]["Id"];
         /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
         StatusQuery: string[];
+        EnvironmentId: components["schemas"]["Id"];
+        EventId: components["schemas"]["Id"];
+        OrgId: components["schemas"]["Id"];
         /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
         ActionQuery: string[];
         /** @description Only entries of requests made as this account. */
         ActorAccountIdQuery: string;
+        ProjectId: components["schemas"]["Id"];
+        MemberId: components["schemas"]["Id"];
+        IntegrationId: components["schemas"]["Id"];
+        StackId: components["schemas"]["Id"];
+        VariableId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -2609,6 +2609,1185 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only the keys acting as this account. */
+                account_id?: string;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The new key's record, with the key itself. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiKey"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getCurrentApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling key. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentApiKey"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's record. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listComponentVariables: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createComponentVariable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableWrite"];
+            };
+        };
+        responses: {
+            201: components["responses"]["VariableCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    applyComponentVariableChanges: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableChanges"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exportComponentVariables: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Dotenv"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listComponentVariableVersions: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersionList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getComponentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersion"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    restoreComponentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VariableRestore"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listDeployments: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                status?: components["parameters"]["StatusQuery"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeploymentList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deployment"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    cancelDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled deployment. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Content-Location": components["headers"]["ContentLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    redeployDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedeployRequest"];
+            };
+        };
+        responses: {
+            /** @description The new deployment. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getDeploymentTimeline: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Start after this `seq` (not with `after`). */
+                after_seq?: number;
+                /** @description Page size, 1–1000. */
+                limit?: number;
+            };
+            header?: {
+                /** @description The last `id` received; wins over `after_seq` and `after`. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page, or the live stream. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentTimelinePage"];
+                    "text/event-stream": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    waitForDeployment: {
+        parameters: {
+            query?: {
+                /** @description Seconds, 1–60. */
+                timeout?: number;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deployment"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentDeployments: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                status?: components["parameters"]["StatusQuery"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeploymentList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEnvironmentDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deployment"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentResources: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StackResourceList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEnvironmentResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StackResource"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentVariables: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createEnvironmentVariable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableWrite"];
+            };
+        };
+        responses: {
+            201: components["responses"]["VariableCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    applyEnvironmentVariableChanges: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VariableChanges"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exportEnvironmentVariables: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Dotenv"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentVariableVersions: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersionList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEnvironmentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VariableVersion"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    restoreEnvironmentVariableVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description A version of the scope: 1, 2, 3… */
+                version: components["parameters"]["Version"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VariableRestore"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VariableChangeResult"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listOrgs: {
         parameters: {
             query?: {
@@ -2699,6 +3878,84 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listOrgAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
+                action?: components["parameters"]["ActionQuery"];
+                /** @description Only entries of requests made as this account. */
+                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
+                /** @description Only entries about this project. */
+                project_id?: string;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AuditEntryList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listOrgProjects: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ProjectList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -2924,7 +4181,7 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    listOrgProjects: {
+    listProjectAuditLog: {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
@@ -2933,6 +4190,10 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
+                action?: components["parameters"]["ActionQuery"];
+                /** @description Only entries of requests made as this account. */
+                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
             };
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
@@ -2941,13 +4202,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                org_id: components["parameters"]["OrgId"];
+                project_id: components["parameters"]["ProjectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ProjectList"];
+            200: components["responses"]["AuditEntryList"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -2995,6 +4256,62 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listProjectEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`. */
+                type?: string[];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3508,58 +4825,6 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    testIntegration: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                project_id: components["parameters"]["ProjectId"];
-                integration_id: components["parameters"]["IntegrationId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["WebhookTestRequest"];
-            };
-        };
-        responses: {
-            /** @description What the receiver did. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookTestResult"];
-                };
-            };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
     redeliverDelivery: {
         parameters: {
             query?: never;
@@ -3711,32 +4976,28 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    listProjectEvents: {
+    testIntegration: {
         parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`. */
-                type?: string[];
-            };
+            query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 project_id: components["parameters"]["ProjectId"];
+                integration_id: components["parameters"]["IntegrationId"];
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
         responses: {
-            /** @description A page of events. */
+            /** @description What the receiver did. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3749,13 +5010,13 @@ export interface operations {
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-D1-Bookmark": components["headers"]["D1Bookmark"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EventList"];
+                    "application/json": components["schemas"]["WebhookTestResult"];
                 };
             };
-            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3767,7 +5028,7 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    getEvent: {
+    getResource: {
         parameters: {
             query?: never;
             header?: {
@@ -3777,31 +5038,13 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                event_id: components["parameters"]["EventId"];
+                id: components["parameters"]["Id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The event. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Event"];
-                };
-            };
+            200: components["responses"]["StackResource"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -3814,7 +5057,45 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    listEventDeliveries: {
+    listStackDeployments: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                status?: components["parameters"]["StatusQuery"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                stack_id: components["parameters"]["StackId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeploymentList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listStackResources: {
         parameters: {
             query?: {
                 /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
@@ -3831,13 +5112,43 @@ export interface operations {
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
-                event_id: components["parameters"]["EventId"];
+                stack_id: components["parameters"]["StackId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["WebhookDeliveryList"];
+            200: components["responses"]["StackResourceList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getStackResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                stack_id: components["parameters"]["StackId"];
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StackResource"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -4015,1317 +5326,6 @@ export interface operations {
                     "application/json": components["schemas"]["VariableValue"];
                 };
             };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listComponentVariables: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    createComponentVariable: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VariableWrite"];
-            };
-        };
-        responses: {
-            201: components["responses"]["VariableCreated"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    applyComponentVariableChanges: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VariableChanges"];
-            };
-        };
-        responses: {
-            200: components["responses"]["VariableChangeResult"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listEnvironmentVariables: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    createEnvironmentVariable: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VariableWrite"];
-            };
-        };
-        responses: {
-            201: components["responses"]["VariableCreated"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    applyEnvironmentVariableChanges: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VariableChanges"];
-            };
-        };
-        responses: {
-            200: components["responses"]["VariableChangeResult"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listEnvironmentVariableVersions: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableVersionList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getEnvironmentVariableVersion: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-                /** @description A version of the scope: 1, 2, 3… */
-                version: components["parameters"]["Version"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableVersion"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    restoreEnvironmentVariableVersion: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-                /** @description A version of the scope: 1, 2, 3… */
-                version: components["parameters"]["Version"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["VariableRestore"];
-            };
-        };
-        responses: {
-            200: components["responses"]["VariableChangeResult"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    exportEnvironmentVariables: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Dotenv"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listComponentVariableVersions: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableVersionList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getComponentVariableVersion: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-                /** @description A version of the scope: 1, 2, 3… */
-                version: components["parameters"]["Version"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["VariableVersion"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    restoreComponentVariableVersion: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-                /** @description A version of the scope: 1, 2, 3… */
-                version: components["parameters"]["Version"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["VariableRestore"];
-            };
-        };
-        responses: {
-            200: components["responses"]["VariableChangeResult"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    exportComponentVariables: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                component_id: components["parameters"]["ComponentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Dotenv"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getResource: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["StackResource"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getStackResource: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                stack_id: components["parameters"]["StackId"];
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["StackResource"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getEnvironmentResource: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["StackResource"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listStackResources: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                stack_id: components["parameters"]["StackId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["StackResourceList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listEnvironmentResources: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["StackResourceList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listDeployments: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
-                status?: components["parameters"]["StatusQuery"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["DeploymentList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getDeployment: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Deployment"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getEnvironmentDeployment: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Deployment"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    cancelDeployment: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The cancelled deployment. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    "Content-Location": components["headers"]["ContentLocation"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deployment"];
-                };
-            };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    redeployDeployment: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RedeployRequest"];
-            };
-        };
-        responses: {
-            /** @description The new deployment. */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Location: components["headers"]["Location"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deployment"];
-                };
-            };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listStackDeployments: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
-                status?: components["parameters"]["StatusQuery"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                stack_id: components["parameters"]["StackId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["DeploymentList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listEnvironmentDeployments: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
-                status?: components["parameters"]["StatusQuery"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                environment_id: components["parameters"]["EnvironmentId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["DeploymentList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getDeploymentTimeline: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Start after this `seq` (not with `after`). */
-                after_seq?: number;
-                /** @description Page size, 1–1000. */
-                limit?: number;
-            };
-            header?: {
-                /** @description The last `id` received; wins over `after_seq` and `after`. */
-                "Last-Event-ID"?: components["parameters"]["LastEventId"];
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page, or the live stream. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeploymentTimelinePage"];
-                    "text/event-stream": string;
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    waitForDeployment: {
-        parameters: {
-            query?: {
-                /** @description Seconds, 1–60. */
-                timeout?: number;
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Deployment"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getCurrentApiKey: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The calling key. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CurrentApiKey"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listApiKeys: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only the keys acting as this account. */
-                account_id?: string;
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of keys. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiKeyList"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    createApiKey: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ApiKeyCreate"];
-            };
-        };
-        responses: {
-            /** @description The new key's record, with the key itself. */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Location: components["headers"]["Location"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NewApiKey"];
-                };
-            };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    getApiKey: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The key's record. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiKey"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    revokeApiKey: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked. */
-            204: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listOrgAuditLog: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
-                action?: components["parameters"]["ActionQuery"];
-                /** @description Only entries of requests made as this account. */
-                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
-                /** @description Only entries about this project. */
-                project_id?: string;
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                org_id: components["parameters"]["OrgId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["AuditEntryList"];
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadInput"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["Timeout"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            501: components["responses"]["NotImplemented"];
-        };
-    };
-    listProjectAuditLog: {
-        parameters: {
-            query?: {
-                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
-                after?: components["parameters"]["ListAfter"];
-                /** @description Page size, 1–240. */
-                limit?: components["parameters"]["ListLimit"];
-                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
-                sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
-                action?: components["parameters"]["ActionQuery"];
-                /** @description Only entries of requests made as this account. */
-                actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
-            };
-            header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
-                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                project_id: components["parameters"]["ProjectId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["AuditEntryList"];
-            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
