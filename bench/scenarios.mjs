@@ -18,8 +18,8 @@
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
 import { env, hex, percentile } from "./lib.mjs";
-import { partThree } from "./part-three.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
+import { variablesTimelineKeys } from "./variables-timeline-keys.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
 
 export const unique = () => ({ body: { name: `b-${hex(6)}` } });
@@ -114,5 +114,5 @@ export const SCENARIOS = [
     },
   },
   ...WEBHOOKS,
-  ...partThree({ route }),
+  ...variablesTimelineKeys({ route }),
 ];

@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checker } from "./lib/check.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const semver = createRequire(import.meta.url)("semver");
@@ -25,11 +26,7 @@ try {
   process.exit(1);
 }
 
-const failures = [];
-const check = (ok, what, detail = "") => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `: ${detail}`}`);
-  if (!ok) failures.push(what);
-};
+const { check, done } = checker("check:changelog");
 
 const KINDS = ["Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"];
 const lines = text.split("\n");
@@ -91,8 +88,4 @@ check(
   `the major version is the path's: every public path is under /v${prefixes.join(", /v")}`,
 );
 
-if (failures.length > 0) {
-  console.error(`\ncheck:changelog failed (${failures.length}).`);
-  process.exit(1);
-}
-console.log(`check:changelog: CHANGELOG.md is Keep a Changelog; the API is ${version}.`);
+done(`CHANGELOG.md is Keep a Changelog; the API is ${version}.`);

@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startDevServer } from "./dev-server.mjs";
+import { checker } from "./lib/check.mjs";
 
 const execFile = promisify(execFileCb);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -29,13 +30,9 @@ const dir = mkdtempSync(join(tmpdir(), "check-cli-"));
 const scratch = join(dir, "scratch");
 const bin = join(scratch, "node_modules", ".bin", "deploy-platform");
 
-const failures = [];
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s`;
-function check(ok, what, detail) {
-  console.log(`${ok ? "ok  " : "FAIL"} ${elapsed()} ${what}${ok ? "" : `: ${detail}`}`);
-  if (!ok) failures.push(what);
-}
+const { check, fail, done } = checker("check:cli", { prefix: elapsed });
 /** A case whose operation /openapi.json does not document: a failure, not a skip. */
 const undocumented = (what, why) => check(false, what, why);
 
@@ -525,8 +522,7 @@ try {
       "the service does not document POST /v1/api-keys yet (API_CONTRACT §21)",
     );
 } catch (err) {
-  failures.push(String(err));
-  console.error(err);
+  fail(err);
 } finally {
   log = server?.log() ?? log;
   server?.stop();
@@ -534,8 +530,4 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-if (failures.length > 0) {
-  console.error(`\ncheck:cli failed (${failures.length}). The server's output:\n${log}`);
-  process.exit(1);
-}
-console.log("check:cli: the packed client and its CLI work outside the repository.");
+done("the packed client and its CLI work outside the repository.", ` The server's output:\n${log}`);

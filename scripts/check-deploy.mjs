@@ -28,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
+import { checker } from "./lib/check.mjs";
 import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -52,11 +53,7 @@ if (args[0] === "--ready") {
   process.exit(0);
 }
 
-const failures = [];
-const check = (ok, what, detail = "") => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `: ${detail}`}`);
-  if (!ok) failures.push(what);
-};
+const { check, done } = checker("check:deploy");
 const plain = (value) => JSON.parse(JSON.stringify(value));
 const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
@@ -228,8 +225,4 @@ function startupModules(inputs, entry) {
   };
 }
 
-if (failures.length > 0) {
-  console.error(`\ncheck:deploy failed (${failures.length}).`);
-  process.exit(1);
-}
-console.log(`check:deploy: ${names.join(" and ")} build, with the local bindings and their secrets.`);
+done(`${names.join(" and ")} build, with the local bindings and their secrets.`);

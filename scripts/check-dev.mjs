@@ -14,14 +14,11 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDevServer } from "./dev-server.mjs";
+import { checker } from "./lib/check.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
 
-const failures = [];
-function check(ok, what, detail) {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok ? "" : `: ${detail}`}`);
-  if (!ok) failures.push(what);
-}
+const { check, fail, done } = checker("check:dev");
 
 /**
  * Holds port 8787 on the loopback addresses with a server that is not the API, unless something
@@ -98,8 +95,7 @@ try {
   });
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
 } catch (err) {
-  failures.push(String(err));
-  console.error(String(err));
+  fail(err);
 } finally {
   log = server?.log() ?? log;
   server?.stop();
@@ -108,8 +104,4 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-if (failures.length > 0) {
-  console.error(`\ncheck:dev failed (${failures.length}). The server's output:\n${log}`);
-  process.exit(1);
-}
-console.log("check:dev: npm run dev works as README.md says.");
+done("npm run dev works as README.md says.", ` The server's output:\n${log}`);

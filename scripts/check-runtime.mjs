@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checker } from "./lib/check.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "package.json"));
@@ -18,11 +19,7 @@ const semver = require("semver");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"));
 
-const failures = [];
-const check = (ok, what) => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) failures.push(what);
-};
+const { check, done } = checker("check:runtime");
 
 // 1. One wrangler, miniflare and workerd.
 const versionsOf = (name) => {
@@ -95,8 +92,4 @@ check(
     (refused.length ? `; not by: ${refused.join(", ")}` : ""),
 );
 
-if (failures.length > 0) {
-  console.error(`\ncheck:runtime failed (${failures.length}).`);
-  process.exit(1);
-}
-console.log("check:runtime: one wrangler, miniflare and workerd; Node as declared.");
+done("one wrangler, miniflare and workerd; Node as declared.");

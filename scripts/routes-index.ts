@@ -62,7 +62,13 @@ for (const file of walk(routesDir).filter((f) => f.endsWith(".ts") && f !== targ
     continue;
   }
   const module = `./${relative(routesDir, file).replace(/\.ts$/, "")}`;
-  entries.push({ method: meta.method.toLowerCase(), path: meta.path, module, register, internal: meta.internal });
+  entries.push({
+    method: meta.method.toLowerCase(),
+    path: meta.path,
+    module,
+    register,
+    internal: meta.internal,
+  });
 }
 
 /**

@@ -1,8 +1,9 @@
-// The measurements of API_CONTRACT part three for bench/scenarios.mjs, each named `§<section> …`
-// and run only when `--only` names it (`node bench/run.mjs --only=§`): a 500-name variable change
-// and export beside a single create (§18), live streams held idle and told of a change (§19), a
-// derived key's read beside a plain key's (§21), and growth: the ends of a 100,000-entry timeline
-// and of a 5,000-version history (their pages, and restores of the oldest and newest version).
+// Variable sets, deployment timelines and derived keys at size (API_CONTRACT §18, §19, §21), for
+// bench/scenarios.mjs: each entry is named `§<section> …` and runs only when `--only` names it
+// (`node bench/run.mjs --only=§`). A 500-name variable change and export beside a single create
+// (§18), live streams held idle and told of a change (§19), a derived key's read beside a plain
+// key's (§21), and growth: the ends of a 100,000-entry timeline and of a 5,000-version history
+// (their pages, and restores of the oldest and newest version).
 //
 //   env: STREAMS (100) IDLE_SECONDS (20) ENTRIES (100,000) VERSIONS (5,000) GROWTH_SAMPLES (30)
 import { env, hex, internal, newProject, percentile, sideBySide, sleep } from "./lib.mjs";
@@ -35,7 +36,7 @@ const newDeployment = async (c, environment) =>
 const VARIABLES = variables("{env}");
 
 /** `route` is bench/scenarios.mjs' helper; every entry runs only when `--only` names it. */
-export const partThree = ({ route }) =>
+export const variablesTimelineKeys = ({ route }) =>
   [
     route("§18 POST /v1/environments/{id}/variables (one)", VARIABLES, ["write"], {
       id: "create",
