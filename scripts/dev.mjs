@@ -105,7 +105,7 @@ if (countOrgs() === 0) {
     // The directory's index of the key (src/db/databases.ts): the demo organization lives in DB itself.
     `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(hash)}, ${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(now)})`,
     `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (${sqlText(project)}, ${sqlText(org)}, 'demo', 'demo', 'A demo project', 'emoji:🚀', NULL, ${sqlText(env)}, 'connected', ${sqlText(now)}, ${sqlText(now)})`,
-    `INSERT INTO environments (id, project_id, name, created_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', ${sqlText(now)})`,
+    `INSERT INTO environments (id, project_id, name, name_key, created_at, updated_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', 'production', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
   ];
   run(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);

@@ -169,11 +169,21 @@ export const environments = sqliteTable(
     id: text("id").primaryKey(),
     projectId: projectRef(),
     name: text("name").notNull(),
+    /**
+     * The case-folded name (`environmentNameKey`), unique within the project (API_CONTRACT §23).
+     * Null only for an environment that already shared its name with an older one of its project
+     * when the rule came (migration 0010): it keeps its name, and holds none against others.
+     */
+    nameKey: text("name_key"),
     createdAt: createdAt(),
+    /** Set by every write; null only for rows written before it existed (read as `created_at`). */
+    updatedAt: text("updated_at"),
   },
-  // Names are free and need not be unique (API_CONTRACT §9 states no rule): a project may have two
-  // environments of one name, as its first is always `production`.
-  (t) => [index("environments_project_name_idx").on(t.projectId, t.name)],
+  (t) => [
+    index("environments_project_name_idx").on(t.projectId, t.name),
+    uniqueIndex("environments_project_name_key_idx").on(t.projectId, t.nameKey),
+    index("environments_project_created_idx").on(t.projectId, t.createdAt, t.id),
+  ],
 );
 
 export const components = sqliteTable(
@@ -187,6 +197,7 @@ export const components = sqliteTable(
   },
   (t) => [
     index("components_environment_name_idx").on(t.environmentId, t.name),
+    index("components_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
     index("components_project_idx").on(t.projectId),
   ],
 );
@@ -201,7 +212,11 @@ export const stacks = sqliteTable(
     templateId: text("template_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("stacks_environment_idx").on(t.environmentId), index("stacks_project_idx").on(t.projectId)],
+  (t) => [
+    index("stacks_environment_idx").on(t.environmentId),
+    index("stacks_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
+    index("stacks_project_idx").on(t.projectId),
+  ],
 );
 
 export const stackResources = sqliteTable(
@@ -251,8 +266,12 @@ export const deployments = sqliteTable(
     updatedAt: updatedAt(),
     /** The deployment this one runs again (API_CONTRACT §20), or null. */
     redeployOf: text("redeploy_of"),
+    /** The account of the API key that created it (API_CONTRACT §24), or null (the internal API). */
+    createdBy: text("created_by"),
   },
   (t) => [
+    // An environment's `current_deployment_id` (API_CONTRACT §23): its latest success, by finished_at.
+    index("deployments_environment_finished_idx").on(t.environmentId, t.status, t.finishedAt, t.id),
     index("deployments_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("deployments_environment_created_idx").on(t.environmentId, t.createdAt, t.id),
     index("deployments_status_created_idx").on(t.status, t.createdAt, t.id),

@@ -28,6 +28,8 @@ export const SCOPES = [
   "orgs:write",
   "api-keys:read",
   "api-keys:write",
+  "environments:read",
+  "environments:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -48,6 +50,11 @@ const AREA_OF_SEGMENT: Record<string, string> = {
   events: "events",
   "audit-log": "audit",
   "api-keys": "api-keys",
+  // API_CONTRACT part four: an environment, a component or a stack (and an environment's protection
+  // or lock); a later segment still names the area (`/v1/stacks/{id}/resources` is `resources`).
+  environments: "environments",
+  components: "environments",
+  stacks: "environments",
 };
 
 /** The scope an operation needs by the rule, or throws: a new area must be named here first. */

@@ -212,6 +212,11 @@ export const API_TAGS = [
   },
   { name: "Project members", description: "Who may see and change a project, and with which role." },
   {
+    name: "Environments",
+    description:
+      "A project's environments (find, create, rename, delete), and the components and stacks inside each.",
+  },
+  {
     name: "Variables",
     description:
       "Configuration of components and environments; `secret` and `secure_string` values are encrypted at rest and revealed one at a time.",

@@ -108,6 +108,10 @@ export const DeploymentSchema = z
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
     redeploy_of: InlineIdSchema.nullable().openapi({ description: "The deployment it runs again, or null." }),
+    created_by: InlineIdSchema.nullable().openapi({
+      description:
+        "The account of the API key that created it (creates, redeploys, promotions), or null (the engine).",
+    }),
   })
   .openapi("Deployment");
 
@@ -138,6 +142,14 @@ export const DeploymentCreateBody = z.strictObject({
   }),
 });
 
+/**
+ * A deployment started from the API (API_CONTRACT §23): the engine's body, `stack_ids` optional
+ * (left out or null: every stack of the environment, in creation order).
+ */
+export const PublicDeploymentCreateBody = DeploymentCreateBody.extend({
+  stack_ids: nullAsAbsent(DeploymentCreateBody.shape.stack_ids),
+}).openapi("DeploymentCreate");
+
 /** …and reports its progress. */
 export const DeploymentUpdateBody = z.strictObject({
   status: DeploymentStatusSchema,
@@ -163,3 +175,4 @@ export const DeploymentUpdateBody = z.strictObject({
 
 export type DeploymentCreateInput = z.infer<typeof DeploymentCreateBody>;
 export type DeploymentUpdateInput = z.infer<typeof DeploymentUpdateBody>;
+export type PublicDeploymentCreateInput = z.infer<typeof PublicDeploymentCreateBody>;

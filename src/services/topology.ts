@@ -1,19 +1,18 @@
-/** Environments, components and stacks: created by the engine through the internal API. */
+/**
+ * Components and stacks (API_CONTRACT §9, §23): created by the engine through the internal API,
+ * listed and read by callers. Environments are ./environments/.
+ */
 
 import { eq } from "drizzle-orm";
-import type { ServiceContext } from "../context";
+import type { CallerContext, ServiceContext } from "../context";
 import type { Db } from "../db/client";
-import { components, environments, projects, stacks } from "../db/schema";
+import { type Page, type PageRequest, tablePage } from "../db/pagination";
+import { components, environments, stacks } from "../db/schema";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import type {
-  ComponentRecord,
-  EnvironmentRecord,
-  NameInput,
-  StackCreateInput,
-  StackRecord,
-} from "../schemas/topology";
+import type { ComponentRecord, NameInput, StackCreateInput, StackRecord } from "../schemas/topology";
+import { guardedPage, loadScoped, scopedLookup } from "./access";
 import { auditEntry, diffRecords } from "./audit/entry";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
@@ -31,10 +30,6 @@ function created(ctx: ServiceContext, type: string, projectId: string, record: {
   return auditEntry(ctx, { target: { type, id: record.id }, projectId, changes: diffRecords(null, record) });
 }
 
-function toEnvironmentRecord(row: typeof environments.$inferSelect): EnvironmentRecord {
-  return { id: row.id, project_id: row.projectId, name: row.name, created_at: row.createdAt };
-}
-
 function toComponentRecord(row: typeof components.$inferSelect): ComponentRecord {
   return { id: row.id, environment_id: row.environmentId, name: row.name, created_at: row.createdAt };
 }
@@ -47,22 +42,6 @@ function toStackRecord(row: typeof stacks.$inferSelect): StackRecord {
     template_id: row.templateId,
     created_at: row.createdAt,
   };
-}
-
-/** The engine's `internalCreateEnvironment`: a new environment of a project. */
-export async function createEnvironment(
-  ctx: ServiceContext,
-  projectId: string,
-  input: NameInput,
-): Promise<EnvironmentRecord> {
-  const { db } = ctx;
-  const project = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).get();
-  if (!project) throw notFound("Project");
-  const row = { id: newId(), projectId, name: input.name, createdAt: nowIso() };
-  const record = toEnvironmentRecord(row);
-  // A project deleted between the check and the insert: the error boundary answers 404.
-  await db.batch([db.insert(environments).values(row), created(ctx, "environment", projectId, record)]);
-  return record;
 }
 
 /** The engine's `internalCreateComponent`: a new component of an environment. */
@@ -98,4 +77,46 @@ export async function createStack(
   const record = toStackRecord(row);
   await db.batch([db.insert(stacks).values(row), created(ctx, "stack", projectId, record)]);
   return record;
+}
+
+/** `listEnvironmentComponents`: behind the environment's lookup, in one round trip. */
+export function listEnvironmentComponents(
+  ctx: CallerContext,
+  environmentId: string,
+  page: PageRequest,
+): Promise<Page<ComponentRecord>> {
+  const { db, identity } = ctx;
+  return guardedPage(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    page,
+    tablePage(db, components, [[components.environmentId, environmentId]], page),
+    toComponentRecord,
+  );
+}
+
+export async function getComponent(ctx: CallerContext, id: string): Promise<ComponentRecord> {
+  const { row } = await loadScoped(ctx.db, ctx.identity, components, id, "read", "Component");
+  return toComponentRecord(row);
+}
+
+/** `listEnvironmentStacks`: behind the environment's lookup, in one round trip. */
+export function listEnvironmentStacks(
+  ctx: CallerContext,
+  environmentId: string,
+  page: PageRequest,
+): Promise<Page<StackRecord>> {
+  const { db, identity } = ctx;
+  return guardedPage(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    page,
+    tablePage(db, stacks, [[stacks.environmentId, environmentId]], page),
+    toStackRecord,
+  );
+}
+
+export async function getStack(ctx: CallerContext, id: string): Promise<StackRecord> {
+  const { row } = await loadScoped(ctx.db, ctx.identity, stacks, id, "read", "Stack");
+  return toStackRecord(row);
 }

@@ -1,7 +1,7 @@
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
 
 import type { z } from "@hono/zod-openapi";
-import { and, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindCompiled, bindQuery, compiled, rowReader } from "../../db/compiled";
@@ -19,12 +19,18 @@ import {
 import { badInput, conflict, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { DeploymentCreateInput, DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";
+import type {
+  DeploymentCreateInput,
+  DeploymentDataSchema,
+  DeploymentRecord,
+  PublicDeploymentCreateInput,
+} from "../../schemas/deployment";
 import {
   callerValues,
   canSeeAll,
   guardedPage,
   loadScoped,
+  lookupThen,
   restrictionVariant,
   scopedLookup,
   withinKeyProjectsOf,
@@ -52,6 +58,7 @@ export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     redeploy_of: row.redeployOf,
+    created_by: row.createdBy,
   };
 }
 
@@ -228,10 +235,20 @@ export function refuseOversizedDeployment(data: DeploymentData, stackIds: readon
 
 const STACK_LINKS_PER_INSERT = 33;
 
+/** Where a new deployment goes: its environment, resolved (with its project and organization). */
+type DeploymentPlace = { environmentId: string; projectId: string; orgId: string | null };
+
+/** The stacks a create names (by id), for checking that each is the environment's own. */
+const namedStacks = (db: Db, stackIds: readonly string[]) =>
+  db
+    .select({ id: stacks.id, environmentId: stacks.environmentId })
+    .from(stacks)
+    // One bound JSON list, not a parameter per ID (D1 binds at most 100 per statement).
+    .where(sql`${stacks.id} IN (SELECT value FROM json_each(${JSON.stringify(stackIds)}))`);
+
 /**
  * The engine's `internalCreateDeployment`: a new `queued` deployment of stacks of one environment.
- * Also the one way every other deployment is made (a redeploy, `redeployOf` set), so each gets
- * what a deployment gets at its creation.
+ * Also how a redeploy is made (`redeployOf` set), so each gets what a deployment gets at its creation.
  */
 export async function createDeployment(
   ctx: ServiceContext,
@@ -246,14 +263,68 @@ export async function createDeployment(
       .from(environments)
       .innerJoin(projects, eq(projects.id, environments.projectId))
       .where(eq(environments.id, environmentId)),
-    db
-      .select({ id: stacks.id, environmentId: stacks.environmentId })
-      .from(stacks)
-      // One bound JSON list, not a parameter per ID (D1 binds at most 100 per statement).
-      .where(sql`${stacks.id} IN (SELECT value FROM json_each(${JSON.stringify(input.stack_ids)}))`),
+    namedStacks(db, input.stack_ids),
   ]);
   const environment = env[0];
   if (!environment) throw notFound("Environment");
+  return insertDeployment(ctx, { environmentId, ...environment }, input, found, redeployOf);
+}
+
+/**
+ * `createDeployment` (API_CONTRACT §23): a deployment started from the API by a project
+ * `contributor`, with the engine's rules; `stack_ids` left out means every stack of the
+ * environment in creation order (`409` when it has none). The environment's lookup and the stacks
+ * are one round trip, the write one batch.
+ */
+export async function createEnvironmentDeployment(
+  ctx: CallerContext,
+  environmentId: string,
+  input: PublicDeploymentCreateInput,
+): Promise<DeploymentRecord> {
+  const { db, identity } = ctx;
+  const given = input.stack_ids;
+  const stackQuery =
+    given === undefined
+      ? db
+          .select({ id: stacks.id, environmentId: stacks.environmentId })
+          .from(stacks)
+          .where(eq(stacks.environmentId, environmentId))
+          .orderBy(asc(stacks.createdAt), asc(stacks.id))
+      : namedStacks(db, given);
+  const {
+    found: { row },
+    results: [values],
+  } = await lookupThen(
+    db,
+    scopedLookup(db, identity, environments, environmentId, "write", "Environment"),
+    bindQuery(db, stackQuery),
+  );
+  const found = values.map(([id, env]) => ({ id: id as string, environmentId: env as string }));
+  if (given === undefined && found.length === 0) {
+    throw conflict("The environment has no stacks to deploy.", [
+      { path: "stack_ids", message: "The environment has no stacks; name them, or create one first." },
+    ]);
+  }
+  const stackIds = given ?? found.map((s) => s.id);
+  const place = { environmentId, projectId: row.projectId, orgId: identity.orgId };
+  return insertDeployment(ctx, place, { stack_ids: stackIds, data: input.data }, found, null);
+}
+
+/**
+ * The one way a deployment is written (every route's create, redeploy and promotion): `queued`,
+ * its first timeline entry, its stack links and its audit entry in one batch. `found` are the
+ * stacks of `input.stack_ids` that exist (with their environment): one of another environment,
+ * or none, is `400` (`409` for a redeploy's original's stack deleted since).
+ */
+async function insertDeployment(
+  ctx: ServiceContext,
+  place: DeploymentPlace,
+  input: DeploymentCreateInput,
+  found: readonly { id: string; environmentId: string }[],
+  redeployOf: string | null,
+): Promise<DeploymentRecord> {
+  const { db } = ctx;
+  const { environmentId } = place;
   const ours = new Set(found.filter((s) => s.environmentId === environmentId).map((s) => s.id));
   const foreign = input.stack_ids.flatMap((id, i) =>
     ours.has(id) ? [] : [{ path: `stack_ids.${i}`, message: "Not a stack of this environment." }],
@@ -272,8 +343,8 @@ export async function createDeployment(
   refuseOversizedDeployment(data, input.stack_ids, "stack_ids");
   const row: DeploymentRow = {
     id: newId(),
-    projectId: environment.projectId,
-    orgId: environment.orgId,
+    projectId: place.projectId,
+    orgId: place.orgId,
     environmentId,
     stackIds: input.stack_ids,
     data,
@@ -283,6 +354,8 @@ export async function createDeployment(
     createdAt: now,
     updatedAt: now,
     redeployOf,
+    // API_CONTRACT §24: the account of the API key that made it; null for the internal API.
+    createdBy: ctx.identity?.accountId ?? null,
   };
   // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
   // the links go in slices, all in the one batch (one transaction). A stack or the
@@ -303,7 +376,7 @@ export async function createDeployment(
     auditEntry(ctx, {
       target: { type: "deployment", id: row.id },
       projectId: row.projectId,
-      orgId: environment.orgId,
+      orgId: place.orgId,
       changes: auditableDeploymentChanges(null, record),
     }),
   ]);

@@ -61,7 +61,9 @@ export async function createProject(ctx: CallerContext, input: ProjectCreateInpu
         id: project.defaultEnvironmentId,
         projectId: project.id,
         name: "production",
+        nameKey: "production",
         createdAt: now,
+        updatedAt: now,
       }),
       db.insert(projectMembers).values({
         id: newId(),

@@ -139,6 +139,7 @@ export async function planStatements(
   scope: ParentScope,
   version: number,
   plan: Plan,
+  opts: { audit: boolean } = { audit: true },
 ) {
   const { db } = ctx;
   const now = nowIso();
@@ -187,10 +188,16 @@ export async function planStatements(
     ...sealed.map((v) => storedRow(v)),
     ...plan.deletes.map((row) => deletion(row.name)),
   ]);
-  const audit = auditEntry(ctx, {
-    target: scopeTarget(parent),
-    projectId: scope.projectId,
-    changes: Object.fromEntries(changed.map((c) => [c.name, { from: c.type.from, to: c.type.to }])),
-  });
-  return [history.version, audit, ...creates, ...updates, ...deletes, ...history.values] as const;
+  // Without its own entry when the change is part of another write that records itself (a new
+  // environment's copied variables, API_CONTRACT §23): one request, one entry.
+  const audit = opts.audit
+    ? [
+        auditEntry(ctx, {
+          target: scopeTarget(parent),
+          projectId: scope.projectId,
+          changes: Object.fromEntries(changed.map((c) => [c.name, { from: c.type.from, to: c.type.to }])),
+        }),
+      ]
+    : [];
+  return [history.version, ...audit, ...creates, ...updates, ...deletes, ...history.values] as const;
 }

@@ -1,4 +1,5 @@
 /** internalCreateEnvironment: POST /internal/v1/projects/{project_id}/environments (API_CONTRACT §9). */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { internal, request } from "../../../helpers/api";
 import { expectError, NEW_ID, TS, UNKNOWN_ID } from "../../../helpers/expect";
@@ -6,30 +7,31 @@ import { createOrgWithOwner, createOwnedProject, createProject } from "../../../
 import { runInternalRouteTests } from "../../../helpers/security";
 
 describe("POST /internal/v1/projects/{project_id}/environments", () => {
-  it("creates an environment; names are free, a project's `production` and repeats included", async () => {
+  it("creates an environment; names are unique within the project regardless of case (§23), free across projects", async () => {
     const { owner } = await createOrgWithOwner();
     const project = await createProject(owner);
     const other = await createProject(owner);
     const res = await internal("POST", `/projects/${project.id}/environments`, { name: "staging" });
     expect(res.status).toBe(201);
+    // The §9 answer, as it was: the environment as made.
     expect(res.body).toEqual({
       id: expect.stringMatching(NEW_ID),
       project_id: project.id,
       name: "staging",
       created_at: expect.stringMatching(TS),
     });
-    // No document makes names unique: a second `staging`, and a `production` beside the first.
-    for (const name of ["staging", "production"]) {
-      const again = await internal<{ id: string; name: string }>(
-        "POST",
-        `/projects/${project.id}/environments`,
-        {
-          name,
-        },
-      );
-      expect([again.status, again.body.name]).toEqual([201, name]);
-      expect(again.body.id).not.toBe(res.body.id);
+    // §23: the internal create is held to the project's names too, `production` included.
+    for (const name of ["staging", "STAGING", "Production"]) {
+      const again = await internal("POST", `/projects/${project.id}/environments`, { name });
+      expectError(again, 409, "conflict");
+      expect(again.body.cause).toEqual([{ path: "name", message: expect.any(String) }]);
     }
+    const { results } = await env.DB.prepare(
+      "SELECT name FROM environments WHERE project_id = ? ORDER BY name",
+    )
+      .bind(project.id)
+      .all<{ name: string }>();
+    expect(results.map((r) => r.name)).toEqual(["production", "staging"]);
     expect((await internal("POST", `/projects/${other.id}/environments`, { name: "staging" })).status).toBe(
       201,
     );

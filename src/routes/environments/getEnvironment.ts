@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { getEnvironment } from "../../services/environments/environments";
+import { EnvironmentParams, EnvironmentSchema } from "./schema";
+
+export const getEnvironmentRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}",
+  operationId: "getEnvironment",
+  tags: ["Environments"],
+  summary: "Read an environment",
+  description:
+    "With `current_deployment_id` (its latest succeeded deployment, by `finished_at`) and `config_pending`. " +
+    "Project role `viewer` or above.",
+  request: { params: EnvironmentParams },
+  responses: { 200: jsonContent(EnvironmentSchema, "The environment.") },
+});
+
+export function registerGetEnvironment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getEnvironmentRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    return c.json(await getEnvironment(callerContext(c), environment_id), 200);
+  });
+}

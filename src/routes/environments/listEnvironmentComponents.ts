@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listEnvironmentComponents } from "../../services/topology";
+import { ComponentListSchema, EnvironmentParams } from "./schema";
+
+export const listEnvironmentComponentsRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/components",
+  operationId: "listEnvironmentComponents",
+  tags: ["Environments"],
+  summary: "List an environment's components",
+  description: "Keyset-paginated. Project role `viewer` or above.",
+  request: { params: EnvironmentParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(ComponentListSchema, "A page of components.") },
+});
+
+export function registerListEnvironmentComponents(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentComponentsRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listEnvironmentComponents(callerContext(c), environment_id, page), 200);
+  });
+}

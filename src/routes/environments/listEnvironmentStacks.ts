@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listEnvironmentStacks } from "../../services/topology";
+import { EnvironmentParams, StackListSchema } from "./schema";
+
+export const listEnvironmentStacksRoute = defineRoute({
+  method: "get",
+  path: "/v1/environments/{environment_id}/stacks",
+  operationId: "listEnvironmentStacks",
+  tags: ["Environments"],
+  summary: "List an environment's stacks",
+  description: "Keyset-paginated. Project role `viewer` or above.",
+  request: { params: EnvironmentParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(StackListSchema, "A page of stacks.") },
+});
+
+export function registerListEnvironmentStacks(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEnvironmentStacksRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listEnvironmentStacks(callerContext(c), environment_id, page), 200);
+  });
+}

@@ -1,0 +1,29 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listProjectEnvironments } from "../../services/environments/environments";
+import { EnvironmentListSchema, ProjectParams } from "./schema";
+
+export const listProjectEnvironmentsRoute = defineRoute({
+  method: "get",
+  path: "/v1/projects/{project_id}/environments",
+  operationId: "listProjectEnvironments",
+  tags: ["Environments"],
+  summary: "List a project's environments",
+  description:
+    "Each with `current_deployment_id` (its latest succeeded deployment) and `config_pending`. Keyset-paginated. " +
+    "Project role `viewer` or above.",
+  request: { params: ProjectParams, query: ListQuerySchema },
+  responses: { 200: jsonContent(EnvironmentListSchema, "A page of environments.") },
+});
+
+export function registerListProjectEnvironments(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listProjectEnvironmentsRoute, async (c) => {
+    const { project_id } = c.req.valid("param");
+    const page = pageRequest(c.req.valid("query"));
+    return c.json(await listProjectEnvironments(callerContext(c), project_id, page), 200);
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * The environment record (API_CONTRACT §23): the row, and what only the deployments know
+ * (`current_deployment_id`) or the variables' versions know (`config_pending`, §24), each read in
+ * the same statement or round trip as the row.
+ */
+import { getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { rowReader } from "../../db/compiled";
+import { environments } from "../../db/schema";
+import type { EnvironmentRecord } from "../../schemas/topology";
+
+export type EnvironmentRow = typeof environments.$inferSelect;
+
+/** Names are unique within a project regardless of letter case (Unicode-aware), as project names are. */
+export function environmentNameKey(name: string): string {
+  return name.normalize("NFC").toLocaleLowerCase("und");
+}
+
+/** What the record adds to the row: computed by the database beside it. */
+export type EnvironmentState = { currentDeploymentId: string | null; configPending: boolean };
+
+export function toEnvironmentRecord(row: EnvironmentRow, state: EnvironmentState): EnvironmentRecord {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    name: row.name,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt ?? row.createdAt,
+    current_deployment_id: state.currentDeploymentId,
+    config_pending: state.configPending,
+  };
+}
+
+/**
+ * The environment's latest success by `finished_at` (the deployments_environment_finished_idx
+ * index walks it backwards from its end: one row read however many it has).
+ */
+const currentDeploymentOf = (environmentId: SQL | string) =>
+  sql`(SELECT d.id FROM deployments AS d WHERE d.environment_id = ${environmentId} AND d.status = 'succeeded' ORDER BY d.finished_at DESC, d.id DESC LIMIT 1)`;
+
+/** The row's columns and its state, in the order a compiled SELECT of them returns them. */
+export const environmentSelection = {
+  ...getTableColumns(environments),
+  currentDeploymentId: sql<string | null>`${currentDeploymentOf(sql`${environments.id}`)}`.as(
+    "current_deployment_id",
+  ),
+};
+const readSelection = rowReader(environmentSelection);
+
+/** A row of `environmentSelection`'s values, as its record. */
+export function readEnvironmentRecord(values: readonly unknown[]): EnvironmentRecord {
+  const { currentDeploymentId, ...row } = readSelection(values);
+  return toEnvironmentRecord(row, { currentDeploymentId, configPending: false });
+}
+
+/** The state of one environment whose row is read apart (by the lookup that authorizes a request). */
+export function environmentStateStatement(db: Db, environmentId: string): D1PreparedStatement {
+  return db.$client.prepare(STATE_SQL).bind(environmentId);
+}
+const STATE_SQL =
+  "SELECT (SELECT d.id FROM deployments AS d WHERE d.environment_id = ?1 AND d.status = 'succeeded' " +
+  "ORDER BY d.finished_at DESC, d.id DESC LIMIT 1) AS current_deployment_id";
+
+/** `environmentStateStatement`'s row (of a batch: its values). */
+export function readEnvironmentState(values: readonly unknown[] | undefined): EnvironmentState {
+  return { currentDeploymentId: (values?.[0] as string | null | undefined) ?? null, configPending: false };
+}
