@@ -9,7 +9,8 @@
  *    middleware, handler and the error boundary share (one logger, config and db handle). Until
  *    the route's own session opens, only authentication reads (the key lookup of a cold key),
  *    which any replica can serve.
- * 2. `setCaller`, from the auth middleware: the identity the API key acts as (/v1).
+ * 2. `setCaller`, from the auth middleware: the caller the API key acts as (/v1), its identity and
+ *    its `recheckAccess`, on its organization's database.
  * 3. `routeContext`, once the request has passed the limiter, the idempotency claim and the scope
  *    check: what the route runs with — its database (an internal request's, `internalDatabase`),
  *    its operation, client IP and user agent (the audit entry's facts, API_CONTRACT §14), its
@@ -19,9 +20,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import {
+  type Caller,
   type CallerContext,
   createServiceContext,
-  type Identity,
   inDatabase,
   withIdentity,
   withSession,
@@ -62,8 +63,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 /** A browser never guesses a response's type from its bytes: a JSON error is never run as a script. */
 const NOSNIFF = ["X-Content-Type-Options", "nosniff"] as const;
 
-export function setCaller(c: Context<AppEnv>, identity: Identity): void {
-  c.set("ctx", withIdentity(c.get("ctx"), identity));
+export function setCaller(c: Context<AppEnv>, caller: Caller): void {
+  c.set("ctx", withIdentity(c.get("ctx"), caller));
 }
 
 /** `operationIdOf`: the audit entry's action for the matched route (src/http/route-meta.ts). */
@@ -92,9 +93,11 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
   });
 }
 
-/** The context of an authenticated /v1 request (the auth middleware has set its identity). */
+/** The context of an authenticated /v1 request (the auth middleware has set its caller). */
 export function callerContext(c: Context<AppEnv>): CallerContext {
   const ctx = c.get("ctx");
-  if (!ctx.identity) throw new Error("callerContext outside an authenticated /v1 route");
+  if (!ctx.identity || !ctx.recheckAccess) {
+    throw new Error("callerContext outside an authenticated /v1 route");
+  }
   return ctx as CallerContext;
 }
