@@ -6,7 +6,9 @@
  * a valid key is 401; the rate limit (which also claims an Idempotency-Key) before validation, so
  * invalid requests count too; the idempotency middleware right after it, so that what it stores
  * is the answer the client got; the route's context (its D1 session) once the limiter has handed
- * back the key's last write bookmark; `routeBegins` last, the line past which a request executes.
+ * back the key's last write bookmark, and after the middleware whose parts it assembles (the
+ * Idempotency-Key executing, an internal request's database); `routeBegins` last, the line past
+ * which a request executes.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./http/app-env";

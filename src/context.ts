@@ -4,10 +4,11 @@
  * never see Hono or the Worker's `env` (Unkey's `c.get("services")`, openstatus's
  * `ServiceContext`).
  *
- * A request's context is assembled by src/middleware/context.ts alone; the queue consumer and the
- * cron build one per message and run. This is the one place that turns bindings into handles. What a later feature needs on every
+ * A request's context is assembled by src/middleware/context.ts alone (the caller with
+ * `withIdentity`, from authentication); the queue consumer and the cron build one per message and
+ * run. This is the one place that turns bindings into handles. What a later feature needs on every
  * request goes here once: the D1 session a request reads through is opened here (`session`,
- * src/db/session.ts), an identity's scopes ride on `identity`, and a writer that must join a
+ * src/db/session.ts), a caller's scopes ride on `identity`, and a writer that must join a
  * service's `db.batch` (an audit entry) is a field of this type built from `db`.
  */
 import { type Config, parseConfig } from "./config";
@@ -30,6 +31,19 @@ export type Identity = {
   /** The binding of its organization's database (src/db/databases.ts). */
   database: string;
 };
+
+/**
+ * The key and its account's membership looked up again, as authentication does (API_CONTRACT §5):
+ * the identity the key acts as now, or null once it no longer does (revoked, expired, its account
+ * no longer a member of the organization). Built at authentication
+ * (src/services/api-keys/authenticate.ts) over the key's hash, so nothing after authentication
+ * holds the key itself; it reads the isolate's 30 s cache of keys like any request does. A live
+ * stream asks it before it sends, at most every 30 s (src/services/deployments/follow.ts).
+ */
+export type RecheckAccess = () => Promise<Identity | null>;
+
+/** The caller an API key authenticates as: who it is, and how to ask again whether it still is. */
+export type Caller = { identity: Identity; recheckAccess: RecheckAccess };
 
 /** What the audit log records about the request (API_CONTRACT §14), set once the route is known. */
 export type RequestInfo = {
@@ -72,6 +86,8 @@ export type ServiceContext = {
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
   identity?: Identity;
+  /** Set with `identity`, from the same authentication. */
+  recheckAccess?: RecheckAccess;
   /** Set for a request that matched a route (public or internal); absent for the queue and the cron. */
   request?: RequestInfo;
   /**
@@ -96,7 +112,7 @@ export type ExecutingKey = {
 };
 
 /** The context of a request made with an API key: services acting for a caller take this. */
-export type CallerContext = ServiceContext & { identity: Identity };
+export type CallerContext = ServiceContext & { identity: Identity; recheckAccess: RecheckAccess };
 
 export type ContextSource = {
   env: Env;
@@ -105,7 +121,6 @@ export type ContextSource = {
   database?: string;
   /** The runtime's `waitUntil`; absent when a test calls an entry point without one. */
   waitUntil?: (work: Promise<unknown>) => void;
-  identity?: Identity;
   /**
    * Where the D1 session starts (src/db/session.ts). Default `first-primary`: a queue message
    * or a cron run acts on rows committed a moment before (the event a request just wrote),
@@ -147,7 +162,6 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     deliveryLanes: source.env.DELIVERY_LANES,
     waitUntil,
   };
-  if (source.identity) ctx.identity = source.identity;
   return ctx;
 }
 
@@ -174,6 +188,6 @@ export function inDatabase<T extends ServiceContext>(ctx: T, database: string): 
 }
 
 /** The same context acting for an authenticated caller, on the caller's organization database. */
-export function withIdentity(ctx: ServiceContext, identity: Identity): CallerContext {
-  return { ...inDatabase(ctx, identity.database), identity };
+export function withIdentity(ctx: ServiceContext, { identity, recheckAccess }: Caller): CallerContext {
+  return { ...inDatabase(ctx, identity.database), identity, recheckAccess };
 }

@@ -1,9 +1,10 @@
 /**
  * Hono's type parameter for every router: the bindings from `wrangler types`, and what a request
- * carries from one middleware to the next. The idempotency middleware declares its own variable
- * beside itself (src/idempotency/claim.ts).
+ * carries from one middleware to the next. The idempotency claim declares its own variable beside
+ * itself (src/idempotency/claim.ts). A middleware that learns a part of the service context hands
+ * it over here, and src/middleware/context.ts alone puts it into `ctx`.
  */
-import type { ServiceContext } from "../context";
+import type { ExecutingKey, ServiceContext } from "../context";
 import type { RouteMeta } from "./route-meta";
 
 export type AppEnv = {
@@ -11,6 +12,16 @@ export type AppEnv = {
   Variables: {
     /** The request's service context, assembled by src/middleware/context.ts alone. */
     ctx: ServiceContext;
+    /**
+     * The database an internal request runs on: the one its path's first id lives in
+     * (src/middleware/internal-database.ts). Absent: the directory. The route's context runs on it.
+     */
+    internalDatabase?: string;
+    /**
+     * The Idempotency-Key a /v1 write executes under (src/idempotency/middleware.ts), which the
+     * route's context carries as `idempotency` so that the write's audit entry commits the key.
+     */
+    executingKey?: ExecutingKey;
     /**
      * The latest D1 bookmark of the caller's key's writes, which its limiter object answers with
      * the rate-limit decision (/v1 only): where the request's D1 session starts reading.

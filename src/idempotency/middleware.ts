@@ -13,7 +13,8 @@
  * (its own validation's 400 included) is stored. `routeBegins`, the last /v1 middleware, marks
  * the line.
  *
- * A write runs with its key in its context, so that its audit entry commits the key with the
+ * A write runs with its key in its context (handed over as `executingKey`, which the route's
+ * context carries as `idempotency`), so that its audit entry commits the key with the
  * change (./executed.ts): a claim whose predecessor's lease lapsed, or a write that meets its
  * committed key, answers what the committed execution did and never executes again.
  */
@@ -111,7 +112,7 @@ export function idempotency(app: Pick<Hono<AppEnv>, "request">, routeMeta: Route
       const committed = outcome.lapsed ? await committedExecution(c, state) : undefined;
       const executing: ExecutingKey = { ...state.claim, entryIds: [] };
       if (!committed) {
-        c.set("ctx", { ...c.get("ctx"), idempotency: executing });
+        c.set("executingKey", executing);
         await next();
       }
       if (committed || isIdempotencyKeyTaken(c.error)) {

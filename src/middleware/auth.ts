@@ -6,8 +6,9 @@ import { setCaller } from "./context";
 import { refuseAnonymous } from "./rate-limit";
 
 /**
- * x-api-key → identity, added to the request's service context. A request that fails
- * authentication is counted by the rate limiter (`refuseAnonymous`) before its 401.
+ * x-api-key → the caller (its identity and `recheckAccess`), added to the request's service
+ * context; the key itself goes no further. A request that fails authentication is counted by the
+ * rate limiter (`refuseAnonymous`) before its 401.
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   try {

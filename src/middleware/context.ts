@@ -1,24 +1,29 @@
 /**
- * The request's service context (src/context.ts), assembled here and nowhere else, in the order
- * the request learns its parts:
+ * The request's service context (src/context.ts), assembled here and nowhere else: these are the
+ * only writers of `c.var.ctx` (test/properties/context-writer.test.ts holds every other module to
+ * that). A middleware that learns a part of it hands the part over in a variable of its own
+ * (src/http/app-env.ts), which `routeContext` reads. In the order the request learns its parts:
  * 1. `requestContext`, first on every path: the request's id (a well-formed incoming
  *    `x-request-id`, else a new one, echoed on every response, with `X-Content-Type-Options:
  *    nosniff`, API_CONTRACT §22) and the context every later
  *    middleware, handler and the error boundary share (one logger, config and db handle). Until
  *    the route's own session opens, only authentication reads (the key lookup of a cold key),
  *    which any replica can serve.
- * 2. `setCaller`, from the auth middleware: the identity the API key acts as (/v1).
- * 3. `routeContext`, once the request has passed the limiter and the scope check: what the route
- *    runs with — its operation, client IP and user agent (the audit entry's facts, API_CONTRACT
- *    §14), its `If-Match` (§12; each write checks it with the write), and the request's own D1
- *    session (./d1-session.ts).
+ * 2. `setCaller`, from the auth middleware: the caller the API key acts as (/v1), its identity and
+ *    its `recheckAccess`, on its organization's database.
+ * 3. `routeContext`, once the request has passed the limiter, the idempotency claim and the scope
+ *    check: what the route runs with — its database (an internal request's, `internalDatabase`),
+ *    its operation, client IP and user agent (the audit entry's facts, API_CONTRACT §14), its
+ *    `If-Match` (§12; each write checks it with the write), the Idempotency-Key it executes under
+ *    (`executingKey`, §11), and the request's own D1 session (./d1-session.ts).
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import {
+  type Caller,
   type CallerContext,
   createServiceContext,
-  type Identity,
+  inDatabase,
   withIdentity,
   withSession,
 } from "../context";
@@ -58,17 +63,20 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 /** A browser never guesses a response's type from its bytes: a JSON error is never run as a script. */
 const NOSNIFF = ["X-Content-Type-Options", "nosniff"] as const;
 
-export function setCaller(c: Context<AppEnv>, identity: Identity): void {
-  c.set("ctx", withIdentity(c.get("ctx"), identity));
+export function setCaller(c: Context<AppEnv>, caller: Caller): void {
+  c.set("ctx", withIdentity(c.get("ctx"), caller));
 }
 
 /** `operationIdOf`: the audit entry's action for the matched route (src/http/route-meta.ts). */
 export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | undefined) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const ctx = c.get("ctx");
+    const internal = c.get("internalDatabase");
+    // On its database before the session opens: the session, and the bookmark it is read from, are of that one.
+    const ctx = internal === undefined ? c.get("ctx") : inDatabase(c.get("ctx"), internal);
     const session = openRequestSession(c, ctx);
     const method = c.req.method;
     const ifMatch = method === "GET" || method === "HEAD" ? undefined : c.req.header("if-match");
+    const executing = c.get("executingKey");
     const route = {
       ...withSession(ctx, session),
       request: {
@@ -77,6 +85,7 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
         userAgent: c.req.header("user-agent")?.slice(0, 512) ?? null,
       },
       ...(ifMatch === undefined ? {} : { ifMatch: etagListOf(ifMatch) }),
+      ...(executing === undefined ? {} : { idempotency: executing }),
     };
     c.set("ctx", route);
     await next();
@@ -84,9 +93,11 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
   });
 }
 
-/** The context of an authenticated /v1 request (the auth middleware has set its identity). */
+/** The context of an authenticated /v1 request (the auth middleware has set its caller). */
 export function callerContext(c: Context<AppEnv>): CallerContext {
   const ctx = c.get("ctx");
-  if (!ctx.identity) throw new Error("callerContext outside an authenticated /v1 route");
+  if (!ctx.identity || !ctx.recheckAccess) {
+    throw new Error("callerContext outside an authenticated /v1 route");
+  }
   return ctx as CallerContext;
 }

@@ -6,12 +6,13 @@
  * each), on their primaries, since the engine acts on what it created a moment before. What an id
  * is found in never changes (moving an organization is not built), so the answer is kept in the
  * isolate. A path without an id (`/internal/v1/orgs`, `/accounts`, the deployments list) runs on
- * the directory; a service that spans the organization databases asks each itself.
+ * the directory; a service that spans the organization databases asks each itself. The database
+ * found is handed over as `internalDatabase`; the route's context (./context.ts) runs on it.
  */
 import { eq } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createMiddleware } from "hono/factory";
-import { inDatabase, type ServiceContext } from "../context";
+import type { ServiceContext } from "../context";
 import { DIRECTORY } from "../db/databases";
 import {
   apiKeys,
@@ -46,9 +47,8 @@ export const internalDatabase = createMiddleware<AppEnv>(async (c, next) => {
   const kind = declared[3];
   const param = declared[4];
   if (kind && param?.startsWith("{")) {
-    const ctx = c.get("ctx");
-    const database = await locate(ctx, kind, pathId(c.req.url));
-    if (database) c.set("ctx", inDatabase(ctx, database));
+    const database = await locate(c.get("ctx"), kind, pathId(c.req.url));
+    if (database) c.set("internalDatabase", database);
   }
   await next();
 });

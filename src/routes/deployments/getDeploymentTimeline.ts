@@ -132,12 +132,7 @@ export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
     const from = lastEventId(c.req.header("last-event-id")) ?? afterSeq;
     const ctx = callerContext(c);
     const follower = await openFollow(ctx, id, from);
-    const presented = c.req.header("x-api-key");
-    const events = followerEvents(
-      follower,
-      () => follower.stillAllowed(presented),
-      ctx.config.streamRecheckMs,
-    );
+    const events = followerEvents(follower, () => follower.stillAllowed(), ctx.config.streamRecheckMs);
     const body = eventStream(events, { keepAliveMs: KEEP_ALIVE_MS, maxMs: STREAM_MAX_MS });
     return new Response(body, {
       status: 200,

@@ -16,7 +16,7 @@
 
 import { and, eq, isNull } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
-import type { Identity, ServiceContext } from "../../context";
+import type { Caller, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { DIRECTORY } from "../../db/databases";
 import { apiKeyIndex, apiKeys, organizations, orgMembers } from "../../db/schema";
@@ -46,14 +46,22 @@ export function hashKey(key: string): Promise<string> {
 const unauthenticated = (message: string) => new ApiError("unauthenticated", message);
 
 /**
- * Resolves a presented key to the identity it acts as, or throws `unauthenticated`.
- * Its `last_used_at` is the limiter object's to keep (src/rate-limit/key-use.ts): see `recordKeyUse`.
+ * Resolves a presented key to the caller it acts as, or throws `unauthenticated`: its identity,
+ * and the `recheckAccess` a long-lived request (a live stream) asks later instead of keeping the
+ * key (src/context.ts). Its `last_used_at` is the limiter object's to keep
+ * (src/rate-limit/key-use.ts): see `recordKeyUse`.
  */
-export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Identity> {
+export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Caller> {
   if (!presented) throw unauthenticated("An API key is required in the x-api-key header.");
   if (!KEY_PATTERN.test(presented)) throw unauthenticated("The API key is malformed.");
-
   const hash = await hashKey(presented);
+  const identity = await identify(ctx, hash);
+  // Over the hash alone: the key itself goes no further than this function.
+  return { identity, recheckAccess: () => recheck(ctx, hash, identity.keyId) };
+}
+
+/** The identity of the key with this hash: from the isolate's cache, else D1. */
+async function identify(ctx: ServiceContext, hash: string): Promise<Identity> {
   const now = Date.now();
   let entry = cache.get(hash);
   if (!entry || entry.cachedUntil <= now) {
@@ -74,6 +82,22 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthenticated("The API key has expired.");
 
   return entry.identity;
+}
+
+/**
+ * `recheckAccess`: the key authenticated again, exactly as a new request with it would be (the
+ * same cache, so at most one lookup per key every CACHE_TTL_MS), on the context it first
+ * authenticated in. A failure other than the key's refusal (D1 unreachable) is thrown: it says
+ * nothing of the key.
+ */
+async function recheck(ctx: ServiceContext, hash: string, keyId: string): Promise<Identity | null> {
+  try {
+    const identity = await identify(ctx, hash);
+    return identity.keyId === keyId ? identity : null;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "unauthenticated") return null;
+    throw err;
+  }
 }
 
 /**

@@ -14,7 +14,8 @@
  * and the client reconnects with `Last-Event-ID`, losing nothing either way. A deployment deleted
  * with its project ends its streams the same way, and the reconnection is `404`. Before it sends,
  * a stream checks again, at most every 30 s, that its key and its access still hold
- * (`stillAllowed`); if not, it ends, and the reconnection is refused (API_CONTRACT §5's 60 s).
+ * (`stillAllowed`, through the caller's `recheckAccess`: the stream never holds the key itself);
+ * if not, it ends, and the reconnection is refused (API_CONTRACT §5's 60 s).
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -29,7 +30,6 @@ import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
 import { loadScoped, lookupThen, scopedLookup } from "../access";
-import { authenticate } from "../api-keys/authenticate";
 import { toDeploymentRecord } from "./deployments";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
@@ -118,14 +118,15 @@ export class Follower {
   }
 
   /**
-   * Whether the key that opened the stream (`presented`) still authenticates as the same key and
-   * may still read the deployment (a revoked key, a membership removed, the deployment deleted).
-   * The key's lookup comes from the isolate's cache when it has one; the access check is one read.
+   * Whether the key that opened the stream still authenticates as the same key (`recheckAccess`)
+   * and may still read the deployment (a revoked key, a membership removed, the deployment
+   * deleted). The key's lookup comes from the isolate's cache when it has one; the access check
+   * is one read.
    */
-  async stillAllowed(presented: string | undefined): Promise<boolean> {
+  async stillAllowed(): Promise<boolean> {
     try {
-      const identity = await authenticate(this.ctx, presented);
-      if (identity.keyId !== this.ctx.identity.keyId) return false;
+      const identity = await this.ctx.recheckAccess();
+      if (!identity) return false;
       await loadScoped(this.db, identity, deployments, this.deployment.id, "read", "Deployment");
       return true;
     } catch (err) {
