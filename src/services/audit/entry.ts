@@ -15,6 +15,7 @@
  */
 import { is, SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { type KeyedRow, keyedSelectList } from "../../db/keyed-select";
 import { type AuditChanges, auditLog } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
@@ -133,32 +134,52 @@ function requestFacts(ctx: ServiceContext) {
   };
 }
 
+/** `changes` with every string in its values as an entry keeps it (auditValue). */
+function auditChanges(changes: AuditChanges): AuditChanges {
+  const kept: AuditChanges = {};
+  for (const [field, change] of Object.entries(changes)) {
+    kept[field] = { from: auditValue(change.from), to: auditValue(change.to) };
+  }
+  return kept;
+}
+
 /** The audit insert to put in the service's batch (see the file comment). */
 export function auditEntry(ctx: ServiceContext, input: AuditInput) {
   const facts = requestFacts(ctx);
-  const projectId = is(input.projectId, SQL) ? input.projectId : sql`${input.projectId ?? null}`;
-  const hasProject = input.projectId !== undefined && input.projectId !== null;
+  const projectId = input.projectId ?? null;
   const orgId =
     input.orgId !== undefined
-      ? sql`${input.orgId}`
+      ? input.orgId
       : ctx.identity
-        ? sql`${ctx.identity.orgId}`
-        : hasProject
+        ? ctx.identity.orgId
+        : projectId !== null
           ? sql`(SELECT org_id FROM projects WHERE id = ${projectId})`
           : sql`NULL`;
-  const changes = is(input.changes, SQL)
-    ? input.changes
-    : sql`${input.changes ? JSON.stringify(auditValue(input.changes)) : null}`;
+  const changes = is(input.changes, SQL) ? input.changes : input.changes ? auditChanges(input.changes) : null;
   const condition =
     input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
   const id = input.id ?? newId();
   // A keyed write's entry carries its Idempotency-Key, so the key is taken exactly when the change
   // commits. Its id is noted: a 5xx releases the key of whichever noted entry was written.
   ctx.idempotency?.entryIds.push(id);
-  // Columns in the table's order (src/db/schema.ts `auditLog`).
-  return ctx.db
-    .insert(auditLog)
-    .select(
-      sql`SELECT ${id}, ${orgId}, ${projectId}, ${facts.action}, ${input.target.type}, ${input.target.id}, ${facts.actorType}, ${facts.actorAccountId}, ${facts.actorApiKeyId}, ${facts.requestId}, ${facts.ip}, ${facts.userAgent}, ${changes}, ${nowIso()}, ${facts.idempotencyKey}, ${facts.idempotencyFingerprint}${condition}`,
-    );
+  // Every column by name; the SELECT list follows the INSERT's column list (src/db/keyed-select.ts).
+  const row: KeyedRow<typeof auditLog> = {
+    id,
+    orgId,
+    projectId,
+    action: facts.action,
+    targetType: input.target.type,
+    targetId: input.target.id,
+    actorType: facts.actorType,
+    actorAccountId: facts.actorAccountId,
+    actorApiKeyId: facts.actorApiKeyId,
+    requestId: facts.requestId,
+    ip: facts.ip,
+    userAgent: facts.userAgent,
+    changes,
+    createdAt: nowIso(),
+    idempotencyKey: facts.idempotencyKey,
+    idempotencyFingerprint: facts.idempotencyFingerprint,
+  };
+  return ctx.db.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, row)}${condition}`);
 }

@@ -16,6 +16,7 @@
 
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { keyedSelection } from "../../db/keyed-select";
 import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
@@ -140,16 +141,19 @@ export async function processDelivery(
     // included) says how the receiver is doing.
     db.insert(deliveryAttempts).select(
       db
-        .select({
-          id: sql`${newId()}`.as("id"),
-          deliveryId: webhookDeliveries.id,
-          attempt: webhookDeliveries.attempts,
-          statusCode: sql`${outcome.statusCode}`.as("status_code"),
-          error: sql`${outcome.error}`.as("error"),
-          durationMs: sql`${outcome.durationMs}`.as("duration_ms"),
-          nextAttemptAt: sql`${nextAttemptAt}`.as("next_attempt_at"),
-          createdAt: sql`${at}`.as("created_at"),
-        })
+        .select(
+          // Every column by name, aliased as itself, in the table's order (src/db/keyed-select.ts).
+          keyedSelection(deliveryAttempts, {
+            id: newId(),
+            deliveryId: webhookDeliveries.id,
+            attempt: webhookDeliveries.attempts,
+            statusCode: outcome.statusCode,
+            error: outcome.error,
+            durationMs: outcome.durationMs,
+            nextAttemptAt,
+            createdAt: at,
+          }),
+        )
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.id, deliveryId), sql`changes() = 1`)),
     ),
