@@ -245,6 +245,12 @@ export const stackResources = sqliteTable(
   ],
 );
 
+/** A deployment's pinned configuration: the §18 version of each of its environment's scopes. */
+export type DeploymentConfig = {
+  environment_version: number;
+  components: { component_id: string; version: number }[];
+};
+
 export const deployments = sqliteTable(
   "deployments",
   {
@@ -268,6 +274,11 @@ export const deployments = sqliteTable(
     redeployOf: text("redeploy_of"),
     /** The account of the API key that created it (API_CONTRACT §24), or null (the internal API). */
     createdBy: text("created_by"),
+    /**
+     * The variable versions it was created with (API_CONTRACT §24), computed by its own INSERT from
+     * the scopes' versions, or null for a deployment made before configurations were recorded.
+     */
+    config: text("config", { mode: "json" }).$type<DeploymentConfig>(),
   },
   (t) => [
     // An environment's `current_deployment_id` (API_CONTRACT §23): its latest success, by finished_at.

@@ -16,6 +16,7 @@ import {
   nullAsAbsent,
   TimestampSchema,
 } from "../openapi/primitives";
+import { DeploymentConfigSchema } from "./config";
 
 export const PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
 export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
@@ -108,6 +109,11 @@ export const DeploymentSchema = z
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
     redeploy_of: InlineIdSchema.nullable().openapi({ description: "The deployment it runs again, or null." }),
+    config: DeploymentConfigSchema.nullable().openapi({
+      description:
+        "The variable versions it was created with (API_CONTRACT §24), or null for a deployment made before " +
+        "configurations were recorded.",
+    }),
     created_by: InlineIdSchema.nullable().openapi({
       description:
         "The account of the API key that created it (creates, redeploys, promotions), or null (the engine).",
@@ -149,6 +155,22 @@ export const DeploymentCreateBody = z.strictObject({
 export const PublicDeploymentCreateBody = DeploymentCreateBody.extend({
   stack_ids: nullAsAbsent(DeploymentCreateBody.shape.stack_ids),
 }).openapi("DeploymentCreate");
+
+/** A redeploy's options (API_CONTRACT §20, §24). */
+export const RedeployBody = z
+  .strictObject({
+    config: nullAsAbsent(
+      z.enum(["pinned", "current"]).openapi({
+        description:
+          "`pinned` (the default when the original has a configuration): the original's configuration, so running " +
+          "an older deployment again rolls back its code and its configuration together. `current` (the default " +
+          "when it has none): the variable versions as they are now.",
+      }),
+    ),
+  })
+  .openapi("RedeployRequest");
+
+export type RedeployInput = z.infer<typeof RedeployBody>;
 
 /** …and reports its progress. */
 export const DeploymentUpdateBody = z.strictObject({

@@ -1,14 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
+import { RedeployBody } from "../../schemas/deployment";
 import { redeployDeployment } from "../../services/deployments/redeploy";
 import { DeploymentParams, DeploymentSchema } from "./schema";
-
-/** No options yet: an empty object, or no body at all. */
-const RedeployBodySchema = z.strictObject({}).openapi("RedeployRequest");
 
 export const redeployDeploymentRoute = defineRoute({
   method: "post",
@@ -20,8 +17,11 @@ export const redeployDeploymentRoute = defineRoute({
   description:
     "A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` " +
     "and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older " +
-    "success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.",
-  request: { params: DeploymentParams, body: optionalJsonBody(RedeployBodySchema) },
+    "success). `config`: `pinned` (the default when the original has one) runs it with the original's configuration, " +
+    "rolling back code and configuration together; `current` with the variables as they are now; `pinned` for an " +
+    "original without a configuration is `409`. A stack deleted since is `409`, `cause` `stack_ids.<index>`. " +
+    "Project role `contributor`.",
+  request: { params: DeploymentParams, body: optionalJsonBody(RedeployBody) },
   responses: {
     201: { ...jsonContent(DeploymentSchema, "The new deployment."), headers: LOCATION_HEADER },
   },
@@ -29,7 +29,11 @@ export const redeployDeploymentRoute = defineRoute({
 
 export function registerRedeployDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(redeployDeploymentRoute, async (c) => {
-    const deployment = await redeployDeployment(callerContext(c), c.req.valid("param").id);
+    const deployment = await redeployDeployment(
+      callerContext(c),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     c.header("Location", `/v1/deployments/${deployment.id}`);
     return c.json(deployment, 201);
   });

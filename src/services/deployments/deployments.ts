@@ -7,6 +7,7 @@ import type { Db } from "../../db/client";
 import { bindCompiled, bindQuery, compiled, rowReader } from "../../db/compiled";
 import { compiledKeyset, keyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import {
+  type DeploymentConfig,
   type DeploymentData,
   type DeploymentStatus,
   deploymentStacks,
@@ -36,6 +37,7 @@ import {
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { currentConfig, normalConfig } from "./config";
 import { statusEntriesInsert } from "./timeline";
 
 /**
@@ -59,6 +61,7 @@ export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
     updated_at: row.updatedAt,
     redeploy_of: row.redeployOf,
     created_by: row.createdBy,
+    config: normalConfig(row.config),
   };
 }
 
@@ -235,6 +238,13 @@ export function refuseOversizedDeployment(data: DeploymentData, stackIds: readon
 
 const STACK_LINKS_PER_INSERT = 33;
 
+/**
+ * What a deployment is made from, beyond its request: the deployment it runs again (§20), and
+ * the configuration it pins (§24): the one given (a redeploy's `pinned`), else the environment's
+ * scopes as they are when it is inserted.
+ */
+export type MadeFrom = { redeployOf?: string; config?: DeploymentConfig };
+
 /** Where a new deployment goes: its environment, resolved (with its project and organization). */
 type DeploymentPlace = { environmentId: string; projectId: string; orgId: string | null };
 
@@ -254,7 +264,7 @@ export async function createDeployment(
   ctx: ServiceContext,
   environmentId: string,
   input: DeploymentCreateInput,
-  redeployOf: string | null = null,
+  made: MadeFrom = {},
 ): Promise<DeploymentRecord> {
   const { db } = ctx;
   const [env, found] = await db.batch([
@@ -267,7 +277,7 @@ export async function createDeployment(
   ]);
   const environment = env[0];
   if (!environment) throw notFound("Environment");
-  return insertDeployment(ctx, { environmentId, ...environment }, input, found, redeployOf);
+  return insertDeployment(ctx, { environmentId, ...environment }, input, found, made);
 }
 
 /**
@@ -307,7 +317,7 @@ export async function createEnvironmentDeployment(
   }
   const stackIds = given ?? found.map((s) => s.id);
   const place = { environmentId, projectId: row.projectId, orgId: identity.orgId };
-  return insertDeployment(ctx, place, { stack_ids: stackIds, data: input.data }, found, null);
+  return insertDeployment(ctx, place, { stack_ids: stackIds, data: input.data }, found, {});
 }
 
 /**
@@ -321,10 +331,11 @@ async function insertDeployment(
   place: DeploymentPlace,
   input: DeploymentCreateInput,
   found: readonly { id: string; environmentId: string }[],
-  redeployOf: string | null,
+  made: MadeFrom,
 ): Promise<DeploymentRecord> {
   const { db } = ctx;
   const { environmentId } = place;
+  const redeployOf = made.redeployOf ?? null;
   const ours = new Set(found.filter((s) => s.environmentId === environmentId).map((s) => s.id));
   const foreign = input.stack_ids.flatMap((id, i) =>
     ours.has(id) ? [] : [{ path: `stack_ids.${i}`, message: "Not a stack of this environment." }],
@@ -356,6 +367,7 @@ async function insertDeployment(
     redeployOf,
     // API_CONTRACT §24: the account of the API key that made it; null for the internal API.
     createdBy: ctx.identity?.accountId ?? null,
+    config: made.config ?? null,
   };
   // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
   // the links go in slices, all in the one batch (one transaction). A stack or the
@@ -365,22 +377,28 @@ async function insertDeployment(
   for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
     linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
   }
-  const record = toDeploymentRecord(row);
   // Its first timeline entry (API_CONTRACT §19: `queued`, its stacks' initial `queued` makes
   // none). Its feed is not told: nothing can follow a deployment before this batch commits.
   const first = [{ stackId: null, status: "queued" as const, statusReason: null }];
-  await db.batch([
-    db.insert(deployments).values(row),
+  // The configuration is read by the INSERT itself (§24): a variable change racing this create
+  // is wholly in it or wholly not. The row's audit entry records its fields but `data` and
+  // `config`, which the record also shows.
+  const insert = db
+    .insert(deployments)
+    .values({ ...row, config: made.config ?? currentConfig(environmentId) })
+    .returning({ config: deployments.config });
+  const [inserted] = await db.batch([
+    insert,
     statusEntriesInsert(db, row.id, first, now, "always"),
     ...linkInserts,
     auditEntry(ctx, {
       target: { type: "deployment", id: row.id },
       projectId: row.projectId,
       orgId: place.orgId,
-      changes: auditableDeploymentChanges(null, record),
+      changes: auditableDeploymentChanges(null, toDeploymentRecord(row)),
     }),
   ]);
-  return record;
+  return toDeploymentRecord({ ...row, config: inserted[0]?.config ?? null });
 }
 
 /**
@@ -388,5 +406,5 @@ async function insertDeployment(
  * description of a change and may carry configuration values (variables among them).
  */
 export function auditableDeploymentChanges(before: DeploymentRecord | null, after: DeploymentRecord | null) {
-  return diffRecords(before, after, ["data"]);
+  return diffRecords(before, after, ["data", "config"]);
 }

@@ -25,7 +25,7 @@ import { notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { VariableVersionRecord } from "../../schemas/variable-set";
 import { lookupThen } from "../access";
-import { inScope, type ParentScope, parentLookup, type VariableParent } from "./scope";
+import { ENVIRONMENT_SCOPE, inScope, type ParentScope, parentLookup, type VariableParent } from "./scope";
 
 /** A name's value as one version left it: as the variable row stored it, or a deletion (`type` null). */
 export type ValueRow = {
@@ -198,6 +198,26 @@ export const stateAtQuery = (db: Db, parent: VariableParent, version: number) =>
 
 /** `stateAtQuery`'s query, apart so that its plan can be tested. */
 export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =>
+  scopesAtSelect(db, environmentOf(parent), [
+    { scope: parent.kind === "component" ? parent.id : ENVIRONMENT_SCOPE, version },
+  ]);
+
+/** The environment of a parent's scope, for a statement that cannot wait for its lookup (`inScope`). */
+const environmentOf = (parent: VariableParent): SQL =>
+  parent.kind === "component"
+    ? sql`(SELECT environment_id FROM components WHERE id = ${parent.id})`
+    : sql`${parent.id}`;
+
+/** A scope of an environment (its `scope` key, as ./scope.ts names them) and a version of it. */
+export type ScopePin = { scope: string; version: number };
+
+/**
+ * Scopes of one environment as each was right after its version (a restore's one scope, §18; a
+ * deployment's pinned configuration, §24): per scope and name, its latest value row at or below
+ * the scope's version (SQLite takes the bare columns from the row that holds the max), deletions
+ * included. One statement whatever the number of scopes.
+ */
+export const scopesAtSelect = (db: Db, environment: SQL, pins: readonly ScopePin[]) =>
   db
     .select({
       name: variableVersionValues.name,
@@ -206,10 +226,14 @@ export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =
       keyVersion: variableVersionValues.keyVersion,
       sealedFor: variableVersionValues.sealedFor,
       at: sql<number>`max(${variableVersionValues.version})`.as("at_version"),
+      scope: variableVersionValues.scope,
     })
-    .from(variableVersionValues)
-    .where(sql`${inScope(variableVersionValues, parent)} AND ${variableVersionValues.version} <= ${version}`)
-    .groupBy(variableVersionValues.name);
+    .from(sql`json_each(${JSON.stringify(pins)}) AS pin`)
+    .innerJoin(
+      variableVersionValues,
+      sql`${variableVersionValues.environmentId} = ${environment} AND ${variableVersionValues.scope} = json_extract(pin.value, '$.scope') AND ${variableVersionValues.version} <= json_extract(pin.value, '$.version')`,
+    )
+    .groupBy(variableVersionValues.scope, variableVersionValues.name);
 
 const readVersion = tableReader(variableVersions);
 

@@ -15,13 +15,16 @@ import { serviceContext } from "../../helpers/context";
 function distinctEntry() {
   const base = serviceContext({}, "keyedInsertTest");
   const ctx = withIdentity(base, {
-    orgId: "org-keyed",
-    accountId: "acc-keyed",
-    orgRole: "owner",
-    keyId: "key-keyed",
-    scopes: ["*"],
-    projectIds: null,
-    database: base.database,
+    identity: {
+      orgId: "org-keyed",
+      accountId: "acc-keyed",
+      orgRole: "owner",
+      keyId: "key-keyed",
+      scopes: ["*"],
+      projectIds: null,
+      database: base.database,
+    },
+    recheckAccess: async () => null,
   });
   ctx.request = { operationId: "keyedInsertTest", ip: "192.0.2.7", userAgent: "keyed-agent/1" };
   ctx.idempotency = { key: "idem-keyed", fingerprint: "fp-keyed", entryIds: [] };

@@ -1,0 +1,46 @@
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ConfigDiffSchema } from "../../schemas/config";
+import { getDeploymentConfigDiff } from "../../services/deployments/config";
+import { DeploymentParams } from "./schema";
+
+const DiffQuerySchema = z.object({
+  // Any string: one that is neither `current` nor a deployment of this environment with a
+  // configuration is the service's `400` (cause `against`), a malformed ID among them.
+  against: z
+    .string()
+    .max(64)
+    .default("current")
+    .openapi({
+      param: { name: "against", in: "query" },
+      description:
+        "`current` (each scope as it is now) or the ID of another deployment of the same environment with a " +
+        "configuration.",
+      example: "current",
+    }),
+});
+
+export const getDeploymentConfigDiffRoute = defineRoute({
+  method: "get",
+  path: "/v1/deployments/{id}/config/diff",
+  operationId: "getDeploymentConfigDiff",
+  tags: ["Deployments"],
+  summary: "What changed in the configuration since a deployment (or between two)",
+  description:
+    "The changes from this deployment's configuration to `against`, by scope (the environment first, then " +
+    "components by ID) and name; a name whose type and value are the same on both sides is left out. For a " +
+    "`secret` or `secure_string`, `value_changed` says only whether a value was written between the two versions: " +
+    "a diff never tells whether two secret values are equal. Project role `viewer` or above.",
+  request: { params: DeploymentParams, query: DiffQuerySchema },
+  responses: { 200: jsonContent(ConfigDiffSchema, "The changes.") },
+});
+
+export function registerGetDeploymentConfigDiff(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getDeploymentConfigDiffRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const { against } = c.req.valid("query");
+    return c.json(await getDeploymentConfigDiff(callerContext(c), id, against), 200);
+  });
+}
