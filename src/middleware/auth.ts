@@ -20,14 +20,20 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Bearer ADMIN_TOKEN for /internal/v1 (API_CONTRACT §9); every path 404s when no token is configured. */
+/**
+ * Bearer ADMIN_TOKEN for /internal/v1 (API_CONTRACT §9); every path 404s when no token is configured.
+ * A wrong or missing token counts against the `anonymous` window of its client, exactly as a /v1
+ * request without a valid key does (API_CONTRACT §28: the internal API counts failed logins), so
+ * the admin token cannot be guessed faster than an API key. A right one is neither counted nor
+ * limited: the engine and the dashboard call with it.
+ */
 export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
   if (!expected) throw new ApiError("not_found", "Not found.");
   // The auth scheme is case-insensitive (RFC 9110 §11.1).
   const presented = /^bearer +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
   if (!(await timingSafeEqual(presented, expected))) {
-    throw new ApiError("unauthenticated", "A valid admin bearer token is required.");
+    return refuseAnonymous(c, new ApiError("unauthenticated", "A valid admin bearer token is required."));
   }
   await next();
 });

@@ -9,6 +9,9 @@
  * - A key restricted to some projects (API_CONTRACT §15, `project_ids`) acts as if every other
  *   project did not exist: the restriction is part of the same query (`withinKeyProjects`), so
  *   every lookup 404s and every list leaves those projects out, and it cannot create projects.
+ * - Such a key holds no organization-wide power (API_CONTRACT §28): outside its projects it acts
+ *   as an org `member` whatever its account's role (`orgWideRole`, the one rule every org-wide
+ *   action reads), while inside them it keeps its account's role.
  *
  * Every lookup of a project-scoped object is one query: object ⨝ project (same org as the
  * caller, within the key's projects) ⟕ the caller's membership. Absent and invisible objects
@@ -20,7 +23,7 @@ import type { Identity } from "../context";
 import type { Db } from "../db/client";
 import { bindCompiled, columnValues, compiled, rowReader } from "../db/compiled";
 import { type Page, type PageQuery, type PageRequest, toPage } from "../db/pagination";
-import { type ProjectRole, projectMembers, projects } from "../db/schema";
+import { type OrgRole, type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../errors";
 
 /** What an operation needs, as a minimum project role. */
@@ -43,9 +46,53 @@ export function effectiveRole(
   return memberRole ?? null;
 }
 
-/** Sees every project of the organization by its org role (a key's `project_ids` narrow it further). */
+/**
+ * Sees every project of the organization by its account's org role (a key's `project_ids` narrow
+ * it further). The account's role, not `orgWideRole`: it decides what the key may do inside its
+ * projects, and whether it may make keys narrower than itself (API_CONTRACT §21, §28).
+ */
 export function canSeeAll(identity: Identity): boolean {
   return identity.orgRole === "owner" || identity.orgRole === "admin";
+}
+
+/**
+ * The org role the identity acts with for whatever is not inside one of its projects: the
+ * organization's audit log, its keys, making organizations, and every later org-wide operation.
+ * A key restricted to projects acts as a `member` there, whatever its account's role
+ * (API_CONTRACT §28): a key handed out for one project must not read the organization's history
+ * or revoke the keys of the rest of it.
+ */
+export function orgWideRole(identity: Identity): OrgRole {
+  return identity.projectIds === null ? identity.orgRole : "member";
+}
+
+/** Acts org-wide as an owner or admin (`orgWideRole`). */
+export function actsAsOrgAdmin(identity: Identity): boolean {
+  const role = orgWideRole(identity);
+  return role === "owner" || role === "admin";
+}
+
+const restrictedMessage = (what: string) =>
+  `${what} is organization-wide, and this API key is restricted to some projects (\`project_ids\`): ` +
+  "outside them it acts as an organization member.";
+
+/** An org-wide action of owners and admins (`actsAsOrgAdmin`), else `403 unauthorized`. */
+export function authorizeOrgAdmin(identity: Identity, what: string): void {
+  if (actsAsOrgAdmin(identity)) return;
+  throw new ApiError(
+    "unauthorized",
+    identity.projectIds === null || !canSeeAll(identity)
+      ? `${what} needs the organization role \`owner\` or \`admin\`.`
+      : restrictedMessage(what),
+  );
+}
+
+/**
+ * An org-wide action that any member's key may take but a key restricted to projects may not
+ * (API_CONTRACT §28: making an organization), else `403 unauthorized`.
+ */
+export function authorizeOrgWide(identity: Identity, what: string): void {
+  if (identity.projectIds !== null) throw new ApiError("unauthorized", restrictedMessage(what));
 }
 
 /**

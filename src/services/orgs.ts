@@ -16,6 +16,7 @@ import type {
   OrgMemberInput,
   OrgMemberRecord,
 } from "../schemas/organization";
+import { authorizeOrgWide } from "./access";
 import { auditEntry, diffRecords } from "./audit/entry";
 import { accountCopy, directoryAccount, organizationRow, writeBothSides } from "./directory";
 
@@ -41,7 +42,7 @@ function toOrgMemberRecord(row: typeof orgMembers.$inferSelect): OrgMemberRecord
 }
 
 /**
- * A new organization. Created by a caller (`createOrg`), it is placed in the caller's organization
+ * A new organization. Created by a caller (`createOrg`; not by a key restricted to projects), it is placed in the caller's organization
  * database and the caller's account becomes its `owner` in the same transaction (the account's
  * copy is already there); created internally (`internalCreateOrg`), it starts with no member, in
  * the database `database` names or the one `placeOrganization` chooses. Its organization's side
@@ -52,6 +53,8 @@ export async function createOrg(
   input: OrganizationCreateInput & { database?: string | undefined },
 ): Promise<OrganizationRecord> {
   const { name } = input;
+  // A key restricted to projects cannot make an organization (API_CONTRACT §28).
+  if (caller.identity) authorizeOrgWide(caller.identity, "Creating an organization");
   const ownerAccountId = caller.identity?.accountId;
   const id = newId();
   const ctx = inDatabase(

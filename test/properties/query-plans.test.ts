@@ -222,6 +222,12 @@ describe("the key lists (API_CONTRACT §21)", () => {
     ["an org admin's first page", admin, {}, "api_keys_org_created_idx"],
     ["an org admin's, one account's, deep", admin, { accountId: "acc2" }, "api_keys_org_account_created_idx"],
     ["a member's (its own account's), deep", member, {}, "api_keys_org_account_created_idx"],
+    [
+      "an owner's key restricted to projects (its own family, §28), deep",
+      { ...admin, projectIds: ["p1"] },
+      {},
+      "api_keys_org_account_created_idx",
+    ],
   ] as const)("%s: an index in order, no sort step", async (name, identity, filter, index) => {
     const db = createDb(env.DB);
     const first = pageRequest({ limit: 20, sort_by: "-created_at" });

@@ -277,6 +277,51 @@ describe("anonymous policy (60 / 60 s per client IP)", () => {
   });
 });
 
+describe("anonymous policy: the internal API counts failed logins (§28)", () => {
+  it("a wrong or missing admin token counts per client, in the /v1 window; a right one is never limited", async () => {
+    const ip = freshClientIp();
+    const wrong = (i: number) =>
+      request("POST", "/internal/v1/orgs", {
+        body: { name: unique("org") },
+        headers: {
+          "cf-connecting-ip": ip,
+          ...(i % 2 === 0 ? { authorization: `Bearer ${env.ADMIN_TOKEN}x` } : {}),
+        },
+      });
+    for (let i = 0; i < 60; i++) {
+      const res = await wrong(i);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: "unauthenticated" });
+      expect(limits(res, "anonymous")).toMatchObject({ limit: 60, remaining: 59 - i });
+    }
+    expectRefused(await wrong(60), "anonymous", 60);
+    // One window per client: a /v1 request without a key from there is refused too.
+    expectRefused(
+      await request("GET", "/v1/projects", { headers: { "cf-connecting-ip": ip } }),
+      "anonymous",
+      60,
+    );
+    expect(await usageOf(`ip:${anonymousClient(ip)}`)).toEqual({ anonymous: 60 });
+
+    // The right token from the throttled client: served, not counted, no rate-limit headers.
+    const right = await request("POST", "/internal/v1/orgs", {
+      body: { name: unique("org") },
+      headers: { "cf-connecting-ip": ip, authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expect(right.status).toBe(201);
+    for (const name of HEADER_NAMES) expect(right.headers.get(name)).toBeNull();
+    expect(await usageOf(`ip:${anonymousClient(ip)}`)).toEqual({ anonymous: 60 });
+
+    // Another client is unaffected.
+    const other = await request("POST", "/internal/v1/orgs", {
+      body: { name: unique("org") },
+      headers: { "cf-connecting-ip": freshClientIp(), authorization: "Bearer wrong" },
+    });
+    expect(other.status).toBe(401);
+    expect(limits(other, "anonymous").remaining).toBe(59);
+  });
+});
+
 describe("anonymous policy: who a client is (§22)", () => {
   /** `n` failed authentications, each from the address `addressOf(i)`; their statuses. */
   const fail = async (n: number, addressOf: (i: number) => string) => {

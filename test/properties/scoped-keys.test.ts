@@ -1,7 +1,7 @@
 /**
  * Scoped API keys (API_CONTRACT §15): each operation's published `x-required-scope`, the scope
  * check before anything is read, and project-restricted keys that see nothing outside their
- * projects. The key create with scopes: test/routes/internal/orgs/internalCreateApiKey.test.ts.
+ * projects and hold no organization-wide power (§28). The key create with scopes: test/routes/internal/orgs/internalCreateApiKey.test.ts.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import {
   createProject,
   createResource,
   createStack,
+  deriveKey,
   type Project,
   scopedKey,
   unique,
@@ -244,7 +245,7 @@ describe("a key restricted to one project", () => {
     expect(listed.body.data.length).toBe(100);
     expect(listed.body.data.map((p) => p.id)).not.toContain(outside.id);
     expect((await request("GET", "/v1/deployments", { key })).status).toBe(200);
-    expect((await request("GET", `/v1/orgs/${owner.orgId}/audit-log`, { key })).status).toBe(200);
+    expect((await request("GET", `/v1/projects/${inside.id}/audit-log`, { key })).status).toBe(200);
   });
 
   it("cannot create a project: 403 forbidden", async () => {
@@ -252,5 +253,109 @@ describe("a key restricted to one project", () => {
     const res = await request<ErrorBody>("POST", "/v1/projects", { key, body: { name: unique("p") } });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe("forbidden");
+  });
+});
+
+type KeyList = { data: Array<{ id: string; revoked_at: string | null }>; has_more: boolean };
+
+describe("a key restricted to projects holds no organization-wide power (§28)", () => {
+  /**
+   * An org owner's unrestricted key; a key of the same account restricted to project `a`, a key it
+   * made and a key that one made (the family); and another restricted key of the same account,
+   * outside the family.
+   */
+  async function world() {
+    const { org, owner } = await createOrgWithOwner();
+    const a = await createProject(owner);
+    const restricted = await createApiKey(owner, { project_ids: [a.id] });
+    const child = await deriveKey(restricted, { name: "child" });
+    const grandchild = await deriveKey(child, { name: "grandchild" });
+    const sibling = await createApiKey(owner, { project_ids: [a.id] });
+    return { org, owner, a, restricted, child, grandchild, sibling };
+  }
+  const ids = (res: { body: KeyList }) => res.body.data.map((k) => k.id).sort();
+
+  it("lists and reaches only itself and the keys made from it, at any depth", async () => {
+    const { owner, restricted, child, grandchild, sibling } = await world();
+    const family = [restricted.keyId, child.keyId, grandchild.keyId].sort();
+    for (const query of ["", `?account_id=${owner.accountId}`]) {
+      const listed = await request<KeyList>("GET", `/v1/api-keys${query}`, { key: restricted.key });
+      expect(listed.status, listed.raw).toBe(200);
+      expect(ids(listed)).toEqual(family);
+    }
+    // A key made from it is restricted too: its own family only.
+    const fromChild = await request<KeyList>("GET", "/v1/api-keys", { key: child.key });
+    expect(ids(fromChild)).toEqual([child.keyId, grandchild.keyId].sort());
+    // The owner's unrestricted key still sees every key of the organization.
+    const all = await request<KeyList>("GET", "/v1/api-keys", { key: owner.key });
+    expect(ids(all)).toEqual([...family, owner.keyId, sibling.keyId].sort());
+
+    for (const other of [owner.keyId, sibling.keyId]) {
+      for (const method of ["GET", "DELETE"]) {
+        const res = await request<ErrorBody>(method, `/v1/api-keys/${other}`, { key: restricted.key });
+        expect([res.status, res.body.code], `${method} ${other}`).toEqual([404, "not_found"]);
+      }
+    }
+    // Still valid, unrevoked.
+    const ownerKey = await request<{ id: string }>("GET", "/v1/api-keys/current", { key: owner.key });
+    expect(ownerKey.status).toBe(200);
+    const siblingKey = await request<{ revoked_at: string | null }>("GET", `/v1/api-keys/${sibling.keyId}`, {
+      key: owner.key,
+    });
+    expect(siblingKey.body.revoked_at).toBeNull();
+
+    const got = await request<{ id: string }>("GET", `/v1/api-keys/${grandchild.keyId}`, {
+      key: restricted.key,
+    });
+    expect([got.status, got.body.id]).toEqual([200, grandchild.keyId]);
+    const revoked = await request("DELETE", `/v1/api-keys/${child.keyId}`, { key: restricted.key });
+    expect(revoked.status).toBe(204);
+    const after = await request<KeyList>("GET", "/v1/api-keys", { key: restricted.key });
+    const revokedIds = after.body.data.filter((k) => k.revoked_at !== null).map((k) => k.id);
+    expect(revokedIds.sort()).toEqual([child.keyId, grandchild.keyId].sort());
+    expect((await request("GET", "/v1/api-keys/current", { key: restricted.key })).status).toBe(200);
+  });
+
+  it("a restricted key of a member's account sees only its family, not the account's other keys", async () => {
+    const { org, owner, a } = await world();
+    const member = await createCaller(org, "member", owner);
+    const restricted = await createApiKey(member, { project_ids: [a.id] }, owner);
+    const listed = await request<KeyList>("GET", "/v1/api-keys", { key: restricted.key });
+    expect(ids(listed)).toEqual([restricted.keyId]);
+    const res = await request("GET", `/v1/api-keys/${member.keyId}`, { key: restricted.key });
+    expect(res.status).toBe(404);
+    // Its account's unrestricted key sees both.
+    const mine = await request<KeyList>("GET", "/v1/api-keys", { key: member.key });
+    expect(ids(mine)).toEqual([member.keyId, restricted.keyId].sort());
+  });
+
+  it("is refused every organization-wide action, keeps its role inside its projects, and makes narrower keys", async () => {
+    const { org, a, restricted } = await world();
+    const newOrg = await request<ErrorBody>("POST", "/v1/orgs", {
+      key: restricted.key,
+      body: { name: unique("org") },
+    });
+    expect([newOrg.status, newOrg.body.code]).toEqual([403, "unauthorized"]);
+    const orgLog = await request<ErrorBody>("GET", `/v1/orgs/${org.id}/audit-log`, { key: restricted.key });
+    expect([orgLog.status, orgLog.body.code]).toEqual([403, "unauthorized"]);
+    expect(orgLog.body.message).toContain("project_ids");
+    const project = await request<ErrorBody>("POST", "/v1/projects", {
+      key: restricted.key,
+      body: { name: unique("p") },
+    });
+    expect([project.status, project.body.code]).toEqual([403, "forbidden"]);
+
+    // Inside its project it acts as its account: the owner's project audit log (project `owner`).
+    const projectLog = await request<Listed>("GET", `/v1/projects/${a.id}/audit-log`, {
+      key: restricted.key,
+    });
+    expect(projectLog.status, projectLog.raw).toBe(200);
+    expect(projectLog.body.data.length).toBeGreaterThan(0);
+    const narrower = await request<{ scopes: string[]; project_ids: string[] }>("POST", "/v1/api-keys", {
+      key: restricted.key,
+      body: { scopes: ["projects:read"] },
+    });
+    expect(narrower.status, narrower.raw).toBe(201);
+    expect(narrower.body).toMatchObject({ scopes: ["projects:read"], project_ids: [a.id] });
   });
 });

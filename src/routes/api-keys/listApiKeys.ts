@@ -13,7 +13,8 @@ export const listApiKeysRoute = defineRoute({
   tags: ["API keys"],
   summary: "List API keys",
   description:
-    "Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.",
+    "Your account's keys; an org owner or admin sees every key of the organization. A key restricted to " +
+    "some projects (`project_ids`) sees only itself and the keys made from it, at any depth. Revoked keys included.",
   request: { query: ApiKeyListQuery },
   responses: { 200: jsonContent(ApiKeyListSchema, "A page of keys.") },
 });

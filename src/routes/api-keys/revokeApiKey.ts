@@ -14,7 +14,8 @@ export const revokeApiKeyRoute = defineRoute({
   summary: "Revoke an API key",
   description:
     "Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the " +
-    "key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked " +
+    "key's account, the account of a key it was made from, and an org owner or admin; else `404`. A key " +
+    "restricted to some projects (`project_ids`) reaches only itself and the keys made from it. A revoked " +
     "key answers `204` again.",
   request: { params: ApiKeyParams },
   responses: { 204: { description: "Revoked." } },

@@ -15,7 +15,8 @@ export const listOrgAuditLogRoute = defineRoute({
   description:
     "Who did what: one entry per successful change, variable reveal, and API key creation or revocation. " +
     "Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your " +
-    "own is `404`. A key restricted to some projects sees only their entries. Entries are immutable and " +
+    "own is `404`. A key restricted to some projects (`project_ids`) acts as an org member here whatever " +
+    "its account's role: `403 unauthorized` (its projects' own lists remain). Entries are immutable and " +
     "kept 400 days. Internal creates of an account belong to no organization and appear in no list.",
   request: { params: OrgParams, query: OrgAuditLogQuerySchema },
   responses: { 200: jsonContent(AuditEntryListSchema, "A page of audit entries.") },

@@ -14,6 +14,7 @@ export const createOrgRoute = defineRoute({
   summary: "Create an organization",
   description:
     "Your account becomes the new organization's `owner`. Acting in it needs a key issued for that organization. " +
+    "A key restricted to some projects (`project_ids`) may not (`403 unauthorized`). " +
     "Rate-limited by the `orgs-create` policy (10 per minute).",
   rateLimit: "orgs-create",
   request: { body: jsonBody(OrganizationCreateSchema) },

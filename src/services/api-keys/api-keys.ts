@@ -4,7 +4,7 @@
  * ./create.ts, the key lists ./list.ts and revocation ./revoke.ts.
  */
 
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers, projects } from "../../db/schema";
@@ -41,6 +41,18 @@ export function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
     revoked_at: row.revokedAt,
     created_at: row.createdAt,
   };
+}
+
+/**
+ * The ids of the keys `root` selects and of every key made from them, at any depth (`parent_id`),
+ * as a subquery: one statement walks the family down the parent index, whatever its size.
+ */
+export function keyTreeIds(root: SQL): SQL {
+  return sql`WITH RECURSIVE tree(id) AS (
+      SELECT ${apiKeys.id} FROM ${apiKeys} WHERE ${root}
+      UNION SELECT child.id FROM ${apiKeys} AS child JOIN tree ON child.parent_id = tree.id
+    )
+    SELECT id FROM tree`;
 }
 
 /** A key's ETag (API_CONTRACT §12; a new key's 201 carries it): its record as a GET shows it, never the key. */

@@ -1,17 +1,18 @@
 /**
  * Reading API keys (API_CONTRACT §21): the caller's account's keys in its organization, and every
- * key of the organization for an org owner or admin. A key outside that is `404`, as if it did not
- * exist. Revoked keys are listed too, with their `revoked_at`.
+ * key of the organization for an org owner or admin; a key restricted to projects sees only its
+ * own family (§28). A key outside that is `404`, as if it did not exist. Revoked keys are listed
+ * too, with their `revoked_at`.
  */
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity } from "../../context";
 import type { Db } from "../../db/client";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { apiKeys } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { ApiKeyInfo } from "../../schemas/organization";
-import { canSeeAll } from "../access";
-import { toApiKeyInfo } from "./api-keys";
+import { actsAsOrgAdmin } from "../access";
+import { keyTreeIds, toApiKeyInfo } from "./api-keys";
 
 export type ApiKeyListFilter = { accountId?: string | undefined };
 
@@ -20,11 +21,20 @@ export function apiKeyFilterKey(filter: ApiKeyListFilter): string {
   return filter.accountId ? `account_id=${filter.accountId}` : "";
 }
 
-/** The keys the caller may see: its organization's, and only its account's unless owner/admin. */
+/**
+ * The keys the caller may see: its organization's, and only its account's unless it acts as an
+ * owner or admin org-wide; a key restricted to projects (never one, `actsAsOrgAdmin`) only itself
+ * and the keys made from it, at any depth (API_CONTRACT §28). Those all act as its account too,
+ * so the account's index still leads the walk.
+ */
 function visibleKeys(identity: Identity): SQL {
+  if (actsAsOrgAdmin(identity)) return eq(apiKeys.orgId, identity.orgId);
   return and(
     eq(apiKeys.orgId, identity.orgId),
-    canSeeAll(identity) ? undefined : eq(apiKeys.accountId, identity.accountId),
+    eq(apiKeys.accountId, identity.accountId),
+    identity.projectIds === null
+      ? undefined
+      : sql`${apiKeys.id} IN (${keyTreeIds(eq(apiKeys.id, identity.keyId))})`,
   ) as SQL;
 }
 

@@ -10,10 +10,10 @@ import type { Db } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
-import { canSeeAll } from "../access";
+import { actsAsOrgAdmin } from "../access";
 import { auditEntry } from "../audit/entry";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
-import { type ApiKeyRow, toApiKeyInfo } from "./api-keys";
+import { type ApiKeyRow, keyTreeIds, toApiKeyInfo } from "./api-keys";
 import { forgetKeys } from "./authenticate";
 
 /**
@@ -26,17 +26,7 @@ function revokeTree(db: Db, root: SQL, revokedAt: string) {
   return db
     .update(apiKeys)
     .set({ revokedAt })
-    .where(
-      and(
-        sql`${apiKeys.id} IN (
-          WITH RECURSIVE tree(id) AS (
-            SELECT ${apiKeys.id} FROM ${apiKeys} WHERE ${root}
-            UNION SELECT child.id FROM ${apiKeys} AS child JOIN tree ON child.parent_id = tree.id
-          )
-          SELECT id FROM tree)`,
-        isNull(apiKeys.revokedAt),
-      ),
-    )
+    .where(and(sql`${apiKeys.id} IN (${keyTreeIds(root)})`, isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
 }
 
@@ -79,26 +69,32 @@ async function revokeWithDescendants(ctx: ServiceContext, row: ApiKeyRow): Promi
 /**
  * `revokeApiKey` (API_CONTRACT §21): the caller may revoke a key of its organization that acts
  * as its account or was made from a key of its account (at any depth), and an org owner or admin
- * any key of the organization; any other key is `404`, as if it did not exist. The key's record,
- * and whether the caller's account is the key's or an ancestor's, are read in one query.
+ * any key of the organization; any other key is `404`, as if it did not exist. A key restricted
+ * to projects reaches only itself and the keys made from it (API_CONTRACT §28), whatever its
+ * account's role. The key's record, and whether the caller reaches it through the key or one of
+ * its ancestors, are read in one query.
  */
 export async function revokeApiKey(ctx: CallerContext, keyId: string): Promise<void> {
   const { db, identity } = ctx;
+  const reaches =
+    identity.projectIds === null
+      ? sql`up.account_id = ${identity.accountId}`
+      : sql`up.id = ${identity.keyId}`;
   const found = await db
     .select({
       ...getTableColumns(apiKeys),
-      // How many of the key and its ancestors act as the caller's account.
+      // How many of the key and its ancestors the caller reaches it through.
       lineage: sql<number>`(
         WITH RECURSIVE up(id, parent_id, account_id) AS (
           SELECT id, parent_id, account_id FROM ${apiKeys} AS k0 WHERE k0.id = ${keyId}
           UNION SELECT k.id, k.parent_id, k.account_id FROM ${apiKeys} AS k JOIN up ON k.id = up.parent_id
         )
-        SELECT count(*) FROM up WHERE up.account_id = ${identity.accountId})`.as("lineage"),
+        SELECT count(*) FROM up WHERE ${reaches})`.as("lineage"),
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, identity.orgId)))
     .get();
-  if (!found || !(canSeeAll(identity) || found.lineage > 0)) throw notFound("API key");
+  if (!found || !(actsAsOrgAdmin(identity) || found.lineage > 0)) throw notFound("API key");
   const { lineage: _lineage, ...row } = found;
   await revokeWithDescendants(ctx, row);
 }

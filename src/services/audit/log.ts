@@ -8,9 +8,9 @@ import type { Db } from "../../db/client";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { auditLog } from "../../db/schema";
-import { ApiError, notFound } from "../../errors";
+import { notFound } from "../../errors";
 import type { AuditEntryRecord } from "../../schemas/audit";
-import { canSeeAll, guardedPage, projectLookup, withinKeyProjects } from "../access";
+import { authorizeOrgAdmin, guardedPage, projectLookup, withinKeyProjects } from "../access";
 
 export type AuditFilter = {
   actions?: readonly string[] | undefined;
@@ -65,7 +65,11 @@ export function auditPageQuery(db: Db, scope: SQL | undefined, filter: AuditFilt
     .limit(req.limit + 1);
 }
 
-/** The org list's scope: the organization, within a restricted key's projects. */
+/**
+ * The org list's scope: the organization, within a restricted key's projects. A restricted key is
+ * refused the org list (API_CONTRACT §28); the condition stays so that the list itself can never
+ * show a key the entries of projects it cannot see.
+ */
 export function orgAuditScope(identity: Identity, orgId: string): SQL | undefined {
   return and(eq(auditLog.orgId, orgId), withinKeyProjects(identity, auditLog.projectId));
 }
@@ -75,7 +79,7 @@ async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFi
   return toPage(rows, req, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord);
 }
 
-/** The organization's entries: org `owner`/`admin`; a project-restricted key sees only its projects'. */
+/** The organization's entries: org `owner`/`admin`, acting org-wide (not a key restricted to projects). */
 export async function listOrgAuditLog(
   ctx: CallerContext,
   orgId: string,
@@ -84,9 +88,7 @@ export async function listOrgAuditLog(
 ): Promise<Page<AuditEntryRecord>> {
   const { identity } = ctx;
   if (orgId !== identity.orgId) throw notFound("Organization");
-  if (!canSeeAll(identity)) {
-    throw new ApiError("unauthorized", "The audit log needs the organization role `owner` or `admin`.");
-  }
+  authorizeOrgAdmin(identity, "The organization's audit log");
   return page(ctx, orgAuditScope(identity, orgId), filter, req);
 }
 

@@ -3,7 +3,8 @@
  *
  * A plan compares what the request wants with what the scope holds, name by name: created,
  * updated (type or value differ), deleted, or unchanged (type and value both as held; secret
- * values are opened to compare). Its writes are a handful of statements whatever the number of
+ * values are opened to compare, except for a key that may not reveal them, for which a sealed
+ * name is always updated: `countsAsChanged`). Its writes are a handful of statements whatever the number of
  * names: the variables are inserted, updated and deleted from one JSON parameter per statement
  * (`json_each`), so a change of 500 names is one D1 batch of about ten statements.
  */
@@ -27,7 +28,7 @@ import {
 } from "./history";
 import type { ParentScope, VariableParent } from "./scope";
 import { scopeTarget } from "./scope";
-import { holdsValue, storedValue } from "./values";
+import { countsAsChanged, holdsValue, storedValue } from "./values";
 
 export type VariableRow = typeof variables.$inferSelect;
 
@@ -83,6 +84,16 @@ export async function planChange(
     if (!row) {
       writes.push({ name: want.name, type, plaintext: await want.plaintext() });
       changes.push(createdChange({ name: want.name, type }));
+      continue;
+    }
+    if (countsAsChanged(ctx, row.type, type)) {
+      writes.push({ name: row.name, type, plaintext: await want.plaintext(), existing: row });
+      changes.push({
+        name: row.name,
+        action: "updated",
+        type: { from: row.type, to: type },
+        value_changed: true,
+      });
       continue;
     }
     const same = want.stored?.type === row.type && want.stored.value === row.value;

@@ -16,6 +16,7 @@ import {
 } from "../../crypto/variables";
 import { type VariableType, variables } from "../../db/schema";
 import { ApiError } from "../../errors";
+import { grants } from "../../http/scopes";
 import type { Logger } from "../../lib/log";
 import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
 import { loadScoped } from "../access";
@@ -112,6 +113,21 @@ export async function holdsValue(
     });
     return false;
   }
+}
+
+/**
+ * Whether a write by the caller counts the value it gives for a name as changed without comparing
+ * it (API_CONTRACT §28, "no guessing a secret by writing it"): a key without `variables:reveal`
+ * must learn nothing of a `secret` or `secure_string` value, and `unchanged` (or no new version)
+ * for a right guess, `updated` for a wrong one, would tell it whether the value it gave is the
+ * one stored. So for such a key a name whose type is sealed before or after the write is always
+ * `updated` with `value_changed: true`, and nothing is opened to compare. Callers without an
+ * identity (the operator's internal API) and keys that may reveal the value compare as before.
+ */
+export function countsAsChanged(ctx: ServiceContext, from: VariableType, to: VariableType): boolean {
+  const { identity } = ctx;
+  if (!identity || grants(identity.scopes, "variables:reveal")) return false;
+  return from !== "string" || to !== "string";
 }
 
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */

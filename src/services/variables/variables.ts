@@ -22,7 +22,7 @@ import { auditEntry, diffRecords } from "../audit/entry";
 import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { createdChange, deletedChange, deletion, followingVersion, storedRow } from "./history";
 import { ENVIRONMENT_SCOPE, loadParent, parentLookup, type VariableParent } from "./scope";
-import { holdsValue, storedValue, withoutParameters } from "./values";
+import { countsAsChanged, holdsValue, storedValue, withoutParameters } from "./values";
 
 /** Every column but the value: records and lists never read it. */
 const RECORD_COLUMNS = {
@@ -227,7 +227,8 @@ type VariableRow = typeof variables.$inferSelect;
 /**
  * The version a replace makes, to follow its update in the batch: a renamed variable deletes its
  * old name and creates the new one; a kept name is updated; nothing when name, type and value
- * all stay as they were (the update still writes `updated_at`, as it always did).
+ * all stay as they were (the update still writes `updated_at`, as it always did), which a key
+ * without `variables:reveal` is never told of a sealed value (`countsAsChanged`).
  */
 async function replacedVersion(
   ctx: CallerContext,
@@ -244,7 +245,8 @@ async function replacedVersion(
     );
   }
   const identity = { id: before.id, environmentId: before.environmentId, scope: before.scope };
-  const sameValue = await holdsValue(ctx, identity, before, plaintext);
+  const sameValue =
+    !countsAsChanged(ctx, before.type, after.type) && (await holdsValue(ctx, identity, before, plaintext));
   if (sameValue && before.type === after.type) return [];
   const change: VersionChange = {
     name: after.name,
