@@ -15,6 +15,7 @@ import {
   InlineIdSchema,
   nullAsAbsent,
   TimestampSchema,
+  WELL_FORMED_PATTERN,
 } from "../openapi/primitives";
 import { DeploymentConfigSchema } from "./config";
 
@@ -26,19 +27,21 @@ export const DeploymentStatusSchema = z.enum(DEPLOYMENT_STATUSES).openapi("Deplo
     "`queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.",
 });
 
+// SPEC.md types every field of a source as a plain string: no limit but the body's. The body guard
+// refuses an unpaired surrogate in any string before validation (§17); published as the pattern.
+const WELL_FORMED_FREE = freeString().openapi({ pattern: WELL_FORMED_PATTERN });
+const text = () => WELL_FORMED_FREE;
+
 export const PatchOperationSchema = z
   .strictObject({
     op: z.enum(PATCH_OPS).openapi({ description: "An RFC 6902 operation." }),
     // Plain strings (SPEC.md): the engine's own locations, kept as sent (an RFC 6901 pointer or not).
-    path: freeString().openapi({ description: "The location the operation applies to." }),
-    from: freeString().optional().openapi({ description: "The source location (`move`, `copy`)." }),
+    path: text().openapi({ description: "The location the operation applies to." }),
+    from: text().optional().openapi({ description: "The source location (`move`, `copy`)." }),
     value: z.unknown().optional().openapi({ description: "The value (`add`, `replace`, `test`)." }),
     old_value: z.unknown().optional().openapi({ description: "The value before the change, if known." }),
   })
   .openapi("DeploymentPatchOperation");
-
-// SPEC.md types every field of a source as a plain string: no limit but the body's.
-const text = freeString;
 
 const GitPersonSchema = z
   .strictObject({
@@ -69,7 +72,7 @@ export const GitSourceSchema = z
 
 export const RegistrySourceSchema = z
   .strictObject({
-    command: z.array(text()).optional(),
+    command: freeArray(text()).optional(),
     image: text(),
   })
   .openapi("RegistrySource");

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description Your account's keys; an org owner or admin sees every key of the organization. Revoked keys included.
+         * @description Your account's keys; an org owner or admin sees every key of the organization. A key restricted to some projects (`project_ids`) sees only itself and the keys made from it, at any depth. Revoked keys included.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -64,9 +64,29 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the key's account, the account of a key it was made from, and an org owner or admin; else `404`. A revoked key answers `204` again.
+         * @description Revokes the key and every key made from it, at any depth (refused everywhere within 60 s). For the key's account, the account of a key it was made from, and an org owner or admin; else `404`. A key restricted to some projects (`project_ids`) reaches only itself and the keys made from it. A revoked key answers `204` again.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{component_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a component
+         * @description Project role `viewer` or above.
+         */
+        get: operations["getComponent"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -240,6 +260,46 @@ export interface paths {
         patch: operations["cancelDeployment"];
         trace?: never;
     };
+    "/v1/deployments/{id}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The configuration a deployment runs with
+         * @description The variables (names and types, never values) of the environment and of each component exactly as their scopes held them right after the versions the deployment pinned when it was created: what the engine deploys. `404` for a deployment made before configurations were recorded (`config` null). Project role `viewer` or above.
+         */
+        get: operations["getDeploymentConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{id}/config/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the configuration since a deployment (or between two)
+         * @description The changes from this deployment's configuration to `against`, by scope (the environment first, then components by ID) and name; a name whose type and value are the same on both sides is left out. For a `secret` or `secure_string`, `value_changed` says only whether a value was written between the two versions: a diff never tells whether two secret values are equal. Project role `viewer` or above.
+         */
+        get: operations["getDeploymentConfigDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deployments/{id}/redeploy": {
         parameters: {
             query?: never;
@@ -251,7 +311,7 @@ export interface paths {
         put?: never;
         /**
          * Run a deployment again
-         * @description A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older success). A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.
+         * @description A new `queued` deployment of the same environment with exactly the original's `stack_ids`, `data.patch` and `data.source`, `redeploy_of` the original; from any status (retry a failure, roll back to an older success). `config`: `pinned` (the default when the original has one) runs it with the original's configuration, rolling back code and configuration together; `current` with the variables as they are now; `pinned` for an original without a configuration is `409`. A stack deleted since is `409`, `cause` `stack_ids.<index>`. Project role `contributor`.
          */
         post: operations["redeployDeployment"];
         delete?: never;
@@ -300,6 +360,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/environments/{environment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an environment
+         * @description With `current_deployment_id` (its latest succeeded deployment, by `finished_at`) and `config_pending`. Project role `viewer` or above.
+         */
+        get: operations["getEnvironment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an environment and everything in it
+         * @description Its components, stacks and their resources, deployments and their timelines, variables and their versions, in one atomic step. `409` for the project's default environment, and while a deployment of it is `waiting`, `queued` or `in_progress`. Project role `owner`.
+         */
+        delete: operations["deleteEnvironment"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an environment
+         * @description A name unique within the project regardless of case (`409` otherwise). Project role `owner`.
+         */
+        patch: operations["updateEnvironment"];
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/components": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an environment's components
+         * @description Keyset-paginated. Project role `viewer` or above.
+         */
+        get: operations["listEnvironmentComponents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/environments/{environment_id}/deployments": {
         parameters: {
             query?: never;
@@ -313,7 +421,11 @@ export interface paths {
          */
         get: operations["listEnvironmentDeployments"];
         put?: never;
-        post?: never;
+        /**
+         * Start a deployment
+         * @description A new `queued` deployment of stacks of the environment, with the engine's rules: every stack must be the environment's (`400`, `cause` `stack_ids.<index>`). `stack_ids` left out: every stack of the environment in creation order (`409` when it has none). The engine finds it in its queued list. Project role `contributor`.
+         */
+        post: operations["createDeployment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -372,6 +484,26 @@ export interface paths {
          * @description A resource of another environment is `404 not_found`. Needs the project role `viewer` or above.
          */
         get: operations["getEnvironmentResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/stacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an environment's stacks
+         * @description Keyset-paginated. Project role `viewer` or above.
+         */
+        get: operations["listEnvironmentStacks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -543,7 +675,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organization
-         * @description Your account becomes the new organization's `owner`. Acting in it needs a key issued for that organization. Rate-limited by the `orgs-create` policy (10 per minute).
+         * @description Your account becomes the new organization's `owner`. Acting in it needs a key issued for that organization. A key restricted to some projects (`project_ids`) may not (`403 unauthorized`). Rate-limited by the `orgs-create` policy (10 per minute).
          */
         post: operations["createOrg"];
         delete?: never;
@@ -561,7 +693,7 @@ export interface paths {
         };
         /**
          * List the audit log of your organization
-         * @description Who did what: one entry per successful change, variable reveal, and API key creation or revocation. Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your own is `404`. A key restricted to some projects sees only their entries. Entries are immutable and kept 400 days. Internal creates of an account belong to no organization and appear in no list.
+         * @description Who did what: one entry per successful change, variable reveal, and API key creation or revocation. Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your own is `404`. A key restricted to some projects (`project_ids`) acts as an org member here whatever its account's role: `403 unauthorized` (its projects' own lists remain). Entries are immutable and kept 400 days. Internal creates of an account belong to no organization and appear in no list.
          */
         get: operations["listOrgAuditLog"];
         put?: never;
@@ -682,6 +814,30 @@ export interface paths {
          * @description Moves a `connected` project to `disconnecting` and answers at once; the work finishes asynchronously and the project then reads `disconnected`. Any other state is `409 conflict`. Needs the project role `owner`.
          */
         patch: operations["disconnectProject"];
+        trace?: never;
+    };
+    "/v1/projects/{project_id}/environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's environments
+         * @description Each with `current_deployment_id` (its latest succeeded deployment) and `config_pending`. Keyset-paginated. Project role `viewer` or above.
+         */
+        get: operations["listProjectEnvironments"];
+        put?: never;
+        /**
+         * Create an environment
+         * @description A name unique within the project regardless of case (`409` otherwise). With `copy_variables_from`, the new environment starts with a copy of that environment's own variables (names, types and values) as its version 1; without it, empty at version 0. Project role `owner`.
+         */
+        post: operations["createEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/projects/{project_id}/events": {
@@ -924,6 +1080,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stacks/{stack_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a stack
+         * @description Project role `viewer` or above.
+         */
+        get: operations["getStack"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stacks/{stack_id}/deployments": {
         parameters: {
             query?: never;
@@ -1111,7 +1287,7 @@ export interface components {
              */
             parent_id: string | null;
             /** @description `*` (all its account's roles allow) or scopes. */
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[];
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
             /** @description The only projects the key may see, or null: every project. */
             project_ids: components["schemas"]["Id"][] | null;
             /**
@@ -1147,7 +1323,7 @@ export interface components {
              *       "deployments:write"
              *     ]
              */
-            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write")[] | null;
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
             /** @description 1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project. */
             project_ids?: string[] | null;
             /**
@@ -1156,6 +1332,18 @@ export interface components {
              * @example 2026-11-20T00:00:00.000Z
              */
             expires_at?: string | null;
+        };
+        Component: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: components["schemas"]["Id"];
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
         };
         VariableList: {
             data: components["schemas"]["Variable"][];
@@ -1385,6 +1573,12 @@ export interface components {
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             redeploy_of: string | null;
+            config: components["schemas"]["DeploymentConfigPins"];
+            /**
+             * @description The account of the API key that created it (creates, redeploys, promotions), or null (the engine).
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            created_by: string | null;
         };
         /**
          * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.
@@ -1455,7 +1649,75 @@ export interface components {
              */
             timestamp: string;
         };
-        RedeployRequest: Record<string, never>;
+        /** @description The variable versions it was created with (API_CONTRACT §24), or null for a deployment made before configurations were recorded. */
+        DeploymentConfigPins: {
+            /** @description The §18 version of the environment's own variables. */
+            environment_version: number;
+            /** @description The version of each component's variables, by `component_id`. */
+            components: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                component_id: string;
+                version: number;
+            }[];
+        } | null;
+        /** @description Exactly the variables (names and types, sorted by name) each scope held right after the version the deployment pins: what it deploys. */
+        DeploymentConfig: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            deployment_id: components["schemas"]["Id"];
+            environment: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                id: string;
+                version: number;
+                variables: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "secret" | "secure_string" | "string";
+                }[];
+            };
+            components: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                id: string;
+                name: string;
+                version: number;
+                variables: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "secret" | "secure_string" | "string";
+                }[];
+            }[];
+        };
+        DeploymentConfigDiff: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            deployment_id: components["schemas"]["Id"];
+            /** @description `current`, or the other deployment's ID. */
+            against: string;
+            changes: {
+                scope: {
+                    /** @enum {string} */
+                    type: "environment" | "component";
+                    /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                    id: string;
+                };
+                name: string;
+                /** @enum {string} */
+                action: "created" | "updated" | "deleted";
+                type: {
+                    /** @enum {string|null} */
+                    from: "secret" | "secure_string" | "string" | null;
+                    /** @enum {string|null} */
+                    to: "secret" | "secure_string" | "string" | null;
+                };
+                /** @description For a `string` on both sides, whether the values differ; for a name that is `secret` or `secure_string` on either side, whether a value was written to it between the two versions, whatever the value. */
+                value_changed: boolean;
+            }[];
+        };
+        RedeployRequest: {
+            /**
+             * @description `pinned` (the default when the original has a configuration): the original's configuration, so running an older deployment again rolls back its code and its configuration together. `current` (the default when it has none): the variable versions as they are now.
+             * @enum {string|null}
+             */
+            config?: "pinned" | "current" | null;
+        };
         DeploymentTimelinePage: {
             data: components["schemas"]["DeploymentTimelineEntry"][];
             has_more: boolean;
@@ -1491,6 +1753,53 @@ export interface components {
              * @example Pulling web:2
              */
             message: string | null;
+        };
+        Environment: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            project_id: components["schemas"]["Id"];
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+            /**
+             * @description The environment's most recently finished deployment that `succeeded` (by `finished_at`), or null.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            current_deployment_id: string | null;
+            /** @description True when a variable of the environment or of one of its components changed (or a component was added) since the configuration `current_deployment_id` runs with: a deployment would bring a change. */
+            config_pending: boolean;
+        };
+        EnvironmentUpdate: {
+            /**
+             * @description 1–100 characters, unique within the project regardless of case.
+             * @example staging
+             */
+            name: string;
+        };
+        ComponentList: {
+            data: components["schemas"]["Component"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        DeploymentCreate: {
+            stack_ids?: components["schemas"]["Id"][] | null;
+            data: {
+                patch: (components["schemas"]["DeploymentPatchOperation"] & {
+                    /** @description The source location (`move`, `copy`). */
+                    from?: string | null;
+                })[];
+                source?: components["schemas"]["DeploymentSource"] & (Record<string, never> | null);
+            };
         };
         StackResourceList: {
             data: components["schemas"]["StackResource"][];
@@ -1539,6 +1848,25 @@ export interface components {
          * @enum {string}
          */
         StackResourceStatus: "create_in_progress" | "create_complete" | "create_failed" | "update_in_progress" | "update_complete" | "update_failed" | "delete_in_progress" | "delete_complete" | "delete_failed";
+        StackList: {
+            data: components["schemas"]["Stack"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        Stack: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: components["schemas"]["Id"];
+            name: string;
+            template_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
         Event: {
             /**
              * @description Sent as the `webhook-id` header of every delivery of this event.
@@ -1780,6 +2108,24 @@ export interface components {
             icon?: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             repo_id?: string | null;
+        };
+        EnvironmentList: {
+            data: components["schemas"]["Environment"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        EnvironmentCreate: {
+            /**
+             * @description 1–100 characters, unique within the project regardless of case.
+             * @example staging
+             */
+            name: string;
+            /**
+             * @description Another environment of the project whose own variables (names, types and values; not its components') the new environment starts with, as its version 1.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            copy_variables_from?: string | null;
         };
         EventList: {
             data: components["schemas"]["Event"][];
@@ -2419,6 +2765,44 @@ export interface components {
                 "application/json": components["schemas"]["Deployment"];
             };
         };
+        /** @description The new deployment. */
+        DeploymentCreated: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Deployment"];
+            };
+        };
+        /** @description Deleted. */
+        NoContent: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description A page of stack resources. */
         StackResourceList: {
             headers: {
@@ -2513,23 +2897,6 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ProjectList"];
             };
-        };
-        /** @description Deleted. */
-        NoContent: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                [name: string]: unknown;
-            };
-            content?: never;
         };
     };
     parameters: {
@@ -2841,6 +3208,53 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getComponent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                component_id: components["parameters"]["ComponentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The component. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Component"];
+                };
+            };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3198,6 +3612,103 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    getDeploymentConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pinned configuration. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentConfig"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getDeploymentConfigDiff: {
+        parameters: {
+            query?: {
+                /** @description `current` (each scope as it is now) or the ID of another deployment of the same environment with a configuration. */
+                against?: string;
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentConfigDiff"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     redeployDeployment: {
         parameters: {
             query?: never;
@@ -3218,27 +3729,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new deployment. */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Location: components["headers"]["Location"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deployment"];
-                };
-            };
+            201: components["responses"]["DeploymentCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3340,6 +3831,190 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    getEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    deleteEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    updateEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnvironmentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The renamed environment. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentComponents: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of components. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComponentList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listEnvironmentDeployments: {
         parameters: {
             query?: {
@@ -3367,6 +4042,38 @@ export interface operations {
         responses: {
             200: components["responses"]["DeploymentList"];
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentCreate"];
+            };
+        };
+        responses: {
+            201: components["responses"]["DeploymentCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3462,6 +4169,60 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["StackResource"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listEnvironmentStacks: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of stacks. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StackList"];
+                };
+            };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
@@ -4267,6 +5028,112 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    listProjectEnvironments: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of environments. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnvironmentCreate"];
+            };
+        };
+        responses: {
+            /** @description The new environment. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listProjectEvents: {
         parameters: {
             query?: {
@@ -5045,6 +5912,53 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["StackResource"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getStack: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                stack_id: components["parameters"]["StackId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stack. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stack"];
+                };
+            };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];

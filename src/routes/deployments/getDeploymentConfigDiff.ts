@@ -1,17 +1,21 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
+import { ID_PATTERN } from "../../lib/ids";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ConfigDiffSchema } from "../../schemas/config";
 import { getDeploymentConfigDiff } from "../../services/deployments/config";
 import { DeploymentParams } from "./schema";
 
+const AGAINST = new RegExp(`^(?:current|${ID_PATTERN.source.slice(1, -1)})$`);
+
 const DiffQuerySchema = z.object({
-  // Any string: one that is neither `current` nor a deployment of this environment with a
-  // configuration is the service's `400` (cause `against`), a malformed ID among them.
+  // A well-formed ID that is not a deployment of this environment with a configuration is the
+  // service's `400`; anything else the validator's (both with cause `against`).
   against: z
     .string()
-    .max(64)
+    .max(36)
+    .regex(AGAINST, "Must be `current` or a deployment ID.")
     .default("current")
     .openapi({
       param: { name: "against", in: "query" },
