@@ -245,6 +245,14 @@ export const stackResources = sqliteTable(
   ],
 );
 
+/** What holds a waiting deployment (API_CONTRACT §26); `blocked_by` empty once released. */
+export type DeploymentGate = {
+  required_approvals: number;
+  approvals: number;
+  wait_until: string | null;
+  blocked_by: ("approval" | "wait_timer" | "lock")[];
+};
+
 /** A deployment's pinned configuration: the §18 version of each of its environment's scopes. */
 export type DeploymentConfig = {
   environment_version: number;
@@ -279,6 +287,10 @@ export const deployments = sqliteTable(
      * the scopes' versions, or null for a deployment made before configurations were recorded.
      */
     config: text("config", { mode: "json" }).$type<DeploymentConfig>(),
+    /** The deployment it promotes (API_CONTRACT §25), or null. */
+    promotedFrom: text("promoted_from"),
+    /** What held it as `waiting` (API_CONTRACT §26), or null for a deployment that never waited. */
+    gate: text("gate", { mode: "json" }).$type<DeploymentGate>(),
   },
   (t) => [
     // An environment's `current_deployment_id` (API_CONTRACT §23): its latest success, by finished_at.

@@ -29,6 +29,7 @@ export const OPERATIONS: readonly Operation[] = [
   op("patch", "/v1/deployments/{id}/cancel", () => import("./deployments/cancelDeployment").then((m) => m.registerCancelDeployment)),
   op("get", "/v1/deployments/{id}/config", () => import("./deployments/getDeploymentConfig").then((m) => m.registerGetDeploymentConfig)),
   op("get", "/v1/deployments/{id}/config/diff", () => import("./deployments/getDeploymentConfigDiff").then((m) => m.registerGetDeploymentConfigDiff)),
+  op("post", "/v1/deployments/{id}/promote", () => import("./deployments/promoteDeployment").then((m) => m.registerPromoteDeployment)),
   op("post", "/v1/deployments/{id}/redeploy", () => import("./deployments/redeployDeployment").then((m) => m.registerRedeployDeployment)),
   op("get", "/v1/deployments/{id}/timeline", () => import("./deployments/getDeploymentTimeline").then((m) => m.registerGetDeploymentTimeline)),
   op("get", "/v1/deployments/{id}/wait", () => import("./deployments/waitForDeployment").then((m) => m.registerWaitForDeployment)),

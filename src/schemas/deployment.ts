@@ -117,6 +117,9 @@ export const DeploymentSchema = z
         "The variable versions it was created with (API_CONTRACT §24), or null for a deployment made before " +
         "configurations were recorded.",
     }),
+    promoted_from: InlineIdSchema.nullable().openapi({
+      description: "The deployment of another environment it promotes (API_CONTRACT §25), or null.",
+    }),
     created_by: InlineIdSchema.nullable().openapi({
       description:
         "The account of the API key that created it (creates, redeploys, promotions), or null (the engine).",
@@ -174,6 +177,44 @@ export const RedeployBody = z
   .openapi("RedeployRequest");
 
 export type RedeployInput = z.infer<typeof RedeployBody>;
+
+/** A promotion (API_CONTRACT §25). */
+export const PromoteBody = z
+  .strictObject({
+    environment_id: InlineIdSchema.openapi({ description: "Another environment of the deployment's project." }),
+    dry_run: nullAsAbsent(
+      z.boolean().openapi({ description: "Answer the plan (`200`) and change nothing.", default: false }),
+    ),
+  })
+  .openapi("PromoteRequest");
+
+export type PromoteInput = z.infer<typeof PromoteBody>;
+
+export const PromotionPlanSchema = z
+  .object({
+    dry_run: z.literal(true),
+    environment_id: InlineIdSchema,
+    stacks: z
+      .array(z.object({ from: InlineIdSchema, to: InlineIdSchema }))
+      .openapi({ description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to." }),
+    variables: z
+      .array(
+        z.object({
+          scope: z.union([
+            z.object({ type: z.literal("environment") }),
+            z.object({ type: z.literal("component"), name: z.string() }),
+          ]),
+          missing: z.array(z.string()).openapi({
+            description: "Names the original's configuration holds in this scope and the target lacks.",
+          }),
+          extra: z.array(z.string()).openapi({ description: "Names the target holds and the original's lacks." }),
+        }),
+      )
+      .openapi({ description: "Only scopes with a difference (components matched by name); never a value." }),
+  })
+  .openapi("PromotionPlan");
+
+export type PromotionPlan = z.infer<typeof PromotionPlanSchema>;
 
 /** …and reports its progress. */
 export const DeploymentUpdateBody = z.strictObject({

@@ -2,6 +2,7 @@
 
 import type { z } from "@hono/zod-openapi";
 import { and, asc, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindCompiled, bindQuery, compiled, rowReader } from "../../db/compiled";
@@ -62,6 +63,7 @@ export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
     redeploy_of: row.redeployOf,
     created_by: row.createdBy,
     config: normalConfig(row.config),
+    promoted_from: row.promotedFrom,
   };
 }
 
@@ -243,10 +245,19 @@ const STACK_LINKS_PER_INSERT = 33;
  * the configuration it pins (§24): the one given (a redeploy's `pinned`), else the environment's
  * scopes as they are when it is inserted.
  */
-export type MadeFrom = { redeployOf?: string; config?: DeploymentConfig };
+export type MadeFrom = {
+  redeployOf?: string;
+  promotedFrom?: string;
+  config?: DeploymentConfig;
+  /**
+   * Statements to commit with it, after it (a promotion's event), given its record as written
+   * but for `config`, which its INSERT reads (a statement after it reads it from the row).
+   */
+  also?: (record: DeploymentRecord) => BatchItem<"sqlite">[];
+};
 
 /** Where a new deployment goes: its environment, resolved (with its project and organization). */
-type DeploymentPlace = { environmentId: string; projectId: string; orgId: string | null };
+export type DeploymentPlace = { environmentId: string; projectId: string; orgId: string | null };
 
 /** The stacks a create names (by id), for checking that each is the environment's own. */
 const namedStacks = (db: Db, stackIds: readonly string[]) =>
@@ -326,7 +337,7 @@ export async function createEnvironmentDeployment(
  * stacks of `input.stack_ids` that exist (with their environment): one of another environment,
  * or none, is `400` (`409` for a redeploy's original's stack deleted since).
  */
-async function insertDeployment(
+export async function insertDeployment(
   ctx: ServiceContext,
   place: DeploymentPlace,
   input: DeploymentCreateInput,
@@ -368,6 +379,8 @@ async function insertDeployment(
     // API_CONTRACT §24: the account of the API key that made it; null for the internal API.
     createdBy: ctx.identity?.accountId ?? null,
     config: made.config ?? null,
+    promotedFrom: made.promotedFrom ?? null,
+    gate: null,
   };
   // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
   // the links go in slices, all in the one batch (one transaction). A stack or the
@@ -391,6 +404,7 @@ async function insertDeployment(
     insert,
     statusEntriesInsert(db, row.id, first, now, "always"),
     ...linkInserts,
+    ...(made.also?.(toDeploymentRecord(row)) ?? []),
     auditEntry(ctx, {
       target: { type: "deployment", id: row.id },
       projectId: row.projectId,

@@ -8,7 +8,7 @@
  * sweep (./fanout.ts).
  */
 
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import type { EventType } from "../../db/event-types";
@@ -38,13 +38,19 @@ export function newEvent(projectId: string, type: EventType, data: Record<string
  * compare-and-set, followed by its audit entry, which inserts one row exactly when the update
  * did), so the event is written exactly when its change is.
  */
-export function eventInsert(db: Db, event: NewEvent, when: "always" | "if-changed" = "always") {
+export function eventInsert(
+  db: Db,
+  event: NewEvent,
+  when: "always" | "if-changed" = "always",
+  /** `data` as SQL, for a part only the database knows yet (a new deployment's configuration). */
+  data: SQL = sql`${JSON.stringify(event.data)}`,
+) {
   const condition = when === "if-changed" ? sql` WHERE changes() = 1` : sql``;
   // Columns in the table's order (src/db/webhook-tables.ts `events`); not yet enqueued.
   return db
     .insert(events)
     .select(
-      sql`SELECT ${event.id}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}, NULL, ${event.createdAt}${condition}`,
+      sql`SELECT ${event.id}, ${event.projectId}, ${event.type}, ${data}, NULL, ${event.createdAt}${condition}`,
     );
 }
 

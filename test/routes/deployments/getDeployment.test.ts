@@ -27,6 +27,10 @@ describe("GET /v1/deployments/{id}", () => {
       created_at: created.created_at,
       updated_at: created.created_at,
       redeploy_of: null,
+      promoted_from: null,
+      // The engine's create (API_CONTRACT §24): no account made it; it pins its environment's versions.
+      created_by: null,
+      config: { environment_version: 0, components: [] },
     });
     const res = await request<Deployment>("GET", `/v1/deployments/${created.id}`, { key: owner.key });
     expect(res.status).toBe(200);

@@ -64,6 +64,9 @@ describe("POST /v1/deployments/{id}/redeploy", () => {
       created_at: expect.stringMatching(TS),
       updated_at: res.body.created_at,
       redeploy_of: failed.id,
+      promoted_from: null,
+      created_by: owner.accountId,
+      config: failed.config,
     });
     expect(res.body.id).not.toBe(failed.id);
     expect(res.headers.get("location")).toBe(`/v1/deployments/${res.body.id}`);
