@@ -65,8 +65,8 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
  * expiry) deletes what is left, so the object of a key gone quiet ends with no storage at all.
  *
- * This file only wires the object's calls to those four modules, each of which owns its tables
- * and what it keeps in memory; the tables themselves are one numbered list, ./migrations.ts.
+ * This file only wires the object's calls to those four modules, each of which runs every
+ * statement on its job's tables; the tables themselves are one numbered list, ./migrations.ts.
  */
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
