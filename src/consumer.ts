@@ -4,7 +4,7 @@
  * or retried on its own, and the messages of a batch run concurrently.
  *
  * No message here waits on a webhook receiver: a fan-out hands the event's deliveries to their
- * integrations' delivery lanes (src/delivery-lane.ts), which make the attempts, each lane on its
+ * integrations' delivery lanes (src/delivery-lane/), which make the attempts, each lane on its
  * own. A batch lasts a few D1 round trips, so a receiver that hangs delays neither another
  * tenant's deliveries nor the project work (a disconnect) on this queue.
  *
@@ -14,12 +14,14 @@
 import { createServiceContext, type ServiceContext, withSession } from "./context";
 import { DIRECTORY } from "./db/databases";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
+import { scheduleDeliveries } from "./delivery-lane/client";
+import { entryOf } from "./delivery-lane/protocol";
 import { loggableError } from "./errors";
 import { createLogger } from "./lib/log";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
 import { markDeliveryFailed } from "./services/integrations/attempts";
-import { entryOf, integrationOf, scheduleDeliveries } from "./services/integrations/lanes";
+import { integrationOf } from "./services/integrations/sweep";
 import { finishDisconnect } from "./services/projects/projects";
 
 export const EVENTS_QUEUE = "deploy-platform-events";

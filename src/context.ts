@@ -80,7 +80,7 @@ export type ServiceContext = {
   eventsQueue: Queue;
   /** Each deployment's feed (src/feed/): writes notify it, live streams and waits subscribe. */
   deploymentFeeds: Env["DEPLOYMENT_FEED"];
-  /** One delivery lane per notification integration (src/services/integrations/lanes.ts). */
+  /** One delivery lane per notification integration (src/delivery-lane/): services hand deliveries over through its client.ts. */
   deliveryLanes: Env["DELIVERY_LANES"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;

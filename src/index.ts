@@ -16,13 +16,13 @@ import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
 import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
-import { sweepStuckDeliveries } from "./services/integrations/lanes";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
+import { sweepStuckDeliveries } from "./services/integrations/sweep";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
 
-export { DeliveryLane } from "./delivery-lane";
+export { DeliveryLane } from "./delivery-lane/object";
 export { DeploymentFeed } from "./feed/object";
 export { RateLimiter } from "./rate-limit/limiter";
 

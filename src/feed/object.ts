@@ -21,6 +21,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type DeploymentStatus, FINAL_DEPLOYMENT_STATUSES } from "../db/schema";
+import { type Migration, migrate } from "../lib/do-migrations";
 import { type FeedMessage, type FeedUpdate, feedMessages } from "./protocol";
 
 type FeedState = { lastSeq: number; status?: DeploymentStatus; updatedAt?: string; deleted?: true };
@@ -28,7 +29,20 @@ type FeedState = { lastSeq: number; status?: DeploymentStatus; updatedAt?: strin
 const STATE_KEY = "state";
 const FORGET_AFTER_FINAL_MS = 3600_000;
 
+/**
+ * The feed's tables, as every object's are kept (src/lib/do-migrations.ts): none yet. Its state is
+ * one record of the storage's key-value API (`STATE_KEY`), which needs no table of its own; a
+ * table the feed ever needs is migration 1 here. An empty list touches no storage.
+ */
+const MIGRATIONS: readonly Migration[] = [];
+
 export class DeploymentFeed extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Synchronous (SQLite storage never awaits), so nothing runs before it: no need to block.
+    migrate(ctx.storage, MIGRATIONS);
+  }
+
   private state(): FeedState {
     return (this.ctx.storage.kv.get(STATE_KEY) as FeedState | undefined) ?? { lastSeq: 0 };
   }

@@ -13,6 +13,10 @@
  * most LEASE_MS: then the key can be claimed again, and the claim says the key `lapsed`, since
  * that request may have committed before it died (the write's own record of its key, in D1, then
  * decides: src/idempotency/executed.ts).
+ *
+ * The tables, `idempotency` and `idempotency_parts`, are created by the limiter object's numbered
+ * migrations (src/rate-limit/migrations.ts), beside the rest of its storage: a migration, once
+ * deployed, never changes, so its statements are written out there, not taken from here.
  */
 
 /** Keys are remembered this long after the first request (API_CONTRACT §11). */
@@ -71,28 +75,6 @@ export type ClaimOutcome =
   | { state: "in_flight" }
   | { state: "mismatch" }
   | { state: "replay"; answer: StoredAnswer };
-
-export const IDEMPOTENCY_SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS idempotency (
-     key TEXT PRIMARY KEY,
-     fingerprint TEXT NOT NULL,
-     state TEXT NOT NULL,
-     lease_until INTEGER NOT NULL,
-     expires_at INTEGER NOT NULL,
-     status INTEGER,
-     headers TEXT,
-     body TEXT,
-     ref TEXT
-   )`,
-  "CREATE INDEX IF NOT EXISTS idempotency_expires_at ON idempotency (expires_at)",
-  `CREATE TABLE IF NOT EXISTS idempotency_parts (
-     key TEXT NOT NULL,
-     n INTEGER NOT NULL,
-     size INTEGER NOT NULL,
-     part BLOB NOT NULL,
-     PRIMARY KEY (key, n)
-   )`,
-];
 
 type Row = {
   fingerprint: string;

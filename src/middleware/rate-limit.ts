@@ -7,9 +7,9 @@ import type { RouteLookup } from "../http/operations";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import { anonymousClient } from "../lib/ip-address";
+import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
-import { recordKeyUse } from "../services/api-keys/authenticate";
 
 export type LimitOutcome = {
   allowed: boolean;
@@ -132,7 +132,7 @@ export function rateLimit(routeMeta: RouteLookup) {
     });
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
-    if (outcome.writeUse) recordKeyUse(c.get("ctx"), identity.keyId);
+    if (outcome.writeUse) writeFirstUse(c.get("ctx"), identity.keyId);
     if (claim) {
       await holdClaim(c, claim, outcome.idempotency, (answer) =>
         outcome.settle({ idempotency: claim, answer }),

@@ -6,13 +6,10 @@
  * One row at most. A stored bookmark only ever moves forward (two writes of one key finishing
  * in either order leave the later one), and it is kept for BOOKMARK_RETENTION_MS after the last
  * write: long after any replica has caught up with it, and then the object may forget it and,
- * with no window left either, end up with no storage at all.
+ * with no window left either, end up with no storage at all. Its table, `d1_bookmark`:
+ * ./migrations.ts.
  */
 import { isBookmark, laterBookmark } from "../db/session";
-
-export const BOOKMARK_SCHEMA = [
-  "CREATE TABLE IF NOT EXISTS d1_bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), bookmark TEXT NOT NULL, until INTEGER NOT NULL)",
-];
 
 export const BOOKMARK_RETENTION_MS = 10 * 60_000;
 

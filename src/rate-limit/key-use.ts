@@ -6,19 +6,25 @@
  * LAST_USED_WRITE_INTERVAL_MS wait in the object, whose alarm writes the latest of them when the
  * interval ends: one write per key per interval, however many isolates and locations serve it.
  *
+ * This module is the only writer of `last_used_at` (`writeLastUsed`). The request runs the first
+ * write, in its `waitUntil` (`writeFirstUse`), rather than the object: the object answers `admit`
+ * in one synchronous step (so concurrent calls can never over-admit), and the write is counted
+ * with the request's own D1 work.
+ *
  * One row at most: when the last write was made and, while one is pending, the first use it
  * carries (`used_at`) and when it is due (`due_at`). The uses after the first of a pending write
  * are kept in memory only: a restarted object writes the first, a few minutes older at most. The
  * row is kept until its interval has passed, so a key used again within it waits for the interval.
+ * Its tables, `key_use` and `key_use_database`: ./migrations.ts.
  */
-import { DIRECTORY } from "../db/databases";
-
-export const KEY_USE_SCHEMA = [
-  "CREATE TABLE IF NOT EXISTS key_use (id INTEGER PRIMARY KEY CHECK (id = 1), key_id TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)",
-  // The organization database that holds the key (src/db/databases.ts). A table of its own, so an
-  // object whose `key_use` predates it needs no migration: without a row, the directory's.
-  "CREATE TABLE IF NOT EXISTS key_use_database (id INTEGER PRIMARY KEY CHECK (id = 1), database TEXT NOT NULL)",
-];
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import type { ServiceContext } from "../context";
+import { createDb, type Db } from "../db/client";
+import { DIRECTORY, d1Of } from "../db/databases";
+import { apiKeys } from "../db/schema";
+import { loggableError } from "../errors";
+import { createLogger } from "../lib/log";
+import { toIso } from "../lib/time";
 
 export const LAST_USED_WRITE_INTERVAL_MS = 5 * 60_000;
 /** A failed write (D1 unreachable) is tried again this much later. */
@@ -118,4 +124,64 @@ export function pruneKeyUse(sql: SqlStorage, now: number): number | null {
   const use = readKeyUse(sql);
   if (!use) return null;
   return use.dueAt ?? (use.writtenAt ?? now) + LAST_USED_WRITE_INTERVAL_MS;
+}
+
+/**
+ * The one statement that writes `api_keys.last_used_at`: the use at `at` (ms), unless the record
+ * already shows a later one (the request's first write and the alarm's later ones may finish in
+ * either order).
+ */
+export function writeLastUsed(db: Db, keyId: string, at: number): Promise<unknown> {
+  const iso = toIso(at);
+  return db
+    .update(apiKeys)
+    .set({ lastUsedAt: iso })
+    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, iso))))
+    .run();
+}
+
+/**
+ * The request's part: writes its key's use when the object answered `writeUse` (the first use in
+ * a while), kept alive with `ctx.waitUntil`, never awaited, so the answer does not wait for it.
+ */
+export function writeFirstUse(ctx: ServiceContext, keyId: string): void {
+  ctx.waitUntil(
+    writeLastUsed(ctx.db, keyId, Date.now()).catch((err) =>
+      ctx.log.error("could not record api key use", { error: loggableError(err) }),
+    ),
+  );
+}
+
+/**
+ * The alarm's part: writes `use` to D1 if its write is due at `now`. `latest` reads the object's
+ * use again after the write: a use that arrived while the write was on its way stays pending for
+ * the next interval; a failed write is tried again LAST_USED_RETRY_MS later. Returns the use as it
+ * then stands, stored, or null when nothing was due.
+ */
+export async function writeDueUse(
+  env: Env,
+  sql: SqlStorage,
+  use: KeyUse | null,
+  latest: () => KeyUse | null | undefined,
+  now: number,
+): Promise<KeyUse | null> {
+  if (!use || use.dueAt === null || use.dueAt > now) return null;
+  const written = use.usedAt;
+  let next: KeyUse;
+  try {
+    await writeLastUsed(createDb(d1Of(env, use.database)), use.keyId, written);
+    const current = latest() ?? use;
+    const done = Date.now();
+    next =
+      current.usedAt > written
+        ? { ...current, writtenAt: done, dueAt: done + LAST_USED_WRITE_INTERVAL_MS }
+        : { ...current, writtenAt: done, dueAt: null };
+  } catch (err) {
+    createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
+      error: loggableError(err),
+    });
+    next = { ...(latest() ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
+  }
+  storeKeyUse(sql, next);
+  return next;
 }

@@ -1,33 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { createDb } from "../db/client";
-import { d1Of } from "../db/databases";
-import { apiKeys } from "../db/schema";
-import { loggableError } from "../errors";
 import {
   type ClaimOutcome,
   claimKey,
   countKeys,
   expireKeys,
-  IDEMPOTENCY_SCHEMA,
   type IdempotencyClaim,
   type Settlement,
   settleKey,
 } from "../idempotency/store";
-import { createLogger } from "../lib/log";
-import { toIso } from "../lib/time";
-import { BOOKMARK_SCHEMA, pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
-import {
-  KEY_USE_SCHEMA,
-  type KeyUse,
-  LAST_USED_RETRY_MS,
-  LAST_USED_WRITE_INTERVAL_MS,
-  pruneKeyUse,
-  readKeyUse,
-  recordUse,
-  storeKeyUse,
-} from "./key-use";
-import { decideCounted, type WindowDecision } from "./window";
+import { migrate } from "../lib/do-migrations";
+import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
+import { type KeyUse, pruneKeyUse, readKeyUse, recordUse, writeDueUse } from "./key-use";
+import { MIGRATIONS } from "./migrations";
+import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
 
 /**
  * What a request asks of its limiter object in `admit`: one call per authenticated request.
@@ -59,15 +44,6 @@ export type AdmitResult = {
 /** Settles a claimed key: stores the answer, releases the key (`null`) or lets it lapse. */
 export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement };
 
-// `until` (= at + the policy's window) lets the clean-up alarm work without knowing policies.
-const SCHEMA = [
-  "CREATE TABLE IF NOT EXISTS window_hits (policy TEXT NOT NULL, at INTEGER NOT NULL, until INTEGER NOT NULL)",
-  "CREATE INDEX IF NOT EXISTS window_hits_policy_at ON window_hits (policy, at)",
-  ...BOOKMARK_SCHEMA,
-  ...IDEMPOTENCY_SCHEMA,
-  ...KEY_USE_SCHEMA,
-];
-
 /**
  * One object per API key (`key:<key id>`), and one per client IP for failed authentications
  * (`ip:<ip>`): no object or counter is shared by all traffic, so the limiter's load spreads over
@@ -88,22 +64,21 @@ const SCHEMA = [
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
  * expiry) deletes what is left, so the object of a key gone quiet ends with no storage at all.
+ *
+ * This file only wires the object's calls to those four modules, each of which runs every
+ * statement on its job's tables; the tables themselves are one numbered list, ./migrations.ts.
  */
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  private schemaReady = false;
+  /** Whether this object's storage has had its migrations (./migrations.ts) in this lifetime. */
+  private migrated = false;
   /** When the pending clean-up alarm fires (ms), or null when none is set. */
   private alarmAt: number | null = null;
-  /**
-   * Each policy's admitted times (ms, ascending), exactly the rows of `window_hits`: read once
-   * per policy and object lifetime (`windowOf`), then kept in step with every write, so a
-   * request costs one INSERT and no read (and a DELETE when entries leave the window). Holds
-   * what the table holds, at most `limit` times per policy.
-   */
-  private readonly windows = new Map<string, number[]>();
-  /** The kept D1 bookmark as stored (null: none); undefined until first read. */
+  /** The sliding window's rows as stored, per policy (./window.ts). */
+  private readonly windows: StoredWindows = new Map();
+  /** The kept D1 bookmark as stored (null: none); undefined until first read (./bookmark.ts). */
   private bookmark: string | null | undefined;
-  /** The key's use as stored, with the latest use seen (null: none); undefined until first read. */
+  /** The key's use as stored, with the latest use seen (null: none); undefined until first read (./key-use.ts). */
   private use: KeyUse | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -128,16 +103,14 @@ export class RateLimiter extends DurableObject<Env> {
     if (this.bookmark !== null) result.bookmark = this.bookmark;
     if (!request.idempotency || !decision.allowed) return result;
     const { expiresAt, ...claim } = claimKey(this.sql, request.idempotency, Date.now());
-    if (expiresAt !== undefined && (this.alarmAt === null || this.alarmAt > expiresAt)) {
-      this.scheduleCleanup(expiresAt);
-    }
+    if (expiresAt !== undefined) this.cleanUpBy(expiresAt);
     result.idempotency = claim;
     return result;
   }
 
   /** The second call of a request that claimed a key: stores its answer or releases the key. */
   settle(request: SettleRequest): void {
-    this.ensureSchema();
+    this.ensureMigrated();
     // One transaction: an entry is `done` only with all of its answer's parts.
     this.ctx.storage.transactionSync(() => settleKey(this.sql, request.idempotency, request.answer));
   }
@@ -147,7 +120,7 @@ export class RateLimiter extends DurableObject<Env> {
    * the stored one; returns the one now stored, the latest of the key's writes.
    */
   recordBookmark(bookmark: string): string {
-    this.ensureSchema();
+    this.ensureMigrated();
     const now = Date.now();
     const latest = storeBookmark(this.sql, bookmark, now);
     this.bookmark = latest;
@@ -157,32 +130,10 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** The sliding window alone (synchronous, so its tests can drive it directly). */
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
-    this.ensureSchema();
-    const windowMs = windowSeconds * 1000;
-    const window = this.windowOf(policy);
-    // The clock of a restarted or moved object may be slightly behind the newest entry;
-    // time never runs backwards for a window, or its reset could exceed the window.
-    const now = Math.max(Date.now(), window.at(-1) ?? 0);
-    const pruneThrough = now - windowMs;
-    // Ascending, so the entries that left the window are a prefix of it.
-    const kept = window.findIndex((at) => at > pruneThrough);
-    const left = kept === -1 ? window.length : kept;
-    if (left > 0) {
-      this.sql.exec("DELETE FROM window_hits WHERE policy = ? AND at <= ?", policy, pruneThrough);
-      window.splice(0, left);
-    }
-    const decision = decideCounted({ count: window.length, oldest: window[0] ?? null }, now, limit, windowMs);
-    if (decision.allowed) {
-      this.sql.exec(
-        "INSERT INTO window_hits (policy, at, until) VALUES (?, ?, ?)",
-        policy,
-        now,
-        now + windowMs,
-      );
-      window.push(now);
-      // Earlier than a pending alarm set for an idempotency entry's expiry, too.
-      if (this.alarmAt === null || this.alarmAt > now + windowMs) this.scheduleCleanup(now + windowMs);
-    }
+    this.ensureMigrated();
+    const { decision, until } = countHit(this.sql, this.windows, policy, limit, windowSeconds);
+    // Earlier than a pending alarm set for an idempotency entry's expiry, too.
+    if (until !== null) this.cleanUpBy(until);
     return decision;
   }
 
@@ -192,56 +143,8 @@ export class RateLimiter extends DurableObject<Env> {
     const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, database, Date.now());
     this.use = use;
     // A written use's row is pruned by the window's alarm, which every admitted request sets.
-    if (dueAt !== null && (this.alarmAt === null || this.alarmAt > dueAt)) this.scheduleCleanup(dueAt);
+    if (dueAt !== null) this.cleanUpBy(dueAt);
     return writeNow;
-  }
-
-  /**
-   * Writes the key's latest use to D1 when its write is due. A use that arrives while the write
-   * is on its way stays pending for the next interval; a failed write is tried again shortly.
-   */
-  private async writeUse(now: number): Promise<void> {
-    const use = this.use ?? readKeyUse(this.sql);
-    this.use = use;
-    if (!use || use.dueAt === null || use.dueAt > now) return;
-    const written = use.usedAt;
-    const at = toIso(written);
-    try {
-      await createDb(d1Of(this.env, use.database))
-        .update(apiKeys)
-        .set({ lastUsedAt: at })
-        .where(and(eq(apiKeys.id, use.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at))))
-        .run();
-    } catch (err) {
-      createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
-        error: loggableError(err),
-      });
-      this.use = { ...(this.use ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
-      storeKeyUse(this.sql, this.use);
-      return;
-    }
-    const latest = this.use ?? use;
-    const done = Date.now();
-    this.use =
-      latest.usedAt > written
-        ? { ...latest, writtenAt: done, dueAt: done + LAST_USED_WRITE_INTERVAL_MS }
-        : { ...latest, writtenAt: done, dueAt: null };
-    storeKeyUse(this.sql, this.use);
-  }
-
-  /** A policy's stored window, read from SQLite on its first use in this object's lifetime. */
-  private windowOf(policy: string): number[] {
-    let window = this.windows.get(policy);
-    if (!window) {
-      window = [];
-      for (const [at] of this.sql
-        .exec("SELECT at FROM window_hits WHERE policy = ? ORDER BY at", policy)
-        .raw()) {
-        window.push(at as number);
-      }
-      this.windows.set(policy, window);
-    }
-    return window;
   }
 
   /**
@@ -252,27 +155,27 @@ export class RateLimiter extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    this.ensureSchema();
-    await this.writeUse(Date.now());
+    this.ensureMigrated();
+    this.use = this.use ?? readKeyUse(this.sql);
+    this.use = (await writeDueUse(this.env, this.sql, this.use, () => this.use, Date.now())) ?? this.use;
     // What follows deletes rows of every policy and the bookmark: read them again when next used.
     this.forgetCachedState();
     const now = Date.now();
     const useNext = pruneKeyUse(this.sql, now);
     // The use is kept in memory with its latest time; forgotten only with its row.
     if (useNext === null) this.use = null;
-    this.sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
-    const last = this.sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one();
+    const windowUntil = pruneWindows(this.sql, now);
     const bookmarkUntil = pruneBookmark(this.sql, now);
     const nextExpiry = expireKeys(this.sql, now);
     // The window and the bookmark: when the last of them ends; idempotency entries: when the
     // first expires (each alarm run deletes those due and schedules the next).
-    const windowOrBookmark = Math.max(last.until ?? 0, bookmarkUntil ?? 0);
+    const windowOrBookmark = Math.max(windowUntil ?? 0, bookmarkUntil ?? 0);
     const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext].filter(
       (at): at is number => at !== null,
     );
     if (next.length === 0) {
       await this.ctx.storage.deleteAll();
-      this.schemaReady = false;
+      this.migrated = false;
       this.forgetCachedState();
       this.use = undefined;
       return;
@@ -282,17 +185,19 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Admitted requests currently stored for each policy (for tests and diagnostics). */
   usage(): Record<string, number> {
-    this.ensureSchema();
-    const rows = this.sql
-      .exec<{ policy: string; n: number }>("SELECT policy, count(*) AS n FROM window_hits GROUP BY policy")
-      .toArray();
-    return Object.fromEntries(rows.map((r) => [r.policy, r.n]));
+    this.ensureMigrated();
+    return windowUsage(this.sql);
   }
 
   /** Idempotency entries currently stored (for tests and diagnostics). */
   idempotencyEntries(): number {
-    this.ensureSchema();
+    this.ensureMigrated();
     return countKeys(this.sql);
+  }
+
+  /** Makes sure the clean-up alarm runs by `at`: sets it unless one is set for no later. */
+  private cleanUpBy(at: number) {
+    if (this.alarmAt === null || this.alarmAt > at) this.scheduleCleanup(at);
   }
 
   private scheduleCleanup(at: number) {
@@ -306,9 +211,13 @@ export class RateLimiter extends DurableObject<Env> {
     this.bookmark = undefined;
   }
 
-  private ensureSchema() {
-    if (this.schemaReady) return;
-    for (const statement of SCHEMA) this.sql.exec(statement);
-    this.schemaReady = true;
+  /**
+   * The object's tables (./migrations.ts), made on its first use rather than at its start: an
+   * object that deleted all of its storage (the alarm, above) keeps none until it is used again.
+   */
+  private ensureMigrated() {
+    if (this.migrated) return;
+    migrate(this.ctx.storage, MIGRATIONS);
+    this.migrated = true;
   }
 }

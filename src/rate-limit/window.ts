@@ -1,5 +1,6 @@
 /**
- * The exact sliding window, as a pure function so it can be tested over a fake clock.
+ * The exact sliding window: the decision, as pure functions so it can be tested over a fake
+ * clock, and the window as a limiter object (./limiter.ts) stores it (`countHit`, below).
  *
  * `stored` holds the times (ms) of the requests admitted so far (any order; entries that
  * have already left the window are ignored). A request at `now` is admitted exactly when
@@ -55,4 +56,74 @@ export function decideCounted(
   }
   const reset = count === 0 || oldest === null ? 0 : Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
   return { allowed, limit, remaining: Math.max(0, limit - count), reset };
+}
+
+/**
+ * Each policy's admitted times (ms, ascending), exactly the rows of `window_hits`
+ * (./migrations.ts): read once per policy and object lifetime, then kept in step with every
+ * write, so a request costs one INSERT and no read (and a DELETE when entries leave the window).
+ * Holds what the table holds, at most `limit` times per policy.
+ */
+export type StoredWindows = Map<string, number[]>;
+
+/**
+ * Counts one request against `policy` in the object's storage: deletes the entries that left the
+ * window, decides, and stores the request when admitted. `until`: when an admitted request
+ * leaves the window (the object's clean-up alarm is due by then), else null.
+ */
+export function countHit(
+  sql: SqlStorage,
+  windows: StoredWindows,
+  policy: string,
+  limit: number,
+  windowSeconds: number,
+): { decision: WindowDecision; until: number | null } {
+  const windowMs = windowSeconds * 1000;
+  const window = windowOf(sql, windows, policy);
+  // The clock of a restarted or moved object may be slightly behind the newest entry;
+  // time never runs backwards for a window, or its reset could exceed the window.
+  const now = Math.max(Date.now(), window.at(-1) ?? 0);
+  const pruneThrough = now - windowMs;
+  // Ascending, so the entries that left the window are a prefix of it.
+  const kept = window.findIndex((at) => at > pruneThrough);
+  const left = kept === -1 ? window.length : kept;
+  if (left > 0) {
+    sql.exec("DELETE FROM window_hits WHERE policy = ? AND at <= ?", policy, pruneThrough);
+    window.splice(0, left);
+  }
+  const decision = decideCounted({ count: window.length, oldest: window[0] ?? null }, now, limit, windowMs);
+  if (!decision.allowed) return { decision, until: null };
+  sql.exec("INSERT INTO window_hits (policy, at, until) VALUES (?, ?, ?)", policy, now, now + windowMs);
+  window.push(now);
+  return { decision, until: now + windowMs };
+}
+
+/**
+ * Deletes every entry that left its window (of every policy: the caller forgets `windows`);
+ * returns when the last entry left leaves its window, or null when none is left.
+ */
+export function pruneWindows(sql: SqlStorage, now: number): number | null {
+  sql.exec("DELETE FROM window_hits WHERE until <= ?", now);
+  return sql.exec<{ until: number | null }>("SELECT max(until) AS until FROM window_hits").one().until;
+}
+
+/** Admitted requests currently stored for each policy. */
+export function windowUsage(sql: SqlStorage): Record<string, number> {
+  const rows = sql
+    .exec<{ policy: string; n: number }>("SELECT policy, count(*) AS n FROM window_hits GROUP BY policy")
+    .toArray();
+  return Object.fromEntries(rows.map((r) => [r.policy, r.n]));
+}
+
+/** A policy's stored window, read from SQLite on its first use in this object's lifetime. */
+function windowOf(sql: SqlStorage, windows: StoredWindows, policy: string): number[] {
+  let window = windows.get(policy);
+  if (!window) {
+    window = [];
+    for (const [at] of sql.exec("SELECT at FROM window_hits WHERE policy = ? ORDER BY at", policy).raw()) {
+      window.push(at as number);
+    }
+    windows.set(policy, window);
+  }
+  return window;
 }

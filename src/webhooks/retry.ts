@@ -1,6 +1,6 @@
 /**
  * The retry schedule (API_CONTRACT §8). A delivery's lane counts the tries of its series (1 on
- * the first, src/delivery-lane.ts); after try n fails the next is due RETRY_DELAYS_SECONDS[n - 1]
+ * the first, src/delivery-lane/object.ts); after try n fails the next is due RETRY_DELAYS_SECONDS[n - 1]
  * later. MAX_ATTEMPTS tries in all; after the last one the lane hands the delivery to the
  * dead-letter queue.
  */

@@ -26,7 +26,7 @@ import {
   notificationIntegrations,
   webhookDeliveries,
 } from "../../src/db/schema";
-import type { DeliveryLane } from "../../src/delivery-lane";
+import type { DeliveryLane } from "../../src/delivery-lane/object";
 import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import type { QueueMessage } from "../../src/services/events/queue";
@@ -124,7 +124,7 @@ export async function writeDelivery(
 }
 
 /**
- * One attempt of a delivery as its lane makes it (src/delivery-lane.ts): `attempt` counts the
+ * One attempt of a delivery as its lane makes it (src/delivery-lane/object.ts): `attempt` counts the
  * attempts of its series from 1. Returns what the lane would do next.
  */
 export function attemptOnce(

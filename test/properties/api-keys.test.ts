@@ -138,13 +138,23 @@ describe("revocation and expiry", () => {
     const { owner } = await createOrgWithOwner();
     expect((await keyRow(owner.keyId))?.last_used_at).toBeNull();
     expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
-    // The key's limiter object writes it from its alarm, set for at once on a first use.
+    // The first use after a quiet spell is written by its own request, in its waitUntil work.
     let row = await keyRow(owner.keyId);
     for (let i = 0; i < 50 && !row?.last_used_at; i++) {
       await sleep(20);
       row = await keyRow(owner.keyId);
     }
     expect(row?.last_used_at).toMatch(TS);
+  });
+
+  it("never moves last_used_at backwards: the first use's write leaves a later one recorded", async () => {
+    const { owner } = await createOrgWithOwner();
+    // As if another write of the key's use, made later, had finished first.
+    const later = new Date(Date.now() + 3600_000).toISOString();
+    await env.DB.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(later, owner.keyId).run();
+    // `bindings`: the request's waitUntil work, its first-use write, is done before it returns.
+    expect((await request("GET", "/v1/orgs", { key: owner.key, bindings: {} })).status).toBe(200);
+    expect((await keyRow(owner.keyId))?.last_used_at).toBe(later);
   });
 
   // In the key's own organization database (src/db/databases.ts), which its limiter object keeps.

@@ -16,8 +16,8 @@ import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
-import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/lanes";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
+import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/sweep";
 import { stateAtSelect, versionsPageSelect } from "../../src/services/variables/history";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {

@@ -21,10 +21,9 @@ import type { Db } from "../../db/client";
 import { DIRECTORY } from "../../db/databases";
 import { apiKeyIndex, apiKeys, organizations, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
-import { ApiError, loggableError } from "../../errors";
+import { ApiError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
 import { sha256Hex } from "../../lib/hex";
-import { nowIso } from "../../lib/time";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -48,8 +47,8 @@ const unauthenticated = (message: string) => new ApiError("unauthenticated", mes
 /**
  * Resolves a presented key to the caller it acts as, or throws `unauthenticated`: its identity,
  * and the `recheckAccess` a long-lived request (a live stream) asks later instead of keeping the
- * key (src/context.ts). Its `last_used_at` is the limiter object's to keep
- * (src/rate-limit/key-use.ts): see `recordKeyUse`.
+ * key (src/context.ts). Its `last_used_at` is the limiter object's to keep, and
+ * src/rate-limit/key-use.ts's alone to write.
  */
 export async function authenticate(ctx: ServiceContext, presented: string | undefined): Promise<Caller> {
   if (!presented) throw unauthenticated("An API key is required in the x-api-key header.");
@@ -98,22 +97,6 @@ async function recheck(ctx: ServiceContext, hash: string, keyId: string): Promis
     if (err instanceof ApiError && err.code === "unauthenticated") return null;
     throw err;
   }
-}
-
-/**
- * Writes a key's `last_used_at`, for the first request after a quiet spell (its limiter object
- * decides which: one write per key every few minutes); kept alive with `ctx.waitUntil`, never
- * awaited, so the answer does not wait for it and the key's next request already shows it.
- */
-export function recordKeyUse(ctx: ServiceContext, keyId: string): void {
-  ctx.waitUntil(
-    ctx.db
-      .update(apiKeys)
-      .set({ lastUsedAt: nowIso() })
-      .where(eq(apiKeys.id, keyId))
-      .run()
-      .catch((err) => ctx.log.error("could not record api key use", { error: loggableError(err) })),
-  );
 }
 
 /**

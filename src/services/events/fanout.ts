@@ -14,7 +14,7 @@
  * delivery: the mark commits with the rows, before the hand-over. A fan-out that dies (or whose
  * hand-over fails) after that batch is not acknowledged, so its message comes back, and a retried
  * message (`again`) hands the event's pending deliveries over even though the event is marked;
- * past the queue's retries the stuck-delivery sweep (../integrations/lanes.ts) hands over every
+ * past the queue's retries the stuck-delivery sweep (../integrations/sweep.ts) hands over every
  * delivery left `pending` a minute past its due time. At least once; receivers deduplicate on
  * `webhook-id`.
  */
@@ -24,10 +24,11 @@ import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { EVENT_FLAG } from "../../db/event-types";
 import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
+import { scheduleByIntegration } from "../../delivery-lane/client";
+import { entryOf } from "../../delivery-lane/protocol";
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
-import { entryOf, scheduleByIntegration } from "../integrations/lanes";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;

@@ -1,5 +1,5 @@
 /**
- * Delivery attempts, the delivery lane's half (src/delivery-lane.ts). One attempt: load the
+ * Delivery attempts, the delivery lane's half (src/delivery-lane/object.ts). One attempt: load the
  * delivery with its event and integration (one query), make the request (webhooks/deliver.ts, pure
  * of D1), record it, and tell the lane when to try again. The dead-letter half marks a delivery
  * `failed`.
@@ -40,7 +40,7 @@ export type DeliveryDecision =
   | { action: "dead-letter" };
 
 /**
- * Attempt `attempt` (1 for the first) of the delivery's series `series`: the lane's (src/delivery-lane.ts),
+ * Attempt `attempt` (1 for the first) of the delivery's series `series`: the lane's (src/delivery-lane/object.ts),
  * which keeps the count of a series' attempts and acts on the decision.
  */
 export async function processDelivery(
@@ -122,7 +122,7 @@ export async function processDelivery(
   // One transaction: the counter moves and the attempt row takes the new count as its number,
   // so two attempts of one delivery racing each other still get distinct attempt numbers; the
   // integration's run of failures (and a 410's disabling) moves with them. Built on whichever
-  // session records it: a lane group-commits the outcomes that end together (./outcomes.ts).
+  // session records it: a lane group-commits the outcomes that end together (src/delivery-lane/group-commit.ts).
   const write: OutcomeWrite = (db) => [
     db
       .update(webhookDeliveries)

@@ -2,7 +2,7 @@
  * The webhook bookkeeping's D1 work (docs/capacity.md, "D1 primary (writes)"): which session each
  * step starts from and how many of its round trips reach the primary, for a fan-out
  * (src/services/events/fanout.ts, from src/consumer.ts) and a delivery's attempt
- * (src/services/integrations/attempts.ts, from src/delivery-lane.ts); and that neither loses a
+ * (src/services/integrations/attempts.ts, from src/delivery-lane/object.ts); and that neither loses a
  * delivery or sends one twice when a step dies or a replica is behind. Real D1, the real queue
  * consumer, real DeliveryLane objects, real HTTP to the local receiver.
  */
@@ -11,9 +11,9 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import { events } from "../../../src/db/schema";
-import type { DeliveryLane } from "../../../src/delivery-lane";
+import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import type { EventFanoutMessage } from "../../../src/services/events/queue";
-import { sweepStuckDeliveries } from "../../../src/services/integrations/lanes";
+import { sweepStuckDeliveries } from "../../../src/services/integrations/sweep";
 import { serviceContext } from "../../helpers/context";
 import { onPrimary, recordingD1, writes } from "../../helpers/d1-trips";
 import { createOwnedProject, unique } from "../../helpers/factories";

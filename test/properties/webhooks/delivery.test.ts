@@ -1,5 +1,5 @@
 /**
- * Delivery: one attempt as a delivery lane makes it (src/delivery-lane.ts), what it records, and
+ * Delivery: one attempt as a delivery lane makes it (src/delivery-lane/object.ts), what it records, and
  * when the lane tries again; the dead-letter consumer ends it. The lane itself: ./lanes.test.ts.
  */
 import { env } from "cloudflare:test";

@@ -1,5 +1,5 @@
 /**
- * Delivery lanes (src/delivery-lane.ts): each integration's deliveries are attempted by a Durable
+ * Delivery lanes (src/delivery-lane/object.ts): each integration's deliveries are attempted by a Durable
  * Object of its own, so a receiver that hangs holds up no other tenant; retries run when the
  * delivery record says; the last try goes to the dead-letter queue; and the cron's sweep hands
  * deliveries left pending past their time back to their lanes, never sending one twice. Through
@@ -7,9 +7,9 @@
  */
 import { createScheduledController, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { DeliveryLane } from "../../../src/delivery-lane";
+import { scheduleDeliveries } from "../../../src/delivery-lane/client";
+import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import worker from "../../../src/index";
-import { scheduleDeliveries } from "../../../src/services/integrations/lanes";
 import { MAX_ATTEMPTS } from "../../../src/webhooks/retry";
 import { request } from "../../helpers/api";
 import { serviceContext } from "../../helpers/context";

@@ -1,5 +1,5 @@
 /**
- * A lane's outcomes are group-committed (src/services/integrations/outcomes.ts): the first goes at
+ * A lane's outcomes are group-committed (src/delivery-lane/group-commit.ts): the first goes at
  * once, the ones that end while a batch is out go together in the next; a group whose batch fails
  * is recorded outcome by outcome. Through the real D1 and a real lane.
  */
@@ -8,9 +8,11 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
 import { events } from "../../../src/db/schema";
-import type { DeliveryLane } from "../../../src/delivery-lane";
-import { entryOf, scheduleDeliveries } from "../../../src/services/integrations/lanes";
-import { groupCommit, type OutcomeWrite, recordAlone } from "../../../src/services/integrations/outcomes";
+import { scheduleDeliveries } from "../../../src/delivery-lane/client";
+import { groupCommit } from "../../../src/delivery-lane/group-commit";
+import type { DeliveryLane } from "../../../src/delivery-lane/object";
+import { entryOf } from "../../../src/delivery-lane/protocol";
+import { type OutcomeWrite, recordAlone } from "../../../src/services/integrations/outcomes";
 import { onPrimary, recordingD1 } from "../../helpers/d1-trips";
 import { createOwnedProject, unique } from "../../helpers/factories";
 import {

@@ -7,7 +7,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import type { DeliveryLane } from "../../../src/delivery-lane";
+import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import { RECOVER_CHUNK } from "../../../src/services/integrations/redelivery";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";

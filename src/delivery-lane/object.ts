@@ -16,26 +16,42 @@
  * of its series were made and when the next is due. An entry leaves the lane only once its
  * outcome is recorded in D1 (or handed to the dead-letter queue after the last try), so a lane
  * that dies mid-attempt tries again when its alarm runs again: at least once, as before.
+ *
+ * The lane's folder, like src/feed/: this object (its run and what each outcome does to an entry),
+ * its storage (./storage.ts, its table in ./migrations.ts), what it is handed (./protocol.ts), how
+ * services hand it over (./client.ts), and how it records outcomes together (./group-commit.ts).
+ * What an attempt does is the integrations' service (src/services/integrations/attempts.ts).
  */
 import { DurableObject } from "cloudflare:workers";
-import { createServiceContext, type ServiceContext } from "./context";
-import { DIRECTORY } from "./db/databases";
-import { startAfter } from "./db/session";
-import { loggableError } from "./errors";
-import { newId } from "./lib/ids";
-import { createLogger } from "./lib/log";
-import type { WebhookDeliveryMessage } from "./services/events/queue";
-import { type DeliveryDecision, markDeliveryFailed, processDelivery } from "./services/integrations/attempts";
+import { createServiceContext, type ServiceContext } from "../context";
+import { DIRECTORY } from "../db/databases";
+import { startAfter } from "../db/session";
+import { loggableError } from "../errors";
+import { migrate } from "../lib/do-migrations";
+import { newId } from "../lib/ids";
+import { createLogger } from "../lib/log";
+import type { WebhookDeliveryMessage } from "../services/events/queue";
 import {
-  ensureLaneSchema,
-  type HeldEntry,
+  type DeliveryDecision,
+  markDeliveryFailed,
+  processDelivery,
+} from "../services/integrations/attempts";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "../webhooks/retry";
+import { groupCommit } from "./group-commit";
+import { MIGRATIONS } from "./migrations";
+import type { HeldEntry, LaneEntry } from "./protocol";
+import {
+  deferEntry,
+  dropEntry,
+  dueEntries,
   heldEntries,
   type LaneRow,
+  nextDueBesides,
+  retryEntry,
+  soonestDue,
+  spendEntry,
   takeEntries,
-} from "./services/integrations/lane-storage";
-import type { LaneEntry } from "./services/integrations/lanes";
-import { groupCommit } from "./services/integrations/outcomes";
-import { MAX_ATTEMPTS, retryDelaySeconds } from "./webhooks/retry";
+} from "./storage";
 
 /** Attempts one lane makes at once: a receiver that hangs ties up this many, of its own, at most. */
 export const MAX_IN_FLIGHT = 10;
@@ -46,13 +62,14 @@ const RETRY_LATER_MS = 60_000;
 
 export class DeliveryLane extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  private schemaReady = false;
+  /** Whether this object's storage has had its migrations (./migrations.ts) in this lifetime. */
+  private migrated = false;
   /** When the pending alarm fires (ms), or null when none is set. */
   private alarmAt: number | null = null;
   /** Set while an alarm run is making attempts: new entries wake it instead of setting an alarm. */
   private running = false;
   private wake: (() => void) | undefined;
-  /** The outcomes of attempts that end together go in one batch (./services/integrations/outcomes.ts). */
+  /** The outcomes of attempts that end together go in one batch (./group-commit.ts). */
   private readonly outcomes = groupCommit();
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -69,7 +86,7 @@ export class DeliveryLane extends DurableObject<Env> {
    * the older one's entry, its attempts counted afresh. Returns how many were taken.
    */
   schedule(entries: readonly LaneEntry[]): number {
-    this.ensureSchema();
+    this.ensureMigrated();
     const now = Date.now();
     const taken = this.ctx.storage.transactionSync(() => takeEntries(this.sql, entries, now));
     if (this.running) {
@@ -77,7 +94,7 @@ export class DeliveryLane extends DurableObject<Env> {
     } else {
       // Whatever it took: a lane whose alarm gave up (its retries spent) holds entries with no
       // alarm set, and the sweep handing them over again must wake it.
-      const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM lane").one().at;
+      const next = soonestDue(this.sql);
       if (next !== null) this.scheduleRun(Math.max(now, next));
     }
     return taken;
@@ -85,7 +102,7 @@ export class DeliveryLane extends DurableObject<Env> {
 
   /** What the lane holds, soonest due first (for tests and diagnostics). */
   entries(): HeldEntry[] {
-    this.ensureSchema();
+    this.ensureMigrated();
     return heldEntries(this.sql);
   }
 
@@ -96,7 +113,7 @@ export class DeliveryLane extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    this.ensureSchema();
+    this.ensureMigrated();
     this.running = true;
     const started = Date.now();
     const inFlight = new Map<string, Promise<void>>();
@@ -104,14 +121,14 @@ export class DeliveryLane extends DurableObject<Env> {
       for (;;) {
         const starting = Date.now() - started < RUN_MS;
         if (starting) {
-          for (const row of this.due(MAX_IN_FLIGHT - inFlight.size, inFlight)) {
+          for (const row of dueEntries(this.sql, MAX_IN_FLIGHT - inFlight.size, inFlight, Date.now())) {
             const attempt = this.attempt(row).finally(() => inFlight.delete(row.delivery_id));
             inFlight.set(row.delivery_id, attempt);
           }
         }
         if (inFlight.size === 0) break;
         // Until an attempt ends, an entry arrives, or (while there is room) the next one falls due.
-        const next = starting && inFlight.size < MAX_IN_FLIGHT ? this.nextDue(inFlight) : null;
+        const next = starting && inFlight.size < MAX_IN_FLIGHT ? nextDueBesides(this.sql, inFlight) : null;
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([
           ...inFlight.values(),
@@ -128,28 +145,6 @@ export class DeliveryLane extends DurableObject<Env> {
       this.wake = undefined;
       await this.afterRun();
     }
-  }
-
-  /** Up to `room` due entries that are not already in flight, soonest first. */
-  private due(room: number, inFlight: Map<string, unknown>): LaneRow[] {
-    if (room <= 0) return [];
-    return this.sql
-      .exec<LaneRow>(
-        "SELECT * FROM lane WHERE due_at <= ? ORDER BY due_at LIMIT ?",
-        Date.now(),
-        room + inFlight.size,
-      )
-      .toArray()
-      .filter((row) => !inFlight.has(row.delivery_id))
-      .slice(0, room);
-  }
-
-  /** When the soonest entry not in flight falls due, or null when there is none. */
-  private nextDue(inFlight: Map<string, unknown>): number | null {
-    const rows = this.sql
-      .exec<LaneRow>("SELECT * FROM lane ORDER BY due_at LIMIT ?", inFlight.size + 1)
-      .toArray();
-    return rows.find((row) => !inFlight.has(row.delivery_id))?.due_at ?? null;
   }
 
   /**
@@ -174,12 +169,7 @@ export class DeliveryLane extends DurableObject<Env> {
         error: loggableError(err),
       });
       try {
-        this.sql.exec(
-          "UPDATE lane SET due_at = ? WHERE delivery_id = ? AND series = ?",
-          Date.now() + RETRY_LATER_MS,
-          row.delivery_id,
-          row.series,
-        );
+        deferEntry(this.sql, row, Date.now() + RETRY_LATER_MS);
       } catch {
         // Storage itself failed: the object is being reset, and its alarm runs again.
       }
@@ -214,27 +204,16 @@ export class DeliveryLane extends DurableObject<Env> {
           : { action: "retry", delaySeconds: delay, at: Date.now() + delay * 1000 };
     }
     if (decision.action === "ack") {
-      this.sql.exec("DELETE FROM lane WHERE delivery_id = ? AND series = ?", row.delivery_id, row.series);
+      dropEntry(this.sql, row);
       return;
     }
     ctx.log.warn("webhook delivery failed", { delivery_id: row.delivery_id, ...decision });
     if (decision.action === "retry") {
       // Due again exactly when the delivery record says (its `next_attempt_at`).
-      this.sql.exec(
-        "UPDATE lane SET tries = tries + 1, due_at = ?, bookmark = ? WHERE delivery_id = ? AND series = ?",
-        decision.at,
-        retryFrom,
-        row.delivery_id,
-        row.series,
-      );
+      retryEntry(this.sql, row, decision.at, retryFrom);
       return;
     }
-    this.sql.exec(
-      "UPDATE lane SET tries = ? WHERE delivery_id = ? AND series = ?",
-      MAX_ATTEMPTS,
-      row.delivery_id,
-      row.series,
-    );
+    spendEntry(this.sql, row, MAX_ATTEMPTS);
     await this.deadLetter(ctx, row);
   }
 
@@ -255,30 +234,25 @@ export class DeliveryLane extends DurableObject<Env> {
     try {
       await markDeliveryFailed(ctx, row.delivery_id, row.series);
       await this.env.EVENTS_DLQ.send(message, { contentType: "json" });
-      this.sql.exec("DELETE FROM lane WHERE delivery_id = ? AND series = ?", row.delivery_id, row.series);
+      dropEntry(this.sql, row);
     } catch (err) {
       ctx.log.error("dead-letter send failed; will retry", {
         delivery_id: row.delivery_id,
         error: loggableError(err),
       });
-      this.sql.exec(
-        "UPDATE lane SET due_at = ? WHERE delivery_id = ? AND series = ?",
-        Date.now() + RETRY_LATER_MS,
-        row.delivery_id,
-        row.series,
-      );
+      deferEntry(this.sql, row, Date.now() + RETRY_LATER_MS);
     }
   }
 
   /** The alarm for the next entry due, or, with none left, no storage at all. */
   private async afterRun(): Promise<void> {
-    const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM lane").one().at;
+    const next = soonestDue(this.sql);
     if (next !== null) {
       this.scheduleRun(next);
       return;
     }
     await this.ctx.storage.deleteAll();
-    this.schemaReady = false;
+    this.migrated = false;
   }
 
   private scheduleRun(at: number) {
@@ -288,9 +262,13 @@ export class DeliveryLane extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(at);
   }
 
-  private ensureSchema() {
-    if (this.schemaReady) return;
-    ensureLaneSchema(this.sql);
-    this.schemaReady = true;
+  /**
+   * The lane's table (./migrations.ts), made on its first use rather than at its start: a lane that
+   * deleted all of its storage (`afterRun`) keeps none until it is handed a delivery again.
+   */
+  private ensureMigrated() {
+    if (this.migrated) return;
+    migrate(this.ctx.storage, MIGRATIONS);
+    this.migrated = true;
   }
 }

@@ -1,81 +1,16 @@
 /**
- * Handing deliveries to their lane. Every notification integration has a lane of its own, a
- * Durable Object that makes its deliveries' attempts and keeps their schedule (src/delivery-lane.ts),
- * so a receiver that hangs holds up its own deliveries and nobody else's (docs/capacity.md,
- * "Tenant isolation"). The fan-out, redeliver, recover and the stuck-delivery sweep all hand
- * deliveries over through `scheduleDeliveries`; the lane keeps each delivery once per series, so
- * handing one over again (a retried fan-out, the sweep) never sends it twice.
- *
- * A series above 0 was started by an operator (redeliver, recover), so it is `manual`: sent even
- * while the integration is disabled. The fan-out's series is 0.
+ * Deliveries left `pending` past their time, handed back to their lanes by the cron's sweep
+ * (src/delivery-lane/: one Durable Object per notification integration makes its deliveries'
+ * attempts), and which integration, so which lane, a delivery belongs to.
  */
 import { and, asc, eq, lt } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
+import { scheduleDeliveries } from "../../delivery-lane/client";
+import { entryOf } from "../../delivery-lane/protocol";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
-
-/**
- * One delivery for its lane: the series of attempts it is in, whether an operator asked for it,
- * and the D1 bookmark of the write that made its row (the fan-out's), from which its attempt's
- * first read starts on a replica; without one (a sweep's or an operator's hand-over) it reads the
- * primary.
- */
-export type LaneEntry = {
-  deliveryId: string;
-  series: number;
-  manual: boolean;
-  bookmark?: string | null;
-  /** The organization database the delivery is in (src/db/databases.ts); set by `scheduleDeliveries`. */
-  database?: string | null;
-};
-
-/** At most this many entries per call to a lane (one RPC, one SQLite transaction). */
-export const SCHEDULE_CHUNK = 500;
-
-/**
- * Hands `entries`, deliveries of `integrationId` due now, to the integration's lane; returns how
- * many were new to it (an entry it already holds in the same or a newer series is left alone). A
- * failure throws: nothing of the failed call was taken.
- */
-export async function scheduleDeliveries(
-  ctx: ServiceContext,
-  integrationId: string,
-  entries: readonly LaneEntry[],
-): Promise<number> {
-  const lanes = ctx.deliveryLanes;
-  const lane = lanes.get(lanes.idFromName(integrationId));
-  let added = 0;
-  for (let i = 0; i < entries.length; i += SCHEDULE_CHUNK) {
-    const chunk = entries.slice(i, i + SCHEDULE_CHUNK).map((entry) => ({ ...entry, database: ctx.database }));
-    added += await lane.schedule(chunk);
-  }
-  return added;
-}
-
-/** `entries` grouped by integration, each group handed to its lane, all at once. */
-export async function scheduleByIntegration(
-  ctx: ServiceContext,
-  entries: readonly (LaneEntry & { integrationId: string })[],
-): Promise<void> {
-  const groups = new Map<string, LaneEntry[]>();
-  for (const { integrationId, ...entry } of entries) {
-    const group = groups.get(integrationId);
-    if (group) group.push(entry);
-    else groups.set(integrationId, [entry]);
-  }
-  await Promise.all(
-    [...groups].map(([integrationId, group]) => scheduleDeliveries(ctx, integrationId, group)),
-  );
-}
-
-/** How it is handed over again: the series it is in, `manual` when an operator started that series. */
-export const entryOf = (deliveryId: string, series: number): LaneEntry => ({
-  deliveryId,
-  series,
-  manual: series > 0,
-});
 
 /** The integration a delivery belongs to, if the delivery still exists. */
 export async function integrationOf(ctx: ServiceContext, deliveryId: string): Promise<string | undefined> {
