@@ -181,7 +181,9 @@ export type RedeployInput = z.infer<typeof RedeployBody>;
 /** A promotion (API_CONTRACT §25). */
 export const PromoteBody = z
   .strictObject({
-    environment_id: InlineIdSchema.openapi({ description: "Another environment of the deployment's project." }),
+    environment_id: InlineIdSchema.openapi({
+      description: "Another environment of the deployment's project.",
+    }),
     dry_run: nullAsAbsent(
       z.boolean().openapi({ description: "Answer the plan (`200`) and change nothing.", default: false }),
     ),
@@ -196,7 +198,9 @@ export const PromotionPlanSchema = z
     environment_id: InlineIdSchema,
     stacks: z
       .array(z.object({ from: InlineIdSchema, to: InlineIdSchema }))
-      .openapi({ description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to." }),
+      .openapi({
+        description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to.",
+      }),
     variables: z
       .array(
         z.object({
@@ -207,7 +211,9 @@ export const PromotionPlanSchema = z
           missing: z.array(z.string()).openapi({
             description: "Names the original's configuration holds in this scope and the target lacks.",
           }),
-          extra: z.array(z.string()).openapi({ description: "Names the target holds and the original's lacks." }),
+          extra: z
+            .array(z.string())
+            .openapi({ description: "Names the target holds and the original's lacks." }),
         }),
       )
       .openapi({ description: "Only scopes with a difference (components matched by name); never a value." }),

@@ -300,6 +300,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deployments/{id}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Promote a succeeded deployment to another environment
+         * @description A new deployment of `environment_id` (another environment of the project, else `400`) with the original's `data.patch` and `data.source` (nothing is rebuilt), its stacks mapped by `template_id` (a stack with no match or more than one: `409`, one `cause` item `stack_ids.<index>` each), and the target environment's own configuration as it is now: configuration belongs to the environment. Only a `succeeded` deployment (`409` otherwise). Emits `promotion.created`. With `dry_run`, the same checks and refusals, then `200` the plan: the stack mapping and, per scope (components matched by name), the variable names the target lacks or has in addition; nothing is created, emitted or recorded. Project role `contributor`.
+         */
+        post: operations["promoteDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deployments/{id}/redeploy": {
         parameters: {
             query?: never;
@@ -1575,6 +1595,11 @@ export interface components {
             redeploy_of: string | null;
             config: components["schemas"]["DeploymentConfigPins"];
             /**
+             * @description The deployment of another environment it promotes (API_CONTRACT §25), or null.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            promoted_from: string | null;
+            /**
              * @description The account of the API key that created it (creates, redeploys, promotions), or null (the engine).
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
@@ -1710,6 +1735,46 @@ export interface components {
                 /** @description For a `string` on both sides, whether the values differ; for a name that is `secret` or `secure_string` on either side, whether a value was written to it between the two versions, whatever the value. */
                 value_changed: boolean;
             }[];
+        };
+        PromotionPlan: {
+            /** @enum {boolean} */
+            dry_run: true;
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: string;
+            /** @description Each stack of the original (in `stack_ids` order) and the target's stack it maps to. */
+            stacks: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                from: string;
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                to: string;
+            }[];
+            /** @description Only scopes with a difference (components matched by name); never a value. */
+            variables: {
+                scope: {
+                    /** @enum {string} */
+                    type: "environment";
+                } | {
+                    /** @enum {string} */
+                    type: "component";
+                    name: string;
+                };
+                /** @description Names the original's configuration holds in this scope and the target lacks. */
+                missing: string[];
+                /** @description Names the target holds and the original's lacks. */
+                extra: string[];
+            }[];
+        };
+        PromoteRequest: {
+            /**
+             * @description Another environment of the deployment's project.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            environment_id: string;
+            /**
+             * @description Answer the plan (`200`) and change nothing.
+             * @default false
+             */
+            dry_run?: boolean | null;
         };
         RedeployRequest: {
             /**
@@ -3698,6 +3763,58 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    promoteDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan (`dry_run`). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromotionPlan"];
+                };
+            };
+            201: components["responses"]["DeploymentCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];

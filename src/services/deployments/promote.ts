@@ -12,7 +12,14 @@
 import { sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery } from "../../db/compiled";
-import { components, type DeploymentConfig, deployments, environments, stacks, variables } from "../../db/schema";
+import {
+  components,
+  type DeploymentConfig,
+  deployments,
+  environments,
+  stacks,
+  variables,
+} from "../../db/schema";
 import { badInput, conflict } from "../../errors";
 import type {
   DeploymentCreateInput,
@@ -21,8 +28,8 @@ import type {
   PromotionPlan,
 } from "../../schemas/deployment";
 import { lookupThen, scopedLookup } from "../access";
-import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { publishAfterCommit } from "../events/queue";
+import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { byName, scopesAtSelect } from "../variables/history";
 import { ENVIRONMENT_SCOPE } from "../variables/scope";
 import { insertDeployment } from "./deployments";
@@ -88,13 +95,17 @@ function check(read: Read, targetId: string): { from: string; to: string }[] {
   }
   const template = new Map(read.originalStacks.map((s) => [s.id, s.templateId]));
   const byTemplate = new Map<string, string[]>();
-  for (const s of read.targetStacks) byTemplate.set(s.templateId, [...(byTemplate.get(s.templateId) ?? []), s.id]);
+  for (const s of read.targetStacks)
+    byTemplate.set(s.templateId, [...(byTemplate.get(s.templateId) ?? []), s.id]);
   const issues: { path: string; message: string }[] = [];
   const mapping = original.stackIds.map((from, i) => {
     const templateId = template.get(from);
     const matches = templateId === undefined ? [] : (byTemplate.get(templateId) ?? []);
     if (templateId === undefined) {
-      issues.push({ path: `stack_ids.${i}`, message: "This stack no longer exists, so it matches no stack." });
+      issues.push({
+        path: `stack_ids.${i}`,
+        message: "This stack no longer exists, so it matches no stack.",
+      });
     } else if (matches.length !== 1) {
       issues.push({
         path: `stack_ids.${i}`,
@@ -107,7 +118,10 @@ function check(read: Read, targetId: string): { from: string; to: string }[] {
     return { from, to: matches[0] ?? "" };
   });
   if (issues.length > 0) {
-    throw conflict("Every stack of the deployment must match exactly one stack of the target by `template_id`.", issues);
+    throw conflict(
+      "Every stack of the deployment must match exactly one stack of the target by `template_id`.",
+      issues,
+    );
   }
   return mapping;
 }
