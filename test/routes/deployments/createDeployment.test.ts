@@ -102,7 +102,12 @@ describe("POST /v1/environments/{environment_id}/deployments", () => {
       created_by: owner.accountId,
     });
     expect(res.body.data.stacks).toHaveLength(2);
-    expect(res.headers.get("location")).toBe(`/v1/deployments/${res.body.id}`);
+    // Location names the new record: a read of it answers the record.
+    const location = res.headers.get("location") ?? "";
+    expect([`/v1/deployments/${res.body.id}`, `${deploymentsPath(environmentId)}/${res.body.id}`]).toContain(
+      location,
+    );
+    expect((await request("GET", location, { key: owner.key })).body).toEqual(res.body);
     const etag = res.headers.get("etag");
     expect(etag).toMatch(STRONG_ETAG);
     const read = await request<Deployment>("GET", `/v1/deployments/${res.body.id}`, { key: owner.key });

@@ -239,9 +239,35 @@ describe("POST /v1/projects/{project_id}/environments", () => {
         (await request("GET", `${variablesOf(res.body.id)}/versions/2`, { key: owner.key })).status,
       ).toBe(404);
 
+      // Each copy is a variable of the new environment: its value lives under the new environment.
+      for (const v of copy.list) expect(v.resource_id).toBe(`/${project.id}/${res.body.id}/_/${v.name}`);
+
       // The source is untouched.
       expect(await variablesWithValues(owner, source.id)).toEqual(before);
       expect((await versionsOf(owner, source.id)).body.data.length).toBe(sourceVersions);
+    });
+
+    it("the copy's version 1 is the create request's (request_id), and no secret value is written in plaintext", async () => {
+      const { owner, project, source } = await projectWithVariables();
+      const requestId = `copy-${crypto.randomUUID()}`;
+      const res = await postEnvironment(
+        owner,
+        project.id,
+        { name: "copy", copy_variables_from: source.id },
+        { "x-request-id": requestId },
+      );
+      expect(res.status, res.raw).toBe(201);
+      const [first] = (await versionsOf(owner, res.body.id)).body.data;
+      expect(first?.request_id).toBe(requestId);
+      for (const table of ["variables", "variable_version_values"]) {
+        const { results } = await env.DB.prepare(`SELECT * FROM ${table} WHERE environment_id = ?`)
+          .bind(res.body.id)
+          .all<Record<string, unknown>>();
+        expect(results.length, table).toBeGreaterThan(0);
+        const written = JSON.stringify(results);
+        expect(written, table).not.toContain("tok-123");
+        expect(written, table).not.toContain("postgres://db.internal/app");
+      }
     });
 
     it("copies values, not links: a later change of the copy leaves the source as it was", async () => {
@@ -395,6 +421,15 @@ describe("POST /v1/projects/{project_id}/environments", () => {
         expect((await versionsOf(owner, again.body.id)).body.data.map((v) => v.version)).toEqual([1]);
       },
     );
+  });
+
+  it("an environment made by a project create or by the engine starts empty, at version 0", async () => {
+    const { owner, project } = await createOwnedProject();
+    const byEngine = await createEnvironment(project.id);
+    for (const id of [project.default_environment_id, byEngine.id]) {
+      expect((await variablesWithValues(owner, id)).list).toEqual([]);
+      expect((await versionsOf(owner, id)).body.data).toEqual([]);
+    }
   });
 
   it("without copy_variables_from the environment starts empty, at version 0", async () => {

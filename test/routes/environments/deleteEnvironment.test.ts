@@ -153,6 +153,33 @@ describe("DELETE /v1/environments/{environment_id}", () => {
     for (const path of gone) expectError(await request("GET", path, { key: owner.key }), 404, "not_found");
   });
 
+  it("one atomic step: when its audit entry cannot be written, nothing is deleted", async () => {
+    const { owner, project } = await createOwnedProject();
+    const doomed = await createEnvironment(project.id, "doomed");
+    const inside = await furnish(owner, doomed.id);
+    const before = await leftOf(doomed.id, inside.deployments);
+    const trigger = `keep_env_${doomed.id}`;
+    await env.DB.prepare(
+      `CREATE TRIGGER "${trigger}" BEFORE INSERT ON audit_log
+       WHEN NEW.action = 'deleteEnvironment' AND NEW.target_id = '${doomed.id}'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    ).run();
+    let status: number;
+    try {
+      // A failed write is a 500 here, which /openapi.json need not describe per route.
+      status = (await request("DELETE", environmentPath(doomed.id), { key: owner.key, unchecked: true }))
+        .status;
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER IF EXISTS "${trigger}"`).run();
+    }
+    expect(status).toBeGreaterThanOrEqual(500);
+    expect(await leftOf(doomed.id, inside.deployments)).toEqual(before);
+    expect((await deleteEnvironment(owner, doomed.id)).status).toBe(204);
+    expect(await leftOf(doomed.id, inside.deployments)).toEqual(
+      Object.fromEntries(Object.keys(before).map((table) => [table, 0])),
+    );
+  });
+
   it("the project's default environment is 409 and stays; once another is the default, it can go", async () => {
     const { owner, project } = await createOwnedProject();
     const before = await getEnvironment(owner, project.default_environment_id);

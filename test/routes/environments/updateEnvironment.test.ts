@@ -17,6 +17,7 @@ import {
   keyWith,
   keyWithout,
   patchEnvironment,
+  pause,
   postEnvironment,
   publicEnvironment,
   publishedScope,
@@ -191,6 +192,21 @@ describe("PATCH /v1/environments/{environment_id}", () => {
     const refusedId = `rename-${crypto.randomUUID()}`;
     await patchEnvironment(owner, staging.id, { name: "production" }, { "x-request-id": refusedId });
     expect(await rowsOf(refusedId)).toEqual([]);
+  });
+
+  it("the entry's changes hold every top-level field the rename changed: updated_at too (§14)", async () => {
+    const { owner, staging } = await withStaging();
+    await pause();
+    const requestId = `rename-${crypto.randomUUID()}`;
+    const res = await patchEnvironment(owner, staging.id, { name: "Renamed" }, { "x-request-id": requestId });
+    expect(res.body.updated_at).not.toBe(staging.updated_at);
+    const [row] = await rowsOf(requestId);
+    const changes = JSON.parse(row?.changes as string) as Record<string, unknown>;
+    // As a project's replace records it: `changes` is over the record's non-secret top-level fields.
+    expect(changes).toEqual({
+      name: { from: "Staging", to: "Renamed" },
+      updated_at: { from: staging.updated_at, to: res.body.updated_at },
+    });
   });
 
   it("an Idempotency-Key replays the rename: the same answer, one change, one audit entry", async () => {
