@@ -136,11 +136,23 @@ export async function rowsIn(table: string, environmentId: string): Promise<numb
   return row?.n ?? 0;
 }
 
-/** The `x-required-scope` /openapi.json publishes for `method pathTemplate`. */
-export async function publishedScope(method: string, pathTemplate: string): Promise<unknown> {
+/**
+ * The operation /openapi.json publishes for `method pathTemplate`: its operationId (the audit
+ * log's `action`, §14), its `x-required-scope` (§15) and its rate-limit policy, `default` unless
+ * named (part four's introduction).
+ */
+export async function expectPublished(
+  method: string,
+  pathTemplate: string,
+  operationId: string,
+  scope: string,
+) {
   const op = (await operations()).find((o) => o.method === method && o.path === pathTemplate);
   expect(op, `${method} ${pathTemplate} is in /openapi.json`).toBeDefined();
-  return (op?.operation as Record<string, unknown> | undefined)?.["x-required-scope"];
+  const operation = op?.operation as Record<string, unknown> | undefined;
+  expect(operation?.operationId).toBe(operationId);
+  expect(operation?.["x-required-scope"]).toBe(scope);
+  expect(operation?.["x-rate-limit-policy"]).toBe("default");
 }
 
 /** A key of `caller`'s account holding every scope but `scope`. */

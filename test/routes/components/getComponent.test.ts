@@ -8,11 +8,11 @@ import {
   COMPONENT_FIELDS,
   type ComponentBody,
   expectMissingScope,
+  expectPublished,
   expectRecordEtag,
   keyForAnotherProject,
   keyWith,
   keyWithout,
-  publishedScope,
 } from "../../helpers/environments";
 import { expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
 import {
@@ -65,7 +65,7 @@ describe("GET /v1/components/{component_id}", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("get", "/v1/components/{component_id}")).toBe("environments:read");
+    await expectPublished("get", "/v1/components/{component_id}", "getComponent", "environments:read");
     const { owner, component } = await withComponent();
     expectMissingScope(
       await read(await keyWithout(owner, "environments:read"), component.id),

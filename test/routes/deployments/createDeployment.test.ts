@@ -8,17 +8,17 @@
 import { describe, expect, it } from "vitest";
 import { encodeCursor } from "../../../src/db/pagination";
 import type { DeploymentRecord } from "../../../src/schemas/deployment";
-import { internal, request } from "../../helpers/api";
+import { type ApiResponse, internal, request } from "../../helpers/api";
 import { rowsOf } from "../../helpers/audit-log";
 import { GIT, PATCH } from "../../helpers/engine";
 import {
   environmentPath,
   expectMissingScope,
+  expectPublished,
   keyForAnotherProject,
   keyWith,
   keyWithout,
   pause,
-  publishedScope,
   readEnvironment,
   rowsIn,
   STRONG_ETAG,
@@ -59,7 +59,7 @@ async function queuedSince(since: string): Promise<Deployment[]> {
   let after: string | undefined = encodeCursor("asc", "status=queued", before, "1111111111111111111111");
   const items: Deployment[] = [];
   for (let pages = 0; after !== undefined && pages < 500; pages++) {
-    const res = await internal<{ data: Deployment[]; has_more: boolean; next_page?: string }>(
+    const res: ApiResponse<{ data: Deployment[]; has_more: boolean; next_page?: string }> = await internal(
       "GET",
       `/deployments?status=queued&limit=240&after=${encodeURIComponent(after)}`,
     );
@@ -304,7 +304,10 @@ describe("POST /v1/environments/{environment_id}/deployments", () => {
   });
 
   it("publishes x-required-scope deployments:write; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("post", "/v1/environments/{environment_id}/deployments")).toBe(
+    await expectPublished(
+      "post",
+      "/v1/environments/{environment_id}/deployments",
+      "createDeployment",
       "deployments:write",
     );
     const { owner, environmentId } = await createProjectWithStack();

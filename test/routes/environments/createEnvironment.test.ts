@@ -13,6 +13,7 @@ import {
   environmentNames,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   getEnvironment,
   keyForAnotherProject,
   keyWith,
@@ -20,7 +21,6 @@ import {
   postEnvironment,
   projectEnvironmentsPath,
   publicEnvironment,
-  publishedScope,
   STRONG_ETAG,
 } from "../../helpers/environments";
 import { expectError, NEW_ID, TS, UNKNOWN_ID } from "../../helpers/expect";
@@ -508,7 +508,12 @@ describe("POST /v1/projects/{project_id}/environments", () => {
   });
 
   it("publishes x-required-scope environments:write; a key without it is 403 naming it, one with only it creates", async () => {
-    expect(await publishedScope("post", "/v1/projects/{project_id}/environments")).toBe("environments:write");
+    await expectPublished(
+      "post",
+      "/v1/projects/{project_id}/environments",
+      "createEnvironment",
+      "environments:write",
+    );
     const { owner, project } = await createOwnedProject();
     expectMissingScope(
       await postEnvironment(await keyWithout(owner, "environments:write"), project.id, { name: "x" }),

@@ -14,12 +14,12 @@ import {
   environmentNames,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   getEnvironment,
   keyForAnotherProject,
   keyWith,
   keyWithout,
   publicEnvironment,
-  publishedScope,
   rowsIn,
 } from "../../helpers/environments";
 import { expectError, UNKNOWN_ID } from "../../helpers/expect";
@@ -325,7 +325,12 @@ describe("DELETE /v1/environments/{environment_id}", () => {
   });
 
   it("publishes x-required-scope environments:write; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("delete", "/v1/environments/{environment_id}")).toBe("environments:write");
+    await expectPublished(
+      "delete",
+      "/v1/environments/{environment_id}",
+      "deleteEnvironment",
+      "environments:write",
+    );
     const { owner, staging } = await withStaging();
     expectMissingScope(
       await deleteEnvironment(await keyWithout(owner, "environments:write"), staging.id),

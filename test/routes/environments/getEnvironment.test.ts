@@ -9,13 +9,13 @@ import {
   ENVIRONMENT_FIELDS,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   expectRecordEtag,
   getEnvironment,
   keyForAnotherProject,
   keyWith,
   keyWithout,
   pause,
-  publishedScope,
   readEnvironment,
   STRONG_ETAG,
 } from "../../helpers/environments";
@@ -162,7 +162,7 @@ describe("GET /v1/environments/{environment_id}", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it", async () => {
-    expect(await publishedScope("get", "/v1/environments/{environment_id}")).toBe("environments:read");
+    await expectPublished("get", "/v1/environments/{environment_id}", "getEnvironment", "environments:read");
     const { owner, project } = await createOwnedProject();
     const id = project.default_environment_id;
     expectMissingScope(

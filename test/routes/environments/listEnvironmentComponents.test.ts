@@ -11,10 +11,10 @@ import {
   type Envelope,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   keyForAnotherProject,
   keyWith,
   keyWithout,
-  publishedScope,
   runListRules,
 } from "../../helpers/environments";
 import { expectError, NEW_ID, TS, UNKNOWN_ID } from "../../helpers/expect";
@@ -97,7 +97,10 @@ describe("GET /v1/environments/{environment_id}/components", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("get", "/v1/environments/{environment_id}/components")).toBe(
+    await expectPublished(
+      "get",
+      "/v1/environments/{environment_id}/components",
+      "listEnvironmentComponents",
       "environments:read",
     );
     const { owner, project } = await createOwnedProject();

@@ -9,10 +9,10 @@ import {
   type Envelope,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   keyForAnotherProject,
   keyWith,
   keyWithout,
-  publishedScope,
   runListRules,
   STACK_FIELDS,
   type StackBody,
@@ -99,7 +99,12 @@ describe("GET /v1/environments/{environment_id}/stacks", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("get", "/v1/environments/{environment_id}/stacks")).toBe("environments:read");
+    await expectPublished(
+      "get",
+      "/v1/environments/{environment_id}/stacks",
+      "listEnvironmentStacks",
+      "environments:read",
+    );
     const { owner, project } = await createOwnedProject();
     const environmentId = project.default_environment_id;
     expectMissingScope(

@@ -10,11 +10,11 @@ import {
   type Envelope,
   type EnvironmentBody,
   expectMissingScope,
+  expectPublished,
   keyForAnotherProject,
   keyWith,
   keyWithout,
   projectEnvironmentsPath,
-  publishedScope,
   readEnvironment,
   runListRules,
 } from "../../helpers/environments";
@@ -107,7 +107,12 @@ describe("GET /v1/projects/{project_id}/environments", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it", async () => {
-    expect(await publishedScope("get", "/v1/projects/{project_id}/environments")).toBe("environments:read");
+    await expectPublished(
+      "get",
+      "/v1/projects/{project_id}/environments",
+      "listProjectEnvironments",
+      "environments:read",
+    );
     const { owner, project } = await createOwnedProject();
     expectMissingScope(
       await list(await keyWithout(owner, "environments:read"), project.id),

@@ -12,6 +12,7 @@ import {
   environmentNames,
   environmentPath,
   expectMissingScope,
+  expectPublished,
   getEnvironment,
   keyForAnotherProject,
   keyWith,
@@ -20,7 +21,6 @@ import {
   pause,
   postEnvironment,
   publicEnvironment,
-  publishedScope,
   readEnvironment,
   STRONG_ETAG,
 } from "../../helpers/environments";
@@ -242,7 +242,12 @@ describe("PATCH /v1/environments/{environment_id}", () => {
   });
 
   it("publishes x-required-scope environments:write; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("patch", "/v1/environments/{environment_id}")).toBe("environments:write");
+    await expectPublished(
+      "patch",
+      "/v1/environments/{environment_id}",
+      "updateEnvironment",
+      "environments:write",
+    );
     const { owner, staging } = await withStaging();
     expectMissingScope(
       await patchEnvironment(await keyWithout(owner, "environments:write"), staging.id, { name: "x" }),

@@ -6,11 +6,11 @@ import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import {
   expectMissingScope,
+  expectPublished,
   expectRecordEtag,
   keyForAnotherProject,
   keyWith,
   keyWithout,
-  publishedScope,
   STACK_FIELDS,
   type StackBody,
 } from "../../helpers/environments";
@@ -72,7 +72,7 @@ describe("GET /v1/stacks/{stack_id}", () => {
   });
 
   it("publishes x-required-scope environments:read; a key without it is 403 naming it; a key restricted elsewhere 404", async () => {
-    expect(await publishedScope("get", "/v1/stacks/{stack_id}")).toBe("environments:read");
+    await expectPublished("get", "/v1/stacks/{stack_id}", "getStack", "environments:read");
     const { owner, stack } = await withStack();
     expectMissingScope(
       await read(await keyWithout(owner, "environments:read"), stack.id),
