@@ -7,7 +7,9 @@
  *   the delete does (204, and the create finds no environment: 404). Never a 500, never a
  *   deployment left without its environment;
  * - names unique in a project regardless of case "for every create and rename": of concurrent
- *   creates and renames to one name, exactly one holds it and every other is 409.
+ *   creates and renames to one name, exactly one holds it and every other is 409;
+ * - §17 for the two new public creates: under a project deleted at the same moment, `404
+ *   not_found`, never `500`, and nothing left behind.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -202,5 +204,88 @@ describe("one name, written at the same moment", () => {
       expect(statuses(results), results.map((r) => r.raw).join("\n")).toEqual([201, 409]);
       expect(await holders(owner, project.id, name)).toHaveLength(1);
     }
+  });
+});
+
+describe("the public creates of part four under a project deleted at the same moment (§17)", () => {
+  /** The rows of `table` in one project. */
+  const inProject = async (table: string, projectId: string) =>
+    (
+      await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`)
+        .bind(projectId)
+        .first<{ n: number }>()
+    )?.n ?? 0;
+
+  /** A project with a `source` environment holding a variable, and a stack in its default environment. */
+  async function world() {
+    const w = await createOwnedProject();
+    const source = await createEnvironment(w.project.id, "source");
+    const variable = await request("POST", `${environmentPath(source.id)}/variables`, {
+      key: w.owner.key,
+      body: { name: "TOKEN", type: "secret", value: "s3cret" },
+    });
+    expect(variable.status, variable.raw).toBe(201);
+    await createStack(w.project.default_environment_id);
+    return { ...w, source };
+  }
+
+  const CREATES = [
+    {
+      name: "createEnvironment",
+      table: "environments",
+      send: (w: Awaited<ReturnType<typeof world>>) => postEnvironment(w.owner, w.project.id, { name: "new" }),
+    },
+    {
+      name: "createEnvironment with copy_variables_from",
+      table: "variables",
+      send: (w: Awaited<ReturnType<typeof world>>) =>
+        postEnvironment(w.owner, w.project.id, { name: "copy", copy_variables_from: w.source.id }),
+    },
+    {
+      name: "createDeployment",
+      table: "deployments",
+      send: (w: Awaited<ReturnType<typeof world>>) =>
+        request<ErrorBody>("POST", `${environmentPath(w.project.default_environment_id)}/deployments`, {
+          key: w.owner.key,
+          body: { data: { patch: PATCH } },
+        }),
+    },
+  ];
+
+  it.each(CREATES)("$name: 201 or 404 over concurrent rounds, never 500, nothing left", async (c) => {
+    const worlds = [];
+    for (let i = 0; i < AT_ONCE; i++) worlds.push(await world());
+    await Promise.all(
+      worlds.map(async (w, i) => {
+        const deleter = (await createApiKey(w.owner)).key;
+        const [created, deleted] = await Promise.all([
+          c.send(w),
+          sleep(i % 4).then(() => request("DELETE", `/v1/projects/${w.project.id}`, { key: deleter })),
+        ]);
+        expect(deleted.status, deleted.raw).toBe(204);
+        expect([201, 404], created.raw).toContain(created.status);
+        if (created.status === 404) expect((created.body as ErrorBody).code).toBe("not_found");
+        for (const table of ["environments", "variables", "variable_versions", "deployments"]) {
+          expect(await inProject(table, w.project.id), table).toBe(0);
+        }
+      }),
+    );
+  });
+
+  it.each(CREATES)("$name: the project vanishing inside the INSERT is 404 not_found", async (c) => {
+    const w = await world();
+    const trigger = `vanish_project_${w.project.id}`;
+    // Deletes the project as the create's INSERT runs: the row then fails its foreign key.
+    await env.DB.prepare(
+      `CREATE TRIGGER "${trigger}" BEFORE INSERT ON ${c.table} WHEN NEW.project_id = '${w.project.id}'
+       BEGIN DELETE FROM projects WHERE id = '${w.project.id}'; END`,
+    ).run();
+    let res: ApiResponse<unknown>;
+    try {
+      res = await c.send(w);
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER IF EXISTS "${trigger}"`).run();
+    }
+    expect([res.status, (res.body as ErrorBody).code], res.raw).toEqual([404, "not_found"]);
   });
 });

@@ -270,6 +270,63 @@ describe("POST /v1/projects/{project_id}/environments", () => {
       }
     });
 
+    it("copies a large environment whole: 500 variables of every type (one §18 change's most), two changes of them", async () => {
+      const { owner, project } = await createOwnedProject();
+      const source = await createEnvironment(project.id, "big");
+      const types = ["secret", "secure_string", "string"];
+      const expected: Record<string, [string, string]> = {};
+      for (const half of [0, 1]) {
+        const variables: Record<string, { type: string; value: string }> = {};
+        for (let i = half * 250; i < (half + 1) * 250; i++) {
+          const name = `VAR_${String(i).padStart(3, "0")}`;
+          const type = types[i % 3] ?? "string";
+          const value = `value-${i}-${"x".repeat(i % 40)}`;
+          variables[name] = { type, value };
+          expected[name] = [type, value];
+        }
+        const applied = await request("PATCH", variablesOf(source.id), {
+          key: owner.key,
+          body: { variables },
+        });
+        expect(applied.status, applied.raw).toBe(200);
+      }
+      const res = await postEnvironment(owner, project.id, {
+        name: "big copy",
+        copy_variables_from: source.id,
+      });
+      expect(res.status, res.raw).toBe(201);
+      // Types from the list, values from the export (one reveal for all 500).
+      const exported = await request<string>("GET", `${variablesOf(res.body.id)}/export`, { key: owner.key });
+      expect(exported.status, exported.raw).toBe(200);
+      const values = Object.fromEntries(
+        exported.raw
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => {
+            const [, name, value] = /^(\w+)="(.*)"$/.exec(line) ?? [];
+            return [name, value];
+          }),
+      );
+      const listed: Record<string, string> = {};
+      let after: string | undefined;
+      do {
+        const page: { body: ListBody } = await request<ListBody>(
+          "GET",
+          `${variablesOf(res.body.id)}?limit=240${after ? `&after=${encodeURIComponent(after)}` : ""}`,
+          { key: owner.key },
+        );
+        for (const v of page.body.data) listed[v.name] = v.type;
+        after = page.body.next_page;
+      } while (after);
+      expect(Object.keys(listed)).toHaveLength(500);
+      expect(Object.fromEntries(Object.keys(listed).map((n) => [n, [listed[n], values[n]]]))).toEqual(
+        expected,
+      );
+      const versions = await versionsOf(owner, res.body.id);
+      expect(versions.body.data.map((v) => v.version)).toEqual([1]);
+      expect(versions.body.data[0]?.changes).toHaveLength(500);
+    });
+
     it("copies values, not links: a later change of the copy leaves the source as it was", async () => {
       const { owner, project, source } = await projectWithVariables();
       const copy = await publicEnvironment(owner, project.id, { copy_variables_from: source.id });

@@ -230,6 +230,13 @@ describe("DELETE /v1/environments/{environment_id}", () => {
     expect((await deleteEnvironment(owner, staging.id)).status).toBe(204);
   });
 
+  it("a queued deployment of another environment of the project does not hold it", async () => {
+    const { owner, project, staging } = await withStaging();
+    const stack = await createStack(project.default_environment_id);
+    await createDeployment(project.default_environment_id, [stack.id]);
+    expect((await deleteEnvironment(owner, staging.id)).status).toBe(204);
+  });
+
   it("one active deployment among final ones is enough to refuse; a deployment started from the API counts", async () => {
     const { owner, staging, stack } = await withStaging();
     for (const final of ["succeeded", "failed"]) {
