@@ -176,6 +176,20 @@ describe("POST /v1/projects/{project_id}/environments", () => {
       expectError(internalClash, 409, "conflict", "name");
     });
 
+    it("the engine's create (§9) is held to 1–100 characters too: an empty or a 101-character name is 400", async () => {
+      // "An environment's name is 1–100 characters and unique within its project ... for every create
+      // and rename from this part on, the internal create of §9 included."
+      const { owner, project } = await createOwnedProject();
+      for (const name of ["", "x".repeat(101)]) {
+        const res = await internal("POST", `/projects/${project.id}/environments`, { name });
+        expectError(res, 400, "bad_input", "name");
+      }
+      expect(await environmentNames(owner, project.id)).toEqual(["production"]);
+      expect(
+        (await internal("POST", `/projects/${project.id}/environments`, { name: "y".repeat(100) })).status,
+      ).toBe(201);
+    });
+
     it("the same name is fine in another project, of the same organization or another", async () => {
       const { owner, project } = await createOwnedProject();
       const sibling = await createProject(owner);
