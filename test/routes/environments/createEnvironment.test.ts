@@ -541,6 +541,10 @@ describe("POST /v1/projects/{project_id}/environments", () => {
         { from: unknown; to: unknown }
       >;
       expect(changes.name).toEqual({ from: null, to: body.name });
+      // Never a variable value (§14), the copied ones included.
+      for (const value of ["tok-123", "postgres://db.internal/app", "eu-west-1"]) {
+        expect(JSON.stringify(rows[0])).not.toContain(value);
+      }
     }
   });
 
