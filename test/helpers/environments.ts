@@ -275,6 +275,26 @@ export function runListRules(name: string, world: () => Promise<ListWorld>) {
     expect(await walkPages(w.key, w.path, "-created_at", 3)).toEqual([...ascending].reverse());
   });
 
+  it(`${name}: a walk made while items are added neither repeats nor skips one that existed throughout`, async () => {
+    const w = await world();
+    for (const sort of ["created_at", "-created_at"]) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 50; pages++) {
+        const cursor = after ? `&after=${encodeURIComponent(after)}` : "";
+        const res = await page(w.key, w.path, `limit=4&sort_by=${sort}${cursor}`);
+        expect(res.status, res.raw).toBe(200);
+        seen.push(...res.body.data.map((i) => i.id));
+        await w.add();
+        if (!res.body.has_more) break;
+        after = res.body.next_page;
+      }
+      expect(new Set(seen).size, sort).toBe(seen.length);
+      const existing = new Set(w.items.map((i) => i.id));
+      expect(seen.filter((id) => existing.has(id)).sort(), sort).toEqual([...existing].sort());
+    }
+  });
+
   it(`${name}: a cursor that does not decode or is of another order is 400; URL-safe and space-for-plus are read`, async () => {
     const w = await world();
     for (const after of ["%%%", "bm90IGEgY3Vyc29y", "e30=", "!!"]) {
