@@ -428,6 +428,13 @@ describe("redeploy's config: pinned | current (§24)", () => {
         ...(await configOk(w.owner, w.original.id)),
         deployment_id: res.body.id,
       });
+      // Nothing differs between the two configurations.
+      const diff = await request<{ changes: unknown[] }>(
+        "GET",
+        `/v1/deployments/${res.body.id}/config/diff?against=${w.original.id}`,
+        { key: w.owner.key },
+      );
+      expect([diff.status, diff.body.changes]).toEqual([200, []]);
     }
   });
 

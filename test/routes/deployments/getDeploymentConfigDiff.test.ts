@@ -110,6 +110,9 @@ describe("GET /v1/deployments/{id}/config/diff", () => {
       D_NEW: { type: "secure_string", value: "d" },
     });
     await change(w.owner, apiPath as string, { IN_API: { type: "string", value: "x" } });
+    // A component added between the two: its variables are created.
+    const between = await createComponent(w.environmentId, "between");
+    await change(w.owner, componentPath(between.id), { NEWCOMER: { type: "secret", value: "n" } });
     const second = await createDeployment(w.environmentId, [w.stack.id]);
     // After the second: nothing of this shows in a diff of the two.
     await change(w.owner, w.envPath, {
@@ -121,7 +124,12 @@ describe("GET /v1/deployments/{id}/config/diff", () => {
       item(envScope(w.environmentId), "A_STRING", "updated", "string", "string"),
       item(envScope(w.environmentId), "B_SECRET", "deleted", "secret", null),
       item(envScope(w.environmentId), "D_NEW", "created", null, "secure_string"),
-      item(compScope(api?.id as string), "IN_API", "created", null, "string"),
+      ...[
+        [item(compScope(api?.id as string), "IN_API", "created", null, "string")],
+        [item(compScope(between.id), "NEWCOMER", "created", null, "secret")],
+      ]
+        .sort((a, b) => byCodeUnits(a[0]?.scope.id as string, b[0]?.scope.id as string))
+        .flat(),
     ];
     const res = await getDiff(w.owner, first.id, `?against=${second.id}`);
     expect(res.status, res.raw).toBe(200);
@@ -149,6 +157,8 @@ describe("GET /v1/deployments/{id}/config/diff", () => {
       "garbage",
       "CURRENT",
       "not-an-id",
+      crypto.randomUUID(),
+      crypto.randomUUID().replaceAll("-", ""),
       "",
       "current,current",
     ]) {
