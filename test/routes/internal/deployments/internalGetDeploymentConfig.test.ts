@@ -125,6 +125,45 @@ describe("GET /internal/v1/deployments/{id}/config", () => {
     expect(api?.variables).toEqual([{ name: "C", type: "secret", value: "new-c" }]);
   });
 
+  it("values a §18 restore brought back, and a name deleted and made again, read as they were pinned", async () => {
+    const w = await configWorld();
+    await change(w.owner, w.envPath, {
+      RESTORED: { type: "secret", value: "restored-one" },
+      REMADE: { type: "secure_string", value: "remade-one" },
+      PLAIN: { type: "string", value: "plain-one" },
+    });
+    await change(w.owner, w.envPath, {
+      RESTORED: null,
+      REMADE: null,
+      PLAIN: { type: "string", value: "plain-two" },
+    });
+    const gap = await createDeployment(w.environmentId, [w.stack.id]);
+    const restored = await request<{ version: number }>("POST", `${w.envPath}/versions/1/restore`, {
+      key: w.owner.key,
+    });
+    expect(restored.status, restored.raw).toBe(200);
+    expect(restored.body.version).toBe(3);
+    const afterRestore = await createDeployment(w.environmentId, [w.stack.id]);
+    await change(w.owner, w.envPath, { REMADE: { type: "secure_string", value: "remade-two" } });
+    await change(w.owner, w.envPath, { OTHER: { type: "string", value: "o" } });
+    const later = await createDeployment(w.environmentId, [w.stack.id]);
+
+    expect(stateOf((await engineConfigOk(gap.id)).environment.variables)).toEqual({
+      PLAIN: ["string", "plain-two"],
+    });
+    expect(stateOf((await engineConfigOk(afterRestore.id)).environment.variables)).toEqual({
+      PLAIN: ["string", "plain-one"],
+      REMADE: ["secure_string", "remade-one"],
+      RESTORED: ["secret", "restored-one"],
+    });
+    expect(stateOf((await engineConfigOk(later.id)).environment.variables)).toEqual({
+      OTHER: ["string", "o"],
+      PLAIN: ["string", "plain-one"],
+      REMADE: ["secure_string", "remade-two"],
+      RESTORED: ["secret", "restored-one"],
+    });
+  });
+
   it("a key rotation keeps every pinned configuration readable with the same values", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const base = environmentPath(environmentId);
