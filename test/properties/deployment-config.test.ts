@@ -333,6 +333,39 @@ describe("config_pending on the environment (GET /v1/environments/{id} and the p
     expect(await pending()).toBe(false);
   });
 
+  it("config_pending is a field of the environment record: its ETag changes with it, and so does every answer carrying the record", async () => {
+    const { owner, project, environmentId, stack } = await createProjectWithStack();
+    await succeeded(environmentId, [stack.id]);
+    const path = `/v1/environments/${environmentId}`;
+    const before = await request<{ config_pending: boolean }>("GET", path, { key: owner.key });
+    expect(before.body.config_pending).toBe(false);
+    const etag = before.headers.get("etag") as string;
+    expect(etag).toBeTruthy();
+
+    await change(owner, environmentPath(environmentId), { A: { type: "secret", value: "1" } });
+    const after = await request<{ config_pending: boolean }>("GET", path, {
+      key: owner.key,
+      headers: { "if-none-match": etag },
+    });
+    expect(after.status, after.raw).toBe(200);
+    expect(after.body.config_pending).toBe(true);
+    expect(after.headers.get("etag")).not.toBe(etag);
+    // A write holding the old ETag is refused: the record it saw is no longer the current one.
+    const stale = await request("PATCH", path, {
+      key: owner.key,
+      body: { name: "renamed" },
+      headers: { "if-match": etag },
+    });
+    expectError(stale, 409, "conflict", "header.if-match");
+    const renamed = await request<{ config_pending: boolean }>("PATCH", path, {
+      key: owner.key,
+      body: { name: "renamed" },
+    });
+    expect(renamed.status, renamed.raw).toBe(200);
+    expect(renamed.body.config_pending).toBe(true);
+    expect(await configPending(owner, project.id, environmentId)).toBe(true);
+  });
+
   it("a deployment created before a change that succeeds after it leaves the change pending", async () => {
     const { owner, project, environmentId, stack } = await createProjectWithStack();
     const base = environmentPath(environmentId);
