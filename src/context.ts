@@ -82,6 +82,8 @@ export type ServiceContext = {
   deploymentFeeds: Env["DEPLOYMENT_FEED"];
   /** One delivery lane per notification integration (src/delivery-lane/): services hand deliveries over through its client.ts. */
   deliveryLanes: Env["DELIVERY_LANES"];
+  /** One gate object per environment: the wait timers of its waiting deployments (src/gate/). */
+  environmentGates: Env["ENVIRONMENT_GATES"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -160,6 +162,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     eventsQueue: source.env.EVENTS,
     deploymentFeeds: source.env.DEPLOYMENT_FEED,
     deliveryLanes: source.env.DELIVERY_LANES,
+    environmentGates: source.env.ENVIRONMENT_GATES,
     waitUntil,
   };
   return ctx;

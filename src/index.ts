@@ -24,6 +24,7 @@ const DAILY_CRON = "0 3 * * *";
 
 export { DeliveryLane } from "./delivery-lane/object";
 export { DeploymentFeed } from "./feed/object";
+export { EnvironmentGate } from "./gate/object";
 export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();

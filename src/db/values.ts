@@ -24,7 +24,15 @@ export const RESOURCE_STATUSES = [
   "delete_failed",
 ] as const;
 export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
-export const DEPLOYMENT_STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
+/** `waiting` (API_CONTRACT §26): held by its environment's protection, never handed to the engine. */
+export const DEPLOYMENT_STATUSES = [
+  "waiting",
+  "queued",
+  "in_progress",
+  "succeeded",
+  "failed",
+  "cancelled",
+] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 /** The statuses a deployment never leaves (src/services/deployments/state.ts is the machine). */
 export const FINAL_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ["succeeded", "failed", "cancelled"];

@@ -24,13 +24,27 @@ export const GIT_PROVIDERS = ["github", "gitlab", "bitbucket"] as const;
 
 export const DeploymentStatusSchema = z.enum(DEPLOYMENT_STATUSES).openapi("DeploymentStatus", {
   description:
-    "`queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.",
+    "`queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`; `waiting → queued | cancelled` " +
+    "(held by its environment's protection, never handed to the engine). The last three are final.",
 });
 
 // SPEC.md types every field of a source as a plain string: no limit but the body's. The body guard
 // refuses an unpaired surrogate in any string before validation (§17); published as the pattern.
 const WELL_FORMED_FREE = freeString().openapi({ pattern: WELL_FORMED_PATTERN });
 const text = () => WELL_FORMED_FREE;
+
+export const DeploymentGateSchema = z
+  .object({
+    required_approvals: z.number().int().min(0).max(6),
+    approvals: z.number().int().min(0).openapi({ description: "Distinct accounts that approved it." }),
+    wait_until: TimestampSchema.nullable().openapi({
+      description: "Its creation plus the wait timer, or null.",
+    }),
+    blocked_by: z
+      .array(z.enum(["approval", "wait_timer", "lock"]))
+      .openapi({ description: "What still holds it; empty once released." }),
+  })
+  .openapi("DeploymentGate");
 
 export const PatchOperationSchema = z
   .strictObject({
@@ -117,6 +131,10 @@ export const DeploymentSchema = z
         "The variable versions it was created with (API_CONTRACT §24), or null for a deployment made before " +
         "configurations were recorded.",
     }),
+    gate: DeploymentGateSchema.nullable().openapi({
+      description:
+        "What held it as `waiting` (API_CONTRACT §26), or null for a deployment that never waited.",
+    }),
     promoted_from: InlineIdSchema.nullable().openapi({
       description: "The deployment of another environment it promotes (API_CONTRACT §25), or null.",
     }),
@@ -196,11 +214,9 @@ export const PromotionPlanSchema = z
   .object({
     dry_run: z.literal(true),
     environment_id: InlineIdSchema,
-    stacks: z
-      .array(z.object({ from: InlineIdSchema, to: InlineIdSchema }))
-      .openapi({
-        description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to.",
-      }),
+    stacks: z.array(z.object({ from: InlineIdSchema, to: InlineIdSchema })).openapi({
+      description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to.",
+    }),
     variables: z
       .array(
         z.object({

@@ -64,13 +64,16 @@ export type CreatedEnvironmentRecord = z.infer<typeof CreatedEnvironmentSchema>;
 export type ComponentRecord = z.infer<typeof ComponentSchema>;
 export type StackRecord = z.infer<typeof StackSchema>;
 
-/** The body of an environment or a component: a name, a plain string (API_CONTRACT §9). */
+/** The body of a component: a name, a plain string (API_CONTRACT §9). */
 export const NameBody = z.strictObject({ name: freeString() });
 
 const environmentName = text(1, 100).openapi({
   description: "1–100 characters, unique within the project regardless of case.",
   example: "staging",
 });
+
+/** The engine's environment create (§9): a name, held to §23's rule like every create. */
+export const EnvironmentNameBody = z.strictObject({ name: environmentName });
 
 export const EnvironmentCreateSchema = z
   .strictObject({

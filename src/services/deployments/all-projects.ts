@@ -2,13 +2,14 @@
  * The internal API's `internalListDeployments` (API_CONTRACT §20): the deployments of every
  * project, so the engine finds work it did not create (`status=queued`), oldest first by default.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { DEPLOYMENT_STATUSES, type DeploymentStatus, deployments } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
+import { engineQueueCondition } from "./gate";
 
 /** At most one page of the deployments in `status`, from the cursor, in the (status, created_at, id) index's order. */
 export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequest) {
@@ -16,7 +17,14 @@ export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequ
   return db
     .select()
     .from(deployments)
-    .where(and(eq(deployments.status, status), where))
+    .where(
+      and(
+        eq(deployments.status, status),
+        // §26: the engine's work excludes what a lock or a one-at-a-time environment holds back.
+        status === "queued" ? engineQueueCondition(sql`deployments`) : undefined,
+        where,
+      ),
+    )
     .orderBy(...orderBy)
     .limit(page.limit + 1);
 }

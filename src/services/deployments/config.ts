@@ -250,7 +250,8 @@ export async function getDeploymentConfigDiff(
     current || !ID_PATTERN.test(against) ? undefined : against,
   );
   if (!row.config) throw noConfig();
-  if (!current && (!other || other.environmentId !== row.environmentId || !other.config)) {
+  // "Another deployment" (§24): itself is refused like any deployment that is not one.
+  if (!current && (against === id || !other || other.environmentId !== row.environmentId || !other.config)) {
     throw badInput(
       "`against` must be `current` or another deployment of the same environment with a configuration.",
       [

@@ -38,34 +38,12 @@ import {
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
-import { currentConfig, normalConfig } from "./config";
-import { statusEntriesInsert } from "./timeline";
+import { currentConfig } from "./config";
+import { afterCreate, concurrencyOf, createdGate, createdStatus } from "./gate";
+import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { creationEntryInsert } from "./timeline";
 
-/**
- * `data` as the API describes it. The column's own type is looser (plain strings for the
- * enums); the zod schema that validated it on the way in is the authority on its shape.
- */
-export type DeploymentDataRecord = z.output<typeof DeploymentDataSchema>;
-
-export type DeploymentRow = typeof deployments.$inferSelect;
-
-export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
-  return {
-    id: row.id,
-    environment_id: row.environmentId,
-    stack_ids: row.stackIds,
-    status: row.status,
-    data: row.data as DeploymentDataRecord,
-    started_at: row.startedAt,
-    finished_at: row.finishedAt,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    redeploy_of: row.redeployOf,
-    created_by: row.createdBy,
-    config: normalConfig(row.config),
-    promoted_from: row.promotedFrom,
-  };
-}
+export { type DeploymentDataRecord, type DeploymentRow, toDeploymentRecord } from "./record";
 
 /** The canonical filter key a cursor is bound to: the status set, sorted and unique. */
 export function statusFilterKey(statuses: readonly DeploymentStatus[] | undefined): string {
@@ -390,29 +368,49 @@ export async function insertDeployment(
   for (let i = 0; i < links.length; i += STACK_LINKS_PER_INSERT) {
     linkInserts.push(db.insert(deploymentStacks).values(links.slice(i, i + STACK_LINKS_PER_INSERT)));
   }
-  // Its first timeline entry (API_CONTRACT §19: `queued`, its stacks' initial `queued` makes
-  // none). Its feed is not told: nothing can follow a deployment before this batch commits.
-  const first = [{ stackId: null, status: "queued" as const, statusReason: null }];
-  // The configuration is read by the INSERT itself (§24): a variable change racing this create
-  // is wholly in it or wholly not. The row's audit entry records its fields but `data` and
-  // `config`, which the record also shows.
+  // The configuration (§24), the status and the gate (§26) are read by the INSERT itself, from
+  // the scopes' versions and the environment's protection as it finds them: a variable change or
+  // a protection change racing this create is wholly in it or wholly not, and a create in an
+  // unprotected environment reads nothing more. What only the INSERT knows, the statements after
+  // it read from the row: its first timeline entry (§19: its own status; its stacks' initial
+  // `queued` makes none), its audit entry's status, a promotion's event. Its feed is not told:
+  // nothing can follow a deployment before this batch commits.
   const insert = db
     .insert(deployments)
-    .values({ ...row, config: made.config ?? currentConfig(environmentId) })
-    .returning({ config: deployments.config });
+    .values({
+      ...row,
+      config: made.config ?? currentConfig(environmentId),
+      status: createdStatus(environmentId),
+      gate: createdGate(environmentId, now),
+    })
+    .returning({
+      config: deployments.config,
+      status: deployments.status,
+      gate: deployments.gate,
+      concurrency: concurrencyOf,
+    });
+  const changes = JSON.stringify(auditableDeploymentChanges(null, toDeploymentRecord(row)));
   const [inserted] = await db.batch([
     insert,
-    statusEntriesInsert(db, row.id, first, now, "always"),
+    creationEntryInsert(db, row.id),
     ...linkInserts,
     ...(made.also?.(toDeploymentRecord(row)) ?? []),
     auditEntry(ctx, {
       target: { type: "deployment", id: row.id },
       projectId: row.projectId,
       orgId: place.orgId,
-      changes: auditableDeploymentChanges(null, toDeploymentRecord(row)),
+      changes: sql`json_set(${changes}, '$.status.to', (SELECT status FROM deployments WHERE id = ${row.id}))`,
     }),
   ]);
-  return toDeploymentRecord({ ...row, config: inserted[0]?.config ?? null });
+  const made_ = inserted[0];
+  const record = toDeploymentRecord({
+    ...row,
+    config: made_?.config ?? null,
+    status: made_?.status ?? row.status,
+    gate: made_?.gate ?? null,
+  });
+  await afterCreate(ctx, record, made_?.concurrency ?? null);
+  return record;
 }
 
 /**

@@ -155,7 +155,9 @@ export async function promoteDeployment(
       // The event carries the new record, with the configuration its own INSERT read (§24).
       also: (record) => {
         event = newEvent(projectId, "promotion.created", { deployment: record, promoted_from: promotedFrom });
-        const withConfig = sql`json_set(${JSON.stringify(event.data)}, '$.deployment.config', json((SELECT ${deployments.config} FROM ${deployments} WHERE ${deployments.id} = ${record.id})))`;
+        const row = (column: string) =>
+          sql`(SELECT ${sql.raw(column)} FROM deployments WHERE id = ${record.id})`;
+        const withConfig = sql`json_set(${JSON.stringify(event.data)}, '$.deployment.config', json(${row("config")}), '$.deployment.status', ${row("status")}, '$.deployment.gate', json(${row("gate")}))`;
         return [eventInsert(ctx.db, event, "always", withConfig)];
       },
     },

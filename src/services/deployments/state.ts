@@ -4,6 +4,7 @@
  *
  *   queued → in_progress → succeeded | failed
  *   queued | in_progress → cancelled
+ *   waiting → queued | cancelled          (§26: held by its environment's protection)
  *
  * A stack inside a deployment (API_CONTRACT §17) can also fail before it starts:
  *
@@ -22,6 +23,8 @@ import { conflict } from "../../errors";
 export const FINAL_STATUSES = FINAL_DEPLOYMENT_STATUSES;
 
 const NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
+  // API_CONTRACT §26: only its gate's release (never the engine) moves it on; cancel stops it.
+  waiting: ["queued", "cancelled"],
   queued: ["in_progress", "cancelled"],
   in_progress: ["succeeded", "failed", "cancelled"],
   succeeded: [],
@@ -30,6 +33,8 @@ const NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
 };
 
 const STACK_NEXT: Record<DeploymentStatus, readonly DeploymentStatus[]> = {
+  // A stack is never `waiting`: a waiting deployment's stacks stay `queued`.
+  waiting: [],
   queued: ["in_progress", "failed", "cancelled"],
   in_progress: ["succeeded", "failed", "cancelled"],
   succeeded: [],

@@ -133,6 +133,19 @@ export function statusEntriesInsert(
     .returning({ seq: deploymentTimeline.seq });
 }
 
+/**
+ * A new deployment's first entry (§19): its own status as its INSERT, in the same batch, decided
+ * it (`queued`, or `waiting` in a protected environment, §26), numbered 1.
+ */
+export function creationEntryInsert(db: Db, deploymentId: string) {
+  // Columns in the table's order (src/db/timeline-table.ts).
+  return db
+    .insert(deploymentTimeline)
+    .select(
+      sql`SELECT id, 1, 'status', created_at, NULL, status, NULL, NULL, NULL FROM deployments WHERE id = ${deploymentId}`,
+    );
+}
+
 /** The entries an insert recorded, from the numbers it answered. */
 export function recordedEntries(
   entries: readonly StatusEntry[],

@@ -18,6 +18,7 @@ import {
   refuseOversizedDeployment,
   toDeploymentRecord,
 } from "./deployments";
+import { engineMayStart, whyNotStart } from "./gate";
 import { isFinal, planStackTransition, planTransition } from "./state";
 import { notifyFollowers, recordedEntries, statusEntriesInsert, statusEntriesOf } from "./timeline";
 
@@ -118,6 +119,8 @@ async function tryTransition(
   row: DeploymentRow,
   to: DeploymentStatus,
   reports: readonly StackReport[],
+  reason: string | null = null,
+  audited = true,
 ): Promise<TransitionResult | undefined> {
   const { db } = ctx;
   // One instant for the whole transition, so started_at/finished_at equal updated_at.
@@ -134,8 +137,14 @@ async function tryTransition(
     startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
     finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
     updatedAt: now,
+    // A deployment that leaves `waiting` (cancelled) is held by nothing any more (§26).
+    gate:
+      row.status === "waiting" && row.gate && plan.kind === "move"
+        ? { ...row.gate, blocked_by: [] }
+        : row.gate,
   };
   const deployment = toDeploymentRecord(next);
+  const starting = plan.kind === "move" && plan.status === "in_progress";
   const update = db
     .update(deployments)
     .set({
@@ -144,34 +153,49 @@ async function tryTransition(
       startedAt: next.startedAt,
       finishedAt: next.finishedAt,
       updatedAt: next.updatedAt,
+      gate: next.gate,
     })
     .where(
       and(
         eq(deployments.id, row.id),
         eq(deployments.status, row.status),
         eq(deployments.updatedAt, row.updatedAt),
+        // §26: a start the environment's lock or concurrency forbids matches nothing (then explained).
+        starting ? engineMayStart(row.environmentId, row.id) : undefined,
       ),
     );
   const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
   const event = type ? newEvent(row.projectId, type, { deployment }) : undefined;
   // The entry inserts exactly one row when the UPDATE changed one, so the event's
-  // `changes() = 1` after it still means "the transition happened".
-  const audit = auditEntry(ctx, {
-    target: { type: "deployment", id: row.id },
-    projectId: row.projectId,
-    changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
-  });
+  // `changes() = 1` after it still means "the transition happened". A consequence of another change
+  // (a supersede's cancels) has none: a request writes one entry, its own (the one that holds its
+  // Idempotency-Key), and a wait timer's release is no request at all.
+  const audit = audited
+    ? auditEntry(ctx, {
+        target: { type: "deployment", id: row.id },
+        projectId: row.projectId,
+        changes: auditableDeploymentChanges(toDeploymentRecord(row), deployment),
+      })
+    : undefined;
   // Its timeline entries last, written only if the update applied (`changes() = 1` after the
   // audit entry or the event, each of which inserts one row exactly when it did).
-  const entries = statusEntriesOf(row, next);
+  const entries = statusEntriesOf(row, next).map((e) =>
+    e.stackId === null && reason !== null ? { ...e, statusReason: reason } : e,
+  );
   const timeline = entries.length ? statusEntriesInsert(db, row.id, entries, now, "if-changed") : undefined;
   const results = await db.batch([
     update,
-    audit,
+    ...(audit ? [audit] : []),
     ...(event ? [eventInsert(db, event, "if-changed")] : []),
     ...(timeline ? [timeline] : []),
   ]);
-  if (results[0].meta.changes !== 1) return undefined;
+  if (results[0].meta.changes !== 1) {
+    if (starting) {
+      const why = await whyNotStart(ctx, row.environmentId, row.id);
+      if (why) throw conflict(`The deployment cannot start now. ${why}`);
+    }
+    return undefined;
+  }
   const numbered = timeline ? (results[results.length - 1] as { seq: number }[]) : [];
   const recorded = numbered.length ? recordedEntries(entries, numbered, now) : [];
   if (recorded.length || next.status !== row.status) {
@@ -194,12 +218,41 @@ function transitionLatest(
   row: DeploymentRow,
   to: DeploymentStatus,
   reports: readonly StackReport[],
-  opts: { guard: IfMatchGuard<DeploymentRow> | null; check?: (row: DeploymentRow) => void },
+  opts: {
+    guard: IfMatchGuard<DeploymentRow> | null;
+    check?: (row: DeploymentRow) => void;
+    reason?: string;
+    audited?: boolean;
+  },
 ): Promise<TransitionResult> {
-  return writeLatest(ctx.db, deployments, row, (current) => tryTransition(ctx, current, to, reports), {
-    ...opts,
-    what: "Deployment",
-  });
+  return writeLatest(
+    ctx.db,
+    deployments,
+    row,
+    (current) => tryTransition(ctx, current, to, reports, opts.reason ?? null, opts.audited ?? true),
+    { ...opts, what: "Deployment" },
+  );
+}
+
+/** A cancel `supersedeOlder` (./gate.ts) decided: skipped once the deployment left queued/waiting. */
+export async function cancelSuperseded(
+  ctx: ServiceContext,
+  row: DeploymentRow,
+  newerId: string,
+): Promise<void> {
+  const moved = new Error("moved on");
+  try {
+    await transitionLatest(ctx, row, "cancelled", [], {
+      guard: null,
+      reason: `Superseded by deployment ${newerId}.`,
+      audited: false,
+      check: (current) => {
+        if (current.status !== "queued" && current.status !== "waiting") throw moved;
+      },
+    });
+  } catch (err) {
+    if (err !== moved) throw err;
+  }
 }
 
 /**
@@ -237,7 +290,17 @@ export async function updateDeployment(
   const row = await ctx.db.select().from(deployments).where(eq(deployments.id, id)).get();
   if (!row) throw notFound("Deployment");
   const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);
-  const { deployment, event } = await transitionLatest(ctx, row, to, reports, { guard });
+  const { deployment, event } = await transitionLatest(ctx, row, to, reports, {
+    guard,
+    check: (current) => {
+      // §26: only its gate releases a waiting deployment; the engine never moves it.
+      if (current.status === "waiting") {
+        throw conflict(
+          "The deployment is `waiting` for its environment's protection: the engine cannot move it.",
+        );
+      }
+    },
+  });
   if (event) publishAfterCommit(ctx, event.id);
   return deployment;
 }

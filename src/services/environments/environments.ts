@@ -16,7 +16,6 @@ import type {
   EnvironmentCreateInput,
   EnvironmentRecord,
   EnvironmentUpdateInput,
-  NameInput,
 } from "../../schemas/topology";
 import { guardedPage, lookupThen, projectLookup, scopedLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
@@ -38,9 +37,6 @@ const nameTaken = (name: string) =>
   conflict(`An environment named "${name}" already exists in this project.`, [
     { path: "name", message: "Already taken (names are compared without regard to case)." },
   ]);
-
-/** Fields of the record that are not the environment's own (the audit log records changes of its own). */
-const COMPUTED = ["current_deployment_id", "config_pending"];
 
 /** The environments of a project, behind the project's lookup, in one round trip. */
 export function listProjectEnvironments(
@@ -174,7 +170,7 @@ export async function createEnvironment(
       auditEntry(ctx, {
         target: { type: "environment", id },
         projectId,
-        changes: diffRecords(null, record, COMPUTED),
+        changes: diffRecords(null, record),
       }),
       ...copy,
     ]);
@@ -189,7 +185,7 @@ export async function createEnvironment(
 export async function createEnvironmentInternal(
   ctx: ServiceContext,
   projectId: string,
-  input: NameInput,
+  input: EnvironmentUpdateInput,
 ): Promise<CreatedEnvironmentRecord> {
   const { db } = ctx;
   const project = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).get();
@@ -247,10 +243,7 @@ export async function updateEnvironment(
           auditEntry(ctx, {
             target: { type: "environment", id },
             projectId: before.projectId,
-            changes: diffRecords(toRecord(before), toRecord({ ...before, ...set }), [
-              ...COMPUTED,
-              "updated_at",
-            ]),
+            changes: diffRecords(toRecord(before), toRecord({ ...before, ...set })),
           }),
         ]);
         const updated = rows[0];
@@ -301,7 +294,7 @@ export async function deleteEnvironment(ctx: CallerContext, id: string): Promise
         auditEntry(ctx, {
           target: { type: "environment", id },
           projectId: before.projectId,
-          changes: diffRecords(toRecord(before), null, COMPUTED),
+          changes: diffRecords(toRecord(before), null),
         }),
         db
           .select({

@@ -28,6 +28,7 @@ describe("GET /v1/deployments/{id}", () => {
       updated_at: created.created_at,
       redeploy_of: null,
       promoted_from: null,
+      gate: null,
       // The engine's create (API_CONTRACT §24): no account made it; it pins its environment's versions.
       created_by: null,
       config: { environment_version: 0, components: [] },

@@ -65,6 +65,7 @@ describe("POST /v1/deployments/{id}/redeploy", () => {
       updated_at: res.body.created_at,
       redeploy_of: failed.id,
       promoted_from: null,
+      gate: null,
       created_by: owner.accountId,
       config: failed.config,
     });

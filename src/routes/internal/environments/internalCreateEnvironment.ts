@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { CreatedEnvironmentSchema, NameBody } from "../../../schemas/topology";
+import { CreatedEnvironmentSchema, EnvironmentNameBody } from "../../../schemas/topology";
 import { createEnvironmentInternal } from "../../../services/environments/environments";
 import { ProjectIdParams } from "../schema";
 
@@ -9,8 +9,10 @@ export const internalCreateEnvironmentRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/projects/{project_id}/environments",
   operationId: "internalCreateEnvironment",
-  description: "Names are unique per project regardless of case (`409`); an unknown project is `404`.",
-  request: { params: ProjectIdParams, body: jsonBody(NameBody) },
+  description:
+    "Names are 1–100 characters, unique per project regardless of case (`409`, API_CONTRACT §23); an unknown " +
+    "project is `404`.",
+  request: { params: ProjectIdParams, body: jsonBody(EnvironmentNameBody) },
   responses: { 201: jsonContent(CreatedEnvironmentSchema, "The new environment.") },
 });
 

@@ -1,0 +1,105 @@
+/**
+ * `EnvironmentGate`: one Durable Object per environment (by its id), holding the wait timers of
+ * its waiting deployments (API_CONTRACT §26), so that a deployment whose `wait_until` passes is
+ * released within seconds without any request, and nothing polls D1 while nothing changes.
+ *
+ * Why one per environment, and not the deployment's feed object (src/feed/) that already exists
+ * per deployment: the environment is what protection, locks and the concurrency policy are about,
+ * and its object runs its alarms one at a time, so the timers of an environment's deployments are
+ * settled in order (oldest first) and never concurrently with each other; a `supersede` that one
+ * release causes then meets the next release already decided. Releases that requests make (an
+ * approval, an unlock) do not pass through here: each is a compare-and-set in D1
+ * (src/services/deployments/gate.ts), so a timer firing at the same moment releases nothing twice.
+ *
+ * Storage: one row per pending timer (deployment, when, its organization database). The alarm is
+ * always the earliest of them. Alarms are delivered at least once: a crash between releasing and
+ * forgetting a timer releases again next time, which the release's compare-and-set makes harmless;
+ * an alarm whose handler throws is retried by the runtime. With no timer left the object deletes
+ * its storage.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { createServiceContext } from "../context";
+import { loggableError } from "../errors";
+import { type Migration, migrate } from "../lib/do-migrations";
+import { newId } from "../lib/ids";
+import { createLogger } from "../lib/log";
+import { settleGate } from "../services/deployments/gate";
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: [
+      "CREATE TABLE IF NOT EXISTS timers (deployment_id TEXT PRIMARY KEY, at INTEGER NOT NULL, database TEXT NOT NULL)",
+    ],
+  },
+];
+
+type Timer = { deployment_id: string; at: number; database: string };
+
+export class EnvironmentGate extends DurableObject<Env> {
+  private ready = false;
+
+  private setUp(): void {
+    if (this.ready) return;
+    migrate(this.ctx.storage, MIGRATIONS);
+    this.ready = true;
+  }
+
+  /** Settle `deploymentId` (of organization database `database`) at `atMs`. */
+  async schedule(deploymentId: string, atMs: number, database: string): Promise<void> {
+    this.setUp();
+    this.ctx.storage.sql.exec(
+      "INSERT INTO timers (deployment_id, at, database) VALUES (?, ?, ?) ON CONFLICT (deployment_id) DO UPDATE SET at = excluded.at, database = excluded.database",
+      deploymentId,
+      atMs,
+      database,
+    );
+    await this.arm();
+  }
+
+  /** The alarm at the earliest timer, or none (and no storage) when none is left. */
+  private async arm(): Promise<void> {
+    const next = this.ctx.storage.sql
+      .exec<{ at: number | null }>("SELECT min(at) AS at FROM timers")
+      .one().at;
+    if (next === null) {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.ready = false;
+      return;
+    }
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current !== next) await this.ctx.storage.setAlarm(next);
+  }
+
+  override async alarm(): Promise<void> {
+    this.setUp();
+    const now = Date.now();
+    const due = this.ctx.storage.sql
+      .exec<Timer>(
+        "SELECT deployment_id, at, database FROM timers WHERE at <= ? ORDER BY at, deployment_id",
+        now,
+      )
+      .toArray();
+    let failed: unknown;
+    for (const timer of due) {
+      const ctx = createServiceContext({ env: this.env, requestId: newId(), database: timer.database });
+      try {
+        await settleGate(ctx, timer.deployment_id);
+        this.ctx.storage.sql.exec(
+          "DELETE FROM timers WHERE deployment_id = ? AND at = ?",
+          timer.deployment_id,
+          timer.at,
+        );
+      } catch (err) {
+        // Kept: the runtime retries a failed alarm, and the timer with it.
+        failed = err;
+        createLogger({ deployment_id: timer.deployment_id }).error("gate timer failed", {
+          error: loggableError(err),
+        });
+      }
+    }
+    await this.arm();
+    if (failed) throw failed;
+  }
+}

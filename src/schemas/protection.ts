@@ -1,0 +1,102 @@
+/**
+ * Protected environments (API_CONTRACT §26): an environment's protection, the body that replaces
+ * it, the lock, and the reviews of waiting deployments.
+ */
+import { z } from "@hono/zod-openapi";
+import { CONCURRENCY_POLICIES, REVIEW_STATES, REVIEWER_ROLES } from "../db/schema";
+import {
+  echoedReadOnlyFields,
+  IdSchema,
+  InlineIdSchema,
+  nullAsAbsent,
+  TimestampSchema,
+  text,
+} from "../openapi/primitives";
+
+const settings = {
+  required_approvals: z
+    .number()
+    .int()
+    .min(0)
+    .max(6)
+    .openapi({ description: "Approvals a new deployment waits for (0: none)." }),
+  reviewer_role: z.enum(REVIEWER_ROLES).openapi({
+    description: "Who may review: project members with at least this role, and org owners and admins.",
+  }),
+  prevent_self_review: z
+    .boolean()
+    .openapi({ description: "The account that created a deployment may not review it." }),
+  wait_timer: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .openapi({ description: "Seconds a new deployment waits after its creation (0: none)." }),
+  concurrency: z.enum(CONCURRENCY_POLICIES).openapi({
+    description:
+      "`parallel`: deployments run side by side. `serial`: while one is `in_progress` the others are not handed " +
+      "to the engine. `supersede`: as `serial`, and a deployment entering `queued` cancels the older ones still " +
+      "`queued` or `waiting`.",
+  }),
+};
+
+export const ProtectionSchema = z
+  .object({
+    environment_id: IdSchema,
+    ...settings,
+    locked: z
+      .object({ reason: z.string(), account_id: InlineIdSchema, at: TimestampSchema })
+      .nullable()
+      .openapi({ description: "While locked, new deployments wait and none starts; null when not locked." }),
+    updated_at: TimestampSchema.nullable().openapi({ description: "Null while it has never changed." }),
+  })
+  .openapi("EnvironmentProtection");
+
+export type ProtectionRecord = z.infer<typeof ProtectionSchema>;
+
+export const ProtectionReplaceSchema = z
+  .strictObject({
+    ...echoedReadOnlyFields(ProtectionSchema, [
+      "required_approvals",
+      "reviewer_role",
+      "prevent_self_review",
+      "wait_timer",
+      "concurrency",
+    ]),
+    ...settings,
+  })
+  .openapi("EnvironmentProtectionReplace", {
+    description:
+      "The five settings, all required. The record's read-only fields may be sent back as read; they change " +
+      "nothing (the lock has its own operations), and `environment_id` must match.",
+  });
+
+export type ProtectionReplaceInput = z.infer<typeof ProtectionReplaceSchema>;
+
+export const LockSchema = z
+  .strictObject({
+    reason: text(1, 500).openapi({ description: "Why: shown to everyone the lock holds up." }),
+  })
+  .openapi("EnvironmentLock");
+
+export type LockInput = z.infer<typeof LockSchema>;
+
+export const ReviewSchema = z
+  .object({
+    account_id: InlineIdSchema,
+    state: z.enum(REVIEW_STATES),
+    comment: z.string().nullable(),
+    created_at: TimestampSchema,
+  })
+  .openapi("DeploymentReview");
+
+export type ReviewRecord = z.infer<typeof ReviewSchema>;
+
+export const ReviewCreateSchema = z
+  .strictObject({
+    state: z.enum(REVIEW_STATES).openapi({ description: "`rejected` cancels the deployment at once." }),
+    comment: nullAsAbsent(text(0, 1000)),
+  })
+  .openapi("DeploymentReviewCreate");
+
+export type ReviewInput = z.infer<typeof ReviewCreateSchema>;

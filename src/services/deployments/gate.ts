@@ -1,0 +1,234 @@
+/**
+ * The gate of a protected environment (API_CONTRACT §26): what makes a new deployment `waiting`
+ * instead of `queued`, what still holds it (`blocked_by`), and its release.
+ *
+ * - At creation the deployment's own INSERT decides (`createdStatus`, `createdGate`), from the
+ *   environment's protection as the insert finds it: a create in an unprotected environment
+ *   reads nothing more, and a protection changing at the same moment is wholly before or after.
+ * - Afterwards the facts that hold a deployment change one way only, but for the lock: approvals
+ *   only grow and time only passes. `settleGate` recomputes `blocked_by` from them and releases
+ *   the deployment when nothing holds it, with a compare-and-set on the row whose condition also
+ *   says "not locked", so a release racing a lock either lands before it (and the lock keeps the
+ *   queued deployment from the engine) or sees it; two releases at once release once.
+ * - A wait timer is held by the environment's gate object (src/gate/object.ts), whose alarm
+ *   settles the deployment when `wait_until` passes, without any request; the cron's sweep
+ *   settles any whose alarm was lost.
+ * - Lock and concurrency are applied where the engine takes work (`engineMayStart`,
+ *   `engineQueueCondition`); `supersede` cancels older deployments when a newer one is queued.
+ */
+import { and, eq, inArray, lt, or, type SQL, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
+import { scheduleGateTimer } from "../../gate/client";
+import { nowIso } from "../../lib/time";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
+
+/** SQL true when protection row `p` holds a new deployment. */
+const holds = sql.raw("(p.required_approvals > 0 OR p.wait_timer > 0 OR p.locked_at IS NOT NULL)");
+
+/** The status a deployment created now in `environmentId` starts in, for its INSERT. */
+export function createdStatus(environmentId: string): SQL {
+  return sql`CASE WHEN EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds}) THEN 'waiting' ELSE 'queued' END`;
+}
+
+/** Its gate (null when nothing holds it), for the same INSERT; `now` is its creation time. */
+export function createdGate(environmentId: string, now: string): SQL {
+  return sql`(SELECT json_object('required_approvals', p.required_approvals, 'approvals', 0, 'wait_until', CASE WHEN p.wait_timer > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || p.wait_timer || ' seconds') END, 'blocked_by', json((SELECT json_group_array(b.v) FROM (SELECT 'approval' AS v, 1 AS o WHERE p.required_approvals > 0 UNION ALL SELECT 'wait_timer', 2 WHERE p.wait_timer > 0 UNION ALL SELECT 'lock', 3 WHERE p.locked_at IS NOT NULL ORDER BY o) AS b))) FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds})`;
+}
+
+/** The environment's concurrency policy as a deployment's RETURNING reads it (null: `parallel`). */
+export const concurrencyOf = sql<
+  string | null
+>`(SELECT concurrency FROM environment_protections WHERE environment_id = ${deployments.environmentId})`;
+
+/** What holds a waiting deployment now, in the contract's order. */
+function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number) {
+  const out: DeploymentGate["blocked_by"] = [];
+  if (approvals < gate.required_approvals) out.push("approval");
+  if (gate.wait_until !== null && Date.parse(gate.wait_until) > now) out.push("wait_timer");
+  if (locked) out.push("lock");
+  return out;
+}
+
+const notLocked = (environmentId: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
+
+/** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
+function laterThan(previous: string): string {
+  const now = Date.now();
+  const prev = Date.parse(previous);
+  return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
+}
+
+/**
+ * Recomputes a waiting deployment's gate from the facts and releases it (`waiting → queued`,
+ * timeline entry, followers told, `supersede` applied) when nothing holds it any more. Harmless
+ * on a deployment that is not waiting, or released twice: answers its row as it leaves it, or
+ * undefined when it is gone.
+ */
+export async function settleGate(
+  ctx: ServiceContext,
+  deploymentId: string,
+): Promise<DeploymentRow | undefined> {
+  const { db } = ctx;
+  for (let attempt = 1; attempt <= 32; attempt++) {
+    const [rows, protection, approved] = await db.batch([
+      db.select().from(deployments).where(eq(deployments.id, deploymentId)),
+      db
+        .select({ lockedAt: environmentProtections.lockedAt })
+        .from(environmentProtections)
+        .where(
+          eq(
+            environmentProtections.environmentId,
+            sql`(SELECT environment_id FROM deployments WHERE id = ${deploymentId})`,
+          ),
+        ),
+      db
+        .select({ n: sql<number>`count(*)` })
+        .from(deploymentReviews)
+        .where(
+          and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "approved")),
+        ),
+    ]);
+    const row = rows[0];
+    if (!row || row.status !== "waiting" || !row.gate) return row;
+    const approvals = Number(approved[0]?.n ?? 0);
+    const blocked = blockedBy(row.gate, approvals, Boolean(protection[0]?.lockedAt), Date.now());
+    const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked };
+    if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(row.gate)) {
+      await keepTimer(ctx, row);
+      return row;
+    }
+    const release = blocked.length === 0;
+    const now = laterThan(row.updatedAt);
+    const update = db
+      .update(deployments)
+      .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
+      .where(
+        and(
+          eq(deployments.id, row.id),
+          eq(deployments.status, "waiting"),
+          eq(deployments.updatedAt, row.updatedAt),
+          release ? notLocked(row.environmentId) : undefined,
+        ),
+      );
+    const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
+    const results = release
+      ? await db.batch([update, statusEntriesInsert(db, row.id, entries, now, "if-changed")])
+      : [await update.run()];
+    if ((results[0] as D1Result).meta.changes !== 1) continue; // changed, or locked meanwhile: again
+    const next: DeploymentRow = { ...row, gate, updatedAt: now, status: release ? "queued" : row.status };
+    if (release) {
+      const numbered = results[1] as { seq: number }[];
+      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
+      await supersedeOlder(ctx, next);
+    } else {
+      await keepTimer(ctx, next);
+    }
+    return next;
+  }
+  return undefined;
+}
+
+/** A deployment still waiting for its timer has the environment's gate object hold it. */
+async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void> {
+  const until = row.gate?.wait_until;
+  if (row.status === "waiting" && until && row.gate?.blocked_by.includes("wait_timer")) {
+    await scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(until));
+  }
+}
+
+/** After a create: a waiting deployment's timer is set; a queued one supersedes older ones. */
+export async function afterCreate(ctx: ServiceContext, record: DeploymentRecord, concurrency: string | null) {
+  const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at };
+  if (
+    record.status === "waiting" &&
+    record.gate?.wait_until &&
+    record.gate.blocked_by.includes("wait_timer")
+  ) {
+    await scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(record.gate.wait_until));
+  }
+  if (record.status === "queued" && concurrency === "supersede") await supersedeOlder(ctx, row);
+}
+
+/**
+ * `supersede` (§26): when a deployment enters `queued`, every older deployment of its environment
+ * still `queued` or `waiting` is cancelled, its timeline entry's reason naming the newer one.
+ * Each cancel is the transitions' own compare-and-set, so one racing a release or an engine move
+ * ends in one state (a deployment the engine started first runs on).
+ */
+export async function supersedeOlder(
+  ctx: ServiceContext,
+  newer: { id: string; environmentId: string; createdAt: string },
+): Promise<void> {
+  const { db } = ctx;
+  const policy = await db
+    .select({ concurrency: environmentProtections.concurrency })
+    .from(environmentProtections)
+    .where(eq(environmentProtections.environmentId, newer.environmentId))
+    .get();
+  if (policy?.concurrency !== "supersede") return;
+  const older = await db
+    .select()
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.environmentId, newer.environmentId),
+        inArray(deployments.status, ["queued", "waiting"]),
+        or(
+          lt(deployments.createdAt, newer.createdAt),
+          and(eq(deployments.createdAt, newer.createdAt), lt(deployments.id, newer.id)),
+        ),
+      ),
+    )
+    .all();
+  // Imported here: transitions import this module's engine rules.
+  const { cancelSuperseded } = await import("./transitions");
+  for (const row of older) await cancelSuperseded(ctx, row, newer.id);
+}
+
+/**
+ * SQL for the engine's queued list (§26): a queued deployment whose environment is locked, or
+ * whose environment runs one deployment at a time (`serial`, `supersede`) with one `in_progress`,
+ * is left out. `deployment` is the listed row's table name or alias.
+ */
+export function engineQueueCondition(deployment: SQL): SQL {
+  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment}.environment_id AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${deployment}.environment_id AND running.status = 'in_progress'))))`;
+}
+
+/** SQL true when the engine may move `deploymentId` of `environmentId` to `in_progress` now. */
+export function engineMayStart(environmentId: string, deploymentId: string): SQL {
+  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${deploymentId}))))`;
+}
+
+/** Why the engine may not start a deployment of `environmentId` now, or null when it may. */
+export async function whyNotStart(ctx: ServiceContext, environmentId: string, deploymentId: string) {
+  const row = await ctx.db
+    .select({
+      locked: sql<number>`locked_at IS NOT NULL`,
+      concurrency: environmentProtections.concurrency,
+      running: sql<number>`EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${deploymentId})`,
+    })
+    .from(environmentProtections)
+    .where(eq(environmentProtections.environmentId, environmentId))
+    .get();
+  if (!row) return null;
+  if (row.locked) return "Its environment is locked: no deployment of it starts until it is unlocked.";
+  if (row.concurrency !== "parallel" && row.running) {
+    return `Its environment runs one deployment at a time (\`${row.concurrency}\`) and another is \`in_progress\`.`;
+  }
+  return null;
+}
+
+/** The waiting deployments of an environment, settled (an unlock, a timer's environment). */
+export async function settleEnvironment(ctx: ServiceContext, environmentId: string): Promise<void> {
+  const waiting = await ctx.db
+    .select({ id: deployments.id })
+    .from(deployments)
+    .where(and(eq(deployments.environmentId, environmentId), eq(deployments.status, "waiting")))
+    .orderBy(deployments.createdAt, deployments.id)
+    .all();
+  for (const { id } of waiting) await settleGate(ctx, id);
+}
