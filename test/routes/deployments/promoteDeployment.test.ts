@@ -25,6 +25,7 @@ import {
   projectRoleCallers,
   unique,
 } from "../../helpers/factories";
+import { openApiDocument } from "../../helpers/openapi";
 import { runCommonRouteTests } from "../../helpers/security";
 import { applied } from "../../helpers/variable-sets";
 import { componentPath, environmentPath } from "../../helpers/variables";
@@ -107,6 +108,7 @@ describe("POST /v1/deployments/{id}/promote", () => {
     const t2 = await createStack(target, { template_id: "worker" });
     const data = { patch: PATCH, source: { git: GIT, registry: { image: "registry.example/web:1" } } };
     const original = await succeeded(source, [s3.id, s1.id, s2.id], data);
+    expect(original.promoted_from).toBeNull(); // every record has it: an ID or null
     const before = await request<Deployment>("GET", `/v1/deployments/${original.id}`, { key: owner.key });
 
     const res = await promote(owner, original.id, { environment_id: target });
@@ -140,6 +142,7 @@ describe("POST /v1/deployments/{id}/promote", () => {
     const read = await request<Deployment>("GET", `/v1/deployments/${res.body.id}`, { key: owner.key });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(res.body);
+    expect(read.headers.get("etag")).toBe(res.headers.get("etag"));
     // The original is untouched.
     const after = await request<Deployment>("GET", `/v1/deployments/${original.id}`, { key: owner.key });
     expect(after.body).toEqual(before.body);
@@ -155,6 +158,52 @@ describe("POST /v1/deployments/{id}/promote", () => {
     expect(res.status, res.raw).toBe(201);
     expect(res.body.data.patch).toEqual(PATCH);
     expect(res.body.data).not.toHaveProperty("source");
+  });
+
+  it("promoting a redeploy, then that promotion: promoted_from is the direct original, redeploy_of null", async () => {
+    const { owner, project, original, source, target, web, db } = await world();
+    // A redeploy of the original, run to success in the source.
+    const redeployed = await request<Deployment>("POST", `/v1/deployments/${original.id}/redeploy`, {
+      key: owner.key,
+    });
+    expect(redeployed.status, redeployed.raw).toBe(201);
+    await reportOk(redeployed.body.id, { status: "in_progress" });
+    const again = await reportOk(redeployed.body.id, { status: "succeeded" });
+    expect(again.redeploy_of).toBe(original.id);
+    const first = await promote(owner, again.id, { environment_id: target });
+    expect(first.status, first.raw).toBe(201);
+    expect(first.body).toMatchObject({ promoted_from: again.id, redeploy_of: null });
+    // The promotion succeeds in the target, and goes on to a third environment.
+    await reportOk(first.body.id, { status: "in_progress" });
+    const promoted = await reportOk(first.body.id, { status: "succeeded" });
+    const third = (await createEnvironment(project.id, unique("production"))).id;
+    const thirdStacks = [
+      await createStack(third, { template_id: "db" }),
+      await createStack(third, { template_id: "web" }),
+    ];
+    const second = await promote(owner, promoted.id, { environment_id: third });
+    expect(second.status, second.raw).toBe(201);
+    expect(second.body).toMatchObject({
+      environment_id: third,
+      stack_ids: [thirdStacks[1]?.id, thirdStacks[0]?.id],
+      promoted_from: promoted.id,
+      redeploy_of: null,
+      data: { patch: original.data.patch },
+    });
+    // Back to the source is a promotion like any other.
+    const back = await promote(owner, promoted.id, { environment_id: source });
+    expect(back.status, back.raw).toBe(201);
+    expect(back.body.stack_ids).toEqual([web.id, db.id]);
+    const log = await request<{ data: EventRecord[] }>(
+      "GET",
+      `/v1/projects/${project.id}/events?type=promotion.created&sort_by=created_at`,
+      { key: owner.key },
+    );
+    expect(log.body.data.map((e) => (e.data as { promoted_from: unknown }).promoted_from)).toEqual([
+      { deployment_id: again.id, environment_id: source },
+      { deployment_id: promoted.id, environment_id: target },
+      { deployment_id: promoted.id, environment_id: target },
+    ]);
   });
 
   it("the engine finds the promotion in GET /internal/v1/deployments?status=queued", async () => {
@@ -297,6 +346,22 @@ describe("POST /v1/deployments/{id}/promote", () => {
       expect(await deploymentsIn(target)).toEqual([]);
     });
 
+    it("well-formed UUID and 32-hex IDs that name nothing: 400 environment_id, 404 for the deployment (§2)", async () => {
+      const { owner, original, target } = await world();
+      const uuid = crypto.randomUUID();
+      const hex = uuid.replaceAll("-", "");
+      for (const environmentId of [uuid, hex]) {
+        expectError(
+          await promote(owner, original.id, { environment_id: environmentId }),
+          400,
+          "bad_input",
+          "environment_id",
+        );
+      }
+      for (const id of [uuid, hex])
+        expectError(await promote(owner, id, { environment_id: target }), 404, "not_found");
+    });
+
     it("a malformed deployment id is 400, an unknown one 404", async () => {
       const { owner, target } = await world();
       expectError(await promote(owner, "not-an-id", { environment_id: target }), 400, "bad_input");
@@ -429,6 +494,11 @@ describe("POST /v1/deployments/{id}/promote", () => {
     expect(byContributor.status, byContributor.raw).toBe(201);
     expect(byContributor.body.created_by).toBe(contributor.accountId);
     expect(await deploymentsIn(target)).toEqual([byWriter.body.id, byContributor.body.id].sort());
+    const operation = (await openApiDocument()).paths["/v1/deployments/{id}/promote"]?.post as
+      | Record<string, unknown>
+      | undefined;
+    expect(operation?.operationId).toBe("promoteDeployment");
+    expect(operation?.["x-required-scope"]).toBe("deployments:write");
   });
 
   it("emits promotion.created: in the event log with the new record and where it came from", async () => {
@@ -612,9 +682,12 @@ describe("POST /v1/deployments/{id}/promote with dry_run", () => {
     await applied(owner, componentPath(tOnly.id), { variables: { Y: str() } });
 
     const original = await succeeded(source, [s2.id, s1.id]);
-    // Changes of the source after the original was made: not in its pinned configuration.
+    // Changes of the source after the original was made (a component added included): not in its
+    // pinned configuration.
     await applied(owner, environmentPath(source), { variables: { A: null, E: str() } });
     await applied(owner, componentPath(web.id), { variables: { W2: null } });
+    const late = await createComponent(source, "late");
+    await applied(owner, componentPath(late.id), { variables: { L: str() } });
     return {
       owner,
       project,
@@ -653,10 +726,11 @@ describe("POST /v1/deployments/{id}/promote with dry_run", () => {
     const res = await promote(owner, original.id, { environment_id: target, dry_run: true });
     expect(res.status, res.raw).toBe(200);
     expect(res.body.stacks).toEqual(stacks);
-    // The source now: environment B C E; web W1; worker K1; onlysrc Z.
+    // The source now: environment B C E; web W1; worker K1; onlysrc Z; late L.
     expect(normalized(res.body.variables)).toEqual(
       normalized([
         { scope: { type: "environment" }, missing: ["E"], extra: ["D"] },
+        { scope: { type: "component", name: "late" }, missing: ["L"], extra: [] },
         { scope: { type: "component", name: "onlysrc" }, missing: ["Z"], extra: [] },
         { scope: { type: "component", name: "onlytgt" }, missing: [], extra: ["Y"] },
       ]),
