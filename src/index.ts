@@ -1,7 +1,7 @@
 /**
  * Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), the sweeps of stale events and
  * stuck deliveries on a cron, and the Durable Object classes (the rate limiter, the delivery
- * lanes). Every entry point builds the same service context (src/context.ts) and calls the same
+ * lanes, the deployment feeds, the environment gates). Every entry point builds the same service context (src/context.ts) and calls the same
  * services.
  */
 import { createApp } from "./app";
@@ -12,6 +12,7 @@ import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { settleOverdueTimers } from "./services/deployments/gate";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
 import { sweepStaleEvents } from "./services/events/fanout";
@@ -43,6 +44,9 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
     return;
   }
   await sweepStaleEvents(ctx);
+  const overdue = await settleOverdueTimers(ctx);
+  if (overdue > 0)
+    ctx.log.warn("overdue wait timers settled by the cron", { database: ctx.database, overdue });
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });

@@ -19,7 +19,7 @@ const settings = {
     .int()
     .min(0)
     .max(6)
-    .openapi({ description: "Approvals a new deployment waits for (0: none)." }),
+    .openapi({ description: "Approvals a new deployment waits for (0: none).", format: "int32" }),
   reviewer_role: z.enum(REVIEWER_ROLES).openapi({
     description: "Who may review: project members with at least this role, and org owners and admins.",
   }),
@@ -31,7 +31,7 @@ const settings = {
     .int()
     .min(0)
     .max(86_400)
-    .openapi({ description: "Seconds a new deployment waits after its creation (0: none)." }),
+    .openapi({ description: "Seconds a new deployment waits after its creation (0: none).", format: "int32" }),
   concurrency: z.enum(CONCURRENCY_POLICIES).openapi({
     description:
       "`parallel`: deployments run side by side. `serial`: while one is `in_progress` the others are not handed " +

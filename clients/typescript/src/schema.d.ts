@@ -340,6 +340,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deployments/{id}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a deployment's reviews
+         * @description Keyset-paginated by `created_at`. Project role `viewer` or above.
+         */
+        get: operations["listDeploymentReviews"];
+        put?: never;
+        /**
+         * Approve or reject a waiting deployment
+         * @description Reviewers: the project's members whose role is at least the environment's `reviewer_role`, and org owners and admins (another account `403`); the account that created the deployment is `403` under `prevent_self_review`. The deployment must be `waiting` with `approval` in `gate.blocked_by` (else `409`); one review per account (`409`). The approval that completes the count releases it (`queued`) when nothing else holds it; a rejection cancels it and every stack. Answers the deployment.
+         */
+        post: operations["reviewDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deployments/{id}/timeline": {
         parameters: {
             query?: never;
@@ -465,6 +489,54 @@ export interface paths {
          */
         get: operations["getEnvironmentDeployment"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock an environment
+         * @description While locked, new deployments wait (`blocked_by` `lock`), queued ones leave the engine's queued list and none moves to `in_progress`; deployments already `in_progress` finish. `409` when already locked. Project role `owner`.
+         */
+        post: operations["lockEnvironment"];
+        /**
+         * Unlock an environment
+         * @description `204`, locked or not. Every waiting deployment that nothing else holds is released (`queued`) in this request. Project role `owner`.
+         */
+        delete: operations["unlockEnvironment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/protection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an environment's protection
+         * @description Approvals, reviewers, a wait timer, the concurrency policy and the lock; the defaults (nothing required, `parallel`, not locked, `updated_at` null) until it is first changed. Project role `viewer` or above.
+         */
+        get: operations["getEnvironmentProtection"];
+        /**
+         * Replace an environment's protection
+         * @description The five settings, all required. They apply to deployments created from now on: a deployment already `waiting` keeps its `required_approvals` and `wait_until`. The lock is unchanged (it has its own operations). Project role `owner`.
+         */
+        put: operations["replaceEnvironmentProtection"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1594,6 +1666,7 @@ export interface components {
              */
             redeploy_of: string | null;
             config: components["schemas"]["DeploymentConfigPins"];
+            gate: components["schemas"]["DeploymentGate"];
             /**
              * @description The deployment of another environment it promotes (API_CONTRACT §25), or null.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -1606,10 +1679,10 @@ export interface components {
             created_by: string | null;
         };
         /**
-         * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`. The last three are final.
+         * @description `queued → in_progress → succeeded | failed`; `queued | in_progress → cancelled`; `waiting → queued | cancelled` (held by its environment's protection, never handed to the engine). The last three are final.
          * @enum {string}
          */
-        DeploymentStatus: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled";
+        DeploymentStatus: "waiting" | "queued" | "in_progress" | "succeeded" | "failed" | "cancelled";
         /** @description Optional keys are omitted when absent. */
         DeploymentData: {
             patch: components["schemas"]["DeploymentPatchOperation"][];
@@ -1684,6 +1757,20 @@ export interface components {
                 component_id: string;
                 version: number;
             }[];
+        } | null;
+        /** @description What held it as `waiting` (API_CONTRACT §26), or null for a deployment that never waited. */
+        DeploymentGate: {
+            required_approvals: number;
+            /** @description Distinct accounts that approved it. */
+            approvals: number;
+            /**
+             * Format: date-time
+             * @description Its creation plus the wait timer, or null.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            wait_until: string | null;
+            /** @description What still holds it; empty once released. */
+            blocked_by: ("approval" | "wait_timer" | "lock")[];
         } | null;
         /** @description Exactly the variables (names and types, sorted by name) each scope held right after the version the deployment pins: what it deploys. */
         DeploymentConfig: {
@@ -1783,6 +1870,32 @@ export interface components {
              */
             config?: "pinned" | "current" | null;
         };
+        DeploymentReviewList: {
+            data: components["schemas"]["DeploymentReview"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        DeploymentReview: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            account_id: string;
+            /** @enum {string} */
+            state: "approved" | "rejected";
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        DeploymentReviewCreate: {
+            /**
+             * @description `rejected` cancels the deployment at once.
+             * @enum {string}
+             */
+            state: "approved" | "rejected";
+            comment?: string | null;
+        };
         DeploymentTimelinePage: {
             data: components["schemas"]["DeploymentTimelineEntry"][];
             has_more: boolean;
@@ -1805,7 +1918,7 @@ export interface components {
              * @description The status entered.
              * @enum {string|null}
              */
-            status: "queued" | "in_progress" | "succeeded" | "failed" | "cancelled" | null;
+            status: "waiting" | "queued" | "in_progress" | "succeeded" | "failed" | "cancelled" | null;
             /** @description The stack's reason, if any. */
             status_reason: string | null;
             /**
@@ -1865,6 +1978,84 @@ export interface components {
                 })[];
                 source?: components["schemas"]["DeploymentSource"] & (Record<string, never> | null);
             };
+        };
+        EnvironmentProtection: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id: components["schemas"]["Id"];
+            /**
+             * Format: int32
+             * @description Approvals a new deployment waits for (0: none).
+             */
+            required_approvals: number;
+            /**
+             * @description Who may review: project members with at least this role, and org owners and admins.
+             * @enum {string}
+             */
+            reviewer_role: "owner" | "contributor";
+            /** @description The account that created a deployment may not review it. */
+            prevent_self_review: boolean;
+            /**
+             * Format: int32
+             * @description Seconds a new deployment waits after its creation (0: none).
+             */
+            wait_timer: number;
+            /**
+             * @description `parallel`: deployments run side by side. `serial`: while one is `in_progress` the others are not handed to the engine. `supersede`: as `serial`, and a deployment entering `queued` cancels the older ones still `queued` or `waiting`.
+             * @enum {string}
+             */
+            concurrency: "parallel" | "serial" | "supersede";
+            /** @description While locked, new deployments wait and none starts; null when not locked. */
+            locked: {
+                reason: string;
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                account_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:04:05.123Z
+                 */
+                at: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @description Null while it has never changed.
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string | null;
+        };
+        EnvironmentLock: {
+            /** @description Why: shown to everyone the lock holds up. */
+            reason: string;
+        };
+        /** @description The five settings, all required. The record's read-only fields may be sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match. */
+        EnvironmentProtectionReplace: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            environment_id?: components["schemas"]["Id"];
+            /** @description Read-only: may be sent back as read; ignored. */
+            locked?: unknown;
+            /** @description Read-only: may be sent back as read; ignored. */
+            updated_at?: unknown;
+            /**
+             * Format: int32
+             * @description Approvals a new deployment waits for (0: none).
+             */
+            required_approvals: number;
+            /**
+             * @description Who may review: project members with at least this role, and org owners and admins.
+             * @enum {string}
+             */
+            reviewer_role: "owner" | "contributor";
+            /** @description The account that created a deployment may not review it. */
+            prevent_self_review: boolean;
+            /**
+             * Format: int32
+             * @description Seconds a new deployment waits after its creation (0: none).
+             */
+            wait_timer: number;
+            /**
+             * @description `parallel`: deployments run side by side. `serial`: while one is `in_progress` the others are not handed to the engine. `supersede`: as `serial`, and a deployment entering `queued` cancels the older ones still `queued` or `waiting`.
+             * @enum {string}
+             */
+            concurrency: "parallel" | "serial" | "supersede";
         };
         StackResourceList: {
             data: components["schemas"]["StackResource"][];
@@ -2985,7 +3176,7 @@ export interface components {
         ComponentId: components["schemas"]["Id"];
         /** @description A version of the scope: 1, 2, 3… */
         Version: number;
-        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+        /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `waiting`, `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
         StatusQuery: string[];
         EnvironmentId: components["schemas"]["Id"];
         EventId: components["schemas"]["Id"];
@@ -3571,7 +3762,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `waiting`, `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -3847,6 +4038,111 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["DeploymentCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listDeploymentReviews: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reviews. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentReviewList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    reviewDeployment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentReviewCreate"];
+            };
+        };
+        responses: {
+            /** @description The deployment, as the review leaves it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -4141,7 +4437,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `waiting`, `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
@@ -4221,6 +4517,203 @@ export interface operations {
         responses: {
             200: components["responses"]["Deployment"];
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    lockEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnvironmentLock"];
+            };
+        };
+        responses: {
+            /** @description The protection, locked. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentProtection"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    unlockEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlocked. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEnvironmentProtection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The protection. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentProtection"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    replaceEnvironmentProtection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                environment_id: components["parameters"]["EnvironmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnvironmentProtectionReplace"];
+            };
+        };
+        responses: {
+            /** @description The protection. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentProtection"];
+                };
+            };
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -6097,7 +6590,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
+                /** @description Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses. Values: `waiting`, `queued`, `in_progress`, `succeeded`, `failed`, `cancelled`. */
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {

@@ -1,6 +1,5 @@
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
 
-import type { z } from "@hono/zod-openapi";
 import { and, asc, eq, fillPlaceholders, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
@@ -23,7 +22,6 @@ import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type {
   DeploymentCreateInput,
-  DeploymentDataSchema,
   DeploymentRecord,
   PublicDeploymentCreateInput,
 } from "../../schemas/deployment";

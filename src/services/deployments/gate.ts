@@ -20,7 +20,6 @@ import { and, eq, inArray, lt, or, type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
 import { scheduleGateTimer } from "../../gate/client";
-import { nowIso } from "../../lib/time";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
@@ -93,7 +92,7 @@ export async function settleGate(
         ),
     ]);
     const row = rows[0];
-    if (!row || row.status !== "waiting" || !row.gate) return row;
+    if (row?.status !== "waiting" || !row.gate) return row;
     const approvals = Number(approved[0]?.n ?? 0);
     const blocked = blockedBy(row.gate, approvals, Boolean(protection[0]?.lockedAt), Date.now());
     const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked };
@@ -185,8 +184,8 @@ export async function supersedeOlder(
     )
     .all();
   // Imported here: transitions import this module's engine rules.
-  const { cancelSuperseded } = await import("./transitions");
-  for (const row of older) await cancelSuperseded(ctx, row, newer.id);
+  const { cancelAsConsequence } = await import("./transitions");
+  for (const row of older) await cancelAsConsequence(ctx, row, `Superseded by deployment ${newer.id}.`);
 }
 
 /**
@@ -231,4 +230,31 @@ export async function settleEnvironment(ctx: ServiceContext, environmentId: stri
     .orderBy(deployments.createdAt, deployments.id)
     .all();
   for (const { id } of waiting) await settleGate(ctx, id);
+}
+
+/** At most this many waiting deployments are settled per database and cron run. */
+export const OVERDUE_SWEEP_LIMIT = 100;
+
+/**
+ * The cron's backstop for wait timers (the gate object's alarm is the way; this catches one whose
+ * scheduling was lost, say the isolate died between a create's commit and its call to the object):
+ * waiting deployments whose `wait_until` passed over a minute ago while still held by the timer,
+ * settled. One indexed read (`status = 'waiting'`) per run, which finds nothing while nothing waits.
+ */
+export async function settleOverdueTimers(ctx: ServiceContext): Promise<number> {
+  const cutoff = new Date(Date.now() - 60_000).toISOString();
+  const overdue = await ctx.db
+    .select({ id: deployments.id })
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.status, "waiting"),
+        sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`,
+        sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = 'wait_timer')`,
+      ),
+    )
+    .limit(OVERDUE_SWEEP_LIMIT)
+    .all();
+  for (const { id } of overdue) await settleGate(ctx, id);
+  return overdue.length;
 }

@@ -234,17 +234,27 @@ function transitionLatest(
   );
 }
 
-/** A cancel `supersedeOlder` (./gate.ts) decided: skipped once the deployment left queued/waiting. */
-export async function cancelSuperseded(
+/**
+ * A cancel that another change decided (a `supersede`, a rejection: ./gate.ts, ./reviews.ts),
+ * with `reason` on its timeline entry and no audit entry of its own (the request that caused it
+ * records itself). Skipped once the deployment is no longer `queued` or `waiting`: one the engine
+ * started first runs on.
+ */
+export async function cancelAsConsequence(
   ctx: ServiceContext,
-  row: DeploymentRow,
-  newerId: string,
+  deployment: DeploymentRow | string,
+  reason: string,
 ): Promise<void> {
+  const row =
+    typeof deployment === "string"
+      ? await ctx.db.select().from(deployments).where(eq(deployments.id, deployment)).get()
+      : deployment;
+  if (!row) return;
   const moved = new Error("moved on");
   try {
     await transitionLatest(ctx, row, "cancelled", [], {
       guard: null,
-      reason: `Superseded by deployment ${newerId}.`,
+      reason,
       audited: false,
       check: (current) => {
         if (current.status !== "queued" && current.status !== "waiting") throw moved;

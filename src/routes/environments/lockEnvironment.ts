@@ -1,0 +1,29 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
+import { LockSchema, ProtectionSchema } from "../../schemas/protection";
+import { lockEnvironment } from "../../services/environments/protection";
+import { EnvironmentParams } from "./schema";
+
+export const lockEnvironmentRoute = defineRoute({
+  method: "post",
+  path: "/v1/environments/{environment_id}/lock",
+  operationId: "lockEnvironment",
+  lostAnswer: { rebuild: "record", from: "/v1/environments/{target}/protection" },
+  tags: ["Environments"],
+  summary: "Lock an environment",
+  description:
+    "While locked, new deployments wait (`blocked_by` `lock`), queued ones leave the engine's queued list and none " +
+    "moves to `in_progress`; deployments already `in_progress` finish. `409` when already locked. Project role " +
+    "`owner`.",
+  request: { params: EnvironmentParams, body: jsonBody(LockSchema) },
+  responses: { 200: jsonContent(ProtectionSchema, "The protection, locked.") },
+});
+
+export function registerLockEnvironment(app: OpenAPIHono<AppEnv>) {
+  app.openapi(lockEnvironmentRoute, async (c) => {
+    const { environment_id } = c.req.valid("param");
+    return c.json(await lockEnvironment(callerContext(c), environment_id, c.req.valid("json")), 200);
+  });
+}

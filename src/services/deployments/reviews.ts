@@ -1,0 +1,137 @@
+/**
+ * Reviews of waiting deployments (API_CONTRACT §26, `reviewDeployment`, `listDeploymentReviews`).
+ *
+ * Reviewers are the project's members whose role is at least the protection's `reviewer_role`,
+ * and org owners and admins (who act as project owners). One review per account: the table's key
+ * refuses a second, so two reviews by one account at once record one. An approval that completes
+ * the count releases the deployment in the same request (`settleGate`, a compare-and-set: two
+ * approvals completing it together release it once); a rejection cancels it at once.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { CallerContext } from "../../context";
+import { bindCompiled, bindQuery, compiled, tableReader } from "../../db/compiled";
+import { compiledKeyset, type Page, type PageRequest, pageValues } from "../../db/pagination";
+import { deploymentReviews, deployments, environmentProtections, type ProjectRole } from "../../db/schema";
+import { conflict, forbidden, isUniqueViolation } from "../../errors";
+import { nowIso } from "../../lib/time";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { ReviewInput, ReviewRecord } from "../../schemas/protection";
+import { guardedPage, lookupThen, scopedLookup } from "../access";
+import { auditEntry } from "../audit/entry";
+import { settleGate } from "./gate";
+import { toDeploymentRecord } from "./record";
+import { cancelAsConsequence } from "./transitions";
+
+const RANK: Record<ProjectRole, number> = { viewer: 1, contributor: 2, owner: 3 };
+
+const readProtection = tableReader(environmentProtections);
+
+/** `reviewDeployment`: `200` the deployment as the review leaves it. */
+export async function reviewDeployment(
+  ctx: CallerContext,
+  id: string,
+  input: ReviewInput,
+): Promise<DeploymentRecord> {
+  const { db, identity } = ctx;
+  const {
+    found: { row, role },
+    results: [protections],
+  } = await lookupThen(
+    db,
+    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    bindQuery(
+      db,
+      db
+        .select()
+        .from(environmentProtections)
+        .where(
+          eq(
+            environmentProtections.environmentId,
+            sql`(SELECT environment_id FROM deployments WHERE id = ${id})`,
+          ),
+        ),
+    ),
+  );
+  const protection = protections[0] ? readProtection(protections[0]) : undefined;
+  const reviewerRole = protection?.reviewerRole ?? "owner";
+  if (RANK[role] < RANK[reviewerRole]) {
+    throw forbidden(
+      `Reviewing a deployment of this environment needs the project role \`${reviewerRole}\` or above; you are \`${role}\`.`,
+    );
+  }
+  if ((protection?.preventSelfReview ?? true) && row.createdBy === identity.accountId) {
+    throw forbidden("The account that created the deployment may not review it (`prevent_self_review`).");
+  }
+  if (row.status !== "waiting" || !row.gate?.blocked_by.includes("approval")) throw notAwaitingApproval();
+  const now = nowIso();
+  let inserted: { accountId: string }[];
+  try {
+    [inserted] = await db.batch([
+      // Written only while the deployment still waits for approvals (a cancel may have come first).
+      db
+        .insert(deploymentReviews)
+        .select(
+          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval'))`,
+        )
+        .returning({ accountId: deploymentReviews.accountId }),
+      auditEntry(ctx, {
+        target: { type: "deployment", id },
+        projectId: row.projectId,
+        changes: { review: { from: null, to: { state: input.state, comment: input.comment ?? null } } },
+      }),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("You have already reviewed this deployment.");
+    throw err;
+  }
+  if (!inserted[0]) throw notAwaitingApproval();
+  if (input.state === "approved") {
+    const settled = await settleGate(ctx, id);
+    if (settled) return toDeploymentRecord(settled);
+  } else {
+    await cancelAsConsequence(ctx, id, `Rejected by account ${identity.accountId}.`);
+  }
+  const current = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+  return toDeploymentRecord(current ?? row);
+}
+
+const notAwaitingApproval = () =>
+  conflict("The deployment is not `waiting` for approvals: there is nothing to review.", [
+    { path: "state", message: "Only a waiting deployment held by `approval` can be reviewed." },
+  ]);
+
+const readReview = tableReader(deploymentReviews);
+
+/** `listDeploymentReviews`: behind the deployment's lookup, in one round trip (§4 order by created_at). */
+export function listDeploymentReviews(
+  ctx: CallerContext,
+  id: string,
+  page: PageRequest,
+): Promise<Page<ReviewRecord>> {
+  const { db, identity } = ctx;
+  const keys = compiledKeyset(
+    { createdAt: deploymentReviews.createdAt, id: deploymentReviews.accountId },
+    page,
+  );
+  const query = compiled(`deployment-reviews:${keys.variant}`, (b) =>
+    b
+      .select()
+      .from(deploymentReviews)
+      .where(and(eq(deploymentReviews.deploymentId, sql.placeholder("deploymentId")), keys.where))
+      .orderBy(...keys.orderBy)
+      .limit(keys.limit),
+  );
+  return guardedPage(
+    db,
+    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    page,
+    {
+      statement: bindCompiled(db, query, { deploymentId: id, ...pageValues(page) }),
+      read: (values) => {
+        const r = readReview(values);
+        return { ...r, id: r.accountId };
+      },
+    },
+    (r) => ({ account_id: r.accountId, state: r.state, comment: r.comment, created_at: r.createdAt }),
+  );
+}
