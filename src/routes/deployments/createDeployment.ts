@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { PublicDeploymentCreateBody } from "../../schemas/deployment";
-import { createEnvironmentDeployment } from "../../services/deployments/deployments";
+import { createDeployment } from "../../services/deployments/deployments";
 import { DeploymentSchema, EnvironmentParams } from "./schema";
 
 export const createDeploymentRoute = defineRoute({
@@ -27,11 +27,7 @@ export const createDeploymentRoute = defineRoute({
 export function registerCreateDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(createDeploymentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
-    const deployment = await createEnvironmentDeployment(
-      callerContext(c),
-      environment_id,
-      c.req.valid("json"),
-    );
+    const deployment = await createDeployment(callerContext(c), environment_id, c.req.valid("json"));
     c.header("Location", `/v1/deployments/${deployment.id}`);
     return c.json(deployment, 201);
   });

@@ -22,7 +22,7 @@ import type {
   InternalDeploymentConfig,
 } from "../../schemas/config";
 import { lookupThen, scopedLookup } from "../access";
-import { byName, type ScopePin, scopesAtSelect } from "../variables/history";
+import { byName, scopesAtSelect } from "../variables/history";
 import { ENVIRONMENT_SCOPE } from "../variables/scope";
 import { openValue } from "../variables/values";
 
@@ -71,73 +71,77 @@ type PinnedVariable = {
   at: number;
 };
 
-/** The variables each scope of the environment held right after the versions `pins` name, by scope. */
-async function scopesAt(
-  ctx: ServiceContext,
-  environmentId: string,
-  pins: readonly ScopePin[],
-  statement?: D1PreparedStatement,
-): Promise<{ byScope: Map<string, PinnedVariable[]>; extra: unknown[][] }> {
-  const { db } = ctx;
-  const query = bindQuery(db, scopesAtSelect(db, sql`${environmentId}`, pins));
-  const [state, extra] = statement
-    ? await db.$client.batch<Record<string, unknown>>([query, statement])
-    : [await query.all<Record<string, unknown>>()];
-  const byScope = new Map<string, PinnedVariable[]>();
-  for (const row of state?.results ?? []) {
-    if (row.type === null || row.value === null) continue; // deleted by then
-    const scope = row.scope as string;
-    const list = byScope.get(scope) ?? [];
+/** The highest version a scope can have: a scope pinned at it is the scope as it is now. */
+const NOW = Number.MAX_SAFE_INTEGER;
+
+/** The (scope, version) rows a deployment's `config` pins, read by the database from the row. */
+export const pinsOfDeployment = (deploymentId: string): SQL =>
+  sql`SELECT ${ENVIRONMENT_SCOPE} AS scope, json_extract(d.config, '$.environment_version') AS version FROM deployments AS d WHERE d.id = ${deploymentId} AND d.config IS NOT NULL UNION ALL SELECT json_extract(c.value, '$.component_id'), json_extract(c.value, '$.version') FROM deployments AS d, json_each(d.config, '$.components') AS c WHERE d.id = ${deploymentId}`;
+
+/** Every scope of an environment as it is now: its own, and each of its components'. */
+const pinsNow = (environmentId: SQL): SQL =>
+  sql`SELECT ${ENVIRONMENT_SCOPE} AS scope, ${NOW} AS version UNION ALL SELECT id, ${NOW} FROM components WHERE environment_id = ${environmentId}`;
+
+/** The environment of a deployment, for a statement that shares a batch with its lookup. */
+const environmentOfDeployment = (deploymentId: string): SQL =>
+  sql`(SELECT environment_id FROM deployments WHERE id = ${deploymentId})`;
+
+/** A statement of the scopes at `pins`' versions, for the batch. */
+const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL) =>
+  bindQuery(ctx.db, scopesAtSelect(ctx.db, environment, pins));
+
+/** The rows of `stateStatement`, by scope; a name deleted by then is not held. */
+function byScope(rows: readonly unknown[][]): Map<string, PinnedVariable[]> {
+  const out = new Map<string, PinnedVariable[]>();
+  for (const [name, type, value, keyVersion, sealedFor, at, scope] of rows) {
+    if (type === null || value === null) continue;
+    const list = out.get(scope as string) ?? [];
     list.push({
-      name: row.name as string,
-      type: row.type as VariableType,
-      value: row.value as string,
-      keyVersion: (row.key_version as number | null) ?? null,
-      sealedFor: (row.sealed_for as string | null) ?? null,
-      at: row.at_version as number,
+      name: name as string,
+      type: type as VariableType,
+      value: value as string,
+      keyVersion: (keyVersion as number | null) ?? null,
+      sealedFor: (sealedFor as string | null) ?? null,
+      at: at as number,
     });
-    byScope.set(scope, list);
+    out.set(scope as string, list);
   }
-  const rows = (extra?.results ?? []).map((r) => Object.values(r));
-  return { byScope, extra: rows };
+  return out;
 }
 
-const pinsOf = (config: DeploymentConfig): ScopePin[] => [
-  { scope: ENVIRONMENT_SCOPE, version: config.environment_version },
-  ...config.components.map((c) => ({ scope: c.component_id, version: c.version })),
-];
-
-/** The names of the environment's components that still exist (a deleted one deploys nothing). */
-const componentNames = (ctx: ServiceContext, environmentId: string) =>
+/** The components of the environment that exist now (a deleted one deploys nothing), id → name. */
+const componentNames = (ctx: ServiceContext, environment: SQL) =>
   bindQuery(
     ctx.db,
     ctx.db
       .select({ id: components.id, name: components.name })
       .from(components)
-      .where(sql`${components.environmentId} = ${environmentId}`),
+      .where(sql`${components.environmentId} = ${environment}`),
   );
 
-type Pinned = { deploymentId: string; environmentId: string; config: DeploymentConfig };
+const namesOf = (rows: readonly unknown[][]) =>
+  new Map(rows.map(([id, name]) => [id as string, name as string]));
 
-/** The configuration a deployment records, each scope's variables as `shape` makes them. */
-async function readConfiguration<V>(
-  ctx: ServiceContext,
-  pinned: Pinned,
+type ConfigurationOf<V> = {
+  deployment_id: string;
+  environment: { id: string; version: number; variables: V[] };
+  components: { id: string; name: string; version: number; variables: V[] }[];
+};
+
+/** The configuration `config` pins, each variable as `shape` makes it. */
+async function configurationOf<V>(
+  deploymentId: string,
+  environmentId: string,
+  config: DeploymentConfig,
+  state: Map<string, PinnedVariable[]>,
+  names: Map<string, string>,
   shape: (variable: PinnedVariable, scope: string) => Promise<V>,
 ): Promise<ConfigurationOf<V>> {
-  const { environmentId, config } = pinned;
-  const { byScope, extra } = await scopesAt(
-    ctx,
-    environmentId,
-    pinsOf(config),
-    componentNames(ctx, environmentId),
-  );
-  const names = new Map(extra.map(([id, name]) => [id as string, name as string]));
   const variablesOf = (scope: string) =>
-    Promise.all(byName(byScope.get(scope) ?? []).map((v) => shape(v, scope)));
+    Promise.all(byName(state.get(scope) ?? []).map((v) => shape(v, scope)));
   const normal = normalConfig(config) as DeploymentConfig;
   return {
-    deployment_id: pinned.deploymentId,
+    deployment_id: deploymentId,
     environment: {
       id: environmentId,
       version: normal.environment_version,
@@ -157,77 +161,75 @@ async function readConfiguration<V>(
   };
 }
 
-type ConfigurationOf<V> = {
-  deployment_id: string;
-  environment: { id: string; version: number; variables: V[] };
-  components: { id: string; name: string; version: number; variables: V[] }[];
-};
-
 const noConfig = () =>
   notFound("Configuration of this deployment (it was made before configurations were recorded)");
 
-/** `getDeploymentConfig`: names and types, for a viewer of the deployment's project. */
+/**
+ * `getDeploymentConfig`: names and types, for a viewer of the deployment's project. One round
+ * trip: the lookup that authorizes it, its scopes at the versions its row pins, the components.
+ */
 export async function getDeploymentConfig(ctx: CallerContext, id: string): Promise<DeploymentConfigRecord> {
-  const { row } = await runDeploymentLookup(ctx, id);
+  const { db, identity } = ctx;
+  const environment = environmentOfDeployment(id);
+  const {
+    found: { row },
+    results: [state, names],
+  } = await lookupThen(
+    db,
+    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    stateStatement(ctx, environment, pinsOfDeployment(id)),
+    componentNames(ctx, environment),
+  );
   if (!row.config) throw noConfig();
-  const pinned = { deploymentId: id, environmentId: row.environmentId, config: row.config };
-  return readConfiguration(ctx, pinned, async (v) => ({ name: v.name, type: v.type }));
+  return configurationOf(id, row.environmentId, row.config, byScope(state), namesOf(names), async (v) => ({
+    name: v.name,
+    type: v.type,
+  }));
 }
 
-/** `internalGetDeploymentConfig`: what the engine deploys, values included. */
+/** `internalGetDeploymentConfig`: what the engine deploys, values included. One round trip. */
 export async function getDeploymentConfigInternal(
   ctx: ServiceContext,
   id: string,
 ): Promise<InternalDeploymentConfig> {
-  const row = await ctx.db
-    .select({ environmentId: deployments.environmentId, config: deployments.config })
-    .from(deployments)
-    .where(sql`${deployments.id} = ${id}`)
-    .get();
-  if (!row) throw notFound("Deployment");
-  if (!row.config) throw noConfig();
-  const { environmentId } = row;
-  const pinned = { deploymentId: id, environmentId, config: row.config };
-  return readConfiguration(ctx, pinned, async (v, scope) => ({
-    name: v.name,
-    type: v.type,
-    // Opened with the identity it was sealed for (a variable since deleted or renamed, too).
-    value: await openValue(
-      ctx,
-      { id: v.sealedFor ?? "", environmentId, scope },
-      { type: v.type, value: v.value, keyVersion: v.keyVersion },
-      "deployment-config",
+  const { db } = ctx;
+  const environment = environmentOfDeployment(id);
+  const [rows, state, names] = await db.$client.batch<Record<string, unknown>>([
+    bindQuery(
+      db,
+      db
+        .select({ environmentId: deployments.environmentId, config: deployments.config })
+        .from(deployments)
+        .where(sql`${deployments.id} = ${id}`),
     ),
-  }));
-}
-
-async function runDeploymentLookup(ctx: CallerContext, id: string, against?: string) {
-  const { db, identity } = ctx;
-  const other = against
-    ? [
-        bindQuery(
-          db,
-          db
-            .select({ environmentId: deployments.environmentId, config: deployments.config })
-            .from(deployments)
-            .where(sql`${deployments.id} = ${against}`),
-        ),
-      ]
-    : [];
-  const {
-    found: { row },
-    results,
-  } = await lookupThen(db, scopedLookup(db, identity, deployments, id, "read", "Deployment"), ...other);
-  const [againstRow] = results[0] ?? [];
-  return {
-    row,
-    against: againstRow
-      ? {
-          environmentId: againstRow[0] as string,
-          config: againstRow[1] === null ? null : (JSON.parse(againstRow[1] as string) as DeploymentConfig),
-        }
-      : undefined,
-  };
+    stateStatement(ctx, environment, pinsOfDeployment(id)),
+    componentNames(ctx, environment),
+  ]);
+  const row = rows?.results[0];
+  if (!row) throw notFound("Deployment");
+  if (row.config === null) throw noConfig();
+  const environmentId = row.environment_id as string;
+  const config = JSON.parse(row.config as string) as DeploymentConfig;
+  const values = (r: { results: Record<string, unknown>[] } | undefined) =>
+    (r?.results ?? []).map(Object.values);
+  return configurationOf(
+    id,
+    environmentId,
+    config,
+    byScope(values(state)),
+    namesOf(values(names)),
+    async (v, scope) => ({
+      name: v.name,
+      type: v.type,
+      // Opened with the identity it was sealed for (a variable since deleted or renamed, too).
+      value: await openValue(
+        ctx,
+        { id: v.sealedFor ?? "", environmentId, scope },
+        { type: v.type, value: v.value, keyVersion: v.keyVersion },
+        "deployment-config",
+      ),
+    }),
+  );
 }
 
 const isSecret = (type: VariableType | null | undefined) => type === "secret" || type === "secure_string";
@@ -236,22 +238,38 @@ const isSecret = (type: VariableType | null | undefined) => type === "secret" ||
  * `getDeploymentConfigDiff`: the changes from this deployment's configuration to `against`
  * (`current`: each scope as it is now; or another deployment of the environment with a config).
  * For a `string` on both sides `value_changed` compares the values; for a name that is secret on
- * either side it says only whether a value was written to it between the two versions.
+ * either side it says only whether a value was written to it between the two versions. One round
+ * trip: the lookup, the other deployment's row, and both sides' scopes.
  */
 export async function getDeploymentConfigDiff(
   ctx: CallerContext,
   id: string,
   against: string,
 ): Promise<ConfigDiff> {
+  const { db, identity } = ctx;
   const current = against === "current";
-  const { row, against: other } = await runDeploymentLookup(
-    ctx,
-    id,
-    current || !ID_PATTERN.test(against) ? undefined : against,
+  const otherId = current || !ID_PATTERN.test(against) ? "" : against;
+  const environment = environmentOfDeployment(id);
+  const {
+    found: { row },
+    results: [otherRows, left, right],
+  } = await lookupThen(
+    db,
+    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    bindQuery(
+      db,
+      db
+        .select({ environmentId: deployments.environmentId, config: deployments.config })
+        .from(deployments)
+        .where(sql`${deployments.id} = ${otherId}`),
+    ),
+    stateStatement(ctx, environment, pinsOfDeployment(id)),
+    stateStatement(ctx, environment, current ? pinsNow(environment) : pinsOfDeployment(otherId)),
   );
   if (!row.config) throw noConfig();
+  const [other] = otherRows;
   // "Another deployment" (§24): itself is refused like any deployment that is not one.
-  if (!current && (against === id || !other || other.environmentId !== row.environmentId || !other.config)) {
+  if (!current && (against === id || !other || other[0] !== row.environmentId || other[1] === null)) {
     throw badInput(
       "`against` must be `current` or another deployment of the same environment with a configuration.",
       [
@@ -262,45 +280,31 @@ export async function getDeploymentConfigDiff(
       ],
     );
   }
+  const a = byScope(left);
+  const b = byScope(right);
   const environmentId = row.environmentId;
-  const from = pinsOf(row.config);
-  // This side, and (against `current`) the components the environment has now, in one round trip.
-  const a = await scopesAt(
-    ctx,
-    environmentId,
-    from,
-    current ? componentNames(ctx, environmentId) : undefined,
-  );
-  // `current`: each scope as it is now, the versions as high as any can be.
-  const to: ScopePin[] = current
-    ? [
-        { scope: ENVIRONMENT_SCOPE, version: Number.MAX_SAFE_INTEGER },
-        ...a.extra.map(([cid]) => ({ scope: cid as string, version: Number.MAX_SAFE_INTEGER })),
-      ]
-    : pinsOf(other?.config as DeploymentConfig);
-  const b = await scopesAt(ctx, environmentId, to);
-  const scopes = new Set([...from, ...to].map((p) => p.scope));
+  const scopes = new Set([...a.keys(), ...b.keys()]);
   const ordered = [...scopes].sort((x, y) =>
     x === ENVIRONMENT_SCOPE ? -1 : y === ENVIRONMENT_SCOPE ? 1 : x < y ? -1 : x > y ? 1 : 0,
   );
   const changes: ConfigDiffChange[] = [];
   for (const scope of ordered) {
-    const left = new Map((a.byScope.get(scope) ?? []).map((v) => [v.name, v]));
-    const right = new Map((b.byScope.get(scope) ?? []).map((v) => [v.name, v]));
+    const from = new Map((a.get(scope) ?? []).map((v) => [v.name, v]));
+    const to = new Map((b.get(scope) ?? []).map((v) => [v.name, v]));
     const scopeRef =
       scope === ENVIRONMENT_SCOPE
         ? { type: "environment" as const, id: environmentId }
         : { type: "component" as const, id: scope };
-    for (const name of byName([...new Set([...left.keys(), ...right.keys()])].map((n) => ({ name: n })))) {
-      const l = left.get(name.name);
-      const r = right.get(name.name);
+    for (const { name } of byName([...new Set([...from.keys(), ...to.keys()])].map((n) => ({ name: n })))) {
+      const l = from.get(name);
+      const r = to.get(name);
       const action = !l ? "created" : !r ? "deleted" : "updated";
       const valueChanged =
         !l || !r ? true : isSecret(l.type) || isSecret(r.type) ? l.at !== r.at : l.value !== r.value;
       if (action === "updated" && l?.type === r?.type && !valueChanged) continue;
       changes.push({
         scope: scopeRef,
-        name: name.name,
+        name,
         action,
         type: { from: l?.type ?? null, to: r?.type ?? null },
         value_changed: valueChanged,

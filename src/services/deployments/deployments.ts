@@ -247,7 +247,7 @@ const namedStacks = (db: Db, stackIds: readonly string[]) =>
  * The engine's `internalCreateDeployment`: a new `queued` deployment of stacks of one environment.
  * Also how a redeploy is made (`redeployOf` set), so each gets what a deployment gets at its creation.
  */
-export async function createDeployment(
+export async function createEngineDeployment(
   ctx: ServiceContext,
   environmentId: string,
   input: DeploymentCreateInput,
@@ -273,7 +273,7 @@ export async function createDeployment(
  * environment in creation order (`409` when it has none). The environment's lookup and the stacks
  * are one round trip, the write one batch.
  */
-export async function createEnvironmentDeployment(
+export async function createDeployment(
   ctx: CallerContext,
   environmentId: string,
   input: PublicDeploymentCreateInput,

@@ -32,6 +32,7 @@ import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { byName, scopesAtSelect } from "../variables/history";
 import { ENVIRONMENT_SCOPE } from "../variables/scope";
+import { pinsOfDeployment } from "./config";
 import { insertDeployment } from "./deployments";
 
 type StackRow = { id: string; templateId: string };
@@ -207,13 +208,7 @@ async function plan(
         .where(sql`${variables.environmentId} = ${environmentId}`),
     );
   const originalNames = config
-    ? bindQuery(
-        db,
-        scopesAtSelect(db, sql`${original.environmentId}`, [
-          { scope: ENVIRONMENT_SCOPE, version: config.environment_version },
-          ...config.components.map((c) => ({ scope: c.component_id, version: c.version })),
-        ]),
-      )
+    ? bindQuery(db, scopesAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id)))
     : currentNames(original.environmentId);
   const [ours, ourComponents, theirs, theirComponents] = await db.$client.batch<Record<string, unknown>>([
     originalNames,

@@ -1,7 +1,7 @@
 /**
  * Running a deployment again (API_CONTRACT §20, `redeployDeployment`): a new deployment of the
  * same environment with exactly the original's stacks, patch and source, made by the same path
- * as every deployment (`createDeployment`), so it starts as any other does. From any status of
+ * as every deployment (`insertDeployment`), so it starts as any other does. From any status of
  * the original: a failed one is retried, an older succeeded one is rolled back to, its
  * configuration with it (§24: `pinned`, the default when the original has one).
  */
@@ -10,7 +10,7 @@ import { deployments } from "../../db/schema";
 import { conflict } from "../../errors";
 import type { DeploymentCreateInput, DeploymentRecord, RedeployInput } from "../../schemas/deployment";
 import { loadScoped } from "../access";
-import { createDeployment } from "./deployments";
+import { createEngineDeployment } from "./deployments";
 
 /** Needs `contributor` on the original's project; a stack deleted since is `409` naming it. */
 export async function redeployDeployment(
@@ -31,7 +31,7 @@ export async function redeployDeployment(
     stack_ids: row.stackIds,
     data: { patch: data.patch, source: data.source },
   };
-  return createDeployment(ctx, row.environmentId, input, {
+  return createEngineDeployment(ctx, row.environmentId, input, {
     redeployOf: row.id,
     ...(config === "pinned" && row.config ? { config: row.config } : {}),
   });

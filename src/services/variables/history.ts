@@ -198,9 +198,11 @@ export const stateAtQuery = (db: Db, parent: VariableParent, version: number) =>
 
 /** `stateAtQuery`'s query, apart so that its plan can be tested. */
 export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =>
-  scopesAtSelect(db, environmentOf(parent), [
-    { scope: parent.kind === "component" ? parent.id : ENVIRONMENT_SCOPE, version },
-  ]);
+  scopesAtSelect(
+    db,
+    environmentOf(parent),
+    pinRows([{ scope: parent.kind === "component" ? parent.id : ENVIRONMENT_SCOPE, version }]),
+  );
 
 /** The environment of a parent's scope, for a statement that cannot wait for its lookup (`inScope`). */
 const environmentOf = (parent: VariableParent): SQL =>
@@ -211,13 +213,19 @@ const environmentOf = (parent: VariableParent): SQL =>
 /** A scope of an environment (its `scope` key, as ./scope.ts names them) and a version of it. */
 export type ScopePin = { scope: string; version: number };
 
+/** Pins as the rows `scopesAtSelect` joins: (scope, version), from one bound JSON list. */
+export const pinRows = (pins: readonly ScopePin[]): SQL =>
+  sql`SELECT json_extract(value, '$.scope') AS scope, json_extract(value, '$.version') AS version FROM json_each(${JSON.stringify(pins)})`;
+
 /**
  * Scopes of one environment as each was right after its version (a restore's one scope, §18; a
  * deployment's pinned configuration, §24): per scope and name, its latest value row at or below
  * the scope's version (SQLite takes the bare columns from the row that holds the max), deletions
- * included. One statement whatever the number of scopes.
+ * included. `pins` is a query of (scope, version) rows: a bound list (`pinRows`), or one the
+ * database reads in the same statement (a deployment's `config`). One statement whatever the
+ * number of scopes.
  */
-export const scopesAtSelect = (db: Db, environment: SQL, pins: readonly ScopePin[]) =>
+export const scopesAtSelect = (db: Db, environment: SQL, pins: SQL) =>
   db
     .select({
       name: variableVersionValues.name,
@@ -228,10 +236,10 @@ export const scopesAtSelect = (db: Db, environment: SQL, pins: readonly ScopePin
       at: sql<number>`max(${variableVersionValues.version})`.as("at_version"),
       scope: variableVersionValues.scope,
     })
-    .from(sql`json_each(${JSON.stringify(pins)}) AS pin`)
+    .from(sql`(${pins}) AS pin`)
     .innerJoin(
       variableVersionValues,
-      sql`${variableVersionValues.environmentId} = ${environment} AND ${variableVersionValues.scope} = json_extract(pin.value, '$.scope') AND ${variableVersionValues.version} <= json_extract(pin.value, '$.version')`,
+      sql`${variableVersionValues.environmentId} = ${environment} AND ${variableVersionValues.scope} = pin.scope AND ${variableVersionValues.version} <= pin.version`,
     )
     .groupBy(variableVersionValues.scope, variableVersionValues.name);
 

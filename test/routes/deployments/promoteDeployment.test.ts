@@ -130,6 +130,7 @@ describe("POST /v1/deployments/{id}/promote", () => {
       updated_at: expect.stringMatching(TS),
       redeploy_of: null,
       promoted_from: original.id,
+      gate: null,
       created_by: owner.accountId,
       config: expect.any(Object),
     });

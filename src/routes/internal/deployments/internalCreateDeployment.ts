@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { DeploymentCreateBody, DeploymentSchema } from "../../../schemas/deployment";
-import { createDeployment } from "../../../services/deployments/deployments";
+import { createEngineDeployment } from "../../../services/deployments/deployments";
 import { EnvironmentIdParams } from "../schema";
 
 export const internalCreateDeploymentRoute = defineInternalRoute({
@@ -17,6 +17,6 @@ export const internalCreateDeploymentRoute = defineInternalRoute({
 export function registerInternalCreateDeployment(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateDeploymentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
-    return c.json(await createDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);
+    return c.json(await createEngineDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);
   });
 }
