@@ -14,13 +14,13 @@
 import { createServiceContext, type ServiceContext, withSession } from "./context";
 import { DIRECTORY } from "./db/databases";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
-import { scheduleDeliveries } from "./delivery-lane/client";
-import { entryOf } from "./delivery-lane/protocol";
 import { loggableError } from "./errors";
 import { createLogger } from "./lib/log";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
 import { markDeliveryFailed } from "./services/integrations/attempts";
+import { scheduleDeliveries } from "./services/integrations/lane-client";
+import { entryOf } from "./services/integrations/lane-protocol";
 import { integrationOf } from "./services/integrations/sweep";
 import { finishDisconnect } from "./services/projects/projects";
 

@@ -36,10 +36,10 @@ import {
   markDeliveryFailed,
   processDelivery,
 } from "../services/integrations/attempts";
+import type { HeldEntry, LaneEntry } from "../services/integrations/lane-protocol";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../webhooks/retry";
 import { groupCommit } from "./group-commit";
 import { MIGRATIONS } from "./migrations";
-import type { HeldEntry, LaneEntry } from "./protocol";
 import {
   deferEntry,
   dropEntry,

@@ -4,7 +4,7 @@
  * is named by its delivery and series: a statement about an entry whose series was replaced
  * meanwhile (a redeliver handed over a newer one) changes nothing.
  */
-import type { HeldEntry, LaneEntry } from "./protocol";
+import type { HeldEntry, LaneEntry } from "../services/integrations/lane-protocol";
 
 export type LaneRow = {
   delivery_id: string;

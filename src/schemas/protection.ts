@@ -26,15 +26,10 @@ const settings = {
   prevent_self_review: z
     .boolean()
     .openapi({ description: "The account that created a deployment may not review it." }),
-  wait_timer: z
-    .number()
-    .int()
-    .min(0)
-    .max(86_400)
-    .openapi({
-      description: "Seconds a new deployment waits after its creation (0: none).",
-      format: "int32",
-    }),
+  wait_timer: z.number().int().min(0).max(86_400).openapi({
+    description: "Seconds a new deployment waits after its creation (0: none).",
+    format: "int32",
+  }),
   concurrency: z.enum(CONCURRENCY_POLICIES).openapi({
     description:
       "`parallel`: deployments run side by side. `serial`: while one is `in_progress` the others are not handed " +

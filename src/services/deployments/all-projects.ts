@@ -9,7 +9,7 @@ import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination
 import { DEPLOYMENT_STATUSES, type DeploymentStatus, deployments } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
-import { engineQueueCondition } from "./gate";
+import { engineQueueCondition } from "./gate-rules";
 
 /** At most one page of the deployments in `status`, from the cursor, in the (status, created_at, id) index's order. */
 export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequest) {

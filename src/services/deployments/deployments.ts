@@ -35,13 +35,26 @@ import {
   scopedLookup,
   withinKeyProjectsOf,
 } from "../access";
-import { auditEntry, diffRecords } from "../audit/entry";
+import { auditEntry } from "../audit/entry";
 import { currentConfig } from "./config";
-import { afterCreate, concurrencyOf, createdGate, createdStatus } from "./gate";
-import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { afterCreate } from "./gate";
+import { concurrencyOf, createdGate, createdStatus } from "./gate-rules";
+import {
+  auditableDeploymentChanges,
+  type DeploymentRow,
+  refuseOversizedDeployment,
+  toDeploymentRecord,
+} from "./record";
 import { creationEntryInsert } from "./timeline";
 
-export { type DeploymentDataRecord, type DeploymentRow, toDeploymentRecord } from "./record";
+export {
+  auditableDeploymentChanges,
+  type DeploymentDataRecord,
+  type DeploymentRow,
+  MAX_DEPLOYMENT_DATA_BYTES,
+  refuseOversizedDeployment,
+  toDeploymentRecord,
+} from "./record";
 
 /** The canonical filter key a cursor is bound to: the status set, sorted and unique. */
 export function statusFilterKey(statuses: readonly DeploymentStatus[] | undefined): string {
@@ -185,33 +198,6 @@ export async function listStackDeployments(
     { statement: bindQuery(db, query), read: readDeployment },
     toDeploymentRecord,
   );
-}
-
-/**
- * D1 stores at most 2,000,000 bytes in a row (Cloudflare docs, D1 > Platform > Limits). A
- * deployment's row holds its `data` and `stack_ids`, and its event's row the record (both again);
- * this leaves room for their other columns. A stack's `status_reason` is a free string and
- * `stack_ids` has no count of its own (SPEC.md), so only the sum of what a deployment keeps is
- * bounded: a create or a report that would take it past this is `400 bad_input`, before any write.
- */
-export const MAX_DEPLOYMENT_DATA_BYTES = 1_900_000;
-
-export function refuseOversizedDeployment(data: DeploymentData, stackIds: readonly string[], path: string) {
-  const json = JSON.stringify(data) + JSON.stringify(stackIds);
-  // A UTF-16 unit is at most 3 bytes of UTF-8: most deployments are decided without encoding.
-  if (json.length * 3 <= MAX_DEPLOYMENT_DATA_BYTES) return;
-  const bytes = new TextEncoder().encode(json).byteLength;
-  if (bytes > MAX_DEPLOYMENT_DATA_BYTES) {
-    throw badInput(
-      `The deployment would keep ${bytes} bytes (its data and stack IDs), over the ${MAX_DEPLOYMENT_DATA_BYTES} a deployment keeps.`,
-      [
-        {
-          path,
-          message: `A deployment's data and stack IDs must stay within ${MAX_DEPLOYMENT_DATA_BYTES} bytes (UTF-8 JSON).`,
-        },
-      ],
-    );
-  }
 }
 
 const STACK_LINKS_PER_INSERT = 33;
@@ -409,12 +395,4 @@ export async function insertDeployment(
   });
   await afterCreate(ctx, record, made_?.concurrency ?? null);
   return record;
-}
-
-/**
- * A deployment's changes for the audit log, without `data`: its patch is the engine's
- * description of a change and may carry configuration values (variables among them).
- */
-export function auditableDeploymentChanges(before: DeploymentRecord | null, after: DeploymentRecord | null) {
-  return diffRecords(before, after, ["data", "config"]);
 }

@@ -16,31 +16,14 @@
  * - Lock and concurrency are applied where the engine takes work (`engineMayStart`,
  *   `engineQueueCondition`); `supersede` cancels older deployments when a newer one is queued.
  */
-import { and, eq, inArray, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
-import { scheduleGateTimer } from "../../gate/client";
 import type { DeploymentRecord } from "../../schemas/deployment";
+import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-
-/** SQL true when protection row `p` holds a new deployment. */
-const holds = sql.raw("(p.required_approvals > 0 OR p.wait_timer > 0 OR p.locked_at IS NOT NULL)");
-
-/** The status a deployment created now in `environmentId` starts in, for its INSERT. */
-export function createdStatus(environmentId: string): SQL {
-  return sql`CASE WHEN EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds}) THEN 'waiting' ELSE 'queued' END`;
-}
-
-/** Its gate (null when nothing holds it), for the same INSERT; `now` is its creation time. */
-export function createdGate(environmentId: string, now: string): SQL {
-  return sql`(SELECT json_object('required_approvals', p.required_approvals, 'approvals', 0, 'wait_until', CASE WHEN p.wait_timer > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || p.wait_timer || ' seconds') END, 'blocked_by', json((SELECT json_group_array(b.v) FROM (SELECT 'approval' AS v, 1 AS o WHERE p.required_approvals > 0 UNION ALL SELECT 'wait_timer', 2 WHERE p.wait_timer > 0 UNION ALL SELECT 'lock', 3 WHERE p.locked_at IS NOT NULL ORDER BY o) AS b))) FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds})`;
-}
-
-/** The environment's concurrency policy as a deployment's RETURNING reads it (null: `parallel`). */
-export const concurrencyOf = sql<
-  string | null
->`(SELECT concurrency FROM environment_protections WHERE environment_id = ${deployments.environmentId})`;
+import { cancelAsConsequence } from "./transitions";
 
 /** What holds a waiting deployment now, in the contract's order. */
 function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number) {
@@ -183,42 +166,7 @@ export async function supersedeOlder(
       ),
     )
     .all();
-  // Imported here: transitions import this module's engine rules.
-  const { cancelAsConsequence } = await import("./transitions");
   for (const row of older) await cancelAsConsequence(ctx, row, `Superseded by deployment ${newer.id}.`);
-}
-
-/**
- * SQL for the engine's queued list (§26): a queued deployment whose environment is locked, or
- * whose environment runs one deployment at a time (`serial`, `supersede`) with one `in_progress`,
- * is left out. `deployment` is the listed row's table name or alias.
- */
-export function engineQueueCondition(deployment: SQL): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment}.environment_id AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${deployment}.environment_id AND running.status = 'in_progress'))))`;
-}
-
-/** SQL true when the engine may move `deploymentId` of `environmentId` to `in_progress` now. */
-export function engineMayStart(environmentId: string, deploymentId: string): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${deploymentId}))))`;
-}
-
-/** Why the engine may not start a deployment of `environmentId` now, or null when it may. */
-export async function whyNotStart(ctx: ServiceContext, environmentId: string, deploymentId: string) {
-  const row = await ctx.db
-    .select({
-      locked: sql<number>`locked_at IS NOT NULL`,
-      concurrency: environmentProtections.concurrency,
-      running: sql<number>`EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${deploymentId})`,
-    })
-    .from(environmentProtections)
-    .where(eq(environmentProtections.environmentId, environmentId))
-    .get();
-  if (!row) return null;
-  if (row.locked) return "Its environment is locked: no deployment of it starts until it is unlocked.";
-  if (row.concurrency !== "parallel" && row.running) {
-    return `Its environment runs one deployment at a time (\`${row.concurrency}\`) and another is \`in_progress\`.`;
-  }
-  return null;
 }
 
 /** The waiting deployments of an environment, settled (an unlock, a timer's environment). */

@@ -12,17 +12,17 @@ import { badInput, conflict, notFound } from "../../errors";
 import type { DeploymentRecord, DeploymentUpdateInput } from "../../schemas/deployment";
 import { loadScoped } from "../access";
 import { auditEntry } from "../audit/entry";
+import { engineMayStart, whyNotStart } from "./gate-rules";
 import {
   auditableDeploymentChanges,
   type DeploymentRow,
   refuseOversizedDeployment,
   toDeploymentRecord,
-} from "./deployments";
-import { engineMayStart, whyNotStart } from "./gate";
+} from "./record";
 import { isFinal, planStackTransition, planTransition } from "./state";
 import { notifyFollowers, recordedEntries, statusEntriesInsert, statusEntriesOf } from "./timeline";
 
-export { MAX_DEPLOYMENT_DATA_BYTES } from "./deployments";
+export { MAX_DEPLOYMENT_DATA_BYTES } from "./record";
 
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";

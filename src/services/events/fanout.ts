@@ -24,11 +24,11 @@ import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { EVENT_FLAG } from "../../db/event-types";
 import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
-import { scheduleByIntegration } from "../../delivery-lane/client";
-import { entryOf } from "../../delivery-lane/protocol";
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
+import { scheduleByIntegration } from "../integrations/lane-client";
+import { entryOf } from "../integrations/lane-protocol";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;

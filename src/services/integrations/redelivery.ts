@@ -11,14 +11,14 @@ import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import { SCHEDULE_CHUNK, scheduleDeliveries } from "../../delivery-lane/client";
-import { entryOf } from "../../delivery-lane/protocol";
 import { notFound } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord, RecoverInput, RecoverResult } from "../../schemas/integration";
 import { auditEntry } from "../audit/entry";
 import { deliveryRecord } from "./deliveries";
 import { loadIntegration } from "./integrations";
+import { SCHEDULE_CHUNK, scheduleDeliveries } from "./lane-client";
+import { entryOf } from "./lane-protocol";
 import { STUCK_DELIVERY_MS } from "./sweep";
 
 /** The deliveries `where` selects, back to `pending` in a new series, due now; their new series. */

@@ -7,10 +7,10 @@ import { and, asc, eq, lt } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
-import { scheduleDeliveries } from "../../delivery-lane/client";
-import { entryOf } from "../../delivery-lane/protocol";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
+import { scheduleDeliveries } from "./lane-client";
+import { entryOf } from "./lane-protocol";
 
 /** The integration a delivery belongs to, if the delivery still exists. */
 export async function integrationOf(ctx: ServiceContext, deliveryId: string): Promise<string | undefined> {

@@ -7,9 +7,9 @@
  */
 import { createScheduledController, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { scheduleDeliveries } from "../../../src/delivery-lane/client";
 import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import worker from "../../../src/index";
+import { scheduleDeliveries } from "../../../src/services/integrations/lane-client";
 import { MAX_ATTEMPTS } from "../../../src/webhooks/retry";
 import { request } from "../../helpers/api";
 import { serviceContext } from "../../helpers/context";

@@ -6,8 +6,8 @@
  * delivery once per series, so handing one over again (a retried fan-out, the sweep) never sends
  * it twice.
  */
-import type { ServiceContext } from "../context";
-import type { LaneEntry } from "./protocol";
+import type { ServiceContext } from "../../context";
+import type { LaneEntry } from "./lane-protocol";
 
 /** At most this many entries per call to a lane (one RPC, one SQLite transaction). */
 export const SCHEDULE_CHUNK = 500;

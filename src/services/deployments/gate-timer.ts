@@ -1,8 +1,8 @@
 /**
- * The environment's gate object (./object.ts) as the services see it: a waiting deployment's
+ * The environment's gate object (src/gate/object.ts) as the services see it: a waiting deployment's
  * wait timer handed to it, so its release needs no request.
  */
-import type { ServiceContext } from "../context";
+import type { ServiceContext } from "../../context";
 
 /**
  * Has the gate object of `environmentId` settle `deploymentId` at `atMs` (idempotent: the same
