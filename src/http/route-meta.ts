@@ -42,7 +42,10 @@ export type RouteMeta = {
   action: string | undefined;
   policy: RateLimitPolicy | undefined;
   scope: Scope | undefined;
-  /** The status of its success answer (its first declared 2xx): what an executed write answered. */
+  /**
+   * What an executed write answered: its one 2xx, or `201` where a write also answers a `200` that
+   * changes nothing (a promotion's `dry_run` plan, API_CONTRACT §25), which never commits a key.
+   */
   success: number | undefined;
   /** A public write's declaration of how its lost answer is rebuilt. */
   lostAnswer: LostAnswer | undefined;
@@ -77,13 +80,18 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
     action: route.operationId && internal ? internalAction(route.operationId) : route.operationId,
     policy: route[RATE_LIMIT_EXTENSION],
     scope: route[SCOPE_EXTENSION],
-    success: Object.keys(route.responses)
-      .map(Number)
-      .filter((status) => status >= 200 && status < 300)
-      .sort((a, b) => a - b)[0],
+    success: successOf(route),
     lostAnswer: route[LOST_ANSWER_EXTENSION],
     internal,
   };
+}
+
+function successOf(route: RouteConfig): number | undefined {
+  const statuses = Object.keys(route.responses)
+    .map(Number)
+    .filter((status) => status >= 200 && status < 300)
+    .sort((a, b) => a - b);
+  return statuses.includes(201) ? 201 : statuses[0];
 }
 
 /** Every route the app declares: the public ones of its OpenAPI registry, then the internal ones. */

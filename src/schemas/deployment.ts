@@ -158,6 +158,57 @@ function withoutNulls(value: unknown): unknown {
   );
 }
 
+/**
+ * What a create sends (the engine's, and §23's from the API): the record's source and patch, with
+ * every optional field also taking `null` as "not given" (the API's rule for an optional field),
+ * which the document says of each. Its own schemas, apart from the record's: the record never
+ * holds a null there (optional keys of `data` are omitted, §3).
+ */
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+
+const GitPersonInputSchema = z
+  .strictObject({
+    email: nullable(text()),
+    id: nullable(text()),
+    login: nullable(text()),
+    name: nullable(text()),
+  })
+  .openapi("GitPersonInput");
+
+const DeploymentSourceInputSchema = z
+  .strictObject({
+    git: nullable(
+      z.strictObject({
+        commit: z.strictObject({
+          author: GitPersonInputSchema,
+          committer: GitPersonInputSchema,
+          message: text(),
+          sha: text(),
+        }),
+        installation_id: text(),
+        owner: text(),
+        provider: z.enum(GIT_PROVIDERS),
+        pull_request: nullable(text()),
+        ref: text(),
+        repo: text(),
+        repo_id: text(),
+      }),
+    ),
+    registry: nullable(z.strictObject({ command: nullable(freeArray(text())), image: text() })),
+  })
+  .openapi("DeploymentSourceInput");
+
+const PatchOperationInputSchema = z
+  .strictObject({
+    op: PatchOperationSchema.shape.op,
+    path: PatchOperationSchema.shape.path,
+    // `from` null is "not given"; `value` and `old_value` keep their nulls (JSON values).
+    from: nullAsAbsent(text()).openapi({ description: "The source location (`move`, `copy`)." }),
+    value: PatchOperationSchema.shape.value,
+    old_value: PatchOperationSchema.shape.old_value,
+  })
+  .openapi("DeploymentPatchOperationInput");
+
 /** The engine creates a deployment… */
 export const DeploymentCreateBody = z.strictObject({
   stack_ids: freeArray(IdSchema).refine(
@@ -165,10 +216,13 @@ export const DeploymentCreateBody = z.strictObject({
     "Stack IDs must be distinct.",
   ),
   data: z.strictObject({
-    // A patch item's `from` null is "not given"; `value` and `old_value` keep their nulls (JSON values).
-    patch: freeArray(PatchOperationSchema.extend({ from: nullAsAbsent(PatchOperationSchema.shape.from) })),
-    // `null` for the source or any of its optional fields is "not given" (kept absent, §3).
-    source: nullAsAbsent(z.preprocess(withoutNulls, DeploymentSourceSchema)),
+    patch: freeArray(PatchOperationInputSchema),
+    // `null` for the source or any of its optional fields is "not given" (kept absent, §3): the
+    // nulls are dropped before it is read, so what is kept is the record's own shape.
+    source: z
+      .preprocess(withoutNulls, DeploymentSourceInputSchema.nullable())
+      .optional()
+      .transform((source) => (source ?? undefined) as z.output<typeof DeploymentSourceSchema> | undefined),
   }),
 });
 

@@ -117,12 +117,11 @@ describe("free strings", () => {
 });
 
 describe("names the documents leave free", () => {
-  it("a stack, environment, component, account or API key name takes any length; an organization's 1–100", async () => {
+  it("a stack, component, account or API key name takes any length; an organization's and an environment's 1–100 (§23)", async () => {
     const { org, owner, project, environmentId } = await createProjectWithStack();
     const name = long("a name with spaces, ünïcode and 🚀 ", 5_000);
     const made = await Promise.all([
       internal<{ name: string }>("POST", `/environments/${environmentId}/stacks`, { name }),
-      internal<{ name: string }>("POST", `/projects/${project.id}/environments`, { name }),
       internal<{ name: string }>("POST", `/environments/${environmentId}/components`, { name }),
       internal<{ name: string }>("POST", "/accounts", { name }),
       internal<{ name: string }>("POST", `/orgs/${org.id}/api-keys`, {
@@ -137,6 +136,8 @@ describe("names the documents leave free", () => {
     }
     const orgName = await internal<ErrorBody>("POST", "/orgs", { name: "x".repeat(101) });
     expect([orgName.status, orgName.body.cause?.[0]?.path]).toEqual([400, "name"]);
+    const environment = await internal<ErrorBody>("POST", `/projects/${project.id}/environments`, { name });
+    expect([environment.status, environment.body.cause?.[0]?.path]).toEqual([400, "name"]);
   });
 
   it("a resource's type and physical ID may be empty (reported before the resource exists)", async () => {

@@ -34,6 +34,9 @@ describe("the document: every optional body field takes null", () => {
       const s = resolve(schema);
       if (!s) return false;
       if (s.type === "null" || (Array.isArray(s.type) && s.type.includes("null"))) return true;
+      // A schema that names no type (`{}`: any JSON value, a patch's `value`) takes null too.
+      if (s.type === undefined && !["anyOf", "oneOf", "allOf", "enum", "const"].some((k) => k in s))
+        return true;
       return ["anyOf", "oneOf"].some((k) => Array.isArray(s[k]) && (s[k] as JsonSchema[]).some(nullable));
     };
     const refused: string[] = [];
@@ -254,7 +257,7 @@ describe("internal API (the engine's)", () => {
     expect(event.status, event.raw).toBe(202);
   });
 
-  it("names of environments, components, stacks and accounts are free strings, empty included (§9)", async () => {
+  it("names of components, stacks and accounts are free strings, empty included (§9); an environment's is 1–100 (§23)", async () => {
     const { project, environmentId } = await createProjectWithStack();
     const env = await internal<{ name: string }>("POST", `/projects/${project.id}/environments`, {
       name: "",
@@ -264,13 +267,8 @@ describe("internal API (the engine's)", () => {
     });
     const stack = await createStack(environmentId, { name: "" });
     const account = await internal<{ name: string }>("POST", "/accounts", { name: "" });
-    expect([env.status, component.status, account.status]).toEqual([201, 201, 201]);
-    expect([
-      env.body.name,
-      component.body.name,
-      (stack as { name?: string }).name,
-      account.body.name,
-    ]).toEqual(["", "", "", ""]);
+    expect([env.status, component.status, account.status]).toEqual([400, 201, 201]);
+    expect([component.body.name, (stack as { name?: string }).name, account.body.name]).toEqual(["", "", ""]);
     const resource = await createResource(stack.id, { physical_id: "" });
     expect(resource.physical_id).toBe("");
   });

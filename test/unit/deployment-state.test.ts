@@ -7,19 +7,22 @@ const NOW = "2026-11-22T10:04:05.123Z";
 
 /** The whole machine written out by hand, so the test does not restate the module's table. */
 const LEGAL: ReadonlySet<string> = new Set([
+  // API_CONTRACT §26: a waiting deployment's only moves.
+  "waiting→queued",
+  "waiting→cancelled",
   "queued→in_progress",
   "queued→cancelled",
   "in_progress→succeeded",
   "in_progress→failed",
   "in_progress→cancelled",
 ]);
-const STAYS: ReadonlySet<DeploymentStatus> = new Set(["queued", "in_progress"]);
+const STAYS: ReadonlySet<DeploymentStatus> = new Set(["waiting", "queued", "in_progress"]);
 
 const pairs = DEPLOYMENT_STATUSES.flatMap((from) => DEPLOYMENT_STATUSES.map((to) => [from, to] as const));
 
 describe("deployment state machine", () => {
-  it("covers all 25 pairs", () => {
-    expect(pairs).toHaveLength(25);
+  it("covers all 36 pairs", () => {
+    expect(pairs).toHaveLength(36);
   });
 
   it.each(pairs)("%s → %s", (from, to) => {

@@ -77,7 +77,12 @@ describe("/openapi.json", () => {
         const schema = operation.responses[status]?.content?.["application/json"]?.schema;
         expect(refName(schema), `${where} ${status}`).toBe("Error");
       }
-      expect(successStatuses(operation), where).toHaveLength(1);
+      // One success, but a promotion's: `201` the new deployment, `200` its plan (API_CONTRACT §25).
+      if (operation.operationId === "promoteDeployment") {
+        expect(successStatuses(operation), where).toEqual(["200", "201"]);
+      } else {
+        expect(successStatuses(operation), where).toHaveLength(1);
+      }
     }
   });
 

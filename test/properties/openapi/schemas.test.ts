@@ -8,7 +8,7 @@ describe("/openapi.json", () => {
     const schemas = doc.components.schemas ?? {};
     const json = JSON.stringify(schemas);
     expect(schemas.DeploymentStatus).toMatchObject({
-      enum: ["queued", "in_progress", "succeeded", "failed", "cancelled"],
+      enum: ["waiting", "queued", "in_progress", "succeeded", "failed", "cancelled"],
     });
     expect(json).toContain(JSON.stringify(["add", "remove", "replace", "move", "copy", "test"]));
     expect(json).toContain(JSON.stringify(["github", "gitlab", "bitbucket"]));
@@ -16,7 +16,7 @@ describe("/openapi.json", () => {
     const params = resolveParameters(doc, doc.paths["/v1/deployments"]?.get?.parameters ?? []);
     // The filter names every status (its items take one or several, comma-separated).
     const status = JSON.stringify(params.find((p) => p.name === "status"));
-    for (const value of ["queued", "in_progress", "succeeded", "failed", "cancelled"])
+    for (const value of ["waiting", "queued", "in_progress", "succeeded", "failed", "cancelled"])
       expect(status).toContain(value);
   });
 });
