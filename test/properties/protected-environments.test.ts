@@ -631,6 +631,42 @@ describe("the release", () => {
     await unlock(owner, environmentId);
     expect((await readDeployment(owner, d.id)).status).toBe("queued");
   });
+  it("timers of one environment each release on time, the later one set first", async () => {
+    const { owner, environmentId, stack } = await protectedWorld({ wait_timer: 4 });
+    const later = await engineCreateOk(environmentId, [stack.id]);
+    await protect(owner, environmentId, { wait_timer: 1 });
+    const sooner = await engineCreateOk(environmentId, [stack.id]);
+    const soonerUntil = Date.parse(sooner.gate?.wait_until ?? "");
+    const laterUntil = Date.parse(later.gate?.wait_until ?? "");
+    expect(soonerUntil).toBeLessThan(laterUntil);
+    await until("the sooner released", async () => (await rowOf(sooner.id)).status === "queued", 9000);
+    expect(Date.now() - soonerUntil).toBeLessThanOrEqual(5500);
+    if (Date.now() < laterUntil - 300) expect((await rowOf(later.id)).status).toBe("waiting");
+    await until("the later released", async () => (await rowOf(later.id)).status === "queued", 12_000);
+    expect(Date.now() - laterUntil).toBeLessThanOrEqual(5500);
+  });
+
+  it("timers in several environments at once all release", async () => {
+    const worlds = await Promise.all(Array.from({ length: 4 }, () => protectedWorld({ wait_timer: 1 })));
+    const made = await Promise.all(worlds.map((w) => engineCreateOk(w.environmentId, [w.stack.id])));
+    for (const d of made) {
+      await until(`${d.id} released`, async () => (await rowOf(d.id)).status === "queued", 9000);
+      expect(Date.now() - Date.parse(d.gate?.wait_until ?? "")).toBeLessThanOrEqual(7000);
+    }
+  });
+
+  it("a deployment cancelled before its timer passes stays cancelled: the timer releases nothing", async () => {
+    const { owner, environmentId, stack } = await protectedWorld({ wait_timer: 1 });
+    const d = await engineCreateOk(environmentId, [stack.id]);
+    expect((await cancel(owner.key, d.id)).status).toBe(200);
+    await sleep(Math.max(0, Date.parse(d.gate?.wait_until ?? "") + 2500 - Date.now()));
+    expect((await rowOf(d.id)).status).toBe("cancelled");
+    expect(brief(await timelineOf(owner.key, d.id))).toEqual([
+      "status:-:waiting",
+      "status:-:cancelled",
+      `status:${stack.id}:cancelled`,
+    ]);
+  });
 });
 
 describe("the lock and the engine", () => {

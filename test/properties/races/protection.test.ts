@@ -316,6 +316,68 @@ describe("protection races", () => {
     }
   });
 
+  it("a create racing a change of the protection takes the protection wholly before or wholly after", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [created, changed] = await Promise.all([
+            later(first, () => engineCreateOk(w.environmentId, [w.stack.id])),
+            later(second, () =>
+              request("PUT", `/v1/environments/${w.environmentId}/protection`, {
+                key: w.owner.key,
+                body: {
+                  required_approvals: 2,
+                  reviewer_role: "owner",
+                  prevent_self_review: true,
+                  wait_timer: 600,
+                  concurrency: "parallel",
+                },
+              }),
+            ),
+          ]);
+          expect(changed.status, changed.raw).toBe(200);
+          if (created.status === "queued") expect(created.gate).toBeNull();
+          else {
+            expect(created.status).toBe("waiting");
+            expect(created.gate).toMatchObject({
+              required_approvals: 2,
+              approvals: 0,
+              blocked_by: ["approval", "wait_timer"],
+            });
+            expect(Date.parse(created.gate?.wait_until ?? "")).toBe(Date.parse(created.created_at) + 600_000);
+          }
+          expect(await readDeployment(w.owner, created.id)).toEqual(created);
+        }),
+      );
+    }
+  });
+
+  it("a create racing a lock: it waits on the lock, or it is queued and kept from the engine; never startable while locked", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [created, locked] = await Promise.all([
+            later(first, () => engineCreateOk(w.environmentId, [w.stack.id])),
+            later(second, () => postLock(w.owner, w.environmentId, { reason: "race" })),
+          ]);
+          expect(locked.status, locked.raw).toBe(200);
+          const after = await readDeployment(w.owner, created.id);
+          if (after.status === "waiting") expect(after.gate?.blocked_by).toEqual(["lock"]);
+          else expect([after.status, after.gate]).toEqual(["queued", null]);
+          expect(await inEngineQueue(after)).toEqual([false]);
+          expect((await engineMove(created.id, "in_progress")).status).toBe(409);
+          await unlock(w.owner, w.environmentId);
+          expect((await readDeployment(w.owner, created.id)).status).toBe("queued");
+          expect((await engineMove(created.id, "in_progress")).status).toBe(200);
+        }),
+      );
+    }
+  });
+
   it("serial: two engine starts at once in one environment: exactly one runs", async () => {
     for (let round = 0; round < 5; round++) {
       const worlds = await Promise.all(

@@ -159,6 +159,17 @@ describe("PUT /v1/environments/{environment_id}/protection", () => {
     expect((await readProtection(owner, environmentId)).locked).toEqual(locked.locked);
   });
 
+  it("a read record sent back with settings changed (GET, change, PUT) is taken; its `locked` changes no lock", async () => {
+    const { owner, environmentId } = await world();
+    const locked = await lock(owner, environmentId, "kept");
+    const read = await readProtection(owner, environmentId);
+    const res = await putProtection(owner, environmentId, { ...read, required_approvals: 4, locked: null });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.required_approvals).toBe(4);
+    expect(res.body.locked).toEqual(locked.locked);
+    expect((await readProtection(owner, environmentId)).locked).toEqual(locked.locked);
+  });
+
   describe("If-Match", () => {
     it("a stale ETag is 409 with cause header.if-match and changes nothing; the current one, `*` or a list holding it replaces", async () => {
       const { owner, environmentId } = await world();
