@@ -16,12 +16,14 @@
 import { describe, expect, it } from "vitest";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { internal, request } from "../helpers/api";
+import { createOrgWithOwnerIn, d1 } from "../helpers/databases";
 import { brief, reportOk, timelineOf } from "../helpers/engine";
 import { expectError, TS } from "../helpers/expect";
 import {
   createCaller,
   createEnvironment,
   createOwnedProject,
+  createProject,
   createProjectWithStack,
   createStack,
   unique,
@@ -935,5 +937,35 @@ describe("the engine's list", () => {
       false,
       false,
     ]);
+  });
+});
+
+describe("an organization in the second database", () => {
+  it("its wait timer releases within 5 s without a request, its lock and its approvals work as anywhere", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const project = await createProject(owner);
+    const environmentId = project.default_environment_id;
+    const stack = await createStack(environmentId);
+    await protect(owner, environmentId, { wait_timer: 1 });
+    const timed = await engineCreateOk(environmentId, [stack.id]);
+    expect(timed.status).toBe("waiting");
+    const statusIn2 = async (id: string) =>
+      (
+        await d1("DB_ORG_2").prepare("SELECT status FROM deployments WHERE id = ?").bind(id).first<{
+          status: string;
+        }>()
+      )?.status;
+    await until("released", async () => (await statusIn2(timed.id)) === "queued", 9000);
+    expect(Date.now() - Date.parse(timed.gate?.wait_until ?? "")).toBeLessThanOrEqual(7000);
+    await protect(owner, environmentId, { required_approvals: 1 });
+    await lock(owner, environmentId);
+    expect(await inEngineQueue(timed)).toEqual([false]);
+    const gated = await engineCreateOk(environmentId, [stack.id]);
+    expect(gated.gate?.blocked_by).toEqual(["approval", "lock"]);
+    const admin = await createCaller(org, "admin");
+    expect((await approve(admin, gated.id)).gate?.blocked_by).toEqual(["lock"]);
+    await unlock(owner, environmentId);
+    expect((await readDeployment(owner, gated.id)).status).toBe("queued");
+    expect(await inEngineQueue(timed, gated)).toEqual([true, true]);
   });
 });
