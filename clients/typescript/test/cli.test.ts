@@ -594,3 +594,42 @@ describe("deploy-platform edge cases", () => {
     expect(t.stderr()).toMatch(/failed 9 times in a row\n$/);
   }, 60_000);
 });
+
+describe("deploy-platform deployments and a protected environment's `waiting` (API_CONTRACT §26)", () => {
+  const waiting = (id: string, extra: Record<string, unknown> = {}) =>
+    deployment(id, "waiting", {
+      gate: { required_approvals: 1, approvals: 0, wait_until: null, blocked_by: ["approval"] },
+      ...extra,
+    });
+
+  it("wait: a deployment still `waiting` is not final: exit 3 at the timeout, `still waiting`", async () => {
+    const server = await fake((_req, res, url) => {
+      if (url.pathname.endsWith("/wait")) return void setTimeout(() => json(res, 200, waiting("Held")), 300);
+      json(res, 200, waiting("Held"));
+    });
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "wait", "Held", "--timeout", "0.5"], t.io, "0.0.0")).toBe(EXIT.timeout);
+    expect(t.stderr()).toBe("timed out after 0.5 s: Held is still waiting\n");
+  });
+
+  it("list --status waiting asks the API for the waiting ones (the lists' filter takes `waiting`)", async () => {
+    const server = await fake((_req, res) => json(res, 200, { data: [waiting("Held")], has_more: false }));
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "list", "--status", "waiting"], t.io, "0.0.0"), t.stderr()).toBe(0);
+    const asked = server.seen.find((s) => s.path.startsWith("/v1/deployments"));
+    expect(new URL(asked?.path ?? "", "http://x").searchParams.getAll("status")).toEqual(["waiting"]);
+    expect(t.stdout()).toContain("waiting");
+  });
+
+  it("redeploy into a protected environment says the new deployment is `waiting`, not `queued`", async () => {
+    const server = await fake((req, res, url) => {
+      if (req.method === "POST" && url.pathname === "/v1/deployments/Old/redeploy")
+        return json(res, 201, waiting("New", { redeploy_of: "Old" }));
+      json(res, 200, waiting("New", { redeploy_of: "Old" }));
+    });
+    const t = fakeIo(server.base);
+    expect(await run(["deployments", "redeploy", "Old"], t.io, "0.0.0")).toBe(0);
+    expect(t.stdout()).toContain("New waiting");
+    expect(t.stdout()).not.toContain("queued");
+  });
+});

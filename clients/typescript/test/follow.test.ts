@@ -124,3 +124,47 @@ describe("follow()", () => {
     expect(got).toEqual([1]);
   });
 });
+
+describe("follow() and a protected environment's `waiting` (API_CONTRACT §26)", () => {
+  it("a `waiting` entry is not the end: it follows on, across a dropped stream, through `queued` until `end`", async () => {
+    let connection = 0;
+    const fake = await startFake((req, res) => {
+      connection++;
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+      if (connection === 1) {
+        // The creation entry reads `waiting`; the stream then idles (keep-alive) and drops.
+        res.write(
+          `${sse(entry(1, { type: "status", status: "waiting", message: null, stream: null }))}: keep-alive\n\n`,
+        );
+        setTimeout(() => req.socket.destroy(), 30);
+        return;
+      }
+      res.write(sse(entry(2, { type: "status", status: "queued", message: null, stream: null })));
+      res.write(sse(entry(3, { type: "status", status: "in_progress", message: null, stream: null })));
+      res.write(sse(entry(4, { type: "status", status: "succeeded", message: null, stream: null })));
+      res.end(`event: end\ndata: ${JSON.stringify(deployment(ID, "succeeded"))}\n\n`);
+    });
+    close = fake.close;
+    const events = await collect(follow(client(fake.base), ID));
+    const statuses = events.flatMap((e) => (e.type === "entry" ? [e.entry.status] : []));
+    expect(statuses).toEqual(["waiting", "queued", "in_progress", "succeeded"]);
+    expect(events.at(-1)).toMatchObject({ type: "end", deployment: { status: "succeeded" } });
+    expect(streams(fake.seen).map((s) => s.headers["last-event-id"])).toEqual([undefined, "1"]);
+  });
+
+  it("a stream that closes while the deployment is still `waiting` (the server's time limit) is reopened, not ended", async () => {
+    let connection = 0;
+    const fake = await startFake((_req, res) => {
+      connection++;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (connection === 1) return res.end(sse(entry(1, { type: "status", status: "waiting" })));
+      res.write(sse(entry(2, { type: "status", status: "cancelled", status_reason: "Rejected." })));
+      res.end(`event: end\ndata: ${JSON.stringify(deployment(ID, "cancelled"))}\n\n`);
+    });
+    close = fake.close;
+    const events = await collect(follow(client(fake.base), ID));
+    expect(seqs(events)).toEqual([1, 2]);
+    expect(events.at(-1)).toMatchObject({ type: "end", deployment: { status: "cancelled" } });
+    expect(connection).toBe(2);
+  });
+});

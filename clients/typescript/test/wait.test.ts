@@ -111,3 +111,66 @@ describe("waitForDeployment()", () => {
     await expect(waitForDeployment(client(fake.base), ID)).rejects.toBeInstanceOf(ApiError);
   });
 });
+
+describe("waitForDeployment() and a protected environment's `waiting` (API_CONTRACT §26)", () => {
+  const gate = (blocked: string[]) => ({
+    gate: { required_approvals: 1, approvals: 0, wait_until: null, blocked_by: blocked },
+  });
+
+  it("`waiting` is not final: it long-polls on through `waiting` and `queued` until the end", async () => {
+    let waits = 0;
+    const answers = [
+      deployment(ID, "waiting", gate(["approval"])),
+      deployment(ID, "queued", gate([])),
+      deployment(ID, "in_progress", gate([])),
+      deployment(ID, "succeeded", gate([])),
+    ];
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname === `/v1/deployments/${ID}`) return json(res, 200, answers[0]);
+      if (url.pathname === `/v1/deployments/${ID}/wait`) return json(res, 200, answers[Math.min(waits++, 3)]);
+      notFound(res);
+    });
+    close = fake.close;
+    const seen: string[] = [];
+    const result = await waitForDeployment(client(fake.base), ID, { onUpdate: (d) => seen.push(d.status) });
+    expect(result).toMatchObject({ timedOut: false, deployment: { status: "succeeded" } });
+    expect(seen).toEqual(["waiting", "waiting", "queued", "in_progress", "succeeded"]);
+  });
+
+  it("a deployment still `waiting` at the deadline is answered timedOut, as it stands", async () => {
+    const fake = await startFake((_req, res, url) => {
+      const d = deployment(ID, "waiting", gate(["approval"]));
+      if (url.pathname.endsWith("/wait"))
+        return void setTimeout(() => json(res, 200, d), Number(url.searchParams.get("timeout")) * 1000);
+      json(res, 200, d);
+    });
+    close = fake.close;
+    const result = await waitForDeployment(client(fake.base), ID, { timeoutMs: 1200 });
+    expect(result).toMatchObject({ timedOut: true, deployment: { status: "waiting" } });
+  });
+
+  it("a `waiting` deployment that a rejection cancels ends the wait: cancelled, not timed out", async () => {
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname.endsWith("/wait")) return json(res, 200, deployment(ID, "cancelled", gate([])));
+      json(res, 200, deployment(ID, "waiting", gate(["approval"])));
+    });
+    close = fake.close;
+    const result = await waitForDeployment(client(fake.base), ID);
+    expect(result).toMatchObject({ timedOut: false, deployment: { status: "cancelled" } });
+  });
+
+  it("polling (a service without /wait) goes on through `waiting` too", async () => {
+    let gets = 0;
+    const fake = await startFake((_req, res, url) => {
+      if (url.pathname === `/v1/deployments/${ID}`) {
+        gets++;
+        return json(res, 200, deployment(ID, gets < 3 ? "waiting" : gets < 4 ? "queued" : "succeeded"));
+      }
+      notFound(res);
+    });
+    close = fake.close;
+    const result = await waitForDeployment(client(fake.base), ID, { sleep: async () => {} });
+    expect(result).toMatchObject({ timedOut: false, deployment: { status: "succeeded" } });
+    expect(gets).toBe(4);
+  });
+});

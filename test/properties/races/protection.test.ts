@@ -1,0 +1,508 @@
+/**
+ * Protected environments under concurrency (API_CONTRACT §26, with §3, §9, §17, §19): approvals,
+ * cancels, locks, unlocks, wait timers, the engine's moves and `supersede` racing each other end
+ * in one consistent state. Never a 500; a release happens once (one `queued` entry in the
+ * timeline); no deployment reaches `in_progress` while something holds it (a lock, a gate, another
+ * deployment of a one-at-a-time environment). Real concurrency: many rounds, requests started
+ * 0–3 ms apart, several worlds at once.
+ */
+import { describe, expect, it } from "vitest";
+import type { ApiResponse } from "../../helpers/api";
+import { request } from "../../helpers/api";
+import { brief, reportOk, timelineOf } from "../../helpers/engine";
+import type { ErrorBody } from "../../helpers/expect";
+import { type Caller, createCaller, createProjectWithStack } from "../../helpers/factories";
+import {
+  type Deployment,
+  deleteLock,
+  engineCreateOk,
+  engineMove,
+  inEngineQueue,
+  lock,
+  postLock,
+  postReview,
+  protectedWorld,
+  readDeployment,
+  rowOf,
+  type Settings,
+  sleep,
+  unlock,
+  until,
+} from "../../helpers/protection";
+
+type Answer = ApiResponse<Deployment & ErrorBody>;
+
+const later = <T>(ms: number, f: () => Promise<T>) => sleep(ms).then(f);
+
+const cancel = (key: string, id: string) =>
+  request<Deployment & ErrorBody>("PATCH", `/v1/deployments/${id}/cancel`, { key });
+
+/** The deployment-level statuses of its timeline, in order. */
+async function ownStatuses(key: string, id: string): Promise<string[]> {
+  return brief(await timelineOf(key, id))
+    .filter((e) => e.startsWith("status:-:"))
+    .map((e) => e.slice("status:-:".length));
+}
+
+function expectNo5xx(...answers: Array<{ status: number; raw: string }>) {
+  for (const a of answers) expect(a.status, a.raw).toBeLessThan(500);
+}
+
+/** A protected world with `n` org admins besides its owner (reviewers). */
+async function reviewers(settings: Partial<Settings>, n: number) {
+  const w = await protectedWorld(settings);
+  const admins: Caller[] = [];
+  for (let i = 0; i < n; i++) admins.push(await createCaller(w.org, "admin"));
+  return { ...w, admins };
+}
+
+describe("protection races", () => {
+  it("approvals arriving together that complete the count release it exactly once", async () => {
+    const outcomes = { bothQueued: 0, oneQueued: 0 };
+    for (let round = 0; round < 5; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => reviewers({ required_approvals: 2 }, 2)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [a, b] = w.admins as [Caller, Caller];
+          const answers = await Promise.all([
+            later(0, () => postReview(a, d.id, { state: "approved" })),
+            later(i % 4, () => postReview(b, d.id, { state: "approved" })),
+          ]);
+          expectNo5xx(...answers);
+          // Both arrive while it waits for approvals: both are taken.
+          for (const res of answers) expect(res.status, res.raw).toBe(200);
+          const queued = answers.filter((res) => res.body.status === "queued").length;
+          expect(queued).toBeGreaterThanOrEqual(1);
+          if (queued === 2) outcomes.bothQueued++;
+          else outcomes.oneQueued++;
+          const after = await readDeployment(w.owner, d.id);
+          expect(after.status).toBe("queued");
+          expect(after.gate).toEqual({
+            required_approvals: 2,
+            approvals: 2,
+            wait_until: null,
+            blocked_by: [],
+          });
+          expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
+        }),
+      );
+    }
+    expect(outcomes.bothQueued + outcomes.oneQueued).toBe(20);
+  });
+
+  it("three approvals at once for three required: one release, three approvals counted", async () => {
+    for (let round = 0; round < 4; round++) {
+      const w = await reviewers({ required_approvals: 3 }, 3);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      const answers = await Promise.all(
+        w.admins.map((admin, i) => later(i % 3, () => postReview(admin, d.id, { state: "approved" }))),
+      );
+      for (const res of answers) expect(res.status, res.raw).toBe(200);
+      const after = await readDeployment(w.owner, d.id);
+      expect([after.status, after.gate?.approvals, after.gate?.blocked_by]).toEqual(["queued", 3, []]);
+      expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
+    }
+  });
+
+  it("one account approving twice at once: one review, one 409", async () => {
+    for (let round = 0; round < 4; round++) {
+      const w = await reviewers({ required_approvals: 2 }, 1);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      const admin = w.admins[0] as Caller;
+      const answers = await Promise.all([
+        postReview(admin, d.id, { state: "approved" }),
+        later(round % 3, () => postReview(admin, d.id, { state: "approved" })),
+      ]);
+      expectNo5xx(...answers);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+      const after = await readDeployment(w.owner, d.id);
+      expect([after.status, after.gate?.approvals]).toEqual(["waiting", 1]);
+    }
+  });
+
+  it("an approval racing a cancel: always cancelled in the end; the approval is 200 or 409; never in_progress", async () => {
+    const seen = { approvedFirst: 0, cancelledFirst: 0 };
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 5 }, () => reviewers({ required_approvals: 1 }, 1)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [approval, cancelled] = await Promise.all([
+            later(first, () => postReview(w.admins[0] as Caller, d.id, { state: "approved" })),
+            later(second, () => cancel(w.owner.key, d.id)),
+          ]);
+          expectNo5xx(approval, cancelled);
+          // Waiting and queued are both cancellable (§3, §26): the cancel always succeeds.
+          expect(cancelled.status, cancelled.raw).toBe(200);
+          expect(cancelled.body.status).toBe("cancelled");
+          expect(cancelled.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
+          expect([200, 409]).toContain(approval.status);
+          if (approval.status === 200) expect(["queued", "cancelled"]).toContain(approval.body.status);
+          const after = await readDeployment(w.owner, d.id);
+          expect(after.status).toBe("cancelled");
+          expect(after.started_at).toBeNull();
+          const statuses = await ownStatuses(w.owner.key, d.id);
+          if (statuses.includes("queued")) {
+            seen.approvedFirst++;
+            expect(statuses).toEqual(["waiting", "queued", "cancelled"]);
+          } else {
+            seen.cancelledFirst++;
+            expect(statuses).toEqual(["waiting", "cancelled"]);
+          }
+          // Final: the engine cannot take it.
+          expect((await engineMove(d.id, "in_progress")).status).toBe(409);
+        }),
+      );
+    }
+    expect(seen.approvedFirst + seen.cancelledFirst).toBe(20);
+  });
+
+  it("a rejection racing an approval that would complete the count: one consistent end, released or cancelled", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => reviewers({ required_approvals: 1 }, 2)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [a, b] = w.admins as [Caller, Caller];
+          const [approval, rejection] = await Promise.all([
+            later(i % 2, () => postReview(a, d.id, { state: "approved" })),
+            later((i + 1) % 2, () => postReview(b, d.id, { state: "rejected" })),
+          ]);
+          expectNo5xx(approval, rejection);
+          const after = await readDeployment(w.owner, d.id);
+          const statuses = await ownStatuses(w.owner.key, d.id);
+          if (after.status === "queued") {
+            // The approval released it first; the rejection came too late.
+            expect(approval.status).toBe(200);
+            expect(rejection.status).toBe(409);
+            expect(statuses).toEqual(["waiting", "queued"]);
+          } else {
+            expect(after.status).toBe("cancelled");
+            expect(rejection.status, rejection.raw).toBe(200);
+            expect(statuses.filter((s) => s === "queued")).toHaveLength(0);
+            expect(statuses).toEqual(["waiting", "cancelled"]);
+          }
+        }),
+      );
+    }
+  });
+
+  it("a lock racing an engine move to in_progress: the move lands before the lock (in_progress) or is 409 (queued, out of the engine's list)", async () => {
+    const seen = { started: 0, refused: 0 };
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [locked, moved] = await Promise.all([
+            later(first, () => postLock(w.owner, w.environmentId, { reason: "race" })),
+            later(second, () => engineMove(d.id, "in_progress")),
+          ]);
+          expectNo5xx(locked, moved);
+          expect(locked.status, locked.raw).toBe(200);
+          const after = await readDeployment(w.owner, d.id);
+          if (moved.status === 200) {
+            seen.started++;
+            expect(after.status).toBe("in_progress");
+            // Already in progress: it finishes under the lock.
+            expect((await engineMove(d.id, "succeeded")).status).toBe(200);
+          } else {
+            seen.refused++;
+            expect(moved.status, moved.raw).toBe(409);
+            expect(after.status).toBe("queued");
+            expect(after.started_at).toBeNull();
+            expect(await inEngineQueue(d)).toEqual([false]);
+            expect((await engineMove(d.id, "in_progress")).status).toBe(409);
+            await unlock(w.owner, w.environmentId);
+            expect((await engineMove(d.id, "in_progress")).status).toBe(200);
+          }
+        }),
+      );
+    }
+    expect(seen.started + seen.refused).toBe(20);
+  });
+
+  it("a lock racing the approval that completes the count: released then held from the engine, or held by the lock; never startable while locked", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => reviewers({ required_approvals: 1 }, 1)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [locked, approval] = await Promise.all([
+            later(i % 2, () => postLock(w.owner, w.environmentId, { reason: "race" })),
+            later((i + 1) % 2, () => postReview(w.admins[0] as Caller, d.id, { state: "approved" })),
+          ]);
+          expectNo5xx(locked, approval);
+          expect(locked.status, locked.raw).toBe(200);
+          expect(approval.status, approval.raw).toBe(200);
+          const after = await readDeployment(w.owner, d.id);
+          if (after.status === "waiting") {
+            expect(after.gate).toMatchObject({ approvals: 1, blocked_by: ["lock"] });
+          } else {
+            expect(after.status).toBe("queued");
+            expect(after.gate?.blocked_by).toEqual([]);
+          }
+          expect(await inEngineQueue(d)).toEqual([false]);
+          expect((await engineMove(d.id, "in_progress")).status).toBe(409);
+          await unlock(w.owner, w.environmentId);
+          const released = await readDeployment(w.owner, d.id);
+          expect(released.status).toBe("queued");
+          expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
+          expect((await engineMove(d.id, "in_progress")).status).toBe(200);
+        }),
+      );
+    }
+  });
+
+  it("two unlocks at once release each waiting deployment once", async () => {
+    for (let round = 0; round < 4; round++) {
+      const w = await createProjectWithStack();
+      await lock(w.owner, w.environmentId);
+      const made: Deployment[] = [];
+      for (let i = 0; i < 3; i++) made.push(await engineCreateOk(w.environmentId, [w.stack.id]));
+      const answers = await Promise.all([
+        deleteLock(w.owner, w.environmentId),
+        later(round % 3, () => deleteLock(w.owner, w.environmentId)),
+      ]);
+      for (const res of answers) expect(res.status, res.raw).toBe(204);
+      for (const d of made) {
+        expect((await readDeployment(w.owner, d.id)).status).toBe("queued");
+        expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
+      }
+    }
+  });
+
+  it("an unlock racing a lock: the environment ends locked or not, and its deployments agree with it", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 4 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          await lock(w.owner, w.environmentId, "first");
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [unlocked, relocked] = await Promise.all([
+            later(i % 2, () => deleteLock(w.owner, w.environmentId)),
+            later((i + 1) % 2, () => postLock(w.owner, w.environmentId, { reason: "second" })),
+          ]);
+          expectNo5xx(unlocked, relocked);
+          expect(unlocked.status).toBe(204);
+          // The second lock lands after the unlock (200) or finds it still locked (409).
+          expect([200, 409]).toContain(relocked.status);
+          const after = await readDeployment(w.owner, d.id);
+          const locked = (
+            await request<{ locked: unknown }>("GET", `/v1/environments/${w.environmentId}/protection`, {
+              key: w.owner.key,
+            })
+          ).body.locked;
+          if (relocked.status === 409) expect(locked).toBeNull();
+          if (locked === null) expect(after.status).toBe("queued");
+          else expect((await engineMove(d.id, "in_progress")).status).toBe(409);
+          // Whatever the order, it was released at most once.
+          expect(
+            (await ownStatuses(w.owner.key, d.id)).filter((s) => s === "queued").length,
+          ).toBeLessThanOrEqual(1);
+        }),
+      );
+    }
+  });
+
+  it("a create racing a change of the protection takes the protection wholly before or wholly after", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [created, changed] = await Promise.all([
+            later(first, () => engineCreateOk(w.environmentId, [w.stack.id])),
+            later(second, () =>
+              request("PUT", `/v1/environments/${w.environmentId}/protection`, {
+                key: w.owner.key,
+                body: {
+                  required_approvals: 2,
+                  reviewer_role: "owner",
+                  prevent_self_review: true,
+                  wait_timer: 600,
+                  concurrency: "parallel",
+                },
+              }),
+            ),
+          ]);
+          expect(changed.status, changed.raw).toBe(200);
+          if (created.status === "queued") expect(created.gate).toBeNull();
+          else {
+            expect(created.status).toBe("waiting");
+            expect(created.gate).toMatchObject({
+              required_approvals: 2,
+              approvals: 0,
+              blocked_by: ["approval", "wait_timer"],
+            });
+            expect(Date.parse(created.gate?.wait_until ?? "")).toBe(Date.parse(created.created_at) + 600_000);
+          }
+          expect(await readDeployment(w.owner, created.id)).toEqual(created);
+        }),
+      );
+    }
+  });
+
+  it("a create racing a lock: it waits on the lock, or it is queued and kept from the engine; never startable while locked", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [created, locked] = await Promise.all([
+            later(first, () => engineCreateOk(w.environmentId, [w.stack.id])),
+            later(second, () => postLock(w.owner, w.environmentId, { reason: "race" })),
+          ]);
+          expect(locked.status, locked.raw).toBe(200);
+          const after = await readDeployment(w.owner, created.id);
+          if (after.status === "waiting") expect(after.gate?.blocked_by).toEqual(["lock"]);
+          else expect([after.status, after.gate]).toEqual(["queued", null]);
+          expect(await inEngineQueue(after)).toEqual([false]);
+          expect((await engineMove(created.id, "in_progress")).status).toBe(409);
+          await unlock(w.owner, w.environmentId);
+          expect((await readDeployment(w.owner, created.id)).status).toBe("queued");
+          expect((await engineMove(created.id, "in_progress")).status).toBe(200);
+        }),
+      );
+    }
+  });
+
+  it("serial: two engine starts at once in one environment: exactly one runs", async () => {
+    for (let round = 0; round < 5; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => protectedWorld({ concurrency: "serial" })),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const a = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const b = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const moves = await Promise.all([
+            engineMove(a.id, "in_progress"),
+            later(i % 3, () => engineMove(b.id, "in_progress")),
+          ]);
+          expectNo5xx(...moves);
+          expect(moves.map((m) => m.status).sort()).toEqual([200, 409]);
+          const statuses = [
+            (await readDeployment(w.owner, a.id)).status,
+            (await readDeployment(w.owner, b.id)).status,
+          ];
+          expect(statuses.sort()).toEqual(["in_progress", "queued"]);
+        }),
+      );
+    }
+  });
+
+  it("supersede racing a release: two waiting deployments approved at once end with the newer queued and the older cancelled, naming it", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => reviewers({ required_approvals: 1, concurrency: "supersede" }, 1)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+          await sleep(2);
+          const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const admin = w.admins[0] as Caller;
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const answers: Answer[] = await Promise.all([
+            later(first, () => postReview(admin, older.id, { state: "approved" })),
+            later(second, () => postReview(admin, newer.id, { state: "approved" })),
+          ]);
+          expectNo5xx(...answers);
+          expect([200, 409]).toContain(answers[0]?.status);
+          expect(answers[1]?.status, answers[1]?.raw).toBe(200);
+          expect(answers[1]?.body.status).toBe("queued");
+          await until(
+            "the older superseded",
+            async () => (await rowOf(older.id)).status === "cancelled",
+            3000,
+          );
+          expect((await readDeployment(w.owner, newer.id)).status).toBe("queued");
+          const timeline = await timelineOf(w.owner.key, older.id);
+          const own = timeline.filter((e) => e.type === "status" && e.stack_id === null);
+          expect(own.at(-1)?.status).toBe("cancelled");
+          expect(own.at(-1)?.status_reason).toContain(newer.id);
+          expect(own.filter((e) => e.status === "queued").length).toBeLessThanOrEqual(1);
+          expect(await ownStatuses(w.owner.key, newer.id)).toEqual(["waiting", "queued"]);
+          expect((await engineMove(older.id, "in_progress")).status).toBe(409);
+        }),
+      );
+    }
+  });
+
+  it("supersede: an unlock racing a new deployment's create: the newer ends queued, the older cancelled naming it", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 4 }, () => protectedWorld({ concurrency: "supersede" })),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          await lock(w.owner, w.environmentId);
+          const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+          await sleep(2);
+          const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
+          const [unlocked, created] = await Promise.all([
+            later(first, () => deleteLock(w.owner, w.environmentId)),
+            later(second, () => engineCreateOk(w.environmentId, [w.stack.id])),
+          ]);
+          expect(unlocked.status, unlocked.raw).toBe(204);
+          await until(
+            "settled",
+            async () =>
+              (await rowOf(created.id)).status === "queued" && (await rowOf(older.id)).status === "cancelled",
+            3000,
+          ).catch(() => undefined);
+          const statuses = [(await rowOf(older.id)).status, (await rowOf(created.id)).status];
+          expect(statuses, `created ${created.status}`).toEqual(["cancelled", "queued"]);
+          const own = (await timelineOf(w.owner.key, older.id)).filter((e) => e.stack_id === null);
+          expect(own.at(-1)?.status_reason).toContain(created.id);
+        }),
+      );
+    }
+  });
+
+  it("an approval racing the wait timer's expiry releases once", async () => {
+    const worlds = await Promise.all(
+      Array.from({ length: 6 }, () => reviewers({ required_approvals: 1, wait_timer: 1 }, 1)),
+    );
+    const made = await Promise.all(worlds.map((w) => engineCreateOk(w.environmentId, [w.stack.id])));
+    await Promise.all(
+      worlds.map(async (w, i) => {
+        const d = made[i] as Deployment;
+        // Approve around wait_until: a few ms before, at, or after it.
+        const at = Date.parse(d.gate?.wait_until ?? "") + (i - 3) * 3;
+        await sleep(Math.max(0, at - Date.now()));
+        const res = await postReview(w.admins[0] as Caller, d.id, { state: "approved" });
+        expect(res.status, res.raw).toBe(200);
+        await until("released", async () => (await rowOf(d.id)).status === "queued", 8000);
+        expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
+      }),
+    );
+  });
+
+  it("serial: as work moves through the environment, the engine's list offers one deployment at a time, and no other can start", async () => {
+    const w = await protectedWorld({ concurrency: "serial" });
+    const made: Deployment[] = [];
+    for (let i = 0; i < 4; i++) made.push(await engineCreateOk(w.environmentId, [w.stack.id]));
+    for (const d of made) {
+      expect((await engineMove(d.id, "in_progress")).status).toBe(200);
+      const others = made.filter((m) => m.id !== d.id);
+      expect((await inEngineQueue(...others)).every((listed) => !listed)).toBe(true);
+      // The others are queued (held back) or already final: none can start.
+      const moves = await Promise.all(others.map((o) => engineMove(o.id, "in_progress")));
+      for (const m of moves) expect(m.status, m.raw).toBe(409);
+      await reportOk(d.id, { status: "succeeded" });
+    }
+  });
+});
