@@ -23,7 +23,6 @@ import { loggableError } from "../errors";
 import { type Migration, migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
-import { settleGate } from "../services/deployments/gate";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -82,6 +81,9 @@ export class EnvironmentGate extends DurableObject<Env> {
       )
       .toArray();
     let failed: unknown;
+    // Loaded on the first alarm, not when the Worker starts: every isolate evaluates this module
+    // (the class is exported from the entry), and few ever run a gate's alarm.
+    const { settleGate } = await import("../services/deployments/gate");
     for (const timer of due) {
       const ctx = createServiceContext({ env: this.env, requestId: newId(), database: timer.database });
       try {

@@ -371,7 +371,7 @@ export async function insertDeployment(
       config: deployments.config,
       status: deployments.status,
       gate: deployments.gate,
-      concurrency: concurrencyOf,
+      concurrency: concurrencyOf(environmentId),
     });
   const changes = JSON.stringify(auditableDeploymentChanges(null, toDeploymentRecord(row)));
   const [inserted] = await db.batch([

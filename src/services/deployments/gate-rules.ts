@@ -22,10 +22,15 @@ export function createdGate(environmentId: string, now: string): SQL {
   return sql`(SELECT json_object('required_approvals', p.required_approvals, 'approvals', 0, 'wait_until', CASE WHEN p.wait_timer > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || p.wait_timer || ' seconds') END, 'blocked_by', json((SELECT json_group_array(b.v) FROM (SELECT 'approval' AS v, 1 AS o WHERE p.required_approvals > 0 UNION ALL SELECT 'wait_timer', 2 WHERE p.wait_timer > 0 UNION ALL SELECT 'lock', 3 WHERE p.locked_at IS NOT NULL ORDER BY o) AS b))) FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds})`;
 }
 
-/** The environment's concurrency policy as a deployment's RETURNING reads it (null: `parallel`). */
-export const concurrencyOf = sql<
-  string | null
->`(SELECT concurrency FROM environment_protections WHERE environment_id = ${deployments.environmentId})`;
+/**
+ * The environment's concurrency policy as a deployment's RETURNING reads it (null: `parallel`), by
+ * the environment's id as a value: a column named in an INSERT's RETURNING is written without its
+ * table, which inside the subquery would name the protections' own column.
+ */
+export const concurrencyOf = (environmentId: string) =>
+  sql<
+    string | null
+  >`(SELECT concurrency FROM environment_protections WHERE environment_id = ${environmentId})`;
 
 /**
  * SQL for the engine's queued list (§26): a queued deployment whose environment is locked, or
