@@ -38,11 +38,17 @@ export type Config = {
    */
   bodyTimeoutMs: number;
   /**
-   * How often, at most, a live stream checks again that its key and its access still hold before it
-   * sends (src/services/deployments/follow.ts): STREAM_RECHECK_MS, unless STREAM_RECHECK_MS_OVERRIDE
-   * (a positive integer, set only by tests) replaces it.
+   * How often, at most, a live stream checks again that its key and its access still hold, before
+   * it sends and by a timer after a change of its deployment (src/services/deployments/follow.ts):
+   * STREAM_RECHECK_MS, unless STREAM_RECHECK_MS_OVERRIDE (a positive integer, set only by tests)
+   * replaces it.
    */
   streamRecheckMs: number;
+  /**
+   * How long a live stream lasts (src/routes/deployments/getDeploymentTimeline.ts): STREAM_MAX_MS,
+   * unless STREAM_MAX_MS_OVERRIDE (a positive integer, set only by tests) replaces it.
+   */
+  streamMaxMs: number;
   /** ORG_DATABASES: the bindings of every organization database (src/db/databases.ts). */
   orgDatabases: readonly string[];
   /**
@@ -63,12 +69,16 @@ export const BODY_TIMEOUT_MS = 30_000;
  */
 export const STREAM_RECHECK_MS = 30_000;
 
+/** API_CONTRACT §19: a stream lasts at most 15 minutes. */
+export const STREAM_MAX_MS = 15 * 60_000;
+
 /** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
 type OptionalBindings = {
   VARIABLES_KEY_PREVIOUS?: string;
   RATE_LIMITS?: string;
   REQUEST_BODY_TIMEOUT_MS?: string;
   STREAM_RECHECK_MS_OVERRIDE?: string;
+  STREAM_MAX_MS_OVERRIDE?: string;
   NEW_ORG_DATABASES?: string;
 };
 
@@ -80,6 +90,7 @@ export function parseConfig(env: Env): Config {
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
     streamRecheckMs: positiveInteger(optional.STREAM_RECHECK_MS_OVERRIDE) ?? STREAM_RECHECK_MS,
+    streamMaxMs: positiveInteger(optional.STREAM_MAX_MS_OVERRIDE) ?? STREAM_MAX_MS,
     ...databasesOf(optional.ORG_DATABASES, optional.NEW_ORG_DATABASES),
   };
 }

@@ -38,7 +38,8 @@ export type Identity = {
  * no longer a member of the organization). Built at authentication
  * (src/services/api-keys/authenticate.ts) over the key's hash, so nothing after authentication
  * holds the key itself; it reads the isolate's 30 s cache of keys like any request does. A live
- * stream asks it before it sends, at most every 30 s (src/services/deployments/follow.ts).
+ * stream asks it before it sends and after its deployment changes, at most every 30 s
+ * (src/services/deployments/follow.ts).
  */
 export type RecheckAccess = () => Promise<Identity | null>;
 

@@ -3158,7 +3158,7 @@ export interface components {
     parameters: {
         /** @description The last `id` received; wins over `after_seq` and `after`. */
         LastEventId: string;
-        /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+        /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
         IdempotencyKey: string;
@@ -3221,7 +3221,7 @@ export interface components {
         CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
         WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
-        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the name of the database it is of and a colon. Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least as fresh as the write replayed. */
+        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the name of the database it is of and a colon, and followed by a dot and the service's MAC. Send it, as it is, as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least as fresh as the write replayed. */
         D1Bookmark: string;
         /** @description Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list. */
         ETag: string;
@@ -3247,7 +3247,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3292,7 +3292,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3343,7 +3343,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3388,7 +3388,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3437,7 +3437,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3481,7 +3481,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3535,7 +3535,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3564,7 +3564,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3598,7 +3598,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3630,7 +3630,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3665,7 +3665,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3694,7 +3694,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3725,7 +3725,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3768,7 +3768,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3795,7 +3795,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3826,7 +3826,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3874,7 +3874,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3924,7 +3924,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3971,7 +3971,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4023,7 +4023,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4062,7 +4062,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4109,7 +4109,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4169,7 +4169,7 @@ export interface operations {
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4221,7 +4221,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4250,7 +4250,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4299,7 +4299,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4329,7 +4329,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4387,7 +4387,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4443,7 +4443,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4472,7 +4472,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4504,7 +4504,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4534,7 +4534,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4587,7 +4587,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4631,7 +4631,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4680,7 +4680,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4738,7 +4738,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4767,7 +4767,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4804,7 +4804,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4858,7 +4858,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4887,7 +4887,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4921,7 +4921,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4953,7 +4953,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4988,7 +4988,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5017,7 +5017,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5048,7 +5048,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5082,7 +5082,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5136,7 +5136,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5172,7 +5172,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5217,7 +5217,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5279,7 +5279,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5315,7 +5315,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5351,7 +5351,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5378,7 +5378,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5428,7 +5428,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5477,7 +5477,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5530,7 +5530,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5569,7 +5569,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5600,7 +5600,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5651,7 +5651,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5698,7 +5698,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5759,7 +5759,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5815,7 +5815,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5862,7 +5862,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5913,7 +5913,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5963,7 +5963,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6017,7 +6017,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6069,7 +6069,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6116,7 +6116,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6169,7 +6169,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6219,7 +6219,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6278,7 +6278,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6308,7 +6308,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6356,7 +6356,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6407,7 +6407,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6459,7 +6459,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6511,7 +6511,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6540,7 +6540,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6596,7 +6596,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6632,7 +6632,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6661,7 +6661,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6691,7 +6691,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6740,7 +6740,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6793,7 +6793,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6821,7 +6821,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {

@@ -198,7 +198,11 @@ describe("/openapi.json", () => {
     expect(component).toMatchObject({ schema: { type: "string" } });
     const schema = (component?.schema ?? {}) as JsonSchema;
     const pattern = new RegExp(String(schema.pattern));
-    expect("0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b").toMatch(pattern);
+    // What answers carry: the database, the bookmark and its MAC (src/crypto/bookmarks.ts), always.
+    const bookmark = "0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b";
+    expect(`DB_ORG_2:${bookmark}.${"A".repeat(43)}`).toMatch(pattern);
+    expect(bookmark).not.toMatch(pattern);
+    expect(`DB:${bookmark}`).not.toMatch(pattern);
     for (const { method, path, operation } of await operations()) {
       // `operations()` follows parameter $refs too: the request header is the one component.
       expect(operation.parameters, `${method} ${path}`).toContain(doc.components.parameters?.D1Bookmark);
