@@ -1972,12 +1972,52 @@ export interface components {
         DeploymentCreate: {
             stack_ids?: components["schemas"]["Id"][] | null;
             data: {
-                patch: (components["schemas"]["DeploymentPatchOperation"] & {
-                    /** @description The source location (`move`, `copy`). */
-                    from?: string | null;
-                })[];
-                source?: components["schemas"]["DeploymentSource"] & (Record<string, never> | null);
+                patch: components["schemas"]["DeploymentPatchOperationInput"][];
+                source?: components["schemas"]["DeploymentSourceInput"];
             };
+        };
+        DeploymentPatchOperationInput: {
+            /**
+             * @description An RFC 6902 operation.
+             * @enum {string}
+             */
+            op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+            /** @description The location the operation applies to. */
+            path: string;
+            /** @description The source location (`move`, `copy`). */
+            from?: string | null;
+            /** @description The value (`add`, `replace`, `test`). */
+            value?: unknown;
+            /** @description The value before the change, if known. */
+            old_value?: unknown;
+        };
+        DeploymentSourceInput: {
+            git?: {
+                commit: {
+                    author: components["schemas"]["GitPersonInput"];
+                    committer: components["schemas"]["GitPersonInput"];
+                    message: string;
+                    sha: string;
+                };
+                installation_id: string;
+                owner: string;
+                /** @enum {string} */
+                provider: "github" | "gitlab" | "bitbucket";
+                pull_request?: string | null;
+                ref: string;
+                repo: string;
+                repo_id: string;
+            } | null;
+            registry?: {
+                command?: string[] | null;
+                image: string;
+            } | null;
+        } | null;
+        GitPersonInput: {
+            email?: string | null;
+            id?: string | null;
+            login?: string | null;
+            name?: string | null;
         };
         EnvironmentProtection: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
