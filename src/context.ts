@@ -30,6 +30,12 @@ export type Identity = {
   projectIds: readonly string[] | null;
   /** The binding of its organization's database (src/db/databases.ts). */
   database: string;
+  /**
+   * The limiter object its requests count in (`key:<root key id>` or `trust:<trust id>`, API_CONTRACT
+   * §28): the window its family shares, and what that object keeps for the key (its Idempotency-Keys,
+   * its last use, the family's latest D1 bookmark).
+   */
+  limiter: string;
 };
 
 /**

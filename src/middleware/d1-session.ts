@@ -6,9 +6,10 @@
  * is neither. Every service of the request then reads through that session.
  *
  * Read-your-writes per key: after a request that writes, the session's bookmark (now at least as
- * fresh as its writes) is stored in the key's limiter object before the response leaves (one more
- * call, on writes only, and only when it moved past the stored one), so the key's next read, from
- * any isolate or region, starts from it. Every response that touched D1 (or was given a bookmark)
+ * fresh as its writes) is stored in the limiter object of the key's family (API_CONTRACT §28)
+ * before the response leaves (one more call, on writes only, and only when it moved past the
+ * stored one), so the next read of any key of the family, from any isolate or region, starts from
+ * it. Every response that touched D1 (or was given a bookmark)
  * carries the latest bookmark in `X-D1-Bookmark`, with the database it is of (src/db/session.ts),
  * which another key, or another system, may send back to read at least that fresh.
  */
@@ -65,7 +66,7 @@ export async function passOnBookmark(c: Context<AppEnv>, ctx: ServiceContext): P
   let own = session.bookmark();
   if (identity && mayWrite(c.req.method) && own && (!keyBookmark || own > keyBookmark)) {
     try {
-      own = await limiterOf(c, `key:${identity.keyId}`).recordBookmark(own);
+      own = await limiterOf(c, identity.limiter).recordBookmark(own);
     } catch (err) {
       // Like the rate limit, fail open: the write is committed; only this key's next read
       // may start on a replica that has not caught up with it yet.

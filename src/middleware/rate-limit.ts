@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
+import type { Identity } from "../context";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import type { RouteLookup } from "../http/operations";
@@ -10,6 +11,7 @@ import { anonymousClient } from "../lib/ip-address";
 import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
+import { ownLimiter } from "../services/api-keys/authenticate";
 
 export type LimitOutcome = {
   allowed: boolean;
@@ -24,7 +26,10 @@ export type LimitOutcome = {
   writeUse?: true;
 };
 
-/** The limiter object of a subject (`key:<api key id>` or `ip:<client>`); no I/O. */
+/**
+ * The limiter object of a subject (`key:<api key id>` of a key family's root, `trust:<trust id>`
+ * for the keys an OpenID Connect trust issued, or `ip:<client>`); no I/O.
+ */
 export function limiterOf(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
@@ -112,6 +117,17 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 }
 
 /**
+ * The claim as the family's object stores it. Idempotency-Keys are the sending key's own (API_CONTRACT
+ * §11), and a family shares one object (§28): every key but the one the object is named after
+ * stores its claims under its id, joined by a space, which no Idempotency-Key holds (0x21–0x7E),
+ * so two keys' claims never meet. The key the object is named after stores them as it always has.
+ */
+function familyClaim(identity: Identity, claim: IdempotencyClaim): IdempotencyClaim {
+  if (identity.limiter === ownLimiter(identity.keyId)) return claim;
+  return { ...claim, key: `${identity.keyId} ${claim.key}` };
+}
+
+/**
  * Counts an authenticated /v1 request against the policy its route declares (`default` for a
  * path that matches none), before validation: invalid requests cost work too. Headers go on
  * every response, errors included. The key's latest write bookmark, which the same call
@@ -125,17 +141,19 @@ export function rateLimit(routeMeta: RouteLookup) {
     if (!identity) throw new Error("rateLimit before authentication");
     const claim = await idempotencyClaim(c);
     const policy = routeMeta(c)?.policy ?? "default";
-    // The same call records the key's use (its `last_used_at`, written by the object).
-    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, {
+    const stored = claim && familyClaim(identity, claim);
+    // The key family's object (API_CONTRACT §28); the same call records the key's use (its
+    // `last_used_at`, written by the object).
+    const outcome = await countRequest(c, identity.limiter, policy, stored, {
       id: identity.keyId,
       database: identity.database,
     });
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (outcome.writeUse) writeFirstUse(c.get("ctx"), identity.keyId);
-    if (claim) {
+    if (claim && stored) {
       await holdClaim(c, claim, outcome.idempotency, (answer) =>
-        outcome.settle({ idempotency: claim, answer }),
+        outcome.settle({ idempotency: stored, answer }),
       );
     }
     await next();

@@ -10,7 +10,7 @@ import {
 } from "../idempotency/store";
 import { migrate } from "../lib/do-migrations";
 import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
-import { type KeyUse, pruneKeyUse, readKeyUse, recordUse, writeDueUse } from "./key-use";
+import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
 import { MIGRATIONS } from "./migrations";
 import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
 
@@ -45,8 +45,10 @@ export type AdmitResult = {
 export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement };
 
 /**
- * One object per API key (`key:<key id>`), and one per client IP for failed authentications
- * (`ip:<ip>`): no object or counter is shared by all traffic, so the limiter's load spreads over
+ * One object per key family (`key:<id of the key at its top>`, API_CONTRACT §28), one per
+ * OpenID Connect trust for the keys it issued and their families (`trust:<trust id>`, §27), and one
+ * per client IP for failed authentications and token exchanges (`ip:<ip>`): no object or counter
+ * is shared by all traffic, so the limiter's load spreads over
  * the active keys and grows with them (docs/capacity.md). An object is created near the Worker
  * that first calls it, which is where its key is used; no location hint could do better.
  *
@@ -54,11 +56,11 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * so concurrent calls are serialized and can never over-admit:
  * - an exact sliding window per policy (./window.ts), its rows kept in memory as stored, so
  *   deciding costs no read and an admitted request is one INSERT;
- * - the latest D1 bookmark of the key's writes (./bookmark.ts), handed back with the decision so
+ * - the latest D1 bookmark of the family's writes (./bookmark.ts), handed back with the decision so
  *   that a read starts its D1 session from it at no extra call;
  * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
  *   decision, so "exactly one execution" is a property of this one call;
- * - when the key was last used (./key-use.ts): one write to D1 per key every few minutes, by the
+ * - when each key of it was last used (./key-use.ts): one write to D1 per key every few minutes, by the
  *   first request after a quiet spell or by the alarm.
  *
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
@@ -78,8 +80,8 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly windows: StoredWindows = new Map();
   /** The kept D1 bookmark as stored (null: none); undefined until first read (./bookmark.ts). */
   private bookmark: string | null | undefined;
-  /** The key's use as stored, with the latest use seen (null: none); undefined until first read (./key-use.ts). */
-  private use: KeyUse | null | undefined;
+  /** Its keys' uses as stored, with the latest use seen; undefined until first read (./key-use.ts). */
+  private uses: KeyUses | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -139,9 +141,8 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Records a use of the key; true when the request is to write it (the first in a while). */
   private recordUse(keyId: string, database: string): boolean {
-    if (this.use === undefined) this.use = readKeyUse(this.sql);
-    const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, database, Date.now());
-    this.use = use;
+    this.uses ??= readKeyUses(this.sql);
+    const { writeNow, dueAt } = recordUse(this.sql, this.uses, keyId, database, Date.now());
     // A written use's row is pruned by the window's alarm, which every admitted request sets.
     if (dueAt !== null) this.cleanUpBy(dueAt);
     return writeNow;
@@ -156,14 +157,13 @@ export class RateLimiter extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureMigrated();
-    this.use = this.use ?? readKeyUse(this.sql);
-    this.use = (await writeDueUse(this.env, this.sql, this.use, () => this.use, Date.now())) ?? this.use;
+    this.uses ??= readKeyUses(this.sql);
+    await writeDueUses(this.env, this.sql, this.uses, Date.now());
     // What follows deletes rows of every policy and the bookmark: read them again when next used.
     this.forgetCachedState();
     const now = Date.now();
-    const useNext = pruneKeyUse(this.sql, now);
-    // The use is kept in memory with its latest time; forgotten only with its row.
-    if (useNext === null) this.use = null;
+    // Each use is kept in memory with its latest time; forgotten only with its row.
+    const useNext = pruneKeyUses(this.sql, this.uses, now);
     const windowUntil = pruneWindows(this.sql, now);
     const bookmarkUntil = pruneBookmark(this.sql, now);
     const nextExpiry = expireKeys(this.sql, now);
@@ -177,7 +177,7 @@ export class RateLimiter extends DurableObject<Env> {
       await this.ctx.storage.deleteAll();
       this.migrated = false;
       this.forgetCachedState();
-      this.use = undefined;
+      this.uses = undefined;
       return;
     }
     this.scheduleCleanup(Math.min(...next));

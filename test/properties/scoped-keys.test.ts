@@ -70,6 +70,8 @@ function expectedScope(method: string, path: string): string | null {
   if (path.includes("/variables")) return `variables:${rw}`;
   if (path.includes("/deployments")) return `deployments:${rw}`;
   if (path.includes("/resources")) return `resources:${rw}`;
+  // Part four: an environment, a component or a stack (or an environment's protection or lock).
+  if (/\/(environments|components|stacks)(\/|$)/.test(path)) return `environments:${rw}`;
   if (path.startsWith("/v1/projects")) return `projects:${rw}`;
   throw new Error(`no expected scope for ${method} ${path}`);
 }

@@ -22,7 +22,7 @@ import type {
 import { auditEntry, diffRecords } from "../audit/entry";
 import { keyIndexRow, writeBothSides } from "../directory";
 import { orgExists } from "../orgs";
-import { generateKey, hashKey } from "./authenticate";
+import { generateKey, hashKey, ownLimiter } from "./authenticate";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -72,18 +72,27 @@ export async function getCurrentApiKey(ctx: CallerContext): Promise<CurrentApiKe
   return toCurrentApiKeyInfo(row);
 }
 
-/** What a new key's row holds besides what every new key's does. */
+/**
+ * What a new key's row holds besides what every new key's does. `limiter` left out: the key heads
+ * a family of its own (a key of the internal API); a key made from another takes its parent's
+ * (API_CONTRACT §28). `oidcTrustId` and `oidcSubject`: only a key a trust issues (§27).
+ */
 export type NewKeyFields = Pick<
   ApiKeyRow,
   "orgId" | "accountId" | "createdBy" | "name" | "expiresAt" | "scopes" | "projectIds" | "parentId"
->;
+> &
+  Partial<Pick<ApiKeyRow, "limiter" | "oidcTrustId" | "oidcSubject">>;
 
 /** A new key (shown once) and its row, which stores only its hash. */
 export async function newKey(fields: NewKeyFields): Promise<{ key: string; row: ApiKeyRow }> {
   const key = generateKey();
+  const id = newId();
   const row: ApiKeyRow = {
-    id: newId(),
+    id,
     ...fields,
+    limiter: fields.limiter ?? ownLimiter(id),
+    oidcTrustId: fields.oidcTrustId ?? null,
+    oidcSubject: fields.oidcSubject ?? null,
     keyHash: await hashKey(key),
     revokedAt: null,
     lastUsedAt: null,

@@ -25,6 +25,7 @@ import {
   refuseUnknownProjects,
   toApiKeyInfo,
 } from "./api-keys";
+import { ownLimiter } from "./authenticate";
 
 const callerKeyGone = () =>
   new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
@@ -113,6 +114,8 @@ export async function createApiKey(
     scopes: [...child.scopes],
     projectIds: child.projectIds ? [...child.projectIds] : null,
     parentId: parent.id,
+    // Counted in its family's window (API_CONTRACT §28): the root's, or the issuing trust's.
+    limiter: parent.limiter ?? ownLimiter(parent.id),
   });
   const info = toApiKeyInfo(row);
   const [inserted] = await writeBothSides(ctx, {
