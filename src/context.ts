@@ -86,6 +86,11 @@ export type ServiceContext = {
   eventsQueue: Queue;
   /** Each deployment's feed (src/feed/): writes notify it, live streams and waits subscribe. */
   deploymentFeeds: Env["DEPLOYMENT_FEED"];
+  /**
+   * The limiter objects (src/rate-limit/limiter.ts): the middleware counts requests in them; a
+   * service asks one only for what it keeps beside a window (a trust's exchanged tokens, §27).
+   */
+  limiters: Env["RATE_LIMITER"];
   /** One delivery lane per notification integration (src/delivery-lane/): services hand deliveries over through its client.ts. */
   deliveryLanes: Env["DELIVERY_LANES"];
   /** Keeps work alive after the response (or the consumer's return). */
@@ -165,6 +170,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     config: parseConfig(source.env),
     eventsQueue: source.env.EVENTS,
     deploymentFeeds: source.env.DEPLOYMENT_FEED,
+    limiters: source.env.RATE_LIMITER,
     deliveryLanes: source.env.DELIVERY_LANES,
     waitUntil,
   };

@@ -1,9 +1,10 @@
-import type { Context } from "hono";
+import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
 import type { Identity } from "../context";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { isKeylessRequest } from "../http/keyless";
 import type { RouteLookup } from "../http/operations";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
@@ -117,6 +118,30 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 }
 
 /**
+ * A keyless operation (src/http/keyless.ts; API_CONTRACT §27, the token exchange): every request,
+ * answered or refused, counts against its route's policy per client address, counted like
+ * `anonymous` (an IPv4 address, an IPv6 /64), with the rate-limit headers on every answer. It
+ * takes no key: one sent anyway is `400 bad_input` (after it is counted), never read. No
+ * Idempotency-Key is claimed: there is no key to scope one to (§11), and the exchange's own
+ * `jti` rule already makes a retried token fail.
+ */
+async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: Next): Promise<void> {
+  const client = anonymousClient(c.req.header("cf-connecting-ip") ?? "unknown");
+  const outcome = await countRequest(c, `ip:${client}`, policy);
+  if (!outcome.allowed) throw rateLimited(outcome.headers);
+  if (c.req.header("x-api-key") !== undefined) {
+    throw new ApiError(
+      "bad_input",
+      "This operation takes no API key: the token in the body authenticates. Send no x-api-key header.",
+      [{ path: "header.x-api-key", message: "Not taken by this operation." }],
+      outcome.headers,
+    );
+  }
+  await next();
+  for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+}
+
+/**
  * The claim as the family's object stores it. Idempotency-Keys are the sending key's own (API_CONTRACT
  * §11), and a family shares one object (§28): every key but the one the object is named after
  * stores its claims under its id, joined by a space, which no Idempotency-Key holds (0x21–0x7E),
@@ -138,7 +163,10 @@ function familyClaim(identity: Identity, claim: IdempotencyClaim): IdempotencyCl
 export function rateLimit(routeMeta: RouteLookup) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
-    if (!identity) throw new Error("rateLimit before authentication");
+    if (!identity) {
+      if (isKeylessRequest(c)) return limitKeyless(c, routeMeta(c)?.policy ?? "anonymous", next);
+      throw new Error("rateLimit before authentication");
+    }
     const claim = await idempotencyClaim(c);
     const policy = routeMeta(c)?.policy ?? "default";
     const stored = claim && familyClaim(identity, claim);

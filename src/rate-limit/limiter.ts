@@ -10,6 +10,7 @@ import {
 } from "../idempotency/store";
 import { migrate } from "../lib/do-migrations";
 import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
+import { claimJti, countJtis, pruneJtis } from "./jti";
 import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
 import { MIGRATIONS } from "./migrations";
 import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
@@ -67,7 +68,10 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
  * expiry) deletes what is left, so the object of a key gone quiet ends with no storage at all.
  *
- * This file only wires the object's calls to those four modules, each of which runs every
+ * A trust's object also keeps the `jti` of every token exchanged under it until the token expires
+ * (./jti.ts), so a token is exchanged at most once, whichever isolate it reaches.
+ *
+ * This file only wires the object's calls to those five modules, each of which runs every
  * statement on its job's tables; the tables themselves are one numbered list, ./migrations.ts.
  */
 export class RateLimiter extends DurableObject<Env> {
@@ -130,6 +134,17 @@ export class RateLimiter extends DurableObject<Env> {
     return latest;
   }
 
+  /**
+   * A trust's object (API_CONTRACT §27): claims an ID token's `jti` (a digest) until the token
+   * expires (`until`, ms); false when it was already exchanged (./jti.ts).
+   */
+  claimJti(request: { jti: string; until: number }): boolean {
+    this.ensureMigrated();
+    const claimed = claimJti(this.sql, request.jti, request.until, Date.now());
+    if (claimed) this.cleanUpBy(request.until);
+    return claimed;
+  }
+
   /** The sliding window alone (synchronous, so its tests can drive it directly). */
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
     this.ensureMigrated();
@@ -149,10 +164,11 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Writes the key's last use when due; deletes every window entry that left its window and every
-   * expired idempotency entry; with nothing left, all of the object's storage. Next run: when the
-   * window is empty again, when the oldest idempotency entry expires, or when the key's use is
-   * due, whichever comes first.
+   * Writes the keys' last uses when due; deletes every window entry that left its window, every
+   * expired idempotency entry and every exchanged `jti` whose token expired; with nothing left,
+   * all of the object's storage. Next run: when the window is empty again, when the oldest
+   * idempotency entry expires, when a key's use is due, or when the next `jti` expires, whichever
+   * comes first.
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
@@ -167,10 +183,11 @@ export class RateLimiter extends DurableObject<Env> {
     const windowUntil = pruneWindows(this.sql, now);
     const bookmarkUntil = pruneBookmark(this.sql, now);
     const nextExpiry = expireKeys(this.sql, now);
+    const jtiNext = pruneJtis(this.sql, now);
     // The window and the bookmark: when the last of them ends; idempotency entries: when the
     // first expires (each alarm run deletes those due and schedules the next).
     const windowOrBookmark = Math.max(windowUntil ?? 0, bookmarkUntil ?? 0);
-    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext].filter(
+    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext, jtiNext].filter(
       (at): at is number => at !== null,
     );
     if (next.length === 0) {
@@ -187,6 +204,12 @@ export class RateLimiter extends DurableObject<Env> {
   usage(): Record<string, number> {
     this.ensureMigrated();
     return windowUsage(this.sql);
+  }
+
+  /** Exchanged `jti` claims currently stored (for tests and diagnostics). */
+  jtiEntries(): number {
+    this.ensureMigrated();
+    return countJtis(this.sql);
   }
 
   /** Idempotency entries currently stored (for tests and diagnostics). */

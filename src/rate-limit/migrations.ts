@@ -59,4 +59,13 @@ export const MIGRATIONS: readonly Migration[] = [
       "DROP TABLE key_use_database",
     ],
   },
+  {
+    // API_CONTRACT §27: a trust's object keeps the `jti` of every token it exchanged until the
+    // token expires (./jti.ts).
+    version: 3,
+    sql: [
+      "CREATE TABLE oidc_jti (jti TEXT PRIMARY KEY, until INTEGER NOT NULL)",
+      "CREATE INDEX oidc_jti_until ON oidc_jti (until)",
+    ],
+  },
 ];
