@@ -27,6 +27,7 @@ import {
   createResource,
   createStack,
 } from "../helpers/factories";
+import { createTrust } from "../helpers/oidc";
 import { openApiDocument } from "../helpers/openapi";
 import { nextEntries, openStream, readToEnd } from "../helpers/sse";
 
@@ -598,6 +599,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
       resources: resource.id,
       deployments: stack.deploymentId,
       "api-keys": owner.keyId,
+      "oidc-trusts": (await createTrust(owner)).id,
     };
     const fill = (template: string) =>
       template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {
