@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { CurrentApiKeyInfo } from "../../../src/schemas/organization";
 import { freshClientIp, PRODUCTION_LIMITS, request } from "../../helpers/api";
 import { rowsOf } from "../../helpers/audit-log";
+import { createOrgWithOwnerIn } from "../../helpers/databases";
 import { expectError, NEW_ID, TS } from "../../helpers/expect";
 import { createOrgWithOwner, createProject, deriveKey } from "../../helpers/factories";
 import {
@@ -204,6 +205,25 @@ describe("the keys a trust issued (§27, §21, §28)", () => {
     expect(current.body.oidc).toBeNull();
     const made = await request<{ oidc: unknown }>("POST", "/v1/api-keys", { key: owner.key, body: {} });
     expect(made.body.oidc).toBeNull();
+  });
+});
+
+describe("an organization in another database than the directory (src/db/databases.ts)", () => {
+  it("is found through the directory's index: trust, exchange, key, deletion", async () => {
+    const { owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const { trust, token } = await trustAndToken(owner);
+    const index = (db: D1Database) =>
+      db.prepare("SELECT org_id FROM oidc_trust_index WHERE trust_id = ?").bind(trust.id).first();
+    expect(await index(env.DB)).toEqual({ org_id: owner.orgId });
+    const trustRow = await env.DB_ORG_2.prepare("SELECT id FROM oidc_trusts WHERE id = ?")
+      .bind(trust.id)
+      .first();
+    expect(trustRow).toEqual({ id: trust.id });
+    const issued = await exchangeOk(trust.id, token);
+    expect((await request("GET", "/v1/api-keys/current", { key: issued.key })).status).toBe(200);
+    expect((await request("DELETE", `/v1/oidc-trusts/${trust.id}`, { key: owner.key })).status).toBe(204);
+    expect(await index(env.DB)).toBeNull();
+    expectError(await request("GET", "/v1/api-keys/current", { key: issued.key }), 401, "unauthenticated");
   });
 });
 
