@@ -18,6 +18,8 @@ export const RATE_LIMIT_POLICIES = {
   "orgs-create": 10,
   "keys-create": 10,
   anonymous: 60,
+  // API_CONTRACT §27: every token exchange, answered or refused, per client address (as `anonymous`).
+  "oidc-exchange": 60,
 } as const;
 export type RateLimitPolicy = keyof typeof RATE_LIMIT_POLICIES;
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
@@ -25,6 +27,12 @@ export const RATE_LIMIT_WINDOW_SECONDS = 60;
 export type Config = {
   /** ALLOW_INSECURE_WEBHOOKS: http:// and private hosts as webhook URLs (local development only). */
   allowInsecureWebhooks: boolean;
+  /**
+   * ALLOW_INSECURE_OIDC_ISSUERS: http:// and loopback OpenID Connect issuers (API_CONTRACT §1, §27),
+   * for an issuer on the developer's machine or the tests' own; never set by a deployed environment
+   * (`npm run check:deploy` refuses one that does).
+   */
+  allowInsecureOidcIssuers: boolean;
   /** VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS. */
   variableKeys: VariableKeySecrets;
   /**
@@ -86,6 +94,7 @@ export function parseConfig(env: Env): Config {
   const optional = env as Env & OptionalBindings;
   return {
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
+    allowInsecureOidcIssuers: env.ALLOW_INSECURE_OIDC_ISSUERS === "true",
     variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,

@@ -6,13 +6,14 @@
  * there is neither. Every service of the request then reads through that session.
  *
  * Read-your-writes per key: after a request that writes, the session's bookmark (now at least as
- * fresh as its writes) is stored in the key's limiter object before the response leaves (one more
- * call, on writes only, and only when it moved past the stored one), so the key's next read, from
- * any isolate or region, starts from it. Every response that touched D1 (or was given a bookmark)
- * carries the latest bookmark in `X-D1-Bookmark`, with the database it is of (src/db/session.ts)
- * and a MAC (src/crypto/bookmarks.ts), which another key, or another system, may send back to read
- * at least that fresh. A header bookmark whose MAC does not verify is ignored: a made-up one from
- * the future would hold the read back, or send it to the primary.
+ * fresh as its writes) is stored in the limiter object of the key's family (API_CONTRACT §28)
+ * before the response leaves (one more call, on writes only, and only when it moved past the
+ * stored one), so the next read of any key of the family, from any isolate or region, starts from
+ * it. Every response that touched D1 (or was given a bookmark) carries the latest bookmark in
+ * `X-D1-Bookmark`, with the database it is of (src/db/session.ts) and a MAC
+ * (src/crypto/bookmarks.ts), which another key, or another system, may send back to read at least
+ * that fresh. A header bookmark whose MAC does not verify is ignored: a made-up one from the future
+ * would hold the read back, or send it to the primary.
  */
 import type { Context } from "hono";
 import type { ServiceContext } from "../context";
@@ -72,7 +73,7 @@ export async function passOnBookmark(
   let own = session.bookmark();
   if (identity && mayWrite(c.req.method) && own && (!keyBookmark || own > keyBookmark)) {
     try {
-      own = await limiterOf(c, `key:${identity.keyId}`).recordBookmark(own);
+      own = await limiterOf(c, identity.limiter).recordBookmark(own);
     } catch (err) {
       // Like the rate limit, fail open: the write is committed; only this key's next read
       // may start on a replica that has not caught up with it yet.

@@ -752,6 +752,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oidc/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a CI run's ID token for a short-lived key
+         * @description Takes no API key: the token authenticates (a request that sends `x-api-key` too is `400`). The token is a JWT signed with `RS256` or `ES256` by a key of the trust's issuer (from `<issuer>/.well-known/openid-configuration`), with `iss` the trust's issuer, `aud` equal to or containing its audience, `exp` in the future and at most 24 h after `iat`, `iat` and `nbf` at most 60 s ahead, a `jti` never exchanged before, a `sub`, and every condition of the trust met. Any failure, an unknown or deleted trust included, is `401` with a message naming the check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now, and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). `Idempotency-Key` is not kept here (no API key to keep it under); a token is exchanged once. Policy `oidc-exchange` (60 per minute per client address, every exchange counted).
+         */
+        post: operations["exchangeOidcToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oidc-trusts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OpenID Connect trusts
+         * @description The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any other key sees none (an empty list).
+         */
+        get: operations["listOidcTrusts"];
+        put?: never;
+        /**
+         * Trust an OpenID Connect issuer
+         * @description Lets CI runs of an identity provider (GitHub Actions, GitLab, any OpenID Connect issuer) exchange their ID tokens for short-lived keys (`POST /v1/oidc/token`) whose tokens match `audience` and every condition. The keys act as your account with `scopes` and `project_ids` (default: the calling key's; more is `403 forbidden`, one `cause` per field) and are made under the calling key (`parent_id`): revoking it revokes them. Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/oidc.md shows the GitHub Actions side.
+         */
+        post: operations["createOidcTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oidc-trusts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an OpenID Connect trust
+         * @description Visible as in `listOidcTrusts`, else `404`.
+         */
+        get: operations["getOidcTrust"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OpenID Connect trust
+         * @description Later exchanges under it are `401`, and every key it issued, with the keys made from them, is revoked (refused everywhere within 60 s). Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`); a trust the key cannot see is `404`.
+         */
+        delete: operations["deleteOidcTrust"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -1398,6 +1466,13 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+            /** @description For a key an OpenID Connect trust issued (`POST /v1/oidc/token`): the trust and the token's subject; else null. */
+            oidc: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                trust_id: components["schemas"]["Id"];
+                /** @description The `sub` of the ID token it was exchanged for. */
+                subject: string;
+            } | null;
         };
         NewApiKey: components["schemas"]["ApiKey"] & {
             /**
@@ -2261,6 +2336,105 @@ export interface components {
              */
             created_at: string;
         };
+        OidcTokenExchange: {
+            /**
+             * @description The trust to exchange the token under.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            trust_id: string;
+            /**
+             * @description The CI run's ID token (a JWT, `RS256` or `ES256`).
+             * @example eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl
+             */
+            token: string;
+        };
+        OidcTrustList: {
+            data: components["schemas"]["OidcTrust"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        OidcTrust: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /**
+             * @description The account its keys act as: the creating key's.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
+            /**
+             * @description The key that made it; its keys are made under it, so revoking it revokes them (§21).
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            parent_id: components["schemas"]["Id"];
+            name: string;
+            /** @example https://token.actions.githubusercontent.com */
+            issuer: string;
+            /** @example deploy-platform */
+            audience: string;
+            /**
+             * @description Claim name → pattern; every one must match the claim's whole string value (`*`: any run).
+             * @example {
+             *       "repository": "acme/storefront",
+             *       "ref": "refs/heads/main"
+             *     }
+             */
+            conditions: {
+                [key: string]: string;
+            };
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
+            project_ids: components["schemas"]["Id"][] | null;
+            /** @description The issued keys' lifetime, in seconds. */
+            ttl: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        OidcTrustCreate: {
+            /** @example storefront deploys from main */
+            name: string;
+            /**
+             * Format: uri
+             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL to a public host, without query or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
+             * @example https://token.actions.githubusercontent.com
+             */
+            issuer: string;
+            /**
+             * @description What the token's `aud` must be, or contain.
+             * @example deploy-platform
+             */
+            audience: string;
+            /**
+             * @description Claim name → pattern (1–500 characters; `*` matches any run of characters, everything else itself) that the claim's whole string value must match; a missing or non-string claim fails. 1–20 conditions, `sub` or `repository` among them.
+             * @example {
+             *       "repository": "acme/storefront",
+             *       "ref": "refs/heads/main"
+             *     }
+             */
+            conditions: {
+                [key: string]: string;
+            };
+            /**
+             * @description The issued keys' scopes; default the calling key's, never more.
+             * @example [
+             *       "deployments:read",
+             *       "deployments:write"
+             *     ]
+             */
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
+            /** @description The issued keys' projects, within the calling key's own when it is restricted; default the calling key's; `null`: every project. */
+            project_ids?: string[] | null;
+            /**
+             * Format: int32
+             * @description The issued keys' lifetime in seconds, 60–3600.
+             * @default 900
+             */
+            ttl?: number | null;
+        };
         OrganizationList: {
             data: components["schemas"]["Organization"][];
             has_more: boolean;
@@ -2906,6 +3080,28 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The new key's record, with the key itself. */
+        NewApiKeyCreated: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
         /** @description A page of variables. */
         VariableList: {
             headers: {
@@ -3344,28 +3540,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new key's record, with the key itself. */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Location: components["headers"]["Location"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NewApiKey"];
-                };
-            };
+            201: components["responses"]["NewApiKeyCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -5188,6 +5363,231 @@ export interface operations {
         responses: {
             200: components["responses"]["WebhookDeliveryList"];
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exchangeOidcToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OidcTokenExchange"];
+            };
+        };
+        responses: {
+            201: components["responses"]["NewApiKeyCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listOidcTrusts: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trusts. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrustList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OidcTrustCreate"];
+            };
+        };
+        responses: {
+            /** @description The new trust. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrust"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trust. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrust"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    deleteOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its keys revoked. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];

@@ -8,6 +8,7 @@ import {
   createStack,
   unique,
 } from "../../helpers/factories";
+import { claimsFor, newIssuer, signToken, trustBody } from "../../helpers/oidc";
 import { hook, writeDelivery, writeEvent } from "../../helpers/webhooks";
 
 export const PUBLIC_STEPS: Record<string, Step> = {
@@ -345,6 +346,45 @@ export const PUBLIC_STEPS: Record<string, Step> = {
     };
   },
   ...partFourSteps(),
+  createOidcTrust: async (s) => {
+    const res = await call<{ id: string; issuer: string; audience: string }>("POST", "/v1/oidc-trusts", {
+      key: s.owner.key,
+      body: trustBody(newIssuer()),
+    });
+    s.trust = res.body;
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "oidc_trust", targetId: res.body.id, changed: ["issuer", "conditions"] },
+    };
+  },
+  exchangeOidcToken: async (s) => {
+    const trust = s.trust as NonNullable<typeof s.trust>;
+    const token = await signToken(claimsFor(trust.issuer, trust.audience));
+    secrets.push(token, token.split(".")[2] ?? token);
+    const res = await call<{ id: string; key: string }>("POST", "/v1/oidc/token", {
+      body: { trust_id: trust.id, token },
+    });
+    secrets.push(res.body.key, res.body.key.slice(4));
+    return {
+      res,
+      // API_CONTRACT §27: the new key acts in the entry of its own creation.
+      actor: { ...s.owner, key: res.body.key, keyId: res.body.id },
+      expect: {
+        target: "api_key",
+        targetId: res.body.id,
+        changed: ["sub", "repository", "ref", "run_id", "oidc"],
+      },
+    };
+  },
+  deleteOidcTrust: async (s) => {
+    const res = await call("DELETE", `/v1/oidc-trusts/${s.trust?.id}`, { key: s.owner.key });
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "oidc_trust", targetId: s.trust?.id, changed: ["issuer"] },
+    };
+  },
 };
 
 /** §26's five settings, requiring one approval. */

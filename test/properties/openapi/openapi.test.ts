@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RATE_LIMIT_POLICIES } from "../../../src/config";
 import { ERROR_CODES } from "../../../src/errors";
+import { isKeylessOperation } from "../../../src/http/keyless";
 import { ID_PATTERN } from "../../../src/lib/ids";
 import { request } from "../../helpers/api";
 import {
@@ -59,8 +60,10 @@ describe("/openapi.json", () => {
       expect(id, `${ops[i]?.method} ${ops[i]?.path}`).toMatch(/^[a-z][A-Za-z0-9]+$/);
     }
     expect(new Set(ids).size).toBe(ids.length);
-    for (const { operation } of ops) {
-      expect(operation.security).toEqual([{ ApiKey: [] }]);
+    for (const { method, path, operation } of ops) {
+      // API_CONTRACT §27: the token exchange is the one operation that takes no key.
+      const keyless = isKeylessOperation(method, path);
+      expect(operation.security, `${method} ${path}`).toEqual(keyless ? [] : [{ ApiKey: [] }]);
       expect(Object.keys(RATE_LIMIT_POLICIES)).toContain(operation["x-rate-limit-policy"]);
     }
   });
