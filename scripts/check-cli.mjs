@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { withPackLock } from "./lib/pack-lock.mjs";
 
 const execFile = promisify(execFileCb);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -52,7 +53,9 @@ function runProcess(cmd, args, options = {}) {
 
 /** `npm pack` of clients/typescript, installed into a scratch project outside the repository. */
 async function packAndInstall() {
-  const packed = await execFile(npm, ["pack", "--json", "--pack-destination", dir], { cwd: pkgDir });
+  const packed = await withPackLock(() =>
+    execFile(npm, ["pack", "--json", "--pack-destination", dir], { cwd: pkgDir }),
+  );
   const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("[")));
   const files = info.files.map((f) => f.path);
   const tarball = join(dir, info.filename);
