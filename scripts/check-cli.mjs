@@ -10,8 +10,10 @@
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
 //   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, the timeline,
-//     redeploy, keys): each case fails if the service's /openapi.json does not document the
-//     operation it calls.
+//     redeploy, keys) and §23–§26 (environments, deploy, config, promote with an approval by a
+//     second admin and a rejection, protection, lock): each case fails if the service's
+//     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here once
+//     the service serves POST /v1/oidc/token; the client's unit tests cover it meanwhile.
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { withPackLock } from "./lib/pack-lock.mjs";
 
 const execFile = promisify(execFileCb);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -52,7 +55,9 @@ function runProcess(cmd, args, options = {}) {
 
 /** `npm pack` of clients/typescript, installed into a scratch project outside the repository. */
 async function packAndInstall() {
-  const packed = await execFile(npm, ["pack", "--json", "--pack-destination", dir], { cwd: pkgDir });
+  const packed = await withPackLock(() =>
+    execFile(npm, ["pack", "--json", "--pack-destination", dir], { cwd: pkgDir }),
+  );
   const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("[")));
   const files = info.files.map((f) => f.path);
   const tarball = join(dir, info.filename);
@@ -521,6 +526,198 @@ try {
       "keys create | list | revoke",
       "the service does not document POST /v1/api-keys yet (API_CONTRACT §21)",
     );
+
+  // §23–§26: a release's way to production, from the command line.
+  const releaseOps = [
+    ["/v1/projects/{project_id}/environments", "post"],
+    ["/v1/environments/{environment_id}/deployments", "post"],
+    ["/v1/deployments/{id}/config/diff", "get"],
+    ["/v1/deployments/{id}/promote", "post"],
+    ["/v1/deployments/{id}/reviews", "post"],
+    ["/v1/environments/{environment_id}/protection", "put"],
+    ["/v1/environments/{environment_id}/lock", "post"],
+  ];
+  const missingOps = releaseOps.filter(([path, method]) => !serves(path, method));
+  if (missingOps.length === 0) await releaseChecks();
+  else
+    undocumented(
+      "environments, deploy, promote, approve, lock, protection, config",
+      `the service does not document ${missingOps.map(([p, m]) => `${m.toUpperCase()} ${p}`).join(", ")} yet (API_CONTRACT §23–§26)`,
+    );
+
+  // §27: `login --oidc` needs an issuer the service trusts; run here once the service serves the
+  // exchange. Until then the fake API of clients/typescript/test/release.test.ts covers it.
+  if (!serves("/v1/oidc/token", "post"))
+    console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token yet");
+
+  async function releaseChecks() {
+    const json = (r) => (r.code === 0 ? JSON.parse(r.stdout) : null);
+    const noTrace = (r) => !/^\s+at /m.test(r.stderr);
+    const stackOf = (environment) =>
+      internal("POST", `/environments/${environment}/stacks`, { name: "web", template_id: "web" });
+    // A second admin of the organization: a deployment's creator may not approve it.
+    const { org_id: org } = await (
+      await fetch(`${base}/v1/api-keys/current`, { headers: { "x-api-key": key } })
+    ).json();
+    const ada = await internal("POST", "/accounts", { name: "ada" });
+    await internal("POST", `/orgs/${org}/members`, { account_id: ada.id, role: "admin" });
+    const adminKey = (
+      await internal("POST", `/orgs/${org}/api-keys`, { account_id: ada.id, created_by: ada.id })
+    ).key;
+
+    const made = await cli([
+      "environments",
+      "create",
+      "cli-staging",
+      "--project",
+      project.id,
+      "--copy-variables-from",
+      envId,
+      "--json",
+    ]);
+    const staging = json(made);
+    const prodMade = await cli(["environments", "create", "cli-prod", "--project", project.id]);
+    const listed = json(await cli(["environments", "list", "--project", project.id, "--json"]));
+    const prod = listed?.data.find((e) => e.name === "cli-prod");
+    check(
+      staging?.name === "cli-staging" && prodMade.code === 0 && prod !== undefined,
+      "environments create (--copy-variables-from) and list",
+      JSON.stringify([made, prodMade, listed]),
+    );
+    const renamed = await cli(["environments", "rename", staging?.id, "cli-stage"]);
+    const got = json(await cli(["environments", "get", staging?.id, "--json"]));
+    check(
+      renamed.code === 0 && got?.name === "cli-stage",
+      "environments rename and get",
+      JSON.stringify([renamed, got]),
+    );
+    await Promise.all([stackOf(staging.id), stackOf(prod.id)]);
+
+    // deploy: creates the deployment and follows it to its end; the engine moves it meanwhile.
+    const deployed = cli(["deploy", staging.id, "--image", "registry.example/web:9", "--timeout", "60"]);
+    let dep;
+    for (let i = 0; i < 100 && !dep; i++) {
+      await later(200, () => {});
+      const page = await (
+        await fetch(`${base}/v1/environments/${staging.id}/deployments`, { headers: { "x-api-key": key } })
+      ).json();
+      dep = page.data?.[0];
+    }
+    await internal("PATCH", `/deployments/${dep.id}`, { status: "in_progress" });
+    await internal("POST", `/deployments/${dep.id}/logs`, { lines: [{ message: "pulling web:9" }] });
+    await later(300, () => internal("PATCH", `/deployments/${dep.id}`, { status: "succeeded" }));
+    const followed = await deployed;
+    const lines = followed.stdout.trimEnd().split("\n");
+    check(
+      followed.code === 0 &&
+        lines.at(-1) === `${dep.id} succeeded` &&
+        lines.some((l) => l.endsWith(" pulling web:9")) &&
+        dep.data?.source?.registry?.image === "registry.example/web:9",
+      "deploy creates a deployment from its flags, follows it and exits 0 when it succeeds",
+      JSON.stringify([followed, dep]),
+    );
+    const unknown = await cli(["deploy", "1111111111111111111111", "--no-follow"]);
+    check(
+      unknown.code === 11 &&
+        /^error: not_found: .+\(HTTP 404, request \S+\)$/m.test(unknown.stderr) &&
+        noTrace(unknown),
+      "deploy to an unknown environment exits 11 with the API's code and message, no stack trace",
+      JSON.stringify(unknown),
+    );
+
+    const shown = await cli(["config", "show", dep.id]);
+    const diff = json(await cli(["config", "diff", dep.id, "--against", "current", "--json"]));
+    check(
+      shown.code === 0 && shown.stdout.startsWith("SCOPE") && diff?.deployment_id === dep.id,
+      "config show and config diff --against current",
+      JSON.stringify([shown, diff]),
+    );
+
+    const plan = await cli(["promote", dep.id, "--to", prod.id, "--dry-run"]);
+    const unasked = await cli(["promote", dep.id, "--to", prod.id]);
+    check(
+      plan.code === 0 &&
+        plan.stdout.startsWith(`promote ${dep.id} to ${prod.id}`) &&
+        /dry run: nothing was promoted/.test(plan.stdout),
+      "promote --dry-run prints the plan",
+      JSON.stringify(plan),
+    );
+    check(
+      unasked.code === 10 && /not promoted: .*not a terminal.*--yes/.test(unasked.stderr),
+      "promote without a terminal and without --yes refuses, exit 10",
+      JSON.stringify(unasked),
+    );
+    const refused = await cli(["promote", bad.id, "--to", prod.id, "--yes"]);
+    check(
+      refused.code === 11 && /^error: conflict: /m.test(refused.stderr) && noTrace(refused),
+      "promoting a failed deployment exits 11 with the API's conflict",
+      JSON.stringify(refused),
+    );
+
+    const protectedProd = await cli(["protection", "set", prod.id, "--required-approvals", "1", "--json"]);
+    check(
+      json(protectedProd)?.required_approvals === 1 && json(protectedProd)?.reviewer_role === "owner",
+      "protection set changes the setting given and keeps the others",
+      JSON.stringify(protectedProd),
+    );
+    const promoted = json(await cli(["promote", dep.id, "--to", prod.id, "--yes", "--json"]))?.deployment;
+    const self = await cli(["approve", promoted?.id]);
+    const approved = await cli(["approve", promoted?.id, "--comment", "LGTM", "--api-key", adminKey]);
+    check(
+      promoted?.status === "waiting" &&
+        promoted.gate?.blocked_by.includes("approval") &&
+        self.code === 11 &&
+        /^error: forbidden: /m.test(self.stderr) &&
+        approved.code === 0 &&
+        approved.stdout === `${promoted.id} approved: now queued\n`,
+      "promote --yes into a protected environment waits; its creator may not approve; another admin's approval queues it",
+      JSON.stringify([promoted, self, approved]),
+    );
+    const again = json(await cli(["promote", dep.id, "--to", prod.id, "--yes", "--json"]))?.deployment;
+    const rejected = await cli(["reject", again?.id, "--comment", "not today", "--api-key", adminKey]);
+    const waiting = json(
+      await cli(["deployments", "list", "--environment", prod.id, "--status", "waiting", "--json"]),
+    );
+    check(
+      rejected.code === 0 &&
+        rejected.stdout === `${again?.id} rejected: now cancelled\n` &&
+        waiting?.data.length === 0,
+      "reject cancels a waiting deployment",
+      JSON.stringify([rejected, waiting]),
+    );
+
+    const locked = await cli(["lock", prod.id, "--reason", "freeze"]);
+    const twice = await cli(["lock", prod.id, "--reason", "freeze"]);
+    const seen = json(await cli(["protection", "get", prod.id, "--json"]));
+    const unlocked = await cli(["unlock", prod.id]);
+    const after = json(await cli(["protection", "get", prod.id, "--json"]));
+    check(
+      locked.code === 0 &&
+        twice.code === 11 &&
+        /^error: conflict: /m.test(twice.stderr) &&
+        seen?.locked?.reason === "freeze" &&
+        unlocked.code === 0 &&
+        after?.locked === null,
+      "lock, a second lock refused (11), protection get, unlock",
+      JSON.stringify([locked, twice, seen, unlocked, after]),
+    );
+
+    const deleted = await cli(["environments", "delete", staging.id]);
+    const gone = await cli(["environments", "get", staging.id]);
+    check(
+      deleted.code === 0 && gone.code === 11 && /^error: not_found: /m.test(gone.stderr),
+      "environments delete",
+      JSON.stringify([deleted, gone]),
+    );
+
+    writeFileSync(join(scratch, "empty.env"), "# nothing here\n");
+    const empty = await cli(["variables", "import", "empty.env", "--environment", envId, "--replace"]);
+    check(
+      empty.code === 10 && /empty\.env holds no variables/.test(empty.stderr),
+      "an import of a file without variables says so, exit 10",
+      JSON.stringify(empty),
+    );
+  }
 } catch (err) {
   fail(err);
 } finally {

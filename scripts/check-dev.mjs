@@ -8,11 +8,13 @@
 //   1. the fresh database was migrated and seeded, and the printed key calls the API;
 //   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
-//      (a body cancelled mid-upload used to leave wrangler's proxy answering 503).
+//      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
+//   4. README.md's examples run as written, in order, on this server (scripts/check-readme.mjs).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { walkReadme } from "./check-readme.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 
@@ -94,6 +96,8 @@ try {
     body: JSON.stringify({ name: `after-${Date.now()}` }),
   });
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
+
+  await walkReadme({ base, keyFile, check });
 } catch (err) {
   fail(err);
 } finally {

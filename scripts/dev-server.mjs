@@ -1,5 +1,6 @@
 // `npm run dev` started by a script on spare ports with its own fresh local state and key file
-// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs and
+// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the README
+// walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs and
 // scripts/check-docs.mjs.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";

@@ -26,6 +26,17 @@ export type ApiKeyCreate = NonNullable<
 >["content"]["application/json"];
 export type Project = Item<Json200<Paths["/v1/projects"]["get"]>>;
 export type CurrentKey = Json200<Paths["/v1/api-keys/current"]["get"]>;
+export type Environment = Json200<Paths["/v1/environments/{environment_id}"]["get"]>;
+export type EnvironmentProtection = Json200<Paths["/v1/environments/{environment_id}/protection"]["get"]>;
+export type EnvironmentProtectionSettings = NonNullable<
+  Paths["/v1/environments/{environment_id}/protection"]["put"]["requestBody"]
+>["content"]["application/json"];
+export type DeploymentCreate = NonNullable<
+  Paths["/v1/environments/{environment_id}/deployments"]["post"]["requestBody"]
+>["content"]["application/json"];
+export type PromotionPlan = Json200<Paths["/v1/deployments/{id}/promote"]["post"]>;
+export type DeploymentConfig = Json200<Paths["/v1/deployments/{id}/config"]["get"]>;
+export type DeploymentConfigDiff = Json200<Paths["/v1/deployments/{id}/config/diff"]["get"]>;
 
 /** The statuses a deployment never leaves. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["succeeded", "failed", "cancelled"]);

@@ -89,12 +89,20 @@ export const sse = (e: { seq: number; type: string }) =>
 /** A terminal to run the CLI in: what it wrote, and the files it read and wrote. */
 export function fakeIo(
   base: string,
-  options: { tty?: boolean; files?: Record<string, string>; stdin?: string } = {},
+  options: {
+    tty?: boolean;
+    files?: Record<string, string>;
+    stdin?: string;
+    /** The replies a person types at the terminal, in turn; without it, no terminal to ask on. */
+    answers?: string[];
+  } = {},
 ) {
   const out: string[] = [];
   const err: string[] = [];
   const files: Record<string, string> = { ...(options.files ?? {}) };
   const modes: Record<string, string> = {};
+  const questions: string[] = [];
+  const answers = options.answers ? [...options.answers] : undefined;
   const io: Io = {
     stdout: { write: (t: string) => out.push(t), isTTY: options.tty ?? false },
     stderr: { write: (t: string) => err.push(t), isTTY: options.tty ?? false },
@@ -110,6 +118,16 @@ export function fakeIo(
       files[path] = text;
       modes[path] = "600";
     },
+    readFileIfExists: async (path) => files[path],
+    appendFile: async (path, text) => {
+      files[path] = (files[path] ?? "") + text;
+    },
+    ask: answers
+      ? async (question) => {
+          questions.push(question);
+          return answers.shift() ?? "";
+        }
+      : undefined,
   };
-  return { io, stdout: () => out.join(""), stderr: () => err.join(""), files, modes };
+  return { io, stdout: () => out.join(""), stderr: () => err.join(""), files, modes, questions };
 }

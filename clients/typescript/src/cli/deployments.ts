@@ -9,25 +9,28 @@ import { EXIT, exitForStatus, fields, printJson, table, UsageError } from "./io.
 import { collect, type ListArgs, listOptions } from "./list.js";
 import { duration, progress } from "./progress.js";
 
-const STATUSES = ["queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
+const STATUSES = ["waiting", "queued", "in_progress", "succeeded", "failed", "cancelled"] as const;
 type Status = (typeof STATUSES)[number];
 type IdArgs = GlobalArgs & { id: string };
 type WaitArgs = IdArgs & { timeout: number };
 
+/** A `--timeout` in seconds (default 600): past it, the command gives up with exit code 3. */
+export const timeoutOption = <T>(y: Argv<T>, what: string) =>
+  y.option("timeout", {
+    type: "number",
+    default: 600,
+    describe: `Seconds to ${what} before giving up with exit code 3`,
+    coerce: (seconds: number) => {
+      if (!Number.isFinite(seconds) || seconds < 0)
+        throw new UsageError("--timeout takes a number of seconds ≥ 0");
+      return seconds;
+    },
+  });
+
 export function registerDeployments(program: Argv, ctx: Context): void {
   const id = <T>(y: Argv<T>) =>
     y.positional("id", { type: "string", demandOption: true, describe: "The deployment's ID" });
-  const timeout = <T>(y: Argv<T>, what: string) =>
-    y.option("timeout", {
-      type: "number",
-      default: 600,
-      describe: `Seconds to ${what} before giving up with exit code 3`,
-      coerce: (seconds: number) => {
-        if (!Number.isFinite(seconds) || seconds < 0)
-          throw new UsageError("--timeout takes a number of seconds ≥ 0");
-        return seconds;
-      },
-    });
+  const timeout = timeoutOption;
 
   program.command("deployments", "Deployments: list, inspect, wait for, follow, redeploy, cancel", (y) =>
     y
@@ -149,7 +152,7 @@ export function registerDeployments(program: Argv, ctx: Context): void {
   );
 }
 
-function printDeployment(io: Command["io"], d: Deployment): void {
+export function printDeployment(io: Command["io"], d: Deployment): void {
   const rows: Array<[string, unknown]> = [
     ["id", d.id],
     ["status", d.status],
@@ -158,6 +161,8 @@ function printDeployment(io: Command["io"], d: Deployment): void {
     ["started", d.started_at],
     ["finished", d.finished_at],
   ];
+  if (d.gate) rows.splice(2, 0, ["waiting on", gateText(d.gate)]);
+  if (d.promoted_from) rows.splice(3, 0, ["promoted from", d.promoted_from]);
   if (d.redeploy_of) rows.splice(3, 0, ["redeploy of", d.redeploy_of]);
   io.stdout.write(fields(rows));
   const stacks = d.data.stacks ?? [];
@@ -191,7 +196,25 @@ function deadline(
   };
 }
 
-async function waitCommand({ client, json, io }: Command, id: string, seconds: number): Promise<number> {
+/** What holds a gated deployment: `approval (0 of 1), lock`, or `nothing` once released. */
+export function gateText(gate: NonNullable<Deployment["gate"]>): string {
+  if (gate.blocked_by.length === 0) return "nothing";
+  return gate.blocked_by
+    .map((b) =>
+      b === "approval"
+        ? `approval (${gate.approvals} of ${gate.required_approvals})`
+        : b === "wait_timer"
+          ? `wait timer (until ${gate.wait_until})`
+          : "lock",
+    )
+    .join(", ");
+}
+
+export async function waitCommand(
+  { client, json, io }: Command,
+  id: string,
+  seconds: number,
+): Promise<number> {
   const started = Date.now();
   const spinner = progress(io.stderr, io.stderr.isTTY === true && !json, { since: started });
   const limit = deadline(seconds + 5, io.signal);
@@ -223,7 +246,7 @@ async function waitCommand({ client, json, io }: Command, id: string, seconds: n
   }
 }
 
-async function followCommand(
+export async function followCommand(
   { client, json, io }: Command,
   id: string,
   seconds: number,
@@ -231,26 +254,38 @@ async function followCommand(
 ): Promise<number> {
   const limit = deadline(seconds, io.signal);
   let last: TimelineEntry | undefined;
+  // On a terminal, the deployment's status and the time since the command started stay in view
+  // below the log (a gated deployment may wait long without a line).
+  const spinner = progress(io.stderr, io.stderr.isTTY === true && !json, { since: Date.now() });
+  const print = (line: string) => {
+    spinner.clear();
+    io.stdout.write(`${line}\n`);
+  };
   try {
     for await (const event of follow(client, id, {
       afterSeq,
       signal: limit.signal,
       sleep: io.sleep,
       onReconnect: ({ afterSeq, delayMs }) => {
+        spinner.clear();
         io.stderr.write(`connection lost; resuming after entry ${afterSeq} in ${duration(delayMs)}\n`);
       },
     })) {
       if (event.type === "end") {
         const d = event.deployment;
+        spinner.stop();
         if (json) io.stdout.write(`${JSON.stringify({ type: "end", deployment: d })}\n`);
         else io.stdout.write(`${d.id} ${d.status}\n`);
         return exitForStatus(d.status);
       }
       last = event.entry;
-      io.stdout.write(json ? `${JSON.stringify(event.entry)}\n` : `${entryLine(event.entry)}\n`);
+      print(json ? JSON.stringify(event.entry) : entryLine(event.entry));
+      if (event.entry.type === "status" && event.entry.stack_id === null)
+        spinner.update(`${id} ${event.entry.status}`);
     }
     throw new Error(`the timeline stream of ${id} ended without its end event`);
   } catch (err) {
+    spinner.stop();
     if (limit.expired()) {
       io.stderr.write(
         `timed out after ${seconds} s following ${id}${last ? ` (last entry ${last.seq}; resume with --after-seq ${last.seq})` : ""}\n`,

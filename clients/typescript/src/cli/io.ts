@@ -17,7 +17,16 @@ export type Io = {
   /** A file the user named; one that cannot be read throws a `UsageError` naming it. */
   readFile: (path: string) => Promise<string>;
   /** Writes a file only its owner may read, at no moment readable by others: an export holds secrets. */
-  writePrivateFile: (path: string, text: string) => Promise<void>;
+  writePrivateFile: (path: string, text: string, options?: { makeDirectory?: boolean }) => Promise<void>;
+  /** A file's text, or undefined when there is no such file (the key file `login` writes). */
+  readFileIfExists: (path: string) => Promise<string | undefined>;
+  /** Appends to a file (`$GITHUB_ENV`). */
+  appendFile: (path: string, text: string) => Promise<void>;
+  /**
+   * Asks a question on the terminal and answers the reply; absent when standard input is not a
+   * terminal (a CI job, a pipe), where nothing may wait for a person.
+   */
+  ask?: (question: string) => Promise<string>;
   /** The fetch under the client (default: the global one). */
   fetch?: typeof globalThis.fetch;
   /** How the client waits between retries (tests pass one that does not). */
@@ -47,11 +56,17 @@ export const EXIT = {
 
 /** What each exit code means: `--help` prints this list, and the READMEs hold the same one. */
 export const EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
-  [EXIT.succeeded, "done; for `wait`, `follow` and `redeploy --wait`: the deployment succeeded"],
+  [
+    EXIT.succeeded,
+    "done; for `deploy`, `wait`, `follow` (and `--wait`, `--follow`): the deployment succeeded",
+  ],
   [EXIT.failed, "the deployment failed"],
   [EXIT.cancelled, "the deployment was cancelled"],
   [EXIT.timeout, "the wait timed out (`--timeout`)"],
-  [EXIT.usage, "bad usage or missing configuration (a file that cannot be read or written included)"],
+  [
+    EXIT.usage,
+    "bad usage or configuration, a file that cannot be read or written, a `promote` not confirmed",
+  ],
   [EXIT.refused, "the API refused the request (a 4xx): its `code` and `message` are on stderr"],
   [EXIT.unavailable, "the API failed or could not be reached (5xx, 429 after the retries, network)"],
   [EXIT.unexpected, "an unexpected error in the CLI"],

@@ -1,7 +1,19 @@
-/** The `Io` of the real process: its streams and environment, and files on disk. */
+/** The `Io` of the real process: its streams and environment, files on disk, its terminal. */
 import { randomBytes } from "node:crypto";
-import { type FileHandle, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import {
+  appendFile,
+  type FileHandle,
+  mkdir,
+  open,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { createInterface } from "node:readline/promises";
 import { type Io, UsageError } from "./io.js";
 
 export function nodeIo(signal: AbortSignal): Io {
@@ -17,7 +29,35 @@ export function nodeIo(signal: AbortSignal): Io {
     },
     readFile: readUserFile,
     writePrivateFile,
+    readFileIfExists: async (path) => {
+      try {
+        return await readFile(path, "utf8");
+      } catch (err) {
+        if (errno(err) === "ENOENT") return undefined;
+        throw fileError("read", path, err);
+      }
+    },
+    appendFile: async (path, text) => {
+      try {
+        await appendFile(path, text, "utf8");
+      } catch (err) {
+        throw fileError("write", path, err);
+      }
+    },
+    ask: process.stdin.isTTY ? (question) => ask(question, signal) : undefined,
   };
+}
+
+/** One question on the terminal (the prompt on stderr: stdout is for results); Ctrl-C aborts. */
+async function ask(question: string, signal: AbortSignal): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  // readline takes Ctrl-C from the terminal itself: pass it on as the process's interruption.
+  rl.on("SIGINT", () => process.emit("SIGINT"));
+  try {
+    return await rl.question(question, { signal });
+  } finally {
+    rl.close();
+  }
 }
 
 /** A file the user named; one that cannot be read is bad usage, said with its name. */
@@ -36,7 +76,16 @@ export async function readUserFile(path: string): Promise<string> {
  * A symbolic link is followed (the file it points to is replaced); a pipe or a terminal
  * (`-o /dev/stdout`) is written as it is, as nothing stays on disk there.
  */
-export async function writePrivateFile(path: string, text: string): Promise<void> {
+export async function writePrivateFile(
+  path: string,
+  text: string,
+  options: { makeDirectory?: boolean } = {},
+): Promise<void> {
+  // A directory made here is private too: it holds the key `login` writes.
+  if (options.makeDirectory)
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch((err) => {
+      throw fileError("write", path, err);
+    });
   let target = path;
   try {
     target = await realpath(path);

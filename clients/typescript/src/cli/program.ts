@@ -6,14 +6,17 @@ import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
+import { registerEnvironments } from "./environments.js";
 import { EXIT, EXIT_CODES, type Io, reportError, UsageError } from "./io.js";
+import { registerLogin } from "./login.js";
+import { registerRelease } from "./release.js";
 import { registerVariables } from "./variables.js";
 
 export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   const program = yargs(args)
     .scriptName("deploy-platform")
     .usage(
-      "$0 <command> [options]\n\nConfigured by DEPLOY_PLATFORM_URL and DEPLOY_PLATFORM_API_KEY (or --url, --api-key).",
+      "$0 <command> [options]\n\nConfigured by DEPLOY_PLATFORM_URL and DEPLOY_PLATFORM_API_KEY (or --url, --api-key; or the key file `login` writes).",
     )
     .option("url", { type: "string", describe: "API base URL [env DEPLOY_PLATFORM_URL]", global: true })
     .option("api-key", { type: "string", describe: "API key [env DEPLOY_PLATFORM_API_KEY]", global: true })
@@ -34,7 +37,10 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
       throw error ?? new UsageError(message);
     });
   registerAccount(program, ctx);
+  registerLogin(program, ctx);
+  registerEnvironments(program, ctx);
   registerDeployments(program, ctx);
+  registerRelease(program, ctx);
   registerVariables(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }

@@ -2,7 +2,12 @@ import type { Output } from "./io.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-export type Progress = { update(text: string): void; stop(): void };
+export type Progress = {
+  update(text: string): void;
+  /** Clears the line for a line of output; the next frame draws it again below. */
+  clear(): void;
+  stop(): void;
+};
 
 export type ProgressOptions = {
   /** Show the time elapsed since this instant (ms since the epoch) after the text, e.g. `(1m05s)`. */
@@ -17,7 +22,7 @@ export type ProgressOptions = {
  * everything there.
  */
 export function progress(out: Output, enabled = out.isTTY === true, options: ProgressOptions = {}): Progress {
-  if (!enabled) return { update() {}, stop() {} };
+  if (!enabled) return { update() {}, clear() {}, stop() {} };
   const now = options.now ?? Date.now;
   let text = "";
   let frame = 0;
@@ -32,6 +37,9 @@ export function progress(out: Output, enabled = out.isTTY === true, options: Pro
     update(next) {
       text = next;
       draw();
+    },
+    clear() {
+      if (text !== "") out.write("\r\x1b[K");
     },
     stop() {
       clearInterval(timer);

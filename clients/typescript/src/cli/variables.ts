@@ -98,6 +98,12 @@ export function registerVariables(program: Argv, ctx: Context): void {
               // yargs hands a lone `-` over as an empty string.
               const stdin = args.file === "-" || args.file === "";
               const dotenv = stdin ? await io.readStdin() : await io.readFile(args.file);
+              // An empty file (the export of an empty scope, say) is no change the API can make: a
+              // change names 1–500 variables. Said here, in the file's terms, before any request.
+              if (!dotenv.split(/\r?\n/).some((line) => line.trim() !== "" && !line.trim().startsWith("#")))
+                throw new UsageError(
+                  `${stdin ? "standard input" : args.file} holds no variables (only blank lines or comments): nothing to import`,
+                );
               const body: VariableChangeRequest = {
                 dotenv,
                 mode: args.replace ? "replace" : "merge",

@@ -1,0 +1,282 @@
+#!/usr/bin/env node
+// README.md as a newcomer walks it: every ```sh block, in order, in one bash, against
+// `npm run dev`. `npm run check:dev` (part of `npm test`) runs it on the server it started;
+// `node scripts/check-readme.mjs` starts one of its own (scripts/dev-server.mjs), and
+// `node scripts/check-readme.mjs http://localhost:8787 path/to/.dev.key` walks a running one.
+//
+// What the walk holds a block to:
+//   - a block runs unless the line before its fence is `<!-- no-run -->` (say why after a colon:
+//     `<!-- no-run: starts the server -->`); new examples are walked without anyone asking;
+//   - bash runs the whole walk with `set -eo pipefail` from the repository's root, so a command
+//     that fails stops it (and names the command);
+//   - every request the examples make reaches the server through a recording proxy (the walk's
+//     `http://localhost:8787` is rewritten to it, `.dev.key` to the server's key file and
+//     `local-admin-token` to .dev.vars' ADMIN_TOKEN): an answer of 400 or more fails the
+//     command that got it, unless the command's comment names that status (`# 409 …`), and
+//     then the command must get it;
+//   - the walk leaves no new file in the repository (`git status`): scratch files belong in a
+//     temporary directory.
+// A command is what bash parses as one: the walk asks `bash -n` where each ends.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDevServer } from "./dev-server.mjs";
+import { checker } from "./lib/check.mjs";
+import { PACK_LOCK } from "./lib/pack-lock.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** The README's runnable ```sh blocks, each with the line its fence is on. */
+export function runnableBlocks(text) {
+  const lines = text.split("\n");
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```sh\s*$/.test(lines[i])) continue;
+    let before = i - 1;
+    while (before >= 0 && lines[before].trim() === "") before--;
+    const skip = before >= 0 && /^<!--\s*no-run\b.*-->\s*$/.test(lines[before].trim());
+    const body = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^```\s*$/.test(lines[j]); j++) body.push(lines[j]);
+    if (!skip) blocks.push({ line: i + 1, text: body.join("\n") });
+    i = j;
+  }
+  return blocks;
+}
+
+/** Splits a block into the commands bash parses one by one (a function, a loop, a heredoc: one). */
+export function commands(block) {
+  const out = [];
+  let pending = [];
+  let first = block.line + 1;
+  block.text.split("\n").forEach((line, k) => {
+    if (pending.length === 0) first = block.line + 1 + k;
+    pending.push(line);
+    const text = pending.join("\n");
+    if (complete(text)) {
+      if (text.trim() !== "") out.push({ line: first, text });
+      pending = [];
+    }
+  });
+  if (pending.length > 0) out.push({ line: first, text: pending.join("\n") });
+  return out;
+}
+
+/** Whether bash parses `text` as whole commands (an open heredoc only warns: it counts as open). */
+function complete(text) {
+  if (/\\$/.test(text)) return false; // a line continued: bash -n takes the end of input for its end
+  const parsed = spawnSync("bash", ["-n"], { input: `${text}\n`, encoding: "utf8" });
+  return !/unexpected end of file|unexpected EOF|here-document/.test(parsed.stderr);
+}
+
+/** The status a command's comment says it answers (`# 409 conflict`), or null. */
+export function expectedStatus(text) {
+  const m = /(?:^|\s)#\s*(?:→\s*)?([45]\d\d)\b/m.exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * A proxy to `base` that records every answer's status under the step the walk is at, and calls
+ * `onError(step, answer)` for each answer of 400 or more.
+ */
+async function recordingProxy(base, onError) {
+  const target = new URL(base);
+  const answers = [];
+  let step = -1;
+  const reached = { step: -1 };
+  const server = createServer((req, res) => {
+    const m = /^\/__readme_step\/(\d+)$/.exec(req.url ?? "");
+    if (m) {
+      step = Number(m[1]);
+      reached.step = step;
+      return res.writeHead(204).end();
+    }
+    const at = step;
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        const recorded = { step: at, method: req.method, path: req.url, status: answer.statusCode };
+        answers.push(recorded);
+        if ((answer.statusCode ?? 0) >= 400) onError(at, recorded);
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", (err) => {
+      answers.push({ step: at, method: req.method, path: req.url, status: 502, error: String(err) });
+      if (!res.headersSent) res.writeHead(502).end(String(err));
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    answers,
+    reached: () => reached.step,
+    close: () => server.close(),
+  };
+}
+
+const untracked = () =>
+  new Set(
+    execFileSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.startsWith("??"))
+      .map((l) => l.slice(3)),
+  );
+
+/**
+ * Walks README.md against the server at `base` whose key is in `keyFile`; reports through
+ * `check`. Resolves when the walk is over.
+ */
+export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const adminToken =
+    readFileSync(join(root, ".dev.vars"), "utf8")
+      .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
+      ?.trim() ?? "local-admin-token";
+  const steps = runnableBlocks(readme).flatMap(commands);
+  check(steps.length > 0, `README.md has runnable sh blocks (${steps.length} commands)`);
+  // An error answer no comment expects stops the walk there: what follows would only run on the
+  // `undefined` it left (an id read off an error body) and bury the cause.
+  let stop = () => {};
+  const proxy = await recordingProxy(base, (step, answer) => {
+    const expected = steps[step] ? expectedStatus(steps[step].text) : null;
+    if (answer.status !== expected) stop();
+  });
+  const scratch = mkdtempSync(join(tmpdir(), "check-readme-"));
+  const rewrite = (text) =>
+    text
+      .replaceAll("http://localhost:8787", proxy.url)
+      .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keyFile}`)
+      .replaceAll("local-admin-token", adminToken);
+  const script = [
+    "set -eo pipefail",
+    `__step() { command curl -s -o /dev/null "${proxy.url}/__readme_step/$1" || true; }`,
+    // The walk never reinstalls the repository's dependencies (they are what runs it), and packs
+    // the client under the lock check:cli's pack takes (scripts/lib/pack-lock.mjs).
+    `__root=$PWD; __lock=${JSON.stringify(PACK_LOCK)}`,
+    `npm() {
+  case "$1" in
+    install | i | ci | add | update | uninstall | remove | rm)
+      if [ "$PWD" = "$__root" ]; then echo "check:readme: not running npm $1 in the repository" >&2; return 1; fi ;;
+    pack)
+      until mkdir "$__lock" 2>/dev/null; do
+        [ -n "$(find "$__lock" -maxdepth 0 -mmin +3 2>/dev/null)" ] && rmdir "$__lock"
+        sleep 0.3
+      done
+      local rc=0; command npm "$@" || rc=$?; rmdir "$__lock"; return $rc ;;
+  esac
+  command npm "$@"
+}`,
+    ...steps.flatMap((s, i) => [`__step ${i}`, `echo "$ # README.md:${s.line}"`, rewrite(s.text)]),
+    `__step ${steps.length}`,
+  ].join("\n");
+  const scriptFile = join(scratch, "walk.sh");
+  writeFileSync(scriptFile, `${script}\n`);
+  const before = untracked();
+
+  const env = { ...process.env, npm_config_prefer_offline: "true", npm_config_fund: "false" };
+  env.npm_config_audit = "false";
+  env.XDG_CONFIG_HOME = join(scratch, "config");
+  // The Node that runs this script first on PATH, as `. scripts/use-node.sh` makes it for a reader.
+  env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ""}`;
+  for (const name of Object.keys(env)) if (name.startsWith("DEPLOY_PLATFORM_")) delete env[name];
+  const started = Date.now();
+  const result = await new Promise((resolve) => {
+    const child = spawn("bash", [scriptFile], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    stop = () => {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+    };
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += `\n[the walk took over ${timeoutMs / 1000} s: stopped]\n`;
+      stop();
+    }, timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+  proxy.close();
+  // To read what a reader would see: CHECK_README_LOG=walk.log node scripts/check-readme.mjs
+  if (process.env.CHECK_README_LOG) writeFileSync(process.env.CHECK_README_LOG, result.output);
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  // The command that stopped the walk: the last one whose step marker arrived.
+  const reached = proxy.reached();
+  const where = (i) => (steps[i] ? `README.md:${steps[i].line}: ${steps[i].text.split("\n")[0]}` : "the end");
+  const tail = (text) => text.split("\n").slice(-40).join("\n");
+  check(
+    result.code === 0,
+    `every command of README.md's sh blocks exits 0, in order, in one bash (${seconds} s)`,
+    `exit ${result.code}; the last step reached: ${where(reached)}\n${tail(result.output)}`,
+  );
+  const wrong = [];
+  steps.forEach((s, i) => {
+    const got = proxy.answers.filter((a) => a.step === i);
+    const errors = got.filter((a) => a.status >= 400);
+    const expected = expectedStatus(s.text);
+    if (expected === null) {
+      for (const e of errors) wrong.push(`${where(i)}\n    got ${e.status} for ${e.method} ${e.path}`);
+    } else if (i <= reached) {
+      const others = errors.filter((e) => e.status !== expected);
+      if (!got.some((a) => a.status === expected) || others.length > 0)
+        wrong.push(
+          `${where(i)}\n    its comment says ${expected}; got ${got.map((a) => a.status).join(", ") || "no request"}`,
+        );
+    }
+  });
+  check(
+    wrong.length === 0,
+    "no answer is an error where the README expects none",
+    `\n  ${wrong.join("\n  ")}`,
+  );
+  const left = [...untracked()].filter((f) => !before.has(f));
+  check(left.length === 0, "the walk leaves no new file in the repository", left.join(", "));
+  rmSync(scratch, { recursive: true, force: true });
+  return result;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { check, fail, done } = checker("check:readme");
+  const [givenBase, givenKeyFile] = process.argv.slice(2);
+  let server;
+  const dir = mkdtempSync(join(tmpdir(), "check-readme-dev-"));
+  try {
+    if (givenBase)
+      await walkReadme({ base: givenBase, keyFile: givenKeyFile ?? join(root, ".dev.key"), check });
+    else {
+      server = await startDevServer(dir);
+      await walkReadme({ base: server.base, keyFile: server.keyFile, check });
+    }
+  } catch (err) {
+    fail(err);
+  } finally {
+    server?.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  done(
+    "README.md's examples run as written, in order.",
+    server ? ` The server's output:\n${server.log()}` : "",
+  );
+}
