@@ -128,10 +128,10 @@ export function registerDeployments(program: Argv, ctx: Context): void {
             );
             if (!args.wait) {
               if (json) return printJson(io, created);
-              io.stdout.write(`${created.id} queued (a redeploy of ${args.id})\n`);
+              io.stdout.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
               return;
             }
-            if (!json) io.stderr.write(`${created.id} queued (a redeploy of ${args.id})\n`);
+            if (!json) io.stderr.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
             return waitCommand(command, created.id, args.timeout);
           }),
       )
