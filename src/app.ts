@@ -21,6 +21,7 @@ import { requestContext, routeContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
 import { etag } from "./middleware/etag";
 import { internalDatabase } from "./middleware/internal-database";
+import { MCP_PATH, mcpAuth } from "./middleware/mcp-auth";
 import { rateLimit } from "./middleware/rate-limit";
 import { requireScope } from "./middleware/scope";
 import { registerDocumentRoutes } from "./openapi/routes";
@@ -55,6 +56,11 @@ export function createApp() {
   registerOperations(app, OPERATIONS);
 
   registerDocumentRoutes(app, OPERATIONS);
+  // The MCP server (README "MCP server"): the caller's key checked first, then the server loaded
+  // on its first request (a new isolate loads no MCP code); its tools call the operations above
+  // through this app. Not an operation of /openapi.json: a protocol endpoint, as /healthz is.
+  app.use(MCP_PATH, mcpAuth);
+  app.all(MCP_PATH, async (c) => (await import("./mcp/server")).serveMcp(c, app));
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
