@@ -60,11 +60,30 @@ export function createApp() {
   // on its first request (a new isolate loads no MCP code); its tools call the operations above
   // through this app. Not an operation of /openapi.json: a protocol endpoint, as /healthz is.
   app.use(MCP_PATH, mcpAuth);
-  app.all(MCP_PATH, async (c) => (await import("./mcp/server")).serveMcp(c, app));
+  app.all(MCP_PATH, async (c) => (await loadMcpServer()).serveMcp(c, app));
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
   return app;
+}
+
+let mcpServer: Promise<typeof import("./mcp/server")> | undefined;
+
+/**
+ * The MCP server's module, loaded once per isolate, on the first /mcp request that passed
+ * authentication; test/setup.ts loads it before any request, as it builds the operations (under
+ * the tests' module runner, a load is I/O that a concurrent request must not wait on). A load
+ * that failed is tried again by the next request, as an operation's build is.
+ */
+export function loadMcpServer(): Promise<typeof import("./mcp/server")> {
+  if (!mcpServer) {
+    const load = import("./mcp/server");
+    load.catch(() => {
+      mcpServer = undefined;
+    });
+    mcpServer = load;
+  }
+  return mcpServer;
 }

@@ -14,7 +14,7 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { DeploymentRecord, PromotionPlan } from "../../src/schemas/deployment";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { request, TEST_CLIENT_IP } from "../helpers/api";
@@ -120,12 +120,6 @@ const WRITES = [
   "start_deployment",
   "unlock_environment",
 ];
-
-beforeAll(async () => {
-  // The server module loaded outside any request, as test/setup.ts builds the operations: under the
-  // tests' module runner, loading it is I/O that a concurrent request must not wait on.
-  await import("../../src/mcp/server");
-});
 
 describe("MCP server", () => {
   it("lists every tool with its input and output schemas and its hints; /mcp is not in /openapi.json", async () => {
