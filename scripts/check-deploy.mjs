@@ -13,9 +13,12 @@
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
 //     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once;
 //   - what a new isolate of that build evaluates before its first request (the modules the entry
-//     reaches by static imports, from esbuild's metafile) holds no route module, no record schema
-//     and no part of the OpenAPI document: those are loaded on first use (src/http/operations.ts,
-//     src/openapi/routes.ts), and one static import would bring them all back into every start.
+//     reaches by static imports, from esbuild's metafile) holds no route module, no record schema,
+//     no part of the OpenAPI document and no part of the MCP server or its SDK: those are loaded on
+//     first use (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static
+//     import would bring them all back into every start;
+//   - the build holds none of the packages wrangler.toml's [alias] leaves out of it (Ajv, zod 3 and
+//     its converter, which the MCP SDK imports and this Worker never runs): the stubs stand in.
 //
 // `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
 // account): refuses an environment whose D1 database_id is still the placeholder.
@@ -32,6 +35,9 @@ import { checker } from "./lib/check.mjs";
 import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Packages the [alias] stubs stand in for (src/mcp/left-out/), by their path in node_modules. */
+const LEFT_OUT = /node_modules\/(ajv|ajv-formats|zod-to-json-schema|zod\/v3)\//;
 
 const args = process.argv.slice(2);
 if (args[0] === "--ready") {
@@ -201,9 +207,15 @@ try {
       const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
       check(
         eager.length === 0 && deferred > 0,
-        `${env}: a new isolate evaluates no route, record schema or document module before its first request ` +
+        `${env}: a new isolate evaluates no route, record schema, document or MCP module before its first request ` +
           `(${deferred} loaded on first use)`,
         `reached by static imports from src/index.ts: ${eager.join(", ")}`,
+      );
+      const leftOut = Object.keys(meta.inputs).filter((path) => LEFT_OUT.test(path));
+      check(
+        leftOut.length === 0,
+        `${env}: the bundle leaves out Ajv and zod 3 (wrangler.toml [alias])`,
+        `bundled: ${leftOut.join(", ")}`,
       );
     }
   }
@@ -212,14 +224,17 @@ try {
 }
 
 /**
- * The modules of src/ that must wait for first use but that the entry reaches by static imports
- * (`eager`), and how many of them the bundle holds behind a dynamic import (`deferred`).
+ * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
+ * and how many of them the bundle holds behind a dynamic import (`deferred`): those of src/ and the
+ * MCP SDK (its path is under node_modules, wherever that links to).
  */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
     (path.startsWith("src/routes/") && path !== "src/routes/index.ts") ||
     path.startsWith("src/schemas/") ||
-    (path.startsWith("src/openapi/") && path !== "src/openapi/routes.ts");
+    (path.startsWith("src/openapi/") && path !== "src/openapi/routes.ts") ||
+    path.startsWith("src/mcp/") ||
+    path.includes("node_modules/@modelcontextprotocol/");
   const reached = new Set([entry]);
   for (const path of reached) {
     for (const edge of inputs[path]?.imports ?? []) {

@@ -10,6 +10,9 @@
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
 //   4. README.md's examples run as written, in order, on this server (scripts/check-readme.mjs).
+//   5. the MCP server at /mcp (README "MCP server") answers the printed key's tool call: the built
+//      Worker, whose bundle leaves out what of the MCP SDK it never runs (wrangler.toml [alias]),
+//      which the tests' module runner does not build.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -75,6 +78,30 @@ try {
     /"msg":"audit log retention"/.test(server.log()),
     "the daily job reached the Worker",
     "no retention log line",
+  );
+
+  const mcp = (id, method, params) =>
+    fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+    }).then(async (res) => ({ status: res.status, body: await res.json() }));
+  const hello = await mcp(1, "initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "check-dev", version: "1" },
+  });
+  const called = await mcp(2, "tools/call", { name: "list_projects", arguments: {} });
+  check(
+    hello.body.result?.serverInfo?.name === "deploy-platform-api" &&
+      called.body.result?.structuredContent?.data?.[0]?.name === "demo",
+    "the MCP server at /mcp lists the seeded project with the printed key",
+    `${hello.status} ${JSON.stringify(hello.body)}; ${called.status} ${JSON.stringify(called.body)}`,
   );
 
   const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));

@@ -21,6 +21,7 @@ import { requestContext, routeContext } from "./middleware/context";
 import { CORS_PATHS, cors } from "./middleware/cors";
 import { etag } from "./middleware/etag";
 import { internalDatabase } from "./middleware/internal-database";
+import { MCP_PATH, mcpAuth } from "./middleware/mcp-auth";
 import { rateLimit } from "./middleware/rate-limit";
 import { requireScope } from "./middleware/scope";
 import { registerDocumentRoutes } from "./openapi/routes";
@@ -55,10 +56,34 @@ export function createApp() {
   registerOperations(app, OPERATIONS);
 
   registerDocumentRoutes(app, OPERATIONS);
+  // The MCP server (README "MCP server"): the caller's key checked first, then the server loaded
+  // on its first request (a new isolate loads no MCP code); its tools call the operations above
+  // through this app. Not an operation of /openapi.json: a protocol endpoint, as /healthz is.
+  app.use(MCP_PATH, mcpAuth);
+  app.all(MCP_PATH, async (c) => (await loadMcpServer()).serveMcp(c, app));
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
   return app;
+}
+
+let mcpServer: Promise<typeof import("./mcp/server")> | undefined;
+
+/**
+ * The MCP server's module, loaded once per isolate, on the first /mcp request that passed
+ * authentication; test/setup.ts loads it before any request, as it builds the operations (under
+ * the tests' module runner, a load is I/O that a concurrent request must not wait on). A load
+ * that failed is tried again by the next request, as an operation's build is.
+ */
+export function loadMcpServer(): Promise<typeof import("./mcp/server")> {
+  if (!mcpServer) {
+    const load = import("./mcp/server");
+    load.catch(() => {
+      mcpServer = undefined;
+    });
+    mcpServer = load;
+  }
+  return mcpServer;
 }

@@ -1,5 +1,6 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll } from "vitest";
+import { loadMcpServer } from "../src/app";
 import { built } from "../src/http/operations";
 import { documentedRoutes } from "../src/openapi/document";
 import { OPERATIONS } from "../src/routes";
@@ -9,13 +10,17 @@ import { testDatabases } from "./helpers/databases";
 // scripts/migrate.mjs does for `npm run dev`. Idempotent: applyD1Migrations records what it applied.
 await Promise.all(testDatabases().map((d1) => applyD1Migrations(d1, env.TEST_MIGRATIONS)));
 
-// Every operation built, and the document's routes, before any test request. The Worker builds an
-// operation on its first request (src/http/operations.ts): in the deployed bundle a dynamic import
-// is a few microtasks, done before any other request runs. Under the tests' module runner it
-// fetches the module, I/O of the request that asked first; a concurrent request awaiting that
-// same build would wait on another request's I/O, which workerd cancels as hung. Built here,
-// outside any request, the tests meet what the bundle does: operations ready by their next request.
-await Promise.all([...OPERATIONS.map((operation) => built(operation)), documentedRoutes(OPERATIONS)]);
+// Every operation built, the document's routes and the MCP server loaded, before any test request.
+// The Worker builds an operation on its first request (src/http/operations.ts): in the deployed
+// bundle a dynamic import is a few microtasks, done before any other request runs. Under the tests'
+// module runner it fetches the module, I/O of the request that asked first; a concurrent request
+// awaiting that same build would wait on another request's I/O, which workerd cancels as hung. Built
+// here, outside any request, the tests meet what the bundle does: operations ready by their next request.
+await Promise.all([
+  ...OPERATIONS.map((operation) => built(operation)),
+  documentedRoutes(OPERATIONS),
+  loadMcpServer(),
+]);
 
 // The test files share one runtime (vitest.config.ts `isolate: false`): one D1, one queue. A
 // file's notification integrations must not outlive it, or the deliveries of its events (queued,
