@@ -141,10 +141,10 @@ export function authorize(
   return role;
 }
 
-type ScopedTable = SQLiteTable & { id: SQLiteColumn; projectId: SQLiteColumn };
+type ProjectRowTable = SQLiteTable & { id: SQLiteColumn; projectId: SQLiteColumn };
 
 /** An equality that narrows a scoped lookup: `[column of the scoped table, value]`. */
-export type ScopedExtra = readonly [column: SQLiteColumn, value: string];
+export type LookupExtra = readonly [column: SQLiteColumn, value: string];
 
 /** The values of the caller's placeholders in a compiled statement (`withinKeyProjectsOf`). */
 export function callerValues(identity: Identity): Record<string, unknown> {
@@ -171,7 +171,7 @@ export const restrictionVariant = (identity: Identity) =>
   identity.projectIds ? "restricted" : "unrestricted";
 
 /**
- * A lookup that authorizes a request (`scopedLookup`, `projectLookup`): its statement, and how
+ * A lookup that authorizes a request (`authorizedLookup`, `projectLookup`): its statement, and how
  * its one row (or none) becomes the result or the `404`/`403`. Run alone (`runLookup`) or in
  * one round trip with the statement it guards (`lookupThen`).
  */
@@ -235,8 +235,8 @@ const callerRole = sql<ProjectRole | null>`${projectMembers.role}`.as("caller_ro
 
 type ScopedRead = (values: readonly unknown[]) => { row: unknown; callerRole: ProjectRole | null };
 /** Per table: reads the row and the caller's membership role off a row of values. */
-const scopedReaders = new Map<string, ScopedRead>();
-const scopedSelection = (table: ScopedTable) => ({ ...getTableColumns(table), callerRole });
+const authorizedReaders = new Map<string, ScopedRead>();
+const authorizedSelection = (table: ProjectRowTable) => ({ ...getTableColumns(table), callerRole });
 
 /**
  * Looks up one project-scoped row by id and checks `action` on its project, in one query.
@@ -244,20 +244,20 @@ const scopedSelection = (table: ScopedTable) => ({ ...getTableColumns(table), ca
  * that does not match it is `not_found` too. The statement's text is built once per isolate
  * and variant (table, extra column, key restriction).
  */
-export function scopedLookup<T extends ScopedTable>(
+export function authorizedLookup<T extends ProjectRowTable>(
   db: Db,
   identity: Identity,
   table: T,
   id: string,
   action: ProjectAction,
   what: string,
-  extra?: ScopedExtra,
+  extra?: LookupExtra,
 ): Lookup<{ row: T["$inferSelect"]; role: ProjectRole }> {
   const name = getTableName(table);
   const variant = `scoped:${name}:${extra?.[0].name ?? ""}:${restrictionVariant(identity)}`;
   const query = compiled(variant, (b) =>
     b
-      .select(scopedSelection(table))
+      .select(authorizedSelection(table))
       .from(table as SQLiteTable)
       .innerJoin(
         projects,
@@ -278,14 +278,14 @@ export function scopedLookup<T extends ScopedTable>(
         and(eq(table.id, sql.placeholder("id")), extra ? eq(extra[0], sql.placeholder("extra")) : undefined),
       ),
   );
-  let readRow = scopedReaders.get(name);
+  let readRow = authorizedReaders.get(name);
   if (!readRow) {
-    const readAll = rowReader(scopedSelection(table));
+    const readAll = rowReader(authorizedSelection(table));
     readRow = (values) => {
       const { callerRole: role, ...row } = readAll(values);
       return { row, callerRole: role };
     };
-    scopedReaders.set(name, readRow);
+    authorizedReaders.set(name, readRow);
   }
   const read = readRow;
   return {
@@ -300,17 +300,17 @@ export function scopedLookup<T extends ScopedTable>(
   };
 }
 
-/** `scopedLookup`, run. */
-export function loadScoped<T extends ScopedTable>(
+/** `authorizedLookup`, run. */
+export function loadAuthorized<T extends ProjectRowTable>(
   db: Db,
   identity: Identity,
   table: T,
   id: string,
   action: ProjectAction,
   what: string,
-  extra?: ScopedExtra,
+  extra?: LookupExtra,
 ): Promise<{ row: T["$inferSelect"]; role: ProjectRole }> {
-  return runLookup(scopedLookup(db, identity, table, id, action, what, extra));
+  return runLookup(authorizedLookup(db, identity, table, id, action, what, extra));
 }
 
 const projectSelection = { ...getTableColumns(projects), callerRole };

@@ -8,7 +8,7 @@ import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ResourceCreateInput, ResourceUpdateInput, StackResourceRecord } from "../schemas/resource";
-import { guardedPage, type Lookup, loadScoped, type ScopedExtra, scopedLookup } from "./access";
+import { authorizedLookup, guardedPage, type Lookup, type LookupExtra, loadAuthorized } from "./access";
 import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit/entry";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
@@ -31,7 +31,7 @@ export function toResourceRecord(row: ResourceRow): StackResourceRecord {
 }
 
 export async function getResource(ctx: CallerContext, id: string): Promise<StackResourceRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource");
   return toResourceRecord(row);
 }
 
@@ -41,8 +41,16 @@ export async function getStackResource(
   stackId: string,
   id: string,
 ): Promise<StackResourceRecord> {
-  const extra: ScopedExtra = [stackResources.stackId, stackId];
-  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource", extra);
+  const extra: LookupExtra = [stackResources.stackId, stackId];
+  const { row } = await loadAuthorized(
+    ctx.db,
+    ctx.identity,
+    stackResources,
+    id,
+    "read",
+    "Stack resource",
+    extra,
+  );
   return toResourceRecord(row);
 }
 
@@ -52,8 +60,16 @@ export async function getEnvironmentResource(
   environmentId: string,
   id: string,
 ): Promise<StackResourceRecord> {
-  const extra: ScopedExtra = [stackResources.environmentId, environmentId];
-  const { row } = await loadScoped(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource", extra);
+  const extra: LookupExtra = [stackResources.environmentId, environmentId];
+  const { row } = await loadAuthorized(
+    ctx.db,
+    ctx.identity,
+    stackResources,
+    id,
+    "read",
+    "Stack resource",
+    extra,
+  );
   return toResourceRecord(row);
 }
 
@@ -64,7 +80,7 @@ export function listStackResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
-  const lookup = scopedLookup(db, identity, stacks, stackId, "read", "Stack");
+  const lookup = authorizedLookup(db, identity, stacks, stackId, "read", "Stack");
   return resourcePage(ctx, lookup, [stackResources.stackId, stackId], page);
 }
 
@@ -75,7 +91,7 @@ export function listEnvironmentResources(
   page: PageRequest,
 ): Promise<Page<StackResourceRecord>> {
   const { db, identity } = ctx;
-  const lookup = scopedLookup(db, identity, environments, environmentId, "read", "Environment");
+  const lookup = authorizedLookup(db, identity, environments, environmentId, "read", "Environment");
   return resourcePage(ctx, lookup, [stackResources.environmentId, environmentId], page);
 }
 

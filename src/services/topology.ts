@@ -12,7 +12,7 @@ import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, NameInput, StackCreateInput, StackRecord } from "../schemas/topology";
-import { guardedPage, loadScoped, scopedLookup } from "./access";
+import { authorizedLookup, guardedPage, loadAuthorized } from "./access";
 import { auditEntry, diffRecords } from "./audit/entry";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
@@ -88,7 +88,7 @@ export function listEnvironmentComponents(
   const { db, identity } = ctx;
   return guardedPage(
     db,
-    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    authorizedLookup(db, identity, environments, environmentId, "read", "Environment"),
     page,
     tablePage(db, components, [[components.environmentId, environmentId]], page),
     toComponentRecord,
@@ -96,7 +96,7 @@ export function listEnvironmentComponents(
 }
 
 export async function getComponent(ctx: CallerContext, id: string): Promise<ComponentRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, components, id, "read", "Component");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, components, id, "read", "Component");
   return toComponentRecord(row);
 }
 
@@ -109,7 +109,7 @@ export function listEnvironmentStacks(
   const { db, identity } = ctx;
   return guardedPage(
     db,
-    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    authorizedLookup(db, identity, environments, environmentId, "read", "Environment"),
     page,
     tablePage(db, stacks, [[stacks.environmentId, environmentId]], page),
     toStackRecord,
@@ -117,6 +117,6 @@ export function listEnvironmentStacks(
 }
 
 export async function getStack(ctx: CallerContext, id: string): Promise<StackRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, stacks, id, "read", "Stack");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, stacks, id, "read", "Stack");
   return toStackRecord(row);
 }

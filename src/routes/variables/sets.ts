@@ -16,7 +16,7 @@ import {
   VariableSetEntrySchema,
   VariableVersionSchema,
 } from "../../schemas/variable-set";
-import type { VariableParent } from "../../services/variables/scope";
+import type { VariableParent } from "../../services/variables/parent";
 import { VariableVersionListSchema } from "./schema";
 
 export const ENVIRONMENT_VARIABLES = "/v1/environments/{environment_id}/variables";

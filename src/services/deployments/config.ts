@@ -4,7 +4,7 @@
  * A deployment records the §18 version of each scope of its environment (its own variables and
  * each component's) when it is created: computed by the deployment's own INSERT (`currentConfig`),
  * so a variable change racing the create is wholly in it or wholly not. What those versions held
- * is read back through the same reconstruction a §18 restore uses (`scopesAtSelect`): names and
+ * is read back through the same reconstruction a §18 restore uses (`variableSetsAtSelect`): names and
  * types for callers, values too for the engine (which deploys exactly that, never the variables as
  * they are now), and a diff between two configurations that never tells whether two secret values
  * are equal.
@@ -21,9 +21,9 @@ import type {
   DeploymentConfigRecord,
   InternalDeploymentConfig,
 } from "../../schemas/config";
-import { lookupThen, scopedLookup } from "../access";
-import { byName, scopesAtSelect } from "../variables/history";
-import { ENVIRONMENT_SCOPE } from "../variables/scope";
+import { authorizedLookup, lookupThen } from "../access";
+import { byName, variableSetsAtSelect } from "../variables/history";
+import { ENVIRONMENT_SET } from "../variables/parent";
 import { openValue } from "../variables/values";
 
 /**
@@ -33,7 +33,7 @@ import { openValue } from "../variables/values";
  * result loses its JSON subtype).
  */
 export function currentConfig(environmentId: string): SQL {
-  return sql`json_object('environment_version', (SELECT coalesce(max(version), 0) FROM variable_versions WHERE environment_id = ${environmentId} AND scope = ${ENVIRONMENT_SCOPE}), 'components', json((SELECT coalesce(json_group_array(json_object('component_id', c.id, 'version', (SELECT coalesce(max(v.version), 0) FROM variable_versions AS v WHERE v.environment_id = c.environment_id AND v.scope = c.id))), '[]') FROM (SELECT id, environment_id FROM components WHERE environment_id = ${environmentId} ORDER BY id) AS c)))`;
+  return sql`json_object('environment_version', (SELECT coalesce(max(version), 0) FROM variable_versions WHERE environment_id = ${environmentId} AND scope = ${ENVIRONMENT_SET}), 'components', json((SELECT coalesce(json_group_array(json_object('component_id', c.id, 'version', (SELECT coalesce(max(v.version), 0) FROM variable_versions AS v WHERE v.environment_id = c.environment_id AND v.scope = c.id))), '[]') FROM (SELECT id, environment_id FROM components WHERE environment_id = ${environmentId} ORDER BY id) AS c)))`;
 }
 
 /**
@@ -44,7 +44,7 @@ export function currentConfig(environmentId: string): SQL {
  */
 export function configPendingSql(environmentId: SQL, config: SQL): SQL {
   return sql`CASE WHEN ${config} IS NULL THEN 0 ELSE (
-    (SELECT coalesce(max(version), 0) FROM variable_versions WHERE environment_id = ${environmentId} AND scope = ${ENVIRONMENT_SCOPE}) IS NOT json_extract(${config}, '$.environment_version')
+    (SELECT coalesce(max(version), 0) FROM variable_versions WHERE environment_id = ${environmentId} AND scope = ${ENVIRONMENT_SET}) IS NOT json_extract(${config}, '$.environment_version')
     OR EXISTS (SELECT 1 FROM components AS pc WHERE pc.environment_id = ${environmentId} AND
       (SELECT coalesce(max(pv.version), 0) FROM variable_versions AS pv WHERE pv.environment_id = pc.environment_id AND pv.scope = pc.id)
       IS NOT (SELECT json_extract(pj.value, '$.version') FROM json_each(${config}, '$.components') AS pj WHERE json_extract(pj.value, '$.component_id') = pc.id))
@@ -76,11 +76,11 @@ const NOW = Number.MAX_SAFE_INTEGER;
 
 /** The (scope, version) rows a deployment's `config` pins, read by the database from the row. */
 export const pinsOfDeployment = (deploymentId: string): SQL =>
-  sql`SELECT ${ENVIRONMENT_SCOPE} AS scope, json_extract(d.config, '$.environment_version') AS version FROM deployments AS d WHERE d.id = ${deploymentId} AND d.config IS NOT NULL UNION ALL SELECT json_extract(c.value, '$.component_id'), json_extract(c.value, '$.version') FROM deployments AS d, json_each(d.config, '$.components') AS c WHERE d.id = ${deploymentId}`;
+  sql`SELECT ${ENVIRONMENT_SET} AS scope, json_extract(d.config, '$.environment_version') AS version FROM deployments AS d WHERE d.id = ${deploymentId} AND d.config IS NOT NULL UNION ALL SELECT json_extract(c.value, '$.component_id'), json_extract(c.value, '$.version') FROM deployments AS d, json_each(d.config, '$.components') AS c WHERE d.id = ${deploymentId}`;
 
 /** Every scope of an environment as it is now: its own, and each of its components'. */
 const pinsNow = (environmentId: SQL): SQL =>
-  sql`SELECT ${ENVIRONMENT_SCOPE} AS scope, ${NOW} AS version UNION ALL SELECT id, ${NOW} FROM components WHERE environment_id = ${environmentId}`;
+  sql`SELECT ${ENVIRONMENT_SET} AS scope, ${NOW} AS version UNION ALL SELECT id, ${NOW} FROM components WHERE environment_id = ${environmentId}`;
 
 /** The environment of a deployment, for a statement that shares a batch with its lookup. */
 const environmentOfDeployment = (deploymentId: string): SQL =>
@@ -88,7 +88,7 @@ const environmentOfDeployment = (deploymentId: string): SQL =>
 
 /** A statement of the scopes at `pins`' versions, for the batch. */
 const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL) =>
-  bindQuery(ctx.db, scopesAtSelect(ctx.db, environment, pins));
+  bindQuery(ctx.db, variableSetsAtSelect(ctx.db, environment, pins));
 
 /** The rows of `stateStatement`, by scope; a name deleted by then is not held. */
 function byScope(rows: readonly unknown[][]): Map<string, PinnedVariable[]> {
@@ -145,7 +145,7 @@ async function configurationOf<V>(
     environment: {
       id: environmentId,
       version: normal.environment_version,
-      variables: await variablesOf(ENVIRONMENT_SCOPE),
+      variables: await variablesOf(ENVIRONMENT_SET),
     },
     components: await Promise.all(
       normal.components
@@ -176,7 +176,7 @@ export async function getDeploymentConfig(ctx: CallerContext, id: string): Promi
     results: [state, names],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     stateStatement(ctx, environment, pinsOfDeployment(id)),
     componentNames(ctx, environment),
   );
@@ -255,7 +255,7 @@ export async function getDeploymentConfigDiff(
     results: [otherRows, left, right],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     bindQuery(
       db,
       db
@@ -285,14 +285,14 @@ export async function getDeploymentConfigDiff(
   const environmentId = row.environmentId;
   const scopes = new Set([...a.keys(), ...b.keys()]);
   const ordered = [...scopes].sort((x, y) =>
-    x === ENVIRONMENT_SCOPE ? -1 : y === ENVIRONMENT_SCOPE ? 1 : x < y ? -1 : x > y ? 1 : 0,
+    x === ENVIRONMENT_SET ? -1 : y === ENVIRONMENT_SET ? 1 : x < y ? -1 : x > y ? 1 : 0,
   );
   const changes: ConfigDiffChange[] = [];
   for (const scope of ordered) {
     const from = new Map((a.get(scope) ?? []).map((v) => [v.name, v]));
     const to = new Map((b.get(scope) ?? []).map((v) => [v.name, v]));
     const scopeRef =
-      scope === ENVIRONMENT_SCOPE
+      scope === ENVIRONMENT_SET
         ? { type: "environment" as const, id: environmentId }
         : { type: "component" as const, id: scope };
     for (const { name } of byName([...new Set([...from.keys(), ...to.keys()])].map((n) => ({ name: n })))) {

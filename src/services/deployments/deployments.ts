@@ -26,13 +26,13 @@ import type {
   PublicDeploymentCreateInput,
 } from "../../schemas/deployment";
 import {
+  authorizedLookup,
   callerValues,
   canSeeAll,
   guardedPage,
-  loadScoped,
+  loadAuthorized,
   lookupThen,
   restrictionVariant,
-  scopedLookup,
   withinKeyProjectsOf,
 } from "../access";
 import { auditEntry } from "../audit/entry";
@@ -68,7 +68,7 @@ const statusIn = (filter: ListFilter) =>
   filter.statuses?.length ? inArray(deployments.status, [...new Set(filter.statuses)]) : undefined;
 
 export async function getDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "read", "Deployment");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, deployments, id, "read", "Deployment");
   return toDeploymentRecord(row);
 }
 
@@ -79,7 +79,7 @@ export async function getEnvironmentDeployment(
   id: string,
 ): Promise<DeploymentRecord> {
   const extra = [deployments.environmentId, environmentId] as const;
-  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "read", "Deployment", extra);
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, deployments, id, "read", "Deployment", extra);
   return toDeploymentRecord(row);
 }
 
@@ -164,7 +164,7 @@ export async function listEnvironmentDeployments(
   // The environment's lookup and the page in one round trip; the page is only used if the lookup passes.
   return guardedPage(
     db,
-    scopedLookup(db, identity, environments, environmentId, "read", "Environment"),
+    authorizedLookup(db, identity, environments, environmentId, "read", "Environment"),
     page,
     { statement: bindCompiled(db, query, { environmentId, ...pageValues(page) }), read: readDeployment },
     toDeploymentRecord,
@@ -193,7 +193,7 @@ export async function listStackDeployments(
   // The stack's lookup and the page in one round trip; the page is only used if the lookup passes.
   return guardedPage(
     db,
-    scopedLookup(db, identity, stacks, stackId, "read", "Stack"),
+    authorizedLookup(db, identity, stacks, stackId, "read", "Stack"),
     page,
     { statement: bindQuery(db, query), read: readDeployment },
     toDeploymentRecord,
@@ -279,7 +279,7 @@ export async function createDeployment(
     results: [values],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, environments, environmentId, "write", "Environment"),
+    authorizedLookup(db, identity, environments, environmentId, "write", "Environment"),
     bindQuery(db, stackQuery),
   );
   const found = values.map(([id, env]) => ({ id: id as string, environmentId: env as string }));

@@ -39,7 +39,7 @@ import type { FeedMessage } from "../../feed/protocol";
 import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
-import { loadScoped, lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, loadAuthorized, lookupThen } from "../access";
 import { toDeploymentRecord } from "./deployments";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
@@ -73,7 +73,7 @@ export async function openFollow(ctx: CallerContext, id: string, afterSeq: numbe
     results: [values],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     entriesAfter(db, id, afterSeq, FOLLOW_CHUNK + 1),
   );
   return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, values.map(readTimelineEntry));
@@ -256,7 +256,7 @@ export class Follower {
     try {
       const identity = await this.ctx.recheckAccess();
       if (!identity) return false;
-      await loadScoped(this.db, identity, deployments, this.deployment.id, "read", "Deployment");
+      await loadAuthorized(this.db, identity, deployments, this.deployment.id, "read", "Deployment");
       return true;
     } catch (err) {
       if (err instanceof ApiError && err.status < 500) return false;

@@ -27,11 +27,11 @@ import type {
   PromoteInput,
   PromotionPlan,
 } from "../../schemas/deployment";
-import { lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, lookupThen } from "../access";
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
-import { byName, scopesAtSelect } from "../variables/history";
-import { ENVIRONMENT_SCOPE } from "../variables/scope";
+import { byName, variableSetsAtSelect } from "../variables/history";
+import { ENVIRONMENT_SET } from "../variables/parent";
 import { pinsOfDeployment } from "./config";
 import { insertDeployment } from "./deployments";
 
@@ -60,7 +60,7 @@ async function readPromotion(ctx: CallerContext, id: string, targetId: string) {
     results: [ours, targets, theirs],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "write", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "write", "Deployment"),
     bindQuery(db, originalStacks),
     bindQuery(db, target),
     bindQuery(db, targetStacks),
@@ -208,7 +208,7 @@ async function plan(
         .where(sql`${variables.environmentId} = ${environmentId}`),
     );
   const originalNames = config
-    ? bindQuery(db, scopesAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id)))
+    ? bindQuery(db, variableSetsAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id)))
     : currentNames(original.environmentId);
   const [ours, ourComponents, theirs, theirComponents] = await db.$client.batch<Record<string, unknown>>([
     originalNames,
@@ -226,7 +226,7 @@ async function plan(
       // A name deleted by the pinned version is not held (a reconstruction's deletion row).
       if ("type" in row && row.type === null) continue;
       const scope = row.scope as string;
-      if (scope === ENVIRONMENT_SCOPE) add(out, ENVIRONMENT_SCOPE, row.name as string);
+      if (scope === ENVIRONMENT_SET) add(out, ENVIRONMENT_SET, row.name as string);
       else {
         const component = nameOf.get(scope);
         // A component deleted since has no scope left to deploy.
@@ -240,7 +240,7 @@ async function plan(
   const from = side(ours?.results, ourComponents?.results);
   const to = side(theirs?.results, theirComponents?.results);
   const keys = [...new Set([...from.keys(), ...to.keys()])].sort((a, b) =>
-    a === ENVIRONMENT_SCOPE ? -1 : b === ENVIRONMENT_SCOPE ? 1 : a < b ? -1 : a > b ? 1 : 0,
+    a === ENVIRONMENT_SET ? -1 : b === ENVIRONMENT_SET ? 1 : a < b ? -1 : a > b ? 1 : 0,
   );
   const sorted = (names: string[]) => byName(names.map((name) => ({ name }))).map((n) => n.name);
   const variablesPlan = keys.flatMap((key) => {
@@ -250,7 +250,7 @@ async function plan(
     const extra = sorted([...target].filter((n) => !mine.has(n)));
     if (missing.length === 0 && extra.length === 0) return [];
     const scope =
-      key === ENVIRONMENT_SCOPE
+      key === ENVIRONMENT_SET
         ? { type: "environment" as const }
         : { type: "component" as const, name: key.slice(2) };
     return [{ scope, missing, extra }];

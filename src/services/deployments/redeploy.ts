@@ -9,7 +9,7 @@ import type { CallerContext } from "../../context";
 import { deployments } from "../../db/schema";
 import { conflict } from "../../errors";
 import type { DeploymentCreateInput, DeploymentRecord, RedeployInput } from "../../schemas/deployment";
-import { loadScoped } from "../access";
+import { loadAuthorized } from "../access";
 import { createEngineDeployment } from "./deployments";
 
 /** Needs `contributor` on the original's project; a stack deleted since is `409` naming it. */
@@ -18,7 +18,7 @@ export async function redeployDeployment(
   id: string,
   options: Partial<RedeployInput> = {},
 ): Promise<DeploymentRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
   const config = options.config ?? (row.config ? "pinned" : "current");
   if (config === "pinned" && !row.config) {
     throw conflict("The deployment was made before configurations were recorded: it has none to pin.", [

@@ -16,7 +16,7 @@ import { conflict, forbidden, isUniqueViolation } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { ReviewInput, ReviewRecord } from "../../schemas/protection";
-import { guardedPage, lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, guardedPage, lookupThen } from "../access";
 import { auditEntry } from "../audit/entry";
 import { settleGate } from "./gate";
 import { toDeploymentRecord } from "./record";
@@ -38,7 +38,7 @@ export async function reviewDeployment(
     results: [protections],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     bindQuery(
       db,
       db
@@ -123,7 +123,7 @@ export function listDeploymentReviews(
   );
   return guardedPage(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     page,
     {
       statement: bindCompiled(db, query, { deploymentId: id, ...pageValues(page) }),

@@ -19,7 +19,7 @@ import { notifyFeed } from "../../feed/client";
 import { type FeedUpdate, passableRecord } from "../../feed/protocol";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
-import { lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, lookupThen } from "../access";
 
 type DeploymentRow = typeof deployments.$inferSelect;
 
@@ -77,7 +77,7 @@ export async function getDeploymentTimeline(
     results: [values],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, deployments, id, "read", "Deployment"),
+    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
     entriesAfter(db, id, position.afterSeq, position.limit + 1),
   );
   const entries = values.slice(0, position.limit).map(readTimelineEntry);

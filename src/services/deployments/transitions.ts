@@ -10,7 +10,7 @@ import type { EventType } from "../../db/event-types";
 import { type DeploymentData, type DeploymentStatus, deployments } from "../../db/schema";
 import { badInput, conflict, notFound } from "../../errors";
 import type { DeploymentRecord, DeploymentUpdateInput } from "../../schemas/deployment";
-import { loadScoped } from "../access";
+import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 import { engineMayStart, whyNotStart } from "./gate-rules";
 import {
@@ -271,7 +271,7 @@ export async function cancelAsConsequence(
  * again and retries: it is `409` only once the deployment is final (API_CONTRACT §17).
  */
 export async function cancelDeployment(ctx: CallerContext, id: string): Promise<DeploymentRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, deployments, id, "write", "Deployment");
   const guard = await ifMatchGuard(ctx, row, toDeploymentRecord);
   const { deployment } = await transitionLatest(ctx, row, "cancelled", [], {
     guard,

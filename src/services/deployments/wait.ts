@@ -17,7 +17,7 @@ import { type FeedSubscription, subscribeFeed } from "../../feed/client";
 import type { FeedMessage } from "../../feed/protocol";
 import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import { loadScoped } from "../access";
+import { loadAuthorized } from "../access";
 import { toDeploymentRecord } from "./deployments";
 import { isFinal } from "./state";
 
@@ -29,7 +29,7 @@ export async function waitForDeployment(
   id: string,
   timeoutMs: number,
 ): Promise<DeploymentRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, deployments, id, "read", "Deployment");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, deployments, id, "read", "Deployment");
   let record = toDeploymentRecord(row);
   if (isFinal(record.status)) return record;
   const deadline = Date.now() + timeoutMs;

@@ -17,10 +17,10 @@ import type {
   EnvironmentRecord,
   EnvironmentUpdateInput,
 } from "../../schemas/topology";
-import { guardedPage, lookupThen, projectLookup, scopedLookup } from "../access";
+import { authorizedLookup, guardedPage, lookupThen, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
-import { ENVIRONMENT_SCOPE } from "../variables/scope";
+import { ENVIRONMENT_SET } from "../variables/parent";
 import { planChange, planStatements, type Wanted } from "../variables/set-plan";
 import { openValue } from "../variables/values";
 import {
@@ -77,7 +77,7 @@ async function readEnvironment(ctx: CallerContext, id: string, action: "read" | 
     results: [state],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, environments, id, action, "Environment"),
+    authorizedLookup(db, identity, environments, id, action, "Environment"),
     environmentStateStatement(db, id),
   );
   return { row, state: readEnvironmentState(state[0]) };
@@ -123,7 +123,7 @@ export async function createEnvironment(
                 and(
                   eq(variables.environmentId, source),
                   eq(variables.projectId, projectId),
-                  eq(variables.scope, ENVIRONMENT_SCOPE),
+                  eq(variables.scope, ENVIRONMENT_SET),
                 ),
               ),
           ),
@@ -137,7 +137,7 @@ export async function createEnvironment(
     ]);
   }
   const id = newId();
-  const scope = { projectId, environmentId: id, componentId: null, scope: ENVIRONMENT_SCOPE };
+  const scope = { projectId, environmentId: id, componentId: null, scope: ENVIRONMENT_SET };
   const wanted: Wanted[] = sourceVariables.map((values) => {
     const row = readVariable(values);
     const sealedFor = { id: row.id, environmentId: row.environmentId, scope: row.scope };

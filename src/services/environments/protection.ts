@@ -14,7 +14,7 @@ import { deployments, environmentProtections, environments } from "../../db/sche
 import { assertEchoMatches, conflict } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { LockInput, ProtectionRecord, ProtectionReplaceInput } from "../../schemas/protection";
-import { lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, lookupThen } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { settleEnvironment } from "../deployments/gate";
 import { checkIfMatch, preconditionFailed } from "../preconditions";
@@ -71,7 +71,7 @@ async function readProtection(ctx: CallerContext, environmentId: string, action:
     results: [rows],
   } = await lookupThen(
     db,
-    scopedLookup(db, identity, environments, environmentId, action, "Environment"),
+    authorizedLookup(db, identity, environments, environmentId, action, "Environment"),
     readRow(ctx, environmentId),
   );
   const row = rows[0] ? readProtectionRow(rows[0]) : undefined;

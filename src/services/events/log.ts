@@ -15,7 +15,7 @@ import { type Page, type PageFilter, type PageRequest, tablePage } from "../../d
 import { events, webhookDeliveries } from "../../db/schema";
 import { toIso } from "../../lib/time";
 import type { EventRecord } from "../../schemas/event";
-import { guardedPage, loadScoped, projectLookup } from "../access";
+import { guardedPage, loadAuthorized, projectLookup } from "../access";
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const RETENTION_BATCH = 1000;
@@ -59,7 +59,7 @@ export async function listProjectEvents(
 }
 
 export async function getEvent(ctx: CallerContext, eventId: string): Promise<EventRecord> {
-  const { row } = await loadScoped(ctx.db, ctx.identity, events, eventId, "read", "Event");
+  const { row } = await loadAuthorized(ctx.db, ctx.identity, events, eventId, "read", "Event");
   return toEventRecord(row);
 }
 

@@ -12,7 +12,7 @@ import { bindQuery, columnCount, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/integration";
-import { type Lookup, lookupThen, scopedLookup } from "../access";
+import { authorizedLookup, type Lookup, lookupThen } from "../access";
 import { integrationLookup } from "./integrations";
 
 type DeliveryRow = { delivery: typeof webhookDeliveries.$inferSelect; eventType: string };
@@ -174,7 +174,7 @@ export async function listEventDeliveries(
   const { db, identity } = ctx;
   return deliveryPage(
     db,
-    scopedLookup(db, identity, events, eventId, "read", "Event"),
+    authorizedLookup(db, identity, events, eventId, "read", "Event"),
     eq(webhookDeliveries.eventId, eventId),
     page,
   );

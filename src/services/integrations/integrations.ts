@@ -25,7 +25,7 @@ import type {
   InternalIntegrationCreateInput,
 } from "../../schemas/integration";
 import { checkWebhookUrl } from "../../webhooks/url-guard";
-import { guardedPage, loadProject, projectLookup, runLookup, scopedLookup } from "../access";
+import { authorizedLookup, guardedPage, loadProject, projectLookup, runLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { newSealedSecret } from "./secrets";
@@ -187,7 +187,7 @@ export function integrationLookup(
   integrationId: string,
   action: "read" | "write",
 ) {
-  return scopedLookup(db, identity, notificationIntegrations, integrationId, action, "Integration", [
+  return authorizedLookup(db, identity, notificationIntegrations, integrationId, action, "Integration", [
     notificationIntegrations.projectId,
     projectId,
   ]);

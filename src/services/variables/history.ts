@@ -25,7 +25,13 @@ import { notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { VariableVersionRecord } from "../../schemas/variable-set";
 import { lookupThen } from "../access";
-import { ENVIRONMENT_SCOPE, inScope, type ParentScope, parentLookup, type VariableParent } from "./scope";
+import {
+  ENVIRONMENT_SET,
+  inVariableSet,
+  parentLookup,
+  type VariableParent,
+  type VariableSet,
+} from "./parent";
 
 /** A name's value as one version left it: as the variable row stored it, or a deletion (`type` null). */
 export type ValueRow = {
@@ -77,7 +83,7 @@ export const deletedChange = (v: { name: string; type: VariableType }): VersionC
 export const byName = <T extends { name: string }>(list: T[]): T[] =>
   [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
-const scopeVersions = (scope: ParentScope) =>
+const scopeVersions = (scope: VariableSet) =>
   sql`SELECT max(version) FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope}`;
 
 /**
@@ -113,7 +119,7 @@ const AFTER_A_CHANGE = sql` WHERE changes() > 0`;
  * read the clock first may land second), so that `created_at` order is version order (§18).
  * Timestamps all have one width: text order is time order.
  */
-function createdAt(scope: ParentScope): SQL {
+function createdAt(scope: VariableSet): SQL {
   const now = nowIso();
   // The latest version's is the latest of all (by this very rule): one step down the key's index.
   const latest = sql`SELECT created_at FROM variable_versions WHERE environment_id = ${scope.environmentId} AND scope = ${scope.scope} ORDER BY version DESC LIMIT 1`;
@@ -122,7 +128,7 @@ function createdAt(scope: ParentScope): SQL {
 
 function versionInsert(
   ctx: ServiceContext,
-  scope: ParentScope,
+  scope: VariableSet,
   version: SQL,
   changes: VersionChange[],
   condition: SQL,
@@ -136,7 +142,7 @@ function versionInsert(
     );
 }
 
-function valueInserts(db: Db, scope: ParentScope, version: SQL, rows: ValueRow[], condition: SQL) {
+function valueInserts(db: Db, scope: VariableSet, version: SQL, rows: ValueRow[], condition: SQL) {
   const values = rows.map((r) => [r.name, r.type, r.value, r.keyVersion, r.sealedFor]);
   return jsonChunks(values).map((json) =>
     db
@@ -155,7 +161,7 @@ function valueInserts(db: Db, scope: ParentScope, version: SQL, rows: ValueRow[]
  */
 export function followingVersion(
   ctx: ServiceContext,
-  scope: ParentScope,
+  scope: VariableSet,
   changes: VersionChange[],
   rows: ValueRow[],
 ) {
@@ -168,7 +174,7 @@ export function followingVersion(
 /** The version `version` of a planned change (./sets.ts): refused by the key if it is taken. */
 export function plannedVersion(
   ctx: ServiceContext,
-  scope: ParentScope,
+  scope: VariableSet,
   version: number,
   changes: VersionChange[],
   rows: ValueRow[],
@@ -186,7 +192,7 @@ export const currentVersionQuery = (db: Db, parent: VariableParent) =>
     db
       .select({ current: sql<number>`coalesce(max(${variableVersions.version}), 0)`.as("current_version") })
       .from(variableVersions)
-      .where(inScope(variableVersions, parent)),
+      .where(inVariableSet(variableVersions, parent)),
   );
 
 /**
@@ -198,23 +204,23 @@ export const stateAtQuery = (db: Db, parent: VariableParent, version: number) =>
 
 /** `stateAtQuery`'s query, apart so that its plan can be tested. */
 export const stateAtSelect = (db: Db, parent: VariableParent, version: number) =>
-  scopesAtSelect(
+  variableSetsAtSelect(
     db,
     environmentOf(parent),
-    pinRows([{ scope: parent.kind === "component" ? parent.id : ENVIRONMENT_SCOPE, version }]),
+    pinRows([{ scope: parent.kind === "component" ? parent.id : ENVIRONMENT_SET, version }]),
   );
 
-/** The environment of a parent's scope, for a statement that cannot wait for its lookup (`inScope`). */
+/** The environment of a parent's scope, for a statement that cannot wait for its lookup (`inVariableSet`). */
 const environmentOf = (parent: VariableParent): SQL =>
   parent.kind === "component"
     ? sql`(SELECT environment_id FROM components WHERE id = ${parent.id})`
     : sql`${parent.id}`;
 
 /** A scope of an environment (its `scope` key, as ./scope.ts names them) and a version of it. */
-export type ScopePin = { scope: string; version: number };
+export type VersionPin = { scope: string; version: number };
 
-/** Pins as the rows `scopesAtSelect` joins: (scope, version), from one bound JSON list. */
-export const pinRows = (pins: readonly ScopePin[]): SQL =>
+/** Pins as the rows `variableSetsAtSelect` joins: (scope, version), from one bound JSON list. */
+export const pinRows = (pins: readonly VersionPin[]): SQL =>
   sql`SELECT json_extract(value, '$.scope') AS scope, json_extract(value, '$.version') AS version FROM json_each(${JSON.stringify(pins)})`;
 
 /**
@@ -225,7 +231,7 @@ export const pinRows = (pins: readonly ScopePin[]): SQL =>
  * database reads in the same statement (a deployment's `config`). One statement whatever the
  * number of scopes.
  */
-export const scopesAtSelect = (db: Db, environment: SQL, pins: SQL) =>
+export const variableSetsAtSelect = (db: Db, environment: SQL, pins: SQL) =>
   db
     .select({
       name: variableVersionValues.name,
@@ -272,7 +278,7 @@ export function versionsPageSelect(db: Db, parent: VariableParent, page: Numbere
   return db
     .select()
     .from(variableVersions)
-    .where(sql`${inScope(variableVersions, parent)}${after}`)
+    .where(sql`${inVariableSet(variableVersions, parent)}${after}`)
     .orderBy(desc ? sql`${v} DESC` : sql`${v} ASC`)
     .limit(page.limit + 1);
 }
@@ -306,7 +312,7 @@ export async function getVariableVersion(
   const query = db
     .select()
     .from(variableVersions)
-    .where(sql`${inScope(variableVersions, parent)} AND ${variableVersions.version} = ${version}`);
+    .where(sql`${inVariableSet(variableVersions, parent)} AND ${variableVersions.version} = ${version}`);
   const {
     results: [rows],
   } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));

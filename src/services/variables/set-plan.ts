@@ -26,8 +26,8 @@ import {
   storedRow,
   type ValueRow,
 } from "./history";
-import type { ParentScope, VariableParent } from "./scope";
-import { scopeTarget } from "./scope";
+import type { VariableParent, VariableSet } from "./parent";
+import { variableSetTarget } from "./parent";
 import { countsAsChanged, holdsValue, storedValue } from "./values";
 
 export type VariableRow = typeof variables.$inferSelect;
@@ -147,7 +147,7 @@ export const changesSomething = (plan: Plan) => plan.writes.length > 0 || plan.d
 export async function planStatements(
   ctx: ServiceContext,
   parent: VariableParent,
-  scope: ParentScope,
+  scope: VariableSet,
   version: number,
   plan: Plan,
   opts: { audit: boolean } = { audit: true },
@@ -204,7 +204,7 @@ export async function planStatements(
   const audit = opts.audit
     ? [
         auditEntry(ctx, {
-          target: scopeTarget(parent),
+          target: variableSetTarget(parent),
           projectId: scope.projectId,
           changes: Object.fromEntries(changed.map((c) => [c.name, { from: c.type.from, to: c.type.to }])),
         }),

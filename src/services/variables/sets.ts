@@ -20,7 +20,13 @@ import { lookupThen } from "../access";
 import { auditEntry } from "../audit/entry";
 import { backOff, preconditionFailed, WRITE_ATTEMPTS } from "../preconditions";
 import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
-import { inScope, type ParentScope, parentLookup, scopeTarget, type VariableParent } from "./scope";
+import {
+  inVariableSet,
+  parentLookup,
+  type VariableParent,
+  type VariableSet,
+  variableSetTarget,
+} from "./parent";
 import {
   changesSomething,
   type Plan,
@@ -43,7 +49,7 @@ const readValueRow = (values: unknown[]): ValueRow => {
   return { name, type, value, keyVersion, sealedFor };
 };
 
-type ScopeRead = { scope: ParentScope; current: VariableRow[]; version: number; state: ValueRow[] };
+type ScopeRead = { scope: VariableSet; current: VariableRow[]; version: number; state: ValueRow[] };
 
 /**
  * One round trip: the parent's lookup (`action` on its project), the scope's variables (`names`,
@@ -66,7 +72,7 @@ async function readScope(
     db
       .select()
       .from(variables)
-      .where(sql`${inScope(variables, parent)}${only}`),
+      .where(sql`${inVariableSet(variables, parent)}${only}`),
   );
   const statements = [current, currentVersionQuery(db, parent)] as const;
   const { found, results } = await lookupThen(
@@ -203,7 +209,7 @@ export async function exportVariables(ctx: CallerContext, parent: VariableParent
   const { scope, current } = await readScope(ctx, parent, "write", "all");
   const names = current.map((row) => row.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   await auditEntry(ctx, {
-    target: scopeTarget(parent),
+    target: variableSetTarget(parent),
     projectId: scope.projectId,
     changes: { names: { from: null, to: names } },
     when: "always",

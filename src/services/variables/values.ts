@@ -19,7 +19,7 @@ import { ApiError } from "../../errors";
 import { grants } from "../../http/scopes";
 import type { Logger } from "../../lib/log";
 import type { VariableValue, VariableWriteInput } from "../../schemas/variable";
-import { loadScoped } from "../access";
+import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 
 const INTERNAL_MESSAGE = "Variable values cannot be encrypted or decrypted right now; a retry may succeed.";
@@ -133,7 +133,7 @@ export function countsAsChanged(ctx: ServiceContext, from: VariableType, to: Var
 /** The decrypted current value. Needs `contributor`: reading a value is as sensitive as writing it. */
 export async function revealVariable(ctx: CallerContext, variableId: string): Promise<VariableValue> {
   const { db, identity } = ctx;
-  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  const { row } = await loadAuthorized(db, identity, variables, variableId, "write", "Variable");
   // Recorded before the value leaves: a reveal that cannot be recorded does not happen.
   await auditEntry(ctx, {
     target: { type: "variable", id: row.id },

@@ -17,11 +17,11 @@ import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation }
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { VariableRecord, VariableReplaceInput, VariableWriteInput } from "../../schemas/variable";
-import { guardedPage, loadScoped } from "../access";
+import { guardedPage, loadAuthorized } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { createdChange, deletedChange, deletion, followingVersion, storedRow } from "./history";
-import { ENVIRONMENT_SCOPE, loadParent, parentLookup, type VariableParent } from "./scope";
+import { ENVIRONMENT_SET, loadParent, parentLookup, type VariableParent } from "./parent";
 import { countsAsChanged, holdsValue, storedValue, withoutParameters } from "./values";
 
 /** Every column but the value: records and lists never read it. */
@@ -55,7 +55,7 @@ export function toVariableRecord(row: RecordRow): VariableRecord {
     type: row.type,
     environment_id: row.environmentId,
     component_id: row.componentId,
-    resource_id: `/${row.projectId}/${row.environmentId}/${row.componentId ?? ENVIRONMENT_SCOPE}/${row.name}`,
+    resource_id: `/${row.projectId}/${row.environmentId}/${row.componentId ?? ENVIRONMENT_SET}/${row.name}`,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -132,7 +132,7 @@ async function createVariable(
 
 export async function getVariable(ctx: CallerContext, variableId: string): Promise<VariableRecord> {
   const { db, identity } = ctx;
-  const { row } = await loadScoped(db, identity, variables, variableId, "read", "Variable");
+  const { row } = await loadAuthorized(db, identity, variables, variableId, "read", "Variable");
   return toVariableRecord(row);
 }
 
@@ -150,7 +150,7 @@ export async function replaceVariable(
   const { name, type, value, ...echoed } = body;
   const input: VariableWriteInput = { name, type, value };
   assertEchoMatches(echoed, { id: variableId });
-  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  const { row } = await loadAuthorized(db, identity, variables, variableId, "write", "Variable");
   assertEchoMatches(echoed, { environment_id: row.environmentId, component_id: row.componentId });
   const guard = await ifMatchGuard(ctx, row, toVariableRecord);
   // Its id, environment and scope never change: the value is sealed once.
@@ -203,7 +203,7 @@ export async function replaceVariable(
 
 export async function deleteVariable(ctx: CallerContext, variableId: string): Promise<void> {
   const { db, identity } = ctx;
-  const { row } = await loadScoped(db, identity, variables, variableId, "write", "Variable");
+  const { row } = await loadAuthorized(db, identity, variables, variableId, "write", "Variable");
   const guard = await ifMatchGuard(ctx, row, toVariableRecord);
   await deleteLatest(
     ctx,
@@ -286,14 +286,14 @@ async function listVariables(
   const { db, identity } = ctx;
   const { where, orderBy } = keyset({ createdAt: variables.createdAt, id: variables.id }, page);
   // An environment's own variables: the parent is the environment (its lookup checks that).
-  const inScope =
+  const inVariableSet =
     parent.kind === "component"
       ? eq(variables.componentId, parent.id)
-      : and(eq(variables.environmentId, parent.id), eq(variables.scope, ENVIRONMENT_SCOPE));
+      : and(eq(variables.environmentId, parent.id), eq(variables.scope, ENVIRONMENT_SET));
   const query = db
     .select(RECORD_COLUMNS)
     .from(variables)
-    .where(and(inScope, where))
+    .where(and(inVariableSet, where))
     .orderBy(...orderBy)
     .limit(page.limit + 1);
   return guardedPage(
