@@ -17,7 +17,8 @@
 //     outputs say failed, the summary is written with the stack's reason;
 //   - refusals fail the step with the API's code and message and no stack trace: a promotion of a
 //     failed deployment (conflict), an unknown environment (not_found), a deleted trust
-//     (unauthenticated); and a deployment no one moves fails the step when `timeout` passes.
+//     (unauthenticated); a deployment no one moves fails the step when `timeout` passes; `wait:
+//     false` ends the step once it is created, with `source` and `stack-ids` sent as given.
 // `node scripts/check-action.mjs` starts its own server; `checkAction()` runs on a server that is
 // already up.
 import { spawn } from "node:child_process";
@@ -367,11 +368,19 @@ export async function checkAction({ base, adminToken, check, dir }) {
     );
 
     // 3. Refusals, and a deployment no one moves (side by side: none needs the engine).
-    const [conflict, unknown, deleted, late] = await Promise.all([
+    const [conflict, unknown, deleted, late, unwaited] = await Promise.all([
       runAction(dir, { url: base, "api-key": key, environment: staging, "promote-from": p.id }),
       runAction(dir, { url: base, "api-key": key, environment: "1111111111111111111111" }),
       runAction(dir, { url: base, "trust-id": gone.id, environment: staging }, issuer.env),
       runAction(dir, { url: base, "api-key": key, environment: production, timeout: "1" }),
+      runAction(dir, {
+        url: base,
+        "api-key": key,
+        environment: production,
+        "stack-ids": `\n${productionStack.id}\n`,
+        source: JSON.stringify({ registry: { image: "registry.example/web:9" } }),
+        wait: "false",
+      }),
     ]);
     const refused = (r, code) =>
       r.code !== 0 &&
@@ -402,8 +411,21 @@ export async function checkAction({ base, adminToken, check, dir }) {
       "a deployment not final within `timeout` fails the step (status queued)",
       JSON.stringify(late),
     );
-    if (late.outputs["deployment-id"])
-      await api("PATCH", `/deployments/${late.outputs["deployment-id"]}/cancel`);
+    const made = unwaited.outputs["deployment-id"]
+      ? await api("GET", `/deployments/${unwaited.outputs["deployment-id"]}`)
+      : null;
+    check(
+      unwaited.code === 0 &&
+        unwaited.outputs.status === "queued" &&
+        made?.data.source?.registry?.image === "registry.example/web:9" &&
+        made.data.source.git === undefined &&
+        made.stack_ids.join() === productionStack.id &&
+        unwaited.summary.includes(`deployment ${made.id} queued`),
+      "wait: false ends the step once the deployment is created (status queued); source and stack-ids are sent as given",
+      JSON.stringify({ unwaited, made }),
+    );
+    for (const r of [late, unwaited])
+      if (r.outputs["deployment-id"]) await api("PATCH", `/deployments/${r.outputs["deployment-id"]}/cancel`);
   } finally {
     await issuer.close();
   }

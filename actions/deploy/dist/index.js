@@ -21445,7 +21445,8 @@ async function followToEnd(client, id, options) {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new Error("timeout")),
-    Math.max(0, options.timeoutSeconds * 1e3)
+    // setTimeout's longest delay is 2^31 − 1 ms (~24.8 days); a longer one would fire at once.
+    Math.min(Math.max(0, options.timeoutSeconds * 1e3), 2 ** 31 - 1)
   );
   const tail = [];
   let total = 0;

@@ -46,7 +46,8 @@ export async function followToEnd(
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new Error("timeout")),
-    Math.max(0, options.timeoutSeconds * 1000),
+    // setTimeout's longest delay is 2^31 − 1 ms (~24.8 days); a longer one would fire at once.
+    Math.min(Math.max(0, options.timeoutSeconds * 1000), 2 ** 31 - 1),
   );
   const tail: string[] = [];
   let total = 0;
