@@ -14,6 +14,8 @@
 //     second admin and a rejection, protection, lock): each case fails if the service's
 //     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here once
 //     the service serves POST /v1/oidc/token; the client's unit tests cover it meanwhile.
+//   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
+//     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { checkAction } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
@@ -151,6 +154,7 @@ console.log(JSON.stringify({ names, error: error?.code, last }));
 
 let server;
 let log = "";
+let actionChecks;
 try {
   // Three things at once: the server starts (wrangler, ~15 s); the unit tests run; the package is
   // packed (its `prepack` builds it), installed into the scratch project, and a consumer of it
@@ -189,6 +193,10 @@ try {
     if (!res.ok) throw new Error(`${method} /internal/v1${path}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : null;
   };
+  // The GitHub Action of actions/deploy/ (scripts/check-action.mjs), on this server rather than a
+  // wrangler of its own, beside the CLI's checks: an organization of its own, so neither uses the
+  // other's rate-limit window or records.
+  actionChecks = checkAction({ base, adminToken, check, dir }).catch(fail);
   const doc = await (await fetch(`${base}/openapi.json`)).json();
   const serves = (path, method) => Boolean(doc.paths?.[path]?.[method]);
 
@@ -721,10 +729,14 @@ try {
 } catch (err) {
   fail(err);
 } finally {
+  await actionChecks;
   log = server?.log() ?? log;
   server?.stop();
   await new Promise((r) => setTimeout(r, 500));
   rmSync(dir, { recursive: true, force: true });
 }
 
-done("the packed client and its CLI work outside the repository.", ` The server's output:\n${log}`);
+done(
+  "the packed client, its CLI and the GitHub Action work outside the repository.",
+  ` The server's output:\n${log}`,
+);

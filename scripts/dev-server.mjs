@@ -1,7 +1,7 @@
 // `npm run dev` started by a script on spare ports with its own fresh local state and key file
 // (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the README
-// walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs and
-// scripts/check-docs.mjs.
+// walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs, scripts/check-docs.mjs and
+// scripts/check-action.mjs (on its own; check:cli runs its checks on its own server).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
