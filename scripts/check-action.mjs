@@ -38,7 +38,7 @@ const bundle = join(root, "actions", "deploy", "dist", "index.js");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The runner's side of OpenID Connect: an issuer, and the job's ID-token endpoint, on one server. */
-async function startIssuer() {
+export async function startIssuer() {
   const { publicKey, privateKey } = await generateKeyPair("RS256");
   const jwk = { ...(await exportJWK(publicKey)), kid: "runner-1", alg: "RS256", use: "sig" };
   const requestToken = randomUUID();
@@ -60,7 +60,10 @@ async function startIssuer() {
     if (url.pathname === "/id-token") {
       const audience = url.searchParams.get("audience");
       asked.push({ audience, authorization: req.headers.authorization ?? null });
-      if (req.headers.authorization !== `Bearer ${requestToken}`) return json(401, { message: "bad token" });
+      // An auth scheme's name is case-insensitive (RFC 9110 §11.1).
+      const [scheme, credentials] = (req.headers.authorization ?? "").split(" ");
+      if (scheme?.toLowerCase() !== "bearer" || credentials !== requestToken)
+        return json(401, { message: "bad token" });
       const now = Math.floor(Date.now() / 1000);
       const value = await new SignJWT({
         sub: "repo:acme/storefront:ref:refs/heads/main",

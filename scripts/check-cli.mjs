@@ -12,8 +12,8 @@
 //   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, the timeline,
 //     redeploy, keys) and §23–§26 (environments, deploy, config, promote with an approval by a
 //     second admin and a rejection, protection, lock): each case fails if the service's
-//     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here once
-//     the service serves POST /v1/oidc/token; the client's unit tests cover it meanwhile.
+//     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here with
+//     the runner's ID-token endpoint and an issuer of scripts/check-action.mjs.
 //   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { checkAction } from "./check-action.mjs";
+import { checkAction, startIssuer } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
@@ -553,10 +553,75 @@ try {
       `the service does not document ${missingOps.map(([p, m]) => `${m.toUpperCase()} ${p}`).join(", ")} yet (API_CONTRACT §23–§26)`,
     );
 
-  // §27: `login --oidc` needs an issuer the service trusts; run here once the service serves the
-  // exchange. Until then the fake API of clients/typescript/test/release.test.ts covers it.
-  if (!serves("/v1/oidc/token", "post"))
-    console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token yet");
+  // §27: `login --oidc` as a GitHub Actions job runs it: the runner's ID-token endpoint and an
+  // issuer the service trusts (scripts/check-action.mjs's), the key written to a file of mode 600
+  // and to $GITHUB_ENV, never printed; later commands use it.
+  if (serves("/v1/oidc/token", "post")) await loginChecks();
+  else console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token");
+
+  async function loginChecks() {
+    const issuer = await startIssuer();
+    try {
+      const trust = await (
+        await fetch(`${base}/v1/oidc-trusts`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify({
+            name: "cli",
+            issuer: issuer.origin,
+            audience: "deploy-platform",
+            conditions: { repository: "acme/*" },
+            scopes: ["projects:read"],
+          }),
+        })
+      ).json();
+      const keyPath = join(scratch, "oidc", "api-key");
+      const githubEnv = join(scratch, "github-env");
+      writeFileSync(githubEnv, "");
+      const loginEnv = {
+        ...issuer.env,
+        GITHUB_ACTIONS: "true",
+        GITHUB_ENV: githubEnv,
+        DEPLOY_PLATFORM_API_KEY: "",
+        DEPLOY_PLATFORM_API_KEY_FILE: keyPath,
+      };
+      const login = await cli(["login", "--oidc", "--trust", trust.id, "--audience", "deploy-platform"], {
+        env: loginEnv,
+      });
+      const written = existsSync(keyPath) ? readFileSync(keyPath, "utf8").trim() : "";
+      if (!written) console.error(`login --oidc: ${JSON.stringify(login)}`);
+      check(
+        login.code === 0 &&
+          /^dpk_/.test(written) &&
+          // Only in the workflow command that masks it, which the runner never shows.
+          login.stdout.includes(`::add-mask::${written}`) &&
+          !login.stdout.replace(`::add-mask::${written}`, "").includes(written) &&
+          !login.stderr.includes(written) &&
+          readFileSync(githubEnv, "utf8").includes(`DEPLOY_PLATFORM_API_KEY=${written}`),
+        "login --oidc trades the runner's ID token for a key, kept in a file and $GITHUB_ENV, never printed",
+        JSON.stringify({ ...login, trust }),
+      );
+      const me = await cli(["whoami", "--json"], {
+        env: { DEPLOY_PLATFORM_API_KEY: "", DEPLOY_PLATFORM_API_KEY_FILE: keyPath },
+      });
+      check(
+        me.code === 0 && JSON.parse(me.stdout).oidc?.trust_id === trust.id,
+        "a later command uses the exchanged key (whoami shows its trust)",
+        JSON.stringify(me),
+      );
+      await fetch(`${base}/v1/oidc-trusts/${trust.id}`, { method: "DELETE", headers: { "x-api-key": key } });
+      const gone = await cli(["login", "--oidc", "--trust", trust.id, "--audience", "deploy-platform"], {
+        env: loginEnv,
+      });
+      check(
+        gone.code === 11 && /unauthenticated/.test(gone.stderr) && !/^\s+at /m.test(gone.stderr),
+        "login --oidc with a deleted trust exits 11 with the API's code and message, no stack trace",
+        JSON.stringify(gone),
+      );
+    } finally {
+      await issuer.close();
+    }
+  }
 
   async function releaseChecks() {
     const json = (r) => (r.code === 0 ? JSON.parse(r.stdout) : null);

@@ -527,7 +527,7 @@ describe("deploy-platform login --oidc", () => {
   async function oidcApi() {
     return fake((req, res, url, body) => {
       if (url.pathname === "/actions/token")
-        return req.headers.authorization === "bearer runner-token"
+        return req.headers.authorization === "Bearer runner-token"
           ? json(res, 200, { value: `jwt-for-${url.searchParams.get("audience")}` })
           : json(res, 401, { message: "bad runner token" });
       if (url.pathname === "/v1/oidc/token") {

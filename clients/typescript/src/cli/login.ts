@@ -131,7 +131,7 @@ async function idToken(io: Io, args: LoginArgs): Promise<string> {
   let res: Response;
   try {
     res = await fetch(request, {
-      headers: { authorization: `bearer ${bearer}`, accept: "application/json" },
+      headers: { authorization: `Bearer ${bearer}`, accept: "application/json" },
       signal: io.signal,
     });
   } catch (err) {
