@@ -94,12 +94,13 @@ export function copyState(state, name) {
 }
 
 /**
- * The wrangler.toml of a snapshot of the API (`src/`, wrangler.toml) or the ladder (bench/ladder/)
- * in the temp dir: wrangler restarts a Worker whose sources change, so a run must not serve the
- * working tree. node_modules, scripts/ and dist/assets (wrangler.toml's [build] and [assets]) are linked.
+ * The wrangler.toml of a snapshot, in the temp dir, of the API (`src/`, wrangler.toml) or of a
+ * bench Worker (`bench/<of>/`: `ladder`, `minimal`), named `name`: wrangler restarts a Worker whose
+ * sources change, so a run must not serve the working tree. node_modules, scripts/ and dist/assets
+ * (wrangler.toml's [build] and [assets]) are linked.
  * `countD1`: the API served through bench/count-d1.mjs, which counts its D1 queries.
  */
-export function snapshot(name, { countD1 = false } = {}) {
+export function snapshot(name, { countD1 = false, of = name } = {}) {
   const dir = join(tmp, name);
   if (name === "api") {
     fs.cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
@@ -119,7 +120,10 @@ export function snapshot(name, { countD1 = false } = {}) {
       toml = toml.replace(/^main = .*$/m, 'main = "entry.mjs"');
     }
     fs.writeFileSync(join(dir, "wrangler.toml"), toml);
-  } else fs.cpSync(join(root, "bench", "ladder"), dir, { recursive: true });
+  } else fs.cpSync(join(root, "bench", of), dir, { recursive: true });
+  // The minimal floor resolves `zod` as the API does (its wrangler.toml [alias]).
+  if (of === "minimal")
+    fs.cpSync(join(root, "src", "lib", "zod"), join(dir, "src", "lib", "zod"), { recursive: true });
   buildDocsAssets();
   for (const link of ["node_modules", "scripts", "migrations"])
     fs.symlinkSync(join(root, link), join(dir, link));
