@@ -22,6 +22,9 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             VARIABLES_KEY: "dGVzdC12YXJpYWJsZXMta2V5LTMyLWJ5dGVzLWxvbmc=",
             ALLOW_INSECURE_WEBHOOKS: "false",
+            // The tests' own OpenID Connect issuer is an http:// server on this machine
+            // (test/global-setup-receiver.ts); the production rule is tested by turning it off.
+            ALLOW_INSECURE_OIDC_ISSUERS: "true",
             // Both organization databases exist (wrangler.toml ORG_DATABASES); new organizations go to
             // DB unless created in another by name (test/helpers/databases.ts), so the tests that read
             // rows through env.DB find them, and the tests of the split choose their database.
@@ -41,6 +44,7 @@ export default defineConfig(async () => {
               "orgs-create": 1_000_000,
               "keys-create": 1_000_000,
               anonymous: 1_000_000,
+              "oidc-exchange": 1_000_000,
             }),
           },
         },
@@ -53,7 +57,7 @@ export default defineConfig(async () => {
       // up what would otherwise outlive its file.
       isolate: false,
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/global-setup-receiver.ts"],
+      globalSetup: ["./test/global-setup-receiver.ts", "./test/global-setup-issuer.ts"],
       include: ["test/**/*.test.ts"],
       testTimeout: 30_000,
       hookTimeout: 60_000,

@@ -4,7 +4,7 @@
 // `npm run check:deploy` (part of `npm test`): for each environment,
 //   - its bindings are the local configuration's, under the contract's names (API_CONTRACT §1):
 //     DB, RATE_LIMITER, EVENTS, the queue consumers with the same settings, the same var names,
-//     and ALLOW_INSECURE_WEBHOOKS "false";
+//     and ALLOW_INSECURE_WEBHOOKS and ALLOW_INSECURE_OIDC_ISSUERS "false";
 //   - its Durable Object migrations are the local ones (inherited: each new class is created in
 //     every environment by the same tag);
 //   - docs/deploy.md's table names what wrangler.toml configures: every Durable Object binding
@@ -101,6 +101,13 @@ for (const env of names) {
     same(Object.keys(c.vars).sort(), Object.keys(local.vars).sort()) &&
       c.vars.ALLOW_INSECURE_WEBHOOKS === "false",
     `[env.${env}] vars: ${JSON.stringify(plain(c.vars))}`,
+  );
+  // API_CONTRACT §1, §27: an http:// or loopback OpenID Connect issuer is for local issuers only; a
+  // deployed environment that trusted one would take keys vouched for over plain HTTP.
+  check(
+    c.vars.ALLOW_INSECURE_OIDC_ISSUERS === "false",
+    `[env.${env}] ALLOW_INSECURE_OIDC_ISSUERS is "false"`,
+    `it is ${JSON.stringify(c.vars.ALLOW_INSECURE_OIDC_ISSUERS ?? null)}`,
   );
   check(
     same(c.triggers, local.triggers) && c.assets?.directory === local.assets?.directory,

@@ -18,6 +18,8 @@ export const RATE_LIMIT_POLICIES = {
   "orgs-create": 10,
   "keys-create": 10,
   anonymous: 60,
+  // API_CONTRACT §27: every token exchange, answered or refused, per client address (as `anonymous`).
+  "oidc-exchange": 60,
 } as const;
 export type RateLimitPolicy = keyof typeof RATE_LIMIT_POLICIES;
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
@@ -25,6 +27,12 @@ export const RATE_LIMIT_WINDOW_SECONDS = 60;
 export type Config = {
   /** ALLOW_INSECURE_WEBHOOKS: http:// and private hosts as webhook URLs (local development only). */
   allowInsecureWebhooks: boolean;
+  /**
+   * ALLOW_INSECURE_OIDC_ISSUERS: http:// and loopback OpenID Connect issuers (API_CONTRACT §1, §27),
+   * for an issuer on the developer's machine or the tests' own; never set by a deployed environment
+   * (`npm run check:deploy` refuses one that does).
+   */
+  allowInsecureOidcIssuers: boolean;
   /** VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS. */
   variableKeys: VariableKeySecrets;
   /**
@@ -38,11 +46,17 @@ export type Config = {
    */
   bodyTimeoutMs: number;
   /**
-   * How often, at most, a live stream checks again that its key and its access still hold before it
-   * sends (src/services/deployments/follow.ts): STREAM_RECHECK_MS, unless STREAM_RECHECK_MS_OVERRIDE
-   * (a positive integer, set only by tests) replaces it.
+   * How often, at most, a live stream checks again that its key and its access still hold, before
+   * it sends and by a timer after a change of its deployment (src/services/deployments/follow.ts):
+   * STREAM_RECHECK_MS, unless STREAM_RECHECK_MS_OVERRIDE (a positive integer, set only by tests)
+   * replaces it.
    */
   streamRecheckMs: number;
+  /**
+   * How long a live stream lasts (src/routes/deployments/getDeploymentTimeline.ts): STREAM_MAX_MS,
+   * unless STREAM_MAX_MS_OVERRIDE (a positive integer, set only by tests) replaces it.
+   */
+  streamMaxMs: number;
   /** ORG_DATABASES: the bindings of every organization database (src/db/databases.ts). */
   orgDatabases: readonly string[];
   /**
@@ -63,12 +77,16 @@ export const BODY_TIMEOUT_MS = 30_000;
  */
 export const STREAM_RECHECK_MS = 30_000;
 
+/** API_CONTRACT §19: a stream lasts at most 15 minutes. */
+export const STREAM_MAX_MS = 15 * 60_000;
+
 /** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
 type OptionalBindings = {
   VARIABLES_KEY_PREVIOUS?: string;
   RATE_LIMITS?: string;
   REQUEST_BODY_TIMEOUT_MS?: string;
   STREAM_RECHECK_MS_OVERRIDE?: string;
+  STREAM_MAX_MS_OVERRIDE?: string;
   NEW_ORG_DATABASES?: string;
 };
 
@@ -76,10 +94,12 @@ export function parseConfig(env: Env): Config {
   const optional = env as Env & OptionalBindings;
   return {
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === "true",
+    allowInsecureOidcIssuers: env.ALLOW_INSECURE_OIDC_ISSUERS === "true",
     variableKeys: { current: optional.VARIABLES_KEY, previous: optional.VARIABLES_KEY_PREVIOUS },
     rateLimits: rateLimitsOf(optional.RATE_LIMITS),
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
     streamRecheckMs: positiveInteger(optional.STREAM_RECHECK_MS_OVERRIDE) ?? STREAM_RECHECK_MS,
+    streamMaxMs: positiveInteger(optional.STREAM_MAX_MS_OVERRIDE) ?? STREAM_MAX_MS,
     ...databasesOf(optional.ORG_DATABASES, optional.NEW_ORG_DATABASES),
   };
 }

@@ -30,6 +30,12 @@ export type Identity = {
   projectIds: readonly string[] | null;
   /** The binding of its organization's database (src/db/databases.ts). */
   database: string;
+  /**
+   * The limiter object its requests count in (`key:<root key id>` or `trust:<trust id>`, API_CONTRACT
+   * §28): the window its family shares, and what that object keeps for the key (its Idempotency-Keys,
+   * its last use, the family's latest D1 bookmark).
+   */
+  limiter: string;
 };
 
 /**
@@ -38,7 +44,8 @@ export type Identity = {
  * no longer a member of the organization). Built at authentication
  * (src/services/api-keys/authenticate.ts) over the key's hash, so nothing after authentication
  * holds the key itself; it reads the isolate's 30 s cache of keys like any request does. A live
- * stream asks it before it sends, at most every 30 s (src/services/deployments/follow.ts).
+ * stream asks it before it sends and after its deployment changes, at most every 30 s
+ * (src/services/deployments/follow.ts).
  */
 export type RecheckAccess = () => Promise<Identity | null>;
 
@@ -80,6 +87,11 @@ export type ServiceContext = {
   eventsQueue: Queue;
   /** Each deployment's feed (src/feed/): writes notify it, live streams and waits subscribe. */
   deploymentFeeds: Env["DEPLOYMENT_FEED"];
+  /**
+   * The limiter objects (src/rate-limit/limiter.ts): the middleware counts requests in them; a
+   * service asks one only for what it keeps beside a window (a trust's exchanged tokens, §27).
+   */
+  limiters: Env["RATE_LIMITER"];
   /** One delivery lane per notification integration (src/delivery-lane/): services hand deliveries over through its client.ts. */
   deliveryLanes: Env["DELIVERY_LANES"];
   /** One gate object per environment: the wait timers of its waiting deployments (src/gate/). */
@@ -161,6 +173,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     config: parseConfig(source.env),
     eventsQueue: source.env.EVENTS,
     deploymentFeeds: source.env.DEPLOYMENT_FEED,
+    limiters: source.env.RATE_LIMITER,
     deliveryLanes: source.env.DELIVERY_LANES,
     environmentGates: source.env.ENVIRONMENT_GATES,
     waitUntil,

@@ -56,11 +56,12 @@ export class VariableDecryptError extends Error {
 type DerivedKey = { version: number; key: CryptoKey };
 
 /**
- * Derived keys per isolate, keyed by the secret itself: a rotated secret simply misses the
- * cache. Bounded because an isolate only ever sees a couple of secrets.
+ * Keys derived from a secret per isolate, by purpose and the secret itself: a rotated secret
+ * simply misses the cache. Bounded because an isolate only ever sees a couple of secrets (and a
+ * few purposes).
  */
-const derivedKeys = new Map<string, Promise<DerivedKey>>();
-const MAX_CACHED_KEYS = 8;
+const derivedKeys = new Map<string, Promise<unknown>>();
+const MAX_CACHED_KEYS = 16;
 
 function decodeSecret(secret: string | undefined, name: string): Uint8Array {
   if (secret === undefined || secret.trim() === "") {
@@ -93,8 +94,33 @@ export function aesGcmKey(ikm: CryptoKey, salt: Uint8Array, info: Uint8Array): P
   );
 }
 
-async function derive(raw: Uint8Array): Promise<DerivedKey> {
-  const ikm = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey", "deriveBits"]);
+/**
+ * What `make` derives from the secret (imported as an HKDF key), once per isolate for each
+ * `purpose`: every key of this service made from `VARIABLES_KEY` comes through here, each under
+ * its own HKDF salt and info, so no two purposes share a key. Rejects with VariableKeyConfigError
+ * (checked before any work) when the secret is missing or malformed.
+ */
+export async function deriveFromSecret<T>(
+  secret: string | undefined,
+  name: string,
+  purpose: string,
+  make: (ikm: CryptoKey) => Promise<T>,
+): Promise<T> {
+  const raw = decodeSecret(secret, name);
+  const cacheKey = `${purpose}\n${(secret as string).trim()}`;
+  let derived = derivedKeys.get(cacheKey) as Promise<T> | undefined;
+  if (!derived) {
+    if (derivedKeys.size >= MAX_CACHED_KEYS) derivedKeys.clear();
+    derived = crypto.subtle
+      .importKey("raw", raw, "HKDF", false, ["deriveKey", "deriveBits"])
+      .then((ikm) => make(ikm));
+    derivedKeys.set(cacheKey, derived);
+    derived.catch(() => derivedKeys.delete(cacheKey));
+  }
+  return derived;
+}
+
+async function derive(ikm: CryptoKey): Promise<DerivedKey> {
   const [key, idBits] = await Promise.all([
     aesGcmKey(ikm, HKDF_SALT, CIPHER_INFO),
     crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: KEY_ID_INFO }, ikm, 32),
@@ -102,21 +128,12 @@ async function derive(raw: Uint8Array): Promise<DerivedKey> {
   return { version: new DataView(idBits).getUint32(0), key };
 }
 
-/** The derived key for a secret; throws VariableKeyConfigError (synchronously checked) when malformed. */
+/** The derived key for a secret; rejects with VariableKeyConfigError when it is malformed. */
 export async function deriveVariableKey(
   secret: string | undefined,
   name = "VARIABLES_KEY",
 ): Promise<DerivedKey> {
-  const raw = decodeSecret(secret, name);
-  const cacheKey = (secret as string).trim();
-  let derived = derivedKeys.get(cacheKey);
-  if (!derived) {
-    if (derivedKeys.size >= MAX_CACHED_KEYS) derivedKeys.clear();
-    derived = derive(raw);
-    derivedKeys.set(cacheKey, derived);
-    derived.catch(() => derivedKeys.delete(cacheKey));
-  }
-  return derived;
+  return deriveFromSecret(secret, name, "variables", derive);
 }
 
 /** The key version (fingerprint) a secret produces; what its rows carry in `key_version`. */

@@ -94,9 +94,24 @@ export const apiKeys = sqliteTable(
      * foreign key: keys are never deleted but with their organization, which takes the whole tree.
      */
     parentId: text("parent_id"),
+    /**
+     * The limiter object that counts the key's requests (API_CONTRACT §28: a key family shares one
+     * rate limit): `key:<id>` of the key at the top of its `parent_id` chain, or `trust:<id>` of
+     * the OpenID Connect trust that issued it or a key it descends from (§27). Set when the key is
+     * made (its parent's), so authentication reads it with the key and the request still makes one
+     * Durable Object call. Null only for a key written by code older than the column: it counts in
+     * its own object, `key:<its id>` (migration 0013 filled it for the keys that existed).
+     */
+    limiter: text("limiter"),
+    /** The OpenID Connect trust that issued the key (§27), or null: deleting the trust revokes its keys. */
+    oidcTrustId: text("oidc_trust_id"),
+    /** The `sub` of the ID token it was exchanged for (§27), or null. */
+    oidcSubject: text("oidc_subject"),
   },
   (t) => [
     uniqueIndex("api_keys_hash_idx").on(t.keyHash),
+    // Deleting a trust revokes the keys it issued by this index.
+    index("api_keys_oidc_trust_idx").on(t.oidcTrustId),
     // The key lists (every key of an organization, or one account's), in keyset order.
     index("api_keys_org_created_idx").on(t.orgId, t.createdAt, t.id),
     index("api_keys_org_account_created_idx").on(t.orgId, t.accountId, t.createdAt, t.id),

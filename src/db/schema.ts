@@ -22,6 +22,7 @@
 
 export * from "./audit-table";
 export * from "./core-tables";
+export * from "./oidc-tables";
 export * from "./release-tables";
 export * from "./timeline-table";
 export * from "./values";

@@ -72,34 +72,38 @@ const BARE_BOOKMARK = "[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}";
  * (the examples of both glossaries, and what the local runtime issues).
  */
 const BOOKMARK_PATTERN = new RegExp(`^${BARE_BOOKMARK}$`);
+/** The MAC the service appends to a bookmark it hands out (src/crypto/bookmarks.ts): base64url of 32 bytes. */
+const BOOKMARK_MAC = "[A-Za-z0-9_-]{43}";
 
 /**
- * The `X-D1-Bookmark` header: the binding of the database the bookmark is of (src/db/databases.ts;
- * a bookmark orders the writes of one database only), a colon, and the bookmark. A bare bookmark,
- * as answers carried before the split, is taken as one of the request's own database. Anything
- * else is refused before it reaches D1.
+ * The `X-D1-Bookmark` header as the service hands it out: the binding of the database the bookmark
+ * is of (src/db/databases.ts; a bookmark orders the writes of one database only), a colon, the
+ * bookmark, a dot and its MAC (src/crypto/bookmarks.ts). A request's value may lack the database
+ * or the MAC (a bare bookmark, as answers carried before): it is well-formed, but cannot be
+ * verified, so it is ignored. Anything else is refused before it reaches D1.
  */
-export const D1_BOOKMARK_PATTERN_SOURCE = `^([A-Z][A-Z0-9_]{0,62}:)?${BARE_BOOKMARK}$`;
+export const D1_BOOKMARK_PATTERN_SOURCE = `^([A-Z][A-Z0-9_]{0,62}:)?${BARE_BOOKMARK}(\\.${BOOKMARK_MAC})?$`;
+/** The header as the service sends it: always with its database and its MAC. */
+export const D1_BOOKMARK_SENT_PATTERN_SOURCE = `^[A-Z][A-Z0-9_]{0,62}:${BARE_BOOKMARK}\\.${BOOKMARK_MAC}$`;
 const HEADER_PATTERN = new RegExp(D1_BOOKMARK_PATTERN_SOURCE);
 
 export function isBookmark(value: string): boolean {
   return BOOKMARK_PATTERN.test(value);
 }
 
-/** The header's value for `database`'s `bookmark`. */
-export function bookmarkHeader(database: string, bookmark: string): string {
-  return `${database}:${bookmark}`;
-}
+/** A well-formed header's parts: what it names (null: nothing), the bookmark, its MAC (null: none). */
+export type BookmarkHeaderParts = { database: string | null; bookmark: string; mac: string | null };
 
-/**
- * What a header's value says about `database`: its bookmark; null when it is another database's
- * (it says nothing of this one); undefined when the value is no bookmark at all.
- */
-export function bookmarkIn(value: string, database: string): string | null | undefined {
+/** The parts of a header's value; undefined when the value is no bookmark at all. */
+export function parseBookmarkHeader(value: string): BookmarkHeaderParts | undefined {
   if (!HEADER_PATTERN.test(value)) return undefined;
   const colon = value.indexOf(":");
-  if (colon < 0) return value;
-  return value.slice(0, colon) === database ? value.slice(colon + 1) : null;
+  const dot = value.indexOf(".");
+  return {
+    database: colon < 0 ? null : value.slice(0, colon),
+    bookmark: value.slice(colon + 1, dot < 0 ? undefined : dot),
+    mac: dot < 0 ? null : value.slice(dot + 1),
+  };
 }
 
 /** The later (lexicographically greater) of two bookmarks; null only when both are. */

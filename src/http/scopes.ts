@@ -50,6 +50,8 @@ const AREA_OF_SEGMENT: Record<string, string> = {
   events: "events",
   "audit-log": "audit",
   "api-keys": "api-keys",
+  // API_CONTRACT §27: a trust is a way to make keys, read and written with the keys' scopes.
+  "oidc-trusts": "api-keys",
   // API_CONTRACT part four: an environment, a component or a stack (and an environment's protection
   // or lock); a later segment still names the area (`/v1/stacks/{id}/resources` is `resources`).
   environments: "environments",

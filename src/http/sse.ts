@@ -14,6 +14,13 @@ export type SseSource = {
   next(idleMs: number): Promise<SseEvent[] | null>;
   /** Releases what the source holds; called once, when the stream ends either way. */
   close(): void;
+  /**
+   * Called once as the stream starts, with `end`, which ends the stream at once whether or not
+   * its client is reading: what was already queued still reaches the client, then the stream
+   * closes. A source that can learn on its own that the stream must stop (it fell too far behind
+   * its client, its access ended) calls it, since `next` runs only when the client reads.
+   */
+  start?(end: () => void): void;
 };
 
 export type StreamLimits = {
@@ -27,47 +34,54 @@ export type StreamLimits = {
 const frame = ({ id, event, data }: SseEvent) =>
   `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`;
 
+const TIME_LIMIT = ": the stream has reached its time limit; reconnect with Last-Event-ID\n\n";
+
 /**
  * The stream. It asks the source for more only when the client has taken what was sent (one
  * pull at a time), so a slow client holds back the reading rather than filling memory, and a
- * client that goes away cancels it, which closes the source at once.
+ * client that goes away cancels it, which closes the source at once. Its time limit is a timer,
+ * not a check made when the client reads: a client that stops reading does not keep it open.
+ * Every event is enqueued whole, so the last `id` a client received is where it resumes.
  */
 export function eventStream(source: SseSource, limits: StreamLimits): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const endsAt = Date.now() + limits.maxMs;
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   const finish = () => {
-    if (closed) return;
+    if (closed) return false;
     closed = true;
+    clearTimeout(timer);
     source.close();
+    return true;
+  };
+  /** Closes after what is queued (and `comment`); a pull still waiting on the source then sends nothing. */
+  const end = (comment?: string) => {
+    if (!finish()) return;
+    if (comment) controller?.enqueue(encoder.encode(comment));
+    controller?.close();
   };
   return new ReadableStream<Uint8Array>(
     {
-      async pull(controller) {
-        const left = endsAt - Date.now();
-        if (left <= 0) {
-          controller.enqueue(
-            encoder.encode(": the stream has reached its time limit; reconnect with Last-Event-ID\n\n"),
-          );
-          finish();
-          controller.close();
-          return;
-        }
+      start(c) {
+        controller = c;
+        timer = setTimeout(() => end(TIME_LIMIT), limits.maxMs);
+        source.start?.(() => end());
+      },
+      async pull(c) {
         let events: SseEvent[] | null;
         try {
-          events = await source.next(Math.min(limits.keepAliveMs, left));
+          events = await source.next(limits.keepAliveMs);
         } catch (err) {
-          finish();
-          controller.error(err);
+          if (finish()) c.error(err);
           return;
         }
         if (closed) return;
         if (events === null) {
-          finish();
-          controller.close();
+          end();
           return;
         }
-        controller.enqueue(encoder.encode(events.length ? events.map(frame).join("") : ": keep-alive\n\n"));
+        c.enqueue(encoder.encode(events.length ? events.map(frame).join("") : ": keep-alive\n\n"));
       },
       cancel() {
         finish();

@@ -21,7 +21,8 @@
 import type { Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ExecutingKey } from "../context";
-import { bookmarkHeader, bookmarkIn, D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
+import { bookmarkHeader, bookmarkIn } from "../crypto/bookmarks";
+import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, isIdempotencyKeyTaken, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import type { RouteLookup } from "../http/operations";
@@ -210,12 +211,14 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
   const headers = new Headers(answer.headers);
   let body = answer.body;
   let status = answer.status;
-  const { database } = c.get("ctx");
-  const bookmarkOf = (response: Headers) => {
+  const { database, config } = c.get("ctx");
+  // The stored answer's header was signed when it was made (an answer stored before bookmarks were
+  // signed has none that verifies, and the key's bookmark stands in).
+  const bookmarkOf = async (response: Headers) => {
     const value = response.get(D1_BOOKMARK_HEADER);
-    return value ? bookmarkIn(value, database) : null;
+    return value ? await bookmarkIn(config.variableKeys, value, database).catch(() => null) : null;
   };
-  let bookmark = laterBookmark(bookmarkOf(headers), c.get("keyBookmark"));
+  let bookmark = laterBookmark(await bookmarkOf(headers), c.get("keyBookmark"));
   if (answer.ref) {
     // The record as it is now: its current body and ETag. If it is gone, that answer instead.
     const current = await reread(c, answer.ref);
@@ -223,7 +226,7 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     const etag = current.headers.get("etag");
     if (etag) headers.set("etag", etag);
     // The re-read started from the key's bookmark: what it saw is at least as fresh.
-    bookmark = laterBookmark(bookmarkOf(current.headers), bookmark);
+    bookmark = laterBookmark(await bookmarkOf(current.headers), bookmark);
     if (current.status !== 200) {
       status = current.status;
       headers.delete("etag");
@@ -231,7 +234,10 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     }
   }
   headers.set("Idempotent-Replayed", "true");
-  if (bookmark) headers.set(D1_BOOKMARK_HEADER, bookmarkHeader(database, bookmark));
+  const signed = bookmark
+    ? await bookmarkHeader(config.variableKeys, database, bookmark).catch(() => null)
+    : null;
+  if (signed) headers.set(D1_BOOKMARK_HEADER, signed);
   else headers.delete(D1_BOOKMARK_HEADER);
   return new Response(status === 204 || status === 304 ? null : body, { status, headers });
 }

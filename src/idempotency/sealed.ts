@@ -3,8 +3,8 @@
  * secret shown only once: a new API key's `key` (API_CONTRACT §21; §5 keeps keys only as their
  * hash) and a new integration's signing secret. §11 replays the first answer for 24 h, so that
  * body has to be kept; kept sealed, it is readable only by a request that presents the same key,
- * which a replay does (the answers are kept in that key's own limiter object), and never by
- * whoever reads the object's storage.
+ * which a replay does (the answers are kept under that key in its family's limiter object), and
+ * never by whoever reads the object's storage.
  *
  * - AES-256-GCM (WebCrypto), under a key derived with HKDF-SHA-256 from the presented API key:
  *   the server keeps no key that opens it.

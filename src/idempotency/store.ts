@@ -1,7 +1,8 @@
 /**
- * Idempotency keys (API_CONTRACT §11), stored in the per-API-key RateLimiter object
- * (src/rate-limit/limiter.ts) beside its window: the object is already called once on every authenticated request, is strongly
- * consistent and runs one call at a time, so claiming a key in the same call as the rate-limit
+ * Idempotency keys (API_CONTRACT §11), stored in the RateLimiter object of the sending API key's
+ * family (src/rate-limit/limiter.ts; §28), each key's under its own name (`familyClaim`,
+ * src/middleware/rate-limit.ts), beside the window: the object is already called once on every
+ * authenticated request, is strongly consistent and runs one call at a time, so claiming a key in the same call as the rate-limit
  * decision makes "exactly one execution" a property of that single-threaded call, at no extra
  * round trip on the way in. These functions are synchronous SQL on the object's storage: a
  * claim and its write commit together.

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { isKeylessRequest } from "../http/keyless";
 import { authenticate } from "../services/api-keys/authenticate";
 import { setCaller } from "./context";
 import { refuseAnonymous } from "./rate-limit";
@@ -8,9 +9,12 @@ import { refuseAnonymous } from "./rate-limit";
 /**
  * x-api-key → the caller (its identity and `recheckAccess`), added to the request's service
  * context; the key itself goes no further. A request that fails authentication is counted by the
- * rate limiter (`refuseAnonymous`) before its 401.
+ * rate limiter (`refuseAnonymous`) before its 401. A keyless operation (src/http/keyless.ts) passes
+ * without a caller.
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
+  // The token exchange (API_CONTRACT §27) authenticates with the token in its body, not a key.
+  if (isKeylessRequest(c)) return next();
   try {
     setCaller(c, await authenticate(c.get("ctx"), c.req.header("x-api-key")));
   } catch (err) {

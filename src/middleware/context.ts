@@ -31,7 +31,7 @@ import { UNCONSTRAINED } from "../db/session";
 import type { AppEnv } from "../http/app-env";
 import { etagListOf } from "../http/etag";
 import { newId } from "../lib/ids";
-import { openRequestSession, passOnBookmark } from "./d1-session";
+import { openRequestSession, passOnBookmark, presentedBookmark } from "./d1-session";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -73,7 +73,8 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
     const internal = c.get("internalDatabase");
     // On its database before the session opens: the session, and the bookmark it is read from, are of that one.
     const ctx = internal === undefined ? c.get("ctx") : inDatabase(c.get("ctx"), internal);
-    const session = openRequestSession(c, ctx);
+    const presented = await presentedBookmark(c, ctx);
+    const session = openRequestSession(c, ctx, presented);
     const method = c.req.method;
     const ifMatch = method === "GET" || method === "HEAD" ? undefined : c.req.header("if-match");
     const executing = c.get("executingKey");
@@ -89,7 +90,7 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
     };
     c.set("ctx", route);
     await next();
-    await passOnBookmark(c, route);
+    await passOnBookmark(c, route, presented);
   });
 }
 

@@ -1,8 +1,10 @@
-import type { Context } from "hono";
+import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
+import type { Identity } from "../context";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { isKeylessRequest } from "../http/keyless";
 import type { RouteLookup } from "../http/operations";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
@@ -10,6 +12,7 @@ import { anonymousClient } from "../lib/ip-address";
 import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
 import type { WindowDecision } from "../rate-limit/window";
+import { ownLimiter } from "../services/api-keys/authenticate";
 
 export type LimitOutcome = {
   allowed: boolean;
@@ -24,7 +27,10 @@ export type LimitOutcome = {
   writeUse?: true;
 };
 
-/** The limiter object of a subject (`key:<api key id>` or `ip:<client>`); no I/O. */
+/**
+ * The limiter object of a subject (`key:<api key id>` of a key family's root, `trust:<trust id>`
+ * for the keys an OpenID Connect trust issued, or `ip:<client>`); no I/O.
+ */
 export function limiterOf(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
@@ -112,6 +118,41 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 }
 
 /**
+ * A keyless operation (src/http/keyless.ts; API_CONTRACT §27, the token exchange): every request,
+ * answered or refused, counts against its route's policy per client address, counted like
+ * `anonymous` (an IPv4 address, an IPv6 /64), with the rate-limit headers on every answer. It
+ * takes no key: one sent anyway is `400 bad_input` (after it is counted), never read. No
+ * Idempotency-Key is claimed: there is no key to scope one to (§11), and the exchange's own
+ * `jti` rule already makes a retried token fail.
+ */
+async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: Next): Promise<void> {
+  const client = anonymousClient(c.req.header("cf-connecting-ip") ?? "unknown");
+  const outcome = await countRequest(c, `ip:${client}`, policy);
+  if (!outcome.allowed) throw rateLimited(outcome.headers);
+  if (c.req.header("x-api-key") !== undefined) {
+    throw new ApiError(
+      "bad_input",
+      "This operation takes no API key: the token in the body authenticates. Send no x-api-key header.",
+      [{ path: "header.x-api-key", message: "Not taken by this operation." }],
+      outcome.headers,
+    );
+  }
+  await next();
+  for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+}
+
+/**
+ * The claim as the family's object stores it. Idempotency-Keys are the sending key's own (API_CONTRACT
+ * §11), and a family shares one object (§28): every key but the one the object is named after
+ * stores its claims under its id, joined by a space, which no Idempotency-Key holds (0x21–0x7E),
+ * so two keys' claims never meet. The key the object is named after stores them as it always has.
+ */
+function familyClaim(identity: Identity, claim: IdempotencyClaim): IdempotencyClaim {
+  if (identity.limiter === ownLimiter(identity.keyId)) return claim;
+  return { ...claim, key: `${identity.keyId} ${claim.key}` };
+}
+
+/**
  * Counts an authenticated /v1 request against the policy its route declares (`default` for a
  * path that matches none), before validation: invalid requests cost work too. Headers go on
  * every response, errors included. The key's latest write bookmark, which the same call
@@ -122,20 +163,25 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
 export function rateLimit(routeMeta: RouteLookup) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
-    if (!identity) throw new Error("rateLimit before authentication");
+    if (!identity) {
+      if (isKeylessRequest(c)) return limitKeyless(c, routeMeta(c)?.policy ?? "anonymous", next);
+      throw new Error("rateLimit before authentication");
+    }
     const claim = await idempotencyClaim(c);
     const policy = routeMeta(c)?.policy ?? "default";
-    // The same call records the key's use (its `last_used_at`, written by the object).
-    const outcome = await countRequest(c, `key:${identity.keyId}`, policy, claim, {
+    const stored = claim && familyClaim(identity, claim);
+    // The key family's object (API_CONTRACT §28); the same call records the key's use (its
+    // `last_used_at`, written by the object).
+    const outcome = await countRequest(c, identity.limiter, policy, stored, {
       id: identity.keyId,
       database: identity.database,
     });
     if (!outcome.allowed) throw rateLimited(outcome.headers);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (outcome.writeUse) writeFirstUse(c.get("ctx"), identity.keyId);
-    if (claim) {
+    if (claim && stored) {
       await holdClaim(c, claim, outcome.idempotency, (answer) =>
-        outcome.settle({ idempotency: claim, answer }),
+        outcome.settle({ idempotency: stored, answer }),
       );
     }
     await next();

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { isKeylessRequest } from "../http/keyless";
 import type { RouteLookup } from "../http/operations";
 import { grants } from "../http/scopes";
 
@@ -14,7 +15,11 @@ import { grants } from "../http/scopes";
 export function requireScope(routeMeta: RouteLookup) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const identity = c.get("ctx").identity;
-    if (!identity) throw new Error("requireScope before authentication");
+    if (!identity) {
+      // A keyless operation (src/http/keyless.ts) needs no scope: it has no key to hold one.
+      if (isKeylessRequest(c)) return next();
+      throw new Error("requireScope before authentication");
+    }
     const needed = routeMeta(c)?.scope;
     if (needed && !grants(identity.scopes, needed)) {
       throw new ApiError(

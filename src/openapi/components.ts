@@ -240,6 +240,11 @@ export const API_TAGS = [
   },
   { name: "API keys", description: "The calling API key: its scopes, project restriction and last use." },
   {
+    name: "OpenID Connect",
+    description:
+      "CI without stored keys: trust an issuer (GitHub Actions, GitLab…) and exchange a run's ID token for a short-lived key.",
+  },
+  {
     name: "Audit log",
     description: "Who did what: one immutable entry per change, reveal, key creation and revocation.",
   },

@@ -7,6 +7,7 @@ import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { RateLimitPolicy } from "../config";
 import { badInput } from "../errors";
+import { isKeylessOperation } from "../http/keyless";
 import {
   LOST_ANSWER_EXTENSION,
   type LostAnswer,
@@ -41,6 +42,11 @@ type PublicRouteConfig = RouteConfig & {
    * `null`: none at all (only `GET /v1/api-keys/current`, which any valid key may call).
    */
   scope?: Scope | null;
+  /**
+   * Takes no API key (API_CONTRACT §27's token exchange): published without a security requirement
+   * and without a scope. Only an operation listed in src/http/keyless.ts, which the middleware read.
+   */
+  keyless?: true;
 };
 
 /**
@@ -93,8 +99,13 @@ export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
  * the scope middleware), and refuses a body when it declares none.
  */
 export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclarations<R>) {
-  const { rateLimit = "default", scope, lostAnswer, ...route } = config;
-  const required = scope === undefined ? ruleScope(route.method, route.path) : scope;
+  const { rateLimit = "default", scope, lostAnswer, keyless, ...route } = config;
+  if (keyless && !isKeylessOperation(route.method, route.path)) {
+    throw new Error(
+      `${route.method.toUpperCase()} ${route.path}: a keyless route is listed in src/http/keyless.ts`,
+    );
+  }
+  const required = keyless ? null : scope === undefined ? ruleScope(route.method, route.path) : scope;
   if (route.method !== "get") checkLostAnswer(route, lostAnswer);
   return createRoute({
     ...route,
@@ -105,7 +116,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclar
       { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` },
     ],
     middleware: bodylessGuard(route),
-    security: [{ ApiKey: [] }],
+    security: keyless ? [] : [{ ApiKey: [] }],
     [RATE_LIMIT_EXTENSION]: rateLimit,
     ...(required ? { [SCOPE_EXTENSION]: required } : {}),
     ...(lostAnswer ? { [LOST_ANSWER_EXTENSION]: lostAnswer } : {}),
@@ -114,7 +125,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclar
       ...withPublicHeaders(route.responses, route.method),
       ...conditionalResponses(route.method, route.responses as Record<string, { headers?: unknown }>),
     },
-  } as Omit<R, "rateLimit" | "scope" | "lostAnswer">);
+  } as Omit<R, "rateLimit" | "scope" | "lostAnswer" | "keyless">);
 }
 
 /** A declaration its answers cannot honour is a programming error, found when the route is defined. */

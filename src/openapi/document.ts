@@ -6,7 +6,11 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Handler } from "hono";
 import { encodeBase64 } from "hono/utils/encode";
-import { D1_BOOKMARK_HEADER, D1_BOOKMARK_PATTERN_SOURCE } from "../db/session";
+import {
+  D1_BOOKMARK_HEADER,
+  D1_BOOKMARK_PATTERN_SOURCE,
+  D1_BOOKMARK_SENT_PATTERN_SOURCE,
+} from "../db/session";
 import type { AppEnv } from "../http/app-env";
 import { documentedApp, type Operation } from "../http/operations";
 import { setBounded } from "../lib/bounded-map";
@@ -18,10 +22,18 @@ import { examplesBesideRefs } from "./examples";
 import { registerListQueryParameters } from "./lists";
 
 /**
- * A D1 bookmark: the database it is of and a colon (optional in a request), then 8, 8 and 8 hex
- * digits and 32 more, joined by dashes (at most 64 + 59 characters, all the pattern allows).
+ * A D1 bookmark: the database it is of and a colon, then 8, 8 and 8 hex digits and 32 more, joined
+ * by dashes, then a dot and its MAC (43 base64url characters); the database and the MAC are
+ * optional in a request, whose value is then ignored (at most 64 + 59 + 44 characters, all the
+ * pattern allows).
  */
-const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 123 };
+const D1_BOOKMARK_SCHEMA = { type: "string" as const, pattern: D1_BOOKMARK_PATTERN_SOURCE, maxLength: 167 };
+/** What answers carry: always the database and the MAC. */
+const D1_BOOKMARK_SENT_SCHEMA = {
+  type: "string" as const,
+  pattern: D1_BOOKMARK_SENT_PATTERN_SOURCE,
+  maxLength: 167,
+};
 
 /** What the routes refer to under `components`, registered once the routes are. */
 export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAPIRegistry"]): void {
@@ -39,20 +51,21 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
     in: "header",
     required: false,
     description:
-      "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then " +
-      "sees at least everything that response had seen. Without it, a read still sees every earlier write " +
-      "made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's " +
-      "database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`.",
+      "A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it " +
+      "came: a read then sees at least everything that response had seen. Without it, a read still sees every " +
+      "earlier write made with the same key. A bookmark names its database and carries the service's MAC " +
+      "(`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, " +
+      "altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`.",
     schema: D1_BOOKMARK_SCHEMA,
   });
   registry.registerComponent("headers", D1_BOOKMARK_PARAMETER, {
     description:
       "The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the " +
-      "name of the database it is of and a colon. Send it " +
+      "name of the database it is of and a colon, and followed by a dot and the service's MAC. Send it, as it is, " +
       "as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever " +
       "the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least " +
       "as fresh as the write replayed.",
-    schema: D1_BOOKMARK_SCHEMA,
+    schema: D1_BOOKMARK_SENT_SCHEMA,
   });
   registerConditionalComponents(registry, PUBLIC_RESPONSE_HEADERS);
 }

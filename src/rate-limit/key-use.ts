@@ -1,7 +1,7 @@
 /**
  * When an API key was last used (`api_keys.last_used_at`, a hint on the key's record), kept by
- * the key's own limiter object (src/rate-limit/limiter.ts), which every request of the key
- * already calls. The first use after a quiet spell is written by that request (the object says
+ * the limiter object its requests count in (src/rate-limit/limiter.ts: its family's, API_CONTRACT
+ * §28), which every request of the key already calls. The first use after a quiet spell is written by that request (the object says
  * so in its answer), so the next request already shows it; the uses within the following
  * LAST_USED_WRITE_INTERVAL_MS wait in the object, whose alarm writes the latest of them when the
  * interval ends: one write per key per interval, however many isolates and locations serve it.
@@ -11,16 +11,17 @@
  * in one synchronous step (so concurrent calls can never over-admit), and the write is counted
  * with the request's own D1 work.
  *
- * One row at most: when the last write was made and, while one is pending, the first use it
- * carries (`used_at`) and when it is due (`due_at`). The uses after the first of a pending write
- * are kept in memory only: a restarted object writes the first, a few minutes older at most. The
- * row is kept until its interval has passed, so a key used again within it waits for the interval.
- * Its tables, `key_use` and `key_use_database`: ./migrations.ts.
+ * One row per key of the family used lately: when its last write was made and, while one is
+ * pending, the first use it carries (`used_at`) and when it is due (`due_at`). The uses after the
+ * first of a pending write are kept in memory only: a restarted object writes the first, a few
+ * minutes older at most. A row is kept until its interval has passed, so a key used again within
+ * it waits for the interval. Its table, `key_uses`: ./migrations.ts (migration 2; migration 1's
+ * `key_use` held the one key of an object before families shared one).
  */
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { createDb, type Db } from "../db/client";
-import { DIRECTORY, d1Of } from "../db/databases";
+import { d1Of } from "../db/databases";
 import { apiKeys } from "../db/schema";
 import { loggableError } from "../errors";
 import { createLogger } from "../lib/log";
@@ -42,88 +43,90 @@ export type KeyUse = {
   dueAt: number | null;
 };
 
+/** The object's keys' uses, by key id, as stored (with each one's latest use seen). */
+export type KeyUses = Map<string, KeyUse>;
+
 type KeyUseRow = {
   key_id: string;
+  database: string;
   used_at: number;
   written_at: number | null;
   due_at: number | null;
-  database: string | null;
 };
 
-export function readKeyUse(sql: SqlStorage): KeyUse | null {
-  const row = sql
-    .exec<KeyUseRow>(
-      "SELECT k.*, d.database FROM key_use k LEFT JOIN key_use_database d ON d.id = 1 WHERE k.id = 1",
-    )
-    .toArray()[0];
-  return row
-    ? {
-        keyId: row.key_id,
-        database: row.database ?? DIRECTORY,
-        usedAt: row.used_at,
-        writtenAt: row.written_at,
-        dueAt: row.due_at,
-      }
-    : null;
+export function readKeyUses(sql: SqlStorage): KeyUses {
+  const uses: KeyUses = new Map();
+  for (const row of sql.exec<KeyUseRow>("SELECT * FROM key_uses")) {
+    uses.set(row.key_id, {
+      keyId: row.key_id,
+      database: row.database,
+      usedAt: row.used_at,
+      writtenAt: row.written_at,
+      dueAt: row.due_at,
+    });
+  }
+  return uses;
 }
 
-export function storeKeyUse(sql: SqlStorage, use: KeyUse): void {
+function storeKeyUse(sql: SqlStorage, uses: KeyUses, use: KeyUse): void {
   sql.exec(
-    `INSERT INTO key_use (id, key_id, used_at, written_at, due_at) VALUES (1, ?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, used_at = excluded.used_at,
+    `INSERT INTO key_uses (key_id, database, used_at, written_at, due_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (key_id) DO UPDATE SET database = excluded.database, used_at = excluded.used_at,
        written_at = excluded.written_at, due_at = excluded.due_at`,
     use.keyId,
+    use.database,
     use.usedAt,
     use.writtenAt,
     use.dueAt,
   );
-  sql.exec(
-    `INSERT INTO key_use_database (id, database) VALUES (1, ?)
-     ON CONFLICT (id) DO UPDATE SET database = excluded.database`,
-    use.database,
-  );
+  uses.set(use.keyId, use);
 }
 
 /**
- * One use of the key at `now`. Returns the use as it now stands, whether the request is to write
- * this use itself (the first after a quiet spell: the object counts it written), and, when this
- * use made a write pending, when that write is due: the caller sets its alarm.
+ * One use of the key at `now`. Returns whether the request is to write this use itself (the first
+ * after a quiet spell: the object counts it written), and, when this use made a write pending,
+ * when that write is due: the caller sets its alarm.
  */
 export function recordUse(
   sql: SqlStorage,
-  current: KeyUse | null,
+  uses: KeyUses,
   keyId: string,
   database: string,
   now: number,
-): { use: KeyUse; writeNow: boolean; dueAt: number | null } {
+): { writeNow: boolean; dueAt: number | null } {
+  const current = uses.get(keyId);
   if (current && current.dueAt !== null) {
     // A write is pending: it will carry this use (memory only, see above).
-    return { use: { ...current, usedAt: Math.max(current.usedAt, now) }, writeNow: false, dueAt: null };
+    uses.set(keyId, { ...current, usedAt: Math.max(current.usedAt, now) });
+    return { writeNow: false, dueAt: null };
   }
   const writtenAt = current?.writtenAt ?? null;
   if (writtenAt === null || now - writtenAt >= LAST_USED_WRITE_INTERVAL_MS) {
-    const use = { keyId, database, usedAt: now, writtenAt: now, dueAt: null };
-    storeKeyUse(sql, use);
-    return { use, writeNow: true, dueAt: null };
+    storeKeyUse(sql, uses, { keyId, database, usedAt: now, writtenAt: now, dueAt: null });
+    return { writeNow: true, dueAt: null };
   }
   const dueAt = writtenAt + LAST_USED_WRITE_INTERVAL_MS;
-  const use = { keyId, database, usedAt: now, writtenAt, dueAt };
-  storeKeyUse(sql, use);
-  return { use, writeNow: false, dueAt };
+  storeKeyUse(sql, uses, { keyId, database, usedAt: now, writtenAt, dueAt });
+  return { writeNow: false, dueAt };
 }
 
 /**
- * Forgets a row whose interval has passed with nothing pending; returns when the object must
- * look at it again (the pending write, or the end of the interval), or null with no row left.
+ * Forgets each row whose interval has passed with nothing pending; returns when the object must
+ * look at the rest again (the earliest pending write or end of an interval), or null with no row left.
  */
-export function pruneKeyUse(sql: SqlStorage, now: number): number | null {
-  sql.exec(
-    "DELETE FROM key_use WHERE due_at IS NULL AND (written_at IS NULL OR written_at <= ?)",
-    now - LAST_USED_WRITE_INTERVAL_MS,
-  );
-  const use = readKeyUse(sql);
-  if (!use) return null;
-  return use.dueAt ?? (use.writtenAt ?? now) + LAST_USED_WRITE_INTERVAL_MS;
+export function pruneKeyUses(sql: SqlStorage, uses: KeyUses, now: number): number | null {
+  const before = now - LAST_USED_WRITE_INTERVAL_MS;
+  sql.exec("DELETE FROM key_uses WHERE due_at IS NULL AND (written_at IS NULL OR written_at <= ?)", before);
+  let next: number | null = null;
+  for (const [keyId, use] of uses) {
+    if (use.dueAt === null && (use.writtenAt === null || use.writtenAt <= before)) {
+      uses.delete(keyId);
+      continue;
+    }
+    const at = use.dueAt ?? (use.writtenAt ?? now) + LAST_USED_WRITE_INTERVAL_MS;
+    next = next === null ? at : Math.min(next, at);
+  }
+  return next;
 }
 
 /**
@@ -153,35 +156,30 @@ export function writeFirstUse(ctx: ServiceContext, keyId: string): void {
 }
 
 /**
- * The alarm's part: writes `use` to D1 if its write is due at `now`. `latest` reads the object's
- * use again after the write: a use that arrived while the write was on its way stays pending for
- * the next interval; a failed write is tried again LAST_USED_RETRY_MS later. Returns the use as it
- * then stands, stored, or null when nothing was due.
+ * The alarm's part: writes to D1 each use of `uses` whose write is due at `now`, one key after
+ * another. `uses` is the object's own map, read again after each write: a use that arrived while
+ * the write was on its way stays pending for the next interval; a failed write is tried again
+ * LAST_USED_RETRY_MS later.
  */
-export async function writeDueUse(
-  env: Env,
-  sql: SqlStorage,
-  use: KeyUse | null,
-  latest: () => KeyUse | null | undefined,
-  now: number,
-): Promise<KeyUse | null> {
-  if (!use || use.dueAt === null || use.dueAt > now) return null;
-  const written = use.usedAt;
-  let next: KeyUse;
-  try {
-    await writeLastUsed(createDb(d1Of(env, use.database)), use.keyId, written);
-    const current = latest() ?? use;
-    const done = Date.now();
-    next =
-      current.usedAt > written
-        ? { ...current, writtenAt: done, dueAt: done + LAST_USED_WRITE_INTERVAL_MS }
-        : { ...current, writtenAt: done, dueAt: null };
-  } catch (err) {
-    createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
-      error: loggableError(err),
-    });
-    next = { ...(latest() ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
+export async function writeDueUses(env: Env, sql: SqlStorage, uses: KeyUses, now: number): Promise<void> {
+  const due = [...uses.values()].filter((use) => use.dueAt !== null && use.dueAt <= now);
+  for (const use of due) {
+    const written = use.usedAt;
+    let next: KeyUse;
+    try {
+      await writeLastUsed(createDb(d1Of(env, use.database)), use.keyId, written);
+      const current = uses.get(use.keyId) ?? use;
+      const done = Date.now();
+      next =
+        current.usedAt > written
+          ? { ...current, writtenAt: done, dueAt: done + LAST_USED_WRITE_INTERVAL_MS }
+          : { ...current, writtenAt: done, dueAt: null };
+    } catch (err) {
+      createLogger({ key_id: use.keyId }).error("could not record api key use; will retry", {
+        error: loggableError(err),
+      });
+      next = { ...(uses.get(use.keyId) ?? use), dueAt: Date.now() + LAST_USED_RETRY_MS };
+    }
+    storeKeyUse(sql, uses, next);
   }
-  storeKeyUse(sql, next);
-  return next;
 }

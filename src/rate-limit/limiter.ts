@@ -10,7 +10,8 @@ import {
 } from "../idempotency/store";
 import { migrate } from "../lib/do-migrations";
 import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
-import { type KeyUse, pruneKeyUse, readKeyUse, recordUse, writeDueUse } from "./key-use";
+import { claimJti, countJtis, pruneJtis } from "./jti";
+import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
 import { MIGRATIONS } from "./migrations";
 import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
 
@@ -45,8 +46,10 @@ export type AdmitResult = {
 export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement };
 
 /**
- * One object per API key (`key:<key id>`), and one per client IP for failed authentications
- * (`ip:<ip>`): no object or counter is shared by all traffic, so the limiter's load spreads over
+ * One object per key family (`key:<id of the key at its top>`, API_CONTRACT §28), one per
+ * OpenID Connect trust for the keys it issued and their families (`trust:<trust id>`, §27), and one
+ * per client IP for failed authentications and token exchanges (`ip:<ip>`): no object or counter
+ * is shared by all traffic, so the limiter's load spreads over
  * the active keys and grows with them (docs/capacity.md). An object is created near the Worker
  * that first calls it, which is where its key is used; no location hint could do better.
  *
@@ -54,18 +57,21 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * so concurrent calls are serialized and can never over-admit:
  * - an exact sliding window per policy (./window.ts), its rows kept in memory as stored, so
  *   deciding costs no read and an admitted request is one INSERT;
- * - the latest D1 bookmark of the key's writes (./bookmark.ts), handed back with the decision so
+ * - the latest D1 bookmark of the family's writes (./bookmark.ts), handed back with the decision so
  *   that a read starts its D1 session from it at no extra call;
  * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
  *   decision, so "exactly one execution" is a property of this one call;
- * - when the key was last used (./key-use.ts): one write to D1 per key every few minutes, by the
+ * - when each key of it was last used (./key-use.ts): one write to D1 per key every few minutes, by the
  *   first request after a quiet spell or by the alarm.
  *
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
  * expiry) deletes what is left, so the object of a key gone quiet ends with no storage at all.
  *
- * This file only wires the object's calls to those four modules, each of which runs every
+ * A trust's object also keeps the `jti` of every token exchanged under it until the token expires
+ * (./jti.ts), so a token is exchanged at most once, whichever isolate it reaches.
+ *
+ * This file only wires the object's calls to those five modules, each of which runs every
  * statement on its job's tables; the tables themselves are one numbered list, ./migrations.ts.
  */
 export class RateLimiter extends DurableObject<Env> {
@@ -78,8 +84,8 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly windows: StoredWindows = new Map();
   /** The kept D1 bookmark as stored (null: none); undefined until first read (./bookmark.ts). */
   private bookmark: string | null | undefined;
-  /** The key's use as stored, with the latest use seen (null: none); undefined until first read (./key-use.ts). */
-  private use: KeyUse | null | undefined;
+  /** Its keys' uses as stored, with the latest use seen; undefined until first read (./key-use.ts). */
+  private uses: KeyUses | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -128,6 +134,17 @@ export class RateLimiter extends DurableObject<Env> {
     return latest;
   }
 
+  /**
+   * A trust's object (API_CONTRACT §27): claims an ID token's `jti` (a digest) until the token
+   * expires (`until`, ms); false when it was already exchanged (./jti.ts).
+   */
+  claimJti(request: { jti: string; until: number }): boolean {
+    this.ensureMigrated();
+    const claimed = claimJti(this.sql, request.jti, request.until, Date.now());
+    if (claimed) this.cleanUpBy(request.until);
+    return claimed;
+  }
+
   /** The sliding window alone (synchronous, so its tests can drive it directly). */
   hit(policy: string, limit: number, windowSeconds: number): WindowDecision {
     this.ensureMigrated();
@@ -139,45 +156,45 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Records a use of the key; true when the request is to write it (the first in a while). */
   private recordUse(keyId: string, database: string): boolean {
-    if (this.use === undefined) this.use = readKeyUse(this.sql);
-    const { use, writeNow, dueAt } = recordUse(this.sql, this.use, keyId, database, Date.now());
-    this.use = use;
+    this.uses ??= readKeyUses(this.sql);
+    const { writeNow, dueAt } = recordUse(this.sql, this.uses, keyId, database, Date.now());
     // A written use's row is pruned by the window's alarm, which every admitted request sets.
     if (dueAt !== null) this.cleanUpBy(dueAt);
     return writeNow;
   }
 
   /**
-   * Writes the key's last use when due; deletes every window entry that left its window and every
-   * expired idempotency entry; with nothing left, all of the object's storage. Next run: when the
-   * window is empty again, when the oldest idempotency entry expires, or when the key's use is
-   * due, whichever comes first.
+   * Writes the keys' last uses when due; deletes every window entry that left its window, every
+   * expired idempotency entry and every exchanged `jti` whose token expired; with nothing left,
+   * all of the object's storage. Next run: when the window is empty again, when the oldest
+   * idempotency entry expires, when a key's use is due, or when the next `jti` expires, whichever
+   * comes first.
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.ensureMigrated();
-    this.use = this.use ?? readKeyUse(this.sql);
-    this.use = (await writeDueUse(this.env, this.sql, this.use, () => this.use, Date.now())) ?? this.use;
+    this.uses ??= readKeyUses(this.sql);
+    await writeDueUses(this.env, this.sql, this.uses, Date.now());
     // What follows deletes rows of every policy and the bookmark: read them again when next used.
     this.forgetCachedState();
     const now = Date.now();
-    const useNext = pruneKeyUse(this.sql, now);
-    // The use is kept in memory with its latest time; forgotten only with its row.
-    if (useNext === null) this.use = null;
+    // Each use is kept in memory with its latest time; forgotten only with its row.
+    const useNext = pruneKeyUses(this.sql, this.uses, now);
     const windowUntil = pruneWindows(this.sql, now);
     const bookmarkUntil = pruneBookmark(this.sql, now);
     const nextExpiry = expireKeys(this.sql, now);
+    const jtiNext = pruneJtis(this.sql, now);
     // The window and the bookmark: when the last of them ends; idempotency entries: when the
     // first expires (each alarm run deletes those due and schedules the next).
     const windowOrBookmark = Math.max(windowUntil ?? 0, bookmarkUntil ?? 0);
-    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext].filter(
+    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext, jtiNext].filter(
       (at): at is number => at !== null,
     );
     if (next.length === 0) {
       await this.ctx.storage.deleteAll();
       this.migrated = false;
       this.forgetCachedState();
-      this.use = undefined;
+      this.uses = undefined;
       return;
     }
     this.scheduleCleanup(Math.min(...next));
@@ -187,6 +204,12 @@ export class RateLimiter extends DurableObject<Env> {
   usage(): Record<string, number> {
     this.ensureMigrated();
     return windowUsage(this.sql);
+  }
+
+  /** Exchanged `jti` claims currently stored (for tests and diagnostics). */
+  jtiEntries(): number {
+    this.ensureMigrated();
+    return countJtis(this.sql);
   }
 
   /** Idempotency entries currently stored (for tests and diagnostics). */

@@ -46,4 +46,26 @@ export const MIGRATIONS: readonly Migration[] = [
       "CREATE TABLE IF NOT EXISTS key_use_database (id INTEGER PRIMARY KEY CHECK (id = 1), database TEXT NOT NULL)",
     ],
   },
+  {
+    // API_CONTRACT §28: the keys of a family share one object, so it keeps the last use of each of
+    // them (./key-use.ts), one row per key; the one key's row an object held moves over.
+    version: 2,
+    sql: [
+      "CREATE TABLE key_uses (key_id TEXT PRIMARY KEY, database TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)",
+      `INSERT INTO key_uses (key_id, database, used_at, written_at, due_at)
+     SELECT k.key_id, coalesce(d.database, 'DB'), k.used_at, k.written_at, k.due_at
+     FROM key_use k LEFT JOIN key_use_database d ON d.id = 1`,
+      "DROP TABLE key_use",
+      "DROP TABLE key_use_database",
+    ],
+  },
+  {
+    // API_CONTRACT §27: a trust's object keeps the `jti` of every token it exchanged until the
+    // token expires (./jti.ts).
+    version: 3,
+    sql: [
+      "CREATE TABLE oidc_jti (jti TEXT PRIMARY KEY, until INTEGER NOT NULL)",
+      "CREATE INDEX oidc_jti_until ON oidc_jti (until)",
+    ],
+  },
 ];

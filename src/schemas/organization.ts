@@ -68,6 +68,16 @@ export const CurrentApiKeySchema = z
       description: "Written on the first use after a quiet spell, then at most once every 5 minutes.",
     }),
     created_at: TimestampSchema,
+    oidc: z
+      .object({
+        trust_id: IdSchema,
+        subject: z.string().openapi({ description: "The `sub` of the ID token it was exchanged for." }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "For a key an OpenID Connect trust issued (`POST /v1/oidc/token`): the trust and the token's subject; else null.",
+      }),
   })
   .openapi("CurrentApiKey");
 

@@ -57,7 +57,7 @@ export function brokenRateLimiter(
   } as unknown as Env["RATE_LIMITER"];
 }
 
-/** The RATE_LIMITER object of `subject` (`key:<id>`, `ip:<address>`): the real Durable Object. */
+/** The RATE_LIMITER object of `subject` (`key:<id>`, `trust:<id>`, `ip:<address>`): the real Durable Object. */
 export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 
 /**
@@ -65,8 +65,8 @@ export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMI
  * than its interval ago (src/rate-limit/key-use.ts), so the object keeps nothing for it.
  */
 export function forgetKeyUse(instance: object, state: DurableObjectState): void {
-  state.storage.sql.exec("DELETE FROM key_use");
-  (instance as { use?: unknown }).use = undefined;
+  state.storage.sql.exec("DELETE FROM key_uses");
+  (instance as { uses?: unknown }).uses = undefined;
 }
 
 /**

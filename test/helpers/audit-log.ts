@@ -85,6 +85,8 @@ export type State = {
   keyId?: string;
   /** A key made by a key (`createApiKey`), for `revokeApiKey`. */
   madeKeyId?: string;
+  /** An OpenID Connect trust (`createOidcTrust`), for `exchangeOidcToken` and `deleteOidcTrust`. */
+  trust?: { id: string; issuer: string; audience: string };
 };
 
 export const secrets: string[] = [];

@@ -74,3 +74,10 @@ export const writes = (trip: D1Trip) => trip.sql.some((query) => WRITES.test(que
 /** The round trips that reach the primary: every write, and every read of a session started there. */
 export const onPrimary = (trips: readonly D1Trip[]) =>
   trips.filter((trip) => trip.start === "first-primary" || writes(trip));
+
+/**
+ * The bookmark an `X-D1-Bookmark` answer header carries, without the database it names and the
+ * MAC that follows it (src/crypto/bookmarks.ts): what the service's sessions start from.
+ */
+export const bookmarkOfHeader = (header: string | null): string | null =>
+  header === null ? null : header.replace(/^[A-Z][A-Z0-9_]*:/, "").replace(/\..*$/, "");

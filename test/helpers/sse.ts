@@ -2,7 +2,8 @@
  * Live streams (API_CONTRACT §19) read as a client reads them: the response of the real Worker,
  * its body read chunk by chunk, every event checked against /openapi.json (`x-sse-events`).
  */
-import { exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { TEST_CLIENT_IP } from "./api";
@@ -147,4 +148,21 @@ export async function nextEntries(stream: LiveStream, n: number, timeoutMs = 500
     out.push(JSON.parse(event.data) as TimelineEntry);
   }
   return out;
+}
+
+/** The deployment's feed object (src/feed/object.ts). */
+export const feedOf = (deploymentId: string) =>
+  env.DEPLOYMENT_FEED.get(env.DEPLOYMENT_FEED.idFromName(deploymentId));
+
+/** The sockets the deployment's feed object holds (its open streams and waits). */
+export const openSockets = (deploymentId: string) =>
+  runInDurableObject(feedOf(deploymentId), (_, state) => state.getWebSockets().length);
+
+/** Polls `check` every 20 ms until it holds; throws after `timeoutMs`. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -179,16 +179,16 @@ describe("revocation and expiry", () => {
       expect((await keyRow(owner.keyId, database))?.last_used_at).toBe(first?.last_used_at);
       const pending = await runInDurableObject(limiter, (_object: RateLimiter, state) =>
         state.storage.sql
-          .exec<{ due_at: number; written_at: number }>("SELECT due_at, written_at FROM key_use")
+          .exec<{ due_at: number; written_at: number }>("SELECT due_at, written_at FROM key_uses")
           .one(),
       );
       expect(pending.due_at - pending.written_at).toBeGreaterThanOrEqual(5 * 60_000);
 
       // The interval passes: the alarm writes the latest use.
       await runInDurableObject(limiter, (object: RateLimiter, state) => {
-        state.storage.sql.exec("UPDATE key_use SET due_at = ?", Date.now());
-        const use = (object as unknown as { use?: { dueAt: number | null } }).use;
-        if (use) use.dueAt = Date.now();
+        state.storage.sql.exec("UPDATE key_uses SET due_at = ?", Date.now());
+        const uses = (object as unknown as { uses?: Map<string, { dueAt: number | null }> }).uses;
+        for (const use of uses?.values() ?? []) use.dueAt = Date.now();
       });
       expect(await runDurableObjectAlarm(limiter)).toBe(true);
       const latest = (await keyRow(owner.keyId, database))?.last_used_at ?? "";

@@ -207,6 +207,26 @@ describe("the typed client", () => {
     expect(unwrap(revoked)).toBeUndefined();
   });
 
+  it("passes an answer's X-D1-Bookmark (signed, src/crypto/bookmarks.ts) on to another key's read as it came", async () => {
+    const a = createDeployClient({
+      baseUrl: BASE,
+      apiKey: (await createOrgWithOwner()).owner.key,
+      fetch: worker,
+    });
+    const b = createDeployClient({
+      baseUrl: BASE,
+      apiKey: (await createOrgWithOwner()).owner.key,
+      fetch: worker,
+    });
+    const written = await a.POST("/v1/projects", { body: { name: unique("bookmark") } });
+    const bookmark = written.response.headers.get("x-d1-bookmark") as string;
+    expect(bookmark).toMatch(/^DB:[0-9a-f-]{59}\.[A-Za-z0-9_-]{43}$/);
+    const read = await b.GET("/v1/projects", { params: { header: { "X-D1-Bookmark": bookmark } } });
+    expect(read.response.status).toBe(200);
+    // At least as fresh as the bookmark it was given (the answer's own, signed anew).
+    expect((read.response.headers.get("x-d1-bookmark") as string) >= bookmark.slice(0, 62)).toBe(true);
+  });
+
   it("waits the backoff when there is no Retry-After, and never longer than maxDelayMs", () => {
     expect(retryDelayMs(new Response(null, { status: 503 }), 1, 60_000)).toBe(500);
     expect(retryDelayMs(new Response(null, { status: 503 }), 3, 60_000)).toBe(2000);

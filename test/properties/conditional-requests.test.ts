@@ -18,6 +18,7 @@ import {
   createStack,
   unique,
 } from "../helpers/factories";
+import { createTrust } from "../helpers/oidc";
 import { operations } from "../helpers/openapi";
 
 type Rec = { id: string } & Record<string, unknown>;
@@ -65,8 +66,10 @@ async function fixture() {
     type: "changelog.created",
     data: { title: "fixture" },
   });
+  const trust = await createTrust(owner);
   return {
     event,
+    trust,
     org,
     owner,
     admin,
@@ -102,6 +105,7 @@ function concrete(template: string, f: Fixture): string {
   return template.replace(/{(\w+)}/g, (_m, name: string) => {
     // An API key no request of this file uses: its record (`last_used_at`) stays as read.
     if (name === "id" && template.includes("api-keys")) return f.admin.keyId;
+    if (name === "id" && template.includes("oidc-trusts")) return f.trust.id;
     if (name === "id") return template.includes("deployments") ? f.deployment.id : f.resource.id;
     const value = byName[name];
     if (!value) throw new Error(`no fixture value for {${name}} in ${template}: add it to fixture()`);

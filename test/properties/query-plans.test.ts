@@ -35,6 +35,7 @@ const admin: Identity = {
   scopes: ["*"],
   projectIds: null,
   database: "DB",
+  limiter: "key:key",
 };
 const member: Identity = { ...admin, orgRole: "member" };
 

@@ -238,7 +238,8 @@ describe("per-route policies", () => {
     for (const reveal of reveals) expect(policies.get(reveal), reveal).toBe("reveal");
     expect(policies.get("POST /v1/orgs")).toBe("orgs-create");
     expect(policies.get("POST /v1/api-keys")).toBe("keys-create");
-    const named = ["POST /v1/orgs", "POST /v1/api-keys"];
+    expect(policies.get("POST /v1/oidc/token")).toBe("oidc-exchange");
+    const named = ["POST /v1/orgs", "POST /v1/api-keys", "POST /v1/oidc/token"];
     for (const [operation, policy] of policies) {
       if (reveals.includes(operation) || named.includes(operation)) continue;
       expect(policy, operation).toBe("default");

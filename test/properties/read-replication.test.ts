@@ -25,7 +25,7 @@ import worker from "../../src/index";
 import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { request } from "../helpers/api";
-import { recordingD1 } from "../helpers/d1-trips";
+import { bookmarkOfHeader, recordingD1 } from "../helpers/d1-trips";
 import {
   type Caller,
   createCaller,
@@ -33,27 +33,40 @@ import {
   createProject,
   type Project,
 } from "../helpers/factories";
+import { captureLogs } from "../helpers/logs";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
-/** The header names the database its bookmark is of (src/db/session.ts); these organizations are in `DB`. */
-const HEADER = /^DB:[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+/**
+ * The header names the database its bookmark is of (src/db/session.ts), and a MAC follows it
+ * (src/crypto/bookmarks.ts); these organizations are in `DB`.
+ */
+const HEADER = /^DB:[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/;
 
-/** `bookmark`: the header's bookmark without its database; `header`: the header as sent. */
+/**
+ * `bookmark`: the header's bookmark without its database and MAC; `header`: the header as sent;
+ * `statements`: the D1 statements the request ran.
+ */
 type Sent = {
   status: number;
   body: Record<string, unknown>;
   bookmark: string | null;
   header: string | null;
   starts: string[];
+  statements: number;
 };
 
 /** One request through `createApp().fetch` over the recording binding. */
 async function send(
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    key?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    bindings?: Record<string, string>;
+  } = {},
 ): Promise<Sent> {
-  const recorded = recordingD1();
+  const recorded = recordingD1({ ...env, ...options.bindings });
   const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (options.key) headers["x-api-key"] = options.key;
   if (options.body !== undefined) headers["content-type"] = "application/json";
@@ -72,8 +85,15 @@ async function send(
   await waitOnExecutionContext(exec);
   const header = res.headers.get("x-d1-bookmark");
   if (header !== null) expect(header).toMatch(HEADER);
-  const bookmark = header?.replace(/^DB:/, "") ?? null;
-  return { status: res.status, body, bookmark, header, starts: recorded.starts };
+  const statements = recorded.trips.reduce((n, trip) => n + trip.sql.length, 0);
+  return {
+    status: res.status,
+    body,
+    bookmark: bookmarkOfHeader(header),
+    header,
+    starts: recorded.starts,
+    statements,
+  };
 }
 
 /** The request's own session is the last one it opened (authentication's comes first). */
@@ -158,53 +178,175 @@ describe("the X-D1-Bookmark header", () => {
     const a = (await createOrgWithOwner()).owner;
     const b = (await createOrgWithOwner()).owner;
     const c = (await createOrgWithOwner()).owner;
-    const bmA = (await write(a, "by-a")).bookmark as string;
-    const bmB = (await write(b, "by-b")).bookmark as string;
+    const byA = await write(a, "by-a");
+    const byB = await write(b, "by-b");
+    const [bmA, bmB] = [byA.bookmark as string, byB.bookmark as string];
     expect(bmB > bmA).toBe(true);
 
-    // C never wrote: the header is all it has.
-    const cReads = await send("GET", "/v1/projects", { key: c.key, headers: { "X-D1-Bookmark": bmA } });
+    // C never wrote: the header (as A's answer carried it) is all it has.
+    const cReads = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": byA.header as string },
+    });
     expect(cReads.status).toBe(200);
     expect(requestStart(cReads)).toBe(bmA);
     expect(cReads.bookmark && cReads.bookmark >= bmA).toBe(true);
 
     // A's own bookmark is older than the header's: the header wins.
-    const aReads = await send("GET", "/v1/projects", { key: a.key, headers: { "x-d1-bookmark": bmB } });
+    const aReads = await send("GET", "/v1/projects", {
+      key: a.key,
+      headers: { "x-d1-bookmark": byB.header as string },
+    });
     expect(requestStart(aReads)).toBe(bmB);
     expect(aReads.bookmark && aReads.bookmark >= bmB).toBe(true);
 
     // B's own bookmark is later than the header's: the key's wins.
-    const bReads = await send("GET", "/v1/projects", { key: b.key, headers: { "X-D1-Bookmark": bmA } });
+    const bReads = await send("GET", "/v1/projects", {
+      key: b.key,
+      headers: { "X-D1-Bookmark": byA.header as string },
+    });
     expect(requestStart(bReads)).toBe(bmB);
 
     // A header never becomes the key's stored bookmark, even on a write.
     const cWrites = await send("POST", "/v1/projects", {
       key: c.key,
       body: { name: "by-c" },
-      headers: { "X-D1-Bookmark": bmB },
+      headers: { "X-D1-Bookmark": byB.header as string },
     });
     expect(cWrites.status).toBe(201);
     expect(requestStart(cWrites)).toBe("first-primary");
     expect(cWrites.bookmark && cWrites.bookmark > bmB).toBe(true);
     expect(await storedBookmark(c)).toBe(cWrites.bookmark);
-    expect(cWrites.header).toBe(`DB:${cWrites.bookmark}`);
   });
 
-  it("names its database; a bookmark named for another database says nothing of this one and is ignored", async () => {
+  it("names its database; one named for another database says nothing of this one and is ignored", async () => {
     const a = (await createOrgWithOwner()).owner;
     const c = (await createOrgWithOwner()).owner;
     const written = await write(a, "named");
     const bm = written.bookmark as string;
-    expect(written.header).toBe(`DB:${bm}`);
-    const named = await send("GET", "/v1/projects", { key: c.key, headers: { "X-D1-Bookmark": `DB:${bm}` } });
+    expect(written.header?.startsWith(`DB:${bm}.`)).toBe(true);
+    const named = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": written.header as string },
+    });
     expect(named.status).toBe(200);
     expect(requestStart(named)).toBe(bm);
+    // Relabelled: the MAC covers the database it names, so it verifies for none other.
+    const relabelled = (written.header as string).replace(/^DB:/, "DB_ORG_2:");
     const elsewhere = await send("GET", "/v1/projects", {
       key: c.key,
-      headers: { "X-D1-Bookmark": `DB_ORG_2:${bm}` },
+      headers: { "X-D1-Bookmark": relabelled },
     });
     expect(elsewhere.status).toBe(200);
     expect(requestStart(elsewhere)).toBe("first-unconstrained");
+  });
+
+  describe("one the service did not hand out", () => {
+    /** A bookmark far in D1's future: a read from it would wait for a replica that never gets there. */
+    const FUTURE = "7fffffff-7fffffff-7fffffff-ffffffffffffffffffffffffffffffff";
+    /** The MAC of a bookmark the service handed out (a real MAC, of another bookmark). */
+    const macOf = (header: string | null) => (header as string).slice((header as string).indexOf(".") + 1);
+    /** The header with the last digit of its bookmark changed. */
+    const altered = (header: string) => {
+      const at = header.indexOf(".") - 1;
+      return `${header.slice(0, at)}${header[at] === "0" ? "1" : "0"}${header.slice(at + 1)}`;
+    };
+
+    it.each([
+      ["a future bookmark, bare (as answers carried before MACs)", () => FUTURE],
+      ["a future bookmark with its database and no MAC", () => `DB:${FUTURE}`],
+      ["a future bookmark with a made-up MAC", () => `DB:${FUTURE}.${"A".repeat(43)}`],
+      [
+        "a future bookmark with the MAC of a real one",
+        (real: string | null) => `DB:${FUTURE}.${macOf(real)}`,
+      ],
+      ["a real bookmark altered (its MAC kept)", (real: string | null) => altered(real as string)],
+    ])("is ignored: %s; the read runs as without it, and it is not echoed back", async (_label, forged) => {
+      const a = (await createOrgWithOwner()).owner;
+      const c = (await createOrgWithOwner()).owner;
+      const value = forged((await write(a, "real")).header);
+      await send("GET", "/v1/projects", { key: c.key }); // warms the key
+      const plain = await send("GET", "/v1/projects", { key: c.key });
+      const read = await send("GET", "/v1/projects", { key: c.key, headers: { "X-D1-Bookmark": value } });
+      expect(read.status).toBe(200);
+      // Not waited for, not sent to the primary: the nearest replica, as without the header.
+      expect(requestStart(read)).toBe("first-unconstrained");
+      expect(read.starts).not.toContain("first-primary");
+      // The answer's bookmark is the one the read saw, not the forged one.
+      expect(read.header).toMatch(HEADER);
+      expect(read.header).not.toBe(value);
+      expect(read.bookmark && read.bookmark < FUTURE).toBe(true);
+      // And it costs nothing more: the same statements as the read without it.
+      expect(read.statements).toBe(plain.statements);
+    });
+
+    it("a write with one runs and answers its own bookmark, not the forged one", async () => {
+      const { owner } = await createOrgWithOwner();
+      const sent = await send("POST", "/v1/projects", {
+        key: owner.key,
+        body: { name: "forged-write" },
+        headers: { "X-D1-Bookmark": `DB:${FUTURE}` },
+      });
+      expect(sent.status).toBe(201);
+      expect(sent.bookmark && sent.bookmark < FUTURE).toBe(true);
+      expect(await storedBookmark(owner)).toBe(sent.bookmark);
+    });
+  });
+
+  it("a verified header costs no D1 statement: a read with one runs the statements of a read without", async () => {
+    const a = (await createOrgWithOwner()).owner;
+    const c = (await createOrgWithOwner()).owner;
+    const written = await write(a, "cost");
+    await send("GET", "/v1/projects", { key: c.key }); // warms the key
+    const plain = await send("GET", "/v1/projects", { key: c.key });
+    const read = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": written.header as string },
+    });
+    expect(requestStart(read)).toBe(written.bookmark);
+    expect(read.statements).toBe(plain.statements);
+  });
+
+  it("one made under VARIABLES_KEY_PREVIOUS still verifies during a rotation; after it, it is ignored", async () => {
+    const a = (await createOrgWithOwner()).owner;
+    const c = (await createOrgWithOwner()).owner;
+    const written = await write(a, "before-rotation");
+    const newKey = "bmV3LXZhcmlhYmxlcy1rZXktMzItYnl0ZXMtbG9uZyE=";
+    const rotated = { VARIABLES_KEY: newKey, VARIABLES_KEY_PREVIOUS: env.VARIABLES_KEY };
+    const during = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": written.header as string },
+      bindings: rotated,
+    });
+    expect(requestStart(during)).toBe(written.bookmark);
+    const after = await send("GET", "/v1/projects", {
+      key: c.key,
+      headers: { "X-D1-Bookmark": written.header as string },
+      bindings: { VARIABLES_KEY: newKey },
+    });
+    expect(requestStart(after)).toBe("first-unconstrained");
+  });
+
+  describe("without a usable VARIABLES_KEY", () => {
+    const logged = captureLogs("error");
+
+    it("answers carry none and one sent is ignored, both logged; the request still works", async () => {
+      const a = (await createOrgWithOwner()).owner;
+      const c = (await createOrgWithOwner()).owner;
+      const written = await write(a, "unkeyed");
+      const read = await send("GET", "/v1/projects", {
+        key: c.key,
+        headers: { "X-D1-Bookmark": written.header as string },
+        bindings: { VARIABLES_KEY: "" },
+      });
+      expect(read.status).toBe(200);
+      expect(requestStart(read)).toBe("first-unconstrained");
+      expect(read.header).toBeNull();
+      expect(logged.lines().map((line) => line.msg)).toEqual([
+        "could not check an X-D1-Bookmark; it is ignored",
+        "could not sign the answer's D1 bookmark",
+      ]);
+    });
   });
 
   it.each([
@@ -243,7 +385,7 @@ describe("the X-D1-Bookmark header", () => {
   it("is checked, honoured and returned by the internal API, whose bookmark a key's read can start from", async () => {
     const { org, owner } = await createOrgWithOwner();
     const project = await createProject(owner);
-    const bm = (await write(owner, "for-internal")).bookmark as string;
+    const { bookmark: bm, header } = await write(owner, "for-internal");
     const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
     const refused = await send("POST", `/internal/v1/projects/${project.id}/environments`, {
       headers: { ...admin, "X-D1-Bookmark": "garbage" },
@@ -251,17 +393,17 @@ describe("the X-D1-Bookmark header", () => {
     });
     expect(refused.status).toBe(400);
     const sent = await send("POST", `/internal/v1/projects/${project.id}/environments`, {
-      headers: { ...admin, "X-D1-Bookmark": bm },
+      headers: { ...admin, "X-D1-Bookmark": header as string },
       body: { name: "staging-from-engine" },
     });
     expect(sent.status).toBe(201);
     expect(requestStart(sent)).toBe("first-primary");
-    expect(sent.bookmark && sent.bookmark > bm).toBe(true);
+    expect(sent.bookmark && bm && sent.bookmark > bm).toBe(true);
     // Another key of the organization reads what the engine wrote, from the engine's bookmark.
     const reader = await createCaller(org, "admin");
     const read = await send("GET", `/v1/environments/${sent.body.id}/variables`, {
       key: reader.key,
-      headers: { "X-D1-Bookmark": sent.bookmark as string },
+      headers: { "X-D1-Bookmark": sent.header as string },
     });
     expect(read.status).toBe(200);
     expect(requestStart(read)).toBe(sent.bookmark);

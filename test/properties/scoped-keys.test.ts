@@ -56,7 +56,10 @@ type ErrorBody = {
  */
 function expectedScope(method: string, path: string): string | null {
   if (path === "/v1/api-keys/current") return null;
-  if (path.startsWith("/v1/api-keys")) return `api-keys:${method === "get" ? "read" : "write"}`;
+  // API_CONTRACT §27: the token exchange takes no key; trusts are read and written with the keys' scopes.
+  if (path === "/v1/oidc/token") return null;
+  if (path.startsWith("/v1/api-keys") || path.startsWith("/v1/oidc-trusts"))
+    return `api-keys:${method === "get" ? "read" : "write"}`;
   // A value's reveal, and a scope's export (API_CONTRACT §18).
   if (path === "/v1/variables/{variable_id}/value" || path.endsWith("/variables/export"))
     return "variables:reveal";
@@ -70,7 +73,7 @@ function expectedScope(method: string, path: string): string | null {
   if (path.includes("/variables")) return `variables:${rw}`;
   if (path.includes("/deployments")) return `deployments:${rw}`;
   if (path.includes("/resources")) return `resources:${rw}`;
-  // Part four: an environment, a component or a stack, or an environment's protection or lock.
+  // Part four: an environment, a component or a stack (or an environment's protection or lock).
   if (/\/(environments|components|stacks)(\/|$)/.test(path)) return `environments:${rw}`;
   if (path.startsWith("/v1/projects")) return `projects:${rw}`;
   throw new Error(`no expected scope for ${method} ${path}`);

@@ -26,6 +26,12 @@ describe("parseConfig", () => {
     expect(parseConfig(envWith({ ALLOW_INSECURE_WEBHOOKS: "TRUE" })).allowInsecureWebhooks).toBe(false);
   });
 
+  it('reads ALLOW_INSECURE_OIDC_ISSUERS as true only when it is exactly "true" (absent: false)', () => {
+    expect(parseConfig(envWith({ ALLOW_INSECURE_OIDC_ISSUERS: "true" })).allowInsecureOidcIssuers).toBe(true);
+    expect(parseConfig(envWith({ ALLOW_INSECURE_OIDC_ISSUERS: "1" })).allowInsecureOidcIssuers).toBe(false);
+    expect(parseConfig(envWith({})).allowInsecureOidcIssuers).toBe(false);
+  });
+
   it("carries VARIABLES_KEY and, while rotating, VARIABLES_KEY_PREVIOUS", () => {
     expect(parseConfig(envWith({ VARIABLES_KEY: "a", VARIABLES_KEY_PREVIOUS: "b" })).variableKeys).toEqual({
       current: "a",

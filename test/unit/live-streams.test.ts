@@ -79,6 +79,37 @@ describe("eventStream", () => {
     expect(closed()).toBe(1);
   });
 
+  it("ends after its life by a timer, while its client is not reading: what was queued, the comment, the close", async () => {
+    const { source, closed } = scripted([[{ id: "1", event: "log", data: "{}" }]]);
+    const reader = eventStream(source, { keepAliveMs: 60_000, maxMs: 50 }).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("id: 1\nevent: log\ndata: {}\n\n");
+    // No read outstanding: no pull runs, only the timer can end it.
+    await sleep(100);
+    expect(closed()).toBe(1);
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(
+      /^: the stream has reached its time limit/,
+    );
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it("a source ends it at once through `start`'s `end`, with nothing read meanwhile; a later end is a no-op", async () => {
+    let end = () => {};
+    const { source, closed } = scripted([]);
+    const stream = eventStream(
+      {
+        ...source,
+        start: (e) => {
+          end = e;
+        },
+      },
+      { keepAliveMs: 60_000, maxMs: 60_000 },
+    );
+    end();
+    end();
+    expect(closed()).toBe(1);
+    expect((await stream.getReader().read()).done).toBe(true);
+  });
+
   it("a client that goes away closes the source at once, mid-wait", async () => {
     const { source, closed } = scripted([]);
     const reader = eventStream(source, { keepAliveMs: 60_000, maxMs: 60_000 }).getReader();

@@ -752,6 +752,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oidc/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a CI run's ID token for a short-lived key
+         * @description Takes no API key: the token authenticates (a request that sends `x-api-key` too is `400`). The token is a JWT signed with `RS256` or `ES256` by a key of the trust's issuer (from `<issuer>/.well-known/openid-configuration`), with `iss` the trust's issuer, `aud` equal to or containing its audience, `exp` in the future and at most 24 h after `iat`, `iat` and `nbf` at most 60 s ahead, a `jti` never exchanged before, a `sub`, and every condition of the trust met. Any failure, an unknown or deleted trust included, is `401` with a message naming the check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now, and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). `Idempotency-Key` is not kept here (no API key to keep it under); a token is exchanged once. Policy `oidc-exchange` (60 per minute per client address, every exchange counted).
+         */
+        post: operations["exchangeOidcToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oidc-trusts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OpenID Connect trusts
+         * @description The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any other key sees none (an empty list).
+         */
+        get: operations["listOidcTrusts"];
+        put?: never;
+        /**
+         * Trust an OpenID Connect issuer
+         * @description Lets CI runs of an identity provider (GitHub Actions, GitLab, any OpenID Connect issuer) exchange their ID tokens for short-lived keys (`POST /v1/oidc/token`) whose tokens match `audience` and every condition. The keys act as your account with `scopes` and `project_ids` (default: the calling key's; more is `403 forbidden`, one `cause` per field) and are made under the calling key (`parent_id`): revoking it revokes them. Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/oidc.md shows the GitHub Actions side.
+         */
+        post: operations["createOidcTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oidc-trusts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an OpenID Connect trust
+         * @description Visible as in `listOidcTrusts`, else `404`.
+         */
+        get: operations["getOidcTrust"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OpenID Connect trust
+         * @description Later exchanges under it are `401`, and every key it issued, with the keys made from them, is revoked (refused everywhere within 60 s). Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`); a trust the key cannot see is `404`.
+         */
+        delete: operations["deleteOidcTrust"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -1398,6 +1466,13 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+            /** @description For a key an OpenID Connect trust issued (`POST /v1/oidc/token`): the trust and the token's subject; else null. */
+            oidc: {
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                trust_id: components["schemas"]["Id"];
+                /** @description The `sub` of the ID token it was exchanged for. */
+                subject: string;
+            } | null;
         };
         NewApiKey: components["schemas"]["ApiKey"] & {
             /**
@@ -1972,12 +2047,52 @@ export interface components {
         DeploymentCreate: {
             stack_ids?: components["schemas"]["Id"][] | null;
             data: {
-                patch: (components["schemas"]["DeploymentPatchOperation"] & {
-                    /** @description The source location (`move`, `copy`). */
-                    from?: string | null;
-                })[];
-                source?: components["schemas"]["DeploymentSource"] & (Record<string, never> | null);
+                patch: components["schemas"]["DeploymentPatchOperationInput"][];
+                source?: components["schemas"]["DeploymentSourceInput"];
             };
+        };
+        DeploymentPatchOperationInput: {
+            /**
+             * @description An RFC 6902 operation.
+             * @enum {string}
+             */
+            op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+            /** @description The location the operation applies to. */
+            path: string;
+            /** @description The source location (`move`, `copy`). */
+            from?: string | null;
+            /** @description The value (`add`, `replace`, `test`). */
+            value?: unknown;
+            /** @description The value before the change, if known. */
+            old_value?: unknown;
+        };
+        DeploymentSourceInput: {
+            git?: {
+                commit: {
+                    author: components["schemas"]["GitPersonInput"];
+                    committer: components["schemas"]["GitPersonInput"];
+                    message: string;
+                    sha: string;
+                };
+                installation_id: string;
+                owner: string;
+                /** @enum {string} */
+                provider: "github" | "gitlab" | "bitbucket";
+                pull_request?: string | null;
+                ref: string;
+                repo: string;
+                repo_id: string;
+            } | null;
+            registry?: {
+                command?: string[] | null;
+                image: string;
+            } | null;
+        } | null;
+        GitPersonInput: {
+            email?: string | null;
+            id?: string | null;
+            login?: string | null;
+            name?: string | null;
         };
         EnvironmentProtection: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -2220,6 +2335,105 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+        };
+        OidcTokenExchange: {
+            /**
+             * @description The trust to exchange the token under.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            trust_id: string;
+            /**
+             * @description The CI run's ID token (a JWT, `RS256` or `ES256`).
+             * @example eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl
+             */
+            token: string;
+        };
+        OidcTrustList: {
+            data: components["schemas"]["OidcTrust"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        OidcTrust: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /**
+             * @description The account its keys act as: the creating key's.
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            account_id: components["schemas"]["Id"];
+            /**
+             * @description The key that made it; its keys are made under it, so revoking it revokes them (§21).
+             * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
+             */
+            parent_id: components["schemas"]["Id"];
+            name: string;
+            /** @example https://token.actions.githubusercontent.com */
+            issuer: string;
+            /** @example deploy-platform */
+            audience: string;
+            /**
+             * @description Claim name → pattern; every one must match the claim's whole string value (`*`: any run).
+             * @example {
+             *       "repository": "acme/storefront",
+             *       "ref": "refs/heads/main"
+             *     }
+             */
+            conditions: {
+                [key: string]: string;
+            };
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
+            project_ids: components["schemas"]["Id"][] | null;
+            /** @description The issued keys' lifetime, in seconds. */
+            ttl: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+        };
+        OidcTrustCreate: {
+            /** @example storefront deploys from main */
+            name: string;
+            /**
+             * Format: uri
+             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL to a public host, without query or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
+             * @example https://token.actions.githubusercontent.com
+             */
+            issuer: string;
+            /**
+             * @description What the token's `aud` must be, or contain.
+             * @example deploy-platform
+             */
+            audience: string;
+            /**
+             * @description Claim name → pattern (1–500 characters; `*` matches any run of characters, everything else itself) that the claim's whole string value must match; a missing or non-string claim fails. 1–20 conditions, `sub` or `repository` among them.
+             * @example {
+             *       "repository": "acme/storefront",
+             *       "ref": "refs/heads/main"
+             *     }
+             */
+            conditions: {
+                [key: string]: string;
+            };
+            /**
+             * @description The issued keys' scopes; default the calling key's, never more.
+             * @example [
+             *       "deployments:read",
+             *       "deployments:write"
+             *     ]
+             */
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
+            /** @description The issued keys' projects, within the calling key's own when it is restricted; default the calling key's; `null`: every project. */
+            project_ids?: string[] | null;
+            /**
+             * Format: int32
+             * @description The issued keys' lifetime in seconds, 60–3600.
+             * @default 900
+             */
+            ttl?: number | null;
         };
         OrganizationList: {
             data: components["schemas"]["Organization"][];
@@ -2866,6 +3080,28 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The new key's record, with the key itself. */
+        NewApiKeyCreated: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
         /** @description A page of variables. */
         VariableList: {
             headers: {
@@ -3158,7 +3394,7 @@ export interface components {
     parameters: {
         /** @description The last `id` received; wins over `after_seq` and `after`. */
         LastEventId: string;
-        /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+        /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
         IdempotencyKey: string;
@@ -3221,7 +3457,7 @@ export interface components {
         CacheControlNoStore: "no-store";
         /** @description RFC 9110 §11.6.1: the scheme that would authenticate, `ApiKey realm="deploy-platform-api", header="x-api-key"`. */
         WwwAuthenticate: "ApiKey realm=\"deploy-platform-api\", header=\"x-api-key\"";
-        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the name of the database it is of and a colon. Send it as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least as fresh as the write replayed. */
+        /** @description The latest D1 bookmark this request saw (after a write, one at least as fresh as the write), after the name of the database it is of and a colon, and followed by a dot and the service's MAC. Send it, as it is, as the `X-D1-Bookmark` request header, from any key, to read at least that fresh. Present whenever the request reached the database, and on a replayed write (`Idempotent-Replayed: true`), at least as fresh as the write replayed. */
         D1Bookmark: string;
         /** @description Strong for one record (the same for every caller, changing with any field), weak (`W/"…"`) for a list. */
         ETag: string;
@@ -3247,7 +3483,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3292,7 +3528,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3304,28 +3540,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new key's record, with the key itself. */
-            201: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Location: components["headers"]["Location"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NewApiKey"];
-                };
-            };
+            201: components["responses"]["NewApiKeyCreated"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -3343,7 +3558,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3388,7 +3603,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3437,7 +3652,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3481,7 +3696,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3535,7 +3750,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3564,7 +3779,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3598,7 +3813,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3630,7 +3845,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3665,7 +3880,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3694,7 +3909,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3725,7 +3940,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3768,7 +3983,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -3795,7 +4010,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3826,7 +4041,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3874,7 +4089,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3924,7 +4139,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -3971,7 +4186,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4023,7 +4238,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4062,7 +4277,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4109,7 +4324,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4169,7 +4384,7 @@ export interface operations {
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4221,7 +4436,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4250,7 +4465,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4299,7 +4514,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4329,7 +4544,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4387,7 +4602,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4443,7 +4658,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4472,7 +4687,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4504,7 +4719,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4534,7 +4749,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4587,7 +4802,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4631,7 +4846,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4680,7 +4895,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4738,7 +4953,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4767,7 +4982,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4804,7 +5019,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4858,7 +5073,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4887,7 +5102,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4921,7 +5136,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4953,7 +5168,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -4988,7 +5203,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5017,7 +5232,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5048,7 +5263,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5082,7 +5297,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5136,7 +5351,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5148,6 +5363,231 @@ export interface operations {
         responses: {
             200: components["responses"]["WebhookDeliveryList"];
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exchangeOidcToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OidcTokenExchange"];
+            };
+        };
+        responses: {
+            201: components["responses"]["NewApiKeyCreated"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    listOidcTrusts: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trusts. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrustList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OidcTrustCreate"];
+            };
+        };
+        responses: {
+            /** @description The new trust. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrust"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trust. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTrust"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    deleteOidcTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its keys revoked. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -5172,7 +5612,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5217,7 +5657,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5279,7 +5719,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5315,7 +5755,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5351,7 +5791,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5378,7 +5818,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
@@ -5428,7 +5868,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5477,7 +5917,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5530,7 +5970,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5569,7 +6009,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5600,7 +6040,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5651,7 +6091,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5698,7 +6138,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5759,7 +6199,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5815,7 +6255,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5862,7 +6302,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5913,7 +6353,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -5963,7 +6403,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6017,7 +6457,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6069,7 +6509,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6116,7 +6556,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6169,7 +6609,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6219,7 +6659,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6278,7 +6718,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6308,7 +6748,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6356,7 +6796,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6407,7 +6847,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6459,7 +6899,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6511,7 +6951,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6540,7 +6980,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6596,7 +7036,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6632,7 +7072,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6661,7 +7101,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6691,7 +7131,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6740,7 +7180,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6793,7 +7233,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
@@ -6821,7 +7261,7 @@ export interface operations {
             header?: {
                 /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other): a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database (`DB:0000…`); one of another organization's database says nothing of this one and is ignored. A value that is not a bookmark is `400 bad_input`. */
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {

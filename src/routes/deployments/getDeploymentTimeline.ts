@@ -13,8 +13,6 @@ import { DeploymentParams, DeploymentTimelineSchema, TimelineQuerySchema } from 
 
 /** API_CONTRACT §19: a comment at least every 15 s while idle (here every 10, with room for timers). */
 export const KEEP_ALIVE_MS = 10_000;
-/** API_CONTRACT §19: a stream lasts at most 15 minutes. */
-export const STREAM_MAX_MS = 15 * 60_000;
 
 const LAST_EVENT_ID_PARAMETER = "LastEventId";
 
@@ -68,29 +66,15 @@ function lastEventId(header: string | undefined): number | undefined {
 }
 
 /**
- * The follower's steps as Server-Sent Events. Before sending, once `recheckMs` has passed since
- * the last check, it asks `stillAllowed`; a stream no longer allowed ends without sending.
+ * The follower's steps as Server-Sent Events. The follower checks the key and access before it
+ * sends, and ends the stream on its own (`onEnd`) when it must stop while the client is not reading.
  */
-function followerEvents(
-  follower: Follower,
-  stillAllowed: () => Promise<boolean>,
-  recheckMs: number,
-): SseSource {
+function followerEvents(follower: Follower): SseSource {
   let ended = false;
-  let checkedAt = Date.now();
-  const allowed = async () => {
-    if (Date.now() - checkedAt < recheckMs) return true;
-    checkedAt = Date.now();
-    return stillAllowed();
-  };
   return {
     async next(idleMs): Promise<SseEvent[] | null> {
       if (ended) return null;
       const step = await follower.next(idleMs);
-      if ((step.kind === "entries" || step.kind === "end") && !(await allowed())) {
-        ended = true;
-        return null;
-      }
       switch (step.kind) {
         case "entries":
           return step.entries.map((e) => ({ id: String(e.seq), event: e.type, data: JSON.stringify(e) }));
@@ -104,6 +88,7 @@ function followerEvents(
       }
     },
     close: () => follower.close(),
+    start: (end) => follower.onEnd(end),
   };
 }
 
@@ -132,8 +117,10 @@ export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
     const from = lastEventId(c.req.header("last-event-id")) ?? afterSeq;
     const ctx = callerContext(c);
     const follower = await openFollow(ctx, id, from);
-    const events = followerEvents(follower, () => follower.stillAllowed(), ctx.config.streamRecheckMs);
-    const body = eventStream(events, { keepAliveMs: KEEP_ALIVE_MS, maxMs: STREAM_MAX_MS });
+    const body = eventStream(followerEvents(follower), {
+      keepAliveMs: KEEP_ALIVE_MS,
+      maxMs: ctx.config.streamMaxMs,
+    });
     return new Response(body, {
       status: 200,
       headers: { "content-type": "text/event-stream", "cache-control": "no-store" },

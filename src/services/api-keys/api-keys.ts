@@ -4,7 +4,8 @@
  * ./create.ts, the key lists ./list.ts and revocation ./revoke.ts.
  */
 
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { apiKeys, orgMembers, projects } from "../../db/schema";
@@ -22,7 +23,7 @@ import type {
 import { auditEntry, diffRecords } from "../audit/entry";
 import { keyIndexRow, writeBothSides } from "../directory";
 import { orgExists } from "../orgs";
-import { generateKey, hashKey } from "./authenticate";
+import { generateKey, hashKey, ownLimiter } from "./authenticate";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -40,6 +41,8 @@ export function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
     last_used_at: row.lastUsedAt,
     revoked_at: row.revokedAt,
     created_at: row.createdAt,
+    // Every key a trust issued has its token's subject (the exchange refuses a token without `sub`).
+    oidc: row.oidcTrustId ? { trust_id: row.oidcTrustId, subject: row.oidcSubject ?? "" } : null,
   };
 }
 
@@ -72,24 +75,57 @@ export async function getCurrentApiKey(ctx: CallerContext): Promise<CurrentApiKe
   return toCurrentApiKeyInfo(row);
 }
 
-/** What a new key's row holds besides what every new key's does. */
+/**
+ * What a new key's row holds besides what every new key's does. `limiter` left out: the key heads
+ * a family of its own (a key of the internal API); a key made from another takes its parent's
+ * (API_CONTRACT §28). `oidcTrustId` and `oidcSubject`: only a key a trust issues (§27).
+ */
 export type NewKeyFields = Pick<
   ApiKeyRow,
   "orgId" | "accountId" | "createdBy" | "name" | "expiresAt" | "scopes" | "projectIds" | "parentId"
->;
+> &
+  Partial<Pick<ApiKeyRow, "limiter" | "oidcTrustId" | "oidcSubject">>;
 
 /** A new key (shown once) and its row, which stores only its hash. */
 export async function newKey(fields: NewKeyFields): Promise<{ key: string; row: ApiKeyRow }> {
   const key = generateKey();
+  const id = newId();
   const row: ApiKeyRow = {
-    id: newId(),
+    id,
     ...fields,
+    limiter: fields.limiter ?? ownLimiter(id),
+    oidcTrustId: fields.oidcTrustId ?? null,
+    oidcSubject: fields.oidcSubject ?? null,
     keyHash: await hashKey(key),
     revokedAt: null,
     lastUsedAt: null,
     createdAt: nowIso(),
   };
   return { key, row };
+}
+
+/** SQL true while the key `keyId` is neither revoked nor expired at `now` (as stored). */
+export function keyIsLive(keyId: string, now: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${apiKeys} AS live WHERE live.id = ${keyId}
+    AND live.revoked_at IS NULL AND (live.expires_at IS NULL OR live.expires_at > ${now}))`;
+}
+
+/**
+ * `INSERT … SELECT` of `row` into `table` that inserts it only while `condition` holds, in the same
+ * statement: what a concurrent write does to the condition's rows lands either before it (nothing
+ * is inserted) or after it (and sees the new row). The result's `meta.changes` says which.
+ */
+export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: T["$inferSelect"], condition: SQL) {
+  // Every column, in the table's order: the order of the INSERT's column list.
+  const values = row as Record<string, unknown>;
+  const selected = sql.join(
+    Object.entries(getTableColumns(table) as Record<string, SQLiteColumn>).map(([field, column]) => {
+      const value = values[field];
+      return value === null || value === undefined ? sql`NULL` : sql.param(value, column);
+    }),
+    sql`, `,
+  );
+  return db.insert(table).select(sql`SELECT ${selected} WHERE ${condition}`);
 }
 
 /** `["*"]` when absent; duplicates dropped, order kept. */

@@ -138,6 +138,7 @@ async function loadKey(
       scopes: row.scopes ?? ["*"],
       projectIds: row.projectIds ?? null,
       database: home.database,
+      limiter: row.limiter ?? ownLimiter(row.keyId),
     },
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
@@ -153,8 +154,12 @@ const KEY_COLUMNS = {
   expiresAt: apiKeys.expiresAt,
   scopes: apiKeys.scopes,
   projectIds: apiKeys.projectIds,
+  limiter: apiKeys.limiter,
   orgRole: orgMembers.role,
 };
+
+/** The limiter object of a key that heads its family (API_CONTRACT §28), or predates `limiter`. */
+export const ownLimiter = (keyId: string) => `key:${keyId}`;
 
 const MEMBERSHIP = and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId));
 

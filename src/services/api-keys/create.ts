@@ -5,9 +5,8 @@
  * scope check).
  */
 
-import { eq, getTableColumns, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
-import type { Db } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { ApiError, badInput } from "../../errors";
 import { type KeyPowers, keyExcess } from "../../http/scopes";
@@ -20,36 +19,17 @@ import {
   type ApiKeyRow,
   apiKeyEtag,
   canonicalScopes,
+  insertWhere,
+  keyIsLive,
   newKey,
   orgProjectsAmong,
   refuseUnknownProjects,
   toApiKeyInfo,
 } from "./api-keys";
+import { ownLimiter } from "./authenticate";
 
 const callerKeyGone = () =>
   new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
-
-/**
- * `INSERT … SELECT` of `row` that inserts it only while its parent is neither revoked nor
- * expired, in the same statement: a revocation of the parent (./revoke.ts), which marks every
- * descendant in one statement, lands either before it (nothing is inserted) or after it (the new
- * row is one of the descendants it marks), so no live key is ever left under a revoked one.
- */
-function insertUnderLiveParent(db: Db, row: ApiKeyRow, now: string) {
-  // Every column, in the table's order: the order of the INSERT's column list.
-  const values = row as Record<string, unknown>;
-  const selected = sql.join(
-    Object.entries(getTableColumns(apiKeys)).map(([field, column]) => {
-      const value = values[field];
-      return value === null || value === undefined ? sql`NULL` : sql.param(value, column);
-    }),
-    sql`, `,
-  );
-  return db.insert(apiKeys).select(
-    sql`SELECT ${selected} WHERE EXISTS (SELECT 1 FROM ${apiKeys} AS parent WHERE parent.id = ${row.parentId}
-      AND parent.revoked_at IS NULL AND (parent.expires_at IS NULL OR parent.expires_at > ${now}))`,
-  );
-}
 
 /**
  * Org `owner`/`admin` only (`403 unauthorized`). Fields left out are the calling key's own; a key
@@ -113,13 +93,19 @@ export async function createApiKey(
     scopes: [...child.scopes],
     projectIds: child.projectIds ? [...child.projectIds] : null,
     parentId: parent.id,
+    // Counted in its family's window (API_CONTRACT §28): the root's, or the issuing trust's.
+    limiter: parent.limiter ?? ownLimiter(parent.id),
   });
   const info = toApiKeyInfo(row);
   const [inserted] = await writeBothSides(ctx, {
     first: "directory",
     directory: (dir) => [keyIndexRow(dir, row)],
     org: [
-      insertUnderLiveParent(db, row, now),
+      // Only while its parent is neither revoked nor expired, in the same statement: a revocation of
+      // the parent (./revoke.ts), which marks every descendant in one statement, lands either
+      // before it (nothing is inserted) or after it (the new row is one of the descendants it
+      // marks), so no live key is ever left under a revoked one.
+      insertWhere(db, apiKeys, row, keyIsLive(parent.id, now)),
       auditEntry(ctx, {
         target: { type: "api_key", id: row.id },
         // The record as a GET shows it: never the key or its hash.

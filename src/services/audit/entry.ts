@@ -16,7 +16,7 @@
 import { is, SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type KeyedRow, keyedSelectList } from "../../db/keyed-select";
-import { type AuditChanges, auditLog } from "../../db/schema";
+import { type AuditActorType, type AuditChanges, auditLog } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 
@@ -45,6 +45,11 @@ export type AuditInput = {
   when?: "always" | SQL;
   /** The entry's id, when the caller must find it again (a compensating undo). */
   id?: string;
+  /**
+   * The API key that acted, for a request made without one: the key a token exchange made acts
+   * in its own creation's entry (API_CONTRACT §27). Default: the request's caller, or the admin.
+   */
+  actor?: { accountId: string; apiKeyId: string };
 };
 
 /**
@@ -123,7 +128,7 @@ function requestFacts(ctx: ServiceContext) {
   const keyed = ctx.idempotency;
   return {
     action: request.operationId,
-    actorType: identity ? ("api_key" as const) : ("admin" as const),
+    actorType: identity ? ("api_key" as AuditActorType) : ("admin" as AuditActorType),
     actorAccountId: identity?.accountId ?? null,
     actorApiKeyId: identity?.keyId ?? null,
     requestId: ctx.requestId,
@@ -146,6 +151,11 @@ function auditChanges(changes: AuditChanges): AuditChanges {
 /** The audit insert to put in the service's batch (see the file comment). */
 export function auditEntry(ctx: ServiceContext, input: AuditInput) {
   const facts = requestFacts(ctx);
+  if (input.actor) {
+    facts.actorType = "api_key";
+    facts.actorAccountId = input.actor.accountId;
+    facts.actorApiKeyId = input.actor.apiKeyId;
+  }
   const projectId = input.projectId ?? null;
   const orgId =
     input.orgId !== undefined

@@ -12,10 +12,20 @@
  * every entry is sent, the stream ends with the record. If the feed's object restarts, the stream
  * subscribes again and reads once what it may have missed; if it cannot, it ends without `end`
  * and the client reconnects with `Last-Event-ID`, losing nothing either way. A deployment deleted
- * with its project ends its streams the same way, and the reconnection is `404`. Before it sends,
- * a stream checks again, at most every 30 s, that its key and its access still hold
- * (`stillAllowed`, through the caller's `recheckAccess`: the stream never holds the key itself);
- * if not, it ends, and the reconnection is refused (API_CONTRACT §5's 60 s).
+ * with its project ends its streams the same way, and the reconnection is `404`.
+ *
+ * The feed pushes whether or not the client reads, so what a client has not taken yet is held
+ * here, up to BUFFER_BOUND; past it the stream ends (`onEnd`) instead of holding more, and its
+ * client resumes from D1 with `Last-Event-ID`: what it was sent is exactly what it received,
+ * since an entry leaves this buffer only to be queued whole on the stream.
+ *
+ * Before it sends, a stream checks again, at most every `streamRecheckMs` (30 s), that its key
+ * and its access still hold (`stillAllowed`, through the caller's `recheckAccess`: the stream
+ * never holds the key itself); if not, it ends, and the reconnection is refused (API_CONTRACT
+ * §5's 60 s). A change of the deployment also starts a timer for that check, so a stream whose
+ * client stopped reading ends all the same. An idle deployment starts none: a check is a D1
+ * query, and an idle stream costs none (§19); it has nothing to send, and it ends with its 15
+ * minutes, or checks at the next change.
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -34,8 +44,17 @@ import { toDeploymentRecord } from "./deployments";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
 
-/** Entries per D1 read, and per step sent. */
+/** Entries per D1 read, and at most per step sent. */
 export const FOLLOW_CHUNK = 500;
+/**
+ * What a stream holds for its client at most, as the weight of its pending entries (`entryWeight`):
+ * past it, it ends. One request's log lines weigh at most about 1.2 MiB (a 1 MiB body), so a client
+ * that keeps reading stays below it; one that stopped costs this at most, not a copy of the
+ * deployment's log (before the bound, four paused streams of 8,000 lines of 8 KiB held 190 MiB).
+ */
+export const BUFFER_BOUND = 4 * 1024 * 1024;
+/** At most this weight per step sent (at least one entry): what one write to the client queues. */
+export const STEP_BOUND = 256 * 1024;
 /** Times a stream subscribes again after losing its feed, before it lets its client reconnect. */
 const RESUBSCRIBES = 3;
 
@@ -60,10 +79,19 @@ export async function openFollow(ctx: CallerContext, id: string, afterSeq: numbe
   return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, values.map(readTimelineEntry));
 }
 
+/**
+ * An entry's weight: its free text in characters, and a fixed part for the rest (its other fields
+ * and the object that holds them).
+ */
+const entryWeight = (entry: TimelineEntry) =>
+  200 + (entry.message?.length ?? 0) + (entry.status_reason?.length ?? 0);
+
 export class Follower {
   private lastSent: number;
   /** Entries that follow `lastSent` without a gap, ready to send. */
   private pending: TimelineEntry[] = [];
+  /** The weight of `pending`. */
+  private buffered = 0;
   /** The last read stopped at its limit: more entries wait in D1. */
   private more = false;
   /** The highest `seq` known to exist. */
@@ -77,6 +105,14 @@ export class Follower {
   private resync = false;
   private closed = false;
   private readonly wakeup = new Wakeup();
+  /** Told once the follower ends on its own (see `onEnd`). */
+  private ended: (() => void) | undefined;
+  /** When the key and access were last checked (the stream's opening checked them). */
+  private checkedAt = Date.now();
+  private checking: Promise<boolean> | null = null;
+  /** A change was pushed since the last check; `recheckTimer` is set to check it. */
+  private unchecked = false;
+  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly ctx: CallerContext,
@@ -91,14 +127,22 @@ export class Follower {
     if (isFinal(deployment.status)) this.final = { deployment };
   }
 
+  /**
+   * `ended` is called once when the follower ends on its own, whether or not anyone waits in
+   * `next`: its buffer overflowed, its access ended, its deployment was deleted. The stream then
+   * closes at once (src/http/sse.ts) rather than when its client next reads.
+   */
+  onEnd(ended: () => void): void {
+    this.ended = ended;
+  }
+
   /** What to send next; `idle` after `idleMs` with nothing new. */
   async next(idleMs: number): Promise<FollowStep> {
     for (;;) {
       if (this.closed) return { kind: "lost" };
       if (this.pending.length) {
-        const entries = this.pending.splice(0, FOLLOW_CHUNK);
-        this.lastSent = (entries[entries.length - 1] as TimelineEntry).seq;
-        return { kind: "entries", entries };
+        if (!(await this.mayStillSend())) return { kind: "lost" };
+        return { kind: "entries", entries: this.takeStep() };
       }
       if (this.resync && this.subscription) {
         await this.readMissed();
@@ -108,12 +152,97 @@ export class Follower {
         await this.readMore();
         continue;
       }
-      if (this.final) return { kind: "end", deployment: this.final.deployment ?? (await this.readRecord()) };
+      if (this.final) {
+        const deployment = this.final.deployment ?? (await this.readRecord());
+        if (!(await this.mayStillSend())) return { kind: "lost" };
+        return { kind: "end", deployment };
+      }
       if (!this.subscription) {
         if (!(await this.subscribe())) return { kind: "lost" };
         continue;
       }
       if (!(await this.wakeup.wait(idleMs))) return { kind: "idle" };
+    }
+  }
+
+  /** Releases the subscription and the buffer at once (the client went away, or the stream ended). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.recheckTimer);
+    this.subscription?.close();
+    this.subscription = null;
+    this.pending = [];
+    this.buffered = 0;
+    this.wakeup.ring();
+    this.ended?.();
+  }
+
+  /** The next step's entries out of `pending`: they count as sent from here. */
+  private takeStep(): TimelineEntry[] {
+    let weight = 0;
+    let n = 0;
+    while (n < this.pending.length && n < FOLLOW_CHUNK) {
+      const next = entryWeight(this.pending[n] as TimelineEntry);
+      if (n > 0 && weight + next > STEP_BOUND) break;
+      weight += next;
+      n++;
+    }
+    const entries = this.pending.splice(0, n);
+    this.buffered -= weight;
+    this.lastSent = (entries[entries.length - 1] as TimelineEntry).seq;
+    return entries;
+  }
+
+  /**
+   * Whether the stream may send (and the follower is still open): the key and access are checked
+   * again once `streamRecheckMs` has passed since the last check. A stream no longer allowed ends.
+   */
+  private async mayStillSend(): Promise<boolean> {
+    if (Date.now() - this.checkedAt >= this.ctx.config.streamRecheckMs && !(await this.check())) {
+      this.close();
+    }
+    return !this.closed;
+  }
+
+  /** One check at a time: the timer's and a send's share it. */
+  private check(): Promise<boolean> {
+    this.checking ??= (async () => {
+      this.checkedAt = Date.now();
+      this.unchecked = false;
+      try {
+        return await this.stillAllowed();
+      } finally {
+        this.checking = null;
+      }
+    })();
+    return this.checking;
+  }
+
+  /**
+   * A change was pushed: check the key and access within `streamRecheckMs` of the last check,
+   * whether or not the client takes what the change brought.
+   */
+  private noteChange(): void {
+    this.unchecked = true;
+    if (this.recheckTimer !== undefined || this.closed) return;
+    const delay = Math.max(0, this.checkedAt + this.ctx.config.streamRecheckMs - Date.now());
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      void this.recheckChange();
+    }, delay);
+  }
+
+  private async recheckChange(): Promise<void> {
+    if (this.closed || !this.unchecked) return;
+    try {
+      if (!(await this.check())) this.close();
+    } catch (err) {
+      // D1 unreachable says nothing of the key: the next send or change checks again.
+      this.ctx.log.warn("could not check a stream's access again", {
+        deployment_id: this.deployment.id,
+        error: loggableError(err),
+      });
     }
   }
 
@@ -123,7 +252,7 @@ export class Follower {
    * deleted). The key's lookup comes from the isolate's cache when it has one; the access check
    * is one read.
    */
-  async stillAllowed(): Promise<boolean> {
+  private async stillAllowed(): Promise<boolean> {
     try {
       const identity = await this.ctx.recheckAccess();
       if (!identity) return false;
@@ -135,18 +264,11 @@ export class Follower {
     }
   }
 
-  /** Releases the subscription at once (the client went away, or the stream ended). */
-  close(): void {
-    this.closed = true;
-    this.subscription?.close();
-    this.subscription = null;
-    this.wakeup.ring();
-  }
-
   /** D1 rows (up to FOLLOW_CHUNK + 1) after `lastSent` become pending. */
   private take(entries: TimelineEntry[]): void {
     this.more = entries.length > FOLLOW_CHUNK;
     this.pending = entries.slice(0, FOLLOW_CHUNK);
+    this.buffered = this.pending.reduce((sum, entry) => sum + entryWeight(entry), 0);
     const last = this.pending[this.pending.length - 1];
     // Nothing there: whatever was announced is not (or no longer) in D1; stop looking for it.
     this.knownLast = last ? Math.max(this.knownLast, last.seq) : this.lastSent;
@@ -188,9 +310,13 @@ export class Follower {
 
   private async subscribe(): Promise<boolean> {
     if (this.resubscribes > RESUBSCRIBES) return false;
+    let first = true;
     try {
       this.subscription = await subscribeFeed(this.ctx.deploymentFeeds, this.deployment.id, {
-        message: (message) => this.onMessage(message),
+        message: (message) => {
+          this.onMessage(message, first);
+          first = false;
+        },
         lost: () => {
           this.subscription = null;
           this.resync = true;
@@ -208,7 +334,8 @@ export class Follower {
     }
   }
 
-  private onMessage(message: FeedMessage): void {
+  /** `first`: the subscription's first message, the feed's state rather than a change. */
+  private onMessage(message: FeedMessage, first: boolean): void {
     if (message.deleted) {
       // Deleted with its project: the stream ends without `end`; the client's reconnection is 404.
       this.close();
@@ -218,9 +345,23 @@ export class Follower {
       // Later reads must see what this message announces: from a copy that has the write.
       this.fresh = message.bookmark ? { mode: "bookmark", bookmark: message.bookmark } : PRIMARY;
     }
+    if (!first || message.last_seq > this.knownLast) this.noteChange();
     this.knownLast = Math.max(this.knownLast, message.last_seq);
     for (const entry of message.entries ?? []) {
-      if (entry.seq === this.lastSent + this.pending.length + 1) this.pending.push(entry);
+      if (entry.seq !== this.lastSent + this.pending.length + 1) continue;
+      const weight = entryWeight(entry);
+      if (this.buffered + weight > BUFFER_BOUND) {
+        // The client has not taken what it was sent; it resumes from D1 with `Last-Event-ID`.
+        this.ctx.log.info("a live stream's client fell behind; the stream ends", {
+          deployment_id: this.deployment.id,
+          last_sent: this.lastSent,
+          buffered: this.buffered,
+        });
+        this.close();
+        return;
+      }
+      this.pending.push(entry);
+      this.buffered += weight;
     }
     if (message.status && isFinal(message.status) && !this.final) {
       this.final = { deployment: message.deployment ?? null };

@@ -7,7 +7,7 @@
  */
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import { deployments, environmentProtections } from "../../db/schema";
+import { environmentProtections } from "../../db/schema";
 
 /** SQL true when protection row `p` holds a new deployment. */
 const holds = sql.raw("(p.required_approvals > 0 OR p.wait_timer > 0 OR p.locked_at IS NOT NULL)");

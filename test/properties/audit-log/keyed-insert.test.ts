@@ -23,6 +23,7 @@ function distinctEntry() {
       scopes: ["*"],
       projectIds: null,
       database: base.database,
+      limiter: "key:key-keyed",
     },
     recheckAccess: async () => null,
   });

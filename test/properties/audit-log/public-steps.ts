@@ -1,7 +1,14 @@
 /** The guard's steps for the public operations (test/properties/audit-log/guard.test.ts), by operationId. */
-import { internalOk } from "../../helpers/api";
-import { call, type Step, secrets, VALUE } from "../../helpers/audit-log";
-import { createProject, unique } from "../../helpers/factories";
+import { internalOk, request } from "../../helpers/api";
+import { call, type State, type Step, secrets, VALUE } from "../../helpers/audit-log";
+import {
+  createDeployment,
+  createEnvironment,
+  createProject,
+  createStack,
+  unique,
+} from "../../helpers/factories";
+import { claimsFor, newIssuer, signToken, trustBody } from "../../helpers/oidc";
 import { hook, writeDelivery, writeEvent } from "../../helpers/webhooks";
 
 export const PUBLIC_STEPS: Record<string, Step> = {
@@ -338,4 +345,215 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       },
     };
   },
+  ...partFourSteps(),
+  createOidcTrust: async (s) => {
+    const res = await call<{ id: string; issuer: string; audience: string }>("POST", "/v1/oidc-trusts", {
+      key: s.owner.key,
+      body: trustBody(newIssuer()),
+    });
+    s.trust = res.body;
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "oidc_trust", targetId: res.body.id, changed: ["issuer", "conditions"] },
+    };
+  },
+  exchangeOidcToken: async (s) => {
+    const trust = s.trust as NonNullable<typeof s.trust>;
+    const token = await signToken(claimsFor(trust.issuer, trust.audience));
+    secrets.push(token, token.split(".")[2] ?? token);
+    const res = await call<{ id: string; key: string }>("POST", "/v1/oidc/token", {
+      body: { trust_id: trust.id, token },
+    });
+    secrets.push(res.body.key, res.body.key.slice(4));
+    return {
+      res,
+      // API_CONTRACT §27: the new key acts in the entry of its own creation.
+      actor: { ...s.owner, key: res.body.key, keyId: res.body.id },
+      expect: {
+        target: "api_key",
+        targetId: res.body.id,
+        changed: ["sub", "repository", "ref", "run_id", "oidc"],
+      },
+    };
+  },
+  deleteOidcTrust: async (s) => {
+    const res = await call("DELETE", `/v1/oidc-trusts/${s.trust?.id}`, { key: s.owner.key });
+    return {
+      res,
+      actor: s.owner,
+      expect: { target: "oidc_trust", targetId: s.trust?.id, changed: ["issuer"] },
+    };
+  },
 };
+
+/** §26's five settings, requiring one approval. */
+const ONE_APPROVAL = {
+  required_approvals: 1,
+  reviewer_role: "owner",
+  prevent_self_review: true,
+  wait_timer: 0,
+  concurrency: "parallel",
+};
+
+/** A setup request by the owner's key that must succeed (its own request id: no entry of the step's). */
+async function ownerOk(s: State, method: string, path: string, body?: unknown) {
+  const res = await request(method, path, { key: s.owner.key, body });
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${res.raw}`);
+}
+
+/** A new environment of the scenario's project with one stack (internal API). */
+async function environmentWithStack(s: State, templateId?: string) {
+  const environmentId = (await createEnvironment(s.project.id)).id;
+  const stack = await createStack(environmentId, templateId ? { template_id: templateId } : {});
+  return { environmentId, stackId: stack.id };
+}
+
+/**
+ * Part four (API_CONTRACT §23–§26): each step makes what it needs, so the steps run in any order.
+ * The environment ones target `{type: "environment", id}`, the protection, lock and unlock
+ * `{type: "environment_protection", id: environmentId}`, the deployment ones the deployment.
+ */
+function partFourSteps(): Record<string, Step> {
+  return {
+    createEnvironment: async (s) => {
+      const res = await call<{ id: string }>("POST", `/v1/projects/${s.project.id}/environments`, {
+        key: s.owner.key,
+        body: { name: unique("audited-env") },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: { target: "environment", targetId: res.body.id, projectId: s.project.id, changed: ["name"] },
+      };
+    },
+    updateEnvironment: async (s) => {
+      const { id } = await createEnvironment(s.project.id);
+      const res = await call("PATCH", `/v1/environments/${id}`, {
+        key: s.owner.key,
+        body: { name: unique("renamed-env") },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: { target: "environment", targetId: id, projectId: s.project.id, changed: ["name"] },
+      };
+    },
+    deleteEnvironment: async (s) => {
+      const { id } = await createEnvironment(s.project.id);
+      const res = await call("DELETE", `/v1/environments/${id}`, { key: s.owner.key });
+      return {
+        res,
+        actor: s.owner,
+        expect: { target: "environment", targetId: id, projectId: s.project.id, changed: ["name"] },
+      };
+    },
+    // The patch holds a secret: the entry must not.
+    createDeployment: async (s) => {
+      const { environmentId, stackId } = await environmentWithStack(s);
+      const res = await call<{ id: string }>("POST", `/v1/environments/${environmentId}/deployments`, {
+        key: s.owner.key,
+        body: { stack_ids: [stackId], data: { patch: [{ op: "add", path: "/x", value: VALUE() }] } },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: { target: "deployment", targetId: res.body.id, projectId: s.project.id, changed: ["status"] },
+      };
+    },
+    // A real promotion (a dry run writes no entry, §25): its target is the new deployment.
+    promoteDeployment: async (s) => {
+      const templateId = unique("audited-template");
+      const source = await environmentWithStack(s, templateId);
+      const target = await environmentWithStack(s, templateId);
+      const original = await createDeployment(source.environmentId, [source.stackId], {
+        patch: [{ op: "add", path: "/x", value: VALUE() }],
+      });
+      await internalOk("PATCH", `/deployments/${original.id}`, { status: "in_progress" });
+      await internalOk("PATCH", `/deployments/${original.id}`, { status: "succeeded" });
+      const res = await call<{ id: string }>("POST", `/v1/deployments/${original.id}/promote`, {
+        key: s.owner.key,
+        body: { environment_id: target.environmentId },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "deployment",
+          targetId: res.body.id,
+          projectId: s.project.id,
+          changed: ["status", "promoted_from"],
+        },
+      };
+    },
+    replaceEnvironmentProtection: async (s) => {
+      const { id } = await createEnvironment(s.project.id);
+      const res = await call("PUT", `/v1/environments/${id}/protection`, {
+        key: s.owner.key,
+        body: ONE_APPROVAL,
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "environment_protection",
+          targetId: id,
+          projectId: s.project.id,
+          changed: ["required_approvals"],
+        },
+      };
+    },
+    lockEnvironment: async (s) => {
+      const { id } = await createEnvironment(s.project.id);
+      const res = await call("POST", `/v1/environments/${id}/lock`, {
+        key: s.owner.key,
+        body: { reason: "audited lock" },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "environment_protection",
+          targetId: id,
+          projectId: s.project.id,
+          changed: ["locked"],
+        },
+      };
+    },
+    // Locked first: an unlock of an unlocked environment changes nothing (§14: no entry).
+    unlockEnvironment: async (s) => {
+      const { id } = await createEnvironment(s.project.id);
+      await ownerOk(s, "POST", `/v1/environments/${id}/lock`, { reason: "to be lifted" });
+      const res = await call("DELETE", `/v1/environments/${id}/lock`, { key: s.owner.key });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "environment_protection",
+          targetId: id,
+          projectId: s.project.id,
+          changed: ["locked"],
+        },
+      };
+    },
+    // A deployment waiting for one approval, made by the internal API (`created_by` null, so
+    // `prevent_self_review` does not hold the owner back). §14 names no field for a review: the
+    // entry's `changes` is not checked here.
+    reviewDeployment: async (s) => {
+      const { environmentId, stackId } = await environmentWithStack(s);
+      await ownerOk(s, "PUT", `/v1/environments/${environmentId}/protection`, ONE_APPROVAL);
+      const waiting = await createDeployment(environmentId, [stackId]);
+      if (waiting.status !== "waiting")
+        throw new Error(`reviewDeployment: the deployment is ${waiting.status}`);
+      const res = await call("POST", `/v1/deployments/${waiting.id}/reviews`, {
+        key: s.owner.key,
+        body: { state: "approved", comment: "audited" },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: { target: "deployment", targetId: waiting.id, projectId: s.project.id },
+      };
+    },
+  };
+}

@@ -78,7 +78,7 @@ export const ACTOR_ROLE: Record<Actor, ProjectRole | null> = {
   other_project_key: null,
 };
 
-/** Every `<area>:read` scope of API_CONTRACT §15. */
+/** Every `<area>:read` scope of API_CONTRACT §15, §21 (`api-keys:read`) and part four (`environments:read`). */
 export const READ_SCOPES = [
   "projects:read",
   "members:read",
@@ -89,4 +89,6 @@ export const READ_SCOPES = [
   "events:read",
   "audit:read",
   "orgs:read",
+  "api-keys:read",
+  "environments:read",
 ] as const;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RATE_LIMIT_POLICIES } from "../../../src/config";
 import { ERROR_CODES } from "../../../src/errors";
+import { isKeylessOperation } from "../../../src/http/keyless";
 import { ID_PATTERN } from "../../../src/lib/ids";
 import { request } from "../../helpers/api";
 import {
@@ -59,8 +60,10 @@ describe("/openapi.json", () => {
       expect(id, `${ops[i]?.method} ${ops[i]?.path}`).toMatch(/^[a-z][A-Za-z0-9]+$/);
     }
     expect(new Set(ids).size).toBe(ids.length);
-    for (const { operation } of ops) {
-      expect(operation.security).toEqual([{ ApiKey: [] }]);
+    for (const { method, path, operation } of ops) {
+      // API_CONTRACT §27: the token exchange is the one operation that takes no key.
+      const keyless = isKeylessOperation(method, path);
+      expect(operation.security, `${method} ${path}`).toEqual(keyless ? [] : [{ ApiKey: [] }]);
       expect(Object.keys(RATE_LIMIT_POLICIES)).toContain(operation["x-rate-limit-policy"]);
     }
   });
@@ -198,7 +201,11 @@ describe("/openapi.json", () => {
     expect(component).toMatchObject({ schema: { type: "string" } });
     const schema = (component?.schema ?? {}) as JsonSchema;
     const pattern = new RegExp(String(schema.pattern));
-    expect("0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b").toMatch(pattern);
+    // What answers carry: the database, the bookmark and its MAC (src/crypto/bookmarks.ts), always.
+    const bookmark = "0000007b-0000b26e-00001538-0c3e87bb37b3db5cc52eedb93cd3b96b";
+    expect(`DB_ORG_2:${bookmark}.${"A".repeat(43)}`).toMatch(pattern);
+    expect(bookmark).not.toMatch(pattern);
+    expect(`DB:${bookmark}`).not.toMatch(pattern);
     for (const { method, path, operation } of await operations()) {
       // `operations()` follows parameter $refs too: the request header is the one component.
       expect(operation.parameters, `${method} ${path}`).toContain(doc.components.parameters?.D1Bookmark);

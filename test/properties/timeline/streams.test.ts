@@ -13,22 +13,7 @@ import { request } from "../../helpers/api";
 import { deploymentOfStacks, logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { addProjectMember, createApiKey, createCaller, createDeployment } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
-import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
-
-const feedOf = (deploymentId: string) =>
-  env.DEPLOYMENT_FEED.get(env.DEPLOYMENT_FEED.idFromName(deploymentId));
-
-/** The sockets the deployment's feed object holds (its open streams and waits). */
-const openSockets = (deploymentId: string) =>
-  runInDurableObject(feedOf(deploymentId), (_, state) => state.getWebSockets().length);
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { feedOf, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
 
 const world = deploymentOfStacks;
 

@@ -15,7 +15,7 @@ import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import type { EventFanoutMessage } from "../../../src/services/events/queue";
 import { sweepStuckDeliveries } from "../../../src/services/integrations/sweep";
 import { serviceContext } from "../../helpers/context";
-import { onPrimary, recordingD1, writes } from "../../helpers/d1-trips";
+import { bookmarkOfHeader, onPrimary, recordingD1, writes } from "../../helpers/d1-trips";
 import { createOwnedProject, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import {
@@ -64,10 +64,11 @@ async function emitRecorded(projectId: string) {
   const body = await res.json<{ id: string }>();
   await waitOnExecutionContext(exec);
   expect(res.status).toBe(202);
-  // The header names its database (src/db/session.ts): the bookmark itself is what the message carries.
+  // The header names its database and carries a MAC (src/crypto/bookmarks.ts): the bookmark itself
+  // is what the message carries.
   const header = res.headers.get("x-d1-bookmark");
   expect(header).toMatch(/^DB:/);
-  return { id: body.id, bookmark: header?.replace(/^DB:/, "") ?? null, messages };
+  return { id: body.id, bookmark: bookmarkOfHeader(header), messages };
 }
 
 /** Runs the integration's lane on a recording D1 binding from now on (the real object, its D1 calls recorded). */

@@ -47,6 +47,7 @@ describe("POST /v1/api-keys", () => {
       last_used_at: null,
       revoked_at: null,
       created_at: expect.stringMatching(TS),
+      oidc: null,
       key: expect.stringMatching(KEY),
     });
     expect(res.headers.get("cache-control")).toBe("no-store");

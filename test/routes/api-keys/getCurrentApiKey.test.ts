@@ -34,6 +34,7 @@ describe("GET /v1/api-keys/current", () => {
         "expires_at",
         "last_used_at",
         "created_at",
+        "oidc",
       ].sort(),
     );
   });

@@ -48,6 +48,7 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys", () => {
       project_ids: null,
       last_used_at: null,
       created_at: expect.stringMatching(TS),
+      oidc: null,
     });
     const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?")
       .bind(res.body.id)
@@ -209,6 +210,7 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys with scopes and project_ids",
       expires_at: null,
       last_used_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       created_at: expect.any(String),
+      oidc: null,
     });
     expect(res.raw).not.toContain(created.key.slice(4));
   });

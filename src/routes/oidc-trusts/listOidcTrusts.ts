@@ -1,0 +1,28 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { pageRequest } from "../../db/pagination";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { ListQuerySchema } from "../../openapi/lists";
+import { listOidcTrusts, oidcTrustFilterKey } from "../../services/oidc/trusts";
+import { OidcTrustListSchema } from "./schema";
+
+export const listOidcTrustsRoute = defineRoute({
+  method: "get",
+  path: "/v1/oidc-trusts",
+  operationId: "listOidcTrusts",
+  tags: ["OpenID Connect"],
+  summary: "List OpenID Connect trusts",
+  description:
+    "The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any " +
+    "other key sees none (an empty list).",
+  request: { query: ListQuerySchema },
+  responses: { 200: jsonContent(OidcTrustListSchema, "A page of trusts.") },
+});
+
+export function registerListOidcTrusts(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listOidcTrustsRoute, async (c) => {
+    const page = pageRequest(c.req.valid("query"), oidcTrustFilterKey());
+    return c.json(await listOidcTrusts(callerContext(c), page), 200);
+  });
+}

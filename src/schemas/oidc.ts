@@ -1,0 +1,183 @@
+/**
+ * OpenID Connect trusts and the token exchange (API_CONTRACT §27): the trust record, the bodies
+ * that create one and exchange a token; the API's schemas and the services' types, one source.
+ */
+import { z } from "@hono/zod-openapi";
+import { SCOPES } from "../http/scopes";
+import {
+  freeArray,
+  IdSchema,
+  InlineIdSchema,
+  nullAsAbsent,
+  TimestampSchema,
+  text,
+} from "../openapi/primitives";
+
+/** How long an issued key lives, in seconds (§27). */
+export const TTL_MIN = 60;
+export const TTL_MAX = 3600;
+export const TTL_DEFAULT = 900;
+
+/** A trust's conditions: 1–20 claims, each a pattern of 1–500 characters (§27). */
+export const MAX_CONDITIONS = 20;
+export const MAX_PATTERN_LENGTH = 500;
+/** A claim's name: printable ASCII without spaces (`sub`, `repository`, `https://example.com/claims/team`). */
+const CLAIM_NAME = /^[\x21-\x7E]{1,255}$/;
+/** The conditions that name who the token is for: at least one of them must be among a trust's. */
+export const IDENTITY_CLAIMS = ["sub", "repository"] as const;
+
+export const OidcTrustSchema = z
+  .object({
+    id: IdSchema,
+    org_id: IdSchema,
+    account_id: IdSchema.openapi({ description: "The account its keys act as: the creating key's." }),
+    parent_id: IdSchema.openapi({
+      description: "The key that made it; its keys are made under it, so revoking it revokes them (§21).",
+    }),
+    name: z.string(),
+    issuer: z.string().openapi({ example: "https://token.actions.githubusercontent.com" }),
+    audience: z.string().openapi({ example: "deploy-platform" }),
+    conditions: z.record(z.string(), z.string()).openapi({
+      description:
+        "Claim name → pattern; every one must match the claim's whole string value (`*`: any run).",
+      example: { repository: "acme/storefront", ref: "refs/heads/main" },
+    }),
+    scopes: z.array(z.enum(SCOPES)),
+    project_ids: z.array(IdSchema).nullable(),
+    ttl: z.number().int().openapi({ description: "The issued keys' lifetime, in seconds." }),
+    created_at: TimestampSchema,
+  })
+  .openapi("OidcTrust");
+
+export type OidcTrustRecord = z.infer<typeof OidcTrustSchema>;
+
+type ConditionIssue = { code: "custom"; path: (string | number)[]; message: string };
+
+/**
+ * The conditions as sent. Read from the object itself rather than through a record schema, which
+ * drops a `__proto__` key: a condition must never be lost on its way in, since every one narrows
+ * who the trust accepts.
+ */
+const Conditions = z
+  .unknown()
+  .transform((value, ctx): Record<string, string> => {
+    const fail = (issue: Omit<ConditionIssue, "code">) => {
+      ctx.addIssue({ code: "custom", ...issue });
+      return z.NEVER;
+    };
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return fail({ path: [], message: "Expected an object of claim names to patterns." });
+    }
+    const entries = Object.entries(value);
+    if (entries.length < 1 || entries.length > MAX_CONDITIONS) {
+      return fail({ path: [], message: `Expected 1–${MAX_CONDITIONS} conditions.` });
+    }
+    const kept: [string, string][] = [];
+    for (const [name, pattern] of entries) {
+      if (!CLAIM_NAME.test(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "A claim name: 1–255 printable ASCII characters.",
+        });
+      } else if (
+        typeof pattern !== "string" ||
+        pattern.length < 1 ||
+        pattern.length > MAX_PATTERN_LENGTH ||
+        !(pattern as string & { isWellFormed(): boolean }).isWellFormed()
+      ) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `A pattern: a well-formed string of 1–${MAX_PATTERN_LENGTH} characters.`,
+        });
+      } else {
+        kept.push([name, pattern]);
+      }
+    }
+    if (!IDENTITY_CLAIMS.some((claim) => Object.hasOwn(value, claim))) {
+      ctx.addIssue({
+        code: "custom",
+        path: [],
+        message: "`sub` or `repository` must be among the conditions.",
+      });
+    }
+    // `fromEntries` defines each name as an own key, `__proto__` too (an assignment would set the prototype).
+    return Object.fromEntries(kept);
+  })
+  .openapi({
+    type: "object",
+    description:
+      "Claim name → pattern (1–500 characters; `*` matches any run of characters, everything else itself) that " +
+      "the claim's whole string value must match; a missing or non-string claim fails. 1–20 conditions, " +
+      "`sub` or `repository` among them.",
+    minProperties: 1,
+    maxProperties: MAX_CONDITIONS,
+    additionalProperties: {
+      type: "string",
+      minLength: 1,
+      maxLength: MAX_PATTERN_LENGTH,
+      pattern: "^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$",
+    },
+    // OpenAPI 3.1 (JSON Schema) keyword the metadata type does not list.
+    ...({ propertyNames: { pattern: CLAIM_NAME.source, maxLength: 255 } } as object),
+    example: { repository: "acme/storefront", ref: "refs/heads/main" },
+  });
+
+export const OidcTrustCreateBody = z
+  .strictObject({
+    name: text(1, 100).openapi({ example: "storefront deploys from main" }),
+    issuer: z
+      .string()
+      .min(1)
+      .max(2048)
+      .openapi({
+        format: "uri",
+        example: "https://token.actions.githubusercontent.com",
+        description:
+          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL to a public host, without query " +
+          "or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
+          "loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).",
+      }),
+    audience: text(1, 255).openapi({
+      description: "What the token's `aud` must be, or contain.",
+      example: "deploy-platform",
+    }),
+    conditions: Conditions,
+    scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
+      description: "The issued keys' scopes; default the calling key's, never more.",
+      example: ["deployments:read", "deployments:write"],
+    }),
+    project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
+      description:
+        "The issued keys' projects, within the calling key's own when it is restricted; default the calling key's; `null`: every project.",
+    }),
+    ttl: nullAsAbsent(z.number().int().min(TTL_MIN).max(TTL_MAX)).openapi({
+      description: "The issued keys' lifetime in seconds, 60–3600.",
+      default: TTL_DEFAULT,
+      format: "int32",
+    }),
+  })
+  .openapi("OidcTrustCreate");
+
+export type OidcTrustCreateInput = z.infer<typeof OidcTrustCreateBody>;
+
+/** A compact JWS: base64url segments and dots (its form is checked by the exchange, as a 401). */
+export const TOKEN_MAX_LENGTH = 16_384;
+
+export const OidcTokenExchangeBody = z
+  .strictObject({
+    trust_id: InlineIdSchema.openapi({ description: "The trust to exchange the token under." }),
+    token: z
+      .string()
+      .min(1)
+      .max(TOKEN_MAX_LENGTH)
+      .regex(/^[A-Za-z0-9_.=-]+$/, "Must be a JWT (base64url segments joined by dots).")
+      .openapi({
+        description: "The CI run's ID token (a JWT, `RS256` or `ES256`).",
+        example: "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl",
+      }),
+  })
+  .openapi("OidcTokenExchange");
+
+export type OidcTokenExchangeInput = z.infer<typeof OidcTokenExchangeBody>;
