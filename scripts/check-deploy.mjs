@@ -15,7 +15,10 @@
 //   - what a new isolate of that build evaluates before its first request (the modules the entry
 //     reaches by static imports, from esbuild's metafile) holds no route module, no record schema
 //     and no part of the OpenAPI document: those are loaded on first use (src/http/operations.ts,
-//     src/openapi/routes.ts), and one static import would bring them all back into every start.
+//     src/openapi/routes.ts), and one static import would bring them all back into every start;
+//     nor any module of the heavy packages only some operations use (HEAVY_PACKAGES: `jose`, the
+//     OpenID Connect exchange's; `@modelcontextprotocol/sdk`, the MCP server's), which would
+//     otherwise be evaluated by every new isolate, whatever its first request.
 //
 // `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
 // account): refuses an environment whose D1 database_id is still the placeholder.
@@ -32,6 +35,12 @@ import { checker } from "./lib/check.mjs";
 import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Packages that only some operations use, which must never be part of a new isolate's start. */
+const HEAVY_PACKAGES = ["jose", "@modelcontextprotocol/sdk"];
+/** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
+const heavyModule = (path) =>
+  HEAVY_PACKAGES.some((name) => new RegExp(`(^|/)node_modules/${name}/`).test(path));
 
 const args = process.argv.slice(2);
 if (args[0] === "--ready") {
@@ -198,7 +207,12 @@ try {
     );
     if (ok) {
       const meta = JSON.parse(readFileSync(join(out, env, "bundle-meta.json"), "utf8"));
-      const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
+      const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
+      check(
+        heavy.length === 0,
+        `${env}: a new isolate evaluates no module of ${HEAVY_PACKAGES.join(" or ")} before its first request`,
+        `${heavy.length} reached by static imports from src/index.ts, among them ${heavy.slice(0, 5).join(", ")}`,
+      );
       check(
         eager.length === 0 && deferred > 0,
         `${env}: a new isolate evaluates no route, record schema or document module before its first request ` +
@@ -213,7 +227,8 @@ try {
 
 /**
  * The modules of src/ that must wait for first use but that the entry reaches by static imports
- * (`eager`), and how many of them the bundle holds behind a dynamic import (`deferred`).
+ * (`eager`), how many of them the bundle holds behind a dynamic import (`deferred`), and the
+ * modules of HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
  */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
@@ -228,6 +243,7 @@ function startupModules(inputs, entry) {
   }
   return {
     eager: [...reached].filter(deferredKind),
+    heavy: [...reached].filter(heavyModule),
     deferred: Object.keys(inputs).filter((path) => deferredKind(path) && !reached.has(path)).length,
   };
 }
