@@ -16,7 +16,7 @@ const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" }
 export const env = (name, fallback) => Number(process.env[name] ?? fallback);
 /** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
  * (the limiter does the same work whatever the limit). */
-const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous"];
+const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous", "oidc-exchange"];
 export const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
 /** The vars each server runs with: the API's limits lifted (and `api`), the ladder's seeded organization. */
 export const varsOf = (seed, api = {}) => ({
@@ -233,7 +233,7 @@ const cpuNs = (pid) =>
 const rssMb = (pid) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }`. */
+/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
 export async function request(base, method, path, { key, admin, body } = {}) {
   const headers = { accept: "application/json" };
   if (key) headers["x-api-key"] = key;
@@ -245,7 +245,8 @@ export async function request(base, method, path, { key, admin, body } = {}) {
   const text = await res.text();
   const ms = performance.now() - start;
   if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
-  return { status: res.status, body: text ? JSON.parse(text) : null, ms };
+  const json = /json/.test(res.headers.get("content-type") ?? "application/json");
+  return { status: res.status, body: text ? (json ? JSON.parse(text) : text) : null, ms };
 }
 
 export const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))];
@@ -261,8 +262,9 @@ export const spread = (xs, d = 2) =>
 export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
 
 /**
- * `samples` rounds of `requests` ({ label: { method?, path, body? } }, as `key`), one at a time, in
- * turn (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
+ * `samples` rounds of `requests` ({ label: { method?, path, body?, key? } }, as `key` unless one has
+ * its own, `null` for none; a `body` function is called for each request), one at a time, in turn
+ * (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
  * and the second's ÷ the first's, paired by round.
  */
 export async function sideBySide(c, samples, requests, key) {
@@ -270,9 +272,10 @@ export async function sideBySide(c, samples, requests, key) {
   const [ms, cpu] = [0, 1].map(() => Object.fromEntries(labels.map((l) => [l, []])));
   for (let i = 0; i < samples; i++) {
     for (const label of i % 2 ? [...labels].reverse() : labels) {
-      const { method = "GET", path, body } = requests[label];
+      const { method = "GET", path, body: made, key: own = key } = requests[label];
+      const body = typeof made === "function" ? made() : made;
       const before = c.server.cpuNs();
-      ms[label].push((await c.server.request(method, path, { key, body })).ms);
+      ms[label].push((await c.server.request(method, path, { key: own, body })).ms);
       cpu[label].push((c.server.cpuNs() - before) / 1e6);
     }
   }
