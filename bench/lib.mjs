@@ -102,7 +102,7 @@ export function copyState(state, name) {
  */
 export function snapshot(name, { countD1 = false, of = name } = {}) {
   const dir = join(tmp, name);
-  if (name === "api") {
+  if (of === "api") {
     fs.cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
     let toml = fs.readFileSync(join(root, "wrangler.toml"), "utf8");
     if (countD1) {
