@@ -241,9 +241,11 @@ export const scopesAtSelect = (db: Db, environment: SQL, pins: SQL) =>
       at: sql<number>`${variableVersionValues.version}`.as("at_version"),
       scope: variableVersionValues.scope,
     })
+    // CROSS JOIN: SQLite keeps that order (the names, then one seek each), which its planner
+    // would otherwise turn around for some pins (walking every row of the environment instead).
     .from(sql`(${namesOfPins(environment, pins)}) AS pin`)
-    .innerJoin(
-      variableVersionValues,
+    .crossJoin(variableVersionValues)
+    .where(
       sql`${variableVersionValues.environmentId} = ${environment} AND ${variableVersionValues.scope} = pin.scope AND ${variableVersionValues.name} = pin.name AND ${variableVersionValues.version} = (SELECT max(w.version) FROM variable_version_values AS w WHERE w.environment_id = ${environment} AND w.scope = pin.scope AND w.name = pin.name AND w.version <= pin.version)`,
     );
 
