@@ -16,7 +16,7 @@ const CHILD_ENV = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" }
 export const env = (name, fallback) => Number(process.env[name] ?? fallback);
 /** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
  * (the limiter does the same work whatever the limit). */
-const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous"];
+const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous", "oidc-exchange"];
 export const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
 /** The vars each server runs with: the API's limits lifted (and `api`), the ladder's seeded organization. */
 export const varsOf = (seed, api = {}) => ({
@@ -94,14 +94,15 @@ export function copyState(state, name) {
 }
 
 /**
- * The wrangler.toml of a snapshot of the API (`src/`, wrangler.toml) or the ladder (bench/ladder/)
- * in the temp dir: wrangler restarts a Worker whose sources change, so a run must not serve the
- * working tree. node_modules, scripts/ and dist/assets (wrangler.toml's [build] and [assets]) are linked.
+ * The wrangler.toml of a snapshot, in the temp dir, of the API (`src/`, wrangler.toml) or of a
+ * bench Worker (`bench/<of>/`: `ladder`, `minimal`), named `name`: wrangler restarts a Worker whose
+ * sources change, so a run must not serve the working tree. node_modules, scripts/ and dist/assets
+ * (wrangler.toml's [build] and [assets]) are linked.
  * `countD1`: the API served through bench/count-d1.mjs, which counts its D1 queries.
  */
-export function snapshot(name, { countD1 = false } = {}) {
+export function snapshot(name, { countD1 = false, of = name } = {}) {
   const dir = join(tmp, name);
-  if (name === "api") {
+  if (of === "api") {
     fs.cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
     let toml = fs.readFileSync(join(root, "wrangler.toml"), "utf8");
     if (countD1) {
@@ -119,7 +120,10 @@ export function snapshot(name, { countD1 = false } = {}) {
       toml = toml.replace(/^main = .*$/m, 'main = "entry.mjs"');
     }
     fs.writeFileSync(join(dir, "wrangler.toml"), toml);
-  } else fs.cpSync(join(root, "bench", "ladder"), dir, { recursive: true });
+  } else fs.cpSync(join(root, "bench", of), dir, { recursive: true });
+  // The minimal floor resolves `zod` as the API does (its wrangler.toml [alias]).
+  if (of === "minimal")
+    fs.cpSync(join(root, "src", "lib", "zod"), join(dir, "src", "lib", "zod"), { recursive: true });
   buildDocsAssets();
   for (const link of ["node_modules", "scripts", "migrations"])
     fs.symlinkSync(join(root, link), join(dir, link));
@@ -229,7 +233,7 @@ const cpuNs = (pid) =>
 const rssMb = (pid) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }`. */
+/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
 export async function request(base, method, path, { key, admin, body } = {}) {
   const headers = { accept: "application/json" };
   if (key) headers["x-api-key"] = key;
@@ -241,7 +245,8 @@ export async function request(base, method, path, { key, admin, body } = {}) {
   const text = await res.text();
   const ms = performance.now() - start;
   if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
-  return { status: res.status, body: text ? JSON.parse(text) : null, ms };
+  const json = /json/.test(res.headers.get("content-type") ?? "application/json");
+  return { status: res.status, body: text ? (json ? JSON.parse(text) : text) : null, ms };
 }
 
 export const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))];
@@ -257,8 +262,9 @@ export const spread = (xs, d = 2) =>
 export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
 
 /**
- * `samples` rounds of `requests` ({ label: { method?, path, body? } }, as `key`), one at a time, in
- * turn (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
+ * `samples` rounds of `requests` ({ label: { method?, path, body?, key? } }, as `key` unless one has
+ * its own, `null` for none; a `body` function is called for each request), one at a time, in turn
+ * (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
  * and the second's ÷ the first's, paired by round.
  */
 export async function sideBySide(c, samples, requests, key) {
@@ -266,9 +272,10 @@ export async function sideBySide(c, samples, requests, key) {
   const [ms, cpu] = [0, 1].map(() => Object.fromEntries(labels.map((l) => [l, []])));
   for (let i = 0; i < samples; i++) {
     for (const label of i % 2 ? [...labels].reverse() : labels) {
-      const { method = "GET", path, body } = requests[label];
+      const { method = "GET", path, body: made, key: own = key } = requests[label];
+      const body = typeof made === "function" ? made() : made;
       const before = c.server.cpuNs();
-      ms[label].push((await c.server.request(method, path, { key, body })).ms);
+      ms[label].push((await c.server.request(method, path, { key: own, body })).ms);
       cpu[label].push((c.server.cpuNs() - before) / 1e6);
     }
   }

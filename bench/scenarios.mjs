@@ -18,6 +18,7 @@
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
 import { env, hex, percentile } from "./lib.mjs";
+import { partFour } from "./part-four.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
 import { variablesTimelineKeys } from "./variables-timeline-keys.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
@@ -115,4 +116,5 @@ export const SCENARIOS = [
   },
   ...WEBHOOKS,
   ...variablesTimelineKeys({ route }),
+  ...partFour({ route }),
 ];

@@ -14,9 +14,11 @@
 //     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once;
 //   - what a new isolate of that build evaluates before its first request (the modules the entry
 //     reaches by static imports, from esbuild's metafile) holds no route module, no record schema,
-//     no part of the OpenAPI document and no part of the MCP server or its SDK: those are loaded on
-//     first use (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static
-//     import would bring them all back into every start;
+//     no part of the OpenAPI document and no part of the MCP server: those are loaded on first use
+//     (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static import
+//     would bring them all back into every start; nor any module of the heavy packages only some
+//     operations use (HEAVY_PACKAGES: `jose`, the OpenID Connect exchange's;
+//     `@modelcontextprotocol/sdk`, the MCP server's), which every new isolate would evaluate;
 //   - the build holds none of the packages wrangler.toml's [alias] leaves out of it (Ajv, zod 3 and
 //     its converter, which the MCP SDK imports and this Worker never runs): the stubs stand in.
 //
@@ -38,6 +40,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Packages the [alias] stubs stand in for (src/mcp/left-out/), by their path in node_modules. */
 const LEFT_OUT = /node_modules\/(ajv|ajv-formats|zod-to-json-schema|zod\/v3)\//;
+/** Packages that only some operations use, which must never be part of a new isolate's start. */
+const HEAVY_PACKAGES = ["jose", "@modelcontextprotocol/sdk"];
+/** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
+const heavyModule = (path) =>
+  HEAVY_PACKAGES.some((name) => new RegExp(`(^|/)node_modules/${name}/`).test(path));
 
 const args = process.argv.slice(2);
 if (args[0] === "--ready") {
@@ -204,7 +211,12 @@ try {
     );
     if (ok) {
       const meta = JSON.parse(readFileSync(join(out, env, "bundle-meta.json"), "utf8"));
-      const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
+      const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
+      check(
+        heavy.length === 0,
+        `${env}: a new isolate evaluates no module of ${HEAVY_PACKAGES.join(" or ")} before its first request`,
+        `${heavy.length} reached by static imports from src/index.ts, among them ${heavy.slice(0, 5).join(", ")}`,
+      );
       check(
         eager.length === 0 && deferred > 0,
         `${env}: a new isolate evaluates no route, record schema, document or MCP module before its first request ` +
@@ -225,8 +237,8 @@ try {
 
 /**
  * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
- * and how many of them the bundle holds behind a dynamic import (`deferred`): those of src/ and the
- * MCP SDK (its path is under node_modules, wherever that links to).
+ * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
+ * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
  */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
@@ -243,6 +255,7 @@ function startupModules(inputs, entry) {
   }
   return {
     eager: [...reached].filter(deferredKind),
+    heavy: [...reached].filter(heavyModule),
     deferred: Object.keys(inputs).filter((path) => deferredKind(path) && !reached.has(path)).length,
   };
 }

@@ -1,27 +1,15 @@
 /**
  * Worker entry: HTTP, the EVENTS queue (and its dead-letter queue), the sweeps of stale events and
  * stuck deliveries on a cron, and the Durable Object classes (the rate limiter, the delivery
- * lanes, the deployment feeds, the environment gates). Every entry point builds the same service context (src/context.ts) and calls the same
- * services.
+ * lanes, the deployment feeds, the environment gates). Every entry point builds the same service
+ * context (src/context.ts) and calls the same services.
+ *
+ * A new isolate evaluates what HTTP needs before its first request (the app: its middleware and
+ * the table of operations, each built on its first request, src/http/operations.ts); the queue
+ * consumer (src/consumer.ts) and the cron (src/cron.ts) are loaded on their first batch or run,
+ * so that their services are no part of every start (bench/README.md, "Startup").
  */
 import { createApp } from "./app";
-import { handleEventsBatch } from "./consumer";
-import { createServiceContext, inDatabase, type ServiceContext } from "./context";
-import { DIRECTORY } from "./db/databases";
-import { loggableError } from "./errors";
-import { forgetExpiredKeys } from "./idempotency/executed";
-import { newId } from "./lib/ids";
-import { purgeExpiredAuditEntries } from "./services/audit/log";
-import { settleOverdueTimers } from "./services/deployments/gate";
-import { purgeOldTimelines } from "./services/deployments/timeline-retention";
-import { finishOrganizations } from "./services/directory";
-import { sweepStaleEvents } from "./services/events/fanout";
-import { purgeOldEvents } from "./services/events/log";
-import { forgetExpiredSecrets } from "./services/integrations/operator";
-import { sweepStuckDeliveries } from "./services/integrations/sweep";
-
-/** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
-const DAILY_CRON = "0 3 * * *";
 
 export { DeliveryLane } from "./delivery-lane/object";
 export { DeploymentFeed } from "./feed/object";
@@ -30,54 +18,10 @@ export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();
 
-/** One cron run on one database (`ctx`'s). */
-async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
-  await forgetExpiredSecrets(ctx);
-  const keys = await forgetExpiredKeys(ctx);
-  if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
-  if (cron === DAILY_CRON) {
-    const removed = await purgeExpiredAuditEntries(ctx);
-    ctx.log.info("audit log retention", { database: ctx.database, removed });
-    const purged = await purgeOldEvents(ctx);
-    ctx.log.info("event retention", { database: ctx.database, ...purged });
-    ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
-    return;
-  }
-  await sweepStaleEvents(ctx);
-  const overdue = await settleOverdueTimers(ctx);
-  if (overdue > 0)
-    ctx.log.warn("overdue wait timers settled by the cron", { database: ctx.database, overdue });
-  const stuck = await sweepStuckDeliveries(ctx);
-  if (stuck.taken > 0)
-    ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
-  // Last, so the deliveries' sweeps never wait on it.
-  await finishOrganizations(ctx);
-}
-
 export default {
   fetch: app.fetch,
-  queue: (batch, env, exec?: ExecutionContext) => handleEventsBatch(batch, env, exec),
-  // Dispatch on the cron expression (wrangler.toml [triggers]). The sweeps run only here: one
-  // sweeper every few minutes, rather than one per queue batch, keeps two fan-outs of the same
-  // event from racing (and a lane takes a delivery it holds only once). The daily run removes
-  // what outlived its retention (audit entries, events and their deliveries, deployments'
-  // timelines). Both forget rotated-out signing secrets whose overlap ended and the
-  // Idempotency-Keys of writes older than 24 h.
-  // Each database (the directory and every organization database) runs on its own: one that fails
-  // holds up no other, and the run then fails as a whole, so the platform records it.
-  scheduled: async (controller, env, exec?: ExecutionContext) => {
-    const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
-    const base = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
-    const databases = [...new Set([DIRECTORY, ...base.config.orgDatabases])];
-    const runs = await Promise.allSettled(
-      databases.map((database) => cronRun(inDatabase(base, database), controller.cron)),
-    );
-    const failed = databases.filter((_, i) => runs[i]?.status === "rejected");
-    for (const [i, run] of runs.entries()) {
-      if (run.status === "rejected") {
-        base.log.error("cron run failed", { database: databases[i], error: loggableError(run.reason) });
-      }
-    }
-    if (failed.length) throw new Error(`cron run failed on ${failed.join(", ")}`);
-  },
+  queue: async (batch, env, exec?: ExecutionContext) =>
+    (await import("./consumer")).handleEventsBatch(batch, env, exec),
+  scheduled: async (controller, env, exec?: ExecutionContext) =>
+    (await import("./cron")).runScheduled(controller, env, exec),
 } satisfies ExportedHandler<Env>;

@@ -3,7 +3,7 @@
  * size of other tenants' data (API_CONTRACT §4: keyset pagination; a project delete cascades).
  */
 import { env } from "cloudflare:test";
-import { eq, fillPlaceholders } from "drizzle-orm";
+import { eq, fillPlaceholders, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { Identity } from "../../src/context";
 import { createDb } from "../../src/db/client";
@@ -13,12 +13,17 @@ import { executedQuery, expiredKeysQuery } from "../../src/idempotency/executed"
 import { apiKeyPageQuery } from "../../src/services/api-keys/list";
 import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
 import { statusPageQuery } from "../../src/services/deployments/all-projects";
+import { pinsNow, pinsOfDeployment } from "../../src/services/deployments/config";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
 import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
 import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/sweep";
-import { stateAtSelect, versionsPageSelect } from "../../src/services/variables/history";
+import {
+  stateAtSelect,
+  variableSetsAtSelect,
+  versionsPageSelect,
+} from "../../src/services/variables/history";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
@@ -276,6 +281,22 @@ describe("a scope's history (API_CONTRACT §18)", () => {
         /variable_version_values USING (PRIMARY KEY|INDEX sqlite_autoindex_variable_version_values_1)/,
       );
       expect(detail).not.toMatch(/TEMP B-TREE|SCAN variable_version_values/);
+    },
+  );
+
+  it.each([
+    ["a deployment's pinned scopes", pinsOfDeployment("d1")],
+    ["the scopes as they are now", pinsNow(sql`(SELECT environment_id FROM deployments WHERE id = ${"d1"})`)],
+  ] as const)(
+    "%s (a config, its diff): the names one seek each, then one seek of each name's row, whatever the history",
+    async (_name, pins) => {
+      const environment = sql`(SELECT environment_id FROM deployments WHERE id = ${"d1"})`;
+      const { sql: text, params } = variableSetsAtSelect(db, environment, pins).toSQL();
+      const detail = await plan(text, params);
+      expect(detail).toMatch(
+        /variable_version_values USING INDEX sqlite_autoindex_variable_version_values_1 \(environment_id=\? AND scope=\? AND name=\? AND version=\?\)/,
+      );
+      expect(detail).not.toMatch(/TEMP B-TREE|SCAN variable_version_values|AUTOMATIC/);
     },
   );
 

@@ -79,7 +79,7 @@ export const pinsOfDeployment = (deploymentId: string): SQL =>
   sql`SELECT ${ENVIRONMENT_SET} AS scope, json_extract(d.config, '$.environment_version') AS version FROM deployments AS d WHERE d.id = ${deploymentId} AND d.config IS NOT NULL UNION ALL SELECT json_extract(c.value, '$.component_id'), json_extract(c.value, '$.version') FROM deployments AS d, json_each(d.config, '$.components') AS c WHERE d.id = ${deploymentId}`;
 
 /** Every scope of an environment as it is now: its own, and each of its components'. */
-const pinsNow = (environmentId: SQL): SQL =>
+export const pinsNow = (environmentId: SQL): SQL =>
   sql`SELECT ${ENVIRONMENT_SET} AS scope, ${NOW} AS version UNION ALL SELECT id, ${NOW} FROM components WHERE environment_id = ${environmentId}`;
 
 /** The environment of a deployment, for a statement that shares a batch with its lookup. */

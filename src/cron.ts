@@ -1,0 +1,74 @@
+/**
+ * The cron (wrangler.toml [triggers]), loaded by src/index.ts on the isolate's first scheduled run
+ * rather than at its start: the sweeps and retention work reach most of the services, which no
+ * request needs all of.
+ *
+ * Dispatch on the cron expression. The sweeps run only here: one sweeper every few minutes,
+ * rather than one per queue batch, keeps two fan-outs of the same event from racing (and a lane
+ * takes a delivery it holds only once). The daily run removes what outlived its retention (audit
+ * entries, events and their deliveries, deployments' timelines). Both forget rotated-out signing
+ * secrets whose overlap ended and the Idempotency-Keys of writes older than 24 h.
+ * Each database (the directory and every organization database) runs on its own: one that fails
+ * holds up no other, and the run then fails as a whole, so the platform records it.
+ */
+import { createServiceContext, inDatabase, type ServiceContext } from "./context";
+import { DIRECTORY } from "./db/databases";
+import { loggableError } from "./errors";
+import { forgetExpiredKeys } from "./idempotency/executed";
+import { newId } from "./lib/ids";
+import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { settleOverdueTimers } from "./services/deployments/gate";
+import { purgeOldTimelines } from "./services/deployments/timeline-retention";
+import { finishOrganizations } from "./services/directory";
+import { sweepStaleEvents } from "./services/events/fanout";
+import { purgeOldEvents } from "./services/events/log";
+import { forgetExpiredSecrets } from "./services/integrations/operator";
+import { sweepStuckDeliveries } from "./services/integrations/sweep";
+
+/** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
+const DAILY_CRON = "0 3 * * *";
+
+/** One cron run on one database (`ctx`'s). */
+async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
+  await forgetExpiredSecrets(ctx);
+  const keys = await forgetExpiredKeys(ctx);
+  if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
+  if (cron === DAILY_CRON) {
+    const removed = await purgeExpiredAuditEntries(ctx);
+    ctx.log.info("audit log retention", { database: ctx.database, removed });
+    const purged = await purgeOldEvents(ctx);
+    ctx.log.info("event retention", { database: ctx.database, ...purged });
+    ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
+    return;
+  }
+  await sweepStaleEvents(ctx);
+  const overdue = await settleOverdueTimers(ctx);
+  if (overdue > 0)
+    ctx.log.warn("overdue wait timers settled by the cron", { database: ctx.database, overdue });
+  const stuck = await sweepStuckDeliveries(ctx);
+  if (stuck.taken > 0)
+    ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
+  // Last, so the deliveries' sweeps never wait on it.
+  await finishOrganizations(ctx);
+}
+
+/** The Worker's `scheduled` handler: one cron run on every database. */
+export async function runScheduled(
+  controller: ScheduledController,
+  env: Env,
+  exec?: ExecutionContext,
+): Promise<void> {
+  const waitUntil = exec ? (work: Promise<unknown>) => exec.waitUntil(work) : undefined;
+  const base = createServiceContext({ env, requestId: newId(), ...(waitUntil ? { waitUntil } : {}) });
+  const databases = [...new Set([DIRECTORY, ...base.config.orgDatabases])];
+  const runs = await Promise.allSettled(
+    databases.map((database) => cronRun(inDatabase(base, database), controller.cron)),
+  );
+  const failed = databases.filter((_, i) => runs[i]?.status === "rejected");
+  for (const [i, run] of runs.entries()) {
+    if (run.status === "rejected") {
+      base.log.error("cron run failed", { database: databases[i], error: loggableError(run.reason) });
+    }
+  }
+  if (failed.length) throw new Error(`cron run failed on ${failed.join(", ")}`);
+}
