@@ -149,8 +149,8 @@ function slice(server, s, c, seconds) {
 function format(runs, rss, memory) {
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "");
   const rungs = Object.fromEntries(runs.filter((r) => r.s.id).map((r) => [r.s.id, r.slices]));
-  const paired = (slices, id, field) =>
-    f(lib.pairedRatio(...[slices, rungs[id]].map((x) => x.map((y) => y[field]))));
+  // Each round's two figures divided: median (min–max) over the rounds.
+  const paired = (slices, id, field) => spread(slices.map((x, i) => x[field] / rungs[id][i][field]));
   const rows = runs
     .filter((r) => !r.s.probe)
     .map(({ s, slices }) => {
@@ -175,7 +175,7 @@ function format(runs, rss, memory) {
   const memoryRows = memory.map((m) => Object.values(m).map((x) => f(x, 0)));
   return lib.report(
     lib.header(`${command} · ${ROUNDS} rounds × ${SLICE} s a scenario · ${CONNECTIONS} connections`),
-    lib.table([...heads, "÷ rung: req/s / CPU, paired by round", "not 2xx"], rows),
+    lib.table([...heads, "÷ rung: req/s / CPU, paired by round, median (min–max)", "not 2xx"], rows),
     lib.table(["probe: figure", "median (min–max) over the rounds"], probes),
     `Worker RSS (MB) after each round, a new process each: ${Object.keys(rss[0]).map(perRound).join("; ")}`,
     memory.length &&
