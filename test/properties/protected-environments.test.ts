@@ -579,8 +579,8 @@ describe("the release", () => {
     const waitUntil = Date.parse(d.gate?.wait_until ?? "");
     await sleep(Math.max(0, waitUntil - Date.now() - 700));
     expect((await rowOf(d.id)).status).toBe("waiting");
-    await sleep(Math.max(0, waitUntil + 5000 - Date.now()));
-    expect((await rowOf(d.id)).status).toBe("queued");
+    await until("released", async () => (await rowOf(d.id)).status === "queued", 10_000);
+    expect(Date.now() - waitUntil).toBeLessThanOrEqual(5500);
     expect(await inEngineQueue(d)).toEqual([true]);
   });
 
@@ -603,7 +603,14 @@ describe("the release", () => {
     });
     const d = await engineCreateOk(environmentId, [stack.id]);
     expect(d.gate?.blocked_by).toEqual(["approval", "wait_timer"]);
-    await sleep(Math.max(0, Date.parse(d.gate?.wait_until ?? "") + 5000 - Date.now()));
+    // The timer's settling, without any request: blocked_by loses `wait_timer` within 5 s.
+    const waitUntil = Date.parse(d.gate?.wait_until ?? "");
+    await until(
+      "settled by the timer",
+      async () => !(await rowOf(d.id)).gate?.blocked_by.includes("wait_timer"),
+      10_000,
+    );
+    expect(Date.now() - waitUntil).toBeLessThanOrEqual(5500);
     const after = await readDeployment(owner, d.id);
     expect(after.status).toBe("waiting");
     expect(after.gate?.blocked_by).toEqual(["approval"]);
@@ -626,7 +633,13 @@ describe("the release", () => {
     const { owner, environmentId, stack } = await protectedWorld({ wait_timer: 1 });
     const d = await engineCreateOk(environmentId, [stack.id]);
     await lock(owner, environmentId);
-    await sleep(Math.max(0, Date.parse(d.gate?.wait_until ?? "") + 5000 - Date.now()));
+    const waitUntil = Date.parse(d.gate?.wait_until ?? "");
+    await until(
+      "settled by the timer",
+      async () => !(await rowOf(d.id)).gate?.blocked_by.includes("wait_timer"),
+      10_000,
+    );
+    expect(Date.now() - waitUntil).toBeLessThanOrEqual(5500);
     const row = await rowOf(d.id);
     expect(row.status).toBe("waiting");
     expect((await readDeployment(owner, d.id)).gate?.blocked_by).toEqual(["lock"]);
