@@ -8,6 +8,7 @@ import {
   freeArray,
   IdSchema,
   InlineIdSchema,
+  MAX_URL_BYTES,
   nullAsAbsent,
   TimestampSchema,
   text,
@@ -130,7 +131,8 @@ export const OidcTrustCreateBody = z
     issuer: z
       .string()
       .min(1)
-      .max(2048)
+      // No rule of ours: a URL longer than Cloudflare accepts (16 KB) could never be fetched.
+      .max(MAX_URL_BYTES)
       .openapi({
         format: "uri",
         example: "https://token.actions.githubusercontent.com",
@@ -168,15 +170,16 @@ export const TOKEN_MAX_LENGTH = 16_384;
 export const OidcTokenExchangeBody = z
   .strictObject({
     trust_id: InlineIdSchema.openapi({ description: "The trust to exchange the token under." }),
-    token: z
-      .string()
-      .min(1)
-      .max(TOKEN_MAX_LENGTH)
-      .regex(/^[A-Za-z0-9_.=-]+$/, "Must be a JWT (base64url segments joined by dots).")
-      .openapi({
-        description: "The CI run's ID token (a JWT, `RS256` or `ES256`).",
-        example: "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl",
-      }),
+    // Any string: a token of another form or size is the exchange's `401` naming the check
+    // (API_CONTRACT §27: every failure of the token is 401), not a validation `400`. The form is
+    // published for clients (./verify.ts checks it, size first).
+    token: z.string().openapi({
+      minLength: 1,
+      maxLength: TOKEN_MAX_LENGTH,
+      pattern: "^[A-Za-z0-9_.=-]+$",
+      description: "The CI run's ID token (a JWT, `RS256` or `ES256`).",
+      example: "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl",
+    }),
   })
   .openapi("OidcTokenExchange");
 

@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { PublicDeploymentCreateBody } from "../../schemas/deployment";
-import { createDeployment } from "../../services/deployments/deployments";
+import { createDeployment } from "../../services/deployments/create";
 import { DeploymentSchema, EnvironmentParams } from "./schema";
 
 export const createDeploymentRoute = defineRoute({

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { deleteEnvironment } from "../../services/environments/environments";
+import { deleteEnvironment } from "../../services/environments/delete";
 import { EnvironmentParams } from "./schema";
 
 export const deleteEnvironmentRoute = defineRoute({

@@ -28,7 +28,8 @@ import {
 } from "./api-keys";
 import { ownLimiter } from "./authenticate";
 
-const callerKeyGone = () =>
+/** The calling key went away while it was making something (a key, a trust: ../oidc/trusts.ts). */
+export const callerKeyGone = () =>
   new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
 
 /**

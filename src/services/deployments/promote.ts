@@ -33,7 +33,7 @@ import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { byName, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { pinsOfDeployment } from "./config";
-import { insertDeployment } from "./deployments";
+import { insertDeployment } from "./create";
 
 type StackRow = { id: string; templateId: string };
 

@@ -10,7 +10,7 @@ import { deployments } from "../../db/schema";
 import { conflict } from "../../errors";
 import type { DeploymentCreateInput, DeploymentRecord, RedeployInput } from "../../schemas/deployment";
 import { loadAuthorized } from "../access";
-import { createEngineDeployment } from "./deployments";
+import { createEngineDeployment } from "./create";
 
 /** Needs `contributor` on the original's project; a stack deleted since is `409` naming it. */
 export async function redeployDeployment(

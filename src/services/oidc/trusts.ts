@@ -14,6 +14,7 @@
  * (the exchange knows nothing else), written before the trust and deleted after it
  * (src/services/directory.ts says why that order leaves nothing half-done that matters).
  */
+
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -35,6 +36,7 @@ import {
   refuseUnknownProjects,
 } from "../api-keys/api-keys";
 import { forgetKeys } from "../api-keys/authenticate";
+import { callerKeyGone } from "../api-keys/create";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { directoryDb, writeBothSides } from "../directory";
 import { deleteLatest, ifMatchGuard } from "../preconditions";
@@ -61,9 +63,6 @@ export function toOidcTrustRecord(row: OidcTrustRow): OidcTrustRecord {
 }
 
 const WHAT = "OpenID Connect trust";
-
-const callerKeyGone = () =>
-  new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
 
 /**
  * `createOidcTrust`: org `owner`/`admin` with a key not restricted to projects (`403

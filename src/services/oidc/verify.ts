@@ -19,8 +19,10 @@
  * `sub` is required although §27's list does not name it: every OpenID Connect ID token carries one
  * (Core §2), and the issued key records it (`oidc.subject`).
  */
+
 import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { ApiError } from "../../errors";
+import { TOKEN_MAX_LENGTH } from "../../schemas/oidc";
 import { unmetCondition } from "./conditions";
 import type { IssuerUrlPolicy } from "./issuer-url";
 import { IssuerFailure, issuerKeys } from "./issuers";
@@ -45,6 +47,13 @@ export type VerifiedToken = JWTPayload & { sub: string; jti: string; exp: number
 
 /** Step 1: the token's form and its `alg`, before anything is looked up. */
 export function checkTokenForm(token: string): void {
+  // Refused unread: a real ID token is a few KB.
+  if (token.length > TOKEN_MAX_LENGTH) {
+    throw refused(`The token is longer than ${TOKEN_MAX_LENGTH} characters.`);
+  }
+  if (!/^[A-Za-z0-9_.=-]+$/.test(token)) {
+    throw refused("The token is not a JWT: base64url parts joined by dots.");
+  }
   const parts = token.split(".");
   if (parts.length !== 3) throw refused("The token is not a JWT: it must have three base64url parts.");
   if ((parts[0]?.length ?? 0) > MAX_HEADER_CHARS) {

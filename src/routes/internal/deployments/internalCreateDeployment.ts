@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { DeploymentCreateBody, DeploymentSchema } from "../../../schemas/deployment";
-import { createEngineDeployment } from "../../../services/deployments/deployments";
+import { createEngineDeployment } from "../../../services/deployments/create";
 import { EnvironmentIdParams } from "../schema";
 
 export const internalCreateDeploymentRoute = defineInternalRoute({
