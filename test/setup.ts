@@ -22,10 +22,10 @@ await Promise.all([
   loadMcpServer(),
 ]);
 
-// The test files share one runtime (vitest.config.ts `isolate: false`): one D1, one queue. A
-// file's notification integrations must not outlive it, or the deliveries of its events (queued,
-// retried, or handed to the queue again by a later file's cron sweep) would go out during later
-// files, to hosts that do not resolve here. Deleting them deletes their deliveries (cascade); a
+// The test files share runtimes (vitest.config.ts `isolate: false`: each runtime runs its files in
+// turn, with its own D1 and queue). A file's notification integrations must not outlive it, or the
+// deliveries of its events (queued, retried, or handed to the queue again by a later file's cron
+// sweep) would go out during later files, to hosts that do not resolve here. Deleting them deletes their deliveries (cascade); a
 // delivery message still in the queue then finds nothing to send.
 afterAll(async () => {
   await Promise.all(testDatabases().map((d1) => d1.prepare("DELETE FROM notification_integrations").run()));
