@@ -233,9 +233,9 @@ const cpuNs = (pid) =>
 const rssMb = (pid) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
-export async function request(base, method, path, { key, admin, body } = {}) {
-  const headers = { accept: "application/json" };
+/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer, `headers` beside them. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
+export async function request(base, method, path, { key, admin, body, headers: extra } = {}) {
+  const headers = { accept: "application/json", ...extra };
   if (key) headers["x-api-key"] = key;
   if (admin) headers.authorization = `Bearer ${admin}`;
   if (body !== undefined) headers["content-type"] = "application/json";
@@ -272,10 +272,10 @@ export async function sideBySide(c, samples, requests, key) {
   const [ms, cpu] = [0, 1].map(() => Object.fromEntries(labels.map((l) => [l, []])));
   for (let i = 0; i < samples; i++) {
     for (const label of i % 2 ? [...labels].reverse() : labels) {
-      const { method = "GET", path, body: made, key: own = key } = requests[label];
+      const { method = "GET", path, body: made, key: own = key, headers } = requests[label];
       const body = typeof made === "function" ? made() : made;
       const before = c.server.cpuNs();
-      ms[label].push((await c.server.request(method, path, { key: own, body })).ms);
+      ms[label].push((await c.server.request(method, path, { key: own, body, headers })).ms);
       cpu[label].push((c.server.cpuNs() - before) / 1e6);
     }
   }

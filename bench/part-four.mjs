@@ -13,7 +13,9 @@
 //   - a promotion plan (`dry_run`) over scopes of 500 names beside one over 10 (probe; the target's
 //     names all differ from the original's, so every name is `missing` or `extra`);
 //   - an OpenID Connect exchange whose issuer keys the isolate holds beside a §21 key create (probe;
-//     the issuer is a server in this process, the API runs with ALLOW_INSECURE_OIDC_ISSUERS).
+//     the issuer is a server in this process, the API runs with ALLOW_INSECURE_OIDC_ISSUERS);
+//   - an MCP `tools/call` of a read (`get_environment`: the environment and its protection, two
+//     /v1 reads) beside the same two reads over REST, one after the other (probe).
 //
 // Probes send one request at a time, the two kinds in turn (`sideBySide`), each kind once first so
 // that a round's new process has built its operations (and fetched the issuer's keys).
@@ -21,7 +23,7 @@
 //   env: PART_FOUR_SAMPLES (30) HISTORY (500: versions of each scope for the config read)
 import { createServer } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { env, hex, internal, newProject, sideBySide } from "./lib.mjs";
+import { env, hex, internal, median, newProject, pairedRatio, sideBySide } from "./lib.mjs";
 
 const SAMPLES = env("PART_FOUR_SAMPLES", 30);
 const HISTORY = env("HISTORY", 500);
@@ -70,8 +72,8 @@ async function succeeded(c, environment) {
 }
 /** Each kind of request once (a new process builds its operations), then `sideBySide`. */
 async function inTurn(c, requests) {
-  for (const { method = "GET", path, body, key = owner(c) } of Object.values(requests))
-    await c.server.request(method, path, { key, body: typeof body === "function" ? body() : body });
+  for (const { method = "GET", path, body, key = owner(c), headers } of Object.values(requests))
+    await c.server.request(method, path, { key, body: typeof body === "function" ? body() : body, headers });
   return sideBySide(c, SAMPLES, requests, owner(c));
 }
 
@@ -255,6 +257,56 @@ export const partFour = ({ route }) =>
         for (let i = 0; i <= SAMPLES; i++) tokens.push(await c.data.token());
         const create = { method: "POST", path: "/v1/api-keys", body: () => ({ name: `k-${hex(4)}` }) };
         return inTurn(c, { "key create": create, exchange });
+      },
+    },
+    {
+      // One stateless MCP request (the server keeps no session): tools/call of get_environment, which
+      // reads the environment and its protection through the API in-process. Beside it the same two
+      // reads as a client sends them over REST, one after the other (their CPU summed).
+      name: "§28 MCP tools/call get_environment, beside its two REST reads",
+      setup: async (c) => ({ environment: (await environment(c)).id }),
+      probe: async (c) => {
+        const id = c.data.environment;
+        const call = {
+          method: "POST",
+          path: "/mcp",
+          headers: { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+          body: {
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "get_environment", arguments: { environment_id: id } },
+          },
+        };
+        const answer = await c.server.json(call.method, call.path, { key: owner(c), ...call });
+        if (answer.result?.structuredContent?.environment?.id !== id)
+          throw new Error(`tools/call answered ${JSON.stringify(answer).slice(0, 200)}`);
+        const rest = {
+          environment: { path: `/v1/environments/${id}` },
+          protection: { path: `/v1/environments/${id}/protection` },
+        };
+        await inTurn(c, rest);
+        const samples = { rest: [[], []], mcp: [[], []] };
+        for (let i = 0; i < SAMPLES; i++) {
+          for (const kind of i % 2 ? ["mcp", "rest"] : ["rest", "mcp"]) {
+            const before = c.server.cpuNs();
+            let ms = 0;
+            if (kind === "mcp") ms = (await c.server.request("POST", "/mcp", { key: owner(c), ...call })).ms;
+            else
+              for (const r of Object.values(rest))
+                ms += (await c.server.request("GET", r.path, { key: owner(c) })).ms;
+            samples[kind][0].push(ms);
+            samples[kind][1].push((c.server.cpuNs() - before) / 1e6);
+          }
+        }
+        const figures = {};
+        for (const kind of ["rest", "mcp"]) {
+          figures[`${kind} p50 ms`] = median(samples[kind][0]);
+          figures[`${kind} CPU ms`] = median(samples[kind][1]);
+        }
+        figures["mcp ÷ rest: ms"] = pairedRatio(samples.mcp[0], samples.rest[0]);
+        figures["mcp ÷ rest: CPU"] = pairedRatio(samples.mcp[1], samples.rest[1]);
+        return figures;
       },
     },
   ].map((s) => ({ ...s, only: true }));
