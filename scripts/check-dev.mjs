@@ -10,9 +10,8 @@
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
 //   4. README.md's examples run as written, in order, on this server (scripts/check-readme.mjs).
-//   5. the MCP server at /mcp (README "MCP server") answers the printed key's tool call: the built
-//      Worker, whose bundle leaves out what of the MCP SDK it never runs (wrangler.toml [alias]),
-//      which the tests' module runner does not build.
+//   5. the MCP server at /mcp (README "MCP server") answers the printed key's tool call in the
+//      Worker as wrangler builds it, which the tests' module runner does not build.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";

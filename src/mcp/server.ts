@@ -1,28 +1,24 @@
 /**
  * The MCP server at /mcp (README "MCP server"): Streamable HTTP, stateless, answered as JSON.
  * Loaded on the first /mcp request that passed authentication (src/app.ts), never when the Worker
- * starts: `npm run check:deploy` fails if the entry reaches this directory or the SDK by a static
- * import.
+ * starts: `npm run check:deploy` fails if the entry reaches this directory by a static import.
  *
- * Stateless: no session is kept between requests (any isolate serves any request), so each POST
- * gets its own server and transport, as the SDK requires of a stateless transport; the tools'
- * schemas are built once per isolate (./tools.ts). Every answer is one JSON body, not an event
- * stream: nothing here sends a message before its result. GET (a stream for messages the server
- * starts) and DELETE (the end of a session) have nothing to serve without sessions: 405, which
- * the spec and the SDK's client read as "not offered".
+ * Stateless: no session is kept between requests (any isolate serves any request). Every answer
+ * is one JSON body, not an event stream: nothing here sends a message before its result. GET (a
+ * stream for messages the server starts) and DELETE (the end of a session) have nothing to serve
+ * without sessions: 405, which the spec and the SDK's client read as "not offered". The methods
+ * served are MCP's lifecycle (`initialize`, `ping`) and tools (`tools/list`, `tools/call`); the
+ * transport's rules are ./transport.ts's. The tools' list is built once per isolate.
  */
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { loggableError } from "../errors";
+import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { MAX_BODY_BYTES } from "../http/raw-body";
-import { JSON_RPC_SERVER_ERROR, mcpKey } from "../middleware/mcp-auth";
+import { readRawBody } from "../http/raw-body";
+import { jsonRpcRefusal, mcpKey } from "../middleware/mcp-auth";
 import { ApiRefusal, apiFor } from "./api";
 import { TOOLS, type Tool } from "./tools";
+import { handlePost, PROTOCOL_VERSIONS, RPC, RpcError, type RpcRequest, refusal } from "./transport";
 
 /** The API's version (/openapi.json `info.version`; test/properties/mcp.test.ts holds them equal). */
 const SERVER_INFO = { name: "deploy-platform-api", version: "1.1.0" };
@@ -33,84 +29,127 @@ const INSTRUCTIONS =
   "before apply_variable_changes (pass its base_version). A refusal is the API's own message; one that " +
   "names a scope means the key lacks it.";
 
-/**
- * The server's JSON Schema validator checks a client's answers to elicitation, which this server
- * never asks for. Given one, the SDK does not build its default (Ajv, which compiles schemas with
- * `new Function`: Workers forbid that, and the Worker's bundle leaves Ajv out, wrangler.toml [alias]).
- */
-const NO_ELICITATION: jsonSchemaValidator = {
-  getValidator<T>(): JsonSchemaValidator<T> {
-    throw new Error("this server validates no client answer: it asks for none");
-  },
+/** The tools never change while a server runs: no `notifications/tools/list_changed` is sent. */
+const CAPABILITIES = { tools: { listChanged: false } };
+
+type ToolResult = {
+  content: Array<{ type: "text"; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: true;
 };
 
-const methodNotAllowed = () =>
-  new Response(
-    JSON.stringify({
-      jsonrpc: "2.0",
-      error: {
-        code: JSON_RPC_SERVER_ERROR,
-        message: "Method not allowed: this stateless server takes POST.",
-      },
-      id: null,
-    }),
-    { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
-  );
+const failed = (text: string): ToolResult => ({ isError: true, content: [{ type: "text", text }] });
+
+/**
+ * `tools/list`'s answer, built on its first use in an isolate: each tool's arguments and answer as
+ * JSON Schema (draft 7, as MCP clients read them; the arguments as a caller writes them, defaults
+ * optional; the answer as the tool returns it).
+ */
+let listed: Record<string, unknown> | undefined;
+function toolList(): Record<string, unknown> {
+  listed ??= {
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: z.toJSONSchema(t.input, { target: "draft-7", io: "input" }),
+      outputSchema: z.toJSONSchema(t.output, { target: "draft-7", io: "output" }),
+      annotations: { title: t.title, ...t.annotations },
+    })),
+  };
+  return listed;
+}
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** Each issue of a refused argument: its message, and where (`at a.b`) when not the whole. */
+const issuesOf = (error: z.ZodError) =>
+  error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join(".")}` : i.message)).join("\n");
 
 /** An API refusal as the tool's result: the API's status, code and message, and its `cause`. */
-function refusalResult(err: ApiRefusal): CallToolResult {
+function refusalResult(err: ApiRefusal): ToolResult {
   const code = err.body?.code ?? "error";
   let text = `The API refused (${err.status} ${code}): ${err.message}`;
   if (err.retryAfter !== null) text += ` Retry after ${err.retryAfter} s.`;
   if (err.body?.cause !== undefined) text += `\ncause: ${JSON.stringify(err.body.cause)}`;
-  return { isError: true, content: [{ type: "text", text }] };
+  return failed(text);
 }
 
-function register(server: McpServer, t: Tool, c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string) {
-  server.registerTool(
-    t.name,
-    {
-      title: t.title,
-      description: t.description,
-      inputSchema: t.input,
-      outputSchema: t.output,
-      annotations: { title: t.title, ...t.annotations },
-    },
-    async (args: unknown): Promise<CallToolResult> => {
-      try {
-        const result = (await t.run(apiFor(c, app, key, t.name), args as never)) as Record<string, unknown>;
-        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
-      } catch (err) {
-        if (err instanceof ApiRefusal) return refusalResult(err);
-        // Not the API's answer: a fault here. Logged with the request; the client learns no internals.
-        c.get("ctx").log.error("mcp tool failed", { tool: t.name, error: loggableError(err) });
-        return { isError: true, content: [{ type: "text", text: "Internal error; a retry may succeed." }] };
+/**
+ * `tools/call`: the arguments checked against the tool's schema (a refusal is the tool's error
+ * result, and nothing reaches the API), then the tool run as the caller. An error of the tool is
+ * its result, as MCP has it (the model reads it); the request itself succeeds.
+ */
+async function callTool(
+  t: Tool | undefined,
+  name: string,
+  args: unknown,
+  c: Context<AppEnv>,
+  app: OpenAPIHono<AppEnv>,
+  key: string,
+): Promise<ToolResult> {
+  if (t === undefined) return failed(`Tool ${name} not found.`);
+  const parsed = t.input.safeParse(args ?? {});
+  if (!parsed.success) {
+    return failed(`Input validation error: Invalid arguments for tool ${name}: ${issuesOf(parsed.error)}`);
+  }
+  try {
+    const result = (await t.run(apiFor(c, app, key, t.name), parsed.data as never)) as Record<
+      string,
+      unknown
+    >;
+    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+  } catch (err) {
+    if (err instanceof ApiRefusal) return refusalResult(err);
+    // Not the API's answer: a fault here. Logged with the request; the client learns no internals.
+    c.get("ctx").log.error("mcp tool failed", { tool: t.name, error: loggableError(err) });
+    return failed("Internal error; a retry may succeed.");
+  }
+}
+
+/** The methods this server serves, by name; any other is JSON-RPC's "method not found". */
+function dispatcher(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string) {
+  return async (request: RpcRequest): Promise<Record<string, unknown>> => {
+    const params = request.params ?? {};
+    switch (request.method) {
+      case "initialize": {
+        const asked = params.protocolVersion;
+        if (typeof asked !== "string") throw new RpcError(RPC.invalidParams, "protocolVersion is required.");
+        return {
+          // The client's revision when this server speaks it, else the newest it does (the client decides).
+          protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
+          capabilities: CAPABILITIES,
+          serverInfo: SERVER_INFO,
+          instructions: INSTRUCTIONS,
+        };
       }
-    },
-  );
+      case "ping":
+        return {};
+      case "tools/list":
+        return toolList();
+      case "tools/call": {
+        const name = params.name;
+        if (typeof name !== "string") throw new RpcError(RPC.invalidParams, "name is required.");
+        return callTool(BY_NAME.get(name), name, params.arguments, c, app, key);
+      }
+      default:
+        throw new RpcError(RPC.methodNotFound, `Method not found: ${request.method}`);
+    }
+  };
 }
 
 /** Serves one MCP request of a caller `mcpAuth` let in; `app` is the API its tools call. */
 export async function serveMcp(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>): Promise<Response> {
-  if (c.req.method !== "POST") return methodNotAllowed();
+  if (c.req.method !== "POST") {
+    const message = "Method not allowed: this stateless server takes POST.";
+    return refusal(405, RPC.serverError, message, { allow: "POST" });
+  }
   // `mcpAuth` accepted this key; the tools' requests present it again, as any request does.
   const key = mcpKey(c) as string;
-  const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: {} },
-    instructions: INSTRUCTIONS,
-    jsonSchemaValidator: NO_ELICITATION,
-  });
-  for (const t of TOOLS) register(server, t, c, app, key);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-    // The API's own bound on a request body (API_CONTRACT §6).
-    maxRequestBodySize: MAX_BODY_BYTES,
-  });
-  await server.connect(transport);
   try {
-    return await transport.handleRequest(c.req.raw);
-  } finally {
-    await server.close();
+    return await handlePost(c.req.raw, () => readRawBody(c), dispatcher(c, app, key));
+  } catch (err) {
+    // The body's own refusals (API_CONTRACT §6: over 1 MiB, not arrived in time), as JSON-RPC errors.
+    if (err instanceof ApiError) return jsonRpcRefusal(err);
+    throw err;
   }
 }

@@ -1,12 +1,12 @@
 /**
  * The MCP endpoint's door (README "MCP server"): the same API key as /v1, checked before the MCP
- * server (src/mcp/, the SDK) is loaded, so a request without a valid key costs a new isolate no
- * SDK and reaches no tool. The key is checked as /v1 checks it (`authenticate`, the isolate's
+ * server (src/mcp/) is loaded, so a request without a valid key costs a new isolate no MCP code
+ * and reaches no tool. The key is checked as /v1 checks it (`authenticate`, the isolate's
  * cache of keys), and a refusal counts against the `anonymous` window of its client exactly as a
  * /v1 one does (`refuseAnonymous`): /mcp is no faster way to guess a key. A valid key costs no
  * rate-limit count here; each tool call is counted by the /v1 request it makes.
  *
- * A refusal answers as the SDK's transport answers what it refuses before any message is read: a
+ * A refusal answers as the MCP transport answers what it refuses before any message is read: a
  * JSON-RPC error object with `id` null, under the HTTP status the API would answer (401, or 429
  * with its `Retry-After`), never the API's `{code, message}` body, which an MCP client cannot read.
  */
@@ -20,7 +20,7 @@ import { refuseAnonymous } from "./rate-limit";
 
 export const MCP_PATH = "/mcp";
 
-/** JSON-RPC's "server error" range; the SDK's transport answers its own HTTP-level refusals with it. */
+/** JSON-RPC's "server error" range; the MCP transport answers its own HTTP-level refusals with it. */
 export const JSON_RPC_SERVER_ERROR = -32000;
 
 /**

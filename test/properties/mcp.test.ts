@@ -510,3 +510,97 @@ describe("MCP refusals are MCP errors, never HTTP 500", () => {
     expect(Number(after.headers.get("x-ratelimit-remaining"))).toBe(remaining - 2);
   });
 });
+
+describe("the transport's rules (src/mcp/transport.ts), as the SDK's server transport has them", () => {
+  const rpc = (id: number, method: string, params?: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id,
+    method,
+    ...(params === undefined ? {} : { params }),
+  });
+
+  it("initialize: the client's protocol revision when spoken, else the newest; ping; an unknown method", async () => {
+    const { owner } = await createProjectWithStack();
+    const auth = { authorization: `Bearer ${owner.key}` };
+    const spoken = await post(auth);
+    expect(spoken.status).toBe(200);
+    const body = (await spoken.json()) as { id: number; result: Record<string, unknown> };
+    expect(body.id).toBe(1);
+    expect(body.result).toMatchObject({
+      protocolVersion: "2025-06-18",
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { name: "deploy-platform-api" },
+    });
+    const future = await post(auth, {
+      ...initialize,
+      params: { ...initialize.params, protocolVersion: "2099-01-01" },
+    });
+    expect(((await future.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(
+      "2025-11-25",
+    );
+    const ping = await post(auth, rpc(7, "ping"));
+    expect(await ping.json()).toEqual({ jsonrpc: "2.0", id: 7, result: {} });
+    const unknown = await post(auth, rpc(8, "resources/list"));
+    expect(unknown.status).toBe(200);
+    expect(await unknown.json()).toMatchObject({ jsonrpc: "2.0", id: 8, error: { code: -32601 } });
+  });
+
+  it("a batch answers each request in order; notifications alone are 202 with no body", async () => {
+    const { owner } = await createProjectWithStack();
+    const auth = { authorization: `Bearer ${owner.key}` };
+    const batch = await post(auth, [
+      rpc(1, "ping"),
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      rpc("two" as unknown as number, "tools/call", { name: "list_projects", arguments: { limit: 1 } }),
+    ]);
+    expect(batch.status).toBe(200);
+    const answers = (await batch.json()) as Array<{ id: unknown; result: { structuredContent?: unknown } }>;
+    expect(answers.map((a) => a.id)).toEqual([1, "two"]);
+    expect(answers[1]?.result.structuredContent).toMatchObject({ has_more: false });
+    const notification = await post(auth, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(notification.status).toBe(202);
+    expect(await notification.text()).toBe("");
+    // An initialize must come alone.
+    const two = await post(auth, [initialize, rpc(2, "ping")]);
+    expect(two.status).toBe(400);
+    expect(await two.json()).toMatchObject({ id: null, error: { code: -32600 } });
+  });
+
+  it("refused before any message is read: Accept, Content-Type, JSON, protocol version, body size", async () => {
+    const { owner } = await createProjectWithStack();
+    const auth = { authorization: `Bearer ${owner.key}` };
+    const refusal = async (res: Response, status: number, code: number) => {
+      expect(res.status).toBe(status);
+      expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code } });
+    };
+    await refusal(await post({ ...auth, accept: "application/json" }), 406, -32000);
+    await refusal(await post({ ...auth, "content-type": "text/plain" }), 415, -32000);
+    await refusal(
+      await exports.default.fetch(
+        new Request(MCP_URL, {
+          method: "POST",
+          headers: {
+            ...auth,
+            accept: "application/json, text/event-stream",
+            "content-type": "application/json",
+          },
+          body: "{not json",
+        }),
+      ),
+      400,
+      -32700,
+    );
+    await refusal(await post(auth, []), 400, -32700);
+    await refusal(await post(auth, { jsonrpc: "2.0", id: null, method: "ping" }), 400, -32700);
+    await refusal(await post({ ...auth, "mcp-protocol-version": "1999-01-01" }, rpc(3, "ping")), 400, -32000);
+    // The API's own bound on a body (API_CONTRACT §6), answered as a JSON-RPC error.
+    const big = await post(
+      auth,
+      rpc(4, "tools/call", { name: "list_projects", arguments: { after: "x".repeat(1 << 20) } }),
+    );
+    expect(big.status).toBe(400);
+    const error = ((await big.json()) as { error: { code: number; data: { code: string } } }).error;
+    expect(error.code).toBe(-32000);
+    expect(error.data.code).toBe("bad_input");
+  });
+});
