@@ -20,7 +20,9 @@ const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous"
 export const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
 /** The vars each server runs with: the API's limits lifted (and `api`), the ladder's seeded organization. */
 export const varsOf = (seed, api = {}) => ({
-  api: { RATE_LIMITS, ...api },
+  // VARIABLES_KEY: the API signs every read's D1 bookmark with a key derived from it (§28); without
+  // it each read logs an error, and that logging is work no deployed API does.
+  api: { RATE_LIMITS, VARIABLES_KEY: randomBytes(32).toString("base64"), ...api },
   ladder: { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
 });
 export const hex = (bytes = 8) => randomBytes(bytes).toString("hex");

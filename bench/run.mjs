@@ -34,9 +34,8 @@ async function main() {
   const deep = scenarios.some((s) => s.name.startsWith("deep"));
   const { dir, seed } = lib.seededState({ keyCount, deploymentCount: env("DEPLOYMENTS", 20_000), deep });
   const [servers, countD1] = [{}, scenarios.some((s) => s.countD1)];
-  const VARIABLES_KEY = randomBytes(32).toString("base64");
   const insecure = { ALLOW_INSECURE_WEBHOOKS: "true", ALLOW_INSECURE_OIDC_ISSUERS: "true" };
-  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ...insecure, VARIABLES_KEY });
+  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ...insecure });
   for (const kind of ["api", "ladder"].filter((k) => scenarios.some((s) => s.on === k))) {
     const config = lib.snapshot(kind, { countD1 });
     servers[kind] = await new lib.Server(kind, config, lib.copyState(dir, kind), vars[kind]).start();
