@@ -55,7 +55,7 @@ export function bindCompiled(db: Db, query: Compiled, values: Record<string, unk
 /**
  * A query built for this request (its values bound as it was built) as a statement of the
  * request's own session, so that it can share a D1 batch (one round trip) with a compiled
- * one, such as the lookup that authorizes it (src/services/access.ts `lookupThen`). Its rows
+ * one, such as the lookup that authorizes it (src/services/lookup.ts `lookupThen`). Its rows
  * are read as a compiled statement's are (`rowReader`, `tableReader`).
  */
 export function bindQuery(db: Db, query: { toSQL(): Query }): D1PreparedStatement {

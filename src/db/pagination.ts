@@ -194,7 +194,7 @@ export type PageFilter = readonly [column: SQLiteColumn, value: string | readonl
 /**
  * One keyset page of `table`'s rows matching every filter (every column, `LIMIT page.limit + 1`),
  * compiled once per isolate and variant (src/db/compiled.ts), as a statement to run in one batch
- * with the lookup that authorizes it (src/services/access.ts `guardedPage`). A list filter is one
+ * with the lookup that authorizes it (src/services/lookup.ts `guardedPage`). A list filter is one
  * JSON parameter (`json_each`), whatever its length. (Lists that join or project columns build
  * theirs from `keyset` and `toPage`.)
  */

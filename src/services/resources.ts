@@ -8,8 +8,9 @@ import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ResourceCreateInput, ResourceUpdateInput, StackResourceRecord } from "../schemas/resource";
-import { authorizedLookup, guardedPage, type Lookup, type LookupExtra, loadAuthorized } from "./access";
+import { authorizedLookup, type LookupExtra, loadAuthorized } from "./access";
 import { auditEntry, auditText, auditTextSql, diffRecords } from "./audit/entry";
+import { guardedPage, type Lookup } from "./lookup";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "./preconditions";
 
 type ResourceRow = typeof stackResources.$inferSelect;

@@ -12,8 +12,9 @@ import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { ComponentRecord, NameInput, StackCreateInput, StackRecord } from "../schemas/topology";
-import { authorizedLookup, guardedPage, loadAuthorized } from "./access";
+import { authorizedLookup, loadAuthorized } from "./access";
 import { auditEntry, diffRecords } from "./audit/entry";
+import { guardedPage } from "./lookup";
 
 async function environmentProject(db: Db, environmentId: string): Promise<string> {
   const env = await db

@@ -19,11 +19,8 @@ import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
 import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/sweep";
-import {
-  stateAtSelect,
-  variableSetsAtSelect,
-  versionsPageSelect,
-} from "../../src/services/variables/history";
+import { stateAtSelect, variableSetsAtSelect } from "../../src/services/variables/history";
+import { versionsPageSelect } from "../../src/services/variables/versions";
 
 async function plan(sqlText: string, params: unknown[]): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)

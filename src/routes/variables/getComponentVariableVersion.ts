@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { getVariableVersion } from "../../services/variables/history";
+import { getVariableVersion } from "../../services/variables/versions";
 import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf, getVersion } from "./sets";
 
 export const getComponentVariableVersionRoute = defineRoute({

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
-import { listVariableVersions } from "../../services/variables/history";
+import { listVariableVersions } from "../../services/variables/versions";
 import { EnvironmentParams } from "./schema";
 import { ENVIRONMENT_VARIABLES, environmentOf, listVersions } from "./sets";
 

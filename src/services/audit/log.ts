@@ -10,7 +10,8 @@ import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination
 import { auditLog } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { AuditEntryRecord } from "../../schemas/audit";
-import { authorizeOrgAdmin, guardedPage, projectLookup, withinKeyProjects } from "../access";
+import { authorizeOrgAdmin, projectLookup, withinKeyProjects } from "../access";
+import { guardedPage } from "../lookup";
 
 export type AuditFilter = {
   actions?: readonly string[] | undefined;

@@ -21,7 +21,8 @@ import type {
   DeploymentConfigRecord,
   InternalDeploymentConfig,
 } from "../../schemas/config";
-import { authorizedLookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
+import { lookupThen } from "../lookup";
 import { byName, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { openValue } from "../variables/values";

@@ -27,8 +27,9 @@ import type {
   DeploymentRecord,
   PublicDeploymentCreateInput,
 } from "../../schemas/deployment";
-import { authorizedLookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
+import { lookupThen } from "../lookup";
 import { currentConfig } from "./config";
 import { afterCreate } from "./gate";
 import { concurrencyOf, createdGate, createdStatus } from "./gate-rules";

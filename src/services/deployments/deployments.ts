@@ -21,11 +21,11 @@ import {
   authorizedLookup,
   callerValues,
   canSeeAll,
-  guardedPage,
   loadAuthorized,
   restrictionVariant,
   withinKeyProjectsOf,
 } from "../access";
+import { guardedPage } from "../lookup";
 import { toDeploymentRecord } from "./record";
 
 export {

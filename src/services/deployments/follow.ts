@@ -20,7 +20,7 @@
  * since an entry leaves this buffer only to be queued whole on the stream.
  *
  * Before it sends, a stream checks again, at most every `streamRecheckMs` (30 s), that its key
- * and its access still hold (`stillAllowed`, through the caller's `recheckAccess`: the stream
+ * and its access still hold (./follow-access.ts, through the caller's `recheckAccess`: the stream
  * never holds the key itself); if not, it ends, and the reconnection is refused (API_CONTRACT
  * §5's 60 s). A change of the deployment also starts a timer for that check, so a stream whose
  * client stopped reading ends all the same. An idle deployment starts none: a check is a D1
@@ -33,14 +33,16 @@ import type { Db } from "../../db/client";
 import { bindQuery, columnValues, tableReader } from "../../db/compiled";
 import { deployments } from "../../db/schema";
 import { PRIMARY, type SessionStart } from "../../db/session";
-import { ApiError, loggableError } from "../../errors";
+import { loggableError } from "../../errors";
 import { type FeedSubscription, subscribeFeed } from "../../feed/client";
 import type { FeedMessage } from "../../feed/protocol";
 import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
-import { authorizedLookup, loadAuthorized, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
+import { lookupThen } from "../lookup";
 import { toDeploymentRecord } from "./deployments";
+import { StreamAccess } from "./follow-access";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
 
@@ -107,12 +109,8 @@ export class Follower {
   private readonly wakeup = new Wakeup();
   /** Told once the follower ends on its own (see `onEnd`). */
   private ended: (() => void) | undefined;
-  /** When the key and access were last checked (the stream's opening checked them). */
-  private checkedAt = Date.now();
-  private checking: Promise<boolean> | null = null;
-  /** A change was pushed since the last check; `recheckTimer` is set to check it. */
-  private unchecked = false;
-  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The key and access checked again while the stream lasts (./follow-access.ts). */
+  private readonly access: StreamAccess;
 
   constructor(
     private readonly ctx: CallerContext,
@@ -120,6 +118,12 @@ export class Follower {
     afterSeq: number,
     first: TimelineEntry[],
   ) {
+    this.access = new StreamAccess(
+      ctx,
+      deployment.id,
+      () => this.db,
+      () => this.close(),
+    );
     this.lastSent = afterSeq;
     this.knownLast = afterSeq;
     this.take(first);
@@ -169,7 +173,7 @@ export class Follower {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.recheckTimer);
+    this.access.stop();
     this.subscription?.close();
     this.subscription = null;
     this.pending = [];
@@ -194,74 +198,10 @@ export class Follower {
     return entries;
   }
 
-  /**
-   * Whether the stream may send (and the follower is still open): the key and access are checked
-   * again once `streamRecheckMs` has passed since the last check. A stream no longer allowed ends.
-   */
+  /** Whether the stream may send (and the follower is still open); a stream no longer allowed ends. */
   private async mayStillSend(): Promise<boolean> {
-    if (Date.now() - this.checkedAt >= this.ctx.config.streamRecheckMs && !(await this.check())) {
-      this.close();
-    }
+    if (!(await this.access.mayStillSend())) this.close();
     return !this.closed;
-  }
-
-  /** One check at a time: the timer's and a send's share it. */
-  private check(): Promise<boolean> {
-    this.checking ??= (async () => {
-      this.checkedAt = Date.now();
-      this.unchecked = false;
-      try {
-        return await this.stillAllowed();
-      } finally {
-        this.checking = null;
-      }
-    })();
-    return this.checking;
-  }
-
-  /**
-   * A change was pushed: check the key and access within `streamRecheckMs` of the last check,
-   * whether or not the client takes what the change brought.
-   */
-  private noteChange(): void {
-    this.unchecked = true;
-    if (this.recheckTimer !== undefined || this.closed) return;
-    const delay = Math.max(0, this.checkedAt + this.ctx.config.streamRecheckMs - Date.now());
-    this.recheckTimer = setTimeout(() => {
-      this.recheckTimer = undefined;
-      void this.recheckChange();
-    }, delay);
-  }
-
-  private async recheckChange(): Promise<void> {
-    if (this.closed || !this.unchecked) return;
-    try {
-      if (!(await this.check())) this.close();
-    } catch (err) {
-      // D1 unreachable says nothing of the key: the next send or change checks again.
-      this.ctx.log.warn("could not check a stream's access again", {
-        deployment_id: this.deployment.id,
-        error: loggableError(err),
-      });
-    }
-  }
-
-  /**
-   * Whether the key that opened the stream still authenticates as the same key (`recheckAccess`)
-   * and may still read the deployment (a revoked key, a membership removed, the deployment
-   * deleted). The key's lookup comes from the isolate's cache when it has one; the access check
-   * is one read.
-   */
-  private async stillAllowed(): Promise<boolean> {
-    try {
-      const identity = await this.ctx.recheckAccess();
-      if (!identity) return false;
-      await loadAuthorized(this.db, identity, deployments, this.deployment.id, "read", "Deployment");
-      return true;
-    } catch (err) {
-      if (err instanceof ApiError && err.status < 500) return false;
-      throw err;
-    }
   }
 
   /** D1 rows (up to FOLLOW_CHUNK + 1) after `lastSent` become pending. */
@@ -345,7 +285,7 @@ export class Follower {
       // Later reads must see what this message announces: from a copy that has the write.
       this.fresh = message.bookmark ? { mode: "bookmark", bookmark: message.bookmark } : PRIMARY;
     }
-    if (!first || message.last_seq > this.knownLast) this.noteChange();
+    if (!first || message.last_seq > this.knownLast) this.access.noteChange();
     this.knownLast = Math.max(this.knownLast, message.last_seq);
     for (const entry of message.entries ?? []) {
       if (entry.seq !== this.lastSent + this.pending.length + 1) continue;

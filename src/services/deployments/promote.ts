@@ -27,9 +27,10 @@ import type {
   PromoteInput,
   PromotionPlan,
 } from "../../schemas/deployment";
-import { authorizedLookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
+import { lookupThen } from "../lookup";
 import { byName, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { pinsOfDeployment } from "./config";

@@ -19,7 +19,8 @@ import { notifyFeed } from "../../feed/client";
 import { type FeedUpdate, passableRecord } from "../../feed/protocol";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
-import { authorizedLookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
+import { lookupThen } from "../lookup";
 
 type DeploymentRow = typeof deployments.$inferSelect;
 

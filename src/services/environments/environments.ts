@@ -17,8 +17,9 @@ import type {
   EnvironmentRecord,
   EnvironmentUpdateInput,
 } from "../../schemas/topology";
-import { authorizedLookup, guardedPage, lookupThen, projectLookup } from "../access";
+import { authorizedLookup, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { guardedPage, lookupThen } from "../lookup";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { planChange, planStatements, type Wanted } from "../variables/set-plan";

@@ -14,9 +14,10 @@ import { deployments, environmentProtections, environments } from "../../db/sche
 import { assertEchoMatches, conflict } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { LockInput, ProtectionRecord, ProtectionReplaceInput } from "../../schemas/protection";
-import { authorizedLookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { settleEnvironment } from "../deployments/gate";
+import { lookupThen } from "../lookup";
 import { checkIfMatch, preconditionFailed } from "../preconditions";
 
 type ProtectionRow = typeof environmentProtections.$inferSelect;

@@ -15,7 +15,8 @@ import { type Page, type PageFilter, type PageRequest, tablePage } from "../../d
 import { events, webhookDeliveries } from "../../db/schema";
 import { toIso } from "../../lib/time";
 import type { EventRecord } from "../../schemas/event";
-import { guardedPage, loadAuthorized, projectLookup } from "../access";
+import { loadAuthorized, projectLookup } from "../access";
+import { guardedPage } from "../lookup";
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const RETENTION_BATCH = 1000;

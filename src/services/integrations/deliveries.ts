@@ -12,7 +12,8 @@ import { bindQuery, columnCount, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/integration";
-import { authorizedLookup, type Lookup, lookupThen } from "../access";
+import { authorizedLookup } from "../access";
+import { type Lookup, lookupThen } from "../lookup";
 import { integrationLookup } from "./integrations";
 
 type DeliveryRow = { delivery: typeof webhookDeliveries.$inferSelect; eventType: string };

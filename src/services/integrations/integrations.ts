@@ -25,8 +25,9 @@ import type {
   InternalIntegrationCreateInput,
 } from "../../schemas/integration";
 import { checkWebhookUrl } from "../../webhooks/url-guard";
-import { authorizedLookup, guardedPage, loadProject, projectLookup, runLookup } from "../access";
+import { authorizedLookup, loadProject, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { guardedPage, runLookup } from "../lookup";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { newSealedSecret } from "./secrets";
 

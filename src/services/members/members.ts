@@ -15,8 +15,9 @@ import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } fr
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { MemberAddInput, MemberRecord, MemberReplaceInput } from "../../schemas/member";
-import { loadProject, lookupThen, projectLookup } from "../access";
+import { loadProject, projectLookup } from "../access";
 import { auditEntry } from "../audit/entry";
+import { lookupThen } from "../lookup";
 import { checkIfMatch, explainMiss, hasIfMatch, unchangedSince } from "../preconditions";
 import { type MemberRow, memberQuery, readMemberRow, toMemberRecord } from "./record";
 

@@ -1,5 +1,6 @@
 /**
- * A scope's versions (API_CONTRACT §18): writing them beside each change, and reading them.
+ * A scope's versions (API_CONTRACT §18): writing them beside each change, and a scope's state at
+ * one (the records of its versions: ./versions.ts).
  *
  * Every change to a scope's variables makes one version, numbered 1, 2, 3… per scope without a
  * gap, in the same D1 batch (one transaction) as the change: the version row (who, when, which
@@ -11,27 +12,17 @@
  * D1 runs one batch at a time, so neither way can skip or reuse a number.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../../context";
+import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { bindQuery, tableReader } from "../../db/compiled";
-import { type NumberedPageRequest, type Page, toNumberedPage } from "../../db/pagination";
+import { bindQuery } from "../../db/compiled";
 import {
   type VariableType,
   type VersionChange,
   variableVersions,
   variableVersionValues,
 } from "../../db/schema";
-import { notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
-import type { VariableVersionRecord } from "../../schemas/variable-set";
-import { lookupThen } from "../access";
-import {
-  ENVIRONMENT_SET,
-  inVariableSet,
-  parentLookup,
-  type VariableParent,
-  type VariableSet,
-} from "./parent";
+import { ENVIRONMENT_SET, inVariableSet, type VariableParent, type VariableSet } from "./parent";
 
 /** A name's value as one version left it: as the variable row stored it, or a deletion (`type` null). */
 export type ValueRow = {
@@ -262,75 +253,3 @@ export const variableSetsAtSelect = (db: Db, environment: SQL, pins: SQL) =>
  */
 const namesOfPins = (environment: SQL, pins: SQL): SQL =>
   sql`WITH RECURSIVE pinned AS (${pins}), named(scope, version, name) AS (SELECT scope, version, (SELECT min(v.name) FROM variable_version_values AS v WHERE v.environment_id = ${environment} AND v.scope = pinned.scope) FROM pinned UNION ALL SELECT scope, version, (SELECT min(v.name) FROM variable_version_values AS v WHERE v.environment_id = ${environment} AND v.scope = named.scope AND v.name > named.name) FROM named WHERE name IS NOT NULL) SELECT scope, version, name FROM named WHERE name IS NOT NULL`;
-
-const readVersion = tableReader(variableVersions);
-
-function toVersionRecord(
-  parent: VariableParent,
-  row: typeof variableVersions.$inferSelect,
-): VariableVersionRecord {
-  return {
-    version: row.version,
-    scope: { type: parent.kind, id: parent.id },
-    created_at: row.createdAt,
-    actor: {
-      type: row.actorType === "admin" ? "admin" : "api_key",
-      account_id: row.actorAccountId,
-      api_key_id: row.actorApiKeyId,
-    },
-    request_id: row.requestId,
-    changes: row.changes,
-  };
-}
-
-/** A keyset page of the scope's versions by number; apart so that its plan can be tested. */
-export function versionsPageSelect(db: Db, parent: VariableParent, page: NumberedPageRequest) {
-  const v = variableVersions.version;
-  const desc = page.direction === "desc";
-  const after =
-    page.after === undefined ? sql`` : desc ? sql` AND ${v} < ${page.after}` : sql` AND ${v} > ${page.after}`;
-  return db
-    .select()
-    .from(variableVersions)
-    .where(sql`${inVariableSet(variableVersions, parent)}${after}`)
-    .orderBy(desc ? sql`${v} DESC` : sql`${v} ASC`)
-    .limit(page.limit + 1);
-}
-
-/** The `listEnvironmentVariableVersions` and `listComponentVariableVersions` operations. */
-export async function listVariableVersions(
-  ctx: CallerContext,
-  parent: VariableParent,
-  page: NumberedPageRequest,
-): Promise<Page<VariableVersionRecord>> {
-  const { db } = ctx;
-  const query = versionsPageSelect(db, parent, page);
-  const {
-    results: [rows],
-  } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
-  return toNumberedPage(
-    rows.map((values) => readVersion(values)),
-    page,
-    (row) => row.version,
-    (row) => toVersionRecord(parent, row),
-  );
-}
-
-/** The `getEnvironmentVariableVersion` and `getComponentVariableVersion` operations. */
-export async function getVariableVersion(
-  ctx: CallerContext,
-  parent: VariableParent,
-  version: number,
-): Promise<VariableVersionRecord> {
-  const { db } = ctx;
-  const query = db
-    .select()
-    .from(variableVersions)
-    .where(sql`${inVariableSet(variableVersions, parent)} AND ${variableVersions.version} = ${version}`);
-  const {
-    results: [rows],
-  } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
-  const [values] = rows;
-  if (!values) throw notFound(`Version ${version} of this scope`);
-  return toVersionRecord(parent, readVersion(values));
-}

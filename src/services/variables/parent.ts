@@ -9,7 +9,8 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../../context";
 import type { Db } from "../../db/client";
 import { components, environments } from "../../db/schema";
-import { authorizedLookup, type Lookup, mapLookup, type ProjectAction, runLookup } from "../access";
+import { authorizedLookup, type ProjectAction } from "../access";
+import { type Lookup, mapLookup, runLookup } from "../lookup";
 
 export const ENVIRONMENT_SET = "_";
 

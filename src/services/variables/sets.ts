@@ -16,8 +16,8 @@ import { variables } from "../../db/schema";
 import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../../errors";
 import { formatDotenv } from "../../lib/dotenv";
 import type { ChangeSet, VariableChangeResult, VariableRestoreInput } from "../../schemas/variable-set";
-import { lookupThen } from "../access";
 import { auditEntry } from "../audit/entry";
+import { lookupThen } from "../lookup";
 import { backOff, preconditionFailed, WRITE_ATTEMPTS } from "../preconditions";
 import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
 import {

@@ -17,8 +17,9 @@ import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation }
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { VariableRecord, VariableReplaceInput, VariableWriteInput } from "../../schemas/variable";
-import { guardedPage, loadAuthorized } from "../access";
+import { loadAuthorized } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { guardedPage } from "../lookup";
 import { deleteLatest, ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
 import { createdChange, deletedChange, deletion, followingVersion, storedRow } from "./history";
 import { ENVIRONMENT_SET, loadParent, parentLookup, type VariableParent } from "./parent";
