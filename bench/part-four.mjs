@@ -1,5 +1,5 @@
-// Part four's costs (API_CONTRACT §23–§27), for bench/scenarios.mjs: each entry is named `§2<n> …`
-// and runs only when `--only` names it (`node bench/run.mjs --only='§2[3-7]'`). Every figure is a
+// Part four's costs (API_CONTRACT §23–§28), for bench/scenarios.mjs: each entry is named `§2<n> …`
+// and runs only when `--only` names it (`node bench/run.mjs --only='§2[3-8]'`). Every figure is a
 // ratio to something the API already did before part four, measured side by side in the same run:
 //
 //   - an environment read beside a project read (load);
