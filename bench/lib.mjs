@@ -235,8 +235,8 @@ const cpuNs = (pid) =>
 const rssMb = (pid) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer, `headers` beside them. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
-export async function request(base, method, path, { key, admin, body, headers: extra } = {}) {
+/** One request; `key` as x-api-key, `admin` as the ADMIN_TOKEN bearer, `headers` beside them; an answer of 300 or more throws unless `allowRefusal`. `{ status, body, ms }` (a body JSON unless its type says otherwise). */
+export async function request(base, method, path, { key, admin, body, headers: extra, allowRefusal } = {}) {
   const headers = { accept: "application/json", ...extra };
   if (key) headers["x-api-key"] = key;
   if (admin) headers.authorization = `Bearer ${admin}`;
@@ -246,7 +246,8 @@ export async function request(base, method, path, { key, admin, body, headers: e
   const res = await fetch(`${base}${path}`, { method, headers, body: body && JSON.stringify(body), signal });
   const text = await res.text();
   const ms = performance.now() - start;
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
+  if (res.status >= 300 && !allowRefusal)
+    throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
   const json = /json/.test(res.headers.get("content-type") ?? "application/json");
   return { status: res.status, body: text ? (json ? JSON.parse(text) : text) : null, ms };
 }
