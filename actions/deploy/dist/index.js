@@ -20965,6 +20965,44 @@ function removeTrailingSlash(url) {
   return url;
 }
 
+// clients/typescript/src/errors.ts
+var NO_ERROR_BODY = "no_error_body";
+var ApiError = class _ApiError extends Error {
+  constructor(status, body, response) {
+    super(`${status} ${body.code}: ${body.message}`);
+    this.status = status;
+    this.body = body;
+    this.name = "ApiError";
+    this.requestId = response?.headers.get("x-request-id") ?? null;
+  }
+  status;
+  body;
+  requestId;
+  /** The error of an openapi-fetch result that is not a success. */
+  static from(result) {
+    const { status } = result.response;
+    const body = result.error;
+    if (typeof body === "object" && body !== null && "code" in body && "message" in body)
+      return new _ApiError(status, body, result.response);
+    const raw = typeof body === "string" ? body.trim().slice(0, 1e3) : body;
+    const fallback = { code: NO_ERROR_BODY, message: `HTTP ${status} without an error body` };
+    if (raw !== void 0 && raw !== "") fallback.cause = raw;
+    return new _ApiError(status, fallback, result.response);
+  }
+};
+function unwrap(result) {
+  if (result.response.ok || result.response.status === 304) return result.data;
+  throw ApiError.from(result);
+}
+function unwrapData(result) {
+  const data = unwrap(result);
+  if (data === void 0)
+    throw new Error(
+      `${result.response.url || "the API"} answered HTTP ${result.response.status} without the body expected`
+    );
+  return data;
+}
+
 // clients/typescript/src/retry.ts
 var WRITE_METHODS = /* @__PURE__ */ new Set(["POST", "PUT", "PATCH", "DELETE"]);
 function retryAfterMs(res) {
@@ -21050,43 +21088,13 @@ function createDeployClient(options) {
 function serviceBase(url) {
   return url.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
-
-// clients/typescript/src/errors.ts
-var NO_ERROR_BODY = "no_error_body";
-var ApiError = class _ApiError extends Error {
-  constructor(status, body, response) {
-    super(`${status} ${body.code}: ${body.message}`);
-    this.status = status;
-    this.body = body;
-    this.name = "ApiError";
-    this.requestId = response?.headers.get("x-request-id") ?? null;
-  }
-  status;
-  body;
-  requestId;
-  /** The error of an openapi-fetch result that is not a success. */
-  static from(result) {
-    const { status } = result.response;
-    const body = result.error;
-    if (typeof body === "object" && body !== null && "code" in body && "message" in body)
-      return new _ApiError(status, body, result.response);
-    const raw = typeof body === "string" ? body.trim().slice(0, 1e3) : body;
-    const fallback = { code: NO_ERROR_BODY, message: `HTTP ${status} without an error body` };
-    if (raw !== void 0 && raw !== "") fallback.cause = raw;
-    return new _ApiError(status, fallback, result.response);
-  }
-};
-function unwrap(result) {
-  if (result.response.ok || result.response.status === 304) return result.data;
-  throw ApiError.from(result);
-}
-function unwrapData(result) {
-  const data = unwrap(result);
-  if (data === void 0)
-    throw new Error(
-      `${result.response.url || "the API"} answered HTTP ${result.response.status} without the body expected`
-    );
-  return data;
+async function exchangeOidcToken(options, body) {
+  const client = createClient({
+    baseUrl: serviceBase(options.baseUrl),
+    headers: options.headers,
+    ...options.fetch === void 0 ? {} : { fetch: options.fetch }
+  });
+  return unwrapData(await client.POST("/v1/oidc/token", { body, signal: options.signal }));
 }
 
 // clients/typescript/src/sse.ts
@@ -21243,9 +21251,9 @@ async function apiKeyFor(url, credentials, userAgent) {
       `no ID token from the runner (${reason}): does the job have \`permissions: id-token: write\`?`
     );
   }
-  const keyless = createClient({ baseUrl: serviceBase(url), headers: { "user-agent": userAgent } });
-  const issued = unwrapData(
-    await keyless.POST("/v1/oidc/token", { body: { trust_id: credentials.trustId, token } })
+  const issued = await exchangeOidcToken(
+    { baseUrl: url, headers: { "user-agent": userAgent } },
+    { trust_id: credentials.trustId, token }
   );
   setSecret(issued.key);
   info(

@@ -3,15 +3,12 @@
  * the run's own GitHub ID token is exchanged for (API_CONTRACT §27), masked before anything
  * could print it.
  *
- * `POST /v1/oidc/token` takes no API key, and the typed client's fetch puts one on every request,
- * so the exchange goes through openapi-fetch with the same generated types and no key; its refusal
- * is the client's `ApiError`, the API's code and message. It is not retried: a token is exchanged
- * once (§27), and a retried exchange of a token the first attempt spent is refused anyway.
+ * `POST /v1/oidc/token` takes no API key: the typed client's `exchangeOidcToken` sends none and
+ * does not retry (a token is exchanged once, §27); its refusal is the client's `ApiError`, the API's
+ * code and message.
  */
 import * as core from "@actions/core";
-import createClient from "openapi-fetch";
-import { serviceBase } from "../../../clients/typescript/src/client.js";
-import { type paths, unwrapData } from "../../../clients/typescript/src/index.js";
+import { exchangeOidcToken } from "../../../clients/typescript/src/client.js";
 import type { Credentials } from "./inputs.js";
 
 /** The runner gave no ID token: the job's permissions, most often. */
@@ -31,9 +28,9 @@ export async function apiKeyFor(url: string, credentials: Credentials, userAgent
       `no ID token from the runner (${reason}): does the job have \`permissions: id-token: write\`?`,
     );
   }
-  const keyless = createClient<paths>({ baseUrl: serviceBase(url), headers: { "user-agent": userAgent } });
-  const issued = unwrapData(
-    await keyless.POST("/v1/oidc/token", { body: { trust_id: credentials.trustId, token } }),
+  const issued = await exchangeOidcToken(
+    { baseUrl: url, headers: { "user-agent": userAgent } },
+    { trust_id: credentials.trustId, token },
   );
   core.setSecret(issued.key);
   core.info(

@@ -13,7 +13,15 @@
  *  - `follow()` streams a deployment's timeline and `waitForDeployment()` waits for its end;
  *    `exportVariables()` and `applyVariableChanges()` handle a scope's variables as one set.
  */
-export { type ClientOptions, createDeployClient, type DeployClient } from "./client.js";
+export {
+  type ClientOptions,
+  createDeployClient,
+  type DeployClient,
+  exchangeOidcToken,
+  type IssuedApiKey,
+  type OidcExchangeBody,
+  type OidcExchangeOptions,
+} from "./client.js";
 export {
   ApiError,
   type ApiErrorBody,

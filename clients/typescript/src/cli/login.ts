@@ -4,11 +4,11 @@
  * which every command reads when no key is given otherwise (context.ts), and on GitHub Actions
  * `$GITHUB_ENV` too, the key masked in the log first.
  *
- * `POST /v1/oidc/token` takes no API key, so it is called here with a plain fetch rather than the
- * typed client (whose every request carries one).
+ * `POST /v1/oidc/token` takes no API key: `exchangeOidcToken`, the typed client's keyless and
+ * unretried call of it.
  */
 import type { Argv } from "yargs";
-import { ApiError } from "../errors.js";
+import { exchangeOidcToken } from "../client.js";
 import { type Context, type GlobalArgs, type KeylessCommand, keyFilePath } from "./context.js";
 import { type Io, printJson, UsageError } from "./io.js";
 
@@ -18,16 +18,6 @@ type LoginArgs = GlobalArgs & {
   audience?: string;
   idTokenFile?: string;
   keyFile?: string;
-};
-
-/** What the exchange answers (§27): a key record with the key, shown only there. */
-type IssuedKey = {
-  id: string;
-  key: string;
-  account_id?: string;
-  expires_at?: string | null;
-  oidc?: { trust_id: string; subject: string } | null;
-  [field: string]: unknown;
 };
 
 export function registerLogin(program: Argv, ctx: Context): void {
@@ -66,23 +56,10 @@ async function login({ base, json, io }: KeylessCommand, args: LoginArgs, userAg
     throw new UsageError("nowhere to keep the key: pass --key-file or set DEPLOY_PLATFORM_API_KEY_FILE");
   const token = await idToken(io, args);
 
-  const fetch = io.fetch ?? globalThis.fetch;
-  const res = await fetch(`${base}/v1/oidc/token`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json", "user-agent": userAgent },
-    body: JSON.stringify({ trust_id: args.trust, token }),
-    signal: io.signal,
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  if (!res.ok) throw ApiError.from({ error: body, response: res });
-  const issued = body as IssuedKey;
-  if (typeof issued?.key !== "string") throw new Error(`${res.url} answered ${res.status} without a key`);
+  const issued = await exchangeOidcToken(
+    { baseUrl: base, headers: { "user-agent": userAgent }, fetch: io.fetch, signal: io.signal },
+    { trust_id: args.trust, token },
+  );
 
   // Masked before anything else could print it; then handed on without being printed.
   if (io.env.GITHUB_ACTIONS === "true") io.stdout.write(`::add-mask::${issued.key}\n`);
