@@ -143,15 +143,18 @@ export async function promoteDeployment(
   const data = original.data as DeploymentCreateInput["data"];
   const projectId = original.projectId;
   const promotedFrom = { deployment_id: original.id, environment_id: original.environmentId };
+  // Two stacks of the original with one template both map to the target's one stack of it (each
+  // has exactly one match, which §25 allows): the new deployment deploys that stack once.
+  const targets = [...new Set(mapping.map((m) => m.to))];
   let event: NewEvent | undefined;
   const deployment = await insertDeployment(
     ctx,
     { environmentId: input.environment_id, projectId, orgId: ctx.identity.orgId },
     {
-      stack_ids: mapping.map((m) => m.to),
+      stack_ids: targets,
       data: { patch: data.patch, source: data.source },
     },
-    mapping.map((m) => ({ id: m.to, environmentId: input.environment_id })),
+    targets.map((to) => ({ id: to, environmentId: input.environment_id })),
     {
       promotedFrom: original.id,
       // The event carries the new record, with the configuration its own INSERT read (§24).

@@ -461,6 +461,27 @@ describe("POST /v1/deployments/{id}/promote", () => {
       expect(await deploymentsIn(source)).toEqual([original.id]);
     });
 
+    it("two stacks of the original with one template map to the target's one stack: deployed once (201), both in the plan", async () => {
+      const { owner, source, target, targetWeb } = await world();
+      const web1 = await createStack(source, { template_id: "edge" });
+      const web2 = await createStack(source, { template_id: "edge" });
+      const targetEdge = await createStack(target, { template_id: "edge" });
+      const original = await succeeded(source, [web1.id, web2.id]);
+      const plan = await promote(owner, original.id, { environment_id: target, dry_run: true });
+      expect(plan.status, plan.raw).toBe(200);
+      expect(plan.body.stacks).toEqual([
+        { from: web1.id, to: targetEdge.id },
+        { from: web2.id, to: targetEdge.id },
+      ]);
+      const res = await promote(owner, original.id, { environment_id: target });
+      expect(res.status, res.raw).toBe(201);
+      expect(res.body.stack_ids).toEqual([targetEdge.id]);
+      expect(res.body.status).toBe("queued");
+      const read = await request<Deployment>("GET", `/v1/deployments/${res.body.id}`, { key: owner.key });
+      expect(read.body.stack_ids).toEqual([targetEdge.id]);
+      expect(read.body.stack_ids).not.toContain(targetWeb.id);
+    });
+
     it("a stack of the target that no stack of the original maps to is fine", async () => {
       const { owner, original, target, targetWeb, targetDb } = await world();
       await createStack(target, { template_id: "queue" });
