@@ -1,12 +1,13 @@
 /**
- * The ID tokens an OpenID Connect trust has exchanged (API_CONTRACT §27: a `jti` is exchanged at
- * most once while its token is valid), kept in the trust's limiter object (`trust:<trust id>`,
- * src/rate-limit/limiter.ts), the object its keys' requests count in: strongly consistent and one
- * call at a time, so of two exchanges of one token on two isolates at once, exactly one claims
- * it. Each entry is kept until its token expires (at most 24 h and 60 s after the exchange, as the
- * exchange's checks bound `exp`), then pruned by the object's alarm. The `jti` is stored as the
- * exchange hands it over (a SHA-256 digest): entries of one size, whatever a token carries. Its
- * table, `oidc_jti`: ./migrations.ts (migration 3).
+ * An exchanged ID token (API_CONTRACT §27: a `jti` is exchanged at most once while its token is
+ * valid), kept in a limiter object of its own (`oidc-jti:<SHA-256 of issuer and jti>`,
+ * src/services/oidc/exchange.ts; src/rate-limit/limiter.ts): strongly consistent and one call at
+ * a time, so of two exchanges of one token on two isolates at once, under one trust or two,
+ * exactly one claims it; and one object per token, so no issuer's exchanges queue behind another's.
+ * The entry is kept until its token expires (at most 24 h and 60 s after the exchange, as the
+ * exchange's checks bound `exp`), then pruned by the object's alarm, which leaves it empty. The
+ * `jti` is stored as the exchange hands it over (a SHA-256 digest): entries of one size, whatever a
+ * token carries. Its table, `oidc_jti`: ./migrations.ts (migration 3).
  */
 
 /**

@@ -71,7 +71,12 @@ export const CurrentApiKeySchema = z
     oidc: z
       .object({
         trust_id: IdSchema,
-        subject: z.string().openapi({ description: "The `sub` of the ID token it was exchanged for." }),
+        subject: z
+          .string()
+          .nullable()
+          .openapi({
+            description: "The `sub` of the ID token it was exchanged for; null for a token without one.",
+          }),
       })
       .nullable()
       .openapi({

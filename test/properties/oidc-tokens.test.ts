@@ -168,9 +168,14 @@ describe("the claims", () => {
     ["no jti", (c) => ({ ...c(), jti: undefined }), /no `jti` claim/],
     ["an empty jti", (c) => ({ ...c(), jti: "" }), /`jti` must be a string/],
     ["a numeric jti", (c) => ({ ...c(), jti: 5 }), /`jti` must be a string/],
-    ["no sub", (c) => ({ ...c(), sub: undefined }), /no `sub` claim/],
+    ["a numeric sub", (c) => ({ ...c(), sub: 5 }), /`sub` must be a string/],
     ["no exp", (c) => ({ ...c(), exp: undefined }), /no `exp` claim/],
-    ["no iat", (c) => ({ ...c(), iat: undefined }), /no `iat` claim/],
+    ["a string iat", (c) => ({ ...c(), iat: "now" }), /`iat`/],
+    [
+      "no iat and exp over 24 h from now",
+      (c) => ({ ...c(), iat: undefined, exp: now() + 86_500 }),
+      /no `iat`, and its `exp` is more than 24 h from now/,
+    ],
     ["a string exp", (c) => ({ ...c(), exp: "soon" }), /`exp` claim is not valid/],
     [
       "an unmet condition",
@@ -206,6 +211,18 @@ describe("the claims", () => {
     expect((await exchange(w.trust.id, token)).status).toBe(201);
   });
 
+  it("takes a token without iat or sub (§27: iat checked when present, sub recorded where present)", async () => {
+    const w = await world({ conditions: { repository: "acme/*" } });
+    const bare = await signToken(w.claims({ iat: undefined, sub: undefined, exp: now() + 600 }));
+    const res = await exchange(w.trust.id, bare);
+    expect(res.status, res.raw).toBe(201);
+    expect(res.body.oidc).toEqual({ trust_id: w.trust.id, subject: null });
+    const empty = await world({ conditions: { sub: "*" } });
+    const emptySub = await exchange(empty.trust.id, await signToken(empty.claims({ sub: "" })));
+    expect(emptySub.status, emptySub.raw).toBe(201);
+    expect(emptySub.body.oidc?.subject).toBe("");
+  });
+
   it("exchanges a jti once: a replay is refused, and of two exchanges at once exactly one succeeds", async () => {
     const w = await world();
     const token = await signToken(w.claims());
@@ -216,7 +233,7 @@ describe("the claims", () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 401, 401]);
   });
 
-  it("keeps a jti per trust: the same token under another trust of the issuer is its own", async () => {
+  it("exchanges a jti once whatever the trust: the same token under another trust of the issuer is a replay", async () => {
     const w = await world();
     const res = await request<{ id: string }>("POST", "/v1/oidc-trusts", {
       key: w.owner.key,
@@ -229,7 +246,10 @@ describe("the claims", () => {
     });
     const token = await signToken(w.claims());
     await exchangeOk(w.trust.id, token);
-    await exchangeOk(res.body.id, token);
+    const replay = expectError(await exchange(res.body.id, token), 401, "unauthenticated");
+    expect(replay.message).toMatch(/already exchanged \(`jti`\)/);
+    // Another token of the same issuer with its own jti goes through under the second trust.
+    await exchangeOk(res.body.id, await signToken(w.claims()));
   });
 });
 

@@ -1470,8 +1470,8 @@ export interface components {
             oidc: {
                 /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
                 trust_id: components["schemas"]["Id"];
-                /** @description The `sub` of the ID token it was exchanged for. */
-                subject: string;
+                /** @description The `sub` of the ID token it was exchanged for; null for a token without one. */
+                subject: string | null;
             } | null;
         };
         NewApiKey: components["schemas"]["ApiKey"] & {

@@ -41,8 +41,8 @@ export function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
     last_used_at: row.lastUsedAt,
     revoked_at: row.revokedAt,
     created_at: row.createdAt,
-    // Every key a trust issued has its token's subject (the exchange refuses a token without `sub`).
-    oidc: row.oidcTrustId ? { trust_id: row.oidcTrustId, subject: row.oidcSubject ?? "" } : null,
+    // A key a trust issued: its token's `sub`, null for a token without one (§27: "where present").
+    oidc: row.oidcTrustId ? { trust_id: row.oidcTrustId, subject: row.oidcSubject } : null,
   };
 }
 

@@ -7,8 +7,8 @@
  *    holds the trust and its parent key (one read). Unknown, deleted, or under a parent key that
  *    was revoked or expired: `401`, like every other failure.
  * 3. The token's signature and claims (./verify.ts), with the issuer's keys cached per isolate.
- * 4. Its `jti`, claimed in the trust's limiter object until the token expires: a second exchange
- *    of the token, on any isolate, is refused. Claimed last, so a token refused for another reason
+ * 4. Its `jti`, claimed until the token expires in an object of its own (named by the issuer and
+ *    the `jti`): a second exchange of the token, under any trust, on any isolate, is refused. Claimed last, so a token refused for another reason
  *    can still be exchanged once mended (a clock that was ahead); a failure after the claim (D1
  *    unreachable) leaves the token spent, and CI asks its provider for another.
  * 5. The key: the trust's account, scopes and projects, `ttl` seconds of life (never past its
@@ -74,8 +74,11 @@ export async function exchangeOidcToken(
     allowInsecure: ctx.config.allowInsecureOidcIssuers,
   });
 
-  const limiter = ctx.limiters.get(ctx.limiters.idFromName(trustLimiter(trust.id)));
-  const fresh = await limiter.claimJti({ jti: await sha256Hex(claims.jti), until: claims.exp * 1000 });
+  // A token's own object, named by its issuer and `jti` (a `jti` is unique per issuer): exchanged
+  // once whichever trust it is sent under, and no issuer's exchanges meet in one object.
+  const token = await sha256Hex(`${trust.issuer}\n${claims.jti}`);
+  const claimer = ctx.limiters.get(ctx.limiters.idFromName(`oidc-jti:${token}`));
+  const fresh = await claimer.claimJti({ jti: token, until: claims.exp * 1000 });
   if (!fresh) throw refused("The token was already exchanged (`jti`).");
 
   const lifetimeEnd = toIso(Date.now() + trust.ttl * 1000);
@@ -94,7 +97,7 @@ export async function exchangeOidcToken(
     parentId: trust.parentId,
     limiter: trustLimiter(trust.id),
     oidcTrustId: trust.id,
-    oidcSubject: claims.sub,
+    oidcSubject: claims.sub ?? null,
   });
   const info = toApiKeyInfo(row);
   const stillTrusted = and(
@@ -119,7 +122,7 @@ export async function exchangeOidcToken(
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }
 
-/** The limiter object of a trust: its keys' shared window (§28) and its exchanged tokens. */
+/** The limiter object of a trust: its keys' shared window (§28). */
 export const trustLimiter = (trustId: string) => `trust:${trustId}`;
 
 /** `{claim: {from: null, to: value}}` for each audited claim the token holds. */

@@ -3,10 +3,9 @@
  * §27): the webhook rule (src/webhooks/url-guard.ts: `https://` to a public host name, every
  * spelling of an address read as `fetch` would dial it; `http://` and loopback hosts only where
  * ALLOW_INSECURE_OIDC_ISSUERS=true, for a local issuer), and for the issuer itself no query or
- * fragment (OpenID Connect Discovery §2), written exactly as the parser writes it: the issuer is
- * compared with each token's `iss` character for character, and its discovery document is found
- * under it, so a spelling the parser would change (`HTTPS://Host`, `:443`, `a/./b`) can match no
- * token and is refused at once.
+ * fragment (OpenID Connect Discovery §2). The issuer is kept as written and compared with each
+ * token's `iss` character for character (§27: "`iss` equal to the trust's issuer"); its discovery
+ * document is found under it.
  */
 import { checkWebhookUrl, type UrlCheck } from "../../webhooks/url-guard";
 
@@ -18,11 +17,6 @@ export function checkIssuerUrl(raw: string, policy: IssuerUrlPolicy): UrlCheck {
   const { url } = check;
   if (url.search !== "" || raw.includes("?")) return { ok: false, reason: "Must have no query." };
   if (url.hash !== "" || raw.includes("#")) return { ok: false, reason: "Must have no fragment." };
-  // The parser adds a `/` to a bare origin (`https://host` → `https://host/`); issuers are written
-  // both ways (GitHub's has none), and both are the same URL.
-  if (raw !== url.href && `${raw}/` !== url.href) {
-    return { ok: false, reason: `Must be written as a URL parser writes it: ${url.href.replace(/\/$/, "")}` };
-  }
   return check;
 }
 

@@ -12,12 +12,13 @@
  * 2. the signature, by a key of the issuer's own key set (./issuers.ts; the token's `jku`, `x5u`,
  *    `jwk` and `x5c` headers are never used), and jose's claim checks: `iss` equal to the trust's
  *    issuer, `aud` equal to or containing its audience, `nbf` at most 60 s ahead, and the presence
- *    of `exp`, `iat`, `jti` and `sub`;
+ *    of `exp` and `jti`;
  * 3. what jose leaves to its caller: `exp` in the future (jose's tolerance serves `nbf` only),
- *    `iat` at most 60 s ahead, `exp` at most 24 h after `iat`, a non-empty string `jti` and `sub`,
- *    and every condition met (./conditions.ts).
- * `sub` is required although §27's list does not name it: every OpenID Connect ID token carries one
- * (Core §2), and the issued key records it (`oidc.subject`).
+ *    `iat` (when present) at most 60 s ahead, `exp` at most 24 h after `iat` (after the exchange
+ *    for a token without one: no token is taken that lives longer), a non-empty string `jti`, a
+ *    string `sub` when present, and every condition met (./conditions.ts).
+ * §27 requires `exp` and `jti`; `iat` and `nbf` are checked "when present", and `sub` is recorded
+ * "where present" (`oidc.subject` null without it), so neither is required here either.
  */
 
 import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
@@ -43,7 +44,7 @@ export const refused = (message: string) => new ApiError("unauthenticated", mess
 export type TrustTerms = { issuer: string; audience: string; conditions: Record<string, string> };
 
 /** A token that passed every check: its claims, with the ones the exchange reads typed. */
-export type VerifiedToken = JWTPayload & { sub: string; jti: string; exp: number; iat: number };
+export type VerifiedToken = JWTPayload & { sub?: string; jti: string; exp: number; iat?: number };
 
 /** Step 1: the token's form and its `alg`, before anything is looked up. */
 export function checkTokenForm(token: string): void {
@@ -91,7 +92,7 @@ export async function verifyIdToken(
       issuer: trust.issuer,
       audience: trust.audience,
       clockTolerance: CLOCK_SKEW_S,
-      requiredClaims: ["exp", "iat", "jti", "sub"],
+      requiredClaims: ["exp", "jti"],
     }));
   } catch (err) {
     throw refused(joseFailure(err));
@@ -99,15 +100,20 @@ export async function verifyIdToken(
   const now = Math.floor(Date.now() / 1000);
   const { exp, iat, jti, sub } = payload as Record<string, unknown>;
   if (typeof exp !== "number" || exp <= now) throw refused("The token has expired (`exp`).");
-  if (typeof iat !== "number" || iat > now + CLOCK_SKEW_S) {
+  if (iat !== undefined && typeof iat !== "number") throw refused("The token's `iat` must be a number.");
+  if (iat !== undefined && iat > now + CLOCK_SKEW_S) {
     throw refused(`The token's \`iat\` is more than ${CLOCK_SKEW_S} s in the future.`);
   }
-  if (exp - iat > MAX_TOKEN_LIFETIME_S) throw refused("The token's `exp` is more than 24 h after its `iat`.");
+  if (iat === undefined && exp - now > MAX_TOKEN_LIFETIME_S) {
+    throw refused("The token has no `iat`, and its `exp` is more than 24 h from now.");
+  }
+  if (iat !== undefined && exp - iat > MAX_TOKEN_LIFETIME_S) {
+    throw refused("The token's `exp` is more than 24 h after its `iat`.");
+  }
   if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_CHARS) {
     throw refused(`The token's \`jti\` must be a string of 1–${MAX_JTI_CHARS} characters.`);
   }
-  if (typeof sub !== "string" || sub.length === 0)
-    throw refused("The token's `sub` must be a non-empty string.");
+  if (sub !== undefined && typeof sub !== "string") throw refused("The token's `sub` must be a string.");
   const unmet = unmetCondition(trust.conditions, payload as Record<string, unknown>);
   if (unmet !== undefined)
     throw refused(`The token's \`${unmet}\` claim does not meet the trust's condition.`);
