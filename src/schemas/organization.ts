@@ -71,12 +71,9 @@ export const CurrentApiKeySchema = z
     oidc: z
       .object({
         trust_id: IdSchema,
-        subject: z
-          .string()
-          .nullable()
-          .openapi({
-            description: "The `sub` of the ID token it was exchanged for; null for a token without one.",
-          }),
+        subject: z.string().nullable().openapi({
+          description: "The `sub` of the ID token it was exchanged for; null for a token without one.",
+        }),
       })
       .nullable()
       .openapi({
