@@ -4,7 +4,7 @@
  * reads first (it knows only the trust's id). Part of the one schema: src/db/schema.ts re-exports it.
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { accounts, organizations } from "./core-tables";
+import { accounts, organizations } from "./identity-tables";
 
 /** A trust: which issuer's tokens, with which claims, may be exchanged for which key. */
 export const oidcTrusts = sqliteTable(

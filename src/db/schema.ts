@@ -1,8 +1,10 @@
 /**
  * The whole domain of SPEC.md and API_CONTRACT.md in one schema: this file is drizzle-kit's
  * input and the one place the app imports tables from. The tables themselves are in
- * core-tables.ts (organizations, keys, projects and what a project holds), webhook-tables.ts
- * (notifications, events, deliveries) and audit-table.ts; the enum values in values.ts.
+ * identity-tables.ts (organizations, accounts, keys), core-tables.ts (projects and what a
+ * project holds), release-tables.ts, timeline-table.ts, variable-history-tables.ts,
+ * oidc-tables.ts, webhook-tables.ts (notifications, events, deliveries) and audit-table.ts; the
+ * enum values in values.ts.
  *
  * Conventions:
  * - IDs are text (22-char base58 for new rows; the other two SPEC forms are accepted on input).
@@ -22,6 +24,7 @@
 
 export * from "./audit-table";
 export * from "./core-tables";
+export * from "./identity-tables";
 export * from "./oidc-tables";
 export * from "./release-tables";
 export * from "./timeline-table";

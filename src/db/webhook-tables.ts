@@ -5,6 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { createdAt, updatedAt } from "./columns";
 import { projectRef } from "./core-tables";
 import {
   DELIVERY_STATUSES,
@@ -12,9 +13,6 @@ import {
   INTEGRATION_TYPES,
   type NotificationConfiguration,
 } from "./values";
-
-const createdAt = () => text("created_at").notNull();
-const updatedAt = () => text("updated_at").notNull();
 
 export const notificationIntegrations = sqliteTable(
   "notification_integrations",
