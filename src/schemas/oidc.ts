@@ -128,7 +128,7 @@ export const OidcTrustCreateBody = z
         format: "uri",
         example: "https://token.actions.githubusercontent.com",
         description:
-          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL to a public host, without query " +
+          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query " +
           "or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
           "loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).",
       }),

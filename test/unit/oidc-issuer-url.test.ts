@@ -15,6 +15,12 @@ describe("checkIssuerUrl", () => {
     "https://Issuer.example.com",
     "https://issuer.example.com:443/a",
     "https://issuer.example.com/a/../b",
+    // §27 asks for https without query or fragment, loopback only with the variable; nothing more.
+    "https://203.0.113.7/issuer",
+    "https://10.0.0.8",
+    "https://issuer",
+    "https://user:pw@issuer.example.com",
+    `https://issuer.example.com/${"t".repeat(3000)}`,
   ])("takes %s", (url) => {
     expect(checkIssuerUrl(url, secure).ok).toBe(true);
   });
@@ -26,7 +32,9 @@ describe("checkIssuerUrl", () => {
     ["https://issuer.example.com/?q=1", /query/],
     ["https://issuer.example.com/?", /query/],
     ["https://issuer.example.com/#f", /fragment/],
-    ["https://user:pw@issuer.example.com", /credentials/],
+    ["https://[::1]/x", /loopback IP address/],
+    ["https://[::ffff:127.0.0.1]/x", /loopback IP address/],
+    ["https://api.localhost", /local or reserved/],
   ])("refuses %s", (url, reason) => {
     const check = checkIssuerUrl(url, secure);
     expect(check.ok).toBe(false);

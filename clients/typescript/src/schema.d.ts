@@ -2399,7 +2399,7 @@ export interface components {
             name: string;
             /**
              * Format: uri
-             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL to a public host, without query or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
+             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
              * @example https://token.actions.githubusercontent.com
              */
             issuer: string;
