@@ -9,7 +9,7 @@
  * the same statuses and JSON-RPC codes, so a client sees no difference; test/properties/mcp.test.ts
  * drives it with the SDK's own client.
  */
-import { JSON_RPC_SERVER_ERROR } from "../middleware/mcp-auth";
+import { JSON_RPC_SERVER_ERROR, jsonRpcError } from "../middleware/mcp-auth";
 
 /** The protocol revisions a client may speak, newest first; the newest is offered to any other. */
 export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
@@ -52,10 +52,8 @@ export type Dispatch = (request: RpcRequest) => Promise<Record<string, unknown>>
 const JSON_TYPE = { "content-type": "application/json" };
 
 /** A refusal of the whole POST: a JSON-RPC error object with `id` null under an HTTP status. */
-export function refusal(status: number, code: number, message: string, headers: HeadersInit = {}): Response {
-  const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
-  return new Response(body, { status, headers: { ...JSON_TYPE, ...headers } });
-}
+export const refusal = (status: number, code: number, message: string, headers: HeadersInit = {}) =>
+  jsonRpcError(status, { code, message }, headers);
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);

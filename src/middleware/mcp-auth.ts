@@ -43,17 +43,24 @@ export function mcpKey(c: Context<AppEnv>): string | undefined {
 
 const KEY_REQUIRED = "An API key is required: `Authorization: Bearer dpk_…` or `x-api-key: dpk_…`.";
 
+/** A refusal of a whole POST to /mcp: a JSON-RPC error object with `id` null under an HTTP status. */
+export function jsonRpcError(
+  status: number,
+  error: { code: number; message: string; data?: unknown },
+  headers: HeadersInit = {},
+): Response {
+  const all = new Headers(headers);
+  all.set("content-type", "application/json");
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error, id: null }), { status, headers: all });
+}
+
 /** A JSON-RPC error response for a refusal the API would answer with `err`. */
 export function jsonRpcRefusal(err: ApiError): Response {
-  const headers = new Headers({ "content-type": "application/json", ...err.headers });
+  const headers = new Headers(err.headers);
   // RFC 9110 §11.6.1: a 401 names the scheme that would authenticate.
   if (err.code === "unauthenticated") headers.set("WWW-Authenticate", 'Bearer realm="deploy-platform-api"');
-  const body = {
-    jsonrpc: "2.0",
-    error: { code: JSON_RPC_SERVER_ERROR, message: err.message, data: err.toBody() },
-    id: null,
-  };
-  return new Response(JSON.stringify(body), { status: err.status, headers });
+  const error = { code: JSON_RPC_SERVER_ERROR, message: err.message, data: err.toBody() };
+  return jsonRpcError(err.status, error, headers);
 }
 
 export const mcpAuth = createMiddleware<AppEnv>(async (c, next) => {
