@@ -68,11 +68,14 @@ export async function reviewDeployment(
   let inserted: { accountId: string }[];
   try {
     [inserted] = await db.batch([
-      // Written only while the deployment still waits for approvals (a cancel may have come first).
+      // Written only while the deployment still waits for approvals: a cancel may have come first,
+      // or other approvals may have completed the count an instant before (their release not yet
+      // written), which leaves nothing to review; D1 runs the statement alone, so of approvals sent
+      // at once exactly `required_approvals` are recorded and the rest answer 409.
       db
         .insert(deploymentReviews)
         .select(
-          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval'))`,
+          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval') AND (SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') < json_extract(gate, '$.required_approvals'))`,
         )
         .returning({ accountId: deploymentReviews.accountId }),
       auditEntry(ctx, {

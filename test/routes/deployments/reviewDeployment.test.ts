@@ -25,6 +25,7 @@ import { projectCaller } from "../../helpers/projects";
 import {
   approve,
   engineCreateOk,
+  listReviews,
   lock,
   postReview,
   protectedWorld,
@@ -297,6 +298,22 @@ describe("POST /v1/deployments/{id}/reviews", () => {
       const cancel = await request("PATCH", `/v1/deployments/${cancelled.id}/cancel`, { key: w.owner.key });
       expect(cancel.status, cancel.raw).toBe(200);
       expectError(await postReview(w.admin, cancelled.id, APPROVE), 409, "conflict");
+    });
+
+    it("approvals sent at once: exactly the required count is recorded, the rest 409 (the count once met, nothing waits for approval)", async () => {
+      const w = await reviewWorld({ required_approvals: 2 });
+      const reviewers = [w.owner, w.admin, w.orgOwner, await createCaller(w.org, "admin")];
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      const answers = await Promise.all(reviewers.map((who) => postReview(who, d.id, APPROVE)));
+      expect(answers.map((a) => a.status).sort(), answers.map((a) => a.raw).join("\n")).toEqual([
+        200, 200, 409, 409,
+      ]);
+      for (const a of answers.filter((a) => a.status === 409)) expectError(a, 409, "conflict");
+      const read = await readDeployment(w.owner, d.id);
+      expect(read.status).toBe("queued");
+      expect(read.gate).toEqual({ required_approvals: 2, approvals: 2, wait_until: null, blocked_by: [] });
+      const reviews = await listReviews(w.owner, d.id);
+      expect(reviews.body.data).toHaveLength(2);
     });
   });
 
