@@ -19,9 +19,11 @@ export const exchangeOidcTokenRoute = defineRoute({
     "Takes no API key: the token authenticates (a request that sends `x-api-key` too is `400`). The token is a JWT " +
     "signed with `RS256` or `ES256` by a key of the trust's issuer (from `<issuer>/.well-known/openid-configuration`), " +
     "with `iss` the trust's issuer, `aud` equal to or containing its audience, `exp` in the future and at most 24 h " +
-    "after `iat`, `iat` and `nbf` at most 60 s ahead, a `jti` never exchanged before, a `sub`, and every condition " +
-    "of the trust met. Any failure, an unknown or deleted trust included, is `401` with a message naming the " +
-    "check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now, " +
+    "after `iat` (after the exchange when there is no `iat`), `iat` and `nbf` (when present) at most 60 s ahead, a " +
+    "`jti` never exchanged before, and every condition of the trust met (`sub` is optional: without it the key's " +
+    "`oidc.subject` is null). Any failure, an unknown or deleted trust included, is `401` with a message naming the " +
+    "check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now " +
+    "(or when the trust's parent key expires, if that is sooner), " +
     "and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). `Idempotency-Key` " +
     "is not kept here (no API key to keep it under); a token is exchanged once. Policy `oidc-exchange` (60 per " +
     "minute per client address, every exchange counted).",
