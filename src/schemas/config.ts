@@ -1,26 +1,14 @@
 /**
- * The configuration each deployment runs with (API_CONTRACT §24): as the deployment record pins
- * it, as it is read back (names and types; values for the engine), and a diff of two.
+ * The configuration each deployment runs with (API_CONTRACT §24) as it is read back (names and
+ * types; values for the engine), and a diff of two. What the record pins (`config`, the versions)
+ * is the record's own (./deployment.ts): a deployment read builds none of these.
  */
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../db/values";
 import { IdSchema, InlineIdSchema } from "../openapi/primitives";
 
+// As the record's pins (./deployment.ts), defined here too so that a config read builds no record.
 const VersionNumber = z.number().int().min(0);
-
-export const DeploymentConfigSchema = z
-  .object({
-    environment_version: VersionNumber.openapi({
-      description: "The §18 version of the environment's own variables.",
-    }),
-    components: z
-      .array(z.object({ component_id: InlineIdSchema, version: VersionNumber }))
-      .openapi({ description: "The version of each component's variables, by `component_id`." }),
-  })
-  .openapi("DeploymentConfigPins", {
-    description: "The variable versions the deployment was created with (API_CONTRACT §24).",
-  });
-
 const VariableType = z.enum(VARIABLE_TYPES);
 const ConfigVariable = z.object({ name: z.string(), type: VariableType });
 

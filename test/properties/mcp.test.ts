@@ -15,7 +15,8 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeploymentRecord, PromotionPlan } from "../../src/schemas/deployment";
+import type { DeploymentRecord } from "../../src/schemas/deployment";
+import type { PromotionPlan } from "../../src/schemas/deployment-writes";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { request, TEST_CLIENT_IP } from "../helpers/api";
 import { logLines, postLogs, reportOk } from "../helpers/engine";

@@ -8,8 +8,8 @@ import {
   type DeploymentSchema,
   DeploymentSourceSchema,
   PatchOperationSchema,
-  PromotionPlanSchema,
 } from "../../schemas/deployment";
+import { PromotionPlanSchema } from "../../schemas/deployment-writes";
 import { ProtectionSchema } from "../../schemas/protection";
 import { deploymentAnswer, id, idempotencyKey, newKey, READ, type Tool, tool, write } from "./define";
 

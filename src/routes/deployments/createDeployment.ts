@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { PublicDeploymentCreateBody } from "../../schemas/deployment";
+import { PublicDeploymentCreateBody } from "../../schemas/deployment-writes";
 import { createDeployment } from "../../services/deployments/create";
 import { DeploymentSchema, EnvironmentParams } from "./schema";
 

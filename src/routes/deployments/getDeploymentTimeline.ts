@@ -7,14 +7,36 @@ import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute } from "../../openapi/define-route";
+import { envelope, ListQuerySchema, pageLimit, wholeNumber } from "../../openapi/lists";
+import { TimelineEntrySchema } from "../../schemas/timeline";
 import { type Follower, openFollow } from "../../services/deployments/follow";
 import { getDeploymentTimeline, TIMELINE_CURSOR } from "../../services/deployments/timeline";
-import { DeploymentParams, DeploymentTimelineSchema, TimelineQuerySchema } from "./schema";
+import { DeploymentParams } from "./schema";
 
 /** API_CONTRACT §19: a comment at least every 15 s while idle (here every 10, with room for timers). */
 export const KEEP_ALIVE_MS = 10_000;
 
 const LAST_EVENT_ID_PARAMETER = "LastEventId";
+
+/** A timeline page (API_CONTRACT §19): `seq` order only, so no `sort_by`; pages of 1–1000. */
+const TIMELINE_MAX_LIMIT = 1000;
+const TIMELINE_DEFAULT_LIMIT = 100;
+
+const DeploymentTimelineSchema = envelope(TimelineEntrySchema, "DeploymentTimelinePage");
+
+const TimelineQuerySchema = z.object({
+  after: ListQuerySchema.shape.after,
+  after_seq: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
+    param: { name: "after_seq", in: "query" },
+    description: "Start after this `seq` (not with `after`).",
+    example: 0,
+  }),
+  limit: pageLimit(TIMELINE_MAX_LIMIT, TIMELINE_DEFAULT_LIMIT).openapi({
+    param: { name: "limit", in: "query" },
+    description: `Page size, 1–${TIMELINE_MAX_LIMIT}.`,
+    example: TIMELINE_DEFAULT_LIMIT,
+  }),
+});
 
 export const getDeploymentTimelineRoute = defineRoute({
   method: "get",

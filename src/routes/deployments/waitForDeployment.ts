@@ -1,9 +1,30 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { waitForDeployment } from "../../services/deployments/wait";
-import { DeploymentParams, DeploymentSchema, WaitQuerySchema } from "./schema";
+import { DeploymentParams, DeploymentSchema } from "./schema";
+
+const WAIT_MAX_SECONDS = 60;
+const WAIT_DEFAULT_SECONDS = 30;
+
+const WaitQuerySchema = z.object({
+  // Seconds, as a decimal number (`timeout=2.5` too): nothing asks for whole seconds.
+  timeout: z
+    .preprocess(
+      (value) => (typeof value === "string" && !/^[0-9]+(\.[0-9]+)?$/.test(value) ? Number.NaN : value),
+      z.coerce.number().min(1).max(WAIT_MAX_SECONDS).default(WAIT_DEFAULT_SECONDS),
+    )
+    .openapi({
+      param: { name: "timeout", in: "query" },
+      description: `Seconds, 1–${WAIT_MAX_SECONDS}.`,
+      type: "number",
+      minimum: 1,
+      maximum: WAIT_MAX_SECONDS,
+      default: WAIT_DEFAULT_SECONDS,
+      example: WAIT_DEFAULT_SECONDS,
+    }),
+});
 
 export const waitForDeploymentRoute = defineRoute({
   method: "get",

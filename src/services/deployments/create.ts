@@ -22,11 +22,8 @@ import {
 import { badInput, conflict, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type {
-  DeploymentCreateInput,
-  DeploymentRecord,
-  PublicDeploymentCreateInput,
-} from "../../schemas/deployment";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { DeploymentCreateInput, PublicDeploymentCreateInput } from "../../schemas/deployment-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";

@@ -21,12 +21,8 @@ import {
   variables,
 } from "../../db/schema";
 import { badInput, conflict } from "../../errors";
-import type {
-  DeploymentCreateInput,
-  DeploymentRecord,
-  PromoteInput,
-  PromotionPlan,
-} from "../../schemas/deployment";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { DeploymentCreateInput, PromoteInput, PromotionPlan } from "../../schemas/deployment-writes";
 import { authorizedLookup } from "../access";
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";

@@ -8,7 +8,8 @@
 import type { CallerContext } from "../../context";
 import { deployments } from "../../db/schema";
 import { conflict } from "../../errors";
-import type { DeploymentCreateInput, DeploymentRecord, RedeployInput } from "../../schemas/deployment";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { DeploymentCreateInput, RedeployInput } from "../../schemas/deployment-writes";
 import { loadAuthorized } from "../access";
 import { createEngineDeployment } from "./create";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { DeploymentCreateBody, DeploymentSchema } from "../../../schemas/deployment";
+import { DeploymentSchema } from "../../../schemas/deployment";
+import { DeploymentCreateBody } from "../../../schemas/deployment-writes";
 import { createEngineDeployment } from "../../../services/deployments/create";
 import { EnvironmentIdParams } from "../schema";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { DeploymentSchema, DeploymentUpdateBody } from "../../../schemas/deployment";
+import { DeploymentSchema } from "../../../schemas/deployment";
+import { DeploymentUpdateBody } from "../../../schemas/deployment-writes";
 import { updateDeployment } from "../../../services/deployments/transitions";
 import { IdParams } from "../schema";
 
