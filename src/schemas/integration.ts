@@ -1,16 +1,16 @@
 /**
- * The notification integration and webhook delivery records (API_CONTRACT §3, §8), the bodies
- * that create and update an integration, and the operators' operations (§13: test, recover,
- * rotate the secret): the API's schemas and the services' types (their `z.infer`), one source.
- * The configuration's flags come from the one table of event types (src/db/event-types.ts).
+ * The notification integration record (API_CONTRACT §3, §8): the API's schema and the services'
+ * types (its `z.infer`), one source. The configuration's flags come from the one table of event
+ * types (src/db/event-types.ts). Its deliveries are ./delivery.ts; the bodies that write it and
+ * the operators' operations (§13) ./integration-writes.ts: a read builds neither.
  */
 import { z } from "@hono/zod-openapi";
 import { FLAG_DESCRIPTION, NOTIFICATION_FLAGS, type NotificationFlag } from "../db/event-types";
-import { DELIVERY_STATUSES, DISABLED_REASONS, INTEGRATION_TYPES } from "../db/schema";
-import { IdSchema, instant, nullAsAbsent, TimestampSchema } from "../openapi/primitives";
-import { EventTypeSchema } from "./event";
+import { DISABLED_REASONS, INTEGRATION_TYPES } from "../db/schema";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
-function flagShape<T extends z.ZodType>(make: () => T) {
+/** One member per notification flag, each made by `make` and described. */
+export function flagShape<T extends z.ZodType>(make: () => T) {
   const shape = {} as Record<NotificationFlag, T>;
   for (const flag of NOTIFICATION_FLAGS) {
     shape[flag] = make().openapi({ description: FLAG_DESCRIPTION[flag] }) as T;
@@ -21,12 +21,6 @@ function flagShape<T extends z.ZodType>(make: () => T) {
 export const ConfigurationSchema = z
   .object(flagShape(() => z.boolean()))
   .openapi("NotificationConfiguration", { description: "One switch per event kind." });
-
-export const ConfigurationInputSchema = z
-  .strictObject(flagShape(() => z.boolean().nullable().optional()))
-  .openapi("NotificationConfigurationInput", {
-    description: "Any subset of the flags; a flag given `null` is not given.",
-  });
 
 export const IntegrationSchema = z
   .object({
@@ -66,182 +60,5 @@ export const CreatedIntegrationSchema = IntegrationSchema.extend({
   }),
 }).openapi("CreatedNotificationIntegration");
 
-// Published bounds of the integers sent (API_CONTRACT: every integer with a format and bounds).
-const count = { format: "int32", minimum: 0, maximum: 2_147_483_647 } as const;
-const statusCode = { format: "int32", minimum: 100, maximum: 599 } as const;
-
-export const DeliveryAttemptSchema = z
-  .object({
-    attempt: z
-      .number()
-      .int()
-      .openapi({ description: "1 for the first try.", ...count }),
-    status_code: z
-      .number()
-      .int()
-      .openapi(statusCode)
-      .nullable()
-      .openapi({ description: "The receiver's HTTP status, if any." }),
-    error: z.string().nullable().openapi({ description: "Why the attempt failed, or null." }),
-    duration_ms: z.number().int().openapi(count),
-    next_attempt_at: TimestampSchema.nullable().openapi({
-      description: "When the next try was scheduled after this one; null after a success or the last try.",
-    }),
-    created_at: TimestampSchema,
-  })
-  .openapi("DeliveryAttempt");
-
-export const DeliverySchema = z
-  .object({
-    id: IdSchema,
-    integration_id: IdSchema,
-    event_id: IdSchema.openapi({ description: "Sent as the `webhook-id` header on every try." }),
-    event_type: z.string().openapi({ example: "deployment.succeeded" }),
-    status: z.enum(DELIVERY_STATUSES).openapi({
-      description:
-        "`pending` (trying or waiting to retry), `succeeded`, `failed` (every try failed, or the receiver " +
-        "answered 410), or `skipped` (the integration was disabled; `recover` sends it).",
-    }),
-    attempts: z.number().int().openapi(count),
-    last_status_code: z.number().int().openapi(statusCode).nullable(),
-    last_error: z.string().nullable(),
-    next_attempt_at: TimestampSchema.nullable(),
-    attempt_log: z.array(DeliveryAttemptSchema).openapi({ description: "Every try, oldest first." }),
-    created_at: TimestampSchema,
-    updated_at: TimestampSchema,
-  })
-  .openapi("WebhookDelivery");
-
 export type IntegrationRecord = z.infer<typeof IntegrationSchema>;
 export type CreatedIntegration = z.infer<typeof CreatedIntegrationSchema>;
-export type DeliveryAttemptRecord = z.infer<typeof DeliveryAttemptSchema>;
-export type DeliveryRecord = z.infer<typeof DeliverySchema>;
-
-const url = z
-  .string()
-  .min(1)
-  .max(2048)
-  .openapi({
-    format: "uri",
-    example: "https://hooks.example.com/deploys",
-    description:
-      "Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, " +
-      "private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`. Where " +
-      "`ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`), any http(s) URL is taken.",
-  });
-
-export const IntegrationCreateSchema = z
-  .strictObject({
-    type: z.literal("webhook").openapi({ description: "Only `webhook` can be created through this API." }),
-    url,
-    // A union, not `nullAsAbsent`: the input keeps its `$ref` in the document; null is read as {}.
-    configuration: z
-      .union([ConfigurationInputSchema, z.null()])
-      .optional()
-      .openapi({ description: "Flags left out (or the whole object, or `null`) are `false`." }),
-  })
-  .openapi("NotificationIntegrationCreate");
-
-export const IntegrationUpdateSchema = z
-  .strictObject({
-    configuration: z.union([ConfigurationInputSchema, z.null()]).optional().openapi({
-      description:
-        "The given flags are merged into the stored configuration; the others keep their value (`null`: none given).",
-    }),
-    url: nullAsAbsent(url).openapi({
-      description:
-        "A new destination (`null`: unchanged); refused (`400 bad_input`) on a `slack` integration, whose URL is a credential.",
-    }),
-    enabled: nullAsAbsent(z.boolean()).openapi({
-      description:
-        "`false` disables (reason `manual`); on an integration already disabled, its `disabled_reason` and " +
-        "`disabled_at` stay (a `gone` or `failing` one keeps what the service found, and when). `true` " +
-        "re-enables and clears both. Neither sends anything to the integration.",
-    }),
-  })
-  .openapi("NotificationIntegrationUpdate", {
-    description: "At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`.",
-  });
-
-/** The internal API's create: any type, `slack` included (API_CONTRACT §9). */
-export const InternalIntegrationCreateSchema = IntegrationCreateSchema.extend({
-  type: z.enum(INTEGRATION_TYPES),
-});
-
-export const TestSendBodySchema = z
-  .strictObject({
-    type: nullAsAbsent(EventTypeSchema).openapi({
-      description: "The event type to send; default (absent or `null`) `deployment.succeeded`.",
-    }),
-  })
-  .openapi("WebhookTestRequest");
-
-export const TestSendResultSchema = z
-  .object({
-    delivered: z.boolean().openapi({ description: "True when the receiver answered 2xx." }),
-    status_code: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "The receiver's HTTP status, if it answered." }),
-    error: z
-      .string()
-      .nullable()
-      .openapi({ description: "Why it was not delivered (HTTP status, timeout, network)." }),
-    duration_ms: z.number().int(),
-  })
-  .openapi("WebhookTestResult");
-
-const Instant = instant();
-
-export const RecoverBodySchema = z
-  .strictObject({
-    since: Instant.openapi({ description: "Events created at or after this instant." }),
-    until: nullAsAbsent(Instant).openapi({
-      // Instant's own metadata says `string`: the null this field also takes is spelled out.
-      type: ["string", "null"],
-      description: "Events created at or before this instant; default (absent or `null`) now.",
-    }),
-  })
-  .refine((b) => b.until === undefined || b.since <= b.until, {
-    path: ["until"],
-    message: "Must not be before `since`.",
-  })
-  .openapi("WebhookRecoverRequest");
-
-export const RecoverResultSchema = z
-  .object({
-    queued: z.number().int().openapi({
-      description: "Deliveries re-queued: every failed or skipped one of the range.",
-    }),
-  })
-  .openapi("WebhookRecoverResult");
-
-export const RotateSecretBodySchema = z
-  .strictObject({
-    expire_previous_in: nullAsAbsent(z.number().min(0).max(604_800)).openapi({
-      description:
-        "Seconds the previous secret keeps signing (0–604800, default 86400 when absent or `null`; fractions count to the millisecond).",
-    }),
-  })
-  .openapi("RotateSigningSecretRequest");
-
-export const RotatedSecretSchema = z
-  .object({
-    signing_secret: z.string().openapi({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
-    previous_expires_at: TimestampSchema.openapi({
-      description: "Until then every delivery carries two signatures: `v1,<new> v1,<previous>`.",
-    }),
-  })
-  .openapi("RotatedSigningSecret");
-
-export type IntegrationCreateInput = z.infer<typeof IntegrationCreateSchema>;
-export type InternalIntegrationCreateInput = z.infer<typeof InternalIntegrationCreateSchema>;
-export type IntegrationUpdateInput = z.infer<typeof IntegrationUpdateSchema>;
-export type ConfigurationInput = z.infer<typeof ConfigurationInputSchema>;
-export type TestSendInput = z.infer<typeof TestSendBodySchema>;
-export type TestSendResult = z.infer<typeof TestSendResultSchema>;
-export type RecoverInput = z.infer<typeof RecoverBodySchema>;
-export type RecoverResult = z.infer<typeof RecoverResultSchema>;
-export type RotateSecretInput = z.infer<typeof RotateSecretBodySchema>;
-export type RotatedSecret = z.infer<typeof RotatedSecretSchema>;

@@ -6,7 +6,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
 import { listEventDeliveries } from "../../services/integrations/deliveries";
-import { DeliveryListSchema } from "../integrations/schema";
+import { DeliveryListSchema } from "../integrations/delivery-schema";
 import { EventParams } from "./schema";
 
 export const listEventDeliveriesRoute = defineRoute({

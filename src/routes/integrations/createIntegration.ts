@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { IntegrationCreateSchema } from "../../schemas/integration";
+import { IntegrationCreateSchema } from "../../schemas/integration-writes";
 import { createdIntegrationEtag, createIntegration } from "../../services/integrations/integrations";
 import { CreatedIntegrationSchema, ProjectParams } from "./schema";
 

@@ -5,7 +5,8 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ListQuerySchema } from "../../openapi/lists";
 import { listIntegrationDeliveries } from "../../services/integrations/deliveries";
-import { DeliveryListSchema, IntegrationParams } from "./schema";
+import { DeliveryListSchema } from "./delivery-schema";
+import { IntegrationParams } from "./schema";
 
 export const listIntegrationDeliveriesRoute = defineRoute({
   method: "get",

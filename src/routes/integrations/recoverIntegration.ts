@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integration";
+import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integration-writes";
 import { recoverIntegration } from "../../services/integrations/redelivery";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 

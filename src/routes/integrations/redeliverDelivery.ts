@@ -4,7 +4,8 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { redeliverDelivery } from "../../services/integrations/redelivery";
-import { DeliveryParams, DeliverySchema, INTEGRATION_PATH } from "./schema";
+import { DeliveryParams, DeliverySchema } from "./delivery-schema";
+import { INTEGRATION_PATH } from "./schema";
 
 export const redeliverDeliveryRoute = defineRoute({
   method: "post",

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
-import { RotatedSecretSchema, RotateSecretBodySchema } from "../../schemas/integration";
+import { RotatedSecretSchema, RotateSecretBodySchema } from "../../schemas/integration-writes";
 import { rotateIntegrationSecret } from "../../services/integrations/operator";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 

@@ -1,16 +1,13 @@
 import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
-import { CreatedIntegrationSchema, DeliverySchema, IntegrationSchema } from "../../schemas/integration";
+import { CreatedIntegrationSchema, IntegrationSchema } from "../../schemas/integration";
 
-export { CreatedIntegrationSchema, DeliverySchema, IntegrationSchema };
+export { CreatedIntegrationSchema, IntegrationSchema };
 
 export const IntegrationListSchema = envelope(IntegrationSchema, "NotificationIntegrationList");
-
-export const DeliveryListSchema = envelope(DeliverySchema, "WebhookDeliveryList");
 
 /** One integration of a project: the path every operation on it extends. */
 export const INTEGRATION_PATH = "/v1/projects/{project_id}/notification-integrations/{integration_id}";
 
 export const ProjectParams = idParams("project_id");
 export const IntegrationParams = idParams("project_id", "integration_id");
-export const DeliveryParams = idParams("project_id", "integration_id", "delivery_id");

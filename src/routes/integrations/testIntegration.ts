@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
-import { TestSendBodySchema, TestSendResultSchema } from "../../schemas/integration";
+import { TestSendBodySchema, TestSendResultSchema } from "../../schemas/integration-writes";
 import { testIntegration } from "../../services/integrations/operator";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { IntegrationUpdateSchema } from "../../schemas/integration";
+import { IntegrationUpdateSchema } from "../../schemas/integration-writes";
 import { updateIntegration } from "../../services/integrations/integrations";
 import { IntegrationParams, IntegrationSchema } from "./schema";
 

@@ -11,7 +11,7 @@ import type { Db } from "../../db/client";
 import { bindQuery, columnCount, tableReader } from "../../db/compiled";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
-import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/integration";
+import type { DeliveryAttemptRecord, DeliveryRecord } from "../../schemas/delivery";
 import { authorizedLookup } from "../access";
 import { type Lookup, lookupThen } from "../lookup";
 import { integrationLookup } from "./integrations";

@@ -16,14 +16,13 @@ import { badInput } from "../../errors";
 import { recordEtag } from "../../http/etag";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import type { CreatedIntegration, IntegrationRecord } from "../../schemas/integration";
 import type {
   ConfigurationInput,
-  CreatedIntegration,
   IntegrationCreateInput,
-  IntegrationRecord,
   IntegrationUpdateInput,
   InternalIntegrationCreateInput,
-} from "../../schemas/integration";
+} from "../../schemas/integration-writes";
 import { checkWebhookUrl } from "../../webhooks/url-guard";
 import { authorizedLookup, loadProject, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";

@@ -14,7 +14,7 @@ import type {
   RotateSecretInput,
   TestSendInput,
   TestSendResult,
-} from "../../schemas/integration";
+} from "../../schemas/integration-writes";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "../../webhooks/deliver";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { unchangedSince, writeLatest } from "../preconditions";

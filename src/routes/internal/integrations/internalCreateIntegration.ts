@@ -2,7 +2,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { CreatedIntegrationSchema, InternalIntegrationCreateSchema } from "../../../schemas/integration";
+import { CreatedIntegrationSchema } from "../../../schemas/integration";
+import { InternalIntegrationCreateSchema } from "../../../schemas/integration-writes";
 import {
   createdIntegrationEtag,
   internalCreateIntegration,
