@@ -17,7 +17,7 @@ import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
-import { settleOverdueTimers } from "./services/deployments/gate";
+import { settleOverdueGates } from "./services/deployments/gate";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
 import { sweepStaleEvents } from "./services/events/fanout";
@@ -42,9 +42,12 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
     return;
   }
   await sweepStaleEvents(ctx);
-  const overdue = await settleOverdueTimers(ctx);
+  const overdue = await settleOverdueGates(ctx);
   if (overdue > 0)
-    ctx.log.warn("overdue wait timers settled by the cron", { database: ctx.database, overdue });
+    ctx.log.warn("overdue gates (wait timers, decided reviews) settled by the cron", {
+      database: ctx.database,
+      overdue,
+    });
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });

@@ -34,6 +34,12 @@ function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now
   return out;
 }
 
+const rejectedReview = (deploymentId: string) =>
+  and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "rejected"));
+
+/** The timeline's reason for a deployment a review rejected. */
+export const rejectionReason = (accountId: string) => `Rejected by account ${accountId}.`;
+
 const notLocked = (environmentId: string) =>
   sql`NOT EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
 
@@ -56,7 +62,7 @@ export async function settleGate(
 ): Promise<DeploymentRow | undefined> {
   const { db } = ctx;
   for (let attempt = 1; attempt <= 32; attempt++) {
-    const [rows, protection, approved] = await db.batch([
+    const [rows, protection, approved, rejected] = await db.batch([
       db.select().from(deployments).where(eq(deployments.id, deploymentId)),
       db
         .select({ lockedAt: environmentProtections.lockedAt })
@@ -73,9 +79,21 @@ export async function settleGate(
         .where(
           and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "approved")),
         ),
+      db
+        .select({ accountId: deploymentReviews.accountId })
+        .from(deploymentReviews)
+        .where(rejectedReview(deploymentId))
+        .limit(1),
     ]);
     const row = rows[0];
     if (row?.status !== "waiting" || !row.gate) return row;
+    const rejecter = rejected[0]?.accountId;
+    if (rejecter !== undefined) {
+      // A rejection is recorded: it cancels (its review's own request does that at once; this is
+      // for one a crash cut short).
+      await cancelAsConsequence(ctx, row, rejectionReason(rejecter));
+      return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
+    }
     const approvals = Number(approved[0]?.n ?? 0);
     const blocked = blockedBy(row.gate, approvals, Boolean(protection[0]?.lockedAt), Date.now());
     const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked };
@@ -94,6 +112,9 @@ export async function settleGate(
           eq(deployments.status, "waiting"),
           eq(deployments.updatedAt, row.updatedAt),
           release ? notLocked(row.environmentId) : undefined,
+          release
+            ? sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`
+            : undefined,
         ),
       );
     const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
@@ -184,12 +205,18 @@ export async function settleEnvironment(ctx: ServiceContext, environmentId: stri
 export const OVERDUE_SWEEP_LIMIT = 100;
 
 /**
- * The cron's backstop for wait timers (the gate object's alarm is the way; this catches one whose
- * scheduling was lost, say the isolate died between a create's commit and its call to the object):
- * waiting deployments whose `wait_until` passed over a minute ago while still held by the timer,
- * settled. One indexed read (`status = 'waiting'`) per run, which finds nothing while nothing waits.
+ * The cron's backstop for gates (the gate object's alarm and the review's own request are the
+ * way; this catches what a lost scheduling or a crash cut short, say the isolate died between a
+ * create's commit and its call to the object, or between a review's commit and its release or
+ * cancel): waiting deployments whose `wait_until` passed over a minute ago while still held by
+ * the timer, or whose reviews decided over a minute ago (a rejection, or the required approvals
+ * while still held by `approval`), settled. One indexed read (`status = 'waiting'`) per run, which
+ * finds nothing while nothing waits.
  */
-export async function settleOverdueTimers(ctx: ServiceContext): Promise<number> {
+const heldBy = (what: "wait_timer" | "approval") =>
+  sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = ${what})`;
+
+export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
   const cutoff = new Date(Date.now() - 60_000).toISOString();
   const overdue = await ctx.db
     .select({ id: deployments.id })
@@ -197,8 +224,14 @@ export async function settleOverdueTimers(ctx: ServiceContext): Promise<number> 
     .where(
       and(
         eq(deployments.status, "waiting"),
-        sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`,
-        sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = 'wait_timer')`,
+        or(
+          and(sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`, heldBy("wait_timer")),
+          sql`EXISTS (SELECT 1 FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'rejected' AND r.created_at <= ${cutoff})`,
+          and(
+            heldBy("approval"),
+            sql`(SELECT count(*) FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'approved' AND r.created_at <= ${cutoff}) >= json_extract(${deployments.gate}, '$.required_approvals')`,
+          ),
+        ),
       ),
     )
     .limit(OVERDUE_SWEEP_LIMIT)

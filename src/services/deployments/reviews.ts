@@ -19,7 +19,7 @@ import type { ReviewInput, ReviewRecord } from "../../schemas/protection";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { guardedPage, lookupThen } from "../lookup";
-import { settleGate } from "./gate";
+import { rejectionReason, settleGate } from "./gate";
 import { toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -69,13 +69,14 @@ export async function reviewDeployment(
   try {
     [inserted] = await db.batch([
       // Written only while the deployment still waits for approvals: a cancel may have come first,
-      // or other approvals may have completed the count an instant before (their release not yet
-      // written), which leaves nothing to review; D1 runs the statement alone, so of approvals sent
-      // at once exactly `required_approvals` are recorded and the rest answer 409.
+      // or, an instant before, other approvals may have completed the count or a rejection decided
+      // it (the release or the cancel not yet written), which leaves nothing to review. D1 runs the
+      // statement alone, so of reviews sent at once exactly one outcome is recorded: the required
+      // approvals (then a rejection answers 409) or one rejection (then every later review does).
       db
         .insert(deploymentReviews)
         .select(
-          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval') AND (SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') < json_extract(gate, '$.required_approvals'))`,
+          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval') AND (SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') < json_extract(gate, '$.required_approvals') AND NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'rejected'))`,
         )
         .returning({ accountId: deploymentReviews.accountId }),
       auditEntry(ctx, {
@@ -85,15 +86,22 @@ export async function reviewDeployment(
       }),
     ]);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict("You have already reviewed this deployment.");
+    if (isUniqueViolation(err)) {
+      await settleGate(ctx, id);
+      throw conflict("You have already reviewed this deployment.");
+    }
     throw err;
   }
-  if (!inserted[0]) throw notAwaitingApproval();
+  if (!inserted[0]) {
+    // The reviews already decided it: what that decision does is done now if a crash lost it.
+    await settleGate(ctx, id);
+    throw notAwaitingApproval();
+  }
   if (input.state === "approved") {
     const settled = await settleGate(ctx, id);
     if (settled) return toDeploymentRecord(settled);
   } else {
-    await cancelAsConsequence(ctx, id, `Rejected by account ${identity.accountId}.`);
+    await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
   }
   const current = await db.select().from(deployments).where(eq(deployments.id, id)).get();
   return toDeploymentRecord(current ?? row);

@@ -195,6 +195,51 @@ describe("protection races", () => {
     }
   });
 
+  it("a rejection racing approvals that would complete a count of two: one outcome; no review recorded after the rejection", async () => {
+    for (let round = 0; round < 4; round++) {
+      const worlds = await Promise.all(
+        Array.from({ length: 6 }, () => reviewers({ required_approvals: 2 }, 4)),
+      );
+      await Promise.all(
+        worlds.map(async (w, i) => {
+          const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+          const [a, b, c, r] = w.admins as [Caller, Caller, Caller, Caller];
+          const answers = await Promise.all([
+            // The rejection first or among them; the approvals spread over the moments after it.
+            later(i % 3, () => postReview(a, d.id, { state: "approved" })),
+            later(2 + (i % 4), () => postReview(b, d.id, { state: "approved" })),
+            later(4 + (i % 5), () => postReview(c, d.id, { state: "approved" })),
+            later(i % 2, () => postReview(r, d.id, { state: "rejected" })),
+          ]);
+          expectNo5xx(...answers);
+          for (const x of answers) expect([200, 409], x.raw).toContain(x.status);
+          const rejection = answers[3] as Answer;
+          const approved = answers.slice(0, 3).filter((x) => x.status === 200).length;
+          const reviews = await request<{ data: { account_id: string; state: string }[] }>(
+            "GET",
+            `/v1/deployments/${d.id}/reviews`,
+            { key: w.owner.key },
+          );
+          // Every 200 is a recorded review, and nothing else is.
+          expect(reviews.body.data).toHaveLength(answers.filter((x) => x.status === 200).length);
+          const after = await readDeployment(w.owner, d.id);
+          const statuses = await ownStatuses(w.owner.key, d.id);
+          if (rejection.status === 200) {
+            // The rejection found the count short, and no approval landed after it.
+            expect(approved).toBeLessThan(2);
+            expect(after.status).toBe("cancelled");
+            expect(statuses).toEqual(["waiting", "cancelled"]);
+          } else {
+            expect(approved).toBe(2);
+            expect(after.status).toBe("queued");
+            expect(after.gate?.approvals).toBe(2);
+            expect(statuses).toEqual(["waiting", "queued"]);
+          }
+        }),
+      );
+    }
+  });
+
   it("a lock racing an engine move to in_progress: the move lands before the lock (in_progress) or is 409 (queued, out of the engine's list)", async () => {
     const seen = { started: 0, refused: 0 };
     for (let round = 0; round < 4; round++) {
