@@ -168,7 +168,8 @@ export function queryList<T extends z.ZodType>(item: T, description: string) {
  * `2017-01-01T00:59:60+01:00`), which JavaScript's Date cannot hold: it is read as the last
  * instant before it, `23:59:59` with the same fraction, as POSIX time counts it.
  */
-const DATE_TIME = z.iso.datetime({ offset: true });
+// Built on first use, as the instant below: most operations take no instant.
+let dateTime: z.ZodISODateTime | undefined;
 /** The seconds field of an RFC 3339 date-time: `…T hh:mm:ss` then a fraction or the zone. */
 const LEAP_SECOND = /^(.{10}T\d{2}:\d{2}:)60(?=[.Z+-])/;
 
@@ -176,7 +177,8 @@ const LEAP_SECOND = /^(.{10}T\d{2}:\d{2}:)60(?=[.Z+-])/;
 function readInstant(value: string): Date | undefined {
   const leap = LEAP_SECOND.test(value);
   const text = leap ? value.replace(LEAP_SECOND, "$159") : value;
-  if (!DATE_TIME.safeParse(text).success) return undefined;
+  dateTime ??= z.iso.datetime({ offset: true });
+  if (!dateTime.safeParse(text).success) return undefined;
   const date = new Date(text);
   if (Number.isNaN(date.getTime())) return undefined;
   // A leap second exists only as the last second of a UTC day.
@@ -184,15 +186,20 @@ function readInstant(value: string): Date | undefined {
   return date;
 }
 
-const INSTANT = z
-  .string()
-  .max(64)
-  // zod's date-time check takes only upper-case `T` and `Z`; no other character of a
-  // date-time has a case.
-  .refine((value) => readInstant(value.toUpperCase()) !== undefined, "Expected an RFC 3339 date-time.")
-  .transform((value) => (readInstant(value.toUpperCase()) as Date).toISOString())
-  .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
-export const instant = () => INSTANT;
+const buildInstant = () =>
+  z
+    .string()
+    .max(64)
+    // zod's date-time check takes only upper-case `T` and `Z`; no other character of a
+    // date-time has a case.
+    .refine((value) => readInstant(value.toUpperCase()) !== undefined, "Expected an RFC 3339 date-time.")
+    .transform((value) => (readInstant(value.toUpperCase()) as Date).toISOString())
+    .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
+let INSTANT: ReturnType<typeof buildInstant> | undefined;
+export const instant = () => {
+  INSTANT ??= buildInstant();
+  return INSTANT;
+};
 
 /**
  * The read-only fields that identify a record (or its place): echoed, they must be identifiers;
@@ -210,10 +217,15 @@ const IDENTIFYING_FIELDS = new Set([
   "component_id",
 ]);
 
-const IGNORED_READ_ONLY_FIELD = z
-  .unknown()
-  .optional()
-  .openapi({ description: "Read-only: may be sent back as read; ignored." });
+// Built on a replace body's first use: only those take it.
+let ignoredReadOnlyField: z.ZodOptional<z.ZodUnknown> | undefined;
+const ignoredField = () => {
+  ignoredReadOnlyField ??= z
+    .unknown()
+    .optional()
+    .openapi({ description: "Read-only: may be sent back as read; ignored." });
+  return ignoredReadOnlyField;
+};
 
 /**
  * SPEC.md: "A PUT replaces the whole record: its body contains the full representation,
@@ -231,7 +243,7 @@ export function echoedReadOnlyFields<T extends Record<string, z.ZodType>, K exte
   const shape: Record<string, z.ZodType> = {};
   for (const [key, schema] of Object.entries(record.shape)) {
     if ((writable as readonly string[]).includes(key)) continue;
-    shape[key] = IDENTIFYING_FIELDS.has(key) ? schema.optional() : IGNORED_READ_ONLY_FIELD;
+    shape[key] = IDENTIFYING_FIELDS.has(key) ? schema.optional() : ignoredField();
   }
   return shape as { [P in Exclude<keyof T, K>]: z.ZodOptional<z.ZodType> };
 }

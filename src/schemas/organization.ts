@@ -1,7 +1,7 @@
 /**
- * Organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9): their records
- * and the bodies that create them, public and internal; the API's schemas and the services'
- * types (their `z.infer`), one source.
+ * Organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9): their records;
+ * the API's schemas and the services' types (their `z.infer`), one source. The bodies that create
+ * them, public and internal, are ./organization-writes.ts: a read builds none.
  */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
@@ -108,86 +108,3 @@ export type ApiKeyInfo = z.infer<typeof ApiKeySchema>;
 export type CurrentApiKeyInfo = z.infer<typeof CurrentApiKeySchema>;
 export type NewApiKeyRecord = z.infer<typeof NewApiKeySchema>;
 export type ApiKeyRecord = z.infer<typeof CreatedApiKeySchema>;
-
-export const OrganizationCreateSchema = z
-  .strictObject({ name: text(1, 100).openapi({ example: "Acme" }) })
-  .openapi("OrganizationCreate");
-
-/** An organization's body: its name, 1–100 characters (API_CONTRACT §3). */
-export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
-
-/**
- * The internal create: a name and, optionally, the organization database to place it in (one of
- * ORG_DATABASES; by default placed by a hash of its id, src/db/databases.ts).
- */
-export const InternalOrgCreateBody = OrgNameBody.extend({ database: z.string().min(1).max(63).optional() });
-
-export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum(ORG_ROLES) });
-
-export const ApiKeyCreateBody = z.strictObject({
-  account_id: IdSchema,
-  created_by: IdSchema,
-  // A plain string (API_CONTRACT §9 gives no length): the body bounds it.
-  name: freeString().nullable().optional(),
-  expires_at: instant().nullable().optional(),
-  /** API_CONTRACT §15: a non-empty list of scopes; absent (or null) means `["*"]`. */
-  scopes: nullAsAbsent(z.array(z.enum(SCOPES)).min(1)),
-  /** 1–100 projects of the organization; absent or null means every project. */
-  project_ids: z.array(IdSchema).min(1).max(100).nullable().optional(),
-});
-
-// SPEC.md types the account's display name, avatar and profile fields as plain strings: no
-// limit but the body's (1 MiB, API_CONTRACT §6); so is its name (only organization and project
-// names have 1–100).
-const nullableString = () => freeString().nullable().optional();
-
-export const AccountCreateBody = z.strictObject({
-  name: freeString(),
-  display_name: nullableString(),
-  avatar: nullableString(),
-  profile: z
-    .strictObject({
-      bio: nullableString(),
-      github: nullableString(),
-      location: nullableString(),
-      twitter: nullableString(),
-      website: nullableString(),
-    })
-    .partial()
-    .nullable()
-    .optional(),
-});
-
-/**
- * `POST /v1/api-keys` (API_CONTRACT §21): every field optional; left out, a field is the calling
- * key's own. Explicit `null` asks for no restriction (`project_ids`) or no expiry (`expires_at`);
- * for `scopes` it is "left out", as for the internal create (§15), and for `name` no name.
- */
-export const ApiKeyDeriveBody = z
-  .strictObject({
-    name: text(1, 100).nullable().optional().openapi({ example: "ci storefront" }),
-    // A scope given twice counts once: no bound but the body's.
-    scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
-      example: ["deployments:read", "deployments:write"],
-    }),
-    project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
-      description:
-        "1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project.",
-    }),
-    expires_at: instant()
-      .nullable()
-      .optional()
-      .openapi({
-        // The instant's own metadata says `string`: the null this field also takes is spelled out.
-        type: ["string", "null"],
-        description: "In the future; `null`: never.",
-      }),
-  })
-  .openapi("ApiKeyCreate");
-
-export type ApiKeyDeriveInput = z.infer<typeof ApiKeyDeriveBody>;
-
-export type OrganizationCreateInput = z.infer<typeof OrganizationCreateSchema>;
-export type OrgMemberInput = z.infer<typeof OrgMemberBody>;
-export type ApiKeyCreateInput = z.infer<typeof ApiKeyCreateBody>;
-export type AccountCreateInput = z.infer<typeof AccountCreateBody>;

@@ -1,17 +1,10 @@
 /**
- * The project record (API_CONTRACT §3 "Project") and the bodies that write it: the API's schemas
- * and the services' types (their `z.infer`), one source.
+ * The project record (API_CONTRACT §3 "Project"): the API's schema and the services' type (its
+ * `z.infer`), one source. The bodies that write it are ./project-writes.ts: a read builds none.
  */
 import { z } from "@hono/zod-openapi";
 import { CONNECTION_STATUSES } from "../db/schema";
-import {
-  echoedReadOnlyFields,
-  freeString,
-  IdSchema,
-  InlineIdSchema,
-  TimestampSchema,
-  text,
-} from "../openapi/primitives";
+import { freeString, IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 // The pattern is the only rule (SPEC.md, API_CONTRACT §3): a `url:` icon may be a long data URL.
 export const IconSchema = freeString()
@@ -34,41 +27,3 @@ export const ProjectSchema = z
   .openapi("Project");
 
 export type ProjectRecord = z.infer<typeof ProjectSchema>;
-
-const name = text(1, 100).openapi({
-  description: "1–100 characters, unique within the organization regardless of case.",
-});
-const description = text(0, 1000).nullable().optional();
-
-export const ProjectCreateSchema = z
-  .strictObject({
-    name,
-    description,
-    icon: IconSchema.nullable().optional(),
-    repo_id: InlineIdSchema.nullable().optional(),
-  })
-  .openapi("ProjectCreate");
-
-export const ProjectReplaceSchema = z
-  .strictObject({
-    ...echoedReadOnlyFields(ProjectSchema, [
-      "name",
-      "default_environment_id",
-      "description",
-      "icon",
-      "repo_id",
-    ]),
-    name,
-    default_environment_id: IdSchema.openapi({ description: "Must name an environment of this project." }),
-    description,
-    icon: IconSchema.nullable().optional(),
-    repo_id: InlineIdSchema.nullable().optional(),
-  })
-  .openapi("ProjectReplace", {
-    description:
-      "The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of " +
-      "the record may be sent back as read; they change nothing, and `id` and `org_id` must match.",
-  });
-
-export type ProjectCreateInput = z.infer<typeof ProjectCreateSchema>;
-export type ProjectReplaceInput = z.infer<typeof ProjectReplaceSchema>;

@@ -8,14 +8,12 @@ import { type AccountProfile, accounts, organizations, orgMembers } from "../db/
 import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
 import type {
   AccountCreateInput,
-  AccountRecord,
   OrganizationCreateInput,
-  OrganizationRecord,
   OrgMemberInput,
-  OrgMemberRecord,
-} from "../schemas/organization";
+} from "../schemas/organization-writes";
 import { authorizeOrgWide } from "./access";
 import { auditEntry, diffRecords } from "./audit/entry";
 import { accountCopy, directoryAccount, organizationRow, writeBothSides } from "./directory";

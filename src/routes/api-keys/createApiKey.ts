@@ -4,8 +4,9 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
+import { ApiKeyDeriveBody } from "../../schemas/organization-writes";
 import { createApiKey } from "../../services/api-keys/create";
-import { ApiKeyDeriveBody, NewApiKeySchema } from "./schema";
+import { NewApiKeySchema } from "./schema";
 
 export const createApiKeyRoute = defineRoute({
   method: "post",

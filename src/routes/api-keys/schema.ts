@@ -1,14 +1,9 @@
-/** The API key routes' records and bodies: one source, src/schemas/organization.ts. */
+/** The API key routes' records, lists and parameters: one source, src/schemas/organization.ts (the bodies: organization-writes.ts). */
 import { envelope, ListQuerySchema } from "../../openapi/lists";
 import { InlineIdSchema, idParams } from "../../openapi/primitives";
 import { ApiKeySchema } from "../../schemas/organization";
 
-export {
-  ApiKeyDeriveBody,
-  ApiKeySchema,
-  CurrentApiKeySchema,
-  NewApiKeySchema,
-} from "../../schemas/organization";
+export { ApiKeySchema, CurrentApiKeySchema, NewApiKeySchema } from "../../schemas/organization";
 
 export const ApiKeyListSchema = envelope(ApiKeySchema, "ApiKeyList");
 export const ApiKeyParams = idParams("id");

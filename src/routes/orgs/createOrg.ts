@@ -2,7 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { OrganizationCreateSchema, OrganizationSchema } from "../../schemas/organization";
+import { OrganizationSchema } from "../../schemas/organization";
+import { OrganizationCreateSchema } from "../../schemas/organization-writes";
 import { createOrg } from "../../services/orgs";
 
 export const createOrgRoute = defineRoute({

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { ProjectCreateSchema } from "../../schemas/project";
+import { ProjectCreateSchema } from "../../schemas/project-writes";
 import { createProject } from "../../services/projects/projects";
 import { ProjectSchema } from "./schema";
 

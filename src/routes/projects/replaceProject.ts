@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { ProjectReplaceSchema } from "../../schemas/project";
+import { ProjectReplaceSchema } from "../../schemas/project-writes";
 import { replaceProject } from "../../services/projects/projects";
 import { ProjectParams, ProjectSchema } from "./schema";
 

@@ -14,12 +14,8 @@ import { recordEtag } from "../../http/etag";
 import type { Scope } from "../../http/scopes";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type {
-  ApiKeyCreateInput,
-  ApiKeyInfo,
-  ApiKeyRecord,
-  CurrentApiKeyInfo,
-} from "../../schemas/organization";
+import type { ApiKeyInfo, ApiKeyRecord, CurrentApiKeyInfo } from "../../schemas/organization";
+import type { ApiKeyCreateInput } from "../../schemas/organization-writes";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { keyIndexRow, writeBothSides } from "../directory";
 import { orgExists } from "../orgs";

@@ -8,7 +8,8 @@ import { auditLog, environments, projectMembers, projects } from "../../db/schem
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { ProjectCreateInput, ProjectRecord, ProjectReplaceInput } from "../../schemas/project";
+import type { ProjectRecord } from "../../schemas/project";
+import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
 import {
   authorizeProjectCreate,
   callerValues,

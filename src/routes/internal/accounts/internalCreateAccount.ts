@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { AccountCreateBody, AccountSchema } from "../../../schemas/organization";
+import { AccountSchema } from "../../../schemas/organization";
+import { AccountCreateBody } from "../../../schemas/organization-writes";
 import { createAccount } from "../../../services/orgs";
 
 export const internalCreateAccountRoute = defineInternalRoute({

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { OrgMemberBody, OrgMemberSchema } from "../../../schemas/organization";
+import { OrgMemberSchema } from "../../../schemas/organization";
+import { OrgMemberBody } from "../../../schemas/organization-writes";
 import { addOrgMember } from "../../../services/orgs";
 import { OrgIdParams } from "../schema";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { ApiKeyCreateBody, CreatedApiKeySchema } from "../../../schemas/organization";
+import { CreatedApiKeySchema } from "../../../schemas/organization";
+import { ApiKeyCreateBody } from "../../../schemas/organization-writes";
 import { issueApiKey } from "../../../services/api-keys/api-keys";
 import { OrgIdParams } from "../schema";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { InternalOrgCreateBody, OrganizationSchema } from "../../../schemas/organization";
+import { OrganizationSchema } from "../../../schemas/organization";
+import { InternalOrgCreateBody } from "../../../schemas/organization-writes";
 import { createOrg } from "../../../services/orgs";
 
 export const internalCreateOrgRoute = defineInternalRoute({

@@ -1,0 +1,42 @@
+/** The bodies that create and replace a project (API_CONTRACT §3, SPEC.md "Project"). */
+import { z } from "@hono/zod-openapi";
+import { echoedReadOnlyFields, IdSchema, InlineIdSchema, text } from "../openapi/primitives";
+import { IconSchema, ProjectSchema } from "./project";
+
+const name = text(1, 100).openapi({
+  description: "1–100 characters, unique within the organization regardless of case.",
+});
+const description = text(0, 1000).nullable().optional();
+
+export const ProjectCreateSchema = z
+  .strictObject({
+    name,
+    description,
+    icon: IconSchema.nullable().optional(),
+    repo_id: InlineIdSchema.nullable().optional(),
+  })
+  .openapi("ProjectCreate");
+
+export const ProjectReplaceSchema = z
+  .strictObject({
+    ...echoedReadOnlyFields(ProjectSchema, [
+      "name",
+      "default_environment_id",
+      "description",
+      "icon",
+      "repo_id",
+    ]),
+    name,
+    default_environment_id: IdSchema.openapi({ description: "Must name an environment of this project." }),
+    description,
+    icon: IconSchema.nullable().optional(),
+    repo_id: InlineIdSchema.nullable().optional(),
+  })
+  .openapi("ProjectReplace", {
+    description:
+      "The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of " +
+      "the record may be sent back as read; they change nothing, and `id` and `org_id` must match.",
+  });
+
+export type ProjectCreateInput = z.infer<typeof ProjectCreateSchema>;
+export type ProjectReplaceInput = z.infer<typeof ProjectReplaceSchema>;
