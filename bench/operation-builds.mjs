@@ -8,7 +8,8 @@
 //   - first: the operation is the process's first (what a new isolate's first request builds:
 //     zod's and the shared components' first use, then the operation's own modules);
 //   - then: the operation built after `GET /v1/api-keys/current` (its own modules alone).
-// ROUNDS (3) rounds, the operations in a new order each; medians. With BASE=<commit>, that commit's
+// ROUNDS (3) rounds, the operations in a new order each; medians. ONLY=<regexp>: the operations
+// (`get /v1/projects/{project_id}`) it matches. With BASE=<commit>, that commit's
 // src/ too (a git worktree), every figure of both taken in turn, and each operation's ratio.
 //
 //   node bench/operation-builds.mjs            BASE=HEAD~1 node bench/operation-builds.mjs
@@ -84,7 +85,10 @@ async function main() {
   }
   try {
     for (const t of trees) t.file = await bundle(t.root, t.name.replace(/\W+/g, "-"));
-    const ops = await import(trees[0].file).then((m) => m.OPERATIONS.map((o) => `${o.method} ${o.path}`));
+    const only = new RegExp(process.env.ONLY ?? "");
+    const ops = await import(trees[0].file).then((m) =>
+      m.OPERATIONS.map((o) => `${o.method} ${o.path}`).filter((op) => only.test(op)),
+    );
     for (const t of trees) t.figures = Object.fromEntries(ops.map((op) => [op, { first: [], after: [] }]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = ops.map((_, i) => ops[(i + round * 37) % ops.length]);
