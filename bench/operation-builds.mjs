@@ -20,6 +20,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as esbuild from "esbuild";
 import * as lib from "./lib.mjs";
+import { asWranglerBuilds } from "./split-build.mjs";
 
 const ROUNDS = lib.env("ROUNDS", 3);
 const WARM = "get /v1/api-keys/current";
@@ -38,21 +39,7 @@ async function bundle(root, name) {
     ].join("\n"),
   );
   const outfile = join(dir, "bundle.mjs");
-  await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: "esm",
-    outfile,
-    minify: true,
-    keepNames: false,
-    target: "es2024",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*", "node:*"],
-    alias: { zod: join(root, "src/lib/zod/index.ts") },
-    define: { "process.env.NODE_ENV": '"production"' },
-    logLevel: "error",
-  });
+  await esbuild.build({ ...asWranglerBuilds(root), entryPoints: [entry], outfile });
   return outfile;
 }
 

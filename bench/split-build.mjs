@@ -14,6 +14,24 @@ import { join } from "node:path";
 import * as esbuild from "esbuild";
 
 /**
+ * esbuild's options as wrangler.toml has wrangler bundle the API of the checkout `root` (minified,
+ * no keep_names, the zod alias, workerd's conditions): bench/operation-builds.mjs too.
+ */
+export const asWranglerBuilds = (root) => ({
+  bundle: true,
+  format: "esm",
+  minify: true,
+  keepNames: false,
+  target: "es2024",
+  platform: "browser",
+  conditions: ["workerd", "worker", "browser"],
+  external: ["cloudflare:*", "node:*"],
+  alias: { zod: join(root, "src", "lib", "zod", "index.ts") },
+  define: { "process.env.NODE_ENV": '"production"' },
+  logLevel: "error",
+});
+
+/**
  * Builds the API snapshot in `dir` (bench/lib.mjs `snapshot("api")`) into `dir/dist/worker` with
  * esbuild's splitting and the options wrangler builds it with (wrangler.toml: minify, no
  * keep_names, the zod alias), and points the snapshot's wrangler.toml at the chunks.
@@ -21,21 +39,11 @@ import * as esbuild from "esbuild";
 export async function splitBuild(dir) {
   const outdir = join(dir, "dist", "worker");
   await esbuild.build({
+    ...asWranglerBuilds(dir),
     entryPoints: { index: join(dir, "src", "index.ts") },
     absWorkingDir: dir,
-    bundle: true,
     splitting: true,
-    format: "esm",
     outdir,
-    minify: true,
-    keepNames: false,
-    target: "es2024",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*", "node:*"],
-    alias: { zod: join(dir, "src", "lib", "zod", "index.ts") },
-    define: { "process.env.NODE_ENV": '"production"' },
-    logLevel: "error",
   });
   const config = join(dir, "wrangler.toml");
   const toml = readFileSync(config, "utf8")
