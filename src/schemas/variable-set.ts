@@ -7,7 +7,8 @@ import type { VariableType } from "../db/schema";
 import { MAX_CAUSES } from "../errors";
 import { MAX_NAME_LENGTH, parseDotenv, VARIABLE_NAME } from "../lib/dotenv";
 import { freeString, IdSchema, nullAsAbsent, TimestampSchema, wellFormed } from "../openapi/primitives";
-import { MAX_VALUE_BYTES, VariableTypeSchema, VariableWriteSchema } from "./variable";
+import { VariableTypeSchema } from "./variable";
+import { MAX_VALUE_BYTES, VariableWriteSchema } from "./variable-writes";
 
 /** API_CONTRACT §18: one change holds between 1 and 500 names. */
 export const MAX_CHANGE_NAMES = 500;

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { VariableWriteSchema } from "../../schemas/variable";
+import { VariableWriteSchema } from "../../schemas/variable-writes";
 import { createEnvironmentVariable } from "../../services/variables/variables";
 import { EnvironmentParams, VariableSchema } from "./schema";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { VariableReplaceSchema } from "../../schemas/variable";
+import { VariableReplaceSchema } from "../../schemas/variable-writes";
 import { replaceVariable } from "../../services/variables/variables";
 import { VariableParams, VariableSchema } from "./schema";
 

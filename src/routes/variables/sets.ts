@@ -8,6 +8,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { jsonBody, jsonContent, optionalJsonBody } from "../../openapi/define-route";
+import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
 import {
   VariableChangeResultSchema,
@@ -17,7 +18,8 @@ import {
   VariableVersionSchema,
 } from "../../schemas/variable-set";
 import type { VariableParent } from "../../services/variables/parent";
-import { VariableVersionListSchema } from "./schema";
+
+const VariableVersionListSchema = envelope(VariableVersionSchema, "VariableVersionList");
 
 export const ENVIRONMENT_VARIABLES = "/v1/environments/{environment_id}/variables";
 export const COMPONENT_VARIABLES = "/v1/components/{component_id}/variables";

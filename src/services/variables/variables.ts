@@ -16,7 +16,8 @@ import { type VariableType, type VersionChange, variables } from "../../db/schem
 import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { VariableRecord, VariableReplaceInput, VariableWriteInput } from "../../schemas/variable";
+import type { VariableRecord } from "../../schemas/variable";
+import type { VariableReplaceInput, VariableWriteInput } from "../../schemas/variable-writes";
 import { loadAuthorized } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { guardedPage } from "../lookup";
