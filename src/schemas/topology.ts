@@ -1,17 +1,10 @@
 /**
- * Environments, components and stacks (API_CONTRACT §9, §23) and the bodies that create and
- * change them: the API's schemas and the services' types (their `z.infer`), one source.
+ * Environments, components and stacks (API_CONTRACT §9, §23): the API's schemas and the services'
+ * types (their `z.infer`), one source. The bodies that create and change them are
+ * ./topology-writes.ts: a read builds none.
  */
 import { z } from "@hono/zod-openapi";
-import {
-  freeString,
-  IdSchema,
-  InlineIdSchema,
-  nullAsAbsent,
-  TemplateIdSchema,
-  TimestampSchema,
-  text,
-} from "../openapi/primitives";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const EnvironmentSchema = z
   .object({
@@ -63,41 +56,3 @@ export type EnvironmentRecord = z.infer<typeof EnvironmentSchema>;
 export type CreatedEnvironmentRecord = z.infer<typeof CreatedEnvironmentSchema>;
 export type ComponentRecord = z.infer<typeof ComponentSchema>;
 export type StackRecord = z.infer<typeof StackSchema>;
-
-/** The body of a component: a name, a plain string (API_CONTRACT §9). */
-export const NameBody = z.strictObject({ name: freeString() });
-
-const environmentName = text(1, 100).openapi({
-  description: "1–100 characters, unique within the project regardless of case.",
-  example: "staging",
-});
-
-/** The engine's environment create (§9): a name, held to §23's rule like every create. */
-export const EnvironmentNameBody = z.strictObject({ name: environmentName });
-
-export const EnvironmentCreateSchema = z
-  .strictObject({
-    name: environmentName,
-    copy_variables_from: nullAsAbsent(
-      InlineIdSchema.openapi({
-        description:
-          "Another environment of the project whose own variables (names, types and values; not its components') " +
-          "the new environment starts with, as its version 1.",
-      }),
-    ),
-  })
-  .openapi("EnvironmentCreate");
-
-export const EnvironmentUpdateSchema = z.strictObject({ name: environmentName }).openapi("EnvironmentUpdate");
-
-export const StackCreateBody = z.strictObject({
-  // A plain string (SPEC.md, API_CONTRACT §9): only organization and project names have 1–100.
-  name: freeString(),
-  // §17: any string of 1–255 characters; optional (§9), and `null` is "not given" (a new identifier).
-  template_id: nullAsAbsent(TemplateIdSchema),
-});
-
-export type NameInput = z.infer<typeof NameBody>;
-export type EnvironmentCreateInput = z.infer<typeof EnvironmentCreateSchema>;
-export type EnvironmentUpdateInput = z.infer<typeof EnvironmentUpdateSchema>;
-export type StackCreateInput = z.infer<typeof StackCreateBody>;

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { EnvironmentCreateSchema } from "../../schemas/topology";
+import { EnvironmentCreateSchema } from "../../schemas/topology-writes";
 import { createEnvironment } from "../../services/environments/environments";
 import { EnvironmentSchema, ProjectParams } from "./schema";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { EnvironmentUpdateSchema } from "../../schemas/topology";
+import { EnvironmentUpdateSchema } from "../../schemas/topology-writes";
 import { updateEnvironment } from "../../services/environments/environments";
 import { EnvironmentParams, EnvironmentSchema } from "./schema";
 

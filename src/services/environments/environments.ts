@@ -11,12 +11,8 @@ import { environments, projects, variables } from "../../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type {
-  CreatedEnvironmentRecord,
-  EnvironmentCreateInput,
-  EnvironmentRecord,
-  EnvironmentUpdateInput,
-} from "../../schemas/topology";
+import type { CreatedEnvironmentRecord, EnvironmentRecord } from "../../schemas/topology";
+import type { EnvironmentCreateInput, EnvironmentUpdateInput } from "../../schemas/topology-writes";
 import { authorizedLookup, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { guardedPage, lookupThen } from "../lookup";

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { ComponentSchema, NameBody } from "../../../schemas/topology";
+import { ComponentSchema } from "../../../schemas/topology";
+import { NameBody } from "../../../schemas/topology-writes";
 import { createComponent } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 

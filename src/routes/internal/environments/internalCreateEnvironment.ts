@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { CreatedEnvironmentSchema, EnvironmentNameBody } from "../../../schemas/topology";
+import { CreatedEnvironmentSchema } from "../../../schemas/topology";
+import { EnvironmentNameBody } from "../../../schemas/topology-writes";
 import { createEnvironmentInternal } from "../../../services/environments/environments";
 import { ProjectIdParams } from "../schema";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { StackCreateBody, StackSchema } from "../../../schemas/topology";
+import { StackSchema } from "../../../schemas/topology";
+import { StackCreateBody } from "../../../schemas/topology-writes";
 import { createStack } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 
