@@ -19,6 +19,8 @@
 //     would bring them all back into every start; nor any module of the heavy packages only some
 //     operations use (HEAVY_PACKAGES: `jose`, the OpenID Connect exchange's), which every new
 //     isolate would evaluate;
+//   - no read (GET) operation's module reaches a `*-writes.ts` module (the schemas of request
+//     bodies, kept apart from the records so that a first read builds none of them);
 //   - the build holds no module of the MCP SDK: a devDependency (the tests' client), not the
 //     Worker's, whose server is src/mcp/transport.ts (26 KiB gzip less for every isolate to compile).
 //
@@ -223,6 +225,12 @@ try {
           `(${deferred} loaded on first use)`,
         `reached by static imports from src/index.ts: ${eager.join(", ")}`,
       );
+      const reads = readsBuildingBodies(meta.inputs);
+      check(
+        reads.offenders.length === 0,
+        `${env}: no read (GET) operation builds a request body: none of the ${reads.count} reaches a \`*-writes.ts\` module`,
+        reads.offenders.join("\n"),
+      );
       const devOnly = Object.keys(meta.inputs).filter((path) => DEV_ONLY.test(path));
       check(
         devOnly.length === 0,
@@ -233,6 +241,35 @@ try {
   }
 } finally {
   rmSync(out, { recursive: true, force: true });
+}
+
+/**
+ * The read operations (`get`, from src/routes/index.ts) whose module reaches, by static imports, a
+ * `*-writes.ts` module: the schemas of request bodies (and what only writes answer) are kept apart
+ * from the records (src/schemas/*-writes.ts, src/routes/variables/set-writes.ts), so that a new
+ * isolate's first read builds none of them (bench/README.md, "Building an operation").
+ */
+function readsBuildingBodies(inputs) {
+  const index = readFileSync(join(root, "src", "routes", "index.ts"), "utf8");
+  const reads = [...index.matchAll(/op\("get", "([^"]+)", \(\) => import\("\.\/([^"]+)"\)/g)].map(
+    ([, path, module]) => ({ path, module: `src/routes/${module}.ts` }),
+  );
+  const offenders = [];
+  for (const { path, module } of reads) {
+    if (!inputs[module]) {
+      offenders.push(`GET ${path}: ${module} is not in the bundle`);
+      continue;
+    }
+    const reached = new Set([module]);
+    for (const file of reached) {
+      for (const edge of inputs[file]?.imports ?? []) {
+        if (edge.kind === "import-statement" && !edge.external) reached.add(edge.path);
+      }
+    }
+    const bodies = [...reached].filter((file) => file.endsWith("-writes.ts"));
+    if (bodies.length > 0) offenders.push(`GET ${path} (${module}) reaches ${bodies.join(", ")}`);
+  }
+  return { count: reads.length, offenders };
 }
 
 /**

@@ -1,4 +1,4 @@
-/** The body that writes a variable (API_CONTRACT §3 "Variable", §17) and its revealed value. */
+/** The body that writes a variable (API_CONTRACT §3 "Variable", §17). */
 import { z } from "@hono/zod-openapi";
 import { echoedReadOnlyFields, wellFormed } from "../openapi/primitives";
 import { VariableSchema, VariableTypeSchema } from "./variable";
@@ -39,11 +39,6 @@ export const VariableReplaceSchema = z
       "(a replace never moves a variable).",
   });
 
-export const VariableValueSchema = z
-  .object({ value: z.string().openapi({ description: "The decrypted current value." }) })
-  .openapi("VariableValue");
-
 /** A variable as a client writes it: its value in the clear, before encryption. */
 export type VariableWriteInput = z.infer<typeof VariableWriteSchema>;
 export type VariableReplaceInput = z.infer<typeof VariableReplaceSchema>;
-export type VariableValue = z.infer<typeof VariableValueSchema>;

@@ -1,7 +1,7 @@
 /**
  * The variable record (API_CONTRACT §3 "Variable"): the API's schema and the services' type (its
- * `z.infer`), one source. The body that writes one and its revealed value are
- * ./variable-writes.ts: a read of records builds neither.
+ * `z.infer`), one source, and a revealed value. The body that writes one is ./variable-writes.ts:
+ * a read builds none.
  */
 import { z } from "@hono/zod-openapi";
 import { VARIABLE_TYPES } from "../db/schema";
@@ -40,3 +40,9 @@ export const VariableSchema = z
   });
 
 export type VariableRecord = z.infer<typeof VariableSchema>;
+
+/** A revealed value (`GET /v1/variables/{id}/value`): an answer, not a body. */
+export const VariableValueSchema = z
+  .object({ value: z.string().openapi({ description: "The decrypted current value." }) })
+  .openapi("VariableValue");
+export type VariableValue = z.infer<typeof VariableValueSchema>;

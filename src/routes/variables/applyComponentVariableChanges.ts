@@ -5,7 +5,8 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { applyVariableChanges } from "../../services/variables/sets";
 import { ComponentParams } from "./schema";
-import { applyChanges, COMPONENT_VARIABLES, componentOf, registerChangeExamples } from "./sets";
+import { applyChanges, registerChangeExamples } from "./set-writes";
+import { COMPONENT_VARIABLES, componentOf } from "./sets";
 
 export const applyComponentVariableChangesRoute = defineRoute({
   ...applyChanges,

@@ -5,7 +5,8 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { applyVariableChanges } from "../../services/variables/sets";
 import { EnvironmentParams } from "./schema";
-import { applyChanges, ENVIRONMENT_VARIABLES, environmentOf, registerChangeExamples } from "./sets";
+import { applyChanges, registerChangeExamples } from "./set-writes";
+import { ENVIRONMENT_VARIABLES, environmentOf } from "./sets";
 
 export const applyEnvironmentVariableChangesRoute = defineRoute({
   ...applyChanges,

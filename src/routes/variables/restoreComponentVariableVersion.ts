@@ -4,7 +4,8 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { restoreVariableVersion } from "../../services/variables/sets";
-import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf, restoreVersion } from "./sets";
+import { restoreVersion } from "./set-writes";
+import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf } from "./sets";
 
 export const restoreComponentVariableVersionRoute = defineRoute({
   ...restoreVersion,

@@ -4,7 +4,8 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { restoreVariableVersion } from "../../services/variables/sets";
-import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf, restoreVersion } from "./sets";
+import { restoreVersion } from "./set-writes";
+import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf } from "./sets";
 
 export const restoreEnvironmentVariableVersionRoute = defineRoute({
   ...restoreVersion,

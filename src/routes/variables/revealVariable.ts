@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { VariableValueSchema } from "../../schemas/variable-writes";
+import { VariableValueSchema } from "../../schemas/variable";
 import { revealVariable } from "../../services/variables/values";
 import { VariableParams } from "./schema";
 

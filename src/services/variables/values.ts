@@ -18,7 +18,8 @@ import { type VariableType, variables } from "../../db/schema";
 import { ApiError } from "../../errors";
 import { grants } from "../../http/scopes";
 import type { Logger } from "../../lib/log";
-import type { VariableValue, VariableWriteInput } from "../../schemas/variable-writes";
+import type { VariableValue } from "../../schemas/variable";
+import type { VariableWriteInput } from "../../schemas/variable-writes";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 
