@@ -1,10 +1,10 @@
 /**
- * The event record of the event log (API_CONTRACT §13) and the body that reports one (§9): the
- * API's schemas and the services' types (their `z.infer`), one source.
+ * The event record of the event log (API_CONTRACT §13): the API's schema and the services' type
+ * (its `z.infer`), one source. The body that reports one (§9) is ./event-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES, INTERNAL_EVENT_TYPES } from "../db/event-types";
-import { IdSchema, nullAsAbsent, TimestampSchema } from "../openapi/primitives";
+import { EVENT_TYPES } from "../db/event-types";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi("EventType", { example: "deployment.succeeded" });
 
@@ -22,11 +22,3 @@ export const EventSchema = z
   .openapi("Event");
 
 export type EventRecord = z.infer<typeof EventSchema>;
-
-export const EventCreateBody = z.strictObject({
-  type: z.enum(INTERNAL_EVENT_TYPES),
-  // Left out or `null`: no data beyond the `project_id` the service adds.
-  data: nullAsAbsent(z.record(z.string(), z.unknown())).transform((data) => data ?? {}),
-});
-
-export type EventCreateInput = z.infer<typeof EventCreateBody>;

@@ -1,16 +1,10 @@
 /**
- * The project member record (API_CONTRACT §3 "Member") and the bodies that add and replace
- * members: the API's schemas and the services' types (their `z.infer`), one source.
+ * The project member record (API_CONTRACT §3 "Member"): the API's schema and the services' type
+ * (its `z.infer`), one source. The bodies that add and replace members are ./member-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
-import {
-  echoedReadOnlyFields,
-  freeString,
-  IdSchema,
-  TimestampSchema,
-  wellFormed,
-} from "../openapi/primitives";
+import { freeString, IdSchema, TimestampSchema, wellFormed } from "../openapi/primitives";
 
 // The account's fields as the account was created (internal AccountCreateBody): free strings.
 const nullableText = () => wellFormed(freeString()).nullable();
@@ -46,44 +40,3 @@ export type MemberRecord = z.infer<typeof MemberSchema>;
 
 /** API_CONTRACT §3: at most 100 distinct accounts per add request. */
 export const MAX_ADD_ACCOUNTS = 100;
-
-export const MemberAddSchema = z
-  .strictObject({
-    account_ids: z
-      .array(IdSchema)
-      .min(1)
-      .max(MAX_ADD_ACCOUNTS)
-      .superRefine((ids, ctx) => {
-        const seen = new Set<string>();
-        ids.forEach((id, index) => {
-          if (seen.has(id)) {
-            ctx.addIssue({ code: "custom", path: [index], message: `Duplicate account ID ${id}.` });
-          }
-          seen.add(id);
-        });
-      })
-      .openapi({
-        description: `1–${MAX_ADD_ACCOUNTS} distinct account IDs, each a member of the project's organization.`,
-      }),
-    // Absent or `null`: `viewer`.
-    role: ProjectRoleSchema.nullable()
-      .optional()
-      .transform((role) => role ?? "viewer")
-      .openapi({ description: "Role given to every added account (default `viewer`).", default: "viewer" }),
-  })
-  .openapi("ProjectMemberAdd");
-
-export const MemberAddResultSchema = z
-  .object({ data: z.array(MemberSchema).openapi({ description: "The new members, in request order." }) })
-  .openapi("ProjectMemberAddResult");
-
-export const MemberReplaceSchema = z
-  .strictObject({ ...echoedReadOnlyFields(MemberSchema, ["role"]), role: ProjectRoleSchema })
-  .openapi("ProjectMemberReplace", {
-    description:
-      "The new project role. The member record's read-only fields may be sent back as read; they change " +
-      "nothing, and `project_id` and `account_id` must match the path.",
-  });
-
-export type MemberAddInput = z.infer<typeof MemberAddSchema>;
-export type MemberReplaceInput = z.infer<typeof MemberReplaceSchema>;

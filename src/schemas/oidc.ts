@@ -1,18 +1,11 @@
 /**
- * OpenID Connect trusts and the token exchange (API_CONTRACT §27): the trust record, the bodies
- * that create one and exchange a token; the API's schemas and the services' types, one source.
+ * OpenID Connect trusts (API_CONTRACT §27): the trust record and its bounds; the API's schema and
+ * the services' types, one source. The bodies that create one and exchange a token are
+ * ./oidc-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../http/scopes";
-import {
-  freeArray,
-  IdSchema,
-  InlineIdSchema,
-  MAX_URL_BYTES,
-  nullAsAbsent,
-  TimestampSchema,
-  text,
-} from "../openapi/primitives";
+import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 /** How long an issued key lives, in seconds (§27). */
 export const TTL_MIN = 60;
@@ -49,129 +42,3 @@ export const OidcTrustSchema = z
   .openapi("OidcTrust");
 
 export type OidcTrustRecord = z.infer<typeof OidcTrustSchema>;
-
-type ConditionIssue = { code: "custom"; path: (string | number)[]; message: string };
-
-/**
- * The conditions as sent. Read from the object itself rather than through a record schema, which
- * drops a `__proto__` key: a condition must never be lost on its way in, since every one narrows
- * who the trust accepts.
- */
-const Conditions = z
-  .unknown()
-  .transform((value, ctx): Record<string, string> => {
-    const fail = (issue: Omit<ConditionIssue, "code">) => {
-      ctx.addIssue({ code: "custom", ...issue });
-      return z.NEVER;
-    };
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return fail({ path: [], message: "Expected an object of claim names to patterns." });
-    }
-    const entries = Object.entries(value);
-    if (entries.length < 1 || entries.length > MAX_CONDITIONS) {
-      return fail({ path: [], message: `Expected 1–${MAX_CONDITIONS} conditions.` });
-    }
-    const kept: [string, string][] = [];
-    for (const [name, pattern] of entries) {
-      // Any claim name (§27 names no rule for them; a JWT's claim names are any string).
-      if (
-        typeof pattern !== "string" ||
-        pattern.length < 1 ||
-        pattern.length > MAX_PATTERN_LENGTH ||
-        !(pattern as string & { isWellFormed(): boolean }).isWellFormed()
-      ) {
-        ctx.addIssue({
-          code: "custom",
-          path: [name],
-          message: `A pattern: a well-formed string of 1–${MAX_PATTERN_LENGTH} characters.`,
-        });
-      } else {
-        kept.push([name, pattern]);
-      }
-    }
-    if (!IDENTITY_CLAIMS.some((claim) => Object.hasOwn(value, claim))) {
-      ctx.addIssue({
-        code: "custom",
-        path: [],
-        message: "`sub` or `repository` must be among the conditions.",
-      });
-    }
-    // `fromEntries` defines each name as an own key, `__proto__` too (an assignment would set the prototype).
-    return Object.fromEntries(kept);
-  })
-  .openapi({
-    type: "object",
-    description:
-      "Claim name → pattern (1–500 characters; `*` matches any run of characters, everything else itself) that " +
-      "the claim's whole string value must match; a missing or non-string claim fails. 1–20 conditions, " +
-      "`sub` or `repository` among them.",
-    minProperties: 1,
-    maxProperties: MAX_CONDITIONS,
-    additionalProperties: {
-      type: "string",
-      minLength: 1,
-      maxLength: MAX_PATTERN_LENGTH,
-      pattern: "^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$",
-    },
-    example: { repository: "acme/storefront", ref: "refs/heads/main" },
-  });
-
-export const OidcTrustCreateBody = z
-  .strictObject({
-    name: text(1, 100).openapi({ example: "storefront deploys from main" }),
-    issuer: z
-      .string()
-      .min(1)
-      // No rule of ours: a URL longer than Cloudflare accepts (16 KB) could never be fetched.
-      .max(MAX_URL_BYTES)
-      .openapi({
-        format: "uri",
-        example: "https://token.actions.githubusercontent.com",
-        description:
-          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query " +
-          "or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
-          "loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).",
-      }),
-    audience: text(1, 255).openapi({
-      description: "What the token's `aud` must be, or contain.",
-      example: "deploy-platform",
-    }),
-    conditions: Conditions,
-    scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
-      description: "The issued keys' scopes; default the calling key's, never more.",
-      example: ["deployments:read", "deployments:write"],
-    }),
-    project_ids: z.array(InlineIdSchema).min(1).max(100).nullable().optional().openapi({
-      description:
-        "The issued keys' projects, within the calling key's own when it is restricted; default the calling key's; `null`: every project.",
-    }),
-    ttl: nullAsAbsent(z.number().int().min(TTL_MIN).max(TTL_MAX)).openapi({
-      description: "The issued keys' lifetime in seconds, 60–3600.",
-      default: TTL_DEFAULT,
-      format: "int32",
-    }),
-  })
-  .openapi("OidcTrustCreate");
-
-export type OidcTrustCreateInput = z.infer<typeof OidcTrustCreateBody>;
-
-/** A compact JWS: base64url segments and dots (its form is checked by the exchange, as a 401). */
-export const TOKEN_MAX_LENGTH = 16_384;
-
-export const OidcTokenExchangeBody = z
-  .strictObject({
-    trust_id: InlineIdSchema.openapi({ description: "The trust to exchange the token under." }),
-    // Any string: a token of another form or size is the exchange's `401` naming the check
-    // (API_CONTRACT §27: every failure of the token is 401), not a validation `400`. The form is
-    // published for clients (./verify.ts checks it, size first).
-    token: z.string().openapi({
-      minLength: 1,
-      maxLength: TOKEN_MAX_LENGTH,
-      pattern: "^[A-Za-z0-9_.=-]+$",
-      description: "The CI run's ID token (a JWT, `RS256` or `ES256`).",
-      example: "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJyZXBvOmFjbWUvc3RvcmVmcm9udCJ9.c2lnbmF0dXJl",
-    }),
-  })
-  .openapi("OidcTokenExchange");
-
-export type OidcTokenExchangeInput = z.infer<typeof OidcTokenExchangeBody>;

@@ -1,19 +1,12 @@
 /**
- * Protected environments (API_CONTRACT §26): an environment's protection, the body that replaces
- * it, the lock, and the reviews of waiting deployments.
+ * Protected environments (API_CONTRACT §26): an environment's protection and the reviews of
+ * waiting deployments. The bodies that replace it, lock it and review are ./protection-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { CONCURRENCY_POLICIES, REVIEW_STATES, REVIEWER_ROLES } from "../db/schema";
-import {
-  echoedReadOnlyFields,
-  IdSchema,
-  InlineIdSchema,
-  nullAsAbsent,
-  TimestampSchema,
-  text,
-} from "../openapi/primitives";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
-const settings = {
+export const settings = {
   required_approvals: z
     .number()
     .int()
@@ -52,33 +45,6 @@ export const ProtectionSchema = z
 
 export type ProtectionRecord = z.infer<typeof ProtectionSchema>;
 
-export const ProtectionReplaceSchema = z
-  .strictObject({
-    ...echoedReadOnlyFields(ProtectionSchema, [
-      "required_approvals",
-      "reviewer_role",
-      "prevent_self_review",
-      "wait_timer",
-      "concurrency",
-    ]),
-    ...settings,
-  })
-  .openapi("EnvironmentProtectionReplace", {
-    description:
-      "The five settings, all required. The record's read-only fields may be sent back as read; they change " +
-      "nothing (the lock has its own operations), and `environment_id` must match.",
-  });
-
-export type ProtectionReplaceInput = z.infer<typeof ProtectionReplaceSchema>;
-
-export const LockSchema = z
-  .strictObject({
-    reason: text(1, 500).openapi({ description: "Why: shown to everyone the lock holds up." }),
-  })
-  .openapi("EnvironmentLock");
-
-export type LockInput = z.infer<typeof LockSchema>;
-
 export const ReviewSchema = z
   .object({
     account_id: InlineIdSchema,
@@ -89,12 +55,3 @@ export const ReviewSchema = z
   .openapi("DeploymentReview");
 
 export type ReviewRecord = z.infer<typeof ReviewSchema>;
-
-export const ReviewCreateSchema = z
-  .strictObject({
-    state: z.enum(REVIEW_STATES).openapi({ description: "`rejected` cancels the deployment at once." }),
-    comment: nullAsAbsent(text(0, 1000)),
-  })
-  .openapi("DeploymentReviewCreate");
-
-export type ReviewInput = z.infer<typeof ReviewCreateSchema>;

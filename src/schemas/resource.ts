@@ -1,10 +1,11 @@
 /**
- * The stack resource record (API_CONTRACT §3) and the engine's reports that create and update it
- * (§9): the API's schemas and the services' types (their `z.infer`), one source.
+ * The stack resource record (API_CONTRACT §3): the API's schema and the services' type (its
+ * `z.infer`), one source. The engine's reports that create and update it (§9) are
+ * ./resource-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { RESOURCE_STATUSES } from "../db/schema";
-import { freeString, IdSchema, nullAsAbsent, TemplateIdSchema, TimestampSchema } from "../openapi/primitives";
+import { IdSchema, TemplateIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const ResourceStatusSchema = z
   .enum(RESOURCE_STATUSES)
@@ -30,26 +31,3 @@ export const StackResourceSchema = z
   .openapi("StackResource");
 
 export type StackResourceRecord = z.infer<typeof StackResourceSchema>;
-
-// SPEC.md types these as plain strings: an engine's reason may be a whole error log. No limit but
-// the body's (1 MiB, API_CONTRACT §6); a resource row holds one of each, well within D1's row.
-const reason = freeString().nullable().optional();
-
-export const ResourceCreateBody = z.strictObject({
-  resource_type: freeString(),
-  physical_id: freeString(),
-  status: z.enum(RESOURCE_STATUSES),
-  status_reason: reason,
-  // Optional (§9), `null` included: the stack's.
-  template_id: nullAsAbsent(TemplateIdSchema),
-});
-
-export const ResourceUpdateBody = z.strictObject({
-  status: z.enum(RESOURCE_STATUSES),
-  status_reason: reason,
-  // Optional: absent or `null` keeps the stored one.
-  physical_id: nullAsAbsent(freeString()),
-});
-
-export type ResourceCreateInput = z.infer<typeof ResourceCreateBody>;
-export type ResourceUpdateInput = z.infer<typeof ResourceUpdateBody>;

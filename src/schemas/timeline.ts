@@ -1,11 +1,11 @@
 /**
- * A deployment's timeline (API_CONTRACT §19): the entry record, and the engine's body that
- * appends log lines (§9) with its answer. The API's schemas and the services' types (their
- * `z.infer`), one source.
+ * A deployment's timeline (API_CONTRACT §19): the entry record and its bounds. The API's schema
+ * and the services' types (their `z.infer`), one source. The engine's body that appends log lines
+ * (§9), with its answer, is ./timeline-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_STATUSES, LOG_STREAMS, TIMELINE_ENTRY_TYPES } from "../db/schema";
-import { InlineIdSchema, nullAsAbsent, TimestampSchema, wellFormed } from "../openapi/primitives";
+import { InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 /** A timeline's bounds (API_CONTRACT §19). */
 export const MAX_TIMELINE_ENTRIES = 100_000;
@@ -14,7 +14,7 @@ export const MAX_LOG_MESSAGE_CHARS = 8192;
 
 // Inline, not components: a `$ref` cannot be made nullable without an `allOf` that
 // validators and the generated client read badly.
-const LogStreamSchema = z.enum(LOG_STREAMS);
+export const LogStreamSchema = z.enum(LOG_STREAMS);
 
 export const TimelineEntrySchema = z
   .object({
@@ -34,43 +34,3 @@ export const TimelineEntrySchema = z
   .openapi("DeploymentTimelineEntry");
 
 export type TimelineEntry = z.infer<typeof TimelineEntrySchema>;
-
-/**
- * 1–8192 characters: counted as JSON Schema counts `maxLength` (code points), so an emoji is
- * one character, as a reader of the contract counts it.
- */
-const LogMessageSchema = wellFormed(
-  z
-    .string()
-    .min(1)
-    .max(MAX_LOG_MESSAGE_CHARS * 2),
-)
-  .refine(
-    (value) => value.length <= MAX_LOG_MESSAGE_CHARS || [...value].length <= MAX_LOG_MESSAGE_CHARS,
-    `At most ${MAX_LOG_MESSAGE_CHARS} characters.`,
-  )
-  .openapi({ maxLength: MAX_LOG_MESSAGE_CHARS });
-
-export const LogLinesBody = z.strictObject({
-  lines: z
-    .array(
-      z.strictObject({
-        message: LogMessageSchema,
-        // Left out or `null`: `stdout`.
-        stream: nullAsAbsent(LogStreamSchema).transform((stream) => stream ?? "stdout"),
-        // Left out or `null`: a line of the deployment itself, not of one stack.
-        stack_id: nullAsAbsent(InlineIdSchema),
-      }),
-    )
-    .min(1)
-    .max(MAX_LOG_LINES),
-});
-
-export type LogLinesInput = z.infer<typeof LogLinesBody>;
-
-export const LogLinesAnswerSchema = z.object({
-  first_seq: z.number().int().min(1),
-  last_seq: z.number().int().min(1),
-});
-
-export type LogLinesAnswer = z.infer<typeof LogLinesAnswerSchema>;

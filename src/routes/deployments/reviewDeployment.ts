@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { ReviewCreateSchema } from "../../schemas/protection";
+import { ReviewCreateSchema } from "../../schemas/protection-writes";
 import { reviewDeployment } from "../../services/deployments/reviews";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 

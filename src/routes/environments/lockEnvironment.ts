@@ -2,7 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { LockSchema, ProtectionSchema } from "../../schemas/protection";
+import { ProtectionSchema } from "../../schemas/protection";
+import { LockSchema } from "../../schemas/protection-writes";
 import { lockEnvironment } from "../../services/environments/protection";
 import { EnvironmentParams } from "./schema";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { MemberAddResultSchema, MemberAddSchema } from "../../schemas/member";
+import { MemberAddResultSchema, MemberAddSchema } from "../../schemas/member-writes";
 import { addProjectMembers } from "../../services/members/members";
 import { ProjectParams } from "./schema";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { MemberReplaceSchema } from "../../schemas/member";
+import { MemberReplaceSchema } from "../../schemas/member-writes";
 import { replaceProjectMember } from "../../services/members/members";
 import { MemberParams, MemberSchema } from "./schema";
 

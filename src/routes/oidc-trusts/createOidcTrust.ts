@@ -4,8 +4,9 @@ import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
+import { OidcTrustCreateBody } from "../../schemas/oidc-writes";
 import { createOidcTrust } from "../../services/oidc/trusts";
-import { OidcTrustCreateBody, OidcTrustSchema } from "./schema";
+import { OidcTrustSchema } from "./schema";
 
 export const createOidcTrustRoute = defineRoute({
   method: "post",

@@ -1,9 +1,9 @@
-/** The OpenID Connect trust routes' records and bodies: one source, src/schemas/oidc.ts. */
+/** The OpenID Connect trust routes' records, lists and parameters: one source, src/schemas/oidc.ts (the bodies: oidc-writes.ts). */
 import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
 import { OidcTrustSchema } from "../../schemas/oidc";
 
-export { OidcTrustCreateBody, OidcTrustSchema } from "../../schemas/oidc";
+export { OidcTrustSchema } from "../../schemas/oidc";
 
 export const OidcTrustListSchema = envelope(OidcTrustSchema, "OidcTrustList");
 export const OidcTrustParams = idParams("id");

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { LOCATION_HEADER, NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { OidcTokenExchangeBody } from "../../schemas/oidc";
+import { OidcTokenExchangeBody } from "../../schemas/oidc-writes";
 import { NewApiKeySchema } from "../../schemas/organization";
 import { exchangeOidcToken } from "../../services/oidc/exchange";
 

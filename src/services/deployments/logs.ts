@@ -10,12 +10,8 @@ import type { ServiceContext } from "../../context";
 import { deployments, deploymentTimeline, FINAL_DEPLOYMENT_STATUSES } from "../../db/schema";
 import { badInput, conflict, notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
-import {
-  type LogLinesAnswer,
-  type LogLinesInput,
-  MAX_TIMELINE_ENTRIES,
-  type TimelineEntry,
-} from "../../schemas/timeline";
+import { MAX_TIMELINE_ENTRIES, type TimelineEntry } from "../../schemas/timeline";
+import type { LogLinesAnswer, LogLinesInput } from "../../schemas/timeline-writes";
 import { auditEntry } from "../audit/entry";
 import { isFinal } from "./state";
 import { notifyFollowers } from "./timeline";

@@ -15,7 +15,8 @@ import { deploymentReviews, deployments, environmentProtections, type ProjectRol
 import { conflict, forbidden, isUniqueViolation } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import type { ReviewInput, ReviewRecord } from "../../schemas/protection";
+import type { ReviewRecord } from "../../schemas/protection";
+import type { ReviewInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { guardedPage, lookupThen } from "../lookup";

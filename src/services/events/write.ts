@@ -15,7 +15,7 @@ import type { EventType } from "../../db/event-types";
 import { events } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { EventCreateInput } from "../../schemas/event";
+import type { EventCreateInput } from "../../schemas/event-writes";
 import { auditEntry } from "../audit/entry";
 import { publishAfterCommit } from "./queue";
 

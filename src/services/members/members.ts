@@ -14,7 +14,8 @@ import { type OrgRole, type ProjectRole, projectMembers } from "../../db/schema"
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { MemberAddInput, MemberRecord, MemberReplaceInput } from "../../schemas/member";
+import type { MemberRecord } from "../../schemas/member";
+import type { MemberAddInput, MemberReplaceInput } from "../../schemas/member-writes";
 import { loadProject, projectLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";

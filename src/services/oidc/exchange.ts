@@ -23,7 +23,7 @@ import { inDatabase, type ServiceContext } from "../../context";
 import { apiKeys, oidcTrustIndex, oidcTrusts, organizations } from "../../db/schema";
 import { sha256Hex } from "../../lib/hex";
 import { nowIso, toIso } from "../../lib/time";
-import type { OidcTokenExchangeInput } from "../../schemas/oidc";
+import type { OidcTokenExchangeInput } from "../../schemas/oidc-writes";
 import type { NewApiKeyRecord } from "../../schemas/organization";
 import { apiKeyEtag, insertWhere, keyIsLive, newKey, toApiKeyInfo } from "../api-keys/api-keys";
 import { auditEntry, diffRecords } from "../audit/entry";

@@ -25,7 +25,8 @@ import { recordEtag } from "../../http/etag";
 import { type KeyPowers, keyExcess, type Scope } from "../../http/scopes";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import { type OidcTrustCreateInput, type OidcTrustRecord, TTL_DEFAULT } from "../../schemas/oidc";
+import { type OidcTrustRecord, TTL_DEFAULT } from "../../schemas/oidc";
+import type { OidcTrustCreateInput } from "../../schemas/oidc-writes";
 import { actsAsOrgAdmin, authorizeOrgAdmin } from "../access";
 import {
   canonicalScopes,

@@ -23,7 +23,7 @@
 
 import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { ApiError } from "../../errors";
-import { TOKEN_MAX_LENGTH } from "../../schemas/oidc";
+import { TOKEN_MAX_LENGTH } from "../../schemas/oidc-writes";
 import { unmetCondition } from "./conditions";
 import type { IssuerUrlPolicy } from "./issuer-url";
 import { IssuerFailure, issuerKeys } from "./issuers";

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { LogLinesAnswerSchema, LogLinesBody } from "../../../schemas/timeline";
+import { LogLinesAnswerSchema, LogLinesBody } from "../../../schemas/timeline-writes";
 import { appendDeploymentLogs } from "../../../services/deployments/logs";
 import { IdParams } from "../schema";
 

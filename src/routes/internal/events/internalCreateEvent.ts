@@ -3,7 +3,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { IdSchema } from "../../../openapi/primitives";
-import { EventCreateBody } from "../../../schemas/event";
+import { EventCreateBody } from "../../../schemas/event-writes";
 import { createEvent } from "../../../services/events/write";
 import { ProjectIdParams } from "../schema";
 

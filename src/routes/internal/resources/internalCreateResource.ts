@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { ResourceCreateBody, StackResourceSchema } from "../../../schemas/resource";
+import { StackResourceSchema } from "../../../schemas/resource";
+import { ResourceCreateBody } from "../../../schemas/resource-writes";
 import { createResource } from "../../../services/resources";
 import { StackIdParams } from "../schema";
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
-import { ResourceUpdateBody, StackResourceSchema } from "../../../schemas/resource";
+import { StackResourceSchema } from "../../../schemas/resource";
+import { ResourceUpdateBody } from "../../../schemas/resource-writes";
 import { updateResource } from "../../../services/resources";
 import { IdParams } from "../schema";
 
