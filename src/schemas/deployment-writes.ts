@@ -1,12 +1,12 @@
 /**
- * What writes a deployment (API_CONTRACT §9, §20, §23, §25): the engine's create and progress
- * report, the API's create, redeploy and promotion, and the plan a promotion's dry run answers.
- * Apart from the record (./deployment.ts), which every deployment operation builds: a read builds
- * none of these (`node bench/operation-builds.mjs`).
+ * What creates a deployment and reports its progress (API_CONTRACT §9, §23): the engine's create
+ * and report, the API's create. Apart from the record (./deployment.ts), which every deployment
+ * operation builds: a read builds none of these (`node bench/operation-builds.mjs`); a redeploy's
+ * and a promotion's options are ./promotion-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
 import { MAX_BODY_BYTES } from "../http/raw-body";
-import { freeArray, freeString, IdSchema, InlineIdSchema, nullAsAbsent } from "../openapi/primitives";
+import { freeArray, freeString, IdSchema, nullAsAbsent } from "../openapi/primitives";
 import {
   type DeploymentSourceSchema,
   DeploymentStatusSchema,
@@ -101,64 +101,6 @@ export const DeploymentCreateBody = z.strictObject({
 export const PublicDeploymentCreateBody = DeploymentCreateBody.extend({
   stack_ids: nullAsAbsent(DeploymentCreateBody.shape.stack_ids),
 }).openapi("DeploymentCreate");
-
-/** A redeploy's options (API_CONTRACT §20, §24). */
-export const RedeployBody = z
-  .strictObject({
-    config: nullAsAbsent(
-      z.enum(["pinned", "current"]).openapi({
-        description:
-          "`pinned` (the default when the original has a configuration): the original's configuration, so running " +
-          "an older deployment again rolls back its code and its configuration together. `current` (the default " +
-          "when it has none): the variable versions as they are now.",
-      }),
-    ),
-  })
-  .openapi("RedeployRequest");
-
-export type RedeployInput = z.infer<typeof RedeployBody>;
-
-/** A promotion (API_CONTRACT §25). */
-export const PromoteBody = z
-  .strictObject({
-    environment_id: InlineIdSchema.openapi({
-      description: "Another environment of the deployment's project.",
-    }),
-    dry_run: nullAsAbsent(
-      z.boolean().openapi({ description: "Answer the plan (`200`) and change nothing.", default: false }),
-    ),
-  })
-  .openapi("PromoteRequest");
-
-export type PromoteInput = z.infer<typeof PromoteBody>;
-
-export const PromotionPlanSchema = z
-  .object({
-    dry_run: z.literal(true),
-    environment_id: InlineIdSchema,
-    stacks: z.array(z.object({ from: InlineIdSchema, to: InlineIdSchema })).openapi({
-      description: "Each stack of the original (in `stack_ids` order) and the target's stack it maps to.",
-    }),
-    variables: z
-      .array(
-        z.object({
-          scope: z.union([
-            z.object({ type: z.literal("environment") }),
-            z.object({ type: z.literal("component"), name: z.string() }),
-          ]),
-          missing: z.array(z.string()).openapi({
-            description: "Names the original's configuration holds in this scope and the target lacks.",
-          }),
-          extra: z
-            .array(z.string())
-            .openapi({ description: "Names the target holds and the original's lacks." }),
-        }),
-      )
-      .openapi({ description: "Only scopes with a difference (components matched by name); never a value." }),
-  })
-  .openapi("PromotionPlan");
-
-export type PromotionPlan = z.infer<typeof PromotionPlanSchema>;
 
 /** …and reports its progress. */
 export const DeploymentUpdateBody = z.strictObject({

@@ -16,7 +16,7 @@ import {
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
-import type { PromotionPlan } from "../../src/schemas/deployment-writes";
+import type { PromotionPlan } from "../../src/schemas/promotion-writes";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { request, TEST_CLIENT_IP } from "../helpers/api";
 import { logLines, postLogs, reportOk } from "../helpers/engine";

@@ -9,7 +9,7 @@ import {
   DeploymentSourceSchema,
   PatchOperationSchema,
 } from "../../schemas/deployment";
-import { PromotionPlanSchema } from "../../schemas/deployment-writes";
+import { PromotionPlanSchema } from "../../schemas/promotion-writes";
 import { ProtectionSchema } from "../../schemas/protection";
 import { deploymentAnswer, id, idempotencyKey, newKey, READ, type Tool, tool, write } from "./define";
 

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
-import { PromoteBody, PromotionPlanSchema } from "../../schemas/deployment-writes";
+import { PromoteBody, PromotionPlanSchema } from "../../schemas/promotion-writes";
 import { promoteDeployment } from "../../services/deployments/promote";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 

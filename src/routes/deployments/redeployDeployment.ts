@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { LOCATION_HEADER } from "../../openapi/components";
 import { defineRoute, jsonContent, optionalJsonBody } from "../../openapi/define-route";
-import { RedeployBody } from "../../schemas/deployment-writes";
+import { RedeployBody } from "../../schemas/promotion-writes";
 import { redeployDeployment } from "../../services/deployments/redeploy";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 

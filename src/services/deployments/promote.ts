@@ -22,7 +22,8 @@ import {
 } from "../../db/schema";
 import { badInput, conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import type { DeploymentCreateInput, PromoteInput, PromotionPlan } from "../../schemas/deployment-writes";
+import type { DeploymentCreateInput } from "../../schemas/deployment-writes";
+import type { PromoteInput, PromotionPlan } from "../../schemas/promotion-writes";
 import { authorizedLookup } from "../access";
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";

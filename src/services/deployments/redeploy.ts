@@ -9,7 +9,8 @@ import type { CallerContext } from "../../context";
 import { deployments } from "../../db/schema";
 import { conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import type { DeploymentCreateInput, RedeployInput } from "../../schemas/deployment-writes";
+import type { DeploymentCreateInput } from "../../schemas/deployment-writes";
+import type { RedeployInput } from "../../schemas/promotion-writes";
 import { loadAuthorized } from "../access";
 import { createEngineDeployment } from "./create";
 
