@@ -1,6 +1,7 @@
 /** The list query every list operation shares (`after`, `limit`, `sort_by`) and the page envelope (API_CONTRACT §4). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
+import { once } from "../lib/once";
 
 /**
  * The query parameters every list shares, published once under `components.parameters` (each
@@ -32,38 +33,44 @@ export const pageLimit = (max: number, fallback: number) =>
     .preprocess(digitsOnly, z.coerce.number().int().min(1).max(max).default(fallback))
     .openapi({ ...published(1, max), default: fallback });
 
-export const ListQuerySchema = z.object({
-  after: z
-    .string()
-    .max(1024)
-    .regex(/^[\w\-+/= ]+$/, "Must be a cursor from a previous `next_page`.")
-    .optional()
-    .openapi(LIST_QUERY_PARAMETERS.after, {
-      param: { name: "after", in: "query" },
-      description: "Cursor from a previous `next_page` (standard or URL-safe base64).",
+/**
+ * The shared list query, built on first use: only list operations take it (a read of one record
+ * builds none of its preprocessing, coercion and defaults).
+ */
+export const listQuery = once(() =>
+  z.object({
+    after: z
+      .string()
+      .max(1024)
+      .regex(/^[\w\-+/= ]+$/, "Must be a cursor from a previous `next_page`.")
+      .optional()
+      .openapi(LIST_QUERY_PARAMETERS.after, {
+        param: { name: "after", in: "query" },
+        description: "Cursor from a previous `next_page` (standard or URL-safe base64).",
+      }),
+    limit: pageLimit(MAX_LIMIT, DEFAULT_LIMIT).openapi(LIST_QUERY_PARAMETERS.limit, {
+      param: { name: "limit", in: "query" },
+      description: `Page size, 1–${MAX_LIMIT}.`,
+      example: DEFAULT_LIMIT,
     }),
-  limit: pageLimit(MAX_LIMIT, DEFAULT_LIMIT).openapi(LIST_QUERY_PARAMETERS.limit, {
-    param: { name: "limit", in: "query" },
-    description: `Page size, 1–${MAX_LIMIT}.`,
-    example: DEFAULT_LIMIT,
+    // A raw `+` in a query string arrives as a space (as for `after`): ` created_at` is `+created_at`.
+    sort_by: z
+      .preprocess(
+        (value) => (value === " created_at" ? "+created_at" : value),
+        z.enum(SORT_VALUES).default("-created_at"),
+      )
+      .openapi(LIST_QUERY_PARAMETERS.sort_by, {
+        param: { name: "sort_by", in: "query" },
+        description:
+          "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
+      }),
   }),
-  // A raw `+` in a query string arrives as a space (as for `after`): ` created_at` is `+created_at`.
-  sort_by: z
-    .preprocess(
-      (value) => (value === " created_at" ? "+created_at" : value),
-      z.enum(SORT_VALUES).default("-created_at"),
-    )
-    .openapi(LIST_QUERY_PARAMETERS.sort_by, {
-      param: { name: "sort_by", in: "query" },
-      description:
-        "`created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`.",
-    }),
-});
+);
 
 /** Registers the shared list query parameters under `components.parameters` (./document.ts). */
 export function registerListQueryParameters(registry: OpenAPIHono["openAPIRegistry"]): void {
   for (const [field, name] of Object.entries(LIST_QUERY_PARAMETERS)) {
-    registry.registerParameter(name, ListQuerySchema.shape[field as keyof typeof LIST_QUERY_PARAMETERS]);
+    registry.registerParameter(name, listQuery().shape[field as keyof typeof LIST_QUERY_PARAMETERS]);
   }
 }
 

@@ -1,5 +1,7 @@
 /** The API key routes' records, lists and parameters: one source, src/schemas/organization.ts (the bodies: organization-writes.ts). */
-import { envelope, ListQuerySchema } from "../../openapi/lists";
+
+import { once } from "../../lib/once";
+import { envelope, listQuery } from "../../openapi/lists";
 import { InlineIdSchema, idParams } from "../../openapi/primitives";
 import { ApiKeySchema } from "../../schemas/organization";
 
@@ -8,6 +10,9 @@ export { ApiKeySchema, CurrentApiKeySchema, NewApiKeySchema } from "../../schema
 export const ApiKeyListSchema = envelope(ApiKeySchema, "ApiKeyList");
 export const ApiKeyParams = idParams("id");
 
-export const ApiKeyListQuery = ListQuerySchema.extend({
-  account_id: InlineIdSchema.optional().openapi({ description: "Only the keys acting as this account." }),
-});
+/** The key list's query, built with the list (a key read builds none of it). */
+export const apiKeyListQuery = once(() =>
+  listQuery().extend({
+    account_id: InlineIdSchema.optional().openapi({ description: "Only the keys acting as this account." }),
+  }),
+);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { envelope, listQuery } from "../../openapi/lists";
 import { InlineIdSchema, idParams, queryList } from "../../openapi/primitives";
 import { AuditEntrySchema } from "../../schemas/audit";
 
@@ -15,7 +15,7 @@ const ActionFilterSchema = queryList(
     "A cursor is bound to the set of actions.",
 );
 
-const ProjectListQuery = ListQuerySchema.extend({
+const ProjectListQuery = listQuery().extend({
   action: ActionFilterSchema,
   actor_account_id: InlineIdSchema.optional().openapi({
     description: "Only entries of requests made as this account.",

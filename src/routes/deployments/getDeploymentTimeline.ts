@@ -7,7 +7,7 @@ import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute } from "../../openapi/define-route";
-import { envelope, ListQuerySchema, pageLimit, wholeNumber } from "../../openapi/lists";
+import { envelope, listQuery, pageLimit, wholeNumber } from "../../openapi/lists";
 import { TimelineEntrySchema } from "../../schemas/timeline";
 import { type Follower, openFollow } from "../../services/deployments/follow";
 import { getDeploymentTimeline, TIMELINE_CURSOR } from "../../services/deployments/timeline";
@@ -25,7 +25,7 @@ const TIMELINE_DEFAULT_LIMIT = 100;
 const DeploymentTimelineSchema = envelope(TimelineEntrySchema, "DeploymentTimelinePage");
 
 const TimelineQuerySchema = z.object({
-  after: ListQuerySchema.shape.after,
+  after: listQuery().shape.after,
   after_seq: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
     param: { name: "after_seq", in: "query" },
     description: "Start after this `seq` (not with `after`).",

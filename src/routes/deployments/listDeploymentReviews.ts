@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { envelope, listQuery } from "../../openapi/lists";
 import { ReviewSchema } from "../../schemas/protection";
 import { listDeploymentReviews } from "../../services/deployments/reviews";
 import { DeploymentParams } from "./schema";
@@ -17,7 +17,7 @@ export const listDeploymentReviewsRoute = defineRoute({
   tags: ["Deployments"],
   summary: "List a deployment's reviews",
   description: "Keyset-paginated by `created_at`. Project role `viewer` or above.",
-  request: { params: DeploymentParams, query: ListQuerySchema },
+  request: { params: DeploymentParams, query: listQuery() },
   responses: { 200: jsonContent(ReviewListSchema, "A page of reviews.") },
 });
 

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListQuerySchema, DeploymentListSchema } from "./schema";
+import { DeploymentListSchema, deploymentListQuery } from "./schema";
 
 export const listDeploymentsRoute = defineRoute({
   method: "get",
@@ -14,7 +14,7 @@ export const listDeploymentsRoute = defineRoute({
   summary: "List the deployments of every project you may see",
   description:
     "Organization owners and admins see every project of the organization; others the projects they are members of.",
-  request: { query: DeploymentListQuerySchema },
+  request: { query: deploymentListQuery() },
   responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
 });
 

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListQuerySchema, DeploymentListSchema, EnvironmentParams } from "./schema";
+import { DeploymentListSchema, deploymentListQuery, EnvironmentParams } from "./schema";
 
 export const listEnvironmentDeploymentsRoute = defineRoute({
   method: "get",
@@ -13,7 +13,7 @@ export const listEnvironmentDeploymentsRoute = defineRoute({
   tags: ["Deployments"],
   summary: "List the deployments of an environment",
   description: "Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: DeploymentListQuerySchema },
+  request: { params: EnvironmentParams, query: deploymentListQuery() },
   responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
 });
 

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listStackDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListQuerySchema, DeploymentListSchema, StackParams } from "./schema";
+import { DeploymentListSchema, deploymentListQuery, StackParams } from "./schema";
 
 export const listStackDeploymentsRoute = defineRoute({
   method: "get",
@@ -13,7 +13,7 @@ export const listStackDeploymentsRoute = defineRoute({
   tags: ["Deployments"],
   summary: "List the deployments that include a stack",
   description: "Needs the project role `viewer` or above.",
-  request: { params: StackParams, query: DeploymentListQuerySchema },
+  request: { params: StackParams, query: deploymentListQuery() },
   responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
 });
 

@@ -4,7 +4,8 @@
  * with every deployment operation.
  */
 
-import { envelope, ListQuerySchema } from "../../openapi/lists";
+import { once } from "../../lib/once";
+import { envelope, listQuery } from "../../openapi/lists";
 import { idParams, queryList } from "../../openapi/primitives";
 import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployment";
 
@@ -12,13 +13,16 @@ export { DeploymentSchema, DeploymentStatusSchema };
 
 export const DeploymentListSchema = envelope(DeploymentSchema, "DeploymentList");
 
-export const StatusFilterSchema = queryList(
-  DeploymentStatusSchema,
-  "Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or " +
-    "separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses.",
+/** The lists' `status` filter, built with the first list (a deployment read builds none). */
+export const statusFilter = once(() =>
+  queryList(
+    DeploymentStatusSchema,
+    "Only deployments in these statuses: repeat the parameter (`status=failed&status=cancelled`) or " +
+      "separate values with commas (`status=failed,cancelled`); a value given twice counts once. A cursor is bound to the set of statuses.",
+  ),
 );
 
-export const DeploymentListQuerySchema = ListQuerySchema.extend({ status: StatusFilterSchema });
+export const deploymentListQuery = once(() => listQuery().extend({ status: statusFilter() }));
 
 export const DeploymentParams = idParams("id");
 export const EnvironmentDeploymentParams = idParams("environment_id", "id");

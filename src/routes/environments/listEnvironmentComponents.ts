@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listEnvironmentComponents } from "../../services/topology";
 import { ComponentListSchema, EnvironmentParams } from "./schema";
 
@@ -14,7 +14,7 @@ export const listEnvironmentComponentsRoute = defineRoute({
   tags: ["Environments"],
   summary: "List an environment's components",
   description: "Keyset-paginated. Project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: ListQuerySchema },
+  request: { params: EnvironmentParams, query: listQuery() },
   responses: { 200: jsonContent(ComponentListSchema, "A page of components.") },
 });
 

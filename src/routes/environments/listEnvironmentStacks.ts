@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listEnvironmentStacks } from "../../services/topology";
 import { EnvironmentParams, StackListSchema } from "./schema";
 
@@ -14,7 +14,7 @@ export const listEnvironmentStacksRoute = defineRoute({
   tags: ["Environments"],
   summary: "List an environment's stacks",
   description: "Keyset-paginated. Project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: ListQuerySchema },
+  request: { params: EnvironmentParams, query: listQuery() },
   responses: { 200: jsonContent(StackListSchema, "A page of stacks.") },
 });
 

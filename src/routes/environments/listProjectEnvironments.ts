@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listProjectEnvironments } from "../../services/environments/environments";
 import { EnvironmentListSchema, ProjectParams } from "./schema";
 
@@ -16,7 +16,7 @@ export const listProjectEnvironmentsRoute = defineRoute({
   description:
     "Each with `current_deployment_id` (its latest succeeded deployment) and `config_pending`. Keyset-paginated. " +
     "Project role `viewer` or above.",
-  request: { params: ProjectParams, query: ListQuerySchema },
+  request: { params: ProjectParams, query: listQuery() },
   responses: { 200: jsonContent(EnvironmentListSchema, "A page of environments.") },
 });
 

@@ -4,7 +4,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listEventDeliveries } from "../../services/integrations/deliveries";
 import { DeliveryListSchema } from "../integrations/delivery-schema";
 import { EventParams } from "./schema";
@@ -18,7 +18,7 @@ export const listEventDeliveriesRoute = defineRoute({
   description:
     "One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. " +
     "Needs the role `viewer` or above on the event's project.",
-  request: { params: EventParams, query: ListQuerySchema },
+  request: { params: EventParams, query: listQuery() },
   responses: { 200: jsonContent(DeliveryListSchema, "A page of deliveries.") },
 });
 

@@ -7,7 +7,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { envelope } from "../../openapi/lists";
 import { EventSchema } from "../../schemas/event";
 import { listProjectEvents, typeFilterKey } from "../../services/events/log";
-import { EventListQuerySchema, ProjectParams } from "./schema";
+import { eventListQuery, ProjectParams } from "./schema";
 
 export const listProjectEventsRoute = defineRoute({
   method: "get",
@@ -18,7 +18,7 @@ export const listProjectEventsRoute = defineRoute({
   description:
     "Every event of the last 30 days (older ones are deleted daily), newest first by default, to reconcile from " +
     "when a receiver missed deliveries. Needs the project role `viewer` or above.",
-  request: { params: ProjectParams, query: EventListQuerySchema },
+  request: { params: ProjectParams, query: eventListQuery() },
   responses: { 200: jsonContent(envelope(EventSchema, "EventList"), "A page of events.") },
 });
 

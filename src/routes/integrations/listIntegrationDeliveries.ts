@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listIntegrationDeliveries } from "../../services/integrations/deliveries";
 import { DeliveryListSchema } from "./delivery-schema";
 import { IntegrationParams } from "./schema";
@@ -18,7 +18,7 @@ export const listIntegrationDeliveriesRoute = defineRoute({
     "An extension to SPEC.md: one record per event sent to this integration, newest first by default, " +
     "each with every attempt (status code or error, duration, next attempt time), so you can see what " +
     "was sent and why it failed. Needs the project role `viewer` or above.",
-  request: { params: IntegrationParams, query: ListQuerySchema },
+  request: { params: IntegrationParams, query: listQuery() },
   responses: { 200: jsonContent(DeliveryListSchema, "A page of deliveries.") },
 });
 

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listIntegrations } from "../../services/integrations/integrations";
 import { IntegrationListSchema, ProjectParams } from "./schema";
 
@@ -16,7 +16,7 @@ export const listIntegrationsRoute = defineRoute({
   description:
     "The project's integrations, with the shared pagination (newest first by default). A project has few " +
     "integrations, so this is usually one page with `has_more: false`.",
-  request: { params: ProjectParams, query: ListQuerySchema },
+  request: { params: ProjectParams, query: listQuery() },
   responses: { 200: jsonContent(IntegrationListSchema, "The project's integrations.") },
 });
 

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listOidcTrusts, oidcTrustFilterKey } from "../../services/oidc/trusts";
 import { OidcTrustListSchema } from "./schema";
 
@@ -16,7 +16,7 @@ export const listOidcTrustsRoute = defineRoute({
   description:
     "The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any " +
     "other key sees none (an empty list).",
-  request: { query: ListQuerySchema },
+  request: { query: listQuery() },
   responses: { 200: jsonContent(OidcTrustListSchema, "A page of trusts.") },
 });
 

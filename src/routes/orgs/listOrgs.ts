@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listOrgs } from "../../services/orgs";
 import { OrganizationListSchema } from "./schema";
 
@@ -14,7 +14,7 @@ export const listOrgsRoute = defineRoute({
   tags: ["Organizations"],
   summary: "List your organizations",
   description: "An API key belongs to one organization: the list holds that organization.",
-  request: { query: ListQuerySchema },
+  request: { query: listQuery() },
   responses: { 200: jsonContent(OrganizationListSchema, "Your organization.") },
 });
 

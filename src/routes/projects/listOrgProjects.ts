@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listOrgProjects } from "../../services/projects/projects";
 import { OrgParams, ProjectListSchema } from "./schema";
 
@@ -14,7 +14,7 @@ export const listOrgProjectsRoute = defineRoute({
   tags: ["Projects"],
   summary: "List the projects of an organization that you may see",
   description: "Only your own organization exists for you: any other `org_id` is `404 not_found`.",
-  request: { params: OrgParams, query: ListQuerySchema },
+  request: { params: OrgParams, query: listQuery() },
   responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
 });
 

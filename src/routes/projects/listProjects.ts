@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listProjects } from "../../services/projects/projects";
 import { ProjectListSchema } from "./schema";
 
@@ -16,7 +16,7 @@ export const listProjectsRoute = defineRoute({
   description:
     "Organization owners and admins see every project of the organization; other members see the " +
     "projects they are members of. Keyset-paginated: pass `next_page` as `after` for the next page.",
-  request: { query: ListQuerySchema },
+  request: { query: listQuery() },
   responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
 });
 

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listEnvironmentResources } from "../../services/resources";
 import { EnvironmentParams, StackResourceListSchema } from "./schema";
 
@@ -14,7 +14,7 @@ export const listEnvironmentResourcesRoute = defineRoute({
   tags: ["Stack resources"],
   summary: "List the resources of every stack of an environment",
   description: "Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: ListQuerySchema },
+  request: { params: EnvironmentParams, query: listQuery() },
   responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
 });
 

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listStackResources } from "../../services/resources";
 import { StackParams, StackResourceListSchema } from "./schema";
 
@@ -14,7 +14,7 @@ export const listStackResourcesRoute = defineRoute({
   tags: ["Stack resources"],
   summary: "List the resources of a stack",
   description: "Needs the project role `viewer` or above.",
-  request: { params: StackParams, query: ListQuerySchema },
+  request: { params: StackParams, query: listQuery() },
   responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
 });
 

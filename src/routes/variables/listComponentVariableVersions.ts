@@ -4,7 +4,7 @@ import { numberedPageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listVariableVersions } from "../../services/variables/versions";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, listVersions } from "./sets";
@@ -13,7 +13,7 @@ export const listComponentVariableVersionsRoute = defineRoute({
   ...listVersions,
   path: `${COMPONENT_VARIABLES}/versions`,
   operationId: "listComponentVariableVersions",
-  request: { params: ComponentParams, query: ListQuerySchema },
+  request: { params: ComponentParams, query: listQuery() },
 });
 
 export function registerListComponentVariableVersions(app: OpenAPIHono<AppEnv>) {

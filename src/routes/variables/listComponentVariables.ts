@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listComponentVariables } from "../../services/variables/variables";
 import { ComponentParams, VariableListSchema } from "./schema";
 
@@ -15,7 +15,7 @@ export const listComponentVariablesRoute = defineRoute({
   summary: "List the variables of a component",
   description:
     "The component's own variables, without their values. Needs the project role `viewer` or above.",
-  request: { params: ComponentParams, query: ListQuerySchema },
+  request: { params: ComponentParams, query: listQuery() },
   responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
 });
 

@@ -4,7 +4,7 @@ import { numberedPageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listVariableVersions } from "../../services/variables/versions";
 import { EnvironmentParams } from "./schema";
 import { ENVIRONMENT_VARIABLES, environmentOf, listVersions } from "./sets";
@@ -13,7 +13,7 @@ export const listEnvironmentVariableVersionsRoute = defineRoute({
   ...listVersions,
   path: `${ENVIRONMENT_VARIABLES}/versions`,
   operationId: "listEnvironmentVariableVersions",
-  request: { params: EnvironmentParams, query: ListQuerySchema },
+  request: { params: EnvironmentParams, query: listQuery() },
 });
 
 export function registerListEnvironmentVariableVersions(app: OpenAPIHono<AppEnv>) {

@@ -3,7 +3,7 @@ import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { ListQuerySchema } from "../../openapi/lists";
+import { listQuery } from "../../openapi/lists";
 import { listEnvironmentVariables } from "../../services/variables/variables";
 import { EnvironmentParams, VariableListSchema } from "./schema";
 
@@ -16,7 +16,7 @@ export const listEnvironmentVariablesRoute = defineRoute({
   description:
     "The environment's own variables (`component_id` null), without their values; component variables " +
     "are listed under their component. Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: ListQuerySchema },
+  request: { params: EnvironmentParams, query: listQuery() },
   responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
 });
 

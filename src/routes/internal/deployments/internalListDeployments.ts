@@ -2,14 +2,14 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { pageRequest, SORT_VALUES } from "../../../db/pagination";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonContent } from "../../../openapi/define-route";
-import { ListQuerySchema } from "../../../openapi/lists";
+import { listQuery } from "../../../openapi/lists";
 import { listAllDeployments } from "../../../services/deployments/all-projects";
 import { statusFilterKey } from "../../../services/deployments/deployments";
-import { DeploymentListSchema, StatusFilterSchema } from "../../deployments/schema";
+import { DeploymentListSchema, statusFilter } from "../../deployments/schema";
 
 /** §4's list query and the public lists' status filter; oldest first unless `sort_by` says otherwise. */
-const InternalDeploymentListQuery = ListQuerySchema.extend({
-  status: StatusFilterSchema,
+const InternalDeploymentListQuery = listQuery().extend({
+  status: statusFilter(),
   sort_by: z
     .preprocess((value) => (value === " created_at" ? "+created_at" : value), z.enum(SORT_VALUES))
     .default("created_at"),
