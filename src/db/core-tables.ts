@@ -6,7 +6,7 @@
  */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./columns";
-import { accounts, organizations } from "./identity-tables";
+import { accountRef, orgRef } from "./identity-tables";
 import {
   CONNECTION_STATUSES,
   DEPLOYMENT_STATUSES,
@@ -34,9 +34,7 @@ export const projects = sqliteTable(
   "projects",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: orgRef(),
     name: text("name").notNull(),
     /** Case-folded name (Unicode-aware, computed in code) for the per-org uniqueness rule. */
     nameKey: text("name_key").notNull(),
@@ -61,9 +59,7 @@ export const projectMembers = sqliteTable(
     /** The membership ID. */
     id: text("id").primaryKey(),
     projectId: projectRef(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountRef(),
     role: text("role", { enum: PROJECT_ROLES }).notNull(),
     createdAt: createdAt(),
   },

@@ -40,15 +40,21 @@ export const accounts = sqliteTable("accounts", {
   createdAt: createdAt(),
 });
 
+/** A row's organization (or account), its rows deleted with it: as core-tables.ts's `projectRef`. */
+export const orgRef = () =>
+  text("org_id")
+    .notNull()
+    .references(() => organizations.id, { onDelete: "cascade" });
+export const accountRef = (name = "account_id") =>
+  text(name)
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" });
+
 export const orgMembers = sqliteTable(
   "org_members",
   {
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    orgId: orgRef(),
+    accountId: accountRef(),
     role: text("role", { enum: ORG_ROLES }).notNull(),
     createdAt: createdAt(),
   },
@@ -59,15 +65,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    createdBy: text("created_by")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    orgId: orgRef(),
+    accountId: accountRef(),
+    createdBy: accountRef("created_by"),
     name: text("name"),
     /** SHA-256 of the whole key, hex. The key itself is never stored. */
     keyHash: text("key_hash").notNull(),

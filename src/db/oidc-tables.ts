@@ -4,20 +4,16 @@
  * reads first (it knows only the trust's id). Part of the one schema: src/db/schema.ts re-exports it.
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { accounts, organizations } from "./identity-tables";
+import { accountRef, orgRef } from "./identity-tables";
 
 /** A trust: which issuer's tokens, with which claims, may be exchanged for which key. */
 export const oidcTrusts = sqliteTable(
   "oidc_trusts",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: orgRef(),
     /** The account its keys act as: the creating key's. */
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountRef(),
     /**
      * The key that made it: the keys it issues are made under this one (their `parent_id`), so
      * revoking it revokes them (§21). No foreign key, as for `api_keys.parent_id`.
