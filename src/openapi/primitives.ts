@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_BODY_BYTES } from "../http/raw-body";
 import { ID_PATTERN } from "../lib/ids";
+import { once } from "../lib/once";
 
 const idString = () =>
   z.string().regex(ID_PATTERN, "Must be an identifier (22-char base58, UUID, or 32-char lowercase hex).");
@@ -168,8 +169,8 @@ export function queryList<T extends z.ZodType>(item: T, description: string) {
  * `2017-01-01T00:59:60+01:00`), which JavaScript's Date cannot hold: it is read as the last
  * instant before it, `23:59:59` with the same fraction, as POSIX time counts it.
  */
-// Built on first use, as the instant below: most operations take no instant.
-let dateTime: z.ZodISODateTime | undefined;
+// Built on first use (src/lib/once.ts), as the instant below: most operations take no instant.
+const dateTime = once(() => z.iso.datetime({ offset: true }));
 /** The seconds field of an RFC 3339 date-time: `…T hh:mm:ss` then a fraction or the zone. */
 const LEAP_SECOND = /^(.{10}T\d{2}:\d{2}:)60(?=[.Z+-])/;
 
@@ -177,8 +178,7 @@ const LEAP_SECOND = /^(.{10}T\d{2}:\d{2}:)60(?=[.Z+-])/;
 function readInstant(value: string): Date | undefined {
   const leap = LEAP_SECOND.test(value);
   const text = leap ? value.replace(LEAP_SECOND, "$159") : value;
-  dateTime ??= z.iso.datetime({ offset: true });
-  if (!dateTime.safeParse(text).success) return undefined;
+  if (!dateTime().safeParse(text).success) return undefined;
   const date = new Date(text);
   if (Number.isNaN(date.getTime())) return undefined;
   // A leap second exists only as the last second of a UTC day.
@@ -186,7 +186,7 @@ function readInstant(value: string): Date | undefined {
   return date;
 }
 
-const buildInstant = () =>
+export const instant = once(() =>
   z
     .string()
     .max(64)
@@ -194,12 +194,8 @@ const buildInstant = () =>
     // date-time has a case.
     .refine((value) => readInstant(value.toUpperCase()) !== undefined, "Expected an RFC 3339 date-time.")
     .transform((value) => (readInstant(value.toUpperCase()) as Date).toISOString())
-    .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 });
-let INSTANT: ReturnType<typeof buildInstant> | undefined;
-export const instant = () => {
-  INSTANT ??= buildInstant();
-  return INSTANT;
-};
+    .openapi({ type: "string", format: "date-time", example: "2026-11-20T00:00:00.000Z", maxLength: 64 }),
+);
 
 /**
  * The read-only fields that identify a record (or its place): echoed, they must be identifiers;
@@ -218,14 +214,9 @@ const IDENTIFYING_FIELDS = new Set([
 ]);
 
 // Built on a replace body's first use: only those take it.
-let ignoredReadOnlyField: z.ZodOptional<z.ZodUnknown> | undefined;
-const ignoredField = () => {
-  ignoredReadOnlyField ??= z
-    .unknown()
-    .optional()
-    .openapi({ description: "Read-only: may be sent back as read; ignored." });
-  return ignoredReadOnlyField;
-};
+const ignoredField = once(() =>
+  z.unknown().optional().openapi({ description: "Read-only: may be sent back as read; ignored." }),
+);
 
 /**
  * SPEC.md: "A PUT replaces the whole record: its body contains the full representation,

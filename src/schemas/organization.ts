@@ -6,16 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
 import { SCOPES } from "../http/scopes";
-import {
-  freeArray,
-  freeString,
-  IdSchema,
-  InlineIdSchema,
-  instant,
-  nullAsAbsent,
-  TimestampSchema,
-  text,
-} from "../openapi/primitives";
+import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const OrganizationSchema = z
   .object({ id: IdSchema, name: z.string(), created_at: TimestampSchema })

@@ -30,6 +30,7 @@ export const LockSchema = z
   .openapi("EnvironmentLock");
 
 export type LockInput = z.infer<typeof LockSchema>;
+
 export const ReviewCreateSchema = z
   .strictObject({
     state: z.enum(REVIEW_STATES).openapi({ description: "`rejected` cancels the deployment at once." }),

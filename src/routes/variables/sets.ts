@@ -2,12 +2,13 @@
  * What the ten operations of variable sets (API_CONTRACT §18) share: each exists under an
  * environment and under a component, with the same request, answers and documentation; only the
  * path, its parameter and the operationId name the kind of scope. One file per operation beside
- * this one declares the route (its operationId written out, so a grep finds it).
+ * this one declares the route (its operationId written out, so a grep finds it). What only the four
+ * writing ones need (the request bodies, the change's answer) is ./set-writes.ts, so that a read
+ * builds none of it.
  */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/app-env";
+import { z } from "@hono/zod-openapi";
 import { NO_STORE_HEADER } from "../../openapi/components";
-import { jsonBody, jsonContent, optionalJsonBody } from "../../openapi/define-route";
+import { jsonContent } from "../../openapi/define-route";
 import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
 import { VariableVersionSchema } from "../../schemas/variable-set";
