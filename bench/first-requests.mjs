@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Where a new isolate's first request goes: the API started as a new process (bench/lib.mjs
-// Server, as bench:startup starts it), then one first request to each of a ladder of paths, each
+// Where a new isolate's first request goes: the API as it deploys (bench/split-build.mjs) started
+// as a new process (bench/lib.mjs Server, as bench:startup starts it), then one first request to each of a ladder of paths, each
 // in its own new process, the Worker process's CPU over it (schedstat), ROUNDS (5) rounds with the
 // order turned each round. The rungs add one piece each: the app shell without auth (`/healthz`),
 // a refusal without a key (the anonymous window's limiter call), with an unknown key (its hash and
@@ -10,14 +10,16 @@
 // more operation costs once the rest has run).
 //
 //   node bench/first-requests.mjs
+import { dirname } from "node:path";
 import * as lib from "./lib.mjs";
+import { splitBuild } from "./split-build.mjs";
 
 const ROUNDS = lib.env("ROUNDS", 5);
 
 async function main() {
   const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
   const [key, project, vars] = [seed.bench.keys[0], seed.bench.project.id, lib.varsOf(seed).api];
-  const config = lib.snapshot("api", {});
+  const config = await splitBuild(dirname(lib.snapshot("api", {})));
   const state = lib.copyState(dir, "api");
   const unknown = `dpk_${lib.hex(24)}`;
   const rungs = {

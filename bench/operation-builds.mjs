@@ -19,8 +19,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as esbuild from "esbuild";
+import { asWranglerBuilds } from "../scripts/build.mjs";
 import * as lib from "./lib.mjs";
-import { asWranglerBuilds } from "./split-build.mjs";
 
 const ROUNDS = lib.env("ROUNDS", 3);
 const WARM = "get /v1/api-keys/current";

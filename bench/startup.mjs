@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `npm run bench:startup`: the API's Worker beside two floors — the ladder floor (bench/ladder:
+// `npm run bench:startup`: the API's Worker as it deploys (wrangler.toml `[env.*]`: scripts/build.mjs's
+// code-split build, bench/split-build.mjs) and, unless BUNDLE=0, as wrangler bundles it for `npm run
+// dev`, beside two floors — the ladder floor (bench/ladder:
 // hono + @hono/zod-openapi, one route with its zod schemas, /openapi.json, and the ladder's plain
 // rungs with their bindings, built with wrangler's defaults) and the minimal floor (bench/minimal:
 // that route and /openapi.json only, no binding, built as the API is built) — and an empty Worker of
@@ -39,9 +41,9 @@ const WORKERS = [
   { name: "an empty Worker (the ladder's configuration)", kind: "empty", of: "ladder" },
   { name: "ladder floor (bench/ladder)", kind: "ladder", read: "/floor/projects/", write: "/write/project" },
   { name: "minimal floor (bench/minimal)", kind: "minimal", read: "/projects/" },
-  { name: "this API", kind: "api", ...API },
-  ...(lib.env("SPLIT", 1) === 1
-    ? [{ name: "this API, code-split (bench/split-build.mjs, a prototype)", kind: "split", ...API }]
+  { name: "this API (as deployed: scripts/build.mjs, code-split)", kind: "split", ...API },
+  ...(lib.env("BUNDLE", 1) === 1
+    ? [{ name: "this API, one bundle (wrangler's, as npm run dev serves it)", kind: "api", ...API }]
     : []),
 ];
 const KINDS = ["read", "write"];

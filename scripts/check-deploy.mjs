@@ -9,11 +9,14 @@
 //     every environment by the same tag);
 //   - docs/deploy.md's table names what wrangler.toml configures: every Durable Object binding
 //     and class, every queue and its producer binding, every cron and every migration tag;
-//   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (bundle, assets,
+//   - it is built by scripts/build.mjs (code splitting) into a directory of its own, which wrangler
+//     uploads as it is (`no_bundle`, every module found, source maps);
+//   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (its build, assets,
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
-//     scripts/deploy-secrets.mjs wrote from made-up values; all environments at once;
+//     scripts/deploy-secrets.mjs wrote from made-up values, one environment after the other; the
+//     modules it would upload are exactly that build's (no chunk of an earlier build);
 //   - what a new isolate of that build evaluates before its first request (the modules the entry
-//     reaches by static imports, from esbuild's metafile) holds no route module, no record schema,
+//     reaches by static imports, from the build's esbuild metafile) holds no route module, no record schema,
 //     no part of the OpenAPI document and no part of the MCP server: those are loaded on first use
 //     (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static import
 //     would bring them all back into every start; nor any module of the heavy packages only some
@@ -23,17 +26,22 @@
 //     bodies, kept apart from the records so that a first read builds none of them);
 //   - the build holds no module of the MCP SDK: a devDependency (the tests' client), not the
 //     Worker's, whose server is src/mcp/transport.ts (26 KiB gzip less for every isolate to compile).
+//   - served locally (`npm run dev -- --env staging`: the staging build, migrated and seeded), it
+//     serves the same /openapi.json as the source (scripts/openapi-json.ts), which builds every
+//     public operation, so every operation's chunk loads in workerd; and one request to each
+//     operation (src/routes/index.ts), the demo key's (or the admin token's), answers below 500.
 //
 // `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
 // account): refuses an environment whose D1 database_id is still the placeholder.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deploySecrets } from "./deploy-secrets.mjs";
+import { startDevServer } from "./dev-server.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
 import { checker } from "./lib/check.mjs";
 import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
@@ -68,7 +76,7 @@ if (args[0] === "--ready") {
   process.exit(0);
 }
 
-const { check, done } = checker("check:deploy");
+const { check, fail, done } = checker("check:deploy");
 const plain = (value) => JSON.parse(JSON.stringify(value));
 const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
@@ -119,6 +127,20 @@ for (const env of names) {
   );
   // API_CONTRACT §1, §27: an http:// or loopback OpenID Connect issuer is for local issuers only; a
   // deployed environment that trusted one would take keys vouched for over plain HTTP.
+  // The deployed build (scripts/build.mjs), not wrangler's one bundle: in its own directory, so
+  // that two environments' builds never write the same files.
+  const outdir = join(root, "dist", env);
+  check(
+    c.main === join(outdir, "index.js") &&
+      c.no_bundle === true &&
+      c.find_additional_modules === true &&
+      c.base_dir === outdir &&
+      c.build?.command === `node scripts/build.mjs dist/${env}` &&
+      c.upload_source_maps === true &&
+      JSON.stringify(plain(c.rules)) === JSON.stringify([{ type: "ESModule", globs: ["**/*.js"] }]),
+    `[env.${env}] is scripts/build.mjs's code-split build in dist/${env}, uploaded as its modules`,
+    JSON.stringify({ main: c.main, no_bundle: c.no_bundle, base_dir: c.base_dir, build: c.build }),
+  );
   check(
     c.vars.ALLOW_INSECURE_OIDC_ISSUERS === "false",
     `[env.${env}] ALLOW_INSECURE_OIDC_ISSUERS is "false"`,
@@ -177,14 +199,14 @@ try {
   );
   const secretsFile = join(out, "secrets.json");
   writeFileSync(secretsFile, JSON.stringify(secrets), { mode: 0o600 });
-  const results = await Promise.all(
-    names.map((env) =>
-      run(
+  // One after the other: a server of the staging build may be reading dist/staging meanwhile, but
+  // no two builds of one environment run at once here.
+  const results = [];
+  for (const env of names) {
+    results.push(
+      await run(
         wrangler,
-        [
-          ...["deploy", "--dry-run", "--env", env, "--secrets-file", secretsFile],
-          ...["--outdir", join(out, env), "--metafile"],
-        ],
+        ["deploy", "--dry-run", "--env", env, "--secrets-file", secretsFile, "--outdir", join(out, env)],
         {
           cwd: root,
           // node_modules/.bin first, as under npm: wrangler runs on the project's Node.
@@ -199,8 +221,8 @@ try {
         ({ stdout }) => ({ env, ok: true, stdout }),
         (err) => ({ env, ok: false, stdout: `${err.stdout ?? ""}${err.stderr ?? ""}` }),
       ),
-    ),
-  );
+    );
+  }
   for (const { env, ok, stdout } of results) {
     const size = /Total Upload: ([^\n]+)/.exec(stdout)?.[1];
     check(
@@ -212,7 +234,19 @@ try {
       `\n${stdout}`,
     );
     if (ok) {
-      const meta = JSON.parse(readFileSync(join(out, env, "bundle-meta.json"), "utf8"));
+      const meta = JSON.parse(readFileSync(join(root, "dist", env, "meta.json"), "utf8"));
+      const built = Object.keys(meta.outputs)
+        .filter((path) => path.endsWith(".js"))
+        .map((path) => basename(path))
+        .sort();
+      const uploaded = readdirSync(join(out, env))
+        .filter((name) => name.endsWith(".js"))
+        .sort();
+      check(
+        built.length > 1 && same(uploaded, built),
+        `${env}: the upload is the build's ${built.length} modules (the entry and its chunks), nothing else`,
+        `built ${built.length}, uploaded ${uploaded.length}: ${uploaded.filter((m) => !built.includes(m)).join(", ")}`,
+      );
       const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
       check(
         heavy.length === 0,
@@ -239,8 +273,94 @@ try {
       );
     }
   }
+  if (results.find((r) => r.env === "staging")?.ok) await walkServedBuild(out);
 } finally {
   rmSync(out, { recursive: true, force: true });
+}
+
+/**
+ * The staging build served locally (scripts/dev.mjs `--env staging`: its build, local D1 migrated
+ * and seeded, .dev.vars's secrets): its /openapi.json is the source's, and one request to each
+ * operation of src/routes/index.ts answers below 500 (a chunk that fails to load or link is a 500).
+ */
+async function walkServedBuild(tmp) {
+  const dir = join(tmp, "served");
+  let server;
+  try {
+    server = await startDevServer(dir, { args: ["--env", "staging"] });
+    const { base } = server;
+    const key = readFileSync(server.keyFile, "utf8").trim();
+    const admin = /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(join(root, ".dev.vars"), "utf8"))?.[1];
+    check(
+      /\[custom build\] Running: node scripts\/build\.mjs dist\/staging/.test(server.log()),
+      "npm run dev -- --env staging serves scripts/build.mjs's staging build",
+      server.log(),
+    );
+    const served = await (await fetch(`${base}/openapi.json`)).json();
+    const source = join(tmp, "openapi.json");
+    await run(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "openapi-json.ts"), source], {
+      cwd: root,
+    });
+    const expected = JSON.parse(readFileSync(source, "utf8"));
+    const withoutServers = ({ servers, ...doc }) => doc;
+    check(
+      same(withoutServers(served), withoutServers(expected)),
+      `the staging build serves the source's /openapi.json (${Object.keys(expected.paths).length} paths)`,
+      "they differ: compare GET /openapi.json with `npx tsx scripts/openapi-json.ts`",
+    );
+    const projects = await (await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } })).json();
+    const demo = projects.data?.[0] ?? {};
+    const ids = { project_id: demo.id, environment_id: demo.default_environment_id };
+    const unknown = "1111111111111111111111";
+    // Every operation, the internal ones (absent from the public document) too.
+    const index = readFileSync(join(root, "src", "routes", "index.ts"), "utf8");
+    const operations = [...index.matchAll(/op\("(\w+)", "([^"]+)"/g)].map(([, method, path]) => ({
+      method,
+      path,
+    }));
+    operations.push({ method: "post", path: "/mcp" });
+    // Deletions last, so that the seeded project lasts the walk.
+    operations.sort((a, b) => (a.method === "delete") - (b.method === "delete"));
+    const [failures, statuses] = [[], {}];
+    for (const { method, path } of operations) {
+      const url = base + path.replace(/\{(\w+)\}/g, (_, name) => ids[name] ?? unknown);
+      const headers = path.startsWith("/internal/")
+        ? { authorization: `Bearer ${admin}` }
+        : path === "/mcp"
+          ? { authorization: `Bearer ${key}`, accept: "application/json, text/event-stream" }
+          : { "x-api-key": key };
+      const write = method !== "get" && method !== "delete";
+      if (write) headers["content-type"] = "application/json";
+      const body =
+        path === "/mcp"
+          ? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+          : write
+            ? "{}"
+            : undefined;
+      const res = await fetch(url, {
+        method: method.toUpperCase(),
+        headers,
+        body,
+        signal: AbortSignal.timeout(20_000),
+      });
+      await res.body?.cancel();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      if (res.status >= 500) failures.push(`${method.toUpperCase()} ${path}: ${res.status}`);
+    }
+    check(
+      failures.length === 0 && operations.length > 0,
+      `the staging build answers one request to each of its ${operations.length} operations below 500 (${Object.entries(
+        statuses,
+      )
+        .map(([status, n]) => `${n} × ${status}`)
+        .join(", ")})`,
+      failures.join("; "),
+    );
+  } catch (err) {
+    fail(err);
+  } finally {
+    server?.stop();
+  }
 }
 
 /**

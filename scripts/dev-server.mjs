@@ -1,7 +1,8 @@
 // `npm run dev` started by a script on spare ports with its own fresh local state and key file
 // (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the README
 // walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs, scripts/check-docs.mjs and
-// scripts/check-action.mjs (on its own; check:cli runs its checks on its own server).
+// scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
+// scripts/check-deploy.mjs (the staging build, `--env staging`).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -37,8 +38,9 @@ export async function waitFor(url, ms) {
  * it to answer. `log()` is everything it printed so far; `stop()` ends its process group.
  * With `defaultPort`, no `--port` is passed: wrangler chooses (8787 when free), and `base` is the
  * URL of the curl line dev.mjs prints, so a check reaches the server only if that line is right.
+ * `args`: more of wrangler's (`--env staging`: the deployed build, scripts/check-deploy.mjs).
  */
-export async function startDevServer(dir, { defaultPort = false } = {}) {
+export async function startDevServer(dir, { defaultPort = false, args: more = [] } = {}) {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const keyFile = join(dir, "dev.key");
   const args = [
@@ -47,6 +49,7 @@ export async function startDevServer(dir, { defaultPort = false } = {}) {
     String(inspectorPort),
     "--persist-to",
     join(dir, "state"),
+    ...more,
   ];
   const server = spawn(process.execPath, [join(root, "scripts", "dev.mjs"), ...args], {
     cwd: root,
