@@ -29,17 +29,21 @@
 //   - served locally (`npm run dev -- --env staging`: the staging build, migrated and seeded), it
 //     serves the same /openapi.json as the source (scripts/openapi-json.ts), which builds every
 //     public operation, so every operation's chunk loads in workerd; and one request to each
-//     operation (src/routes/index.ts), the demo key's (or the admin token's), answers below 500.
+//     operation (src/routes/index.ts), the demo key's (or the admin token's), answers below 500;
+//     both crons run (wrangler's /cdn-cgi/handler/scheduled), and an event reaches a webhook
+//     receiver here, signed (the queue consumer and a delivery lane, each loaded on first use).
 //
 // `node scripts/check-deploy.mjs --ready <name>` (the deploy workflow, before it touches the
 // account): refuses an environment whose D1 database_id is still the placeholder.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Webhook } from "standardwebhooks";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
@@ -279,6 +283,78 @@ try {
 }
 
 /**
+ * What the staging build runs outside a request, each loaded on first use: both crons, by wrangler's
+ * own path (a build wrangler does not bundle gets no `/__scheduled`); and the queue consumer and a
+ * delivery lane, by an event of the demo project reaching a webhook receiver here, signed.
+ */
+async function cronsAndWebhooks({ base, key, admin, project, log }) {
+  const printed = /Cron jobs by hand: curl '([^']+)\?cron=/.exec(log())?.[1];
+  check(
+    printed === `${base}/cdn-cgi/handler/scheduled`,
+    "npm run dev -- --env staging prints wrangler's cron path",
+    printed,
+  );
+  for (const cron of ["*/5 * * * *", "0 3 * * *"]) {
+    const ran = await fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+    check(
+      ran.status === 200,
+      `the staging build runs the cron job "${cron}"`,
+      `${ran.status} ${await ran.text()}`,
+    );
+  }
+  // The daily job's log line reaches this process a little after the answer.
+  for (let i = 0; i < 50 && !/"msg":"audit log retention"/.test(log()); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  check(
+    /"msg":"audit log retention"/.test(log()),
+    "the daily job ran in the Worker",
+    "no retention log line",
+  );
+  const received = [];
+  const receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  try {
+    const created = await fetch(`${base}/v1/projects/${project}/notification-integrations`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({
+        type: "webhook",
+        url: `http://127.0.0.1:${receiver.address().port}/hook`,
+        configuration: { changelog: true },
+      }),
+    });
+    const integration = await created.json();
+    const event = await fetch(`${base}/internal/v1/projects/${project}/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "changelog.created", data: { check: "deploy" } }),
+    });
+    const { id } = await event.json();
+    for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    const [delivery] = received;
+    let verified = false;
+    try {
+      new Webhook(integration.signing_secret).verify(delivery.body, delivery.headers);
+      verified = true;
+    } catch {}
+    check(
+      created.status === 201 && event.status === 202 && delivery?.headers["webhook-id"] === id && verified,
+      "the staging build's queue consumer and delivery lane deliver an event to a webhook, signed",
+      `integration ${created.status}, event ${event.status} ${id}, ${received.length} received (webhook-id ${delivery?.headers["webhook-id"]}, signature ${verified ? "" : "not "}verified)`,
+    );
+  } finally {
+    receiver.close();
+  }
+}
+
+/**
  * The staging build served locally (scripts/dev.mjs `--env staging`: its build, local D1 migrated
  * and seeded, .dev.vars's secrets): its /openapi.json is the source's, and one request to each
  * operation of src/routes/index.ts answers below 500 (a chunk that fails to load or link is a 500).
@@ -310,6 +386,7 @@ async function walkServedBuild(tmp) {
     );
     const projects = await (await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } })).json();
     const demo = projects.data?.[0] ?? {};
+    await cronsAndWebhooks({ base, key, admin, project: demo.id, log: server.log });
     const ids = { project_id: demo.id, environment_id: demo.default_environment_id };
     const unknown = "1111111111111111111111";
     // Every operation, the internal ones (absent from the public document) too.

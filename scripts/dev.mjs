@@ -20,6 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { d1Bindings } from "./migrate.mjs";
 import { newApiKey, newId, sqlText } from "./seed-sql.mjs";
+import { readEnvironment } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
@@ -66,6 +67,8 @@ if (!existsSync(".dev.vars")) {
 
 // Every local database: the directory and each organization database (scripts/migrate.mjs).
 const bindings = d1Bindings(envOf(stateArgs));
+/** A deployed environment's build (scripts/build.mjs), which wrangler serves as it is. */
+const noBundle = readEnvironment(envOf(stateArgs)).no_bundle === true;
 console.log(`Applying D1 migrations to the local databases (${bindings.join(", ")})…`);
 try {
   for (const binding of bindings) run(["d1", "migrations", "apply", binding, "--local", ...stateArgs]);
@@ -133,9 +136,12 @@ function readyBanner(base) {
   // The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
   // inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
   // [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
-  // README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it.
+  // README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it. A deployed
+  // environment's build (`--env staging`) is not bundled by wrangler, which then has nowhere to put
+  // `/__scheduled`: wrangler's own path serves its crons.
+  const path = noBundle ? "/cdn-cgi/handler/scheduled" : "/__scheduled";
   lines.push(
-    `Cron jobs by hand: curl '${base}/__scheduled?cron=*/5+*+*+*+*' (sweep), '${base}/__scheduled?cron=0+3+*+*+*' (daily retention)`,
+    `Cron jobs by hand: curl '${base}${path}?cron=*/5+*+*+*+*' (sweep), '${base}${path}?cron=0+3+*+*+*' (daily retention)`,
     "",
   );
   return lines.join("\n");
