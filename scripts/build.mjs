@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The deployed Worker's build (wrangler.toml `[env.*]`: wrangler's custom build, then `no_bundle`):
-// `node scripts/build.mjs <outdir>`, run from the checkout's root (wrangler runs it beside
-// wrangler.toml), bundles src/index.ts with esbuild's code splitting into
+// `node scripts/build.mjs <outdir>` (relative to the checkout's root, whatever the working
+// directory: wrangler runs a build command in its own) bundles src/index.ts with esbuild's code
+// splitting into
 // `<outdir>/index.js` and one chunk per group of modules that only some operations load, which
 // wrangler uploads as separate ES modules (`find_additional_modules`). Also fills dist/assets (the
 // /docs renderer, scripts/docs-assets.mjs), as the local [build] step does.
@@ -13,11 +14,12 @@
 // is parsed twice. Split, a module is wrapped nowhere and an operation's modules are a chunk loaded
 // on its first request: a new isolate starts in ~0.65× the time (bench/README.md, "Startup").
 //
-// Concurrent builds of the same tree (the two environments' dry runs in `npm run check:deploy`,
-// a local server of the build beside them) write the same files: each is written under a temporary
-// name and renamed into place, so a reader sees the old file or the new one, never half of one.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative } from "node:path";
+// Concurrent builds of the same tree into one directory (a local server of the staging build beside
+// `npm run check:deploy`'s dry run of it) write the same files: each is written under a temporary
+// name of its process and renamed into place, the chunks before the entry that imports them, so a
+// reader sees the old file or the new one, never half of one, and no entry without its chunks.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { buildDocsAssets } from "./docs-assets.mjs";
@@ -41,7 +43,9 @@ export const asWranglerBuilds = (root) => ({
   target: "es2024",
   platform: "browser",
   conditions: ["workerd", "worker", "browser"],
-  external: ["cloudflare:*", "node:*"],
+  // Not `node:*`: without the nodejs_compat flag (wrangler.toml has none) wrangler's bundle fails
+  // on such an import, and so does this build, rather than the upload or a request.
+  external: ["cloudflare:*"],
   // zod's entry without the modules this Worker never uses (src/lib/zod/index.ts).
   alias: { zod: join(root, "src", "lib", "zod", "index.ts") },
   define: { "process.env.NODE_ENV": '"production"' },
@@ -49,10 +53,12 @@ export const asWranglerBuilds = (root) => ({
 });
 
 /**
- * Builds the API of the checkout `root` into `outdir` (the entry `index.js`, its chunks, their
- * source maps) and removes what an earlier build left there. Returns esbuild's metafile.
+ * Builds the API of the checkout `tree` into `target` (relative to `tree`): the entry `index.js`,
+ * its chunks, their source maps and esbuild's metafile `meta.json`; removes what an earlier build
+ * left there. Returns the metafile.
  */
-export async function buildWorker(outdir, tree = root) {
+export async function buildWorker(target, tree = root) {
+  const outdir = resolve(tree, target);
   const result = await esbuild.build({
     ...asWranglerBuilds(tree),
     entryPoints: { index: join(tree, "src", "index.ts") },
@@ -63,9 +69,16 @@ export async function buildWorker(outdir, tree = root) {
     write: false,
     metafile: true,
   });
-  mkdirSync(outdir, { recursive: true });
+  const entry = join(outdir, "index.js");
+  const isEntry = (file) => file.path === entry || file.path === `${entry}.map`;
+  const files = [
+    ...result.outputFiles.filter((file) => !isEntry(file)),
+    // The entry's map, then the entry, then what describes them.
+    ...result.outputFiles.filter(isEntry).sort((a, b) => b.path.length - a.path.length),
+    { path: join(outdir, "meta.json"), contents: new TextEncoder().encode(JSON.stringify(result.metafile)) },
+  ];
   const written = new Set();
-  for (const file of result.outputFiles) {
+  for (const file of files) {
     written.add(file.path);
     let same = false;
     try {
@@ -77,9 +90,6 @@ export async function buildWorker(outdir, tree = root) {
     writeFileSync(temporary, file.contents);
     renameSync(temporary, file.path);
   }
-  writeFileSync(join(outdir, "meta.json.tmp"), JSON.stringify(result.metafile));
-  renameSync(join(outdir, "meta.json.tmp"), join(outdir, "meta.json"));
-  written.add(join(outdir, "meta.json"));
   // Chunks of an earlier build: wrangler would upload every .js file here.
   for (const name of readdirSync(outdir, { recursive: true })) {
     const path = join(outdir, String(name));
@@ -88,19 +98,16 @@ export async function buildWorker(outdir, tree = root) {
   return result.metafile;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(process.argv[1])) {
   const target = process.argv[2];
   if (!target) {
-    console.error("usage: node scripts/build.mjs <outdir>");
+    console.error("usage: node scripts/build.mjs <outdir, relative to the checkout>");
     process.exit(2);
   }
-  const outdir = isAbsolute(target) ? target : join(process.cwd(), target);
   buildDocsAssets();
-  // The tree beside the wrangler.toml that runs this (a bench snapshot links scripts/ to this one).
-  const meta = await buildWorker(outdir, process.cwd());
+  const meta = await buildWorker(target);
   const chunks = Object.keys(meta.outputs).filter((path) => path.endsWith(".js")).length;
   console.log(
-    `scripts/build.mjs: ${relative(process.cwd(), outdir) || "."}: index.js and ${chunks - 1} chunks`,
+    `scripts/build.mjs: ${relative(root, resolve(root, target))}: index.js and ${chunks - 1} chunks`,
   );
-  if (!existsSync(join(outdir, "index.js"))) process.exit(1);
 }

@@ -40,10 +40,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { basename, delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
+import { asWranglerBuilds } from "./build.mjs";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
@@ -158,6 +159,25 @@ for (const env of names) {
     same(c.migrations, local.migrations),
     `[env.${env}] Durable Object migrations: ${c.migrations.map((m) => m.tag).join(", ")}`,
     JSON.stringify(plain(c.migrations)),
+  );
+}
+
+// The deployed build bundles as `npm run dev`'s wrangler does (wrangler.toml's top level), so that
+// the two run the same code: the options scripts/build.mjs gives esbuild, beside wrangler's.
+{
+  const options = asWranglerBuilds(root);
+  const aliases = Object.fromEntries(
+    Object.entries(local.alias ?? {}).map(([k, v]) => [k, resolve(root, v)]),
+  );
+  check(
+    options.minify === local.minify &&
+      options.keepNames === (local.keep_names ?? true) &&
+      same(options.alias, aliases),
+    "scripts/build.mjs bundles with wrangler.toml's minify, keep_names and [alias]",
+    JSON.stringify({
+      build: options,
+      wrangler: { minify: local.minify, keep_names: local.keep_names, aliases },
+    }),
   );
 }
 
@@ -279,7 +299,7 @@ try {
   }
   if (results.find((r) => r.env === "staging")?.ok) await walkServedBuild(out);
 } finally {
-  rmSync(out, { recursive: true, force: true });
+  rmSync(out, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /**
@@ -437,6 +457,8 @@ async function walkServedBuild(tmp) {
     fail(err);
   } finally {
     server?.stop();
+    // Its processes let go of their state before the directory goes (as check:dev waits).
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
