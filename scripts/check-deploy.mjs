@@ -383,7 +383,16 @@ async function walkServedBuild(tmp) {
   const dir = join(tmp, "served");
   let server;
   try {
-    server = await startDevServer(dir, { args: ["--env", "staging"] });
+    // Limits raised (src/config.ts RATE_LIMITS): the bursts below are one key's hundreds of requests.
+    const limits = Object.fromEntries(
+      ["default", "reveal", "orgs-create", "keys-create", "anonymous", "oidc-exchange"].map((p) => [
+        p,
+        1_000_000,
+      ]),
+    );
+    server = await startDevServer(dir, {
+      args: ["--env", "staging", "--var", `RATE_LIMITS:${JSON.stringify(limits)}`],
+    });
     const { base } = server;
     const key = readFileSync(server.keyFile, "utf8").trim();
     const admin = /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(join(root, ".dev.vars"), "utf8"))?.[1];
@@ -392,21 +401,8 @@ async function walkServedBuild(tmp) {
       "npm run dev -- --env staging serves scripts/build.mjs's staging build",
       server.log(),
     );
-    const served = await (await fetch(`${base}/openapi.json`)).json();
-    const source = join(tmp, "openapi.json");
-    await run(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "openapi-json.ts"), source], {
-      cwd: root,
-    });
-    const expected = JSON.parse(readFileSync(source, "utf8"));
-    const withoutServers = ({ servers, ...doc }) => doc;
-    check(
-      same(withoutServers(served), withoutServers(expected)),
-      `the staging build serves the source's /openapi.json (${Object.keys(expected.paths).length} paths)`,
-      "they differ: compare GET /openapi.json with `npx tsx scripts/openapi-json.ts`",
-    );
     const projects = await (await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } })).json();
     const demo = projects.data?.[0] ?? {};
-    await cronsAndWebhooks({ base, key, admin, project: demo.id, log: server.log });
     const ids = { project_id: demo.id, environment_id: demo.default_environment_id };
     const unknown = "1111111111111111111111";
     // Every operation, the internal ones (absent from the public document) too.
@@ -416,10 +412,7 @@ async function walkServedBuild(tmp) {
       path,
     }));
     operations.push({ method: "post", path: "/mcp" });
-    // Deletions last, so that the seeded project lasts the walk.
-    operations.sort((a, b) => (a.method === "delete") - (b.method === "delete"));
-    const [failures, statuses] = [[], {}];
-    for (const { method, path } of operations) {
+    const send = async ({ method, path }) => {
       const url = base + path.replace(/\{(\w+)\}/g, (_, name) => ids[name] ?? unknown);
       const headers = path.startsWith("/internal/")
         ? { authorization: `Bearer ${admin}` }
@@ -440,9 +433,56 @@ async function walkServedBuild(tmp) {
         body,
         signal: AbortSignal.timeout(20_000),
       });
-      await res.body?.cancel();
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      if (res.status >= 500) failures.push(`${method.toUpperCase()} ${path}: ${res.status}`);
+      const text = await res.text();
+      return { status: res.status, text };
+    };
+
+    // A new isolate's first requests to an operation, several at once, before anything has loaded
+    // it: its chunk's import stays pending across requests, and a request that awaited another
+    // request's pending load ran on in that request's I/O context, where its own I/O failed
+    // ("Cannot perform I/O on behalf of a different request", src/lib/once.ts `loadedOnce`).
+    const reads = operations.filter((o) => o.method === "get" && !/\/(stream|wait)$/.test(o.path));
+    const concurrent = [];
+    for (const operation of reads) {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => send(operation)));
+      const failed = answers.filter((a) => a.status >= 500);
+      if (failed.length > 0)
+        concurrent.push(
+          `GET ${operation.path}: ${failed.length} × ${failed[0].status} ${failed[0].text.slice(0, 200)}`,
+        );
+    }
+    const [documents, mcp] = await Promise.all([
+      Promise.all(Array.from({ length: 4 }, () => fetch(`${base}/openapi.json`).then((r) => r.status))),
+      Promise.all(
+        Array.from({ length: 4 }, () => send({ method: "post", path: "/mcp" }).then((r) => r.status)),
+      ),
+    ]);
+    check(
+      concurrent.length === 0 && documents.every((s) => s === 200) && mcp.every((s) => s === 200),
+      `the staging build answers 8 concurrent first requests to each of its ${reads.length} reads, and 4 to /openapi.json and /mcp, below 500`,
+      `${concurrent.join("; ")} /openapi.json ${documents} /mcp ${mcp}`,
+    );
+
+    const served = await (await fetch(`${base}/openapi.json`)).json();
+    const source = join(tmp, "openapi.json");
+    await run(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "openapi-json.ts"), source], {
+      cwd: root,
+    });
+    const expected = JSON.parse(readFileSync(source, "utf8"));
+    const withoutServers = ({ servers, ...doc }) => doc;
+    check(
+      same(withoutServers(served), withoutServers(expected)),
+      `the staging build serves the source's /openapi.json (${Object.keys(expected.paths).length} paths)`,
+      "they differ: compare GET /openapi.json with `npx tsx scripts/openapi-json.ts`",
+    );
+    await cronsAndWebhooks({ base, key, admin, project: demo.id, log: server.log });
+    // Deletions last, so that the seeded project lasts the walk.
+    operations.sort((a, b) => (a.method === "delete") - (b.method === "delete"));
+    const [failures, statuses] = [[], {}];
+    for (const operation of operations) {
+      const { status } = await send(operation);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status >= 500) failures.push(`${operation.method.toUpperCase()} ${operation.path}: ${status}`);
     }
     check(
       failures.length === 0 && operations.length > 0,

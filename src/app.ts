@@ -15,6 +15,7 @@ import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
 import { registerOperations, resolveOperation, routeOf } from "./http/operations";
 import { idempotency, routeBegins } from "./idempotency/middleware";
+import { loadedOnce } from "./lib/once";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestContext, routeContext } from "./middleware/context";
@@ -69,21 +70,12 @@ export function createApp() {
   return app;
 }
 
-let mcpServer: Promise<typeof import("./mcp/server")> | undefined;
-
 /**
  * The MCP server's module, loaded once per isolate, on the first /mcp request that passed
- * authentication; test/setup.ts loads it before any request, as it builds the operations (under
- * the tests' module runner, a load is I/O that a concurrent request must not wait on). A load
- * that failed is tried again by the next request, as an operation's build is.
+ * authentication (concurrent first requests each load it: src/lib/once.ts `loadedOnce`);
+ * test/setup.ts loads it before any request, as it builds the operations. A load that failed is
+ * tried again by the next request, as an operation's build is.
  */
-export function loadMcpServer(): Promise<typeof import("./mcp/server")> {
-  if (!mcpServer) {
-    const load = import("./mcp/server");
-    load.catch(() => {
-      mcpServer = undefined;
-    });
-    mcpServer = load;
-  }
-  return mcpServer;
-}
+export const loadMcpServer: () => Promise<typeof import("./mcp/server")> = loadedOnce(
+  () => import("./mcp/server"),
+);

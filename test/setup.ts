@@ -11,11 +11,10 @@ import { testDatabases } from "./helpers/databases";
 await Promise.all(testDatabases().map((d1) => applyD1Migrations(d1, env.TEST_MIGRATIONS)));
 
 // Every operation built, the document's routes and the MCP server loaded, before any test request.
-// The Worker builds an operation on its first request (src/http/operations.ts): in the deployed
-// bundle a dynamic import is a few microtasks, done before any other request runs. Under the tests'
-// module runner it fetches the module, I/O of the request that asked first; a concurrent request
-// awaiting that same build would wait on another request's I/O, which workerd cancels as hung. Built
-// here, outside any request, the tests meet what the bundle does: operations ready by their next request.
+// The Worker builds an operation on its first request (src/http/operations.ts), each concurrent
+// first request with a load of its own (src/lib/once.ts `loadedOnce`); under the tests' module
+// runner a load fetches the module from Vite, and 107 of them would slow the first file of every
+// runtime. Concurrent first requests on the deployed build are `npm run check:deploy`'s.
 await Promise.all([
   ...OPERATIONS.map((operation) => built(operation)),
   documentedRoutes(OPERATIONS),

@@ -5,8 +5,9 @@
  * about 1.2× (bench/README.md, "Startup"; `npm run check:deploy` keeps them out of the start).
  *
  * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`.
- * wrangler's bundler (esbuild, one file, no splitting) keeps such a module in the bundle and
- * evaluates it on the loader's first call; the tests' module runner (Vite's) loads it then too.
+ * The deployed build (scripts/build.mjs) makes such a module a chunk that the loader's first call
+ * imports; wrangler's one bundle (`npm run dev`) keeps it in the bundle and evaluates it then; the
+ * tests' module runner (Vite's) loads it then too.
  * On an operation's first request, `built` loads its module and lets it register, as it always
  * has (`app.openapi(route, handler)`), on a small app of its own; the handlers that registration
  * made (the route's middleware, its validators, its handler) are then the operation's chain, run
@@ -20,6 +21,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { matchedRoutes } from "hono/route";
+import { loadedOncePer } from "../lib/once";
 import type { AppEnv } from "./app-env";
 import { validationHook } from "./error-handler";
 import { declaredRoutes, type RouteMeta } from "./route-meta";
@@ -42,35 +44,31 @@ export const op = (method: Operation["method"], path: string, load: Operation["l
 
 type Built = { chain: MiddlewareHandler<AppEnv>[]; meta: RouteMeta };
 
-/** Per operation, for the isolate's life (module state: every app of the isolate shares it). */
-const builds = new WeakMap<Operation, Promise<Built>>();
-
 /** Hono spells a path's parameters `:name`. */
 const honoPath = (path: string) => path.replace(/{(\w+)}/g, ":$1");
 
-export function built(operation: Operation): Promise<Built> {
-  let build = builds.get(operation);
-  if (!build) {
-    build = operation.load().then((register) => {
-      const own = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-      register(own);
-      const method = operation.method.toUpperCase();
-      const meta = declaredRoutes(own).find((m) => m.method === method && m.path === operation.path);
-      const chain = own.routes
-        .filter((r) => r.method === method && r.path === honoPath(operation.path))
-        .map((r) => r.handler as MiddlewareHandler<AppEnv>);
-      if (!meta || chain.length === 0) {
-        throw new Error(`the module of ${method} ${operation.path} declares no such route`);
-      }
-      return { chain, meta };
-    });
-    // A load that failed (a module that throws as it is evaluated, a route that does not match its
-    // entry) answers 500 and is tried again by the next request.
-    build.catch(() => builds.delete(operation));
-    builds.set(operation, build);
+/**
+ * An operation built (its module loaded, its route registered on an app of its own), kept per
+ * operation for the isolate's life (module state: every app of the isolate shares it). Concurrent
+ * first requests each load it, never awaiting another request's load (src/lib/once.ts
+ * `loadedOnce`); the first build made is kept. A load that failed (a module that throws as it is
+ * evaluated, a route that does not match its entry) answers 500 and is tried again by the next
+ * request.
+ */
+export const built: (operation: Operation) => Promise<Built> = loadedOncePer(async (operation: Operation) => {
+  const register = await operation.load();
+  const own = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  register(own);
+  const method = operation.method.toUpperCase();
+  const meta = declaredRoutes(own).find((m) => m.method === method && m.path === operation.path);
+  const chain = own.routes
+    .filter((r) => r.method === method && r.path === honoPath(operation.path))
+    .map((r) => r.handler as MiddlewareHandler<AppEnv>);
+  if (!meta || chain.length === 0) {
+    throw new Error(`the module of ${method} ${operation.path} declares no such route`);
   }
-  return build;
-}
+  return { chain, meta };
+});
 
 /**
  * Runs an operation's chain as Hono's own `compose` would (a handler's returned Response becomes

@@ -14,6 +14,7 @@ import {
 import type { AppEnv } from "../http/app-env";
 import { documentedApp, type Operation } from "../http/operations";
 import { setBounded } from "../lib/bounded-map";
+import { loadedOncePer } from "../lib/once";
 import { compactOpenApiDocument } from "./compact";
 import { API_TAGS, ErrorSchema, PUBLIC_RESPONSE_HEADERS, registerSharedComponents } from "./components";
 import { registerConditionalComponents } from "./conditional";
@@ -73,21 +74,14 @@ export function registerDocumentComponents(registry: OpenAPIHono<AppEnv>["openAP
 /**
  * The app every operation is registered on, with the components they refer to: what the document
  * is generated from (src/http/operations.ts builds operations one by one, on their first request).
- * Built once per isolate.
+ * Built once per isolate (concurrent first requests each build it: src/lib/once.ts `loadedOnce`).
  */
-export function documentedRoutes(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
-  let all = documented.get(operations);
-  if (!all) {
-    all = documentedApp(operations).then((app) => {
-      registerDocumentComponents(app.openAPIRegistry);
-      return app;
-    });
-    all.catch(() => documented.delete(operations));
-    documented.set(operations, all);
-  }
-  return all;
-}
-const documented = new WeakMap<readonly Operation[], Promise<OpenAPIHono<AppEnv>>>();
+export const documentedRoutes: (operations: readonly Operation[]) => Promise<OpenAPIHono<AppEnv>> =
+  loadedOncePer(async (operations: readonly Operation[]) => {
+    const app = await documentedApp(operations);
+    registerDocumentComponents(app.openAPIRegistry);
+    return app;
+  });
 
 /**
  * The handlers of `GET /openapi.json`, `GET /docs` and the renderer script the page loads, by path

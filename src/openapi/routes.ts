@@ -6,7 +6,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import type { Operation } from "../http/operations";
-import type { DocumentHandlers } from "./document";
+import { loadedOnce } from "../lib/once";
 
 /** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
 export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
@@ -18,16 +18,10 @@ const DOCUMENT_PATHS = {
 } as const;
 
 export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>, operations: readonly Operation[]): void {
-  let handlers: Promise<DocumentHandlers> | undefined;
-  const load = () => {
-    if (!handlers) {
-      handlers = import("./document").then((m) => m.documentHandlers(operations, DOCS_RENDERER_PATH));
-      handlers.catch(() => {
-        handlers = undefined;
-      });
-    }
-    return handlers;
-  };
+  // Loaded once per isolate; concurrent first requests each load it (src/lib/once.ts `loadedOnce`).
+  const load = loadedOnce(async () =>
+    (await import("./document")).documentHandlers(operations, DOCS_RENDERER_PATH),
+  );
   for (const [path, name] of Object.entries(DOCUMENT_PATHS)) {
     app.get(path, async (c, next) => (await load())[name](c, next));
   }
