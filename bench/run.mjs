@@ -7,20 +7,25 @@
 //                                           divided by; without it, every scenario but `only` ones)
 //   env: ROUNDS (5) SLICE (s, 3) CONNECTIONS (10) KEYS_PER_TARGET (20) MEMORY_SECONDS (60; 0 = none)
 //        SETTLE_SECONDS (62) DEPLOYMENTS (20,000) DEPTH_SAMPLES (100) FANOUT (50) VOLUME (1,000)
+//        DEPLOYED (0; 1: the API as it deploys, not wrangler's one bundle)
 //
 // One seeded state; the API and the ladder each on a copy, served with the inspector off
 // (bench/start-worker.mjs). Every round starts each server as a new process (so no figure rests on
 // one process's luck), then runs the API's block and the ladder's. Around each slice, the CPU time
 // of the workerd process that runs the Worker (with its Durable Objects and local D1) is read.
 import { randomBytes } from "node:crypto";
+import { dirname } from "node:path";
 import autocannon from "autocannon";
 import * as lib from "./lib.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
+import { splitBuild } from "./split-build.mjs";
 
 const { env, spread } = lib;
 const [ROUNDS, SLICE, CONNECTIONS] = [env("ROUNDS", 5), env("SLICE", 3), env("CONNECTIONS", 10)];
 const [KEYS, MEMORY_SECONDS] = [env("KEYS_PER_TARGET", 20), env("MEMORY_SECONDS", 60)];
 const SETTLE_SECONDS = env("SETTLE_SECONDS", 62);
+// DEPLOYED=1: the API as it deploys (bench/split-build.mjs), not wrangler's one bundle.
+const DEPLOYED = env("DEPLOYED", 0) === 1;
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
 const ADMIN = randomBytes(24).toString("hex");
 const all = SCENARIOS.map((s) => ({ on: "api", ...s }));
@@ -38,6 +43,10 @@ async function main() {
   const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ...insecure });
   for (const kind of ["api", "ladder"].filter((k) => scenarios.some((s) => s.on === k))) {
     const config = lib.snapshot(kind, { countD1 });
+    if (kind === "api" && DEPLOYED) {
+      if (countD1) throw new Error("DEPLOYED=1 and a scenario that counts D1 queries: run them apart");
+      await splitBuild(dirname(config));
+    }
     servers[kind] = await new lib.Server(kind, config, lib.copyState(dir, kind), vars[kind]).start();
   }
   let pool = 0;
