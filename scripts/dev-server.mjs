@@ -86,3 +86,19 @@ async function printedBase(log, ms) {
   }
   throw new Error(`npm run dev printed no curl line within ${ms / 1000} s`);
 }
+
+/**
+ * Both cron jobs of wrangler.toml, run by hand at `path` of `base` (`/__scheduled` for `npm run
+ * dev`, `/cdn-cgi/handler/scheduled` for a deployed environment's build): each answer, and whether
+ * the daily job's log line reached the server's output `log()` (a little after its answer).
+ */
+export async function runCronsByHand(base, path, log) {
+  const answers = [];
+  for (const cron of ["*/5 * * * *", "0 3 * * *"]) {
+    const res = await fetch(`${base}${path}?cron=${encodeURIComponent(cron)}`);
+    answers.push({ cron, status: res.status, text: await res.text() });
+  }
+  const retention = /"msg":"audit log retention"/;
+  for (let i = 0; i < 50 && !retention.test(log()); i++) await new Promise((r) => setTimeout(r, 100));
+  return { answers, dailyRan: retention.test(log()) };
+}
