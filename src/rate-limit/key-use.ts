@@ -23,6 +23,7 @@ import type { ServiceContext } from "../context";
 import { createDb, type Db } from "../db/client";
 import { d1Of } from "../db/databases";
 import { apiKeys } from "../db/schema";
+import { PRIMARY } from "../db/session";
 import { loggableError } from "../errors";
 import { createLogger } from "../lib/log";
 import { toIso } from "../lib/time";
@@ -146,10 +147,16 @@ export function writeLastUsed(db: Db, keyId: string, at: number): Promise<unknow
 /**
  * The request's part: writes its key's use when the object answered `writeUse` (the first use in
  * a while), kept alive with `ctx.waitUntil`, never awaited, so the answer does not wait for it.
+ *
+ * In a session of its own, on the primary (where a write runs whatever its session): the write
+ * orders nothing the request reads, and the key's lookup session then makes one round trip. A
+ * session's second answer is where the runtime compares bookmarks (workerd's D1 binding, with
+ * `String.prototype.localeCompare`), and the isolate's first such comparison builds ICU's
+ * collator: about 6 ms of a new isolate's first request (bench/README.md).
  */
 export function writeFirstUse(ctx: ServiceContext, keyId: string): void {
   ctx.waitUntil(
-    writeLastUsed(ctx.db, keyId, Date.now()).catch((err) =>
+    writeLastUsed(ctx.openSession(PRIMARY).db, keyId, Date.now()).catch((err) =>
       ctx.log.error("could not record api key use", { error: loggableError(err) }),
     ),
   );
