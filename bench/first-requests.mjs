@@ -7,7 +7,8 @@
 // lookup too), a key's authentication and an operation without D1 of its own
 // (`/v1/api-keys/current`), a project read (`/v1/projects/{id}`), a project list; and a project
 // read as the second request of a process whose first was another operation (what building one
-// more operation costs once the rest has run).
+// more operation costs once the rest has run); and a project read by a key that has written, which
+// starts from the key's bookmark (the other rungs' key never writes).
 //
 //   node bench/first-requests.mjs
 import { dirname } from "node:path";
@@ -22,6 +23,11 @@ async function main() {
   const config = await splitBuild(dirname(lib.snapshot("api", {})));
   const state = lib.copyState(dir, "api");
   const unknown = `dpk_${lib.hex(24)}`;
+  // A write by the second key, so its limiter object holds a bookmark its reads start from.
+  const writer = seed.bench.keys[1];
+  const setup = await new lib.Server("api", config, state, vars).start();
+  await setup.request("POST", "/v1/projects", { key: writer, body: { name: `f-${lib.hex(6)}` } });
+  await setup.stop();
   const rungs = {
     "GET /healthz": { path: "/healthz" },
     "GET /v1/projects, no key (401)": { path: "/v1/projects", key: null },
@@ -29,6 +35,7 @@ async function main() {
     "GET /v1/api-keys/current": { path: "/v1/api-keys/current" },
     "GET /v1/projects/{id}": { path: `/v1/projects/${project}` },
     "GET /v1/projects": { path: "/v1/projects" },
+    "GET /v1/projects/{id}, a key that has written": { path: `/v1/projects/${project}`, key: writer },
     "GET /v1/projects/{id} after GET /v1/api-keys/current": {
       path: `/v1/projects/${project}`,
       after: "/v1/api-keys/current",
