@@ -22,6 +22,7 @@ import type {
   InternalDeploymentConfig,
 } from "../../schemas/config";
 import { authorizedLookup } from "../access";
+import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
 import { byName, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
@@ -188,7 +189,12 @@ export async function getDeploymentConfig(ctx: CallerContext, id: string): Promi
   }));
 }
 
-/** `internalGetDeploymentConfig`: what the engine deploys, values included. One round trip. */
+/**
+ * `internalGetDeploymentConfig`: what the engine deploys, values included. One round trip of reads,
+ * then, as for every reveal (API_CONTRACT §14: "every variable value reveal" writes one audit
+ * entry), its entry: written before any value is opened, so a reveal that cannot be recorded does
+ * not happen, and only for a deployment whose configuration is answered.
+ */
 export async function getDeploymentConfigInternal(
   ctx: ServiceContext,
   id: string,
@@ -199,7 +205,11 @@ export async function getDeploymentConfigInternal(
     bindQuery(
       db,
       db
-        .select({ environmentId: deployments.environmentId, config: deployments.config })
+        .select({
+          environmentId: deployments.environmentId,
+          projectId: deployments.projectId,
+          config: deployments.config,
+        })
         .from(deployments)
         .where(sql`${deployments.id} = ${id}`),
     ),
@@ -211,6 +221,11 @@ export async function getDeploymentConfigInternal(
   if (row.config === null) throw noConfig();
   const environmentId = row.environment_id as string;
   const config = JSON.parse(row.config as string) as DeploymentConfig;
+  await auditEntry(ctx, {
+    target: { type: "deployment", id },
+    projectId: row.project_id as string,
+    when: "always",
+  }).run();
   const values = (r: { results: Record<string, unknown>[] } | undefined) =>
     (r?.results ?? []).map(Object.values);
   return configurationOf(

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { request } from "../../../helpers/api";
+import { call, rowsOf } from "../../../helpers/audit-log";
 import {
   byCodeUnits,
   type Configuration,
@@ -234,6 +235,36 @@ describe("GET /internal/v1/deployments/{id}/config", () => {
     expectError(await engineConfig(d.id), 404, "not_found");
     expectError(await engineConfig(UNKNOWN_ID), 404, "not_found");
     expectError(await engineConfig("not-an-id"), 400, "bad_input");
+  });
+
+  it("is a reveal (API_CONTRACT §14): one audit entry per answered read, never a value; none for a 404", async () => {
+    const w = await configWorld();
+    await change(w.owner, w.envPath, { DB_PASSWORD: { type: "secret", value: "hunter2-secret" } });
+    const d = await createDeployment(w.environmentId, [w.stack.id]);
+    const path = `/internal/v1/deployments/${d.id}/config`;
+    const read = await call("GET", path, { admin: true });
+    expect(read.status, read.raw).toBe(200);
+    const rows = await rowsOf(read.requestId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      action: "internal.getDeploymentConfig",
+      target_type: "deployment",
+      target_id: d.id,
+      project_id: w.project.id,
+      org_id: w.org.id,
+      actor_type: "admin",
+      changes: null,
+    });
+    expect(JSON.stringify(rows)).not.toContain("hunter2-secret");
+    // Each read is a reveal of its own.
+    const again = await call("GET", path, { admin: true });
+    expect(await rowsOf(again.requestId)).toHaveLength(1);
+    await withoutConfig(d.id);
+    for (const refused of [path, `/internal/v1/deployments/${UNKNOWN_ID}/config`]) {
+      const res = await call("GET", refused, { admin: true });
+      expect(res.status).toBe(404);
+      expect(await rowsOf(res.requestId)).toEqual([]);
+    }
   });
 
   runInternalRouteTests("GET /internal/v1/deployments/{id}/config", async () => {
