@@ -75,12 +75,14 @@ export async function getCurrentApiKey(ctx: CallerContext): Promise<CurrentApiKe
  * What a new key's row holds besides what every new key's does. `limiter` left out: the key heads
  * a family of its own (a key of the internal API); a key made from another takes its parent's
  * (API_CONTRACT §28). `oidcTrustId` and `oidcSubject`: only a key a trust issues (§27).
+ * `createdAt`: default now; a key whose expiry is counted from its creation passes the instant
+ * both are read from.
  */
 export type NewKeyFields = Pick<
   ApiKeyRow,
   "orgId" | "accountId" | "createdBy" | "name" | "expiresAt" | "scopes" | "projectIds" | "parentId"
 > &
-  Partial<Pick<ApiKeyRow, "limiter" | "oidcTrustId" | "oidcSubject">>;
+  Partial<Pick<ApiKeyRow, "limiter" | "oidcTrustId" | "oidcSubject" | "createdAt">>;
 
 /** A new key (shown once) and its row, which stores only its hash. */
 export async function newKey(fields: NewKeyFields): Promise<{ key: string; row: ApiKeyRow }> {
@@ -95,7 +97,7 @@ export async function newKey(fields: NewKeyFields): Promise<{ key: string; row: 
     keyHash: await hashKey(key),
     revokedAt: null,
     lastUsedAt: null,
-    createdAt: nowIso(),
+    createdAt: fields.createdAt ?? nowIso(),
   };
   return { key, row };
 }

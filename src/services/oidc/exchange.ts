@@ -81,7 +81,9 @@ export async function exchangeOidcToken(
   const fresh = await claimer.claimJti({ jti: token, until: claims.exp * 1000 });
   if (!fresh) throw refused("The token was already exchanged (`jti`).");
 
-  const lifetimeEnd = toIso(Date.now() + trust.ttl * 1000);
+  // One instant for the key's creation and its end: it lives exactly `ttl` seconds (§27).
+  const issuedAt = Date.now();
+  const lifetimeEnd = toIso(issuedAt + trust.ttl * 1000);
   const expiresAt =
     found.parentExpiresAt !== null && found.parentExpiresAt < lifetimeEnd
       ? found.parentExpiresAt
@@ -98,6 +100,7 @@ export async function exchangeOidcToken(
     limiter: trustLimiter(trust.id),
     oidcTrustId: trust.id,
     oidcSubject: claims.sub ?? null,
+    createdAt: toIso(issuedAt),
   });
   const info = toApiKeyInfo(row);
   const stillTrusted = and(

@@ -1,6 +1,6 @@
 /** exchangeOidcToken: POST /v1/oidc/token, a CI run's ID token for a short-lived key (API_CONTRACT §27, §28). */
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { CurrentApiKeyInfo } from "../../../src/schemas/organization";
 import { freshClientIp, PRODUCTION_LIMITS, request } from "../../helpers/api";
 import { rowsOf } from "../../helpers/audit-log";
@@ -128,6 +128,24 @@ describe("POST /v1/oidc/token", () => {
       "bad_input",
       "extra",
     );
+  });
+
+  it("a key expires exactly `ttl` seconds after its exchange: its `expires_at` is its `created_at` plus `ttl`", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { issuer, trust } = await trustAndToken(owner, { ttl: 300 });
+    // A clock that moves on at every reading, as a real one may between two of them: both fields
+    // must come from one reading.
+    const real = Date.now.bind(Date);
+    let tick = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + tick++);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const key = await exchangeOk(trust.id, await signToken(claimsFor(issuer, trust.audience)));
+        expect(Date.parse(key.expires_at ?? "") - Date.parse(key.created_at)).toBe(300_000);
+      }
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("never expires a key after the key its trust was made under", async () => {
