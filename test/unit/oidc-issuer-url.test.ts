@@ -35,7 +35,15 @@ describe("checkIssuerUrl", () => {
     ["https://[::1]/x", /loopback IP address/],
     ["https://[::ffff:127.0.0.1]/x", /loopback IP address/],
     ["https://api.localhost", /local or reserved/],
-  ])("refuses %s", (url, reason) => {
+    // What the URL parser would repair, so that the issuer as written could never equal an `iss`.
+    [" https://issuer.example.com", /written as a URL/],
+    ["https://issuer.example.com\t", /written as a URL/],
+    ["https://issuer.example.com/a b", /written as a URL/],
+    ["https://issuer.example.com/a\nb", /written as a URL/],
+    ["https:issuer.example.com", /written as a URL/],
+    ["https:/issuer.example.com", /written as a URL/],
+    ["https:\\\\issuer.example.com", /written as a URL/],
+  ])("refuses %j", (url, reason) => {
     const check = checkIssuerUrl(url, secure);
     expect(check.ok).toBe(false);
     if (!check.ok) expect(check.reason).toMatch(reason);

@@ -51,7 +51,18 @@ function checkFetchable(raw: string, policy: IssuerUrlPolicy): UrlCheck {
   return { ok: true, url };
 }
 
+/**
+ * What the URL parser would quietly repair in an issuer, which is kept as written and compared with
+ * `iss` as written: a space or control character (stripped at either end, removed or escaped inside),
+ * or a scheme not followed by `//` (`https:host`, `https:/host`). Such a trust could never match a
+ * token, so it is refused rather than stored.
+ */
+const UNREPAIRED = /^[a-z][a-z0-9+.-]*:\/\/[^\u0000-\u0020\u007f]*$/i;
+
 export function checkIssuerUrl(raw: string, policy: IssuerUrlPolicy): UrlCheck {
+  if (!UNREPAIRED.test(raw)) {
+    return refuse("Must be written as a URL: `https://` then the host, with no space or control character.");
+  }
   const check = checkFetchable(raw, policy);
   if (!check.ok) return check;
   const { url } = check;

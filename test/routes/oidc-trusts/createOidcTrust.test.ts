@@ -112,7 +112,10 @@ describe("POST /v1/oidc-trusts", () => {
     ["https://token.actions.githubusercontent.com/#x", "fragment"],
     ["ftp://issuer.example.com", "scheme"],
     ["not a url", "absolute"],
-  ])("refuses the issuer %s (400, %s)", async (issuer) => {
+    [" https://token.actions.githubusercontent.com", "a leading space the parser would strip"],
+    ["https:token.actions.githubusercontent.com", "no // the parser would add"],
+    ["https://token.actions.githubusercontent.com/a b", "a space"],
+  ])("refuses the issuer %j (400, %s)", async (issuer) => {
     const { owner } = await createOrgWithOwner();
     expectError(await create(owner, trustBody(issuer)), 400, "bad_input", "issuer");
   });
