@@ -57,10 +57,17 @@ function checkFetchable(raw: string, policy: IssuerUrlPolicy): UrlCheck {
  * or a scheme not followed by `//` (`https:host`, `https:/host`). Such a trust could never match a
  * token, so it is refused rather than stored.
  */
-const UNREPAIRED = /^[a-z][a-z0-9+.-]*:\/\/[^\u0000-\u0020\u007f]*$/i;
+function writtenAsUrl(raw: string): boolean {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) return false;
+  for (let i = 0; i < raw.length; i++) {
+    const unit = raw.charCodeAt(i);
+    if (unit <= 0x20 || unit === 0x7f) return false;
+  }
+  return true;
+}
 
 export function checkIssuerUrl(raw: string, policy: IssuerUrlPolicy): UrlCheck {
-  if (!UNREPAIRED.test(raw)) {
+  if (!writtenAsUrl(raw)) {
     return refuse("Must be written as a URL: `https://` then the host, with no space or control character.");
   }
   const check = checkFetchable(raw, policy);
