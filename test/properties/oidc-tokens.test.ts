@@ -103,6 +103,14 @@ describe("the token's form and algorithm", () => {
     );
   });
 
+  it("refuses a header extension it must understand (`crit`) and does not, naming that check", async () => {
+    const w = await world();
+    await w.refused(
+      assemble({ alg: "RS256", kid: "rsa-1", crit: ["x-ext"], "x-ext": 1 }, w.claims()),
+      /`crit`/,
+    );
+  });
+
   it("refuses a token whose signature does not verify", async () => {
     const w = await world();
     const [header, , signature] = (await signToken(w.claims())).split(".");

@@ -139,7 +139,7 @@ function joseFailure(err: unknown): string {
   if (err instanceof errors.JOSEAlgNotAllowed) return "The token's `alg` must be RS256 or ES256.";
   if (err instanceof errors.JWSSignatureVerificationFailed) return "The token's signature does not verify.";
   if (err instanceof errors.JWKSNoMatchingKey)
-    return "No key of the issuer's key set matches the token's `kid`.";
+    return "No key of the issuer's key set matches the token's `kid` and `alg`.";
   if (err instanceof errors.JWKSMultipleMatchingKeys) {
     return "Several keys of the issuer's key set match the token, and it names none by `kid`.";
   }
@@ -147,8 +147,9 @@ function joseFailure(err: unknown): string {
   if (err instanceof errors.JWKSInvalid) return "The issuer's key set is not a JWK set.";
   if (err instanceof errors.JWTInvalid) return "The token's claims are not a JSON object.";
   if (err instanceof errors.JWSInvalid) return "The token is not a well-formed JWS.";
+  // An extension the token's `crit` says must be understood, or a key type or curve.
   if (err instanceof errors.JOSENotSupported)
-    return "The issuer's key for this token is of a kind not supported.";
+    return "The token needs what this service does not support: a `crit` header extension, or the issuer key's type or curve.";
   if (err instanceof errors.JOSEError) return "The issuer's key set could not be fetched or read.";
   // A key of the wrong type for its `alg` (an RSA key named for ES256), or the fetch's own error.
   if (err instanceof TypeError) return "The issuer's key for this token does not fit its `alg`.";
