@@ -9,7 +9,8 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * JSON only, UTF-8 only, at most 1 MiB, nested at most 64 levels, no key twice in one object, no
- * unpaired UTF-16 surrogate in any key or string (API_CONTRACT §6, §17, §22), checked before
+ * unpaired UTF-16 surrogate in any key or string (API_CONTRACT §6, §17, §22), no number beyond a
+ * 64-bit float's range, checked before
  * anything executes. The body is read once (src/http/raw-body.ts: whole within the time
  * allowed, no more than 1 MiB of it kept) and handed to the validators via Hono's body cache, so
  * it is never read twice.
@@ -184,7 +185,11 @@ function pathOf(stack: Frame[], key: string): string {
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Every key and string value is well-formed UTF-16; the first offender is named by its path. */
+/**
+ * Every key and string value is well-formed UTF-16, and every number one a JSON number can stand
+ * for here: `1e400` parses to Infinity, which JSON cannot write back (it would be stored as
+ * `null`, in a field that takes any JSON value). The first offender is named by its path.
+ */
 function assertWellFormed(value: unknown): void {
   // Depth is already bounded, but a queue keeps this off the JS stack all the same.
   const queue: { value: unknown; path: string }[] = [{ value, path: "" }];
@@ -192,6 +197,8 @@ function assertWellFormed(value: unknown): void {
     const { value: v, path } = item;
     if (typeof v === "string") {
       if (LONE_SURROGATE.test(v)) throw unpaired(path);
+    } else if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw unrepresentable(path);
     } else if (Array.isArray(v)) {
       for (const [i, entry] of v.entries()) queue.push({ value: entry, path: join(path, String(i)) });
     } else if (v !== null && typeof v === "object") {
@@ -210,6 +217,14 @@ const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
 
 /** A path names a key with U+FFFD in place of its surrogate: the answer itself stays well-formed. */
 const wellFormedPath = (path: string) => path.replace(LONE_SURROGATES, "\uFFFD");
+
+const unrepresentable = (path: string) =>
+  badInput("Numbers must be finite.", [
+    {
+      path: wellFormedPath(path),
+      message: "The number is beyond what a 64-bit float holds (±1.7976931348623157e308).",
+    },
+  ]);
 
 const unpaired = (path: string, what = "value") =>
   badInput("Strings must be well-formed Unicode.", [

@@ -115,6 +115,31 @@ describe("body hygiene before anything executes (§6, §17)", () => {
     expect(await countRows("deployments", { projectId: project.id })).toBe(before);
   });
 
+  it("a number beyond a 64-bit float (1e400) is 400 where any JSON value is taken, not stored as null", async () => {
+    const { owner, project, environmentId } = await createProjectEnvironment();
+    const stack = await createStack(environmentId);
+    const before = await countRows("deployments", { projectId: project.id });
+    for (const value of ["1e400", "-1e999", "[1, 2e308]"]) {
+      const rawBody = `{"stack_ids":["${stack.id}"],"data":{"patch":[{"op":"add","path":"/x","value":${value}}]}}`;
+      const res = await request<ErrorBody>("POST", `/v1/environments/${environmentId}/deployments`, {
+        key: owner.key,
+        rawBody,
+        headers: { "content-type": "application/json" },
+      });
+      expect([res.status, res.body.code], res.raw).toEqual([400, "bad_input"]);
+      expect(JSON.stringify(res.body.cause)).toContain("data.patch.0.value");
+    }
+    expect(await countRows("deployments", { projectId: project.id })).toBe(before);
+    // The largest finite double, and a long integer, are numbers JSON can write back: taken.
+    const fine = await request<DeploymentRecord>("POST", `/v1/environments/${environmentId}/deployments`, {
+      key: owner.key,
+      rawBody: `{"stack_ids":["${stack.id}"],"data":{"patch":[{"op":"add","path":"/x","value":[1.7976931348623157e308,123456789012345678901234567890]}]}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect(fine.status, fine.raw).toBe(201);
+    expect(fine.body.data.patch[0]?.value).toEqual([1.7976931348623157e308, 1.2345678901234568e29]);
+  });
+
   it("brackets inside strings do not count towards the depth", async () => {
     const { owner } = await createProjectEnvironment();
     const res = await request<{ description: string }>("POST", "/v1/projects", {
