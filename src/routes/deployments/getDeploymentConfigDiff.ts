@@ -4,7 +4,7 @@ import { ID_PATTERN } from "../../lib/ids";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { ConfigDiffSchema } from "../../schemas/config";
-import { getDeploymentConfigDiff } from "../../services/deployments/config";
+import { getDeploymentConfigDiff } from "../../services/deployments/config-diff";
 import { DeploymentParams } from "./schema";
 
 const AGAINST = new RegExp(`^(?:current|${ID_PATTERN.source.slice(1, -1)})$`);

@@ -6,21 +6,15 @@
  * so a variable change racing the create is wholly in it or wholly not. What those versions held
  * is read back through the same reconstruction a §18 restore uses (`variableSetsAtSelect`): names and
  * types for callers, values too for the engine (which deploys exactly that, never the variables as
- * they are now), and a diff between two configurations that never tells whether two secret values
- * are equal.
+ * they are now), and, in ./config-diff.ts, a diff between two configurations that never tells
+ * whether two secret values are equal.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import { bindQuery } from "../../db/compiled";
 import { components, type DeploymentConfig, deployments, type VariableType } from "../../db/schema";
-import { badInput, notFound } from "../../errors";
-import { ID_PATTERN } from "../../lib/ids";
-import type {
-  ConfigDiff,
-  ConfigDiffChange,
-  DeploymentConfigRecord,
-  InternalDeploymentConfig,
-} from "../../schemas/config";
+import { notFound } from "../../errors";
+import type { DeploymentConfigRecord, InternalDeploymentConfig } from "../../schemas/config";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
@@ -85,15 +79,15 @@ export const pinsNow = (environmentId: SQL): SQL =>
   sql`SELECT ${ENVIRONMENT_SET} AS scope, ${NOW} AS version UNION ALL SELECT id, ${NOW} FROM components WHERE environment_id = ${environmentId}`;
 
 /** The environment of a deployment, for a statement that shares a batch with its lookup. */
-const environmentOfDeployment = (deploymentId: string): SQL =>
+export const environmentOfDeployment = (deploymentId: string): SQL =>
   sql`(SELECT environment_id FROM deployments WHERE id = ${deploymentId})`;
 
 /** A statement of the scopes at `pins`' versions, for the batch. */
-const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL) =>
+export const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL) =>
   bindQuery(ctx.db, variableSetsAtSelect(ctx.db, environment, pins));
 
 /** The rows of `stateStatement`, by scope; a name deleted by then is not held. */
-function byScope(rows: readonly unknown[][]): Map<string, PinnedVariable[]> {
+export function byScope(rows: readonly unknown[][]): Map<string, PinnedVariable[]> {
   const out = new Map<string, PinnedVariable[]>();
   for (const [name, type, value, keyVersion, sealedFor, at, scope] of rows) {
     if (type === null || value === null) continue;
@@ -163,7 +157,7 @@ async function configurationOf<V>(
   };
 }
 
-const noConfig = () =>
+export const noConfig = () =>
   notFound("Configuration of this deployment (it was made before configurations were recorded)");
 
 /**
@@ -246,86 +240,4 @@ export async function getDeploymentConfigInternal(
       ),
     }),
   );
-}
-
-const isSecret = (type: VariableType | null | undefined) => type === "secret" || type === "secure_string";
-
-/**
- * `getDeploymentConfigDiff`: the changes from this deployment's configuration to `against`
- * (`current`: each scope as it is now; or another deployment of the environment with a config).
- * For a `string` on both sides `value_changed` compares the values; for a name that is secret on
- * either side it says only whether a value was written to it between the two versions. One round
- * trip: the lookup, the other deployment's row, and both sides' scopes.
- */
-export async function getDeploymentConfigDiff(
-  ctx: CallerContext,
-  id: string,
-  against: string,
-): Promise<ConfigDiff> {
-  const { db, identity } = ctx;
-  const current = against === "current";
-  const otherId = current || !ID_PATTERN.test(against) ? "" : against;
-  const environment = environmentOfDeployment(id);
-  const {
-    found: { row },
-    results: [otherRows, left, right],
-  } = await lookupThen(
-    db,
-    authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
-    bindQuery(
-      db,
-      db
-        .select({ environmentId: deployments.environmentId, config: deployments.config })
-        .from(deployments)
-        .where(sql`${deployments.id} = ${otherId}`),
-    ),
-    stateStatement(ctx, environment, pinsOfDeployment(id)),
-    stateStatement(ctx, environment, current ? pinsNow(environment) : pinsOfDeployment(otherId)),
-  );
-  if (!row.config) throw noConfig();
-  const [other] = otherRows;
-  // "Another deployment" (§24): itself is refused like any deployment that is not one.
-  if (!current && (against === id || !other || other[0] !== row.environmentId || other[1] === null)) {
-    throw badInput(
-      "`against` must be `current` or another deployment of the same environment with a configuration.",
-      [
-        {
-          path: "against",
-          message: "Not `current` nor a deployment of this environment with a configuration.",
-        },
-      ],
-    );
-  }
-  const a = byScope(left);
-  const b = byScope(right);
-  const environmentId = row.environmentId;
-  const scopes = new Set([...a.keys(), ...b.keys()]);
-  const ordered = [...scopes].sort((x, y) =>
-    x === ENVIRONMENT_SET ? -1 : y === ENVIRONMENT_SET ? 1 : x < y ? -1 : x > y ? 1 : 0,
-  );
-  const changes: ConfigDiffChange[] = [];
-  for (const scope of ordered) {
-    const from = new Map((a.get(scope) ?? []).map((v) => [v.name, v]));
-    const to = new Map((b.get(scope) ?? []).map((v) => [v.name, v]));
-    const scopeRef =
-      scope === ENVIRONMENT_SET
-        ? { type: "environment" as const, id: environmentId }
-        : { type: "component" as const, id: scope };
-    for (const { name } of byName([...new Set([...from.keys(), ...to.keys()])].map((n) => ({ name: n })))) {
-      const l = from.get(name);
-      const r = to.get(name);
-      const action = !l ? "created" : !r ? "deleted" : "updated";
-      const valueChanged =
-        !l || !r ? true : isSecret(l.type) || isSecret(r.type) ? l.at !== r.at : l.value !== r.value;
-      if (action === "updated" && l?.type === r?.type && !valueChanged) continue;
-      changes.push({
-        scope: scopeRef,
-        name,
-        action,
-        type: { from: l?.type ?? null, to: r?.type ?? null },
-        value_changed: valueChanged,
-      });
-    }
-  }
-  return { deployment_id: id, against, changes };
 }
