@@ -14,6 +14,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
 import { registerOperations, resolveOperation, routeOf } from "./http/operations";
+import { FirstRequestRouter } from "./http/router";
 import { idempotency, routeBegins } from "./idempotency/middleware";
 import { loadedOnce } from "./lib/once";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
@@ -29,7 +30,8 @@ import { registerDocumentRoutes } from "./openapi/routes";
 import { OPERATIONS } from "./routes";
 
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  // A router that builds nothing before the first request matches (./http/router.ts).
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook, router: new FirstRequestRouter() });
 
   app.use("*", requestContext);
   app.onError(errorResponse);
