@@ -16,6 +16,7 @@
  */
 import { Column, fillPlaceholders, getTableColumns, is, type Query, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { once } from "../lib/once";
 import { createDb, type Db } from "./client";
 
 /** A query's SQL text and parameters (values, or placeholders filled per request). */
@@ -25,7 +26,9 @@ export type Compiled = Readonly<Query>;
 const unused = () => {
   throw new Error("the compile-time Drizzle handle never runs a query");
 };
-const builder = createDb({ prepare: unused, batch: unused });
+// Made on the first build: the key lookup (src/services/api-keys/authenticate.ts) brings this
+// module into the Worker's start, which then builds nothing.
+const builder = once(() => createDb({ prepare: unused, batch: unused }));
 
 const cache = new Map<string, Compiled>();
 
@@ -36,7 +39,7 @@ const cache = new Map<string, Compiled>();
 export function compiled(variant: string, build: (db: Db) => { toSQL(): Query }): Compiled {
   let query = cache.get(variant);
   if (!query) {
-    query = build(builder).toSQL();
+    query = build(builder()).toSQL();
     cache.set(variant, query);
   }
   return query;

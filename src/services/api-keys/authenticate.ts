@@ -14,16 +14,18 @@
  * revocation reaches every cached descendant within 30 s, inside §5's 60 s, at no cost per request.
  */
 
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
 import type { Caller, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { bindCompiled, compiled, type RowOf, rowReader } from "../../db/compiled";
 import { DIRECTORY } from "../../db/databases";
 import { apiKeyIndex, apiKeys, organizations, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
 import { ApiError } from "../../errors";
 import { setBounded } from "../../lib/bounded-map";
 import { sha256Hex } from "../../lib/hex";
+import { once } from "../../lib/once";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
@@ -110,24 +112,14 @@ async function loadKey(
   hash: string,
   now: number,
 ): Promise<CachedKey | undefined> {
-  const home = await dbOf(DIRECTORY)
-    .select({ database: organizations.database, ...KEY_COLUMNS })
-    .from(apiKeyIndex)
-    .innerJoin(organizations, eq(organizations.id, apiKeyIndex.orgId))
-    .leftJoin(apiKeys, and(eq(apiKeys.keyHash, apiKeyIndex.keyHash), isNull(apiKeys.revokedAt)))
-    .leftJoin(orgMembers, MEMBERSHIP)
-    .where(eq(apiKeyIndex.keyHash, hash))
-    .get();
-  if (!home) return undefined;
-  const row =
-    home.database === DIRECTORY
-      ? home
-      : await dbOf(home.database)
-          .select(KEY_COLUMNS)
-          .from(apiKeys)
-          .innerJoin(orgMembers, MEMBERSHIP)
-          .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-          .get();
+  const [homeValues] = await bindCompiled(dbOf(DIRECTORY), homeQuery(), { hash }).raw();
+  if (!homeValues) return undefined;
+  const home = readHome()(homeValues);
+  let row: RowOf<typeof KEY_COLUMNS> | undefined = home;
+  if (home.database !== DIRECTORY) {
+    const [values] = await bindCompiled(dbOf(home.database), keyQuery(), { hash }).raw();
+    row = values ? readKey()(values) : undefined;
+  }
   if (!row?.keyId || !row.orgId || !row.accountId || !row.orgRole) return undefined;
   const entry: CachedKey = {
     identity: {
@@ -161,7 +153,36 @@ const KEY_COLUMNS = {
 /** The limiter object of a key that heads its family (API_CONTRACT §28), or predates `limiter`. */
 export const ownLimiter = (keyId: string) => `key:${keyId}`;
 
-const MEMBERSHIP = and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId));
+const membership = () =>
+  and(eq(orgMembers.orgId, apiKeys.orgId), eq(orgMembers.accountId, apiKeys.accountId));
+const HOME_COLUMNS = { database: organizations.database, ...KEY_COLUMNS };
+/** Made on the first lookup, not when the Worker starts (this module is in the startup graph). */
+const readHome = once(() => rowReader(HOME_COLUMNS));
+const readKey = once(() => rowReader(KEY_COLUMNS));
+
+/**
+ * The lookups of `loadKey`, each compiled once per isolate (src/db/compiled.ts): a key-cache miss
+ * binds its hash to SQL text already built, rather than building the query with Drizzle's builder
+ * again, and reads the row by the columns it selected.
+ */
+const homeQuery = () =>
+  compiled("key:home", (b) =>
+    b
+      .select(HOME_COLUMNS)
+      .from(apiKeyIndex)
+      .innerJoin(organizations, eq(organizations.id, apiKeyIndex.orgId))
+      .leftJoin(apiKeys, and(eq(apiKeys.keyHash, apiKeyIndex.keyHash), isNull(apiKeys.revokedAt)))
+      .leftJoin(orgMembers, membership())
+      .where(eq(apiKeyIndex.keyHash, sql.placeholder("hash"))),
+  );
+const keyQuery = () =>
+  compiled("key:own", (b) =>
+    b
+      .select(KEY_COLUMNS)
+      .from(apiKeys)
+      .innerJoin(orgMembers, membership())
+      .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt))),
+  );
 
 /** How many keys the isolate holds (for tests and diagnostics). */
 export function keyCacheSize(): { keys: number } {
