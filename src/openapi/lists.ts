@@ -74,15 +74,19 @@ export function registerListQueryParameters(registry: OpenAPIHono["openAPIRegist
   }
 }
 
-// One instance of each field every envelope shares, rather than one per list (./primitives.ts).
-const HAS_MORE = z.boolean();
-const NEXT_PAGE = z
-  .string()
-  .regex(/^[a-zA-Z0-9+/=]+$/)
-  .optional()
-  .openapi({ description: "Cursor for the next page; present only when `has_more` is true." });
+// One instance of each field every envelope shares, rather than one per list (./primitives.ts),
+// made with the first envelope: a module that imports this one to declare its list builds nothing
+// until a list operation asks for the envelope (routes/*/schema.ts: `once(() => envelope(…))`).
+const pageFields = once(() => ({
+  has_more: z.boolean(),
+  next_page: z
+    .string()
+    .regex(/^[a-zA-Z0-9+/=]+$/)
+    .optional()
+    .openapi({ description: "Cursor for the next page; present only when `has_more` is true." }),
+}));
 
 /** The paginated list envelope. */
 export function envelope<T extends z.ZodType>(item: T, name: string) {
-  return z.object({ data: z.array(item), has_more: HAS_MORE, next_page: NEXT_PAGE }).openapi(name);
+  return z.object({ data: z.array(item), ...pageFields() }).openapi(name);
 }

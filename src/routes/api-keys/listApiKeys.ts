@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { apiKeyFilterKey, listApiKeys } from "../../services/api-keys/list";
-import { ApiKeyListSchema, apiKeyListQuery } from "./schema";
+import { apiKeyListQuery, apiKeyListSchema } from "./schema";
 
 export const listApiKeysRoute = defineRoute({
   method: "get",
@@ -16,7 +16,7 @@ export const listApiKeysRoute = defineRoute({
     "Your account's keys; an org owner or admin sees every key of the organization. A key restricted to " +
     "some projects (`project_ids`) sees only itself and the keys made from it, at any depth. Revoked keys included.",
   request: { query: apiKeyListQuery() },
-  responses: { 200: jsonContent(ApiKeyListSchema, "A page of keys.") },
+  responses: { 200: jsonContent(apiKeyListSchema(), "A page of keys.") },
 });
 
 export function registerListApiKeys(app: OpenAPIHono<AppEnv>) {

@@ -7,7 +7,8 @@ import { ApiKeySchema } from "../../schemas/organization";
 
 export { ApiKeySchema, CurrentApiKeySchema, NewApiKeySchema } from "../../schemas/organization";
 
-export const ApiKeyListSchema = envelope(ApiKeySchema, "ApiKeyList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const apiKeyListSchema = once(() => envelope(ApiKeySchema, "ApiKeyList"));
 export const ApiKeyParams = idParams("id");
 
 /** The key list's query, built with the list (a key read builds none of it). */

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { auditFilterKey, listOrgAuditLog } from "../../services/audit/log";
-import { AuditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
+import { auditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
 
 export const listOrgAuditLogRoute = defineRoute({
   method: "get",
@@ -19,7 +19,7 @@ export const listOrgAuditLogRoute = defineRoute({
     "its account's role: `403 unauthorized` (its projects' own lists remain). Entries are immutable and " +
     "kept 400 days. Internal creates of an account belong to no organization and appear in no list.",
   request: { params: OrgParams, query: OrgAuditLogQuerySchema },
-  responses: { 200: jsonContent(AuditEntryListSchema, "A page of audit entries.") },
+  responses: { 200: jsonContent(auditEntryListSchema(), "A page of audit entries.") },
 });
 
 export function registerListOrgAuditLog(app: OpenAPIHono<AppEnv>) {

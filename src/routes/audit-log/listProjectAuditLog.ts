@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { auditFilterKey, listProjectAuditLog } from "../../services/audit/log";
-import { AuditEntryListSchema, ProjectAuditLogQuerySchema, ProjectParams } from "./schema";
+import { auditEntryListSchema, ProjectAuditLogQuerySchema, ProjectParams } from "./schema";
 
 export const listProjectAuditLogRoute = defineRoute({
   method: "get",
@@ -16,7 +16,7 @@ export const listProjectAuditLogRoute = defineRoute({
     "The project's entries (see the organization's audit log). Needs the project role `owner` (org owners " +
     "and admins act as one).",
   request: { params: ProjectParams, query: ProjectAuditLogQuerySchema },
-  responses: { 200: jsonContent(AuditEntryListSchema, "A page of audit entries.") },
+  responses: { 200: jsonContent(auditEntryListSchema(), "A page of audit entries.") },
 });
 
 export function registerListProjectAuditLog(app: OpenAPIHono<AppEnv>) {

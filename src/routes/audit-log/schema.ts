@@ -1,9 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { once } from "../../lib/once";
 import { envelope, listQuery } from "../../openapi/lists";
 import { InlineIdSchema, idParams, queryList } from "../../openapi/primitives";
 import { AuditEntrySchema } from "../../schemas/audit";
 
-export const AuditEntryListSchema = envelope(AuditEntrySchema, "AuditEntryList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const auditEntryListSchema = once(() => envelope(AuditEntrySchema, "AuditEntryList"));
 
 /** Any name (an action that was never recorded matches nothing); empty is a mistake, not a filter. */
 const ActionSchema = z.string().min(1, "Must name an action (an operationId).");

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListSchema, deploymentListQuery } from "./schema";
+import { deploymentListQuery, deploymentListSchema } from "./schema";
 
 export const listDeploymentsRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listDeploymentsRoute = defineRoute({
   description:
     "Organization owners and admins see every project of the organization; others the projects they are members of.",
   request: { query: deploymentListQuery() },
-  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
 export function registerListDeployments(app: OpenAPIHono<AppEnv>) {

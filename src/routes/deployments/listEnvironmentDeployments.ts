@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListSchema, deploymentListQuery, EnvironmentParams } from "./schema";
+import { deploymentListQuery, deploymentListSchema, EnvironmentParams } from "./schema";
 
 export const listEnvironmentDeploymentsRoute = defineRoute({
   method: "get",
@@ -14,7 +14,7 @@ export const listEnvironmentDeploymentsRoute = defineRoute({
   summary: "List the deployments of an environment",
   description: "Needs the project role `viewer` or above.",
   request: { params: EnvironmentParams, query: deploymentListQuery() },
-  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
 export function registerListEnvironmentDeployments(app: OpenAPIHono<AppEnv>) {

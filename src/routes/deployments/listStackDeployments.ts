@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listStackDeployments, statusFilterKey } from "../../services/deployments/deployments";
-import { DeploymentListSchema, deploymentListQuery, StackParams } from "./schema";
+import { deploymentListQuery, deploymentListSchema, StackParams } from "./schema";
 
 export const listStackDeploymentsRoute = defineRoute({
   method: "get",
@@ -14,7 +14,7 @@ export const listStackDeploymentsRoute = defineRoute({
   summary: "List the deployments that include a stack",
   description: "Needs the project role `viewer` or above.",
   request: { params: StackParams, query: deploymentListQuery() },
-  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
 export function registerListStackDeployments(app: OpenAPIHono<AppEnv>) {

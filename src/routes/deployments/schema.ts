@@ -11,7 +11,8 @@ import { DeploymentSchema, DeploymentStatusSchema } from "../../schemas/deployme
 
 export { DeploymentSchema, DeploymentStatusSchema };
 
-export const DeploymentListSchema = envelope(DeploymentSchema, "DeploymentList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const deploymentListSchema = once(() => envelope(DeploymentSchema, "DeploymentList"));
 
 /** The lists' `status` filter, built with the first list (a deployment read builds none). */
 export const statusFilter = once(() =>

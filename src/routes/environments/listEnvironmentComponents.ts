@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listEnvironmentComponents } from "../../services/topology";
-import { ComponentListSchema, EnvironmentParams } from "./schema";
+import { componentListSchema, EnvironmentParams } from "./schema";
 
 export const listEnvironmentComponentsRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listEnvironmentComponentsRoute = defineRoute({
   summary: "List an environment's components",
   description: "Keyset-paginated. Project role `viewer` or above.",
   request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(ComponentListSchema, "A page of components.") },
+  responses: { 200: jsonContent(componentListSchema(), "A page of components.") },
 });
 
 export function registerListEnvironmentComponents(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listEnvironmentStacks } from "../../services/topology";
-import { EnvironmentParams, StackListSchema } from "./schema";
+import { EnvironmentParams, stackListSchema } from "./schema";
 
 export const listEnvironmentStacksRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listEnvironmentStacksRoute = defineRoute({
   summary: "List an environment's stacks",
   description: "Keyset-paginated. Project role `viewer` or above.",
   request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(StackListSchema, "A page of stacks.") },
+  responses: { 200: jsonContent(stackListSchema(), "A page of stacks.") },
 });
 
 export function registerListEnvironmentStacks(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listProjectEnvironments } from "../../services/environments/environments";
-import { EnvironmentListSchema, ProjectParams } from "./schema";
+import { environmentListSchema, ProjectParams } from "./schema";
 
 export const listProjectEnvironmentsRoute = defineRoute({
   method: "get",
@@ -17,7 +17,7 @@ export const listProjectEnvironmentsRoute = defineRoute({
     "Each with `current_deployment_id` (its latest succeeded deployment) and `config_pending`. Keyset-paginated. " +
     "Project role `viewer` or above.",
   request: { params: ProjectParams, query: listQuery() },
-  responses: { 200: jsonContent(EnvironmentListSchema, "A page of environments.") },
+  responses: { 200: jsonContent(environmentListSchema(), "A page of environments.") },
 });
 
 export function registerListProjectEnvironments(app: OpenAPIHono<AppEnv>) {

@@ -1,13 +1,17 @@
 /** The environment routes' lists and parameters; the records are src/schemas/topology.ts. */
+import { once } from "../../lib/once";
 import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
 import { ComponentSchema, EnvironmentSchema, StackSchema } from "../../schemas/topology";
 
 export { ComponentSchema, EnvironmentSchema, StackSchema };
 
-export const EnvironmentListSchema = envelope(EnvironmentSchema, "EnvironmentList");
-export const ComponentListSchema = envelope(ComponentSchema, "ComponentList");
-export const StackListSchema = envelope(StackSchema, "StackList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const environmentListSchema = once(() => envelope(EnvironmentSchema, "EnvironmentList"));
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const componentListSchema = once(() => envelope(ComponentSchema, "ComponentList"));
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const stackListSchema = once(() => envelope(StackSchema, "StackList"));
 
 export const ProjectParams = idParams("project_id");
 export const EnvironmentParams = idParams("environment_id");

@@ -6,7 +6,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listEventDeliveries } from "../../services/integrations/deliveries";
-import { DeliveryListSchema } from "../integrations/delivery-schema";
+import { deliveryListSchema } from "../integrations/delivery-schema";
 import { EventParams } from "./schema";
 
 export const listEventDeliveriesRoute = defineRoute({
@@ -19,7 +19,7 @@ export const listEventDeliveriesRoute = defineRoute({
     "One delivery per integration the event reached (`skipped` for a disabled one), each with every attempt. " +
     "Needs the role `viewer` or above on the event's project.",
   request: { params: EventParams, query: listQuery() },
-  responses: { 200: jsonContent(DeliveryListSchema, "A page of deliveries.") },
+  responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
 });
 
 export function registerListEventDeliveries(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listIntegrationDeliveries } from "../../services/integrations/deliveries";
-import { DeliveryListSchema } from "./delivery-schema";
+import { deliveryListSchema } from "./delivery-schema";
 import { IntegrationParams } from "./schema";
 
 export const listIntegrationDeliveriesRoute = defineRoute({
@@ -19,7 +19,7 @@ export const listIntegrationDeliveriesRoute = defineRoute({
     "each with every attempt (status code or error, duration, next attempt time), so you can see what " +
     "was sent and why it failed. Needs the project role `viewer` or above.",
   request: { params: IntegrationParams, query: listQuery() },
-  responses: { 200: jsonContent(DeliveryListSchema, "A page of deliveries.") },
+  responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
 });
 
 export function registerListIntegrationDeliveries(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listIntegrations } from "../../services/integrations/integrations";
-import { IntegrationListSchema, ProjectParams } from "./schema";
+import { integrationListSchema, ProjectParams } from "./schema";
 
 export const listIntegrationsRoute = defineRoute({
   method: "get",
@@ -17,7 +17,7 @@ export const listIntegrationsRoute = defineRoute({
     "The project's integrations, with the shared pagination (newest first by default). A project has few " +
     "integrations, so this is usually one page with `has_more: false`.",
   request: { params: ProjectParams, query: listQuery() },
-  responses: { 200: jsonContent(IntegrationListSchema, "The project's integrations.") },
+  responses: { 200: jsonContent(integrationListSchema(), "The project's integrations.") },
 });
 
 export function registerListIntegrations(app: OpenAPIHono<AppEnv>) {

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listProjectMembers, memberFilterKey } from "../../services/members/members";
-import { MemberListSchema, memberListQuery, ProjectParams } from "./schema";
+import { memberListQuery, memberListSchema, ProjectParams } from "./schema";
 
 export const listProjectMembersRoute = defineRoute({
   method: "get",
@@ -14,7 +14,7 @@ export const listProjectMembersRoute = defineRoute({
   summary: "List the members of a project",
   description: "Needs the project role `viewer` or above. `role` filters by project role.",
   request: { params: ProjectParams, query: memberListQuery() },
-  responses: { 200: jsonContent(MemberListSchema, "A page of members.") },
+  responses: { 200: jsonContent(memberListSchema(), "A page of members.") },
 });
 
 export function registerListProjectMembers(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,8 @@ import { MemberSchema, ProjectRoleSchema } from "../../schemas/member";
 
 export { MemberSchema };
 
-export const MemberListSchema = envelope(MemberSchema, "ProjectMemberList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const memberListSchema = once(() => envelope(MemberSchema, "ProjectMemberList"));
 
 /** The member list's query, built with the list (a member read builds none of it). */
 export const memberListQuery = once(() =>

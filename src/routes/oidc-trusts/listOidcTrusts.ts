@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listOidcTrusts, oidcTrustFilterKey } from "../../services/oidc/trusts";
-import { OidcTrustListSchema } from "./schema";
+import { oidcTrustListSchema } from "./schema";
 
 export const listOidcTrustsRoute = defineRoute({
   method: "get",
@@ -17,7 +17,7 @@ export const listOidcTrustsRoute = defineRoute({
     "The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any " +
     "other key sees none (an empty list).",
   request: { query: listQuery() },
-  responses: { 200: jsonContent(OidcTrustListSchema, "A page of trusts.") },
+  responses: { 200: jsonContent(oidcTrustListSchema(), "A page of trusts.") },
 });
 
 export function registerListOidcTrusts(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listOrgs } from "../../services/orgs";
-import { OrganizationListSchema } from "./schema";
+import { organizationListSchema } from "./schema";
 
 export const listOrgsRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listOrgsRoute = defineRoute({
   summary: "List your organizations",
   description: "An API key belongs to one organization: the list holds that organization.",
   request: { query: listQuery() },
-  responses: { 200: jsonContent(OrganizationListSchema, "Your organization.") },
+  responses: { 200: jsonContent(organizationListSchema(), "Your organization.") },
 });
 
 export function registerListOrgs(app: OpenAPIHono<AppEnv>) {

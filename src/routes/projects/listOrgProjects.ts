@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listOrgProjects } from "../../services/projects/projects";
-import { OrgParams, ProjectListSchema } from "./schema";
+import { OrgParams, projectListSchema } from "./schema";
 
 export const listOrgProjectsRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listOrgProjectsRoute = defineRoute({
   summary: "List the projects of an organization that you may see",
   description: "Only your own organization exists for you: any other `org_id` is `404 not_found`.",
   request: { params: OrgParams, query: listQuery() },
-  responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
+  responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
 });
 
 export function registerListOrgProjects(app: OpenAPIHono<AppEnv>) {

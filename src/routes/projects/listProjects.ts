@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listProjects } from "../../services/projects/projects";
-import { ProjectListSchema } from "./schema";
+import { projectListSchema } from "./schema";
 
 export const listProjectsRoute = defineRoute({
   method: "get",
@@ -17,7 +17,7 @@ export const listProjectsRoute = defineRoute({
     "Organization owners and admins see every project of the organization; other members see the " +
     "projects they are members of. Keyset-paginated: pass `next_page` as `after` for the next page.",
   request: { query: listQuery() },
-  responses: { 200: jsonContent(ProjectListSchema, "A page of projects.") },
+  responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
 });
 
 export function registerListProjects(app: OpenAPIHono<AppEnv>) {

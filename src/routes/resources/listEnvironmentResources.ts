@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listEnvironmentResources } from "../../services/resources";
-import { EnvironmentParams, StackResourceListSchema } from "./schema";
+import { EnvironmentParams, stackResourceListSchema } from "./schema";
 
 export const listEnvironmentResourcesRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listEnvironmentResourcesRoute = defineRoute({
   summary: "List the resources of every stack of an environment",
   description: "Needs the project role `viewer` or above.",
   request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
+  responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
 });
 
 export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listStackResources } from "../../services/resources";
-import { StackParams, StackResourceListSchema } from "./schema";
+import { StackParams, stackResourceListSchema } from "./schema";
 
 export const listStackResourcesRoute = defineRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const listStackResourcesRoute = defineRoute({
   summary: "List the resources of a stack",
   description: "Needs the project role `viewer` or above.",
   request: { params: StackParams, query: listQuery() },
-  responses: { 200: jsonContent(StackResourceListSchema, "A page of stack resources.") },
+  responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
 });
 
 export function registerListStackResources(app: OpenAPIHono<AppEnv>) {

@@ -1,10 +1,12 @@
+import { once } from "../../lib/once";
 import { envelope } from "../../openapi/lists";
 import { idParams } from "../../openapi/primitives";
 import { StackResourceSchema } from "../../schemas/resource";
 
 export { StackResourceSchema };
 
-export const StackResourceListSchema = envelope(StackResourceSchema, "StackResourceList");
+/** Built by the list operations only: a read of one record builds no envelope. */
+export const stackResourceListSchema = once(() => envelope(StackResourceSchema, "StackResourceList"));
 
 export const ResourceParams = idParams("id");
 export const StackResourceParams = idParams("stack_id", "id");

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listComponentVariables } from "../../services/variables/variables";
-import { ComponentParams, VariableListSchema } from "./schema";
+import { ComponentParams, variableListSchema } from "./schema";
 
 export const listComponentVariablesRoute = defineRoute({
   method: "get",
@@ -16,7 +16,7 @@ export const listComponentVariablesRoute = defineRoute({
   description:
     "The component's own variables, without their values. Needs the project role `viewer` or above.",
   request: { params: ComponentParams, query: listQuery() },
-  responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
+  responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
 });
 
 export function registerListComponentVariables(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
 import { listEnvironmentVariables } from "../../services/variables/variables";
-import { EnvironmentParams, VariableListSchema } from "./schema";
+import { EnvironmentParams, variableListSchema } from "./schema";
 
 export const listEnvironmentVariablesRoute = defineRoute({
   method: "get",
@@ -17,7 +17,7 @@ export const listEnvironmentVariablesRoute = defineRoute({
     "The environment's own variables (`component_id` null), without their values; component variables " +
     "are listed under their component. Needs the project role `viewer` or above.",
   request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(VariableListSchema, "A page of variables.") },
+  responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
 });
 
 export function registerListEnvironmentVariables(app: OpenAPIHono<AppEnv>) {

@@ -5,7 +5,7 @@ import { defineInternalRoute, jsonContent } from "../../../openapi/define-route"
 import { listQuery } from "../../../openapi/lists";
 import { listAllDeployments } from "../../../services/deployments/all-projects";
 import { statusFilterKey } from "../../../services/deployments/deployments";
-import { DeploymentListSchema, statusFilter } from "../../deployments/schema";
+import { deploymentListSchema, statusFilter } from "../../deployments/schema";
 
 /** §4's list query and the public lists' status filter; oldest first unless `sort_by` says otherwise. */
 const InternalDeploymentListQuery = listQuery().extend({
@@ -23,7 +23,7 @@ export const internalListDeploymentsRoute = defineInternalRoute({
     "The deployments of every project, oldest first: `?status=queued` is the work waiting for the engine, " +
     "whoever created it (a redeploy included). §4's `after` and `limit`.",
   request: { query: InternalDeploymentListQuery },
-  responses: { 200: jsonContent(DeploymentListSchema, "A page of deployments.") },
+  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
 export function registerInternalListDeployments(app: OpenAPIHono<AppEnv>) {
