@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// A warm read of two builds of the API side by side, which bench/run.mjs (one API per run) cannot
+// pair: this tree and BASE=<commit> (a git worktree; its own bench/lib.mjs and split-build.mjs make
+// its snapshot), each as it deploys (scripts/build.mjs's split build), with the ladder floor, on
+// one seeded state. One server each for the run, warmed for 2 s; then PAIRS (8) rounds, each a
+// SECONDS (3) s slice of autocannon at 10 connections on each in turn (the order turned every
+// round), 20 keys in rotation (RATE_LIMITS lifted, as run.mjs does). Worker CPU per request (the
+// process's utime + stime); ratios paired by round: median (min–max).
+//
+//   BASE=HEAD~3 node bench/warm-pair.mjs        PATH_OF_API=/v1/projects/{id} (the default)
+import { execFileSync } from "node:child_process";
+import { symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import autocannon from "autocannon";
+import * as lib from "./lib.mjs";
+import { splitBuild } from "./split-build.mjs";
+
+const [PAIRS, SECONDS] = [lib.env("PAIRS", 8), lib.env("SECONDS", 3)];
+const BASE = process.env.BASE;
+const API_PATH = process.env.PATH_OF_API ?? "/v1/projects/{id}";
+
+async function main() {
+  if (!BASE) throw new Error("BASE=<commit>: the build to pair this tree with");
+  const base = join(lib.tmp, "base");
+  execFileSync("git", ["worktree", "add", "--detach", base, BASE], { cwd: lib.root, stdio: "ignore" });
+  symlinkSync(join(lib.root, "node_modules"), join(base, "node_modules"));
+  try {
+    const { dir, seed } = lib.seededState({ keyCount: 24, deploymentCount: 1, deep: false });
+    const vars = lib.varsOf(seed);
+    const baseLib = await import(join(base, "bench", "lib.mjs"));
+    const baseSplit = await import(join(base, "bench", "split-build.mjs"));
+    const configs = { this: lib.snapshot("api", {}), base: baseLib.snapshot("api", {}) };
+    await splitBuild(dirname(configs.this));
+    await baseSplit.splitBuild(dirname(configs.base));
+    const servers = {
+      this: await new lib.Server("this", configs.this, lib.copyState(dir, "this"), vars.api).start(),
+      base: await new lib.Server("base", configs.base, lib.copyState(dir, "base"), vars.api).start(),
+      floor: await new lib.Server(
+        "floor",
+        lib.snapshot("ladder"),
+        lib.copyState(dir, "floor"),
+        vars.ladder,
+      ).start(),
+    };
+    const project = seed.bench.project.id;
+    const paths = {
+      this: API_PATH.replace("{id}", project),
+      base: API_PATH.replace("{id}", project),
+      floor: `/floor/projects/${project}`,
+    };
+    const keys = seed.bench.keys.slice(0, 20);
+    for (const name of Object.keys(servers)) await slice(servers[name], paths[name], keys, 2);
+    const cpu = { this: [], base: [], floor: [] };
+    for (let round = 0; round < PAIRS; round++) {
+      const order = round % 2 ? ["this", "floor", "base"] : ["base", "floor", "this"];
+      for (const name of order) cpu[name].push(await slice(servers[name], paths[name], keys, SECONDS));
+      console.error(`bench: round ${round + 1}/${PAIRS}`);
+    }
+    const ratio = (a, b) => lib.spread(cpu[a].map((x, i) => x / cpu[b][i]));
+    console.log(lib.header(`BASE=${BASE} node bench/warm-pair.mjs (PAIRS=${PAIRS}, SECONDS=${SECONDS})`));
+    console.log(
+      lib.table(
+        [`GET ${API_PATH}, warm: Worker CPU ms per request`, "median (min–max)"],
+        [
+          ["this tree", lib.spread(cpu.this, 3)],
+          [`BASE ${BASE}`, lib.spread(cpu.base, 3)],
+          ["ladder floor (its floor route)", lib.spread(cpu.floor, 3)],
+          ["this tree ÷ BASE, paired by round", ratio("this", "base")],
+          ["this tree ÷ floor", ratio("this", "floor")],
+          ["BASE ÷ floor", ratio("base", "floor")],
+        ],
+      ),
+    );
+    for (const server of Object.values(servers)) await server.stop();
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", base], { cwd: lib.root });
+  }
+}
+
+/** `seconds` of autocannon on `path`, each request the next key: the Worker's CPU ms per response. */
+function slice(server, path, keys, seconds) {
+  const before = server.cpu();
+  let k = 0;
+  const setupRequest = (req) => ({
+    ...req,
+    path,
+    headers: { ...req.headers, accept: "application/json", "x-api-key": keys[k++ % keys.length] },
+  });
+  const options = { url: server.base, connections: 10, duration: seconds, requests: [{ setupRequest }] };
+  return new Promise((resolve, reject) =>
+    autocannon(options, (err, res) => {
+      if (err) return reject(err);
+      if (res.non2xx) return reject(new Error(`${server.name}: ${res.non2xx} answers not 2xx on ${path}`));
+      resolve((1000 * (server.cpu() - before)) / Math.max(1, res.requests.total));
+    }),
+  );
+}
+
+lib.runMain(30, main);
