@@ -6,11 +6,9 @@ import { ComponentSchema, EnvironmentSchema, StackSchema } from "../../schemas/t
 
 export { ComponentSchema, EnvironmentSchema, StackSchema };
 
-/** Built by the list operations only: a read of one record builds no envelope. */
+/** Each built by its list operations only: a read of one record builds no envelope. */
 export const environmentListSchema = once(() => envelope(EnvironmentSchema, "EnvironmentList"));
-/** Built by the list operations only: a read of one record builds no envelope. */
 export const componentListSchema = once(() => envelope(ComponentSchema, "ComponentList"));
-/** Built by the list operations only: a read of one record builds no envelope. */
 export const stackListSchema = once(() => envelope(StackSchema, "StackList"));
 
 export const ProjectParams = idParams("project_id");
