@@ -13,11 +13,27 @@
  *
  * Whatever changes the text (a key's project restriction, a page's direction or position) is
  * part of the cache key: a bounded set of variants, each compiled on its first use.
+ *
+ * A statement that a new isolate's first request runs whatever the operation (the key lookup, the
+ * key's use, a project's lookup) is declared with `prebuilt` instead: its text is generated into
+ * ./prebuilt-statements.ts by `npm run statements:generate` (scripts/statements.ts, which
+ * `check:static` runs with `--check`, so the file cannot go stale), so that no isolate pays
+ * Drizzle's first build (its builder's code compiled and run, ~1.5 ms) to start serving.
  */
-import { Column, fillPlaceholders, getTableColumns, is, type Query, type SQL } from "drizzle-orm";
+import {
+  Column,
+  fillPlaceholders,
+  getTableColumns,
+  is,
+  Placeholder,
+  type Query,
+  type SQL,
+  sql,
+} from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { once } from "../lib/once";
 import { createDb, type Db } from "./client";
+import { PREBUILT, type PrebuiltStatement } from "./prebuilt-statements";
 
 /** A query's SQL text and parameters (values, or placeholders filled per request). */
 export type Compiled = Readonly<Query>;
@@ -43,6 +59,67 @@ export function compiled(variant: string, build: (db: Db) => { toSQL(): Query })
     cache.set(variant, query);
   }
   return query;
+}
+
+type Build = (db: Db) => { toSQL(): Query };
+
+const declared = new Map<string, Build>();
+
+/**
+ * A statement whose text does not depend on the request: `compiled(variant, build)`, its text
+ * taken from ./prebuilt-statements.ts when that holds `variant` (as `npm run statements:generate`
+ * wrote it from this same `build`), else built on first use like any other. Every value it binds
+ * is a `sql.placeholder`. Declared once, at module scope: one build per variant.
+ */
+export function prebuilt(variant: string, build: Build): () => Compiled {
+  if (declared.has(variant)) throw new Error(`prebuilt statement "${variant}" is declared twice`);
+  declared.set(variant, build);
+  return () => compiledFrom(PREBUILT, variant, build);
+}
+
+/** `compiled`, its text taken from `table` when that holds `variant`. */
+export function compiledFrom(
+  table: Readonly<Record<string, PrebuiltStatement>>,
+  variant: string,
+  build: Build,
+): Compiled {
+  let query = cache.get(variant);
+  if (!query) {
+    const made = table[variant];
+    query = made
+      ? { sql: made.sql, params: made.params.map((name) => sql.placeholder(name)) }
+      : build(builder()).toSQL();
+    cache.set(variant, query);
+  }
+  return query;
+}
+
+/**
+ * What ./prebuilt-statements.ts is to hold: each `prebuilt` statement of the modules loaded so
+ * far (or those of `variants`), built by Drizzle now, by variant (sorted). For
+ * scripts/statements.ts.
+ */
+export function declaredStatements(
+  variants: Iterable<string> = declared.keys(),
+): Record<string, PrebuiltStatement> {
+  const out: Record<string, PrebuiltStatement> = {};
+  for (const variant of [...variants].sort()) {
+    const build = declared.get(variant);
+    if (!build) throw new Error(`prebuilt statement "${variant}" is not declared by any module loaded`);
+    const { sql: text, params } = build(builder()).toSQL();
+    out[variant] = {
+      sql: text,
+      params: params.map((param, i) => {
+        if (!is(param, Placeholder)) {
+          throw new Error(
+            `prebuilt statement "${variant}": parameter ${i + 1} is a value, not a sql.placeholder`,
+          );
+        }
+        return param.name;
+      }),
+    };
+  }
+  return out;
 }
 
 /** The compiled statement on the request's own session, its placeholders filled from `values`. */

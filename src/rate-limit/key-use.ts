@@ -18,9 +18,10 @@
  * it waits for the interval. Its table, `key_uses`: ./migrations.ts (migration 2; migration 1's
  * `key_use` held the one key of an object before families shared one).
  */
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, sql as drizzleSql, eq, isNull, lt, or } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { createDb, type Db } from "../db/client";
+import { bindCompiled, prebuilt } from "../db/compiled";
 import { d1Of } from "../db/databases";
 import { apiKeys } from "../db/schema";
 import { PRIMARY } from "../db/session";
@@ -130,18 +131,26 @@ export function pruneKeyUses(sql: SqlStorage, uses: KeyUses, now: number): numbe
   return next;
 }
 
+const lastUsedUpdate = prebuilt("key:last-used", (b) => {
+  const at = drizzleSql.placeholder("at");
+  return b
+    .update(apiKeys)
+    .set({ lastUsedAt: drizzleSql`${at}` })
+    .where(
+      and(
+        eq(apiKeys.id, drizzleSql.placeholder("keyId")),
+        or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at)),
+      ),
+    );
+});
+
 /**
  * The one statement that writes `api_keys.last_used_at`: the use at `at` (ms), unless the record
  * already shows a later one (the request's first write and the alarm's later ones may finish in
  * either order).
  */
 export function writeLastUsed(db: Db, keyId: string, at: number): Promise<unknown> {
-  const iso = toIso(at);
-  return db
-    .update(apiKeys)
-    .set({ lastUsedAt: iso })
-    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, iso))))
-    .run();
+  return bindCompiled(db, lastUsedUpdate(), { keyId, at: toIso(at) }).run();
 }
 
 /**

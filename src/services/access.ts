@@ -21,7 +21,7 @@ import { and, eq, getTableColumns, getTableName, type SQL, sql } from "drizzle-o
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Identity } from "../context";
 import type { Db } from "../db/client";
-import { bindCompiled, compiled, rowReader } from "../db/compiled";
+import { bindCompiled, compiled, prebuilt, rowReader } from "../db/compiled";
 import { type OrgRole, type ProjectRole, projectMembers, projects } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../errors";
 import { type Lookup, runLookup } from "./lookup";
@@ -256,6 +256,30 @@ export function loadAuthorized<T extends ProjectRowTable>(
 const projectSelection = { ...getTableColumns(projects), callerRole };
 const readProject = rowReader(projectSelection);
 
+/** A project by id in the caller's organization, with the caller's membership role: per restriction. */
+const projectQuery = (restricted: boolean) => (b: Db) =>
+  b
+    .select(projectSelection)
+    .from(projects)
+    .leftJoin(
+      projectMembers,
+      and(
+        eq(projectMembers.projectId, projects.id),
+        eq(projectMembers.accountId, sql.placeholder("accountId")),
+      ),
+    )
+    .where(
+      and(
+        eq(projects.id, sql.placeholder("id")),
+        eq(projects.orgId, sql.placeholder("orgId")),
+        withinKeyProjectsOf(restricted, projects.id),
+      ),
+    );
+const projectQueries = {
+  restricted: prebuilt("project:restricted", projectQuery(true)),
+  unrestricted: prebuilt("project:unrestricted", projectQuery(false)),
+};
+
 /** Looks up a project of the caller's organization and checks `action` on it, in one query. */
 export function projectLookup(
   db: Db,
@@ -263,25 +287,7 @@ export function projectLookup(
   projectId: string,
   action: ProjectAction,
 ): Lookup<{ project: typeof projects.$inferSelect; role: ProjectRole }> {
-  const query = compiled(`project:${restrictionVariant(identity)}`, (b) =>
-    b
-      .select(projectSelection)
-      .from(projects)
-      .leftJoin(
-        projectMembers,
-        and(
-          eq(projectMembers.projectId, projects.id),
-          eq(projectMembers.accountId, sql.placeholder("accountId")),
-        ),
-      )
-      .where(
-        and(
-          eq(projects.id, sql.placeholder("id")),
-          eq(projects.orgId, sql.placeholder("orgId")),
-          withinKeyProjectsOf(identity.projectIds !== null, projects.id),
-        ),
-      ),
-  );
+  const query = projectQueries[restrictionVariant(identity)]();
   return {
     statement: bindCompiled(db, query, { ...callerValues(identity), id: projectId }),
     read: (values) => {

@@ -6,9 +6,19 @@
 import { env } from "cloudflare:test";
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
 import { createDb } from "../../src/db/client";
-import { bindCompiled, columnValues, compiled, rowReader } from "../../src/db/compiled";
+import {
+  bindCompiled,
+  columnValues,
+  compiled,
+  compiledFrom,
+  declaredStatements,
+  prebuilt,
+  rowReader,
+} from "../../src/db/compiled";
 import { type PageFilter, pageRequest, tablePage } from "../../src/db/pagination";
+import { PREBUILT } from "../../src/db/prebuilt-statements";
 import { deployments, notificationIntegrations, projectMembers, projects } from "../../src/db/schema";
 import { openSession } from "../../src/db/session";
 import { internalOk } from "../helpers/api";
@@ -124,5 +134,73 @@ describe("compiled statements", () => {
     ).toEqual([first, third]);
     expect(await pageOf([[notificationIntegrations.id, [second?.id ?? ""]]])).toEqual([second]);
     expect(await pageOf([[notificationIntegrations.projectId, "another-project"]])).toEqual([]);
+  });
+});
+
+describe("prebuilt statements (src/db/prebuilt-statements.ts)", () => {
+  const deploymentById = (b: Parameters<Parameters<typeof compiled>[1]>[0]) =>
+    b
+      .select(getTableColumns(deployments))
+      .from(deployments)
+      .where(eq(deployments.id, sql.placeholder("id")));
+
+  it("take their text from the generated table and never build it; bind its placeholders by name", async () => {
+    const { project } = await createProjectWithStack();
+    const projectById = createDb(env.DB)
+      .select()
+      .from(projects)
+      .where(eq(projects.id, sql.placeholder("id")));
+    const variant = `test:prebuilt:${crypto.randomUUID()}`;
+    const query = compiledFrom(
+      { [variant]: { sql: projectById.toSQL().sql, params: ["id"] } },
+      variant,
+      () => {
+        throw new Error("built, though the table holds it");
+      },
+    );
+    expect(query.sql).toBe(projectById.toSQL().sql);
+    const [values] = await bindCompiled(createDb(env.DB), query, { id: project.id }).raw();
+    expect(rowReader(getTableColumns(projects))(values ?? [])).toEqual(
+      await createDb(env.DB).select().from(projects).where(eq(projects.id, project.id)).get(),
+    );
+  });
+
+  it("a variant the table does not hold is built on its first use, once", () => {
+    let builds = 0;
+    const variant = `test:unlisted:${crypto.randomUUID()}`;
+    const build = (b: Parameters<typeof deploymentById>[0]) => {
+      builds++;
+      return deploymentById(b);
+    };
+    const first = compiledFrom({}, variant, build);
+    expect(compiledFrom({}, variant, build)).toBe(first);
+    expect(builds).toBe(1);
+    expect(first.sql).toContain('"deployments"."id" = ?');
+  });
+
+  it("refuse a variant declared twice, and a value bound in place of a placeholder", () => {
+    const variant = `test:declared:${crypto.randomUUID()}`;
+    prebuilt(variant, deploymentById);
+    expect(() => prebuilt(variant, deploymentById)).toThrow(/declared twice/);
+    const literal = `test:literal:${crypto.randomUUID()}`;
+    prebuilt(literal, (b) => b.select().from(deployments).where(eq(deployments.id, "a value")));
+    expect(() => declaredStatements([literal])).toThrow(/parameter 1 is a value, not a sql.placeholder/);
+    expect(() => declaredStatements(["test:nowhere"])).toThrow(/not declared/);
+  });
+
+  it("each generated statement is what its declaration builds in the Worker, and runs on the migrated schema", async () => {
+    const generated = Object.entries(PREBUILT);
+    expect(generated.length).toBeGreaterThan(0);
+    // Every module loaded, as scripts/statements.ts loads them: the document builds every operation.
+    expect((await createApp().request("https://statements.test/openapi.json", {}, env)).status).toBe(200);
+    // Each generated variant is declared, and builds here the same text and placeholders.
+    expect(declaredStatements(Object.keys(PREBUILT))).toEqual(PREBUILT);
+    for (const [, statement] of generated) {
+      // SQLite prepares the text against the real tables: every name in it exists.
+      const explained = await env.DB.prepare(`EXPLAIN ${statement.sql}`)
+        .bind(...statement.params.map(() => null))
+        .all();
+      expect(explained.results.length).toBeGreaterThan(0);
+    }
   });
 });

@@ -18,7 +18,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { encodeBase64Url } from "hono/utils/encode";
 import type { Caller, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { bindCompiled, compiled, type RowOf, rowReader } from "../../db/compiled";
+import { bindCompiled, prebuilt, type RowOf, rowReader } from "../../db/compiled";
 import { DIRECTORY } from "../../db/databases";
 import { apiKeyIndex, apiKeys, organizations, orgMembers } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
@@ -165,24 +165,22 @@ const readKey = once(() => rowReader(KEY_COLUMNS));
  * binds its hash to SQL text already built, rather than building the query with Drizzle's builder
  * again, and reads the row by the columns it selected.
  */
-const homeQuery = () =>
-  compiled("key:home", (b) =>
-    b
-      .select(HOME_COLUMNS)
-      .from(apiKeyIndex)
-      .innerJoin(organizations, eq(organizations.id, apiKeyIndex.orgId))
-      .leftJoin(apiKeys, and(eq(apiKeys.keyHash, apiKeyIndex.keyHash), isNull(apiKeys.revokedAt)))
-      .leftJoin(orgMembers, membership())
-      .where(eq(apiKeyIndex.keyHash, sql.placeholder("hash"))),
-  );
-const keyQuery = () =>
-  compiled("key:own", (b) =>
-    b
-      .select(KEY_COLUMNS)
-      .from(apiKeys)
-      .innerJoin(orgMembers, membership())
-      .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt))),
-  );
+const homeQuery = prebuilt("key:home", (b) =>
+  b
+    .select(HOME_COLUMNS)
+    .from(apiKeyIndex)
+    .innerJoin(organizations, eq(organizations.id, apiKeyIndex.orgId))
+    .leftJoin(apiKeys, and(eq(apiKeys.keyHash, apiKeyIndex.keyHash), isNull(apiKeys.revokedAt)))
+    .leftJoin(orgMembers, membership())
+    .where(eq(apiKeyIndex.keyHash, sql.placeholder("hash"))),
+);
+const keyQuery = prebuilt("key:own", (b) =>
+  b
+    .select(KEY_COLUMNS)
+    .from(apiKeys)
+    .innerJoin(orgMembers, membership())
+    .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt))),
+);
 
 /** How many keys the isolate holds (for tests and diagnostics). */
 export function keyCacheSize(): { keys: number } {
