@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// A new isolate's first read and first write of two builds of the API side by side: this tree and
+// BASE=<commit> (a git worktree, as bench/warm-pair.mjs makes it), each as it deploys
+// (scripts/build.mjs's split build), with the ladder floor. Each round starts every server as a
+// new process (left until quiet, as bench:startup does), sends one request, and takes the Worker
+// process's CPU over it (schedstat): a project read by a key that never writes, then, in another new
+// process, a project create by another key; the order turned every round. Ratios paired by round.
+//
+//   BASE=HEAD node bench/first-pair.mjs        ROUNDS (9)
+import { execFileSync } from "node:child_process";
+import { symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import * as lib from "./lib.mjs";
+import { splitBuild } from "./split-build.mjs";
+
+const ROUNDS = lib.env("ROUNDS", 9);
+const BASE = process.env.BASE;
+
+async function main() {
+  if (!BASE) throw new Error("BASE=<commit>: the build to pair this tree with");
+  const base = join(lib.tmp, "base");
+  execFileSync("git", ["worktree", "add", "--detach", base, BASE], { cwd: lib.root, stdio: "ignore" });
+  symlinkSync(join(lib.root, "node_modules"), join(base, "node_modules"));
+  try {
+    const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
+    const vars = lib.varsOf(seed);
+    const baseLib = await import(join(base, "bench", "lib.mjs"));
+    const baseSplit = await import(join(base, "bench", "split-build.mjs"));
+    const configs = { this: lib.snapshot("api", {}), base: baseLib.snapshot("api", {}) };
+    await splitBuild(dirname(configs.this));
+    await baseSplit.splitBuild(dirname(configs.base));
+    const project = seed.bench.project.id;
+    const [reader, writer] = seed.bench.keys;
+    const builds = {
+      this: { config: configs.this, vars: vars.api, read: `/v1/projects/${project}`, write: "/v1/projects" },
+      base: { config: configs.base, vars: vars.api, read: `/v1/projects/${project}`, write: "/v1/projects" },
+      floor: {
+        config: lib.snapshot("ladder"),
+        vars: vars.ladder,
+        read: `/floor/projects/${project}`,
+        write: "/write/project",
+      },
+    };
+    const cpu = Object.fromEntries(Object.keys(builds).map((name) => [name, { read: [], write: [] }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 ? ["this", "floor", "base"] : ["base", "floor", "this"];
+      for (const kind of ["read", "write"]) {
+        for (const name of order) {
+          const b = builds[name];
+          const server = await new lib.Server(
+            name,
+            b.config,
+            lib.copyState(dir, `${name}-${round}-${kind}`),
+            b.vars,
+          ).start();
+          const before = server.cpuNs();
+          const body = kind === "write" ? { name: `f-${lib.hex(6)}` } : undefined;
+          const res = await server.request(body ? "POST" : "GET", b[kind], {
+            key: kind === "read" ? reader : writer,
+            body,
+          });
+          if (res.status >= 300) throw new Error(`${name} ${kind}: ${res.status}`);
+          cpu[name][kind].push((server.cpuNs() - before) / 1e6);
+          await server.stop();
+        }
+      }
+      console.error(`bench: round ${round + 1}/${ROUNDS}`);
+    }
+    const ratio = (kind, a, b) => lib.spread(cpu[a][kind].map((x, i) => x / cpu[b][kind][i]));
+    console.log(lib.header(`BASE=${BASE} node bench/first-pair.mjs (ROUNDS=${ROUNDS})`));
+    console.log(
+      lib.table(
+        ["a new isolate's first request: Worker CPU ms", "read, median (min–max)", "write"],
+        [
+          ["this tree", lib.spread(cpu.this.read, 1), lib.spread(cpu.this.write, 1)],
+          [`BASE ${BASE}`, lib.spread(cpu.base.read, 1), lib.spread(cpu.base.write, 1)],
+          [
+            "ladder floor (floor route; write rung)",
+            lib.spread(cpu.floor.read, 1),
+            lib.spread(cpu.floor.write, 1),
+          ],
+          [
+            "this tree ÷ BASE, paired by round",
+            ratio("read", "this", "base"),
+            ratio("write", "this", "base"),
+          ],
+          ["this tree ÷ floor", ratio("read", "this", "floor"), ratio("write", "this", "floor")],
+          ["BASE ÷ floor", ratio("read", "base", "floor"), ratio("write", "base", "floor")],
+        ],
+      ),
+    );
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", base], { cwd: lib.root });
+  }
+}
+
+lib.runMain(30, main);
