@@ -5,8 +5,9 @@
 // new process (left until quiet, as bench:startup does), sends one request, and takes the Worker
 // process's CPU over it (schedstat): a project read by a key that never writes, then, in another new
 // process, a project create by another key; the order turned every round. Ratios paired by round.
+// PATH_OF_API: the API's read (`{project}`, `{environment}`, `{deployment}`: the seeded ones').
 //
-//   BASE=HEAD node bench/first-pair.mjs        ROUNDS (9)
+//   BASE=HEAD node bench/first-pair.mjs        ROUNDS (9), PATH_OF_API (/v1/projects/{project})
 import { execFileSync } from "node:child_process";
 import { symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -15,6 +16,7 @@ import { splitBuild } from "./split-build.mjs";
 
 const ROUNDS = lib.env("ROUNDS", 9);
 const BASE = process.env.BASE;
+const API_PATH = process.env.PATH_OF_API ?? "/v1/projects/{project}";
 
 async function main() {
   if (!BASE) throw new Error("BASE=<commit>: the build to pair this tree with");
@@ -30,10 +32,13 @@ async function main() {
     await splitBuild(dirname(configs.this));
     await baseSplit.splitBuild(dirname(configs.base));
     const project = seed.bench.project.id;
+    const read = API_PATH.replace("{project}", project)
+      .replace("{environment}", seed.bench.project.env)
+      .replace("{deployment}", seed.bench.deployments[0]);
     const [reader, writer] = seed.bench.keys;
     const builds = {
-      this: { config: configs.this, vars: vars.api, read: `/v1/projects/${project}`, write: "/v1/projects" },
-      base: { config: configs.base, vars: vars.api, read: `/v1/projects/${project}`, write: "/v1/projects" },
+      this: { config: configs.this, vars: vars.api, read, write: "/v1/projects" },
+      base: { config: configs.base, vars: vars.api, read, write: "/v1/projects" },
       floor: {
         config: lib.snapshot("ladder"),
         vars: vars.ladder,
@@ -70,7 +75,7 @@ async function main() {
     console.log(lib.header(`BASE=${BASE} node bench/first-pair.mjs (ROUNDS=${ROUNDS})`));
     console.log(
       lib.table(
-        ["a new isolate's first request: Worker CPU ms", "read, median (min–max)", "write"],
+        ["a new isolate's first request: Worker CPU ms", `GET ${API_PATH}, median (min–max)`, "write"],
         [
           ["this tree", lib.spread(cpu.this.read, 1), lib.spread(cpu.this.write, 1)],
           [`BASE ${BASE}`, lib.spread(cpu.base.read, 1), lib.spread(cpu.base.write, 1)],
