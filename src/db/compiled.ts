@@ -48,20 +48,17 @@ const builder = once(() => createDb({ prepare: unused, batch: unused }));
 
 const cache = new Map<string, Compiled>();
 
+type Build = (db: Db) => { toSQL(): Query };
+
+const NOTHING_PREBUILT: Readonly<Record<string, PrebuiltStatement>> = {};
+
 /**
  * The SQL of `build`'s query, built once per isolate for `variant` (a key naming everything
  * that changes the text; the callers' variants are a fixed, small set).
  */
-export function compiled(variant: string, build: (db: Db) => { toSQL(): Query }): Compiled {
-  let query = cache.get(variant);
-  if (!query) {
-    query = build(builder()).toSQL();
-    cache.set(variant, query);
-  }
-  return query;
+export function compiled(variant: string, build: Build): Compiled {
+  return compiledFrom(NOTHING_PREBUILT, variant, build);
 }
-
-type Build = (db: Db) => { toSQL(): Query };
 
 const declared = new Map<string, Build>();
 
@@ -77,7 +74,7 @@ export function prebuilt(variant: string, build: Build): () => Compiled {
   return () => compiledFrom(PREBUILT, variant, build);
 }
 
-/** `compiled`, its text taken from `table` when that holds `variant`. */
+/** `compiled`, its text taken from `table` when that holds `variant` (no build then). */
 export function compiledFrom(
   table: Readonly<Record<string, PrebuiltStatement>>,
   variant: string,
