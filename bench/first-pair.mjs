@@ -4,7 +4,8 @@
 // (scripts/build.mjs's split build), with the ladder floor. Each round starts every server as a
 // new process (left until quiet, as bench:startup does), sends one request, and takes the Worker
 // process's CPU over it (schedstat): a project read by a key that never writes, then, in another new
-// process, a project create by another key; the order turned every round. Ratios paired by round.
+// process, a project create by another key, beside the ladder's write rung and its floor write (the
+// rung through the stack); the order turned every round. Ratios paired by round.
 // PATH_OF_API: the API's read (`{project}`, `{environment}`, `{deployment}`: the seeded ones').
 //
 //   BASE=HEAD node bench/first-pair.mjs        ROUNDS (9), PATH_OF_API (/v1/projects/{project})
@@ -46,11 +47,14 @@ async function main() {
         write: "/write/project",
       },
     };
+    // The ladder's floor write: the write rung through OpenAPIHono and a zod-openapi route.
+    builds.floorWrite = { ...builds.floor, read: undefined, write: "/floor/projects" };
     const cpu = Object.fromEntries(Object.keys(builds).map((name) => [name, { read: [], write: [] }]));
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 ? ["this", "floor", "base"] : ["base", "floor", "this"];
+      const order =
+        round % 2 ? ["this", "floor", "floorWrite", "base"] : ["base", "floorWrite", "floor", "this"];
       for (const kind of ["read", "write"]) {
-        for (const name of order) {
+        for (const name of order.filter((n) => builds[n][kind])) {
           const b = builds[name];
           const server = await new lib.Server(
             name,
@@ -84,13 +88,20 @@ async function main() {
             lib.spread(cpu.floor.read, 1),
             lib.spread(cpu.floor.write, 1),
           ],
+          ["ladder floor write (POST /floor/projects)", "–", lib.spread(cpu.floorWrite.write, 1)],
           [
             "this tree ÷ BASE, paired by round",
             ratio("read", "this", "base"),
             ratio("write", "this", "base"),
           ],
-          ["this tree ÷ floor", ratio("read", "this", "floor"), ratio("write", "this", "floor")],
-          ["BASE ÷ floor", ratio("read", "base", "floor"), ratio("write", "base", "floor")],
+          [
+            "this tree ÷ floor (the write rung)",
+            ratio("read", "this", "floor"),
+            ratio("write", "this", "floor"),
+          ],
+          ["BASE ÷ floor (the write rung)", ratio("read", "base", "floor"), ratio("write", "base", "floor")],
+          ["this tree ÷ floor write", "–", ratio("write", "this", "floorWrite")],
+          ["BASE ÷ floor write", "–", ratio("write", "base", "floorWrite")],
         ],
       ),
     );

@@ -11,7 +11,10 @@
  *   GET   /floor/projects/{id}     → the rung through OpenAPIHono and a zod-openapi route, the SELECT
  *                                    in a D1 session, its bookmark returned: what the stack and the
  *                                    contract cost a read before any code of the API's (the floor)
- *   GET   /openapi.json            → the document of that route
+ *   POST  /floor/projects          → the write rung through OpenAPIHono and a zod-openapi route (its
+ *                                    body validated), the batch in a D1 session, its bookmark
+ *                                    returned: the floor of a write
+ *   GET   /openapi.json            → the document of those routes
  *   POST  /write/project           → the RPC, then the three-INSERT batch `POST /v1/projects` runs
  *   PATCH /write/transition/{id}   → SELECT the deployment, one batch (conditional UPDATE + event
  *                                    INSERT), a queue send: what a deployment transition does
@@ -51,19 +54,19 @@ const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 const newId = () => crypto.randomUUID().replaceAll("-", "");
 
+/** The three INSERTs of `POST /v1/projects`: the write rung's batch, and the floor write's. */
+const CREATE_PROJECT = [
+  "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, ?, 'connected', ?, ?)",
+  "INSERT INTO environments (id, project_id, name, created_at) VALUES (?, ?, 'production', ?)",
+  "INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (?, ?, ?, 'owner', ?)",
+] as const;
 /** Every statement of the plain rungs, prepared once per isolate. */
 const prepare = (db: D1Database) => ({
   project: db.prepare("SELECT * FROM projects WHERE id = ?"),
   page: db.prepare("SELECT * FROM projects WHERE org_id = ? ORDER BY created_at, id LIMIT 21"),
-  insertProject: db.prepare(
-    "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, ?, 'connected', ?, ?)",
-  ),
-  insertEnvironment: db.prepare(
-    "INSERT INTO environments (id, project_id, name, created_at) VALUES (?, ?, 'production', ?)",
-  ),
-  insertMember: db.prepare(
-    "INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (?, ?, ?, 'owner', ?)",
-  ),
+  insertProject: db.prepare(CREATE_PROJECT[0]),
+  insertEnvironment: db.prepare(CREATE_PROJECT[1]),
+  insertMember: db.prepare(CREATE_PROJECT[2]),
   deployment: db.prepare("SELECT * FROM deployments WHERE id = ?"),
   moveDeployment: db.prepare(
     "UPDATE deployments SET status = 'in_progress', updated_at = ? WHERE id = ? AND updated_at = ?",
@@ -115,6 +118,37 @@ floor.openapi(
     c.header("x-d1-bookmark", session.getBookmark() ?? "");
     if (!row) return c.json({ code: "not_found" }, 404);
     return c.json(Object.fromEntries(FIELDS.map((k) => [k, row[k]])) as z.infer<typeof Project>, 200);
+  },
+);
+floor.openapi(
+  createRoute({
+    method: "post",
+    path: "/floor/projects",
+    request: {
+      body: {
+        content: { "application/json": { schema: z.object({ name: z.string().min(1).max(100) }) } },
+        required: true,
+      },
+    },
+    responses: {
+      201: { content: { "application/json": { schema: Project } }, description: "The project." },
+    },
+  }),
+  async (c) => {
+    const { name } = c.req.valid("json");
+    await counter(c.env, c.req.raw);
+    const session = c.env.DB.withSession("first-primary");
+    const [now, id, environment] = [new Date().toISOString(), newId(), newId()];
+    const { ORG_ID: org, ACCOUNT_ID: account } = c.env;
+    await session.batch([
+      session.prepare(CREATE_PROJECT[0]).bind(id, org, name, name.toLowerCase(), environment, now, now),
+      session.prepare(CREATE_PROJECT[1]).bind(environment, id, now),
+      session.prepare(CREATE_PROJECT[2]).bind(newId(), id, account, now),
+    ]);
+    c.header("x-d1-bookmark", session.getBookmark() ?? "");
+    const made = { id, org_id: org, name, description: null, icon: null, repo_id: null };
+    const rest = { default_environment_id: environment, connection_status: "connected" };
+    return c.json({ ...made, ...rest, created_at: now, updated_at: now }, 201);
   },
 );
 floor.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "floor", version: "1" } });
