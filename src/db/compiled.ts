@@ -43,7 +43,7 @@ const unused = () => {
   throw new Error("the compile-time Drizzle handle never runs a query");
 };
 // Made on the first build: the key lookup (src/services/api-keys/authenticate.ts) brings this
-// module into the Worker's start, which then builds nothing.
+// module into the Worker's start, which then builds nothing (and that lookup is prebuilt).
 const builder = once(() => createDb({ prepare: unused, batch: unused }));
 
 const cache = new Map<string, Compiled>();

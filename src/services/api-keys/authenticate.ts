@@ -161,9 +161,9 @@ const readHome = once(() => rowReader(HOME_COLUMNS));
 const readKey = once(() => rowReader(KEY_COLUMNS));
 
 /**
- * The lookups of `loadKey`, each compiled once per isolate (src/db/compiled.ts): a key-cache miss
- * binds its hash to SQL text already built, rather than building the query with Drizzle's builder
- * again, and reads the row by the columns it selected.
+ * The lookups of `loadKey`, prebuilt (src/db/compiled.ts): a key-cache miss binds its hash to SQL
+ * text generated from these declarations, never built by Drizzle's builder in a Worker, and reads
+ * the row by the columns it selected.
  */
 const homeQuery = prebuilt("key:home", (b) =>
   b
