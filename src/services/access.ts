@@ -164,6 +164,17 @@ export function withinKeyProjectsOf(restricted: boolean, projectId: SQLiteColumn
 }
 
 /**
+ * In a compiled statement: the caller's membership of the project `projectId` names (a join with
+ * `project_members`), the caller read from the `accountId` placeholder (`callerValues`).
+ */
+export function callerMembershipOf(projectId: SQLiteColumn): SQL | undefined {
+  return and(
+    eq(projectMembers.projectId, projectId),
+    eq(projectMembers.accountId, sql.placeholder("accountId")),
+  );
+}
+
+/**
  * Whether the caller's variant of a compiled statement restricts projects: part of every cache
  * key, since the restriction adds a condition to the statement's text.
  */
@@ -207,13 +218,7 @@ export function authorizedLookup<T extends ProjectRowTable>(
           withinKeyProjectsOf(identity.projectIds !== null, projects.id),
         ),
       )
-      .leftJoin(
-        projectMembers,
-        and(
-          eq(projectMembers.projectId, projects.id),
-          eq(projectMembers.accountId, sql.placeholder("accountId")),
-        ),
-      )
+      .leftJoin(projectMembers, callerMembershipOf(projects.id))
       .where(
         and(eq(table.id, sql.placeholder("id")), extra ? eq(extra[0], sql.placeholder("extra")) : undefined),
       ),
@@ -261,13 +266,7 @@ const projectQuery = (restricted: boolean) => (b: Db) =>
   b
     .select(projectSelection)
     .from(projects)
-    .leftJoin(
-      projectMembers,
-      and(
-        eq(projectMembers.projectId, projects.id),
-        eq(projectMembers.accountId, sql.placeholder("accountId")),
-      ),
-    )
+    .leftJoin(projectMembers, callerMembershipOf(projects.id))
     .where(
       and(
         eq(projects.id, sql.placeholder("id")),

@@ -12,6 +12,7 @@ import type { ProjectRecord } from "../../schemas/project";
 import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
 import {
   authorizeProjectCreate,
+  callerMembershipOf,
   callerValues,
   canSeeAll,
   loadProject,
@@ -95,15 +96,7 @@ export async function listProjects(ctx: CallerContext, page: PageRequest): Promi
     `projects:${all ? "all" : "member"}:${restrictionVariant(identity)}:${keys.variant}`,
     (b) => {
       const from = b.select(projectColumns).from(projects);
-      const visible = all
-        ? from
-        : from.innerJoin(
-            projectMembers,
-            and(
-              eq(projectMembers.projectId, projects.id),
-              eq(projectMembers.accountId, sql.placeholder("accountId")),
-            ),
-          );
+      const visible = all ? from : from.innerJoin(projectMembers, callerMembershipOf(projects.id));
       return visible
         .where(
           and(
