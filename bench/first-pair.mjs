@@ -1,37 +1,15 @@
 #!/usr/bin/env node
-// A new isolate's first read and first write of two builds of the API side by side: this tree and
-// BASE=<commit> (a git worktree, as bench/warm-pair.mjs makes it), each as it deploys
-// (scripts/build.mjs's split build), with the ladder floor. Each round starts every server as a
-// new process (left until quiet, as bench:startup does), sends one request, and takes the Worker
-// process's CPU over it (schedstat): a project read by a key that never writes, then, in another new
-// process, a project create by another key, beside the ladder's write rung and its floor write (the
-// rung through the stack); the order turned every round. Ratios paired by round.
-// PATH_OF_API: the API's read (`{project}`, `{environment}`, `{deployment}`: the seeded ones').
-//
-//   BASE=HEAD node bench/first-pair.mjs        ROUNDS (9), PATH_OF_API (/v1/projects/{project})
-import { execFileSync } from "node:child_process";
-import { symlinkSync } from "node:fs";
-import { dirname, join } from "node:path";
 import * as lib from "./lib.mjs";
-import { splitBuild } from "./split-build.mjs";
+import { withBaseBuild } from "./split-build.mjs";
 
 const ROUNDS = lib.env("ROUNDS", 9);
 const BASE = process.env.BASE;
 const API_PATH = process.env.PATH_OF_API ?? "/v1/projects/{project}";
 
 async function main() {
-  if (!BASE) throw new Error("BASE=<commit>: the build to pair this tree with");
-  const base = join(lib.tmp, "base");
-  execFileSync("git", ["worktree", "add", "--detach", base, BASE], { cwd: lib.root, stdio: "ignore" });
-  symlinkSync(join(lib.root, "node_modules"), join(base, "node_modules"));
-  try {
+  await withBaseBuild(BASE, async (configs) => {
     const { dir, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
     const vars = lib.varsOf(seed);
-    const baseLib = await import(join(base, "bench", "lib.mjs"));
-    const baseSplit = await import(join(base, "bench", "split-build.mjs"));
-    const configs = { this: lib.snapshot("api", {}), base: baseLib.snapshot("api", {}) };
-    await splitBuild(dirname(configs.this));
-    await baseSplit.splitBuild(dirname(configs.base));
     const project = seed.bench.project.id;
     const read = API_PATH.replace("{project}", project)
       .replace("{environment}", seed.bench.project.env)
@@ -105,9 +83,7 @@ async function main() {
         ],
       ),
     );
-  } finally {
-    execFileSync("git", ["worktree", "remove", "--force", base], { cwd: lib.root });
-  }
+  });
 }
 
 lib.runMain(30, main);

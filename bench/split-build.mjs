@@ -2,8 +2,9 @@
 // uploaded as many modules with `no_bundle`), for bench/startup.mjs beside wrangler's one bundle
 // (what `npm run dev` serves): the snapshot's top-level configuration pointed at that build, so
 // that the bench's servers and `wrangler check startup` run it without an environment's bindings.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { buildWorker } from "../scripts/build.mjs";
 
 /**
@@ -25,4 +26,27 @@ export async function splitBuild(dir) {
   );
   writeFileSync(config, toml.replace(/^minify = true\n/m, ""));
   return config;
+}
+
+/**
+ * The API of this tree and of the commit `base` (a git worktree; its own bench/lib.mjs and this
+ * module make its snapshot), each built as it deploys: `run({ this, base })` with each snapshot's
+ * wrangler.toml, then the worktree removed. For the scripts that pair two builds.
+ */
+export async function withBaseBuild(base, run) {
+  if (!base) throw new Error("BASE=<commit>: the build to pair this tree with");
+  const lib = await import("./lib.mjs");
+  const dir = join(lib.tmp, "base");
+  execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: lib.root, stdio: "ignore" });
+  symlinkSync(join(lib.root, "node_modules"), join(dir, "node_modules"));
+  try {
+    const baseLib = await import(join(dir, "bench", "lib.mjs"));
+    const baseSplit = await import(join(dir, "bench", "split-build.mjs"));
+    const configs = { this: lib.snapshot("api", {}), base: baseLib.snapshot("api", {}) };
+    await splitBuild(dirname(configs.this));
+    await baseSplit.splitBuild(dirname(configs.base));
+    return await run(configs);
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: lib.root });
+  }
 }

@@ -1,37 +1,16 @@
 #!/usr/bin/env node
-// A warm read of two builds of the API side by side, which bench/run.mjs (one API per run) cannot
-// pair: this tree and BASE=<commit> (a git worktree; its own bench/lib.mjs and split-build.mjs make
-// its snapshot), each as it deploys (scripts/build.mjs's split build), with the ladder floor, on
-// one seeded state. One server each for the run, warmed for 2 s; then PAIRS (8) rounds, each a
-// SECONDS (3) s slice of autocannon at 10 connections on each in turn (the order turned every
-// round), 20 keys in rotation (RATE_LIMITS lifted, as run.mjs does). Worker CPU per request (the
-// process's utime + stime); ratios paired by round: median (min–max).
-//
-//   BASE=HEAD~3 node bench/warm-pair.mjs        PATH_OF_API=/v1/projects/{id} (the default)
-import { execFileSync } from "node:child_process";
-import { symlinkSync } from "node:fs";
-import { dirname, join } from "node:path";
 import autocannon from "autocannon";
 import * as lib from "./lib.mjs";
-import { splitBuild } from "./split-build.mjs";
+import { withBaseBuild } from "./split-build.mjs";
 
 const [PAIRS, SECONDS] = [lib.env("PAIRS", 8), lib.env("SECONDS", 3)];
 const BASE = process.env.BASE;
 const API_PATH = process.env.PATH_OF_API ?? "/v1/projects/{id}";
 
 async function main() {
-  if (!BASE) throw new Error("BASE=<commit>: the build to pair this tree with");
-  const base = join(lib.tmp, "base");
-  execFileSync("git", ["worktree", "add", "--detach", base, BASE], { cwd: lib.root, stdio: "ignore" });
-  symlinkSync(join(lib.root, "node_modules"), join(base, "node_modules"));
-  try {
+  await withBaseBuild(BASE, async (configs) => {
     const { dir, seed } = lib.seededState({ keyCount: 24, deploymentCount: 1, deep: false });
     const vars = lib.varsOf(seed);
-    const baseLib = await import(join(base, "bench", "lib.mjs"));
-    const baseSplit = await import(join(base, "bench", "split-build.mjs"));
-    const configs = { this: lib.snapshot("api", {}), base: baseLib.snapshot("api", {}) };
-    await splitBuild(dirname(configs.this));
-    await baseSplit.splitBuild(dirname(configs.base));
     const servers = {
       this: await new lib.Server("this", configs.this, lib.copyState(dir, "this"), vars.api).start(),
       base: await new lib.Server("base", configs.base, lib.copyState(dir, "base"), vars.api).start(),
@@ -72,9 +51,7 @@ async function main() {
       ),
     );
     for (const server of Object.values(servers)) await server.stop();
-  } finally {
-    execFileSync("git", ["worktree", "remove", "--force", base], { cwd: lib.root });
-  }
+  });
 }
 
 /** `seconds` of autocannon on `path`, each request the next key: the Worker's CPU ms per response. */
