@@ -13,6 +13,7 @@
  * The routes' own rules are in test/routes/environments/*Protection*, *lock* and
  * test/routes/deployments/*Review*; races in test/properties/races/protection.test.ts.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { internal, request } from "../helpers/api";
@@ -187,6 +188,19 @@ describe("the gate at creation", () => {
         },
       });
       expect(await readDeployment(owner, res.body.id)).toEqual(res.body);
+      // Its audit entry (§14) has the status and the gate its INSERT gave it.
+      const { results } = await env.DB.prepare(
+        "SELECT changes FROM audit_log WHERE action = 'createDeployment' AND target_id = ?",
+      )
+        .bind(res.body.id)
+        .all<{ changes: string }>();
+      expect(results.map((r) => JSON.parse(r.changes))).toEqual([
+        expect.objectContaining({
+          status: { from: null, to: "waiting" },
+          gate: { from: null, to: res.body.gate },
+          config: { from: null, to: res.body.config },
+        }),
+      ]);
     });
 
     it("redeploy: the new deployment waits, with a gate of its own; the original is untouched", async () => {

@@ -5,7 +5,7 @@
  */
 /** Deployments (SPEC.md "Deployment", API_CONTRACT §3, §4, §8): read and cancelled by users, run by the engine. */
 
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, eq, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -221,7 +221,7 @@ export async function insertDeployment(
       target: { type: "deployment", id: row.id },
       projectId: row.projectId,
       orgId: place.orgId,
-      changes: sql`json_set(${changes}, '$.status.to', (SELECT status FROM deployments WHERE id = ${row.id}))`,
+      changes: createdChanges(changes, row.id),
     }),
   ]);
   const made_ = inserted[0];
@@ -233,4 +233,17 @@ export async function insertDeployment(
   });
   await afterCreate(ctx, record, made_?.concurrency ?? null);
   return record;
+}
+
+/**
+ * A create's audit `changes` (API_CONTRACT §14: every non-secret top-level field; `data`, which
+ * may carry configuration values, left out): `known`, what the request decided, completed from
+ * the row its INSERT wrote with what only that INSERT knew: its `status`, its `config` (§24) and,
+ * when its environment's protection holds it, its `gate` (§26; null to null is no change).
+ */
+function createdChanges(known: string, id: string): SQL {
+  const column = (name: "status" | "config" | "gate") =>
+    sql`(SELECT ${sql.identifier(name)} FROM deployments WHERE id = ${id})`;
+  const withRow = sql`json_set(${known}, '$.status.to', ${column("status")}, '$.config', json_object('from', NULL, 'to', json(${column("config")})))`;
+  return sql`CASE WHEN ${column("gate")} IS NULL THEN ${withRow} ELSE json_set(${withRow}, '$.gate', json_object('from', NULL, 'to', json(${column("gate")}))) END`;
 }

@@ -65,5 +65,5 @@ export function refuseOversizedDeployment(data: DeploymentData, stackIds: readon
  * description of a change and may carry configuration values (variables among them).
  */
 export function auditableDeploymentChanges(before: DeploymentRecord | null, after: DeploymentRecord | null) {
-  return diffRecords(before, after, ["data", "config"]);
+  return diffRecords(before, after, ["data"]);
 }

@@ -254,6 +254,18 @@ describe("POST /v1/environments/{environment_id}/deployments", () => {
       actor_account_id: owner.accountId,
       actor_api_key_id: owner.keyId,
     });
+    // §14: every non-secret top-level field, the ones only the INSERT decides (status, §24's
+    // config) as the record has them; never `data` (a patch may carry values); no gate (none holds).
+    const changes = JSON.parse(String(rows[0]?.changes));
+    expect(changes).toMatchObject({
+      status: { from: null, to: "queued" },
+      config: { from: null, to: res.body.config },
+      created_by: { from: null, to: owner.accountId },
+      stack_ids: { from: null, to: res.body.stack_ids },
+    });
+    expect(res.body.config).toMatchObject({ environment_version: 0 });
+    expect(Object.keys(changes)).not.toContain("data");
+    expect(Object.keys(changes)).not.toContain("gate");
     // A refused create writes none.
     const refusedId = `start-${crypto.randomUUID()}`;
     await start(owner, environmentId, { data: {} }, { "x-request-id": refusedId });
