@@ -15,10 +15,15 @@
  *   settles any whose alarm was lost.
  * - Lock and concurrency are applied where the engine takes work (`engineMayStart`,
  *   `engineQueueCondition`); `supersede` cancels older deployments when a newer one is queued.
+ * - What follows a committed write (a timer handed to the gate object, a `supersede`'s cancels)
+ *   is its consequence, not part of it: its failure is logged and never becomes the request's
+ *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
+ *   create would make a second deployment.
  */
 import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
+import { loggableError } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
@@ -126,9 +131,9 @@ export async function settleGate(
     if (release) {
       const numbered = results[1] as { seq: number }[];
       notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
-      await supersedeOlder(ctx, next);
+      await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
     } else {
-      await keepTimer(ctx, next);
+      await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
     }
     return next;
   }
@@ -143,17 +148,41 @@ async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void>
   }
 }
 
+/**
+ * Runs `work`, a consequence of a write that has committed; a failure of it is logged, not thrown.
+ * What it leaves undone is done later: a wait timer not handed to the gate object by the cron
+ * (`settleOverdueGates`, a minute after `wait_until`), a `supersede` cut short by the next
+ * deployment of the environment to enter `queued` (it cancels every older one still queued or
+ * waiting).
+ */
+async function afterCommit(
+  ctx: ServiceContext,
+  what: "wait timer" | "supersede",
+  deploymentId: string,
+  work: () => Promise<void>,
+): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    ctx.log.error(`deployment committed; its ${what} failed and is left to its backstop`, {
+      deployment_id: deploymentId,
+      error: loggableError(err),
+    });
+  }
+}
+
 /** After a create: a waiting deployment's timer is set; a queued one supersedes older ones. */
 export async function afterCreate(ctx: ServiceContext, record: DeploymentRecord, concurrency: string | null) {
   const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at };
-  if (
-    record.status === "waiting" &&
-    record.gate?.wait_until &&
-    record.gate.blocked_by.includes("wait_timer")
-  ) {
-    await scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(record.gate.wait_until));
+  const until = record.gate?.wait_until;
+  if (record.status === "waiting" && until && record.gate?.blocked_by.includes("wait_timer")) {
+    await afterCommit(ctx, "wait timer", row.id, () =>
+      scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(until)),
+    );
   }
-  if (record.status === "queued" && concurrency === "supersede") await supersedeOlder(ctx, row);
+  if (record.status === "queued" && concurrency === "supersede") {
+    await afterCommit(ctx, "supersede", row.id, () => supersedeOlder(ctx, row));
+  }
 }
 
 /**
