@@ -14,7 +14,8 @@
  *   GET  /requests/<bucket>                            the paths the bucket was asked for, oldest first
  *
  * Modes: `ok` (the default); `slow` (answers after 20 s); `garbage` (200, not JSON); `error` (500);
- * discovery only: `other-issuer` (names another issuer), `huge` (a 1 MiB document); key set only:
+ * discovery only: `other-issuer` (names another issuer), `minimal` (`jwks_uri` alone, no `issuer`),
+ * `huge` (a 1 MiB document); key set only:
  * `rotated` (publishes `rsa-2` too), `invalid` (JSON that is no JWK set).
  * (Node's types are not part of this project's type check, so the few used are declared here.)
  */
@@ -113,6 +114,7 @@ export default async function setup(project: TestProject) {
     if (path === ".well-known/openid-configuration") {
       if (mode.discovery === "other-issuer")
         return json(200, { issuer: `${issuer}-other`, jwks_uri: `${issuer}/jwks` });
+      if (mode.discovery === "minimal") return json(200, { jwks_uri: `${issuer}/jwks` });
       if (mode.discovery === "huge")
         return json(200, { issuer, jwks_uri: `${issuer}/jwks`, pad: "x".repeat(1 << 20) });
       return answer(mode.discovery, () => ({

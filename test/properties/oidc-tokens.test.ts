@@ -138,17 +138,41 @@ describe("the issuer's keys only", () => {
     expect(await (await fetch(`${inject("receiverOrigin")}/received/${bucket}`)).json()).toEqual([]);
   });
 
-  it("an unknown kid fetches the key set again at most once a minute per issuer", async () => {
+  it("an unknown kid refetches the key set: a key rotated in after the set was cached is picked up at once", async () => {
     const w = await world();
     await exchangeOk(w.trust.id, await signToken(w.claims()));
     expect(await issuerRequests(w.issuer)).toEqual(["/.well-known/openid-configuration", "/jwks"]);
-    // `rsa-2` is not published yet: refused, and the key set, fetched a moment ago, is not asked again.
+    await setIssuerModes(w.issuer, { jwks: "rotated" });
+    await exchangeOk(w.trust.id, await signToken(w.claims(), "rsa-2"));
+    expect(await issuerRequests(w.issuer)).toEqual(["/.well-known/openid-configuration", "/jwks", "/jwks"]);
+    // Both keys are in the set now: no request for either.
+    await exchangeOk(w.trust.id, await signToken(w.claims(), "rsa-1"));
+    await exchangeOk(w.trust.id, await signToken(w.claims(), "rsa-2"));
+    expect(await issuerRequests(w.issuer)).toHaveLength(3);
+  });
+
+  it("an unknown kid refetches at most once a minute per issuer", async () => {
+    const w = await world();
+    await exchangeOk(w.trust.id, await signToken(w.claims()));
+    // `rsa-2` is not published yet: its first token refetches the set, and is refused.
     await w.refused(
       await signToken(w.claims(), "rsa-2"),
       /No key of the issuer's key set matches the token's `kid`/,
     );
+    expect(await issuerRequests(w.issuer)).toEqual(["/.well-known/openid-configuration", "/jwks", "/jwks"]);
+    // Within the minute, nothing more reaches the issuer: not a stream of unknown kids, not the
+    // key published since.
     await setIssuerModes(w.issuer, { jwks: "rotated" });
-    await w.refused(await signToken(w.claims(), "rsa-2"), /No key of the issuer's key set matches/);
+    for (let i = 0; i < 3; i++) {
+      await w.refused(await signToken(w.claims(), "rsa-2"), /No key of the issuer's key set matches/);
+    }
+    expect(await issuerRequests(w.issuer)).toHaveLength(3);
+  });
+
+  it("a discovery document with its jwks_uri alone is enough (§27 asks nothing else of it)", async () => {
+    const w = await world();
+    await setIssuerModes(w.issuer, { discovery: "minimal" });
+    await exchangeOk(w.trust.id, await signToken(w.claims()));
     expect(await issuerRequests(w.issuer)).toEqual(["/.well-known/openid-configuration", "/jwks"]);
   });
 
