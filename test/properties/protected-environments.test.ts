@@ -15,6 +15,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { encodeCursor } from "../../src/db/pagination";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { internal, request } from "../helpers/api";
 import { createOrgWithOwnerIn, d1 } from "../helpers/databases";
@@ -710,6 +711,26 @@ describe("the lock and the engine", () => {
     expect(await inEngineQueue(...queued)).toEqual([true, true]);
     await lock(owner, environmentId);
     expect(await inEngineQueue(...queued)).toEqual([false, false]);
+    // Only the engine's queued list (§20's `?status=queued`) holds them back: they are still
+    // `queued`, and every other list of the internal API shows them as they are.
+    const since = new Date(Date.parse(running.created_at) - 1).toISOString();
+    for (const [query, key] of [
+      ["", ""],
+      ["status=queued,failed&", "status=failed,queued"],
+      ["status=queued&status=in_progress&", "status=in_progress,queued"],
+    ]) {
+      const after = encodeCursor("asc", key ?? "", since, "1111111111111111111111");
+      const listed = await internal<{ data: Deployment[] }>(
+        "GET",
+        `/deployments?${query}limit=240&after=${encodeURIComponent(after)}`,
+      );
+      expect(listed.status, listed.raw).toBe(200);
+      const shown = listed.body.data.filter((d) => queued.some((q) => q.id === d.id));
+      expect(
+        shown.map((d) => [d.id, d.status]),
+        query,
+      ).toEqual(queued.map((d) => [d.id, "queued"]));
+    }
     for (const d of queued) {
       expectError(await engineMove(d.id, "in_progress"), 409, "conflict");
       const still = await readDeployment(owner, d.id);

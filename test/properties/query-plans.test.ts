@@ -254,7 +254,7 @@ describe("GET /internal/v1/deployments (API_CONTRACT §20)", () => {
     const db = createDb(env.DB);
     const first = pageRequest({ limit: 20, sort_by: "created_at" });
     for (const page of [first, { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } }]) {
-      const { sql: text, params } = statusPageQuery(db, "queued", page).toSQL();
+      const { sql: text, params } = statusPageQuery(db, "queued", page, { engineQueue: true }).toSQL();
       const detail = await plan(text, params);
       expect(detail).toMatch(/deployments USING INDEX deployments_status_created_idx/);
       expect(detail).not.toMatch(/TEMP B-TREE/);

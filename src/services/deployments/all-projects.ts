@@ -11,8 +11,17 @@ import type { DeploymentRecord } from "../../schemas/deployment";
 import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
 import { engineQueueCondition } from "./gate-rules";
 
-/** At most one page of the deployments in `status`, from the cursor, in the (status, created_at, id) index's order. */
-export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequest) {
+/**
+ * At most one page of the deployments in `status`, from the cursor, in the (status, created_at, id)
+ * index's order; for `engineQueue` (the engine's queued list), without the queued deployments a
+ * lock or a one-at-a-time environment holds back (§26).
+ */
+export function statusPageQuery(
+  db: Db,
+  status: DeploymentStatus,
+  page: PageRequest,
+  { engineQueue }: { engineQueue: boolean },
+) {
   const { where, orderBy } = keyset({ createdAt: deployments.createdAt, id: deployments.id }, page);
   return db
     .select()
@@ -20,8 +29,7 @@ export function statusPageQuery(db: Db, status: DeploymentStatus, page: PageRequ
     .where(
       and(
         eq(deployments.status, status),
-        // §26: the engine's work excludes what a lock or a one-at-a-time environment holds back.
-        status === "queued" ? engineQueueCondition(sql`deployments`) : undefined,
+        engineQueue ? engineQueueCondition(sql`deployments`) : undefined,
         where,
       ),
     )
@@ -42,11 +50,14 @@ export async function listAllDeployments(
   page: PageRequest,
 ): Promise<Page<DeploymentRecord>> {
   const statuses = filter.statuses?.length ? [...new Set(filter.statuses)] : DEPLOYMENT_STATUSES;
+  // §20's `?status=queued` is the engine's work, which §26's lock and concurrency hold back from;
+  // any other list shows the deployments as they are (a held one is still `queued`).
+  const engineQueue = statuses.length === 1 && statuses[0] === "queued";
   // Every organization database's page, at once: the merge below orders them as one.
   const pages = await Promise.all(
     ctx.config.orgDatabases.map((database) => {
       const db = database === ctx.database ? ctx.db : ctx.openSession(ctx.session.start, database).db;
-      const [first, ...rest] = statuses.map((status) => statusPageQuery(db, status, page));
+      const [first, ...rest] = statuses.map((status) => statusPageQuery(db, status, page, { engineQueue }));
       return first ? db.batch([first, ...rest]) : [];
     }),
   );
