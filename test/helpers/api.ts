@@ -57,6 +57,34 @@ export function brokenRateLimiter(
   } as unknown as Env["RATE_LIMITER"];
 }
 
+/** The DB binding, every session of which fails the statements whose SQL starts with `prefix`. */
+export function failingStatements(prefix: string): D1Database {
+  const failing = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(inner, prop) {
+        if (prop === "bind") return (...values: unknown[]) => failing(sqlText, inner.bind(...values));
+        const value = Reflect.get(inner, prop);
+        if (typeof value !== "function") return value;
+        if (sqlText.startsWith(prefix)) return () => Promise.reject(new Error("D1_ERROR: injected failure"));
+        return value.bind(inner);
+      },
+    });
+  const session = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(inner, prop) {
+        if (prop === "prepare") {
+          return (sqlText: string) => failing(sqlText, (inner as D1Database).prepare(sqlText));
+        }
+        if (prop === "withSession") {
+          return (start: string) => session((inner as D1Database).withSession(start));
+        }
+        const value = Reflect.get(inner, prop);
+        return typeof value === "function" ? value.bind(inner) : value;
+      },
+    });
+  return session(env.DB);
+}
+
 /** The RATE_LIMITER object of `subject` (`key:<id>`, `trust:<id>`, `ip:<address>`): the real Durable Object. */
 export const limiterOf = (subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 

@@ -1,18 +1,31 @@
 /**
- * What follows a deployment's committed create is its consequence, not part of it (API_CONTRACT
- * §11: a 5xx changed nothing; §26): a wait timer the gate object could not take, or a `supersede`
- * whose cancels failed, is logged, and the create still answers its 201. Answering 5xx instead
- * would release the Idempotency-Key, and the retry would make a second deployment. The failures
- * are injected into the bindings of one request (the gate objects, a D1 statement); everything
- * else is the real runtime, and the backstop each failure is left to then does the work.
+ * What follows a committed write is its consequence, not part of it (API_CONTRACT §11: a 5xx
+ * changed nothing): a deployment's wait timer the gate object could not take, a `supersede` whose
+ * cancels failed, deliveries moved to `pending` that their lane did not take, are logged, and the
+ * write still answers its 2xx. Answering 5xx instead would release the Idempotency-Key, and the
+ * retry would do it again (a second deployment, a second sending). The failures are injected into
+ * the bindings of one request (the gate objects, the lanes, a D1 statement); everything else is the
+ * real runtime, and the backstop each failure is left to then does the work.
  */
 import { createScheduledController, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { request } from "../helpers/api";
+import { failingStatements, request } from "../helpers/api";
 import { unique } from "../helpers/factories";
+import { type Delivery, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { type Deployment, engineCreateOk, protectedWorld, readDeployment } from "../helpers/protection";
+import {
+  allowTheLocalReceiver,
+  deliveryRow,
+  eventually,
+  received,
+  writeDelivery,
+  writeEvent,
+} from "../helpers/webhooks";
+
+// The receiver is http://127.0.0.1, as in local development (API_CONTRACT §1).
+allowTheLocalReceiver();
 
 const runCron = () => worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
 
@@ -23,34 +36,6 @@ const brokenGates = {
     schedule: () => Promise.reject(new Error("Durable Object reset because its code was updated.")),
   }),
 } as unknown as Env["ENVIRONMENT_GATES"];
-
-/** The DB binding, every session of which fails the statements whose SQL starts with `prefix`. */
-function failingStatements(prefix: string): D1Database {
-  const failing = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement =>
-    new Proxy(statement, {
-      get(inner, prop) {
-        if (prop === "bind") return (...values: unknown[]) => failing(sqlText, inner.bind(...values));
-        const value = Reflect.get(inner, prop);
-        if (typeof value !== "function") return value;
-        if (sqlText.startsWith(prefix)) return () => Promise.reject(new Error("D1_ERROR: injected failure"));
-        return value.bind(inner);
-      },
-    });
-  const session = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(inner, prop) {
-        if (prop === "prepare") {
-          return (sqlText: string) => failing(sqlText, (inner as D1Database).prepare(sqlText));
-        }
-        if (prop === "withSession") {
-          return (start: string) => session((inner as D1Database).withSession(start));
-        }
-        const value = Reflect.get(inner, prop);
-        return typeof value === "function" ? value.bind(inner) : value;
-      },
-    });
-  return session(env.DB);
-}
 
 const createIn = (
   key: string,
@@ -139,5 +124,82 @@ describe("a create's consequences failing after its commit", () => {
       { id: res.body.id, status: "cancelled" },
       { id: next.body.id, status: "queued" },
     ]);
+  });
+});
+
+/** DELIVERY_LANES whose objects always throw: a lane reset or unreachable. */
+const lanesDown = {
+  idFromName: (name: string) => env.DELIVERY_LANES.idFromName(name),
+  get: () => ({ schedule: () => Promise.reject(new Error("lane unreachable")) }),
+} as unknown as Env["DELIVERY_LANES"];
+
+/** As if the delivery had been due `ms` ago: past the sweep's STUCK_DELIVERY_MS. */
+const dueAgo = (deliveryId: string, ms: number) =>
+  env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
+    .bind(new Date(Date.now() - ms).toISOString(), deliveryId)
+    .run();
+
+describe("deliveries moved to pending that their lane does not take", () => {
+  const errors = captureLogs("error");
+  captureLogs("warn");
+
+  it("redeliver: 202 pending, a retry replays it (no second series), and the sweep sends it once", async () => {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { status: "failed" });
+    const redeliver = `${path}/deliveries/${deliveryId}/redeliver`;
+    const headers = { "idempotency-key": unique("key") };
+    const res = await request<Delivery>("POST", redeliver, {
+      key: owner.key,
+      headers,
+      bindings: { DELIVERY_LANES: lanesDown },
+    });
+    expect(res.status, res.raw).toBe(202);
+    expect(res.body).toMatchObject({ id: deliveryId, status: "pending" });
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "delivery lane did not take deliveries moved to pending; left to the sweep",
+        integration_id: integration.id,
+      }),
+    );
+    const retry = await request<Delivery>("POST", redeliver, { key: owner.key, headers });
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([202, "true"]);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ status: "pending", series: 1 });
+
+    await dueAgo(deliveryId, 2 * 60_000);
+    await runCron();
+    await eventually(async () => {
+      expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([event.id]);
+      expect(await deliveryRow(deliveryId)).toMatchObject({ status: "succeeded", series: 1 });
+    });
+  });
+
+  it("recover: the count of what moved, and the sweep sends each once", async () => {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    const since = new Date(Date.now() - 1000).toISOString();
+    const written: { event: { id: string }; id: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const event = await writeEvent(project.id, "changelog.created", { i });
+      written.push({
+        event,
+        id: await writeDelivery(project.id, event.id, integration.id, { status: "failed" }),
+      });
+    }
+    const res = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since },
+      bindings: { DELIVERY_LANES: lanesDown },
+    });
+    expect(res.status, res.raw).toBe(202);
+    expect(res.body).toEqual({ queued: 3 });
+    for (const { id } of written) {
+      expect(await deliveryRow(id)).toMatchObject({ status: "pending" });
+      await dueAgo(id, 2 * 60_000);
+    }
+    await runCron();
+    await eventually(async () => {
+      const ids = (await received(bucket)).map((r) => r.headers["webhook-id"]);
+      expect(ids.sort()).toEqual(written.map((w) => w.event.id).sort());
+    });
   });
 });

@@ -12,7 +12,7 @@ import type { LostAnswer } from "../../src/http/route-meta";
 import { forgetExpiredKeys } from "../../src/idempotency/executed";
 import { IDEMPOTENCY_TTL_MS } from "../../src/idempotency/store";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
-import { type ApiResponse, limiterOf, request } from "../helpers/api";
+import { type ApiResponse, failingStatements, limiterOf, request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
 import {
@@ -23,13 +23,9 @@ import {
   createProjectWithStack,
   unique,
 } from "../helpers/factories";
-import { setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
-import { allowTheLocalReceiver, writeDelivery, writeEvent } from "../helpers/webhooks";
-
-// The redeliver below sends to the local receiver (http://127.0.0.1), as in local development.
-allowTheLocalReceiver();
+import { engineCreateOk, lock, lockPath, readDeployment } from "../helpers/protection";
 
 type Record_ = { id: string; name?: string; updated_at?: string };
 
@@ -267,32 +263,33 @@ describe("a keyed write that meets its committed key without a lapsed claim", ()
 });
 
 describe("a keyed write that answers 5xx after its commit", () => {
-  // The lane's refusal surfaces as an unhandled error (500) by design.
+  // The injected D1 failure surfaces as an unhandled error (500) by design.
   const errors = captureLogs("error");
 
   it("takes its key back, in D1 too (API_CONTRACT §11): the retry executes", async () => {
-    // A redeliver commits (its delivery back to pending, its audit entry), then its lane is
-    // unreachable: it puts the delivery back and answers 500.
-    const { owner, project, integration, path } = await setupIntegration();
-    const event = await writeEvent(project.id, "changelog.created");
-    const deliveryId = await writeDelivery(project.id, event.id, integration.id, { status: "failed" });
-    const unreachable = {
-      idFromName: (name: string) => env.DELIVERY_LANES.idFromName(name),
-      get: () => ({ schedule: () => Promise.reject(new Error("lane unreachable")) }),
-    } as unknown as Env["DELIVERY_LANES"];
+    // An unlock commits (the lock gone, its audit entry holding the key), then its settling of the
+    // deployments the lock held fails: it answers 500, and a retry must run that settling.
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    await lock(owner, environmentId);
+    const held = await engineCreateOk(environmentId, [stack.id]);
+    expect(held.status).toBe("waiting");
     const key = unique("5xx");
-    const redeliver = `${path}/deliveries/${deliveryId}/redeliver`;
-    const failed = await request("POST", redeliver, {
+    const failed = await request("DELETE", lockPath(environmentId), {
       key: owner.key,
       headers: { "idempotency-key": key },
-      bindings: { DELIVERY_LANES: unreachable },
+      bindings: {
+        DB: failingStatements(
+          'select "id" from "deployments" where ("deployments"."environment_id" = ? and "deployments"."status" = ?)',
+        ),
+      },
     });
     expect(failed.status).toBe(500);
     expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "unhandled error" }));
     expect(await keyedEntries(key)).toBe(0);
-    const retry = await send(owner, "POST", redeliver, key);
-    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([202, null]);
-    expect(await keyedEntries(key)).toBe(1);
+    expect((await readDeployment(owner, held.id)).status).toBe("waiting");
+    const retry = await send(owner, "DELETE", lockPath(environmentId), key);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([204, null]);
+    expect((await readDeployment(owner, held.id)).status).toBe("queued");
   });
 });
 

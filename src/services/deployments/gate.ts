@@ -103,7 +103,7 @@ export async function settleGate(
     const blocked = blockedBy(row.gate, approvals, Boolean(protection[0]?.lockedAt), Date.now());
     const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked };
     if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(row.gate)) {
-      await keepTimer(ctx, row);
+      await afterCommit(ctx, "wait timer", row.id, () => keepTimer(ctx, row));
       return row;
     }
     const release = blocked.length === 0;

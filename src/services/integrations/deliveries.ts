@@ -137,17 +137,36 @@ async function deliveryPage(
   );
 }
 
+/**
+ * The two reads of one delivery's record (its row, its attempts), for a batch: a write reads its
+ * answer in the batch that commits it (`deliveryFrom`), so no read after the commit can fail it.
+ */
+export function deliveryRecordQueries(db: Db, deliveryId: string) {
+  return [
+    deliveryRows(db, eq(webhookDeliveries.id, deliveryId), [], 1),
+    db
+      .select()
+      .from(deliveryAttempts)
+      .where(eq(deliveryAttempts.deliveryId, deliveryId))
+      .orderBy(deliveryAttempts.attempt),
+  ] as const;
+}
+
+type DeliveryRecordRows = [
+  Awaited<ReturnType<ReturnType<typeof deliveryRecordQueries>[0]["all"]>>,
+  Awaited<ReturnType<ReturnType<typeof deliveryRecordQueries>[1]["all"]>>,
+];
+
+/** The record `deliveryRecordQueries` read; undefined when there is no such delivery. */
+export function deliveryFrom([rows, attempts]: DeliveryRecordRows): DeliveryRecord | undefined {
+  const row = rows[0];
+  return row ? toDeliveryRecord(row, groupAttempts(attempts)) : undefined;
+}
+
 /** One delivery record by id (no access check: the caller has done it). */
 export async function deliveryRecord(db: Db, deliveryId: string): Promise<DeliveryRecord | undefined> {
-  const [row] = await deliveryRows(db, eq(webhookDeliveries.id, deliveryId), [], 1).all();
-  if (!row) return undefined;
-  const attempts = await db
-    .select()
-    .from(deliveryAttempts)
-    .where(eq(deliveryAttempts.deliveryId, deliveryId))
-    .orderBy(deliveryAttempts.attempt)
-    .all();
-  return toDeliveryRecord(row, groupAttempts(attempts));
+  const [rows, attempts] = deliveryRecordQueries(db, deliveryId);
+  return deliveryFrom(await db.batch([rows, attempts]));
 }
 
 /** A page of the integration's deliveries, each with its attempts. */

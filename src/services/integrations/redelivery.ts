@@ -6,17 +6,22 @@
  * integration's delivery lane (./lanes.ts; a series of an operator's is sent even while the
  * integration is disabled), which makes the attempts, with the usual retry schedule, under the
  * event's own `webhook-id`.
+ *
+ * The move to `pending` is the write; the hand-off to the lane follows its commit. A lane that
+ * does not take a delivery (reset, unreachable) fails no request: the delivery is `pending` in
+ * D1, and the sweep (./sweep.ts) hands it over once it is STUCK_DELIVERY_MS past its time. So a
+ * `5xx` never follows a committed move (API_CONTRACT §11: a retry would send it again).
  */
 import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import { notFound } from "../../errors";
+import { loggableError, notFound } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord } from "../../schemas/delivery";
 import type { RecoverInput, RecoverResult } from "../../schemas/integration-writes";
 import { auditEntry } from "../audit/entry";
-import { deliveryRecord } from "./deliveries";
+import { deliveryFrom, deliveryRecordQueries } from "./deliveries";
 import { loadIntegration } from "./integrations";
 import { SCHEDULE_CHUNK, scheduleDeliveries } from "./lane-client";
 import { entryOf } from "./lane-protocol";
@@ -51,43 +56,48 @@ export async function redeliverDelivery(
     eq(webhookDeliveries.integrationId, integrationId),
   );
   const before = await db
-    .select({ status: webhookDeliveries.status, attempts: webhookDeliveries.attempts })
+    .select({ status: webhookDeliveries.status })
     .from(webhookDeliveries)
     .where(inIntegration)
     .get();
   if (!before) throw notFound("Delivery");
-  const [rows] = await db.batch([
+  const [record, attempts] = deliveryRecordQueries(db, deliveryId);
+  // The answer is read in the batch that commits the move.
+  const [rows, , recordRows, attemptRows] = await db.batch([
     requeue(ctx, inIntegration),
     auditEntry(ctx, {
       target: { type: "webhook_delivery", id: deliveryId },
       projectId,
       changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
     }),
+    record,
+    attempts,
   ]);
   const moved = rows[0];
+  const answer = deliveryFrom([recordRows, attemptRows]);
   // Deleted (with its event, integration or project) in between.
-  if (!moved) throw notFound("Delivery");
+  if (!moved || !answer) throw notFound("Delivery");
+  await handOver(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
+  return answer;
+}
+
+/** Deliveries moved to `pending` handed to their lane; what it does not take is the sweep's. */
+async function handOver(
+  ctx: ServiceContext,
+  integrationId: string,
+  entries: ReturnType<typeof entryOf>[],
+): Promise<boolean> {
   try {
-    await scheduleDeliveries(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
+    await scheduleDeliveries(ctx, integrationId, entries);
+    return true;
   } catch (err) {
-    // Its lane did not take it: put the delivery back as it was, unless an attempt happened since.
-    await db
-      .update(webhookDeliveries)
-      .set({ status: before.status, nextAttemptAt: null })
-      .where(
-        and(
-          inIntegration,
-          eq(webhookDeliveries.status, "pending"),
-          eq(webhookDeliveries.series, moved.series),
-          eq(webhookDeliveries.attempts, before.attempts),
-        ),
-      )
-      .run();
-    throw err;
+    ctx.log.error("delivery lane did not take deliveries moved to pending; left to the sweep", {
+      integration_id: integrationId,
+      deliveries: entries.length,
+      error: loggableError(err),
+    });
+    return false;
   }
-  const record = await deliveryRecord(db, deliveryId);
-  if (!record) throw notFound("Delivery");
-  return record;
 }
 
 /** Deliveries one step of `recoverIntegration` reads, moves and queues (one SELECT and one batch per step). */
@@ -99,9 +109,9 @@ export const RECOVER_CHUNK = 1000;
  * one call), and with them every one left `pending` past its time (`isStuck`: in no lane, or its
  * lane long behind). It walks them RECOVER_CHUNK at a time by (event time, event ID); in each step
  * the rows move to `pending` in a new series first (so the lane, which may start at once, sends
- * them), then the lane takes them SCHEDULE_CHUNK at a time; what it did not take goes back to its
- * status (a stuck one stays pending, for the sweep) and the call fails (the steps before stay
- * taken: a retry recovers the rest). One audit entry for the call, in the batch of the first step
+ * them), then the lane takes them SCHEDULE_CHUNK at a time; what it did not take stays pending,
+ * for the sweep (`handOver`). A step whose D1 work fails fails the call, the steps before staying
+ * taken (a retry recovers the rest). One audit entry for the call, in the batch of the first step
  * that moved a delivery.
  */
 export async function recoverIntegration(
@@ -198,30 +208,9 @@ async function recoverStep(
     return series === undefined ? [] : [{ ...c, series }];
   });
   for (let i = 0; i < toSend.length; i += SCHEDULE_CHUNK) {
-    const chunk = toSend.slice(i, i + SCHEDULE_CHUNK);
-    try {
-      await scheduleDeliveries(
-        ctx,
-        integrationId,
-        chunk.map((c) => entryOf(c.id, c.series)),
-      );
-    } catch (err) {
-      // The chunks before were taken; this one and the rest were not, so nothing can have
-      // attempted them: they go back to the status they had (one stuck pending stays so).
-      const unsent = toSend.slice(i);
-      for (const status of ["failed", "skipped"] as const) {
-        const ids = unsent.filter((c) => c.status === status).map((c) => c.id);
-        if (ids.length === 0) continue;
-        await db
-          .update(webhookDeliveries)
-          .set({ status, nextAttemptAt: null })
-          .where(
-            and(sql`${webhookDeliveries.id} IN ${idsJson(ids)}`, eq(webhookDeliveries.status, "pending")),
-          )
-          .run();
-      }
-      throw err;
-    }
+    const chunk = toSend.slice(i, i + SCHEDULE_CHUNK).map((c) => entryOf(c.id, c.series));
+    // A lane that refused a chunk is down: the rest are the sweep's too.
+    if (!(await handOver(ctx, integrationId, chunk))) break;
   }
   return { queued: toSend.length, last };
 }
