@@ -3,7 +3,7 @@
  * rather than at its start: the sweeps and retention work reach most of the services, which no
  * request needs all of.
  *
- * Dispatch on the cron expression. The sweeps run only here: one sweeper every few minutes,
+ * Dispatch on the cron expression. The sweeps (events, deliveries, gates, disconnects) run only here: one sweeper every few minutes,
  * rather than one per queue batch, keeps two fan-outs of the same event from racing (and a lane
  * takes a delivery it holds only once). The daily run removes what outlived its retention (audit
  * entries, events and their deliveries, deployments' timelines). Both forget rotated-out signing
@@ -24,6 +24,7 @@ import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
 import { sweepStuckDeliveries } from "./services/integrations/sweep";
+import { resendStuckDisconnects } from "./services/projects/projects";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
@@ -48,6 +49,9 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
       database: ctx.database,
       overdue,
     });
+  const disconnects = await resendStuckDisconnects(ctx);
+  if (disconnects > 0)
+    ctx.log.warn("disconnects whose message was lost sent again", { database: ctx.database, disconnects });
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });

@@ -4,6 +4,7 @@
  * are (organizations, accounts, keys): ./identity-tables.ts. Imported through schema.ts, like
  * every table.
  */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./columns";
 import { accountRef, orgRef } from "./identity-tables";
@@ -50,6 +51,8 @@ export const projects = sqliteTable(
   (t) => [
     uniqueIndex("projects_org_name_idx").on(t.orgId, t.nameKey),
     index("projects_org_created_idx").on(t.orgId, t.createdAt, t.id),
+    // The cron's sweep of disconnects whose message never reached the queue: empty but for them.
+    index("projects_disconnecting_idx").on(t.updatedAt).where(sql`${t.connectionStatus} = 'disconnecting'`),
   ],
 );
 

@@ -19,6 +19,7 @@ import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
 import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/sweep";
+import { stuckDisconnectsQuery } from "../../src/services/projects/projects";
 import { stateAtSelect, variableSetsAtSelect } from "../../src/services/variables/history";
 import { versionsPageSelect } from "../../src/services/variables/versions";
 
@@ -246,6 +247,13 @@ describe("the key lists (API_CONTRACT §21)", () => {
   it("a revocation finds a key's children through the parent index", async () => {
     const detail = await plan("SELECT id FROM api_keys WHERE parent_id = ?", ["k"]);
     expect(detail).toMatch(/USING (COVERING )?INDEX api_keys_parent_idx/);
+  });
+});
+
+describe("the cron's sweep of lost disconnects (API_CONTRACT §8)", () => {
+  it("reads the partial index of disconnecting projects alone, whatever the projects table holds", async () => {
+    const { sql: text, params } = stuckDisconnectsQuery(createDb(env.DB), "2026-01-01T00:00:00.000Z").toSQL();
+    expect(await plan(text, params)).toMatch(/projects USING INDEX projects_disconnecting_idx/);
   });
 });
 

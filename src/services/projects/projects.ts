@@ -1,13 +1,21 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
 
-import { and, eq, exists, sql } from "drizzle-orm";
+import { and, eq, exists, lte, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
 import { bindCompiled, compiled } from "../../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import { auditLog, environments, projectMembers, projects } from "../../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import {
+  assertEchoMatches,
+  badInput,
+  conflict,
+  isUniqueViolation,
+  loggableError,
+  notFound,
+} from "../../errors";
 import { newId } from "../../lib/ids";
-import { nowIso } from "../../lib/time";
+import { nowIso, toIso } from "../../lib/time";
 import type { ProjectRecord } from "../../schemas/project";
 import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
 import {
@@ -259,20 +267,51 @@ export async function disconnectProject(ctx: CallerContext, projectId: string): 
     if (guard) await explainMiss(db, projects, project, "Project");
     throw conflict("Only a `connected` project can be disconnected.");
   }
+  // The change has committed: the message that finishes it follows. One that never reaches the
+  // queue (the queue failing, the isolate dying first) is sent again by the cron's sweep
+  // (`resendStuckDisconnects`), never answered as a 5xx (API_CONTRACT §11: a 5xx changed nothing).
   try {
     await sendToQueue(ctx, [{ kind: "project.disconnect", project_id: projectId }]);
   } catch (err) {
-    // Without the message nothing would ever finish the disconnect: undo and report. The undo
-    // takes back this request's own entry with it (the change it recorded did not stand).
-    await db.batch([
-      db
-        .update(projects)
-        .set({ connectionStatus: "connected" })
-        .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting"))),
-      db.delete(auditLog).where(eq(auditLog.id, entryId)),
-    ]);
-    throw err;
+    ctx.log.error("project.disconnect not queued; left to the sweep", {
+      project_id: projectId,
+      error: loggableError(err),
+    });
   }
+}
+
+/** The projects `disconnecting` since before `cutoff` (ISO time), at most a sweep's worth. */
+export function stuckDisconnectsQuery(db: Db, cutoff: string) {
+  return (
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      // The literal, not a parameter: what lets SQLite use the partial index.
+      .where(and(sql`${projects.connectionStatus} = 'disconnecting'`, lte(projects.updatedAt, cutoff)))
+      .limit(DISCONNECT_SWEEP_LIMIT)
+  );
+}
+
+/** A project `disconnecting` this long has lost its message: the sweep sends it again. */
+export const STUCK_DISCONNECT_MS = 60_000;
+/** Projects a sweep takes per database and run (the next run takes the rest). */
+export const DISCONNECT_SWEEP_LIMIT = 100;
+
+/**
+ * The cron's backstop for disconnects (API_CONTRACT §8: the work finishes through the queue): the
+ * projects `disconnecting` for over STUCK_DISCONNECT_MS, whose message was lost, get it again
+ * (`finishDisconnect` is idempotent, so one whose message was only slow is finished once). One
+ * read of a partial index that holds only `disconnecting` projects. Returns how many were sent.
+ */
+export async function resendStuckDisconnects(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
+  const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
+  if (stuck.length > 0) {
+    await sendToQueue(
+      ctx,
+      stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
+    );
+  }
+  return stuck.length;
 }
 
 /** The consumer's half: `disconnecting → disconnected`. Idempotent. */

@@ -1,11 +1,15 @@
 /** disconnectProject. */
 
+import { createScheduledController, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../../src/index";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
-import { createOwnedProject } from "../../helpers/factories";
+import { createOwnedProject, unique } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
 import type { ProjectBody } from "../../helpers/projects";
 import { runCommonRouteTests } from "../../helpers/security";
+import { eventually } from "../../helpers/webhooks";
 
 describe("PATCH /v1/projects/{id}/disconnect", () => {
   it("connected → disconnecting (204), then 409 while not connected", async () => {
@@ -19,6 +23,42 @@ describe("PATCH /v1/projects/{id}/disconnect", () => {
       key: owner.key,
     });
     expect([again.status, again.body.code]).toEqual([409, "conflict"]);
+  });
+
+  describe("a message that never reaches the queue", () => {
+    const errors = captureLogs("error");
+    captureLogs("warn");
+
+    it("204 all the same (the change is in), a retry replays it, and the cron's sweep sends it again", async () => {
+      const { owner, project } = await createOwnedProject();
+      const queueDown = {
+        send: () => Promise.reject(new Error("queue unavailable")),
+        sendBatch: () => Promise.reject(new Error("queue unavailable")),
+      } as unknown as Queue;
+      const path = `/v1/projects/${project.id}/disconnect`;
+      const headers = { "idempotency-key": unique("key") };
+      const res = await request("PATCH", path, { key: owner.key, headers, bindings: { EVENTS: queueDown } });
+      expect(res.status, res.raw).toBe(204);
+      expect(errors.lines()).toContainEqual(
+        expect.objectContaining({
+          msg: "project.disconnect not queued; left to the sweep",
+          project_id: project.id,
+        }),
+      );
+      const retry = await request("PATCH", path, { key: owner.key, headers });
+      expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([204, "true"]);
+      const status = async () =>
+        (await request<ProjectBody>("GET", `/v1/projects/${project.id}`, { key: owner.key })).body
+          .connection_status;
+      expect(await status()).toBe("disconnecting");
+
+      // A minute on, nothing has finished it: the cron sends its message again.
+      await env.DB.prepare("UPDATE projects SET updated_at = ? WHERE id = ?")
+        .bind(new Date(Date.now() - 2 * 60_000).toISOString(), project.id)
+        .run();
+      await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+      await eventually(async () => expect(await status()).toBe("disconnected"));
+    });
   });
 
   runCommonRouteTests("PATCH /v1/projects/{id}/disconnect", async () => {

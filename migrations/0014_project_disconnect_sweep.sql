@@ -1,0 +1,1 @@
+CREATE INDEX `projects_disconnecting_idx` ON `projects` (`updated_at`) WHERE "projects"."connection_status" = 'disconnecting';
