@@ -11,8 +11,10 @@
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
 //   4. README.md's examples run as written, in order, on this server (scripts/check-readme.mjs).
 //   5. the MCP server at /mcp (README "MCP server") answers the printed key's tool call in the
-//      Worker as wrangler builds it, which the tests' module runner does not build.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+//      Worker as wrangler builds it, which the tests' module runner does not build;
+//   6. started again on that state with a key file written for other state, it prints a new key
+//      that works.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,6 +117,23 @@ try {
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
 
   await walkReadme({ base, keyFile, check });
+
+  // Started again on the same state with a .dev.key written for other state: a new key is made
+  // and printed, and it opens this state (the printed key must always work).
+  server.stop();
+  await new Promise((r) => setTimeout(r, 1000));
+  writeFileSync(keyFile, "dpk_written-for-other-state\n");
+  server = await startDevServer(dir);
+  const renewed = readFileSync(server.keyFile, "utf8").trim();
+  const again = await fetch(`${server.base}/v1/projects`, { headers: { "x-api-key": renewed } });
+  check(
+    renewed !== "dpk_written-for-other-state" &&
+      server.log().includes("does not open this local state") &&
+      server.log().includes(renewed) &&
+      again.status === 200,
+    "a .dev.key that does not open the local state is replaced by a printed key that does",
+    `${again.status} ${renewed}`,
+  );
 } catch (err) {
   fail(err);
 } finally {

@@ -4,7 +4,8 @@
 //  2. pending D1 migrations applied to every local database (the directory and each organization
 //     database: wrangler.toml's d1_databases);
 //  3. on an empty database, a demo organization, owner account, API key and project, with the
-//     key printed;
+//     key printed; on one whose .dev.key does not open it (written for other state), a new key
+//     for the first organization's owner;
 //  4. `wrangler dev --test-scheduled` with every extra argument passed through;
 //  5. once wrangler serves, a ready curl line (and the cron, document and reference URLs) at the
 //     address wrangler reports: when 8787 is taken it moves to another port by itself (and under
@@ -15,6 +16,7 @@
 // DEV_KEY_FILE names another file for the key (the checks that start their own server on
 // their own state use it, so they leave the developer's .dev.key alone).
 import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,21 +79,14 @@ try {
   process.exit(1);
 }
 
-function countOrgs() {
-  const out = run([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--json",
-    ...stateArgs,
-    "--command",
-    "SELECT count(*) AS n FROM organizations",
-  ]);
+/** A SQL count over the local directory database. */
+function count(sql) {
+  const out = run(["d1", "execute", "DB", "--local", "--json", ...stateArgs, "--command", sql]);
   return JSON.parse(out)[0].results[0].n;
 }
 
-if (countOrgs() === 0) {
+let seeded = false;
+if (count("SELECT count(*) AS n FROM organizations") === 0) {
   const now = new Date().toISOString();
   const org = newId();
   const account = newId();
@@ -113,13 +108,66 @@ if (countOrgs() === 0) {
   ];
   run(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
   writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
+  seeded = true;
   console.log(`
 Seeded a demo organization, its owner, a project and an API key (also saved in ${KEY_FILE}):
 
   API key: ${key}
 `);
 }
-const key = existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : undefined;
+/**
+ * Whether `key` opens this local state: a live key of an organization in the directory database
+ * (where the demo organization is seeded). A .dev.key written for other state (another
+ * `--persist-to`, a wiped .wrangler) does not, and is replaced, so the key printed always works.
+ */
+function keyOpens(key) {
+  const hash = createHash("sha256").update(key).digest("hex");
+  return (
+    count(
+      `SELECT count(*) AS n FROM api_key_index i JOIN api_keys k ON k.id = i.key_id WHERE i.key_hash = ${sqlText(hash)} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${sqlText(new Date().toISOString())})`,
+    ) > 0
+  );
+}
+
+let key = existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : undefined;
+if (!seeded && (!key || !keyOpens(key))) {
+  // The first organization's owner (the demo organization, on state this script seeded).
+  const out = run([
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--json",
+    ...stateArgs,
+    "--command",
+    "SELECT o.id AS org, m.account_id AS account FROM organizations o JOIN org_members m ON m.org_id = o.id AND m.role = 'owner' ORDER BY o.created_at, o.id LIMIT 1",
+  ]);
+  const owner = JSON.parse(out)[0].results[0];
+  if (owner) {
+    const fresh = newApiKey();
+    const keyId = newId();
+    const now = new Date().toISOString();
+    run([
+      "d1",
+      "execute",
+      "DB",
+      "--local",
+      ...stateArgs,
+      "--command",
+      [
+        `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(owner.org)}, ${sqlText(owner.account)}, ${sqlText(owner.account)}, 'local demo key', ${sqlText(fresh.hash)}, ${sqlText(now)})`,
+        `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(fresh.hash)}, ${sqlText(keyId)}, ${sqlText(owner.org)}, ${sqlText(now)})`,
+      ].join(";\n"),
+    ]);
+    writeFileSync(KEY_FILE, `${fresh.key}\n`, { mode: 0o600 });
+    console.log(`
+${key ? `The key in ${KEY_FILE} does not open this local state` : `No ${KEY_FILE}`}: a new demo API key for the first organization's owner (saved in ${KEY_FILE}):
+
+  API key: ${fresh.key}
+`);
+    key = fresh.key;
+  }
+}
 
 /** What to paste once wrangler serves on `base`. */
 function readyBanner(base) {
