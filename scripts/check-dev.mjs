@@ -121,7 +121,15 @@ try {
   // Started again on the same state with a .dev.key written for other state: a new key is made
   // and printed, and it opens this state (the printed key must always work).
   server.stop();
-  await new Promise((r) => setTimeout(r, 1000));
+  // Until the first server is gone (its port closed), so the two never share the state.
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`${base}/healthz`).then(
+      () => true,
+      () => false,
+    );
+    if (!up) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   writeFileSync(keyFile, "dpk_written-for-other-state\n");
   server = await startDevServer(dir);
   const renewed = readFileSync(server.keyFile, "utf8").trim();

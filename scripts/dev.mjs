@@ -166,6 +166,12 @@ ${key ? `The key in ${KEY_FILE} does not open this local state` : `No ${KEY_FILE
   API key: ${fresh.key}
 `);
     key = fresh.key;
+  } else {
+    console.log(`
+The key in ${KEY_FILE} does not open this local state, and no organization here has an owner to
+make a new one for: create an organization and a key through the internal API (README.md).
+`);
+    key = undefined;
   }
 }
 

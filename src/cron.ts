@@ -45,10 +45,13 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
   await sweepStaleEvents(ctx);
   const overdue = await settleOverdueGates(ctx);
   if (overdue > 0)
-    ctx.log.warn("overdue gates (wait timers, decided reviews) settled by the cron", {
-      database: ctx.database,
-      overdue,
-    });
+    ctx.log.warn(
+      "overdue gates (wait timers, decided reviews, released locks, supersedes) settled by the cron",
+      {
+        database: ctx.database,
+        overdue,
+      },
+    );
   const disconnects = await resendStuckDisconnects(ctx);
   if (disconnects > 0)
     ctx.log.warn("disconnects whose message was lost sent again", { database: ctx.database, disconnects });

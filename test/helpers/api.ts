@@ -57,10 +57,14 @@ export function brokenRateLimiter(
   } as unknown as Env["RATE_LIMITER"];
 }
 
-/** The DB binding, every session of which fails the statements whose SQL starts with `prefix`. */
+/**
+ * The DB binding, every session of which fails the statements whose SQL starts with `prefix`: run
+ * alone, or in a batch (which then fails whole, as D1 does). The other statements are the real ones.
+ */
 export function failingStatements(prefix: string): D1Database {
-  const failing = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement =>
-    new Proxy(statement, {
+  const doomed = new WeakSet<object>();
+  const failing = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement => {
+    const wrapped = new Proxy(statement, {
       get(inner, prop) {
         if (prop === "bind") return (...values: unknown[]) => failing(sqlText, inner.bind(...values));
         const value = Reflect.get(inner, prop);
@@ -69,6 +73,9 @@ export function failingStatements(prefix: string): D1Database {
         return value.bind(inner);
       },
     });
+    if (sqlText.startsWith(prefix)) doomed.add(wrapped);
+    return wrapped;
+  };
   const session = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(inner, prop) {
@@ -77,6 +84,12 @@ export function failingStatements(prefix: string): D1Database {
         }
         if (prop === "withSession") {
           return (start: string) => session((inner as D1Database).withSession(start));
+        }
+        if (prop === "batch") {
+          return (statements: D1PreparedStatement[]) =>
+            statements.some((statement) => doomed.has(statement))
+              ? Promise.reject(new Error("D1_ERROR: injected failure"))
+              : (inner as D1Database).batch(statements);
         }
         const value = Reflect.get(inner, prop);
         return typeof value === "function" ? value.bind(inner) : value;

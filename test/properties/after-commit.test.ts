@@ -14,7 +14,15 @@ import { failingStatements, request } from "../helpers/api";
 import { unique } from "../helpers/factories";
 import { type Delivery, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
-import { type Deployment, engineCreateOk, protectedWorld, readDeployment } from "../helpers/protection";
+import {
+  type Deployment,
+  engineCreateOk,
+  getProtection,
+  lock,
+  lockPath,
+  protectedWorld,
+  readDeployment,
+} from "../helpers/protection";
 import {
   allowTheLocalReceiver,
   deliveryRow,
@@ -71,7 +79,7 @@ describe("a create's consequences failing after its commit", () => {
     expect(res.body.status).toBe("waiting");
     expect(errors.lines()).toContainEqual(
       expect.objectContaining({
-        msg: "deployment committed; its wait timer failed and is left to its backstop",
+        msg: "a deployment's wait timer failed after the write; left to its backstop",
         deployment_id: res.body.id,
       }),
     );
@@ -91,7 +99,7 @@ describe("a create's consequences failing after its commit", () => {
     expect((await readDeployment(w.owner, res.body.id)).status).toBe("queued");
   });
 
-  it("supersede's cancels fail: 201 queued, the older deployment stays, and the next create supersedes both", async () => {
+  it("supersede's cancels fail: 201 queued, the older deployment stays, and the cron supersedes it a minute on", async () => {
     const w = await protectedWorld({ concurrency: "supersede" });
     const older = await engineCreateOk(w.environmentId, [w.stack.id]);
     const headers = { "idempotency-key": unique("key") };
@@ -102,7 +110,7 @@ describe("a create's consequences failing after its commit", () => {
     expect(res.body.status).toBe("queued");
     expect(errors.lines()).toContainEqual(
       expect.objectContaining({
-        msg: "deployment committed; its supersede failed and is left to its backstop",
+        msg: "a deployment's supersede failed after the write; left to its backstop",
         deployment_id: res.body.id,
       }),
     );
@@ -117,13 +125,60 @@ describe("a create's consequences failing after its commit", () => {
       { id: res.body.id, status: "queued" },
     ]);
 
-    const next = await createIn(w.owner.key, w.environmentId, {});
-    expect(next.status, next.raw).toBe(201);
+    // Within the minute the cron leaves it to the request; a minute on (with `supersede` in force
+    // since before it entered `queued`), it cancels the older deployment as the create would have.
+    await runCron();
+    expect((await deploymentsIn(w.environmentId)).map((d) => d.status)).toEqual(["queued", "queued"]);
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+      .bind(ago(3 * 60_000), w.environmentId)
+      .run();
+    await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
+      .bind(ago(2 * 60_000), res.body.id)
+      .run();
+    await runCron();
     expect(await deploymentsIn(w.environmentId)).toEqual([
       { id: older.id, status: "cancelled" },
-      { id: res.body.id, status: "cancelled" },
-      { id: next.body.id, status: "queued" },
+      { id: res.body.id, status: "queued" },
     ]);
+    const reason = await env.DB.prepare(
+      "SELECT status_reason FROM deployment_timeline WHERE deployment_id = ? AND stack_id IS NULL AND status = 'cancelled'",
+    )
+      .bind(older.id)
+      .first<{ status_reason: string }>();
+    expect(reason?.status_reason).toBe(`Superseded by deployment ${res.body.id}.`);
+  });
+
+  it("the cron does not supersede what entered queued before the environment turned to supersede", async () => {
+    const w = await protectedWorld({});
+    const [a, b] = [
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+    ];
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    for (const d of [a, b]) {
+      await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
+        .bind(ago(3 * 60_000), d.id)
+        .run();
+    }
+    // Turned to supersede after both entered `queued`, over a minute ago: §26 cancels only when a
+    // deployment enters `queued`, so both stay.
+    const res = await request("PUT", `/v1/environments/${w.environmentId}/protection`, {
+      key: w.owner.key,
+      body: {
+        required_approvals: 0,
+        reviewer_role: "owner",
+        prevent_self_review: true,
+        wait_timer: 0,
+        concurrency: "supersede",
+      },
+    });
+    expect(res.status, res.raw).toBe(200);
+    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+      .bind(ago(2 * 60_000), w.environmentId)
+      .run();
+    await runCron();
+    expect((await deploymentsIn(w.environmentId)).map((d) => d.status)).toEqual(["queued", "queued"]);
   });
 });
 
@@ -201,5 +256,50 @@ describe("deliveries moved to pending that their lane does not take", () => {
       const ids = (await received(bucket)).map((r) => r.headers["webhook-id"]);
       expect(ids.sort()).toEqual(written.map((w) => w.event.id).sort());
     });
+  });
+});
+
+describe("an unlock whose releases fail after its commit", () => {
+  const errors = captureLogs("error");
+  captureLogs("warn");
+
+  it("204 (the lock is gone), a retry replays it, and the cron releases what only the lock held", async () => {
+    const w = await protectedWorld({});
+    await lock(w.owner, w.environmentId);
+    const held = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect(held.gate?.blocked_by).toEqual(["lock"]);
+    const headers = { "idempotency-key": unique("key") };
+    const unlock = (bindings?: Partial<Env>) =>
+      request("DELETE", lockPath(w.environmentId), {
+        key: w.owner.key,
+        headers,
+        ...(bindings ? { bindings } : {}),
+      });
+    const res = await unlock({
+      DB: failingStatements(
+        'select "id" from "deployments" where ("deployments"."environment_id" = ? and "deployments"."status" = ?)',
+      ),
+    });
+    expect(res.status, res.raw).toBe(204);
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "unlock committed; releasing its deployments failed and is left to the cron",
+        environment_id: w.environmentId,
+      }),
+    );
+    const retry = await unlock();
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([204, "true"]);
+    expect((await getProtection(w.owner, w.environmentId)).body.locked).toBeNull();
+    expect((await readDeployment(w.owner, held.id)).status).toBe("waiting");
+
+    // Within the minute the cron leaves it to the request; a minute after the unlock it releases it.
+    await runCron();
+    expect((await readDeployment(w.owner, held.id)).status).toBe("waiting");
+    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+      .bind(new Date(Date.now() - 2 * 60_000).toISOString(), w.environmentId)
+      .run();
+    await runCron();
+    const released = await readDeployment(w.owner, held.id);
+    expect([released.status, released.gate?.blocked_by]).toEqual(["queued", []]);
   });
 });

@@ -17,6 +17,7 @@ import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
 import {
   type Caller,
+  createCaller,
   createDeployment,
   createOrgWithOwner,
   createProject,
@@ -25,7 +26,13 @@ import {
 } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
-import { engineCreateOk, lock, lockPath, readDeployment } from "../helpers/protection";
+import {
+  engineCreateOk,
+  listReviews,
+  protectedWorld,
+  readDeployment,
+  reviewsPath,
+} from "../helpers/protection";
 
 type Record_ = { id: string; name?: string; updated_at?: string };
 
@@ -267,29 +274,31 @@ describe("a keyed write that answers 5xx after its commit", () => {
   const errors = captureLogs("error");
 
   it("takes its key back, in D1 too (API_CONTRACT §11): the retry executes", async () => {
-    // An unlock commits (the lock gone, its audit entry holding the key), then its settling of the
-    // deployments the lock held fails: it answers 500, and a retry must run that settling.
-    const { owner, environmentId, stack } = await createProjectWithStack();
-    await lock(owner, environmentId);
-    const held = await engineCreateOk(environmentId, [stack.id]);
-    expect(held.status).toBe("waiting");
+    // An approval commits (the review, its audit entry holding the key), then the release it
+    // completes fails (its settling's batch): it answers 500. The retry executes: it finds its
+    // review recorded (409) and carries out the release.
+    const w = await protectedWorld({ required_approvals: 1 });
+    const reviewer = await createCaller(w.org, "admin");
+    const held = await engineCreateOk(w.environmentId, [w.stack.id]);
     const key = unique("5xx");
-    const failed = await request("DELETE", lockPath(environmentId), {
-      key: owner.key,
-      headers: { "idempotency-key": key },
-      bindings: {
-        DB: failingStatements(
-          'select "id" from "deployments" where ("deployments"."environment_id" = ? and "deployments"."status" = ?)',
-        ),
-      },
+    const approve = (bindings?: Partial<Env>) =>
+      request("POST", reviewsPath(held.id), {
+        key: reviewer.key,
+        body: { state: "approved" },
+        headers: { "idempotency-key": key },
+        ...(bindings ? { bindings } : {}),
+      });
+    const failed = await approve({
+      DB: failingStatements('select "locked_at" from "environment_protections"'),
     });
     expect(failed.status).toBe(500);
     expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "unhandled error" }));
     expect(await keyedEntries(key)).toBe(0);
-    expect((await readDeployment(owner, held.id)).status).toBe("waiting");
-    const retry = await send(owner, "DELETE", lockPath(environmentId), key);
-    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([204, null]);
-    expect((await readDeployment(owner, held.id)).status).toBe("queued");
+    expect((await listReviews(w.owner, held.id)).body.data.map((r) => r.state)).toEqual(["approved"]);
+    expect((await readDeployment(w.owner, held.id)).status).toBe("waiting");
+    const retry = await approve();
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([409, null]);
+    expect((await readDeployment(w.owner, held.id)).status).toBe("queued");
   });
 });
 

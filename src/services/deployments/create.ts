@@ -195,7 +195,7 @@ export async function insertDeployment(
   // a protection change racing this create is wholly in it or wholly not, and a create in an
   // unprotected environment reads nothing more. What only the INSERT knows, the statements after
   // it read from the row: its first timeline entry (§19: its own status; its stacks' initial
-  // `queued` makes none), its audit entry's status, a promotion's event. Its feed is not told:
+  // `queued` makes none), its audit entry's status, config and gate, a promotion's event. Its feed is not told:
   // nothing can follow a deployment before this batch commits.
   const insert = db
     .insert(deployments)

@@ -11,7 +11,7 @@ import { and, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { deployments, environmentProtections, environments } from "../../db/schema";
-import { assertEchoMatches, conflict } from "../../errors";
+import { assertEchoMatches, conflict, loggableError } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { ProtectionRecord } from "../../schemas/protection";
 import type { LockInput, ProtectionReplaceInput } from "../../schemas/protection-writes";
@@ -208,7 +208,10 @@ const alreadyLocked = (reason: string) =>
 
 /**
  * `unlockEnvironment`: `204` whether it was locked or not. Every waiting deployment that nothing
- * else holds is released, in this request.
+ * else holds is released, in this request. Once this request's unlock has committed, a failure to
+ * release them is logged, not answered (a 5xx says nothing changed, API_CONTRACT §11): the cron
+ * releases what a lock it no longer has still holds (src/services/deployments/gate.ts
+ * `settleOverdueGates`), as it does after a crash at that point.
  */
 export async function unlockEnvironment(ctx: CallerContext, environmentId: string): Promise<void> {
   const { db } = ctx;
@@ -235,6 +238,17 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
       }),
     ]);
     if (!unlocked[0] && guarded) throw preconditionFailed();
+    if (unlocked[0]) {
+      try {
+        await settleEnvironment(ctx, environmentId);
+      } catch (err) {
+        ctx.log.error("unlock committed; releasing its deployments failed and is left to the cron", {
+          environment_id: environmentId,
+          error: loggableError(err),
+        });
+      }
+      return;
+    }
   }
   await settleEnvironment(ctx, environmentId);
 }

@@ -5,7 +5,7 @@ import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindCompiled, compiled } from "../../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
-import { auditLog, environments, projectMembers, projects } from "../../db/schema";
+import { environments, projectMembers, projects } from "../../db/schema";
 import {
   assertEchoMatches,
   badInput,
@@ -249,7 +249,6 @@ export async function disconnectProject(ctx: CallerContext, projectId: string): 
   const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
     ? unchangedSince(projects, project)
     : undefined;
-  const entryId = newId();
   const [moved] = await db.batch([
     db
       .update(projects)
@@ -257,7 +256,6 @@ export async function disconnectProject(ctx: CallerContext, projectId: string): 
       .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected"), guard))
       .returning({ id: projects.id }),
     auditEntry(ctx, {
-      id: entryId,
       target: { type: "project", id: projectId },
       projectId,
       changes: { connection_status: { from: project.connectionStatus, to: "disconnecting" } },
@@ -301,17 +299,28 @@ export const DISCONNECT_SWEEP_LIMIT = 100;
  * The cron's backstop for disconnects (API_CONTRACT §8: the work finishes through the queue): the
  * projects `disconnecting` for over STUCK_DISCONNECT_MS, whose message was lost, get it again
  * (`finishDisconnect` is idempotent, so one whose message was only slow is finished once). One
- * read of a partial index that holds only `disconnecting` projects. Returns how many were sent.
+ * read of a partial index that holds only `disconnecting` projects. Returns how many were sent; a
+ * failure is logged, never thrown.
  */
 export async function resendStuckDisconnects(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
-  const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
-  if (stuck.length > 0) {
-    await sendToQueue(
-      ctx,
-      stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
-    );
+  try {
+    const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
+    if (stuck.length > 0) {
+      await sendToQueue(
+        ctx,
+        stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
+      );
+    }
+    return stuck.length;
+  } catch (err) {
+    // The queue down (the very cause of lost messages) holds up none of the cron's other sweeps;
+    // the next run tries again.
+    ctx.log.error("disconnect sweep failed; the next run tries again", {
+      database: ctx.database,
+      error: loggableError(err),
+    });
+    return 0;
   }
-  return stuck.length;
 }
 
 /** The consumer's half: `disconnecting → disconnected`. Idempotent. */

@@ -56,6 +56,15 @@ describe("PATCH /v1/projects/{id}/disconnect", () => {
       await env.DB.prepare("UPDATE projects SET updated_at = ? WHERE id = ?")
         .bind(new Date(Date.now() - 2 * 60_000).toISOString(), project.id)
         .run();
+      // While the queue is still down, the sweep's failure holds up no other sweep: the run ends.
+      await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), {
+        ...env,
+        EVENTS: queueDown,
+      });
+      expect(errors.lines()).toContainEqual(
+        expect.objectContaining({ msg: "disconnect sweep failed; the next run tries again" }),
+      );
+      expect(await status()).toBe("disconnecting");
       await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
       await eventually(async () => expect(await status()).toBe("disconnected"));
     });
