@@ -58,44 +58,61 @@ export function brokenRateLimiter(
 }
 
 /**
- * The DB binding, every session of which fails the statements whose SQL starts with `prefix`: run
- * alone, or in a batch (which then fails whole, as D1 does). The other statements are the real ones.
+ * The DB binding, every session of which runs `hooks[prefix]` ahead of each statement whose SQL
+ * starts with `prefix` (run alone, or in a batch): an interleaving made exact (the hook writes
+ * what a concurrent request would have), or a failure (it rejects: `failingStatements`). The other
+ * statements are the real ones.
  */
-export function failingStatements(prefix: string): D1Database {
-  const doomed = new WeakSet<object>();
-  const failing = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement => {
+export function interceptStatements(hooks: Record<string, () => Promise<void>>): D1Database {
+  const marked = new WeakMap<object, () => Promise<void>>();
+  const statementOf = (sqlText: string, statement: D1PreparedStatement): D1PreparedStatement => {
+    const before = Object.entries(hooks).find(([prefix]) => sqlText.startsWith(prefix))?.[1];
     const wrapped = new Proxy(statement, {
       get(inner, prop) {
-        if (prop === "bind") return (...values: unknown[]) => failing(sqlText, inner.bind(...values));
+        if (prop === "bind") return (...values: unknown[]) => statementOf(sqlText, inner.bind(...values));
         const value = Reflect.get(inner, prop);
         if (typeof value !== "function") return value;
-        if (sqlText.startsWith(prefix)) return () => Promise.reject(new Error("D1_ERROR: injected failure"));
+        if (before) return (...args: unknown[]) => before().then(() => value.apply(inner, args));
         return value.bind(inner);
       },
     });
-    if (sqlText.startsWith(prefix)) doomed.add(wrapped);
+    if (before) marked.set(wrapped, before);
     return wrapped;
   };
   const session = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(inner, prop) {
         if (prop === "prepare") {
-          return (sqlText: string) => failing(sqlText, (inner as D1Database).prepare(sqlText));
+          return (sqlText: string) => statementOf(sqlText, (inner as D1Database).prepare(sqlText));
         }
         if (prop === "withSession") {
           return (start: string) => session((inner as D1Database).withSession(start));
         }
         if (prop === "batch") {
-          return (statements: D1PreparedStatement[]) =>
-            statements.some((statement) => doomed.has(statement))
-              ? Promise.reject(new Error("D1_ERROR: injected failure"))
-              : (inner as D1Database).batch(statements);
+          return async (statements: D1PreparedStatement[]) => {
+            for (const statement of statements) await marked.get(statement)?.();
+            return (inner as D1Database).batch(statements);
+          };
         }
         const value = Reflect.get(inner, prop);
         return typeof value === "function" ? value.bind(inner) : value;
       },
     });
   return session(env.DB);
+}
+
+/** The DB binding, failing the statements whose SQL starts with `prefix` (a batch holding one, whole). */
+export const failingStatements = (prefix: string): D1Database =>
+  interceptStatements({ [prefix]: () => Promise.reject(new Error("D1_ERROR: injected failure")) });
+
+/** `before`, run once, the first time it is called (for `interceptStatements`). */
+export function once(before: () => Promise<void>): () => Promise<void> {
+  let ran = false;
+  return async () => {
+    if (ran) return;
+    ran = true;
+    await before();
+  };
 }
 
 /** The RATE_LIMITER object of `subject` (`key:<id>`, `trust:<id>`, `ip:<address>`): the real Durable Object. */

@@ -9,6 +9,7 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { interceptStatements, once } from "../helpers/api";
 import { brief, timelineOf } from "../helpers/engine";
 import { expectError } from "../helpers/expect";
 import { type Caller, createCaller } from "../helpers/factories";
@@ -81,5 +82,25 @@ describe("a review's decision whose consequence a crash lost", () => {
     expect((await readDeployment(w.owner, rejected.id)).status).toBe("cancelled");
     expect((await readDeployment(w.owner, approved.id)).status).toBe("queued");
     expect((await readDeployment(w.owner, fresh.id)).status).toBe("waiting");
+  });
+});
+
+describe("the cron's sweep of gates meeting a deletion", () => {
+  it("a deployment deleted between the sweep's read and its cancel is nothing to do: the run goes on", async () => {
+    const w = await world(1);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await committedReview(d, w.a, "rejected", 2 * 60_000);
+    // The sweep reads the deployment, then (as its project's delete would) it is gone before the
+    // cancel's compare-and-set.
+    const deleting = interceptStatements({
+      'update "deployments" set "data"': once(async () => {
+        await env.DB.prepare("DELETE FROM deployments WHERE id = ?").bind(d.id).run();
+      }),
+    });
+    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), { ...env, DB: deleting });
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM deployments WHERE id = ?")
+      .bind(d.id)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
   });
 });

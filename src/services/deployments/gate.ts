@@ -271,8 +271,25 @@ export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
     )
     .limit(OVERDUE_SWEEP_LIMIT)
     .all();
-  for (const { id } of overdue) await settleGate(ctx, id);
+  for (const { id } of overdue) await sweepOne(ctx, "settle", id, () => settleGate(ctx, id));
   return overdue.length + (await supersedeOverdue(ctx, cutoff));
+}
+
+/** One item of a cron sweep: its failure is logged, and holds up neither the rest nor the run. */
+async function sweepOne(
+  ctx: ServiceContext,
+  what: string,
+  deploymentId: string,
+  work: () => Promise<unknown>,
+) {
+  try {
+    await work();
+  } catch (err) {
+    ctx.log.error(`gate sweep: ${what} failed; the next run tries again`, {
+      deployment_id: deploymentId,
+      error: loggableError(err),
+    });
+  }
 }
 
 /**
@@ -305,6 +322,6 @@ async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<nu
     .orderBy(desc(deployments.createdAt), desc(deployments.id))
     .limit(OVERDUE_SWEEP_LIMIT)
     .all();
-  for (const newer of cut) await supersedeOlder(ctx, newer);
+  for (const newer of cut) await sweepOne(ctx, "supersede", newer.id, () => supersedeOlder(ctx, newer));
   return cut.length;
 }

@@ -8,7 +8,7 @@ import { and, eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { EventType } from "../../db/event-types";
 import { type DeploymentData, type DeploymentStatus, deployments } from "../../db/schema";
-import { badInput, conflict, notFound } from "../../errors";
+import { ApiError, badInput, conflict, notFound } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { DeploymentUpdateInput } from "../../schemas/deployment-writes";
 import { loadAuthorized } from "../access";
@@ -238,8 +238,8 @@ function transitionLatest(
 /**
  * A cancel that another change decided (a `supersede`, a rejection: ./gate.ts, ./reviews.ts),
  * with `reason` on its timeline entry and no audit entry of its own (the request that caused it
- * records itself). Skipped once the deployment is no longer `queued` or `waiting`: one the engine
- * started first runs on.
+ * records itself). Skipped once the deployment is no longer `queued` or `waiting` (one the engine
+ * started first runs on), or is gone (deleted with its environment or project meanwhile).
  */
 export async function cancelAsConsequence(
   ctx: ServiceContext,
@@ -262,7 +262,8 @@ export async function cancelAsConsequence(
       },
     });
   } catch (err) {
-    if (err !== moved) throw err;
+    if (err === moved || (err instanceof ApiError && err.code === "not_found")) return;
+    throw err;
   }
 }
 

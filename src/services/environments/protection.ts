@@ -11,7 +11,7 @@ import { and, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { deployments, environmentProtections, environments } from "../../db/schema";
-import { assertEchoMatches, conflict, loggableError } from "../../errors";
+import { assertEchoMatches, conflict, loggableError, notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { ProtectionRecord } from "../../schemas/protection";
 import type { LockInput, ProtectionReplaceInput } from "../../schemas/protection-writes";
@@ -145,6 +145,7 @@ export async function lockEnvironment(
   ctx: CallerContext,
   environmentId: string,
   input: LockInput,
+  attempt = 1,
 ): Promise<ProtectionRecord> {
   const { db, identity } = ctx;
   const { environment, row, record } = await readProtection(ctx, environmentId, "manage");
@@ -198,9 +199,26 @@ export async function lockEnvironment(
       .where(eq(environmentProtections.environmentId, environmentId))
       .get();
     if (current?.lockedAt) throw alreadyLocked(current.lockedReason ?? "");
-    throw preconditionFailed();
+    // Gone with its environment meanwhile: what a moment later would answer (§17).
+    if (!current) throw notFound("Environment");
+    if (guarded) throw preconditionFailed();
+    // Locked and unlocked again by others since it was read, with no If-Match: lock it now.
+    if (attempt < LOCK_ATTEMPTS) return lockEnvironment(ctx, environmentId, input, attempt + 1);
+    throw conflict("The environment's lock kept changing; try again.");
   }
   return toProtectionRecord(environmentId, written[0]);
+}
+
+/** How often a lock without If-Match is tried again when others lock and unlock in between. */
+const LOCK_ATTEMPTS = 5;
+
+async function environmentExists(ctx: CallerContext, environmentId: string): Promise<boolean> {
+  const found = await ctx.db
+    .select({ id: environments.id })
+    .from(environments)
+    .where(eq(environments.id, environmentId))
+    .get();
+  return found !== undefined;
 }
 
 const alreadyLocked = (reason: string) =>
@@ -238,6 +256,8 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
       }),
     ]);
     if (!unlocked[0] && guarded) throw preconditionFailed();
+    // Deleted with its environment meanwhile: what a moment later would answer (§17).
+    if (!unlocked[0] && !(await environmentExists(ctx, environmentId))) throw notFound("Environment");
     if (unlocked[0]) {
       try {
         await settleEnvironment(ctx, environmentId);

@@ -6,12 +6,13 @@
  * deployment of a one-at-a-time environment). Real concurrency: many rounds, requests started
  * 0–3 ms apart, several worlds at once.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ApiResponse } from "../../helpers/api";
-import { request } from "../../helpers/api";
+import { interceptStatements, once, request } from "../../helpers/api";
 import { brief, reportOk, timelineOf } from "../../helpers/engine";
-import type { ErrorBody } from "../../helpers/expect";
-import { type Caller, createCaller, createProjectWithStack } from "../../helpers/factories";
+import { type ErrorBody, expectError } from "../../helpers/expect";
+import { type Caller, createCaller, createProjectWithStack, unique } from "../../helpers/factories";
 import {
   type Deployment,
   deleteLock,
@@ -19,6 +20,8 @@ import {
   engineMove,
   inEngineQueue,
   lock,
+  lockPath,
+  type Protection,
   postLock,
   postReview,
   protectedWorld,
@@ -549,5 +552,71 @@ describe("protection races", () => {
       for (const m of moves) expect(m.status, m.raw).toBe(409);
       await reportOk(d.id, { status: "succeeded" });
     }
+  });
+});
+
+/**
+ * Interleavings made exact: what a concurrent request writes is written by the test just before the
+ * statement it would have raced (test/helpers/api.ts `interceptStatements`).
+ */
+describe("a lock and an unlock, each meeting another's write between its read and its own", () => {
+  it("an unlock whose environment is deleted in between answers 404, not 204", async () => {
+    const { owner, project } = await createProjectWithStack();
+    const created = await request<{ id: string }>("POST", `/v1/projects/${project.id}/environments`, {
+      key: owner.key,
+      body: { name: unique("env") },
+    });
+    expect(created.status, created.raw).toBe(201);
+    const environmentId = created.body.id;
+    await lock(owner, environmentId);
+    const res = await request<ErrorBody>("DELETE", lockPath(environmentId), {
+      key: owner.key,
+      bindings: {
+        DB: interceptStatements({
+          'update "environment_protections" set "locked_reason"': once(async () => {
+            await env.DB.prepare("DELETE FROM environments WHERE id = ?").bind(environmentId).run();
+          }),
+        }),
+      },
+    });
+    expectError(res, 404, "not_found");
+  });
+
+  it("a lock without If-Match that meets another's lock and unlock in between locks: 200, its own reason", async () => {
+    const w = await protectedWorld({});
+    let step: "lock" | "unlock" | "done" = "lock";
+    const theirs = (locked: boolean) =>
+      env.DB.prepare(
+        "UPDATE environment_protections SET locked_at = ?, locked_reason = ?, locked_account_id = ? WHERE environment_id = ?",
+      )
+        .bind(
+          locked ? new Date().toISOString() : null,
+          locked ? "theirs" : null,
+          locked ? w.owner.accountId : null,
+          w.environmentId,
+        )
+        .run();
+    const res = await request<Protection & ErrorBody>("POST", lockPath(w.environmentId), {
+      key: w.owner.key,
+      body: { reason: "mine" },
+      bindings: {
+        DB: interceptStatements({
+          // Just before its upsert, another lock lands; just before it reads again, an unlock.
+          'insert into "environment_protections"': async () => {
+            if (step !== "lock") return;
+            step = "unlock";
+            await theirs(true);
+          },
+          'select "environment_id", "project_id"': async () => {
+            if (step !== "unlock") return;
+            step = "done";
+            await theirs(false);
+          },
+        }),
+      },
+    });
+    expect(step).toBe("done");
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.locked).toMatchObject({ reason: "mine", account_id: w.owner.accountId });
   });
 });
