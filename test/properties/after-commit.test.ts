@@ -11,7 +11,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { failingStatements, request } from "../helpers/api";
-import { unique } from "../helpers/factories";
+import { createCaller, unique } from "../helpers/factories";
 import { type Delivery, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import {
@@ -22,6 +22,7 @@ import {
   lockPath,
   protectedWorld,
   readDeployment,
+  reviewsPath,
 } from "../helpers/protection";
 import {
   allowTheLocalReceiver,
@@ -301,5 +302,41 @@ describe("an unlock whose releases fail after its commit", () => {
     await runCron();
     const released = await readDeployment(w.owner, held.id);
     expect([released.status, released.gate?.blocked_by]).toEqual(["queued", []]);
+  });
+});
+
+describe("an approval whose release fails after the review commits", () => {
+  const errors = captureLogs("error");
+  captureLogs("warn");
+
+  it("200 with the deployment as read, a retry replays it, and the cron releases it a minute on", async () => {
+    const w = await protectedWorld({ required_approvals: 1 });
+    const reviewer = await createCaller(w.org, "admin");
+    const held = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const headers = { "idempotency-key": unique("key") };
+    const approve = (bindings?: Partial<Env>) =>
+      request<Deployment>("POST", reviewsPath(held.id), {
+        key: reviewer.key,
+        body: { state: "approved" },
+        headers,
+        ...(bindings ? { bindings } : {}),
+      });
+    const res = await approve({ DB: failingStatements('select "locked_at" from "environment_protections"') });
+    expect(res.status, res.raw).toBe(200);
+    expect([res.body.id, res.body.status]).toEqual([held.id, "waiting"]);
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "review committed; its release or cancel failed and is left to the cron",
+        deployment_id: held.id,
+      }),
+    );
+    const retry = await approve();
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+
+    await env.DB.prepare("UPDATE deployment_reviews SET created_at = ? WHERE deployment_id = ?")
+      .bind(new Date(Date.now() - 2 * 60_000).toISOString(), held.id)
+      .run();
+    await runCron();
+    expect((await readDeployment(w.owner, held.id)).status).toBe("queued");
   });
 });

@@ -8,31 +8,30 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { DeliveryLane } from "../../src/delivery-lane/object";
 import type { LostAnswer } from "../../src/http/route-meta";
 import { forgetExpiredKeys } from "../../src/idempotency/executed";
 import { IDEMPOTENCY_TTL_MS } from "../../src/idempotency/store";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
-import { type ApiResponse, failingStatements, limiterOf, request } from "../helpers/api";
+import { RECOVER_CHUNK } from "../../src/services/integrations/redelivery";
+import { type ApiResponse, interceptStatements, limiterOf, request } from "../helpers/api";
 import { serviceContext } from "../helpers/context";
 import type { ErrorBody } from "../helpers/expect";
 import {
   type Caller,
-  createCaller,
   createDeployment,
   createOrgWithOwner,
   createProject,
   createProjectWithStack,
   unique,
 } from "../helpers/factories";
+import { setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
-import {
-  engineCreateOk,
-  listReviews,
-  protectedWorld,
-  readDeployment,
-  reviewsPath,
-} from "../helpers/protection";
+import { allowTheLocalReceiver, laneOf } from "../helpers/webhooks";
+
+// The recover below queues deliveries to the local receiver (http://127.0.0.1), as in local development.
+allowTheLocalReceiver();
 
 type Record_ = { id: string; name?: string; updated_at?: string };
 
@@ -274,31 +273,58 @@ describe("a keyed write that answers 5xx after its commit", () => {
   const errors = captureLogs("error");
 
   it("takes its key back, in D1 too (API_CONTRACT §11): the retry executes", async () => {
-    // An approval commits (the review, its audit entry holding the key), then the release it
-    // completes fails (its settling's batch): it answers 500. The retry executes: it finds its
-    // review recorded (409) and carries out the release.
-    const w = await protectedWorld({ required_approvals: 1 });
-    const reviewer = await createCaller(w.org, "admin");
-    const held = await engineCreateOk(w.environmentId, [w.stack.id]);
+    // A recover commits its first 1,000-delivery step (moved, its audit entry holding the key),
+    // then its second step's read fails: it answers 500 (the steps before stay taken), and the
+    // retry executes, recovering the rest.
+    const { owner, project, integration, path } = await setupIntegration();
+    const N = RECOVER_CHUNK + 3;
+    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+    const start = new Date(Date.now() - 3600_000).toISOString();
+    await env.DB.batch([
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
+         INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+         SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
+                strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', i / 1000.0))
+         FROM n`,
+      ).bind(tag, project.id, start, N),
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
+         SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
+      ).bind(tag, integration.id),
+    ]);
+    let reads = 0;
+    const secondReadFails = interceptStatements({
+      'select "webhook_deliveries"."id", "webhook_deliveries"."status"': async () => {
+        reads += 1;
+        if (reads === 2) throw new Error("D1_ERROR: injected failure");
+      },
+    });
     const key = unique("5xx");
-    const approve = (bindings?: Partial<Env>) =>
-      request("POST", reviewsPath(held.id), {
-        key: reviewer.key,
-        body: { state: "approved" },
+    const recover = (bindings?: Partial<Env>) =>
+      request<{ queued: number }>("POST", `${path}/recover`, {
+        key: owner.key,
+        body: { since: start },
         headers: { "idempotency-key": key },
         ...(bindings ? { bindings } : {}),
       });
-    const failed = await approve({
-      DB: failingStatements('select "locked_at" from "environment_protections"'),
-    });
+    const failed = await recover({ DB: secondReadFails });
     expect(failed.status).toBe(500);
+    expect(reads).toBe(2);
     expect(errors.lines()).toContainEqual(expect.objectContaining({ msg: "unhandled error" }));
     expect(await keyedEntries(key)).toBe(0);
-    expect((await listReviews(w.owner, held.id)).body.data.map((r) => r.state)).toEqual(["approved"]);
-    expect((await readDeployment(w.owner, held.id)).status).toBe("waiting");
-    const retry = await approve();
-    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([409, null]);
-    expect((await readDeployment(w.owner, held.id)).status).toBe("queued");
+    const retry = await recover();
+    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.body]).toEqual([
+      202,
+      null,
+      { queued: 3 },
+    ]);
+    expect(await keyedEntries(key)).toBe(1);
+    // The lane need not send them: it is emptied, and the events go.
+    await runInDurableObject(laneOf(integration.id), (_lane: DeliveryLane, state) =>
+      state.storage.sql.exec("DELETE FROM lane"),
+    );
+    await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
   });
 });
 

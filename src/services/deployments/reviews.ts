@@ -5,14 +5,15 @@
  * and org owners and admins (who act as project owners). One review per account: the table's key
  * refuses a second, so two reviews by one account at once record one. An approval that completes
  * the count releases the deployment in the same request (`settleGate`, a compare-and-set: two
- * approvals completing it together release it once); a rejection cancels it at once.
+ * approvals completing it together release it once); a rejection cancels it at once. Either, if it
+ * fails after the review committed, is left to the cron (`reviewDeployment`).
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindCompiled, bindQuery, compiled, tableReader } from "../../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues } from "../../db/pagination";
 import { deploymentReviews, deployments, environmentProtections, type ProjectRole } from "../../db/schema";
-import { conflict, forbidden, isUniqueViolation } from "../../errors";
+import { conflict, forbidden, isUniqueViolation, loggableError } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { ReviewRecord } from "../../schemas/protection";
@@ -98,14 +99,26 @@ export async function reviewDeployment(
     await settleGate(ctx, id);
     throw notAwaitingApproval();
   }
-  if (input.state === "approved") {
-    const settled = await settleGate(ctx, id);
-    if (settled) return toDeploymentRecord(settled);
-  } else {
-    await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
+  // The review has committed: what it decides (a release, a cancel) is its consequence. A failure
+  // of it is logged and answered with the deployment as read before the review, never as a 5xx
+  // (API_CONTRACT §11: a 5xx changed nothing; its retry would meet its own review, 409); the cron
+  // carries the decision out a minute on (src/services/deployments/gate.ts `settleOverdueGates`).
+  try {
+    if (input.state === "approved") {
+      const settled = await settleGate(ctx, id);
+      if (settled) return toDeploymentRecord(settled);
+    } else {
+      await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
+    }
+    const current = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+    return toDeploymentRecord(current ?? row);
+  } catch (err) {
+    ctx.log.error("review committed; its release or cancel failed and is left to the cron", {
+      deployment_id: id,
+      error: loggableError(err),
+    });
+    return toDeploymentRecord(row);
   }
-  const current = await db.select().from(deployments).where(eq(deployments.id, id)).get();
-  return toDeploymentRecord(current ?? row);
 }
 
 const notAwaitingApproval = () =>
