@@ -22,7 +22,7 @@ import { markDeliveryFailed } from "./services/integrations/attempts";
 import { scheduleDeliveries } from "./services/integrations/lane-client";
 import { entryOf } from "./services/integrations/lane-protocol";
 import { integrationOf } from "./services/integrations/sweep";
-import { finishDisconnect } from "./services/projects/projects";
+import { finishDisconnect } from "./services/projects/disconnect";
 
 export const EVENTS_QUEUE = "deploy-platform-events";
 export const DEAD_LETTER_QUEUE = "deploy-platform-events-dlq";

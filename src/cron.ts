@@ -17,14 +17,14 @@ import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
-import { settleOverdueGates } from "./services/deployments/gate";
+import { settleOverdueGates } from "./services/deployments/gate-sweeps";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
 import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
 import { sweepStuckDeliveries } from "./services/integrations/sweep";
-import { resendStuckDisconnects } from "./services/projects/projects";
+import { resendStuckDisconnects } from "./services/projects/disconnect";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";

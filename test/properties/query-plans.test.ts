@@ -19,7 +19,7 @@ import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
 import { stuckDeliveriesQuery, stuckIntegrationsQuery } from "../../src/services/integrations/sweep";
-import { stuckDisconnectsQuery } from "../../src/services/projects/projects";
+import { stuckDisconnectsQuery } from "../../src/services/projects/disconnect";
 import { stateAtSelect, variableSetsAtSelect } from "../../src/services/variables/history";
 import { versionsPageSelect } from "../../src/services/variables/versions";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { disconnectProject } from "../../services/projects/projects";
+import { disconnectProject } from "../../services/projects/disconnect";
 import { ProjectParams } from "./schema";
 
 export const disconnectProjectRoute = defineRoute({

@@ -12,7 +12,7 @@
  *   queued deployment from the engine) or sees it; two releases at once release once.
  * - A wait timer is held by the environment's gate object (src/gate/object.ts), whose alarm
  *   settles the deployment when `wait_until` passes, without any request; the cron's sweep
- *   settles any whose alarm was lost.
+ *   settles any whose alarm was lost (./gate-sweeps.ts).
  * - Lock and concurrency are applied where the engine takes work (`engineMayStart`,
  *   `engineQueueCondition`); `supersede` cancels older deployments when a newer one is queued.
  * - What follows a committed write (a timer handed to the gate object, a `supersede`'s cancels)
@@ -20,7 +20,7 @@
  *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
  *   create would make a second deployment.
  */
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
 import { loggableError } from "../../errors";
@@ -151,10 +151,9 @@ async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void>
 /**
  * Runs `work`, a consequence of a write that has committed (this request's or, for a gate settled
  * again, an earlier one's); a failure of it is logged, not thrown.
- * What it leaves undone is done later: a wait timer not handed to the gate object by the cron
- * (`settleOverdueGates`, a minute after `wait_until`), a `supersede` cut short by the cron too
- * (`supersedeOverdue`), or by the next deployment of the environment to enter `queued`, whichever
- * comes first.
+ * What it leaves undone is done later by the cron (./gate-sweeps.ts): a wait timer not handed to
+ * the gate object a minute after `wait_until`, a `supersede` cut short a minute on (or by the next
+ * deployment of the environment to enter `queued`, whichever comes first).
  */
 async function afterCommit(
   ctx: ServiceContext,
@@ -229,99 +228,4 @@ export async function settleEnvironment(ctx: ServiceContext, environmentId: stri
     .orderBy(deployments.createdAt, deployments.id)
     .all();
   for (const { id } of waiting) await settleGate(ctx, id);
-}
-
-/** At most this many waiting deployments are settled per database and cron run. */
-export const OVERDUE_SWEEP_LIMIT = 100;
-
-/**
- * The cron's backstop for gates (the gate object's alarm and the review's own request are the
- * way; this catches what a lost scheduling or a crash cut short, say the isolate died between a
- * create's commit and its call to the object, or between a review's commit and its release or
- * cancel, or an unlock's commit and its releases): waiting deployments whose `wait_until` passed
- * over a minute ago while still held by the timer, whose reviews decided over a minute ago (a
- * rejection, or the required approvals while still held by `approval`), or still held by a `lock`
- * their environment's protection let go of over a minute ago, settled. One indexed read
- * (`status = 'waiting'`) per run, which finds nothing while nothing waits; and `supersedeOverdue`.
- */
-const heldBy = (what: "wait_timer" | "approval" | "lock") =>
-  sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = ${what})`;
-
-export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
-  const cutoff = new Date(Date.now() - 60_000).toISOString();
-  const overdue = await ctx.db
-    .select({ id: deployments.id })
-    .from(deployments)
-    .where(
-      and(
-        eq(deployments.status, "waiting"),
-        or(
-          and(sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`, heldBy("wait_timer")),
-          sql`EXISTS (SELECT 1 FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'rejected' AND r.created_at <= ${cutoff})`,
-          and(
-            heldBy("approval"),
-            sql`(SELECT count(*) FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'approved' AND r.created_at <= ${cutoff}) >= json_extract(${deployments.gate}, '$.required_approvals')`,
-          ),
-          and(
-            heldBy("lock"),
-            sql`NOT EXISTS (SELECT 1 FROM environment_protections p WHERE p.environment_id = ${deployments.environmentId} AND (p.locked_at IS NOT NULL OR p.updated_at > ${cutoff}))`,
-          ),
-        ),
-      ),
-    )
-    .limit(OVERDUE_SWEEP_LIMIT)
-    .all();
-  for (const { id } of overdue) await sweepOne(ctx, "settle", id, () => settleGate(ctx, id));
-  return overdue.length + (await supersedeOverdue(ctx, cutoff));
-}
-
-/** One item of a cron sweep: its failure is logged, and holds up neither the rest nor the run. */
-async function sweepOne(
-  ctx: ServiceContext,
-  what: string,
-  deploymentId: string,
-  work: () => Promise<unknown>,
-) {
-  try {
-    await work();
-  } catch (err) {
-    ctx.log.error(`gate sweep: ${what} failed; the next run tries again`, {
-      deployment_id: deploymentId,
-      error: loggableError(err),
-    });
-  }
-}
-
-/**
- * The cron's backstop for `supersede` (a create's or a release's cancels that a failure or a crash
- * cut short): a queued deployment of an environment that supersedes, which entered `queued` (its
- * latest own `queued` timeline entry) before `cutoff` and after the protection last changed, so
- * with `supersede` in force, and which still has an older deployment queued or waiting, cancels
- * them as its entry into `queued` would have. Newest first; `supersedeOlder` checks the policy
- * again and cancels each with the transitions' compare-and-set.
- */
-async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<number> {
-  const entered = sql`(SELECT max(t.created_at) FROM deployment_timeline t WHERE t.deployment_id = ${deployments.id} AND t.type = 'status' AND t.stack_id IS NULL AND t.status = 'queued')`;
-  const cut = await ctx.db
-    .select({
-      id: deployments.id,
-      environmentId: deployments.environmentId,
-      createdAt: deployments.createdAt,
-    })
-    .from(deployments)
-    .innerJoin(environmentProtections, eq(environmentProtections.environmentId, deployments.environmentId))
-    .where(
-      and(
-        eq(deployments.status, "queued"),
-        eq(environmentProtections.concurrency, "supersede"),
-        sql`${entered} <= ${cutoff}`,
-        sql`${entered} > coalesce(${environmentProtections.updatedAt}, '')`,
-        sql`EXISTS (SELECT 1 FROM deployments o WHERE o.environment_id = ${deployments.environmentId} AND o.status IN ('queued', 'waiting') AND (o.created_at < ${deployments.createdAt} OR (o.created_at = ${deployments.createdAt} AND o.id < ${deployments.id})))`,
-      ),
-    )
-    .orderBy(desc(deployments.createdAt), desc(deployments.id))
-    .limit(OVERDUE_SWEEP_LIMIT)
-    .all();
-  for (const newer of cut) await sweepOne(ctx, "supersede", newer.id, () => supersedeOlder(ctx, newer));
-  return cut.length;
 }

@@ -102,7 +102,7 @@ export async function reviewDeployment(
   // The review has committed: what it decides (a release, a cancel) is its consequence. A failure
   // of it is logged and answered with the deployment as read before the review, never as a 5xx
   // (API_CONTRACT §11: a 5xx changed nothing; its retry would meet its own review, 409); the cron
-  // carries the decision out a minute on (src/services/deployments/gate.ts `settleOverdueGates`).
+  // carries the decision out a minute on (src/services/deployments/gate-sweeps.ts `settleOverdueGates`).
   try {
     if (input.state === "approved") {
       const settled = await settleGate(ctx, id);

@@ -228,7 +228,7 @@ const alreadyLocked = (reason: string) =>
  * `unlockEnvironment`: `204` whether it was locked or not. Every waiting deployment that nothing
  * else holds is released, in this request. Once this request's unlock has committed, a failure to
  * release them is logged, not answered (a 5xx says nothing changed, API_CONTRACT §11): the cron
- * releases what a lock it no longer has still holds (src/services/deployments/gate.ts
+ * releases what a lock it no longer has still holds (src/services/deployments/gate-sweeps.ts
  * `settleOverdueGates`), as it does after a crash at that point.
  */
 export async function unlockEnvironment(ctx: CallerContext, environmentId: string): Promise<void> {

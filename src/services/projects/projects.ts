@@ -1,21 +1,13 @@
-/** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §8 disconnect, §10). */
+/** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §10); the disconnect (§8) is ./disconnect.ts. */
 
-import { and, eq, exists, lte, sql } from "drizzle-orm";
-import type { CallerContext, ServiceContext } from "../../context";
-import type { Db } from "../../db/client";
+import { and, eq, exists, sql } from "drizzle-orm";
+import type { CallerContext } from "../../context";
 import { bindCompiled, compiled } from "../../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import { environments, projectMembers, projects } from "../../db/schema";
-import {
-  assertEchoMatches,
-  badInput,
-  conflict,
-  isUniqueViolation,
-  loggableError,
-  notFound,
-} from "../../errors";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
-import { nowIso, toIso } from "../../lib/time";
+import { nowIso } from "../../lib/time";
 import type { ProjectRecord } from "../../schemas/project";
 import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
 import {
@@ -29,16 +21,7 @@ import {
 } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { followedDeployments, notifyDeleted } from "../deployments/timeline";
-import { sendToQueue } from "../events/queue";
-import {
-  checkIfMatch,
-  deleteLatest,
-  explainMiss,
-  ifMatchGuard,
-  stillAsRead,
-  unchangedSince,
-  writeLatest,
-} from "../preconditions";
+import { deleteLatest, ifMatchGuard, stillAsRead, unchangedSince, writeLatest } from "../preconditions";
 import { type ProjectRow, projectColumns, projectNameKey, readProject, toProjectRecord } from "./record";
 
 const nameTaken = (name: string) =>
@@ -240,95 +223,4 @@ export async function deleteProject(ctx: CallerContext, projectId: string): Prom
     { guard, what: "Project", cascaded: () => followedDeployments(db, projectId) },
   );
   notifyDeleted(ctx, deleted);
-}
-
-/** `connected → disconnecting`; the queue consumer finishes it (`→ disconnected`). */
-export async function disconnectProject(ctx: CallerContext, projectId: string): Promise<void> {
-  const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "manage");
-  const guard = (await checkIfMatch(ctx, toProjectRecord(project)))
-    ? unchangedSince(projects, project)
-    : undefined;
-  const [moved] = await db.batch([
-    db
-      .update(projects)
-      .set({ connectionStatus: "disconnecting", updatedAt: nowIso() })
-      .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "connected"), guard))
-      .returning({ id: projects.id }),
-    auditEntry(ctx, {
-      target: { type: "project", id: projectId },
-      projectId,
-      changes: { connection_status: { from: project.connectionStatus, to: "disconnecting" } },
-    }),
-  ]);
-  if (!moved[0]) {
-    if (guard) await explainMiss(db, projects, project, "Project");
-    throw conflict("Only a `connected` project can be disconnected.");
-  }
-  // The change has committed: the message that finishes it follows. One that never reaches the
-  // queue (the queue failing, the isolate dying first) is sent again by the cron's sweep
-  // (`resendStuckDisconnects`), never answered as a 5xx (API_CONTRACT §11: a 5xx changed nothing).
-  try {
-    await sendToQueue(ctx, [{ kind: "project.disconnect", project_id: projectId }]);
-  } catch (err) {
-    ctx.log.error("project.disconnect not queued; left to the sweep", {
-      project_id: projectId,
-      error: loggableError(err),
-    });
-  }
-}
-
-/** The projects `disconnecting` since before `cutoff` (ISO time), at most a sweep's worth. */
-export function stuckDisconnectsQuery(db: Db, cutoff: string) {
-  return (
-    db
-      .select({ id: projects.id })
-      .from(projects)
-      // The literal, not a parameter: what lets SQLite use the partial index.
-      .where(and(sql`${projects.connectionStatus} = 'disconnecting'`, lte(projects.updatedAt, cutoff)))
-      .limit(DISCONNECT_SWEEP_LIMIT)
-  );
-}
-
-/** A project `disconnecting` this long has lost its message: the sweep sends it again. */
-export const STUCK_DISCONNECT_MS = 60_000;
-/** Projects a sweep takes per database and run (the next run takes the rest). */
-export const DISCONNECT_SWEEP_LIMIT = 100;
-
-/**
- * The cron's backstop for disconnects (API_CONTRACT §8: the work finishes through the queue): the
- * projects `disconnecting` for over STUCK_DISCONNECT_MS, whose message was lost, get it again
- * (`finishDisconnect` is idempotent, so one whose message was only slow is finished once). One
- * read of a partial index that holds only `disconnecting` projects. Returns how many were sent; a
- * failure is logged, never thrown.
- */
-export async function resendStuckDisconnects(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
-  try {
-    const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
-    if (stuck.length > 0) {
-      await sendToQueue(
-        ctx,
-        stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
-      );
-    }
-    return stuck.length;
-  } catch (err) {
-    // The queue down (the very cause of lost messages) holds up none of the cron's other sweeps;
-    // the next run tries again.
-    ctx.log.error("disconnect sweep failed; the next run tries again", {
-      database: ctx.database,
-      error: loggableError(err),
-    });
-    return 0;
-  }
-}
-
-/** The consumer's half: `disconnecting → disconnected`. Idempotent. */
-export async function finishDisconnect(ctx: ServiceContext, projectId: string): Promise<void> {
-  const { db } = ctx;
-  await db
-    .update(projects)
-    .set({ connectionStatus: "disconnected", updatedAt: nowIso() })
-    .where(and(eq(projects.id, projectId), eq(projects.connectionStatus, "disconnecting")))
-    .run();
 }

@@ -1,0 +1,106 @@
+/**
+ * The cron's backstops for gates (API_CONTRACT §26): what a deployment's own requests and its gate
+ * object did not finish, because a failure or a crash cut them short after a commit, settled a
+ * minute on (./gate.ts does the settling). Each item is contained: one that fails holds up neither
+ * the rest nor the cron's other sweeps.
+ */
+import { and, desc, eq, or, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import { deployments, environmentProtections } from "../../db/schema";
+import { loggableError } from "../../errors";
+import { settleGate, supersedeOlder } from "./gate";
+
+/** At most this many waiting deployments are settled per database and cron run. */
+export const OVERDUE_SWEEP_LIMIT = 100;
+
+/**
+ * The cron's backstop for gates (the gate object's alarm and the review's own request are the
+ * way; this catches what a lost scheduling or a crash cut short, say the isolate died between a
+ * create's commit and its call to the object, or between a review's commit and its release or
+ * cancel, or an unlock's commit and its releases): waiting deployments whose `wait_until` passed
+ * over a minute ago while still held by the timer, whose reviews decided over a minute ago (a
+ * rejection, or the required approvals while still held by `approval`), or still held by a `lock`
+ * their environment's protection let go of over a minute ago, settled. One indexed read
+ * (`status = 'waiting'`) per run, which finds nothing while nothing waits; and `supersedeOverdue`.
+ */
+const heldBy = (what: "wait_timer" | "approval" | "lock") =>
+  sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = ${what})`;
+
+export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
+  const cutoff = new Date(Date.now() - 60_000).toISOString();
+  const overdue = await ctx.db
+    .select({ id: deployments.id })
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.status, "waiting"),
+        or(
+          and(sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`, heldBy("wait_timer")),
+          sql`EXISTS (SELECT 1 FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'rejected' AND r.created_at <= ${cutoff})`,
+          and(
+            heldBy("approval"),
+            sql`(SELECT count(*) FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'approved' AND r.created_at <= ${cutoff}) >= json_extract(${deployments.gate}, '$.required_approvals')`,
+          ),
+          and(
+            heldBy("lock"),
+            sql`NOT EXISTS (SELECT 1 FROM environment_protections p WHERE p.environment_id = ${deployments.environmentId} AND (p.locked_at IS NOT NULL OR p.updated_at > ${cutoff}))`,
+          ),
+        ),
+      ),
+    )
+    .limit(OVERDUE_SWEEP_LIMIT)
+    .all();
+  for (const { id } of overdue) await sweepOne(ctx, "settle", id, () => settleGate(ctx, id));
+  return overdue.length + (await supersedeOverdue(ctx, cutoff));
+}
+
+/** One item of a cron sweep: its failure is logged, and holds up neither the rest nor the run. */
+async function sweepOne(
+  ctx: ServiceContext,
+  what: string,
+  deploymentId: string,
+  work: () => Promise<unknown>,
+) {
+  try {
+    await work();
+  } catch (err) {
+    ctx.log.error(`gate sweep: ${what} failed; the next run tries again`, {
+      deployment_id: deploymentId,
+      error: loggableError(err),
+    });
+  }
+}
+
+/**
+ * The cron's backstop for `supersede` (a create's or a release's cancels that a failure or a crash
+ * cut short): a queued deployment of an environment that supersedes, which entered `queued` (its
+ * latest own `queued` timeline entry) before `cutoff` and after the protection last changed, so
+ * with `supersede` in force, and which still has an older deployment queued or waiting, cancels
+ * them as its entry into `queued` would have. Newest first; `supersedeOlder` checks the policy
+ * again and cancels each with the transitions' compare-and-set.
+ */
+async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<number> {
+  const entered = sql`(SELECT max(t.created_at) FROM deployment_timeline t WHERE t.deployment_id = ${deployments.id} AND t.type = 'status' AND t.stack_id IS NULL AND t.status = 'queued')`;
+  const cut = await ctx.db
+    .select({
+      id: deployments.id,
+      environmentId: deployments.environmentId,
+      createdAt: deployments.createdAt,
+    })
+    .from(deployments)
+    .innerJoin(environmentProtections, eq(environmentProtections.environmentId, deployments.environmentId))
+    .where(
+      and(
+        eq(deployments.status, "queued"),
+        eq(environmentProtections.concurrency, "supersede"),
+        sql`${entered} <= ${cutoff}`,
+        sql`${entered} > coalesce(${environmentProtections.updatedAt}, '')`,
+        sql`EXISTS (SELECT 1 FROM deployments o WHERE o.environment_id = ${deployments.environmentId} AND o.status IN ('queued', 'waiting') AND (o.created_at < ${deployments.createdAt} OR (o.created_at = ${deployments.createdAt} AND o.id < ${deployments.id})))`,
+      ),
+    )
+    .orderBy(desc(deployments.createdAt), desc(deployments.id))
+    .limit(OVERDUE_SWEEP_LIMIT)
+    .all();
+  for (const newer of cut) await sweepOne(ctx, "supersede", newer.id, () => supersedeOlder(ctx, newer));
+  return cut.length;
+}
