@@ -147,6 +147,42 @@ export const laneOf = (integrationId: string) =>
 export const laneEntries = (integrationId: string) =>
   runInDurableObject(laneOf(integrationId), (lane: DeliveryLane) => lane.entries());
 
+/**
+ * `n` failed deliveries to `integrationId` of `n` events of the project, written straight to D1 in
+ * one batch (for tests past a recover's 1,000-row steps): two events per millisecond from `start`
+ * (ties broken by the event's ID), IDs beginning with `tag`. `forget` empties the integration's
+ * lane (it need not send them) and deletes the events with their deliveries.
+ */
+export async function bulkFailedDeliveries(
+  projectId: string,
+  integrationId: string,
+  n: number,
+  start: string,
+): Promise<{ forget(): Promise<void> }> {
+  const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+  await env.DB.batch([
+    env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
+       INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
+       SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
+              strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', (i / 2) / 1000.0))
+       FROM n`,
+    ).bind(tag, projectId, start, n),
+    env.DB.prepare(
+      `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
+       SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
+    ).bind(tag, integrationId),
+  ]);
+  return {
+    async forget() {
+      await runInDurableObject(laneOf(integrationId), (_lane: DeliveryLane, state) =>
+        state.storage.sql.exec("DELETE FROM lane"),
+      );
+      await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
+    },
+  };
+}
+
 export let messageSeq = 0;
 /**
  * Runs one batch through the Worker's queue handler. `result` is the runtime's account of

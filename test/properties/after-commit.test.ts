@@ -72,15 +72,21 @@ describe("a create's consequences failing after its commit", () => {
   const errors = captureLogs("error");
   captureLogs("warn"); // the cron's summary of what its sweep settled
 
-  it("the gate object cannot take the wait timer: 201 waiting, a retry replays it, and the cron releases it", async () => {
-    const w = await protectedWorld({ wait_timer: 60 });
+  /**
+   * A keyed create in `w`'s environment with `bindings` broken: 201 all the same, the failure of
+   * `what` logged, and a retry with the key replaying the same deployment.
+   */
+  async function createdDespite(
+    w: { owner: { key: string }; environmentId: string },
+    bindings: Partial<Env>,
+    what: "wait timer" | "supersede",
+  ) {
     const headers = { "idempotency-key": unique("key") };
-    const res = await createIn(w.owner.key, w.environmentId, headers, { ENVIRONMENT_GATES: brokenGates });
+    const res = await createIn(w.owner.key, w.environmentId, headers, bindings);
     expect(res.status, res.raw).toBe(201);
-    expect(res.body.status).toBe("waiting");
     expect(errors.lines()).toContainEqual(
       expect.objectContaining({
-        msg: "a deployment's wait timer failed after the write; left to its backstop",
+        msg: `a deployment's ${what} failed after the write; left to its backstop`,
         deployment_id: res.body.id,
       }),
     );
@@ -90,40 +96,35 @@ describe("a create's consequences failing after its commit", () => {
       "true",
       res.body.id,
     ]);
-    expect(await deploymentsIn(w.environmentId)).toEqual([{ id: res.body.id, status: "waiting" }]);
+    return res.body;
+  }
+
+  it("the gate object cannot take the wait timer: 201 waiting, a retry replays it, and the cron releases it", async () => {
+    const w = await protectedWorld({ wait_timer: 60 });
+    const made = await createdDespite(w, { ENVIRONMENT_GATES: brokenGates }, "wait timer");
+    expect(made.status).toBe("waiting");
+    expect(await deploymentsIn(w.environmentId)).toEqual([{ id: made.id, status: "waiting" }]);
 
     // No object holds its timer: two minutes on, the cron's sweep releases it.
     await env.DB.prepare("UPDATE deployments SET gate = json_set(gate, '$.wait_until', ?) WHERE id = ?")
-      .bind(new Date(Date.now() - 2 * 60_000).toISOString(), res.body.id)
+      .bind(new Date(Date.now() - 2 * 60_000).toISOString(), made.id)
       .run();
     await runCron();
-    expect((await readDeployment(w.owner, res.body.id)).status).toBe("queued");
+    expect((await readDeployment(w.owner, made.id)).status).toBe("queued");
   });
 
   it("supersede's cancels fail: 201 queued, the older deployment stays, and the cron supersedes it a minute on", async () => {
     const w = await protectedWorld({ concurrency: "supersede" });
     const older = await engineCreateOk(w.environmentId, [w.stack.id]);
-    const headers = { "idempotency-key": unique("key") };
-    const res = await createIn(w.owner.key, w.environmentId, headers, {
-      DB: failingStatements('select "concurrency" from "environment_protections"'),
-    });
-    expect(res.status, res.raw).toBe(201);
-    expect(res.body.status).toBe("queued");
-    expect(errors.lines()).toContainEqual(
-      expect.objectContaining({
-        msg: "a deployment's supersede failed after the write; left to its backstop",
-        deployment_id: res.body.id,
-      }),
+    const made = await createdDespite(
+      w,
+      { DB: failingStatements('select "concurrency" from "environment_protections"') },
+      "supersede",
     );
-    const retry = await createIn(w.owner.key, w.environmentId, headers);
-    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.body.id]).toEqual([
-      201,
-      "true",
-      res.body.id,
-    ]);
+    expect(made.status).toBe("queued");
     expect(await deploymentsIn(w.environmentId)).toEqual([
       { id: older.id, status: "queued" },
-      { id: res.body.id, status: "queued" },
+      { id: made.id, status: "queued" },
     ]);
 
     // Within the minute the cron leaves it to the request; a minute on (with `supersede` in force
@@ -135,19 +136,19 @@ describe("a create's consequences failing after its commit", () => {
       .bind(ago(3 * 60_000), w.environmentId)
       .run();
     await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
-      .bind(ago(2 * 60_000), res.body.id)
+      .bind(ago(2 * 60_000), made.id)
       .run();
     await runCron();
     expect(await deploymentsIn(w.environmentId)).toEqual([
       { id: older.id, status: "cancelled" },
-      { id: res.body.id, status: "queued" },
+      { id: made.id, status: "queued" },
     ]);
     const reason = await env.DB.prepare(
       "SELECT status_reason FROM deployment_timeline WHERE deployment_id = ? AND stack_id IS NULL AND status = 'cancelled'",
     )
       .bind(older.id)
       .first<{ status_reason: string }>();
-    expect(reason?.status_reason).toBe(`Superseded by deployment ${res.body.id}.`);
+    expect(reason?.status_reason).toBe(`Superseded by deployment ${made.id}.`);
   });
 
   it("the cron does not supersede what entered queued before the environment turned to supersede", async () => {

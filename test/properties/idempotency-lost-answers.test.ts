@@ -8,7 +8,6 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { DeliveryLane } from "../../src/delivery-lane/object";
 import type { LostAnswer } from "../../src/http/route-meta";
 import { forgetExpiredKeys } from "../../src/idempotency/executed";
 import { IDEMPOTENCY_TTL_MS } from "../../src/idempotency/store";
@@ -28,7 +27,7 @@ import {
 import { setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
 import { operations } from "../helpers/openapi";
-import { allowTheLocalReceiver, laneOf } from "../helpers/webhooks";
+import { allowTheLocalReceiver, bulkFailedDeliveries } from "../helpers/webhooks";
 
 // The recover below queues deliveries to the local receiver (http://127.0.0.1), as in local development.
 allowTheLocalReceiver();
@@ -277,22 +276,8 @@ describe("a keyed write that answers 5xx after its commit", () => {
     // then its second step's read fails: it answers 500 (the steps before stay taken), and the
     // retry executes, recovering the rest.
     const { owner, project, integration, path } = await setupIntegration();
-    const N = RECOVER_CHUNK + 3;
-    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
     const start = new Date(Date.now() - 3600_000).toISOString();
-    await env.DB.batch([
-      env.DB.prepare(
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
-         INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
-         SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
-                strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', i / 1000.0))
-         FROM n`,
-      ).bind(tag, project.id, start, N),
-      env.DB.prepare(
-        `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
-         SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
-      ).bind(tag, integration.id),
-    ]);
+    const bulk = await bulkFailedDeliveries(project.id, integration.id, RECOVER_CHUNK + 3, start);
     let reads = 0;
     const secondReadFails = interceptStatements({
       'select "webhook_deliveries"."id", "webhook_deliveries"."status"': async () => {
@@ -321,10 +306,7 @@ describe("a keyed write that answers 5xx after its commit", () => {
     ]);
     expect(await keyedEntries(key)).toBe(1);
     // The lane need not send them: it is emptied, and the events go.
-    await runInDurableObject(laneOf(integration.id), (_lane: DeliveryLane, state) =>
-      state.storage.sql.exec("DELETE FROM lane"),
-    );
-    await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
+    await bulk.forget();
   });
 });
 

@@ -4,10 +4,9 @@
  * POST …/{integration_id}/recover (recoverIntegration): skipped and failed deliveries of a
  * disabled integration, sent later with their original webhook-id; deliveries left pending.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import type { DeliveryLane } from "../../../src/delivery-lane/object";
 import { RECOVER_CHUNK } from "../../../src/services/integrations/redelivery";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
@@ -16,11 +15,11 @@ import { captureLogs } from "../../helpers/logs";
 import { runCommonRouteTests } from "../../helpers/security";
 import {
   allowTheLocalReceiver,
+  bulkFailedDeliveries,
   DAY_MS,
   deliveriesOfEvent,
   deliveryRow,
   eventually,
-  laneOf,
   received,
   writeDelivery,
   writeEvent,
@@ -125,22 +124,9 @@ describe("POST …/{integration_id}/recover", () => {
   it("recover re-queues every delivery of the range in one call, past its 1,000-row steps", async () => {
     const { owner, project, integration, path } = await setupIntegration();
     const N = 2 * RECOVER_CHUNK + 3;
-    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
     const start = new Date(Date.now() - 3600_000).toISOString();
     // N failed deliveries of N events, two events per millisecond (ties broken by the event's ID).
-    await env.DB.batch([
-      env.DB.prepare(
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?4)
-         INSERT INTO events (id, project_id, type, data, enqueued_at, created_at)
-         SELECT printf('%s%014d', ?1, i), ?2, 'changelog.created', '{}', ?3,
-                strftime('%Y-%m-%dT%H:%M:%fZ', ?3, printf('+%.3f seconds', (i / 2) / 1000.0))
-         FROM n`,
-      ).bind(tag, project.id, start, N),
-      env.DB.prepare(
-        `INSERT INTO webhook_deliveries (id, project_id, event_id, integration_id, status, attempts, created_at, updated_at)
-         SELECT 'd' || id, project_id, id, ?2, 'failed', 1, created_at, created_at FROM events WHERE id LIKE ?1 || '%'`,
-      ).bind(tag, integration.id),
-    ]);
+    const bulk = await bulkFailedDeliveries(project.id, integration.id, N, start);
     const failed = () =>
       env.DB.prepare(
         "SELECT count(*) AS n FROM webhook_deliveries WHERE integration_id = ? AND status = 'failed'",
@@ -163,10 +149,7 @@ describe("POST …/{integration_id}/recover", () => {
       .first<number>("n");
     expect(entries).toBe(1);
     // The lane need not send them all: it is emptied, and a delivery that is gone is dropped.
-    await runInDurableObject(laneOf(integration.id), (_lane: DeliveryLane, state) =>
-      state.storage.sql.exec("DELETE FROM lane"),
-    );
-    await env.DB.prepare("DELETE FROM events WHERE id LIKE ? || '%'").bind(tag).run();
+    await bulk.forget();
   });
 
   it("recover refuses a bad range or body and changes nothing", async () => {
