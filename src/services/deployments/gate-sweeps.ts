@@ -7,7 +7,7 @@
 import { and, desc, eq, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { deployments, environmentProtections } from "../../db/schema";
-import { loggableError } from "../../errors";
+import { contained } from "../contained";
 import { settleGate, supersedeOlder } from "./gate";
 
 /** At most this many waiting deployments are settled per database and cron run. */
@@ -61,14 +61,12 @@ async function sweepOne(
   deploymentId: string,
   work: () => Promise<unknown>,
 ) {
-  try {
-    await work();
-  } catch (err) {
-    ctx.log.error(`gate sweep: ${what} failed; the next run tries again`, {
-      deployment_id: deploymentId,
-      error: loggableError(err),
-    });
-  }
+  await contained(
+    ctx,
+    `gate sweep: ${what} failed; the next run tries again`,
+    { deployment_id: deploymentId },
+    work,
+  );
 }
 
 /**

@@ -23,8 +23,8 @@
 import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
-import { loggableError } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
+import { contained } from "../contained";
 import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
@@ -161,14 +161,14 @@ async function afterCommit(
   deploymentId: string,
   work: () => Promise<void>,
 ): Promise<void> {
-  try {
-    await work();
-  } catch (err) {
-    ctx.log.error(`a deployment's ${what} failed after the write; left to its backstop`, {
+  await contained(
+    ctx,
+    `a deployment's ${what} failed after the write; left to its backstop`,
+    {
       deployment_id: deploymentId,
-      error: loggableError(err),
-    });
-  }
+    },
+    work,
+  );
 }
 
 /** After a create: a waiting deployment's timer is set; a queued one supersedes older ones. */

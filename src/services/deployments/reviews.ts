@@ -13,13 +13,14 @@ import type { CallerContext } from "../../context";
 import { bindCompiled, bindQuery, compiled, tableReader } from "../../db/compiled";
 import { compiledKeyset, type Page, type PageRequest, pageValues } from "../../db/pagination";
 import { deploymentReviews, deployments, environmentProtections, type ProjectRole } from "../../db/schema";
-import { conflict, forbidden, isUniqueViolation, loggableError } from "../../errors";
+import { conflict, forbidden, isUniqueViolation } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { ReviewRecord } from "../../schemas/protection";
 import type { ReviewInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
+import { contained } from "../contained";
 import { guardedPage, lookupThen } from "../lookup";
 import { rejectionReason, settleGate } from "./gate";
 import { toDeploymentRecord } from "./record";
@@ -103,22 +104,21 @@ export async function reviewDeployment(
   // of it is logged and answered with the deployment as read before the review, never as a 5xx
   // (API_CONTRACT §11: a 5xx changed nothing; its retry would meet its own review, 409); the cron
   // carries the decision out a minute on (src/services/deployments/gate-sweeps.ts `settleOverdueGates`).
-  try {
-    if (input.state === "approved") {
-      const settled = await settleGate(ctx, id);
-      if (settled) return toDeploymentRecord(settled);
-    } else {
-      await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
-    }
-    const current = await db.select().from(deployments).where(eq(deployments.id, id)).get();
-    return toDeploymentRecord(current ?? row);
-  } catch (err) {
-    ctx.log.error("review committed; its release or cancel failed and is left to the cron", {
-      deployment_id: id,
-      error: loggableError(err),
-    });
-    return toDeploymentRecord(row);
-  }
+  const decided = await contained(
+    ctx,
+    "review committed; its release or cancel failed and is left to the cron",
+    { deployment_id: id },
+    async () => {
+      if (input.state === "approved") {
+        const settled = await settleGate(ctx, id);
+        if (settled) return settled;
+      } else {
+        await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
+      }
+      return await db.select().from(deployments).where(eq(deployments.id, id)).get();
+    },
+  );
+  return toDeploymentRecord(decided ?? row);
 }
 
 const notAwaitingApproval = () =>

@@ -11,12 +11,13 @@ import { and, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { deployments, environmentProtections, environments } from "../../db/schema";
-import { assertEchoMatches, conflict, loggableError, notFound } from "../../errors";
+import { assertEchoMatches, conflict, notFound } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { ProtectionRecord } from "../../schemas/protection";
 import type { LockInput, ProtectionReplaceInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
+import { contained } from "../contained";
 import { settleEnvironment } from "../deployments/gate";
 import { lookupThen } from "../lookup";
 import { checkIfMatch, preconditionFailed } from "../preconditions";
@@ -259,14 +260,12 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
     // Deleted with its environment meanwhile: what a moment later would answer (§17).
     if (!unlocked[0] && !(await environmentExists(ctx, environmentId))) throw notFound("Environment");
     if (unlocked[0]) {
-      try {
-        await settleEnvironment(ctx, environmentId);
-      } catch (err) {
-        ctx.log.error("unlock committed; releasing its deployments failed and is left to the cron", {
-          environment_id: environmentId,
-          error: loggableError(err),
-        });
-      }
+      await contained(
+        ctx,
+        "unlock committed; releasing its deployments failed and is left to the cron",
+        { environment_id: environmentId },
+        () => settleEnvironment(ctx, environmentId),
+      );
       return;
     }
   }

@@ -16,11 +16,12 @@ import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import { loggableError, notFound } from "../../errors";
+import { notFound } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord } from "../../schemas/delivery";
 import type { RecoverInput, RecoverResult } from "../../schemas/integration-writes";
 import { auditEntry } from "../audit/entry";
+import { contained } from "../contained";
 import { deliveryFrom, deliveryRecordQueries } from "./deliveries";
 import { loadIntegration } from "./integrations";
 import { SCHEDULE_CHUNK, scheduleDeliveries } from "./lane-client";
@@ -87,17 +88,16 @@ async function handOver(
   integrationId: string,
   entries: ReturnType<typeof entryOf>[],
 ): Promise<boolean> {
-  try {
-    await scheduleDeliveries(ctx, integrationId, entries);
-    return true;
-  } catch (err) {
-    ctx.log.error("delivery lane did not take deliveries moved to pending; left to the sweep", {
-      integration_id: integrationId,
-      deliveries: entries.length,
-      error: loggableError(err),
-    });
-    return false;
-  }
+  const taken = await contained(
+    ctx,
+    "delivery lane did not take deliveries moved to pending; left to the sweep",
+    { integration_id: integrationId, deliveries: entries.length },
+    async () => {
+      await scheduleDeliveries(ctx, integrationId, entries);
+      return true;
+    },
+  );
+  return taken ?? false;
 }
 
 /** Deliveries one step of `recoverIntegration` reads, moves and queues (one SELECT and one batch per step). */

@@ -7,10 +7,11 @@ import { and, eq, lte, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { projects } from "../../db/schema";
-import { conflict, loggableError } from "../../errors";
+import { conflict } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import { loadProject } from "../access";
 import { auditEntry } from "../audit/entry";
+import { contained } from "../contained";
 import { sendToQueue } from "../events/queue";
 import { checkIfMatch, explainMiss, unchangedSince } from "../preconditions";
 import { toProjectRecord } from "./record";
@@ -41,14 +42,9 @@ export async function disconnectProject(ctx: CallerContext, projectId: string): 
   // The change has committed: the message that finishes it follows. One that never reaches the
   // queue (the queue failing, the isolate dying first) is sent again by the cron's sweep
   // (`resendStuckDisconnects`), never answered as a 5xx (API_CONTRACT §11: a 5xx changed nothing).
-  try {
-    await sendToQueue(ctx, [{ kind: "project.disconnect", project_id: projectId }]);
-  } catch (err) {
-    ctx.log.error("project.disconnect not queued; left to the sweep", {
-      project_id: projectId,
-      error: loggableError(err),
-    });
-  }
+  await contained(ctx, "project.disconnect not queued; left to the sweep", { project_id: projectId }, () =>
+    sendToQueue(ctx, [{ kind: "project.disconnect", project_id: projectId }]),
+  );
 }
 
 /** The projects `disconnecting` since before `cutoff` (ISO time), at most a sweep's worth. */
@@ -76,24 +72,24 @@ export const DISCONNECT_SWEEP_LIMIT = 100;
  * failure is logged, never thrown.
  */
 export async function resendStuckDisconnects(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
-  try {
-    const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
-    if (stuck.length > 0) {
-      await sendToQueue(
-        ctx,
-        stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
-      );
-    }
-    return stuck.length;
-  } catch (err) {
-    // The queue down (the very cause of lost messages) holds up none of the cron's other sweeps;
-    // the next run tries again.
-    ctx.log.error("disconnect sweep failed; the next run tries again", {
-      database: ctx.database,
-      error: loggableError(err),
-    });
-    return 0;
-  }
+  // The queue down (the very cause of lost messages) holds up none of the cron's other sweeps;
+  // the next run tries again.
+  const sent = await contained(
+    ctx,
+    "disconnect sweep failed; the next run tries again",
+    { database: ctx.database },
+    async () => {
+      const stuck = await stuckDisconnectsQuery(ctx.db, toIso(nowMs - STUCK_DISCONNECT_MS)).all();
+      if (stuck.length > 0) {
+        await sendToQueue(
+          ctx,
+          stuck.map(({ id }) => ({ kind: "project.disconnect" as const, project_id: id })),
+        );
+      }
+      return stuck.length;
+    },
+  );
+  return sent ?? 0;
 }
 
 /** The consumer's half: `disconnecting → disconnected`. Idempotent. */
