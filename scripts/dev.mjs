@@ -85,6 +85,17 @@ function count(sql) {
   return JSON.parse(out)[0].results[0].n;
 }
 
+/**
+ * The demo key's rows: the key in the organization's database and its index in the directory's
+ * (src/db/databases.ts), both DB here: the demo organization lives in DB itself.
+ */
+function demoKeyInserts({ keyId, org, account, hash, now }) {
+  return [
+    `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(account)}, ${sqlText(account)}, 'local demo key', ${sqlText(hash)}, ${sqlText(now)})`,
+    `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(hash)}, ${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(now)})`,
+  ];
+}
+
 let seeded = false;
 if (count("SELECT count(*) AS n FROM organizations") === 0) {
   const now = new Date().toISOString();
@@ -99,9 +110,7 @@ if (count("SELECT count(*) AS n FROM organizations") === 0) {
     `INSERT INTO organizations (id, name, created_at) VALUES (${sqlText(org)}, 'Demo Org', ${sqlText(now)})`,
     `INSERT INTO accounts (id, name, display_name, avatar, profile, created_at) VALUES (${sqlText(account)}, 'demo-owner', 'Demo Owner', NULL, ${sqlText(profile)}, ${sqlText(now)})`,
     `INSERT INTO org_members (org_id, account_id, role, created_at) VALUES (${sqlText(org)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
-    `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(account)}, ${sqlText(account)}, 'local demo key', ${sqlText(hash)}, ${sqlText(now)})`,
-    // The directory's index of the key (src/db/databases.ts): the demo organization lives in DB itself.
-    `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(hash)}, ${sqlText(keyId)}, ${sqlText(org)}, ${sqlText(now)})`,
+    ...demoKeyInserts({ keyId, org, account, hash, now }),
     `INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (${sqlText(project)}, ${sqlText(org)}, 'demo', 'demo', 'A demo project', 'emoji:🚀', NULL, ${sqlText(env)}, 'connected', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO environments (id, project_id, name, name_key, created_at, updated_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', 'production', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
@@ -154,10 +163,7 @@ if (!seeded && (!key || !keyOpens(key))) {
       "--local",
       ...stateArgs,
       "--command",
-      [
-        `INSERT INTO api_keys (id, org_id, account_id, created_by, name, key_hash, created_at) VALUES (${sqlText(keyId)}, ${sqlText(owner.org)}, ${sqlText(owner.account)}, ${sqlText(owner.account)}, 'local demo key', ${sqlText(fresh.hash)}, ${sqlText(now)})`,
-        `INSERT INTO api_key_index (key_hash, key_id, org_id, created_at) VALUES (${sqlText(fresh.hash)}, ${sqlText(keyId)}, ${sqlText(owner.org)}, ${sqlText(now)})`,
-      ].join(";\n"),
+      demoKeyInserts({ keyId, org: owner.org, account: owner.account, hash: fresh.hash, now }).join(";\n"),
     ]);
     writeFileSync(KEY_FILE, `${fresh.key}\n`, { mode: 0o600 });
     console.log(`
