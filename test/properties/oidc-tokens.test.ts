@@ -169,6 +169,26 @@ describe("the issuer's keys only", () => {
     expect(await issuerRequests(w.issuer)).toHaveLength(3);
   });
 
+  it("a token that names no kid is verified by whichever key of its alg signed it (§27 asks for no kid)", async () => {
+    const w = await world();
+    await setIssuerModes(w.issuer, { jwks: "rotated" }); // `rsa-1` and `rsa-2`: two RS256 keys
+    for (const kid of ["rsa-1", "rsa-2"] as const) {
+      const token = await signToken(w.claims(), kid, { kid: undefined });
+      expect(
+        JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[0] ?? ""))),
+      ).not.toHaveProperty("kid");
+      await exchangeOk(w.trust.id, token);
+    }
+    // Signed by neither: each is tried, and none verifies it.
+    const stranger = await generateKeyPair("RS256");
+    const forged = await new SignJWT(w.claims())
+      .setProtectedHeader({ alg: "RS256" })
+      .sign(stranger.privateKey);
+    await w.refused(forged, /signature does not verify/);
+    // A claim that fails under the key that verified the signature is that claim's failure.
+    await w.refused(await signToken(w.claims({ aud: "someone-else" }), "rsa-2", { kid: undefined }), /`aud`/);
+  });
+
   it("a discovery document with its jwks_uri alone is enough (§27 asks nothing else of it)", async () => {
     const w = await world();
     await setIssuerModes(w.issuer, { discovery: "minimal" });

@@ -9,7 +9,8 @@
  *    JSON object (a header grown huge or deeply nested ends here), `alg` `RS256` or `ES256` (`none`,
  *    `HS256` — an HMAC keyed with the issuer's public key — and every other is refused before any
  *    key is looked at; jose checks `algorithms` again);
- * 2. the signature, by a key of the issuer's own key set (./issuers.ts; the token's `jku`, `x5u`,
+ * 2. the signature, by a key of the issuer's own key set (./issuers.ts; the one its `kid` names, or
+ *    for a token naming none each key of its `alg` in turn; the token's `jku`, `x5u`,
  *    `jwk` and `x5c` headers are never used), and jose's claim checks: `iss` equal to the trust's
  *    issuer, `aud` equal to or containing its audience, `nbf` at most 60 s ahead, and the presence
  *    of `exp` and `jti`;
@@ -21,7 +22,14 @@
  * "where present" (`oidc.subject` null without it), so neither is required here either.
  */
 
-import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import {
+  decodeProtectedHeader,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from "jose";
 import { ApiError } from "../../errors";
 import { TOKEN_MAX_LENGTH } from "../../schemas/oidc-writes";
 import { unmetCondition } from "./conditions";
@@ -87,7 +95,7 @@ export async function verifyIdToken(
   }
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, keys, {
+    ({ payload } = await verifyByAnyKey(token, keys, {
       algorithms: ALGORITHMS,
       issuer: trust.issuer,
       audience: trust.audience,
@@ -120,6 +128,28 @@ export async function verifyIdToken(
   return payload as VerifiedToken;
 }
 
+/**
+ * jose's `jwtVerify`, where a token that names no `kid` under a set holding several keys of its
+ * `alg` is verified by each of them in turn: §27 asks that it be signed "by a key of the trust's
+ * issuer", not that it name which. Only a signature that fails moves on to the next key; any other
+ * failure (a claim) is the token's own, whichever key verified it.
+ */
+async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWTVerifyOptions) {
+  try {
+    return await jwtVerify(token, keys, options);
+  } catch (err) {
+    if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+    for await (const key of err as unknown as AsyncIterable<CryptoKey>) {
+      try {
+        return await jwtVerify(token, key, options);
+      } catch (failure) {
+        if (!(failure instanceof errors.JWSSignatureVerificationFailed)) throw failure;
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
+
 const CLAIM_MESSAGES: Record<string, string> = {
   iss: "The token's `iss` is not the trust's issuer.",
   aud: "The token's `aud` is not, and does not contain, the trust's audience.",
@@ -140,9 +170,6 @@ function joseFailure(err: unknown): string {
   if (err instanceof errors.JWSSignatureVerificationFailed) return "The token's signature does not verify.";
   if (err instanceof errors.JWKSNoMatchingKey)
     return "No key of the issuer's key set matches the token's `kid` and `alg`.";
-  if (err instanceof errors.JWKSMultipleMatchingKeys) {
-    return "Several keys of the issuer's key set match the token, and it names none by `kid`.";
-  }
   if (err instanceof errors.JWKSTimeout) return "The issuer's key set did not arrive in time.";
   if (err instanceof errors.JWKSInvalid) return "The issuer's key set is not a JWK set.";
   if (err instanceof errors.JWTInvalid) return "The token's claims are not a JSON object.";
