@@ -130,7 +130,7 @@ export async function replaceEnvironmentProtection(
     auditEntry(ctx, {
       target: { type: "environment_protection", id: environmentId },
       projectId: environment.projectId,
-      changes: diffRecords(record, after, ["updated_at"]),
+      changes: diffRecords(record, after),
     }),
   ]);
   if (!written[0]) throw preconditionFailed();
@@ -177,7 +177,7 @@ export async function lockEnvironment(
     auditEntry(ctx, {
       target: { type: "environment_protection", id: environmentId },
       projectId: environment.projectId,
-      changes: diffRecords(record, after, ["updated_at"]),
+      changes: diffRecords(record, after),
     }),
     // Every waiting deployment of the environment is held by the lock now (its gate says so).
     db
@@ -253,7 +253,7 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
       auditEntry(ctx, {
         target: { type: "environment_protection", id: environmentId },
         projectId: environment.projectId,
-        changes: { locked: { from: record.locked, to: null } },
+        changes: diffRecords(record, { ...record, locked: null, updated_at: now }),
       }),
     ]);
     if (!unlocked[0] && guarded) throw preconditionFailed();

@@ -143,6 +143,12 @@ describe("POST /v1/environments/{environment_id}/lock", () => {
       actor_account_id: owner.accountId,
       actor_api_key_id: owner.keyId,
     });
+    // Every top-level field that changed (§14): the lock, and `updated_at` (null until then).
+    const locked = res.body as { locked: unknown; updated_at: string };
+    expect(JSON.parse(String(rows[0]?.changes))).toEqual({
+      locked: { from: null, to: locked.locked },
+      updated_at: { from: null, to: locked.updated_at },
+    });
     const refusedId = `lock-${crypto.randomUUID()}`;
     await postLock(owner, environmentId, { reason: "again" }, { "x-request-id": refusedId });
     expect(await rowsOf(refusedId)).toEqual([]);

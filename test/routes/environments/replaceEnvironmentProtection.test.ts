@@ -248,6 +248,8 @@ describe("PUT /v1/environments/{environment_id}/protection", () => {
     const changes = JSON.parse(String(rows[0]?.changes)) as Record<string, { from: unknown; to: unknown }>;
     expect(changes.required_approvals).toEqual({ from: 0, to: 2 });
     expect(changes.wait_timer).toEqual({ from: 0, to: 300 });
+    // Every top-level field that changed (§14), `updated_at` among them: null until the first write.
+    expect(changes.updated_at).toEqual({ from: null, to: (res.body as { updated_at: string }).updated_at });
     const refusedId = `protect-${crypto.randomUUID()}`;
     await putProtection(owner, environmentId, { ...SETTINGS, wait_timer: -1 }, { "x-request-id": refusedId });
     expect(await rowsOf(refusedId)).toEqual([]);

@@ -87,7 +87,7 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
 
   it("writes one audit entry, unlockEnvironment, for the unlock of a locked environment; a refused unlock writes none", async () => {
     const w = await world();
-    await lock(w.owner, w.environmentId);
+    const locked = await lock(w.owner, w.environmentId);
     const { contributor } = await projectRoleCallers(w);
     const refusedId = `unlock-${crypto.randomUUID()}`;
     expect((await deleteLock(contributor, w.environmentId, { "x-request-id": refusedId })).status).toBe(403);
@@ -102,6 +102,12 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
       actor_type: "api_key",
       actor_account_id: w.owner.accountId,
       actor_api_key_id: w.owner.keyId,
+    });
+    // Every top-level field that changed (§14): the lock, gone, and `updated_at`.
+    const after = await readProtection(w.owner, w.environmentId);
+    expect(JSON.parse(String(rows[0]?.changes))).toEqual({
+      locked: { from: locked.locked, to: null },
+      updated_at: { from: locked.updated_at, to: after.updated_at },
     });
   });
 
