@@ -1,6 +1,7 @@
 /** The bodies that create an OpenID Connect trust and exchange a token (API_CONTRACT §27). */
 import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../http/scopes";
+import { ID_PATTERN } from "../lib/ids";
 import { freeArray, InlineIdSchema, MAX_URL_BYTES, nullAsAbsent, text } from "../openapi/primitives";
 import { IDENTITY_CLAIMS, MAX_CONDITIONS, MAX_PATTERN_LENGTH, TTL_DEFAULT, TTL_MAX, TTL_MIN } from "./oidc";
 
@@ -114,7 +115,15 @@ export const TOKEN_MAX_LENGTH = 16_384;
 
 export const OidcTokenExchangeBody = z
   .strictObject({
-    trust_id: InlineIdSchema.openapi({ description: "The trust to exchange the token under." }),
+    // Any string, like the token: a `trust_id` that names no trust, of whatever form, is the
+    // exchange's `401` (API_CONTRACT §27: "any failure, an unknown or deleted trust included").
+    // The identifier's form is published for clients.
+    trust_id: z.string().openapi({
+      pattern: ID_PATTERN.source,
+      maxLength: 36,
+      description: "The trust to exchange the token under (one that names no trust, of any form: `401`).",
+      example: "7Hq3VnT5m2WcXbQ9pLk4Rz",
+    }),
     // Any string: a token of another form or size is the exchange's `401` naming the check
     // (API_CONTRACT §27: every failure of the token is 401), not a validation `400`. The form is
     // published for clients (./verify.ts checks it, size first).

@@ -2338,7 +2338,7 @@ export interface components {
         };
         OidcTokenExchange: {
             /**
-             * @description The trust to exchange the token under.
+             * @description The trust to exchange the token under (one that names no trust, of any form: `401`).
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
              */
             trust_id: string;

@@ -22,6 +22,7 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import { inDatabase, type ServiceContext } from "../../context";
 import { apiKeys, oidcTrustIndex, oidcTrusts, organizations } from "../../db/schema";
 import { sha256Hex } from "../../lib/hex";
+import { isId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { OidcTokenExchangeInput } from "../../schemas/oidc-writes";
 import type { NewApiKeyRecord } from "../../schemas/organization";
@@ -63,7 +64,7 @@ export async function exchangeOidcToken(
   input: OidcTokenExchangeInput,
 ): Promise<{ created: NewApiKeyRecord; etag: string }> {
   checkTokenForm(input.token);
-  const found = await loadTrust(ctx, input.trust_id);
+  const found = isId(input.trust_id) ? await loadTrust(ctx, input.trust_id) : undefined;
   if (!found) throw noSuchTrust();
   const { trust, ctx: org } = found;
   const now = nowIso();

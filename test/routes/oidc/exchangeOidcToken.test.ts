@@ -110,6 +110,11 @@ describe("POST /v1/oidc/token", () => {
     const { trust, token } = await trustAndToken(parent);
     const unknown = expectError(await exchange("1111111111111111111111", token), 401, "unauthenticated");
     expect(unknown.message).toMatch(/No such trust/);
+    // Of any form (§27: "any failure, an unknown … trust included, is 401"), not a 400.
+    for (const trustId of ["nonexistent-trust", "", "x".repeat(200)]) {
+      const res = expectError(await exchange(trustId, token), 401, "unauthenticated");
+      expect(res.message).toMatch(/No such trust/);
+    }
     expect((await request("DELETE", `/v1/api-keys/${parent.keyId}`, { key: owner.key })).status).toBe(204);
     const res = expectError(await exchange(trust.id, token), 401, "unauthenticated");
     expect(res.message).toMatch(/revoked or has expired/);
