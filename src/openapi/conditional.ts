@@ -2,8 +2,9 @@
  * The headers of API_CONTRACT §11 and §12 in /openapi.json, defined once under `components`
  * and referenced from each operation they apply to:
  * - parameters: `Idempotency-Key` on every POST, PUT, PATCH and DELETE; `If-Match` on every
- *   PUT, PATCH and DELETE (each of them writes one record and honours it); `If-None-Match` on
- *   every GET;
+ *   PUT, PATCH and DELETE (each of them writes one record and honours it), and on a POST that
+ *   writes one record and honours it too (`ifMatch` of its route: an environment's lock);
+ *   `If-None-Match` on every GET;
  * - response headers: `ETag` on the 200/201 of GET, PUT, PATCH and POST; `Idempotent-Replayed`
  *   on every answer of a write that can be stored (not 401, 429 or 5xx); and a `304` response
  *   on every GET.
@@ -82,12 +83,12 @@ export function registerConditionalComponents(
   });
 }
 
-/** The parameter references of an operation. */
-export function conditionalParameters(method: string): Ref[] {
+/** The parameter references of an operation (`ifMatch`: a POST that honours `If-Match`). */
+export function conditionalParameters(method: string, ifMatch = false): Ref[] {
   const m = method.toLowerCase();
   if (m === "get") return [ref("parameters", "IfNoneMatch")];
   if (!WRITE_METHODS.has(m)) return [];
-  return IF_MATCH_METHODS.has(m)
+  return IF_MATCH_METHODS.has(m) || ifMatch
     ? [ref("parameters", "IdempotencyKey"), ref("parameters", "IfMatch")]
     : [ref("parameters", "IdempotencyKey")];
 }

@@ -47,6 +47,11 @@ type PublicRouteConfig = RouteConfig & {
    * and without a scope. Only an operation listed in src/http/keyless.ts, which the middleware read.
    */
   keyless?: true;
+  /**
+   * A POST that writes one record and honours `If-Match` as §12's PUT, PATCH and DELETE do (an
+   * environment's lock writes its protection): published with the `If-Match` parameter.
+   */
+  ifMatch?: true;
 };
 
 /**
@@ -99,7 +104,7 @@ export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
  * the scope middleware), and refuses a body when it declares none.
  */
 export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclarations<R>) {
-  const { rateLimit = "default", scope, lostAnswer, keyless, ...route } = config;
+  const { rateLimit = "default", scope, lostAnswer, keyless, ifMatch, ...route } = config;
   if (keyless && !isKeylessOperation(route.method, route.path)) {
     throw new Error(
       `${route.method.toUpperCase()} ${route.path}: a keyless route is listed in src/http/keyless.ts`,
@@ -112,7 +117,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclar
     // References to components (./document.ts, ./conditional.ts).
     parameters: [
       ...(route.parameters ?? []),
-      ...conditionalParameters(route.method),
+      ...conditionalParameters(route.method, ifMatch),
       { $ref: `#/components/parameters/${D1_BOOKMARK_PARAMETER}` },
     ],
     middleware: bodylessGuard(route),
@@ -125,7 +130,7 @@ export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclar
       ...withPublicHeaders(route.responses, route.method),
       ...conditionalResponses(route.method, route.responses as Record<string, { headers?: unknown }>),
     },
-  } as Omit<R, "rateLimit" | "scope" | "lostAnswer" | "keyless">);
+  } as Omit<R, "rateLimit" | "scope" | "lostAnswer" | "keyless" | "ifMatch">);
 }
 
 /** A declaration its answers cannot honour is a programming error, found when the route is defined. */

@@ -381,6 +381,14 @@ function conditionalWrites(f: Fixture): ConditionalWrite[] {
       body: () => undefined,
     },
     {
+      // A POST that writes the protection record (API_CONTRACT §26, the preamble of part four).
+      name: "environment lock",
+      method: "POST",
+      path: `/v1/environments/${f.environmentId}/lock`,
+      read: `/v1/environments/${f.environmentId}/protection`,
+      body: () => ({ reason: unique("freeze") }),
+    },
+    {
       name: "member remove",
       method: "DELETE",
       path: `/v1/projects/${f.project.id}/members/${f.member.accountId}`,
@@ -407,6 +415,24 @@ function conditionalWrites(f: Fixture): ConditionalWrite[] {
 }
 
 describe("If-Match", () => {
+  it("every write that honours it publishes it: the If-Match parameter in /openapi.json", async () => {
+    const f = await fixture();
+    const ops = await operations();
+    for (const w of conditionalWrites(f)) {
+      const op = ops.find(
+        (o) =>
+          o.method === w.method.toLowerCase() &&
+          new RegExp(`^${o.path.replace(/{\w+}/g, "[^/]+")}$`).test(w.path),
+      );
+      expect(op, `${w.name}: ${w.method} ${w.path} is in /openapi.json`).toBeDefined();
+      const parameters = (op?.operation.parameters ?? []) as { in?: string; name?: string }[];
+      expect(
+        parameters.some((p) => p.in === "header" && p.name?.toLowerCase() === "if-match"),
+        `${w.name}: ${w.method} ${w.path}`,
+      ).toBe(true);
+    }
+  });
+
   it("a stale, weak or unknown ETag is 409 on header.if-match and changes nothing; the current one, `*` or a list with it succeeds", async () => {
     const f = await fixture();
     for (const w of conditionalWrites(f)) {

@@ -12,6 +12,7 @@ export const lockEnvironmentRoute = defineRoute({
   path: "/v1/environments/{environment_id}/lock",
   operationId: "lockEnvironment",
   lostAnswer: { rebuild: "record", from: "/v1/environments/{target}/protection" },
+  ifMatch: true,
   tags: ["Environments"],
   summary: "Lock an environment",
   description:

@@ -199,10 +199,12 @@ export async function lockEnvironment(
       .from(environmentProtections)
       .where(eq(environmentProtections.environmentId, environmentId))
       .get();
-    if (current?.lockedAt) throw alreadyLocked(current.lockedReason ?? "");
     // Gone with its environment meanwhile: what a moment later would answer (§17).
     if (!current) throw notFound("Environment");
+    // The record changed since it was read (locked by another, say): with If-Match, the
+    // precondition fails first (§12; RFC 9110 §13.2.2), as a PUT of it would.
     if (guarded) throw preconditionFailed();
+    if (current.lockedAt) throw alreadyLocked(current.lockedReason ?? "");
     // Locked and unlocked again by others since it was read, with no If-Match: lock it now.
     if (attempt < LOCK_ATTEMPTS) return lockEnvironment(ctx, environmentId, input, attempt + 1);
     throw conflict("The environment's lock kept changing; try again.");
