@@ -16,7 +16,8 @@
  * Modes: `ok` (the default); `slow` (answers after 20 s); `garbage` (200, not JSON); `error` (500);
  * discovery only: `other-issuer` (names another issuer), `minimal` (`jwks_uri` alone, no `issuer`),
  * `huge` (a 1 MiB document); key set only:
- * `rotated` (publishes `rsa-2` too), `invalid` (JSON that is no JWK set).
+ * `rotated` (publishes `rsa-2` too), `invalid` (JSON that is no JWK set), `crowded` (16 other ES256
+ * keys before `ec-1`).
  * (Node's types are not part of this project's type check, so the few used are declared here.)
  */
 import type { JWK } from "jose";
@@ -67,6 +68,9 @@ export default async function setup(project: TestProject) {
   const rsa1 = await pair("RS256", "rsa-1");
   const rsa2 = await pair("RS256", "rsa-2");
   const ec1 = await pair("ES256", "ec-1");
+  const decoys = await Promise.all(
+    Array.from({ length: 16 }, async (_, i) => (await pair("ES256", `decoy-${i}`)).publicJwk),
+  );
 
   const modes = new Map<string, Modes>();
   const requests = new Map<string, string[]>();
@@ -125,7 +129,10 @@ export default async function setup(project: TestProject) {
     }
     if (path === "jwks") {
       if (mode.jwks === "invalid") return json(200, { keys: "not a list" });
-      const keys = [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
+      const keys =
+        mode.jwks === "crowded"
+          ? [rsa1.publicJwk, ...decoys, ec1.publicJwk]
+          : [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
       return answer(mode.jwks, () => ({ keys }));
     }
     json(404, { error: "no such document" });

@@ -189,6 +189,16 @@ describe("the issuer's keys only", () => {
     await w.refused(await signToken(w.claims({ aud: "someone-else" }), "rsa-2", { kid: undefined }), /`aud`/);
   });
 
+  it("a token that names no kid is tried with at most 16 keys of its alg; past them it must name one", async () => {
+    const w = await world();
+    await setIssuerModes(w.issuer, { jwks: "crowded" }); // 16 other ES256 keys, then `ec-1`
+    await w.refused(
+      await signToken(w.claims(), "ec-1", { kid: undefined }),
+      /names no `kid`, and the issuer's key set holds more than 16 keys of its `alg`/,
+    );
+    await exchangeOk(w.trust.id, await signToken(w.claims(), "ec-1"));
+  });
+
   it("a discovery document with its jwks_uri alone is enough (§27 asks nothing else of it)", async () => {
     const w = await world();
     await setIssuerModes(w.issuer, { discovery: "minimal" });

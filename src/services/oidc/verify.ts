@@ -128,18 +128,27 @@ export async function verifyIdToken(
   return payload as VerifiedToken;
 }
 
+/** How many keys of its `alg` a token that names no `kid` is tried with (`verifyByAnyKey`). */
+const MAX_KEYS_TRIED = 16;
+
+/** A token without `kid` under a set of more than MAX_KEYS_TRIED keys of its `alg`. */
+class KidNeeded extends Error {}
+
 /**
  * jose's `jwtVerify`, where a token that names no `kid` under a set holding several keys of its
  * `alg` is verified by each of them in turn: §27 asks that it be signed "by a key of the trust's
  * issuer", not that it name which. Only a signature that fails moves on to the next key; any other
- * failure (a claim) is the token's own, whichever key verified it.
+ * failure (a claim) is the token's own, whichever key verified it. At most MAX_KEYS_TRIED keys are
+ * imported and tried: a set of more (real issuers publish a handful) needs the token to name one.
  */
 async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWTVerifyOptions) {
   try {
     return await jwtVerify(token, keys, options);
   } catch (err) {
     if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+    let tried = 0;
     for await (const key of err as unknown as AsyncIterable<CryptoKey>) {
+      if (++tried > MAX_KEYS_TRIED) throw new KidNeeded();
       try {
         return await jwtVerify(token, key, options);
       } catch (failure) {
@@ -168,6 +177,9 @@ function joseFailure(err: unknown): string {
   if (err instanceof errors.JWTExpired) return CLAIM_MESSAGES.exp as string;
   if (err instanceof errors.JOSEAlgNotAllowed) return "The token's `alg` must be RS256 or ES256.";
   if (err instanceof errors.JWSSignatureVerificationFailed) return "The token's signature does not verify.";
+  if (err instanceof KidNeeded) {
+    return `The token names no \`kid\`, and the issuer's key set holds more than ${MAX_KEYS_TRIED} keys of its \`alg\`.`;
+  }
   if (err instanceof errors.JWKSNoMatchingKey)
     return "No key of the issuer's key set matches the token's `kid` and `alg`.";
   if (err instanceof errors.JWKSTimeout) return "The issuer's key set did not arrive in time.";
