@@ -64,7 +64,8 @@ export async function idempotencyClaim(c: Context<AppEnv>): Promise<IdempotencyC
 /**
  * Keeps what the limiter answered to the request's claim, for the idempotency middleware, with
  * the answer bodies it stores sealed and those it replays opened under the request's API key
- * (./sealed.ts). `store` is the limiter's second call. A replayed body that does not open (the
+ * (./sealed.ts), or under `credential` for the operation that takes none (the token exchange's
+ * ID token). `store` is the limiter's second call. A replayed body that does not open (the
  * object's storage altered) is answered as an execution whose answer was lost: a 409, never a
  * second execution.
  */
@@ -73,8 +74,9 @@ export async function holdClaim(
   claim: IdempotencyClaim,
   outcome: ClaimOutcome | undefined,
   store: (answer: Settlement) => Promise<void>,
+  credential = c.req.header("x-api-key") ?? "",
 ): Promise<void> {
-  const seal = answerSeal(c.req.header("x-api-key") ?? "", claim);
+  const seal = answerSeal(credential, claim);
   let opened = outcome;
   if (outcome) {
     try {

@@ -6,8 +6,10 @@ import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { isKeylessRequest } from "../http/keyless";
 import type { RouteLookup } from "../http/operations";
+import { readRawBody } from "../http/raw-body";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
+import { sha256Hex } from "../lib/hex";
 import { anonymousClient } from "../lib/ip-address";
 import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
@@ -121,15 +123,25 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
  * A keyless operation (src/http/keyless.ts; API_CONTRACT §27, the token exchange): every request,
  * answered or refused, counts against its route's policy per client address, counted like
  * `anonymous` (an IPv4 address, an IPv6 /64), with the rate-limit headers on every answer. It
- * takes no key: one sent anyway is `400 bad_input` (after it is counted), never read. No
- * Idempotency-Key is claimed: there is no key to scope one to (§11), and the exchange's own
- * `jti` rule already makes a retried token fail.
+ * takes no key: one sent anyway is `400 bad_input` (after it is counted), never read.
+ *
+ * Its Idempotency-Key (§11, which part four's preamble applies to every operation) is the
+ * credential's own, as every other request's is its API key's: here that is the ID token in the
+ * body. The claim is kept in the client address's object under the token's hash (two CI runs
+ * behind one address that send the same key never meet), and the answer, which holds the new
+ * API key, sealed with the token. A retry of an exchange whose answer was lost gets that answer
+ * again; without the header, the token's `jti` (exchanged once) refuses it.
  */
 async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: Next): Promise<void> {
   const client = anonymousClient(c.req.header("cf-connecting-ip") ?? "unknown");
-  const outcome = await countRequest(c, `ip:${client}`, policy);
+  const keyed = c.req.header("x-api-key") !== undefined;
+  const claim = keyed ? undefined : await idempotencyClaim(c);
+  const token = claim && (await tokenOf(c));
+  const stored =
+    claim && token !== undefined ? { ...claim, key: `${await sha256Hex(token)} ${claim.key}` } : undefined;
+  const outcome = await countRequest(c, `ip:${client}`, policy, stored);
   if (!outcome.allowed) throw rateLimited(outcome.headers);
-  if (c.req.header("x-api-key") !== undefined) {
+  if (keyed) {
     throw new ApiError(
       "bad_input",
       "This operation takes no API key: the token in the body authenticates. Send no x-api-key header.",
@@ -137,8 +149,31 @@ async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: N
       outcome.headers,
     );
   }
+  if (claim && stored && token !== undefined) {
+    await holdClaim(
+      c,
+      claim,
+      outcome.idempotency,
+      (answer) => outcome.settle({ idempotency: stored, answer }),
+      token,
+    );
+  }
   await next();
   for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+}
+
+/**
+ * The `token` of a keyless request's JSON body, read from the bytes the claim hashed; undefined
+ * when there is none (the body guard or the route refuses such a body, and no key is claimed).
+ */
+async function tokenOf(c: Context<AppEnv>): Promise<string | undefined> {
+  try {
+    const body: unknown = JSON.parse(new TextDecoder().decode(await readRawBody(c)));
+    const token = (body as { token?: unknown } | null)?.token;
+    return typeof token === "string" && token !== "" ? token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -6,10 +6,12 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { limiterOf, request } from "../helpers/api";
+import { anonymousClient } from "../../src/lib/ip-address";
+import { freshClientIp, limiterOf, request } from "../helpers/api";
 import type { ErrorBody } from "../helpers/expect";
 import { type Caller, createOrgWithOwner, createProject, unique } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
+import { exchange, trustAndToken } from "../helpers/oidc";
 
 type NewKey = { id: string; key: string };
 type Stored = { body: string | null; parts: string[] };
@@ -61,6 +63,32 @@ describe("stored answers are sealed", () => {
     const current = await request<{ id: string }>("GET", "/v1/api-keys/current", { key: replay.body.key });
     expect(current.status).toBe(200);
     expect(current.body.id).toBe(first.body.id);
+  });
+
+  it("keeps a token exchange's key sealed under its token, in the client address's object", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { trust, token } = await trustAndToken(owner);
+    const ip = freshClientIp();
+    const send = () =>
+      exchange(trust.id, token, { headers: { "idempotency-key": "seal-exchange", "cf-connecting-ip": ip } });
+    const first = await send();
+    expect(first.status, first.raw).toBe(201);
+    const kept = await runInDurableObject(limiterOf(`ip:${anonymousClient(ip)}`), (_instance, state) =>
+      state.storage.sql
+        .exec<{ key: string; body: string | null }>("SELECT key, body FROM idempotency")
+        .toArray(),
+    );
+    // Under the token's hash, never the token; the body sealed, holding neither the key nor its id.
+    expect(kept.map((row) => row.key)).toEqual([expect.stringMatching(/^[0-9a-f]{64} seal-exchange$/)]);
+    expect(kept[0]?.body).toMatch(/^sealed\.v1\./);
+    expect(kept[0]?.body).not.toContain(first.body.key);
+    expect(kept[0]?.body).not.toContain(first.body.id);
+    const replay = await send();
+    expect([replay.status, replay.raw, replay.headers.get("idempotent-replayed")]).toEqual([
+      201,
+      first.raw,
+      "true",
+    ]);
   });
 
   it("seals a large answer kept in parts too", async () => {

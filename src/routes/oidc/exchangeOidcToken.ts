@@ -24,8 +24,9 @@ export const exchangeOidcTokenRoute = defineRoute({
     "`oidc.subject` is null). Any failure, an unknown or deleted trust included, is `401` with a message naming the " +
     "check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now " +
     "(or when the trust's parent key expires, if that is sooner), " +
-    "and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). `Idempotency-Key` " +
-    "is not kept here (no API key to keep it under); a token is exchanged once. Policy `oidc-exchange` (60 per " +
+    "and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). An `Idempotency-Key` " +
+    "is the token's own (as another request's is its API key's): a retry with the same key and body answers the " +
+    "stored `201`, the same key, with `Idempotent-Replayed: true`; without one, a token is exchanged once. Policy `oidc-exchange` (60 per " +
     "minute per client address, every exchange counted).",
   rateLimit: "oidc-exchange",
   request: { body: jsonBody(OidcTokenExchangeBody) },

@@ -17,6 +17,8 @@ import {
 } from "../../helpers/oidc";
 
 const KEY = /^dpk_[A-Za-z0-9_-]{43}$/;
+/** A well-formed trust ID that names no trust. */
+const NEW_TRUST_ID = "1111111111111111111111";
 
 describe("POST /v1/oidc/token", () => {
   it.each(["rsa-1", "ec-1"] as const)(
@@ -118,6 +120,54 @@ describe("POST /v1/oidc/token", () => {
     expect((await request("DELETE", `/v1/api-keys/${parent.keyId}`, { key: owner.key })).status).toBe(204);
     const res = expectError(await exchange(trust.id, token), 401, "unauthenticated");
     expect(res.message).toMatch(/revoked or has expired/);
+  });
+
+  it("an Idempotency-Key is the token's own: a retry answers the stored 201 (the same key); another token's executes; another body is 400", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { issuer, trust, token } = await trustAndToken(owner);
+    const headers = { "idempotency-key": "ci-login" };
+    const issued = async () =>
+      (
+        await request<{ data: { oidc: { trust_id: string } | null }[] }>("GET", "/v1/api-keys?limit=240", {
+          key: owner.key,
+        })
+      ).body.data.filter((k) => k.oidc?.trust_id === trust.id).length;
+    const first = await exchange(trust.id, token, { headers });
+    expect(first.status, first.raw).toBe(201);
+    const retry = await exchange(trust.id, token, { headers });
+    expect([retry.status, retry.raw, retry.headers.get("idempotent-replayed")]).toEqual([
+      201,
+      first.raw,
+      "true",
+    ]);
+    expect(retry.headers.get("cache-control")).toBe("no-store");
+    expect(retry.headers.get("location")).toBe(first.headers.get("location"));
+    expect(await issued()).toBe(1);
+    // Without the header the token is spent, as before.
+    expectError(await exchange(trust.id, token), 401, "unauthenticated");
+    // Another run's token with the same Idempotency-Key: a key of its own, so it executes.
+    const second = await exchange(trust.id, await signToken(claimsFor(issuer, trust.audience)), { headers });
+    expect(second.status, second.raw).toBe(201);
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
+    expect(second.body.id).not.toBe(first.body.id);
+    // The same token and key with another body: 400 on the header, nothing executes.
+    const other = await exchange(trust.id, token, { headers, body: { trust_id: NEW_TRUST_ID, token } });
+    expectError(other, 400, "bad_input", "header.idempotency-key");
+    expect(await issued()).toBe(2);
+    // Sent five times at once: one exchange; the others replay it or wait (409, Retry-After: 1).
+    const racing = await signToken(claimsFor(issuer, trust.audience));
+    const burst = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        exchange(trust.id, racing, { headers: { "idempotency-key": "burst" } }),
+      ),
+    );
+    const executed = burst.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
+    expect(executed).toHaveLength(1);
+    for (const r of burst) {
+      if (r.status === 201) expect(r.body.id).toBe(executed[0]?.body.id);
+      else expect([r.status, r.headers.get("retry-after")], r.raw).toEqual([409, "1"]);
+    }
+    expect(await issued()).toBe(3);
   });
 
   it("validates the body (400) before anything else", async () => {
