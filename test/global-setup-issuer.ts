@@ -17,7 +17,7 @@
  * discovery only: `other-issuer` (names another issuer), `minimal` (`jwks_uri` alone, no `issuer`),
  * `huge` (a 1 MiB document); key set only:
  * `rotated` (publishes `rsa-2` too), `invalid` (JSON that is no JWK set), `crowded` (16 other ES256
- * keys before `ec-1`).
+ * keys before `ec-1`), `legacy` (a 1024-bit RSA key, unfit for RS256, before `rsa-1`).
  * (Node's types are not part of this project's type check, so the few used are declared here.)
  */
 import type { JWK } from "jose";
@@ -68,6 +68,18 @@ export default async function setup(project: TestProject) {
   const rsa1 = await pair("RS256", "rsa-1");
   const rsa2 = await pair("RS256", "rsa-2");
   const ec1 = await pair("ES256", "ec-1");
+  // jose makes no RSA key under 2048 bits; WebCrypto does.
+  const short = (await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 1024,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  )) as { publicKey: CryptoKey };
+  const legacy = { ...(await jose.exportJWK(short.publicKey)), kid: "legacy", alg: "RS256", use: "sig" };
   const decoys = await Promise.all(
     Array.from({ length: 16 }, async (_, i) => (await pair("ES256", `decoy-${i}`)).publicJwk),
   );
@@ -132,7 +144,9 @@ export default async function setup(project: TestProject) {
       const keys =
         mode.jwks === "crowded"
           ? [rsa1.publicJwk, ...decoys, ec1.publicJwk]
-          : [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
+          : mode.jwks === "legacy"
+            ? [legacy, rsa1.publicJwk, ec1.publicJwk]
+            : [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
       return answer(mode.jwks, () => ({ keys }));
     }
     json(404, { error: "no such document" });

@@ -189,6 +189,12 @@ describe("the issuer's keys only", () => {
     await w.refused(await signToken(w.claims({ aud: "someone-else" }), "rsa-2", { kid: undefined }), /`aud`/);
   });
 
+  it("a token that names no kid passes over a key unfit for its alg (an RSA key under 2048 bits) to the one that signed it", async () => {
+    const w = await world();
+    await setIssuerModes(w.issuer, { jwks: "legacy" }); // a 1024-bit RS256 key, then `rsa-1`
+    await exchangeOk(w.trust.id, await signToken(w.claims(), "rsa-1", { kid: undefined }));
+  });
+
   it("a token that names no kid is tried with at most 16 keys of its alg; past them it must name one", async () => {
     const w = await world();
     await setIssuerModes(w.issuer, { jwks: "crowded" }); // 16 other ES256 keys, then `ec-1`

@@ -134,12 +134,22 @@ const MAX_KEYS_TRIED = 16;
 /** A token without `kid` under a set of more than MAX_KEYS_TRIED keys of its `alg`. */
 class KidNeeded extends Error {}
 
+/** jose's failures of the token itself, whichever key verifies it (`verifyByAnyKey`). */
+const TOKEN_FAILURES = [
+  errors.JWTClaimValidationFailed,
+  errors.JWTExpired,
+  errors.JWTInvalid,
+  errors.JWSInvalid,
+  errors.JOSEAlgNotAllowed,
+];
+
 /**
  * jose's `jwtVerify`, where a token that names no `kid` under a set holding several keys of its
  * `alg` is verified by each of them in turn: §27 asks that it be signed "by a key of the trust's
- * issuer", not that it name which. Only a signature that fails moves on to the next key; any other
- * failure (a claim) is the token's own, whichever key verified it. At most MAX_KEYS_TRIED keys are
- * imported and tried: a set of more (real issuers publish a handful) needs the token to name one.
+ * issuer", not that it name which. A failure of the key (its signature does not verify, it does
+ * not fit the `alg`) moves on to the next; one of the token (its claims, its form) is the answer.
+ * At most MAX_KEYS_TRIED keys are tried (the next one is imported to learn that there is one): a
+ * set of more (real issuers publish a handful) needs the token to name one.
  */
 async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWTVerifyOptions) {
   try {
@@ -152,7 +162,10 @@ async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWT
       try {
         return await jwtVerify(token, key, options);
       } catch (failure) {
-        if (!(failure instanceof errors.JWSSignatureVerificationFailed)) throw failure;
+        // The token's own form or claims fail whichever key verifies it: that is the answer. Any
+        // other failure is this key's (a signature it did not make, a key unfit for the `alg`,
+        // as an RSA key under 2048 bits is): the next one.
+        if (TOKEN_FAILURES.some((kind) => failure instanceof kind)) throw failure;
       }
     }
     throw new errors.JWSSignatureVerificationFailed();
