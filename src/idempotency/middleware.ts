@@ -50,6 +50,14 @@ const REPLAYED_HEADERS = [
   "x-d1-bookmark",
 ];
 
+/**
+ * A refusal of the request's credential or rate (§11: "requests refused before they execute (401,
+ * 429) neither use nor store a key"). Other routes answer these before their key is claimed; the
+ * token exchange refuses its token in its route (src/middleware/rate-limit.ts `limitKeyless`), so
+ * a mended request (the issuer back, a clock corrected) still runs under the same key.
+ */
+const REFUSED = new Set([401, 429]);
+
 /** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
 type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
 
@@ -133,7 +141,7 @@ export function idempotency(app: Pick<Hono<AppEnv>, "request">, routeMeta: Route
           // The key stays taken: a retry is answered as executed, never executed twice.
           c.get("ctx").log.error("idempotency release failed", { error: loggableError(err) });
         });
-      } else if (state.routeBegan) {
+      } else if (state.routeBegan && !REFUSED.has(c.res.status)) {
         answer = await toStoredAnswer(c);
       }
     } finally {

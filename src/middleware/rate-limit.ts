@@ -127,10 +127,14 @@ export async function refuseAnonymous(c: Context<AppEnv>, refusal: ApiError): Pr
  *
  * Its Idempotency-Key (§11, which part four's preamble applies to every operation) is the
  * credential's own, as every other request's is its API key's: here that is the ID token in the
- * body. The claim is kept in the client address's object under the token's hash (two CI runs
- * behind one address that send the same key never meet), and the answer, which holds the new
- * API key, sealed with the token. A retry of an exchange whose answer was lost gets that answer
- * again; without the header, the token's `jti` (exchanged once) refuses it.
+ * body, while it is unexpired. The claim is kept in the client address's object under the token's
+ * hash (two CI runs behind one address that send the same key never meet), and the answer, which
+ * holds the new API key, sealed with the token. A retry from the same address, with the same key
+ * and body, of an exchange whose answer it did not receive gets that answer, until the token's
+ * `exp`: a spent token is worth no more than its lifetime. A 401 (the token refused) is not kept
+ * (../idempotency/middleware.ts), so a mended retry runs. An exchange whose claim was never
+ * settled (the Worker died after its commit) runs again on a retry and meets its `jti`, spent: a
+ * 401; a token is exchanged once.
  */
 async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: Next): Promise<void> {
   const client = anonymousClient(c.req.header("cf-connecting-ip") ?? "unknown");
@@ -163,14 +167,20 @@ async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: N
 }
 
 /**
- * The `token` of a keyless request's JSON body, read from the bytes the claim hashed; undefined
- * when there is none (the body guard or the route refuses such a body, and no key is claimed).
+ * The `token` of a keyless request's JSON body, read from the bytes the claim hashed, while its
+ * `exp` (read unverified: the exchange verifies it, and a replay needs the very token that was
+ * verified, which opens the sealed answer) is in the future. Undefined otherwise, and no key is
+ * claimed: the body guard or the route refuses such a request.
  */
 async function tokenOf(c: Context<AppEnv>): Promise<string | undefined> {
   try {
     const body: unknown = JSON.parse(new TextDecoder().decode(await readRawBody(c)));
     const token = (body as { token?: unknown } | null)?.token;
-    return typeof token === "string" && token !== "" ? token : undefined;
+    if (typeof token !== "string") return undefined;
+    const payload = token.split(".")[1] ?? "";
+    const claims: unknown = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
+    const exp = (claims as { exp?: unknown } | null)?.exp;
+    return typeof exp === "number" && exp * 1000 > Date.now() ? token : undefined;
   } catch {
     return undefined;
   }

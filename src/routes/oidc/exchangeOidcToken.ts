@@ -25,8 +25,9 @@ export const exchangeOidcTokenRoute = defineRoute({
     "check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now " +
     "(or when the trust's parent key expires, if that is sooner), " +
     "and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). An `Idempotency-Key` " +
-    "is the token's own (as another request's is its API key's): a retry with the same key and body answers the " +
-    "stored `201`, the same key, with `Idempotent-Replayed: true`; without one, a token is exchanged once. Policy `oidc-exchange` (60 per " +
+    "is the token's own (as another request's is its API key's): a retry from the same address with the same key " +
+    "and body answers the stored `201`, the same key, with `Idempotent-Replayed: true`, until the token's `exp`; a " +
+    "`401` keeps no key. Without one, a token is exchanged once. Policy `oidc-exchange` (60 per " +
     "minute per client address, every exchange counted).",
   rateLimit: "oidc-exchange",
   request: { body: jsonBody(OidcTokenExchangeBody) },

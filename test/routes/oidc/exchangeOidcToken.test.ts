@@ -12,6 +12,7 @@ import {
   exchange,
   exchangeOk,
   issuerRequests,
+  setIssuerModes,
   signToken,
   trustAndToken,
 } from "../../helpers/oidc";
@@ -168,6 +169,35 @@ describe("POST /v1/oidc/token", () => {
       else expect([r.status, r.headers.get("retry-after")], r.raw).toEqual([409, "1"]);
     }
     expect(await issued()).toBe(3);
+  });
+
+  it("an exchange refused with 401 keeps no Idempotency-Key: once the cause is mended, the same request runs", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { issuer, trust, token } = await trustAndToken(owner);
+    const headers = { "idempotency-key": "mended" };
+    await setIssuerModes(issuer, { discovery: "error" });
+    const refused = await exchange(trust.id, token, { headers });
+    expectError(refused, 401, "unauthenticated");
+    expect(refused.headers.get("idempotent-replayed")).toBeNull();
+    await setIssuerModes(issuer, { discovery: "ok" });
+    const mended = await exchange(trust.id, token, { headers });
+    expect([mended.status, mended.headers.get("idempotent-replayed")], mended.raw).toEqual([201, null]);
+  });
+
+  it("a replay lasts as long as its token: past `exp`, the same key and body is the expired token's 401", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { trust, token } = await trustAndToken(owner); // `exp` 5 minutes from now
+    const headers = { "idempotency-key": "short-lived" };
+    expect((await exchange(trust.id, token, { headers })).status).toBe(201);
+    const real = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + 301_000);
+    try {
+      const late = await exchange(trust.id, token, { headers });
+      expect(expectError(late, 401, "unauthenticated").message).toMatch(/expired/);
+      expect(late.headers.get("idempotent-replayed")).toBeNull();
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("validates the body (400) before anything else", async () => {
