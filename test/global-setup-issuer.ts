@@ -17,7 +17,8 @@
  * discovery only: `other-issuer` (names another issuer), `minimal` (`jwks_uri` alone, no `issuer`),
  * `huge` (a 1 MiB document); key set only:
  * `rotated` (publishes `rsa-2` too), `invalid` (JSON that is no JWK set), `crowded` (16 other ES256
- * keys before `ec-1`), `legacy` (a 1024-bit RSA key, unfit for RS256, before `rsa-1`).
+ * keys before `ec-1`), `legacy` (a 1024-bit RSA key, unfit for RS256, before `rsa-1`), `unfit`
+ * (two such keys and `ec-1`: no RS256 key that can verify).
  * (Node's types are not part of this project's type check, so the few used are declared here.)
  */
 import type { JWK } from "jose";
@@ -69,17 +70,21 @@ export default async function setup(project: TestProject) {
   const rsa2 = await pair("RS256", "rsa-2");
   const ec1 = await pair("ES256", "ec-1");
   // jose makes no RSA key under 2048 bits; WebCrypto does.
-  const short = (await crypto.subtle.generateKey(
-    {
-      name: "RSASSA-PKCS1-v1_5",
-      modulusLength: 1024,
-      publicExponent: new Uint8Array([1, 0, 1]),
-      hash: "SHA-256",
-    },
-    true,
-    ["sign", "verify"],
-  )) as { publicKey: CryptoKey };
-  const legacy = { ...(await jose.exportJWK(short.publicKey)), kid: "legacy", alg: "RS256", use: "sig" };
+  const shortKey = async (kid: string) => {
+    const { publicKey } = (await crypto.subtle.generateKey(
+      {
+        name: "RSASSA-PKCS1-v1_5",
+        modulusLength: 1024,
+        publicExponent: new Uint8Array([1, 0, 1]),
+        hash: "SHA-256",
+      },
+      true,
+      ["sign", "verify"],
+    )) as { publicKey: CryptoKey };
+    return { ...(await jose.exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
+  };
+  const legacy = await shortKey("legacy");
+  const legacy2 = await shortKey("legacy-2");
   const decoys = await Promise.all(
     Array.from({ length: 16 }, async (_, i) => (await pair("ES256", `decoy-${i}`)).publicJwk),
   );
@@ -146,7 +151,9 @@ export default async function setup(project: TestProject) {
           ? [rsa1.publicJwk, ...decoys, ec1.publicJwk]
           : mode.jwks === "legacy"
             ? [legacy, rsa1.publicJwk, ec1.publicJwk]
-            : [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
+            : mode.jwks === "unfit"
+              ? [legacy, legacy2, ec1.publicJwk]
+              : [rsa1.publicJwk, ec1.publicJwk, ...(mode.jwks === "rotated" ? [rsa2.publicJwk] : [])];
       return answer(mode.jwks, () => ({ keys }));
     }
     json(404, { error: "no such document" });

@@ -10,8 +10,8 @@
  * malformed `If-Match` or `X-D1-Bookmark`, the body guard's content type, charset, JSON, depth
  * and surrogates: §15, §17 "before anything executes") releases the key it claimed, as a 5xx
  * does: once the header or body is mended, a retry with the same key runs. What the route answers
- * (its own validation's 400 included) is stored. `routeBegins`, the last /v1 middleware, marks
- * the line.
+ * (its own validation's 400 included) is stored, but a 401 or 429 (`REFUSED`). `routeBegins`, the
+ * last /v1 middleware, marks the line.
  *
  * A write runs with its key in its context (handed over as `executingKey`, which the route's
  * context carries as `idempotency`), so that its audit entry commits the key with the
@@ -52,9 +52,10 @@ const REPLAYED_HEADERS = [
 
 /**
  * A refusal of the request's credential or rate (§11: "requests refused before they execute (401,
- * 429) neither use nor store a key"). Other routes answer these before their key is claimed; the
+ * 429) neither use nor store a key"): released, never stored, even when the route answers it. The
  * token exchange refuses its token in its route (src/middleware/rate-limit.ts `limitKeyless`), so
- * a mended request (the issuer back, a clock corrected) still runs under the same key.
+ * a mended request (the issuer back, a clock corrected) still runs under the same key; a create
+ * whose calling key was revoked meanwhile (`callerKeyGone`) committed nothing.
  */
 const REFUSED = new Set([401, 429]);
 

@@ -10,6 +10,7 @@ import { readRawBody } from "../http/raw-body";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import { sha256Hex } from "../lib/hex";
+import { unverifiedExp } from "../lib/id-token";
 import { anonymousClient } from "../lib/ip-address";
 import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
@@ -169,21 +170,20 @@ async function limitKeyless(c: Context<AppEnv>, policy: RateLimitPolicy, next: N
 /**
  * The `token` of a keyless request's JSON body, read from the bytes the claim hashed, while its
  * `exp` (read unverified: the exchange verifies it, and a replay needs the very token that was
- * verified, which opens the sealed answer) is in the future. Undefined otherwise, and no key is
- * claimed: the body guard or the route refuses such a request.
+ * verified, which opens the sealed answer) is in the future. Undefined otherwise (a token over
+ * its bound included: nothing more is read of it), and no key is claimed: the body guard or the
+ * route refuses such a request.
  */
 async function tokenOf(c: Context<AppEnv>): Promise<string | undefined> {
+  let token: unknown;
   try {
-    const body: unknown = JSON.parse(new TextDecoder().decode(await readRawBody(c)));
-    const token = (body as { token?: unknown } | null)?.token;
-    if (typeof token !== "string") return undefined;
-    const payload = token.split(".")[1] ?? "";
-    const claims: unknown = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
-    const exp = (claims as { exp?: unknown } | null)?.exp;
-    return typeof exp === "number" && exp * 1000 > Date.now() ? token : undefined;
+    token = (JSON.parse(new TextDecoder().decode(await readRawBody(c))) as { token?: unknown } | null)?.token;
   } catch {
     return undefined;
   }
+  if (typeof token !== "string") return undefined;
+  const exp = unverifiedExp(token);
+  return exp !== undefined && exp * 1000 > Date.now() ? token : undefined;
 }
 
 /**

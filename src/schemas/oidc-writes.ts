@@ -1,6 +1,7 @@
 /** The bodies that create an OpenID Connect trust and exchange a token (API_CONTRACT §27). */
 import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../http/scopes";
+import { TOKEN_MAX_LENGTH } from "../lib/id-token";
 import { ID_PATTERN } from "../lib/ids";
 import { freeArray, InlineIdSchema, MAX_URL_BYTES, nullAsAbsent, text } from "../openapi/primitives";
 import { IDENTITY_CLAIMS, MAX_CONDITIONS, MAX_PATTERN_LENGTH, TTL_DEFAULT, TTL_MAX, TTL_MIN } from "./oidc";
@@ -111,7 +112,6 @@ export const OidcTrustCreateBody = z
 export type OidcTrustCreateInput = z.infer<typeof OidcTrustCreateBody>;
 
 /** A compact JWS: base64url segments and dots (its form is checked by the exchange, as a 401). */
-export const TOKEN_MAX_LENGTH = 16_384;
 
 export const OidcTokenExchangeBody = z
   .strictObject({

@@ -193,6 +193,20 @@ describe("the issuer's keys only", () => {
     const w = await world();
     await setIssuerModes(w.issuer, { jwks: "legacy" }); // a 1024-bit RS256 key, then `rsa-1`
     await exchangeOk(w.trust.id, await signToken(w.claims(), "rsa-1", { kid: undefined }));
+    // Signed by none of them: the key that could have verified it says its signature does not.
+    const stranger = await generateKeyPair("RS256");
+    const forged = await new SignJWT(w.claims())
+      .setProtectedHeader({ alg: "RS256" })
+      .sign(stranger.privateKey);
+    await w.refused(forged, /signature does not verify/);
+    // Only unfit keys of its `alg` (another issuer: a key set is kept 10 minutes): the refusal
+    // names the keys, not a signature.
+    const unfit = await world();
+    await setIssuerModes(unfit.issuer, { jwks: "unfit" });
+    await unfit.refused(
+      await signToken(unfit.claims(), "rsa-1", { kid: undefined }),
+      /does not fit its `alg`/,
+    );
   });
 
   it("a token that names no kid is tried with at most 16 keys of its alg; past them it must name one", async () => {

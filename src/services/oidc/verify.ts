@@ -31,7 +31,7 @@ import {
   jwtVerify,
 } from "jose";
 import { ApiError } from "../../errors";
-import { TOKEN_MAX_LENGTH } from "../../schemas/oidc-writes";
+import { TOKEN_MAX_LENGTH } from "../../lib/id-token";
 import { unmetCondition } from "./conditions";
 import type { IssuerUrlPolicy } from "./issuer-url";
 import { IssuerFailure, issuerKeys } from "./issuers";
@@ -157,6 +157,8 @@ async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWT
   } catch (err) {
     if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
     let tried = 0;
+    // What the keys said: a signature one did not make, else the last key's own failure.
+    let refusal: unknown;
     for await (const key of err as unknown as AsyncIterable<CryptoKey>) {
       if (++tried > MAX_KEYS_TRIED) throw new KidNeeded();
       try {
@@ -166,9 +168,10 @@ async function verifyByAnyKey(token: string, keys: JWTVerifyGetKey, options: JWT
         // other failure is this key's (a signature it did not make, a key unfit for the `alg`,
         // as an RSA key under 2048 bits is): the next one.
         if (TOKEN_FAILURES.some((kind) => failure instanceof kind)) throw failure;
+        if (!(refusal instanceof errors.JWSSignatureVerificationFailed)) refusal = failure;
       }
     }
-    throw new errors.JWSSignatureVerificationFailed();
+    throw refusal ?? new errors.JWSSignatureVerificationFailed();
   }
 }
 
