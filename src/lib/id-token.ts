@@ -4,6 +4,7 @@
  * the token; this only bounds it and reads its `exp` for the exchange's Idempotency-Key
  * (src/middleware/rate-limit.ts), which never outlives the token.
  */
+import { decodeBase64Url } from "hono/utils/encode";
 
 /** The longest token the exchange reads (real ones are 1–2 KiB). */
 export const TOKEN_MAX_LENGTH = 16_384;
@@ -18,7 +19,7 @@ export function unverifiedExp(token: string): number | undefined {
   const parts = token.split(".");
   if (parts.length !== 3) return undefined;
   try {
-    const claims: unknown = JSON.parse(atob((parts[1] ?? "").replace(/-/g, "+").replace(/_/g, "/")));
+    const claims: unknown = JSON.parse(new TextDecoder().decode(decodeBase64Url(parts[1] ?? "")));
     const exp = (claims as { exp?: unknown } | null)?.exp;
     return typeof exp === "number" ? exp : undefined;
   } catch {

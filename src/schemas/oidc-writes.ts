@@ -111,8 +111,7 @@ export const OidcTrustCreateBody = z
 
 export type OidcTrustCreateInput = z.infer<typeof OidcTrustCreateBody>;
 
-/** A compact JWS: base64url segments and dots (its form is checked by the exchange, as a 401). */
-
+/** The exchange's body: a trust, and a compact JWS (its form is checked by the exchange, as a 401). */
 export const OidcTokenExchangeBody = z
   .strictObject({
     // Any string, like the token: a `trust_id` that names no trust, of whatever form, is the
