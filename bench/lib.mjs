@@ -140,19 +140,24 @@ export function snapshot(name, { countD1 = false, of = name } = {}) {
  * Objects and its local D1), the other workerd the dev proxy in front of it (it listens on `port`).
  */
 export class Server {
-  constructor(name, config, state, vars = {}) {
-    Object.assign(this, { name, config, state, vars });
+  /**
+   * `runtime`: `{ env, name }`, the environment wrangler starts workerd with (MINIFLARE_WORKERD_PATH
+   * naming a wrapper, bench/first-instructions.mjs) and the name its processes then run under.
+   */
+  constructor(name, config, state, vars = {}, runtime = undefined) {
+    Object.assign(this, { name, config, state, vars, runtime });
   }
   async start() {
     const script = join(root, "bench", "start-worker.mjs");
     const argv = [script, this.config, this.state, JSON.stringify(this.vars)];
-    const options = { cwd: root, detached: true, stdio: ["ignore", "pipe", "inherit"] };
+    const env = this.runtime ? { ...process.env, ...this.runtime.env } : process.env;
+    const options = { cwd: root, detached: true, env, stdio: ["ignore", "pipe", "inherit"] };
     this.child = spawn(process.execPath, argv, options);
     children.add(this.child);
     let out = "";
     this.child.stdout.on("data", (d) => (out += d));
     for (let i = 0; !/ready (\S+)\//.test(out); i++) {
-      if (this.child.exitCode !== null || i > 1200) throw new Error(`${this.name} did not start`);
+      if (this.child.exitCode !== null || i > 6000) throw new Error(`${this.name} did not start`);
       await sleep(100);
     }
     this.base = /ready (\S+)\//.exec(out)[1];
@@ -160,10 +165,10 @@ export class Server {
     // `ready` comes from the dev proxy; the Worker's own workerd starts after it: found once it
     // listens, then left until quiet, so that a request meets a started Worker.
     for (let i = 0; !this.pids; i++) {
-      const group = workerds(this.child.pid);
+      const group = workerds(this.child.pid, this.runtime?.name);
       const ports = group.map((pid) => listeningPorts(pid));
       const worker = group.filter((_, j) => ports[j].length && !ports[j].includes(this.port));
-      if (worker.length > 1 || i > 600) throw new Error(`${this.name}: no one Worker process (${worker})`);
+      if (worker.length > 1 || i > 6000) throw new Error(`${this.name}: no one Worker process (${worker})`);
       if (worker.length === 1) this.pids = { worker: worker[0] };
       else await sleep(100);
     }
@@ -201,11 +206,11 @@ const stat = (pid) => {
   const end = text.lastIndexOf(")");
   return [text.slice(text.indexOf("(") + 1, end), ...text.slice(end + 2).split(" ")];
 };
-/** The workerd processes of process group `pgrp`. */
-const workerds = (pgrp) =>
+/** The workerd processes of process group `pgrp` (named `process`: workerd unless wrapped). */
+const workerds = (pgrp, process = "workerd") =>
   fs.readdirSync("/proc").filter((pid) => {
     const [name, , , group] = /^\d+$/.test(pid) ? orElse(() => stat(pid), []) : [];
-    return name === "workerd" && Number(group) === pgrp;
+    return name === process && Number(group) === pgrp;
   });
 /** The TCP ports `pid` listens on (its socket inodes matched against /proc/net/tcp{,6}). */
 function listeningPorts(pid) {
