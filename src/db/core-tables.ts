@@ -80,7 +80,7 @@ export const environments = sqliteTable(
     projectId: projectRef(),
     name: text("name").notNull(),
     /**
-     * The case-folded name (`environmentNameKey`), unique within the project (API_CONTRACT §23).
+     * The case-folded name (src/lib/name-key.ts), unique within the project (API_CONTRACT §23).
      * Null only for an environment that already shared its name with an older one of its project
      * when the rule came (migration 0010): it keeps its name, and holds none against others.
      */

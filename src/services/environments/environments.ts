@@ -10,6 +10,7 @@ import { compiledKeyset, type Page, type PageRequest, pageValues } from "../../d
 import { environments, projects, variables } from "../../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
+import { nameKey } from "../../lib/name-key";
 import { nowIso } from "../../lib/time";
 import type { CreatedEnvironmentRecord, EnvironmentRecord } from "../../schemas/topology";
 import type { EnvironmentCreateInput, EnvironmentUpdateInput } from "../../schemas/topology-writes";
@@ -22,7 +23,6 @@ import { planChange, planStatements, type Wanted } from "../variables/set-plan";
 import { openValue } from "../variables/values";
 import {
   type EnvironmentRow,
-  environmentNameKey,
   environmentSelection,
   environmentStateStatement,
   readEnvironmentRecord,
@@ -156,7 +156,7 @@ export async function createEnvironment(
     id,
     projectId,
     name: input.name,
-    nameKey: environmentNameKey(input.name),
+    nameKey: nameKey(input.name),
     createdAt: now,
     updatedAt: now,
   };
@@ -192,7 +192,7 @@ export async function createEnvironmentInternal(
     id: newId(),
     projectId,
     name: input.name,
-    nameKey: environmentNameKey(input.name),
+    nameKey: nameKey(input.name),
     createdAt: now,
     updatedAt: now,
   };
@@ -229,7 +229,7 @@ export async function updateEnvironment(
     environments,
     read,
     async (before) => {
-      const set = { name: input.name, nameKey: environmentNameKey(input.name), updatedAt: nowIso() };
+      const set = { name: input.name, nameKey: nameKey(input.name), updatedAt: nowIso() };
       try {
         const [rows] = await db.batch([
           db

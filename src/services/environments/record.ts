@@ -12,11 +12,6 @@ import { configPendingSql } from "../deployments/config";
 
 export type EnvironmentRow = typeof environments.$inferSelect;
 
-/** Names are unique within a project regardless of letter case (Unicode-aware), as project names are. */
-export function environmentNameKey(name: string): string {
-  return name.normalize("NFC").toLocaleLowerCase("und");
-}
-
 /** What the record adds to the row: computed by the database beside it. */
 export type EnvironmentState = { currentDeploymentId: string | null; configPending: boolean };
 

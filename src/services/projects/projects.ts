@@ -7,6 +7,7 @@ import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from 
 import { environments, projectMembers, projects } from "../../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
+import { nameKey } from "../../lib/name-key";
 import { nowIso } from "../../lib/time";
 import type { ProjectRecord } from "../../schemas/project";
 import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
@@ -22,7 +23,7 @@ import {
 import { auditEntry, diffRecords } from "../audit/entry";
 import { followedDeployments, notifyDeleted } from "../deployments/timeline";
 import { deleteLatest, ifMatchGuard, stillAsRead, unchangedSince, writeLatest } from "../preconditions";
-import { type ProjectRow, projectColumns, projectNameKey, readProject, toProjectRecord } from "./record";
+import { type ProjectRow, projectColumns, readProject, toProjectRecord } from "./record";
 
 const nameTaken = (name: string) =>
   conflict(`A project named "${name}" already exists in this organization.`, [
@@ -37,7 +38,7 @@ export async function createProject(ctx: CallerContext, input: ProjectCreateInpu
     id: newId(),
     orgId: identity.orgId,
     name: input.name,
-    nameKey: projectNameKey(input.name),
+    nameKey: nameKey(input.name),
     description: input.description ?? null,
     icon: input.icon ?? null,
     repoId: input.repo_id ?? null,
@@ -143,7 +144,7 @@ export async function replaceProject(
     async (before) => {
       const set = {
         name: input.name,
-        nameKey: projectNameKey(input.name),
+        nameKey: nameKey(input.name),
         description: input.description ?? null,
         icon: input.icon ?? null,
         repoId: input.repo_id ?? null,

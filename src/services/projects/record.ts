@@ -21,11 +21,6 @@ export function toProjectRecord(row: ProjectRow): ProjectRecord {
   };
 }
 
-/** Names are unique per organization regardless of letter case (Unicode-aware). */
-export function projectNameKey(name: string): string {
-  return name.normalize("NFC").toLocaleLowerCase("und");
-}
-
 /** The project's columns, in the order a compiled SELECT of them returns them (`readProject`). */
 export const projectColumns = getTableColumns(projects);
 export const readProject = rowReader(projectColumns);
