@@ -27,26 +27,65 @@ export type Migration =
 export const MIGRATIONS_TABLE = "do_migrations";
 
 /**
+ * The schema that migrations 1 to `version` leave, written as it stands: what a storage that holds
+ * nothing yet gets in their place, in one transaction, with their versions recorded. A new
+ * object (or one that deleted all of its storage: an idle limiter does, a minute after its key's
+ * last request) then runs a few statements instead of every step's, tables made to be dropped
+ * included. test/properties/do-migrations.test.ts holds each baseline to the schema its
+ * migrations make, and the list stays the only history: a storage that holds anything takes
+ * the steps.
+ */
+export type Baseline = { readonly version: number; readonly sql: readonly string[] };
+
+/**
  * Applies to `storage` every migration of `migrations` not yet recorded there, in order, each in
  * a transaction of its own with the record of its version, so that a migration that fails leaves
- * neither its changes nor its record and runs again at the object's next start. Returns the
- * versions it applied. Synchronous (SQLite storage never awaits): called where an object sets up
- * its storage, before any statement of it runs. A list with nothing in it touches no storage.
+ * neither its changes nor its record and runs again at the object's next start; a storage with no
+ * table at all takes `baseline` in place of the migrations it stands for. Returns the versions
+ * it applied. Synchronous (SQLite storage never awaits): called where an object sets up its
+ * storage, before any statement of it runs. A list with nothing in it touches no storage.
  *
  * A storage that records a version the list does not have (code rolled back past a migration)
  * gets nothing: the later migration's tables stay, unknown to this code, as after any rollback.
  */
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): number[] {
+export function migrate(
+  storage: DurableObjectStorage,
+  migrations: readonly Migration[],
+  baseline?: Baseline,
+): number[] {
   checkNumbering(migrations);
+  if (baseline && (baseline.version < 1 || baseline.version > migrations.length)) {
+    throw new Error(
+      `a baseline stands for migrations 1 to ${baseline.version}, which the list does not hold`,
+    );
+  }
   if (migrations.length === 0) return [];
   const { sql } = storage;
-  sql.exec(
-    `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`,
-  );
-  const applied =
-    sql.exec<{ version: number | null }>(`SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`).one()
-      .version ?? 0;
+  const tables = sql
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+    .toArray()
+    .filter((t) => !RUNTIME_TABLE.test(t.name));
+  let applied = 0;
   const done: number[] = [];
+  if (tables.some((t) => t.name === MIGRATIONS_TABLE)) {
+    applied =
+      sql.exec<{ version: number | null }>(`SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`).one()
+        .version ?? 0;
+  } else if (tables.length === 0 && baseline) {
+    const versions = migrations.slice(0, baseline.version).map((m) => m.version);
+    storage.transactionSync(() => {
+      sql.exec(CREATE_MIGRATIONS_TABLE);
+      for (const statement of baseline.sql) sql.exec(statement);
+      sql.exec(
+        `INSERT INTO ${MIGRATIONS_TABLE} (version, applied_at) VALUES ${versions.map(() => "(?, ?)").join(", ")}`,
+        ...versions.flatMap((version) => [version, Date.now()]),
+      );
+    });
+    applied = baseline.version;
+    done.push(...versions);
+  } else {
+    sql.exec(CREATE_MIGRATIONS_TABLE);
+  }
   for (const migration of migrations) {
     if (migration.version <= applied) continue;
     storage.transactionSync(() => {
@@ -62,6 +101,14 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
   }
   return done;
 }
+
+/**
+ * Tables that are not the object's own: the runtime's (its key-value storage and alarm), SQLite's,
+ * and the one in which `wrangler dev` (miniflare) records the name an object was made from.
+ */
+const RUNTIME_TABLE = /^(?:_cf_|sqlite_|__miniflare_)/;
+
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`;
 
 /** Versions are 1, 2, 3, … in list order: a gap or a reordering is a mistake in the list. */
 function checkNumbering(migrations: readonly Migration[]): void {

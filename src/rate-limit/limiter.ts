@@ -12,7 +12,7 @@ import { migrate } from "../lib/do-migrations";
 import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
 import { claimJti, countJtis, pruneJtis } from "./jti";
 import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
-import { MIGRATIONS } from "./migrations";
+import { BASELINE, MIGRATIONS } from "./migrations";
 import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
 
 /**
@@ -240,7 +240,7 @@ export class RateLimiter extends DurableObject<Env> {
    */
   private ensureMigrated() {
     if (this.migrated) return;
-    migrate(this.ctx.storage, MIGRATIONS);
+    migrate(this.ctx.storage, MIGRATIONS, BASELINE);
     this.migrated = true;
   }
 }

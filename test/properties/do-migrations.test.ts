@@ -8,8 +8,12 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DeliveryLane } from "../../src/delivery-lane/object";
-import { MIGRATIONS_TABLE, type Migration, migrate } from "../../src/lib/do-migrations";
+import { type Baseline, MIGRATIONS_TABLE, type Migration, migrate } from "../../src/lib/do-migrations";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
+import {
+  BASELINE as LIMITER_BASELINE,
+  MIGRATIONS as LIMITER_MIGRATIONS,
+} from "../../src/rate-limit/migrations";
 import { restartObject } from "../helpers/api";
 
 /**
@@ -99,6 +103,117 @@ describe("migrate", () => {
       expect(migrate(state.storage, [])).toEqual([]);
       expect(state.storage.sql.exec("SELECT name FROM sqlite_master").toArray()).toEqual([]);
     });
+  });
+});
+
+/** Every table and index of a storage, as SQLite records them (the statement that made each). */
+const schemaOf = (state: DurableObjectState) =>
+  state.storage.sql
+    .exec<{ type: string; name: string; tbl_name: string; sql: string | null }>(
+      "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name <> ? AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY type, name",
+      MIGRATIONS_TABLE,
+    )
+    .toArray();
+
+describe("a baseline, in place of the migrations it stands for", () => {
+  const V1_V2: Baseline = {
+    version: 2,
+    sql: [
+      "CREATE TABLE steps (n INTEGER NOT NULL, note TEXT)",
+      "INSERT INTO steps (n, note) VALUES (0, 'baseline')",
+    ],
+  };
+
+  it("is what a storage with no table gets, with the versions it stands for; later ones apply after it", async () => {
+    const stub = freshObject();
+    await runInDurableObject(stub, (_object, state) => {
+      expect(migrate(state.storage, [V1, V2, V3], V1_V2)).toEqual([1, 2, 3]);
+      // The baseline's row, then migration 3's: migrations 1 and 2 never ran.
+      expect(steps(state)).toEqual([0, 3]);
+      expect(versions(state)).toEqual([1, 2, 3]);
+    });
+    await restartObject(stub);
+    await runInDurableObject(stub, (_object, state) => {
+      expect(migrate(state.storage, [V1, V2, V3], V1_V2)).toEqual([]);
+    });
+  });
+
+  it("is taken by a storage that holds only the runtime's own tables (an alarm, a key-value pair, wrangler dev's record of the name)", async () => {
+    await runInDurableObject(freshObject(), async (_object, state) => {
+      await state.storage.setAlarm(Date.now() + 3_600_000);
+      state.storage.kv.put("k", "v");
+      // What miniflare's wrapper of an object made by name writes under `wrangler dev`.
+      state.storage.sql.exec("CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)");
+      expect(migrate(state.storage, [V1, V2], V1_V2)).toEqual([1, 2]);
+      expect(steps(state)).toEqual([0]);
+      await state.storage.deleteAlarm();
+    });
+  });
+
+  it("is not taken by a storage that holds anything: an object made before the lists takes the steps", async () => {
+    await runInDurableObject(freshObject(), (_object, state) => {
+      state.storage.sql.exec("CREATE TABLE unrelated (x INTEGER)");
+      expect(migrate(state.storage, [V1, V2], V1_V2)).toEqual([1, 2]);
+      expect(steps(state)).toEqual([1, 2]);
+    });
+  });
+
+  it("is not taken by a storage that records migrations, even with every table gone", async () => {
+    await runInDurableObject(freshObject(), (_object, state) => {
+      expect(migrate(state.storage, [V1])).toEqual([1]);
+      state.storage.sql.exec("DROP TABLE steps");
+      state.storage.sql.exec("CREATE TABLE steps (n INTEGER NOT NULL)");
+      expect(migrate(state.storage, [V1, V2], V1_V2)).toEqual([2]);
+      expect(steps(state)).toEqual([2]);
+    });
+  });
+
+  it("leaves nothing when one of its statements fails, and is taken again next time", async () => {
+    const stub = freshObject();
+    await runInDurableObject(stub, (_object, state) => {
+      const broken: Baseline = { version: 2, sql: [...V1_V2.sql, "INSERT INTO no_such_table VALUES (1)"] };
+      expect(() => migrate(state.storage, [V1, V2], broken)).toThrow(/no_such_table/);
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master").toArray()).toEqual([]);
+      expect(migrate(state.storage, [V1, V2], V1_V2)).toEqual([1, 2]);
+      expect(steps(state)).toEqual([0]);
+    });
+  });
+
+  it("may not stand for migrations the list does not hold", async () => {
+    await runInDurableObject(freshObject(), (_object, state) => {
+      expect(() => migrate(state.storage, [V1], V1_V2)).toThrow(/baseline/);
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master").toArray()).toEqual([]);
+    });
+  });
+
+  it("the limiter's is the schema its migrations 1 to 3 make, statement for statement", async () => {
+    const stepwise = await runInDurableObject(freshObject(), (_object, state) => {
+      migrate(state.storage, LIMITER_MIGRATIONS.slice(0, LIMITER_BASELINE.version));
+      return schemaOf(state);
+    });
+    const baseline = await runInDurableObject(freshObject(), (_object, state) => {
+      migrate(state.storage, LIMITER_MIGRATIONS.slice(0, LIMITER_BASELINE.version), LIMITER_BASELINE);
+      return schemaOf(state);
+    });
+    expect(stepwise.length).toBeGreaterThan(0);
+    expect(baseline).toEqual(stepwise);
+  });
+
+  it("a limiter that deleted all of its storage makes it again from the baseline, and counts", async () => {
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`migrations-${crypto.randomUUID()}`));
+    const made = await runInDurableObject(stub, async (object: RateLimiter, state) => {
+      object.hit("default", 10, 60);
+      const first = { usage: object.usage(), versions: versions(state), schema: schemaOf(state) };
+      // What the alarm does once nothing is left (src/rate-limit/limiter.ts).
+      await state.storage.deleteAll();
+      (object as unknown as { migrated: boolean }).migrated = false;
+      (object as unknown as { windows: Map<string, unknown> }).windows.clear();
+      object.hit("default", 10, 60);
+      return { first, again: { usage: object.usage(), versions: versions(state), schema: schemaOf(state) } };
+    });
+    expect(made.first.usage).toEqual({ default: 1 });
+    expect(made.first.versions).toEqual([1, 2, 3]);
+    expect(made.again).toEqual(made.first);
   });
 });
 
