@@ -16,10 +16,11 @@
 //
 // Rows: the API as it deploys (bench/split-build.mjs): `GET /v1/projects/{id}` by a key that never
 // writes and `POST /v1/projects` by another, as bench:startup's first requests are; the ladder's
-// floor read, its write rung and its floor write. DECOMPOSE=1: the API's first `GET
-// /v1/api-keys/current` (authentication, the limiter, the middleware: what any first request
-// pays), then the read and the write as a process's second request, after it (what building the
-// operation adds), and a write after two writes (warm). Linux with valgrind only; a row takes
+// floor read, its write rung and its floor write. DECOMPOSE=1: the API's first `/healthz` (the app
+// shell: no key, no limiter, no D1), a first `/v1` request without a key (its 401 counted in the
+// anonymous window), a first `GET /v1/api-keys/current` (authentication, the limiter, the
+// middleware, an operation: what any first request pays), then the read and the write as a
+// process's second request, after it (what building the operation adds), and a write after two. Linux with valgrind only; a row takes
 // about 20 s.
 import { execFileSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -89,7 +90,7 @@ async function counted(name, row) {
     }
     control("-i", "on", pid);
     control("-z", pid);
-    await server.request(row.method, row.path, { key: row.key, body: row.body?.() });
+    await server.request(row.method, row.path, { key: row.key, body: row.body?.(), allowRefusal: row.refused });
     await server.quiet();
     control("-d", pid);
     const dumps = readdirSync(dir).filter((f) => f.startsWith(`callgrind.${pid}.`));
@@ -122,6 +123,8 @@ function rowsOf(configs, seed, state) {
     rows[`${label}: GET /v1/projects/{id}`] = { ...api, ...read };
     rows[`${label}: POST /v1/projects`] = { ...api, ...write };
     if (process.env.DECOMPOSE) {
+      rows[`${label}: GET /healthz (no key, no limiter, no D1)`] = { ...api, method: "GET", path: "/healthz" };
+      rows[`${label}: GET /v1/projects without a key (401)`] = { ...api, method: "GET", path: "/v1/projects", refused: true };
       rows[`${label}: GET /v1/api-keys/current`] = { ...api, ...current(reader), method: "GET" };
       rows[`${label}: the read, after it`] = { ...api, ...read, after: [current(reader)] };
       rows[`${label}: the write, after it`] = { ...api, ...write, after: [current(writer)] };
