@@ -90,7 +90,11 @@ async function counted(name, row) {
     }
     control("-i", "on", pid);
     control("-z", pid);
-    await server.request(row.method, row.path, { key: row.key, body: row.body?.(), allowRefusal: row.refused });
+    await server.request(row.method, row.path, {
+      key: row.key,
+      body: row.body?.(),
+      allowRefusal: row.refused,
+    });
     await server.quiet();
     control("-d", pid);
     const dumps = readdirSync(dir).filter((f) => f.startsWith(`callgrind.${pid}.`));
@@ -123,8 +127,17 @@ function rowsOf(configs, seed, state) {
     rows[`${label}: GET /v1/projects/{id}`] = { ...api, ...read };
     rows[`${label}: POST /v1/projects`] = { ...api, ...write };
     if (process.env.DECOMPOSE) {
-      rows[`${label}: GET /healthz (no key, no limiter, no D1)`] = { ...api, method: "GET", path: "/healthz" };
-      rows[`${label}: GET /v1/projects without a key (401)`] = { ...api, method: "GET", path: "/v1/projects", refused: true };
+      rows[`${label}: GET /healthz (no key, no limiter, no D1)`] = {
+        ...api,
+        method: "GET",
+        path: "/healthz",
+      };
+      rows[`${label}: GET /v1/projects without a key (401)`] = {
+        ...api,
+        method: "GET",
+        path: "/v1/projects",
+        refused: true,
+      };
       rows[`${label}: GET /v1/api-keys/current`] = { ...api, ...current(reader), method: "GET" };
       rows[`${label}: the read, after it`] = { ...api, ...read, after: [current(reader)] };
       rows[`${label}: the write, after it`] = { ...api, ...write, after: [current(writer)] };
