@@ -27,7 +27,7 @@ export type KeyedRow<T extends SQLiteTable> = {
 export type KeyedSelection<T extends SQLiteTable> = { [K in keyof Insert<T>]-?: SQL.Aliased };
 
 /** Drizzle's own rule for the INSERT's column list: a generated column (but by default) is left out. */
-function inserted(column: Column): boolean {
+export function inserted(column: Column): boolean {
   return column.generated === undefined || column.generated.type === "byDefault";
 }
 

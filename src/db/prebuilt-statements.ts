@@ -11,6 +11,26 @@ export type PrebuiltStatement = { readonly sql: string; readonly params: readonl
 
 // biome-ignore format: one statement's text a line
 export const PREBUILT: Readonly<Record<string, PrebuiltStatement>> = {
+  "audit:after-change": {
+    sql: "insert into \"audit_log\" (\"id\", \"org_id\", \"project_id\", \"action\", \"target_type\", \"target_id\", \"actor_type\", \"actor_account_id\", \"actor_api_key_id\", \"request_id\", \"ip\", \"user_agent\", \"changes\", \"created_at\", \"idempotency_key\", \"idempotency_fingerprint\") SELECT ? as \"id\", ? as \"org_id\", ? as \"project_id\", ? as \"action\", ? as \"target_type\", ? as \"target_id\", ? as \"actor_type\", ? as \"actor_account_id\", ? as \"actor_api_key_id\", ? as \"request_id\", ? as \"ip\", ? as \"user_agent\", ? as \"changes\", ? as \"created_at\", ? as \"idempotency_key\", ? as \"idempotency_fingerprint\" WHERE changes() > 0",
+    params: ["id","orgId","projectId","action","targetType","targetId","actorType","actorAccountId","actorApiKeyId","requestId","ip","userAgent","changes","createdAt","idempotencyKey","idempotencyFingerprint"],
+  },
+  "audit:always": {
+    sql: "insert into \"audit_log\" (\"id\", \"org_id\", \"project_id\", \"action\", \"target_type\", \"target_id\", \"actor_type\", \"actor_account_id\", \"actor_api_key_id\", \"request_id\", \"ip\", \"user_agent\", \"changes\", \"created_at\", \"idempotency_key\", \"idempotency_fingerprint\") SELECT ? as \"id\", ? as \"org_id\", ? as \"project_id\", ? as \"action\", ? as \"target_type\", ? as \"target_id\", ? as \"actor_type\", ? as \"actor_account_id\", ? as \"actor_api_key_id\", ? as \"request_id\", ? as \"ip\", ? as \"user_agent\", ? as \"changes\", ? as \"created_at\", ? as \"idempotency_key\", ? as \"idempotency_fingerprint\"",
+    params: ["id","orgId","projectId","action","targetType","targetId","actorType","actorAccountId","actorApiKeyId","requestId","ip","userAgent","changes","createdAt","idempotencyKey","idempotencyFingerprint"],
+  },
+  "insert:environments": {
+    sql: "insert into \"environments\" (\"id\", \"project_id\", \"name\", \"name_key\", \"created_at\", \"updated_at\") values (?, ?, ?, ?, ?, ?)",
+    params: ["id","projectId","name","nameKey","createdAt","updatedAt"],
+  },
+  "insert:project_members": {
+    sql: "insert into \"project_members\" (\"id\", \"project_id\", \"account_id\", \"role\", \"created_at\") values (?, ?, ?, ?, ?)",
+    params: ["id","projectId","accountId","role","createdAt"],
+  },
+  "insert:projects": {
+    sql: "insert into \"projects\" (\"id\", \"org_id\", \"name\", \"name_key\", \"description\", \"icon\", \"repo_id\", \"default_environment_id\", \"connection_status\", \"created_at\", \"updated_at\") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    params: ["id","orgId","name","nameKey","description","icon","repoId","defaultEnvironmentId","connectionStatus","createdAt","updatedAt"],
+  },
   "key:home": {
     sql: "select \"organizations\".\"database\", \"api_keys\".\"id\", \"api_keys\".\"org_id\", \"api_keys\".\"account_id\", \"api_keys\".\"expires_at\", \"api_keys\".\"scopes\", \"api_keys\".\"project_ids\", \"api_keys\".\"limiter\", \"org_members\".\"role\" from \"api_key_index\" inner join \"organizations\" on \"organizations\".\"id\" = \"api_key_index\".\"org_id\" left join \"api_keys\" on (\"api_keys\".\"key_hash\" = \"api_key_index\".\"key_hash\" and \"api_keys\".\"revoked_at\" is null) left join \"org_members\" on (\"org_members\".\"org_id\" = \"api_keys\".\"org_id\" and \"org_members\".\"account_id\" = \"api_keys\".\"account_id\") where \"api_key_index\".\"key_hash\" = ?",
     params: ["hash"],

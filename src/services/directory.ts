@@ -21,6 +21,7 @@ import { and, eq, gte, inArray } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { insertRow } from "../db/compiled-inserts";
 import { DIRECTORY } from "../db/databases";
 import { accounts, apiKeyIndex, organizations } from "../db/schema";
 import { PRIMARY } from "../db/session";
@@ -88,9 +89,12 @@ export function keyIndexRow(
   db: Db,
   key: { id: string; orgId: string; keyHash: string; createdAt: string },
 ): Statement {
-  return db
-    .insert(apiKeyIndex)
-    .values({ keyHash: key.keyHash, keyId: key.id, orgId: key.orgId, createdAt: key.createdAt });
+  return insertRow(db, apiKeyIndex, {
+    keyHash: key.keyHash,
+    keyId: key.id,
+    orgId: key.orgId,
+    createdAt: key.createdAt,
+  });
 }
 
 /** The directory's row of a new organization (the same row as its copy when both are one database). */

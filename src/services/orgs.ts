@@ -2,6 +2,7 @@
 
 import { eq } from "drizzle-orm";
 import { type CallerContext, inDatabase, type ServiceContext } from "../context";
+import { insertRow } from "../db/compiled-inserts";
 import { placeOrganization } from "../db/databases";
 import type { Page } from "../db/pagination";
 import { type AccountProfile, accounts, organizations, orgMembers } from "../db/schema";
@@ -73,9 +74,12 @@ export async function createOrg(
     org: ownerAccountId
       ? [
           organizationRow(db, org),
-          db
-            .insert(orgMembers)
-            .values({ orgId: org.id, accountId: ownerAccountId, role: "owner", createdAt: now }),
+          insertRow(db, orgMembers, {
+            orgId: org.id,
+            accountId: ownerAccountId,
+            role: "owner",
+            createdAt: now,
+          }),
           audit,
         ]
       : [organizationRow(db, org), audit],
@@ -138,7 +142,7 @@ export async function createAccount(ctx: ServiceContext, input: AccountCreateInp
   // An account belongs to no organization (it joins them later), so its entry has `org_id` null:
   // it appears in no organization's audit log and is kept for the platform's operators.
   await db.batch([
-    db.insert(accounts).values(row),
+    insertRow(db, accounts, row),
     auditEntry(ctx, {
       orgId: null,
       target: { type: "account", id: row.id },
@@ -167,7 +171,7 @@ export async function addOrgMember(
   try {
     await db.batch([
       accountCopy(db, account),
-      db.insert(orgMembers).values(row),
+      insertRow(db, orgMembers, row),
       auditEntry(ctx, {
         orgId,
         target: { type: "org_member", id: accountId },

@@ -2,6 +2,7 @@
 
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
+import { insertRow } from "../db/compiled-inserts";
 import { type Page, type PageFilter, type PageRequest, tablePage } from "../db/pagination";
 import { environments, stackResources, stacks } from "../db/schema";
 import { notFound } from "../errors";
@@ -139,7 +140,7 @@ export async function createResource(
   // A stack deleted between the read and the insert: the error boundary answers 404.
   const record = toResourceRecord(row);
   await db.batch([
-    db.insert(stackResources).values(row),
+    insertRow(db, stackResources, row),
     auditEntry(ctx, {
       target: { type: "stack_resource", id: row.id },
       projectId: row.projectId,

@@ -6,6 +6,7 @@
 import { eq } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { insertRow } from "../db/compiled-inserts";
 import { type Page, type PageRequest, tablePage } from "../db/pagination";
 import { components, environments, stacks } from "../db/schema";
 import { notFound } from "../errors";
@@ -56,7 +57,7 @@ export async function createComponent(
   const projectId = await environmentProject(db, environmentId);
   const row = { id: newId(), projectId, environmentId, name: input.name, createdAt: nowIso() };
   const record = toComponentRecord(row);
-  await db.batch([db.insert(components).values(row), created(ctx, "component", projectId, record)]);
+  await db.batch([insertRow(db, components, row), created(ctx, "component", projectId, record)]);
   return record;
 }
 
@@ -77,7 +78,7 @@ export async function createStack(
     createdAt: nowIso(),
   };
   const record = toStackRecord(row);
-  await db.batch([db.insert(stacks).values(row), created(ctx, "stack", projectId, record)]);
+  await db.batch([insertRow(db, stacks, row), created(ctx, "stack", projectId, record)]);
   return record;
 }
 

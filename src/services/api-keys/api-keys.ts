@@ -8,6 +8,7 @@ import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { insertRow } from "../../db/compiled-inserts";
 import { apiKeys, orgMembers, projects } from "../../db/schema";
 import { ApiError, badInput, notFound } from "../../errors";
 import { recordEtag } from "../../http/etag";
@@ -231,7 +232,7 @@ export async function issueApiKey(
     first: "directory",
     directory: (dir) => [keyIndexRow(dir, record)],
     org: [
-      db.insert(apiKeys).values(record),
+      insertRow(db, apiKeys, record),
       auditEntry(ctx, {
         orgId: record.orgId,
         target: { type: "api_key", id: record.id },

@@ -13,8 +13,10 @@
  * fingerprint, under a unique index: the key commits with the change or not at all, and a second
  * execution of a committed key fails whole (API_CONTRACT §11; src/idempotency/executed.ts).
  */
-import { is, SQL, sql } from "drizzle-orm";
+import { Column, getTableColumns, is, SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { prebuilt } from "../../db/compiled";
+import { bindStatement, driverValue } from "../../db/compiled-inserts";
 import { type KeyedRow, keyedSelectList } from "../../db/keyed-select";
 import { type AuditActorType, type AuditChanges, auditLog } from "../../db/schema";
 import { newId } from "../../lib/ids";
@@ -148,6 +150,26 @@ function auditChanges(changes: AuditChanges): AuditChanges {
   return kept;
 }
 
+/**
+ * An entry whose every field is a value (no SQL expression: the common case) is written by a
+ * statement whose text is built once (src/db/compiled-inserts.ts), generated into
+ * src/db/prebuilt-statements.ts: every write's first request in an isolate, and every write
+ * after it, runs it without Drizzle's builder. The same INSERT … SELECT as the builder's, its
+ * values bound through each column's own encoding.
+ */
+const auditColumns = getTableColumns(auditLog);
+/** A placeholder for every column: made only where the text is built (never, once generated). */
+const placeholders = () =>
+  Object.fromEntries(Object.keys(auditColumns).map((key) => [key, sql`${sql.placeholder(key)}`])) as KeyedRow<
+    typeof auditLog
+  >;
+const writtenAfterChange = prebuilt("audit:after-change", (b) =>
+  b.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, placeholders())} WHERE changes() > 0`),
+);
+const writtenAlways = prebuilt("audit:always", (b) =>
+  b.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, placeholders())}`),
+);
+
 /** The audit insert to put in the service's batch (see the file comment). */
 export function auditEntry(ctx: ServiceContext, input: AuditInput) {
   const facts = requestFacts(ctx);
@@ -164,10 +186,8 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
         ? ctx.identity.orgId
         : projectId !== null
           ? sql`(SELECT org_id FROM projects WHERE id = ${projectId})`
-          : sql`NULL`;
+          : null;
   const changes = is(input.changes, SQL) ? input.changes : input.changes ? auditChanges(input.changes) : null;
-  const condition =
-    input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
   const id = input.id ?? newId();
   // A keyed write's entry carries its Idempotency-Key, so the key is taken exactly when the change
   // commits. Its id is noted: a 5xx releases the key of whichever noted entry was written.
@@ -191,5 +211,15 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
     idempotencyKey: facts.idempotencyKey,
     idempotencyFingerprint: facts.idempotencyFingerprint,
   };
+  const values = Object.values(row).every((value) => !is(value, SQL) && !is(value, Column));
+  if (values && (input.when === undefined || input.when === "always")) {
+    const bound: Record<string, unknown> = {};
+    for (const [key, column] of Object.entries(auditColumns)) {
+      bound[key] = driverValue(column, row[key as keyof typeof row]);
+    }
+    return bindStatement(ctx.db, (input.when === "always" ? writtenAlways : writtenAfterChange)(), bound);
+  }
+  const condition =
+    input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
   return ctx.db.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, row)}${condition}`);
 }

@@ -6,6 +6,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import { bindCompiled, bindQuery, compiled, tableReader } from "../../db/compiled";
+import { insertRow } from "../../db/compiled-inserts";
 import { compiledKeyset, type Page, type PageRequest, pageValues } from "../../db/pagination";
 import { environments, projects, variables } from "../../db/schema";
 import { badInput, conflict, isUniqueViolation, notFound } from "../../errors";
@@ -163,7 +164,7 @@ export async function createEnvironment(
   const record = toEnvironmentRecord(row, { currentDeploymentId: null, configPending: false });
   try {
     await db.batch([
-      db.insert(environments).values(row),
+      insertRow(db, environments, row),
       auditEntry(ctx, {
         target: { type: "environment", id },
         projectId,
@@ -200,7 +201,7 @@ export async function createEnvironmentInternal(
   try {
     // A project deleted between the check and the insert: the error boundary answers 404.
     await db.batch([
-      db.insert(environments).values(row),
+      insertRow(db, environments, row),
       auditEntry(ctx, {
         target: { type: "environment", id: row.id },
         projectId,

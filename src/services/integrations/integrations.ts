@@ -9,6 +9,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { insertRow } from "../../db/compiled-inserts";
 import { NOTIFICATION_FLAGS, type NotificationConfiguration } from "../../db/event-types";
 import { type Page, type PageRequest, tablePage } from "../../db/pagination";
 import { notificationIntegrations } from "../../db/schema";
@@ -149,7 +150,7 @@ async function insertIntegration(
   };
   const record = toIntegrationRecord(row);
   await db.batch([
-    db.insert(notificationIntegrations).values(row),
+    insertRow(db, notificationIntegrations, row),
     auditEntry(ctx, {
       target: { type: "notification_integration", id: row.id },
       projectId,

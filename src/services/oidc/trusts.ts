@@ -18,6 +18,7 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
+import { insertRow } from "../../db/compiled-inserts";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { apiKeys, oidcTrustIndex, oidcTrusts } from "../../db/schema";
 import { ApiError, badInput, loggableError, notFound } from "../../errors";
@@ -129,7 +130,7 @@ export async function createOidcTrust(
   const [inserted] = await writeBothSides(ctx, {
     first: "directory",
     directory: (dir) => [
-      dir.insert(oidcTrustIndex).values({ trustId: row.id, orgId: row.orgId, createdAt: row.createdAt }),
+      insertRow(dir, oidcTrustIndex, { trustId: row.id, orgId: row.orgId, createdAt: row.createdAt }),
     ],
     org: [
       insertWhere(db, oidcTrusts, row, keyIsLive(parent.id, now)),

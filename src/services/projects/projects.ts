@@ -3,6 +3,7 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindCompiled, compiled } from "../../db/compiled";
+import { insertRow, prebuiltInsert } from "../../db/compiled-inserts";
 import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import { environments, projectMembers, projects } from "../../db/schema";
 import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
@@ -24,6 +25,9 @@ import { auditEntry, diffRecords } from "../audit/entry";
 import { followedDeployments, notifyDeleted } from "../deployments/timeline";
 import { deleteLatest, ifMatchGuard, stillAsRead, unchangedSince, writeLatest } from "../preconditions";
 import { type ProjectRow, projectColumns, readProject, toProjectRecord } from "./record";
+
+// A project create's rows, written without Drizzle's builder from a new isolate's first create on.
+for (const table of [projects, environments, projectMembers]) prebuiltInsert(table);
 
 const nameTaken = (name: string) =>
   conflict(`A project named "${name}" already exists in this organization.`, [
@@ -50,8 +54,8 @@ export async function createProject(ctx: CallerContext, input: ProjectCreateInpu
   try {
     // One round trip, one transaction: the project, its `production` environment, its owner.
     await db.batch([
-      db.insert(projects).values(project),
-      db.insert(environments).values({
+      insertRow(db, projects, project),
+      insertRow(db, environments, {
         id: project.defaultEnvironmentId,
         projectId: project.id,
         name: "production",
@@ -59,7 +63,7 @@ export async function createProject(ctx: CallerContext, input: ProjectCreateInpu
         createdAt: now,
         updatedAt: now,
       }),
-      db.insert(projectMembers).values({
+      insertRow(db, projectMembers, {
         id: newId(),
         projectId: project.id,
         accountId: identity.accountId,

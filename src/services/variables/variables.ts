@@ -11,6 +11,7 @@
 import { and, eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, rowReader } from "../../db/compiled";
+import { insertRow } from "../../db/compiled-inserts";
 import { keyset, type Page, type PageRequest } from "../../db/pagination";
 import { type VariableType, type VersionChange, variables } from "../../db/schema";
 import { assertEchoMatches, conflict, isForeignKeyViolation, isUniqueViolation } from "../../errors";
@@ -115,7 +116,7 @@ async function createVariable(
   const record = toVariableRecord(row);
   try {
     await db.batch([
-      db.insert(variables).values(row),
+      insertRow(db, variables, row),
       ...followingVersion(ctx, scope, [createdChange(row)], [storedRow(row)]),
       auditEntry(ctx, {
         target: { type: "variable", id },

@@ -12,7 +12,7 @@ import { auditEntry } from "../../../src/services/audit/entry";
 import { serviceContext } from "../../helpers/context";
 
 /** An entry whose every column gets a value of its own (no two alike, none null), and those values. */
-function distinctEntry() {
+function distinctEntry({ when }: { when?: "always" | ReturnType<typeof sql> } = { when: "always" }) {
   const base = serviceContext({}, "keyedInsertTest");
   const ctx = withIdentity(base, {
     identity: {
@@ -35,7 +35,7 @@ function distinctEntry() {
     target: { type: "target-type-keyed", id: "target-id-keyed" },
     projectId: "prj-keyed",
     changes: { name: { from: "a", to: "b" } },
-    when: "always",
+    ...(when === undefined ? {} : { when }),
   });
   const expected: Record<string, unknown> = {
     id,
@@ -72,6 +72,18 @@ describe("the audit insert", () => {
     // And each column receives its own value.
     const received = Object.fromEntries(columns.map((c, i) => [c, params[i]]));
     expect(received).toEqual({ ...expected, created_at: expect.any(String) });
+  });
+
+  it("is, for an entry of values, the statement Drizzle's builder writes for it (built once, not per entry)", () => {
+    // A condition given as SQL takes the builder; the default condition is the same text.
+    const built = distinctEntry({ when: sql`changes() > 0` }).statement.toSQL();
+    const compiled = distinctEntry({}).statement.toSQL();
+    expect(compiled.sql).toBe(built.sql);
+    expect(compiled.sql.endsWith(" WHERE changes() > 0")).toBe(true);
+    // The same values, each in its place (ids, request ids and times are each entry's own).
+    const masked = (params: unknown[]) =>
+      params.map((p) => (typeof p === "string" && /^aud-keyed-|^test-|^\d{4}-/.test(p) ? "*" : p));
+    expect(masked(compiled.params)).toEqual(masked(built.params));
   });
 
   it("stores each value in the column it is named for", async () => {
