@@ -5,7 +5,9 @@ import { withBaseBuild } from "./split-build.mjs";
 
 const [PAIRS, SECONDS] = [lib.env("PAIRS", 8), lib.env("SECONDS", 3)];
 const BASE = process.env.BASE;
-const API_PATH = process.env.PATH_OF_API ?? "/v1/projects/{id}";
+/** WRITE=1: `POST /v1/projects` (a new name each) beside the ladder's floor write, instead of a read. */
+const WRITE = lib.env("WRITE", 0) === 1;
+const API_PATH = WRITE ? "/v1/projects" : (process.env.PATH_OF_API ?? "/v1/projects/{id}");
 
 async function main() {
   await withBaseBuild(BASE, async (configs) => {
@@ -25,7 +27,7 @@ async function main() {
     const paths = {
       this: API_PATH.replace("{id}", project),
       base: API_PATH.replace("{id}", project),
-      floor: `/floor/projects/${project}`,
+      floor: WRITE ? "/floor/projects" : `/floor/projects/${project}`,
     };
     const keys = seed.bench.keys.slice(0, 20);
     for (const name of Object.keys(servers)) await slice(servers[name], paths[name], keys, 2);
@@ -36,14 +38,15 @@ async function main() {
       console.error(`bench: round ${round + 1}/${PAIRS}`);
     }
     const ratio = (a, b) => lib.spread(cpu[a].map((x, i) => x / cpu[b][i]));
-    console.log(lib.header(`BASE=${BASE} node bench/warm-pair.mjs (PAIRS=${PAIRS}, SECONDS=${SECONDS})`));
+    const command = `${WRITE ? "WRITE=1 " : ""}BASE=${BASE} node bench/warm-pair.mjs`;
+    console.log(lib.header(`${command} (PAIRS=${PAIRS}, SECONDS=${SECONDS})`));
     console.log(
       lib.table(
-        [`GET ${API_PATH}, warm: Worker CPU ms per request`, "median (min–max)"],
+        [`${WRITE ? "POST" : "GET"} ${API_PATH}, warm: Worker CPU ms per request`, "median (min–max)"],
         [
           ["this tree", lib.spread(cpu.this, 3)],
           [`BASE ${BASE}`, lib.spread(cpu.base, 3)],
-          ["ladder floor (its floor route)", lib.spread(cpu.floor, 3)],
+          [`ladder floor (${WRITE ? "its floor write" : "its floor route"})`, lib.spread(cpu.floor, 3)],
           ["this tree ÷ BASE, paired by round", ratio("this", "base")],
           ["this tree ÷ floor", ratio("this", "floor")],
           ["BASE ÷ floor", ratio("base", "floor")],
@@ -62,6 +65,18 @@ function slice(server, path, keys, seconds) {
     ...req,
     path,
     headers: { ...req.headers, accept: "application/json", "x-api-key": keys[k++ % keys.length] },
+    ...(WRITE
+      ? {
+          method: "POST",
+          body: JSON.stringify({ name: `w-${lib.hex(8)}` }),
+          headers: {
+            ...req.headers,
+            accept: "application/json",
+            "content-type": "application/json",
+            "x-api-key": keys[k++ % keys.length],
+          },
+        }
+      : {}),
   });
   const options = { url: server.base, connections: 10, duration: seconds, requests: [{ setupRequest }] };
   return new Promise((resolve, reject) =>
