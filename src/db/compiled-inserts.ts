@@ -2,9 +2,8 @@
  * Writes whose SQL text is built once per isolate, as the reads of ./compiled.ts are.
  *
  * Drizzle's builder turns an INSERT into SQL on every request: it walks the table's columns,
- * wraps each value, escapes each name and joins the chunks, which costs more than the statement's
- * own round trip locally (a project create's four statements were ~40 % of a warm create's
- * instructions: bench/first-instructions.mjs). Here the text is Drizzle's, built once per
+ * wraps each value, escapes each name and joins the chunks (building a project create's four
+ * statements was 36 % of a warm create's instructions: bench/first-instructions.mjs). Here the text is Drizzle's, built once per
  * isolate (or taken from ./prebuilt-statements.ts when declared with `prebuiltInsert`) with a
  * placeholder for every column, and each request binds its values through each column's own
  * encoding, as Drizzle's `.values()` would: a JSON column's object as its JSON, a boolean as 0/1,
