@@ -17,7 +17,7 @@ import { type Column, getTableColumns, getTableName, is, SQL, sql } from "drizzl
 import type { RunnableQuery } from "drizzle-orm/runnable-query";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "./client";
-import { type Compiled, compiledFrom, prebuilt } from "./compiled";
+import { boundParams, type Compiled, compiledFrom, prebuilt } from "./compiled";
 import { inserted } from "./keyed-select";
 import { PREBUILT } from "./prebuilt-statements";
 
@@ -57,17 +57,9 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
   }
 }
 
-/** `query` (every parameter a placeholder) with `values` bound, in the order its text asks for them. */
+/** `query` with `values` bound (`boundParams`), as an item of `db.batch` or a statement run alone. */
 export function bindStatement(db: Db, query: Compiled, values: Readonly<Record<string, unknown>>) {
-  const params = query.params.map((param, i) => {
-    const name = (param as { name?: unknown }).name;
-    if (typeof name !== "string" || !(name in values)) {
-      // A programming error: the statement and the values a service gives it disagree.
-      throw new Error(`compiled statement: parameter ${i + 1} has no value`);
-    }
-    return values[name];
-  });
-  return new BoundStatement(db, query.sql, params);
+  return new BoundStatement(db, query.sql, boundParams(query, values));
 }
 
 /** The value Drizzle's `.values()` would bind for `column`, given `value` (undefined: left out). */

@@ -119,14 +119,19 @@ export function declaredStatements(
   return out;
 }
 
-/** The compiled statement on the request's own session, its placeholders filled from `values`. */
-export function bindCompiled(db: Db, query: Compiled, values: Record<string, unknown>): D1PreparedStatement {
+/** The compiled statement's parameters, its placeholders filled from `values`, in its text's order. */
+export function boundParams(query: Compiled, values: Readonly<Record<string, unknown>>): unknown[] {
   const params = fillPlaceholders(query.params, values);
   for (const [i, value] of params.entries()) {
     // A placeholder without its value: a programming error, never a request's fault.
     if (value === undefined) throw new Error(`compiled statement: parameter ${i + 1} has no value`);
   }
-  return db.$client.prepare(query.sql).bind(...params);
+  return params;
+}
+
+/** The compiled statement on the request's own session, its placeholders filled from `values`. */
+export function bindCompiled(db: Db, query: Compiled, values: Record<string, unknown>): D1PreparedStatement {
+  return db.$client.prepare(query.sql).bind(...boundParams(query, values));
 }
 
 /**

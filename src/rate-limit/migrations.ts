@@ -40,20 +40,26 @@ const KEY_USES =
 const OIDC_JTI = "CREATE TABLE oidc_jti (jti TEXT PRIMARY KEY, until INTEGER NOT NULL)";
 const OIDC_JTI_INDEX = "CREATE INDEX oidc_jti_until ON oidc_jti (until)";
 
+/**
+ * What migration 1 made that still stands, in its order: the sliding window (./window.ts; `until`
+ * = at + the policy's window lets the clean-up alarm work without knowing policies), the key's
+ * latest D1 bookmark (./bookmark.ts), Idempotency-Key claims and their answers
+ * (src/idempotency/store.ts).
+ */
+const STANDING_SINCE_V1 = [
+  WINDOW_HITS,
+  WINDOW_HITS_INDEX,
+  D1_BOOKMARK,
+  IDEMPOTENCY,
+  IDEMPOTENCY_INDEX,
+  IDEMPOTENCY_PARTS,
+] as const;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: [
-      // The sliding window (./window.ts). `until` (= at + the policy's window) lets the clean-up
-      // alarm work without knowing policies.
-      WINDOW_HITS,
-      WINDOW_HITS_INDEX,
-      // The key's latest D1 bookmark (./bookmark.ts).
-      D1_BOOKMARK,
-      // Idempotency-Key claims and their answers (src/idempotency/store.ts).
-      IDEMPOTENCY,
-      IDEMPOTENCY_INDEX,
-      IDEMPOTENCY_PARTS,
+      ...STANDING_SINCE_V1,
       // The key's last use (./key-use.ts). `key_use_database` is a table of its own because it
       // came after `key_use`: an object whose `key_use` predates it has no row, and reads the
       // directory's database.
@@ -89,15 +95,5 @@ export const MIGRATIONS: readonly Migration[] = [
  */
 export const BASELINE: Baseline = {
   version: 3,
-  sql: [
-    WINDOW_HITS,
-    WINDOW_HITS_INDEX,
-    D1_BOOKMARK,
-    IDEMPOTENCY,
-    IDEMPOTENCY_INDEX,
-    IDEMPOTENCY_PARTS,
-    KEY_USES,
-    OIDC_JTI,
-    OIDC_JTI_INDEX,
-  ],
+  sql: [...STANDING_SINCE_V1, KEY_USES, OIDC_JTI, OIDC_JTI_INDEX],
 };
