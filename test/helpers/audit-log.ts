@@ -102,6 +102,7 @@ export type Step = (s: State) => Promise<StepResult>;
 /** An audit entry as the two audit-log lists answer it. */
 export type AuditEntry = {
   id: string;
+  sequence: number;
   org_id: string | null;
   project_id: string | null;
   action: string;

@@ -864,6 +864,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orgs/{org_id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your organization's limits and what each counts now
+         * @description What the organization may hold, and how much of it it holds, so a limit never comes as a surprise. Any key of the organization may read them (a key restricted to projects too); any organization but your own is `404`. A request that would make a count exceed its limit, whatever its route, is `409 conflict` with `cause [{path: "limits.<name>"}]` and changes nothing; a §18 change counts the names it adds net of those it deletes. A delete frees its count at once; a lower limit removes nothing. The limits:
+         *
+         *     - `projects`: its projects
+         *     - `environments`: the environments of all its projects
+         *     - `variables`: the variables of all its environments and components
+         *     - `api_keys`: its keys that are neither revoked nor expired (internal, made by a key, exchanged)
+         *     - `integrations`: the notification integrations of all its projects
+         *     - `audit_streams`: its audit log streams
+         *     - `deployments_per_day`: its deployments created in the last 24 hours
+         *
+         *     An operator changes them through the internal API.
+         */
+        get: operations["getOrgLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{org_id}/projects": {
         parameters: {
             query?: never;
@@ -2505,6 +2535,20 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+        };
+        OrgLimits: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /** @description Every limit, in this order: projects, environments, variables, api_keys, integrations, audit_streams, deployments_per_day. */
+            limits: {
+                /** @enum {string} */
+                name: "projects" | "environments" | "variables" | "api_keys" | "integrations" | "audit_streams" | "deployments_per_day";
+                limit: number;
+                /** @description Exact at the moment of the read. May exceed `limit` once an operator lowered it: what exists stays, and only what would add is refused. */
+                used: number;
+                /** @description `deployments_per_day` only: whole seconds, rounded up, until the oldest deployment it counts leaves the 24-hour window (0 when it counts none). */
+                reset?: number;
+            }[];
         };
         ProjectList: {
             data: components["schemas"]["Project"][];
@@ -5732,6 +5776,53 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["AuditEntryList"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getOrgLimits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's limits, in the order above. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgLimits"];
+                };
+            };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadInput"];
             401: components["responses"]["Unauthenticated"];

@@ -41,3 +41,4 @@ export type DeploymentConfigDiff = Json200<Paths["/v1/deployments/{id}/config/di
 /** The statuses a deployment never leaves. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinal = (status: string): boolean => FINAL_STATUSES.has(status);
+export type OrgLimits = Json200<Paths["/v1/orgs/{org_id}/limits"]["get"]>;

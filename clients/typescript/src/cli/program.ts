@@ -9,6 +9,7 @@ import { registerDeployments } from "./deployments.js";
 import { registerEnvironments } from "./environments.js";
 import { EXIT, EXIT_CODES, type Io, reportError, UsageError } from "./io.js";
 import { registerLogin } from "./login.js";
+import { registerOrganization } from "./organization.js";
 import { registerRelease } from "./release.js";
 import { registerVariables } from "./variables.js";
 
@@ -42,6 +43,7 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   registerDeployments(program, ctx);
   registerRelease(program, ctx);
   registerVariables(program, ctx);
+  registerOrganization(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }
 
