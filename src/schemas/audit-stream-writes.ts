@@ -37,7 +37,8 @@ export const AuditStreamUpdateSchema = z
 
 export const AuditStreamReplaySchema = z
   .strictObject({
-    from_sequence: z.number().int().min(1).openapi({
+    from_sequence: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).openapi({
+      format: "int64",
       description: "1 to `delivered_through + 1`: the stream goes back and sends again from there, in order.",
     }),
   })

@@ -87,6 +87,8 @@ export type State = {
   madeKeyId?: string;
   /** An OpenID Connect trust (`createOidcTrust`), for `exchangeOidcToken` and `deleteOidcTrust`. */
   trust?: { id: string; issuer: string; audience: string };
+  /** An audit stream (`createAuditStream`), for its update, replay and delete. */
+  streamId?: string;
 };
 
 export const secrets: string[] = [];

@@ -11,6 +11,7 @@ import { createApp } from "../../src/app";
 import type { FeedUpdate } from "../../src/feed/protocol";
 import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
 import { internalOk, request } from "../helpers/api";
+import { createStream } from "../helpers/audit-streams";
 import { recordingD1 } from "../helpers/d1-trips";
 import { postLogs, reportOk } from "../helpers/engine";
 import {
@@ -604,6 +605,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
       deployments: stack.deploymentId,
       "api-keys": owner.keyId,
       "oidc-trusts": (await createTrust(owner)).id,
+      "audit-streams": (await createStream(owner, "https://siem.example.com/in", { enabled: false })).id,
     };
     const fill = (template: string) =>
       template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {

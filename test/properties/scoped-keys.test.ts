@@ -39,6 +39,7 @@ const ALL_SCOPES = [
   "resources:read",
   "events:read",
   "audit:read",
+  "audit:write",
   "orgs:read",
   "orgs:write",
   "api-keys:read",
@@ -65,6 +66,8 @@ function expectedScope(method: string, path: string): string | null {
   if (path === "/v1/variables/{variable_id}/value" || path.endsWith("/variables/export"))
     return "variables:reveal";
   if (path.endsWith("/audit-log")) return "audit:read";
+  // API_CONTRACT §30: the audit streams, read with `audit:read` and written with `audit:write`.
+  if (path.includes("/audit-streams")) return `audit:${method === "get" ? "read" : "write"}`;
   if (path.startsWith("/v1/events") || path.endsWith("/events")) return "events:read";
   const rw = method === "get" ? "read" : "write";
   if (path.includes("/notification-integrations")) return `integrations:${rw}`;

@@ -175,8 +175,11 @@ const NEXT_SEQUENCE = sql.raw(
  * to it: ./stream-wake.ts). No row when the entry was not written.
  */
 const ANNOUNCEMENT = {
-  orgId: sql<string | null>`${sql.raw("audit_log.org_id")}`,
-  streams: sql<number>`${sql.raw("(SELECT count(*) FROM audit_streams WHERE audit_streams.org_id = audit_log.org_id AND audit_streams.enabled = 1)")}`,
+  orgId: sql<string | null>`${sql.raw("audit_log.org_id")}`.as("orgId"),
+  streams:
+    sql<number>`${sql.raw("(SELECT count(*) FROM audit_streams WHERE audit_streams.org_id = audit_log.org_id AND audit_streams.enabled = 1)")}`.as(
+      "streams",
+    ),
 };
 
 /**

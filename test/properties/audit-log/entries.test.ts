@@ -222,7 +222,7 @@ describe("entries are immutable and kept 400 days", () => {
   // The cron logs a summary of each run.
   captureLogs("log");
   it("no operation changes or deletes an entry", async () => {
-    const auditOps = (await operations()).filter((op) => op.path.includes("audit"));
+    const auditOps = (await operations()).filter((op) => op.path.includes("/audit-log"));
     expect(auditOps.length).toBe(2);
     expect(auditOps.every((op) => op.method === "get")).toBe(true);
   });

@@ -60,7 +60,9 @@ describe("sequence", () => {
         .all<{ sequence: number }>();
       expect(rowids.results.map((r) => r.sequence)).toEqual(entries.map((e) => e.sequence));
       // Another organization counts on its own.
-      expect((await wholeLog(neighbour)).map((e) => e.sequence)).toEqual(Array.from({ length: 9 }, (_, i) => i + 1));
+      expect((await wholeLog(neighbour)).map((e) => e.sequence)).toEqual(
+        Array.from({ length: 9 }, (_, i) => i + 1),
+      );
     });
   }
 
@@ -95,9 +97,14 @@ describe("sequence", () => {
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0015_"));
     const numbering = migration?.queries.find((q) => q.includes("row_number() OVER"));
     expect(numbering).toBeDefined();
-    const narrowed = (numbering ?? "").replace("WHERE `org_id` IS NOT NULL", `WHERE \`org_id\` = '${org}-legacy'`);
+    const narrowed = (numbering ?? "").replace(
+      "WHERE `org_id` IS NOT NULL",
+      `WHERE \`org_id\` = '${org}-legacy'`,
+    );
     await env.DB.prepare(narrowed).run();
-    const numbered = await env.DB.prepare("SELECT id, sequence FROM audit_log WHERE org_id = ? ORDER BY sequence")
+    const numbered = await env.DB.prepare(
+      "SELECT id, sequence FROM audit_log WHERE org_id = ? ORDER BY sequence",
+    )
       .bind(`${org}-legacy`)
       .all<{ id: string; sequence: number }>();
     expect(numbered.results).toEqual([
@@ -123,20 +130,30 @@ describe("after_sequence", () => {
     const first = await orgLog(owner, `?after_sequence=${after}&limit=2`);
     expect(first.body.data.map((e) => e.sequence)).toEqual([after + 1, after + 2]);
     expect(first.body.has_more).toBe(true);
-    const second = await orgLog(owner, `?after_sequence=${after}&limit=2&after=${encodeURIComponent(first.body.next_page ?? "")}`);
+    const second = await orgLog(
+      owner,
+      `?after_sequence=${after}&limit=2&after=${encodeURIComponent(first.body.next_page ?? "")}`,
+    );
     expect(second.body.data.map((e) => e.sequence)).toEqual([after + 3, after + 4]);
     // Past the end: an empty page.
     const last = all.at(-1)?.sequence ?? 0;
     expect((await orgLog(owner, `?after_sequence=${last}`)).body).toEqual({ data: [], has_more: false });
     // With a filter, and whatever sort_by says.
-    const filtered = await orgLog(owner, `?after_sequence=0&action=createEnvironmentVariable&sort_by=-created_at`);
+    const filtered = await orgLog(
+      owner,
+      `?after_sequence=0&action=createEnvironmentVariable&sort_by=-created_at`,
+    );
     expect(filtered.body.data.map((e) => e.action)).toEqual(Array(5).fill("createEnvironmentVariable"));
     const sequences = filtered.body.data.map((e) => e.sequence);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     // The project's list: its own entries after the sequence, in order.
-    const projectLog = await request<AuditList>("GET", `/v1/projects/${project.id}/audit-log?after_sequence=${after}`, {
-      key: owner.key,
-    });
+    const projectLog = await request<AuditList>(
+      "GET",
+      `/v1/projects/${project.id}/audit-log?after_sequence=${after}`,
+      {
+        key: owner.key,
+      },
+    );
     expect(projectLog.body.data.map((e) => e.sequence)).toEqual(
       all.filter((e) => e.sequence > after && e.project_id === project.id).map((e) => e.sequence),
     );

@@ -23,7 +23,7 @@ export function limitsTable(record: OrgLimits): string {
       l.used,
       l.limit,
       closeness(l.used, l.limit),
-      l.reset === undefined ? "" : l.reset === 0 ? "-" : `${l.reset}s`,
+      !("reset" in l) ? "" : l.reset === 0 ? "-" : `${l.reset}s`,
     ]),
   );
 }

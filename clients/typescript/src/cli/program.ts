@@ -4,6 +4,7 @@
  */
 import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
+import { registerAudit } from "./audit.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
 import { registerEnvironments } from "./environments.js";
@@ -44,6 +45,7 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   registerRelease(program, ctx);
   registerVariables(program, ctx);
   registerOrganization(program, ctx);
+  registerAudit(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }
 
