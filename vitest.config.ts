@@ -36,6 +36,12 @@ export default defineConfig(async () => {
             // then every 60 s), shortened so that a test of a failing receiver takes moments
             // (src/audit-stream/object.ts); the schedule itself is tested as a pure function.
             AUDIT_STREAM_RETRY_MS: "200,400,600,800",
+            // How long a switched move waits before it cleans up its old database (35 s deployed:
+            // src/org-move/object.ts); the tests run in one isolate, whose caches the move clears.
+            MOVE_SETTLE_MS: "200",
+            // The first retry of a failing move's run (500 ms deployed, doubling): a move that keeps
+            // failing fails in moments here.
+            MOVE_RETRY_MS: "20",
             // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",

@@ -11,10 +11,12 @@
  * Each message gets a service context of its own (no identity; its id as `request_id`), so
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
-import { createServiceContext, type ServiceContext, withSession } from "./context";
+import { eq } from "drizzle-orm";
+import { createServiceContext, inDatabase, type ServiceContext, withSession } from "./context";
 import { DIRECTORY } from "./db/databases";
+import { movingOrgs } from "./db/schema";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
-import { loggableError } from "./errors";
+import { isOrganizationMoved, loggableError } from "./errors";
 import { createLogger } from "./lib/log";
 import { wakeOrgStreams } from "./services/audit/stream-wake";
 import { fanoutEvent } from "./services/events/fanout";
@@ -84,7 +86,8 @@ async function fanout(ctx: ServiceContext, eventId: string, again: boolean): Pro
   try {
     await fanoutEvent(ctx, eventId, { again });
   } catch (err) {
-    if (ctx.session.start.mode !== "bookmark") throw err;
+    // A move's fence is no replica's lag: the message follows the move (handleMessage).
+    if (ctx.session.start.mode !== "bookmark" || isOrganizationMoved(err)) throw err;
     ctx.log.warn("fan-out from a replica failed; again on the primary", {
       event_id: eventId,
       error: loggableError(err),
@@ -124,8 +127,38 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
     }
   } catch (err) {
+    if (isOrganizationMoved(err) && (await followMove(ctx, message))) return;
     ctx.log.error("queue message failed; will retry", { error: loggableError(err) });
     message.retry();
+  }
+}
+
+/**
+ * A message whose write met a move's fence (API_CONTRACT §32): its organization is switching to
+ * another database. Once the switch is done (the source says `switched`), the message is handled
+ * there; before, it is retried in a moment. Which organization it was is not known here, so it is
+ * handled in each database an organization switched to (usually one; a message's rows are in one
+ * of them, and handling it where they are not does nothing). True when it was settled so.
+ */
+async function followMove(ctx: ServiceContext, message: Message<unknown>): Promise<boolean> {
+  try {
+    const moves = await ctx.db
+      .selectDistinct({ to: movingOrgs.toDatabase, switched: movingOrgs.switched })
+      .from(movingOrgs)
+      .where(eq(movingOrgs.fenced, true))
+      .all();
+    const switched = moves.filter((move) => move.switched).map((move) => move.to);
+    if (switched.length === 0 || switched.length < moves.length) {
+      message.retry({ delaySeconds: 2 });
+      return true;
+    }
+    for (const database of switched) {
+      await handleMessage(inDatabase(withSession(ctx, ctx.openSession(PRIMARY)), database), message);
+    }
+    return true;
+  } catch (err) {
+    ctx.log.error("queue message met a move and could not follow it", { error: loggableError(err) });
+    return false;
   }
 }
 

@@ -25,6 +25,7 @@ import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
 import { sweepStuckDeliveries } from "./services/integrations/sweep";
+import { resumeStalledMoves } from "./services/moves/moves";
 import { resendStuckDisconnects } from "./services/projects/disconnect";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
@@ -61,6 +62,8 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
+  const moves = await resumeStalledMoves(ctx);
+  if (moves > 0) ctx.log.warn("stalled organization moves woken", { moves });
   // Last, so the deliveries' sweeps never wait on it.
   await finishOrganizations(ctx);
 }

@@ -103,6 +103,33 @@ export function limitExceeded(name: string): ApiError {
   return conflict(message, [{ path: `limits.${name}`, message: `Would exceed the \`${name}\` limit.` }]);
 }
 
+/**
+ * Whether `err` is a move's fence refusing a write (API_CONTRACT §32): during the switch, an
+ * organization's database refuses every write of it in the statement itself (migration 0017's
+ * triggers abort with `organization moved`), so the write's whole batch changed nothing.
+ */
+export function isOrganizationMoved(err: unknown): boolean {
+  return /\borganization moved\b/.test(innermostMessage(err));
+}
+
+/** How long a write refused by a move's fence is told to wait before it tries again. */
+export const MOVED_RETRY_AFTER_S = 1;
+
+/**
+ * The `408` of a write a move's fence refused, whatever route it was: it executed nothing, so it is
+ * not stored for its Idempotency-Key (src/idempotency/middleware.ts), and the isolate forgets where
+ * the organization was (src/middleware/auth.ts, ./middleware/internal-database.ts), so the retry
+ * finds where it is now.
+ */
+export function organizationMoving(): ApiError {
+  return new ApiError(
+    "timeout",
+    "The organization is moving to another database: nothing changed. Try again after Retry-After seconds.",
+    undefined,
+    { "Retry-After": String(MOVED_RETRY_AFTER_S) },
+  );
+}
+
 function innermostMessage(err: unknown): string {
   let inner: unknown = err;
   for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {

@@ -25,6 +25,7 @@
 export * from "./audit-table";
 export * from "./core-tables";
 export * from "./identity-tables";
+export * from "./move-tables";
 export * from "./oidc-tables";
 export * from "./org-tables";
 export * from "./release-tables";

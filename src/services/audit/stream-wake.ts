@@ -12,6 +12,7 @@ import { auditStreams } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
 import { sendToQueue } from "../events/queue";
+import { notMoving } from "../moves/fence";
 
 /** The organizations a context has already announced: one message per request and organization. */
 const announced = new WeakMap<ServiceContext, Set<string>>();
@@ -70,6 +71,7 @@ export async function wakeLaggingStreams(ctx: ServiceContext, nowMs = Date.now()
     .where(
       and(
         eq(auditStreams.enabled, true),
+        notMoving(sql.raw("audit_streams.org_id")),
         sql`(${auditStreams.nextAttemptAt} IS NULL OR ${auditStreams.nextAttemptAt} <= ${toIso(nowMs)})`,
         sql`${auditStreams.deliveredThrough} < coalesce((SELECT max(sequence) FROM audit_log WHERE org_id = ${auditStreams.orgId}), 0)`,
       ),

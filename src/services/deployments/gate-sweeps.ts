@@ -8,6 +8,7 @@ import { and, desc, eq, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { deployments, environmentProtections } from "../../db/schema";
 import { contained } from "../contained";
+import { notMoving } from "../moves/fence";
 import { settleGate, supersedeOlder } from "./gate";
 
 /** At most this many waiting deployments are settled per database and cron run. */
@@ -35,6 +36,7 @@ export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
     .where(
       and(
         eq(deployments.status, "waiting"),
+        notMoving(sql.raw("deployments.org_id")),
         or(
           and(sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`, heldBy("wait_timer")),
           sql`EXISTS (SELECT 1 FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'rejected' AND r.created_at <= ${cutoff})`,
@@ -104,6 +106,7 @@ async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<nu
     .where(
       and(
         eq(deployments.status, "queued"),
+        notMoving(sql.raw("deployments.org_id")),
         eq(environmentProtections.concurrency, "supersede"),
         sql`${entered} <= ${cutoff}`,
         sql`${entered} > coalesce(${environmentProtections.updatedAt}, '')`,

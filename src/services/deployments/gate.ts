@@ -156,7 +156,7 @@ export async function settleGate(
       ...(release ? [statusEntriesInsert(db, row.id, entries, now, "if-changed")] : []),
       ...events.map((e) => e.insert),
     ]);
-    if ((results[0] as D1Result).meta.changes !== 1) continue; // changed, or locked meanwhile: again
+    if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
     for (const { event } of events) publishAfterCommit(ctx, event.id);
     if (failed) {
       // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does.

@@ -3,12 +3,13 @@
  * (src/delivery-lane/: one Durable Object per notification integration makes its deliveries'
  * attempts), and which integration, so which lane, a delivery belongs to.
  */
-import { and, asc, eq, lt } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
+import { projectNotMoving } from "../moves/fence";
 import { scheduleDeliveries } from "./lane-client";
 import { entryOf } from "./lane-protocol";
 
@@ -64,7 +65,11 @@ export async function sweepStuckDeliveries(ctx: ServiceContext, nowMs = Date.now
 }
 
 const stuck = (before: string) =>
-  and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, before));
+  and(
+    eq(webhookDeliveries.status, "pending"),
+    lt(webhookDeliveries.nextAttemptAt, before),
+    projectNotMoving(sql.raw("webhook_deliveries.project_id")),
+  );
 
 /** Integrations with deliveries pending since before `before` (ISO time), a sweep's worth. */
 export function stuckIntegrationsQuery(db: Db, before: string) {

@@ -132,7 +132,7 @@ export async function exchangeOidcToken(
     throw err;
   }
   // The trust was deleted, or its parent key revoked, since it was read: no key was made.
-  if (inserted?.meta.changes !== 1) throw refused("The trust was deleted, or the key that made it revoked.");
+  if (!inserted?.meta.changes) throw refused("The trust was deleted, or the key that made it revoked.");
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }
 

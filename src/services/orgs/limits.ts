@@ -173,7 +173,7 @@ export async function replaceOrgLimits(
         ),
       }),
     ]);
-    if ((result as D1Result).meta.changes === 1) return toRecord({ ...row, ...set }, nowMs);
+    if ((result as D1Result).meta.changes) return toRecord({ ...row, ...set }, nowMs);
   }
   throw new Error("the organization's limits kept changing while the operator's change was applied");
 }
