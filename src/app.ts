@@ -13,6 +13,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { favicon } from "./http/favicon";
 import { registerOperations, resolveOperation, routeOf } from "./http/operations";
 import { FirstRequestRouter } from "./http/router";
 import { idempotency, routeBegins } from "./idempotency/middleware";
@@ -66,6 +67,7 @@ export function createApp() {
   app.all(MCP_PATH, async (c) => (await loadMcpServer()).serveMcp(c, app));
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
+  app.get("/favicon.ico", favicon);
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );
