@@ -13,7 +13,7 @@
 //     redeploy, keys) and §23–§26 (environments, deploy, config, promote with an approval by a
 //     second admin and a rejection, protection, lock): each case fails if the service's
 //     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here with
-//     the runner's ID-token endpoint and an issuer of scripts/check-action.mjs.
+//     the runner's ID-token endpoint and an issuer of scripts/lib/oidc-issuer.mjs.
 //   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
@@ -23,9 +23,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { checkAction, startIssuer } from "./check-action.mjs";
+import { checkAction } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { startIssuer } from "./lib/oidc-issuer.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
 
 const execFile = promisify(execFileCb);
@@ -554,7 +555,7 @@ try {
     );
 
   // §27: `login --oidc` as a GitHub Actions job runs it: the runner's ID-token endpoint and an
-  // issuer the service trusts (scripts/check-action.mjs's), the key written to a file of mode 600
+  // issuer the service trusts (scripts/lib/oidc-issuer.mjs), the key written to a file of mode 600
   // and to $GITHUB_ENV, never printed; later commands use it.
   if (serves("/v1/oidc/token", "post")) await loginChecks();
   else console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token");
