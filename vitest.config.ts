@@ -66,7 +66,7 @@ export default defineConfig(async () => {
             // DB unless created in another by name (test/helpers/databases.ts), so the tests that read
             // rows through env.DB find them, and the tests of the split choose their database.
             // `NEW_ORG_DATABASES=DB_ORG_2 npx vitest run test/routes` runs the route tests with every
-            // organization in the second database (README "Tests").
+            // organization in the second database (docs/development.md, "Tests and benchmarks").
             ORG_DATABASES: "DB,DB_ORG_2",
             NEW_ORG_DATABASES: process.env.NEW_ORG_DATABASES || "DB",
             // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).

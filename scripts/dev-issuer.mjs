@@ -14,6 +14,8 @@
 //                                         deploy-platform), iat, nbf, exp (--ttl, default 300) and
 //                                         jti are filled in unless named. Waits up to 10 s for an
 //                                         issuer started a moment before (`npm run dev:issuer &`).
+//   npm run -s dev:issuer -- stop         stops the running issuer (one started with `&`: npm does
+//                                         not pass a kill of itself on to it)
 import { fileURLToPath } from "node:url";
 import { startIssuer } from "./lib/oidc-issuer.mjs";
 
@@ -47,7 +49,7 @@ async function serve(options) {
   const port = portOf(options);
   let issuer;
   try {
-    issuer = await startIssuer({ port });
+    issuer = await startIssuer({ port, onStop: () => stop() });
   } catch (err) {
     if (err.code !== "EADDRINUSE") throw err;
     console.error(`dev-issuer: port ${port} is taken (another dev:issuer?): pass --port N`);
@@ -61,10 +63,21 @@ async function serve(options) {
   a token    npm run -s dev:issuer -- token repository=acme/storefront ref=refs/heads/main --aud deploy-platform${port === DEFAULT_PORT ? "" : ` --port ${port}`}
   a runner   export ACTIONS_ID_TOKEN_REQUEST_URL='${issuer.env.ACTIONS_ID_TOKEN_REQUEST_URL}' ACTIONS_ID_TOKEN_REQUEST_TOKEN=${issuer.env.ACTIONS_ID_TOKEN_REQUEST_TOKEN}
              (then \`deploy-platform login --oidc\` asks this issuer as a GitHub Actions job asks GitHub)
-Ctrl-C stops it.`);
-  const stop = () => issuer.close().then(() => process.exit(0));
+Ctrl-C (or \`npm run -s dev:issuer -- stop\`) stops it.`);
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  function stop() {
+    issuer.close().then(() => process.exit(0));
+  }
+}
+
+async function stopIssuer(options) {
+  const base = `http://127.0.0.1:${portOf(options)}`;
+  const res = await fetch(`${base}/stop`, { method: "POST" }).catch(() => null);
+  if (res?.status !== 204) {
+    console.error(`dev-issuer: no issuer to stop at ${base}`);
+    process.exit(12);
+  }
 }
 
 async function token(options, claims) {
@@ -100,7 +113,8 @@ async function token(options, claims) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [command, ...rest] = process.argv.slice(2);
   try {
-    if (command === "token") {
+    if (command === "stop") await stopIssuer(parse(rest).options);
+    else if (command === "token") {
       const { options, claims } = parse(rest);
       await token(options, claims);
     } else {

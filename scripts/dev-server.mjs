@@ -1,7 +1,7 @@
 // `npm run dev` started by a script on spare ports with its own fresh local state and key file
-// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the README
-// walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs, scripts/check-docs.mjs and
-// scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
+// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the walk
+// of the README and the guides it runs, scripts/check-readme.mjs), scripts/check-cli.mjs,
+// scripts/check-docs.mjs and scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
 // scripts/check-deploy.mjs (the staging build, `--env staging`).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";

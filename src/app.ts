@@ -60,7 +60,7 @@ export function createApp() {
   registerOperations(app, OPERATIONS);
 
   registerDocumentRoutes(app, OPERATIONS);
-  // The MCP server (README "MCP server"): the caller's key checked first, then the server loaded
+  // The MCP server (docs/clients.md "MCP server"): the caller's key checked first, then the server loaded
   // on its first request (a new isolate loads no MCP code); its tools call the operations above
   // through this app. Not an operation of /openapi.json: a protocol endpoint, as /healthz is.
   app.use(MCP_PATH, mcpAuth);

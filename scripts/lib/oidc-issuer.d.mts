@@ -16,4 +16,4 @@ export type Issuer = {
   close(): Promise<void>;
 };
 
-export function startIssuer(options?: { host?: string; port?: number }): Promise<Issuer>;
+export function startIssuer(options?: { host?: string; port?: number; onStop?: () => void }): Promise<Issuer>;

@@ -13,6 +13,7 @@
 //   GET  /id-token?audience=…               a GitHub Actions runner's ID-token endpoint (bearer: the
 //                                           request token, `env` below): {count, value}, claims as a
 //                                           push to acme/storefront's main branch
+//   POST /stop                              ends the server, when it was started with `onStop`
 //
 // Every other first path segment is an issuer of its own, `<origin>/<bucket>` (each test one, so
 // files running at once never share an issuer, nor the Worker's cache of one), with modes that
@@ -33,7 +34,7 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
 
 const SLOW_MS = 20_000;
 /** Routes of the server itself; any other first segment is a bucket. */
-const RESERVED = new Set(["modes", "requests", "token", "id-token"]);
+const RESERVED = new Set(["modes", "requests", "token", "id-token", "stop"]);
 
 async function pair(alg, kid) {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
@@ -85,12 +86,13 @@ const readBody = (req) =>
   });
 
 /**
- * Starts the issuer on `host`:`port` (0: a free port). Resolves with its `origin`, the private
+ * Starts the issuer on `host`:`port` (0: a free port); with `onStop`, `POST /stop` calls it (how
+ * `npm run dev:issuer -- stop` ends a server started in the background). Resolves with its `origin`, the private
  * keys whose public halves it publishes, the runner's `env` (ACTIONS_ID_TOKEN_REQUEST_URL and
  * _TOKEN, as a job with `id-token: write` has them), what the runner endpoint was `asked`, and
  * `close()`. Rejects when the port is taken.
  */
-export async function startIssuer({ host = "127.0.0.1", port = 0 } = {}) {
+export async function startIssuer({ host = "127.0.0.1", port = 0, onStop } = {}) {
   const keys = {
     "rsa-1": await pair("RS256", "rsa-1"),
     "rsa-2": await pair("RS256", "rsa-2"),
@@ -121,6 +123,10 @@ export async function startIssuer({ host = "127.0.0.1", port = 0 } = {}) {
       return json(200, modes.get(second));
     }
     if (req.method === "GET" && first === "requests") return json(200, requests.get(second) ?? []);
+    if (req.method === "POST" && first === "stop" && onStop) {
+      res.writeHead(204).end();
+      return onStop();
+    }
     if (req.method === "POST" && first === "token") {
       let asked;
       try {

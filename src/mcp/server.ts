@@ -1,5 +1,5 @@
 /**
- * The MCP server at /mcp (README "MCP server"): Streamable HTTP, stateless, answered as JSON.
+ * The MCP server at /mcp (docs/clients.md "MCP server"): Streamable HTTP, stateless, answered as JSON.
  * Loaded on the first /mcp request that passed authentication (src/app.ts), never when the Worker
  * starts: `npm run check:deploy` fails if the entry reaches this directory by a static import.
  *

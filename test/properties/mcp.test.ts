@@ -1,5 +1,5 @@
 /**
- * The MCP server at /mcp (README "MCP server"), through the official SDK's client over Streamable
+ * The MCP server at /mcp (docs/clients.md "MCP server"), through the official SDK's client over Streamable
  * HTTP, its requests served in-process by the real Worker (`exports.default.fetch`): the tools and
  * what they declare, reads and writes that land in the API as its own requests do (the same
  * records, audit entries, Idempotency-Keys and scope refusals), and every refusal an MCP answer,

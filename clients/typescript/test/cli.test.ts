@@ -589,7 +589,7 @@ describe("rate limits", () => {
 });
 
 describe("exit codes", () => {
-  it("--help lists every exit code, and both READMEs list the same", async () => {
+  it("--help lists every exit code, and the README and docs/ci.md list the same", async () => {
     expect(EXIT_CODES.map(([code]) => code)).toEqual(Object.values(EXIT));
     const t = fakeIo("http://127.0.0.1:1");
     expect(await run(["--help"], t.io, "0.0.0")).toBe(0);
@@ -600,8 +600,8 @@ describe("exit codes", () => {
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
     const rows = [...readme.matchAll(/^\| (\d+) +\| (.+?) +\|$/gm)].map((m) => [Number(m[1]), m[2]]);
     expect(rows).toEqual(EXIT_CODES);
-    const root = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-    const section = root.slice(root.indexOf("Exit codes a CI can branch on"));
+    const guide = readFileSync(new URL("../../../docs/ci.md", import.meta.url), "utf8");
+    const section = guide.slice(guide.indexOf("Exit codes a CI can branch on"));
     const bold = [...section.slice(0, section.indexOf("A CI step")).matchAll(/\*\*(\d+)\*\*/g)];
     expect(bold.map((m) => Number(m[1]))).toEqual(Object.values(EXIT));
   });
