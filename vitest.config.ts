@@ -69,6 +69,10 @@ export default defineConfig(async () => {
             // organization in the second database (docs/development.md, "Tests and benchmarks").
             ORG_DATABASES: "DB,DB_ORG_2",
             NEW_ORG_DATABASES: process.env.NEW_ORG_DATABASES || "DB",
+            // An audit stream's retries after a failed attempt (API_CONTRACT §30: about 1 s, 5 s, 30 s,
+            // then every 60 s), shortened so that a test of a failing receiver takes moments
+            // (src/audit-stream/object.ts); the schedule itself is tested as a pure function.
+            AUDIT_STREAM_RETRY_MS: "200,400,600,800",
             // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",

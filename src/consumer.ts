@@ -16,6 +16,7 @@ import { DIRECTORY } from "./db/databases";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
 import { loggableError } from "./errors";
 import { createLogger } from "./lib/log";
+import { wakeOrgStreams } from "./services/audit/stream-wake";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
 import { markDeliveryFailed } from "./services/integrations/attempts";
@@ -104,6 +105,11 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         await fanout(ctx, body.event_id, message.attempts > 1);
         message.ack();
         return;
+      case "audit.streams":
+        // The organization's log grew while it has a stream on: each stream's object sends.
+        await wakeOrgStreams(ctx, body.org_id);
+        message.ack();
+        return;
       case "webhook.deliver": {
         // A delivery message (one queued before the lanes, or sent by hand): to its lane.
         const integrationId = await integrationOf(ctx, body.delivery_id);
@@ -132,6 +138,10 @@ async function handleDeadLetter(ctx: ServiceContext, message: Message<unknown>):
         break;
       case "project.disconnect":
         await finishDisconnect(ctx, body.project_id);
+        break;
+      case "audit.streams":
+        // Left to the cron's sweep of streams behind their organization's log.
+        ctx.log.error("audit stream wake-up dead-lettered; left to the sweep", { org_id: body.org_id });
         break;
       case "event.fanout":
         // Left to the sweeps: the stale-event sweep if it never wrote its deliveries (the event's

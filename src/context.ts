@@ -96,6 +96,8 @@ export type ServiceContext = {
   deliveryLanes: Env["DELIVERY_LANES"];
   /** One gate object per environment: the wait timers of its waiting deployments (src/gate/). */
   environmentGates: Env["ENVIRONMENT_GATES"];
+  /** One object per audit log stream: what sends its batches, in order (src/audit-stream/). */
+  auditStreams: Env["AUDIT_STREAMS"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -176,6 +178,7 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     limiters: source.env.RATE_LIMITER,
     deliveryLanes: source.env.DELIVERY_LANES,
     environmentGates: source.env.ENVIRONMENT_GATES,
+    auditStreams: source.env.AUDIT_STREAMS,
     waitUntil,
   };
   return ctx;

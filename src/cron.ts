@@ -17,6 +17,7 @@ import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { wakeLaggingStreams } from "./services/audit/stream-wake";
 import { settleOverdueGates } from "./services/deployments/gate-sweeps";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
@@ -55,6 +56,8 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
   const disconnects = await resendStuckDisconnects(ctx);
   if (disconnects > 0)
     ctx.log.warn("disconnects whose message was lost sent again", { database: ctx.database, disconnects });
+  const streams = await wakeLaggingStreams(ctx);
+  if (streams > 0) ctx.log.info("audit streams behind their log woken", { database: ctx.database, streams });
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });

@@ -87,6 +87,30 @@ export function isIdempotencyKeyTaken(err: unknown): boolean {
   return IDEMPOTENCY_KEY_TAKEN.test(errorText(err));
 }
 
+/**
+ * The limit (API_CONTRACT §29) whose count a write would have raised past it, or undefined: the
+ * database refuses such a write by aborting its batch with `limit exceeded: <name>` (migration
+ * 0015's triggers; src/services/orgs/limits.ts). Read from the driver's own error, never from a
+ * wrapper whose message carries the statement's parameters (which a caller chose).
+ */
+export function limitExceededOf(err: unknown): string | undefined {
+  return /\blimit exceeded: ([a-z_]+)/.exec(innermostMessage(err))?.[1];
+}
+
+/** The `409` of a request that would make a count exceed its limit (API_CONTRACT §29). */
+export function limitExceeded(name: string): ApiError {
+  const message = `The organization's \`${name}\` limit is reached: this request would exceed it, so nothing changed (GET /v1/orgs/{org_id}/limits shows each limit and what it counts).`;
+  return conflict(message, [{ path: `limits.${name}`, message: `Would exceed the \`${name}\` limit.` }]);
+}
+
+function innermostMessage(err: unknown): string {
+  let inner: unknown = err;
+  for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {
+    inner = inner.cause;
+  }
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
 export function isForeignKeyViolation(err: unknown): boolean {
   return /FOREIGN KEY constraint failed|SQLITE_CONSTRAINT_FOREIGNKEY/i.test(errorText(err));
 }

@@ -11,6 +11,7 @@
  */
 import { createApp } from "./app";
 
+export { AuditStream } from "./audit-stream/object";
 export { DeliveryLane } from "./delivery-lane/object";
 export { DeploymentFeed } from "./feed/object";
 export { EnvironmentGate } from "./gate/object";

@@ -26,6 +26,7 @@ export * from "./audit-table";
 export * from "./core-tables";
 export * from "./identity-tables";
 export * from "./oidc-tables";
+export * from "./org-tables";
 export * from "./release-tables";
 export * from "./timeline-table";
 export * from "./values";

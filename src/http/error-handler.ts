@@ -13,6 +13,8 @@ import {
   type FieldIssue,
   isForeignKeyViolation,
   isIdempotencyKeyTaken,
+  limitExceeded,
+  limitExceededOf,
   loggableError,
 } from "../errors";
 import { createLogger } from "../lib/log";
@@ -81,6 +83,14 @@ export function errorResponse(err: Error, c: Context<AppEnv>): Response {
     const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
     const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
     return c.json(api.toBody(), api.status as ContentfulStatusCode);
+  }
+  // A write that would have raised a count of its organization past its limit: the database
+  // refused it inside its own batch, so nothing changed (API_CONTRACT §29). Every route that adds
+  // to a count meets this, public or internal, whichever service wrote the row.
+  const limit = limitExceededOf(err);
+  if (limit !== undefined) {
+    const refusal = limitExceeded(limit);
+    return c.json(refusal.toBody(), refusal.status);
   }
   // A write whose parent vanished meanwhile (a create racing the delete of its project, say):
   // the parent is gone, so the answer is what it would be a moment later (API_CONTRACT §17).

@@ -87,6 +87,8 @@ export type State = {
   madeKeyId?: string;
   /** An OpenID Connect trust (`createOidcTrust`), for `exchangeOidcToken` and `deleteOidcTrust`. */
   trust?: { id: string; issuer: string; audience: string };
+  /** An audit stream (`createAuditStream`), for its update, replay and delete. */
+  streamId?: string;
 };
 
 export const secrets: string[] = [];
@@ -102,6 +104,7 @@ export type Step = (s: State) => Promise<StepResult>;
 /** An audit entry as the two audit-log lists answer it. */
 export type AuditEntry = {
   id: string;
+  sequence: number;
   org_id: string | null;
   project_id: string | null;
   action: string;

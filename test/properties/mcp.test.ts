@@ -104,6 +104,7 @@ type Page<T> = { data: T[]; has_more: boolean; next_page?: string };
 const READS = [
   "get_deployment",
   "get_environment",
+  "get_org_limits",
   "list_deployments",
   "list_environments",
   "list_projects",
@@ -242,6 +243,19 @@ describe("MCP server", () => {
       timeout_seconds: 1,
     });
     expect([waited.deployment.status, waited.final]).toEqual(["succeeded", true]);
+  });
+
+  it("get_org_limits: the organization's limits, as GET /v1/orgs/{org_id}/limits answers them", async () => {
+    const { owner } = await createProjectWithStack();
+    const client = await connect(owner.key);
+    const limits = await ok<{ org_id: string; limits: { name: string; used: number }[] }>(
+      client,
+      "get_org_limits",
+      {},
+    );
+    const rest = await request("GET", `/v1/orgs/${owner.orgId}/limits`, { key: owner.key });
+    expect(limits).toEqual(rest.body);
+    expect(limits.limits.find((l) => l.name === "projects")?.used).toBe(1);
   });
 
   it("start_deployment makes the API's own deployment: readable through REST, audited, idempotent", async () => {

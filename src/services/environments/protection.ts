@@ -111,7 +111,7 @@ export async function replaceEnvironmentProtection(
     updatedAt: now,
   };
   const after = toProtectionRecord(environmentId, {
-    ...(row ?? { lockedReason: null, lockedAccountId: null, lockedAt: null }),
+    ...(row ?? { lockedReason: null, lockedAccountId: null, lockedAt: null, checks: [] }),
     environmentId,
     projectId: environment.projectId,
     ...settings,

@@ -76,7 +76,7 @@ export function fullConfiguration(given?: ConfigurationInput | null): Notificati
 }
 
 /** The URL as it is stored: parsed and normalized (`new URL(u).href`, API_CONTRACT §17). */
-function allowedUrl(url: string, policy: UrlPolicy): string {
+export function allowedUrl(url: string, policy: UrlPolicy): string {
   const check = checkWebhookUrl(url, policy);
   if (!check.ok) throw badInput("The webhook URL is not allowed.", [{ path: "url", message: check.reason }]);
   return check.url.href;

@@ -29,6 +29,18 @@ export const INTERNAL_STEPS: Record<string, Step> = {
       expect: { target: "account", targetId: res.body.id, orgId: null, changed: ["name"] },
     };
   },
+  "internal.replaceOrgLimits": async (s) => {
+    const res = await call("PUT", `/internal/v1/orgs/${s.org.id}/limits`, {
+      admin: true,
+      body: { projects: 150, variables: 20_000 },
+    });
+    // Only the limits that changed (`variables` is already 20,000).
+    return {
+      res,
+      actor: "admin",
+      expect: { target: "organization", targetId: s.org.id, orgId: s.org.id, changed: ["projects"] },
+    };
+  },
   "internal.addOrgMember": async (s) => {
     const account = await createAccount();
     const res = await call("POST", `/internal/v1/orgs/${s.org.id}/members`, {

@@ -385,7 +385,46 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       expect: { target: "oidc_trust", targetId: s.trust?.id, changed: ["issuer"] },
     };
   },
+  ...auditStreamSteps(),
 };
+
+/** API_CONTRACT §30: an audit stream, paused (its batches are not this guard's subject). */
+function auditStreamSteps(): Record<string, Step> {
+  const target = (s: State) => ({ target: "audit_stream", targetId: s.streamId, orgId: s.org.id });
+  return {
+    createAuditStream: async (s) => {
+      const res = await call<{ id: string; signing_secret: string }>(
+        "POST",
+        `/v1/orgs/${s.org.id}/audit-streams`,
+        {
+          key: s.owner.key,
+          body: { name: unique("siem"), url: "https://siem.example.com/in", enabled: false },
+        },
+      );
+      s.streamId = res.body.id;
+      secrets.push(res.body.signing_secret);
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name", "url", "enabled"] } };
+    },
+    updateAuditStream: async (s) => {
+      const res = await call("PATCH", `/v1/audit-streams/${s.streamId}`, {
+        key: s.owner.key,
+        body: { name: "renamed" },
+      });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name"] } };
+    },
+    replayAuditStream: async (s) => {
+      const res = await call("POST", `/v1/audit-streams/${s.streamId}/replay`, {
+        key: s.owner.key,
+        body: { from_sequence: 1 },
+      });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["delivered_through"] } };
+    },
+    deleteAuditStream: async (s) => {
+      const res = await call("DELETE", `/v1/audit-streams/${s.streamId}`, { key: s.owner.key });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name", "url"] } };
+    },
+  };
+}
 
 /** §26's five settings, requiring one approval. */
 const ONE_APPROVAL = {

@@ -1,5 +1,11 @@
+/**
+ * Every GET of /v1, walked from /openapi.json and counted on the real bindings
+ * (test/helpers/work-counts.ts): a warm key's read is one D1 round trip, so a new read cannot add
+ * one; the reveals, which write their audit entry first, are the exception.
+ */
 import { describe, expect, it } from "vitest";
 import { internalOk, request } from "../../helpers/api";
+import { createStream } from "../../helpers/audit-streams";
 import {
   createComponent,
   createIntegration,
@@ -56,6 +62,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
       deployments: stack.deploymentId,
       "api-keys": owner.keyId,
       "oidc-trusts": (await createTrust(owner)).id,
+      "audit-streams": (await createStream(owner, "https://siem.example.com/in", { enabled: false })).id,
     };
     const fill = (template: string) =>
       template.replace(/\{(\w+)\}/g, (_, name: string, at: number) => {

@@ -4,11 +4,13 @@
  */
 import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
+import { registerAudit } from "./audit.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
 import { registerEnvironments } from "./environments.js";
 import { EXIT, EXIT_CODES, type Io, reportError, UsageError } from "./io.js";
 import { registerLogin } from "./login.js";
+import { registerOrganization } from "./organization.js";
 import { registerRelease } from "./release.js";
 import { registerVariables } from "./variables.js";
 
@@ -43,6 +45,8 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   registerDeployments(program, ctx);
   registerRelease(program, ctx);
   registerVariables(program, ctx);
+  registerOrganization(program, ctx);
+  registerAudit(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }
 
