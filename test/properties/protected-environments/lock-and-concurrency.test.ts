@@ -1,3 +1,9 @@
+/**
+ * Protected environments (API_CONTRACT §26): where the engine takes work, through the real Worker,
+ * D1 and Durable Objects: a lock keeps queued deployments from the engine, the concurrency
+ * policies (`parallel`, `serial`, `supersede`) decide which it gets, and its queued list stays
+ * what those rules leave.
+ */
 import { describe, expect, it } from "vitest";
 import { encodeCursor } from "../../../src/db/pagination";
 import type { TimelineEntry } from "../../../src/schemas/timeline";

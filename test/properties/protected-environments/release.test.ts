@@ -1,3 +1,9 @@
+/**
+ * Protected environments (API_CONTRACT §26): the release of a waiting deployment, through the
+ * real Worker, D1 and Durable Objects: the last approval and an unlock in their request, the wait
+ * timer within 5 s of `wait_until` without any request; and the same in an organization of the
+ * second database.
+ */
 import { describe, expect, it } from "vitest";
 import { createOrgWithOwnerIn, d1 } from "../../helpers/databases";
 import { brief, timelineOf } from "../../helpers/engine";

@@ -1,3 +1,8 @@
+/**
+ * Protected environments (API_CONTRACT §26, with §3, §4, §19): a waiting deployment and the
+ * engine (not in its queued list, every move `409`), its cancel, the lists' `status=waiting`, the
+ * timeline, the live stream and `/wait`, through the real Worker, D1 and Durable Objects.
+ */
 import { describe, expect, it } from "vitest";
 import { internal, request } from "../../helpers/api";
 import { brief, reportOk, timelineOf } from "../../helpers/engine";

@@ -1,3 +1,8 @@
+/**
+ * The work of part four's requests (API_CONTRACT §23–§26), counted on the real bindings
+ * (test/helpers/work-counts.ts): an environment read, a deployment started from the API, a
+ * promotion, and the engine's queued list under a lock and `serial`.
+ */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";

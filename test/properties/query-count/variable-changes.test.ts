@@ -1,3 +1,8 @@
+/**
+ * The work of a change to a scope's variables (API_CONTRACT §18), counted on the real bindings
+ * (test/helpers/work-counts.ts): one read and one batch whatever the number of names, and a
+ * single variable's create making its version without a read.
+ */
 import { describe, expect, it } from "vitest";
 import { createOrgWithOwner, createProject } from "../../helpers/factories";
 import { freshKey, measure } from "../../helpers/work-counts";
