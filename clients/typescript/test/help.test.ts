@@ -37,9 +37,21 @@ function commandLines(help: string, path: string[]): Array<[string, string]> {
 
 describe("deploy-platform --help and the commands", () => {
   it("each command of commands names, on its help line, exactly the subcommands its --help lists", async () => {
-    const top = commandLines(await helpOf([]), []);
-    const groups = top.filter(([, text]) => /: [a-z]+(, [a-z]+)*$/.test(text) && !text.includes("<"));
-    expect(groups.map(([name]) => name)).toEqual([
+    /** The commands of commands under `path`, at any depth, each checked against its own --help. */
+    async function groupsUnder(path: string[]): Promise<string[]> {
+      const lines = commandLines(await helpOf(path), path);
+      const groups = lines.filter(([, text]) => /: [a-z]+(, [a-z]+)*$/.test(text) && !text.includes("<"));
+      const found: string[] = [];
+      for (const [name, text] of groups) {
+        const at = [...path, name];
+        const named = text.slice(text.lastIndexOf(": ") + 2).split(", ");
+        const listed = commandLines(await helpOf(at), at).map(([sub]) => sub);
+        expect(listed, at.join(" ")).toEqual(named);
+        found.push(at.join(" "), ...(await groupsUnder(at)));
+      }
+      return found;
+    }
+    expect(await groupsUnder([])).toEqual([
       "projects",
       "keys",
       "environments",
@@ -47,19 +59,17 @@ describe("deploy-platform --help and the commands", () => {
       "deployments",
       "config",
       "variables",
+      "audit",
+      "audit streams",
     ]);
-    for (const [name, text] of groups) {
-      const named = text.slice(text.lastIndexOf(": ") + 2).split(", ");
-      const listed = commandLines(await helpOf([name]), [name]).map(([sub]) => sub);
-      expect(listed, name).toEqual(named);
-    }
   });
 
   it("`show` is another name of every `get` (and `get` of `config show`)", async () => {
-    for (const group of ["keys", "environments", "protection", "deployments"]) {
-      const get = commandLines(await helpOf([group]), [group]).find(([sub]) => sub === "get");
-      expect(get?.[1], group).toContain("[aliases: show]");
-      expect(await helpOf([group, "show"]), group).toContain(`deploy-platform ${group} get <`);
+    for (const group of [["keys"], ["environments"], ["protection"], ["deployments"], ["audit", "streams"]]) {
+      const name = group.join(" ");
+      const get = commandLines(await helpOf(group), group).find(([sub]) => sub === "get");
+      expect(get?.[1], name).toContain("[aliases: show]");
+      expect(await helpOf([...group, "show"]), name).toContain(`deploy-platform ${name} get <`);
     }
     expect(await helpOf(["config", "get"])).toContain("deploy-platform config show <deployment>");
   });
@@ -72,6 +82,11 @@ describe("deploy-platform --help and the commands", () => {
       [
         ["environments"],
         "error: environments needs a command: list, get, create, rename, delete (see environments --help).\n",
+      ],
+      [["audit", "streams", "lst"], "error: no such command. Did you mean list?\n"],
+      [
+        ["audit", "streams"],
+        "error: audit streams needs a command: list, create, get, update, replay, delete (see audit streams --help).\n",
       ],
     ];
     for (const [args, message] of cases) {
