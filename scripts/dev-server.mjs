@@ -21,6 +21,13 @@ function freePort() {
   });
 }
 
+/**
+ * How long a start may take. Alone, a fresh state's migrations and wrangler's start take about
+ * 70 s on a 2-core machine; `npm test` starts two servers at once beside the static checks, where
+ * 120 s was not always enough (check:dev failed at "Applying D1 migrations" twice in three runs).
+ */
+const START_MS = 300_000;
+
 /** Resolves once `url` answers 2xx; rejects after `ms`. */
 export async function waitFor(url, ms) {
   const end = Date.now() + ms;
@@ -67,8 +74,8 @@ export async function startDevServer(dir, { defaultPort = false, args: more = []
   };
   let base = `http://localhost:${port}`;
   try {
-    if (defaultPort) base = await printedBase(() => output, 120_000);
-    await waitFor(`${base}/healthz`, 120_000);
+    if (defaultPort) base = await printedBase(() => output, START_MS);
+    await waitFor(`${base}/healthz`, START_MS);
   } catch (err) {
     stop();
     throw new Error(`${err.message}\n${output}`);
