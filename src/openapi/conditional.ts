@@ -53,8 +53,7 @@ export function registerConditionalComponents(
       "Write only if the record's current ETag is listed (strong comparison; `*` matches any existing " +
       'record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; ' +
       "the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags " +
-      "names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came " +
-      '(`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`).',
+      'names none (RFC 9110 §13.1.1): `409`. Send a read\'s `ETag` as it came (`"3f2a…"`).',
     schema: etagList,
   });
   registry.registerComponent("parameters", "IfNoneMatch", {
@@ -64,7 +63,7 @@ export function registerConditionalComponents(
     description:
       "`304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A " +
       "value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send " +
-      'the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`).',
+      'an earlier answer\'s `ETag` as it came (`"3f2a…"`).',
     schema: etagList,
   });
   registry.registerComponent("headers", "ETag", {

@@ -31,6 +31,7 @@ export const OPERATIONS: readonly Operation[] = [
   op("get", "/v1/deployments", () => import("./deployments/listDeployments").then((m) => m.registerListDeployments)),
   op("get", "/v1/deployments/{id}", () => import("./deployments/getDeployment").then((m) => m.registerGetDeployment)),
   op("patch", "/v1/deployments/{id}/cancel", () => import("./deployments/cancelDeployment").then((m) => m.registerCancelDeployment)),
+  op("post", "/v1/deployments/{id}/checks/{name}", () => import("./deployments/concludeCheck").then((m) => m.registerConcludeCheck)),
   op("get", "/v1/deployments/{id}/config", () => import("./deployments/getDeploymentConfig").then((m) => m.registerGetDeploymentConfig)),
   op("get", "/v1/deployments/{id}/config/diff", () => import("./deployments/getDeploymentConfigDiff").then((m) => m.registerGetDeploymentConfigDiff)),
   op("post", "/v1/deployments/{id}/promote", () => import("./deployments/promoteDeployment").then((m) => m.registerPromoteDeployment)),

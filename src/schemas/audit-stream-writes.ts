@@ -17,8 +17,7 @@ export const AuditStreamCreateSchema = z
     url,
     enabled: nullAsAbsent(z.boolean()).openapi({ description: "Default true." }),
     from: nullAsAbsent(z.enum(["now", "start"])).openapi({
-      description:
-        "`now` (default): from the entry that records this stream's creation. `start`: from the organization's first entry.",
+      description: "`now` (default): from the entry of this creation. `start`: from the first entry.",
     }),
   })
   .openapi("AuditStreamCreate");

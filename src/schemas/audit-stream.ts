@@ -27,7 +27,7 @@ export const AuditStreamSchema = z
         message: z.string(),
       })
       .nullable()
-      .openapi({ description: "The last failed attempt, cleared by the next success; or null." }),
+      .openapi({ description: "The last failed attempt, cleared by the next success." }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })

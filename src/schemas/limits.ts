@@ -22,12 +22,7 @@ export type LimitName = (typeof LIMIT_NAMES)[number];
 export const MAX_LIMIT = 1_000_000;
 
 const limitValue = () => z.number().int().min(0).max(MAX_LIMIT);
-const usedValue = () =>
-  z
-    .number()
-    .int()
-    .min(0)
-    .openapi({ description: "Exact at the moment of the read; above `limit` once it was lowered." });
+const usedValue = () => z.number().int().min(0).openapi({ description: "Exact at the moment of the read." });
 
 /** Every limit but the daily one: a count of what the organization holds now. */
 const CountLimitSchema = z

@@ -24,3 +24,10 @@ export async function runCron(cron: string = SWEEP_CRON, bindings: Env = env): P
   );
   return lines;
 }
+
+/** The count of the cron's "overdue gates … settled" line for the test database (0 without one). */
+export const overdueSettled = (lines: LogLine[]) =>
+  Number(
+    lines.find((l) => String(l.msg).startsWith("overdue gates") && l.database === "DB" && l.level === "warn")
+      ?.overdue ?? 0,
+  );

@@ -22,6 +22,7 @@ export type Protection = {
   prevent_self_review: boolean;
   wait_timer: number;
   concurrency: "parallel" | "serial" | "supersede";
+  checks: { name: string; timeout: number; on_timeout: "pass" | "fail" }[];
   locked: { reason: string; account_id: string; at: string } | null;
   updated_at: string | null;
 };
@@ -40,6 +41,7 @@ export type Review = {
 
 /** The exact fields of a protection record (§26). */
 export const PROTECTION_FIELDS = [
+  "checks",
   "concurrency",
   "environment_id",
   "locked",

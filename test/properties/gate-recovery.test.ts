@@ -9,11 +9,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { interceptStatements, once } from "../helpers/api";
-import { runCron, SWEEP_CRON } from "../helpers/cron";
+import { overdueSettled, runCron, SWEEP_CRON } from "../helpers/cron";
 import { brief, timelineOf } from "../helpers/engine";
 import { expectError } from "../helpers/expect";
 import { type Caller, createCaller } from "../helpers/factories";
-import type { LogLine } from "../helpers/logs";
 import {
   type Deployment,
   engineCreateOk,
@@ -37,13 +36,6 @@ async function world(required: number) {
   const [a, b] = [await createCaller(w.org, "admin"), await createCaller(w.org, "admin")];
   return { ...w, a, b };
 }
-
-/** The count of the cron's "overdue gates … settled" line for the test database (0 without one). */
-const overdueSettled = (lines: LogLine[]) =>
-  Number(
-    lines.find((l) => String(l.msg).startsWith("overdue gates") && l.database === "DB" && l.level === "warn")
-      ?.overdue ?? 0,
-  );
 
 const ownStatuses = async (key: string, id: string) =>
   brief(await timelineOf(key, id)).filter((e) => e.startsWith("status:-:"));

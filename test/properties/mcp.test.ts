@@ -115,6 +115,7 @@ const READS = [
 ];
 const WRITES = [
   "apply_variable_changes",
+  "conclude_check",
   "lock_environment",
   "promote_deployment",
   "restore_variable_version",
@@ -436,6 +437,43 @@ describe("MCP server", () => {
       state: "approved",
     });
     expect(twice).toMatch(/409 conflict/);
+  });
+
+  it("conclude_check: a check of a waiting deployment, concluded once; the last pass releases it", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const client = await connect(owner.key);
+    const put = await request("PUT", `/v1/environments/${environmentId}/protection`, {
+      key: owner.key,
+      body: {
+        required_approvals: 0,
+        reviewer_role: "owner",
+        prevent_self_review: true,
+        wait_timer: 0,
+        concurrency: "parallel",
+        checks: [{ name: "e2e", timeout: 3600, on_timeout: "fail" }],
+      },
+    });
+    expect(put.status).toBe(200);
+    const waiting = await createDeployment(environmentId, [stack.id]);
+    expect(waiting.gate?.blocked_by).toEqual(["check"]);
+    const concluded = await ok<{ deployment: Deployment }>(client, "conclude_check", {
+      deployment_id: waiting.id,
+      name: "e2e",
+      conclusion: "passed",
+      details_url: "https://ci.example.com/runs/1",
+    });
+    expect(concluded.deployment.status).toBe("queued");
+    expect(concluded.deployment.gate?.checks[0]).toMatchObject({
+      state: "passed",
+      details_url: "https://ci.example.com/runs/1",
+    });
+    expect(
+      await refused(client, "conclude_check", {
+        deployment_id: waiting.id,
+        name: "e2e",
+        conclusion: "failed",
+      }),
+    ).toMatch(/409 conflict/);
   });
 });
 

@@ -308,6 +308,26 @@ export interface paths {
         patch: operations["cancelDeployment"];
         trace?: never;
     };
+    "/v1/deployments/{id}/checks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Conclude a deployment check
+         * @description Project role `contributor` (the deployment's creator may). A name the gate does not hold is `404`; a check already concluded, or a deployment no longer `waiting`, `409`. `failed` cancels it; the last pass releases it.
+         */
+        post: operations["concludeCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deployments/{id}/config": {
         parameters: {
             query?: never;
@@ -927,7 +947,7 @@ export interface paths {
         put?: never;
         /**
          * Stream the audit log to your own systems
-         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. Each delivery is a POST of up to 100 entries with consecutive sequences, `application/x-ndjson` (one audit log record a line), signed as Standard Webhooks with `webhook-id` `<stream id>.<first sequence>`; the next is sent once it is acknowledged (a `2xx` within 10 s). A failed attempt is retried after about 1 s, 5 s, 30 s, then every 60 s; `410 Gone` pauses the stream.
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. Batches of up to 100 consecutive entries, `application/x-ndjson`, signed as Standard Webhooks (`webhook-id` `<stream id>.<first sequence>`), each after the previous one was acknowledged with a `2xx`.
          */
         post: operations["createAuditStream"];
         delete?: never;
@@ -1606,7 +1626,7 @@ export interface components {
             delivered_through: number;
             /** @description The organization's last sequence minus `delivered_through`. */
             pending: number;
-            /** @description The last failed attempt, cleared by the next success; or null. */
+            /** @description The last failed attempt, cleared by the next success. */
             last_error: {
                 /**
                  * Format: date-time
@@ -1992,8 +2012,37 @@ export interface components {
              */
             wait_until: string | null;
             /** @description What still holds it; empty once released. */
-            blocked_by: ("approval" | "wait_timer" | "lock")[];
+            blocked_by: ("approval" | "wait_timer" | "lock" | "check")[];
+            /** @description The protection's checks at its creation (§31). */
+            checks: {
+                name: string;
+                /** @enum {string} */
+                state: "pending" | "passed" | "failed";
+                /** @enum {string|null} */
+                reason: "timeout" | null;
+                details_url: string | null;
+                summary: string | null;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:04:05.123Z
+                 */
+                concluded_at: string | null;
+            }[];
         } | null;
+        DeploymentCheckConclusion: {
+            /**
+             * @description `failed` cancels the deployment at once.
+             * @enum {string}
+             */
+            conclusion: "passed" | "failed";
+            /**
+             * Format: uri
+             * @description Where the check's details are (an `https://` URL, ≤ 2000).
+             */
+            details_url?: string | null;
+            /** @description What the check found (≤ 1000 characters). */
+            summary?: string | null;
+        };
         /** @description Exactly the variables (names and types, sorted by name) each scope held right after the version the deployment pins: what it deploys. */
         DeploymentConfig: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -2266,6 +2315,8 @@ export interface components {
              * @enum {string}
              */
             concurrency: "parallel" | "serial" | "supersede";
+            /** @description What must pass before a release (§31). */
+            checks: components["schemas"]["EnvironmentCheck"][];
             /** @description While locked, new deployments wait and none starts; null when not locked. */
             locked: {
                 reason: string;
@@ -2284,14 +2335,37 @@ export interface components {
              */
             updated_at: string | null;
         };
+        EnvironmentCheck: {
+            /** @example e2e-suite */
+            name: string;
+            /**
+             * Format: int32
+             * @description Seconds after `created_at` when a pending check concludes as `on_timeout` says.
+             */
+            timeout: number;
+            /** @enum {string} */
+            on_timeout: "fail" | "pass";
+        };
         EnvironmentLock: {
             /** @description Why: shown to everyone the lock holds up. */
             reason: string;
         };
-        /** @description The five settings, all required. The record's read-only fields may be sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match. */
+        /** @description The five settings, all required, and the checks (left out: none). The record's read-only fields may be sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match. */
         EnvironmentProtectionReplace: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             environment_id?: components["schemas"]["Id"];
+            /** @description 0–10 checks (§31); left out (or `null`), none. */
+            checks?: {
+                /** @example e2e-suite */
+                name: string;
+                /**
+                 * Format: int32
+                 * @description Seconds after `created_at` when a pending check concludes as `on_timeout` says.
+                 */
+                timeout: number;
+                /** @enum {string} */
+                on_timeout: "fail" | "pass";
+            }[] | null;
             /** @description Read-only: may be sent back as read; ignored. */
             locked?: unknown;
             /** @description Read-only: may be sent back as read; ignored. */
@@ -2409,7 +2483,7 @@ export interface components {
          * @example deployment.succeeded
          * @enum {string}
          */
-        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | "deployment.waiting" | "deployment.reviewed" | "deployment.check_concluded" | "deployment.released" | "environment.locked" | "environment.unlocked";
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
             has_more: boolean;
@@ -2680,7 +2754,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean | null;
             /**
-             * @description `now` (default): from the entry that records this stream's creation. `start`: from the organization's first entry.
+             * @description `now` (default): from the entry of this creation. `start`: from the first entry.
              * @enum {string|null}
              */
             from?: "now" | "start" | null;
@@ -2695,14 +2769,14 @@ export interface components {
             /** @enum {string} */
             name: "projects" | "environments" | "variables" | "api_keys" | "integrations" | "audit_streams";
             limit: number;
-            /** @description Exact at the moment of the read; above `limit` once it was lowered. */
+            /** @description Exact at the moment of the read. */
             used: number;
         };
         OrgDailyLimit: {
             /** @enum {string} */
             name: "deployments_per_day";
             limit: number;
-            /** @description Exact at the moment of the read; above `limit` once it was lowered. */
+            /** @description Exact at the moment of the read. */
             used: number;
             /** @description Whole seconds, rounded up, until the oldest deployment it counts leaves the 24-hour window (0 when it counts none). */
             reset: number;
@@ -2953,6 +3027,8 @@ export interface components {
             services_in_alarm: boolean;
             /** @description `service.ok`: a service is OK again. */
             services_ok: boolean;
+            /** @description `deployment.waiting`: created waiting. `deployment.reviewed`: reviewed. `deployment.check_concluded`: a check concluded. `deployment.released`: released. `environment.locked`: locked. `environment.unlocked`: unlocked. */
+            deployment_gates: boolean;
         };
         CreatedNotificationIntegration: components["schemas"]["NotificationIntegration"] & {
             /**
@@ -2992,6 +3068,8 @@ export interface components {
             services_in_alarm?: boolean | null;
             /** @description `service.ok`: a service is OK again. */
             services_ok?: boolean | null;
+            /** @description `deployment.waiting`: created waiting. `deployment.reviewed`: reviewed. `deployment.check_concluded`: a check concluded. `deployment.released`: released. `environment.locked`: locked. `environment.unlocked`: unlocked. */
+            deployment_gates?: boolean | null;
         };
         /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
@@ -3053,7 +3131,7 @@ export interface components {
              * @example deployment.succeeded
              * @enum {string|null}
              */
-            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | null;
+            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | "deployment.waiting" | "deployment.reviewed" | "deployment.check_concluded" | "deployment.released" | "environment.locked" | "environment.unlocked" | null;
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
@@ -3599,9 +3677,9 @@ export interface components {
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
         IdempotencyKey: string;
-        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
         IfMatch: string;
-        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
         IfNoneMatch: string;
         /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
         ListAfter: components["schemas"]["ListAfter"];
@@ -3618,7 +3696,7 @@ export interface components {
         EnvironmentId: components["schemas"]["Id"];
         EventId: components["schemas"]["Id"];
         OrgId: components["schemas"]["Id"];
-        /** @description Only entries whose `sequence` is greater, sorted by `sequence` ascending (`sort_by` then plays no part); a page's `next_page` goes on from its last entry. */
+        /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
         AfterSequenceQuery: number;
         /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
         ActionQuery: string[];
@@ -3684,7 +3762,7 @@ export interface operations {
                 account_id?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3759,7 +3837,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3804,7 +3882,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3853,7 +3931,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3897,7 +3975,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3946,7 +4024,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3976,7 +4054,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4077,7 +4155,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4131,7 +4209,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4194,7 +4272,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4226,7 +4304,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4261,7 +4339,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4290,7 +4368,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4364,7 +4442,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4391,7 +4469,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4422,7 +4500,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4466,11 +4544,63 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    concludeCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentCheckConclusion"];
+            };
+        };
+        responses: {
+            /** @description The deployment, as the conclusion leaves it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     getDeploymentConfig: {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4520,7 +4650,7 @@ export interface operations {
                 against?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4658,7 +4788,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4765,7 +4895,7 @@ export interface operations {
             header?: {
                 /** @description The last `id` received (`42`); wins over `after_seq` and `after`. */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4817,7 +4947,7 @@ export interface operations {
                 timeout?: number;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4846,7 +4976,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4895,7 +5025,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4925,7 +5055,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4983,7 +5113,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5039,7 +5169,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5100,7 +5230,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5132,7 +5262,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5185,7 +5315,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5229,7 +5359,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5278,7 +5408,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5336,7 +5466,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5365,7 +5495,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5402,7 +5532,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5456,7 +5586,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5519,7 +5649,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5551,7 +5681,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5586,7 +5716,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5615,7 +5745,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5680,7 +5810,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5734,7 +5864,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5800,7 +5930,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5895,7 +6025,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5944,7 +6074,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5995,7 +6125,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6094,7 +6224,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only entries whose `sequence` is greater, sorted by `sequence` ascending (`sort_by` then plays no part); a page's `next_page` goes on from its last entry. */
+                /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
                 after_sequence?: components["parameters"]["AfterSequenceQuery"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: components["parameters"]["ActionQuery"];
@@ -6104,7 +6234,7 @@ export interface operations {
                 project_id?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6140,7 +6270,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6240,7 +6370,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6294,7 +6424,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6330,7 +6460,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6407,7 +6537,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6456,7 +6586,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6509,7 +6639,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6542,7 +6672,7 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only entries whose `sequence` is greater, sorted by `sequence` ascending (`sort_by` then plays no part); a page's `next_page` goes on from its last entry. */
+                /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
                 after_sequence?: components["parameters"]["AfterSequenceQuery"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: components["parameters"]["ActionQuery"];
@@ -6550,7 +6680,7 @@ export interface operations {
                 actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6581,7 +6711,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6632,7 +6762,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6736,11 +6866,11 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`. */
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`, `deployment.waiting`, `deployment.reviewed`, `deployment.check_concluded`, `deployment.released`, `environment.locked`, `environment.unlocked`. */
                 type?: string[];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6796,7 +6926,7 @@ export interface operations {
                 role?: "owner" | "contributor" | "viewer";
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6894,7 +7024,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6944,7 +7074,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6998,7 +7128,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7050,7 +7180,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7150,7 +7280,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7200,7 +7330,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7259,7 +7389,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7492,7 +7622,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7521,7 +7651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7577,7 +7707,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7613,7 +7743,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7642,7 +7772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7672,7 +7802,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7721,7 +7851,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7774,7 +7904,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send the `ETag` a read answered, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7802,7 +7932,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send the `ETag` an earlier answer carried, as it came (`"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"`). */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];

@@ -21,8 +21,7 @@ const ProjectListQuery = listQuery().extend({
   after_sequence: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
     param: { name: "after_sequence", in: "query" },
     description:
-      "Only entries whose `sequence` is greater, sorted by `sequence` ascending (`sort_by` then plays no part); " +
-      "a page's `next_page` goes on from its last entry.",
+      "Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part).",
     example: 0,
   }),
   action: ActionFilterSchema,

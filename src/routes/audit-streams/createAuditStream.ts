@@ -17,10 +17,8 @@ export const createAuditStreamRoute = defineRoute({
   tags: ["Audit log"],
   summary: "Stream the audit log to your own systems",
   description:
-    `${WHO_MAY} Each delivery is a POST of up to 100 entries with consecutive sequences, ` +
-    "`application/x-ndjson` (one audit log record a line), signed as Standard Webhooks with `webhook-id` " +
-    "`<stream id>.<first sequence>`; the next is sent once it is acknowledged (a `2xx` within 10 s). A failed " +
-    "attempt is retried after about 1 s, 5 s, 30 s, then every 60 s; `410 Gone` pauses the stream.",
+    `${WHO_MAY} Batches of up to 100 consecutive entries, \`application/x-ndjson\`, signed as Standard Webhooks ` +
+    "(`webhook-id` `<stream id>.<first sequence>`), each after the previous one was acknowledged with a `2xx`.",
   request: { params: OrgParams, body: jsonBody(AuditStreamCreateSchema) },
   responses: {
     201: {

@@ -594,5 +594,29 @@ function partFourSteps(): Record<string, Step> {
         expect: { target: "deployment", targetId: waiting.id, projectId: s.project.id },
       };
     },
+    // §31: a deployment held by one check, which the owner concludes.
+    concludeCheck: async (s) => {
+      const { environmentId, stackId } = await environmentWithStack(s);
+      await ownerOk(s, "PUT", `/v1/environments/${environmentId}/protection`, {
+        ...ONE_APPROVAL,
+        required_approvals: 0,
+        checks: [{ name: "e2e", timeout: 3600, on_timeout: "fail" }],
+      });
+      const waiting = await createDeployment(environmentId, [stackId]);
+      const res = await call("POST", `/v1/deployments/${waiting.id}/checks/e2e`, {
+        key: s.owner.key,
+        body: { conclusion: "passed" },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "deployment",
+          targetId: waiting.id,
+          projectId: s.project.id,
+          changed: ["checks.e2e"],
+        },
+      };
+    },
   };
 }

@@ -53,6 +53,7 @@ describe("the gate at creation", () => {
       approvals: 0,
       wait_until: null,
       blocked_by: ["approval"],
+      checks: [],
     });
     expect(d.data.stacks?.map((s) => s.status)).toEqual(["queued"]);
     expect(d.started_at).toBeNull();
@@ -68,6 +69,7 @@ describe("the gate at creation", () => {
       approvals: 0,
       wait_until: plusMs(d.created_at, 3_600_000),
       blocked_by: ["wait_timer"],
+      checks: [],
     });
     expect(d.gate?.wait_until).toMatch(TS);
   });
@@ -77,7 +79,13 @@ describe("the gate at creation", () => {
     await lock(owner, environmentId);
     const d = await engineCreateOk(environmentId, [stack.id]);
     expect(d.status).toBe("waiting");
-    expect(d.gate).toEqual({ required_approvals: 0, approvals: 0, wait_until: null, blocked_by: ["lock"] });
+    expect(d.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: ["lock"],
+      checks: [],
+    });
   });
 
   it("all three: blocked_by [approval, wait_timer, lock], in that order", async () => {
@@ -92,6 +100,7 @@ describe("the gate at creation", () => {
       approvals: 0,
       wait_until: plusMs(d.created_at, 86_400_000),
       blocked_by: ["approval", "wait_timer", "lock"],
+      checks: [],
     });
   });
 
@@ -146,6 +155,7 @@ describe("the gate at creation", () => {
           approvals: 0,
           wait_until: plusMs(res.body.created_at, 120_000),
           blocked_by: ["approval", "wait_timer"],
+          checks: [],
         },
       });
       expect(await readDeployment(owner, res.body.id)).toEqual(res.body);
@@ -176,7 +186,7 @@ describe("the gate at creation", () => {
         status: "waiting",
         redeploy_of: original.id,
         created_by: owner.accountId,
-        gate: { required_approvals: 2, approvals: 0, wait_until: null, blocked_by: ["approval"] },
+        gate: { required_approvals: 2, approvals: 0, wait_until: null, blocked_by: ["approval"], checks: [] },
       });
       expect(await readDeployment(owner, original.id)).toEqual(succeeded);
     });
@@ -212,6 +222,7 @@ describe("the gate at creation", () => {
           approvals: 0,
           wait_until: plusMs(res.body.created_at, 60_000),
           blocked_by: ["wait_timer"],
+          checks: [],
         },
       });
       // An unprotected target: queued, gate null.
@@ -259,7 +270,12 @@ describe("settings changed later", () => {
     await protect(owner, environmentId, { required_approvals: 1 });
     const first = await approve(owner, d.id);
     expect(first.status).toBe("waiting");
-    expect(first.gate).toMatchObject({ required_approvals: 2, approvals: 1, blocked_by: ["approval"] });
+    expect(first.gate).toMatchObject({
+      required_approvals: 2,
+      approvals: 1,
+      blocked_by: ["approval"],
+      checks: [],
+    });
     const admin = await createCaller(org, "admin");
     expect((await approve(admin, d.id)).status).toBe("queued");
   });

@@ -89,6 +89,7 @@ describe("the release", () => {
       approvals: 0,
       wait_until: d.gate?.wait_until,
       blocked_by: [],
+      checks: [],
     });
     const entries = await statusEntriesInDb(d.id);
     expect(entries.map((e) => e.status)).toEqual(["waiting", "queued"]);

@@ -78,7 +78,9 @@ describe("work per request of part four (API_CONTRACT §23–§26)", () => {
       key,
       post({ data: { patch: [] } }),
     );
-    expect(gated).toEqual({ ...free });
+    // The same statements; its `deployment.waiting` (§31, written by the batch either way, kept only
+    // when the INSERT made it waiting) is published once it commits.
+    expect(gated).toEqual({ ...free, queueMessages: 1 });
   });
 
   it("a promotion: one round trip of reads, then one batch (the deployment, its event, its audit entry)", async () => {

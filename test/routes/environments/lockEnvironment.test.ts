@@ -49,6 +49,7 @@ describe("POST /v1/environments/{environment_id}/lock", () => {
     expect(res.body).toEqual({
       environment_id: environmentId,
       ...settings,
+      checks: [],
       locked: {
         reason: "Release freeze until Monday",
         account_id: owner.accountId,
@@ -126,7 +127,13 @@ describe("POST /v1/environments/{environment_id}/lock", () => {
     await lock(owner, environmentId);
     const d = await engineCreateOk(environmentId, [stack.id]);
     expect(d.status).toBe("waiting");
-    expect(d.gate).toEqual({ required_approvals: 0, approvals: 0, wait_until: null, blocked_by: ["lock"] });
+    expect(d.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: ["lock"],
+      checks: [],
+    });
   });
 
   it("writes one audit entry, lockEnvironment, by the caller in the project; a refused lock writes none", async () => {

@@ -57,6 +57,7 @@ describe("PUT /v1/environments/{environment_id}/protection", () => {
     expect(res.body).toEqual({
       environment_id: environmentId,
       ...SETTINGS,
+      checks: [],
       locked: null,
       updated_at: expect.stringMatching(TS),
     });

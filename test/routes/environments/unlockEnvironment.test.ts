@@ -65,7 +65,13 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
     expect((await deleteLock(owner, environmentId)).status).toBe(204);
     const after = await readDeployment(owner, d.id);
     expect(after.status).toBe("queued");
-    expect(after.gate).toEqual({ required_approvals: 0, approvals: 0, wait_until: null, blocked_by: [] });
+    expect(after.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: [],
+      checks: [],
+    });
   });
 
   it("leaves waiting a deployment that something else still holds (approvals), held by that alone", async () => {
@@ -82,6 +88,7 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
       approvals: 0,
       wait_until: null,
       blocked_by: ["approval"],
+      checks: [],
     });
   });
 

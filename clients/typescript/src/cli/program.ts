@@ -5,6 +5,7 @@
 import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
 import { registerAudit } from "./audit.js";
+import { registerChecks } from "./checks.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
 import { registerEnvironments } from "./environments.js";
@@ -47,6 +48,7 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   registerVariables(program, ctx);
   registerOrganization(program, ctx);
   registerAudit(program, ctx);
+  registerChecks(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }
 
