@@ -1,5 +1,5 @@
 /**
- * The MCP server at /mcp (README "MCP server"), through the official SDK's client over Streamable
+ * The MCP server at /mcp (docs/clients.md "MCP server"), through the official SDK's client over Streamable
  * HTTP, its requests served in-process by the real Worker (`exports.default.fetch`): the tools and
  * what they declare, reads and writes that land in the API as its own requests do (the same
  * records, audit entries, Idempotency-Keys and scope refusals), and every refusal an MCP answer,
@@ -124,6 +124,32 @@ const WRITES = [
   "unlock_environment",
 ];
 
+/**
+ * Where a tool schema is less portable than MCP clients need: a `type` that is an array, or a
+ * (sub)schema with no keyword but annotations, which admits anything.
+ */
+function unportable(schema: unknown, path: string): string[] {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return [];
+  const s = schema as Record<string, unknown>;
+  const found: string[] = [];
+  if (Array.isArray(s.type)) found.push(`${path}: type ${JSON.stringify(s.type)}`);
+  const annotations = ["$schema", "title", "description", "default", "examples", "deprecated"];
+  if (Object.keys(s).every((k) => annotations.includes(k))) found.push(`${path}: constrains nothing`);
+  for (const key of ["properties", "patternProperties", "$defs", "definitions"]) {
+    const map = s[key];
+    if (map && typeof map === "object")
+      for (const [name, sub] of Object.entries(map)) found.push(...unportable(sub, `${path}.${key}.${name}`));
+  }
+  for (const key of ["items", "additionalProperties", "propertyNames", "not"])
+    found.push(...unportable(s[key], `${path}.${key}`));
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    const list = s[key];
+    if (Array.isArray(list))
+      for (const [i, sub] of list.entries()) found.push(...unportable(sub, `${path}.${key}[${i}]`));
+  }
+  return found;
+}
+
 describe("MCP server", () => {
   it("lists every tool with its input and output schemas and its hints; /mcp is not in /openapi.json", async () => {
     const { owner } = await createProjectWithStack();
@@ -138,6 +164,9 @@ describe("MCP server", () => {
       expect(t.outputSchema?.type, t.name).toBe("object");
       // Strict arguments: an argument the tool does not name is refused, as the API refuses an unknown field.
       expect((t.inputSchema as { additionalProperties?: unknown }).additionalProperties, t.name).toBe(false);
+      // Portable (the MCP Inspector's check): no `type` array, no schema that constrains nothing.
+      expect(unportable(t.inputSchema, "inputSchema"), t.name).toEqual([]);
+      expect(unportable(t.outputSchema, "outputSchema"), t.name).toEqual([]);
       const hints = t.annotations;
       expect(hints?.readOnlyHint, t.name).toBe(READS.includes(t.name));
       expect(typeof hints?.destructiveHint, t.name).toBe("boolean");

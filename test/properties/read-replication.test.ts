@@ -11,7 +11,6 @@
 import {
   createExecutionContext,
   createMessageBatch,
-  createScheduledController,
   env,
   getQueueResult,
   runDurableObjectAlarm,
@@ -30,6 +29,7 @@ import {
 } from "../../src/rate-limit/bookmark";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { request } from "../helpers/api";
+import { runCron, SWEEP_CRON } from "../helpers/cron";
 import { bookmarkOfHeader, type D1Trip, recordingD1, writes } from "../helpers/d1-trips";
 import {
   type Caller,
@@ -474,7 +474,7 @@ describe("every D1 access goes through a session", () => {
     expect(recorded.starts).toEqual(["first-primary"]);
 
     const cron = recordingD1();
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), cron.env);
+    await runCron(SWEEP_CRON, cron.env);
     expect(cron.starts.length).toBeGreaterThan(0);
     expect(new Set(cron.starts)).toEqual(new Set(["first-primary"]));
     expect(createServiceContext({ env, requestId: "t" }).session.start).toEqual({ mode: "first-primary" });

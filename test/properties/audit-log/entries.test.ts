@@ -4,12 +4,12 @@
  * an entry fits its row, immutability, retention. The two lists:
  * test/routes/audit-log/listOrgAuditLog.test.ts and listProjectAuditLog.test.ts.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import worker from "../../../src/index";
 import { newId } from "../../../src/lib/ids";
 import { request } from "../../helpers/api";
 import { call, type AuditList as List, newRequestId, rowsOf } from "../../helpers/audit-log";
+import { RETENTION_CRON, runCron } from "../../helpers/cron";
 import {
   addProjectMember,
   createApiKey,
@@ -242,11 +242,11 @@ describe("entries are immutable and kept 400 days", () => {
     await insert(old, 401);
     await insert(kept, 399);
     // The five-minute cron is the event sweep: it leaves the audit log alone.
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     const exists = async (id: string) =>
       (await env.DB.prepare("SELECT id FROM audit_log WHERE id = ?").bind(id).first()) !== null;
     expect(await exists(old)).toBe(true);
-    await worker.scheduled(createScheduledController({ cron: "0 3 * * *" }), env);
+    await runCron(RETENTION_CRON);
     expect(await exists(old)).toBe(false);
     expect(await exists(kept)).toBe(true);
     const listed = await request<List>("GET", `/v1/orgs/${org.id}/audit-log?action=test`, { key: owner.key });
@@ -263,7 +263,7 @@ describe("entries are immutable and kept 400 days", () => {
     const before = await env.DB.prepare("SELECT max(sequence) AS n FROM audit_log WHERE org_id = ?")
       .bind(org.id)
       .first<{ n: number }>();
-    await worker.scheduled(createScheduledController({ cron: "0 3 * * *" }), env);
+    await runCron(RETENTION_CRON);
     const left = await env.DB.prepare("SELECT sequence FROM audit_log WHERE org_id = ?")
       .bind(org.id)
       .all<{ sequence: number }>();

@@ -3,9 +3,8 @@
  * an acknowledgement that could not be recorded, send the batch again; nothing is skipped. The
  * cron's sweep wakes a stream whose wake-up was lost.
  */
-import { createScheduledController, env, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../../src/index";
 import { request } from "../../helpers/api";
 import {
   batches,
@@ -16,6 +15,7 @@ import {
   scriptReceiver,
   sequencesReceived,
 } from "../../helpers/audit-streams";
+import { runCron } from "../../helpers/cron";
 import { createOrgWithOwner, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { allowTheLocalReceiver } from "../../helpers/webhooks";
@@ -109,7 +109,7 @@ describe("faults", () => {
     await env.DB.prepare("UPDATE audit_streams SET enabled = 1 WHERE id = ?").bind(stream.id).run();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await batches(bucket)).toEqual([]);
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     const done = await eventually(
       () => readStream(owner, stream.id),
       (s) => s.pending === 0,

@@ -14,6 +14,7 @@ import { request } from "../../helpers/api";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { deploymentOfStacks, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { addProjectMember, createApiKey, createCaller } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
 import { type LiveStream, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
 
 /** The Worker with these test settings (src/config.ts), called directly: its stream is the body. */
@@ -56,6 +57,9 @@ const longLines = (n: number, from: number) =>
   Array.from({ length: n }, (_, i) => ({ message: `line ${from + i} `.padEnd(8192, "x") }));
 
 describe("a stream whose client stops reading while the engine writes", () => {
+  // The stream's end is logged (info): the test checks the line, kept out of the run's output.
+  const info = captureLogs("log");
+
   it("ends once it holds BUFFER_BOUND, with nothing lost or repeated across the reconnection", async () => {
     const { owner, deployment, path } = await deploymentOfStacks(1);
     // Through the runtime, as a real client: its response body is piped to the reader.
@@ -67,6 +71,12 @@ describe("a stream whose client stops reading while the engine writes", () => {
     }
     // Ended without a read: its subscription released.
     await until("the stream ended", async () => (await openSockets(deployment.id)) === 0);
+    expect(info.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "a live stream's client fell behind; the stream ends",
+        deployment_id: deployment.id,
+      }),
+    );
 
     // The client reads on: what was queued before the end, then the close.
     const delivered = await drain(stream);

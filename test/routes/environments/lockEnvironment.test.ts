@@ -3,7 +3,7 @@
  * `owner`, `environments:write`; body `{ reason }` of 1–500 characters; `200` the protection, its
  * `locked` `{ reason, account_id, at }`; `409 conflict` when already locked; audit
  * `lockEnvironment`), with §11's Idempotency-Key. What a lock does to deployments:
- * test/properties/protected-environments.test.ts.
+ * test/properties/protected-environments/.
  */
 import { describe, expect, it } from "vitest";
 import { rowsOf } from "../../helpers/audit-log";

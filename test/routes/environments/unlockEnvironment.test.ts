@@ -2,7 +2,7 @@
  * unlockEnvironment: DELETE /v1/environments/{environment_id}/lock (API_CONTRACT §26: project
  * `owner`, `environments:write`; `204`, locked or not; unlocking releases every deployment that
  * nothing else holds; audit `unlockEnvironment`). The release across routes, streams and the
- * engine: test/properties/protected-environments.test.ts.
+ * engine: test/properties/protected-environments/.
  */
 import { describe, expect, it } from "vitest";
 import { rowsOf } from "../../helpers/audit-log";

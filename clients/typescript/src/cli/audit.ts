@@ -7,6 +7,7 @@ import type { DeployClient } from "../client.js";
 import { unwrapData } from "../errors.js";
 import type { AuditEntry, AuditStream, AuditStreamCreate } from "../types.js";
 import type { Context, GlobalArgs } from "./context.js";
+import { commandGroup } from "./group.js";
 import { fields, printJson, table, UsageError } from "./io.js";
 import { collect, type ListArgs, listOptions } from "./list.js";
 
@@ -24,9 +25,9 @@ export function entryLine(e: AuditEntry): string {
 type TailArgs = GlobalArgs & { lines: number; from?: number; follow: boolean; interval: number };
 
 export function registerAudit(program: Argv, ctx: Context): void {
-  program.command("audit", "The audit log: follow it, and stream it to your own systems", (y) =>
-    y
-      .command<TailArgs>(
+  commandGroup(program, "audit", "The audit log: follow it, or stream it to your own systems", AUDIT, (y) =>
+    commandGroup(
+      y.command<TailArgs>(
         "tail",
         "Print the last entries of the organization's audit log, then each new one as it is committed",
         (y) =>
@@ -93,13 +94,19 @@ export function registerAudit(program: Argv, ctx: Context): void {
               if (io.signal?.aborted) return;
             }
           }),
-      )
-      .command("streams", "Streams of the audit log to your own systems (NDJSON batches, signed)", (y) =>
-        registerStreams(y, ctx),
-      )
-      .demandCommand(1, "Name an audit command (see --help)."),
+      ),
+      "streams",
+      "Streams of the audit log to your own systems (NDJSON batches, signed)",
+      STREAMS,
+      (y) => registerStreams(y, ctx),
+      "audit streams",
+    ),
   );
 }
+
+/** `audit`'s commands, and those of `audit streams`, as their help lists them. */
+const AUDIT = ["tail", "streams"] as const;
+const STREAMS = ["list", "create", "get", "update", "replay", "delete"] as const;
 
 /** A stream as fields; its secret only when it was just made. */
 function streamFields(s: AuditStream): string {
@@ -187,7 +194,7 @@ function registerStreams(y: Argv, ctx: Context): Argv {
         }),
     )
     .command<StreamArgs>(
-      "get <id>",
+      ["get <id>", "show"],
       "Show a stream: how far its receiver acknowledged, what is pending, its last error",
       (y) => y.positional("id", { type: "string", demandOption: true }),
       (args) =>
@@ -257,6 +264,5 @@ function registerStreams(y: Argv, ctx: Context): Argv {
           if (res.error) unwrapData(res);
           io.stderr.write(`deleted ${args.id}\n`);
         }),
-    )
-    .demandCommand(1, "Name an audit streams command (see --help).");
+    );
 }

@@ -37,7 +37,8 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .exitProcess(false)
     .fail((message, error) => {
-      throw error ?? new UsageError(message);
+      // recommendCommands' message alone ("Did you mean list?") does not say what was wrong.
+      throw error ?? new UsageError(/^Did you mean /.test(message) ? `no such command. ${message}` : message);
     });
   registerAccount(program, ctx);
   registerLogin(program, ctx);
