@@ -80,18 +80,13 @@ const HEADERS = {
     description: "CORS (API_CONTRACT §16): any origin, without credentials.",
     schema: { type: "string" as const, enum: ["*"] },
   },
-  RetryAfter: integerHeader("Seconds to wait before retrying; equals `X-Ratelimit-Reset`.", 60),
+  RetryAfter: integerHeader("Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`).", 60),
   RetryAfterInFlight: {
     description:
       "`1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing " +
       "(API_CONTRACT §11): retry it then to get that request's answer. Also when the key's earlier use " +
       "expired (24 h) a moment ago: the retry then executes.",
     schema: { type: "integer" as const, format: "int32", enum: [1] },
-  },
-  RetryAfterMoving: {
-    description:
-      "On a write its organization's move refused (API_CONTRACT §32): seconds before trying again.",
-    schema: { type: "integer" as const, format: "int32", minimum: 0, maximum: 60 },
   },
   Location: {
     description: "The path of the record this request created; a `GET` of it reads the record.",
@@ -159,7 +154,7 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
   408: {
     name: "Timeout",
     code: "timeout",
-    description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or a write met its organization's move to another database (\`Retry-After\`); nothing changed.`,
+    description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or its organization was moving (\`Retry-After\`); nothing changed.`,
   },
   409: { name: "Conflict", code: "conflict", description: "the request conflicts with the current state." },
   429: {
@@ -195,7 +190,7 @@ export function registerSharedComponents(registry: OpenAPIRegistry): void {
         status === "429"
           ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
           : status === "408"
-            ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfterMoving") }
+            ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
             : status === "401"
               ? { ...PUBLIC_RESPONSE_HEADERS, "WWW-Authenticate": headerRef("WwwAuthenticate") }
               : REPLAYABLE_ERRORS.has(status)

@@ -80,6 +80,8 @@ export type State = {
   stackId: string;
   variableId?: string;
   integrationId?: string;
+  /** The move internal.moveOrganization starts and internal.cancelMove cancels. */
+  moveId?: string;
   resourceId?: string;
   deploymentId?: string;
   keyId?: string;

@@ -162,6 +162,15 @@ export async function cancelMove(ctx: ServiceContext, moveId: string): Promise<M
   if (current.state !== "copying") throw cannotCancel(current);
   const outcome = await moveObject(ctx, moveId).cancel(current);
   if (outcome.state !== "cancelled") throw cannotCancel(outcome);
+  // In the organization's log, where it stays: once the move reads cancelled, and once only (a
+  // retried cancel is 409 above).
+  const source = inDatabase(ctx, outcome.from);
+  await auditEntry(source, {
+    orgId: outcome.org_id,
+    target: { type: "organization", id: outcome.org_id },
+    changes: { database: { from: outcome.to, to: outcome.from } },
+    when: "always",
+  }).run();
   return outcome;
 }
 

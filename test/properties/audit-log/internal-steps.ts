@@ -262,4 +262,36 @@ export const INTERNAL_STEPS: Record<string, Step> = {
       expect: { target: "variables_key", orgId: null, changed: ["key_version"] },
     };
   },
+  // A move, cancelled by the next step at once (its rows, these entries among them, stay in DB).
+  "internal.moveOrganization": async (s) => {
+    const org = await call<{ id: string }>("POST", "/internal/v1/orgs", {
+      admin: true,
+      body: { name: unique("org") },
+    });
+    const res = await call<{ id: string }>("POST", `/internal/v1/orgs/${org.body.id}/moves`, {
+      admin: true,
+      body: { to: "DB_ORG_2" },
+    });
+    s.moveId = res.body.id;
+    return {
+      res,
+      actor: "admin",
+      expect: { target: "organization", targetId: org.body.id, orgId: org.body.id, changed: ["database"] },
+    };
+  },
+  "internal.cancelMove": async (s) => {
+    const res = await call<{ org_id: string }>("POST", `/internal/v1/moves/${s.moveId}/cancel`, {
+      admin: true,
+    });
+    return {
+      res,
+      actor: "admin",
+      expect: {
+        target: "organization",
+        targetId: res.body.org_id,
+        orgId: res.body.org_id,
+        changed: ["database"],
+      },
+    };
+  },
 };

@@ -26,6 +26,18 @@ describe("POST /internal/v1/moves/{id}/cancel", () => {
     expect((await internal("GET", `/orgs/${org.id}`)).body).toMatchObject({ database: "DB" });
     const made = await request("POST", "/v1/projects", { key: owner.key, body: { name: "after-cancel" } });
     expect(made.status, made.raw).toBe(201);
+    // Both in the organization's log: the move asked for, and its cancel.
+    const log = await request<{ data: { action: string; changes: unknown }[] }>(
+      "GET",
+      `/v1/orgs/${org.id}/audit-log?action=internal.cancelMove`,
+      { key: owner.key },
+    );
+    expect(log.body.data).toEqual([
+      expect.objectContaining({
+        action: "internal.cancelMove",
+        changes: { database: { from: "DB_ORG_2", to: "DB" } },
+      }),
+    ]);
     // It stays cancelled (its object runs no more); a new move may start.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await readMove(move.id)).state).toBe("cancelled");
