@@ -103,6 +103,7 @@ export class OrgMove extends DurableObject<Env> {
           deadline: Date.now() + RUN_MS,
           settleMs: msOf(this.env, "MOVE_SETTLE_MS") ?? MOVE_SETTLE_MS,
           interrupted: () => this.cancelling > 0,
+          pace: msOf(this.env, "MOVE_PACE"),
         };
         const { progress: next, at } = await runMove(this.env, progress, run, async (step) => {
           latest = step;
@@ -135,9 +136,10 @@ export class OrgMove extends DurableObject<Env> {
 
 /**
  * MOVE_SETTLE_MS (local development and the tests set it: see .dev.vars.example) or MOVE_RETRY_MS
- * (the tests only, so that a failing move fails in moments): milliseconds.
+ * (the tests only, so that a failing move fails in moments): milliseconds; MOVE_PACE (the tests: 0,
+ * no pause between steps): a multiple of a step's time (./services/moves/run.ts).
  */
-function msOf(env: Env, name: "MOVE_SETTLE_MS" | "MOVE_RETRY_MS"): number | undefined {
+function msOf(env: Env, name: "MOVE_SETTLE_MS" | "MOVE_RETRY_MS" | "MOVE_PACE"): number | undefined {
   const raw = (env as Env & Record<string, string | undefined>)[name];
   const value = raw ? Number(raw) : Number.NaN;
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;

@@ -75,6 +75,10 @@ export const SWITCH_BUDGET_MS = 6_000;
 export const MOVE_ATTEMPTS = 5;
 /** How long a switched move waits before it removes the organization from its old database. */
 export const MOVE_SETTLE_MS = 35_000;
+/** A pause after each step of a move, as a multiple of the step's time: 1 leaves half of the time to others. */
+export const MOVE_PACE = 1;
+/** The longest pause between two steps. */
+const MAX_PAUSE_MS = 200;
 /** Limits no copy can reach: the target's while the rows arrive (the real ones come at the switch). */
 const UNREACHABLE = 1_000_000_000_000;
 
@@ -98,14 +102,23 @@ function databasesOf(env: Env, move: MoveRecord): Databases {
 export async function runMove(
   env: Env,
   progress: MoveProgress,
-  run: { deadline: number; settleMs: number; interrupted: () => boolean },
+  run: { deadline: number; settleMs: number; interrupted: () => boolean; pace?: number },
   saved: (progress: MoveProgress) => Promise<void>,
 ): Promise<{ progress: MoveProgress; at: number | null }> {
   const dbs = databasesOf(env, progress.move);
-  const { deadline, settleMs, interrupted } = run;
+  const { deadline, settleMs, interrupted, pace = MOVE_PACE } = run;
   let current = progress;
+  let began = Date.now();
   for (let first = true; Date.now() < deadline && !interrupted(); first = false) {
-    if (!first) await saved(current);
+    if (!first) {
+      await saved(current);
+      // The move's share of the databases it works on: after each step a pause as long as `pace`
+      // times the step took (at most MAX_PAUSE_MS), so the organizations it shares them with, and
+      // the isolate's other work, are never kept waiting behind a run of its statements.
+      const pause = Math.min(MAX_PAUSE_MS, (Date.now() - began) * pace);
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      began = Date.now();
+    }
     switch (current.phase) {
       case "copy":
         current = await copy(dbs, current);
