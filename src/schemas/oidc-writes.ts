@@ -3,7 +3,14 @@ import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../http/scopes";
 import { TOKEN_MAX_LENGTH } from "../lib/id-token";
 import { ID_PATTERN } from "../lib/ids";
-import { freeArray, InlineIdSchema, MAX_URL_BYTES, nullAsAbsent, text } from "../openapi/primitives";
+import {
+  freeArray,
+  InlineIdSchema,
+  MAX_URL_BYTES,
+  nullAsAbsent,
+  RecordNameSchema,
+  text,
+} from "../openapi/primitives";
 import { IDENTITY_CLAIMS, MAX_CONDITIONS, MAX_PATTERN_LENGTH, TTL_DEFAULT, TTL_MAX, TTL_MIN } from "./oidc";
 
 type ConditionIssue = { code: "custom"; path: (string | number)[]; message: string };
@@ -74,7 +81,7 @@ const Conditions = z
 
 export const OidcTrustCreateBody = z
   .strictObject({
-    name: text(1, 100).openapi({ example: "storefront deploys from main" }),
+    name: RecordNameSchema,
     issuer: z
       .string()
       .min(1)
