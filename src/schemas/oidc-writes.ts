@@ -91,8 +91,8 @@ export const OidcTrustCreateBody = z
         format: "uri",
         example: "https://token.actions.githubusercontent.com",
         description:
-          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query " +
-          "or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
+          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query, " +
+          "fragment, user name or password. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
           "loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).",
       }),
     audience: text(1, 255).openapi({
