@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import type { FeedUpdate } from "../../src/feed/protocol";
 import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
+import type { StreamLeaseRequest } from "../../src/rate-limit/stream-leases";
 import { internalOk, request } from "../helpers/api";
 import { recordingD1 } from "../helpers/d1-trips";
 import { postLogs, reportOk } from "../helpers/engine";
@@ -29,7 +30,7 @@ import {
 } from "../helpers/factories";
 import { createTrust } from "../helpers/oidc";
 import { openApiDocument } from "../helpers/openapi";
-import { nextEntries, openStream, readToEnd } from "../helpers/sse";
+import { nextEntries, openStream, readToEnd, until } from "../helpers/sse";
 
 type Counts = {
   d1Statements: number;
@@ -41,6 +42,8 @@ type Counts = {
   queueMessages?: number;
   /** Calls to deployments' feed objects: notifications and subscriptions (counted only when there are some). */
   feedCalls?: number;
+  /** A live stream's renewals and release of its place among its key family's (§33; counted only when there are some). */
+  placeCalls?: { renew: number; release: number };
 };
 
 /** The real bindings, D1 recorded (../helpers/d1-trips.ts), the limiter, queue and feed calls counted. */
@@ -68,6 +71,16 @@ function countingBindings(counts: Counts): Env {
         settle: (request: SettleRequest) => {
           counts.limiterCalls++;
           return stub.settle(request);
+        },
+        renewStream: (request: StreamLeaseRequest) => {
+          counts.placeCalls ??= { renew: 0, release: 0 };
+          counts.placeCalls.renew++;
+          return stub.renewStream(request);
+        },
+        releaseStream: (id: string) => {
+          counts.placeCalls ??= { renew: 0, release: 0 };
+          counts.placeCalls.release++;
+          return stub.releaseStream(id);
         },
       };
     },
@@ -651,7 +664,7 @@ describe("every read of /v1, walked from /openapi.json", () => {
 describe("following a deployment (API_CONTRACT §19): a live stream and a wait", () => {
   const fresh = (): Counts => ({ d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] });
 
-  it("cost one D1 round trip and one subscription to open, then nothing: not while idle, not for the changes pushed to them, not to end", async () => {
+  it("cost one D1 round trip and one subscription to open, then no query: not while idle, not for the changes pushed to them, not to end", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const deployment = await createDeployment(environmentId, [stack.id]);
     const key = await freshKey(owner.orgId, owner.accountId);
@@ -661,6 +674,7 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     const stream = await openStream(`/v1/deployments/${deployment.id}/timeline`, key, {}, async (req) =>
       createApp().fetch(req, countingBindings(streamCounts), createExecutionContext()),
     );
+    const openedAt = Date.now();
     await nextEntries(stream, 1);
     const waiting = measure(`/v1/deployments/${deployment.id}/wait?timeout=60`, key);
     // The lookup that authorizes it and the first entries in one batch; once they are sent, the
@@ -676,7 +690,13 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     expect((await nextEntries(stream, 2)).map((e) => e.seq)).toEqual([2, 3]);
     const done = await reportOk(deployment.id, { status: "succeeded" });
     expect((await readToEnd(stream)).end).toEqual(done);
-    expect(streamCounts).toMatchObject(opened);
+    const { placeCalls, ...rest } = streamCounts;
+    expect(rest).toMatchObject(opened);
+    // Its place among its key family's (§33): renewed every 5 s (a limiter call, no query), given back at the end.
+    const renewals = Math.floor((Date.now() - openedAt) / 5000);
+    expect(placeCalls?.renew).toBeGreaterThanOrEqual(renewals - 1);
+    expect(placeCalls?.renew).toBeLessThanOrEqual(renewals + 1);
+    await until("the place given back", async () => streamCounts.placeCalls?.release === 1);
 
     // The wait: its lookup, its subscription, and the final record pushed to it.
     expect(await waiting).toMatchObject({
@@ -698,7 +718,8 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     const streamed = await measure(`/v1/deployments/${deployment.id}/timeline`, key, {
       headers: { accept: "text/event-stream" },
     });
-    expect(streamed).toEqual({ ...once, d1Statements: 2 });
+    // Its place among its key family's (§33) is taken with the decision and given back as it ends.
+    expect(streamed).toEqual({ ...once, d1Statements: 2, placeCalls: { renew: 0, release: 1 } });
     expect(await measure(`/v1/deployments/${deployment.id}/wait`, key)).toEqual({ ...once, d1Statements: 1 });
   });
 });

@@ -252,7 +252,7 @@ export class Follower {
     if (this.resubscribes > RESUBSCRIBES) return false;
     let first = true;
     try {
-      this.subscription = await subscribeFeed(this.ctx.deploymentFeeds, this.deployment.id, {
+      const subscription = await subscribeFeed(this.ctx.deploymentFeeds, this.deployment.id, {
         message: (message) => {
           this.onMessage(message, first);
           first = false;
@@ -264,6 +264,12 @@ export class Follower {
           this.wakeup.ring();
         },
       });
+      // Ended while it subscribed (its time, its place, its access): the socket goes at once.
+      if (this.closed) {
+        subscription.close();
+        return false;
+      }
+      this.subscription = subscription;
       return true;
     } catch (err) {
       this.ctx.log.error("could not follow the deployment's feed", {
