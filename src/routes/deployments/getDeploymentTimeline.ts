@@ -4,6 +4,7 @@ import { decodeSeqCursor } from "../../db/pagination";
 import { badInput } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { acceptsEventStream, eventStream, type SseEvent, type SseSource } from "../../http/sse";
+import { STREAM_BUFFER_BUDGET } from "../../lib/stream-buffers";
 import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
@@ -52,7 +53,8 @@ export const getDeploymentTimelineRoute = defineRoute({
     "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
     "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
     `or above. ≤ ${LIVE_STREAMS_PER_FAMILY} open per key family (else \`429\` until one ends, or its client is gone ` +
-    `${STREAM_LEASE_MS / 1000} s).`,
+    `${STREAM_LEASE_MS / 1000} s); an isolate's streams share ${STREAM_BUFFER_BUDGET / 1024 / 1024} MiB of unread ` +
+    "entries, one over its share ends.",
   liveStream: true,
   request: { params: DeploymentParams, query: TimelineQuerySchema },
   // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
@@ -95,9 +97,9 @@ function lastEventId(header: string | undefined): number | undefined {
  * The follower's steps as Server-Sent Events. The follower checks the key and access before it
  * sends, and ends the stream on its own (`onEnd`) when it must stop while the client is not reading.
  * A heartbeat, four times a lease (5 s), renews the stream's place among its key family's
- * (API_CONTRACT §33; none when the limiter failed open), and ends the stream, in its own request,
- * whether or not its client reads, once the place is gone. The place is given back when the
- * stream ends.
+ * (API_CONTRACT §33; none when the limiter failed open) and ends the stream once another stream of
+ * the isolate took its share of the buffer budget (src/lib/stream-buffers.ts); both end it in its
+ * own request, whether or not its client reads. The place is given back when the stream ends.
  */
 function followerEvents(follower: Follower, place: StreamPlace | undefined, beatMs: number): SseSource {
   let ended = false;
@@ -127,7 +129,7 @@ function followerEvents(follower: Follower, place: StreamPlace | undefined, beat
       follower.onEnd(end);
       place?.hold();
       heartbeat = setInterval(() => {
-        if (!place) return;
+        if (follower.endIfDropped() || !place) return;
         void place.renew().then((kept) => kept || end());
       }, beatMs);
     },
