@@ -1,8 +1,44 @@
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
 // @ts-expect-error: a plain .mjs build script without type declarations
 import { buildDocsAssets } from "./scripts/docs-assets.mjs";
+
+const SOURCE_MAP_COMMENT = /\n\/\/# sourceMappingURL=([^\s]+)\s*$/;
+
+/**
+ * A dependency whose published source map names sources the package does not ship (the MCP SDK's
+ * maps point at its src/, standardwebhooks' at its src/ too) is loaded without that map: Vite
+ * would otherwise warn once per file that the map "points to missing source files" (seventeen
+ * lines in a green run), and a stack through such a file can only name its dist/ code anyway.
+ * Every other file, and every map whose sources exist, is left to Vite as it is.
+ */
+function dependencyMapsWithoutSources(): Plugin {
+  return {
+    name: "dependency-maps-without-sources",
+    enforce: "pre",
+    load(id) {
+      const file = id.split("?")[0] ?? id;
+      if (!file.includes("/node_modules/") || !/\.[cm]?js$/.test(file) || !existsSync(file)) return null;
+      const code = readFileSync(file, "utf8");
+      const url = SOURCE_MAP_COMMENT.exec(code)?.[1];
+      if (url === undefined || url.startsWith("data:")) return null;
+      const mapFile = path.resolve(path.dirname(file), url);
+      if (!existsSync(mapFile)) return null;
+      const map = JSON.parse(readFileSync(mapFile, "utf8")) as {
+        sources?: string[];
+        sourcesContent?: Array<string | null>;
+        sourceRoot?: string;
+      };
+      const root = path.resolve(path.dirname(mapFile), map.sourceRoot ?? "");
+      const missing = (map.sources ?? []).some(
+        (source, i) => map.sourcesContent?.[i] == null && !existsSync(path.resolve(root, source)),
+      );
+      return missing ? { code: code.replace(SOURCE_MAP_COMMENT, "\n"), map: null } : null;
+    },
+  };
+}
 
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory must exist before the Worker starts (the /docs renderer).
@@ -14,6 +50,7 @@ export default defineConfig(async () => {
     // zod the bundle runs. Only the bare specifier: `zod/v4` is zod's whole entry, same modules.
     resolve: { alias: [{ find: /^zod$/, replacement: path.resolve("src/lib/zod/index.ts") }] },
     plugins: [
+      dependencyMapsWithoutSources(),
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
@@ -29,9 +66,19 @@ export default defineConfig(async () => {
             // DB unless created in another by name (test/helpers/databases.ts), so the tests that read
             // rows through env.DB find them, and the tests of the split choose their database.
             // `NEW_ORG_DATABASES=DB_ORG_2 npx vitest run test/routes` runs the route tests with every
-            // organization in the second database (README "Tests").
+            // organization in the second database (docs/development.md, "Tests and benchmarks").
             ORG_DATABASES: "DB,DB_ORG_2",
             NEW_ORG_DATABASES: process.env.NEW_ORG_DATABASES || "DB",
+            // An audit stream's retries after a failed attempt (API_CONTRACT §30: about 1 s, 5 s, 30 s,
+            // then every 60 s), shortened so that a test of a failing receiver takes moments
+            // (src/audit-stream/object.ts); the schedule itself is tested as a pure function.
+            AUDIT_STREAM_RETRY_MS: "200,400,600,800",
+            // How long a switched move waits before it cleans up its old database (35 s deployed:
+            // src/org-move/object.ts); the tests run in one isolate, whose caches the move clears.
+            MOVE_SETTLE_MS: "200",
+            // The first retry of a failing move's run (500 ms deployed, doubling): a move that keeps
+            // failing fails in moments here.
+            MOVE_RETRY_MS: "20",
             // test/properties/fuzz-openapi.test.ts: a longer local run (`FUZZ_RUNS=300 npx vitest run …`).
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",

@@ -5,9 +5,9 @@
 // state) with the GitHub environment emulated: INPUT_* variables as the runner sets them (action.yml's
 // defaults, then the step's `with:`), GITHUB_SHA, GITHUB_REF, GITHUB_REPOSITORY… and a push
 // event's payload, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, and, for OpenID Connect, the
-// runner's ID-token endpoint (ACTIONS_ID_TOKEN_REQUEST_URL/_TOKEN), served here beside a local
-// issuer (discovery document and key set) that signs its tokens with jose; a trust on the dev
-// server trusts that issuer (.dev.vars: ALLOW_INSECURE_OIDC_ISSUERS=true). The deployment engine's
+// runner's ID-token endpoint (ACTIONS_ID_TOKEN_REQUEST_URL/_TOKEN), served beside a local issuer
+// (discovery document and key set: scripts/lib/oidc-issuer.mjs, the issuer `npm run dev:issuer`
+// serves); a trust on the dev server trusts that issuer (.dev.vars: ALLOW_INSECURE_OIDC_ISSUERS=true). The deployment engine's
 // side is this script's, through the internal API. It checks:
 //   - with trust-id (no API key): a deployment created from the workflow's commit (data.source.git),
 //     followed to success: exit 0, outputs, the summary (stack statuses, the log's tail as text,
@@ -22,79 +22,18 @@
 // `node scripts/check-action.mjs` starts its own server; `checkAction()` runs on a server that is
 // already up.
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { parse } from "yaml";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { startIssuer } from "./lib/oidc-issuer.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bundle = join(root, "actions", "deploy", "dist", "index.js");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** The runner's side of OpenID Connect: an issuer, and the job's ID-token endpoint, on one server. */
-export async function startIssuer() {
-  const { publicKey, privateKey } = await generateKeyPair("RS256");
-  const jwk = { ...(await exportJWK(publicKey)), kid: "runner-1", alg: "RS256", use: "sig" };
-  const requestToken = randomUUID();
-  const asked = [];
-  let origin = "";
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? "/", origin);
-    const json = (status, body) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
-    };
-    if (url.pathname === "/.well-known/openid-configuration")
-      return json(200, {
-        issuer: origin,
-        jwks_uri: `${origin}/jwks`,
-        id_token_signing_alg_values_supported: ["RS256"],
-      });
-    if (url.pathname === "/jwks") return json(200, { keys: [jwk] });
-    if (url.pathname === "/id-token") {
-      const audience = url.searchParams.get("audience");
-      asked.push({ audience, authorization: req.headers.authorization ?? null });
-      // An auth scheme's name is case-insensitive (RFC 9110 §11.1).
-      const [scheme, credentials] = (req.headers.authorization ?? "").split(" ");
-      if (scheme?.toLowerCase() !== "bearer" || credentials !== requestToken)
-        return json(401, { message: "bad token" });
-      const now = Math.floor(Date.now() / 1000);
-      const value = await new SignJWT({
-        sub: "repo:acme/storefront:ref:refs/heads/main",
-        repository: "acme/storefront",
-        ref: "refs/heads/main",
-        run_id: "4242",
-        jti: randomUUID(),
-      })
-        .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "JWT" })
-        .setIssuer(origin)
-        .setAudience(audience ?? origin)
-        .setIssuedAt(now)
-        .setNotBefore(now)
-        .setExpirationTime(now + 300)
-        .sign(privateKey);
-      return json(200, { count: 1, value });
-    }
-    json(404, { message: "not here" });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  return {
-    origin,
-    asked,
-    env: {
-      ACTIONS_ID_TOKEN_REQUEST_URL: `${origin}/id-token?api-version=2.0`,
-      ACTIONS_ID_TOKEN_REQUEST_TOKEN: requestToken,
-    },
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
 
 /** The step's outputs as the runner reads $GITHUB_OUTPUT (`name<<delimiter` blocks; the last wins). */
 export function parseOutputs(text) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run check:changelog` (part of `npm test`, after `lint:openapi` wrote dist/openapi.json):
 // CHANGELOG.md keeps the Keep a Changelog 1.1.0 form, and its newest release is the version the
-// API publishes (README, "Versioning"):
+// API publishes (docs/api.md, "Versioning"):
 //   - `# Changelog`, then `## [Unreleased]`, then releases `## [x.y.z] - YYYY-MM-DD`, newest first,
 //     each a valid semver above the next and dated no earlier than it;
 //   - within a section only `### Added|Changed|Deprecated|Removed|Fixed|Security`, each with at

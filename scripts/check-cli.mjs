@@ -9,11 +9,12 @@
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
-//   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, the timeline,
+//   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, an import that
+//     names the variables whose type it changes before it applies, the timeline,
 //     redeploy, keys) and §23–§26 (environments, deploy, config, promote with an approval by a
 //     second admin and a rejection, protection, lock): each case fails if the service's
 //     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here with
-//     the runner's ID-token endpoint and an issuer of scripts/check-action.mjs.
+//     the runner's ID-token endpoint and an issuer of scripts/lib/oidc-issuer.mjs.
 //   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
@@ -23,9 +24,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { checkAction, startIssuer } from "./check-action.mjs";
+import { checkAction } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { startIssuer } from "./lib/oidc-issuer.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
 
 const execFile = promisify(execFileCb);
@@ -373,11 +375,11 @@ try {
     serves("/v1/environments/{environment_id}/variables", "patch") &&
     serves("/v1/environments/{environment_id}/variables/export", "get")
   ) {
-    const put = (name, value) =>
+    const put = (name, value, type = "secret") =>
       fetch(`${base}/v1/environments/${envId}/variables`, {
         method: "POST",
         headers: { "x-api-key": key, "content-type": "application/json" },
-        body: JSON.stringify({ name, type: "secret", value }),
+        body: JSON.stringify({ name, type, value }),
       });
     await put("DATABASE_URL", "postgres://u:p@db/app");
     await put("GREETING", 'say "hi"\nthen \\ leave');
@@ -471,6 +473,36 @@ try {
       "variables restore: a dry run shows the change, restoring the current version changes nothing",
       JSON.stringify([rewind, same]),
     );
+
+    // A scope that mixes types: the file carries none, so its import retypes the `string` one. The
+    // CLI says so, by name, before the change; a restore of the version before brings it back.
+    await put("LOG_LEVEL", "info", "string");
+    const [mixed] = await versions();
+    const mixedText = (await cli(["variables", "export", "--environment", envId])).stdout;
+    writeFileSync(join(scratch, "mixed.env"), mixedText);
+    const retyped = await cli(["variables", "import", "mixed.env", "--environment", envId, "--replace"]);
+    const typeOf = async (name) =>
+      (
+        await (
+          await fetch(`${base}/v1/environments/${envId}/variables?limit=240`, {
+            headers: { "x-api-key": key },
+          })
+        ).json()
+      ).data.find((v) => v.name === name)?.type;
+    const retypedAs = await typeOf("LOG_LEVEL");
+    const restored = await cli(["variables", "restore", String(mixed), "--environment", envId]);
+    check(
+      retyped.code === 0 &&
+        /^warning: .*this import changes the type of 1 variable: LOG_LEVEL \(string → secret\)/m.test(
+          retyped.stderr,
+        ) &&
+        /^updated\s+LOG_LEVEL\s+string → secret/m.test(retyped.stdout) &&
+        retypedAs === "secret" &&
+        restored.code === 0 &&
+        (await typeOf("LOG_LEVEL")) === "string",
+      "an import over a string variable names it (string → secret) before it applies; a restore brings the type back",
+      JSON.stringify([retyped, retypedAs, restored]),
+    );
   } else
     undocumented(
       "variables export | import",
@@ -554,7 +586,7 @@ try {
     );
 
   // §27: `login --oidc` as a GitHub Actions job runs it: the runner's ID-token endpoint and an
-  // issuer the service trusts (scripts/check-action.mjs's), the key written to a file of mode 600
+  // issuer the service trusts (scripts/lib/oidc-issuer.mjs), the key written to a file of mode 600
   // and to $GITHUB_ENV, never printed; later commands use it.
   if (serves("/v1/oidc/token", "post")) await loginChecks();
   else console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token");

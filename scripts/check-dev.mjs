@@ -9,8 +9,9 @@
 //   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
-//   4. README.md's examples run as written, in order, on this server (scripts/check-readme.mjs).
-//   5. the MCP server at /mcp (README "MCP server") answers the printed key's tool call in the
+//   4. the examples of README.md and of every guide in docs/ run as written, in order, on this
+//      server (scripts/check-readme.mjs);
+//   5. the MCP server at /mcp (docs/clients.md, "MCP server") answers the printed key's tool call in the
 //      Worker as wrangler builds it, which the tests' module runner does not build;
 //   6. started again on that state with a key file written for other state, it prints a new key
 //      that works.
@@ -18,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { walkReadme } from "./check-readme.mjs";
+import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 
@@ -116,7 +117,7 @@ try {
   });
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
 
-  await walkReadme({ base, keyFile, check });
+  await walkDocs({ base, keyFile, check });
 
   // Started again on the same state with a .dev.key written for other state: a new key is made
   // and printed, and it opens this state (the printed key must always work).
@@ -152,4 +153,4 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-done("npm run dev works as README.md says.", ` The server's output:\n${log}`);
+done("npm run dev works as README.md and the guides say.", ` The server's output:\n${log}`);

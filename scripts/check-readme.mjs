@@ -1,24 +1,30 @@
 #!/usr/bin/env node
-// README.md as a newcomer walks it: every ```sh block, in order, in one bash, against
-// `npm run dev`. `npm run check:dev` (part of `npm test`) runs it on the server it started;
-// `node scripts/check-readme.mjs` starts one of its own (scripts/dev-server.mjs), and
-// `node scripts/check-readme.mjs http://localhost:8787 path/to/.dev.key` walks a running one.
+// README.md and the guides of docs/ as a newcomer walks them: every ```sh block, in order, each
+// page in a bash of its own (every guide starts with a block that defines what it uses), page
+// after page, against `npm run dev`. `npm run check:dev` (part of `npm test`) runs it on the
+// server it started; `node scripts/check-readme.mjs` starts one of its own (scripts/dev-server.mjs),
+// and `node scripts/check-readme.mjs http://localhost:8787 path/to/.dev.key [docs/ci.md…]` walks a
+// running one (the pages named, else all of PAGES).
 //
 // What the walk holds a block to:
 //   - a block runs unless the line before its fence is `<!-- no-run -->` (say why after a colon:
-//     `<!-- no-run: starts the server -->`); new examples are walked without anyone asking;
-//   - bash runs the whole walk with `set -eo pipefail` from the repository's root, so a command
-//     that fails stops it (and names the command);
-//   - every request the examples make reaches the server through a recording proxy (the walk's
+//     `<!-- no-run: starts the server -->`); new examples are walked without anyone asking, and a
+//     page of docs/ that holds a runnable block but is not in PAGES fails the walk;
+//   - bash runs each page with `set -eo pipefail` from the repository's root, so a command that
+//     fails stops it (and names the command); what a page left running in the background is
+//     stopped with it;
+//   - every request the examples make reaches the server through a recording proxy (the pages'
 //     `http://localhost:8787` is rewritten to it, `.dev.key` to the server's key file and
 //     `local-admin-token` to .dev.vars' ADMIN_TOKEN): an answer of 400 or more fails the
 //     command that got it, unless the command's comment names that status (`# 409 …`), and
 //     then the command must get it;
+//   - `npm run dev:issuer` (docs/ci.md) serves on a free port ($DEV_ISSUER_PORT), which the pages'
+//     `http://127.0.0.1:8790` is rewritten to;
 //   - the walk leaves no new file in the repository (`git status`): scratch files belong in a
 //     temporary directory.
 // A command is what bash parses as one: the walk asks `bash -n` where each ends.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -29,7 +35,7 @@ import { PACK_LOCK } from "./lib/pack-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** The README's runnable ```sh blocks, each with the line its fence is on. */
+/** A page's runnable ```sh blocks, each with the line its fence is on. */
 export function runnableBlocks(text) {
   const lines = text.split("\n");
   const blocks = [];
@@ -136,33 +142,39 @@ const untracked = () =>
   );
 
 /**
- * Walks README.md against the server at `base` whose key is in `keyFile`; reports through
- * `check`. Resolves when the walk is over.
+ * The pages walked, in this order, each in a bash of its own: README.md, then the guides of docs/
+ * (README.md, "The guides"). Every other page of docs/ must hold no runnable block.
  */
-export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const adminToken =
-    readFileSync(join(root, ".dev.vars"), "utf8")
-      .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
-      ?.trim() ?? "local-admin-token";
-  const steps = runnableBlocks(readme).flatMap(commands);
-  check(steps.length > 0, `README.md has runnable sh blocks (${steps.length} commands)`);
-  // An error answer no comment expects stops the walk there: what follows would only run on the
-  // `undefined` it left (an id read off an error body) and bury the cause.
-  let stop = () => {};
-  const proxy = await recordingProxy(base, (step, answer) => {
-    const expected = steps[step] ? expectedStatus(steps[step].text) : null;
-    if (answer.status !== expected) stop();
+export const PAGES = [
+  "README.md",
+  "docs/api.md",
+  "docs/variables.md",
+  "docs/releases.md",
+  "docs/ci.md",
+  "docs/operating.md",
+  "docs/clients.md",
+  "docs/development.md",
+];
+
+/** `npm run dev:issuer`'s default port, which the guides name (docs/ci.md); the walk uses a free one. */
+const ISSUER_PORT = 8790;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
   });
-  const scratch = mkdtempSync(join(tmpdir(), "check-readme-"));
-  const rewrite = (text) =>
-    text
-      .replaceAll("http://localhost:8787", proxy.url)
-      .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keyFile}`)
-      .replaceAll("local-admin-token", adminToken);
-  const script = [
+}
+
+/** What every page's bash runs first: step markers, and npm kept from the repository's install. */
+function prelude(proxyUrl) {
+  return [
     "set -eo pipefail",
-    `__step() { command curl -s -o /dev/null "${proxy.url}/__readme_step/$1" || true; }`,
+    `__step() { command curl -s -o /dev/null "${proxyUrl}/__readme_step/$1" || true; }`,
     // The walk never reinstalls the repository's dependencies (they are what runs it), and packs
     // the client under the lock check:cli's pack takes (scripts/lib/pack-lock.mjs).
     `__root=$PWD; __lock=${JSON.stringify(PACK_LOCK)}`,
@@ -179,21 +191,12 @@ export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) 
   esac
   command npm "$@"
 }`,
-    ...steps.flatMap((s, i) => [`__step ${i}`, `echo "$ # README.md:${s.line}"`, rewrite(s.text)]),
-    `__step ${steps.length}`,
-  ].join("\n");
-  const scriptFile = join(scratch, "walk.sh");
-  writeFileSync(scriptFile, `${script}\n`);
-  const before = untracked();
+  ];
+}
 
-  const env = { ...process.env, npm_config_prefer_offline: "true", npm_config_fund: "false" };
-  env.npm_config_audit = "false";
-  env.XDG_CONFIG_HOME = join(scratch, "config");
-  // The Node that runs this script first on PATH, as `. scripts/use-node.sh` makes it for a reader.
-  env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ""}`;
-  for (const name of Object.keys(env)) if (name.startsWith("DEPLOY_PLATFORM_")) delete env[name];
-  const started = Date.now();
-  const result = await new Promise((resolve) => {
+/** Runs `scriptFile` in a bash of its own; resolves with its exit code and output. */
+function runBash(scriptFile, env, timeoutMs, onStart) {
+  return new Promise((resolve) => {
     const child = spawn("bash", [scriptFile], {
       cwd: root,
       env,
@@ -201,35 +204,120 @@ export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) 
       detached: true,
     });
     let output = "";
-    stop = () => {
+    // The whole process group: what a page started in the background (`npm run dev:issuer &`) too.
+    const stop = () => {
       try {
         process.kill(-child.pid, "SIGTERM");
       } catch {}
     };
+    onStart(stop);
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     const timer = setTimeout(() => {
       output += `\n[the walk took over ${timeoutMs / 1000} s: stopped]\n`;
       stop();
     }, timeoutMs);
-    child.on("close", (code) => {
+    let code;
+    // Once bash is gone, whatever it left running in the background goes too, so that its output
+    // pipes close.
+    child.on("exit", (c) => {
+      code = c;
+      stop();
+    });
+    child.on("close", () => {
       clearTimeout(timer);
       resolve({ code, output });
     });
   });
+}
+
+/**
+ * Walks `pages` (README.md and the guides) against the server at `base` whose key is in `keyFile`:
+ * each page's sh blocks in a bash of its own, page after page; reports through `check`. Resolves
+ * when the walk is over.
+ */
+export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs = 600_000 }) {
+  const adminToken =
+    readFileSync(join(root, ".dev.vars"), "utf8")
+      .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
+      ?.trim() ?? "local-admin-token";
+  const steps = pages.flatMap((page) =>
+    runnableBlocks(readFileSync(join(root, page), "utf8"))
+      .flatMap(commands)
+      .map((c) => ({ ...c, page })),
+  );
+  for (const page of pages) {
+    const count = steps.filter((s) => s.page === page).length;
+    check(count > 0, `${page} has runnable sh blocks (${count} commands)`);
+  }
+  const unwalked = readdirSync(join(root, "docs"))
+    .map((f) => `docs/${f}`)
+    .filter((f) => f.endsWith(".md") && !pages.includes(f) && !PAGES.includes(f))
+    .filter((f) => runnableBlocks(readFileSync(join(root, f), "utf8")).length > 0);
+  check(
+    unwalked.length === 0,
+    "every page of docs/ with a runnable sh block is walked (a block that cannot run says <!-- no-run: why -->)",
+    unwalked.join(", "),
+  );
+  // An error answer no comment expects stops the page there: what follows would only run on the
+  // `undefined` it left (an id read off an error body) and bury the cause.
+  let stop = () => {};
+  const proxy = await recordingProxy(base, (step, answer) => {
+    const expected = steps[step] ? expectedStatus(steps[step].text) : null;
+    if (answer.status !== expected) stop();
+  });
+  const issuerPort = await freePort();
+  const scratch = mkdtempSync(join(tmpdir(), "check-readme-"));
+  const rewrite = (text) =>
+    text
+      .replaceAll("http://localhost:8787", proxy.url)
+      .replaceAll(`http://127.0.0.1:${ISSUER_PORT}`, `http://127.0.0.1:${issuerPort}`)
+      .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keyFile}`)
+      .replaceAll("local-admin-token", adminToken);
+  const before = untracked();
+
+  const env = { ...process.env, npm_config_prefer_offline: "true", npm_config_fund: "false" };
+  env.npm_config_audit = "false";
+  env.XDG_CONFIG_HOME = join(scratch, "config");
+  // `npm run dev:issuer` on a port of the walk's own, so a developer's issuer is left alone.
+  env.DEV_ISSUER_PORT = String(issuerPort);
+  // The Node that runs this script first on PATH, as `. scripts/use-node.sh` makes it for a reader.
+  env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ""}`;
+  for (const name of Object.keys(env)) if (name.startsWith("DEPLOY_PLATFORM_")) delete env[name];
+  const where = (i) =>
+    steps[i] ? `${steps[i].page}:${steps[i].line}: ${steps[i].text.split("\n")[0]}` : "the end";
+  const tail = (text) => text.split("\n").slice(-40).join("\n");
+  const reachedOf = new Map();
+  let log = "";
+  for (const page of pages) {
+    const first = steps.findIndex((s) => s.page === page);
+    if (first === -1) continue;
+    const own = steps.map((s, i) => ({ ...s, i })).filter((s) => s.page === page);
+    const script = [
+      ...prelude(proxy.url),
+      ...own.flatMap((s) => [`__step ${s.i}`, `echo "$ # ${page}:${s.line}"`, rewrite(s.text)]),
+      `__step ${own[own.length - 1].i + 1}`,
+    ].join("\n");
+    const scriptFile = join(scratch, `${page.replaceAll("/", "-")}.sh`);
+    writeFileSync(scriptFile, `${script}\n`);
+    const started = Date.now();
+    const result = await runBash(scriptFile, env, timeoutMs, (s) => {
+      stop = s;
+    });
+    log += result.output;
+    // The command that stopped the page: the last one whose step marker arrived.
+    const reached = Math.min(proxy.reached(), own[own.length - 1].i);
+    reachedOf.set(page, reached);
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    check(
+      result.code === 0,
+      `every command of ${page}'s sh blocks exits 0, in order, in one bash (${own.length} commands, ${seconds} s)`,
+      `exit ${result.code}; the last step reached: ${where(reached)}\n${tail(result.output)}`,
+    );
+  }
   proxy.close();
   // To read what a reader would see: CHECK_README_LOG=walk.log node scripts/check-readme.mjs
-  if (process.env.CHECK_README_LOG) writeFileSync(process.env.CHECK_README_LOG, result.output);
-  const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  // The command that stopped the walk: the last one whose step marker arrived.
-  const reached = proxy.reached();
-  const where = (i) => (steps[i] ? `README.md:${steps[i].line}: ${steps[i].text.split("\n")[0]}` : "the end");
-  const tail = (text) => text.split("\n").slice(-40).join("\n");
-  check(
-    result.code === 0,
-    `every command of README.md's sh blocks exits 0, in order, in one bash (${seconds} s)`,
-    `exit ${result.code}; the last step reached: ${where(reached)}\n${tail(result.output)}`,
-  );
+  if (process.env.CHECK_README_LOG) writeFileSync(process.env.CHECK_README_LOG, log);
   const wrong = [];
   steps.forEach((s, i) => {
     const got = proxy.answers.filter((a) => a.step === i);
@@ -237,7 +325,7 @@ export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) 
     const expected = expectedStatus(s.text);
     if (expected === null) {
       for (const e of errors) wrong.push(`${where(i)}\n    got ${e.status} for ${e.method} ${e.path}`);
-    } else if (i <= reached) {
+    } else if (i <= (reachedOf.get(s.page) ?? -1)) {
       const others = errors.filter((e) => e.status !== expected);
       if (!got.some((a) => a.status === expected) || others.length > 0)
         wrong.push(
@@ -245,28 +333,33 @@ export async function walkReadme({ base, keyFile, check, timeoutMs = 600_000 }) 
         );
     }
   });
-  check(
-    wrong.length === 0,
-    "no answer is an error where the README expects none",
-    `\n  ${wrong.join("\n  ")}`,
-  );
+  check(wrong.length === 0, "no answer is an error where the page expects none", `\n  ${wrong.join("\n  ")}`);
   const left = [...untracked()].filter((f) => !before.has(f));
   check(left.length === 0, "the walk leaves no new file in the repository", left.join(", "));
   rmSync(scratch, { recursive: true, force: true });
-  return result;
+  return { output: log };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { check, fail, done } = checker("check:readme");
-  const [givenBase, givenKeyFile] = process.argv.slice(2);
+  // [base [keyFile]] [pages…]: a server to walk against (else one of its own), and which pages.
+  const args = process.argv.slice(2);
+  const pages = args.filter((a) => a.endsWith(".md"));
+  const [givenBase, givenKeyFile] = args.filter((a) => !a.endsWith(".md"));
+  const chosen = pages.length > 0 ? pages : PAGES;
   let server;
   const dir = mkdtempSync(join(tmpdir(), "check-readme-dev-"));
   try {
     if (givenBase)
-      await walkReadme({ base: givenBase, keyFile: givenKeyFile ?? join(root, ".dev.key"), check });
+      await walkDocs({
+        base: givenBase,
+        keyFile: givenKeyFile ?? join(root, ".dev.key"),
+        check,
+        pages: chosen,
+      });
     else {
       server = await startDevServer(dir);
-      await walkReadme({ base: server.base, keyFile: server.keyFile, check });
+      await walkDocs({ base: server.base, keyFile: server.keyFile, check, pages: chosen });
     }
   } catch (err) {
     fail(err);
@@ -276,7 +369,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     rmSync(dir, { recursive: true, force: true });
   }
   done(
-    "README.md's examples run as written, in order.",
+    `${chosen.join(", ")}: the examples run as written, in order.`,
     server ? ` The server's output:\n${server.log()}` : "",
   );
 }

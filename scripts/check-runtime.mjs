@@ -6,7 +6,8 @@
 //   2. Node: every node-<os>-<cpu> optional dependency pins the same version; this script (and so
 //      every npm script) runs on it where that build is installed; it satisfies "engines"; and the
 //      lowest Node "engines" admits satisfies the "engines" of every installed package, so the
-//      range declares what the dependencies really need.
+//      range declares what the dependencies really need. .nvmrc and .node-version name the pinned
+//      Node, so nvm, fnm and Volta users switch to it in every new shell.
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -61,6 +62,11 @@ check(
   pins.length > 0 && pinned.length === 1 && semver.valid(pinned[0]),
   `the registry's Node builds pin one version: ${pinned.join(", ")} (${pins.map(([n]) => n).join(", ")})`,
 );
+// nvm, fnm, Volta (and asdf with legacy files) switch a new shell to the Node these name.
+for (const file of [".nvmrc", ".node-version"]) {
+  const named = existsSync(join(root, file)) ? readFileSync(join(root, file), "utf8").trim() : "(missing)";
+  check(named === pinned[0], `${file} names the pinned Node ${pinned[0]}: ${named}`);
+}
 const engines = pkg.engines?.node;
 check(
   Boolean(engines) && semver.satisfies(pinned[0], engines),

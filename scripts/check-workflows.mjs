@@ -131,7 +131,7 @@ for (const [file, wf] of Object.entries(workflows)) {
   }
 }
 
-// actions/deploy/action.yml: the GitHub Action's metadata (README.md, "A GitHub Action").
+// actions/deploy/action.yml: the GitHub Action's metadata (docs/ci.md, "The GitHub Action").
 {
   const dir = join(root, "actions", "deploy");
   const text = readFileSync(join(dir, "action.yml"), "utf8");

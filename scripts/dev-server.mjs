@@ -1,7 +1,7 @@
 // `npm run dev` started by a script on spare ports with its own fresh local state and key file
-// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the README
-// walk it runs, scripts/check-readme.mjs), scripts/check-cli.mjs, scripts/check-docs.mjs and
-// scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
+// (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the walk
+// of the README and the guides it runs, scripts/check-readme.mjs), scripts/check-cli.mjs,
+// scripts/check-docs.mjs and scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
 // scripts/check-deploy.mjs (the staging build, `--env staging`).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
@@ -20,6 +20,13 @@ function freePort() {
     });
   });
 }
+
+/**
+ * How long a start may take. Alone, a fresh state's migrations and wrangler's start take about
+ * 70 s on a 2-core machine; `npm test` starts two servers at once beside the static checks, where
+ * 120 s was not always enough (check:dev failed at "Applying D1 migrations" twice in three runs).
+ */
+const START_MS = 300_000;
 
 /** Resolves once `url` answers 2xx; rejects after `ms`. */
 export async function waitFor(url, ms) {
@@ -67,8 +74,8 @@ export async function startDevServer(dir, { defaultPort = false, args: more = []
   };
   let base = `http://localhost:${port}`;
   try {
-    if (defaultPort) base = await printedBase(() => output, 120_000);
-    await waitFor(`${base}/healthz`, 120_000);
+    if (defaultPort) base = await printedBase(() => output, START_MS);
+    await waitFor(`${base}/healthz`, START_MS);
   } catch (err) {
     stop();
     throw new Error(`${err.message}\n${output}`);

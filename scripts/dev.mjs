@@ -175,7 +175,7 @@ ${key ? `The key in ${KEY_FILE} does not open this local state` : `No ${KEY_FILE
   } else {
     console.log(`
 The key in ${KEY_FILE} does not open this local state, and no organization here has an owner to
-make a new one for: create an organization and a key through the internal API (README.md).
+make a new one for: create an organization and a key through the internal API (docs/api.md).
 `);
     key = undefined;
   }
@@ -196,7 +196,7 @@ function readyBanner(base) {
   // The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
   // inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
   // [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
-  // README.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it. A deployed
+  // docs/development.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it. A deployed
   // environment's build (`--env staging`) is not bundled by wrangler, which then has nowhere to put
   // `/__scheduled`: wrangler's own path serves its crons.
   const path = noBundle ? "/cdn-cgi/handler/scheduled" : "/__scheduled";

@@ -13,6 +13,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./http/app-env";
 import { errorResponse, validationHook } from "./http/error-handler";
+import { favicon } from "./http/favicon";
 import { registerOperations, resolveOperation, routeOf } from "./http/operations";
 import { FirstRequestRouter } from "./http/router";
 import { idempotency, routeBegins } from "./idempotency/middleware";
@@ -59,13 +60,14 @@ export function createApp() {
   registerOperations(app, OPERATIONS);
 
   registerDocumentRoutes(app, OPERATIONS);
-  // The MCP server (README "MCP server"): the caller's key checked first, then the server loaded
+  // The MCP server (docs/clients.md "MCP server"): the caller's key checked first, then the server loaded
   // on its first request (a new isolate loads no MCP code); its tools call the operations above
   // through this app. Not an operation of /openapi.json: a protocol endpoint, as /healthz is.
   app.use(MCP_PATH, mcpAuth);
   app.all(MCP_PATH, async (c) => (await loadMcpServer()).serveMcp(c, app));
   // Liveness, and the floor of every route's latency: no auth, no limiter, no D1.
   app.get("/healthz", (c) => c.json({}));
+  app.get("/favicon.ico", favicon);
   app.get("/", (c) =>
     c.json({ name: "deploy-platform-api", openapi: "/openapi.json", docs: "/docs", api: "/v1" }),
   );

@@ -69,7 +69,7 @@ export type Config = {
    * NEW_ORG_DATABASES: where the internal API places new organizations (by a hash of their id),
    * each one of `orgDatabases`; default all of them, so a database that is full can be kept from
    * taking more. An organization a key creates (`POST /v1/orgs`) goes beside the key's own, in one
-   * transaction with its audit entry (src/services/orgs.ts).
+   * transaction with its audit entry (src/services/orgs/orgs.ts).
    */
   newOrgDatabases: readonly string[];
 };

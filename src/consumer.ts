@@ -11,11 +11,14 @@
  * Each message gets a service context of its own (no identity; its id as `request_id`), so
  * the consumer calls the same services as the HTTP routes and its log lines name the message.
  */
-import { createServiceContext, type ServiceContext, withSession } from "./context";
+import { eq } from "drizzle-orm";
+import { createServiceContext, inDatabase, type ServiceContext, withSession } from "./context";
 import { DIRECTORY } from "./db/databases";
+import { movingOrgs } from "./db/schema";
 import { PRIMARY, type SessionStart, startAfter } from "./db/session";
-import { loggableError } from "./errors";
+import { isOrganizationMoved, loggableError } from "./errors";
 import { createLogger } from "./lib/log";
+import { wakeOrgStreams } from "./services/audit/stream-wake";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
 import { markDeliveryFailed } from "./services/integrations/attempts";
@@ -83,7 +86,8 @@ async function fanout(ctx: ServiceContext, eventId: string, again: boolean): Pro
   try {
     await fanoutEvent(ctx, eventId, { again });
   } catch (err) {
-    if (ctx.session.start.mode !== "bookmark") throw err;
+    // A move's fence is no replica's lag: the message follows the move (handleMessage).
+    if (ctx.session.start.mode !== "bookmark" || isOrganizationMoved(err)) throw err;
     ctx.log.warn("fan-out from a replica failed; again on the primary", {
       event_id: eventId,
       error: loggableError(err),
@@ -104,6 +108,11 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         await fanout(ctx, body.event_id, message.attempts > 1);
         message.ack();
         return;
+      case "audit.streams":
+        // The organization's log grew while it has a stream on: each stream's object sends.
+        await wakeOrgStreams(ctx, body.org_id);
+        message.ack();
+        return;
       case "webhook.deliver": {
         // A delivery message (one queued before the lanes, or sent by hand): to its lane.
         const integrationId = await integrationOf(ctx, body.delivery_id);
@@ -118,8 +127,38 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         message.ack();
     }
   } catch (err) {
+    if (isOrganizationMoved(err) && (await followMove(ctx, message))) return;
     ctx.log.error("queue message failed; will retry", { error: loggableError(err) });
     message.retry();
+  }
+}
+
+/**
+ * A message whose write met a move's fence (API_CONTRACT §32): its organization is switching to
+ * another database. Once the switch is done (the source says `switched`), the message is handled
+ * there; before, it is retried in a moment. Which organization it was is not known here, so it is
+ * handled in each database an organization switched to (usually one; a message's rows are in one
+ * of them, and handling it where they are not does nothing). True when it was settled so.
+ */
+async function followMove(ctx: ServiceContext, message: Message<unknown>): Promise<boolean> {
+  try {
+    const moves = await ctx.db
+      .selectDistinct({ to: movingOrgs.toDatabase, switched: movingOrgs.switched })
+      .from(movingOrgs)
+      .where(eq(movingOrgs.fenced, true))
+      .all();
+    const switched = moves.filter((move) => move.switched).map((move) => move.to);
+    if (switched.length === 0 || switched.length < moves.length) {
+      message.retry({ delaySeconds: 2 });
+      return true;
+    }
+    for (const database of switched) {
+      await handleMessage(inDatabase(withSession(ctx, ctx.openSession(PRIMARY)), database), message);
+    }
+    return true;
+  } catch (err) {
+    ctx.log.error("queue message met a move and could not follow it", { error: loggableError(err) });
+    return false;
   }
 }
 
@@ -132,6 +171,10 @@ async function handleDeadLetter(ctx: ServiceContext, message: Message<unknown>):
         break;
       case "project.disconnect":
         await finishDisconnect(ctx, body.project_id);
+        break;
+      case "audit.streams":
+        // Left to the cron's sweep of streams behind their organization's log.
+        ctx.log.error("audit stream wake-up dead-lettered; left to the sweep", { org_id: body.org_id });
         break;
       case "event.fanout":
         // Left to the sweeps: the stale-event sweep if it never wrote its deliveries (the event's

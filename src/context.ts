@@ -45,9 +45,10 @@ export type Identity = {
  * (src/services/api-keys/authenticate.ts) over the key's hash, so nothing after authentication
  * holds the key itself; it reads the isolate's 30 s cache of keys like any request does. A live
  * stream asks it before it sends and after its deployment changes, at most every 30 s
- * (src/services/deployments/follow.ts).
+ * (src/services/deployments/follow.ts). `fresh`: read again from the primaries, past the cache
+ * (the organization may have moved to another database: src/middleware/context.ts).
  */
-export type RecheckAccess = () => Promise<Identity | null>;
+export type RecheckAccess = (options?: { fresh?: boolean }) => Promise<Identity | null>;
 
 /** The caller an API key authenticates as: who it is, and how to ask again whether it still is. */
 export type Caller = { identity: Identity; recheckAccess: RecheckAccess };
@@ -96,6 +97,10 @@ export type ServiceContext = {
   deliveryLanes: Env["DELIVERY_LANES"];
   /** One gate object per environment: the wait timers of its waiting deployments (src/gate/). */
   environmentGates: Env["ENVIRONMENT_GATES"];
+  /** One object per audit log stream: what sends its batches, in order (src/audit-stream/). */
+  auditStreams: Env["AUDIT_STREAMS"];
+  /** One object per move of an organization to another database (src/org-move/). */
+  orgMoves: Env["ORG_MOVES"];
   /** Keeps work alive after the response (or the consumer's return). */
   waitUntil(work: Promise<unknown>): void;
   /** Set for an authenticated /v1 request; absent for the internal API, the queue and the cron. */
@@ -176,6 +181,8 @@ export function createServiceContext(source: ContextSource): ServiceContext {
     limiters: source.env.RATE_LIMITER,
     deliveryLanes: source.env.DELIVERY_LANES,
     environmentGates: source.env.ENVIRONMENT_GATES,
+    auditStreams: source.env.AUDIT_STREAMS,
+    orgMoves: source.env.ORG_MOVES,
     waitUntil,
   };
   return ctx;

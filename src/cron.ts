@@ -17,6 +17,7 @@ import { loggableError } from "./errors";
 import { forgetExpiredKeys } from "./idempotency/executed";
 import { newId } from "./lib/ids";
 import { purgeExpiredAuditEntries } from "./services/audit/log";
+import { wakeLaggingStreams } from "./services/audit/stream-wake";
 import { settleOverdueGates } from "./services/deployments/gate-sweeps";
 import { purgeOldTimelines } from "./services/deployments/timeline-retention";
 import { finishOrganizations } from "./services/directory";
@@ -24,6 +25,7 @@ import { sweepStaleEvents } from "./services/events/fanout";
 import { purgeOldEvents } from "./services/events/log";
 import { forgetExpiredSecrets } from "./services/integrations/operator";
 import { sweepStuckDeliveries } from "./services/integrations/sweep";
+import { resumeStalledMoves } from "./services/moves/moves";
 import { resendStuckDisconnects } from "./services/projects/disconnect";
 
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
@@ -55,9 +57,13 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
   const disconnects = await resendStuckDisconnects(ctx);
   if (disconnects > 0)
     ctx.log.warn("disconnects whose message was lost sent again", { database: ctx.database, disconnects });
+  const streams = await wakeLaggingStreams(ctx);
+  if (streams > 0) ctx.log.info("audit streams behind their log woken", { database: ctx.database, streams });
   const stuck = await sweepStuckDeliveries(ctx);
   if (stuck.taken > 0)
     ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
+  const moves = await resumeStalledMoves(ctx);
+  if (moves > 0) ctx.log.warn("stalled organization moves woken", { moves });
   // Last, so the deliveries' sweeps never wait on it.
   await finishOrganizations(ctx);
 }

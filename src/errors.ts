@@ -87,6 +87,57 @@ export function isIdempotencyKeyTaken(err: unknown): boolean {
   return IDEMPOTENCY_KEY_TAKEN.test(errorText(err));
 }
 
+/**
+ * The limit (API_CONTRACT §29) whose count a write would have raised past it, or undefined: the
+ * database refuses such a write by aborting its batch with `limit exceeded: <name>` (migration
+ * 0015's triggers; src/services/orgs/limits.ts). Read from the driver's own error, never from a
+ * wrapper whose message carries the statement's parameters (which a caller chose).
+ */
+export function limitExceededOf(err: unknown): string | undefined {
+  return /\blimit exceeded: ([a-z_]+)/.exec(innermostMessage(err))?.[1];
+}
+
+/** The `409` of a request that would make a count exceed its limit (API_CONTRACT §29). */
+export function limitExceeded(name: string): ApiError {
+  const message = `The organization's \`${name}\` limit is reached: this request would exceed it, so nothing changed (GET /v1/orgs/{org_id}/limits shows each limit and what it counts).`;
+  return conflict(message, [{ path: `limits.${name}`, message: `Would exceed the \`${name}\` limit.` }]);
+}
+
+/**
+ * Whether `err` is a move's fence refusing a write (API_CONTRACT §32): during the switch, an
+ * organization's database refuses every write of it in the statement itself (migration 0017's
+ * triggers abort with `organization moved`), so the write's whole batch changed nothing.
+ */
+export function isOrganizationMoved(err: unknown): boolean {
+  return /\borganization moved\b/.test(innermostMessage(err));
+}
+
+/** How long a write refused by a move's fence is told to wait before it tries again. */
+export const MOVED_RETRY_AFTER_S = 1;
+
+/**
+ * The `408` of a write a move's fence refused, whatever route it was: it executed nothing, so it is
+ * not stored for its Idempotency-Key (src/idempotency/middleware.ts), and the isolate forgets where
+ * the organization was (src/middleware/auth.ts, ./middleware/internal-database.ts), so the retry
+ * finds where it is now.
+ */
+export function organizationMoving(): ApiError {
+  return new ApiError(
+    "timeout",
+    "The organization is moving to another database: nothing changed. Try again after Retry-After seconds.",
+    undefined,
+    { "Retry-After": String(MOVED_RETRY_AFTER_S) },
+  );
+}
+
+function innermostMessage(err: unknown): string {
+  let inner: unknown = err;
+  for (let depth = 0; inner instanceof Error && inner.cause !== undefined && depth < 5; depth++) {
+    inner = inner.cause;
+  }
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
 export function isForeignKeyViolation(err: unknown): boolean {
   return /FOREIGN KEY constraint failed|SQLITE_CONSTRAINT_FOREIGNKEY/i.test(errorText(err));
 }

@@ -11,9 +11,11 @@
  */
 import { createApp } from "./app";
 
+export { AuditStream } from "./audit-stream/object";
 export { DeliveryLane } from "./delivery-lane/object";
 export { DeploymentFeed } from "./feed/object";
 export { EnvironmentGate } from "./gate/object";
+export { OrgMove } from "./org-move/object";
 export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();

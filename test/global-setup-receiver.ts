@@ -4,6 +4,10 @@
  *
  *   POST /hooks/<bucket>[?status=500&retry_after=120&delay_ms=500]  records the request, answers `status`
  *   GET  /received/<bucket>                                          the recorded requests, oldest first
+ *   POST /script/<bucket>  {"answers": [500, 410, …], "delay_ms": n}  the next requests of the bucket take
+ *                                                                    these statuses in turn (then the query's),
+ *                                                                    each after `delay_ms` (the URL of an audit
+ *                                                                    stream cannot change between attempts)
  *
  * Buckets are per test, so files running at the same time never see each other's requests.
  * (Node's types are not part of this project's type check, so the few used are declared here.)
@@ -39,11 +43,14 @@ export type ReceivedRequest = {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** When it arrived (ms since the epoch, this machine's clock). */
+  at: number;
 };
 
 export default async function setup(project: TestProject) {
   const http = (await import("node:http" as string)) as NodeHttp;
   const received = new Map<string, ReceivedRequest[]>();
+  const scripts = new Map<string, { answers: number[]; delayMs: number }>();
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://receiver");
@@ -55,6 +62,18 @@ export default async function setup(project: TestProject) {
     }
     const chunks: Uint8Array[] = [];
     req.on("data", (chunk) => chunks.push(chunk));
+    if (req.method === "POST" && route === "script") {
+      req.on("end", () => {
+        const script = JSON.parse(new TextDecoder().decode(concat(chunks))) as {
+          answers?: number[];
+          delay_ms?: number;
+        };
+        scripts.set(bucket, { answers: [...(script.answers ?? [])], delayMs: script.delay_ms ?? 0 });
+        res.writeHead(204, {});
+        res.end();
+      });
+      return;
+    }
     req.on("end", () => {
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) {
@@ -62,14 +81,16 @@ export default async function setup(project: TestProject) {
       }
       const body = new TextDecoder().decode(concat(chunks));
       const list = received.get(bucket) ?? [];
-      list.push({ method: req.method ?? "", path: url.pathname + url.search, headers, body });
+      list.push({ method: req.method ?? "", path: url.pathname + url.search, headers, body, at: Date.now() });
       received.set(bucket, list);
-      const status = Number(url.searchParams.get("status") ?? 200);
+      const script = scripts.get(bucket);
+      const scripted = script?.answers.shift();
+      const status = scripted ?? Number(url.searchParams.get("status") ?? 200);
       const answer: Record<string, string> = { "content-type": "text/plain" };
       const retryAfter = url.searchParams.get("retry_after");
       if (retryAfter) answer["retry-after"] = retryAfter;
       if (status >= 300 && status < 400) answer.location = `/hooks/${bucket}-redirected`;
-      const delay = Number(url.searchParams.get("delay_ms") ?? 0);
+      const delay = script ? script.delayMs : Number(url.searchParams.get("delay_ms") ?? 0);
       setTimeout(() => {
         res.writeHead(status, answer);
         res.end("ok");

@@ -3,7 +3,7 @@
  * drizzle-kit reads it through it.
  */
 import { sql } from "drizzle-orm";
-import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const AUDIT_ACTOR_TYPES = ["api_key", "admin"] as const;
 export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
@@ -34,6 +34,14 @@ export const auditLog = sqliteTable(
     changes: text("changes", { mode: "json" }).$type<AuditChanges>(),
     createdAt: text("created_at").notNull(),
     /**
+     * The entry's place in its organization's log (API_CONTRACT §30): 1 for its first entry and one
+     * more for each next, in commit order, no gap, no repeat. Computed by the entry's own INSERT
+     * from the organization's latest (one step down the index below), in the batch of the change it
+     * records: D1 runs one batch at a time, so commit order is sequence order. Null only for an
+     * entry of no organization.
+     */
+    sequence: integer("sequence"),
+    /**
      * The `Idempotency-Key` the change ran under (API_CONTRACT §11) and its request's
      * fingerprint, written with the entry so that the key commits with the change it keyed, or
      * not at all (src/idempotency/executed.ts). Not part of the entry's record; cleared by the
@@ -44,6 +52,10 @@ export const auditLog = sqliteTable(
   },
   (t) => [
     index("audit_log_org_created_idx").on(t.orgId, t.createdAt, t.id),
+    // An organization's entries in sequence order: the next number, `after_sequence` pages, streams.
+    uniqueIndex("audit_log_org_sequence_idx").on(t.orgId, t.sequence),
+    // A project's entries by sequence (its audit log's `after_sequence`).
+    index("audit_log_project_sequence_idx").on(t.projectId, t.sequence),
     index("audit_log_project_created_idx").on(t.projectId, t.createdAt, t.id),
     index("audit_log_created_idx").on(t.createdAt),
     // A key runs one change per API key: a second commit of it fails, and its batch with it.

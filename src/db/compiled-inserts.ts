@@ -33,6 +33,8 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
     private readonly db: Db,
     readonly sql: string,
     readonly params: readonly unknown[],
+    /** Told the statement's result once it has run (in a batch: once the batch has committed). */
+    private readonly onResult?: (result: D1Result) => void,
   ) {}
 
   /** For drizzle-orm/d1's `batch`: it binds `params` to `stmt` and runs it with the others. */
@@ -40,7 +42,10 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
     return {
       getQuery: () => this.toSQL(),
       stmt: this.db.$client.prepare(this.sql),
-      mapResult: (result: unknown) => result,
+      mapResult: (result: unknown) => {
+        this.onResult?.(result as D1Result);
+        return result;
+      },
     };
   }
 
@@ -49,17 +54,24 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
     return { sql: this.sql, params: [...this.params] };
   }
 
-  run(): Promise<D1Result> {
-    return this.db.$client
+  async run(): Promise<D1Result> {
+    const result = await this.db.$client
       .prepare(this.sql)
       .bind(...this.params)
       .run();
+    this.onResult?.(result);
+    return result;
   }
 }
 
 /** `query` with `values` bound (`boundParams`), as an item of `db.batch` or a statement run alone. */
-export function bindStatement(db: Db, query: Compiled, values: Readonly<Record<string, unknown>>) {
-  return new BoundStatement(db, query.sql, boundParams(query, values));
+export function bindStatement(
+  db: Db,
+  query: Compiled,
+  values: Readonly<Record<string, unknown>>,
+  onResult?: (result: D1Result) => void,
+) {
+  return new BoundStatement(db, query.sql, boundParams(query, values), onResult);
 }
 
 /** The value Drizzle's `.values()` would bind for `column`, given `value` (undefined: left out). */

@@ -155,13 +155,34 @@ export const stackResources = sqliteTable(
   ],
 );
 
-/** What holds a waiting deployment (API_CONTRACT §26); `blocked_by` empty once released. */
+/** One check of a waiting deployment's gate, as its record shows it (API_CONTRACT §31). */
+export type GateCheck = {
+  name: string;
+  state: "pending" | "passed" | "failed";
+  reason: "timeout" | null;
+  details_url: string | null;
+  summary: string | null;
+  concluded_at: string | null;
+};
+
+/**
+ * What holds a waiting deployment (API_CONTRACT §26, §31); `blocked_by` empty once released.
+ * `checks` is absent from a gate written before checks existed (it reads as `[]`).
+ */
 export type DeploymentGate = {
   required_approvals: number;
   approvals: number;
   wait_until: string | null;
-  blocked_by: ("approval" | "wait_timer" | "lock")[];
+  blocked_by: ("approval" | "wait_timer" | "lock" | "check")[];
+  checks?: GateCheck[];
 };
+
+/**
+ * When each check of a deployment concludes by itself (§31: `timeout` seconds after the deployment's
+ * `created_at`) and how: copied from the protection at its creation, so that a later change of the
+ * protection changes nothing of it. Kept beside the gate, not in it: the gate is the record's.
+ */
+export type CheckDeadline = { name: string; at: string; on_timeout: "pass" | "fail" };
 
 /** A deployment's pinned configuration: the §18 version of each of its environment's scopes. */
 export type DeploymentConfig = {
@@ -201,6 +222,8 @@ export const deployments = sqliteTable(
     promotedFrom: text("promoted_from"),
     /** What held it as `waiting` (API_CONTRACT §26), or null for a deployment that never waited. */
     gate: text("gate", { mode: "json" }).$type<DeploymentGate>(),
+    /** Its checks' deadlines (API_CONTRACT §31), or null for a deployment created without checks. */
+    checkDeadlines: text("check_deadlines", { mode: "json" }).$type<CheckDeadline[]>(),
   },
   (t) => [
     // An environment's `current_deployment_id` (API_CONTRACT §23): its latest success, by finished_at.

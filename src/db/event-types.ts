@@ -32,6 +32,37 @@ export const EVENT_TYPE_TABLE = {
     emittedBy: "internal",
   },
   "service.ok": { flag: "services_ok", description: "a service is OK again.", emittedBy: "internal" },
+  // API_CONTRACT §31: every step of a gate, under one flag (an eighth, `false` unless set).
+  "deployment.waiting": {
+    flag: "deployment_gates",
+    description: "created waiting.",
+    emittedBy: "gate",
+  },
+  "deployment.reviewed": {
+    flag: "deployment_gates",
+    description: "reviewed.",
+    emittedBy: "gate",
+  },
+  "deployment.check_concluded": {
+    flag: "deployment_gates",
+    description: "a check concluded.",
+    emittedBy: "gate",
+  },
+  "deployment.released": {
+    flag: "deployment_gates",
+    description: "released.",
+    emittedBy: "gate",
+  },
+  "environment.locked": {
+    flag: "deployment_gates",
+    description: "locked.",
+    emittedBy: "gate",
+  },
+  "environment.unlocked": {
+    flag: "deployment_gates",
+    description: "unlocked.",
+    emittedBy: "gate",
+  },
 } as const;
 
 type Table = typeof EVENT_TYPE_TABLE;
@@ -51,8 +82,11 @@ export const EVENT_TYPES = entries.map(([type]) => type) as [EventType, ...Event
 export const INTERNAL_EVENT_TYPES = entries
   .filter(([, row]) => row.emittedBy === "internal")
   .map(([type]) => type) as [InternalEventType, ...InternalEventType[]];
-/** In the table's order, which is the order of `configuration`'s keys in every response. */
-export const NOTIFICATION_FLAGS = entries.map(([, row]) => row.flag) as [
+/**
+ * In the table's order (each once: one flag may switch several types, as `deployment_gates` does),
+ * which is the order of `configuration`'s keys in every response.
+ */
+export const NOTIFICATION_FLAGS = [...new Set(entries.map(([, row]) => row.flag))] as [
   NotificationFlag,
   ...NotificationFlag[],
 ];
@@ -61,9 +95,15 @@ export const EVENT_FLAG = Object.fromEntries(entries.map(([type, row]) => [type,
   [T in EventType]: Table[T]["flag"];
 };
 
-/** The flag's description in the OpenAPI document: "`<event type>`: <what it means>". */
+/** The flag's description in the OpenAPI document: "`<event type>`: <what it means>", for each type it switches. */
 export const FLAG_DESCRIPTION = Object.fromEntries(
-  entries.map(([type, row]) => [row.flag, `\`${type}\`: ${row.description}`]),
+  NOTIFICATION_FLAGS.map((flag) => [
+    flag,
+    entries
+      .filter(([, row]) => row.flag === flag)
+      .map(([type, row]) => `\`${type}\`: ${row.description}`)
+      .join(" "),
+  ]),
 ) as Record<NotificationFlag, string>;
 
 export function isEventType(value: string): value is EventType {

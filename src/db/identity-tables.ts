@@ -3,6 +3,7 @@
  * row that finds a key's organization (conventions: src/db/schema.ts). Imported through schema.ts,
  * like every table.
  */
+import { sql } from "drizzle-orm";
 import { index, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt } from "./columns";
 import { type AccountProfile, ORG_ROLES } from "./values";
@@ -107,5 +108,8 @@ export const apiKeys = sqliteTable(
     index("api_keys_org_account_created_idx").on(t.orgId, t.accountId, t.createdAt, t.id),
     // A revocation walks a key's descendants by this index.
     index("api_keys_parent_idx").on(t.parentId),
+    // The organization's live keys, which its `api_keys` limit counts (API_CONTRACT §29): a count
+    // over the keys not revoked, by expiry, never over the revoked ones a long life leaves behind.
+    index("api_keys_org_live_idx").on(t.orgId, t.expiresAt).where(sql`revoked_at IS NULL`),
   ],
 );

@@ -9,6 +9,10 @@ export const REVIEWER_ROLES = ["owner", "contributor"] as const;
 export type ReviewerRole = (typeof REVIEWER_ROLES)[number];
 export const CONCURRENCY_POLICIES = ["parallel", "serial", "supersede"] as const;
 export type ConcurrencyPolicy = (typeof CONCURRENCY_POLICIES)[number];
+export const CHECK_OUTCOMES = ["fail", "pass"] as const;
+export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+/** A check of a protection (§31): what must pass before a deployment of the environment is released. */
+export type ProtectionCheck = { name: string; timeout: number; on_timeout: CheckOutcome };
 export const REVIEW_STATES = ["approved", "rejected"] as const;
 export type ReviewState = (typeof REVIEW_STATES)[number];
 
@@ -31,6 +35,8 @@ export const environmentProtections = sqliteTable(
     lockedAccountId: text("locked_account_id"),
     lockedAt: text("locked_at"),
     updatedAt: text("updated_at"),
+    /** Its deployment checks (API_CONTRACT §31), copied into each deployment's gate at its creation. */
+    checks: text("checks", { mode: "json" }).$type<ProtectionCheck[]>().notNull().default([]),
   },
   (t) => [index("environment_protections_project_idx").on(t.projectId)],
 );

@@ -64,3 +64,6 @@ export type DeploymentData = {
   source?: Record<string, unknown>;
   stacks?: Array<{ id: string; status: DeploymentStatus; status_reason?: string; timestamp: string }>;
 };
+
+/** A move of an organization between databases (API_CONTRACT §32). */
+export const MOVE_STATES = ["copying", "switching", "completed", "cancelled", "failed"] as const;

@@ -100,6 +100,19 @@ export class DeliveryLane extends DurableObject<Env> {
     return taken;
   }
 
+  /**
+   * Its integration's organization moved to `database` (API_CONTRACT §32): every entry is read and
+   * recorded there from now on, from its primary (a bookmark of the old database means nothing in
+   * the new one). Returns how many entries it holds.
+   */
+  rehome(database: string): number {
+    this.ensureMigrated();
+    const moved = this.sql.exec("UPDATE lane SET database = ?, bookmark = NULL", database).rowsWritten;
+    const next = soonestDue(this.sql);
+    if (next !== null && !this.running) this.scheduleRun(Math.max(Date.now(), next));
+    return moved;
+  }
+
   /** What the lane holds, soonest due first (for tests and diagnostics). */
   entries(): HeldEntry[] {
     this.ensureMigrated();

@@ -56,6 +56,17 @@ export class EnvironmentGate extends DurableObject<Env> {
     await this.arm();
   }
 
+  /**
+   * Its environment's organization moved to `database` (API_CONTRACT §32): every timer settles
+   * there from now on, and the alarm is set again (one the old database kept failing may have
+   * spent its retries).
+   */
+  async rehome(database: string): Promise<void> {
+    this.setUp();
+    this.ctx.storage.sql.exec("UPDATE timers SET database = ?", database);
+    await this.arm();
+  }
+
   /** The alarm at the earliest timer, or none (and no storage) when none is left. */
   private async arm(): Promise<void> {
     const next = this.ctx.storage.sql

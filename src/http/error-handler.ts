@@ -13,7 +13,11 @@ import {
   type FieldIssue,
   isForeignKeyViolation,
   isIdempotencyKeyTaken,
+  isOrganizationMoved,
+  limitExceeded,
+  limitExceededOf,
   loggableError,
+  organizationMoving,
 } from "../errors";
 import { createLogger } from "../lib/log";
 import type { AppEnv } from "./app-env";
@@ -81,6 +85,21 @@ export function errorResponse(err: Error, c: Context<AppEnv>): Response {
     const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
     const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
     return c.json(api.toBody(), api.status as ContentfulStatusCode);
+  }
+  // A write a move's fence refused (API_CONTRACT §32): nothing changed; the retry goes where the
+  // organization is now.
+  if (isOrganizationMoved(err)) {
+    const refusal = organizationMoving();
+    for (const [name, value] of Object.entries(refusal.headers ?? {})) c.header(name, value);
+    return c.json(refusal.toBody(), refusal.status);
+  }
+  // A write that would have raised a count of its organization past its limit: the database
+  // refused it inside its own batch, so nothing changed (API_CONTRACT §29). Every route that adds
+  // to a count meets this, public or internal, whichever service wrote the row.
+  const limit = limitExceededOf(err);
+  if (limit !== undefined) {
+    const refusal = limitExceeded(limit);
+    return c.json(refusal.toBody(), refusal.status);
   }
   // A write whose parent vanished meanwhile (a create racing the delete of its project, say):
   // the parent is gone, so the answer is what it would be a moment later (API_CONTRACT §17).

@@ -4,7 +4,7 @@
  * The rule: `<area>:read` for a GET and `<area>:write` otherwise, where the area is the last
  * segment of the path that names a resource (`/v1/orgs/{org_id}/projects` is `projects`,
  * `/v1/projects/{id}/notification-integrations/{id}/deliveries` is `integrations`). The event
- * log and the audit logs are read-only areas (`events:read`, `audit:read`). The one exception
+ * log is a read-only area (`events:read`); the audit area's one write is its streams (`audit:write`). The one exception
  * the rule cannot see, the reveal (`variables:reveal`), is declared on its route.
  */
 
@@ -24,6 +24,8 @@ export const SCOPES = [
   "resources:read",
   "events:read",
   "audit:read",
+  // API_CONTRACT §30: the audit streams' writes.
+  "audit:write",
   "orgs:read",
   "orgs:write",
   "api-keys:read",
@@ -49,6 +51,8 @@ const AREA_OF_SEGMENT: Record<string, string> = {
   resources: "resources",
   events: "events",
   "audit-log": "audit",
+  // API_CONTRACT §30: an organization's audit log streams (read `audit:read`, written `audit:write`).
+  "audit-streams": "audit",
   "api-keys": "api-keys",
   // API_CONTRACT §27: a trust is a way to make keys, read and written with the keys' scopes.
   "oidc-trusts": "api-keys",
@@ -66,7 +70,7 @@ export function ruleScope(method: string, path: string): Scope {
   if (!area)
     throw new Error(`No scope area for ${method.toUpperCase()} ${path}: name it in src/http/scopes.ts`);
   const read = method.toLowerCase() === "get";
-  if (!read && (area === "events" || area === "audit")) {
+  if (!read && area === "events") {
     throw new Error(`${area} is a read-only area; declare the scope of ${method.toUpperCase()} ${path}`);
   }
   const scope = `${area}:${read ? "read" : "write"}`;

@@ -10,7 +10,7 @@
  * malformed `If-Match` or `X-D1-Bookmark`, the body guard's content type, charset, JSON, depth
  * and surrogates: §15, §17 "before anything executes") releases the key it claimed, as a 5xx
  * does: once the header or body is mended, a retry with the same key runs. What the route answers
- * (its own validation's 400 included) is stored, but a 401 or 429 (`REFUSED`). `routeBegins`, the
+ * (its own validation's 400 included) is stored, but a 401, 408 or 429 (`REFUSED`). `routeBegins`, the
  * last /v1 middleware, marks the line.
  *
  * A write runs with its key in its context (handed over as `executingKey`, which the route's
@@ -26,6 +26,7 @@ import { D1_BOOKMARK_HEADER, laterBookmark } from "../db/session";
 import { ApiError, badInput, isIdempotencyKeyTaken, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import type { RouteLookup } from "../http/operations";
+import { keyBookmarkIn } from "../rate-limit/bookmark";
 import { IDEMPOTENCY_HEADER, type IdempotencyState, KEY_PATTERN, WRITE_METHODS } from "./claim";
 import {
   type ExecutedWrite,
@@ -55,9 +56,11 @@ const REPLAYED_HEADERS = [
  * 429) neither use nor store a key"): released, never stored, even when the route answers it. The
  * token exchange refuses its token in its route (src/middleware/rate-limit.ts `limitKeyless`), so
  * a mended request (the issuer back, a clock corrected) still runs under the same key; a create
- * whose calling key was revoked meanwhile (`callerKeyGone`) committed nothing.
+ * whose calling key was revoked meanwhile (`callerKeyGone`) committed nothing. A `408` executed
+ * nothing either (a body that never arrived whole, a write a move's fence refused: API_CONTRACT
+ * §32), and the same request sent again must run.
  */
-const REFUSED = new Set([401, 429]);
+const REFUSED = new Set([401, 408, 429]);
 
 /** Fetches a record (a GET of `path`) for the replay of an answer stored by reference. */
 type Reread = (c: Context<AppEnv>, path: string) => Promise<Response> | Response;
@@ -227,7 +230,7 @@ async function replay(c: Context<AppEnv>, answer: StoredAnswer, reread: Reread):
     const value = response.get(D1_BOOKMARK_HEADER);
     return value ? await bookmarkIn(config.variableKeys, value, database).catch(() => null) : null;
   };
-  let bookmark = laterBookmark(await bookmarkOf(headers), c.get("keyBookmark"));
+  let bookmark = laterBookmark(await bookmarkOf(headers), keyBookmarkIn(c.get("keyBookmark"), database));
   if (answer.ref) {
     // The record as it is now: its current body and ETag. If it is gone, that answer instead.
     const current = await reread(c, answer.ref);

@@ -1,5 +1,5 @@
 /**
- * The MCP server at /mcp (README "MCP server"): Streamable HTTP, stateless, answered as JSON.
+ * The MCP server at /mcp (docs/clients.md "MCP server"): Streamable HTTP, stateless, answered as JSON.
  * Loaded on the first /mcp request that passed authentication (src/app.ts), never when the Worker
  * starts: `npm run check:deploy` fails if the entry reaches this directory by a static import.
  *
@@ -17,6 +17,7 @@ import type { AppEnv } from "../http/app-env";
 import { readRawBody } from "../http/raw-body";
 import { jsonRpcRefusal, mcpKey } from "../middleware/mcp-auth";
 import { ApiRefusal, apiFor } from "./api";
+import { portableSchema } from "./portable-schema";
 import { TOOLS, type Tool } from "./tools";
 import { handlePost, PROTOCOL_VERSIONS, RPC, RpcError, type RpcRequest, refusal } from "./transport";
 
@@ -43,7 +44,8 @@ const failed = (text: string): ToolResult => ({ isError: true, content: [{ type:
 /**
  * `tools/list`'s answer, built on its first use in an isolate: each tool's arguments and answer as
  * JSON Schema (draft 7, as MCP clients read them; the arguments as a caller writes them, defaults
- * optional; the answer as the tool returns it).
+ * optional; the answer as the tool returns it), spelled so that every client takes them
+ * (./portable-schema.ts).
  */
 let listed: Record<string, unknown> | undefined;
 function toolList(): Record<string, unknown> {
@@ -52,8 +54,8 @@ function toolList(): Record<string, unknown> {
       name: t.name,
       title: t.title,
       description: t.description,
-      inputSchema: z.toJSONSchema(t.input, { target: "draft-7", io: "input" }),
-      outputSchema: z.toJSONSchema(t.output, { target: "draft-7", io: "output" }),
+      inputSchema: portableSchema(z.toJSONSchema(t.input, { target: "draft-7", io: "input" })),
+      outputSchema: portableSchema(z.toJSONSchema(t.output, { target: "draft-7", io: "output" })),
       annotations: { title: t.title, ...t.annotations },
     })),
   };

@@ -1,8 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "../errors";
+import type { Caller } from "../context";
+import { ApiError, isOrganizationMoved } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { isKeylessRequest } from "../http/keyless";
-import { authenticate } from "../services/api-keys/authenticate";
+import { authenticate, forgetOrganization } from "../services/api-keys/authenticate";
 import { setCaller } from "./context";
 import { refuseAnonymous } from "./rate-limit";
 
@@ -15,13 +16,18 @@ import { refuseAnonymous } from "./rate-limit";
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   // The token exchange (API_CONTRACT §27) authenticates with the token in its body, not a key.
   if (isKeylessRequest(c)) return next();
+  let caller: Caller;
   try {
-    setCaller(c, await authenticate(c.get("ctx"), c.req.header("x-api-key")));
+    caller = await authenticate(c.get("ctx"), c.req.header("x-api-key"));
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== "unauthenticated") throw err;
     return refuseAnonymous(c, err);
   }
+  setCaller(c, caller);
   await next();
+  // A write its organization's move refused (API_CONTRACT §32): the organization's keys are
+  // looked up again, so the retry goes to the database that holds it now.
+  if (c.error && isOrganizationMoved(c.error)) forgetOrganization(caller.identity.orgId);
 });
 
 /**

@@ -31,6 +31,7 @@ import { UNCONSTRAINED } from "../db/session";
 import type { AppEnv } from "../http/app-env";
 import { etagListOf } from "../http/etag";
 import { newId } from "../lib/ids";
+import { keyBookmarkParts } from "../rate-limit/bookmark";
 import { openRequestSession, passOnBookmark, presentedBookmark } from "./d1-session";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -72,7 +73,7 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
   return createMiddleware<AppEnv>(async (c, next) => {
     const internal = c.get("internalDatabase");
     // On its database before the session opens: the session, and the bookmark it is read from, are of that one.
-    const ctx = internal === undefined ? c.get("ctx") : inDatabase(c.get("ctx"), internal);
+    const ctx = internal === undefined ? await currentCaller(c) : inDatabase(c.get("ctx"), internal);
     const presented = await presentedBookmark(c, ctx);
     const session = openRequestSession(c, ctx, presented);
     const method = c.req.method;
@@ -92,6 +93,24 @@ export function routeContext(operationIdOf: (c: Context<AppEnv>) => string | und
     await next();
     await passOnBookmark(c, route, presented);
   });
+}
+
+/**
+ * The request's context, its caller read again when the key's last write was made in another
+ * database than the one its cached identity names: its organization has moved since this isolate
+ * cached it (API_CONTRACT §32), and the key's own writes are in the new one.
+ */
+async function currentCaller(c: Context<AppEnv>) {
+  const ctx = c.get("ctx");
+  const stored = c.get("keyBookmark");
+  if (!ctx.identity || !ctx.recheckAccess || stored === undefined) return ctx;
+  const database = keyBookmarkParts(stored)?.database;
+  if (!database || database === ctx.identity.database) return ctx;
+  const identity = await ctx.recheckAccess({ fresh: true });
+  if (!identity || identity.database === ctx.identity.database) return ctx;
+  const moved = withIdentity(ctx, { identity, recheckAccess: ctx.recheckAccess });
+  c.set("ctx", moved);
+  return moved;
 }
 
 /** The context of an authenticated /v1 request (the auth middleware has set its caller). */

@@ -21,6 +21,7 @@ import { bookmarkHeader, bookmarkIn } from "../crypto/bookmarks";
 import { D1_BOOKMARK_HEADER, type DbSession, laterBookmark, mayWrite, sessionStart } from "../db/session";
 import { badInput, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { keyBookmarkIn } from "../rate-limit/bookmark";
 import { limiterOf } from "./rate-limit";
 
 /**
@@ -57,7 +58,9 @@ export function openRequestSession(
   ctx: ServiceContext,
   presented: string | null,
 ): DbSession {
-  return ctx.openSession(sessionStart(c.req.method, c.get("keyBookmark"), presented));
+  return ctx.openSession(
+    sessionStart(c.req.method, keyBookmarkIn(c.get("keyBookmark"), ctx.database), presented),
+  );
 }
 
 /** Once the route has answered: the write's bookmark for the key, and `X-D1-Bookmark` on the answer. */
@@ -67,13 +70,15 @@ export async function passOnBookmark(
   presented: string | null,
 ): Promise<void> {
   const { session, identity, log } = ctx;
-  const keyBookmark = c.get("keyBookmark");
+  const keyBookmark = keyBookmarkIn(c.get("keyBookmark"), ctx.database);
   // A write's session started on the primary, so its bookmark is one D1 issued; a header
   // bookmark is never stored for the key (even a verified one orders no write of this key).
+  // Stored with its database (src/rate-limit/bookmark.ts).
   let own = session.bookmark();
   if (identity && mayWrite(c.req.method) && own && (!keyBookmark || own > keyBookmark)) {
     try {
-      own = await limiterOf(c, identity.limiter).recordBookmark(own);
+      const stored = await limiterOf(c, identity.limiter).recordBookmark(`${ctx.database}:${own}`);
+      own = keyBookmarkIn(stored, ctx.database) ?? own;
     } catch (err) {
       // Like the rate limit, fail open: the write is committed; only this key's next read
       // may start on a replica that has not caught up with it yet.

@@ -3,17 +3,19 @@
  * it acts on by id alone (`/internal/v1/stacks/{stack_id}/resources`), so the first id of its
  * path is looked up: an organization's in the directory (`organizations.database`), anything
  * inside one in the organization databases, all asked at once (internal traffic only; one query
- * each), on their primaries, since the engine acts on what it created a moment before. What an id
- * is found in never changes (moving an organization is not built), so the answer is kept in the
- * isolate. A path without an id (`/internal/v1/orgs`, `/accounts`, the deployments list) runs on
+ * each), on their primaries, since the engine acts on what it created a moment before; where more
+ * than one has it (an organization being moved: API_CONTRACT §32), the directory says which holds
+ * it. The answer is kept in the isolate (src/db/locations.ts). A path
+ * without an id (`/internal/v1/orgs`, `/accounts`, the deployments list) runs on
  * the directory; a service that spans the organization databases asks each itself. The database
  * found is handed over as `internalDatabase`; the route's context (./context.ts) runs on it.
  */
-import { eq } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createMiddleware } from "hono/factory";
 import type { ServiceContext } from "../context";
 import { DIRECTORY } from "../db/databases";
+import { forgetLocations, knownLocation, rememberLocation } from "../db/locations";
 import {
   apiKeys,
   deployments,
@@ -24,23 +26,23 @@ import {
   stacks,
 } from "../db/schema";
 import { PRIMARY } from "../db/session";
+import { isOrganizationMoved } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { setBounded } from "../lib/bounded-map";
 
-type Located = { table: SQLiteTable; id: SQLiteColumn };
+type Located = { table: SQLiteTable; id: SQLiteColumn; orgId: SQLiteColumn | SQL<unknown> };
 
-/** The tables the internal API's first path id names, by the path segment before it. */
+const projectOrg = (table: string) =>
+  sql<string>`(SELECT p.org_id FROM projects p WHERE p.id = ${sql.raw(`${table}.project_id`)})`;
+
+/** The tables the internal API's first path id names, by the path segment before it, and their organization. */
 const INSIDE: Record<string, Located> = {
-  projects: { table: projects, id: projects.id },
-  environments: { table: environments, id: environments.id },
-  stacks: { table: stacks, id: stacks.id },
-  deployments: { table: deployments, id: deployments.id },
-  resources: { table: stackResources, id: stackResources.id },
-  "api-keys": { table: apiKeys, id: apiKeys.id },
+  projects: { table: projects, id: projects.id, orgId: projects.orgId },
+  environments: { table: environments, id: environments.id, orgId: projectOrg("environments") },
+  stacks: { table: stacks, id: stacks.id, orgId: projectOrg("stacks") },
+  deployments: { table: deployments, id: deployments.id, orgId: deployments.orgId },
+  resources: { table: stackResources, id: stackResources.id, orgId: projectOrg("stack_resources") },
+  "api-keys": { table: apiKeys, id: apiKeys.id, orgId: apiKeys.orgId },
 };
-
-const found = new Map<string, string>();
-const FOUND_MAX_ENTRIES = 10_000;
 
 export const internalDatabase = createMiddleware<AppEnv>(async (c, next) => {
   const declared = c.get("operation")?.path.split("/") ?? [];
@@ -51,6 +53,7 @@ export const internalDatabase = createMiddleware<AppEnv>(async (c, next) => {
     if (database) c.set("internalDatabase", database);
   }
   await next();
+  if (c.error && isOrganizationMoved(c.error)) forgetLocations();
 });
 
 /** The path's first id, or "" when it does not decode (no row has it: the route answers 404). */
@@ -64,19 +67,14 @@ function pathId(url: string): string {
 
 async function locate(ctx: ServiceContext, kind: string, id: string): Promise<string | undefined> {
   const cacheKey = `${kind}/${id}`;
-  const known = found.get(cacheKey);
+  const now = Date.now();
+  const known = knownLocation(cacheKey, now);
   if (known) return known;
   const { orgDatabases } = ctx.config;
   if (orgDatabases.length === 1) return orgDatabases[0];
   let database: string | undefined;
   if (kind === "orgs") {
-    const row = await ctx
-      .openSession(PRIMARY, DIRECTORY)
-      .db.select({ database: organizations.database })
-      .from(organizations)
-      .where(eq(organizations.id, id))
-      .get();
-    database = row?.database;
+    database = await databaseOf(ctx, id);
   } else {
     const located = INSIDE[kind];
     if (!located) return undefined;
@@ -84,14 +82,27 @@ async function locate(ctx: ServiceContext, kind: string, id: string): Promise<st
       orgDatabases.map((name) =>
         ctx
           .openSession(PRIMARY, name)
-          .db.select({ id: located.id })
+          .db.select({ orgId: located.orgId })
           .from(located.table)
           .where(eq(located.id, id))
           .get(),
       ),
     );
-    database = orgDatabases[hits.findIndex((hit) => hit !== undefined)];
+    const holders = orgDatabases.filter((_, i) => hits[i] !== undefined);
+    const orgId = hits.find((hit) => hit !== undefined)?.orgId;
+    database = holders.length > 1 && typeof orgId === "string" ? await databaseOf(ctx, orgId) : holders[0];
   }
-  if (database) setBounded(found, cacheKey, database, FOUND_MAX_ENTRIES);
+  if (database) rememberLocation(cacheKey, database, now);
   return database;
+}
+
+/** The database the directory names for an organization. */
+async function databaseOf(ctx: ServiceContext, orgId: string): Promise<string | undefined> {
+  const row = await ctx
+    .openSession(PRIMARY, DIRECTORY)
+    .db.select({ database: organizations.database })
+    .from(organizations)
+    .where(eq(organizations.id, orgId))
+    .get();
+  return row?.database;
 }

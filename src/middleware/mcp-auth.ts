@@ -1,5 +1,5 @@
 /**
- * The MCP endpoint's door (README "MCP server"): the same API key as /v1, checked before the MCP
+ * The MCP endpoint's door (docs/clients.md "MCP server"): the same API key as /v1, checked before the MCP
  * server (src/mcp/) is loaded, so a request without a valid key costs a new isolate no MCP code
  * and reaches no tool. The key is checked as /v1 checks it (`authenticate`, the isolate's
  * cache of keys), and a refusal counts against the `anonymous` window of its client exactly as a

@@ -81,7 +81,8 @@ const HEADERS = {
     schema: { type: "string" as const, enum: ["*"] },
   },
   RetryAfter: integerHeader(
-    `Seconds to wait before retrying: \`X-Ratelimit-Reset\`, or ≤ ${STREAM_LEASE_MS / 1000} for a live stream (§33).`,
+    "Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`, or ≤ " +
+      `${STREAM_LEASE_MS / 1000} for a live stream, §33).`,
     60,
   ),
   RetryAfterInFlight: {
@@ -157,7 +158,7 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
   408: {
     name: "Timeout",
     code: "timeout",
-    description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or a timeout elsewhere in the system.`,
+    description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or its organization was moving (\`Retry-After\`); nothing changed.`,
   },
   409: { name: "Conflict", code: "conflict", description: "the request conflicts with the current state." },
   429: {
@@ -176,11 +177,11 @@ export const errorResponseRefs = Object.fromEntries(
 
 /**
  * The errors a write with an Idempotency-Key stores and replays (API_CONTRACT §11): what its route
- * answers. Not 401 and 429 (refused before a key is used), not a refusal before the route begins
+ * answers. Not 401 and 429 (refused before a key is used), not 408 (nothing executed), not a refusal before the route begins
  * (the scope's 403, a malformed header, the body guard's 400s: the key is released), and no 5xx. Their shared responses list
  * `Idempotent-Replayed` (registered in ./conditional.ts); a GET never sends it.
  */
-const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "408", "409"]);
+const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "409"]);
 
 /** Registers the shared headers and error responses (the `Error` schema is registered beside them). */
 export function registerSharedComponents(registry: OpenAPIRegistry): void {
@@ -192,15 +193,17 @@ export function registerSharedComponents(registry: OpenAPIRegistry): void {
       headers:
         status === "429"
           ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
-          : status === "401"
-            ? { ...PUBLIC_RESPONSE_HEADERS, "WWW-Authenticate": headerRef("WwwAuthenticate") }
-            : REPLAYABLE_ERRORS.has(status)
-              ? {
-                  ...PUBLIC_RESPONSE_HEADERS,
-                  "Idempotent-Replayed": headerRef("IdempotentReplayed"),
-                  ...(status === "409" ? { "Retry-After": headerRef("RetryAfterInFlight") } : {}),
-                }
-              : PUBLIC_RESPONSE_HEADERS,
+          : status === "408"
+            ? { ...PUBLIC_RESPONSE_HEADERS, "Retry-After": headerRef("RetryAfter") }
+            : status === "401"
+              ? { ...PUBLIC_RESPONSE_HEADERS, "WWW-Authenticate": headerRef("WwwAuthenticate") }
+              : REPLAYABLE_ERRORS.has(status)
+                ? {
+                    ...PUBLIC_RESPONSE_HEADERS,
+                    "Idempotent-Replayed": headerRef("IdempotentReplayed"),
+                    ...(status === "409" ? { "Retry-After": headerRef("RetryAfterInFlight") } : {}),
+                  }
+                : PUBLIC_RESPONSE_HEADERS,
       content: { "application/json": { schema: errorSchema } },
     } as Parameters<OpenAPIRegistry["registerComponent"]>[2]);
   }

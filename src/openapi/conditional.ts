@@ -25,13 +25,10 @@ export function registerConditionalComponents(
   sharedHeaders: Record<string, unknown>,
 ): void {
   // Any header value (a value that names no ETag is refused or ignored as described, never 400):
-  // bounded only by what the platform lets through.
-  const etagList = {
-    type: "string" as const,
-    maxLength: MAX_HEADER_BYTES,
-    pattern: HEADER_VALUE_PATTERN,
-    example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"',
-  };
+  // bounded only by what the platform lets through. No `example`: /docs ("Try it") and its
+  // snippets send an optional header's example as its value, and a made-up ETag turns a first try
+  // into a 304 (If-None-Match) or a 409 (If-Match). The descriptions show the form.
+  const etagList = { type: "string" as const, maxLength: MAX_HEADER_BYTES, pattern: HEADER_VALUE_PATTERN };
   registry.registerComponent("parameters", "IdempotencyKey", {
     name: "Idempotency-Key",
     in: "header",
@@ -56,8 +53,8 @@ export function registerConditionalComponents(
       "Write only if the record's current ETag is listed (strong comparison; `*` matches any existing " +
       'record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; ' +
       "the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags " +
-      "names none (RFC 9110 §13.1.1): `409`.",
-    schema: { ...etagList, example: '"3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d"' },
+      'names none (RFC 9110 §13.1.1): `409`. Send a read\'s `ETag` as it came (`"3f2a…"`).',
+    schema: etagList,
   });
   registry.registerComponent("parameters", "IfNoneMatch", {
     name: "If-None-Match",
@@ -65,7 +62,8 @@ export function registerConditionalComponents(
     required: false,
     description:
       "`304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A " +
-      "value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer.",
+      "value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send " +
+      'an earlier answer\'s `ETag` as it came (`"3f2a…"`).',
     schema: etagList,
   });
   registry.registerComponent("headers", "ETag", {

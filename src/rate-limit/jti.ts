@@ -25,6 +25,11 @@ export function claimJti(sql: SqlStorage, jti: string, until: number, now: numbe
   return true;
 }
 
+/** Forgets the claim of `jti` (an exchange that made no key gives it back). */
+export function releaseJti(sql: SqlStorage, jti: string): void {
+  sql.exec("DELETE FROM oidc_jti WHERE jti = ?", jti);
+}
+
 /** Forgets every claim whose token has expired; returns when the next one does, or null with none left. */
 export function pruneJtis(sql: SqlStorage, now: number): number | null {
   sql.exec("DELETE FROM oidc_jti WHERE until <= ?", now);

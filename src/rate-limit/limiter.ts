@@ -10,7 +10,7 @@ import {
 } from "../idempotency/store";
 import { migrate } from "../lib/do-migrations";
 import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
-import { claimJti, countJtis, pruneJtis } from "./jti";
+import { claimJti, countJtis, pruneJtis, releaseJti } from "./jti";
 import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
 import { BASELINE, MIGRATIONS } from "./migrations";
 import {
@@ -199,6 +199,16 @@ export class RateLimiter extends DurableObject<Env> {
   streamLeases(): number {
     this.ensureMigrated();
     return countLeases(this.sql, Date.now());
+  }
+
+  /**
+   * Gives back a `jti` claimed by an exchange that then made no key for a reason of the
+   * organization's, not the token's (its `api_keys` limit, API_CONTRACT §29): the token was not
+   * exchanged, so it may be once there is room.
+   */
+  releaseJti(request: { jti: string }): void {
+    this.ensureMigrated();
+    releaseJti(this.sql, request.jti);
   }
 
   /** The sliding window alone (synchronous, so its tests can drive it directly). */

@@ -6,6 +6,15 @@ import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives
 export const AuditEntrySchema = z
   .object({
     id: IdSchema,
+    sequence: z
+      .number()
+      .int()
+      .min(1)
+      .openapi({
+        description:
+          "Its place in the organization's log (§30): 1 for the first entry, one more for each next, in commit " +
+          "order, with no gap and no repeat.",
+      }),
     org_id: InlineIdSchema.nullable(),
     project_id: InlineIdSchema.nullable(),
     action: z.string().openapi({

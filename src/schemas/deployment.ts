@@ -39,8 +39,20 @@ export const DeploymentGateSchema = z
       description: "Its creation plus the wait timer, or null.",
     }),
     blocked_by: z
-      .array(z.enum(["approval", "wait_timer", "lock"]))
+      .array(z.enum(["approval", "wait_timer", "lock", "check"]))
       .openapi({ description: "What still holds it; empty once released." }),
+    checks: z
+      .array(
+        z.object({
+          name: z.string(),
+          state: z.enum(["pending", "passed", "failed"]),
+          reason: z.enum(["timeout"]).nullable(),
+          details_url: z.string().nullable(),
+          summary: z.string().nullable(),
+          concluded_at: TimestampSchema.nullable(),
+        }),
+      )
+      .openapi({ description: "The protection's checks at its creation (§31)." }),
   })
   .openapi("DeploymentGate");
 

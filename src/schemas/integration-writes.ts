@@ -24,7 +24,7 @@ const url = z
     description:
       "Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, " +
       "private, link-local and IP-literal hosts are `400 bad_input`, unless `ALLOW_INSECURE_WEBHOOKS=true` " +
-      "(local development: `npm run dev`). A user name or password (`user:pass@`) is `400 bad_input` always.",
+      "(local development: `npm run dev`); never with `user:pass@`.",
   });
 
 export const IntegrationCreateSchema = z

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { REVIEW_STATES } from "../db/schema";
 import { echoedReadOnlyFields, nullAsAbsent, text } from "../openapi/primitives";
-import { ProtectionSchema, settings } from "./protection";
+import { CheckSchema, ProtectionSchema, settings } from "./protection";
 
 export const ProtectionReplaceSchema = z
   .strictObject({
@@ -14,11 +14,24 @@ export const ProtectionReplaceSchema = z
       "concurrency",
     ]),
     ...settings,
+    checks: nullAsAbsent(
+      z
+        .array(z.strictObject(CheckSchema.shape))
+        .max(10)
+        .superRefine((checks, issues) => {
+          const seen = new Set<string>();
+          checks.forEach((check, i) => {
+            if (seen.has(check.name))
+              issues.addIssue({ code: "custom", path: [i, "name"], message: "Each check's name is unique." });
+            seen.add(check.name);
+          });
+        }),
+    ).openapi({ description: "0–10 checks (§31); left out (or `null`), none." }),
   })
   .openapi("EnvironmentProtectionReplace", {
     description:
-      "The five settings, all required. The record's read-only fields may be sent back as read; they change " +
-      "nothing (the lock has its own operations), and `environment_id` must match.",
+      "The five settings, all required, and the checks (left out: none). The record's read-only fields may be " +
+      "sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match.",
   });
 
 export type ProtectionReplaceInput = z.infer<typeof ProtectionReplaceSchema>;
@@ -39,3 +52,33 @@ export const ReviewCreateSchema = z
   .openapi("DeploymentReviewCreate");
 
 export type ReviewInput = z.infer<typeof ReviewCreateSchema>;
+
+/** A check's conclusion (API_CONTRACT §31, `POST /v1/deployments/{id}/checks/{name}`). */
+export const CheckConclusionSchema = z
+  .strictObject({
+    conclusion: z
+      .enum(["passed", "failed"])
+      .openapi({ description: "`failed` cancels the deployment at once." }),
+    details_url: nullAsAbsent(
+      z
+        .string()
+        .max(2000)
+        .refine((value) => {
+          try {
+            return new URL(value).protocol === "https:";
+          } catch {
+            return false;
+          }
+        }, "Must be an https:// URL.")
+        .openapi({
+          format: "uri",
+          description: "Where the check's details are (an `https://` URL, ≤ 2000).",
+        }),
+    ),
+    summary: nullAsAbsent(text(0, 1000)).openapi({
+      description: "What the check found (≤ 1000 characters).",
+    }),
+  })
+  .openapi("DeploymentCheckConclusion");
+
+export type CheckConclusionInput = z.infer<typeof CheckConclusionSchema>;

@@ -3,7 +3,7 @@
  * waiting deployments. The bodies that replace it, lock it and review are ./protection-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { CONCURRENCY_POLICIES, REVIEW_STATES, REVIEWER_ROLES } from "../db/schema";
+import { CHECK_OUTCOMES, CONCURRENCY_POLICIES, REVIEW_STATES, REVIEWER_ROLES } from "../db/schema";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const settings = {
@@ -31,10 +31,25 @@ export const settings = {
   }),
 };
 
+/** A check name (§31): lower-case letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+export const CHECK_NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+
+export const CheckSchema = z
+  .object({
+    name: z.string().max(100).regex(CHECK_NAME).openapi({ example: "e2e-suite" }),
+    timeout: z.number().int().min(10).max(86_400).openapi({
+      description: "Seconds after `created_at` when a pending check concludes as `on_timeout` says.",
+      format: "int32",
+    }),
+    on_timeout: z.enum(CHECK_OUTCOMES),
+  })
+  .openapi("EnvironmentCheck");
+
 export const ProtectionSchema = z
   .object({
     environment_id: IdSchema,
     ...settings,
+    checks: z.array(CheckSchema).max(10).openapi({ description: "What must pass before a release (§31)." }),
     locked: z
       .object({ reason: z.string(), account_id: InlineIdSchema, at: TimestampSchema })
       .nullable()

@@ -53,13 +53,43 @@ export async function attemptDelivery(
   event: DeliveredEvent,
   opts: { allowInsecure: boolean; timeoutMs?: number },
 ): Promise<AttemptOutcome> {
+  return attemptPost(target.url, opts, (timestamp) => buildWebhookRequest(target, event, timestamp));
+}
+
+/**
+ * One signed POST of a message that is not an event (an audit stream's batch, API_CONTRACT §30):
+ * the Standard Webhooks headers over `body`, `id` the message's `webhook-id`.
+ */
+export function attemptSignedPost(
+  url: string,
+  message: { id: string; body: string; contentType: string; signingSecrets: readonly string[] },
+  opts: { allowInsecure: boolean; timeoutMs?: number },
+): Promise<AttemptOutcome> {
+  return attemptPost(url, opts, async (timestamp) => ({
+    body: message.body,
+    headers: {
+      "content-type": message.contentType,
+      "user-agent": "deploy-platform-webhooks/1",
+      "webhook-id": message.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": await signWebhook(message.signingSecrets, message.id, timestamp, message.body),
+    },
+  }));
+}
+
+/** The attempt itself: the URL checked again, a timeout, no redirects, an outcome that never throws. */
+async function attemptPost(
+  url: string,
+  opts: { allowInsecure: boolean; timeoutMs?: number },
+  build: (timestamp: number) => Promise<{ body: string; headers: Record<string, string> }>,
+): Promise<AttemptOutcome> {
   const started = Date.now();
   const elapsed = () => Date.now() - started;
   // Checked again at send time: the rules may have tightened since the URL was stored.
-  const check = checkWebhookUrl(target.url, { allowInsecure: opts.allowInsecure });
+  const check = checkWebhookUrl(url, { allowInsecure: opts.allowInsecure });
   if (!check.ok) return { ok: false, statusCode: null, error: `URL refused: ${check.reason}`, durationMs: 0 };
   try {
-    const { body, headers } = await buildWebhookRequest(target, event, Math.floor(started / 1000));
+    const { body, headers } = await build(Math.floor(started / 1000));
     const res = await fetch(check.url, {
       method: "POST",
       headers,

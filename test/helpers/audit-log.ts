@@ -80,6 +80,8 @@ export type State = {
   stackId: string;
   variableId?: string;
   integrationId?: string;
+  /** The move internal.moveOrganization starts and internal.cancelMove cancels. */
+  moveId?: string;
   resourceId?: string;
   deploymentId?: string;
   keyId?: string;
@@ -87,6 +89,8 @@ export type State = {
   madeKeyId?: string;
   /** An OpenID Connect trust (`createOidcTrust`), for `exchangeOidcToken` and `deleteOidcTrust`. */
   trust?: { id: string; issuer: string; audience: string };
+  /** An audit stream (`createAuditStream`), for its update, replay and delete. */
+  streamId?: string;
 };
 
 export const secrets: string[] = [];
@@ -102,6 +106,7 @@ export type Step = (s: State) => Promise<StepResult>;
 /** An audit entry as the two audit-log lists answer it. */
 export type AuditEntry = {
   id: string;
+  sequence: number;
   org_id: string | null;
   project_id: string | null;
   action: string;

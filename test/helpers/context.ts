@@ -3,7 +3,7 @@ import { env } from "cloudflare:test";
 import { createServiceContext, type ServiceContext } from "../../src/context";
 
 /**
- * `VARIABLES_KEY_PREVIOUS` is the optional rotation secret (README "Rotating VARIABLES_KEY").
+ * `VARIABLES_KEY_PREVIOUS` is the optional rotation secret (docs/operating.md "Rotating VARIABLES_KEY").
  * `asOperation`: act as a request to that operation (an internal route's), so a service that
  * writes an audit entry can be called directly.
  */

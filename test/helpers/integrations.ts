@@ -29,6 +29,7 @@ export const ALL_OFF = {
   promotions: false,
   services_in_alarm: false,
   services_ok: false,
+  deployment_gates: false,
 };
 
 /** A project's integrations collection. */

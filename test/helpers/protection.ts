@@ -22,6 +22,7 @@ export type Protection = {
   prevent_self_review: boolean;
   wait_timer: number;
   concurrency: "parallel" | "serial" | "supersede";
+  checks: { name: string; timeout: number; on_timeout: "pass" | "fail" }[];
   locked: { reason: string; account_id: string; at: string } | null;
   updated_at: string | null;
 };
@@ -40,6 +41,7 @@ export type Review = {
 
 /** The exact fields of a protection record (§26). */
 export const PROTECTION_FIELDS = [
+  "checks",
   "concurrency",
   "environment_id",
   "locked",
@@ -236,3 +238,17 @@ export async function protectedWorld(settings: Partial<Settings>) {
 
 /** `ms` after `iso`, as an RFC 3339 timestamp with milliseconds. */
 export const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+
+/** `PATCH /v1/deployments/{id}/cancel` with `key`. */
+export const cancel = (key: string, id: string) =>
+  request<Deployment>("PATCH", `/v1/deployments/${id}/cancel`, { key });
+
+/** Three deployments of one stack, created (by the engine) one after the other. */
+export async function three(
+  environmentId: string,
+  stackId: string,
+): Promise<[Deployment, Deployment, Deployment]> {
+  const a = await engineCreateOk(environmentId, [stackId]);
+  const b = await engineCreateOk(environmentId, [stackId]);
+  return [a, b, await engineCreateOk(environmentId, [stackId])];
+}

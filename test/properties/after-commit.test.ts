@@ -7,10 +7,10 @@
  * the bindings of one request (the gate objects, the lanes, a D1 statement); everything else is the
  * real runtime, and the backstop each failure is left to then does the work.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { failingStatements, request } from "../helpers/api";
+import { runCron } from "../helpers/cron";
 import { createCaller, unique } from "../helpers/factories";
 import { type Delivery, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
@@ -35,8 +35,6 @@ import {
 
 // The receiver is http://127.0.0.1, as in local development (API_CONTRACT §1).
 allowTheLocalReceiver();
-
-const runCron = () => worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
 
 /** ENVIRONMENT_GATES whose objects always throw: the gate object reset or unreachable. */
 const brokenGates = {

@@ -145,7 +145,9 @@ describe("insertRow", () => {
       insertRow(d, projects, row(a, `Compiled-${a}`)),
       d.insert(projects).values(row(b, `Builder-${b}`)),
     ]);
-    expect(results.map((r) => r.meta.changes)).toEqual([1, 1]);
+    // D1 counts what a statement's triggers change too: each project also counts in its
+    // organization's `projects` (API_CONTRACT §29, migration 0015).
+    expect(results.map((r) => r.meta.changes)).toEqual([2, 2]);
     const read = createDb(env.DB);
     const [stored] = await read.select().from(projects).where(eq(projects.id, a));
     const [built] = await read.select().from(projects).where(eq(projects.id, b));

@@ -5,6 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { etagOf } from "../../src/http/etag";
 import { type ApiResponse, internalOk, request } from "../helpers/api";
+import { createStream } from "../helpers/audit-streams";
 import type { ErrorBody } from "../helpers/expect";
 import {
   addProjectMember,
@@ -67,9 +68,11 @@ async function fixture() {
     data: { title: "fixture" },
   });
   const trust = await createTrust(owner);
+  const stream = await createStream(owner, "https://siem.example.com/in", { enabled: false });
   return {
     event,
     trust,
+    stream,
     org,
     owner,
     admin,
@@ -106,6 +109,7 @@ function concrete(template: string, f: Fixture): string {
     // An API key no request of this file uses: its record (`last_used_at`) stays as read.
     if (name === "id" && template.includes("api-keys")) return f.admin.keyId;
     if (name === "id" && template.includes("oidc-trusts")) return f.trust.id;
+    if (name === "id" && template.includes("audit-streams")) return f.stream.id;
     if (name === "id") return template.includes("deployments") ? f.deployment.id : f.resource.id;
     const value = byName[name];
     if (!value) throw new Error(`no fixture value for {${name}} in ${template}: add it to fixture()`);

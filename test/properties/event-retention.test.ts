@@ -1,18 +1,17 @@
 /** The event log's retention (API_CONTRACT §13): the daily cron deletes events older than 30 days, in bounded batches. */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../src/context";
 import { deliveryAttempts, events, webhookDeliveries } from "../../src/db/schema";
-import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import { purgeOldEvents } from "../../src/services/events/log";
+import { RETENTION_CRON, runCron } from "../helpers/cron";
 import { createOwnedProject, unique } from "../helpers/factories";
 import { captureLogs } from "../helpers/logs";
 import { DAY_MS, db, integrate, writeDelivery, writeEvent } from "../helpers/webhooks";
 
 /** The daily cron of wrangler.toml (src/index.ts dispatches retention on it). */
-const RETENTION_CRON = "0 3 * * *";
 
 describe("retention: the daily cron", () => {
   // The cron logs a summary of each run.
@@ -52,7 +51,7 @@ describe("retention: the daily cron", () => {
     const { make } = await world();
     const old = [await make(31), await make(45)];
     const young = [await make(29.9), await make(1)];
-    await worker.scheduled(createScheduledController({ cron: RETENTION_CRON }), env);
+    await runCron(RETENTION_CRON);
     expect(await exists(old.map((o) => o.eventId))).toEqual([]);
     // Counted once each (D1's `changes` would add the cascaded attempts).
     const ctx = createServiceContext({ env, requestId: "retention-count" });
@@ -79,7 +78,7 @@ describe("retention: the daily cron", () => {
   it("the 5-minute cron deletes no events", async () => {
     const { make } = await world();
     const old = await make(40);
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     expect(await exists([old.eventId])).toEqual([old.eventId]);
   });
 

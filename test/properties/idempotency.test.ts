@@ -2,11 +2,10 @@
  * Idempotency-Key (API_CONTRACT §11) through the real Worker, the real RateLimiter object and
  * real D1. The one injected fault is a D1 whose batches fail, to produce a genuine 5xx.
  */
-import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { claimKey, expireKeys, IDEMPOTENCY_TTL_MS, settleKey } from "../../src/idempotency/store";
-import worker from "../../src/index";
 import { anonymousClient } from "../../src/lib/ip-address";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import {
@@ -17,6 +16,7 @@ import {
   PRODUCTION_LIMITS,
   request,
 } from "../helpers/api";
+import { runCron } from "../helpers/cron";
 import type { ErrorBody } from "../helpers/expect";
 import {
   type Caller,
@@ -391,7 +391,9 @@ describe("Idempotency-Key: release and expiry", () => {
     await env.DB.prepare("UPDATE audit_log SET created_at = ? WHERE idempotency_key = ?")
       .bind(new Date(Date.now() - IDEMPOTENCY_TTL_MS - 1).toISOString(), key)
       .run();
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    expect(await runCron()).toContainEqual(
+      expect.objectContaining({ msg: "idempotency keys forgotten", database: "DB" }),
+    );
     const alarmAt = await inLimiter(owner, (_i, state) => {
       state.storage.sql.exec("UPDATE idempotency SET expires_at = expires_at - ?", IDEMPOTENCY_TTL_MS);
       state.storage.sql.exec("UPDATE window_hits SET until = ?", Date.now() - 1);

@@ -1,5 +1,5 @@
 /**
- * The MCP server at /mcp (README "MCP server"), through the official SDK's client over Streamable
+ * The MCP server at /mcp (docs/clients.md "MCP server"), through the official SDK's client over Streamable
  * HTTP, its requests served in-process by the real Worker (`exports.default.fetch`): the tools and
  * what they declare, reads and writes that land in the API as its own requests do (the same
  * records, audit entries, Idempotency-Keys and scope refusals), and every refusal an MCP answer,
@@ -104,6 +104,7 @@ type Page<T> = { data: T[]; has_more: boolean; next_page?: string };
 const READS = [
   "get_deployment",
   "get_environment",
+  "get_org_limits",
   "list_deployments",
   "list_environments",
   "list_projects",
@@ -114,6 +115,7 @@ const READS = [
 ];
 const WRITES = [
   "apply_variable_changes",
+  "conclude_check",
   "lock_environment",
   "promote_deployment",
   "restore_variable_version",
@@ -121,6 +123,32 @@ const WRITES = [
   "start_deployment",
   "unlock_environment",
 ];
+
+/**
+ * Where a tool schema is less portable than MCP clients need: a `type` that is an array, or a
+ * (sub)schema with no keyword but annotations, which admits anything.
+ */
+function unportable(schema: unknown, path: string): string[] {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return [];
+  const s = schema as Record<string, unknown>;
+  const found: string[] = [];
+  if (Array.isArray(s.type)) found.push(`${path}: type ${JSON.stringify(s.type)}`);
+  const annotations = ["$schema", "title", "description", "default", "examples", "deprecated"];
+  if (Object.keys(s).every((k) => annotations.includes(k))) found.push(`${path}: constrains nothing`);
+  for (const key of ["properties", "patternProperties", "$defs", "definitions"]) {
+    const map = s[key];
+    if (map && typeof map === "object")
+      for (const [name, sub] of Object.entries(map)) found.push(...unportable(sub, `${path}.${key}.${name}`));
+  }
+  for (const key of ["items", "additionalProperties", "propertyNames", "not"])
+    found.push(...unportable(s[key], `${path}.${key}`));
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    const list = s[key];
+    if (Array.isArray(list))
+      for (const [i, sub] of list.entries()) found.push(...unportable(sub, `${path}.${key}[${i}]`));
+  }
+  return found;
+}
 
 describe("MCP server", () => {
   it("lists every tool with its input and output schemas and its hints; /mcp is not in /openapi.json", async () => {
@@ -136,6 +164,9 @@ describe("MCP server", () => {
       expect(t.outputSchema?.type, t.name).toBe("object");
       // Strict arguments: an argument the tool does not name is refused, as the API refuses an unknown field.
       expect((t.inputSchema as { additionalProperties?: unknown }).additionalProperties, t.name).toBe(false);
+      // Portable (the MCP Inspector's check): no `type` array, no schema that constrains nothing.
+      expect(unportable(t.inputSchema, "inputSchema"), t.name).toEqual([]);
+      expect(unportable(t.outputSchema, "outputSchema"), t.name).toEqual([]);
       const hints = t.annotations;
       expect(hints?.readOnlyHint, t.name).toBe(READS.includes(t.name));
       expect(typeof hints?.destructiveHint, t.name).toBe("boolean");
@@ -213,6 +244,19 @@ describe("MCP server", () => {
       timeout_seconds: 1,
     });
     expect([waited.deployment.status, waited.final]).toEqual(["succeeded", true]);
+  });
+
+  it("get_org_limits: the organization's limits, as GET /v1/orgs/{org_id}/limits answers them", async () => {
+    const { owner } = await createProjectWithStack();
+    const client = await connect(owner.key);
+    const limits = await ok<{ org_id: string; limits: { name: string; used: number }[] }>(
+      client,
+      "get_org_limits",
+      {},
+    );
+    const rest = await request("GET", `/v1/orgs/${owner.orgId}/limits`, { key: owner.key });
+    expect(limits).toEqual(rest.body);
+    expect(limits.limits.find((l) => l.name === "projects")?.used).toBe(1);
   });
 
   it("start_deployment makes the API's own deployment: readable through REST, audited, idempotent", async () => {
@@ -393,6 +437,43 @@ describe("MCP server", () => {
       state: "approved",
     });
     expect(twice).toMatch(/409 conflict/);
+  });
+
+  it("conclude_check: a check of a waiting deployment, concluded once; the last pass releases it", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const client = await connect(owner.key);
+    const put = await request("PUT", `/v1/environments/${environmentId}/protection`, {
+      key: owner.key,
+      body: {
+        required_approvals: 0,
+        reviewer_role: "owner",
+        prevent_self_review: true,
+        wait_timer: 0,
+        concurrency: "parallel",
+        checks: [{ name: "e2e", timeout: 3600, on_timeout: "fail" }],
+      },
+    });
+    expect(put.status).toBe(200);
+    const waiting = await createDeployment(environmentId, [stack.id]);
+    expect(waiting.gate?.blocked_by).toEqual(["check"]);
+    const concluded = await ok<{ deployment: Deployment }>(client, "conclude_check", {
+      deployment_id: waiting.id,
+      name: "e2e",
+      conclusion: "passed",
+      details_url: "https://ci.example.com/runs/1",
+    });
+    expect(concluded.deployment.status).toBe("queued");
+    expect(concluded.deployment.gate?.checks[0]).toMatchObject({
+      state: "passed",
+      details_url: "https://ci.example.com/runs/1",
+    });
+    expect(
+      await refused(client, "conclude_check", {
+        deployment_id: waiting.id,
+        name: "e2e",
+        conclusion: "failed",
+      }),
+    ).toMatch(/409 conflict/);
   });
 });
 

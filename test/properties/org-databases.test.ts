@@ -3,13 +3,13 @@
  * databases: `DB` (also the directory) and `DB_ORG_2`. An organization lives in the database the
  * directory names; everything its keys and the engine do runs there and nowhere else.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { placeOrganization } from "../../src/db/databases";
-import worker from "../../src/index";
 import { newId } from "../../src/lib/ids";
 import { hashKey } from "../../src/services/api-keys/authenticate";
 import { internal, internalOk, request } from "../helpers/api";
+import { runCron } from "../helpers/cron";
 import { createOrgIn, createOrgWithOwnerIn, d1, type OrgDatabase } from "../helpers/databases";
 import { reportOk } from "../helpers/engine";
 import {
@@ -228,7 +228,7 @@ describe("organizations across databases", () => {
     const join = () => internal("POST", `/orgs/${id}/members`, { account_id: account.id, role: "owner" });
     expect((await join()).status).toBe(404);
 
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
 
     expect(await directoryRow(id)).toEqual({ database: "DB_ORG_2" });
     expect((await join()).status).toBe(201);
@@ -246,7 +246,7 @@ describe("organizations across databases", () => {
       ),
     );
 
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
 
     const found = await Promise.all(ids.map(directoryRow));
     expect(found.filter((row) => row?.database === "DB_ORG_2")).toHaveLength(150);
@@ -278,7 +278,7 @@ describe("organizations across databases", () => {
       expect.objectContaining({ msg: "directory side not written; the cron finishes it" }),
     );
 
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     expect(warnings.lines()).toContainEqual(
       expect.objectContaining({ msg: "finished organizations a crash left half-created" }),
     );

@@ -87,7 +87,7 @@ describe("the audit-log lists", () => {
     const first = pageRequest({ limit: 20, sort_by: "-created_at" });
     const page = { ...first, position: { createdAt: "2026-01-01T00:00:00.000Z", id: "x" } };
     const scope = orgAuditScope(identity, "org");
-    const { sql: text, params } = auditPageQuery(db, scope, { ...filter }, page).toSQL();
+    const { sql: text, params } = auditPageQuery(db, scope, { ...filter }, { byTime: page }).toSQL();
     const detail = await plan(text, params);
     expect(detail).toContain(index);
     expect(detail).not.toMatch(/TEMP B-TREE/);
@@ -96,11 +96,31 @@ describe("the audit-log lists", () => {
   it("project list: the project index in order", async () => {
     const db = createDb(env.DB);
     const page = pageRequest({ limit: 20, sort_by: "created_at" });
-    const { sql: text, params } = auditPageQuery(db, eq(auditLog.projectId, "p"), {}, page).toSQL();
+    const { sql: text, params } = auditPageQuery(
+      db,
+      eq(auditLog.projectId, "p"),
+      {},
+      { byTime: page },
+    ).toSQL();
     const detail = await plan(text, params);
     expect(detail).toMatch(/audit_log_project_created_idx/);
     expect(detail).not.toMatch(/TEMP B-TREE/);
   });
+
+  it.each([
+    ["org", (identity: typeof admin) => orgAuditScope(identity, "org"), "audit_log_org_sequence_idx"],
+    ["project", () => eq(auditLog.projectId, "p"), "audit_log_project_sequence_idx"],
+  ] as const)(
+    "%s list after a sequence (§30): the sequence index in order, no sort step",
+    async (_name, scope, index) => {
+      const db = createDb(env.DB);
+      const bySequence = { direction: "asc" as const, limit: 100, filter: "sequence:", after: 5000 };
+      const { sql: text, params } = auditPageQuery(db, scope(admin), {}, { bySequence }).toSQL();
+      const detail = await plan(text, params);
+      expect(detail).toContain(index);
+      expect(detail).not.toMatch(/TEMP B-TREE/);
+    },
+  );
 });
 
 describe("deleting a project", () => {

@@ -11,7 +11,6 @@
 import {
   createExecutionContext,
   createMessageBatch,
-  createScheduledController,
   env,
   getQueueResult,
   runDurableObjectAlarm,
@@ -22,9 +21,15 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { createServiceContext } from "../../src/context";
 import worker from "../../src/index";
-import { BOOKMARK_RETENTION_MS, readBookmark } from "../../src/rate-limit/bookmark";
+import {
+  BOOKMARK_RETENTION_MS,
+  keyBookmarkIn,
+  keyBookmarkParts,
+  readBookmark,
+} from "../../src/rate-limit/bookmark";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
 import { request } from "../helpers/api";
+import { runCron, SWEEP_CRON } from "../helpers/cron";
 import { bookmarkOfHeader, type D1Trip, recordingD1, writes } from "../helpers/d1-trips";
 import {
   type Caller,
@@ -107,7 +112,10 @@ const storedBookmark = (caller: Caller) =>
     env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${caller.keyId}`)),
     (instance: RateLimiter, state) => {
       instance.usage(); // creates the tables if the object was emptied
-      return readBookmark(state.storage.sql);
+      const stored = readBookmark(state.storage.sql);
+      // Stored with the database it orders (src/rate-limit/bookmark.ts): these organizations' DB.
+      if (stored !== undefined) expect(stored).toMatch(/^DB:/);
+      return stored === undefined ? undefined : keyBookmarkParts(stored)?.bookmark;
     },
   );
 
@@ -145,6 +153,23 @@ describe("read-your-writes per key", () => {
     expect(await storedBookmark(owner)).toBeUndefined();
   });
 
+  it("a bookmark of another database replaces the stored one (the organization moved); a bare one is of the key's own", async () => {
+    const { owner } = await createOrgWithOwner();
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
+    const later = "00000000-000000ff-00000000-00000000000000000000000000000000";
+    const earlier = "00000000-00000001-00000000-00000000000000000000000000000000";
+    expect(await stub.recordBookmark(`DB:${later}`)).toBe(`DB:${later}`);
+    // Bare (stored before bookmarks named their database): of the same database, so older loses.
+    expect(await stub.recordBookmark(earlier)).toBe(`DB:${later}`);
+    // Another database's orders nothing here: it replaces the stored one, however it compares.
+    expect(await stub.recordBookmark(`DB_ORG_2:${earlier}`)).toBe(`DB_ORG_2:${earlier}`);
+    expect(await stub.recordBookmark(`DB_ORG_2:${later}`)).toBe(`DB_ORG_2:${later}`);
+    expect(keyBookmarkIn(`DB_ORG_2:${later}`, "DB")).toBeNull();
+    expect(keyBookmarkIn(`DB_ORG_2:${later}`, "DB_ORG_2")).toBe(later);
+    expect(keyBookmarkIn(later, "DB")).toBe(later);
+    expect(keyBookmarkIn("db:not-one", "DB")).toBeNull();
+  });
+
   it("the key's stored bookmark only moves forward, and is forgotten after its retention", async () => {
     const { owner } = await createOrgWithOwner();
     const first = (await write(owner, "first")).bookmark as string;
@@ -152,7 +177,7 @@ describe("read-your-writes per key", () => {
     expect(second > first).toBe(true);
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${owner.keyId}`));
     // A write that finishes late with an older bookmark does not move it back.
-    expect(await stub.recordBookmark(first)).toBe(second);
+    expect(await stub.recordBookmark(`DB:${first}`)).toBe(`DB:${second}`);
     expect(await storedBookmark(owner)).toBe(second);
     const refused = await runInDurableObject(stub, (instance: RateLimiter) => {
       try {
@@ -449,7 +474,7 @@ describe("every D1 access goes through a session", () => {
     expect(recorded.starts).toEqual(["first-primary"]);
 
     const cron = recordingD1();
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), cron.env);
+    await runCron(SWEEP_CRON, cron.env);
     expect(cron.starts.length).toBeGreaterThan(0);
     expect(new Set(cron.starts)).toEqual(new Set(["first-primary"]));
     expect(createServiceContext({ env, requestId: "t" }).session.start).toEqual({ mode: "first-primary" });

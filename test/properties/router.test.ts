@@ -50,7 +50,7 @@ describe("the app's router", () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed;
     };
-    for (let i = 0; i < 3000; i++) {
+    for (let i = 0; i < 4000; i++) {
       const length = next() % 6;
       paths.add(`/${Array.from({ length }, () => words[next() % words.length]).join("/")}`);
     }

@@ -1,7 +1,7 @@
 /** The cron: events committed but never handed to the queue are fanned out even when the queue is idle. */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import worker from "../../src/index";
+import { runCron } from "../helpers/cron";
 import { createOrgWithOwner, createProject } from "../helpers/factories";
 
 const enqueuedAt = async (id: string) =>
@@ -25,7 +25,7 @@ it("the scheduled handler sweeps stale unpublished events and leaves fresh ones"
   await insert(staleId, new Date(Date.now() - 10 * 60_000).toISOString());
   await insert(freshId, new Date().toISOString());
 
-  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+  await runCron();
 
   expect(await enqueuedAt(staleId)).toBeTruthy();
   expect(await enqueuedAt(freshId)).toBeNull();

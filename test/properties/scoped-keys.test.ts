@@ -21,6 +21,7 @@ import {
   scopedKey,
   unique,
 } from "../helpers/factories";
+import { setLimits } from "../helpers/limits";
 import { operations } from "../helpers/openapi";
 
 const ALL_SCOPES = [
@@ -38,6 +39,7 @@ const ALL_SCOPES = [
   "resources:read",
   "events:read",
   "audit:read",
+  "audit:write",
   "orgs:read",
   "orgs:write",
   "api-keys:read",
@@ -64,6 +66,8 @@ function expectedScope(method: string, path: string): string | null {
   if (path === "/v1/variables/{variable_id}/value" || path.endsWith("/variables/export"))
     return "variables:reveal";
   if (path.endsWith("/audit-log")) return "audit:read";
+  // API_CONTRACT §30: the audit streams, read with `audit:read` and written with `audit:write`.
+  if (path.includes("/audit-streams")) return `audit:${method === "get" ? "read" : "write"}`;
   if (path.startsWith("/v1/events") || path.endsWith("/events")) return "events:read";
   const rw = method === "get" ? "read" : "write";
   if (path.includes("/notification-integrations")) return `integrations:${rw}`;
@@ -232,7 +236,9 @@ describe("a key restricted to one project", () => {
 
   it("a key naming 100 projects works on every lookup and list (one JSON parameter, not 100)", async () => {
     const { owner, inside, outside } = await world();
-    // 99 more projects of the organization, written straight to D1 (the public create is rate-limited).
+    // 99 more projects of the organization, written straight to D1 (the public create is rate-limited),
+    // past the default `projects` limit (API_CONTRACT §29), which the operator raises first.
+    await setLimits(owner.orgId, { projects: 200 });
     const now = new Date().toISOString();
     const ids = Array.from({ length: 99 }, () => crypto.randomUUID().replace(/-/g, ""));
     await env.DB.batch(

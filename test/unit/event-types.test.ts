@@ -11,7 +11,15 @@ import {
 } from "../../src/db/event-types";
 
 describe("event types", () => {
-  it("are the seven of API_CONTRACT §8, each with its own flag", () => {
+  it("are the seven of API_CONTRACT §8, each with its own flag, and §31's six gate events under an eighth", () => {
+    const gates = [
+      "deployment.waiting",
+      "deployment.reviewed",
+      "deployment.check_concluded",
+      "deployment.released",
+      "environment.locked",
+      "environment.unlocked",
+    ];
     expect([...EVENT_TYPES].sort()).toEqual(
       [
         "changelog.created",
@@ -21,10 +29,21 @@ describe("event types", () => {
         "promotion.created",
         "service.in_alarm",
         "service.ok",
+        ...gates,
       ].sort(),
     );
-    expect(new Set(NOTIFICATION_FLAGS).size).toBe(EVENT_TYPES.length);
+    expect(NOTIFICATION_FLAGS).toEqual([
+      "deployments_failed",
+      "deployments_in_progress",
+      "deployments_succeeded",
+      "changelog",
+      "promotions",
+      "services_in_alarm",
+      "services_ok",
+      "deployment_gates",
+    ]);
     for (const type of EVENT_TYPES) expect(EVENT_FLAG[type]).toBe(EVENT_TYPE_TABLE[type].flag);
+    for (const type of gates) expect(EVENT_FLAG[type as keyof typeof EVENT_FLAG]).toBe("deployment_gates");
   });
 
   it("lets the internal API emit every type but the deployment ones", () => {

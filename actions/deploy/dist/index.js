@@ -21302,8 +21302,23 @@ function readInputs() {
     throw new InputError(
       "no credentials: give trust-id (an OpenID Connect trust, with `permissions: id-token: write`) or api-key"
     );
+  const check = text("check");
+  if (check !== void 0) {
+    return {
+      url,
+      credentials,
+      concludes: readConclusion(check),
+      environment: "",
+      patch: [],
+      wait: false,
+      timeoutSeconds: 0
+    };
+  }
   const environment = text("environment");
-  if (!environment) throw new InputError("environment is required: the id of the environment to deploy to");
+  if (!environment)
+    throw new InputError(
+      "environment is required: the id of the environment to deploy to (or give check, to conclude one)"
+    );
   const promoteFrom = text("promote-from");
   const stackIds = text("stack-ids")?.split(/[\s,]+/).filter((id) => id !== "");
   const source = json("source", "an object");
@@ -21335,6 +21350,32 @@ function readInputs() {
     patch: patch ?? [],
     wait,
     timeoutSeconds
+  };
+}
+function readConclusion(check) {
+  const deployment = text("deployment");
+  if (!deployment)
+    throw new InputError("deployment is required with check: the id of the deployment whose check this is");
+  const conclusion = text("conclusion");
+  if (conclusion !== "passed" && conclusion !== "failed")
+    throw new InputError(
+      `conclusion must be passed or failed with check, not ${JSON.stringify(conclusion ?? "")}`
+    );
+  const deploying = ["environment", "stack-ids", "source", "patch", "promote-from"].filter(
+    (name) => text(name)
+  );
+  if (deploying.length > 0)
+    throw new InputError(
+      `${deploying.join(", ")}: not with check (a check's step concludes it, and deploys nothing)`
+    );
+  const detailsUrl = text("details-url");
+  const summary2 = text("summary");
+  return {
+    deployment,
+    check,
+    conclusion,
+    ...detailsUrl !== void 0 ? { detailsUrl } : {},
+    ...summary2 !== void 0 ? { summary: summary2 } : {}
   };
 }
 
@@ -21497,7 +21538,7 @@ function held(d) {
   if (d.status !== "waiting" || !d.gate || d.gate.blocked_by.length === 0) return "";
   const gate = d.gate;
   const what = gate.blocked_by.map(
-    (b) => b === "approval" ? `approval (${gate.approvals} of ${gate.required_approvals})` : b === "wait_timer" ? `wait timer (until ${gate.wait_until})` : "lock"
+    (b) => b === "approval" ? `approval (${gate.approvals} of ${gate.required_approvals})` : b === "wait_timer" ? `wait timer (until ${gate.wait_until})` : b === "check" ? `checks (${gate.checks.filter((c) => c.state === "passed").length} of ${gate.checks.length} passed: ${gate.checks.filter((c) => c.state !== "passed").map((c) => c.name).join(", ")} to go)` : "lock"
   );
   return `; waiting on ${what.join(", ")}`;
 }
@@ -21546,6 +21587,20 @@ async function promote(client, from, environment) {
   if (isPlan(created)) throw new Error("the promotion answered a plan, not a deployment");
   return created;
 }
+async function concludeCheck(client, c) {
+  const deployment = unwrapData(
+    await client.POST("/v1/deployments/{id}/checks/{name}", {
+      params: { path: { id: c.deployment, name: c.check } },
+      body: {
+        conclusion: c.conclusion,
+        ...c.detailsUrl !== void 0 ? { details_url: c.detailsUrl } : {},
+        ...c.summary !== void 0 ? { summary: c.summary } : {}
+      }
+    })
+  );
+  info(`check ${c.check} ${c.conclusion}: ${deployment.id} ${deployment.status}${held(deployment)}`);
+  return deployment;
+}
 function describe(err) {
   if (err instanceof ApiError) {
     const where = `HTTP ${err.status}${err.requestId ? `, request ${err.requestId}` : ""}`;
@@ -21575,6 +21630,12 @@ async function run() {
       )
     });
     let deployment;
+    if (inputs.concludes) {
+      report.deployment = deployment = await concludeCheck(client, inputs.concludes);
+      setOutput("deployment-id", deployment.id);
+      setOutput("status", deployment.status);
+      return;
+    }
     if (inputs.promoteFrom !== void 0) {
       report.promotedFrom = inputs.promoteFrom;
       deployment = await promote(client, inputs.promoteFrom, inputs.environment);

@@ -14,9 +14,23 @@ export type Credentials =
   | { kind: "oidc"; trustId: string; audience: string }
   | { kind: "api-key"; apiKey: string };
 
+/**
+ * A check's conclusion (API_CONTRACT §31), instead of a deployment: a workflow step that ran a
+ * check of a waiting deployment reports how it went.
+ */
+export type CheckConclusion = {
+  deployment: string;
+  check: string;
+  conclusion: "passed" | "failed";
+  detailsUrl?: string;
+  summary?: string;
+};
+
 export type Inputs = {
   url: string;
   credentials: Credentials;
+  /** Set: conclude this check, and nothing else. */
+  concludes?: CheckConclusion;
   environment: string;
   /** A deployment to promote; absent: create one. */
   promoteFrom?: string;
@@ -73,8 +87,23 @@ export function readInputs(): Inputs {
       "no credentials: give trust-id (an OpenID Connect trust, with `permissions: id-token: write`) or api-key",
     );
 
+  const check = text("check");
+  if (check !== undefined) {
+    return {
+      url,
+      credentials,
+      concludes: readConclusion(check),
+      environment: "",
+      patch: [],
+      wait: false,
+      timeoutSeconds: 0,
+    };
+  }
   const environment = text("environment");
-  if (!environment) throw new InputError("environment is required: the id of the environment to deploy to");
+  if (!environment)
+    throw new InputError(
+      "environment is required: the id of the environment to deploy to (or give check, to conclude one)",
+    );
 
   const promoteFrom = text("promote-from");
   const stackIds = text("stack-ids")
@@ -113,5 +142,33 @@ export function readInputs(): Inputs {
     patch: patch ?? [],
     wait,
     timeoutSeconds,
+  };
+}
+
+/** The inputs of a check's conclusion: `check` with `deployment` and `conclusion`, and nothing of a deploy. */
+function readConclusion(check: string): CheckConclusion {
+  const deployment = text("deployment");
+  if (!deployment)
+    throw new InputError("deployment is required with check: the id of the deployment whose check this is");
+  const conclusion = text("conclusion");
+  if (conclusion !== "passed" && conclusion !== "failed")
+    throw new InputError(
+      `conclusion must be passed or failed with check, not ${JSON.stringify(conclusion ?? "")}`,
+    );
+  const deploying = ["environment", "stack-ids", "source", "patch", "promote-from"].filter((name) =>
+    text(name),
+  );
+  if (deploying.length > 0)
+    throw new InputError(
+      `${deploying.join(", ")}: not with check (a check's step concludes it, and deploys nothing)`,
+    );
+  const detailsUrl = text("details-url");
+  const summary = text("summary");
+  return {
+    deployment,
+    check,
+    conclusion,
+    ...(detailsUrl !== undefined ? { detailsUrl } : {}),
+    ...(summary !== undefined ? { summary } : {}),
   };
 }

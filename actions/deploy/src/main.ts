@@ -19,7 +19,7 @@ import {
   unwrapData,
 } from "../../../clients/typescript/src/index.js";
 import { apiKeyFor, IdTokenError } from "./auth.js";
-import { InputError, type Inputs, readInputs } from "./inputs.js";
+import { type CheckConclusion, InputError, type Inputs, readInputs } from "./inputs.js";
 import { workflowSource } from "./source.js";
 import { type Report, writeSummary } from "./summary.js";
 import { followToEnd, prefixed } from "./timeline.js";
@@ -37,7 +37,12 @@ function held(d: Deployment): string {
       ? `approval (${gate.approvals} of ${gate.required_approvals})`
       : b === "wait_timer"
         ? `wait timer (until ${gate.wait_until})`
-        : "lock",
+        : b === "check"
+          ? `checks (${gate.checks.filter((c) => c.state === "passed").length} of ${gate.checks.length} passed: ${gate.checks
+              .filter((c) => c.state !== "passed")
+              .map((c) => c.name)
+              .join(", ")} to go)`
+          : "lock",
   );
   return `; waiting on ${what.join(", ")}`;
 }
@@ -91,6 +96,22 @@ async function promote(client: DeployClient, from: string, environment: string):
   return created;
 }
 
+/** Concludes a check of a waiting deployment (§31); the deployment as the conclusion left it. */
+async function concludeCheck(client: DeployClient, c: CheckConclusion): Promise<Deployment> {
+  const deployment = unwrapData(
+    await client.POST("/v1/deployments/{id}/checks/{name}", {
+      params: { path: { id: c.deployment, name: c.check } },
+      body: {
+        conclusion: c.conclusion,
+        ...(c.detailsUrl !== undefined ? { details_url: c.detailsUrl } : {}),
+        ...(c.summary !== undefined ? { summary: c.summary } : {}),
+      },
+    }),
+  );
+  core.info(`check ${c.check} ${c.conclusion}: ${deployment.id} ${deployment.status}${held(deployment)}`);
+  return deployment;
+}
+
 /** An error as the step's failure message: the API's code and message, never a stack trace. */
 export function describe(err: unknown): string {
   if (err instanceof ApiError) {
@@ -128,6 +149,12 @@ export async function run(): Promise<void> {
     });
 
     let deployment: Deployment;
+    if (inputs.concludes) {
+      report.deployment = deployment = await concludeCheck(client, inputs.concludes);
+      core.setOutput("deployment-id", deployment.id);
+      core.setOutput("status", deployment.status);
+      return;
+    }
     if (inputs.promoteFrom !== undefined) {
       report.promotedFrom = inputs.promoteFrom;
       deployment = await promote(client, inputs.promoteFrom, inputs.environment);

@@ -72,6 +72,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-streams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an audit log stream: how far its receiver has acknowledged
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`.
+         */
+        get: operations["getAuditStream"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an audit log stream
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. Nothing more is sent.
+         */
+        delete: operations["deleteAuditStream"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, redirect, pause or resume an audit log stream
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. `enabled: true` resumes at `delivered_through + 1`.
+         */
+        patch: operations["updateAuditStream"];
+        trace?: never;
+    };
+    "/v1/audit-streams/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an audit log stream's entries again from a sequence
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. `from_sequence` is 1 to `delivered_through + 1` (else `400`).
+         */
+        post: operations["replayAuditStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/components/{component_id}": {
         parameters: {
             query?: never;
@@ -258,6 +306,26 @@ export interface paths {
          * @description Moves a `queued` or `in_progress` deployment, and each of its unfinished stacks, to `cancelled`. A finished deployment, or one that changes status while this request runs, is `409 conflict`. Needs the project role `contributor` or above.
          */
         patch: operations["cancelDeployment"];
+        trace?: never;
+    };
+    "/v1/deployments/{id}/checks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Conclude a deployment check
+         * @description Project role `contributor` (the deployment's creator may). A name the gate does not hold is `404`; a check already concluded, or a deployment no longer `waiting`, `409`. `failed` cancels it; the last pass releases it.
+         */
+        post: operations["concludeCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/deployments/{id}/config": {
@@ -787,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Trust an OpenID Connect issuer
-         * @description Lets CI runs of an identity provider (GitHub Actions, GitLab, any OpenID Connect issuer) exchange their ID tokens for short-lived keys (`POST /v1/oidc/token`) whose tokens match `audience` and every condition. The keys act as your account with `scopes` and `project_ids` (default: the calling key's; more is `403 forbidden`, one `cause` per field) and are made under the calling key (`parent_id`): revoking it revokes them. Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/oidc.md shows the GitHub Actions side.
+         * @description Lets CI runs of an identity provider (GitHub Actions, GitLab, any OpenID Connect issuer) exchange their ID tokens for short-lived keys (`POST /v1/oidc/token`) whose tokens match `audience` and every condition. The keys act as your account with `scopes` and `project_ids` (default: the calling key's; more is `403 forbidden`, one `cause` per field) and are made under the calling key (`parent_id`): revoking it revokes them. Org role `owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/ci.md shows the GitHub Actions side.
          */
         post: operations["createOidcTrust"];
         delete?: never;
@@ -856,6 +924,50 @@ export interface paths {
          * @description Who did what: one entry per successful change, variable reveal, and API key creation or revocation. Needs the organization role `owner` or `admin` (else `403 unauthorized`); any organization but your own is `404`. A key restricted to some projects (`project_ids`) acts as an org member here whatever its account's role: `403 unauthorized` (its projects' own lists remain). Entries are immutable and kept 400 days. Internal creates of an account belong to no organization and appear in no list.
          */
         get: operations["listOrgAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/audit-streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your organization's audit log streams
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`.
+         */
+        get: operations["listAuditStreams"];
+        put?: never;
+        /**
+         * Stream the audit log to your own systems
+         * @description Org `owner` or `admin` (a member, or a key restricted to projects, is `403 unauthorized`); another organization's stream is `404`. Batches of up to 100 consecutive entries, `application/x-ndjson`, signed as Standard Webhooks (`webhook-id` `<stream id>.<first sequence>`), each after the previous one was acknowledged with a `2xx`.
+         */
+        post: operations["createAuditStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your organization's limits and what each counts now
+         * @description What the organization may hold and how much it holds now; any key of the organization may read them. A request that would exceed a limit, whatever its route, is `409 conflict` with `cause [{path: "limits.<name>"}]` and changes nothing. A delete frees its count at once; a lower limit removes nothing.
+         */
+        get: operations["getOrgLimits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1447,7 +1559,7 @@ export interface components {
              */
             parent_id: string | null;
             /** @description `*` (all its account's roles allow) or scopes. */
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "audit:write" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
             /** @description The only projects the key may see, or null: every project. */
             project_ids: components["schemas"]["Id"][] | null;
             /**
@@ -1490,7 +1602,7 @@ export interface components {
              *       "deployments:write"
              *     ]
              */
-            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "audit:write" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
             /** @description 1–100 projects of the organization, within the calling key's own when it is restricted; `null`: every project. */
             project_ids?: string[] | null;
             /**
@@ -1499,6 +1611,61 @@ export interface components {
              * @example 2026-11-20T00:00:00.000Z
              */
             expires_at?: string | null;
+        };
+        AuditStream: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            id: components["schemas"]["Id"];
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            name: string;
+            /** @description Where batches are POSTed. */
+            url: string;
+            /** @description False: paused, nothing is sent (a `410 Gone` answer pauses it). */
+            enabled: boolean;
+            /** @description The greatest sequence the receiver acknowledged, every smaller one with it. */
+            delivered_through: number;
+            /** @description The organization's last sequence minus `delivered_through`. */
+            pending: number;
+            /** @description The last failed attempt, cleared by the next success. */
+            last_error: {
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:04:05.123Z
+                 */
+                at: string;
+                status_code: number | null;
+                message: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:04:05.123Z
+             */
+            updated_at: string;
+        };
+        /** @description Any of `name`, `url`, `enabled`; nothing to change is `400`. */
+        AuditStreamUpdate: {
+            /** @example SIEM */
+            name?: string | null;
+            /**
+             * Format: uri
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @example https://siem.example.com/ingest/deploy-platform
+             */
+            url?: string | null;
+            /** @description `false` pauses the stream; `true` resumes it at `delivered_through + 1`. */
+            enabled?: boolean | null;
+        };
+        AuditStreamReplay: {
+            /**
+             * Format: int64
+             * @description 1 to `delivered_through + 1`: the stream goes back and sends again from there, in order.
+             */
+            from_sequence: number;
         };
         Component: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -1845,8 +2012,37 @@ export interface components {
              */
             wait_until: string | null;
             /** @description What still holds it; empty once released. */
-            blocked_by: ("approval" | "wait_timer" | "lock")[];
+            blocked_by: ("approval" | "wait_timer" | "lock" | "check")[];
+            /** @description The protection's checks at its creation (§31). */
+            checks: {
+                name: string;
+                /** @enum {string} */
+                state: "pending" | "passed" | "failed";
+                /** @enum {string|null} */
+                reason: "timeout" | null;
+                details_url: string | null;
+                summary: string | null;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:04:05.123Z
+                 */
+                concluded_at: string | null;
+            }[];
         } | null;
+        DeploymentCheckConclusion: {
+            /**
+             * @description `failed` cancels the deployment at once.
+             * @enum {string}
+             */
+            conclusion: "passed" | "failed";
+            /**
+             * Format: uri
+             * @description Where the check's details are (an `https://` URL, ≤ 2000).
+             */
+            details_url?: string | null;
+            /** @description What the check found (≤ 1000 characters). */
+            summary?: string | null;
+        };
         /** @description Exactly the variables (names and types, sorted by name) each scope held right after the version the deployment pins: what it deploys. */
         DeploymentConfig: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -2118,6 +2314,8 @@ export interface components {
              * @enum {string}
              */
             concurrency: "parallel" | "serial" | "supersede";
+            /** @description What must pass before a release (§31). */
+            checks: components["schemas"]["EnvironmentCheck"][];
             /** @description While locked, new deployments wait and none starts; null when not locked. */
             locked: {
                 reason: string;
@@ -2136,14 +2334,37 @@ export interface components {
              */
             updated_at: string | null;
         };
+        EnvironmentCheck: {
+            /** @example e2e-suite */
+            name: string;
+            /**
+             * Format: int32
+             * @description Seconds after `created_at` when a pending check concludes as `on_timeout` says.
+             */
+            timeout: number;
+            /** @enum {string} */
+            on_timeout: "fail" | "pass";
+        };
         EnvironmentLock: {
             /** @description Why: shown to everyone the lock holds up. */
             reason: string;
         };
-        /** @description The five settings, all required. The record's read-only fields may be sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match. */
+        /** @description The five settings, all required, and the checks (left out: none). The record's read-only fields may be sent back as read; they change nothing (the lock has its own operations), and `environment_id` must match. */
         EnvironmentProtectionReplace: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             environment_id?: components["schemas"]["Id"];
+            /** @description 0–10 checks (§31); left out (or `null`), none. */
+            checks?: {
+                /** @example e2e-suite */
+                name: string;
+                /**
+                 * Format: int32
+                 * @description Seconds after `created_at` when a pending check concludes as `on_timeout` says.
+                 */
+                timeout: number;
+                /** @enum {string} */
+                on_timeout: "fail" | "pass";
+            }[] | null;
             /** @description Read-only: may be sent back as read; ignored. */
             locked?: unknown;
             /** @description Read-only: may be sent back as read; ignored. */
@@ -2261,7 +2482,7 @@ export interface components {
          * @example deployment.succeeded
          * @enum {string}
          */
-        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok";
+        EventType: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | "deployment.waiting" | "deployment.reviewed" | "deployment.check_concluded" | "deployment.released" | "environment.locked" | "environment.unlocked";
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
             has_more: boolean;
@@ -2383,7 +2604,7 @@ export interface components {
             conditions: {
                 [key: string]: string;
             };
-            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
+            scopes: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "audit:write" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[];
             project_ids: components["schemas"]["Id"][] | null;
             /** @description The issued keys' lifetime, in seconds. */
             ttl: number;
@@ -2423,7 +2644,7 @@ export interface components {
              *       "deployments:write"
              *     ]
              */
-            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
+            scopes?: ("*" | "projects:read" | "projects:write" | "members:read" | "members:write" | "integrations:read" | "integrations:write" | "variables:read" | "variables:write" | "variables:reveal" | "deployments:read" | "deployments:write" | "resources:read" | "events:read" | "audit:read" | "audit:write" | "orgs:read" | "orgs:write" | "api-keys:read" | "api-keys:write" | "environments:read" | "environments:write")[] | null;
             /** @description The issued keys' projects, within the calling key's own when it is restricted; default the calling key's; `null`: every project. */
             project_ids?: string[] | null;
             /**
@@ -2461,6 +2682,8 @@ export interface components {
         AuditEntry: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id: components["schemas"]["Id"];
+            /** @description Its place in the organization's log (§30): 1 for the first entry, one more for each next, in commit order, with no gap and no repeat. */
+            sequence: number;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             org_id: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
@@ -2502,6 +2725,58 @@ export interface components {
              * @example 2026-11-22T10:04:05.123Z
              */
             created_at: string;
+        };
+        AuditStreamList: {
+            data: components["schemas"]["AuditStream"][];
+            has_more: boolean;
+            /** @description Cursor for the next page; present only when `has_more` is true. */
+            next_page?: string;
+        };
+        CreatedAuditStream: components["schemas"]["AuditStream"] & {
+            /**
+             * @description `whsec_` + base64 of 32 random bytes; shown only here. Batches are signed with it (Standard Webhooks).
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            signing_secret: string;
+        };
+        AuditStreamCreate: {
+            /** @example SIEM */
+            name: string;
+            /**
+             * Format: uri
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @example https://siem.example.com/ingest/deploy-platform
+             */
+            url: string;
+            /** @description Default true. */
+            enabled?: boolean | null;
+            /**
+             * @description `now` (default): from the entry of this creation. `start`: from the first entry.
+             * @enum {string|null}
+             */
+            from?: "now" | "start" | null;
+        };
+        OrgLimits: {
+            /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+            org_id: components["schemas"]["Id"];
+            /** @description Every limit, in this order: projects, environments, variables, api_keys, integrations, audit_streams, deployments_per_day. */
+            limits: (components["schemas"]["OrgCountLimit"] | components["schemas"]["OrgDailyLimit"])[];
+        };
+        OrgCountLimit: {
+            /** @enum {string} */
+            name: "projects" | "environments" | "variables" | "api_keys" | "integrations" | "audit_streams";
+            limit: number;
+            /** @description Exact at the moment of the read. */
+            used: number;
+        };
+        OrgDailyLimit: {
+            /** @enum {string} */
+            name: "deployments_per_day";
+            limit: number;
+            /** @description Exact at the moment of the read. */
+            used: number;
+            /** @description Whole seconds, rounded up, until the oldest deployment it counts leaves the 24-hour window (0 when it counts none). */
+            reset: number;
         };
         ProjectList: {
             data: components["schemas"]["Project"][];
@@ -2745,6 +3020,8 @@ export interface components {
             services_in_alarm: boolean;
             /** @description `service.ok`: a service is OK again. */
             services_ok: boolean;
+            /** @description `deployment.waiting`: created waiting. `deployment.reviewed`: reviewed. `deployment.check_concluded`: a check concluded. `deployment.released`: released. `environment.locked`: locked. `environment.unlocked`: unlocked. */
+            deployment_gates: boolean;
         };
         CreatedNotificationIntegration: components["schemas"]["NotificationIntegration"] & {
             /**
@@ -2761,7 +3038,7 @@ export interface components {
             type: "webhook";
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts are `400 bad_input`, unless `ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`). A user name or password (`user:pass@`) is `400 bad_input` always.
+             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts are `400 bad_input`, unless `ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`); never with `user:pass@`.
              * @example https://hooks.example.com/deploys
              */
             url: string;
@@ -2784,6 +3061,8 @@ export interface components {
             services_in_alarm?: boolean | null;
             /** @description `service.ok`: a service is OK again. */
             services_ok?: boolean | null;
+            /** @description `deployment.waiting`: created waiting. `deployment.reviewed`: reviewed. `deployment.check_concluded`: a check concluded. `deployment.released`: released. `environment.locked`: locked. `environment.unlocked`: unlocked. */
+            deployment_gates?: boolean | null;
         };
         /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
         NotificationIntegrationUpdate: {
@@ -2845,7 +3124,7 @@ export interface components {
              * @example deployment.succeeded
              * @enum {string|null}
              */
-            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | null;
+            type?: "deployment.failed" | "deployment.in_progress" | "deployment.succeeded" | "changelog.created" | "promotion.created" | "service.in_alarm" | "service.ok" | "deployment.waiting" | "deployment.reviewed" | "deployment.check_concluded" | "deployment.released" | "environment.locked" | "environment.unlocked" | null;
         };
         /** @description The full variable: `name`, `type` and `value` are all required. The record's read-only fields may be sent back as read; they change nothing, and `id`, `environment_id` and `component_id` must match (a replace never moves a variable). */
         VariableReplace: {
@@ -2962,7 +3241,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `timeout`: the request body did not arrive whole within 30 s, or a timeout elsewhere in the system. */
+        /** @description `timeout`: the request body did not arrive whole within 30 s, or its organization was moving (`Retry-After`); nothing changed. */
         Timeout: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -2974,7 +3253,7 @@ export interface components {
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -3094,6 +3373,23 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["NewApiKey"];
             };
+        };
+        /** @description Deleted. */
+        NoContent: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description A page of variables. */
         VariableList: {
@@ -3271,23 +3567,6 @@ export interface components {
                 "application/json": components["schemas"]["Deployment"];
             };
         };
-        /** @description Deleted. */
-        NoContent: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
-                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
         /** @description A page of stack resources. */
         StackResourceList: {
             headers: {
@@ -3385,15 +3664,15 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The last `id` received; wins over `after_seq` and `after`. */
+        /** @description The last `id` received (`42`); wins over `after_seq` and `after`. */
         LastEventId: string;
         /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
         D1Bookmark: string;
         /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
         IdempotencyKey: string;
-        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+        /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
         IfMatch: string;
-        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+        /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
         IfNoneMatch: string;
         /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
         ListAfter: components["schemas"]["ListAfter"];
@@ -3410,6 +3689,8 @@ export interface components {
         EnvironmentId: components["schemas"]["Id"];
         EventId: components["schemas"]["Id"];
         OrgId: components["schemas"]["Id"];
+        /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
+        AfterSequenceQuery: number;
         /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
         ActionQuery: string[];
         /** @description Only entries of requests made as this account. */
@@ -3436,7 +3717,7 @@ export interface components {
         RateLimit: string;
         /** @description CORS (API_CONTRACT §16): any origin, without credentials. */
         AccessControlAllowOrigin: "*";
-        /** @description Seconds to wait before retrying: `X-Ratelimit-Reset`, or ≤ 20 for a live stream (§33). */
+        /** @description Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`, or ≤ 20 for a live stream, §33). */
         RetryAfter: number;
         /** @description `1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing (API_CONTRACT §11): retry it then to get that request's answer. Also when the key's earlier use expired (24 h) a moment ago: the retry then executes. */
         RetryAfterInFlight: 1;
@@ -3474,7 +3755,7 @@ export interface operations {
                 account_id?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3549,7 +3830,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3594,7 +3875,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3643,7 +3924,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3683,11 +3964,191 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    getAuditStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    deleteAuditStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    updateAuditStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuditStreamUpdate"];
+            };
+        };
+        responses: {
+            /** @description The stream as the change left it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    replayAuditStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuditStreamReplay"];
+            };
+        };
+        responses: {
+            /** @description The stream, back at `from_sequence - 1`. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     getComponent: {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3741,7 +4202,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3804,7 +4265,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3836,7 +4297,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3871,7 +4332,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3900,7 +4361,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -3974,7 +4435,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4001,7 +4462,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4032,7 +4493,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4076,11 +4537,63 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    concludeCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentCheckConclusion"];
+            };
+        };
+        responses: {
+            /** @description The deployment, as the conclusion leaves it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     getDeploymentConfig: {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4130,7 +4643,7 @@ export interface operations {
                 against?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4268,7 +4781,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4373,9 +4886,9 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description The last `id` received; wins over `after_seq` and `after`. */
+                /** @description The last `id` received (`42`); wins over `after_seq` and `after`. */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4427,7 +4940,7 @@ export interface operations {
                 timeout?: number;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4456,7 +4969,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4505,7 +5018,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4535,7 +5048,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4593,7 +5106,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4649,7 +5162,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4710,7 +5223,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4742,7 +5255,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4795,7 +5308,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4839,7 +5352,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4888,7 +5401,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4946,7 +5459,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -4975,7 +5488,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5012,7 +5525,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5066,7 +5579,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5129,7 +5642,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5161,7 +5674,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5196,7 +5709,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5225,7 +5738,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5290,7 +5803,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5344,7 +5857,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5410,7 +5923,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5505,7 +6018,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5554,7 +6067,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5605,7 +6118,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5704,6 +6217,8 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
+                after_sequence?: components["parameters"]["AfterSequenceQuery"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: components["parameters"]["ActionQuery"];
                 /** @description Only entries of requests made as this account. */
@@ -5712,7 +6227,7 @@ export interface operations {
                 project_id?: string;
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5737,6 +6252,160 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    listAuditStreams: {
+        parameters: {
+            query?: {
+                /** @description Cursor from a previous `next_page` (standard or URL-safe base64). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Page size, 1–240. */
+                limit?: components["parameters"]["ListLimit"];
+                /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
+                sort_by?: components["parameters"]["ListSortBy"];
+            };
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of streams. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStreamList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createAuditStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuditStreamCreate"];
+            };
+        };
+        responses: {
+            /** @description The new stream, with its signing secret. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedAuditStream"];
+                };
+            };
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getOrgLimits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                org_id: components["parameters"]["OrgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's limits, in the order above. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "X-Ratelimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-Ratelimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-Ratelimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "X-D1-Bookmark": components["headers"]["D1Bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgLimits"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["Timeout"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listOrgProjects: {
         parameters: {
             query?: {
@@ -5748,7 +6417,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5784,7 +6453,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5861,7 +6530,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5910,7 +6579,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5963,7 +6632,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -5996,13 +6665,15 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
+                /** @description Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part). */
+                after_sequence?: components["parameters"]["AfterSequenceQuery"];
                 /** @description Only entries of these actions (operationIds): repeat the parameter or separate values with commas. A cursor is bound to the set of actions. */
                 action?: components["parameters"]["ActionQuery"];
                 /** @description Only entries of requests made as this account. */
                 actor_account_id?: components["parameters"]["ActorAccountIdQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6033,7 +6704,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6084,7 +6755,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6188,11 +6859,11 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit"];
                 /** @description `created_at` and `+created_at` ascending, `-created_at` descending (default). Ties by `id`. */
                 sort_by?: components["parameters"]["ListSortBy"];
-                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`. */
+                /** @description Only events of these types: repeat the parameter (`type=deployment.failed&type=service.in_alarm`) or separate values with commas; a value given twice counts once. A cursor is bound to the set of types. Values: `deployment.failed`, `deployment.in_progress`, `deployment.succeeded`, `changelog.created`, `promotion.created`, `service.in_alarm`, `service.ok`, `deployment.waiting`, `deployment.reviewed`, `deployment.check_concluded`, `deployment.released`, `environment.locked`, `environment.unlocked`. */
                 type?: string[];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6248,7 +6919,7 @@ export interface operations {
                 role?: "owner" | "contributor" | "viewer";
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6346,7 +7017,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6396,7 +7067,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6450,7 +7121,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6502,7 +7173,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6602,7 +7273,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6652,7 +7323,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6711,7 +7382,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6944,7 +7615,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -6973,7 +7644,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7029,7 +7700,7 @@ export interface operations {
                 status?: components["parameters"]["StatusQuery"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7065,7 +7736,7 @@ export interface operations {
                 sort_by?: components["parameters"]["ListSortBy"];
             };
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7094,7 +7765,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7124,7 +7795,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7173,7 +7844,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7226,7 +7897,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry (API_CONTRACT §11): 1–255 characters from 0x21–0x7E, scoped to the API key and remembered 24 h. A retry with the same key, method, path, query and body answers the stored answer with `Idempotent-Replayed: true`; the same key with another request is `400`; while the first is executing, `409` with `Retry-After: 1`. Answers of 500 and above are not stored, and a request refused before it runs (`401`, `429`, a key without the operation's scope, a malformed header, a body that is not JSON in UTF-8) leaves the key unused. Other headers (`If-Match`) are not compared. The key commits with the write itself: a write whose answer was lost after it committed (a dropped connection, a failure of the service) never executes again; a retry answers what it did, with the record as it is now, or `409` saying so when that answer cannot be rebuilt (a secret shown once, a count). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. */
+                /** @description Write only if the record's current ETag is listed (strong comparison; `*` matches any existing record). Otherwise `409 conflict` with `cause [{path: "header.if-match"}]` and nothing changes; the comparison and the write are one atomic step. A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.1): `409`. Send a read's `ETag` as it came (`"3f2a…"`). */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
@@ -7254,7 +7925,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. */
+                /** @description `304 Not Modified` (no body) when the current ETag is listed (weak comparison; `*` matches any). A value that is neither `*` nor a list of ETags names none (RFC 9110 §13.1.2): the usual answer. Send an earlier answer's `ETag` as it came (`"3f2a…"`). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description A D1 bookmark from an earlier response's `X-D1-Bookmark` (of this key or any other), sent back as it came: a read then sees at least everything that response had seen. Without it, a read still sees every earlier write made with the same key. A bookmark names its database and carries the service's MAC (`DB:0000….<MAC>`); one of another organization's database, or one whose MAC does not verify (made up, altered, or bare), is ignored. A value that is not a bookmark is `400 bad_input`. */
                 "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];

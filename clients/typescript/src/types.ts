@@ -41,3 +41,9 @@ export type DeploymentConfigDiff = Json200<Paths["/v1/deployments/{id}/config/di
 /** The statuses a deployment never leaves. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinal = (status: string): boolean => FINAL_STATUSES.has(status);
+export type OrgLimits = Json200<Paths["/v1/orgs/{org_id}/limits"]["get"]>;
+export type AuditEntry = Item<Json200<Paths["/v1/orgs/{org_id}/audit-log"]["get"]>>;
+export type AuditStream = Json200<Paths["/v1/audit-streams/{id}"]["get"]>;
+export type AuditStreamCreate = NonNullable<
+  Paths["/v1/orgs/{org_id}/audit-streams"]["post"]["requestBody"]
+>["content"]["application/json"];

@@ -201,6 +201,41 @@ describe("deploy-platform variables", () => {
       ].join("\n"),
     );
     expect(t.stdout()).not.toContain("s3cret");
+    expect(t.stderr()).toBe(
+      "warning: a dotenv file carries no types: every entry is imported as secret (--type), so this import " +
+        "would change the type of 1 variable: B (string → secret). To keep each name's type, restore a version " +
+        "(`variables restore`) or apply a `variables` body built from the scope's list (the API's PATCH " +
+        "{scope}/variables); --type sets one type for every entry.\n",
+    );
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it("import names the variables whose type it changes before it applies the change, at the previewed version", async () => {
+    let t: ReturnType<typeof fakeIo> | undefined;
+    const warnedBeforeApply: boolean[] = [];
+    const server = await fake((_req, res, _url, body) => {
+      const sent = JSON.parse(body);
+      if (!sent.dry_run) warnedBeforeApply.push(t?.stderr().includes("B (string → secret)") ?? false);
+      json(res, 200, result(sent.dry_run));
+    });
+    t = fakeIo(server.base, { files: { ".env": "A=a\nB=b\nD=d\n" } });
+    expect(
+      await run(["variables", "import", ".env", "--environment", "Env1", "--replace"], t.io, "0.0.0"),
+    ).toBe(0);
+    expect(server.seen.map((r) => JSON.parse(r.body))).toEqual([
+      { dotenv: "A=a\nB=b\nD=d\n", mode: "replace", dry_run: true },
+      { dotenv: "A=a\nB=b\nD=d\n", mode: "replace", dry_run: false, base_version: 3 },
+    ]);
+    expect(warnedBeforeApply).toEqual([true]);
+    expect(t.stderr()).toContain("so this import changes the type of 1 variable: B (string → secret).");
+    expect(t.stdout()).toContain("version 4: 1 created, 1 updated, 1 deleted, 1 unchanged\n");
+
+    const j = fakeIo(server.base, { files: { ".env": "B=b\n" } });
+    expect(await run(["variables", "import", ".env", "--environment", "Env1", "--json"], j.io, "0.0.0")).toBe(
+      0,
+    );
+    expect(JSON.parse(j.stderr())).toMatchObject({ notice: { code: "type_change" } });
+    expect(JSON.parse(j.stdout())).toMatchObject({ version: 4, dry_run: false });
   });
 
   it("import from stdin into a component, merge mode; export to a private file", async () => {
@@ -215,19 +250,23 @@ describe("deploy-platform variables", () => {
     expect(await run(["variables", "import", "-", "--component", "Comp1"], t.io, "0.0.0"), t.stderr()).toBe(
       0,
     );
-    expect(server.seen[0]?.path).toBe("/v1/components/Comp1/variables");
-    expect(JSON.parse(server.seen[0]?.body ?? "")).toEqual({
-      dotenv: "A=1\n",
-      mode: "merge",
-      dry_run: false,
-    });
+    // The preview, then the change at the version it was previewed at.
+    expect(server.seen.map((r) => r.path)).toEqual([
+      "/v1/components/Comp1/variables",
+      "/v1/components/Comp1/variables",
+    ]);
+    expect(server.seen.map((r) => JSON.parse(r.body))).toEqual([
+      { dotenv: "A=1\n", mode: "merge", dry_run: true },
+      { dotenv: "A=1\n", mode: "merge", dry_run: false, base_version: 2 },
+    ]);
     expect(t.stdout()).toBe("no change (version 2)\n");
+    expect(t.stderr()).toBe("");
 
     const out = fakeIo(server.base);
     expect(
       await run(["variables", "export", "--environment", "Env1", "-o", "prod.env"], out.io, "0.0.0"),
     ).toBe(0);
-    expect(server.seen[1]?.path).toBe("/v1/environments/Env1/variables/export");
+    expect(server.seen[2]?.path).toBe("/v1/environments/Env1/variables/export");
     expect(out.files["prod.env"]).toBe('A="1"\nB="two \\"quoted\\""\n');
     expect(out.modes["prod.env"]).toBe("600");
     expect(out.stdout()).toBe("");
@@ -550,7 +589,7 @@ describe("rate limits", () => {
 });
 
 describe("exit codes", () => {
-  it("--help lists every exit code, and both READMEs list the same", async () => {
+  it("--help lists every exit code, and the README and docs/ci.md list the same", async () => {
     expect(EXIT_CODES.map(([code]) => code)).toEqual(Object.values(EXIT));
     const t = fakeIo("http://127.0.0.1:1");
     expect(await run(["--help"], t.io, "0.0.0")).toBe(0);
@@ -561,8 +600,8 @@ describe("exit codes", () => {
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
     const rows = [...readme.matchAll(/^\| (\d+) +\| (.+?) +\|$/gm)].map((m) => [Number(m[1]), m[2]]);
     expect(rows).toEqual(EXIT_CODES);
-    const root = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-    const section = root.slice(root.indexOf("Exit codes a CI can branch on"));
+    const guide = readFileSync(new URL("../../../docs/ci.md", import.meta.url), "utf8");
+    const section = guide.slice(guide.indexOf("Exit codes a CI can branch on"));
     const bold = [...section.slice(0, section.indexOf("A CI step")).matchAll(/\*\*(\d+)\*\*/g)];
     expect(bold.map((m) => Number(m[1]))).toEqual(Object.values(EXIT));
   });

@@ -1,6 +1,6 @@
 /**
  * The package's metadata: what `exports` offers each kind of importer, and one version named the
- * same everywhere (package.json, the CHANGELOG's newest release, the tarball the READMEs install).
+ * same everywhere (package.json, the CHANGELOG's newest release, the tarball its README and docs/clients.md install).
  * That the packed tarball really loads through `import` and `require()` is scripts/check-cli.mjs.
  */
 import { readFileSync } from "node:fs";
@@ -24,10 +24,10 @@ describe("package.json", () => {
     ]);
   });
 
-  it("has the version of the CHANGELOG's newest release, the one the READMEs install", () => {
+  it("has the version of the CHANGELOG's newest release, the one its README and docs/clients.md install", () => {
     const released = read("../CHANGELOG.md").match(/^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/m);
     expect(released?.[1]).toBe(pkg.version);
-    for (const readme of [read("../README.md"), read("../../../README.md")]) {
+    for (const readme of [read("../README.md"), read("../../../docs/clients.md")]) {
       const tarballs = new Set(readme.match(/deploy-platform-client-[\d.]+\d\.tgz/g));
       expect([...tarballs]).toEqual([`deploy-platform-client-${pkg.version}.tgz`]);
     }

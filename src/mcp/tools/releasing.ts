@@ -149,4 +149,34 @@ export const RELEASING_TOOLS: readonly Tool[] = [
       return { deployment };
     },
   }),
+  tool({
+    name: "conclude_check",
+    title: "Conclude a waiting deployment's check",
+    description:
+      "Reports how a check of a waiting deployment went (API_CONTRACT §31): `passed` (the last pass releases " +
+      "it when nothing else holds it) or `failed` (cancels it at once). A check concludes once.",
+    input: z.strictObject({
+      deployment_id: id("deployment"),
+      name: z.string().min(1).max(100).describe("The check's name, as the deployment's gate lists it."),
+      conclusion: z.enum(["passed", "failed"]),
+      details_url: z.string().max(2000).optional().describe("An https:// URL of its details."),
+      summary: z.string().max(1000).optional().describe("What it found (at most 1000 characters)."),
+      idempotency_key: idempotencyKey,
+    }),
+    output: deploymentAnswer,
+    annotations: write(true),
+    run: async (api, a) => {
+      const body = {
+        conclusion: a.conclusion,
+        ...(a.details_url === undefined ? {} : { details_url: a.details_url }),
+        ...(a.summary === undefined ? {} : { summary: a.summary }),
+      };
+      const deployment = await api.call<z.output<typeof DeploymentSchema>>(
+        "POST",
+        `/v1/deployments/${a.deployment_id}/checks/${encodeURIComponent(a.name)}`,
+        { body, idempotencyKey: newKey(a.idempotency_key) },
+      );
+      return { deployment };
+    },
+  }),
 ];

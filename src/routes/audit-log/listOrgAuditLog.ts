@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { auditFilterKey, listOrgAuditLog } from "../../services/audit/log";
+import { auditPageRequest, listOrgAuditLog } from "../../services/audit/log";
 import { auditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
 
 export const listOrgAuditLogRoute = defineRoute({
@@ -30,7 +29,7 @@ export function registerListOrgAuditLog(app: OpenAPIHono<AppEnv>) {
       actorAccountId: query.actor_account_id,
       projectId: query.project_id,
     };
-    const page = pageRequest(query, auditFilterKey(filter));
+    const page = auditPageRequest(query, filter);
     return c.json(await listOrgAuditLog(callerContext(c), c.req.valid("param").org_id, filter, page), 200);
   });
 }

@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { pageRequest } from "../../db/pagination";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { auditFilterKey, listProjectAuditLog } from "../../services/audit/log";
+import { auditPageRequest, listProjectAuditLog } from "../../services/audit/log";
 import { auditEntryListSchema, ProjectAuditLogQuerySchema, ProjectParams } from "./schema";
 
 export const listProjectAuditLogRoute = defineRoute({
@@ -23,7 +22,7 @@ export function registerListProjectAuditLog(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectAuditLogRoute, async (c) => {
     const query = c.req.valid("query");
     const filter = { actions: query.action, actorAccountId: query.actor_account_id };
-    const page = pageRequest(query, auditFilterKey(filter));
+    const page = auditPageRequest(query, filter);
     return c.json(
       await listProjectAuditLog(callerContext(c), c.req.valid("param").project_id, filter, page),
       200,

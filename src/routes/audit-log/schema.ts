@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { once } from "../../lib/once";
-import { envelope, listQuery } from "../../openapi/lists";
+import { envelope, listQuery, wholeNumber } from "../../openapi/lists";
 import { InlineIdSchema, idParams, queryList } from "../../openapi/primitives";
 import { AuditEntrySchema } from "../../schemas/audit";
 
@@ -18,6 +18,12 @@ const ActionFilterSchema = queryList(
 );
 
 const ProjectListQuery = listQuery().extend({
+  after_sequence: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
+    param: { name: "after_sequence", in: "query" },
+    description:
+      "Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part).",
+    example: 0,
+  }),
   action: ActionFilterSchema,
   actor_account_id: InlineIdSchema.optional().openapi({
     description: "Only entries of requests made as this account.",

@@ -141,8 +141,9 @@ export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
     name: "Last-Event-ID",
     in: "header",
     required: false,
-    description: "The last `id` received; wins over `after_seq` and `after`.",
-    schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15, example: "42" },
+    // No `example`: /docs would send it, and a first try would skip the entries before it.
+    description: "The last `id` received (`42`); wins over `after_seq` and `after`.",
+    schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15 },
   });
   app.openapi(getDeploymentTimelineRoute, async (c) => {
     const { id } = c.req.valid("param");

@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { ProtectionSchema } from "../../schemas/protection";
 import { LockSchema } from "../../schemas/protection-writes";
-import { lockEnvironment } from "../../services/environments/protection";
+import { lockEnvironment } from "../../services/environments/lock";
 import { EnvironmentParams } from "./schema";
 
 export const lockEnvironmentRoute = defineRoute({

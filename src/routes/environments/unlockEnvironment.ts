@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { unlockEnvironment } from "../../services/environments/protection";
+import { unlockEnvironment } from "../../services/environments/lock";
 import { EnvironmentParams } from "./schema";
 
 export const unlockEnvironmentRoute = defineRoute({

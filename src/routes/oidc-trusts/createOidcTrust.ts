@@ -20,7 +20,7 @@ export const createOidcTrustRoute = defineRoute({
     "tokens for short-lived keys (`POST /v1/oidc/token`) whose tokens match `audience` and every condition. The " +
     "keys act as your account with `scopes` and `project_ids` (default: the calling key's; more is `403 forbidden`, " +
     "one `cause` per field) and are made under the calling key (`parent_id`): revoking it revokes them. Org role " +
-    "`owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/oidc.md shows the " +
+    "`owner` or `admin` with a key not restricted to projects (else `403 unauthorized`). docs/ci.md shows the " +
     "GitHub Actions side.",
   request: { body: jsonBody(OidcTrustCreateBody) },
   responses: {

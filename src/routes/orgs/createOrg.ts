@@ -4,7 +4,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonBody, jsonContent } from "../../openapi/define-route";
 import { OrganizationSchema } from "../../schemas/organization";
 import { OrganizationCreateSchema } from "../../schemas/organization-writes";
-import { createOrg } from "../../services/orgs";
+import { createOrg } from "../../services/orgs/orgs";
 
 export const createOrgRoute = defineRoute({
   method: "post",

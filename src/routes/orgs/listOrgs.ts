@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
-import { listOrgs } from "../../services/orgs";
+import { listOrgs } from "../../services/orgs/orgs";
 import { organizationListSchema } from "./schema";
 
 export const listOrgsRoute = defineRoute({

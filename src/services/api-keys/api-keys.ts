@@ -19,7 +19,7 @@ import type { ApiKeyInfo, ApiKeyRecord, CurrentApiKeyInfo } from "../../schemas/
 import type { ApiKeyCreateInput } from "../../schemas/organization-writes";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { keyIndexRow, writeBothSides } from "../directory";
-import { orgExists } from "../orgs";
+import { orgExists } from "../orgs/orgs";
 import { generateKey, hashKey, ownLimiter } from "./authenticate";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -29,7 +29,7 @@ import { once } from "../../lib/once";
 
 export const KEY_PREFIX = "dpk_";
 const KEY_PATTERN = /^dpk_[A-Za-z0-9_-]{43}$/;
-const CACHE_TTL_MS = 30_000;
+export const CACHE_TTL_MS = 30_000;
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 type CachedKey = { identity: Identity; expiresAt: number | null; cachedUntil: number };
@@ -58,15 +58,21 @@ export async function authenticate(ctx: ServiceContext, presented: string | unde
   const hash = await hashKey(presented);
   const identity = await identify(ctx, hash);
   // Over the hash alone: the key itself goes no further than this function.
-  return { identity, recheckAccess: () => recheck(ctx, hash, identity.keyId) };
+  return {
+    identity,
+    recheckAccess: (options) => recheck(ctx, hash, identity.keyId, options?.fresh === true),
+  };
 }
 
-/** The identity of the key with this hash: from the isolate's cache, else D1. */
-async function identify(ctx: ServiceContext, hash: string): Promise<Identity> {
+/**
+ * The identity of the key with this hash: from the isolate's cache, else D1; `fresh`: from the
+ * primaries, whatever the cache holds.
+ */
+async function identify(ctx: ServiceContext, hash: string, fresh = false): Promise<Identity> {
   const now = Date.now();
-  let entry = cache.get(hash);
+  let entry = fresh ? undefined : cache.get(hash);
   if (!entry || entry.cachedUntil <= now) {
-    const start = ctx.session.start;
+    const start = fresh ? PRIMARY : ctx.session.start;
     entry = await loadKey(
       (database) => (database === ctx.database ? ctx.db : ctx.openSession(start, database).db),
       hash,
@@ -91,9 +97,14 @@ async function identify(ctx: ServiceContext, hash: string): Promise<Identity> {
  * authenticated in. A failure other than the key's refusal (D1 unreachable) is thrown: it says
  * nothing of the key.
  */
-async function recheck(ctx: ServiceContext, hash: string, keyId: string): Promise<Identity | null> {
+async function recheck(
+  ctx: ServiceContext,
+  hash: string,
+  keyId: string,
+  fresh: boolean,
+): Promise<Identity | null> {
   try {
-    const identity = await identify(ctx, hash);
+    const identity = await identify(ctx, hash, fresh);
     return identity.keyId === keyId ? identity : null;
   } catch (err) {
     if (err instanceof ApiError && err.code === "unauthenticated") return null;
@@ -185,6 +196,16 @@ const keyQuery = prebuilt("key:own", (b) =>
 /** How many keys the isolate holds (for tests and diagnostics). */
 export function keyCacheSize(): { keys: number } {
   return { keys: cache.size };
+}
+
+/**
+ * Forget every cached key of an organization: it has moved to another database (API_CONTRACT
+ * §32), so the next request of each reads where it is now.
+ */
+export function forgetOrganization(orgId: string): void {
+  for (const [hash, entry] of cache) {
+    if (entry.identity.orgId === orgId) cache.delete(hash);
+  }
 }
 
 /** Forget every cached entry of these keys (called by the isolate that revokes them). */

@@ -116,6 +116,6 @@ export async function createApiKey(
     ],
   });
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
-  if (inserted?.meta.changes !== 1) throw callerKeyGone();
+  if (!inserted?.meta.changes) throw callerKeyGone();
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }

@@ -16,11 +16,12 @@
 import { Column, getTableColumns, is, SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { prebuilt } from "../../db/compiled";
-import { bindStatement, driverValue } from "../../db/compiled-inserts";
+import { BoundStatement, bindStatement, driverValue } from "../../db/compiled-inserts";
 import { type KeyedRow, keyedSelectList } from "../../db/keyed-select";
 import { type AuditActorType, type AuditChanges, auditLog } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import { announceEntry } from "./stream-wake";
 
 export type AuditTarget = { type: string; id: string };
 
@@ -151,6 +152,37 @@ function auditChanges(changes: AuditChanges): AuditChanges {
 }
 
 /**
+ * The entry's organization, named once by the INSERT's SELECT (`FROM (SELECT <org> AS o) AS org`)
+ * and read by its columns from there: it may be a subquery with parameters of its own (a project's
+ * organization), and D1 binds at most 100 parameters a statement.
+ */
+const ORG = sql.raw("org.o");
+const fromOrg = (orgId: SQL | string | null) => sql` FROM (SELECT ${orgId} AS o) AS org`;
+
+/**
+ * The entry's `sequence` (API_CONTRACT §30): one more than its organization's latest, read by the
+ * INSERT itself (one step down `audit_log_org_sequence_idx`), so the numbers follow commit order
+ * with no gap and no repeat whoever writes at once (D1 runs one batch at a time); none for an
+ * entry of no organization.
+ */
+const NEXT_SEQUENCE = sql.raw(
+  "CASE WHEN org.o IS NULL THEN NULL ELSE (SELECT coalesce(max(sequence), 0) + 1 FROM audit_log WHERE org_id = org.o) END",
+);
+
+/**
+ * What the INSERT answers: the entry's organization and whether it has an enabled audit stream (a
+ * value of the same transaction, so an entry committed while a stream is on is always announced
+ * to it: ./stream-wake.ts). No row when the entry was not written.
+ */
+const ANNOUNCEMENT = {
+  orgId: sql<string | null>`${sql.raw("audit_log.org_id")}`.as("orgId"),
+  streams:
+    sql<number>`${sql.raw("(SELECT count(*) FROM audit_streams WHERE audit_streams.org_id = audit_log.org_id AND audit_streams.enabled = 1)")}`.as(
+      "streams",
+    ),
+};
+
+/**
  * An entry whose every field is a value (no SQL expression: the common case) is written by a
  * statement whose text is built once (src/db/compiled-inserts.ts), generated into
  * src/db/prebuilt-statements.ts: every write's first request in an isolate, and every write
@@ -159,19 +191,31 @@ function auditChanges(changes: AuditChanges): AuditChanges {
  */
 const auditColumns = getTableColumns(auditLog);
 /** A placeholder for every column: made only where the text is built (never, once generated). */
-const placeholders = () =>
-  Object.fromEntries(Object.keys(auditColumns).map((key) => [key, sql`${sql.placeholder(key)}`])) as KeyedRow<
-    typeof auditLog
-  >;
+const placeholders = () => {
+  const row = Object.fromEntries(
+    Object.keys(auditColumns).map((key) => [key, sql`${sql.placeholder(key)}`]),
+  ) as KeyedRow<typeof auditLog>;
+  return { ...row, orgId: ORG, sequence: NEXT_SEQUENCE };
+};
 const writtenAfterChange = prebuilt("audit:after-change", (b) =>
-  b.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, placeholders())} WHERE changes() > 0`),
+  b
+    .insert(auditLog)
+    .select(
+      sql`SELECT ${keyedSelectList(auditLog, placeholders())}${fromOrg(sql`${sql.placeholder("orgId")}`)} WHERE changes() > 0`,
+    )
+    .returning(ANNOUNCEMENT),
 );
 const writtenAlways = prebuilt("audit:always", (b) =>
-  b.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, placeholders())}`),
+  b
+    .insert(auditLog)
+    .select(
+      sql`SELECT ${keyedSelectList(auditLog, placeholders())}${fromOrg(sql`${sql.placeholder("orgId")}`)}`,
+    )
+    .returning(ANNOUNCEMENT),
 );
 
 /** The audit insert to put in the service's batch (see the file comment). */
-export function auditEntry(ctx: ServiceContext, input: AuditInput) {
+export function auditEntry(ctx: ServiceContext, input: AuditInput): BoundStatement {
   const facts = requestFacts(ctx);
   if (input.actor) {
     facts.actorType = "api_key";
@@ -192,8 +236,9 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
   // A keyed write's entry carries its Idempotency-Key, so the key is taken exactly when the change
   // commits. Its id is noted: a 5xx releases the key of whichever noted entry was written.
   ctx.idempotency?.entryIds.push(id);
-  // Every column by name; the SELECT list follows the INSERT's column list (src/db/keyed-select.ts).
-  const row: KeyedRow<typeof auditLog> = {
+  // Every column by name but the sequence, which the statement computes; the SELECT list follows
+  // the INSERT's column list (src/db/keyed-select.ts).
+  const row: Omit<KeyedRow<typeof auditLog>, "sequence"> = {
     id,
     orgId,
     projectId,
@@ -211,15 +256,24 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput) {
     idempotencyKey: facts.idempotencyKey,
     idempotencyFingerprint: facts.idempotencyFingerprint,
   };
+  const announced = (result: D1Result) => announceEntry(ctx, result);
   const values = Object.values(row).every((value) => !is(value, SQL) && !is(value, Column));
   if (values && (input.when === undefined || input.when === "always")) {
     const bound: Record<string, unknown> = {};
     for (const [key, column] of Object.entries(auditColumns)) {
-      bound[key] = driverValue(column, row[key as keyof typeof row]);
+      if (key !== "sequence") bound[key] = driverValue(column, row[key as keyof typeof row]);
     }
-    return bindStatement(ctx.db, (input.when === "always" ? writtenAlways : writtenAfterChange)(), bound);
+    const statement = (input.when === "always" ? writtenAlways : writtenAfterChange)();
+    return bindStatement(ctx.db, statement, bound, announced);
   }
   const condition =
     input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
-  return ctx.db.insert(auditLog).select(sql`SELECT ${keyedSelectList(auditLog, row)}${condition}`);
+  const built = ctx.db
+    .insert(auditLog)
+    .select(
+      sql`SELECT ${keyedSelectList(auditLog, { ...row, orgId: ORG, sequence: NEXT_SEQUENCE })}${fromOrg(orgId)}${condition}`,
+    )
+    .returning(ANNOUNCEMENT)
+    .toSQL();
+  return new BoundStatement(ctx.db, built.sql, built.params, announced);
 }

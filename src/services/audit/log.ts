@@ -2,16 +2,26 @@
  * Reading the audit log (API_CONTRACT §14): the organization's and a project's lists, and the
  * 400-day retention. Entries are written by `auditEntry` (./entry.ts) and never changed.
  */
-import { and, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindQuery, tableReader } from "../../db/compiled";
-import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
+import {
+  keyset,
+  type ListParams,
+  type NumberedPageRequest,
+  numberedPageRequest,
+  type Page,
+  type PageRequest,
+  pageRequest,
+  toNumberedPage,
+  toPage,
+} from "../../db/pagination";
 import { auditLog } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { AuditEntryRecord } from "../../schemas/audit";
 import { authorizeOrgAdmin, projectLookup, withinKeyProjects } from "../access";
-import { guardedPage } from "../lookup";
+import { lookupThen } from "../lookup";
 
 export type AuditFilter = {
   actions?: readonly string[] | undefined;
@@ -28,9 +38,12 @@ export function auditFilterKey(filter: AuditFilter): string {
   return parts.join("&");
 }
 
-function toAuditEntryRecord(row: typeof auditLog.$inferSelect): AuditEntryRecord {
+/** The entry as the audit log API serves it, and as an audit stream sends it (one NDJSON line each). */
+export function toAuditEntryRecord(row: typeof auditLog.$inferSelect): AuditEntryRecord {
   return {
     id: row.id,
+    // Null only for an entry of no organization, which no list shows and no stream sends.
+    sequence: row.sequence ?? 0,
     org_id: row.orgId,
     project_id: row.projectId,
     action: row.action,
@@ -44,26 +57,57 @@ function toAuditEntryRecord(row: typeof auditLog.$inferSelect): AuditEntryRecord
   };
 }
 
-/** One keyset page of entries within `scope`; separate from its execution so its plan can be tested. */
-export function auditPageQuery(db: Db, scope: SQL | undefined, filter: AuditFilter, req: PageRequest) {
-  const { where, orderBy } = keyset({ createdAt: auditLog.createdAt, id: auditLog.id }, req);
+/** How a list of entries pages: by time (§14, §4) or, with `after_sequence`, by sequence (§30). */
+export type AuditPageRequest = { byTime: PageRequest } | { bySequence: NumberedPageRequest };
+
+/**
+ * The page request of a list's query: `after_sequence` pages by sequence, ascending, from it (or
+ * from a cursor of such a page, which is later); else the §4 rules. The cursor is bound to the
+ * order and filter, so one of a sequence page is refused by a list without `after_sequence`.
+ */
+export function auditPageRequest(
+  query: ListParams & { after_sequence?: number | undefined },
+  filter: AuditFilter,
+): AuditPageRequest {
+  const key = auditFilterKey(filter);
+  if (query.after_sequence === undefined) return { byTime: pageRequest(query, key) };
+  const numbered = numberedPageRequest({ ...query, sort_by: "+created_at" }, `sequence:${key}`);
+  return { bySequence: { ...numbered, after: Math.max(query.after_sequence, numbered.after ?? 0) } };
+}
+
+const filterConditions = (filter: AuditFilter) => [
+  // One JSON parameter, whatever the number of actions (D1 binds at most 100 per statement).
+  filter.actions?.length
+    ? sql`${auditLog.action} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(filter.actions)])}))`
+    : undefined,
+  filter.actorAccountId ? eq(auditLog.actorAccountId, filter.actorAccountId) : undefined,
+  filter.projectId ? eq(auditLog.projectId, filter.projectId) : undefined,
+];
+
+/** One page of entries within `scope`; separate from its execution so its plan can be tested. */
+export function auditPageQuery(db: Db, scope: SQL | undefined, filter: AuditFilter, req: AuditPageRequest) {
+  if ("bySequence" in req) {
+    return db
+      .select()
+      .from(auditLog)
+      .where(and(scope, ...filterConditions(filter), gt(auditLog.sequence, req.bySequence.after ?? 0)))
+      .orderBy(asc(auditLog.sequence))
+      .limit(req.bySequence.limit + 1);
+  }
+  const { where, orderBy } = keyset({ createdAt: auditLog.createdAt, id: auditLog.id }, req.byTime);
   return db
     .select()
     .from(auditLog)
-    .where(
-      and(
-        scope,
-        // One JSON parameter, whatever the number of actions (D1 binds at most 100 per statement).
-        filter.actions?.length
-          ? sql`${auditLog.action} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(filter.actions)])}))`
-          : undefined,
-        filter.actorAccountId ? eq(auditLog.actorAccountId, filter.actorAccountId) : undefined,
-        filter.projectId ? eq(auditLog.projectId, filter.projectId) : undefined,
-        where,
-      ),
-    )
+    .where(and(scope, ...filterConditions(filter), where))
     .orderBy(...orderBy)
-    .limit(req.limit + 1);
+    .limit(req.byTime.limit + 1);
+}
+
+/** Rows of `auditPageQuery` → the envelope, its cursor of the page's own kind. */
+function toAuditPage(rows: (typeof auditLog.$inferSelect)[], req: AuditPageRequest): Page<AuditEntryRecord> {
+  if ("bySequence" in req)
+    return toNumberedPage(rows, req.bySequence, (r) => r.sequence ?? 0, toAuditEntryRecord);
+  return toPage(rows, req.byTime, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord);
 }
 
 /**
@@ -75,9 +119,8 @@ export function orgAuditScope(identity: Identity, orgId: string): SQL | undefine
   return and(eq(auditLog.orgId, orgId), withinKeyProjects(identity, auditLog.projectId));
 }
 
-async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFilter, req: PageRequest) {
-  const rows = await auditPageQuery(ctx.db, scope, filter, req).all();
-  return toPage(rows, req, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord);
+async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFilter, req: AuditPageRequest) {
+  return toAuditPage(await auditPageQuery(ctx.db, scope, filter, req).all(), req);
 }
 
 /** The organization's entries: org `owner`/`admin`, acting org-wide (not a key restricted to projects). */
@@ -85,7 +128,7 @@ export async function listOrgAuditLog(
   ctx: CallerContext,
   orgId: string,
   filter: AuditFilter,
-  req: PageRequest,
+  req: AuditPageRequest,
 ): Promise<Page<AuditEntryRecord>> {
   const { identity } = ctx;
   if (orgId !== identity.orgId) throw notFound("Organization");
@@ -98,19 +141,21 @@ export async function listProjectAuditLog(
   ctx: CallerContext,
   projectId: string,
   filter: AuditFilter,
-  req: PageRequest,
+  req: AuditPageRequest,
 ): Promise<Page<AuditEntryRecord>> {
   const { db, identity } = ctx;
   // The project's lookup and the page in one round trip; the page is only used if the lookup passes.
-  return guardedPage(
+  const {
+    results: [rows],
+  } = await lookupThen(
     db,
     projectLookup(db, identity, projectId, "manage"),
+    bindQuery(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
+  );
+  const read = tableReader(auditLog);
+  return toAuditPage(
+    rows.map((values) => read(values)),
     req,
-    {
-      statement: bindQuery(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
-      read: tableReader(auditLog),
-    },
-    toAuditEntryRecord,
   );
 }
 
@@ -121,7 +166,7 @@ const PURGE_CHUNK = 500;
 const PURGE_CHUNKS_PER_RUN = 20;
 
 /**
- * Deletes entries older than the retention, oldest first, at most PURGE_CHUNK × PURGE_CHUNKS_PER_RUN
+ * Deletes entries older than the retention (but each organization's newest), oldest first, at most PURGE_CHUNK × PURGE_CHUNKS_PER_RUN
  * per run (the daily cron): a backlog drains over several days instead of one long run.
  * Returns how many entries it removed.
  */
@@ -137,7 +182,14 @@ export async function purgeExpiredAuditEntries(ctx: ServiceContext, nowMs = Date
           ctx.db
             .select({ id: auditLog.id })
             .from(auditLog)
-            .where(lt(auditLog.createdAt, cutoff))
+            // An organization's newest entry stays whatever its age: the next one's sequence is
+            // counted from it (§30), and must never repeat a number a receiver already holds.
+            .where(
+              and(
+                lt(auditLog.createdAt, cutoff),
+                sql`(${auditLog.orgId} IS NULL OR ${auditLog.sequence} < (SELECT max(newest.sequence) FROM audit_log AS newest WHERE newest.org_id = ${auditLog.orgId}))`,
+              ),
+            )
             .orderBy(auditLog.createdAt)
             .limit(PURGE_CHUNK),
         ),

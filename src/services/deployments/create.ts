@@ -26,10 +26,12 @@ import type { DeploymentRecord } from "../../schemas/deployment";
 import type { DeploymentCreateInput, PublicDeploymentCreateInput } from "../../schemas/deployment-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
+import { publishAfterCommit } from "../events/queue";
+import { eventInsert, newEvent } from "../events/write";
 import { lookupThen } from "../lookup";
 import { currentConfig } from "./config";
 import { afterCreate } from "./gate";
-import { concurrencyOf, createdGate, createdStatus } from "./gate-rules";
+import { concurrencyOf, createdDeadlines, createdGate, createdStatus } from "./gate-rules";
 import {
   auditableDeploymentChanges,
   type DeploymentRow,
@@ -181,6 +183,7 @@ export async function insertDeployment(
     config: made.config ?? null,
     promotedFrom: made.promotedFrom ?? null,
     gate: null,
+    checkDeadlines: null,
   };
   // D1 binds at most 100 parameters per statement and a deployment_stacks row binds 3:
   // the links go in slices, all in the one batch (one transaction). A stack or the
@@ -204,14 +207,21 @@ export async function insertDeployment(
       config: made.config ?? currentConfig(environmentId),
       status: createdStatus(environmentId),
       gate: createdGate(environmentId, now),
+      checkDeadlines: createdDeadlines(environmentId, now),
     })
     .returning({
       config: deployments.config,
       status: deployments.status,
       gate: deployments.gate,
+      checkDeadlines: deployments.checkDeadlines,
       concurrency: concurrencyOf(environmentId),
     });
   const changes = JSON.stringify(auditableDeploymentChanges(null, toDeploymentRecord(row)));
+  // API_CONTRACT §31: created `waiting`, its event in the same batch, with the record as the INSERT
+  // left it (its status, gate and configuration are the INSERT's own).
+  const waiting = newEvent(place.projectId, "deployment.waiting", { deployment: toDeploymentRecord(row) });
+  const column = (name: "status" | "gate" | "config") =>
+    sql`(SELECT ${sql.identifier(name)} FROM deployments WHERE id = ${row.id})`;
   const [inserted] = await db.batch([
     insert,
     creationEntryInsert(db, row.id),
@@ -223,6 +233,13 @@ export async function insertDeployment(
       orgId: place.orgId,
       changes: createdChanges(changes, row.id),
     }),
+    // After the entry, which is written when the statement before it changed a row.
+    eventInsert(
+      db,
+      waiting,
+      sql`${column("status")} = 'waiting'`,
+      sql`json_set(${JSON.stringify(waiting.data)}, '$.deployment.status', ${column("status")}, '$.deployment.gate', json(${column("gate")}), '$.deployment.config', json(${column("config")}))`,
+    ),
   ]);
   const made_ = inserted[0];
   const record = toDeploymentRecord({
@@ -231,7 +248,8 @@ export async function insertDeployment(
     status: made_?.status ?? row.status,
     gate: made_?.gate ?? null,
   });
-  await afterCreate(ctx, record, made_?.concurrency ?? null);
+  if (record.status === "waiting") publishAfterCommit(ctx, waiting.id);
+  await afterCreate(ctx, record, made_?.checkDeadlines ?? null, made_?.concurrency ?? null);
   return record;
 }
 

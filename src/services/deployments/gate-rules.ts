@@ -9,17 +9,30 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { environmentProtections } from "../../db/schema";
 
-/** SQL true when protection row `p` holds a new deployment. */
-const holds = sql.raw("(p.required_approvals > 0 OR p.wait_timer > 0 OR p.locked_at IS NOT NULL)");
+/** SQL true when protection row `p` holds a new deployment (§26; its checks, §31). */
+const holds = sql.raw(
+  "(p.required_approvals > 0 OR p.wait_timer > 0 OR p.locked_at IS NOT NULL OR json_array_length(p.checks) > 0)",
+);
 
 /** The status a deployment created now in `environmentId` starts in, for its INSERT. */
 export function createdStatus(environmentId: string): SQL {
   return sql`CASE WHEN EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds}) THEN 'waiting' ELSE 'queued' END`;
 }
 
-/** Its gate (null when nothing holds it), for the same INSERT; `now` is its creation time. */
+/**
+ * Its gate (null when nothing holds it), for the same INSERT; `now` is its creation time. Its
+ * `checks` are the protection's, each pending (§31), in the protection's order.
+ */
 export function createdGate(environmentId: string, now: string): SQL {
-  return sql`(SELECT json_object('required_approvals', p.required_approvals, 'approvals', 0, 'wait_until', CASE WHEN p.wait_timer > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || p.wait_timer || ' seconds') END, 'blocked_by', json((SELECT json_group_array(b.v) FROM (SELECT 'approval' AS v, 1 AS o WHERE p.required_approvals > 0 UNION ALL SELECT 'wait_timer', 2 WHERE p.wait_timer > 0 UNION ALL SELECT 'lock', 3 WHERE p.locked_at IS NOT NULL ORDER BY o) AS b))) FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds})`;
+  return sql`(SELECT json_object('required_approvals', p.required_approvals, 'approvals', 0, 'wait_until', CASE WHEN p.wait_timer > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || p.wait_timer || ' seconds') END, 'blocked_by', json((SELECT json_group_array(b.v) FROM (SELECT 'approval' AS v, 1 AS o WHERE p.required_approvals > 0 UNION ALL SELECT 'wait_timer', 2 WHERE p.wait_timer > 0 UNION ALL SELECT 'lock', 3 WHERE p.locked_at IS NOT NULL UNION ALL SELECT 'check', 4 WHERE json_array_length(p.checks) > 0 ORDER BY o) AS b)), 'checks', json((SELECT json_group_array(json(c.item)) FROM (SELECT json_object('name', json_extract(e.value, '$.name'), 'state', 'pending', 'reason', NULL, 'details_url', NULL, 'summary', NULL, 'concluded_at', NULL) AS item FROM json_each(p.checks) AS e ORDER BY e.key) AS c))) FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${holds})`;
+}
+
+/**
+ * Its checks' deadlines (§31: `timeout` seconds after `now`, its creation) and what each concludes
+ * at it, for the same INSERT; null when the protection has no check.
+ */
+export function createdDeadlines(environmentId: string, now: string): SQL {
+  return sql`(SELECT json_group_array(json(d.item)) FROM (SELECT json_object('name', json_extract(e.value, '$.name'), 'at', strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '+' || json_extract(e.value, '$.timeout') || ' seconds'), 'on_timeout', json_extract(e.value, '$.on_timeout')) AS item FROM environment_protections AS p, json_each(p.checks) AS e WHERE p.environment_id = ${environmentId} ORDER BY e.key) AS d HAVING count(*) > 0)`;
 }
 
 /**

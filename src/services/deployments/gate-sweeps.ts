@@ -8,6 +8,7 @@ import { and, desc, eq, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { deployments, environmentProtections } from "../../db/schema";
 import { contained } from "../contained";
+import { notMoving } from "../moves/fence";
 import { settleGate, supersedeOlder } from "./gate";
 
 /** At most this many waiting deployments are settled per database and cron run. */
@@ -19,11 +20,12 @@ export const OVERDUE_SWEEP_LIMIT = 100;
  * create's commit and its call to the object, or between a review's commit and its release or
  * cancel, or an unlock's commit and its releases): waiting deployments whose `wait_until` passed
  * over a minute ago while still held by the timer, whose reviews decided over a minute ago (a
- * rejection, or the required approvals while still held by `approval`), or still held by a `lock`
- * their environment's protection let go of over a minute ago, settled. One indexed read
+ * rejection, or the required approvals while still held by `approval`), still held by a `lock`
+ * their environment's protection let go of over a minute ago, or whose checks (§31) decided over a
+ * minute ago or are pending a minute past their deadline, settled. One indexed read
  * (`status = 'waiting'`) per run, which finds nothing while nothing waits; and `supersedeOverdue`.
  */
-const heldBy = (what: "wait_timer" | "approval" | "lock") =>
+const heldBy = (what: "wait_timer" | "approval" | "lock" | "check") =>
   sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = ${what})`;
 
 export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
@@ -34,6 +36,7 @@ export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
     .where(
       and(
         eq(deployments.status, "waiting"),
+        notMoving(sql.raw("deployments.org_id")),
         or(
           and(sql`json_extract(${deployments.gate}, '$.wait_until') <= ${cutoff}`, heldBy("wait_timer")),
           sql`EXISTS (SELECT 1 FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'rejected' AND r.created_at <= ${cutoff})`,
@@ -45,6 +48,19 @@ export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
             heldBy("lock"),
             sql`NOT EXISTS (SELECT 1 FROM environment_protections p WHERE p.environment_id = ${deployments.environmentId} AND (p.locked_at IS NOT NULL OR p.updated_at > ${cutoff}))`,
           ),
+          // §31: a check concluded over a minute ago whose consequence is missing (a failure's
+          // cancel, or the last pass's release), or a check still pending a minute past its deadline.
+          and(
+            sql`${deployments.updatedAt} <= ${cutoff}`,
+            or(
+              sql`EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.checks') WHERE json_extract(value, '$.state') = 'failed')`,
+              and(
+                heldBy("check"),
+                sql`NOT EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.checks') WHERE json_extract(value, '$.state') != 'passed')`,
+              ),
+            ),
+          ),
+          sql`EXISTS (SELECT 1 FROM json_each(${deployments.checkDeadlines}) AS d, json_each(${deployments.gate}, '$.checks') AS c WHERE json_extract(d.value, '$.at') <= ${cutoff} AND json_extract(c.value, '$.name') = json_extract(d.value, '$.name') AND json_extract(c.value, '$.state') = 'pending')`,
         ),
       ),
     )
@@ -90,6 +106,7 @@ async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<nu
     .where(
       and(
         eq(deployments.status, "queued"),
+        notMoving(sql.raw("deployments.org_id")),
         eq(environmentProtections.concurrency, "supersede"),
         sql`${entered} <= ${cutoff}`,
         sql`${entered} > coalesce(${environmentProtections.updatedAt}, '')`,

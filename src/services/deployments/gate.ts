@@ -22,20 +22,37 @@
  */
 import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
+import {
+  type DeploymentGate,
+  deploymentReviews,
+  deployments,
+  environmentProtections,
+  type GateCheck,
+} from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { contained } from "../contained";
+import { publishAfterCommit } from "../events/queue";
+import {
+  checksHold,
+  checksOf,
+  failedCheck,
+  failedCheckReason,
+  nextDue,
+  settledEvents,
+  timeOutChecks,
+} from "./gate-checks";
 import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
 import { cancelAsConsequence } from "./transitions";
 
-/** What holds a waiting deployment now, in the contract's order. */
-function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number) {
+/** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
+function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number, checks: boolean) {
   const out: DeploymentGate["blocked_by"] = [];
   if (approvals < gate.required_approvals) out.push("approval");
   if (gate.wait_until !== null && Date.parse(gate.wait_until) > now) out.push("wait_timer");
   if (locked) out.push("lock");
+  if (checks) out.push("check");
   return out;
 }
 
@@ -49,7 +66,7 @@ const notLocked = (environmentId: string) =>
   sql`NOT EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
 
 /** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
-function laterThan(previous: string): string {
+export function laterThan(previous: string): string {
   const now = Date.now();
   const prev = Date.parse(previous);
   return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
@@ -57,9 +74,10 @@ function laterThan(previous: string): string {
 
 /**
  * Recomputes a waiting deployment's gate from the facts and releases it (`waiting → queued`,
- * timeline entry, followers told, `supersede` applied) when nothing holds it any more. Harmless
- * on a deployment that is not waiting, or released twice: answers its row as it leaves it, or
- * undefined when it is gone.
+ * timeline entry, `deployment.released`, followers told, `supersede` applied) when nothing holds
+ * it any more. Checks whose deadline passed conclude by themselves here (§31), each with its
+ * `deployment.check_concluded`; a failed one cancels the deployment. Harmless on a deployment that
+ * is not waiting, or settled twice: answers its row as it leaves it, or undefined when it is gone.
  */
 export async function settleGate(
   ctx: ServiceContext,
@@ -93,21 +111,29 @@ export async function settleGate(
     const row = rows[0];
     if (row?.status !== "waiting" || !row.gate) return row;
     const rejecter = rejected[0]?.accountId;
-    if (rejecter !== undefined) {
-      // A rejection is recorded: it cancels (its review's own request does that at once; this is
-      // for one a crash cut short).
-      await cancelAsConsequence(ctx, row, rejectionReason(rejecter));
+    const recordedFailure = failedCheck(checksOf(row.gate));
+    if (rejecter !== undefined || recordedFailure) {
+      // A rejection or a failed check is recorded: it cancels (its own request, or the settling that
+      // concluded it, does that at once; this is for one a crash cut short).
+      const reason =
+        rejecter !== undefined ? rejectionReason(rejecter) : failedCheckReason(recordedFailure as GateCheck);
+      await cancelAsConsequence(ctx, row, reason);
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
+    const nowMs = Date.now();
+    const now = laterThan(row.updatedAt);
+    const timed = timeOutChecks(checksOf(row.gate), row.checkDeadlines, nowMs, now);
     const approvals = Number(approved[0]?.n ?? 0);
-    const blocked = blockedBy(row.gate, approvals, Boolean(protection[0]?.lockedAt), Date.now());
-    const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked };
-    if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(row.gate)) {
+    const locked = Boolean(protection[0]?.lockedAt);
+    const failed = failedCheck(timed.checks);
+    const blocked = blockedBy(row.gate, approvals, locked, nowMs, checksHold(timed.checks));
+    const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked, checks: timed.checks };
+    const asRead = { ...row.gate, checks: checksOf(row.gate) };
+    if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(asRead)) {
       await afterCommit(ctx, "wait timer", row.id, () => keepTimer(ctx, row));
       return row;
     }
     const release = blocked.length === 0;
-    const now = laterThan(row.updatedAt);
     const update = db
       .update(deployments)
       .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
@@ -122,12 +148,23 @@ export async function settleGate(
             : undefined,
         ),
       );
-    const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
-    const results = release
-      ? await db.batch([update, statusEntriesInsert(db, row.id, entries, now, "if-changed")])
-      : [await update.run()];
-    if ((results[0] as D1Result).meta.changes !== 1) continue; // changed, or locked meanwhile: again
     const next: DeploymentRow = { ...row, gate, updatedAt: now, status: release ? "queued" : row.status };
+    const events = settledEvents(ctx, next, timed.concluded, release);
+    const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
+    const results = await db.batch([
+      update,
+      ...(release ? [statusEntriesInsert(db, row.id, entries, now, "if-changed")] : []),
+      ...events.map((e) => e.insert),
+    ]);
+    if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
+    for (const { event } of events) publishAfterCommit(ctx, event.id);
+    if (failed) {
+      // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does.
+      await afterCommit(ctx, "wait timer", next.id, () =>
+        cancelAsConsequence(ctx, next, failedCheckReason(failed)),
+      );
+      return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
+    }
     if (release) {
       const numbered = results[1] as { seq: number }[];
       notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
@@ -140,12 +177,10 @@ export async function settleGate(
   return undefined;
 }
 
-/** A deployment still waiting for its timer has the environment's gate object hold it. */
+/** A deployment still waiting for its timer or a check's deadline has the environment's gate object hold it. */
 async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void> {
-  const until = row.gate?.wait_until;
-  if (row.status === "waiting" && until && row.gate?.blocked_by.includes("wait_timer")) {
-    await scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(until));
-  }
+  const due = nextDue(row);
+  if (due !== null) await scheduleGateTimer(ctx, row.environmentId, row.id, due);
 }
 
 /**
@@ -172,12 +207,17 @@ async function afterCommit(
 }
 
 /** After a create: a waiting deployment's timer is set; a queued one supersedes older ones. */
-export async function afterCreate(ctx: ServiceContext, record: DeploymentRecord, concurrency: string | null) {
+export async function afterCreate(
+  ctx: ServiceContext,
+  record: DeploymentRecord,
+  checkDeadlines: DeploymentRow["checkDeadlines"],
+  concurrency: string | null,
+) {
   const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at };
-  const until = record.gate?.wait_until;
-  if (record.status === "waiting" && until && record.gate?.blocked_by.includes("wait_timer")) {
+  const due = nextDue({ status: record.status, gate: record.gate, checkDeadlines });
+  if (due !== null) {
     await afterCommit(ctx, "wait timer", row.id, () =>
-      scheduleGateTimer(ctx, row.environmentId, row.id, Date.parse(until)),
+      scheduleGateTimer(ctx, row.environmentId, row.id, due),
     );
   }
   if (record.status === "queued" && concurrency === "supersede") {

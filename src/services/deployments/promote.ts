@@ -28,6 +28,7 @@ import { authorizedLookup } from "../access";
 import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import { lookupThen } from "../lookup";
+import { roomCheck } from "../orgs/limits";
 import { byName, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { pinsOfDeployment } from "./config";
@@ -211,12 +212,19 @@ async function plan(
   const originalNames = config
     ? bindQuery(db, variableSetsAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id)))
     : currentNames(original.environmentId);
-  const [ours, ourComponents, theirs, theirComponents] = await db.$client.batch<Record<string, unknown>>([
+  // The same checks and errors as the real call (§25), the organization's limits included (§29):
+  // the deployment it plans would count against `deployments_per_day`.
+  const room = roomCheck(ctx, ctx.identity.orgId, "deployments_per_day", 1);
+  const [ours, ourComponents, theirs, theirComponents, limits] = await db.$client.batch<
+    Record<string, unknown>
+  >([
     originalNames,
     componentsOf(original.environmentId),
     currentNames(targetId),
     componentsOf(targetId),
+    room.statement,
   ]);
+  room.check(limits);
   const side = (
     rows: Record<string, unknown>[] | undefined,
     componentRows: Record<string, unknown>[] | undefined,

@@ -29,7 +29,8 @@ export function toDeploymentRecord(row: DeploymentRow): DeploymentRecord {
     created_by: row.createdBy,
     config: normalConfig(row.config),
     promoted_from: row.promotedFrom,
-    gate: row.gate,
+    // A gate written before checks existed holds none (§31).
+    gate: row.gate ? { ...row.gate, checks: row.gate.checks ?? [] } : null,
   };
 }
 

@@ -21,8 +21,10 @@ import type { ReviewInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
+import { publishAfterCommit } from "../events/queue";
 import { guardedPage, lookupThen } from "../lookup";
 import { rejectionReason, settleGate } from "./gate";
+import { gateEvent } from "./gate-checks";
 import { toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -68,6 +70,21 @@ export async function reviewDeployment(
   }
   if (row.status !== "waiting" || !row.gate?.blocked_by.includes("approval")) throw notAwaitingApproval();
   const now = nowIso();
+  // API_CONTRACT §31: `deployment.reviewed`, written with the review (after its entry, which is
+  // written exactly when the review is), the deployment as the review left it.
+  const review = {
+    account_id: identity.accountId,
+    state: input.state,
+    comment: input.comment ?? null,
+    created_at: now,
+  };
+  const reviewed = gateEvent(
+    ctx,
+    row.projectId,
+    "deployment.reviewed",
+    { deployment: toDeploymentRecord(row), review },
+    "if-changed",
+  );
   let inserted: { accountId: string }[];
   try {
     [inserted] = await db.batch([
@@ -87,6 +104,7 @@ export async function reviewDeployment(
         projectId: row.projectId,
         changes: { review: { from: null, to: { state: input.state, comment: input.comment ?? null } } },
       }),
+      reviewed.insert,
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) {
@@ -100,6 +118,7 @@ export async function reviewDeployment(
     await settleGate(ctx, id);
     throw notAwaitingApproval();
   }
+  publishAfterCommit(ctx, reviewed.event.id);
   // The review has committed: what it decides (a release, a cancel) is its consequence. A failure
   // of it is logged and answered with the deployment as read before the review, never as a 5xx
   // (API_CONTRACT §11: a 5xx changed nothing; its retry would meet its own review, 409); the cron

@@ -190,7 +190,7 @@ async function tryTransition(
     ...(event ? [eventInsert(db, event, "if-changed")] : []),
     ...(timeline ? [timeline] : []),
   ]);
-  if (results[0].meta.changes !== 1) {
+  if (!results[0].meta.changes) {
     if (starting) {
       const why = await whyNotStart(ctx, row.environmentId, row.id);
       if (why) throw conflict(`The deployment cannot start now. ${why}`);

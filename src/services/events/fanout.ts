@@ -29,6 +29,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import { scheduleByIntegration } from "../integrations/lane-client";
 import { entryOf } from "../integrations/lane-protocol";
+import { projectNotMoving } from "../moves/fence";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;
@@ -178,7 +179,13 @@ export async function staleEventIds(db: Db, nowMs = Date.now()): Promise<string[
   const rows = await db
     .select({ id: events.id })
     .from(events)
-    .where(and(isNull(events.enqueuedAt), lt(events.createdAt, toIso(nowMs - STALE_EVENT_MS))))
+    .where(
+      and(
+        isNull(events.enqueuedAt),
+        lt(events.createdAt, toIso(nowMs - STALE_EVENT_MS)),
+        projectNotMoving(sql.raw("events.project_id")),
+      ),
+    )
     .orderBy(asc(events.createdAt))
     .limit(SWEEP_LIMIT)
     .all();

@@ -34,7 +34,17 @@ export type WebhookDeliveryMessage = InDatabase & {
   manual?: boolean;
 };
 
-export type QueueMessage = ProjectDisconnectMessage | EventFanoutMessage | WebhookDeliveryMessage;
+/**
+ * An organization's audit log grew while it has an enabled stream (API_CONTRACT §30): its streams'
+ * objects are woken to send what follows what each has delivered (src/services/audit/stream-wake.ts).
+ */
+export type AuditStreamsMessage = InDatabase & { kind: "audit.streams"; org_id: string };
+
+export type QueueMessage =
+  | ProjectDisconnectMessage
+  | EventFanoutMessage
+  | WebhookDeliveryMessage
+  | AuditStreamsMessage;
 
 /** Queues accept at most 100 messages per sendBatch. */
 const SEND_BATCH_LIMIT = 100;

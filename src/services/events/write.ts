@@ -41,11 +41,13 @@ export function newEvent(projectId: string, type: EventType, data: Record<string
 export function eventInsert(
   db: Db,
   event: NewEvent,
-  when: "always" | "if-changed" = "always",
+  /** Or an SQL condition of its own: written only when it holds (a compare-and-set's mark, say). */
+  when: "always" | "if-changed" | SQL = "always",
   /** `data` as SQL, for a part only the database knows yet (a new deployment's configuration). */
   data: SQL = sql`${JSON.stringify(event.data)}`,
 ) {
-  const condition = when === "if-changed" ? sql` WHERE changes() = 1` : sql``;
+  const condition =
+    when === "always" ? sql`` : when === "if-changed" ? sql` WHERE changes() = 1` : sql` WHERE ${when}`;
   // Columns in the table's order (src/db/webhook-tables.ts `events`); not yet enqueued.
   return db
     .insert(events)

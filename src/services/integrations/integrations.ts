@@ -80,7 +80,7 @@ export function fullConfiguration(given?: ConfigurationInput | null): Notificati
  * The URL as it is stored: a receiver's (src/webhooks/url-guard.ts), without credentials (§33,
  * ../stored-url.ts), parsed and normalized (`new URL(u).href`, API_CONTRACT §17).
  */
-function allowedUrl(url: string, policy: UrlPolicy): string {
+export function allowedUrl(url: string, policy: UrlPolicy): string {
   const rule = (raw: string) => checkWebhookUrl(raw, policy);
   return storedUrl("url", url, rule, "The webhook URL is not allowed.").href;
 }

@@ -7,7 +7,7 @@ import type { Db } from "../../db/client";
 import { columnCount, rowReader } from "../../db/compiled";
 import { accounts, type OrgRole, orgMembers, projectMembers } from "../../db/schema";
 import type { MemberRecord } from "../../schemas/member";
-import { normalizeProfile } from "../orgs";
+import { normalizeProfile } from "../orgs/orgs";
 
 const memberSelection = {
   membership: projectMembers,

@@ -21,6 +21,7 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { inDatabase, type ServiceContext } from "../../context";
 import { apiKeys, oidcTrustIndex, oidcTrusts, organizations } from "../../db/schema";
+import { limitExceededOf } from "../../errors";
 import { sha256Hex } from "../../lib/hex";
 import { isId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
@@ -108,7 +109,7 @@ export async function exchangeOidcToken(
     keyIsLive(trust.parentId, now),
     sql`EXISTS (SELECT 1 FROM ${oidcTrusts} WHERE ${oidcTrusts.id} = ${trust.id})`,
   ) as SQL;
-  const [inserted] = await writeBothSides(org, {
+  const written = writeBothSides(org, {
     first: "directory",
     directory: (dir) => [keyIndexRow(dir, row)],
     org: [
@@ -121,8 +122,17 @@ export async function exchangeOidcToken(
       }),
     ],
   });
+  let inserted: D1Result | undefined;
+  try {
+    [inserted] = await written;
+  } catch (err) {
+    // The organization has no room for another key (API_CONTRACT §29): nothing was made, so the
+    // token was not exchanged and is given back (the 409 says why; a retry once there is room runs).
+    if (limitExceededOf(err) !== undefined) await claimer.releaseJti({ jti: token });
+    throw err;
+  }
   // The trust was deleted, or its parent key revoked, since it was read: no key was made.
-  if (inserted?.meta.changes !== 1) throw refused("The trust was deleted, or the key that made it revoked.");
+  if (!inserted?.meta.changes) throw refused("The trust was deleted, or the key that made it revoked.");
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };
 }
 

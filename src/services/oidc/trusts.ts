@@ -143,7 +143,7 @@ export async function createOidcTrust(
     ],
   });
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
-  if (inserted?.meta.changes !== 1) throw callerKeyGone();
+  if (!inserted?.meta.changes) throw callerKeyGone();
   return { created: record, etag: await recordEtag(record) };
 }
 

@@ -13,6 +13,7 @@ import { loadProject } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { sendToQueue } from "../events/queue";
+import { notMoving } from "../moves/fence";
 import { checkIfMatch, explainMiss, unchangedSince } from "../preconditions";
 import { toProjectRecord } from "./record";
 
@@ -54,7 +55,13 @@ export function stuckDisconnectsQuery(db: Db, cutoff: string) {
       .select({ id: projects.id })
       .from(projects)
       // The literal, not a parameter: what lets SQLite use the partial index.
-      .where(and(sql`${projects.connectionStatus} = 'disconnecting'`, lte(projects.updatedAt, cutoff)))
+      .where(
+        and(
+          sql`${projects.connectionStatus} = 'disconnecting'`,
+          lte(projects.updatedAt, cutoff),
+          notMoving(sql.raw("projects.org_id")),
+        ),
+      )
       .limit(DISCONNECT_SWEEP_LIMIT)
   );
 }

@@ -210,5 +210,7 @@ export async function planStatements(
         }),
       ]
     : [];
-  return [history.version, ...audit, ...creates, ...updates, ...deletes, ...history.values] as const;
+  // Deletes before creates: the organization's `variables` count (API_CONTRACT §29) is checked row by
+  // row as the batch runs, so a change is counted net of the names it deletes.
+  return [history.version, ...audit, ...deletes, ...creates, ...updates, ...history.values] as const;
 }

@@ -19,6 +19,7 @@ import type { VariableChangeResult } from "../../schemas/variable-set";
 import type { ChangeSet, VariableRestoreInput } from "../../schemas/variable-set-writes";
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
+import { refuseBeyondLimit } from "../orgs/limits";
 import { backOff, preconditionFailed, WRITE_ATTEMPTS } from "../preconditions";
 import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
 import {
@@ -115,7 +116,12 @@ async function changeScope(
     if (!changesSomething(plan))
       return { version: read.version, dry_run: opts.dryRun, changes: plan.changes };
     const version = read.version + 1;
-    if (opts.dryRun) return { version, dry_run: true, changes: plan.changes };
+    if (opts.dryRun) {
+      // The same 409 the write would meet (API_CONTRACT §29): the names it adds, net of those it deletes.
+      const added = plan.writes.filter((w) => !w.existing).length - plan.deletes.length;
+      if (ctx.identity) await refuseBeyondLimit(ctx, ctx.identity.orgId, "variables", added);
+      return { version, dry_run: true, changes: plan.changes };
+    }
     const [first, ...rest] = await planStatements(ctx, parent, read.scope, version, plan);
     try {
       await ctx.db.batch([first, ...rest]);

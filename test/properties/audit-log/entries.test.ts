@@ -4,12 +4,12 @@
  * an entry fits its row, immutability, retention. The two lists:
  * test/routes/audit-log/listOrgAuditLog.test.ts and listProjectAuditLog.test.ts.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import worker from "../../../src/index";
 import { newId } from "../../../src/lib/ids";
 import { request } from "../../helpers/api";
 import { call, type AuditList as List, newRequestId, rowsOf } from "../../helpers/audit-log";
+import { RETENTION_CRON, runCron } from "../../helpers/cron";
 import {
   addProjectMember,
   createApiKey,
@@ -222,7 +222,7 @@ describe("entries are immutable and kept 400 days", () => {
   // The cron logs a summary of each run.
   captureLogs("log");
   it("no operation changes or deletes an entry", async () => {
-    const auditOps = (await operations()).filter((op) => op.path.includes("audit"));
+    const auditOps = (await operations()).filter((op) => op.path.includes("/audit-log"));
     expect(auditOps.length).toBe(2);
     expect(auditOps.every((op) => op.method === "get")).toBe(true);
   });
@@ -232,7 +232,7 @@ describe("entries are immutable and kept 400 days", () => {
     const day = 86_400_000;
     const insert = (id: string, ageDays: number) =>
       env.DB.prepare(
-        "INSERT INTO audit_log (id, org_id, project_id, action, target_type, target_id, actor_type, request_id, created_at) VALUES (?, ?, NULL, 'test', 'x', 'x', 'admin', 'r', ?)",
+        "INSERT INTO audit_log (id, org_id, project_id, action, target_type, target_id, actor_type, request_id, created_at, sequence) VALUES (?1, ?2, NULL, 'test', 'x', 'x', 'admin', 'r', ?3, (SELECT coalesce(max(sequence), 0) + 1 FROM audit_log WHERE org_id = ?2))",
       )
         .bind(id, org.id, new Date(Date.now() - ageDays * day).toISOString())
         .run();
@@ -242,14 +242,40 @@ describe("entries are immutable and kept 400 days", () => {
     await insert(old, 401);
     await insert(kept, 399);
     // The five-minute cron is the event sweep: it leaves the audit log alone.
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     const exists = async (id: string) =>
       (await env.DB.prepare("SELECT id FROM audit_log WHERE id = ?").bind(id).first()) !== null;
     expect(await exists(old)).toBe(true);
-    await worker.scheduled(createScheduledController({ cron: "0 3 * * *" }), env);
+    await runCron(RETENTION_CRON);
     expect(await exists(old)).toBe(false);
     expect(await exists(kept)).toBe(true);
     const listed = await request<List>("GET", `/v1/orgs/${org.id}/audit-log?action=test`, { key: owner.key });
     expect(listed.body.data.map((e) => e.id)).toEqual([kept]);
+  });
+
+  it("keeps an organization's newest entry however old, so its sequence goes on without a repeat (§30)", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const day = 86_400_000;
+    // Every entry of the organization more than 400 days old (its own creation's and its key's too).
+    await env.DB.prepare("UPDATE audit_log SET created_at = ? WHERE org_id = ?")
+      .bind(new Date(Date.now() - 500 * day).toISOString(), org.id)
+      .run();
+    const before = await env.DB.prepare("SELECT max(sequence) AS n FROM audit_log WHERE org_id = ?")
+      .bind(org.id)
+      .first<{ n: number }>();
+    await runCron(RETENTION_CRON);
+    const left = await env.DB.prepare("SELECT sequence FROM audit_log WHERE org_id = ?")
+      .bind(org.id)
+      .all<{ sequence: number }>();
+    expect(left.results.map((r) => r.sequence)).toEqual([before?.n]);
+    await request("POST", "/v1/projects", { key: owner.key, body: { name: "after-the-purge" } });
+    const listed = await request<List & { data: { sequence: number }[] }>(
+      "GET",
+      `/v1/orgs/${org.id}/audit-log`,
+      {
+        key: owner.key,
+      },
+    );
+    expect(listed.body.data.map((e) => e.sequence)).toEqual([(before?.n ?? 0) + 1, before?.n]);
   });
 });

@@ -29,6 +29,18 @@ export const INTERNAL_STEPS: Record<string, Step> = {
       expect: { target: "account", targetId: res.body.id, orgId: null, changed: ["name"] },
     };
   },
+  "internal.replaceOrgLimits": async (s) => {
+    const res = await call("PUT", `/internal/v1/orgs/${s.org.id}/limits`, {
+      admin: true,
+      body: { projects: 150, variables: 20_000 },
+    });
+    // Only the limits that changed (`variables` is already 20,000).
+    return {
+      res,
+      actor: "admin",
+      expect: { target: "organization", targetId: s.org.id, orgId: s.org.id, changed: ["projects"] },
+    };
+  },
   "internal.addOrgMember": async (s) => {
     const account = await createAccount();
     const res = await call("POST", `/internal/v1/orgs/${s.org.id}/members`, {
@@ -248,6 +260,38 @@ export const INTERNAL_STEPS: Record<string, Step> = {
       res,
       actor: "admin",
       expect: { target: "variables_key", orgId: null, changed: ["key_version"] },
+    };
+  },
+  // A move, cancelled by the next step at once (its rows, these entries among them, stay in DB).
+  "internal.moveOrganization": async (s) => {
+    const org = await call<{ id: string }>("POST", "/internal/v1/orgs", {
+      admin: true,
+      body: { name: unique("org") },
+    });
+    const res = await call<{ id: string }>("POST", `/internal/v1/orgs/${org.body.id}/moves`, {
+      admin: true,
+      body: { to: "DB_ORG_2" },
+    });
+    s.moveId = res.body.id;
+    return {
+      res,
+      actor: "admin",
+      expect: { target: "organization", targetId: org.body.id, orgId: org.body.id, changed: ["database"] },
+    };
+  },
+  "internal.cancelMove": async (s) => {
+    const res = await call<{ org_id: string }>("POST", `/internal/v1/moves/${s.moveId}/cancel`, {
+      admin: true,
+    });
+    return {
+      res,
+      actor: "admin",
+      expect: {
+        target: "organization",
+        targetId: res.body.org_id,
+        orgId: res.body.org_id,
+        changed: ["database"],
+      },
     };
   },
 };

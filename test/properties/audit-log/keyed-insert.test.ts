@@ -61,17 +61,36 @@ describe("the audit insert", () => {
   it("names each column's value in its SELECT list, in the INSERT's column order", () => {
     const { statement, expected } = distinctEntry();
     const { sql: text, params } = statement.toSQL();
-    const match = /^insert into "audit_log" \(([^)]*)\) SELECT (.*)$/s.exec(text);
+    const match =
+      /^insert into "audit_log" \(([^)]*)\) SELECT (.*) FROM \(SELECT \? AS o\) AS org returning .*$/s.exec(
+        text,
+      );
     expect(match, text).not.toBeNull();
     const columns = (match?.[1] ?? "").split(", ").map((c) => c.replaceAll('"', ""));
     // Every column of the table, in its order: the list drizzle writes.
     expect(columns).toEqual(Object.values(getTableColumns(auditLog)).map((c) => c.name));
-    // Each SELECT item is a bound value aliased as the column at its position in the INSERT's list.
-    const items = (match?.[2] ?? "").split(", ");
+    // Each SELECT item is a bound value aliased as the column at its position in the INSERT's list,
+    // but the organization, named once in the FROM (`org.o`), and the sequence, which the statement
+    // computes from the organization's latest (§30).
+    const select = match?.[2] ?? "";
+    const sequence = /, (CASE WHEN org\.o IS NULL THEN NULL ELSE \(SELECT .*?\) END) as "sequence", /.exec(
+      select,
+    );
+    expect(sequence, select).not.toBeNull();
+    const items = select
+      .replace(sequence?.[1] ?? "", "?")
+      .replace('org.o as "org_id"', '? as "org_id"')
+      .split(", ");
     expect(items).toEqual(columns.map((c) => `? as "${c}"`));
-    // And each column receives its own value.
-    const received = Object.fromEntries(columns.map((c, i) => [c, params[i]]));
-    expect(received).toEqual({ ...expected, created_at: expect.any(String) });
+    // And each column receives its own value: the organization's is the last parameter.
+    const valueParams = [...params];
+    const org = valueParams.pop();
+    expect(org).toBe("org-keyed");
+    const computed = new Set(["org_id", "sequence"]);
+    const received = Object.fromEntries(
+      columns.filter((c) => !computed.has(c)).map((c, i) => [c, valueParams[i]]),
+    );
+    expect({ ...received, org_id: org }).toEqual({ ...expected, created_at: expect.any(String) });
   });
 
   it("is, for an entry of values, the statement Drizzle's builder writes for it (built once, not per entry)", () => {
@@ -79,7 +98,7 @@ describe("the audit insert", () => {
     const built = distinctEntry({ when: sql`changes() > 0` }).statement.toSQL();
     const compiled = distinctEntry({}).statement.toSQL();
     expect(compiled.sql).toBe(built.sql);
-    expect(compiled.sql.endsWith(" WHERE changes() > 0")).toBe(true);
+    expect(compiled.sql).toContain(" WHERE changes() > 0 returning ");
     // The same values, each in its place (ids, request ids and times are each entry's own).
     const masked = (params: unknown[]) =>
       params.map((p) => (typeof p === "string" && /^aud-keyed-|^test-|^\d{4}-/.test(p) ? "*" : p));
@@ -93,6 +112,7 @@ describe("the audit insert", () => {
     const row = await ctx.db.get<Record<string, unknown>>(
       sql`SELECT * FROM audit_log WHERE id = ${expected.id}`,
     );
-    expect(row).toEqual({ ...expected, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    // Its organization's first entry: sequence 1 (API_CONTRACT §30).
+    expect(row).toEqual({ ...expected, sequence: 1, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
   });
 });

@@ -385,7 +385,46 @@ export const PUBLIC_STEPS: Record<string, Step> = {
       expect: { target: "oidc_trust", targetId: s.trust?.id, changed: ["issuer"] },
     };
   },
+  ...auditStreamSteps(),
 };
+
+/** API_CONTRACT §30: an audit stream, paused (its batches are not this guard's subject). */
+function auditStreamSteps(): Record<string, Step> {
+  const target = (s: State) => ({ target: "audit_stream", targetId: s.streamId, orgId: s.org.id });
+  return {
+    createAuditStream: async (s) => {
+      const res = await call<{ id: string; signing_secret: string }>(
+        "POST",
+        `/v1/orgs/${s.org.id}/audit-streams`,
+        {
+          key: s.owner.key,
+          body: { name: unique("siem"), url: "https://siem.example.com/in", enabled: false },
+        },
+      );
+      s.streamId = res.body.id;
+      secrets.push(res.body.signing_secret);
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name", "url", "enabled"] } };
+    },
+    updateAuditStream: async (s) => {
+      const res = await call("PATCH", `/v1/audit-streams/${s.streamId}`, {
+        key: s.owner.key,
+        body: { name: "renamed" },
+      });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name"] } };
+    },
+    replayAuditStream: async (s) => {
+      const res = await call("POST", `/v1/audit-streams/${s.streamId}/replay`, {
+        key: s.owner.key,
+        body: { from_sequence: 1 },
+      });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["delivered_through"] } };
+    },
+    deleteAuditStream: async (s) => {
+      const res = await call("DELETE", `/v1/audit-streams/${s.streamId}`, { key: s.owner.key });
+      return { res, actor: s.owner, expect: { ...target(s), changed: ["name", "url"] } };
+    },
+  };
+}
 
 /** §26's five settings, requiring one approval. */
 const ONE_APPROVAL = {
@@ -553,6 +592,30 @@ function partFourSteps(): Record<string, Step> {
         res,
         actor: s.owner,
         expect: { target: "deployment", targetId: waiting.id, projectId: s.project.id },
+      };
+    },
+    // §31: a deployment held by one check, which the owner concludes.
+    concludeCheck: async (s) => {
+      const { environmentId, stackId } = await environmentWithStack(s);
+      await ownerOk(s, "PUT", `/v1/environments/${environmentId}/protection`, {
+        ...ONE_APPROVAL,
+        required_approvals: 0,
+        checks: [{ name: "e2e", timeout: 3600, on_timeout: "fail" }],
+      });
+      const waiting = await createDeployment(environmentId, [stackId]);
+      const res = await call("POST", `/v1/deployments/${waiting.id}/checks/e2e`, {
+        key: s.owner.key,
+        body: { conclusion: "passed" },
+      });
+      return {
+        res,
+        actor: s.owner,
+        expect: {
+          target: "deployment",
+          targetId: waiting.id,
+          projectId: s.project.id,
+          changed: ["checks.e2e"],
+        },
       };
     },
   };

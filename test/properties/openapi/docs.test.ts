@@ -1,7 +1,8 @@
 /**
  * /docs works offline: the page loads its renderer from this origin (the Worker's static
  * assets, wrangler.toml [assets]), never from a CDN, and that renderer is served.
- * Rendering in a real browser is checked by scripts/check-docs.mjs (README).
+ * Rendering in a real browser (with no console error, and a first "Try it" answered 200) is checked
+ * by scripts/check-docs.mjs (docs/development.md). And /favicon.ico, which a browser asks for.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -77,5 +78,43 @@ describe("/docs", () => {
     expect(post.status).toBe(404);
     expect(await post.json()).toMatchObject({ code: "not_found" });
     expect(post.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("pre-fills no header a first try would be changed by: no header parameter carries an example", async () => {
+    // "Try it" and the snippets send an optional header's example as its value: a made-up ETag in
+    // If-None-Match made a first try answer 304, in If-Match 409, a Last-Event-ID skipped entries.
+    const doc = (await (await SELF.fetch("http://api.test/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { parameters?: Array<Record<string, unknown>> }>>;
+      components: { parameters: Record<string, Record<string, unknown>> };
+    };
+    type Parameter = { name?: string; in?: string; example?: unknown; examples?: unknown; schema?: unknown };
+    const all: Parameter[] = [
+      ...Object.values(doc.components.parameters),
+      ...Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.parameters ?? [])),
+    ];
+    const headers = all.filter((p) => p.in === "header");
+    expect(headers.map((p) => p.name).sort()).toEqual(
+      expect.arrayContaining(["If-Match", "If-None-Match", "Last-Event-ID"]),
+    );
+    const prefilled = headers.filter(
+      (p) =>
+        p.example !== undefined ||
+        p.examples !== undefined ||
+        (p.schema as { example?: unknown } | undefined)?.example !== undefined,
+    );
+    expect(prefilled.map((p) => p.name)).toEqual([]);
+  });
+});
+
+describe("/favicon.ico", () => {
+  it("is an icon, cached by the browser, so a page of the service logs no 404", async () => {
+    const res = await SELF.fetch("http://api.test/favicon.ico");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/x-icon");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=86400");
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    // An ICO header (reserved 0, type 1, one image) whose image is a PNG.
+    expect([...bytes.slice(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    expect([...bytes.slice(22, 26)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
   });
 });

@@ -279,7 +279,7 @@ describe("/openapi.json", () => {
     expect(optional).toEqual([]);
   });
 
-  it("validates every path parameter as an identifier, but a version number (API_CONTRACT §18), a positive integer", async () => {
+  it("validates every path parameter as an identifier, but a version number (API_CONTRACT §18), a positive integer, and a check's name (§31)", async () => {
     const doc = await openApiDocument();
     for (const { method, path, operation } of await operations()) {
       const names = [...path.matchAll(/{(\w+)}/g)].map((m) => m[1]);
@@ -289,6 +289,13 @@ describe("/openapi.json", () => {
         expect(p.required, `${method} ${path} ${p.name}`).toBe(true);
         if (p.name === "version")
           expect(p.schema, `${method} ${path}`).toMatchObject({ type: "integer", minimum: 1 });
+        // A check's name, any string: one the deployment's gate does not hold is `404`, however spelled.
+        else if (p.name === "name" && path === "/v1/deployments/{id}/checks/{name}")
+          expect(p.schema, `${method} ${path}`).toMatchObject({
+            type: "string",
+            minLength: 1,
+            pattern: "^[\\s\\S]+$",
+          });
         else expect(p.schema?.pattern, `${method} ${path} ${p.name}`).toBe(ID_PATTERN.source);
       }
     }
@@ -473,7 +480,8 @@ describe("/openapi.json: safe retries and conditional requests (API_CONTRACT §1
       }
       expect(params, where).toContainEqual(refTo("parameters", "IdempotencyKey"));
       for (const [status, response] of Object.entries(operation.responses)) {
-        if (["401", "429", "500", "501"].includes(status)) continue; // never stored, never replayed
+        // Never stored, never replayed (a 408 executed nothing: a body cut short, a move's fence).
+        if (["401", "408", "429", "500", "501"].includes(status)) continue;
         const headers = (resolve(response) as { headers?: Record<string, unknown> }).headers;
         expect(headers?.["Idempotent-Replayed"], `${where} ${status}`).toEqual(
           refTo("headers", "IdempotentReplayed"),

@@ -88,6 +88,7 @@ describe("protection races", () => {
             approvals: 2,
             wait_until: null,
             blocked_by: [],
+            checks: [],
           });
           expect(await ownStatuses(w.owner.key, d.id)).toEqual(["waiting", "queued"]);
         }),
@@ -393,6 +394,7 @@ describe("protection races", () => {
               required_approvals: 2,
               approvals: 0,
               blocked_by: ["approval", "wait_timer"],
+              checks: [],
             });
             expect(Date.parse(created.gate?.wait_until ?? "")).toBe(Date.parse(created.created_at) + 600_000);
           }

@@ -2,18 +2,17 @@
  * Timeline retention (API_CONTRACT §19): kept 30 days after the deployment ends, then deleted by
  * the daily cron in bounded chunks; deleted at once with the deployment.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
-import worker from "../../../src/index";
 import { purgeOldTimelines } from "../../../src/services/deployments/timeline-retention";
 import { request } from "../../helpers/api";
+import { RETENTION_CRON, runCron } from "../../helpers/cron";
 import { logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { createDeployment, createProjectWithStack } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { parseEventStream } from "../../helpers/openapi";
 
-const RETENTION_CRON = "0 3 * * *";
 const DAY_MS = 86_400_000;
 
 /** Makes every entry of a deployment's timeline (its end among them) `days` old. */
@@ -46,7 +45,7 @@ describe("timeline retention", () => {
     await age(recent.id, 29.9);
     // A deployment still running keeps its timeline, however old its entries.
     await age(running.id, 90);
-    await worker.scheduled(createScheduledController({ cron: RETENTION_CRON }), env);
+    await runCron(RETENTION_CRON);
     expect(await entriesOf(old.id)).toEqual([]);
     expect(await entriesOf(recent.id)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await entriesOf(running.id)).toEqual([1, 2]);

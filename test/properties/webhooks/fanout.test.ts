@@ -3,14 +3,14 @@
  * integration whose flag is on. Never losing an event: the stale-event sweep and the dead-letter
  * consumer.
  */
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import type { EventType } from "../../../src/db/event-types";
 import { events, webhookDeliveries } from "../../../src/db/schema";
-import worker from "../../../src/index";
 import { request } from "../../helpers/api";
+import { runCron } from "../../helpers/cron";
 import { createOwnedProject, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import {
@@ -109,7 +109,7 @@ describe("never losing an event", () => {
     const fresh = await writeEvent(project.id, "changelog.created", { title: "new" });
 
     // The cron runs the sweep.
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     const staleRow = await db.select().from(events).where(eq(events.id, stale.id)).get();
     expect(staleRow?.enqueuedAt).toBeTruthy();
     const freshRow = await db.select().from(events).where(eq(events.id, fresh.id)).get();

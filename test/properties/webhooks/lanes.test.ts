@@ -5,14 +5,14 @@
  * deliveries left pending past their time back to their lanes, never sending one twice. Through
  * the real queue, the real lanes and real HTTP to the local receiver.
  */
-import { createScheduledController, env, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DeliveryLane } from "../../../src/delivery-lane/object";
-import worker from "../../../src/index";
 import { scheduleDeliveries } from "../../../src/services/integrations/lane-client";
 import { MAX_ATTEMPTS } from "../../../src/webhooks/retry";
 import { request } from "../../helpers/api";
 import { serviceContext } from "../../helpers/context";
+import { runCron } from "../../helpers/cron";
 import { createOwnedProject, unique } from "../../helpers/factories";
 import { emit } from "../../helpers/integrations";
 import { captureLogs } from "../../helpers/logs";
@@ -210,7 +210,7 @@ describe("the sweep of deliveries left pending", () => {
       );
     });
 
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     await eventually(async () => {
       expect((await received(bucket)).map((r) => r.headers["webhook-id"])).toEqual([lost.event.id]);
       expect(await deliveryRow(lost.id)).toMatchObject({ status: "succeeded", attempts: 1 });

@@ -59,7 +59,7 @@ describe("POST /v1/deployments/{id}/reviews", () => {
       expect(res.body).toMatchObject({
         id: d.id,
         status: "waiting",
-        gate: { required_approvals: 2, approvals: 1, wait_until: null, blocked_by: ["approval"] },
+        gate: { required_approvals: 2, approvals: 1, wait_until: null, blocked_by: ["approval"], checks: [] },
       });
       expect(await readDeployment(w.owner, d.id)).toEqual(res.body);
     });
@@ -73,7 +73,7 @@ describe("POST /v1/deployments/{id}/reviews", () => {
       expect(res.body).toMatchObject({
         id: d.id,
         status: "queued",
-        gate: { required_approvals: 2, approvals: 2, wait_until: null, blocked_by: [] },
+        gate: { required_approvals: 2, approvals: 2, wait_until: null, blocked_by: [], checks: [] },
       });
       expect(res.body.data.stacks?.map((s) => s.status)).toEqual(["queued"]);
       const read = await request("GET", `/v1/deployments/${d.id}`, { key: w.owner.key });
@@ -104,6 +104,7 @@ describe("POST /v1/deployments/{id}/reviews", () => {
         approvals: 1,
         wait_until: null,
         blocked_by: ["lock"],
+        checks: [],
       });
     });
 
@@ -311,7 +312,13 @@ describe("POST /v1/deployments/{id}/reviews", () => {
       for (const a of answers.filter((a) => a.status === 409)) expectError(a, 409, "conflict");
       const read = await readDeployment(w.owner, d.id);
       expect(read.status).toBe("queued");
-      expect(read.gate).toEqual({ required_approvals: 2, approvals: 2, wait_until: null, blocked_by: [] });
+      expect(read.gate).toEqual({
+        required_approvals: 2,
+        approvals: 2,
+        wait_until: null,
+        blocked_by: [],
+        checks: [],
+      });
       const reviews = await listReviews(w.owner, d.id);
       expect(reviews.body.data).toHaveLength(2);
     });

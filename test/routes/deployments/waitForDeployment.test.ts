@@ -1,7 +1,7 @@
 /**
  * waitForDeployment: GET /v1/deployments/{id}/wait (API_CONTRACT §19): the record as soon as it is
  * final, or as it stands after `timeout` seconds. Its cost (nothing while the deployment is idle)
- * is asserted in test/properties/query-count.test.ts.
+ * is asserted in test/properties/query-count/.
  */
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../../../src/schemas/deployment";

@@ -38,6 +38,7 @@ import { runCommonRouteTests } from "../../helpers/security";
 const neverChanged = (environmentId: string) => ({
   environment_id: environmentId,
   ...DEFAULT_SETTINGS,
+  checks: [],
   locked: null,
   updated_at: null,
 });
@@ -77,6 +78,7 @@ describe("GET /v1/environments/{environment_id}/protection", () => {
     expect(read).toEqual({
       environment_id: project.default_environment_id,
       ...settings,
+      checks: [],
       locked: null,
       updated_at: expect.stringMatching(TS),
     });

@@ -3,7 +3,7 @@
  * `owner`, `environments:write`; body `{ reason }` of 1–500 characters; `200` the protection, its
  * `locked` `{ reason, account_id, at }`; `409 conflict` when already locked; audit
  * `lockEnvironment`), with §11's Idempotency-Key. What a lock does to deployments:
- * test/properties/protected-environments.test.ts.
+ * test/properties/protected-environments/.
  */
 import { describe, expect, it } from "vitest";
 import { rowsOf } from "../../helpers/audit-log";
@@ -49,6 +49,7 @@ describe("POST /v1/environments/{environment_id}/lock", () => {
     expect(res.body).toEqual({
       environment_id: environmentId,
       ...settings,
+      checks: [],
       locked: {
         reason: "Release freeze until Monday",
         account_id: owner.accountId,
@@ -126,7 +127,13 @@ describe("POST /v1/environments/{environment_id}/lock", () => {
     await lock(owner, environmentId);
     const d = await engineCreateOk(environmentId, [stack.id]);
     expect(d.status).toBe("waiting");
-    expect(d.gate).toEqual({ required_approvals: 0, approvals: 0, wait_until: null, blocked_by: ["lock"] });
+    expect(d.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: ["lock"],
+      checks: [],
+    });
   });
 
   it("writes one audit entry, lockEnvironment, by the caller in the project; a refused lock writes none", async () => {

@@ -4,7 +4,7 @@
  * `required_approvals` 0–6, `reviewer_role` owner | contributor, `prevent_self_review`,
  * `wait_timer` 0–86400 seconds, `concurrency` parallel | serial | supersede; answers the
  * protection; audit `replaceEnvironmentProtection`), with §11's Idempotency-Key and §12's ETag
- * and If-Match. What the settings do to deployments: test/properties/protected-environments.test.ts.
+ * and If-Match. What the settings do to deployments: test/properties/protected-environments/.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -57,6 +57,7 @@ describe("PUT /v1/environments/{environment_id}/protection", () => {
     expect(res.body).toEqual({
       environment_id: environmentId,
       ...SETTINGS,
+      checks: [],
       locked: null,
       updated_at: expect.stringMatching(TS),
     });

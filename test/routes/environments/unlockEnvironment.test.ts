@@ -2,7 +2,7 @@
  * unlockEnvironment: DELETE /v1/environments/{environment_id}/lock (API_CONTRACT §26: project
  * `owner`, `environments:write`; `204`, locked or not; unlocking releases every deployment that
  * nothing else holds; audit `unlockEnvironment`). The release across routes, streams and the
- * engine: test/properties/protected-environments.test.ts.
+ * engine: test/properties/protected-environments/.
  */
 import { describe, expect, it } from "vitest";
 import { rowsOf } from "../../helpers/audit-log";
@@ -65,7 +65,13 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
     expect((await deleteLock(owner, environmentId)).status).toBe(204);
     const after = await readDeployment(owner, d.id);
     expect(after.status).toBe("queued");
-    expect(after.gate).toEqual({ required_approvals: 0, approvals: 0, wait_until: null, blocked_by: [] });
+    expect(after.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: [],
+      checks: [],
+    });
   });
 
   it("leaves waiting a deployment that something else still holds (approvals), held by that alone", async () => {
@@ -82,6 +88,7 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
       approvals: 0,
       wait_until: null,
       blocked_by: ["approval"],
+      checks: [],
     });
   });
 

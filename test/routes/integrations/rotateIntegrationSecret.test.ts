@@ -3,13 +3,12 @@
  * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
  * POST …/{integration_id}/rotate-secret (signatures verified with the standardwebhooks package).
  */
-import { createScheduledController, env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { notificationIntegrations } from "../../../src/db/schema";
-import worker from "../../../src/index";
 import { request } from "../../helpers/api";
+import { runCron } from "../../helpers/cron";
 import type { ErrorBody } from "../../helpers/expect";
 import { emit, setupIntegration } from "../../helpers/integrations";
 import { runCommonRouteTests } from "../../helpers/security";
@@ -69,7 +68,7 @@ describe("POST …/rotate-secret", () => {
       integration.signing_secret,
     );
     expect(await openedSecret(integration.id, rotated?.signingSecret ?? "")).toBe(res.body.signing_secret);
-    await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+    await runCron();
     expect(await integrationRow(integration.id)).toMatchObject({
       previousSigningSecret: null,
       previousSecretExpiresAt: null,

@@ -1,9 +1,9 @@
 /** disconnectProject. */
 
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../../src/index";
 import { request } from "../../helpers/api";
+import { runCron, SWEEP_CRON } from "../../helpers/cron";
 import type { ErrorBody } from "../../helpers/expect";
 import { createOwnedProject, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
@@ -57,7 +57,7 @@ describe("PATCH /v1/projects/{id}/disconnect", () => {
         .bind(new Date(Date.now() - 2 * 60_000).toISOString(), project.id)
         .run();
       // While the queue is still down, the sweep's failure holds up no other sweep: the run ends.
-      await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), {
+      await runCron(SWEEP_CRON, {
         ...env,
         EVENTS: queueDown,
       });
@@ -65,7 +65,7 @@ describe("PATCH /v1/projects/{id}/disconnect", () => {
         expect.objectContaining({ msg: "disconnect sweep failed; the next run tries again" }),
       );
       expect(await status()).toBe("disconnecting");
-      await worker.scheduled(createScheduledController({ cron: "*/5 * * * *" }), env);
+      await runCron();
       await eventually(async () => expect(await status()).toBe("disconnected"));
     });
   });

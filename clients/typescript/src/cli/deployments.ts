@@ -5,6 +5,7 @@ import { follow } from "../follow.js";
 import type { Deployment, TimelineEntry } from "../types.js";
 import { waitForDeployment } from "../wait.js";
 import type { Command, Context, GlobalArgs } from "./context.js";
+import { commandGroup } from "./group.js";
 import { EXIT, exitForStatus, fields, printJson, table, UsageError } from "./io.js";
 import { collect, type ListArgs, listOptions } from "./list.js";
 import { duration, progress } from "./progress.js";
@@ -32,123 +33,127 @@ export function registerDeployments(program: Argv, ctx: Context): void {
     y.positional("id", { type: "string", demandOption: true, describe: "The deployment's ID" });
   const timeout = timeoutOption;
 
-  program.command("deployments", "Deployments: list, inspect, wait for, follow, redeploy, cancel", (y) =>
-    y
-      .command<GlobalArgs & ListArgs & { environment?: string; stack?: string; status?: Status[] }>(
-        "list",
-        "List deployments (of every project you may see, or of one environment or stack)",
-        (y) =>
-          listOptions(y)
-            .option("environment", { type: "string", describe: "Only this environment's deployments" })
-            .option("stack", { type: "string", describe: "Only the deployments of this stack" })
-            .option("status", {
-              type: "string",
-              array: true,
-              choices: STATUSES,
-              describe: "Only these statuses (repeat)",
-            })
-            .conflicts("environment", "stack"),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const status = args.status;
-            const list = await collect<Deployment>(args, (after, limit) => {
-              const query = { after, limit, status };
-              if (args.environment)
-                return client.GET("/v1/environments/{environment_id}/deployments", {
-                  params: { path: { environment_id: args.environment }, query },
-                });
-              if (args.stack)
-                return client.GET("/v1/stacks/{stack_id}/deployments", {
-                  params: { path: { stack_id: args.stack }, query },
-                });
-              return client.GET("/v1/deployments", { params: { query } });
-            });
-            if (json) return printJson(io, list);
-            io.stdout.write(
-              table(
-                ["ID", "STATUS", "ENVIRONMENT", "STACKS", "CREATED", "FINISHED"],
-                list.data.map((d) => [
-                  d.id,
-                  d.status,
-                  d.environment_id,
-                  d.stack_ids.length,
-                  d.created_at,
-                  d.finished_at,
-                ]),
-              ),
-            );
-            if (list.next_page) io.stderr.write(`more: --after ${list.next_page} (or --all)\n`);
-          }),
-      )
-      .command<IdArgs>(
-        "get <id>",
-        "Show a deployment and its stacks",
-        (y) => id(y),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const d = unwrapData(
-              await client.GET("/v1/deployments/{id}", { params: { path: { id: args.id } } }),
-            );
-            if (json) return printJson(io, d);
-            printDeployment(io, d as Deployment);
-          }),
-      )
-      .command<WaitArgs>(
-        "wait <id>",
-        "Wait until a deployment is final; the exit code says how it ended (0 succeeded, 1 failed, 2 cancelled, 3 timed out)",
-        (y) => timeout(id(y), "wait"),
-        (args) => ctx.run(args, (command) => waitCommand(command, args.id, args.timeout)),
-      )
-      .command<WaitArgs & { afterSeq?: number }>(
-        "follow <id>",
-        "Print a deployment's status changes and log as they happen, until it is final (exit codes as wait)",
-        (y) =>
-          timeout(id(y), "follow").option("after-seq", {
-            type: "number",
-            describe: "Start after this entry (seq) instead of at the beginning",
-          }),
-        (args) => ctx.run(args, (command) => followCommand(command, args.id, args.timeout, args.afterSeq)),
-      )
-      .command<IdArgs & { wait?: boolean; timeout: number }>(
-        "redeploy <id>",
-        "Run a deployment again: same environment, stacks, patch and source (retries a failed one, rolls back to an older one)",
-        (y) =>
-          timeout(id(y), "wait (with --wait)").option("wait", {
-            type: "boolean",
-            describe: "Then wait for the new deployment (exit codes as wait)",
-          }),
-        (args) =>
-          ctx.run(args, async (command) => {
-            const { client, json, io } = command;
-            const created = unwrapData(
-              await client.POST("/v1/deployments/{id}/redeploy", {
-                params: { path: { id: args.id } },
-                body: {},
-              }),
-            );
-            if (!args.wait) {
-              if (json) return printJson(io, created);
-              io.stdout.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
-              return;
-            }
-            if (!json) io.stderr.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
-            return waitCommand(command, created.id, args.timeout);
-          }),
-      )
-      .command<IdArgs>(
-        "cancel <id>",
-        "Cancel a queued or in-progress deployment",
-        (y) => id(y),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const d = unwrapData(
-              await client.PATCH("/v1/deployments/{id}/cancel", { params: { path: { id: args.id } } }),
-            );
-            if (json) return printJson(io, d);
-            io.stdout.write(`${d.id} ${d.status}\n`);
-          }),
-      )
-      .demandCommand(1, "Name a deployments command (see --help)."),
+  commandGroup(
+    program,
+    "deployments",
+    "Deployments",
+    ["list", "get", "wait", "follow", "redeploy", "cancel"],
+    (y) =>
+      y
+        .command<GlobalArgs & ListArgs & { environment?: string; stack?: string; status?: Status[] }>(
+          "list",
+          "List deployments (of every project you may see, or of one environment or stack)",
+          (y) =>
+            listOptions(y)
+              .option("environment", { type: "string", describe: "Only this environment's deployments" })
+              .option("stack", { type: "string", describe: "Only the deployments of this stack" })
+              .option("status", {
+                type: "string",
+                array: true,
+                choices: STATUSES,
+                describe: "Only these statuses (repeat)",
+              })
+              .conflicts("environment", "stack"),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const status = args.status;
+              const list = await collect<Deployment>(args, (after, limit) => {
+                const query = { after, limit, status };
+                if (args.environment)
+                  return client.GET("/v1/environments/{environment_id}/deployments", {
+                    params: { path: { environment_id: args.environment }, query },
+                  });
+                if (args.stack)
+                  return client.GET("/v1/stacks/{stack_id}/deployments", {
+                    params: { path: { stack_id: args.stack }, query },
+                  });
+                return client.GET("/v1/deployments", { params: { query } });
+              });
+              if (json) return printJson(io, list);
+              io.stdout.write(
+                table(
+                  ["ID", "STATUS", "ENVIRONMENT", "STACKS", "CREATED", "FINISHED"],
+                  list.data.map((d) => [
+                    d.id,
+                    d.status,
+                    d.environment_id,
+                    d.stack_ids.length,
+                    d.created_at,
+                    d.finished_at,
+                  ]),
+                ),
+              );
+              if (list.next_page) io.stderr.write(`more: --after ${list.next_page} (or --all)\n`);
+            }),
+        )
+        .command<IdArgs>(
+          ["get <id>", "show"],
+          "Show a deployment and its stacks",
+          (y) => id(y),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const d = unwrapData(
+                await client.GET("/v1/deployments/{id}", { params: { path: { id: args.id } } }),
+              );
+              if (json) return printJson(io, d);
+              printDeployment(io, d as Deployment);
+            }),
+        )
+        .command<WaitArgs>(
+          "wait <id>",
+          "Wait until a deployment is final; the exit code says how it ended (0 succeeded, 1 failed, 2 cancelled, 3 timed out)",
+          (y) => timeout(id(y), "wait"),
+          (args) => ctx.run(args, (command) => waitCommand(command, args.id, args.timeout)),
+        )
+        .command<WaitArgs & { afterSeq?: number }>(
+          "follow <id>",
+          "Print a deployment's status changes and log as they happen, until it is final (exit codes as wait)",
+          (y) =>
+            timeout(id(y), "follow").option("after-seq", {
+              type: "number",
+              describe: "Start after this entry (seq) instead of at the beginning",
+            }),
+          (args) => ctx.run(args, (command) => followCommand(command, args.id, args.timeout, args.afterSeq)),
+        )
+        .command<IdArgs & { wait?: boolean; timeout: number }>(
+          "redeploy <id>",
+          "Run a deployment again: same environment, stacks, patch and source (retries a failed one, rolls back to an older one)",
+          (y) =>
+            timeout(id(y), "wait (with --wait)").option("wait", {
+              type: "boolean",
+              describe: "Then wait for the new deployment (exit codes as wait)",
+            }),
+          (args) =>
+            ctx.run(args, async (command) => {
+              const { client, json, io } = command;
+              const created = unwrapData(
+                await client.POST("/v1/deployments/{id}/redeploy", {
+                  params: { path: { id: args.id } },
+                  body: {},
+                }),
+              );
+              if (!args.wait) {
+                if (json) return printJson(io, created);
+                io.stdout.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
+                return;
+              }
+              if (!json) io.stderr.write(`${created.id} ${created.status} (a redeploy of ${args.id})\n`);
+              return waitCommand(command, created.id, args.timeout);
+            }),
+        )
+        .command<IdArgs>(
+          "cancel <id>",
+          "Cancel a queued or in-progress deployment",
+          (y) => id(y),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const d = unwrapData(
+                await client.PATCH("/v1/deployments/{id}/cancel", { params: { path: { id: args.id } } }),
+              );
+              if (json) return printJson(io, d);
+              io.stdout.write(`${d.id} ${d.status}\n`);
+            }),
+        ),
   );
 }
 

@@ -7,6 +7,7 @@ import type { Argv } from "yargs";
 import { unwrap, unwrapData } from "../errors.js";
 import type { Environment, EnvironmentProtection, EnvironmentProtectionSettings } from "../types.js";
 import type { Context, GlobalArgs } from "./context.js";
+import { commandGroup } from "./group.js";
 import { fields, type Io, printJson, table, UsageError } from "./io.js";
 import { collect, type ListArgs, listOptions } from "./list.js";
 
@@ -23,118 +24,122 @@ const environmentId = <T>(y: Argv<T>) =>
   y.positional("environment", { type: "string", demandOption: true, describe: "The environment's ID" });
 
 export function registerEnvironments(program: Argv, ctx: Context): void {
-  program.command("environments", "A project's environments: list, show, create, rename, delete", (y) =>
-    y
-      .command<GlobalArgs & ListArgs & { project: string }>(
-        "list",
-        "List a project's environments, with the deployment each runs and whether a configuration change waits",
-        (y) =>
-          listOptions(y).option("project", {
-            type: "string",
-            demandOption: true,
-            describe: "The project's ID",
-          }),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const list = await collect<Environment>(args, (after, limit) =>
-              client.GET("/v1/projects/{project_id}/environments", {
-                params: { path: { project_id: args.project }, query: { after, limit } },
-              }),
-            );
-            if (json) return printJson(io, list);
-            io.stdout.write(
-              table(
-                ["ID", "NAME", "CURRENT DEPLOYMENT", "CONFIG PENDING", "CREATED"],
-                list.data.map((e) => [
-                  e.id,
-                  e.name,
-                  e.current_deployment_id,
-                  e.config_pending ? "yes" : "no",
-                  e.created_at,
-                ]),
-              ),
-            );
-            if (list.next_page) io.stderr.write(`more: --after ${list.next_page} (or --all)\n`);
-          }),
-      )
-      .command<EnvArgs>("get <environment>", "Show an environment", environmentId, (args) =>
-        ctx.run(args, async ({ client, json, io }) => {
-          const env = unwrapData(
-            await client.GET("/v1/environments/{environment_id}", {
-              params: { path: { environment_id: args.environment } },
-            }),
-          );
-          if (json) return printJson(io, env);
-          printEnvironment(io, env);
-        }),
-      )
-      .command<GlobalArgs & { name: string; project: string; copyVariablesFrom?: string }>(
-        "create <name>",
-        "Create an environment in a project, empty or starting with a copy of another environment's own variables",
-        (y) =>
-          y
-            .positional("name", {
+  commandGroup(
+    program,
+    "environments",
+    "A project's environments",
+    ["list", "get", "create", "rename", "delete"],
+    (y) =>
+      y
+        .command<GlobalArgs & ListArgs & { project: string }>(
+          "list",
+          "List a project's environments, with the deployment each runs and whether a configuration change waits",
+          (y) =>
+            listOptions(y).option("project", {
               type: "string",
               demandOption: true,
-              describe: "Its name (unique in the project)",
-            })
-            .option("project", { type: "string", demandOption: true, describe: "The project's ID" })
-            .option("copy-variables-from", {
-              type: "string",
-              describe: "An environment of the same project whose own variables it starts with",
+              describe: "The project's ID",
             }),
-        (args) =>
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const list = await collect<Environment>(args, (after, limit) =>
+                client.GET("/v1/projects/{project_id}/environments", {
+                  params: { path: { project_id: args.project }, query: { after, limit } },
+                }),
+              );
+              if (json) return printJson(io, list);
+              io.stdout.write(
+                table(
+                  ["ID", "NAME", "CURRENT DEPLOYMENT", "CONFIG PENDING", "CREATED"],
+                  list.data.map((e) => [
+                    e.id,
+                    e.name,
+                    e.current_deployment_id,
+                    e.config_pending ? "yes" : "no",
+                    e.created_at,
+                  ]),
+                ),
+              );
+              if (list.next_page) io.stderr.write(`more: --after ${list.next_page} (or --all)\n`);
+            }),
+        )
+        .command<EnvArgs>(["get <environment>", "show"], "Show an environment", environmentId, (args) =>
           ctx.run(args, async ({ client, json, io }) => {
             const env = unwrapData(
-              await client.POST("/v1/projects/{project_id}/environments", {
-                params: { path: { project_id: args.project } },
-                body: {
-                  name: args.name,
-                  ...(args.copyVariablesFrom ? { copy_variables_from: args.copyVariablesFrom } : {}),
-                },
-              }),
-            );
-            if (json) return printJson(io, env);
-            io.stdout.write(`${env.id} ${env.name} created\n`);
-          }),
-      )
-      .command<EnvArgs & { name: string }>(
-        "rename <environment> <name>",
-        "Rename an environment",
-        (y) =>
-          environmentId(y).positional("name", {
-            type: "string",
-            demandOption: true,
-            describe: "Its new name",
-          }),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const env = unwrapData(
-              await client.PATCH("/v1/environments/{environment_id}", {
-                params: { path: { environment_id: args.environment } },
-                body: { name: args.name },
-              }),
-            );
-            if (json) return printJson(io, env);
-            io.stdout.write(`${env.id} renamed ${env.name}\n`);
-          }),
-      )
-      .command<EnvArgs>(
-        "delete <environment>",
-        "Delete an environment and everything in it (not the project's default, nor one with a deployment under way)",
-        environmentId,
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            unwrap(
-              await client.DELETE("/v1/environments/{environment_id}", {
+              await client.GET("/v1/environments/{environment_id}", {
                 params: { path: { environment_id: args.environment } },
               }),
             );
-            if (json) return printJson(io, { id: args.environment, deleted: true });
-            io.stdout.write(`deleted ${args.environment}\n`);
+            if (json) return printJson(io, env);
+            printEnvironment(io, env);
           }),
-      )
-      .demandCommand(1, "Name an environments command (see --help)."),
+        )
+        .command<GlobalArgs & { name: string; project: string; copyVariablesFrom?: string }>(
+          "create <name>",
+          "Create an environment in a project, empty or starting with a copy of another environment's own variables",
+          (y) =>
+            y
+              .positional("name", {
+                type: "string",
+                demandOption: true,
+                describe: "Its name (unique in the project)",
+              })
+              .option("project", { type: "string", demandOption: true, describe: "The project's ID" })
+              .option("copy-variables-from", {
+                type: "string",
+                describe: "An environment of the same project whose own variables it starts with",
+              }),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const env = unwrapData(
+                await client.POST("/v1/projects/{project_id}/environments", {
+                  params: { path: { project_id: args.project } },
+                  body: {
+                    name: args.name,
+                    ...(args.copyVariablesFrom ? { copy_variables_from: args.copyVariablesFrom } : {}),
+                  },
+                }),
+              );
+              if (json) return printJson(io, env);
+              io.stdout.write(`${env.id} ${env.name} created\n`);
+            }),
+        )
+        .command<EnvArgs & { name: string }>(
+          "rename <environment> <name>",
+          "Rename an environment",
+          (y) =>
+            environmentId(y).positional("name", {
+              type: "string",
+              demandOption: true,
+              describe: "Its new name",
+            }),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const env = unwrapData(
+                await client.PATCH("/v1/environments/{environment_id}", {
+                  params: { path: { environment_id: args.environment } },
+                  body: { name: args.name },
+                }),
+              );
+              if (json) return printJson(io, env);
+              io.stdout.write(`${env.id} renamed ${env.name}\n`);
+            }),
+        )
+        .command<EnvArgs>(
+          "delete <environment>",
+          "Delete an environment and everything in it (not the project's default, nor one with a deployment under way)",
+          environmentId,
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              unwrap(
+                await client.DELETE("/v1/environments/{environment_id}", {
+                  params: { path: { environment_id: args.environment } },
+                }),
+              );
+              if (json) return printJson(io, { id: args.environment, deleted: true });
+              io.stdout.write(`deleted ${args.environment}\n`);
+            }),
+        ),
   );
 
   program.command<EnvArgs & { reason: string }>(
@@ -175,21 +180,27 @@ export function registerEnvironments(program: Argv, ctx: Context): void {
       }),
   );
 
-  program.command(
+  commandGroup(
+    program,
     "protection",
-    "An environment's protection: approvals, wait timer, concurrency, lock",
+    "An environment's protection (approvals, wait timer, concurrency, lock)",
+    ["get", "set"],
     (y) =>
       y
-        .command<EnvArgs>("get <environment>", "Show an environment's protection", environmentId, (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const protection = unwrapData(
-              await client.GET("/v1/environments/{environment_id}/protection", {
-                params: { path: { environment_id: args.environment } },
-              }),
-            );
-            if (json) return printJson(io, protection);
-            printProtection(io, protection);
-          }),
+        .command<EnvArgs>(
+          ["get <environment>", "show"],
+          "Show an environment's protection",
+          environmentId,
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const protection = unwrapData(
+                await client.GET("/v1/environments/{environment_id}/protection", {
+                  params: { path: { environment_id: args.environment } },
+                }),
+              );
+              if (json) return printJson(io, protection);
+              printProtection(io, protection);
+            }),
         )
         .command<EnvArgs & ProtectionFlags>(
           "set <environment>",
@@ -255,8 +266,7 @@ export function registerEnvironments(program: Argv, ctx: Context): void {
               if (json) return printJson(io, protection);
               printProtection(io, protection);
             }),
-        )
-        .demandCommand(1, "Name a protection command (see --help)."),
+        ),
   );
 }
 

@@ -54,7 +54,7 @@ export const EXIT = {
   unexpected: 13,
 } as const;
 
-/** What each exit code means: `--help` prints this list, and the READMEs hold the same one. */
+/** What each exit code means: `--help` prints this list, and its README and docs/ci.md hold the same one. */
 export const EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [
     EXIT.succeeded,

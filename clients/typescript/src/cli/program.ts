@@ -4,11 +4,14 @@
  */
 import yargs, { type Argv } from "yargs";
 import { registerAccount } from "./account.js";
+import { registerAudit } from "./audit.js";
+import { registerChecks } from "./checks.js";
 import { Context, type GlobalArgs } from "./context.js";
 import { registerDeployments } from "./deployments.js";
 import { registerEnvironments } from "./environments.js";
 import { EXIT, EXIT_CODES, type Io, reportError, UsageError } from "./io.js";
 import { registerLogin } from "./login.js";
+import { registerOrganization } from "./organization.js";
 import { registerRelease } from "./release.js";
 import { registerVariables } from "./variables.js";
 
@@ -34,7 +37,8 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .exitProcess(false)
     .fail((message, error) => {
-      throw error ?? new UsageError(message);
+      // recommendCommands' message alone ("Did you mean list?") does not say what was wrong.
+      throw error ?? new UsageError(/^Did you mean /.test(message) ? `no such command. ${message}` : message);
     });
   registerAccount(program, ctx);
   registerLogin(program, ctx);
@@ -42,6 +46,9 @@ export function buildProgram(args: string[], ctx: Context): Argv<GlobalArgs> {
   registerDeployments(program, ctx);
   registerRelease(program, ctx);
   registerVariables(program, ctx);
+  registerOrganization(program, ctx);
+  registerAudit(program, ctx);
+  registerChecks(program, ctx);
   return program as unknown as Argv<GlobalArgs>;
 }
 

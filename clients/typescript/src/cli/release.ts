@@ -9,6 +9,7 @@ import { unwrapData } from "../errors.js";
 import type { Deployment, DeploymentConfigDiff, DeploymentCreate, PromotionPlan } from "../types.js";
 import type { Command, Context, GlobalArgs } from "./context.js";
 import { followCommand, gateText, timeoutOption } from "./deployments.js";
+import { commandGroup } from "./group.js";
 import { EXIT, fields, type Io, printJson, table, UsageError } from "./io.js";
 
 type DeployArgs = GlobalArgs & {
@@ -123,57 +124,63 @@ export function registerRelease(program: Argv, ctx: Context): void {
     );
   }
 
-  program.command("config", "The configuration a deployment runs with: show it, or what changed since", (y) =>
-    y
-      .command<GlobalArgs & { deployment: string }>(
-        "show <deployment>",
-        "The variable names and types each scope held at the versions the deployment pins (never a value)",
-        deploymentId,
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const config = unwrapData(
-              await client.GET("/v1/deployments/{id}/config", { params: { path: { id: args.deployment } } }),
-            );
-            if (json) return printJson(io, config);
-            const scopes = [
-              { scope: `environment ${config.environment.id}`, ...config.environment },
-              ...config.components.map((c) => ({ scope: `component ${c.name} (${c.id})`, ...c })),
-            ];
-            io.stdout.write(
-              table(
-                ["SCOPE", "VERSION", "NAME", "TYPE"],
-                scopes.flatMap((s) =>
-                  s.variables.length === 0
-                    ? [[s.scope, s.version, null, null]]
-                    : s.variables.map((v) => [s.scope, s.version, v.name, v.type]),
+  commandGroup(
+    program,
+    "config",
+    "The configuration a deployment runs with, or what changed since",
+    ["show", "diff"],
+    (y) =>
+      y
+        .command<GlobalArgs & { deployment: string }>(
+          ["show <deployment>", "get"],
+          "The variable names and types each scope held at the versions the deployment pins (never a value)",
+          deploymentId,
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const config = unwrapData(
+                await client.GET("/v1/deployments/{id}/config", {
+                  params: { path: { id: args.deployment } },
+                }),
+              );
+              if (json) return printJson(io, config);
+              const scopes = [
+                { scope: `environment ${config.environment.id}`, ...config.environment },
+                ...config.components.map((c) => ({ scope: `component ${c.name} (${c.id})`, ...c })),
+              ];
+              io.stdout.write(
+                table(
+                  ["SCOPE", "VERSION", "NAME", "TYPE"],
+                  scopes.flatMap((s) =>
+                    s.variables.length === 0
+                      ? [[s.scope, s.version, null, null]]
+                      : s.variables.map((v) => [s.scope, s.version, v.name, v.type]),
+                  ),
                 ),
-              ),
-            );
-          }),
-      )
-      .command<GlobalArgs & { deployment: string; against?: string }>(
-        "diff <deployment>",
-        "What changed from the deployment's configuration to the scopes as they are now, or to another deployment's",
-        (y) =>
-          deploymentId(y).option("against", {
-            type: "string",
-            describe: "`current` (default) or another deployment's ID of the same environment",
-          }),
-        (args) =>
-          ctx.run(args, async ({ client, json, io }) => {
-            const diff = unwrapData(
-              await client.GET("/v1/deployments/{id}/config/diff", {
-                params: {
-                  path: { id: args.deployment },
-                  query: args.against === undefined ? {} : { against: args.against },
-                },
-              }),
-            );
-            if (json) return printJson(io, diff);
-            printDiff(io, diff);
-          }),
-      )
-      .demandCommand(1, "Name a config command (see --help)."),
+              );
+            }),
+        )
+        .command<GlobalArgs & { deployment: string; against?: string }>(
+          "diff <deployment>",
+          "What changed from the deployment's configuration to the scopes as they are now, or to another deployment's",
+          (y) =>
+            deploymentId(y).option("against", {
+              type: "string",
+              describe: "`current` (default) or another deployment's ID of the same environment",
+            }),
+          (args) =>
+            ctx.run(args, async ({ client, json, io }) => {
+              const diff = unwrapData(
+                await client.GET("/v1/deployments/{id}/config/diff", {
+                  params: {
+                    path: { id: args.deployment },
+                    query: args.against === undefined ? {} : { against: args.against },
+                  },
+                }),
+              );
+              if (json) return printJson(io, diff);
+              printDiff(io, diff);
+            }),
+        ),
   );
 }
 

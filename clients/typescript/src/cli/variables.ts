@@ -12,7 +12,8 @@ import {
   type VariableScope,
 } from "../variables.js";
 import type { Command, Context, GlobalArgs } from "./context.js";
-import { fields, type Io, printJson, table, UsageError } from "./io.js";
+import { commandGroup } from "./group.js";
+import { fields, type Io, notice, printJson, table, UsageError } from "./io.js";
 import { collect, type ListArgs, listOptions } from "./list.js";
 
 type ScopeArgs = GlobalArgs & { environment?: string; component?: string };
@@ -32,9 +33,11 @@ function scopeOf(args: ScopeArgs): VariableScope {
 }
 
 export function registerVariables(program: Argv, ctx: Context): void {
-  program.command(
+  commandGroup(
+    program,
     "variables",
-    "A scope's variables as a .env file (export, import with a preview) and their versions (list, restore)",
+    "A scope's variables as a .env file (import with a preview) and their versions",
+    ["export", "import", "versions", "restore"],
     (y) =>
       y
         .command<ScopeArgs & { output?: string }>(
@@ -67,7 +70,7 @@ export function registerVariables(program: Argv, ctx: Context): void {
           }
         >(
           "import <file>",
-          "Apply a dotenv file (`-` for stdin) to the scope in one atomic change; --dry-run shows what it would change",
+          "Apply a dotenv file (`-` for stdin) to the scope in one atomic change, after a preview that names the variables whose type it changes; --dry-run: the preview only",
           (y) =>
             scopeOptions(y)
               .positional("file", {
@@ -111,7 +114,26 @@ export function registerVariables(program: Argv, ctx: Context): void {
               };
               if (args.type) body.type = args.type;
               if (args.baseVersion !== undefined) body.base_version = args.baseVersion;
-              const result = await applyVariableChanges(client, scope, body, { signal: io.signal });
+              // The preview first, always: what it would do to each name's type is said before
+              // anything changes, and the change applied is the one previewed (at its version).
+              const preview = await applyVariableChanges(
+                client,
+                scope,
+                { ...body, dry_run: true },
+                { signal: io.signal },
+              );
+              warnTypeChanges(io, json, preview, body.type ?? "secret", body.dry_run === true);
+              if (body.dry_run) {
+                if (json) return printJson(io, preview);
+                return printChanges(io, preview);
+              }
+              const changes = preview.changes.some((c) => c.action !== "unchanged");
+              const result = await applyVariableChanges(
+                client,
+                scope,
+                { ...body, base_version: changes ? preview.version - 1 : preview.version },
+                { signal: io.signal },
+              );
               if (json) return printJson(io, result);
               printChanges(io, result);
             }),
@@ -151,8 +173,7 @@ export function registerVariables(program: Argv, ctx: Context): void {
               if (json) return printJson(io, result);
               printChanges(io, result);
             }),
-        )
-        .demandCommand(1, "Name a variables command (see --help)."),
+        ),
   );
 }
 
@@ -240,6 +261,35 @@ function typeChange(c: TypeChange): string | null {
   if (c.action === "created") return c.type.to;
   if (c.action === "deleted" || c.type.from === c.type.to) return c.type.from;
   return `${c.type.from} → ${c.type.to}`;
+}
+
+/**
+ * A dotenv file carries no types: every entry takes the import's one type (`--type`, default
+ * secret), so a variable of another type changes type, silently as far as the file goes. Said on
+ * stderr, by name, from the preview, before the change is applied (or as the dry run's answer).
+ */
+function warnTypeChanges(
+  io: Io,
+  json: boolean,
+  preview: VariableChangeResult,
+  type: string,
+  dryRun: boolean,
+): void {
+  const retyped = preview.changes.filter(
+    (c) => c.action === "updated" && c.type.from !== null && c.type.from !== c.type.to,
+  );
+  if (retyped.length === 0) return;
+  const names = retyped.map((c) => `${c.name} (${c.type.from} → ${c.type.to})`).join(", ");
+  const verb = dryRun ? "would change" : "changes";
+  notice(
+    io,
+    json,
+    "type_change",
+    `warning: a dotenv file carries no types: every entry is imported as ${type} (--type), so this import ` +
+      `${verb} the type of ${retyped.length === 1 ? "1 variable" : `${retyped.length} variables`}: ${names}. ` +
+      "To keep each name's type, restore a version (`variables restore`) or apply a `variables` body built " +
+      "from the scope's list (the API's PATCH {scope}/variables); --type sets one type for every entry.",
+  );
 }
 
 const countLines = (text: string) => text.split("\n").filter((l) => l.trim() !== "").length;

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { AccountSchema } from "../../../schemas/organization";
 import { AccountCreateBody } from "../../../schemas/organization-writes";
-import { createAccount } from "../../../services/orgs";
+import { createAccount } from "../../../services/orgs/orgs";
 
 export const internalCreateAccountRoute = defineInternalRoute({
   method: "post",

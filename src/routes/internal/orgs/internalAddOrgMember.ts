@@ -3,7 +3,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { OrgMemberSchema } from "../../../schemas/organization";
 import { OrgMemberBody } from "../../../schemas/organization-writes";
-import { addOrgMember } from "../../../services/orgs";
+import { addOrgMember } from "../../../services/orgs/orgs";
 import { OrgIdParams } from "../schema";
 
 export const internalAddOrgMemberRoute = defineInternalRoute({

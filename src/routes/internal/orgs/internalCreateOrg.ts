@@ -3,7 +3,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { OrganizationSchema } from "../../../schemas/organization";
 import { InternalOrgCreateBody } from "../../../schemas/organization-writes";
-import { createOrg } from "../../../services/orgs";
+import { createOrg } from "../../../services/orgs/orgs";
 
 export const internalCreateOrgRoute = defineInternalRoute({
   method: "post",

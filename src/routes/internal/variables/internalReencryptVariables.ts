@@ -1,4 +1,4 @@
-/** The variable-key rotation sweep (README "Rotating VARIABLES_KEY"). */
+/** The variable-key rotation sweep (docs/operating.md "Rotating VARIABLES_KEY"). */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";

@@ -82,6 +82,25 @@ async function waitingDeployment(world: World): Promise<string> {
   return deployment.id;
 }
 
+/** An environment whose protection has one check (§31), once per World, and one stack in it. */
+const checkedEnvironment = perWorld(async (world) => {
+  const environmentId = (await createEnvironment(world.project.id)).id;
+  const stack = await createStack(environmentId);
+  const res = await request("PUT", `/v1/environments/${environmentId}/protection`, {
+    key: world.owner.key,
+    body: {
+      required_approvals: 0,
+      reviewer_role: "owner",
+      prevent_self_review: true,
+      wait_timer: 0,
+      concurrency: "parallel",
+      checks: [{ name: "e2e", timeout: 3600, on_timeout: "fail" }],
+    },
+  });
+  if (res.status !== 200) throw new Error(`matrix: check environment → ${res.status} ${res.raw}`);
+  return { environmentId, stackId: stack.id };
+});
+
 export const routes: MatrixRoute[] = [
   read("GET /v1/deployments/{id}", (t) => `/v1/deployments/${t.deploymentId}`),
   read(
@@ -155,6 +174,21 @@ export const routes: MatrixRoute[] = [
     }),
   },
   read("GET /v1/deployments/{id}/reviews", (t) => `/v1/deployments/${t.deploymentId}/reviews`),
+  {
+    name: "POST /v1/deployments/{id}/checks/{name}",
+    // §31: the system that ran a check concludes it: the project role `contributor`, as a cancel.
+    action: "write",
+    success: 200,
+    prepare: async (world) => {
+      const { environmentId, stackId } = await checkedEnvironment(world);
+      const deployment = await createDeployment(environmentId, [stackId]);
+      return {
+        method: "POST",
+        path: `/v1/deployments/${deployment.id}/checks/e2e`,
+        body: { conclusion: "passed" },
+      };
+    },
+  },
 ];
 
 export const unscoped: UnscopedRoute[] = [

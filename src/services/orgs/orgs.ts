@@ -1,23 +1,23 @@
 /** Organizations, accounts and org memberships (API_CONTRACT §3, §5, §9). */
 
 import { eq } from "drizzle-orm";
-import { type CallerContext, inDatabase, type ServiceContext } from "../context";
-import { insertRow } from "../db/compiled-inserts";
-import { placeOrganization } from "../db/databases";
-import type { Page } from "../db/pagination";
-import { type AccountProfile, accounts, organizations, orgMembers } from "../db/schema";
-import { badInput, conflict, isUniqueViolation, notFound } from "../errors";
-import { newId } from "../lib/ids";
-import { nowIso } from "../lib/time";
-import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../schemas/organization";
+import { type CallerContext, inDatabase, type ServiceContext } from "../../context";
+import { insertRow } from "../../db/compiled-inserts";
+import { placeOrganization } from "../../db/databases";
+import type { Page } from "../../db/pagination";
+import { type AccountProfile, accounts, organizations, orgMembers } from "../../db/schema";
+import { badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import type { AccountRecord, OrganizationRecord, OrgMemberRecord } from "../../schemas/organization";
 import type {
   AccountCreateInput,
   OrganizationCreateInput,
   OrgMemberInput,
-} from "../schemas/organization-writes";
-import { authorizeOrgWide } from "./access";
-import { auditEntry, diffRecords } from "./audit/entry";
-import { accountCopy, directoryAccount, organizationRow, writeBothSides } from "./directory";
+} from "../../schemas/organization-writes";
+import { authorizeOrgWide } from "../access";
+import { auditEntry, diffRecords } from "../audit/entry";
+import { accountCopy, directoryAccount, organizationRow, writeBothSides } from "../directory";
 
 function toOrgRecord(
   row: Pick<typeof organizations.$inferSelect, "id" | "name" | "createdAt">,

@@ -1,0 +1,65 @@
+/**
+ * `AuditStream`: one Durable Object per audit log stream (API_CONTRACT §30), the one place its
+ * batches are sent from, so they go out in order and one at a time, and a slow or failing
+ * receiver holds up its own stream only (never another stream, a webhook, or a request).
+ *
+ * It is woken (`wake`) by the queue consumer when its organization's log grows
+ * (src/services/audit/stream-wake.ts) and by the cron's sweep of streams left behind; it sends from
+ * its alarm, so a crash mid-run is retried by the runtime, and a batch whose acknowledgement was not
+ * recorded is sent again (src/services/audit/stream-delivery.ts: D1 holds the stream's position,
+ * this object only which database to read it from). With nothing to send it sets no alarm and costs
+ * nothing.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { createServiceContext } from "../context";
+import { loggableError } from "../errors";
+import { newId } from "../lib/ids";
+import { createLogger } from "../lib/log";
+
+/** How long one alarm sends before it hands over to the next (a paused stream's backlog, say). */
+const RUN_BUDGET_MS = 20_000;
+
+type Target = { streamId: string; database: string };
+
+export class AuditStream extends DurableObject<Env> {
+  /** Send what follows what the stream's receiver acknowledged, soon. */
+  async wake(target: Target): Promise<void> {
+    await this.ctx.storage.put("target", target);
+    const alarm = await this.ctx.storage.getAlarm();
+    const now = Date.now();
+    if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
+  }
+
+  override async alarm(): Promise<void> {
+    const target = await this.ctx.storage.get<Target>("target");
+    if (!target) return;
+    const ctx = createServiceContext({ env: this.env, requestId: newId(), database: target.database });
+    // Loaded on the first alarm, not when the Worker starts (this class is in every isolate's entry).
+    const { deliverStream, STREAM_RETRY_MS } = await import("../services/audit/stream-delivery");
+    const schedule = retrySchedule(this.env) ?? STREAM_RETRY_MS;
+    let next: { at: number } | null;
+    try {
+      next = await deliverStream(ctx, target.streamId, RUN_BUDGET_MS, schedule);
+    } catch (err) {
+      // D1 failed (a batch may have been sent and its acknowledgement not recorded): the run is
+      // tried again shortly, and the batch sent again. A crash that loses this alarm is the
+      // runtime's to retry, and the cron's sweep wakes the stream if all else fails.
+      createLogger({ stream_id: target.streamId }).error("audit stream run failed; retried", {
+        error: loggableError(err),
+      });
+      next = { at: Date.now() + (schedule[0] ?? 1000) };
+    }
+    if (next) await this.ctx.storage.setAlarm(next.at);
+  }
+}
+
+/**
+ * AUDIT_STREAM_RETRY_MS (comma-separated milliseconds, set only by the tests, so that a failing
+ * receiver's retries take milliseconds); else the contract's schedule.
+ */
+function retrySchedule(env: Env): number[] | undefined {
+  const raw = (env as Env & { AUDIT_STREAM_RETRY_MS?: string }).AUDIT_STREAM_RETRY_MS;
+  if (!raw) return undefined;
+  const values = raw.split(",").map(Number);
+  return values.every((v) => Number.isSafeInteger(v) && v > 0) ? values : undefined;
+}

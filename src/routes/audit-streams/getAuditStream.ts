@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { callerContext } from "../../middleware/context";
+import { defineRoute, jsonContent } from "../../openapi/define-route";
+import { getAuditStream } from "../../services/audit/streams";
+import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
+
+export const getAuditStreamRoute = defineRoute({
+  method: "get",
+  path: "/v1/audit-streams/{id}",
+  operationId: "getAuditStream",
+  tags: ["Audit log"],
+  summary: "Read an audit log stream: how far its receiver has acknowledged",
+  description: WHO_MAY,
+  request: { params: StreamParams },
+  responses: { 200: jsonContent(AuditStreamSchema, "The stream.") },
+});
+
+export function registerGetAuditStream(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getAuditStreamRoute, async (c) =>
+    c.json(await getAuditStream(callerContext(c), c.req.valid("param").id), 200),
+  );
+}

@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../http/app-env";
+import { defineInternalRoute, jsonContent } from "../../../openapi/define-route";
+import { MoveSchema } from "../../../schemas/move";
+import { cancelMove } from "../../../services/moves/moves";
+import { IdParams } from "../schema";
+
+export const internalCancelMoveRoute = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/moves/{id}/cancel",
+  operationId: "internalCancelMove",
+  description:
+    "Stops a move that is `copying` and removes what it copied before answering; `409` once it is " +
+    "`switching` or finished.",
+  request: { params: IdParams },
+  responses: { 200: jsonContent(MoveSchema, "The move, `cancelled`.") },
+});
+
+export function registerInternalCancelMove(app: OpenAPIHono<AppEnv>) {
+  app.openapi(internalCancelMoveRoute, async (c) =>
+    c.json(await cancelMove(c.get("ctx"), c.req.valid("param").id), 200),
+  );
+}

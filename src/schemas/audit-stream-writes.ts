@@ -1,0 +1,48 @@
+/** The bodies that write an audit log stream (API_CONTRACT §30): create, update, replay. */
+import { z } from "@hono/zod-openapi";
+import { nullAsAbsent, text } from "../openapi/primitives";
+
+const name = text(1, 100).openapi({ example: "SIEM" });
+
+const url = z.string().min(1).max(2048).openapi({
+  format: "uri",
+  example: "https://siem.example.com/ingest/deploy-platform",
+  description:
+    "`https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).",
+});
+
+export const AuditStreamCreateSchema = z
+  .strictObject({
+    name,
+    url,
+    enabled: nullAsAbsent(z.boolean()).openapi({ description: "Default true." }),
+    from: nullAsAbsent(z.enum(["now", "start"])).openapi({
+      description: "`now` (default): from the entry of this creation. `start`: from the first entry.",
+    }),
+  })
+  .openapi("AuditStreamCreate");
+
+export const AuditStreamUpdateSchema = z
+  .strictObject({
+    name: nullAsAbsent(name),
+    url: nullAsAbsent(url),
+    enabled: nullAsAbsent(z.boolean()).openapi({
+      description: "`false` pauses the stream; `true` resumes it at `delivered_through + 1`.",
+    }),
+  })
+  .openapi("AuditStreamUpdate", {
+    description: "Any of `name`, `url`, `enabled`; nothing to change is `400`.",
+  });
+
+export const AuditStreamReplaySchema = z
+  .strictObject({
+    from_sequence: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).openapi({
+      format: "int64",
+      description: "1 to `delivered_through + 1`: the stream goes back and sends again from there, in order.",
+    }),
+  })
+  .openapi("AuditStreamReplay");
+
+export type AuditStreamCreateInput = z.infer<typeof AuditStreamCreateSchema>;
+export type AuditStreamUpdateInput = z.infer<typeof AuditStreamUpdateSchema>;
+export type AuditStreamReplayInput = z.infer<typeof AuditStreamReplaySchema>;

@@ -1,0 +1,143 @@
+/**
+ * What an audit stream sends, and what its receiver's answer changes (API_CONTRACT §30). Run only by
+ * the stream's own object (src/audit-stream/object.ts), one run at a time, so a stream's batches
+ * go out one after the other: a batch is sent only once every entry before it was acknowledged.
+ *
+ * A batch is the entries after `delivered_through`, up to 100 with consecutive sequences, one §14
+ * record a line (exactly as the audit log API serves it), signed as Standard Webhooks with
+ * `webhook-id` `<stream>.<first sequence>` (the same on every retry of it). A `2xx` within 10 s
+ * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
+ * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
+ * failed attempt, tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
+ * Gone` pauses the stream. Nothing is ever skipped: a crash before the acknowledgement is recorded
+ * leaves `delivered_through` where it was, and the batch is sent again.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import { auditLog, auditStreams } from "../../db/schema";
+import { nowIso, toIso } from "../../lib/time";
+import { attemptSignedPost } from "../../webhooks/deliver";
+import { toAuditEntryRecord } from "./log";
+
+/** The most entries a batch holds (§30). */
+export const STREAM_BATCH_ENTRIES = 100;
+/** The most bytes of entries' `changes` and other free text a batch carries, but its first entry. */
+export const STREAM_BATCH_BYTES = 4 * 1024 * 1024;
+/** A receiver acknowledges with a `2xx` within 10 s (§30). */
+export const STREAM_TIMEOUT_MS = 10_000;
+/** After the 1st, 2nd, 3rd failed attempt, and every one after (§30). */
+export const STREAM_RETRY_MS = [1_000, 5_000, 30_000, 60_000] as const;
+
+/** How long after its `failures`-th failed attempt in a row a batch is tried again. */
+export function retryDelayMs(failures: number, schedule: readonly number[] = STREAM_RETRY_MS): number {
+  const at = Math.min(Math.max(failures, 1), schedule.length) - 1;
+  return schedule[at] ?? 60_000;
+}
+
+type StreamRow = typeof auditStreams.$inferSelect;
+type EntryRow = typeof auditLog.$inferSelect;
+
+/**
+ * The stream and its next batch in one round trip: the first 100 entries after its position, fewer
+ * when their free text passes STREAM_BATCH_BYTES (never fewer than one).
+ */
+async function readNext(
+  ctx: ServiceContext,
+  streamId: string,
+): Promise<{ stream?: StreamRow; entries: EntryRow[] }> {
+  const { db } = ctx;
+  const position = sql`(SELECT delivered_through FROM audit_streams WHERE id = ${streamId})`;
+  const org = sql`(SELECT org_id FROM audit_streams WHERE id = ${streamId})`;
+  const size = sql.raw("length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024");
+  const [streams, entries] = await db.batch([
+    db.select().from(auditStreams).where(eq(auditStreams.id, streamId)),
+    db
+      .select()
+      .from(auditLog)
+      .where(
+        sql`${auditLog.id} IN (SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES})`,
+      )
+      .orderBy(auditLog.sequence),
+  ]);
+  return { stream: streams[0], entries };
+}
+
+/** The batch's body: one §14 record a line, each ending in `\n`. */
+export function ndjsonOf(entries: readonly EntryRow[]): string {
+  return entries.map((entry) => `${JSON.stringify(toAuditEntryRecord(entry))}\n`).join("");
+}
+
+/** What the object does next: run again at `at` (ms), or nothing until it is woken. */
+export type NextRun = { at: number } | null;
+
+/**
+ * Sends the stream's batches one after the other until it is caught up, a batch fails, or
+ * `budgetMs` has passed; answers when to run again. Throws only when D1 fails (the object's alarm
+ * is then retried).
+ */
+export async function deliverStream(
+  ctx: ServiceContext,
+  streamId: string,
+  budgetMs: number,
+  schedule: readonly number[] = STREAM_RETRY_MS,
+): Promise<NextRun> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const { stream, entries } = await readNext(ctx, streamId);
+    if (!stream?.enabled) return null;
+    const due = stream.nextAttemptAt === null ? 0 : Date.parse(stream.nextAttemptAt);
+    if (due > Date.now()) return { at: due };
+    const first = entries[0]?.sequence;
+    const last = entries.at(-1)?.sequence;
+    if (first == null || last == null) return null;
+    const outcome = await attemptSignedPost(
+      stream.url,
+      {
+        id: `${stream.id}.${first}`,
+        body: ndjsonOf(entries),
+        contentType: "application/x-ndjson",
+        signingSecrets: [stream.signingSecret],
+      },
+      { allowInsecure: ctx.config.allowInsecureWebhooks, timeoutMs: STREAM_TIMEOUT_MS },
+    );
+    const asSent = and(
+      eq(auditStreams.id, stream.id),
+      eq(auditStreams.epoch, stream.epoch),
+      eq(auditStreams.deliveredThrough, stream.deliveredThrough),
+    );
+    if (outcome.ok) {
+      await ctx.db
+        .update(auditStreams)
+        .set({
+          deliveredThrough: last,
+          failures: 0,
+          nextAttemptAt: null,
+          lastErrorAt: null,
+          lastErrorStatusCode: null,
+          lastErrorMessage: null,
+        })
+        .where(asSent)
+        .run();
+      if (Date.now() >= deadline) return { at: Date.now() };
+      continue;
+    }
+    const gone = outcome.statusCode === 410;
+    const failures = stream.failures + 1;
+    const next = Date.now() + retryDelayMs(failures, schedule);
+    const now = nowIso();
+    await ctx.db
+      .update(auditStreams)
+      .set({
+        failures,
+        nextAttemptAt: toIso(next),
+        lastErrorAt: now,
+        lastErrorStatusCode: outcome.statusCode,
+        lastErrorMessage: outcome.error ?? "The attempt failed.",
+        // `410 Gone`: the receiver asks for no more; the stream pauses (`enabled: true` resumes it).
+        ...(gone ? { enabled: false, epoch: stream.epoch + 1, updatedAt: now } : {}),
+      })
+      .where(asSent)
+      .run();
+    return gone ? null : { at: next };
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * `concludeCheck` (API_CONTRACT §31): a deployment check concluded by the system that ran it.
+ *
+ * Checks are machines: any account with the project role `contributor` may conclude them, the one
+ * that created the deployment included. The conclusion is a compare-and-set on the deployment as
+ * read, with its audit entry and `deployment.check_concluded` in the same batch: of two conclusions
+ * of one check at once (or a conclusion racing the check's timeout) exactly one is recorded, and
+ * the other finds it concluded (`409`). What it decides is its consequence, as a review's is: a
+ * failure cancels the deployment at once, the last pass releases it when nothing else holds it
+ * (./gate.ts `settleGate`); a crash between the two is the cron's to finish.
+ */
+import { and, eq } from "drizzle-orm";
+import type { CallerContext } from "../../context";
+import { deployments, type GateCheck } from "../../db/schema";
+import { ApiError, conflict } from "../../errors";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import type { CheckConclusionInput } from "../../schemas/protection-writes";
+import { loadAuthorized } from "../access";
+import { auditEntry } from "../audit/entry";
+import { contained } from "../contained";
+import { publishAfterCommit } from "../events/queue";
+import { backOff, WRITE_ATTEMPTS } from "../preconditions";
+import { laterThan, settleGate } from "./gate";
+import { checksOf, failedCheckReason, gateEvent } from "./gate-checks";
+import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { cancelAsConsequence } from "./transitions";
+
+const noSuchCheck = (name: string) =>
+  new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
+
+export async function concludeCheck(
+  ctx: CallerContext,
+  id: string,
+  name: string,
+  input: CheckConclusionInput,
+): Promise<DeploymentRecord> {
+  const { db, identity } = ctx;
+  let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
+  for (let attempt = 1; ; attempt++) {
+    const checks = checksOf(row.gate);
+    const check = checks.find((c) => c.name === name);
+    if (!check) throw noSuchCheck(name);
+    if (row.status !== "waiting") {
+      throw conflict(`The deployment is \`${row.status}\`, no longer \`waiting\`: its checks are closed.`);
+    }
+    if (check.state !== "pending") {
+      throw conflict(`The check "${name}" already concluded \`${check.state}\`.`, [
+        { path: "name", message: "Already concluded." },
+      ]);
+    }
+    const now = laterThan(row.updatedAt);
+    const concluded: GateCheck = {
+      ...check,
+      state: input.conclusion,
+      reason: null,
+      details_url: input.details_url ?? null,
+      summary: input.summary ?? null,
+      concluded_at: now,
+    };
+    const gate = {
+      ...(row.gate as NonNullable<DeploymentRow["gate"]>),
+      checks: checks.map((c) => (c.name === name ? concluded : c)),
+    };
+    const next: DeploymentRow = { ...row, gate, updatedAt: now };
+    const event = gateEvent(
+      ctx,
+      row.projectId,
+      "deployment.check_concluded",
+      { deployment: toDeploymentRecord(next), check: concluded },
+      "if-changed",
+    );
+    const [updated] = await db.batch([
+      db
+        .update(deployments)
+        .set({ gate, updatedAt: now })
+        .where(
+          and(
+            eq(deployments.id, id),
+            eq(deployments.status, "waiting"),
+            eq(deployments.updatedAt, row.updatedAt),
+          ),
+        )
+        .returning({ id: deployments.id }),
+      auditEntry(ctx, {
+        target: { type: "deployment", id },
+        projectId: row.projectId,
+        changes: { [`checks.${name}`]: { from: check, to: concluded } },
+      }),
+      event.insert,
+    ]);
+    if (updated[0]) {
+      publishAfterCommit(ctx, event.event.id);
+      return decide(ctx, next, concluded);
+    }
+    // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again.
+    if (attempt >= WRITE_ATTEMPTS) throw conflict("The deployment kept changing; try again.");
+    await backOff(attempt);
+    const fresh = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+    if (!fresh) throw new ApiError("not_found", "Deployment not found.");
+    row = fresh;
+  }
+}
+
+/**
+ * What the conclusion decides, as its consequence: a failure cancels, a pass may release. A failure
+ * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
+ * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
+ */
+async function decide(
+  ctx: CallerContext,
+  next: DeploymentRow,
+  concluded: GateCheck,
+): Promise<DeploymentRecord> {
+  const decided = await contained(
+    ctx,
+    "check concluded; its cancel or release failed and is left to the cron",
+    { deployment_id: next.id },
+    async () => {
+      if (concluded.state === "failed") await cancelAsConsequence(ctx, next, failedCheckReason(concluded));
+      else await settleGate(ctx, next.id);
+      return ctx.db.select().from(deployments).where(eq(deployments.id, next.id)).get();
+    },
+  );
+  return toDeploymentRecord(decided ?? next);
+}

@@ -1,0 +1,115 @@
+/**
+ * Deployment checks (API_CONTRACT §31) as a gate holds them, and the gate's events.
+ *
+ * A deployment created while its environment's protection has checks waits with `"check"` in
+ * `blocked_by`; its gate holds one item per check (copied at its creation, with each check's
+ * deadline kept beside the gate: `check_deadlines`). A check concludes by a request
+ * (`concludeCheck`, ./checks.ts) or, still pending at its deadline, by itself as its `on_timeout`
+ * says (`reason: "timeout"`), through the gate's settling (./gate.ts), which the environment's
+ * gate object runs at the deadline without any request. A failed check cancels the deployment; the
+ * last pass releases it when nothing else holds it.
+ *
+ * Every step of a gate writes its event (flag `deployment_gates`) in the same batch as the change:
+ * `deployment.waiting` at creation, `deployment.reviewed`, `deployment.check_concluded`,
+ * `deployment.released`, `environment.locked` and `environment.unlocked`.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import type { CheckDeadline, DeploymentGate, GateCheck } from "../../db/schema";
+import { eventInsert, type NewEvent, newEvent } from "../events/write";
+import type { DeploymentRow } from "./record";
+import { toDeploymentRecord } from "./record";
+
+/** A gate's checks (none for a gate written before checks existed). */
+export const checksOf = (gate: DeploymentGate | null): GateCheck[] => gate?.checks ?? [];
+
+/** Whether a check holds the deployment: one is not yet passed. */
+export const checksHold = (checks: readonly GateCheck[]) => checks.some((c) => c.state !== "passed");
+
+/** The first failed check, which cancels the deployment. */
+export const failedCheck = (checks: readonly GateCheck[]) => checks.find((c) => c.state === "failed");
+
+/** The timeline's reason for a deployment a failed check cancelled. */
+export const failedCheckReason = (check: GateCheck) =>
+  `Check ${check.name} failed${check.reason === "timeout" ? " (timed out)" : ""}.`;
+
+/**
+ * The checks once every pending one whose deadline passed by `nowMs` has concluded by itself
+ * (`on_timeout`, `reason: "timeout"`), and those that did.
+ */
+export function timeOutChecks(
+  checks: readonly GateCheck[],
+  deadlines: readonly CheckDeadline[] | null,
+  nowMs: number,
+  now: string,
+): { checks: GateCheck[]; concluded: GateCheck[] } {
+  const due = new Map((deadlines ?? []).map((d) => [d.name, d]));
+  const concluded: GateCheck[] = [];
+  const next = checks.map((check) => {
+    const deadline = due.get(check.name);
+    if (check.state !== "pending" || !deadline || Date.parse(deadline.at) > nowMs) return check;
+    const timedOut: GateCheck = {
+      ...check,
+      state: deadline.on_timeout === "pass" ? "passed" : "failed",
+      reason: "timeout",
+      concluded_at: now,
+    };
+    concluded.push(timedOut);
+    return timedOut;
+  });
+  return { checks: next, concluded };
+}
+
+/**
+ * The next moment the gate changes by itself, or null: its wait timer's end while it holds, and the
+ * earliest deadline of a check still pending.
+ */
+export function nextDue(row: Pick<DeploymentRow, "status" | "gate" | "checkDeadlines">): number | null {
+  if (row.status !== "waiting" || !row.gate) return null;
+  const times: number[] = [];
+  if (row.gate.wait_until && row.gate.blocked_by.includes("wait_timer"))
+    times.push(Date.parse(row.gate.wait_until));
+  const pending = new Set(
+    checksOf(row.gate)
+      .filter((c) => c.state === "pending")
+      .map((c) => c.name),
+  );
+  for (const d of row.checkDeadlines ?? []) if (pending.has(d.name)) times.push(Date.parse(d.at));
+  return times.length ? Math.min(...times) : null;
+}
+
+/**
+ * The gate's event of a step, written in that step's batch when `when` holds (the step's own
+ * compare-and-set mark), published by `publish` once the batch committed. `deployment` is the
+ * record as the step left it.
+ */
+export function gateEvent(
+  ctx: ServiceContext,
+  projectId: string,
+  type: NewEvent["type"],
+  data: Record<string, unknown>,
+  when: "always" | "if-changed" | SQL,
+) {
+  const event = newEvent(projectId, type, data);
+  return { event, insert: eventInsert(ctx.db, event, when) };
+}
+
+/** SQL true while the deployment is as a step just wrote it (its `updated_at`, unique to that write). */
+export const written = (id: string, updatedAt: string) =>
+  sql`EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND updated_at = ${updatedAt})`;
+
+/** `deployment.check_concluded` for each check a step concluded, and `deployment.released` if it released. */
+export function settledEvents(
+  ctx: ServiceContext,
+  next: DeploymentRow,
+  concluded: readonly GateCheck[],
+  released: boolean,
+) {
+  const deployment = toDeploymentRecord(next);
+  const mark = written(next.id, next.updatedAt);
+  const out = concluded.map((check) =>
+    gateEvent(ctx, next.projectId, "deployment.check_concluded", { deployment, check }, mark),
+  );
+  if (released) out.push(gateEvent(ctx, next.projectId, "deployment.released", { deployment }, mark));
+  return out;
+}

@@ -1,0 +1,340 @@
+/**
+ * The row work of a move (API_CONTRACT §32), on two databases at once: copying an organization's
+ * rows a chunk at a time (`copyChunk`), applying what changed in the source since (`catchUp`), and
+ * removing every row of it from one database (`removeChunk`). Each step is one or two bounded
+ * queries and at most one batch per database, idempotent (an upsert, a delete by key), so a step a
+ * crash interrupted is simply run again. Tables, their order and their reads: ./tables.ts.
+ *
+ * Rows travel as JSON: read as objects from the source, written by one `INSERT … SELECT … FROM
+ * json_each(?)` per table and chunk (D1 binds at most 100 parameters, but one parameter may hold
+ * a megabyte), which keeps every value's type (text, integer, null) as SQLite stored it.
+ */
+import type { Db } from "../../db/client";
+import { MOVED_TABLES, type MovedTable, movedTable, shapeOf } from "./tables";
+
+/** Rows read per chunk of one table. */
+export const CHUNK_ROWS = 200;
+/** Changes applied per round of a catch-up. */
+export const CHANGES_PER_ROUND = 500;
+/** The most JSON one statement carries (D1 allows 2 MB per value; half of it leaves room). */
+const STATEMENT_BYTES = 900_000;
+
+type Row = Record<string, unknown>;
+type D1 = Pick<D1Database, "prepare" | "batch">;
+
+/** The D1 client under a Drizzle handle (src/db/client.ts): a session, or a binding in tests. */
+const d1 = (db: Db): D1 => db.$client as unknown as D1;
+
+const quote = (name: string) => `"${name}"`;
+
+/** Where a copy stands: the table (`step` of MOVED_TABLES), the project within it, the last keys read. */
+export type CopyCursor = {
+  step: number;
+  /** The organization's projects as the first project-scoped step found them; null before. */
+  projects: string[] | null;
+  project: number;
+  after: unknown[] | null;
+};
+
+export const COPY_START: CopyCursor = { step: 0, projects: null, project: 0, after: null };
+
+/**
+ * One chunk of the copy: up to CHUNK_ROWS rows of the table and scope `cursor` names, written to
+ * `to` (with the copies of the accounts they name). Returns the next cursor (null: all copied)
+ * and how many rows were written.
+ */
+export async function copyChunk(
+  from: Db,
+  to: Db,
+  orgId: string,
+  cursor: CopyCursor,
+): Promise<{ next: CopyCursor | null; copied: number }> {
+  const spec = MOVED_TABLES[cursor.step];
+  if (!spec) return { next: null, copied: 0 };
+  let position = cursor;
+  if (spec.scope === "project" && position.projects === null) {
+    const { results } = await d1(from)
+      .prepare("SELECT id FROM projects WHERE org_id = ? ORDER BY created_at, id")
+      .bind(orgId)
+      .all<{ id: string }>();
+    position = { ...position, projects: results.map((row) => row.id) };
+  }
+  const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
+  if (scopeId === undefined) return { next: nextStep(position), copied: 0 };
+  const { rows, last } = await readChunk(from, spec, scopeId, position.after);
+  if (rows.length > 0) await writeRows(from, to, [[spec, rows]], []);
+  if (rows.length === CHUNK_ROWS) return { next: { ...position, after: last }, copied: rows.length };
+  if (spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)) {
+    return { next: { ...position, project: position.project + 1, after: null }, copied: rows.length };
+  }
+  return { next: nextStep(position), copied: rows.length };
+}
+
+function nextStep(cursor: CopyCursor): CopyCursor | null {
+  const step = cursor.step + 1;
+  return step < MOVED_TABLES.length ? { step, projects: cursor.projects, project: 0, after: null } : null;
+}
+
+/** The keyset condition and order of a chunk read (./tables.ts explains `range`). */
+export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: string, limit: number) {
+  const { name } = shapeOf(spec.table);
+  const from = spec.from ?? `${quote(name)} t`;
+  const keys = spec.keys.join(", ");
+  const params: unknown[] = [];
+  let where = `${spec.scopeColumn} = ?`;
+  if (after) {
+    const ranged = spec.keys.slice(0, spec.range);
+    if (spec.range < spec.keys.length) {
+      where += ` AND (${ranged.join(", ")}) >= (${ranged.map(() => "?").join(", ")})`;
+      params.push(...after.slice(0, spec.range));
+    }
+    where += ` AND (${keys}) > (${spec.keys.map(() => "?").join(", ")})`;
+    params.push(...after);
+  }
+  return {
+    text: `SELECT ${what} FROM ${from} WHERE ${where} ORDER BY ${keys} LIMIT ${limit}`,
+    params,
+  };
+}
+
+async function readChunk(
+  db: Db,
+  spec: MovedTable,
+  scopeId: string,
+  after: unknown[] | null,
+): Promise<{ rows: Row[]; last: unknown[] | null }> {
+  const { columns } = shapeOf(spec.table);
+  const what = [
+    ...columns.map((column) => `t.${quote(column)}`),
+    ...spec.keys.map((key, i) => `${key} AS __k${i}`),
+  ].join(", ");
+  const query = chunkQuery(spec, after, what, CHUNK_ROWS);
+  const { results } = await d1(db)
+    .prepare(query.text)
+    .bind(scopeId, ...query.params)
+    .all<Row>();
+  let last: unknown[] | null = null;
+  const rows = results.map((result) => {
+    const row: Row = {};
+    for (const column of columns) row[column] = result[column];
+    last = spec.keys.map((_, i) => result[`__k${i}`]);
+    return row;
+  });
+  return { rows, last };
+}
+
+/**
+ * Writes `upserts` (each table's rows, parents first) to `to` in one batch, after deleting the
+ * rows `deletes` names (children first), with the copies of the accounts the rows name, read from
+ * `from`. Upserts overwrite: what the source has now is what the target gets.
+ */
+async function writeRows(
+  from: Db,
+  to: Db,
+  upserts: readonly (readonly [MovedTable, Row[]])[],
+  deletes: readonly (readonly [MovedTable, unknown[][]])[],
+): Promise<void> {
+  const target = d1(to);
+  const statements: D1PreparedStatement[] = [];
+  for (const [spec, keys] of deletes) {
+    const { name, primaryKey } = shapeOf(spec.table);
+    const columns = primaryKey.map(quote).join(", ");
+    const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+    for (const group of bySize(keys)) {
+      statements.push(
+        target
+          .prepare(`DELETE FROM ${quote(name)} WHERE (${columns}) IN (SELECT ${picks} FROM json_each(?))`)
+          .bind(JSON.stringify(group)),
+      );
+    }
+  }
+  const accountIds = new Set<string>();
+  for (const [spec, rows] of upserts) {
+    for (const column of spec.accounts ?? []) {
+      for (const row of rows) if (typeof row[column] === "string") accountIds.add(row[column] as string);
+    }
+  }
+  if (accountIds.size > 0) {
+    const { results } = await d1(from)
+      .prepare("SELECT * FROM accounts WHERE id IN (SELECT value FROM json_each(?))")
+      .bind(JSON.stringify([...accountIds]))
+      .all<Row>();
+    if (results.length > 0) statements.push(upsertStatement(target, "accounts", ["id"], results));
+  }
+  for (const [spec, rows] of upserts) {
+    const { name, primaryKey } = shapeOf(spec.table);
+    for (const group of bySize(rows)) {
+      if (spec.unique) statements.push(asideStatement(target, spec, group));
+      statements.push(upsertStatement(target, name, primaryKey, group));
+    }
+  }
+  if (statements.length > 0) await target.batch(statements);
+}
+
+function upsertStatement(db: D1, table: string, primaryKey: readonly string[], rows: Row[]) {
+  const columns = Object.keys(rows[0] ?? {});
+  const values = columns.map((column) => `json_extract(value, '$.${column}')`).join(", ");
+  const updates = columns.filter((column) => !primaryKey.includes(column));
+  const onConflict =
+    updates.length > 0
+      ? `DO UPDATE SET ${updates.map((column) => `${quote(column)} = excluded.${quote(column)}`).join(", ")}`
+      : "DO NOTHING";
+  return db
+    .prepare(
+      `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) SELECT ${values} FROM json_each(?) WHERE true ON CONFLICT (${primaryKey.map(quote).join(", ")}) ${onConflict}`,
+    )
+    .bind(JSON.stringify(rows));
+}
+
+/**
+ * Moves out of the way the target's rows that hold the unique values `rows` bring under another
+ * key (./tables.ts, `unique`): stale copies, which a recorded change corrects later.
+ */
+function asideStatement(db: D1, spec: MovedTable, rows: Row[]) {
+  const { name, primaryKey } = shapeOf(spec.table);
+  const unique = spec.unique as NonNullable<MovedTable["unique"]>;
+  const same = unique.columns.map((column) => `s.${quote(column)} = json_extract(j.value, '$.${column}')`);
+  const other = primaryKey.map((column) => `s.${quote(column)} IS NOT json_extract(j.value, '$.${column}')`);
+  const stale = `SELECT s.rowid FROM ${quote(name)} s JOIN json_each(?) j ON ${same.join(" AND ")} WHERE ${other.join(" OR ")}`;
+  const text =
+    unique.set === null
+      ? `DELETE FROM ${quote(name)} WHERE rowid IN (${stale})`
+      : `UPDATE ${quote(name)} SET ${unique.set} WHERE rowid IN (${stale})`;
+  return db.prepare(text).bind(JSON.stringify(rows));
+}
+
+/** `items` in groups whose JSON stays under STATEMENT_BYTES each. */
+function bySize<T>(items: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = JSON.stringify(item).length + 1;
+    if (group.length > 0 && bytes + size > STATEMENT_BYTES) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(item);
+    bytes += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/**
+ * One round of catching up: the oldest CHANGES_PER_ROUND changes `from` recorded for the
+ * organization, applied to `to` as the rows stand in `from` now (one that is gone is deleted),
+ * then forgotten. Returns how many rows it wrote and whether changes were left.
+ */
+export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applied: number; more: boolean }> {
+  const source = d1(from);
+  const { results: changes } = await source
+    .prepare(`SELECT seq, tbl, pk FROM move_changes WHERE org_id = ? ORDER BY seq LIMIT ${CHANGES_PER_ROUND}`)
+    .bind(orgId)
+    .all<{ seq: number; tbl: string; pk: string }>();
+  if (changes.length === 0) return { applied: 0, more: false };
+  const byTable = new Map<string, Map<string, unknown[]>>();
+  for (const change of changes) {
+    const keys = byTable.get(change.tbl) ?? new Map<string, unknown[]>();
+    byTable.set(change.tbl, keys);
+    keys.set(change.pk, JSON.parse(change.pk) as unknown[]);
+  }
+  const upserts: [MovedTable, Row[]][] = [];
+  const deletes: [MovedTable, unknown[][]][] = [];
+  const specs = MOVED_TABLES.filter((spec) => byTable.has(shapeOf(spec.table).name));
+  const reads = await source.batch<Row>(
+    specs.map((spec) => {
+      const { name, columns, primaryKey } = shapeOf(spec.table);
+      const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+      return source
+        .prepare(
+          `SELECT ${columns.map(quote).join(", ")} FROM ${quote(name)} WHERE (${primaryKey.map(quote).join(", ")}) IN (SELECT ${picks} FROM json_each(?))`,
+        )
+        .bind(JSON.stringify([...(byTable.get(name)?.values() ?? [])]));
+    }),
+  );
+  for (const [i, spec] of specs.entries()) {
+    const { name, primaryKey } = shapeOf(spec.table);
+    const rows = reads[i]?.results ?? [];
+    const present = new Set(rows.map((row) => JSON.stringify(primaryKey.map((column) => row[column]))));
+    const gone = [...(byTable.get(name)?.entries() ?? [])]
+      .filter(([pk]) => !present.has(pk))
+      .map(([, key]) => key);
+    if (rows.length > 0) upserts.push([spec, rows]);
+    if (gone.length > 0) deletes.push([spec, gone]);
+  }
+  await writeRows(from, to, upserts, deletes.reverse());
+  const last = changes[changes.length - 1]?.seq ?? 0;
+  await source.prepare("DELETE FROM move_changes WHERE org_id = ? AND seq <= ?").bind(orgId, last).run();
+  return {
+    applied: upserts.reduce((sum, [, rows]) => sum + rows.length, 0),
+    more: changes.length === CHANGES_PER_ROUND,
+  };
+}
+
+/** Rows removed per statement: small transactions, so the database's other work never waits long. */
+export const REMOVE_ROWS = 500;
+
+/** Where a removal stands: the table (`step` of MOVED_TABLES, from the last), the project within it. */
+export type RemoveCursor = { step: number; projects: string[] | null; project: number };
+
+export const REMOVE_START: RemoveCursor = { step: 0, projects: null, project: 0 };
+
+/**
+ * One step of removing the organization from `db`: up to REMOVE_ROWS rows of the table and scope
+ * `cursor` names, children before parents (MOVED_TABLES from the last), so no delete cascades far;
+ * then its limits and the bookkeeping of its moves, then its own row, unless `keepOrgRow` (the
+ * directory's entry of it). Returns the next cursor, or null once nothing is left.
+ */
+export async function removeChunk(
+  db: Db,
+  orgId: string,
+  keepOrgRow: boolean,
+  cursor: RemoveCursor,
+): Promise<RemoveCursor | null> {
+  const target = d1(db);
+  const tables = MOVED_TABLES.length;
+  if (cursor.step < tables) {
+    const spec = MOVED_TABLES[tables - 1 - cursor.step] as MovedTable;
+    const { name } = shapeOf(spec.table);
+    let position = cursor;
+    if (spec.scope === "project" && position.projects === null) {
+      const { results } = await target
+        .prepare("SELECT id FROM projects WHERE org_id = ?")
+        .bind(orgId)
+        .all<{ id: string }>();
+      position = { ...position, projects: results.map((row) => row.id) };
+    }
+    const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
+    const nextScope =
+      spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)
+        ? { ...position, project: position.project + 1 }
+        : { step: position.step + 1, projects: position.projects, project: 0 };
+    if (scopeId === undefined || name === "organizations") return nextScope;
+    const inner = chunkQuery(spec, null, "t.rowid", REMOVE_ROWS);
+    const result = await target
+      .prepare(`DELETE FROM ${quote(name)} WHERE rowid IN (${inner.text})`)
+      .bind(scopeId)
+      .run();
+    // A full chunk may have more after it (D1's count takes in what its triggers wrote: at worst
+    // one more, empty, delete).
+    return (result.meta.changes ?? 0) >= REMOVE_ROWS ? position : nextScope;
+  }
+  const results = await target.batch([
+    target.prepare("DELETE FROM org_limits WHERE org_id = ?").bind(orgId),
+    target
+      .prepare(
+        `DELETE FROM move_changes WHERE rowid IN (SELECT rowid FROM move_changes WHERE org_id = ? LIMIT ${REMOVE_ROWS})`,
+      )
+      .bind(orgId),
+  ]);
+  if ((results[1]?.meta.changes ?? 0) > 0) return cursor;
+  await target.batch([
+    ...(keepOrgRow ? [] : [target.prepare("DELETE FROM organizations WHERE id = ?").bind(orgId)]),
+    target.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(orgId),
+  ]);
+  return null;
+}
+
+export { movedTable };

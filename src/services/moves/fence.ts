@@ -1,0 +1,19 @@
+/**
+ * The cron's sweeps' way of leaving a moving organization alone (API_CONTRACT §32). The refusal of
+ * a write that meets a move's fence is src/errors.ts's `organizationMovedOf`.
+ */
+import { type SQL, sql } from "drizzle-orm";
+
+/**
+ * A condition for the cron's sweeps: the organization `orgId` is neither moving into this database
+ * (its rows here are a copy still being made, which only the move writes) nor fenced in it (no
+ * write of it can succeed here until it has moved).
+ */
+export function notMoving(orgId: SQL): SQL {
+  return sql`NOT EXISTS (SELECT 1 FROM moving_orgs m WHERE m.org_id = ${orgId} AND (m.incoming = 1 OR m.fenced = 1))`;
+}
+
+/** `notMoving` of the organization of the project `projectId` names. */
+export function projectNotMoving(projectId: SQL): SQL {
+  return notMoving(sql`(SELECT p.org_id FROM projects p WHERE p.id = ${projectId})`);
+}

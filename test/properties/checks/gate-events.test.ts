@@ -1,0 +1,117 @@
+/**
+ * API_CONTRACT §31: every step of a gate writes its event (flag `deployment_gates`, the eighth,
+ * `false` unless set), in the same atomic step as its change, delivered and logged like every
+ * event; the event lists' `type` filter takes these types.
+ */
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { request } from "../../helpers/api";
+import { checkedWorld, conclude } from "../../helpers/checks";
+import { createCaller, unique } from "../../helpers/factories";
+import { approve, engineCreateOk, lock, unlock } from "../../helpers/protection";
+import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../../helpers/webhooks";
+
+allowTheLocalReceiver();
+
+const GATE_EVENTS = [
+  "environment.locked",
+  "deployment.waiting",
+  "environment.unlocked",
+  "deployment.reviewed",
+  "deployment.check_concluded",
+  "deployment.released",
+];
+
+type Delivered = { type: string; data: Record<string, unknown> & { deployment?: Record<string, unknown> } };
+
+describe("gate events", () => {
+  it("one for every step, to integrations with deployment_gates on (and none to one without), signed, in the event log", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }], {
+      required_approvals: 1,
+    });
+    const on = unique("gates");
+    const off = unique("no-gates");
+    const gates = await integrate(w.project.id, hook(on), { deployment_gates: true });
+    await integrate(w.project.id, hook(off), {
+      deployments_failed: true,
+      deployments_in_progress: true,
+      deployments_succeeded: true,
+      changelog: true,
+      promotions: true,
+      services_in_alarm: true,
+      services_ok: true,
+    });
+    const reviewer = await createCaller(w.org, "admin");
+    await lock(w.owner, w.environmentId, "freeze");
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await unlock(w.owner, w.environmentId);
+    await approve(reviewer, d.id);
+    const released = await conclude(w.owner, d.id, "e2e", { conclusion: "passed", summary: "green" });
+    expect(released.body.status).toBe("queued");
+
+    let got: Delivered[] = [];
+    await eventually(async () => {
+      const requests = await received(on);
+      got = requests.map((r) => new Webhook(gates.signing_secret).verify(r.body, r.headers) as Delivered);
+      expect(got.map((e) => e.type).sort()).toEqual([...GATE_EVENTS].sort());
+    });
+    const of = (type: string) => got.find((e) => e.type === type)?.data ?? {};
+    expect(of("environment.locked")).toMatchObject({
+      project_id: w.project.id,
+      environment_id: w.environmentId,
+      protection: { locked: { reason: "freeze" } },
+    });
+    expect(of("environment.unlocked")).toMatchObject({
+      environment_id: w.environmentId,
+      protection: { locked: null },
+    });
+    expect(of("deployment.waiting").deployment).toMatchObject({
+      id: d.id,
+      status: "waiting",
+      gate: { blocked_by: ["approval", "lock", "check"], checks: [{ name: "e2e", state: "pending" }] },
+    });
+    expect(of("deployment.reviewed")).toMatchObject({
+      deployment: { id: d.id, status: "waiting" },
+      review: {
+        account_id: reviewer.accountId,
+        state: "approved",
+        comment: null,
+        created_at: expect.any(String),
+      },
+    });
+    expect(of("deployment.check_concluded")).toMatchObject({
+      deployment: { id: d.id, gate: { checks: [{ name: "e2e", state: "passed" }] } },
+      check: { name: "e2e", state: "passed", reason: null, summary: "green" },
+    });
+    expect(of("deployment.released").deployment).toMatchObject({
+      id: d.id,
+      status: "queued",
+      gate: { blocked_by: [] },
+    });
+    // Not one reached the integration without the flag.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await received(off)).map((r) => JSON.parse(r.body).type)).toEqual([]);
+
+    const log = await request<{ data: { type: string }[] }>(
+      "GET",
+      `/v1/projects/${w.project.id}/events?type=deployment.waiting,deployment.released&type=environment.locked`,
+      { key: w.owner.key },
+    );
+    expect(log.status, log.raw).toBe(200);
+    expect(log.body.data.map((e) => e.type).sort()).toEqual(
+      ["deployment.released", "deployment.waiting", "environment.locked"].sort(),
+    );
+  });
+
+  it("the integration's configuration has the eighth flag, false unless set", async () => {
+    const w = await checkedWorld();
+    const created = await integrate(w.project.id, hook(unique("x")), { changelog: true });
+    expect(created.configuration).toMatchObject({ changelog: true, deployment_gates: false });
+    const updated = await request<{ configuration: Record<string, boolean> }>(
+      "PATCH",
+      `/v1/projects/${w.project.id}/notification-integrations/${created.id}`,
+      { key: w.owner.key, body: { configuration: { deployment_gates: true } } },
+    );
+    expect(updated.body.configuration).toMatchObject({ changelog: true, deployment_gates: true });
+  });
+});

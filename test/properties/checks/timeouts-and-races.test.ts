@@ -1,0 +1,159 @@
+/**
+ * API_CONTRACT §31: a check still pending at its timeout concludes by itself within 5 s, without
+ * any request, as `on_timeout` says, with the same consequences; two conclusions of one check at
+ * once, and a conclusion racing the timeout, record exactly one outcome; what a crash cut short
+ * after a conclusion committed, the cron finishes.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { checkedWorld, conclude, dueIn, scheduleSettle, TWO_CHECKS } from "../../helpers/checks";
+import { overdueSettled, runCron } from "../../helpers/cron";
+import { captureLogs } from "../../helpers/logs";
+import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
+
+captureLogs("log");
+
+/** The `deployment.check_concluded` events written for a deployment, from the event log in D1. */
+async function concludedEvents(deploymentId: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT data FROM events WHERE type = 'deployment.check_concluded' AND json_extract(data, '$.deployment.id') = ?",
+  )
+    .bind(deploymentId)
+    .all<{ data: string }>();
+  return results.map(
+    (r) => JSON.parse(r.data).check as { name: string; state: string; reason: string | null },
+  );
+}
+
+describe("a check's timeout", () => {
+  it("concludes it by itself within 5 s of created_at + timeout, without any request (on_timeout pass: released)", async () => {
+    const w = await checkedWorld([{ name: "soak", timeout: 10, on_timeout: "pass" }]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const due = Date.parse(d.created_at) + 10_000;
+    // Only D1 is read meanwhile: nothing reaches the service.
+    await until("released", async () => (await rowOf(d.id)).status === "queued", 20_000);
+    expect(Date.now() - due).toBeLessThan(5_000);
+    const row = await rowOf(d.id);
+    expect(row.gate?.checks).toEqual([
+      {
+        name: "soak",
+        state: "passed",
+        reason: "timeout",
+        details_url: null,
+        summary: null,
+        concluded_at: expect.any(String),
+      },
+    ]);
+    expect(row.gate?.blocked_by).toEqual([]);
+    expect(await concludedEvents(d.id)).toEqual([
+      expect.objectContaining({ name: "soak", state: "passed", reason: "timeout" }),
+    ]);
+  }, 30_000);
+
+  it("on_timeout fail: failed, reason timeout, the deployment cancelled", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const at = await dueIn(d.id, "security-scan", 200);
+    await scheduleSettle(w.environmentId, d.id, Date.parse(at));
+    await until("cancelled", async () => (await rowOf(d.id)).status === "cancelled");
+    const read = await readDeployment(w.owner, d.id);
+    expect(read.gate?.checks.map((c) => [c.name, c.state, c.reason])).toEqual([
+      ["e2e", "pending", null],
+      ["security-scan", "failed", "timeout"],
+    ]);
+  });
+
+  it("a conclusion racing the timeout: exactly one outcome, one event", async () => {
+    for (let round = 0; round < 4; round++) {
+      const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }]);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      const at = await dueIn(d.id, "e2e", 30);
+      await scheduleSettle(w.environmentId, d.id, Date.parse(at));
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+      expect([200, 409]).toContain(res.status);
+      await until("final", async () => (await rowOf(d.id)).status !== "waiting");
+      const row = await rowOf(d.id);
+      const check = row.gate?.checks?.[0];
+      // Either the request's pass (released) or the timeout's failure (cancelled), never both.
+      if (check?.reason === "timeout") {
+        expect(check.state).toBe("failed");
+        expect(row.status).toBe("cancelled");
+        expect(res.status).toBe(409);
+      } else {
+        expect(check?.state).toBe("passed");
+        expect(row.status).toBe("queued");
+        expect(res.status).toBe(200);
+      }
+      expect(await concludedEvents(d.id)).toHaveLength(1);
+    }
+  });
+});
+
+describe("races", () => {
+  it("two conclusions of the same check at once: one wins, the other is 409", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const answers = await Promise.all([
+      conclude(w.owner, d.id, "e2e", { conclusion: "passed" }),
+      conclude(w.owner, d.id, "e2e", { conclusion: "failed" }),
+      conclude(w.owner, d.id, "e2e", { conclusion: "passed", summary: "again" }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+    expect(await concludedEvents(d.id)).toHaveLength(1);
+    const winner = answers.find((a) => a.status === 200)?.body;
+    expect((await readDeployment(w.owner, d.id)).gate?.checks[0]?.state).toBe(winner?.gate?.checks[0]?.state);
+  });
+
+  it("every check concluded at once: released exactly once", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await Promise.all(TWO_CHECKS.map((c) => conclude(w.owner, d.id, c.name, { conclusion: "passed" })));
+    await until("released", async () => (await rowOf(d.id)).status === "queued");
+    const { results } = await env.DB.prepare(
+      "SELECT count(*) AS n FROM events WHERE type = 'deployment.released' AND json_extract(data, '$.deployment.id') = ?",
+    )
+      .bind(d.id)
+      .all<{ n: number }>();
+    expect(results[0]?.n).toBe(1);
+  });
+});
+
+describe("what a crash cut short after a conclusion committed", () => {
+  /** A conclusion as its request's batch commits it, `agoMs` ago, its consequence lost. */
+  async function committedConclusion(id: string, name: string, state: "passed" | "failed", agoMs: number) {
+    const at = new Date(Date.now() - agoMs).toISOString();
+    await env.DB.prepare(
+      "UPDATE deployments SET gate = (SELECT json_set(gate, '$.checks', (SELECT json_group_array(CASE WHEN json_extract(c.value, '$.name') = ?2 THEN json_set(c.value, '$.state', ?3, '$.concluded_at', ?4) ELSE json(c.value) END) FROM json_each(gate, '$.checks') AS c))), updated_at = ?4 WHERE id = ?1",
+    )
+      .bind(id, name, state, at)
+      .run();
+  }
+
+  it("the last pass's release, the failure's cancel: the cron carries them out a minute on, and not before", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }]);
+    const [passed, failed, fresh] = [
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+    ];
+    await committedConclusion(passed.id, "e2e", "passed", 2 * 60_000);
+    await committedConclusion(failed.id, "e2e", "failed", 2 * 60_000);
+    await committedConclusion(fresh.id, "e2e", "passed", 0);
+    // Its summary counts these two (and what other files sharing the runtime left overdue).
+    expect(overdueSettled(await runCron())).toBeGreaterThanOrEqual(2);
+    expect((await rowOf(passed.id)).status).toBe("queued");
+    expect((await rowOf(failed.id)).status).toBe("cancelled");
+    expect((await rowOf(fresh.id)).status).toBe("waiting");
+  });
+
+  it("a check a minute past its deadline whose timer was lost: the cron concludes it", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "pass" }]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await dueIn(d.id, "e2e", -2 * 60_000);
+    expect(overdueSettled(await runCron())).toBeGreaterThanOrEqual(1);
+    const row = await rowOf(d.id);
+    expect(row.status).toBe("queued");
+    expect(row.gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
+  });
+});

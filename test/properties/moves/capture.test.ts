@@ -1,0 +1,144 @@
+/**
+ * What a move relies on in the databases themselves (API_CONTRACT §32): every table holding rows of
+ * an organization is carried (src/services/moves/tables.ts), each with the capture triggers of
+ * migration 0017 exactly as `captureTriggers` writes them; every query that reads a chunk seeks an
+ * index (other organizations share the database, so no step of a move may scan a table); and a
+ * unique value freed and taken again between the copy and the catch-up arrives whole.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createServiceContext, openDb } from "../../../src/context";
+import { LOCATION_TTL_MS } from "../../../src/db/locations";
+import { CACHE_TTL_MS as KEY_CACHE_TTL_MS } from "../../../src/services/api-keys/authenticate";
+import {
+  CHUNK_ROWS,
+  COPY_START,
+  type CopyCursor,
+  catchUp,
+  chunkQuery,
+  copyChunk,
+} from "../../../src/services/moves/copy";
+import { recordMove } from "../../../src/services/moves/moves";
+import { MOVE_SETTLE_MS } from "../../../src/services/moves/run";
+import {
+  captureTriggers,
+  limitsFenceTriggers,
+  MOVED_TABLES,
+  shapeOf,
+} from "../../../src/services/moves/tables";
+import { request } from "../../helpers/api";
+import { createOrgWithOwnerIn, d1, ORG_DATABASES } from "../../helpers/databases";
+import { createEnvironment, createProject, unique } from "../../helpers/factories";
+import { orgRowsIn } from "../../helpers/moves";
+
+/** Tables that hold no row a move carries, and why. */
+const NOT_MOVED: Record<string, string> = {
+  accounts: "shared by every organization an account is a member of: copied as rows name them, never removed",
+  api_key_index: "the directory's index of keys, which names the organization's database wherever it is",
+  oidc_trust_index: "the directory's index of trusts, likewise",
+  org_moves: "the directory's record of moves",
+  org_limits: "copied once, at the switch, under the fence (src/services/moves/run.ts)",
+  moving_orgs: "a move's own bookkeeping",
+  move_changes: "a move's own bookkeeping",
+};
+
+const normal = (text: string) => text.replace(/\s+/g, " ").replace(/;\s*$/, "").trim();
+
+describe("what a move relies on", () => {
+  for (const database of ORG_DATABASES) {
+    it(`${database}: every table is carried or named as not, with migration 0017's triggers exactly as captureTriggers writes them`, async () => {
+      const { results: tables } = await d1(database)
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'",
+        )
+        .all<{ name: string }>();
+      const carried = MOVED_TABLES.map((spec) => shapeOf(spec.table).name);
+      expect(tables.map((table) => table.name).sort()).toEqual(
+        [...carried, ...Object.keys(NOT_MOVED)].sort(),
+      );
+
+      const { results: triggers } = await d1(database)
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%moving%'")
+        .all<{ sql: string }>();
+      const expected = [...MOVED_TABLES.flatMap(captureTriggers), ...limitsFenceTriggers()];
+      expect(triggers.map((trigger) => normal(trigger.sql)).sort()).toEqual(expected.map(normal).sort());
+    });
+  }
+
+  it("a switched move waits longer than any isolate keeps where an organization was before it removes it", () => {
+    expect(MOVE_SETTLE_MS).toBeGreaterThan(Math.max(LOCATION_TTL_MS, KEY_CACHE_TTL_MS));
+  });
+
+  it("every chunk read, first or later, seeks an index: no step of a move scans a table", async () => {
+    for (const spec of MOVED_TABLES) {
+      for (const after of [null, spec.keys.map(() => "x")]) {
+        const query = chunkQuery(spec, after, "t.rowid", CHUNK_ROWS);
+        const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.text}`)
+          .bind("scope", ...query.params)
+          .all<{ detail: string }>();
+        const plan = results.map((row) => row.detail);
+        const scans = plan.filter(
+          (detail) => /^SCAN /.test(detail) && !/USING (COVERING )?INDEX/.test(detail),
+        );
+        expect(scans, `${shapeOf(spec.table).name}: ${plan.join(" | ")}`).toEqual([]);
+        // Sorting all the scope's rows is a scan in disguise; sorting one parent's children (a
+        // deployment's stacks: "RIGHT PART OF ORDER BY") is a few rows.
+        expect(plan.join(" | "), shapeOf(spec.table).name).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+      }
+    }
+  });
+
+  it("names freed and taken again between the copy and the catch-up (a rename, a delete, a swap) arrive whole", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const a = await createProject(owner, { name: "alpha" });
+    const b = await createProject(owner, { name: "beta" });
+    const staging = await createEnvironment(a.id, "staging");
+    const ctx = {
+      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
+      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+    };
+    await recordMove(ctx, org.id, "DB_ORG_2");
+    const from = openDb(env, { mode: "first-primary" }, "DB").db;
+    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
+    for (let cursor: CopyCursor | null = COPY_START; cursor; ) {
+      cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    }
+    // Then, before any catch-up: the two projects swap names through a third; an environment's name
+    // is freed by a delete and taken by a new one.
+    const rename = async (id: string, name: string) => {
+      const body = (await request<Record<string, unknown>>("GET", `/v1/projects/${id}`, { key: owner.key }))
+        .body;
+      const res = await request("PUT", `/v1/projects/${id}`, {
+        key: owner.key,
+        body: { name, default_environment_id: body.default_environment_id },
+      });
+      expect(res.status, res.raw).toBe(200);
+    };
+    await rename(a.id, "swap");
+    await rename(b.id, "alpha");
+    await rename(a.id, "beta");
+    expect((await request("DELETE", `/v1/environments/${staging.id}`, { key: owner.key })).status).toBe(204);
+    const again = await createEnvironment(a.id, "staging");
+
+    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    const names = async (database: "DB" | "DB_ORG_2") =>
+      (
+        await d1(database)
+          .prepare(
+            "SELECT p.id, p.name, e.id AS environment FROM projects p LEFT JOIN environments e ON e.project_id = p.id AND e.name = 'staging' WHERE p.org_id = ? ORDER BY p.id",
+          )
+          .bind(org.id)
+          .all()
+      ).results;
+    expect(await names("DB_ORG_2")).toEqual(await names("DB"));
+    expect((await names("DB_ORG_2")).find((row) => row.id === a.id)).toMatchObject({
+      name: "beta",
+      environment: again.id,
+    });
+    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
+    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
+    const { organizations: _own, move_changes: changes, ...source } = rows;
+    expect(changes).toBeUndefined();
+    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+  });
+});

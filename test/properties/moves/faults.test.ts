@@ -1,0 +1,196 @@
+/**
+ * API_CONTRACT §32 under faults: a crash after any step of a move (each step then runs twice), its
+ * object killed mid-move, a target that refuses every write, a directory that refuses the switch.
+ * A move that completes reads as the organization did, with one `internal.completeMove`; one that
+ * fails leaves it whole where it was and `to` holding none of its rows.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createServiceContext } from "../../../src/context";
+import { recordMove } from "../../../src/services/moves/moves";
+import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
+import { internalOk, request } from "../../helpers/api";
+import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
+import { createProject, unique } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
+import {
+  auditActions,
+  injectFault,
+  moveObject,
+  orgRowsIn,
+  readAll,
+  readMove,
+  startMove,
+  waitForMove,
+  world,
+} from "../../helpers/moves";
+
+const errors = captureLogs("error");
+
+/** What a completed move leaves behind where it was: nothing but the directory's own entry. */
+const leftIn = (database: OrgDatabase) => (database === "DB" ? { organizations: 1 } : {});
+
+class Crash extends Error {}
+
+/**
+ * Runs a recorded move to its end in this isolate, crashing after every step once (the step's
+ * work done, its progress not saved), so that every step runs twice. Returns the steps it ran.
+ */
+async function runCrashingAfterEveryStep(progress: MoveProgress): Promise<string[]> {
+  let saved = progress;
+  let repeat = false;
+  const steps: string[] = [];
+  for (let runs = 0; runs < 500; runs++) {
+    try {
+      const { progress: next, at } = await runMove(
+        env,
+        saved,
+        { deadline: Date.now() + 60_000, settleMs: 0, interrupted: () => false },
+        async (step) => {
+          steps.push(step.phase);
+          if (!repeat) {
+            repeat = true;
+            throw new Crash();
+          }
+          repeat = false;
+          saved = step;
+        },
+      );
+      if (at === null) return steps;
+      saved = next;
+    } catch (err) {
+      if (!(err instanceof Crash)) throw err;
+    }
+  }
+  throw new Error("the move did not finish in 500 runs");
+}
+
+async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
+  const ctx = {
+    ...createServiceContext({ env, requestId: unique("test"), database: from }),
+    request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+  };
+  return startProgress(await recordMove(ctx, orgId, to));
+}
+
+const countOf = (entries: { action: string }[], action: string) =>
+  entries.filter((entry) => entry.action === action).length;
+
+describe("a move under faults", () => {
+  for (const [from, to] of [
+    ["DB", "DB_ORG_2"],
+    ["DB_ORG_2", "DB"],
+  ] as const) {
+    it(`${from} → ${to}, a crash after every step (each runs twice): it completes, record for record, one completeMove`, async () => {
+      const w = await world(from);
+      const before = await readAll(w.owner, w.paths);
+      const progress = await recorded(w.org.id, from, to);
+      const steps = await runCrashingAfterEveryStep(progress);
+      expect(steps).toEqual(expect.arrayContaining(["copy", "catchup", "switched", "cleanup"]));
+      expect((await readMove(progress.move.id)).state).toBe("completed");
+      expect(await readAll(w.owner, w.paths)).toEqual(before);
+      const entries = await auditActions(w.owner);
+      expect(countOf(entries, "internal.moveOrganization")).toBe(1);
+      expect(countOf(entries, "internal.completeMove")).toBe(1);
+      expect(entries.map((entry) => entry.sequence)).toEqual(entries.map((_, i) => i + 1));
+      expect(await orgRowsIn(from, w.org.id)).toEqual(leftIn(from));
+      expect(await internalOk("GET", `/orgs/${w.org.id}`)).toMatchObject({ database: to });
+    }, 60_000);
+  }
+
+  it("its object killed again and again mid-move: it resumes where its last step ended and completes once", async () => {
+    const w = await world("DB");
+    const before = await readAll(w.owner, w.paths);
+    const move = await startMove(w.org.id, "DB_ORG_2");
+    let kills = 0;
+    for (let i = 0; i < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      await expect(
+        runInDurableObject(moveObject(move.id), (_instance, state) => state.abort("killed by the test")),
+      ).rejects.toThrow("killed by the test");
+      kills++;
+    }
+    expect(kills).toBe(2);
+    // A killed alarm is run again by the runtime; the cron's sweep wakes a move whose alarm was lost.
+    await moveObject(move.id).start(move);
+    const done = await waitForMove(move.id);
+    expect(done.state).toBe("completed");
+    expect(await readAll(w.owner, w.paths)).toEqual(before);
+    const entries = await auditActions(w.owner);
+    expect(countOf(entries, "internal.completeMove")).toBe(1);
+    expect(await orgRowsIn("DB", w.org.id)).toEqual(leftIn("DB"));
+  }, 60_000);
+
+  it("a target that refuses every write: the move fails, undone; the organization whole where it was, `to` empty of it", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const project = await createProject(owner);
+    const paths = ["/v1/projects", `/v1/projects/${project.id}`, `/v1/projects/${project.id}/environments`];
+    const before = await readAll(owner, paths);
+    const drop = await injectFault(
+      "DB_ORG_2",
+      `target_${org.id}`,
+      "BEFORE INSERT ON projects",
+      `NEW.org_id = '${org.id}'`,
+    );
+    try {
+      const move = await startMove(org.id, "DB_ORG_2");
+      const failed = await waitForMove(move.id);
+      expect(failed.state).toBe("failed");
+      expect(failed.error).toMatch(/injected/);
+      expect(failed.finished_at).not.toBeNull();
+    } finally {
+      await drop();
+    }
+    expect(errors.lines().some((line) => line.msg === "move run failed; retried")).toBe(true);
+    expect(await orgRowsIn("DB_ORG_2", org.id)).toEqual({});
+    expect(await readAll(owner, paths)).toEqual(before);
+    expect(await internalOk("GET", `/orgs/${org.id}`)).toMatchObject({ database: "DB" });
+    // Whole and writable where it was, its changes no longer recorded; and it can move after all.
+    expect(
+      (await request("POST", "/v1/projects", { key: owner.key, body: { name: unique("p") } })).status,
+    ).toBe(201);
+    expect((await orgRowsIn("DB", org.id)).move_changes).toBeUndefined();
+    const again = await waitForMove((await startMove(org.id, "DB_ORG_2")).id);
+    expect(again.state).toBe("completed");
+  }, 60_000);
+
+  it("a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const project = await createProject(owner);
+    const progress = await recorded(org.id, "DB_ORG_2", "DB");
+    const drop = await injectFault(
+      "DB",
+      `flip_${org.id}`,
+      "BEFORE UPDATE OF database ON organizations",
+      `NEW.id = '${org.id}' AND NEW.database = 'DB'`,
+    );
+    let saved = progress;
+    const run = (p: MoveProgress) =>
+      runMove(
+        env,
+        p,
+        { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
+        async (step) => {
+          saved = step;
+        },
+      );
+    await expect(run(progress)).rejects.toThrow(/injected/);
+    await drop();
+    expect((await readMove(progress.move.id)).state).toBe("copying");
+    expect(await internalOk("GET", `/orgs/${org.id}`)).toMatchObject({ database: "DB_ORG_2" });
+    const write = await request<{ id: string }>("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: unique("p") },
+    });
+    expect(write.status, write.raw).toBe(201);
+
+    for (let next = await run(saved); next.at !== null; next = await run(next.progress)) {}
+    expect((await readMove(progress.move.id)).state).toBe("completed");
+    const entries = await auditActions(owner);
+    expect(countOf(entries, "internal.completeMove")).toBe(1);
+    expect((await orgRowsIn("DB", org.id)).projects).toBe(2);
+    expect(await orgRowsIn("DB_ORG_2", org.id)).toEqual({});
+    expect((await request("GET", `/v1/projects/${write.body.id}`, { key: owner.key })).status).toBe(200);
+    expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(200);
+  }, 60_000);
+});

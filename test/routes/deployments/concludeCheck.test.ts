@@ -1,0 +1,216 @@
+/** concludeCheck: POST /v1/deployments/{id}/checks/{name} (API_CONTRACT §31), and checks on the protection. */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { checkedWorld, conclude, protectWithChecks, TWO_CHECKS } from "../../helpers/checks";
+import { brief, timelineOf } from "../../helpers/engine";
+import { expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
+import { addProjectMember, createCaller, createProjectWithStack } from "../../helpers/factories";
+import {
+  DEFAULT_SETTINGS,
+  engineCreateOk,
+  lock,
+  protect,
+  publicCreateOk,
+  putProtection,
+  readDeployment,
+  readProtection,
+  unlock,
+} from "../../helpers/protection";
+import { runCommonRouteTests } from "../../helpers/security";
+
+const pending = (name: string) => ({
+  name,
+  state: "pending",
+  reason: null,
+  details_url: null,
+  summary: null,
+  concluded_at: null,
+});
+
+describe("checks on the protection", () => {
+  it("0–10 items {name, timeout, on_timeout}, optional in the PUT (left out: none), shown by the protection", async () => {
+    const w = await createProjectWithStack();
+    const set = await protectWithChecks(w.owner, w.environmentId, TWO_CHECKS);
+    expect(set.checks).toEqual(TWO_CHECKS);
+    expect((await readProtection(w.owner, w.environmentId)).checks).toEqual(TWO_CHECKS);
+    const without = await putProtection(w.owner, w.environmentId, DEFAULT_SETTINGS);
+    expect(without.status, without.raw).toBe(200);
+    expect(without.body.checks).toEqual([]);
+  });
+
+  it("refuses more than 10, a name twice, a name off the pattern, a timeout outside 10–86400, another on_timeout", async () => {
+    const w = await createProjectWithStack();
+    const put = (checks: unknown) => putProtection(w.owner, w.environmentId, { ...DEFAULT_SETTINGS, checks });
+    const one = (fields: Record<string, unknown>) => [
+      { name: "e2e", timeout: 60, on_timeout: "fail", ...fields },
+    ];
+    const eleven = Array.from({ length: 11 }, (_, i) => ({ name: `c${i}`, timeout: 60, on_timeout: "fail" }));
+    expectError(await put(eleven), 400, "bad_input", "checks");
+    expectError(await put([...one({}), ...one({ on_timeout: "pass" })]), 400, "bad_input", "checks.1.name");
+    for (const name of ["E2E", "-e2e", "", "a".repeat(101), "e2e suite", "é"]) {
+      expectError(await put(one({ name })), 400, "bad_input", "checks.0.name");
+    }
+    for (const timeout of [9, 86_401, 10.5, "60"])
+      expectError(await put(one({ timeout })), 400, "bad_input", "checks.0.timeout");
+    expectError(await put(one({ on_timeout: "skip" })), 400, "bad_input", "checks.0.on_timeout");
+    expectError(await put(one({ extra: 1 })), 400, "bad_input", "checks.0.extra");
+    const ten = eleven
+      .slice(0, 10)
+      .map((c, i) => ({ ...c, name: i === 0 ? "a.b_c-9" : c.name, timeout: i === 1 ? 10 : 86_400 }));
+    expect((await put(ten)).status).toBe(200);
+    expect((await readProtection(w.owner, w.environmentId)).checks).toHaveLength(10);
+  });
+});
+
+describe("POST /v1/deployments/{id}/checks/{name}", () => {
+  it("a deployment created with checks waits, `check` in blocked_by, each check pending; the protection changing later changes none of them", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect(d.status).toBe("waiting");
+    expect(d.gate).toEqual({
+      required_approvals: 0,
+      approvals: 0,
+      wait_until: null,
+      blocked_by: ["check"],
+      checks: [pending("e2e"), pending("security-scan")],
+    });
+    await protectWithChecks(w.owner, w.environmentId, [{ name: "other", timeout: 60, on_timeout: "pass" }]);
+    expect((await readDeployment(w.owner, d.id)).gate?.checks.map((c) => c.name)).toEqual([
+      "e2e",
+      "security-scan",
+    ]);
+    // A deployment that waits without checks has `checks: []`; one that never waited has no gate.
+    await protect(w.owner, w.environmentId, { required_approvals: 1 });
+    expect((await engineCreateOk(w.environmentId, [w.stack.id])).gate?.checks).toEqual([]);
+    await protect(w.owner, w.environmentId, {});
+    expect((await engineCreateOk(w.environmentId, [w.stack.id])).gate).toBeNull();
+  });
+
+  it("the last pass releases it (queued) when nothing else holds it; the record carries each conclusion", async () => {
+    const w = await checkedWorld();
+    // Created by the owner: checks are machines, so the deployment's own creator may conclude them.
+    const d = await publicCreateOk(w.owner, w.environmentId, [w.stack.id]);
+    const first = await conclude(w.owner, d.id, "e2e", {
+      conclusion: "passed",
+      details_url: "https://ci.example.com/runs/42",
+      summary: "312 passed",
+    });
+    expect(first.status, first.raw).toBe(200);
+    expect(first.body.status).toBe("waiting");
+    expect(first.body.gate?.checks[0]).toEqual({
+      name: "e2e",
+      state: "passed",
+      reason: null,
+      details_url: "https://ci.example.com/runs/42",
+      summary: "312 passed",
+      concluded_at: expect.stringMatching(TS),
+    });
+    expect(first.body.gate?.blocked_by).toEqual(["check"]);
+    const last = await conclude(w.owner, d.id, "security-scan", { conclusion: "passed" });
+    expect(last.body.status).toBe("queued");
+    expect(last.body.gate?.blocked_by).toEqual([]);
+    expect(last.body.gate?.checks.map((c) => c.state)).toEqual(["passed", "passed"]);
+    expect(brief(await timelineOf(w.owner.key, d.id)).filter((e) => e.startsWith("status:-:"))).toEqual([
+      "status:-:waiting",
+      "status:-:queued",
+    ]);
+  });
+
+  it("the last pass leaves it waiting while something else holds it (approvals), by that alone", async () => {
+    const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]], { required_approvals: 1 });
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect(d.gate?.blocked_by).toEqual(["approval", "check"]);
+    const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+    expect(res.body).toMatchObject({ status: "waiting", gate: { blocked_by: ["approval"] } });
+  });
+
+  it("a failure cancels it at once, every stack, the timeline naming the check", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const res = await conclude(w.owner, d.id, "security-scan", {
+      conclusion: "failed",
+      summary: "CVE-2026-1",
+    });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.status).toBe("cancelled");
+    expect(res.body.data.stacks?.map((s) => s.status)).toEqual(["cancelled"]);
+    const entries = await timelineOf(w.owner.key, d.id);
+    expect(entries.find((e) => e.status === "cancelled" && e.stack_id === null)?.status_reason).toBe(
+      "Check security-scan failed.",
+    );
+  });
+
+  it("while the environment is locked, the last pass releases nothing until the unlock", async () => {
+    const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await lock(w.owner, w.environmentId);
+    const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+    expect(res.body).toMatchObject({ status: "waiting", gate: { blocked_by: ["lock"] } });
+    await unlock(w.owner, w.environmentId);
+    expect((await readDeployment(w.owner, d.id)).status).toBe("queued");
+  });
+
+  it("404 for a name the gate does not hold (or a deployment without a gate); 409 once concluded or no longer waiting", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expectError(await conclude(w.owner, d.id, "unit", { conclusion: "passed" }), 404, "not_found");
+    expectError(await conclude(w.owner, d.id, "E2E", { conclusion: "passed" }), 404, "not_found");
+    expectError(await conclude(w.owner, UNKNOWN_ID, "e2e", { conclusion: "passed" }), 404, "not_found");
+    expect((await conclude(w.owner, d.id, "e2e", { conclusion: "passed" })).status).toBe(200);
+    expectError(await conclude(w.owner, d.id, "e2e", { conclusion: "passed" }), 409, "conflict");
+    await conclude(w.owner, d.id, "security-scan", { conclusion: "failed" });
+    // Cancelled now: its other check is closed too.
+    expectError(await conclude(w.owner, d.id, "e2e", { conclusion: "failed" }), 409, "conflict");
+    await protect(w.owner, w.environmentId, {});
+    const plain = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expectError(await conclude(w.owner, plain.id, "e2e", { conclusion: "passed" }), 404, "not_found");
+  });
+
+  it("refuses a conclusion not passed or failed, a details_url not https (or over 2000), a summary over 1000, an unknown field", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    for (const [body, path] of [
+      [{ conclusion: "skipped" }, "conclusion"],
+      [{}, "conclusion"],
+      [{ conclusion: "passed", details_url: "http://ci.example.com/1" }, "details_url"],
+      [{ conclusion: "passed", details_url: "not a url" }, "details_url"],
+      [{ conclusion: "passed", details_url: `https://ci.example.com/${"x".repeat(2000)}` }, "details_url"],
+      [{ conclusion: "passed", summary: "x".repeat(1001) }, "summary"],
+      [{ conclusion: "passed", by: "ci" }, "by"],
+    ] as const) {
+      expectError(await conclude(w.owner, d.id, "e2e", body), 400, "bad_input", path);
+    }
+    expect((await readDeployment(w.owner, d.id)).gate?.checks[0]?.state).toBe("pending");
+  });
+
+  it("needs the project role contributor (a viewer is 403 forbidden) and deployments:write; writes one entry, concludeCheck", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const viewer = await createCaller(w.org, "member", w.owner);
+    await addProjectMember(w.owner, w.project.id, viewer, "viewer");
+    expectError(await conclude(viewer, d.id, "e2e", { conclusion: "passed" }), 403, "forbidden");
+    const contributor = await createCaller(w.org, "member", w.owner);
+    await addProjectMember(w.owner, w.project.id, contributor, "contributor");
+    const res = await conclude(contributor, d.id, "e2e", { conclusion: "passed" });
+    expect(res.status).toBe(200);
+    const entries = await env.DB.prepare(
+      "SELECT action, target_type, target_id FROM audit_log WHERE request_id = ?",
+    )
+      .bind(res.headers.get("x-request-id"))
+      .all();
+    expect(entries.results).toEqual([
+      { action: "concludeCheck", target_type: "deployment", target_id: d.id },
+    ]);
+  });
+
+  runCommonRouteTests("POST /v1/deployments/{id}/checks/{name}", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    return {
+      method: "POST",
+      path: `/v1/deployments/${d.id}/checks/e2e`,
+      body: { conclusion: "passed" },
+      caller: w.owner,
+    };
+  });
+});
