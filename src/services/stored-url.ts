@@ -1,12 +1,13 @@
 /**
  * The one way in of every URL the API stores (API_CONTRACT §33): a notification integration's
  * `url` (create and update, public and internal: ./integrations/integrations.ts), an OpenID
- * Connect trust's `issuer` (./oidc/trusts.ts), an audit stream's `url` (§30). Each field keeps its
- * own rule (`rule`: src/webhooks/url-guard.ts for a receiver, ./oidc/issuer-url.ts for an
- * issuer); here, beside it, the rule they share: no user name and no password (`https://user:pass@
- * host/…`, `https://user@host/`), since a stored URL is shown to every reader of its record and
- * kept in the audit log for 400 days. Either refusal is `400 bad_input` with the field as its cause
- * path.
+ * Connect trust's `issuer` (./oidc/trusts.ts), an audit stream's `url` (§30, through the
+ * integrations' `allowedUrl`: ./audit/streams.ts), a deployment check's `details_url` (§31,
+ * ./deployments/checks.ts). Each field keeps its own rule (`rule`: src/webhooks/url-guard.ts for a
+ * receiver, ./oidc/issuer-url.ts for an issuer, `https://` for a check's details); here, beside it,
+ * the rule they share: no user name and no password (`https://user:pass@host/…`,
+ * `https://user@host/`), since a stored URL is shown to every reader of its record and kept in the
+ * audit log for 400 days. Either refusal is `400 bad_input` with the field as its cause path.
  */
 import { badInput } from "../errors";
 import type { UrlCheck } from "../webhooks/url-guard";

@@ -1,7 +1,7 @@
 /**
  * Names a person can read (API_CONTRACT §33), on every create and rename that takes a record's
  * `name`, public and internal: an organization's (§5, §9), a project's (§3), an environment's (§9,
- * §23), an API key's (§9, §21), a trust's (§27). A blank name, or one holding a control or a
+ * §23), an API key's (§9, §21), a trust's (§27), an audit stream's (§30). A blank name, or one holding a control or a
  * bidirectional control, is `400 bad_input` at `name` and makes nothing; any other Unicode is
  * taken as given; a name stored before §33 still reads (every answer checked against
  * /openapi.json) and is renamed. Components', stacks' and accounts' names stay free strings
@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { type ApiResponse, internal, request } from "../helpers/api";
 import { type ErrorBody, expectError } from "../helpers/expect";
 import { type Caller, createOwnedProject, createProject, unique } from "../helpers/factories";
+import { setLimits } from "../helpers/limits";
 import { createTrust, newIssuer, trustBody } from "../helpers/oidc";
 
 type Named = { id: string; name: string | null };
@@ -46,6 +47,30 @@ const OPERATIONS: Record<string, (w: World, name: string) => Promise<ApiResponse
     }),
   createOidcTrust: (w, name) =>
     request("POST", "/v1/oidc-trusts", { key: w.owner.key, body: trustBody(newIssuer(), { name }) }),
+  createAuditStream: async (w, name) => {
+    // More than the default 5 (§29); disabled, so that nothing is sent to its receiver.
+    await setLimits(w.org.id, { audit_streams: 20 });
+    return request("POST", `/v1/orgs/${w.org.id}/audit-streams`, {
+      key: w.owner.key,
+      body: { name, url: SIEM, enabled: false },
+    });
+  },
+  "updateAuditStream (a rename)": async (w, name) =>
+    request("PATCH", `/v1/audit-streams/${await auditStreamOf(w)}`, { key: w.owner.key, body: { name } }),
+};
+
+const SIEM = "https://siem.example.com/ingest";
+/** The world's one audit stream (disabled), made on first use. */
+const streams = new Map<string, Promise<string>>();
+const auditStreamOf = (w: World) => {
+  const made =
+    streams.get(w.org.id) ??
+    request<Named>("POST", `/v1/orgs/${w.org.id}/audit-streams`, {
+      key: w.owner.key,
+      body: { name: unique("siem"), url: SIEM, enabled: false },
+    }).then((res) => res.body.id);
+  streams.set(w.org.id, made);
+  return made;
 };
 
 const UNREADABLE: [string, string][] = [
@@ -80,7 +105,11 @@ async function namesIn(orgId: string): Promise<string[]> {
   )
     .bind(orgId)
     .all<{ name: string }>();
-  return rows.results.map((r) => r.name);
+  // A sixth term is past D1's limit of a compound SELECT: its own statement.
+  const streams = await env.DB.prepare("SELECT name FROM audit_streams WHERE org_id = ?1")
+    .bind(orgId)
+    .all<{ name: string }>();
+  return [...rows.results, ...streams.results].map((r) => r.name);
 }
 
 describe("a record's name is readable (§33), on every create and rename", () => {
@@ -89,6 +118,8 @@ describe("a record's name is readable (§33), on every create and rename", () =>
     async (label) => {
       const send = OPERATIONS[label] as (typeof OPERATIONS)[string];
       const w = await createOwnedProject();
+      // What a rename renames exists before the count.
+      if (label.startsWith("updateAuditStream")) await auditStreamOf(w);
       const before = await namesIn(w.org.id);
       for (const [what, name] of UNREADABLE) {
         const res = await send(w, name);
@@ -141,11 +172,13 @@ describe("names stored before §33", () => {
     const w = await createOwnedProject();
     const key = await request<Named>("POST", "/v1/api-keys", { key: w.owner.key, body: { name: "ci" } });
     const trust = await createTrust(w.owner);
+    const stream = await auditStreamOf(w);
     await store("organizations", w.org.id, LEGACY);
     await store("projects", w.project.id, LEGACY);
     await store("environments", w.project.default_environment_id, LEGACY);
     await store("api_keys", key.body.id, LEGACY);
     await store("oidc_trusts", trust.id, LEGACY);
+    await store("audit_streams", stream, LEGACY);
     const reads: [string, (body: unknown) => unknown][] = [
       ["/v1/orgs", (b) => (b as { data: Named[] }).data.find((o) => o.id === w.org.id)?.name],
       [`/v1/projects/${w.project.id}`, (b) => (b as Named).name],
@@ -156,6 +189,11 @@ describe("names stored before §33", () => {
       ["/v1/api-keys", (b) => (b as { data: Named[] }).data.find((k) => k.id === key.body.id)?.name],
       [`/v1/oidc-trusts/${trust.id}`, (b) => (b as Named).name],
       ["/v1/oidc-trusts", (b) => (b as { data: Named[] }).data.find((t) => t.id === trust.id)?.name],
+      [`/v1/audit-streams/${stream}`, (b) => (b as Named).name],
+      [
+        `/v1/orgs/${w.org.id}/audit-streams`,
+        (b) => (b as { data: Named[] }).data.find((t) => t.id === stream)?.name,
+      ],
     ];
     for (const [path, nameOf] of reads) {
       const res = await request("GET", path, { key: w.owner.key });
@@ -164,11 +202,13 @@ describe("names stored before §33", () => {
     }
   });
 
-  it("a project and an environment so named are renamed to a readable name, not to another unreadable one", async () => {
+  it("a project, an environment and an audit stream so named are renamed to a readable name, not to another unreadable one", async () => {
     const w = await createOwnedProject();
     const other = await createProject(w.owner);
+    const stream = await auditStreamOf(w);
     await store("projects", other.id, LEGACY);
     await store("environments", other.default_environment_id, LEGACY);
+    await store("audit_streams", stream, LEGACY);
     const rename = (owner: Caller, name: string) =>
       Promise.all([
         request<Named>("PUT", `/v1/projects/${other.id}`, {
@@ -179,10 +219,12 @@ describe("names stored before §33", () => {
           key: owner.key,
           body: { name },
         }),
+        request<Named>("PATCH", `/v1/audit-streams/${stream}`, { key: owner.key, body: { name } }),
       ]);
     for (const res of await rename(w.owner, "still\u202Ebad")) expectError(res, 400, "bad_input", "name");
     const renamed = await rename(w.owner, "Readable again");
     expect(renamed.map((r) => [r.status, r.body.name])).toEqual([
+      [200, "Readable again"],
       [200, "Readable again"],
       [200, "Readable again"],
     ]);

@@ -1649,17 +1649,18 @@ export interface components {
         };
         /** @description Any of `name`, `url`, `enabled`; nothing to change is `400`. */
         AuditStreamUpdate: {
-            /** @example SIEM */
-            name?: string | null;
+            name?: components["schemas"]["RecordName"];
             /**
              * Format: uri
-             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); never with `user:pass@`.
              * @example https://siem.example.com/ingest/deploy-platform
              */
             url?: string | null;
             /** @description `false` pauses the stream; `true` resumes it at `delivered_through + 1`. */
             enabled?: boolean | null;
         };
+        /** @description Readable: not blank; no control or bidirectional control character. */
+        RecordName: string | null;
         AuditStreamReplay: {
             /**
              * Format: int64
@@ -2037,7 +2038,7 @@ export interface components {
             conclusion: "passed" | "failed";
             /**
              * Format: uri
-             * @description Where the check's details are (an `https://` URL, ≤ 2000).
+             * @description Where the check's details are (an `https://` URL, ≤ 2000, not `user:pass@`).
              */
             details_url?: string | null;
             /** @description What the check found (≤ 1000 characters). */
@@ -2231,8 +2232,6 @@ export interface components {
         EnvironmentUpdate: {
             name: components["schemas"]["RecordName"];
         };
-        /** @description Readable: not blank; no control or bidirectional control character. */
-        RecordName: string;
         ComponentList: {
             data: components["schemas"]["Component"][];
             has_more: boolean;
@@ -2740,11 +2739,10 @@ export interface components {
             signing_secret: string;
         };
         AuditStreamCreate: {
-            /** @example SIEM */
-            name: string;
+            name: components["schemas"]["RecordName"];
             /**
              * Format: uri
-             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); never with `user:pass@`.
              * @example https://siem.example.com/ingest/deploy-platform
              */
             url: string;
