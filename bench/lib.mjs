@@ -161,6 +161,7 @@ export class Server {
       await sleep(100);
     }
     this.base = /ready (\S+)\//.exec(out)[1];
+    this.inspector = /inspector (\S+)/.exec(out)?.[1];
     this.port = Number(new URL(this.base).port);
     // `ready` comes from the dev proxy; the Worker's own workerd starts after it: found once it
     // listens, then left until quiet, so that a request meets a started Worker.
@@ -169,8 +170,11 @@ export class Server {
       const ports = group.map((pid) => listeningPorts(pid));
       const worker = group.filter((_, j) => ports[j].length && !ports[j].includes(this.port));
       if (worker.length > 1 || i > 6000) throw new Error(`${this.name}: no one Worker process (${worker})`);
-      if (worker.length === 1) this.pids = { worker: worker[0] };
-      else await sleep(100);
+      if (worker.length === 1) {
+        this.pids = { worker: worker[0] };
+        // The Worker's own socket, behind the dev proxy: for a client whose buffering matters.
+        this.direct = `http://127.0.0.1:${ports[group.indexOf(worker[0])][0]}`;
+      } else await sleep(100);
     }
     await this.quiet();
     return this;

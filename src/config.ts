@@ -57,6 +57,12 @@ export type Config = {
    * unless STREAM_MAX_MS_OVERRIDE (a positive integer, set only by tests) replaces it.
    */
   streamMaxMs: number;
+  /**
+   * How long a live stream's place among its key family's lasts unless renewed
+   * (src/rate-limit/stream-leases.ts; renewed every quarter of it): STREAM_LEASE_MS, unless
+   * STREAM_LEASE_MS_OVERRIDE (a positive integer, set only by tests) replaces it.
+   */
+  streamLeaseMs: number;
   /** ORG_DATABASES: the bindings of every organization database (src/db/databases.ts). */
   orgDatabases: readonly string[];
   /**
@@ -80,6 +86,16 @@ export const STREAM_RECHECK_MS = 30_000;
 /** API_CONTRACT §19: a stream lasts at most 15 minutes. */
 export const STREAM_MAX_MS = 15 * 60_000;
 
+/** API_CONTRACT §33: live streams open at once per key family; another is `429 rate`. */
+export const LIVE_STREAMS_PER_FAMILY = 10;
+
+/**
+ * API_CONTRACT §33: a stream frees its place within 20 s of its client going away. It gives the
+ * place back when it ends; one whose isolate died, or whose release was lost, holds it until its
+ * lease lapses, at most this long after its last renewal.
+ */
+export const STREAM_LEASE_MS = 20_000;
+
 /** Bindings read here that `wrangler types` does not list: optional secrets and test settings. */
 type OptionalBindings = {
   VARIABLES_KEY_PREVIOUS?: string;
@@ -87,6 +103,7 @@ type OptionalBindings = {
   REQUEST_BODY_TIMEOUT_MS?: string;
   STREAM_RECHECK_MS_OVERRIDE?: string;
   STREAM_MAX_MS_OVERRIDE?: string;
+  STREAM_LEASE_MS_OVERRIDE?: string;
   NEW_ORG_DATABASES?: string;
 };
 
@@ -100,6 +117,7 @@ export function parseConfig(env: Env): Config {
     bodyTimeoutMs: positiveInteger(optional.REQUEST_BODY_TIMEOUT_MS) ?? BODY_TIMEOUT_MS,
     streamRecheckMs: positiveInteger(optional.STREAM_RECHECK_MS_OVERRIDE) ?? STREAM_RECHECK_MS,
     streamMaxMs: positiveInteger(optional.STREAM_MAX_MS_OVERRIDE) ?? STREAM_MAX_MS,
+    streamLeaseMs: positiveInteger(optional.STREAM_LEASE_MS_OVERRIDE) ?? STREAM_LEASE_MS,
     ...databasesOf(optional.ORG_DATABASES, optional.NEW_ORG_DATABASES),
   };
 }

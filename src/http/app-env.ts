@@ -5,6 +5,7 @@
  * it over here, and src/middleware/context.ts alone puts it into `ctx`.
  */
 import type { ExecutingKey, ServiceContext } from "../context";
+import type { StreamPlace } from "../rate-limit/stream-place";
 import type { RouteMeta } from "./route-meta";
 
 export type AppEnv = {
@@ -27,6 +28,11 @@ export type AppEnv = {
      * the rate-limit decision (/v1 only): where the request's D1 session starts reading.
      */
     keyBookmark?: string;
+    /**
+     * A live stream's place among its key family's (API_CONTRACT §33), granted with the rate-limit
+     * decision: the stream holds it while it lasts (src/rate-limit/stream-place.ts).
+     */
+    streamPlace?: StreamPlace;
     /** The declarations of the operation the request matched (src/http/operations.ts). */
     operation?: RouteMeta;
     /** The raw request body, read once (src/http/raw-body.ts). */

@@ -14,6 +14,12 @@ import { SCOPE_EXTENSION, type Scope } from "./scopes";
 /** Where a route publishes its rate-limit policy (`defineRoute`), read back here. */
 export const RATE_LIMIT_EXTENSION = "x-rate-limit-policy";
 
+/**
+ * Where a route that answers live streams (`Accept: text/event-stream`) publishes how many its key
+ * family may hold open at once (API_CONTRACT §33; `defineRoute`'s `liveStream`), read back here.
+ */
+export const LIVE_STREAM_EXTENSION = "x-live-stream-limit";
+
 /** Where a write publishes how its lost answer is rebuilt (`defineRoute`), read back here. */
 export const LOST_ANSWER_EXTENSION = "x-lost-answer";
 
@@ -49,6 +55,8 @@ export type RouteMeta = {
   success: number | undefined;
   /** A public write's declaration of how its lost answer is rebuilt. */
   lostAnswer: LostAnswer | undefined;
+  /** Live streams (its `text/event-stream` answers) a key family may hold open at once, if it answers any. */
+  liveStreams: number | undefined;
   internal: boolean;
 };
 
@@ -56,6 +64,7 @@ type Declared = RouteConfig & {
   [RATE_LIMIT_EXTENSION]?: RateLimitPolicy;
   [SCOPE_EXTENSION]?: Scope;
   [LOST_ANSWER_EXTENSION]?: LostAnswer;
+  [LIVE_STREAM_EXTENSION]?: number;
 };
 
 /** Internal routes by `METHOD /path`, recorded when defined (idempotent: each app defines them again). */
@@ -82,6 +91,7 @@ function metaOf(route: Declared, internal: boolean): RouteMeta {
     scope: route[SCOPE_EXTENSION],
     success: successOf(route),
     lostAnswer: route[LOST_ANSWER_EXTENSION],
+    liveStreams: route[LIVE_STREAM_EXTENSION],
     internal,
   };
 }

@@ -1,19 +1,23 @@
 import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
-import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
+import { LIVE_STREAMS_PER_FAMILY, RATE_LIMIT_WINDOW_SECONDS, type RateLimitPolicy } from "../config";
 import type { Identity } from "../context";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { isKeylessRequest } from "../http/keyless";
 import type { RouteLookup } from "../http/operations";
 import { readRawBody } from "../http/raw-body";
+import { acceptsEventStream } from "../http/sse";
 import { holdClaim, idempotencyClaim } from "../idempotency/claim";
 import type { ClaimOutcome, IdempotencyClaim } from "../idempotency/store";
 import { sha256Hex } from "../lib/hex";
 import { unverifiedExp } from "../lib/id-token";
+import { newId } from "../lib/ids";
 import { anonymousClient } from "../lib/ip-address";
 import { writeFirstUse } from "../rate-limit/key-use";
 import type { AdmitResult, SettleRequest } from "../rate-limit/limiter";
+import type { StreamLeaseRequest } from "../rate-limit/stream-leases";
+import { StreamPlace } from "../rate-limit/stream-place";
 import type { WindowDecision } from "../rate-limit/window";
 import { ownLimiter } from "../services/api-keys/authenticate";
 
@@ -28,6 +32,10 @@ export type LimitOutcome = {
   settle: (request: SettleRequest) => Promise<void>;
   /** The request is to write its key's `last_used_at` (the first use in a while). */
   writeUse?: true;
+  /** The live stream's place among its family's, when one was asked for and granted. */
+  streamPlace?: StreamPlace;
+  /** Refused: the family holds every place for live streams (API_CONTRACT §33). */
+  streamsFull?: true;
 };
 
 /**
@@ -57,6 +65,7 @@ export async function countRequest(
   policy: RateLimitPolicy,
   idempotency?: IdempotencyClaim,
   usedKey?: { id: string; database: string },
+  stream?: StreamLeaseRequest,
 ): Promise<LimitOutcome> {
   const limit = c.get("ctx").config.rateLimits[policy];
   const stub = limiterOf(c, subject);
@@ -71,6 +80,7 @@ export async function countRequest(
       windowSeconds: RATE_LIMIT_WINDOW_SECONDS,
       ...(idempotency ? { idempotency } : {}),
       ...(usedKey !== undefined ? { usedKey } : {}),
+      ...(stream ? { stream } : {}),
     });
   } catch (err) {
     c.get("ctx").log.error("rate limiter unavailable; failing open", { policy, error: loggableError(err) });
@@ -82,6 +92,16 @@ export async function countRequest(
     headers: rateLimitHeaders(policy, decision),
     settle,
   };
+  if (stream && result.stream?.admitted === false) {
+    // API_CONTRACT §33: no place for another live stream; not counted against the window (§7).
+    const retryAfter = Math.max(result.stream.retryAfter, decision.allowed ? 0 : decision.reset);
+    const headers = { ...outcome.headers, "Retry-After": String(retryAfter) };
+    return { ...outcome, allowed: false, streamsFull: true, headers };
+  }
+  if (stream && result.stream?.admitted) {
+    const ctx = c.get("ctx");
+    outcome.streamPlace = new StreamPlace(stub, stream, ctx.log, ctx.waitUntil);
+  }
   if (bookmark !== undefined) outcome.bookmark = bookmark;
   if (result.idempotency) outcome.idempotency = result.idempotency;
   if (result.writeUse) outcome.writeUse = true;
@@ -100,13 +120,15 @@ export function rateLimitHeaders(policy: RateLimitPolicy, d: WindowDecision): Re
   return headers;
 }
 
-export const rateLimited = (headers: Record<string, string>) =>
-  new ApiError(
-    "rate",
-    "Rate limit exceeded; retry after the number of seconds in Retry-After.",
-    undefined,
-    headers,
-  );
+export const rateLimited = (
+  headers: Record<string, string>,
+  message = "Rate limit exceeded; retry after the number of seconds in Retry-After.",
+) => new ApiError("rate", message, undefined, headers);
+
+/** The refusal of a live stream for which its key family has no place (API_CONTRACT §33). */
+const STREAMS_FULL =
+  `This key family already holds ${LIVE_STREAMS_PER_FAMILY} live streams open; one must end first. ` +
+  "Retry after the number of seconds in Retry-After.";
 
 /**
  * A request that failed authentication counts against the `anonymous` policy of its client
@@ -198,6 +220,15 @@ function familyClaim(identity: Identity, claim: IdempotencyClaim): IdempotencyCl
 }
 
 /**
+ * The lease a live stream asks its family's object for (API_CONTRACT §33): on a route that answers
+ * live streams (`liveStreams`, its declaration), for a request that asks for one (`Accept`).
+ */
+function liveStreamOf(c: Context<AppEnv>, liveStreams: number | undefined): StreamLeaseRequest | undefined {
+  if (liveStreams === undefined || !acceptsEventStream(c.req.header("accept"))) return undefined;
+  return { id: newId(), limit: liveStreams, leaseMs: c.get("ctx").config.streamLeaseMs };
+}
+
+/**
  * Counts an authenticated /v1 request against the policy its route declares (`default` for a
  * path that matches none), before validation: invalid requests cost work too. Headers go on
  * every response, errors included. The key's latest write bookmark, which the same call
@@ -213,15 +244,21 @@ export function rateLimit(routeMeta: RouteLookup) {
       throw new Error("rateLimit before authentication");
     }
     const claim = await idempotencyClaim(c);
-    const policy = routeMeta(c)?.policy ?? "default";
+    const meta = routeMeta(c);
+    const policy = meta?.policy ?? "default";
     const stored = claim && familyClaim(identity, claim);
+    const stream = liveStreamOf(c, meta?.liveStreams);
     // The key family's object (API_CONTRACT §28); the same call records the key's use (its
-    // `last_used_at`, written by the object).
-    const outcome = await countRequest(c, identity.limiter, policy, stored, {
-      id: identity.keyId,
-      database: identity.database,
-    });
-    if (!outcome.allowed) throw rateLimited(outcome.headers);
+    // `last_used_at`, written by the object) and, for a live stream, takes its place (§33).
+    const outcome = await countRequest(
+      c,
+      identity.limiter,
+      policy,
+      stored,
+      { id: identity.keyId, database: identity.database },
+      stream,
+    );
+    if (!outcome.allowed) throw rateLimited(outcome.headers, outcome.streamsFull ? STREAMS_FULL : undefined);
     if (outcome.bookmark !== undefined) c.set("keyBookmark", outcome.bookmark);
     if (outcome.writeUse) writeFirstUse(c.get("ctx"), identity.keyId);
     if (claim && stored) {
@@ -229,7 +266,11 @@ export function rateLimit(routeMeta: RouteLookup) {
         outcome.settle({ idempotency: stored, answer }),
       );
     }
+    const place = outcome.streamPlace;
+    if (place) c.set("streamPlace", place);
     await next();
+    // A request that never became a stream (refused: a 400, a 404) gives its place back at once.
+    if (place && !place.isHeld) place.release();
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   });
 }

@@ -5,7 +5,7 @@
  * the document's tags.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { BODY_TIMEOUT_MS } from "../config";
+import { BODY_TIMEOUT_MS, LIVE_STREAMS_PER_FAMILY, STREAM_LEASE_MS } from "../config";
 import { ERROR_CODES } from "../errors";
 import { API_KEY_CHALLENGE } from "../http/error-handler";
 
@@ -80,7 +80,11 @@ const HEADERS = {
     description: "CORS (API_CONTRACT §16): any origin, without credentials.",
     schema: { type: "string" as const, enum: ["*"] },
   },
-  RetryAfter: integerHeader("Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`).", 60),
+  RetryAfter: integerHeader(
+    "Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`, or ≤ " +
+      `${STREAM_LEASE_MS / 1000} for a live stream, §33).`,
+    60,
+  ),
   RetryAfterInFlight: {
     description:
       "`1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing " +
@@ -160,7 +164,7 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
   429: {
     name: "RateLimited",
     code: "rate",
-    description: "rate limit exceeded; retry after `Retry-After` seconds.",
+    description: `rate limit exceeded, or ${LIVE_STREAMS_PER_FAMILY} live streams of the key family open (§33); retry after \`Retry-After\` seconds.`,
   },
   500: { name: "Internal", code: "internal", description: "internal failure; a retry may succeed." },
   501: { name: "NotImplemented", code: "not_implemented", description: "not implemented." },

@@ -5,10 +5,11 @@
  */
 import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { RateLimitPolicy } from "../config";
+import { LIVE_STREAMS_PER_FAMILY, type RateLimitPolicy } from "../config";
 import { badInput } from "../errors";
 import { isKeylessOperation } from "../http/keyless";
 import {
+  LIVE_STREAM_EXTENSION,
   LOST_ANSWER_EXTENSION,
   type LostAnswer,
   RATE_LIMIT_EXTENSION,
@@ -52,6 +53,11 @@ type PublicRouteConfig = RouteConfig & {
    * environment's lock writes its protection): published with the `If-Match` parameter.
    */
   ifMatch?: true;
+  /**
+   * Answers live streams (`Accept: text/event-stream`, API_CONTRACT §19): each holds one of its key
+   * family's places (§33) while it lasts. Published as `x-live-stream-limit`, the places a family has.
+   */
+  liveStream?: true;
 };
 
 /**
@@ -104,7 +110,7 @@ export function bodylessGuard(config: RouteConfig): MiddlewareHandler[] {
  * the scope middleware), and refuses a body when it declares none.
  */
 export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclarations<R>) {
-  const { rateLimit = "default", scope, lostAnswer, keyless, ifMatch, ...route } = config;
+  const { rateLimit = "default", scope, lostAnswer, keyless, ifMatch, liveStream, ...route } = config;
   if (keyless && !isKeylessOperation(route.method, route.path)) {
     throw new Error(
       `${route.method.toUpperCase()} ${route.path}: a keyless route is listed in src/http/keyless.ts`,
@@ -125,12 +131,13 @@ export function defineRoute<R extends PublicRouteConfig>(config: R & WriteDeclar
     [RATE_LIMIT_EXTENSION]: rateLimit,
     ...(required ? { [SCOPE_EXTENSION]: required } : {}),
     ...(lostAnswer ? { [LOST_ANSWER_EXTENSION]: lostAnswer } : {}),
+    ...(liveStream ? { [LIVE_STREAM_EXTENSION]: LIVE_STREAMS_PER_FAMILY } : {}),
     responses: {
       ...errorResponseRefs,
       ...withPublicHeaders(route.responses, route.method),
       ...conditionalResponses(route.method, route.responses as Record<string, { headers?: unknown }>),
     },
-  } as Omit<R, "rateLimit" | "scope" | "lostAnswer" | "keyless" | "ifMatch">);
+  } as Omit<R, "rateLimit" | "scope" | "lostAnswer" | "keyless" | "ifMatch" | "liveStream">);
 }
 
 /** A declaration its answers cannot honour is a programming error, found when the route is defined. */

@@ -8,6 +8,7 @@ import { z } from "@hono/zod-openapi";
 import { MAX_BODY_BYTES } from "../http/raw-body";
 import { ID_PATTERN } from "../lib/ids";
 import { once } from "../lib/once";
+import { NAME_PATTERN, nameProblem } from "../lib/readable-name";
 
 const idString = () =>
   z.string().regex(ID_PATTERN, "Must be an identifier (22-char base58, UUID, or 32-char lowercase hex).");
@@ -38,7 +39,7 @@ export const TimestampSchema = z
 // distinct argument rather than a new one per call (zod schemas never change once built, so
 // sharing one changes nothing a request or /openapi.json sees). The routes ask for 28 path
 // parameter objects naming 35 parameters: 13 distinct objects, 11 distinct parameters.
-const memo = <T>(cache: Map<string, T>, key: string, build: () => T): T => {
+const memo = <K, T>(cache: Map<K, T>, key: K, build: () => T): T => {
   let value = cache.get(key);
   if (value === undefined) {
     value = build();
@@ -106,6 +107,37 @@ const texts = new Map<string, z.ZodString>();
 /** Well-formed free text of `min`–`max` characters. */
 export const text = (min: number, max: number) =>
   memo(texts, `${min}-${max}`, () => wellFormed(z.string().min(min).max(max)));
+
+const recordNames = new Map<number, z.ZodString>();
+/**
+ * THE schema of a name given to a record (API_CONTRACT §33): an organization's, a project's, an
+ * environment's, an API key's, a trust's, an audit stream's, on every create and rename, public and
+ * internal, each with its record's length (`max`; 1–100 unless the contract says otherwise). A name
+ * a person can read (src/lib/readable-name.ts), refused as `400 bad_input` at `name` otherwise.
+ * Request bodies only: the records' own schemas take any string, so a name stored before §33
+ * reads as it was, and a rename to a readable one is taken.
+ */
+export const recordName = (max = 100) =>
+  memo(recordNames, max, () =>
+    z
+      .string()
+      // An empty name is below the published `minLength`: one cause, not two.
+      .min(1, { abort: true })
+      .max(max)
+      .superRefine((value, ctx) => {
+        const problem = nameProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .openapi({ pattern: NAME_PATTERN }),
+  );
+/**
+ * The same name, 1–100, described once as `components.schemas.RecordName` and referenced, for the
+ * fields that add nothing to it (a description, `null`: those take `recordName()` inline, as
+ * InlineIdSchema beside IdSchema).
+ */
+export const RecordNameSchema = recordName().openapi("RecordName", {
+  description: "Readable: not blank; no control or bidirectional control character.",
+});
 
 /** Cloudflare refuses a URL longer than 16 KB before any Worker runs (Workers platform limits). */
 export const MAX_URL_BYTES = 16 * 1024;

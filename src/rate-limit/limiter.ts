@@ -13,7 +13,24 @@ import { pruneBookmark, readBookmark, storeBookmark } from "./bookmark";
 import { claimJti, countJtis, pruneJtis, releaseJti } from "./jti";
 import { type KeyUses, pruneKeyUses, readKeyUses, recordUse, writeDueUses } from "./key-use";
 import { BASELINE, MIGRATIONS } from "./migrations";
-import { countHit, pruneWindows, type StoredWindows, type WindowDecision, windowUsage } from "./window";
+import {
+  countLeases,
+  openLease,
+  pruneLeases,
+  releaseLease,
+  renewLease,
+  type StreamAdmission,
+  type StreamLeaseRequest,
+  streamRoom,
+} from "./stream-leases";
+import {
+  countHit,
+  pruneWindows,
+  type StoredWindows,
+  type WindowDecision,
+  windowState,
+  windowUsage,
+} from "./window";
 
 /**
  * What a request asks of its limiter object in `admit`: one call per authenticated request.
@@ -29,6 +46,8 @@ export type AdmitRequest = {
   idempotency?: IdempotencyClaim;
   /** The API key this request authenticated with, and its database: its `last_used_at` (./key-use.ts). */
   usedKey?: { id: string; database: string };
+  /** API_CONTRACT §33: a live stream, admitted only with a place among the family's (./stream-leases.ts). */
+  stream?: StreamLeaseRequest;
 };
 
 /** What `admit` answers: each feature adds its own field. */
@@ -40,6 +59,8 @@ export type AdmitResult = {
   idempotency?: ClaimOutcome;
   /** The request is to write its key's `last_used_at` itself (./key-use.ts). */
   writeUse?: true;
+  /** Present when the request asked for a stream's place: refused, the request was not counted. */
+  stream?: StreamAdmission;
 };
 
 /** Settles a claimed key: stores the answer, releases the key (`null`) or lets it lapse. */
@@ -62,7 +83,9 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * - the request's Idempotency-Key claim (src/idempotency/store.ts), made in the same step as the
  *   decision, so "exactly one execution" is a property of this one call;
  * - when each key of it was last used (./key-use.ts): one write to D1 per key every few minutes, by the
- *   first request after a quiet spell or by the alarm.
+ *   first request after a quiet spell or by the alarm;
+ * - the family's live streams (./stream-leases.ts): a stream is admitted in the same step as its
+ *   window, only with a place among the family's 10, and holds it by a lease it renews.
  *
  * Storage stays bounded: `admit` prunes its policy's entries that left the window, and an alarm
  * (one window after the newest entry, the bookmark's retention, or the oldest idempotency entry's
@@ -71,7 +94,7 @@ export type SettleRequest = { idempotency: IdempotencyClaim; answer: Settlement 
  * A trust's object also keeps the `jti` of every token exchanged under it until the token expires
  * (./jti.ts), so a token is exchanged at most once, whichever isolate it reaches.
  *
- * This file only wires the object's calls to those five modules, each of which runs every
+ * This file only wires the object's calls to those six modules, each of which runs every
  * statement on its job's tables; the tables themselves are one numbered list, ./migrations.ts.
  */
 export class RateLimiter extends DurableObject<Env> {
@@ -100,8 +123,21 @@ export class RateLimiter extends DurableObject<Env> {
    * admitted, also claims its Idempotency-Key: one call, one step.
    */
   admit(request: AdmitRequest): AdmitResult {
+    if (request.stream) {
+      this.ensureMigrated();
+      const room = streamRoom(this.sql, request.stream, Date.now());
+      if (!room.admitted) {
+        // No place: refused before the window, which it does not count (§7).
+        const { policy, limit, windowSeconds } = request;
+        return { decision: windowState(this.sql, this.windows, policy, limit, windowSeconds), stream: room };
+      }
+    }
     const decision = this.hit(request.policy, request.limit, request.windowSeconds);
     const result: AdmitResult = { decision };
+    if (request.stream && decision.allowed) {
+      this.cleanUpBy(openLease(this.sql, request.stream, Date.now()));
+      result.stream = { admitted: true };
+    }
     if (request.usedKey !== undefined && this.recordUse(request.usedKey.id, request.usedKey.database)) {
       result.writeUse = true;
     }
@@ -143,6 +179,26 @@ export class RateLimiter extends DurableObject<Env> {
     const claimed = claimJti(this.sql, request.jti, request.until, Date.now());
     if (claimed) this.cleanUpBy(request.until);
     return claimed;
+  }
+
+  /** A live stream renews its lease; false once its place is gone (./stream-leases.ts). */
+  renewStream(request: StreamLeaseRequest): boolean {
+    this.ensureMigrated();
+    const until = renewLease(this.sql, request, Date.now());
+    if (until !== null) this.cleanUpBy(until);
+    return until !== null;
+  }
+
+  /** A live stream ended: its place is free at once. */
+  releaseStream(id: string): void {
+    this.ensureMigrated();
+    releaseLease(this.sql, id);
+  }
+
+  /** The family's live streams now (for tests and diagnostics). */
+  streamLeases(): number {
+    this.ensureMigrated();
+    return countLeases(this.sql, Date.now());
   }
 
   /**
@@ -194,10 +250,11 @@ export class RateLimiter extends DurableObject<Env> {
     const bookmarkUntil = pruneBookmark(this.sql, now);
     const nextExpiry = expireKeys(this.sql, now);
     const jtiNext = pruneJtis(this.sql, now);
-    // The window and the bookmark: when the last of them ends; idempotency entries: when the
-    // first expires (each alarm run deletes those due and schedules the next).
-    const windowOrBookmark = Math.max(windowUntil ?? 0, bookmarkUntil ?? 0);
-    const next = [windowOrBookmark === 0 ? null : windowOrBookmark, nextExpiry, useNext, jtiNext].filter(
+    const leasesUntil = pruneLeases(this.sql, now);
+    // The window, the bookmark and the leases: when the last of them ends; idempotency entries:
+    // when the first expires (each alarm run deletes those due and schedules the next).
+    const lasting = Math.max(windowUntil ?? 0, bookmarkUntil ?? 0, leasesUntil ?? 0);
+    const next = [lasting === 0 ? null : lasting, nextExpiry, useNext, jtiNext].filter(
       (at): at is number => at !== null,
     );
     if (next.length === 0) {

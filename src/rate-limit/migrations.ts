@@ -39,6 +39,7 @@ const KEY_USES =
   "CREATE TABLE key_uses (key_id TEXT PRIMARY KEY, database TEXT NOT NULL, used_at INTEGER NOT NULL, written_at INTEGER, due_at INTEGER)";
 const OIDC_JTI = "CREATE TABLE oidc_jti (jti TEXT PRIMARY KEY, until INTEGER NOT NULL)";
 const OIDC_JTI_INDEX = "CREATE INDEX oidc_jti_until ON oidc_jti (until)";
+const STREAM_LEASES = "CREATE TABLE stream_leases (id TEXT PRIMARY KEY, until INTEGER NOT NULL)";
 
 /**
  * What migration 1 made that still stands, in its order: the sliding window (./window.ts; `until`
@@ -86,14 +87,19 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     sql: [OIDC_JTI, OIDC_JTI_INDEX],
   },
+  {
+    // API_CONTRACT §33: the family's live streams, one lease each (./stream-leases.ts).
+    version: 4,
+    sql: [STREAM_LEASES],
+  },
 ];
 
 /**
- * What migrations 1–3 leave, for a limiter with no storage (src/lib/do-migrations.ts `Baseline`):
+ * What migrations 1–4 leave, for a limiter with no storage (src/lib/do-migrations.ts `Baseline`):
  * a new key's object, and every key's after a quiet minute (its alarm deletes all of its storage),
- * makes it in 12 statements instead of 19. A migration added to the list is applied after it.
+ * makes it in 13 statements instead of 20. A migration added to the list is applied after it.
  */
 export const BASELINE: Baseline = {
-  version: 3,
-  sql: [...STANDING_SINCE_V1, KEY_USES, OIDC_JTI, OIDC_JTI_INDEX],
+  version: 4,
+  sql: [...STANDING_SINCE_V1, KEY_USES, OIDC_JTI, OIDC_JTI_INDEX, STREAM_LEASES],
 };

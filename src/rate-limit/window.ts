@@ -99,6 +99,28 @@ export function countHit(
 }
 
 /**
+ * The window of `policy` as a request at this moment would find it, counting nothing: for a request
+ * refused before its window was asked (API_CONTRACT §33's live streams), whose answer carries the
+ * window's headers and, like every request refused with 429, does not count (§7).
+ */
+export function windowState(
+  sql: SqlStorage,
+  windows: StoredWindows,
+  policy: string,
+  limit: number,
+  windowSeconds: number,
+): WindowDecision {
+  const windowMs = windowSeconds * 1000;
+  const window = windowOf(sql, windows, policy);
+  const now = Math.max(Date.now(), window.at(-1) ?? 0);
+  const inWindow = window.filter((at) => at > now - windowMs);
+  const count = inWindow.length;
+  const oldest = inWindow[0];
+  const reset = oldest === undefined ? 0 : Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
+  return { allowed: count < limit, limit, remaining: Math.max(0, limit - count), reset };
+}
+
+/**
  * Deletes every entry that left its window (of every policy: the caller forgets `windows`);
  * returns when the last entry left leaves its window, or null when none is left.
  */

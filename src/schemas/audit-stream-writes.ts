@@ -1,15 +1,21 @@
 /** The bodies that write an audit log stream (API_CONTRACT §30): create, update, replay. */
 import { z } from "@hono/zod-openapi";
-import { nullAsAbsent, text } from "../openapi/primitives";
+import { nullAsAbsent, RecordNameSchema } from "../openapi/primitives";
 
-const name = text(1, 100).openapi({ example: "SIEM" });
+// The one schema of a record's name (API_CONTRACT §33): readable, 1–100.
+const name = RecordNameSchema;
 
-const url = z.string().min(1).max(2048).openapi({
-  format: "uri",
-  example: "https://siem.example.com/ingest/deploy-platform",
-  description:
-    "`https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).",
-});
+const url = z
+  .string()
+  .min(1)
+  .max(2048)
+  .openapi({
+    format: "uri",
+    example: "https://siem.example.com/ingest/deploy-platform",
+    description:
+      "`https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); " +
+      "never with `user:pass@`.",
+  });
 
 export const AuditStreamCreateSchema = z
   .strictObject({

@@ -23,8 +23,8 @@ const url = z
     example: "https://hooks.example.com/deploys",
     description:
       "Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, " +
-      "private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`. Where " +
-      "`ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`), any http(s) URL is taken.",
+      "private, link-local and IP-literal hosts are `400 bad_input`, unless `ALLOW_INSECURE_WEBHOOKS=true` " +
+      "(local development: `npm run dev`); never with `user:pass@`.",
   });
 
 export const IntegrationCreateSchema = z

@@ -3,7 +3,14 @@ import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../http/scopes";
 import { TOKEN_MAX_LENGTH } from "../lib/id-token";
 import { ID_PATTERN } from "../lib/ids";
-import { freeArray, InlineIdSchema, MAX_URL_BYTES, nullAsAbsent, text } from "../openapi/primitives";
+import {
+  freeArray,
+  InlineIdSchema,
+  MAX_URL_BYTES,
+  nullAsAbsent,
+  RecordNameSchema,
+  text,
+} from "../openapi/primitives";
 import { IDENTITY_CLAIMS, MAX_CONDITIONS, MAX_PATTERN_LENGTH, TTL_DEFAULT, TTL_MAX, TTL_MIN } from "./oidc";
 
 type ConditionIssue = { code: "custom"; path: (string | number)[]; message: string };
@@ -74,7 +81,7 @@ const Conditions = z
 
 export const OidcTrustCreateBody = z
   .strictObject({
-    name: text(1, 100).openapi({ example: "storefront deploys from main" }),
+    name: RecordNameSchema,
     issuer: z
       .string()
       .min(1)
@@ -84,8 +91,8 @@ export const OidcTrustCreateBody = z
         format: "uri",
         example: "https://token.actions.githubusercontent.com",
         description:
-          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query " +
-          "or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
+          "The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query, " +
+          "fragment, user name or password. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and " +
           "loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).",
       }),
     audience: text(1, 255).openapi({

@@ -1,6 +1,7 @@
 /** The bodies that create organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9, §21). */
 import { z } from "@hono/zod-openapi";
 import { ORG_ROLES } from "../db/schema";
+import { MAX_BODY_BYTES } from "../http/raw-body";
 import { SCOPES } from "../http/scopes";
 import {
   freeArray,
@@ -9,15 +10,16 @@ import {
   InlineIdSchema,
   instant,
   nullAsAbsent,
-  text,
+  RecordNameSchema,
+  recordName,
 } from "../openapi/primitives";
 
 export const OrganizationCreateSchema = z
-  .strictObject({ name: text(1, 100).openapi({ example: "Acme" }) })
+  .strictObject({ name: RecordNameSchema })
   .openapi("OrganizationCreate");
 
-/** An organization's body: its name, 1–100 characters (API_CONTRACT §3). */
-export const OrgNameBody = z.strictObject({ name: z.string().min(1).max(100) });
+/** An organization's body: its name, 1–100 characters (API_CONTRACT §3), readable (§33). */
+export const OrgNameBody = z.strictObject({ name: recordName() });
 
 /**
  * The internal create: a name and, optionally, the organization database to place it in (one of
@@ -30,8 +32,8 @@ export const OrgMemberBody = z.strictObject({ account_id: IdSchema, role: z.enum
 export const ApiKeyCreateBody = z.strictObject({
   account_id: IdSchema,
   created_by: IdSchema,
-  // A plain string (API_CONTRACT §9 gives no length): the body bounds it.
-  name: freeString().nullable().optional(),
+  // No length (API_CONTRACT §9 gives none: the body bounds it), but readable (§33).
+  name: recordName(MAX_BODY_BYTES).nullable().optional(),
   expires_at: instant().nullable().optional(),
   /** API_CONTRACT §15: a non-empty list of scopes; absent (or null) means `["*"]`. */
   scopes: nullAsAbsent(z.array(z.enum(SCOPES)).min(1)),
@@ -68,7 +70,7 @@ export const AccountCreateBody = z.strictObject({
  */
 export const ApiKeyDeriveBody = z
   .strictObject({
-    name: text(1, 100).nullable().optional().openapi({ example: "ci storefront" }),
+    name: recordName().nullable().optional().openapi({ example: "ci storefront" }),
     // A scope given twice counts once: no bound but the body's.
     scopes: nullAsAbsent(freeArray(z.enum(SCOPES)).min(1)).openapi({
       example: ["deployments:read", "deployments:write"],

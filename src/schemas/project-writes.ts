@@ -1,11 +1,17 @@
 /** The bodies that create and replace a project (API_CONTRACT §3, SPEC.md "Project"). */
 import { z } from "@hono/zod-openapi";
-import { echoedReadOnlyFields, IdSchema, InlineIdSchema, text } from "../openapi/primitives";
+import {
+  echoedReadOnlyFields,
+  IdSchema,
+  InlineIdSchema,
+  RecordNameSchema,
+  text,
+} from "../openapi/primitives";
 import { IconSchema, ProjectSchema } from "./project";
 
-const name = text(1, 100).openapi({
-  description: "1–100 characters, unique within the organization regardless of case.",
-});
+// A reference to the one name (API_CONTRACT §33); its rule of uniqueness is the body's description.
+const name = RecordNameSchema;
+const UNIQUE_NAME = "`name`: unique within the organization regardless of case.";
 const description = text(0, 1000).nullable().optional();
 
 export const ProjectCreateSchema = z
@@ -15,7 +21,7 @@ export const ProjectCreateSchema = z
     icon: IconSchema.nullable().optional(),
     repo_id: InlineIdSchema.nullable().optional(),
   })
-  .openapi("ProjectCreate");
+  .openapi("ProjectCreate", { description: UNIQUE_NAME });
 
 export const ProjectReplaceSchema = z
   .strictObject({
@@ -34,7 +40,7 @@ export const ProjectReplaceSchema = z
   })
   .openapi("ProjectReplace", {
     description:
-      "The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of " +
+      `${UNIQUE_NAME} The full record: \`description\`, \`icon\` or \`repo_id\` left out becomes null. The read-only fields of ` +
       "the record may be sent back as read; they change nothing, and `id` and `org_id` must match.",
   });
 

@@ -72,7 +72,7 @@ export const CheckConclusionSchema = z
         }, "Must be an https:// URL.")
         .openapi({
           format: "uri",
-          description: "Where the check's details are (an `https://` URL, ≤ 2000).",
+          description: "Where the check's details are (an `https://` URL, ≤ 2000, not `user:pass@`).",
         }),
     ),
     summary: nullAsAbsent(text(0, 1000)).openapi({

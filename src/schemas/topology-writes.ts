@@ -1,14 +1,19 @@
 /** The bodies that create and change environments, components and stacks (API_CONTRACT §9, §23). */
 import { z } from "@hono/zod-openapi";
-import { freeString, InlineIdSchema, nullAsAbsent, TemplateIdSchema, text } from "../openapi/primitives";
+import {
+  freeString,
+  InlineIdSchema,
+  nullAsAbsent,
+  RecordNameSchema,
+  TemplateIdSchema,
+} from "../openapi/primitives";
 
 /** The body of a component: a name, a plain string (API_CONTRACT §9). */
 export const NameBody = z.strictObject({ name: freeString() });
 
-const environmentName = text(1, 100).openapi({
-  description: "1–100 characters, unique within the project regardless of case.",
-  example: "staging",
-});
+// A reference to the one name (API_CONTRACT §33); its rule of uniqueness is the body's description.
+const environmentName = RecordNameSchema;
+const UNIQUE_NAME = "`name`: unique within the project regardless of case.";
 
 /** The engine's environment create (§9): a name, held to §23's rule like every create. */
 export const EnvironmentNameBody = z.strictObject({ name: environmentName });
@@ -24,9 +29,11 @@ export const EnvironmentCreateSchema = z
       }),
     ),
   })
-  .openapi("EnvironmentCreate");
+  .openapi("EnvironmentCreate", { description: UNIQUE_NAME });
 
-export const EnvironmentUpdateSchema = z.strictObject({ name: environmentName }).openapi("EnvironmentUpdate");
+export const EnvironmentUpdateSchema = z
+  .strictObject({ name: environmentName })
+  .openapi("EnvironmentUpdate", { description: UNIQUE_NAME });
 
 export const StackCreateBody = z.strictObject({
   // A plain string (SPEC.md, API_CONTRACT §9): only organization and project names have 1–100.

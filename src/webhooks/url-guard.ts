@@ -8,7 +8,8 @@
  * certificate a receiver would normally hold, and refusing all of them leaves no encoding
  * trick to reason about. Name resolution cannot be checked from a Worker; Cloudflare's
  * outbound fetch does not reach private networks, which covers names pointing inside.
- * Pure: the caller passes `allowInsecure` (ALLOW_INSECURE_WEBHOOKS, local development only).
+ * Pure: the caller passes `allowInsecure` (ALLOW_INSECURE_WEBHOOKS, local development only). A URL
+ * that holds credentials is refused where it is stored (src/services/stored-url.ts), not here.
  */
 import { parseIPv4 } from "../lib/ip-address";
 
@@ -58,7 +59,8 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
     return refuse("Must name a public host, not a local or reserved name.");
   }
   if (host === "" || !host.includes(".")) return refuse("Must name a public host (a fully qualified name).");
-  if (url.username !== "" || url.password !== "") return refuse("Must not contain credentials.");
+  // Credentials are refused where every stored URL is taken, whatever its rule (API_CONTRACT §33,
+  // src/services/stored-url.ts), with ALLOW_INSECURE_WEBHOOKS as without.
   return { ok: true, url };
 }
 

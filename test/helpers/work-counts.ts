@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { createApp } from "../../src/app";
 import type { FeedUpdate } from "../../src/feed/protocol";
 import type { AdmitRequest, SettleRequest } from "../../src/rate-limit/limiter";
+import type { StreamLeaseRequest } from "../../src/rate-limit/stream-leases";
 import { internalOk, request } from "./api";
 import { recordingD1 } from "./d1-trips";
 import { type Caller, createDeployment, createProject, createStack } from "./factories";
@@ -22,6 +23,8 @@ export type Counts = {
   queueMessages?: number;
   /** Calls to deployments' feed objects: notifications and subscriptions (counted only when there are some). */
   feedCalls?: number;
+  /** A live stream's renewals and release of its place among its key family's (§33; counted only when there are some). */
+  placeCalls?: { renew: number; release: number };
 };
 
 /** The real bindings, D1 recorded (../helpers/d1-trips.ts), the limiter, queue and feed calls counted. */
@@ -49,6 +52,16 @@ export function countingBindings(counts: Counts): Env {
         settle: (request: SettleRequest) => {
           counts.limiterCalls++;
           return stub.settle(request);
+        },
+        renewStream: (request: StreamLeaseRequest) => {
+          counts.placeCalls ??= { renew: 0, release: 0 };
+          counts.placeCalls.renew++;
+          return stub.renewStream(request);
+        },
+        releaseStream: (id: string) => {
+          counts.placeCalls ??= { renew: 0, release: 0 };
+          counts.placeCalls.release++;
+          return stub.releaseStream(id);
         },
       };
     },

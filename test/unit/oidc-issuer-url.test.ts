@@ -19,6 +19,7 @@ describe("checkIssuerUrl", () => {
     "https://203.0.113.7/issuer",
     "https://10.0.0.8",
     "https://issuer",
+    // Credentials: refused where an issuer is stored (§33, test/unit/stored-url.test.ts), not by §27's rule.
     "https://user:pw@issuer.example.com",
     `https://issuer.example.com/${"t".repeat(3000)}`,
   ])("takes %s", (url) => {

@@ -441,7 +441,7 @@ export interface paths {
         };
         /**
          * Follow a deployment: its status changes and log lines, as pages or live
-         * @description Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With `Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: <entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; 15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` or above.
+         * @description Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With `Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: <entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; 15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` or above. ≤ 10 open per key family (else `429` until one ends, or its client is gone 20 s); an isolate's streams share 16 MiB of unread entries, one over its share ends.
          */
         get: operations["getDeploymentTimeline"];
         put?: never;
@@ -1649,17 +1649,18 @@ export interface components {
         };
         /** @description Any of `name`, `url`, `enabled`; nothing to change is `400`. */
         AuditStreamUpdate: {
-            /** @example SIEM */
-            name?: string | null;
+            name?: components["schemas"]["RecordName"];
             /**
              * Format: uri
-             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); never with `user:pass@`.
              * @example https://siem.example.com/ingest/deploy-platform
              */
             url?: string | null;
             /** @description `false` pauses the stream; `true` resumes it at `delivered_through + 1`. */
             enabled?: boolean | null;
         };
+        /** @description Readable: not blank; no control or bidirectional control character. */
+        RecordName: string | null;
         AuditStreamReplay: {
             /**
              * Format: int64
@@ -2037,7 +2038,7 @@ export interface components {
             conclusion: "passed" | "failed";
             /**
              * Format: uri
-             * @description Where the check's details are (an `https://` URL, ≤ 2000).
+             * @description Where the check's details are (an `https://` URL, ≤ 2000, not `user:pass@`).
              */
             details_url?: string | null;
             /** @description What the check found (≤ 1000 characters). */
@@ -2227,12 +2228,9 @@ export interface components {
             /** @description True when a variable of the environment or of one of its components changed (or a component was added) since the configuration `current_deployment_id` runs with: a deployment would bring a change. */
             config_pending: boolean;
         };
+        /** @description `name`: unique within the project regardless of case. */
         EnvironmentUpdate: {
-            /**
-             * @description 1–100 characters, unique within the project regardless of case.
-             * @example staging
-             */
-            name: string;
+            name: components["schemas"]["RecordName"];
         };
         ComponentList: {
             data: components["schemas"]["Component"][];
@@ -2616,11 +2614,10 @@ export interface components {
             created_at: string;
         };
         OidcTrustCreate: {
-            /** @example storefront deploys from main */
-            name: string;
+            name: components["schemas"]["RecordName"];
             /**
              * Format: uri
-             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query or fragment. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
+             * @description The issuer exactly as its tokens' `iss` spells it: an `https://` URL without query, fragment, user name or password. Its keys are found through `<issuer>/.well-known/openid-configuration`. `http://` and loopback hosts only where `ALLOW_INSECURE_OIDC_ISSUERS=true` (local development).
              * @example https://token.actions.githubusercontent.com
              */
             issuer: string;
@@ -2673,8 +2670,7 @@ export interface components {
             created_at: string;
         };
         OrganizationCreate: {
-            /** @example Acme */
-            name: string;
+            name: components["schemas"]["RecordName"];
         };
         AuditEntryList: {
             data: components["schemas"]["AuditEntry"][];
@@ -2743,11 +2739,10 @@ export interface components {
             signing_secret: string;
         };
         AuditStreamCreate: {
-            /** @example SIEM */
-            name: string;
+            name: components["schemas"]["RecordName"];
             /**
              * Format: uri
-             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL).
+             * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); never with `user:pass@`.
              * @example https://siem.example.com/ingest/deploy-platform
              */
             url: string;
@@ -2817,16 +2812,16 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description `name`: unique within the organization regardless of case. */
         ProjectCreate: {
-            /** @description 1–100 characters, unique within the organization regardless of case. */
-            name: string;
+            name: components["schemas"]["RecordName"];
             description?: string | null;
             /** @example emoji:🚀 */
             icon?: string | null;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             repo_id?: string | null;
         };
-        /** @description The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of the record may be sent back as read; they change nothing, and `id` and `org_id` must match. */
+        /** @description `name`: unique within the organization regardless of case. The full record: `description`, `icon` or `repo_id` left out becomes null. The read-only fields of the record may be sent back as read; they change nothing, and `id` and `org_id` must match. */
         ProjectReplace: {
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
             id?: components["schemas"]["Id"];
@@ -2841,8 +2836,7 @@ export interface components {
             created_at?: unknown;
             /** @description Read-only: may be sent back as read; ignored. */
             updated_at?: unknown;
-            /** @description 1–100 characters, unique within the organization regardless of case. */
-            name: string;
+            name: components["schemas"]["RecordName"];
             /**
              * @description Must name an environment of this project.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -2860,12 +2854,9 @@ export interface components {
             /** @description Cursor for the next page; present only when `has_more` is true. */
             next_page?: string;
         };
+        /** @description `name`: unique within the project regardless of case. */
         EnvironmentCreate: {
-            /**
-             * @description 1–100 characters, unique within the project regardless of case.
-             * @example staging
-             */
-            name: string;
+            name: components["schemas"]["RecordName"];
             /**
              * @description Another environment of the project whose own variables (names, types and values; not its components') the new environment starts with, as its version 1.
              * @example 7Hq3VnT5m2WcXbQ9pLk4Rz
@@ -3045,7 +3036,7 @@ export interface components {
             type: "webhook";
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts, and URLs with credentials, are `400 bad_input`. Where `ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`), any http(s) URL is taken.
+             * @description Where deliveries are POSTed: `https://` to a public host name. `http://`, `localhost`, loopback, private, link-local and IP-literal hosts are `400 bad_input`, unless `ALLOW_INSECURE_WEBHOOKS=true` (local development: `npm run dev`); never with `user:pass@`.
              * @example https://hooks.example.com/deploys
              */
             url: string;
@@ -3248,7 +3239,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `timeout`: the request body did not arrive whole within 30 s, or a write met its organization's move to another database (`Retry-After`); nothing changed. */
+        /** @description `timeout`: the request body did not arrive whole within 30 s, or its organization was moving (`Retry-After`); nothing changed. */
         Timeout: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -3260,7 +3251,7 @@ export interface components {
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-D1-Bookmark": components["headers"]["D1Bookmark"];
-                "Retry-After": components["headers"]["RetryAfterMoving"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -3287,7 +3278,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `rate`: rate limit exceeded; retry after `Retry-After` seconds. */
+        /** @description `rate`: rate limit exceeded, or 10 live streams of the key family open (§33); retry after `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -3724,12 +3715,10 @@ export interface components {
         RateLimit: string;
         /** @description CORS (API_CONTRACT §16): any origin, without credentials. */
         AccessControlAllowOrigin: "*";
-        /** @description Seconds to wait before retrying; equals `X-Ratelimit-Reset`. */
+        /** @description Seconds to wait before retrying (on a 429: `X-Ratelimit-Reset`, or ≤ 20 for a live stream, §33). */
         RetryAfter: number;
         /** @description `1`, on the `409` of a request whose `Idempotency-Key` is held by an earlier request still executing (API_CONTRACT §11): retry it then to get that request's answer. Also when the key's earlier use expired (24 h) a moment ago: the retry then executes. */
         RetryAfterInFlight: 1;
-        /** @description On a write its organization's move refused (API_CONTRACT §32): seconds before trying again. */
-        RetryAfterMoving: number;
         /** @description The path of the record this request created; a `GET` of it reads the record. */
         Location: string;
         /** @description The path where the record this answer carries is read. */

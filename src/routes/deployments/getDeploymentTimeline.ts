@@ -1,13 +1,16 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { LIVE_STREAMS_PER_FAMILY, STREAM_LEASE_MS } from "../../config";
 import { decodeSeqCursor } from "../../db/pagination";
 import { badInput } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { acceptsEventStream, eventStream, type SseEvent, type SseSource } from "../../http/sse";
+import { STREAM_BUFFER_BUDGET } from "../../lib/stream-buffers";
 import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute } from "../../openapi/define-route";
 import { envelope, listQuery, pageLimit, wholeNumber } from "../../openapi/lists";
+import type { StreamPlace } from "../../rate-limit/stream-place";
 import { TimelineEntrySchema } from "../../schemas/timeline";
 import { type Follower, openFollow } from "../../services/deployments/follow";
 import { getDeploymentTimeline, TIMELINE_CURSOR } from "../../services/deployments/timeline";
@@ -49,7 +52,10 @@ export const getDeploymentTimelineRoute = defineRoute({
     "`Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: " +
     "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
     "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
-    "or above.",
+    `or above. ≤ ${LIVE_STREAMS_PER_FAMILY} open per key family (else \`429\` until one ends, or its client is gone ` +
+    `${STREAM_LEASE_MS / 1000} s); an isolate's streams share ${STREAM_BUFFER_BUDGET / 1024 / 1024} MiB of unread ` +
+    "entries, one over its share ends.",
+  liveStream: true,
   request: { params: DeploymentParams, query: TimelineQuerySchema },
   // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
   parameters: [{ $ref: `#/components/parameters/${LAST_EVENT_ID_PARAMETER}` }],
@@ -90,9 +96,14 @@ function lastEventId(header: string | undefined): number | undefined {
 /**
  * The follower's steps as Server-Sent Events. The follower checks the key and access before it
  * sends, and ends the stream on its own (`onEnd`) when it must stop while the client is not reading.
+ * A heartbeat, four times a lease (5 s), renews the stream's place among its key family's
+ * (API_CONTRACT §33; none when the limiter failed open) and ends the stream once another stream of
+ * the isolate took its share of the buffer budget (src/lib/stream-buffers.ts); both end it in its
+ * own request, whether or not its client reads. The place is given back when the stream ends.
  */
-function followerEvents(follower: Follower): SseSource {
+function followerEvents(follower: Follower, place: StreamPlace | undefined, beatMs: number): SseSource {
   let ended = false;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
   return {
     async next(idleMs): Promise<SseEvent[] | null> {
       if (ended) return null;
@@ -109,8 +120,19 @@ function followerEvents(follower: Follower): SseSource {
           return null;
       }
     },
-    close: () => follower.close(),
-    start: (end) => follower.onEnd(end),
+    close: () => {
+      clearInterval(heartbeat);
+      follower.close();
+      place?.release();
+    },
+    start: (end) => {
+      follower.onEnd(end);
+      place?.hold();
+      heartbeat = setInterval(() => {
+        if (follower.endIfDropped() || !place) return;
+        void place.renew().then((kept) => kept || end());
+      }, beatMs);
+    },
   };
 }
 
@@ -140,7 +162,8 @@ export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
     const from = lastEventId(c.req.header("last-event-id")) ?? afterSeq;
     const ctx = callerContext(c);
     const follower = await openFollow(ctx, id, from);
-    const body = eventStream(followerEvents(follower), {
+    const place = c.get("streamPlace");
+    const body = eventStream(followerEvents(follower, place, ctx.config.streamLeaseMs / 4), {
       keepAliveMs: KEEP_ALIVE_MS,
       maxMs: ctx.config.streamMaxMs,
     });

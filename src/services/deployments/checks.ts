@@ -15,15 +15,27 @@ import { deployments, type GateCheck } from "../../db/schema";
 import { ApiError, conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { CheckConclusionInput } from "../../schemas/protection-writes";
+import type { UrlCheck } from "../../webhooks/url-guard";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
+import { storedUrl } from "../stored-url";
 import { laterThan, settleGate } from "./gate";
 import { checksOf, failedCheckReason, gateEvent } from "./gate-checks";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
+
+/** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
+const detailsUrlRule = (raw: string): UrlCheck => {
+  try {
+    const url = new URL(raw);
+    return url.protocol === "https:" ? { ok: true, url } : { ok: false, reason: "Must be an https:// URL." };
+  } catch {
+    return { ok: false, reason: "Must be an https:// URL." };
+  }
+};
 
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
@@ -34,6 +46,10 @@ export async function concludeCheck(
   name: string,
   input: CheckConclusionInput,
 ): Promise<DeploymentRecord> {
+  // Stored in the deployment's gate and shown to every reader: no credentials (API_CONTRACT §33).
+  if (input.details_url !== undefined) {
+    storedUrl("details_url", input.details_url, detailsUrlRule, "The details URL is not allowed.");
+  }
   const { db, identity } = ctx;
   let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
   for (let attempt = 1; ; attempt++) {

@@ -15,9 +15,11 @@
  * with its project ends its streams the same way, and the reconnection is `404`.
  *
  * The feed pushes whether or not the client reads, so what a client has not taken yet is held
- * here, up to BUFFER_BOUND; past it the stream ends (`onEnd`) instead of holding more, and its
- * client resumes from D1 with `Last-Event-ID`: what it was sent is exactly what it received,
- * since an entry leaves this buffer only to be queued whole on the stream.
+ * here, in the isolate's budget of such bytes (src/lib/stream-buffers.ts: at most
+ * STREAM_BUFFER_BOUND a stream, STREAM_BUFFER_BUDGET for all of the isolate's streams, a page read
+ * from D1 for its client included); a stream over its share ends (`onEnd`) instead of holding
+ * more, and its client resumes from D1 with `Last-Event-ID`: what it was sent is exactly what it
+ * received, since an entry leaves this buffer only to be queued whole on the stream.
  *
  * Before it sends, a stream checks again, at most every `streamRecheckMs` (30 s), that its key
  * and its access still hold (./follow-access.ts, through the caller's `recheckAccess`: the stream
@@ -36,6 +38,7 @@ import { PRIMARY, type SessionStart } from "../../db/session";
 import { loggableError } from "../../errors";
 import { type FeedSubscription, subscribeFeed } from "../../feed/client";
 import type { FeedMessage } from "../../feed/protocol";
+import { isolateStreamBuffers } from "../../lib/stream-buffers";
 import { Wakeup } from "../../lib/wakeup";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { TimelineEntry } from "../../schemas/timeline";
@@ -43,20 +46,10 @@ import { authorizedLookup } from "../access";
 import { lookupThen } from "../lookup";
 import { toDeploymentRecord } from "./deployments";
 import { StreamAccess } from "./follow-access";
+import { FOLLOW_CHUNK, PendingEntries } from "./follow-pending";
 import { isFinal } from "./state";
 import { entriesAfter, readTimelineEntry } from "./timeline";
 
-/** Entries per D1 read, and at most per step sent. */
-export const FOLLOW_CHUNK = 500;
-/**
- * What a stream holds for its client at most, as the weight of its pending entries (`entryWeight`):
- * past it, it ends. One request's log lines weigh at most about 1.2 MiB (a 1 MiB body), so a client
- * that keeps reading stays below it; one that stopped costs this at most, not a copy of the
- * deployment's log (before the bound, four paused streams of 8,000 lines of 8 KiB held 190 MiB).
- */
-export const BUFFER_BOUND = 4 * 1024 * 1024;
-/** At most this weight per step sent (at least one entry): what one write to the client queues. */
-export const STEP_BOUND = 256 * 1024;
 /** Times a stream subscribes again after losing its feed, before it lets its client reconnect. */
 const RESUBSCRIBES = 3;
 
@@ -81,19 +74,10 @@ export async function openFollow(ctx: CallerContext, id: string, afterSeq: numbe
   return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, values.map(readTimelineEntry));
 }
 
-/**
- * An entry's weight: its free text in characters, and a fixed part for the rest (its other fields
- * and the object that holds them).
- */
-const entryWeight = (entry: TimelineEntry) =>
-  200 + (entry.message?.length ?? 0) + (entry.status_reason?.length ?? 0);
-
 export class Follower {
   private lastSent: number;
-  /** Entries that follow `lastSent` without a gap, ready to send. */
-  private pending: TimelineEntry[] = [];
-  /** The weight of `pending`. */
-  private buffered = 0;
+  /** Entries that follow `lastSent` without a gap, ready to send, in the isolate's budget. */
+  private readonly pending = new PendingEntries();
   /** The last read stopped at its limit: more entries wait in D1. */
   private more = false;
   /** The highest `seq` known to exist. */
@@ -140,13 +124,16 @@ export class Follower {
     this.ended = ended;
   }
 
-  /** What to send next; `idle` after `idleMs` with nothing new. */
+  /** What to send next (the last step is written: ./follow-pending.ts); `idle` after `idleMs` with nothing new. */
   async next(idleMs: number): Promise<FollowStep> {
+    this.pending.sent();
     for (;;) {
-      if (this.closed) return { kind: "lost" };
+      if (this.endIfDropped() || this.closed) return { kind: "lost" };
       if (this.pending.length) {
         if (!(await this.mayStillSend())) return { kind: "lost" };
-        return { kind: "entries", entries: this.takeStep() };
+        const entries = this.pending.takeStep();
+        this.lastSent = (entries[entries.length - 1] as TimelineEntry).seq;
+        return { kind: "entries", entries };
       }
       if (this.resync && this.subscription) {
         await this.readMissed();
@@ -176,26 +163,26 @@ export class Follower {
     this.access.stop();
     this.subscription?.close();
     this.subscription = null;
-    this.pending = [];
-    this.buffered = 0;
+    this.pending.close();
     this.wakeup.ring();
     this.ended?.();
   }
 
-  /** The next step's entries out of `pending`: they count as sent from here. */
-  private takeStep(): TimelineEntry[] {
-    let weight = 0;
-    let n = 0;
-    while (n < this.pending.length && n < FOLLOW_CHUNK) {
-      const next = entryWeight(this.pending[n] as TimelineEntry);
-      if (n > 0 && weight + next > STEP_BOUND) break;
-      weight += next;
-      n++;
-    }
-    const entries = this.pending.splice(0, n);
-    this.buffered -= weight;
-    this.lastSent = (entries[entries.length - 1] as TimelineEntry).seq;
-    return entries;
+  /**
+   * Ends the stream when another stream of the isolate took its place in the budget (its entries
+   * are already let go, unsent): true when it ended. Asked at each of the stream's own events (a
+   * message of its feed, its client's read, its heartbeat: the route's), since the drop happened
+   * in another request, which may not touch this one's sockets.
+   */
+  endIfDropped(): boolean {
+    if (!this.pending.dropped || this.closed) return false;
+    this.ctx.log.info("a live stream was over its share of the isolate's buffer budget; the stream ends", {
+      deployment_id: this.deployment.id,
+      last_sent: this.lastSent,
+      budget: isolateStreamBuffers.usage(),
+    });
+    this.close();
+    return true;
   }
 
   /** Whether the stream may send (and the follower is still open); a stream no longer allowed ends. */
@@ -204,12 +191,14 @@ export class Follower {
     return !this.closed;
   }
 
-  /** D1 rows (up to FOLLOW_CHUNK + 1) after `lastSent` become pending. */
+  /**
+   * D1 rows (up to FOLLOW_CHUNK + 1) after `lastSent` become pending, as many as the budget allows
+   * (./follow-pending.ts); the rest is read again once these are sent.
+   */
   private take(entries: TimelineEntry[]): void {
-    this.more = entries.length > FOLLOW_CHUNK;
-    this.pending = entries.slice(0, FOLLOW_CHUNK);
-    this.buffered = this.pending.reduce((sum, entry) => sum + entryWeight(entry), 0);
-    const last = this.pending[this.pending.length - 1];
+    const kept = this.pending.fill(entries.slice(0, FOLLOW_CHUNK));
+    this.more = entries.length > kept;
+    const last = this.pending.last();
     // Nothing there: whatever was announced is not (or no longer) in D1; stop looking for it.
     this.knownLast = last ? Math.max(this.knownLast, last.seq) : this.lastSent;
   }
@@ -252,7 +241,7 @@ export class Follower {
     if (this.resubscribes > RESUBSCRIBES) return false;
     let first = true;
     try {
-      this.subscription = await subscribeFeed(this.ctx.deploymentFeeds, this.deployment.id, {
+      const subscription = await subscribeFeed(this.ctx.deploymentFeeds, this.deployment.id, {
         message: (message) => {
           this.onMessage(message, first);
           first = false;
@@ -264,6 +253,12 @@ export class Follower {
           this.wakeup.ring();
         },
       });
+      // Ended while it subscribed (its time, its place, its access): the socket goes at once.
+      if (this.closed) {
+        subscription.close();
+        return false;
+      }
+      this.subscription = subscription;
       return true;
     } catch (err) {
       this.ctx.log.error("could not follow the deployment's feed", {
@@ -276,6 +271,7 @@ export class Follower {
 
   /** `first`: the subscription's first message, the feed's state rather than a change. */
   private onMessage(message: FeedMessage, first: boolean): void {
+    if (this.endIfDropped()) return;
     if (message.deleted) {
       // Deleted with its project: the stream ends without `end`; the client's reconnection is 404.
       this.close();
@@ -289,19 +285,18 @@ export class Follower {
     this.knownLast = Math.max(this.knownLast, message.last_seq);
     for (const entry of message.entries ?? []) {
       if (entry.seq !== this.lastSent + this.pending.length + 1) continue;
-      const weight = entryWeight(entry);
-      if (this.buffered + weight > BUFFER_BOUND) {
-        // The client has not taken what it was sent; it resumes from D1 with `Last-Event-ID`.
+      if (!this.pending.push(entry)) {
+        // The client has not taken what it was sent, and this stream may hold no more (its bound,
+        // or its share of the isolate's budget): it resumes from D1 with `Last-Event-ID`.
         this.ctx.log.info("a live stream's client fell behind; the stream ends", {
           deployment_id: this.deployment.id,
           last_sent: this.lastSent,
-          buffered: this.buffered,
+          buffered: this.pending.held,
+          budget: isolateStreamBuffers.usage(),
         });
         this.close();
         return;
       }
-      this.pending.push(entry);
-      this.buffered += weight;
     }
     if (message.status && isFinal(message.status) && !this.final) {
       this.final = { deployment: message.deployment ?? null };

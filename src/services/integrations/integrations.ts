@@ -29,6 +29,7 @@ import { authorizedLookup, loadProject, projectLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { guardedPage, runLookup } from "../lookup";
 import { ifMatchGuard, unchangedSince, writeLatest } from "../preconditions";
+import { storedUrl } from "../stored-url";
 import { newSealedSecret } from "./secrets";
 
 /** Whether http:// and private hosts are allowed (ALLOW_INSECURE_WEBHOOKS, local only). */
@@ -75,11 +76,13 @@ export function fullConfiguration(given?: ConfigurationInput | null): Notificati
   return out;
 }
 
-/** The URL as it is stored: parsed and normalized (`new URL(u).href`, API_CONTRACT §17). */
+/**
+ * The URL as it is stored: a receiver's (src/webhooks/url-guard.ts), without credentials (§33,
+ * ../stored-url.ts), parsed and normalized (`new URL(u).href`, API_CONTRACT §17).
+ */
 export function allowedUrl(url: string, policy: UrlPolicy): string {
-  const check = checkWebhookUrl(url, policy);
-  if (!check.ok) throw badInput("The webhook URL is not allowed.", [{ path: "url", message: check.reason }]);
-  return check.url.href;
+  const rule = (raw: string) => checkWebhookUrl(raw, policy);
+  return storedUrl("url", url, rule, "The webhook URL is not allowed.").href;
 }
 
 /** The public create (contributor or above) — `type` is limited to `webhook` by the route schema. */

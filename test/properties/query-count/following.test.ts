@@ -8,13 +8,13 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import { postLogs, reportOk } from "../../helpers/engine";
 import { createDeployment, createProjectWithStack } from "../../helpers/factories";
-import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
+import { nextEntries, openStream, readToEnd, until } from "../../helpers/sse";
 import { type Counts, countingBindings, freshKey, measure } from "../../helpers/work-counts";
 
 describe("following a deployment (API_CONTRACT §19): a live stream and a wait", () => {
   const fresh = (): Counts => ({ d1Statements: 0, d1RoundTrips: 0, limiterCalls: 0, sessions: [] });
 
-  it("cost one D1 round trip and one subscription to open, then nothing: not while idle, not for the changes pushed to them, not to end", async () => {
+  it("cost one D1 round trip and one subscription to open, then no query: not while idle, not for the changes pushed to them, not to end", async () => {
     const { owner, environmentId, stack } = await createProjectWithStack();
     const deployment = await createDeployment(environmentId, [stack.id]);
     const key = await freshKey(owner.orgId, owner.accountId);
@@ -24,6 +24,7 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     const stream = await openStream(`/v1/deployments/${deployment.id}/timeline`, key, {}, async (req) =>
       createApp().fetch(req, countingBindings(streamCounts), createExecutionContext()),
     );
+    const openedAt = Date.now();
     await nextEntries(stream, 1);
     const waiting = measure(`/v1/deployments/${deployment.id}/wait?timeout=60`, key);
     // The lookup that authorizes it and the first entries in one batch; once they are sent, the
@@ -39,7 +40,13 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     expect((await nextEntries(stream, 2)).map((e) => e.seq)).toEqual([2, 3]);
     const done = await reportOk(deployment.id, { status: "succeeded" });
     expect((await readToEnd(stream)).end).toEqual(done);
-    expect(streamCounts).toMatchObject(opened);
+    const { placeCalls, ...rest } = streamCounts;
+    expect(rest).toMatchObject(opened);
+    // Its place among its key family's (§33): renewed every 5 s (a limiter call, no query), given back at the end.
+    const renewals = Math.floor((Date.now() - openedAt) / 5000);
+    expect(placeCalls?.renew).toBeGreaterThanOrEqual(renewals - 1);
+    expect(placeCalls?.renew).toBeLessThanOrEqual(renewals + 1);
+    await until("the place given back", async () => streamCounts.placeCalls?.release === 1);
 
     // The wait: its lookup, its subscription, and the final record pushed to it.
     expect(await waiting).toMatchObject({
@@ -61,7 +68,8 @@ describe("following a deployment (API_CONTRACT §19): a live stream and a wait",
     const streamed = await measure(`/v1/deployments/${deployment.id}/timeline`, key, {
       headers: { accept: "text/event-stream" },
     });
-    expect(streamed).toEqual({ ...once, d1Statements: 2 });
+    // Its place among its key family's (§33) is taken with the decision and given back as it ends.
+    expect(streamed).toEqual({ ...once, d1Statements: 2, placeCalls: { renew: 0, release: 1 } });
     expect(await measure(`/v1/deployments/${deployment.id}/wait`, key)).toEqual({ ...once, d1Statements: 1 });
   });
 });

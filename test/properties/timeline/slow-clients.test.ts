@@ -8,8 +8,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
+import { STREAM_BUFFER_BOUND as BUFFER_BOUND } from "../../../src/lib/stream-buffers";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
-import { BUFFER_BOUND, STEP_BOUND } from "../../../src/services/deployments/follow";
+import { entryWeight, STEP_BOUND } from "../../../src/services/deployments/follow-pending";
 import { request } from "../../helpers/api";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { deploymentOfStacks, postLogs, reportOk, timelineOf } from "../../helpers/engine";
@@ -80,7 +81,7 @@ describe("a stream whose client stops reading while the engine writes", () => {
 
     // The client reads on: what was queued before the end, then the close.
     const delivered = await drain(stream);
-    const deliveredWeight = delivered.reduce((sum, e) => sum + 200 + (e.message?.length ?? 0), 0);
+    const deliveredWeight = delivered.reduce((sum, e) => sum + entryWeight(e), 0);
     expect(deliveredWeight).toBeLessThanOrEqual(BUFFER_BOUND);
     expect(delivered.length).toBeLessThan(lines);
 
@@ -127,9 +128,10 @@ describe("what one step of a stream queues", () => {
       steps.push(decoder.decode(value).match(/^id: /gm)?.length ?? 0);
     }
     await reader.cancel();
-    // 301 entries (the first status, then 300 lines weighing 8,392 each), a step at most STEP_BOUND.
-    expect(Math.max(...steps)).toBeLessThanOrEqual(1 + Math.floor(STEP_BOUND / 8392));
-    expect(steps.length).toBeGreaterThanOrEqual(Math.ceil((300 * 8392) / STEP_BOUND));
+    // 301 entries (the first status, then 300 lines of 8,192 characters), a step at most STEP_BOUND.
+    const line = entryWeight(longLines(1, 1)[0] as unknown as TimelineEntry);
+    expect(Math.max(...steps)).toBeLessThanOrEqual(1 + Math.floor(STEP_BOUND / line));
+    expect(steps.length).toBeGreaterThanOrEqual(Math.ceil((300 * line) / STEP_BOUND));
   });
 });
 
