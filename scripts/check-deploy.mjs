@@ -10,7 +10,8 @@
 //   - docs/deploy.md's table names what wrangler.toml configures: every Durable Object binding
 //     and class, every queue and its producer binding, every cron and every migration tag;
 //   - it is built by scripts/build.mjs (code splitting) into a directory of its own, which wrangler
-//     uploads as it is (`no_bundle`, every module found, source maps);
+//     uploads as it is (`no_bundle`, every module found, source maps), weighing at most
+//     MAX_UPLOAD_GZIP_KIB gzip (the figure printed);
 //   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (its build, assets,
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
 //     scripts/deploy-secrets.mjs wrote from made-up values, one environment after the other; the
@@ -55,6 +56,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Packages the tests use and the Worker must not bundle, by their path in node_modules. */
 const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
+/**
+ * The most a deployed environment's upload may weigh, in KiB gzip as wrangler reports it ("Total
+ * Upload: … / gzip: …", every module gzipped together). Issue #46's and #80's goal is 200; the
+ * build is not there yet (bench/README.md, "Bundle": what weighs, and the levers left), so this
+ * bound is today's figure with room for the organization moves' code, and comes down with it.
+ */
+const MAX_UPLOAD_GZIP_KIB = 245;
+const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
 /** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
@@ -256,6 +265,12 @@ try {
         /env\.VARIABLES_KEY\b/.test(stdout),
       `wrangler deploy --dry-run --env ${env} builds${size ? ` (${size})` : ""}`,
       `\n${stdout}`,
+    );
+    const gzip = Number(/ gzip: ([\d.]+) KiB/.exec(size ?? "")?.[1]);
+    check(
+      gzip <= MAX_UPLOAD_GZIP_KIB,
+      `${env}: the upload is ${gzip} KiB gzip, at most ${MAX_UPLOAD_GZIP_KIB} (issue #80's goal: ${UPLOAD_GOAL_GZIP_KIB})`,
+      `over the bound by ${(gzip - MAX_UPLOAD_GZIP_KIB).toFixed(2)} KiB: bench/README.md, "Bundle", names what weighs`,
     );
     if (ok) {
       const meta = JSON.parse(readFileSync(join(root, "dist", env, "meta.json"), "utf8"));
