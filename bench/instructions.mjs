@@ -63,7 +63,7 @@ export async function build(w, vars) {
   const built = deploy("--outfile", w.bundle);
   [, w.kib, w.gzipKib] = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(built).map(Number);
   deploy("--outdir", w.modules);
-  w.vars = vars[w.vars ?? w.of ?? w.kind];
+  w.vars = vars[w.vars ?? w.of ?? (w.api ? "api" : w.kind)];
   Object.assign(w, { startupMs: [], start: [], first: { read: [], write: [] } });
   return w;
 }
