@@ -97,7 +97,7 @@ export function copyState(state, name) {
 
 /**
  * The wrangler.toml of a snapshot, in the temp dir, of the API (`src/`, wrangler.toml) or of a
- * bench Worker (`bench/<of>/`: `ladder`, `minimal`), named `name`: wrangler restarts a Worker whose
+ * bench Worker (`bench/<of>/`: `ladder`, `minimal`, `io`), named `name`: wrangler restarts a Worker whose
  * sources change, so a run must not serve the working tree. node_modules, scripts/ and dist/assets
  * (wrangler.toml's [build] and [assets]) are linked.
  * `countD1`: the API served through bench/count-d1.mjs, which counts its D1 queries.
@@ -122,9 +122,15 @@ export function snapshot(name, { countD1 = false, of = name } = {}) {
       toml = toml.replace(/^main = .*$/m, 'main = "entry.mjs"');
     }
     fs.writeFileSync(join(dir, "wrangler.toml"), toml);
-  } else fs.cpSync(join(root, "bench", of), dir, { recursive: true });
-  // The minimal floor resolves `zod` as the API does (its wrangler.toml [alias]).
-  if (of === "minimal")
+  } else {
+    fs.cpSync(join(root, "bench", of), dir, { recursive: true });
+    // What the floors share, which they import from `..` (and which resolves its packages there).
+    for (const file of ["floor.ts", "floor-io.ts"]) fs.cpSync(join(root, "bench", file), join(tmp, file));
+    if (!fs.existsSync(join(tmp, "node_modules")))
+      fs.symlinkSync(join(root, "node_modules"), join(tmp, "node_modules"));
+  }
+  // A floor built as the API is resolves `zod` as the API does (its wrangler.toml [alias]).
+  if (of !== "api" && /^\[alias\]$/m.test(fs.readFileSync(join(dir, "wrangler.toml"), "utf8")))
     fs.cpSync(join(root, "src", "lib", "zod"), join(dir, "src", "lib", "zod"), { recursive: true });
   buildDocsAssets();
   for (const link of ["node_modules", "scripts", "migrations"])
@@ -132,6 +138,49 @@ export function snapshot(name, { countD1 = false, of = name } = {}) {
   fs.mkdirSync(join(dir, "dist"));
   fs.symlinkSync(DOCS_ASSETS_DIR, join(dir, "dist", "assets"));
   return join(dir, "wrangler.toml");
+}
+
+/**
+ * The API snapshot in `dir` built as it deploys (wrangler.toml `[env.*]`: scripts/build.mjs) into
+ * `dir/dist/worker`, its top-level configuration (no environment's bindings) pointed at that build.
+ */
+export async function splitBuild(dir) {
+  const { buildWorker } = await import("../scripts/build.mjs");
+  await buildWorker(join(dir, "dist", "worker"), dir);
+  const config = join(dir, "wrangler.toml");
+  const toml = fs.readFileSync(config, "utf8");
+  const deployed = /^\[env\.production\]\n(?:[^[\n][^\n]*\n|\n)*/m.exec(toml)[0];
+  const keys = ["no_bundle", "find_additional_modules", "rules", "minify"].map((key) => {
+    const line = new RegExp(`^${key} = .*$`, "m").exec(deployed)?.[0];
+    if (!line) throw new Error(`wrangler.toml [env.production] has no ${key}`);
+    return line;
+  });
+  const main = ['main = "dist/worker/index.js"', 'base_dir = "dist/worker"', ...keys].join("\n");
+  fs.writeFileSync(config, toml.replace(/^main = .*$/m, main).replace(/^minify = true\n/m, ""));
+  return config;
+}
+
+/**
+ * The API of this tree and of the commit `base` (a git worktree; its own bench/lib.mjs makes its
+ * snapshot), each built as it deploys: `run({ this, base })` with each snapshot's wrangler.toml,
+ * then the worktree removed. For the scripts that pair two builds.
+ */
+export async function withBaseBuild(base, run) {
+  if (!base) throw new Error("BASE=<commit>: the build to pair this tree with");
+  const dir = join(tmp, "base");
+  execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: root, stdio: "ignore" });
+  fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+  try {
+    const baseLib = await import(join(dir, "bench", "lib.mjs"));
+    // A commit before bench/lib.mjs had splitBuild kept it in bench/split-build.mjs.
+    const split = baseLib.splitBuild ?? (await import(join(dir, "bench", "split-build.mjs"))).splitBuild;
+    const configs = { this: snapshot("api", {}), base: baseLib.snapshot("api", {}) };
+    await splitBuild(dirname(configs.this));
+    await split(dirname(configs.base));
+    return await run(configs);
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root });
+  }
 }
 
 /**

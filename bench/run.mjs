@@ -18,13 +18,12 @@ import { dirname } from "node:path";
 import autocannon from "autocannon";
 import * as lib from "./lib.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
-import { splitBuild } from "./split-build.mjs";
 
 const { env, spread } = lib;
 const [ROUNDS, SLICE, CONNECTIONS] = [env("ROUNDS", 5), env("SLICE", 3), env("CONNECTIONS", 10)];
 const [KEYS, MEMORY_SECONDS] = [env("KEYS_PER_TARGET", 20), env("MEMORY_SECONDS", 60)];
 const SETTLE_SECONDS = env("SETTLE_SECONDS", 62);
-// DEPLOYED=1: the API as it deploys (bench/split-build.mjs), not wrangler's one bundle.
+// DEPLOYED=1: the API as it deploys (bench/lib.mjs `splitBuild`), not wrangler's one bundle.
 const DEPLOYED = env("DEPLOYED", 0) === 1;
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
 const ADMIN = randomBytes(24).toString("hex");
@@ -45,7 +44,7 @@ async function main() {
     const config = lib.snapshot(kind, { countD1 });
     if (kind === "api" && DEPLOYED) {
       if (countD1) throw new Error("DEPLOYED=1 and a scenario that counts D1 queries: run them apart");
-      await splitBuild(dirname(config));
+      await lib.splitBuild(dirname(config));
     }
     servers[kind] = await new lib.Server(kind, config, lib.copyState(dir, kind), vars[kind]).start();
   }

@@ -29,7 +29,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /**
  * esbuild's options as wrangler bundles the API of the checkout `root` for `npm run dev`
  * (wrangler.toml: minified, no keep_names, the zod alias; workerd's conditions). The deployed build
- * adds splitting; bench/operation-builds.mjs bundles with them.
+ * adds splitting.
  */
 export const asWranglerBuilds = (root) => ({
   bundle: true,
@@ -69,12 +69,13 @@ export async function buildWorker(target, tree = root) {
     write: false,
     metafile: true,
   });
+  const outputs = plainNames(result);
   const entry = join(outdir, "index.js");
   const isEntry = (file) => file.path === entry || file.path === `${entry}.map`;
   const files = [
-    ...result.outputFiles.filter((file) => !isEntry(file)),
+    ...outputs.filter((file) => !isEntry(file)),
     // The entry's map, then the entry, then what describes them.
-    ...result.outputFiles.filter(isEntry).sort((a, b) => b.path.length - a.path.length),
+    ...outputs.filter(isEntry).sort((a, b) => b.path.length - a.path.length),
     { path: join(outdir, "meta.json"), contents: new TextEncoder().encode(JSON.stringify(result.metafile)) },
   ];
   const written = new Set();
@@ -96,6 +97,37 @@ export async function buildWorker(target, tree = root) {
     if (/\.js(\.map)?$/.test(path) && !written.has(path)) rmSync(path, { force: true });
   }
   return result.metafile;
+}
+
+/**
+ * The build's outputs with each module's name made plain: its 8-character content hash
+ * (`chunk-6GQEKHAE.js`, `getProject-C4DUUCCF.js`) replaced by a count of the same length
+ * (`chunk-0000000A.js`, `getProject-00000000.js`), in every import, source map comment and the
+ * metafile (`result.metafile`, rewritten). The upload is gzipped whole (wrangler's figure, issue
+ * #80), and every chunk imports tens of others by name: random names are most of what those
+ * imports cost, 4 KiB of the gzip. Of the same length, every line keeps its columns, so the
+ * source maps hold as they are; the modules are uploaded anew on every deploy, so no name needs
+ * to change with its content.
+ */
+function plainNames(result) {
+  const hashed = /([\w$]+)-([A-Z0-9]{8})\.js\b/g;
+  const names = new Map();
+  const counts = new Map();
+  const paths = result.outputFiles.map((file) => file.path).filter((path) => path.endsWith(".js"));
+  for (const path of paths.sort()) {
+    const match = /([\w$]+)-([A-Z0-9]{8})\.js$/.exec(path);
+    if (!match) continue;
+    const n = counts.get(match[1]) ?? 0;
+    counts.set(match[1], n + 1);
+    names.set(match[0], `${match[1]}-${n.toString(36).toUpperCase().padStart(8, "0")}.js`);
+  }
+  const plain = (text) => text.replace(hashed, (name) => names.get(name) ?? name);
+  result.metafile = JSON.parse(plain(JSON.stringify(result.metafile)));
+  return result.outputFiles.map((file) => {
+    const path = plain(file.path);
+    if (!file.path.endsWith(".js")) return { path, contents: file.contents };
+    return { path, contents: new TextEncoder().encode(plain(file.text)) };
+  });
 }
 
 if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(process.argv[1])) {

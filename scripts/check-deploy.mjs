@@ -10,7 +10,8 @@
 //   - docs/deploy.md's table names what wrangler.toml configures: every Durable Object binding
 //     and class, every queue and its producer binding, every cron and every migration tag;
 //   - it is built by scripts/build.mjs (code splitting) into a directory of its own, which wrangler
-//     uploads as it is (`no_bundle`, every module found, source maps);
+//     uploads as it is (`no_bundle`, every module found, source maps), weighing at most
+//     MAX_UPLOAD_GZIP_KIB gzip (the figure printed);
 //   - `wrangler deploy --dry-run --env <name> --secrets-file <file>` builds it (its build, assets,
 //     bindings; nothing is uploaded) as the deploy workflow deploys it, with a secrets file that
 //     scripts/deploy-secrets.mjs wrote from made-up values, one environment after the other; the
@@ -19,13 +20,13 @@
 //     reaches by static imports, from the build's esbuild metafile) holds no route module, no record schema,
 //     no part of the OpenAPI document and no part of the MCP server: those are loaded on first use
 //     (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static import
-//     would bring them all back into every start; nor any module of the heavy packages only some
-//     operations use (HEAVY_PACKAGES: `jose`, the OpenID Connect exchange's), which every new
-//     isolate would evaluate;
+//     would bring them all back into every start;
 //   - no read (GET) operation's module reaches a `*-writes.ts` module (the schemas of request
 //     bodies, kept apart from the records so that a first read builds none of them);
-//   - the build holds no module of the MCP SDK: a devDependency (the tests' client), not the
-//     Worker's, whose server is src/mcp/transport.ts (26 KiB gzip less for every isolate to compile).
+//   - the build holds no module of the MCP SDK or of jose: devDependencies (the tests' MCP client,
+//     and the tests' token signer), not the Worker's, whose MCP server is src/mcp/transport.ts and
+//     whose token verifier is src/services/oidc/jws.ts (26 and 6 KiB gzip less for every isolate to
+//     compile: workerd compiles every module it is given when the Worker starts).
 //   - served locally (`npm run dev -- --env staging`: the staging build, migrated and seeded), it
 //     serves the same /openapi.json as the source (scripts/openapi-json.ts), which builds every
 //     public operation, so every operation's chunk loads in workerd; and one request to each
@@ -54,12 +55,15 @@ import { environments, isPlaceholderId, readEnvironment as read } from "./wrangl
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Packages the tests use and the Worker must not bundle, by their path in node_modules. */
-const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
-/** Packages that only some operations use, which must never be part of a new isolate's start. */
-const HEAVY_PACKAGES = ["jose"];
-/** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
-const heavyModule = (path) =>
-  HEAVY_PACKAGES.some((name) => new RegExp(`(^|/)node_modules/${name}/`).test(path));
+const DEV_ONLY = /node_modules\/(@modelcontextprotocol|jose)\//;
+/**
+ * The most a deployed environment's upload may weigh, in KiB gzip as wrangler reports it ("Total
+ * Upload: … / gzip: …", every module gzipped together). Issue #46's and #80's goal is 200; the
+ * build is not there yet (bench/README.md, "Bundle": what weighs, and the levers left), so this
+ * bound is today's figure with room for the organization moves' code, and comes down with it.
+ */
+const MAX_UPLOAD_GZIP_KIB = 245;
+const UPLOAD_GOAL_GZIP_KIB = 200;
 
 const args = process.argv.slice(2);
 if (args[0] === "--ready") {
@@ -257,6 +261,12 @@ try {
       `wrangler deploy --dry-run --env ${env} builds${size ? ` (${size})` : ""}`,
       `\n${stdout}`,
     );
+    const gzip = Number(/ gzip: ([\d.]+) KiB/.exec(size ?? "")?.[1]);
+    check(
+      gzip <= MAX_UPLOAD_GZIP_KIB,
+      `${env}: the upload is ${gzip} KiB gzip, at most ${MAX_UPLOAD_GZIP_KIB} (issue #80's goal: ${UPLOAD_GOAL_GZIP_KIB})`,
+      `over the bound by ${(gzip - MAX_UPLOAD_GZIP_KIB).toFixed(2)} KiB: bench/README.md, "Bundle", names what weighs`,
+    );
     if (ok) {
       const meta = JSON.parse(readFileSync(join(root, "dist", env, "meta.json"), "utf8"));
       const built = Object.keys(meta.outputs)
@@ -271,12 +281,7 @@ try {
         `${env}: the upload is the build's ${built.length} modules (the entry and its chunks), nothing else`,
         `built ${built.length}, uploaded ${uploaded.length}: ${uploaded.filter((m) => !built.includes(m)).join(", ")}`,
       );
-      const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
-      check(
-        heavy.length === 0,
-        `${env}: a new isolate evaluates no module of ${HEAVY_PACKAGES.join(" or ")} before its first request`,
-        `${heavy.length} reached by static imports from src/index.ts, among them ${heavy.slice(0, 5).join(", ")}`,
-      );
+      const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
       check(
         eager.length === 0 && deferred > 0,
         `${env}: a new isolate evaluates no route, record schema, document or MCP module before its first request ` +
@@ -292,7 +297,7 @@ try {
       const devOnly = Object.keys(meta.inputs).filter((path) => DEV_ONLY.test(path));
       check(
         devOnly.length === 0,
-        `${env}: the bundle holds no module of the MCP SDK (the tests' client, not the Worker's)`,
+        `${env}: the bundle holds no module of the MCP SDK or jose (the tests', not the Worker's)`,
         `bundled: ${devOnly.join(", ")}`,
       );
     }
@@ -521,8 +526,7 @@ function readsBuildingBodies(inputs) {
 
 /**
  * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
- * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
- * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
+ * and how many of them the bundle holds behind a dynamic import (`deferred`).
  */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
@@ -538,7 +542,6 @@ function startupModules(inputs, entry) {
   }
   return {
     eager: [...reached].filter(deferredKind),
-    heavy: [...reached].filter(heavyModule),
     deferred: Object.keys(inputs).filter((path) => deferredKind(path) && !reached.has(path)).length,
   };
 }

@@ -21,45 +21,17 @@
  *   PATCH /write/entry/{id}        → the same, the batch also inserting a numbered timeline entry
  *   PATCH /write/timeline/{id}     → that, then an RPC to an object per deployment (the feed's notify)
  */
-import { DurableObject } from "cloudflare:workers";
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { CREATE_PROJECT, counter, type FloorEnv, floorRoutes, newId } from "../floor-io";
 
-type Env = {
-  DB: D1Database;
-  COUNTER: DurableObjectNamespace<Counter>;
-  EVENTS: Queue;
-  ORG_ID: string;
-  ACCOUNT_ID: string;
-};
+export { Counter } from "../floor-io";
+
+type Env = FloorEnv & { EVENTS: Queue };
 type Row = Record<string, unknown>;
 
-/** A per-key counter: the stand-in for the API's per-key RateLimiter object. */
-export class Counter extends DurableObject<Env> {
-  private ready = false;
-  hit(): number {
-    const sql = this.ctx.storage.sql;
-    if (!this.ready) sql.exec("CREATE TABLE IF NOT EXISTS hits (k INTEGER PRIMARY KEY, n INTEGER NOT NULL)");
-    this.ready = true;
-    return sql
-      .exec<{ n: number }>(
-        "INSERT INTO hits (k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n",
-      )
-      .one().n;
-  }
-}
-
-const counter = (env: Env, request: Request) =>
-  env.COUNTER.get(env.COUNTER.idFromName(request.headers.get("x-api-key") ?? "anonymous")).hit();
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-const newId = () => crypto.randomUUID().replaceAll("-", "");
 
-/** The three INSERTs of `POST /v1/projects`: the write rung's batch, and the floor write's. */
-const CREATE_PROJECT = [
-  "INSERT INTO projects (id, org_id, name, name_key, description, icon, repo_id, default_environment_id, connection_status, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, ?, 'connected', ?, ?)",
-  "INSERT INTO environments (id, project_id, name, created_at) VALUES (?, ?, 'production', ?)",
-  "INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (?, ?, ?, 'owner', ?)",
-] as const;
 /** Every statement of the plain rungs, prepared once per isolate. */
 const prepare = (db: D1Database) => ({
   project: db.prepare("SELECT * FROM projects WHERE id = ?"),
@@ -82,75 +54,7 @@ let statements: ReturnType<typeof prepare> | undefined;
 const prepared = (db: D1Database) => (statements ??= prepare(db));
 
 const floor = new OpenAPIHono<{ Bindings: Env }>();
-const Project = z.object({
-  id: z.string(),
-  org_id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  icon: z.string().nullable(),
-  repo_id: z.string().nullable(),
-  default_environment_id: z.string(),
-  connection_status: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-const FIELDS = Object.keys(Project.shape) as (keyof z.infer<typeof Project>)[];
-floor.openapi(
-  createRoute({
-    method: "get",
-    path: "/floor/projects/{id}",
-    request: {
-      params: z.object({ id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{22}$/) }),
-      headers: z.object({ "x-d1-bookmark": z.string().optional() }),
-    },
-    responses: {
-      200: { content: { "application/json": { schema: Project } }, description: "The project." },
-      404: { description: "No such project." },
-    },
-  }),
-  async (c) => {
-    await counter(c.env, c.req.raw);
-    const session = c.env.DB.withSession(c.req.valid("header")["x-d1-bookmark"] ?? "first-unconstrained");
-    const row = await session
-      .prepare("SELECT * FROM projects WHERE id = ?")
-      .bind(c.req.valid("param").id)
-      .first<z.infer<typeof Project>>();
-    c.header("x-d1-bookmark", session.getBookmark() ?? "");
-    if (!row) return c.json({ code: "not_found" }, 404);
-    return c.json(Object.fromEntries(FIELDS.map((k) => [k, row[k]])) as z.infer<typeof Project>, 200);
-  },
-);
-floor.openapi(
-  createRoute({
-    method: "post",
-    path: "/floor/projects",
-    request: {
-      body: {
-        content: { "application/json": { schema: z.object({ name: z.string().min(1).max(100) }) } },
-        required: true,
-      },
-    },
-    responses: {
-      201: { content: { "application/json": { schema: Project } }, description: "The project." },
-    },
-  }),
-  async (c) => {
-    const { name } = c.req.valid("json");
-    await counter(c.env, c.req.raw);
-    const session = c.env.DB.withSession("first-primary");
-    const [now, id, environment] = [new Date().toISOString(), newId(), newId()];
-    const { ORG_ID: org, ACCOUNT_ID: account } = c.env;
-    await session.batch([
-      session.prepare(CREATE_PROJECT[0]).bind(id, org, name, name.toLowerCase(), environment, now, now),
-      session.prepare(CREATE_PROJECT[1]).bind(environment, id, now),
-      session.prepare(CREATE_PROJECT[2]).bind(newId(), id, account, now),
-    ]);
-    c.header("x-d1-bookmark", session.getBookmark() ?? "");
-    const made = { id, org_id: org, name, description: null, icon: null, repo_id: null };
-    const rest = { default_environment_id: environment, connection_status: "connected" };
-    return c.json({ ...made, ...rest, created_at: now, updated_at: now }, 201);
-  },
-);
+floorRoutes(floor, "/floor/projects", 3);
 floor.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "floor", version: "1" } });
 
 export default {

@@ -1,7 +1,7 @@
 /**
  * What creates a deployment and reports its progress (API_CONTRACT §9, §23): the engine's create
  * and report, the API's create. Apart from the record (./deployment.ts), which every deployment
- * operation builds: a read builds none of these (`node bench/operation-builds.mjs`); a redeploy's
+ * operation builds: a read builds none of these (`npm run check:deploy` holds it); a redeploy's
  * and a promotion's options are ./promotion-writes.ts.
  */
 import { z } from "@hono/zod-openapi";
