@@ -20,13 +20,13 @@
 //     reaches by static imports, from the build's esbuild metafile) holds no route module, no record schema,
 //     no part of the OpenAPI document and no part of the MCP server: those are loaded on first use
 //     (src/http/operations.ts, src/openapi/routes.ts, src/mcp/server.ts), and one static import
-//     would bring them all back into every start;
+//     would bring them all back into every start; nor any module of the heavy packages only some
+//     operations use (HEAVY_PACKAGES: `jose`, the OpenID Connect exchange's), which every new
+//     isolate would evaluate;
 //   - no read (GET) operation's module reaches a `*-writes.ts` module (the schemas of request
 //     bodies, kept apart from the records so that a first read builds none of them);
-//   - the build holds no module of the MCP SDK or of jose: devDependencies (the tests' MCP client,
-//     and the tests' token signer), not the Worker's, whose MCP server is src/mcp/transport.ts and
-//     whose token verifier is src/services/oidc/jws.ts (26 and 6 KiB gzip less for every isolate to
-//     compile: workerd compiles every module it is given when the Worker starts).
+//   - the build holds no module of the MCP SDK: a devDependency (the tests' client), not the
+//     Worker's, whose server is src/mcp/transport.ts (26 KiB gzip less for every isolate to compile).
 //   - served locally (`npm run dev -- --env staging`: the staging build, migrated and seeded), it
 //     serves the same /openapi.json as the source (scripts/openapi-json.ts), which builds every
 //     public operation, so every operation's chunk loads in workerd; and one request to each
@@ -55,7 +55,7 @@ import { environments, isPlaceholderId, readEnvironment as read } from "./wrangl
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Packages the tests use and the Worker must not bundle, by their path in node_modules. */
-const DEV_ONLY = /node_modules\/(@modelcontextprotocol|jose)\//;
+const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
 /**
  * The most a deployed environment's upload may weigh, in KiB gzip as wrangler reports it ("Total
  * Upload: … / gzip: …", every module gzipped together). Issue #46's and #80's goal is 200; the
@@ -64,6 +64,11 @@ const DEV_ONLY = /node_modules\/(@modelcontextprotocol|jose)\//;
  */
 const MAX_UPLOAD_GZIP_KIB = 245;
 const UPLOAD_GOAL_GZIP_KIB = 200;
+/** Packages that only some operations use, which must never be part of a new isolate's start. */
+const HEAVY_PACKAGES = ["jose"];
+/** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
+const heavyModule = (path) =>
+  HEAVY_PACKAGES.some((name) => new RegExp(`(^|/)node_modules/${name}/`).test(path));
 
 const args = process.argv.slice(2);
 if (args[0] === "--ready") {
@@ -281,7 +286,12 @@ try {
         `${env}: the upload is the build's ${built.length} modules (the entry and its chunks), nothing else`,
         `built ${built.length}, uploaded ${uploaded.length}: ${uploaded.filter((m) => !built.includes(m)).join(", ")}`,
       );
-      const { eager, deferred } = startupModules(meta.inputs, "src/index.ts");
+      const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
+      check(
+        heavy.length === 0,
+        `${env}: a new isolate evaluates no module of ${HEAVY_PACKAGES.join(" or ")} before its first request`,
+        `${heavy.length} reached by static imports from src/index.ts, among them ${heavy.slice(0, 5).join(", ")}`,
+      );
       check(
         eager.length === 0 && deferred > 0,
         `${env}: a new isolate evaluates no route, record schema, document or MCP module before its first request ` +
@@ -297,7 +307,7 @@ try {
       const devOnly = Object.keys(meta.inputs).filter((path) => DEV_ONLY.test(path));
       check(
         devOnly.length === 0,
-        `${env}: the bundle holds no module of the MCP SDK or jose (the tests', not the Worker's)`,
+        `${env}: the bundle holds no module of the MCP SDK (the tests' client, not the Worker's)`,
         `bundled: ${devOnly.join(", ")}`,
       );
     }
@@ -526,7 +536,8 @@ function readsBuildingBodies(inputs) {
 
 /**
  * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
- * and how many of them the bundle holds behind a dynamic import (`deferred`).
+ * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
+ * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
  */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
@@ -542,6 +553,7 @@ function startupModules(inputs, entry) {
   }
   return {
     eager: [...reached].filter(deferredKind),
+    heavy: [...reached].filter(heavyModule),
     deferred: Object.keys(inputs).filter((path) => deferredKind(path) && !reached.has(path)).length,
   };
 }

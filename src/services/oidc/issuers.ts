@@ -19,10 +19,9 @@
  *   request's time (a Worker awaits its fetches without blocking other requests).
  * - What failed is thrown as an `IssuerFailure` naming the check (./verify.ts answers it).
  */
-
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { setBounded } from "../../lib/bounded-map";
 import { checkIssuerUrl, checkKeySetUrl, discoveryUrl, type IssuerUrlPolicy } from "./issuer-url";
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "./jws";
 
 export const FETCH_TIMEOUT_MS = 4_000;
 /** How long a discovery document is kept. */
@@ -47,7 +46,7 @@ export class IssuerFailure extends Error {
 type Discovered = { jwksUri: string; keys: JWTVerifyGetKey; until: number };
 const issuers = new Map<string, Discovered>();
 
-/** The issuer's key set (./jws.ts's key resolver), from the isolate's cache or its discovery document. */
+/** The issuer's key set (jose's key resolver), from the isolate's cache or its discovery document. */
 export async function issuerKeys(issuer: string, policy: IssuerUrlPolicy): Promise<JWTVerifyGetKey> {
   const cacheKey = `${policy.allowInsecure ? "insecure" : "secure"} ${issuer}`;
   const now = Date.now();
@@ -71,9 +70,9 @@ export function forgetIssuers(): void {
 }
 
 /**
- * The key resolver of the key set at `jwksUri` (./jws.ts's, for `jwtVerify`), kept per isolate: its
+ * The key resolver of the key set at `jwksUri` (jose's, for `jwtVerify`), kept per isolate: its
  * last fetch (a set kept KEY_SET_MAX_AGE_MS), and when an unknown `kid` last fetched it again.
- * Only values are shared between requests, never a pending fetch. Failures throw ./jws.ts's errors,
+ * Only values are shared between requests, never a pending fetch. Failures throw jose's errors,
  * which ./verify.ts names: JWKSTimeout, JWKSInvalid (not a JWK set), JWKSNoMatchingKey, and a
  * JOSEError for a set that could not be fetched or read.
  */
@@ -102,7 +101,7 @@ function remoteKeySet(jwksUri: string): JWTVerifyGetKey {
   };
 }
 
-/** The key set at `jwksUri`, fetched now and read (./jws.ts's errors: see `remoteKeySet`). */
+/** The key set at `jwksUri`, fetched now and read (jose's errors: see `remoteKeySet`). */
 async function fetchKeySet(jwksUri: string): Promise<JWTVerifyGetKey> {
   let res: Response;
   try {
@@ -163,7 +162,7 @@ async function discover(issuer: string, policy: IssuerUrlPolicy): Promise<string
 
 /**
  * `fetch` that follows no redirect and hands back a body of at most MAX_DOCUMENT_BYTES (a larger
- * one is a failure, read no further): the key set is read whole.
+ * one is a failure, read no further): jose's key set reads the body whole.
  */
 async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
   const res = await fetch(url, { ...init, redirect: "manual" });

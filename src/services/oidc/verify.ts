@@ -1,6 +1,6 @@
 /**
  * The checks an ID token passes before a trust exchanges it (API_CONTRACT §27). The JWS itself is
- * ./jws.ts's to read and verify (jose's checks, in Web Crypto); this module says what is allowed
+ * jose's to read and verify (no parsing or signature code here); this module says what is allowed
  * and turns every failure into `401 unauthenticated` whose message names the check that failed,
  * and nothing else (not the token, its claims' values, the issuer's answer or the trust's patterns).
  *
@@ -8,13 +8,13 @@
  * 1. the form: three base64url parts, a protected header of at most MAX_HEADER_CHARS that is a
  *    JSON object (a header grown huge or deeply nested ends here), `alg` `RS256` or `ES256` (`none`,
  *    `HS256` — an HMAC keyed with the issuer's public key — and every other is refused before any
- *    key is looked at; ./jws.ts checks `algorithms` again);
+ *    key is looked at; jose checks `algorithms` again);
  * 2. the signature, by a key of the issuer's own key set (./issuers.ts; the one its `kid` names, or
  *    for a token naming none each key of its `alg` in turn; the token's `jku`, `x5u`,
- *    `jwk` and `x5c` headers are never used), and ./jws.ts's claim checks: `iss` equal to the trust's
+ *    `jwk` and `x5c` headers are never used), and jose's claim checks: `iss` equal to the trust's
  *    issuer, `aud` equal to or containing its audience, `nbf` at most 60 s ahead, and the presence
  *    of `exp` and `jti`;
- * 3. what those leave to their caller: `exp` in the future (the tolerance serves `nbf` only),
+ * 3. what jose leaves to its caller: `exp` in the future (jose's tolerance serves `nbf` only),
  *    `iat` (when present) at most 60 s ahead, `exp` at most 24 h after `iat` (after the exchange
  *    for a token without one: no token is taken that lives longer), a non-empty string `jti`, a
  *    string `sub` when present, and every condition met (./conditions.ts).
@@ -22,11 +22,6 @@
  * "where present" (`oidc.subject` null without it), so neither is required here either.
  */
 
-import { ApiError } from "../../errors";
-import { TOKEN_MAX_LENGTH } from "../../lib/id-token";
-import { unmetCondition } from "./conditions";
-import type { IssuerUrlPolicy } from "./issuer-url";
-import { IssuerFailure, issuerKeys } from "./issuers";
 import {
   decodeProtectedHeader,
   errors,
@@ -34,7 +29,12 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
   jwtVerify,
-} from "./jws";
+} from "jose";
+import { ApiError } from "../../errors";
+import { TOKEN_MAX_LENGTH } from "../../lib/id-token";
+import { unmetCondition } from "./conditions";
+import type { IssuerUrlPolicy } from "./issuer-url";
+import { IssuerFailure, issuerKeys } from "./issuers";
 
 export const ALGORITHMS = ["RS256", "ES256"];
 /** How far in the future `iat` and `nbf` may be (§27). */
@@ -134,7 +134,7 @@ const MAX_KEYS_TRIED = 16;
 /** A token without `kid` under a set of more than MAX_KEYS_TRIED keys of its `alg`. */
 class KidNeeded extends Error {}
 
-/** ./jws.ts's failures of the token itself, whichever key verifies it (`verifyByAnyKey`). */
+/** jose's failures of the token itself, whichever key verifies it (`verifyByAnyKey`). */
 const TOKEN_FAILURES = [
   errors.JWTClaimValidationFailed,
   errors.JWTExpired,
@@ -144,7 +144,7 @@ const TOKEN_FAILURES = [
 ];
 
 /**
- * ./jws.ts's `jwtVerify`, where a token that names no `kid` under a set holding several keys of its
+ * jose's `jwtVerify`, where a token that names no `kid` under a set holding several keys of its
  * `alg` is verified by each of them in turn: §27 asks that it be signed "by a key of the trust's
  * issuer", not that it name which. A failure of the key (its signature does not verify, it does
  * not fit the `alg`) moves on to the next; one of the token (its claims, its form) is the answer.
@@ -182,7 +182,7 @@ const CLAIM_MESSAGES: Record<string, string> = {
   exp: "The token has expired (`exp`).",
 };
 
-/** The check an error of ./jws.ts (jose's names) stands for, as a message. */
+/** The check a jose error stands for, as a message. */
 function joseFailure(err: unknown): string {
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.reason === "missing") return `The token has no \`${err.claim}\` claim.`;
