@@ -60,9 +60,10 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * The most a deployed environment's upload may weigh, in KiB gzip as wrangler reports it ("Total
  * Upload: … / gzip: …", every module gzipped together). Issue #46's and #80's goal is 200; the
  * build is not there yet (bench/README.md, "Bundle": what weighs, and the levers left), so this
- * bound is today's figure with room for the organization moves' code, and comes down with it.
+ * bound is today's figure (254.0 with part five's §32 and §33, and jose kept) with a little room,
+ * and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 245;
+const MAX_UPLOAD_GZIP_KIB = 258;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
