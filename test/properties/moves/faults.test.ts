@@ -1,10 +1,12 @@
 /**
- * API_CONTRACT §32 under faults: a crash after any step of a move (each step then runs twice), its
- * object killed mid-move, a target that refuses every write, a directory that refuses the switch.
+ * API_CONTRACT §32 under faults: a crash after any step of a move (each step then runs twice: what
+ * a kill of its object at any point amounts to, since its progress is saved after every step), a
+ * target that refuses every write, a directory that refuses the switch. (Killing the object itself
+ * with `state.abort` mid-run left the shared test runtime's isolate broken for later tests.)
  * A move that completes reads as the organization did, with one `internal.completeMove`; one that
  * fails leaves it whole where it was and `to` holding none of its rows.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
 import { recordMove } from "../../../src/services/moves/moves";
@@ -16,7 +18,6 @@ import { captureLogs } from "../../helpers/logs";
 import {
   auditActions,
   injectFault,
-  moveObject,
   orgRowsIn,
   readAll,
   readMove,
@@ -97,29 +98,6 @@ describe("a move under faults", () => {
       expect(await internalOk("GET", `/orgs/${w.org.id}`)).toMatchObject({ database: to });
     }, 60_000);
   }
-
-  it("its object killed again and again mid-move: it resumes where its last step ended and completes once", async () => {
-    const w = await world("DB");
-    const before = await readAll(w.owner, w.paths);
-    const move = await startMove(w.org.id, "DB_ORG_2");
-    let kills = 0;
-    for (let i = 0; i < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 40));
-      await expect(
-        runInDurableObject(moveObject(move.id), (_instance, state) => state.abort("killed by the test")),
-      ).rejects.toThrow("killed by the test");
-      kills++;
-    }
-    expect(kills).toBe(2);
-    // A killed alarm is run again by the runtime; the cron's sweep wakes a move whose alarm was lost.
-    await moveObject(move.id).start(move);
-    const done = await waitForMove(move.id);
-    expect(done.state).toBe("completed");
-    expect(await readAll(w.owner, w.paths)).toEqual(before);
-    const entries = await auditActions(w.owner);
-    expect(countOf(entries, "internal.completeMove")).toBe(1);
-    expect(await orgRowsIn("DB", w.org.id)).toEqual(leftIn("DB"));
-  }, 60_000);
 
   it("a target that refuses every write: the move fails, undone; the organization whole where it was, `to` empty of it", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
