@@ -43,6 +43,7 @@ export async function handleEventsBatch(
       database: databaseOf(message),
       ...(exec ? { waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) } : {}),
     });
+  const wakes: Wakes = new Map();
   const handle = batch.queue === DEAD_LETTER_QUEUE ? handleDeadLetter : handleMessage;
   await Promise.all(
     batch.messages.map(async (message) => {
@@ -57,7 +58,7 @@ export async function handleEventsBatch(
         message.retry();
         return;
       }
-      await handle(ctx, message);
+      await handle(ctx, message, wakes);
     }),
   );
 }
@@ -96,7 +97,26 @@ async function fanout(ctx: ServiceContext, eventId: string, again: boolean): Pro
   }
 }
 
-async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
+/**
+ * A batch's wake-ups of audit streams, by database and organization: every request that writes an
+ * entry sends one message, so a batch often holds several for one organization, and its streams
+ * are woken once for all of them (one read of its streams, one call to each stream's object). The
+ * messages share the outcome: acknowledged together, or retried together.
+ */
+type Wakes = Map<string, Promise<number>>;
+
+function wakeOnce(ctx: ServiceContext, orgId: string, wakes: Wakes | undefined): Promise<number> {
+  if (!wakes) return wakeOrgStreams(ctx, orgId);
+  const key = `${ctx.database}/${orgId}`;
+  let wake = wakes.get(key);
+  if (!wake) {
+    wake = wakeOrgStreams(ctx, orgId);
+    wakes.set(key, wake);
+  }
+  return wake;
+}
+
+async function handleMessage(ctx: ServiceContext, message: Message<unknown>, wakes?: Wakes): Promise<void> {
   const body = message.body as QueueMessage | undefined;
   try {
     switch (body?.kind) {
@@ -110,7 +130,7 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
         return;
       case "audit.streams":
         // The organization's log grew while it has a stream on: each stream's object sends.
-        await wakeOrgStreams(ctx, body.org_id);
+        await wakeOnce(ctx, body.org_id, wakes);
         message.ack();
         return;
       case "webhook.deliver": {

@@ -1,0 +1,56 @@
+/**
+ * API_CONTRACT §30, what wakes a stream: each request that writes an entry sends one
+ * `audit.streams` message, so a queue batch often holds several for one organization. The consumer
+ * wakes that organization's streams once for all of them (one read of its streams), acknowledges
+ * them together, and still wakes every organization the batch names. Through the Worker's queue
+ * handler, a recording D1 binding, the streams' objects and the local receiver.
+ */
+import { describe, expect, it } from "vitest";
+import type { AuditStreamsMessage } from "../../../src/services/events/queue";
+import {
+  createStream,
+  eventually,
+  readStream,
+  receiverBucket,
+  sequencesReceived,
+} from "../../helpers/audit-streams";
+import { recordingD1 } from "../../helpers/d1-trips";
+import { createOrgWithOwner } from "../../helpers/factories";
+import { allowTheLocalReceiver, runBatch } from "../../helpers/webhooks";
+
+allowTheLocalReceiver();
+
+const wake = (orgId: string): { body: AuditStreamsMessage } => ({
+  body: { kind: "audit.streams", org_id: orgId, database: "DB" },
+});
+const readsOfStreams = (trips: { sql: string[] }[]) =>
+  trips.filter((trip) => trip.sql.some((query) => /from "audit_streams"/i.test(query)));
+
+describe("waking an organization's streams from the queue", () => {
+  it("a batch's messages for one organization read its streams once, are all acknowledged, and every organization's streams send", async () => {
+    const [a, b] = [await createOrgWithOwner(), await createOrgWithOwner()];
+    const [inA, inB] = [receiverBucket(), receiverBucket()];
+    // `from: start`: each stream has at least its own creation's entry to send once woken.
+    const streamA = await createStream(a.owner, inA.url, { from: "start" });
+    const streamB = await createStream(b.owner, inB.url, { from: "start" });
+
+    const consumer = recordingD1();
+    const messages = [wake(a.owner.orgId), wake(a.owner.orgId), wake(b.owner.orgId), wake(a.owner.orgId)];
+    const run = await runBatch(messages, { env: consumer.env });
+
+    expect(run.result.explicitAcks.sort()).toEqual([...run.ids].sort());
+    expect(run.result.retryMessages).toEqual([]);
+    // One read of the streams per organization, not one per message (four messages, two organizations).
+    expect(readsOfStreams(consumer.trips)).toHaveLength(2);
+    for (const [caller, stream, bucket] of [
+      [a.owner, streamA, inA.bucket],
+      [b.owner, streamB, inB.bucket],
+    ] as const) {
+      const read = await eventually(
+        () => readStream(caller, stream.id),
+        (s) => s.pending === 0,
+      );
+      expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
+    }
+  });
+});
