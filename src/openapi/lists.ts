@@ -23,14 +23,19 @@ const published = (min: number, max: number) => ({
   maximum: max,
 });
 
+/** What a value that is not decimal digits (`-1`, `1.5`, `abc`, empty) is told, rather than zod's "received NaN". */
+const DIGITS = { error: "Expected a whole number written in decimal digits." };
+
 /** An optional query parameter of whole numbers from `min` to `max`, in decimal digits. */
 export const wholeNumber = (min: number, max: number) =>
-  z.preprocess(digitsOnly, z.coerce.number().int().min(min).max(max).optional()).openapi(published(min, max));
+  z
+    .preprocess(digitsOnly, z.coerce.number(DIGITS).int().min(min).max(max).optional())
+    .openapi(published(min, max));
 
 /** A page size from 1 to `max`, in decimal digits; `fallback` when absent. */
 export const pageLimit = (max: number, fallback: number) =>
   z
-    .preprocess(digitsOnly, z.coerce.number().int().min(1).max(max).default(fallback))
+    .preprocess(digitsOnly, z.coerce.number(DIGITS).int().min(1).max(max).default(fallback))
     .openapi({ ...published(1, max), default: fallback });
 
 /**

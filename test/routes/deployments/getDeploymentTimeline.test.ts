@@ -214,6 +214,14 @@ describe("GET /v1/deployments/{id}/timeline (JSON)", () => {
     for (const [query, field] of cases) {
       expectError(await request("GET", `${path}${query}`, { key: owner.key }), 400, "bad_input", field);
     }
+    // What is not decimal digits is told so, not zod's "expected number, received NaN".
+    for (const query of ["?after_seq=-1", "?after_seq=abc", "?limit=1.5"]) {
+      const res = await request<{ cause: { message: string }[] }>("GET", `${path}${query}`, {
+        key: owner.key,
+      });
+      expect(res.raw).not.toMatch(/NaN/);
+      expect(res.body.cause[0]?.message).toMatch(/whole number written in decimal digits/);
+    }
   });
 
   it("an unknown deployment is 404, a malformed id 400", async () => {
