@@ -67,7 +67,7 @@ export class OrgMove extends DurableObject<Env> {
     return this.exclusive(async () => {
       this.cancelling--;
       const { startProgress, undoMove, hasSwitched } = await import("../services/moves/run");
-      const { REMOVE_START } = await import("../services/moves/copy");
+      const { REMOVE_START } = await import("../services/moves/remove");
       const { getMove } = await import("../services/moves/moves");
       const ctx = createServiceContext({ env: this.env, requestId: newId() });
       const current = await getMove(ctx, move.id);

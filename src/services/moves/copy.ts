@@ -1,9 +1,10 @@
 /**
  * The row work of a move (API_CONTRACT §32), on two databases at once: copying an organization's
- * rows a chunk at a time (`copyChunk`), applying what changed in the source since (`catchUp`), and
- * removing every row of it from one database (`removeChunk`). Each step is one or two bounded
- * queries and at most one batch per database, idempotent (an upsert, a delete by key), so a step a
- * crash interrupted is simply run again. Tables, their order and their reads: ./tables.ts.
+ * rows a chunk at a time (`copyChunk`) and applying what changed in the source since (`catchUp`).
+ * Each step is one or two bounded queries and at most one batch per database, idempotent (an
+ * upsert, a delete by key), so a step a crash interrupted is simply run again. Tables, their order
+ * and their reads: ./tables.ts; removing every row of the organization from one database:
+ * ./remove.ts.
  *
  * Rows travel as JSON: read as objects from the source, written by one `INSERT … SELECT … FROM
  * json_each(?)` per table and chunk (D1 binds at most 100 parameters, but one parameter may hold
@@ -23,9 +24,9 @@ type Row = Record<string, unknown>;
 type D1 = Pick<D1Database, "prepare" | "batch">;
 
 /** The D1 client under a Drizzle handle (src/db/client.ts): a session, or a binding in tests. */
-const d1 = (db: Db): D1 => db.$client as unknown as D1;
+export const d1 = (db: Db): D1 => db.$client as unknown as D1;
 
-const quote = (name: string) => `"${name}"`;
+export const quote = (name: string) => `"${name}"`;
 
 /** Where a copy stands: the table (`step` of MOVED_TABLES), the project within it, the last keys read. */
 export type CopyCursor = {
@@ -271,70 +272,6 @@ export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applie
     applied: upserts.reduce((sum, [, rows]) => sum + rows.length, 0),
     more: changes.length === CHANGES_PER_ROUND,
   };
-}
-
-/** Rows removed per statement: small transactions, so the database's other work never waits long. */
-export const REMOVE_ROWS = 500;
-
-/** Where a removal stands: the table (`step` of MOVED_TABLES, from the last), the project within it. */
-export type RemoveCursor = { step: number; projects: string[] | null; project: number };
-
-export const REMOVE_START: RemoveCursor = { step: 0, projects: null, project: 0 };
-
-/**
- * One step of removing the organization from `db`: up to REMOVE_ROWS rows of the table and scope
- * `cursor` names, children before parents (MOVED_TABLES from the last), so no delete cascades far;
- * then its limits and the bookkeeping of its moves, then its own row, unless `keepOrgRow` (the
- * directory's entry of it). Returns the next cursor, or null once nothing is left.
- */
-export async function removeChunk(
-  db: Db,
-  orgId: string,
-  keepOrgRow: boolean,
-  cursor: RemoveCursor,
-): Promise<RemoveCursor | null> {
-  const target = d1(db);
-  const tables = MOVED_TABLES.length;
-  if (cursor.step < tables) {
-    const spec = MOVED_TABLES[tables - 1 - cursor.step] as MovedTable;
-    const { name } = shapeOf(spec.table);
-    let position = cursor;
-    if (spec.scope === "project" && position.projects === null) {
-      const { results } = await target
-        .prepare("SELECT id FROM projects WHERE org_id = ?")
-        .bind(orgId)
-        .all<{ id: string }>();
-      position = { ...position, projects: results.map((row) => row.id) };
-    }
-    const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
-    const nextScope =
-      spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)
-        ? { ...position, project: position.project + 1 }
-        : { step: position.step + 1, projects: position.projects, project: 0 };
-    if (scopeId === undefined || name === "organizations") return nextScope;
-    const inner = chunkQuery(spec, null, "t.rowid", REMOVE_ROWS);
-    const result = await target
-      .prepare(`DELETE FROM ${quote(name)} WHERE rowid IN (${inner.text})`)
-      .bind(scopeId)
-      .run();
-    // A full chunk may have more after it (D1's count takes in what its triggers wrote: at worst
-    // one more, empty, delete).
-    return (result.meta.changes ?? 0) >= REMOVE_ROWS ? position : nextScope;
-  }
-  const results = await target.batch([
-    target.prepare("DELETE FROM org_limits WHERE org_id = ?").bind(orgId),
-    target
-      .prepare(
-        `DELETE FROM move_changes WHERE rowid IN (SELECT rowid FROM move_changes WHERE org_id = ? LIMIT ${REMOVE_ROWS})`,
-      )
-      .bind(orgId),
-  ]);
-  if ((results[1]?.meta.changes ?? 0) > 0) return cursor;
-  await target.batch([
-    ...(keepOrgRow ? [] : [target.prepare("DELETE FROM organizations WHERE id = ?").bind(orgId)]),
-    target.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(orgId),
-  ]);
-  return null;
 }
 
 export { movedTable };

@@ -1,0 +1,46 @@
+/**
+ * What a move's object keeps between the steps of a move (API_CONTRACT §32), and what the steps
+ * share: its progress (`MoveProgress`), the databases a step works on, and the limits the target
+ * holds while the rows arrive. The steps themselves: ./run.ts, the switch among them ./switch.ts.
+ */
+import type { ServiceContext } from "../../context";
+import type { Db } from "../../db/client";
+import type { MoveRecord } from "../../schemas/move";
+import type { CopyCursor } from "./copy";
+import type { RemoveCursor } from "./remove";
+
+export type MovePhase = "copy" | "catchup" | "switched" | "cleanup" | "undo" | "done";
+
+/** What a move's object keeps. */
+export type MoveProgress = {
+  move: MoveRecord;
+  phase: MovePhase;
+  cursor: CopyCursor;
+  /** Where removing the organization from a database (the source's cleanup, an undo's target) stands. */
+  removal: RemoveCursor;
+  rowsCopied: number;
+  /** Failed runs in a row (the retry's backoff; before the switch, MOVE_ATTEMPTS of them fail it). */
+  failures: number;
+  /** When the directory came to name the target (ms), once it has. */
+  switchedAt: number | null;
+  /** How a move that is undone ends. */
+  outcome: { state: "cancelled" | "failed"; error: string | null } | null;
+};
+
+/** Limits no copy can reach: the target's while the rows arrive (the real ones come at the switch). */
+const UNREACHABLE = 1_000_000_000_000;
+
+/** The databases a step of a move works on, and the context of the target's. */
+export type Databases = { source: Db; target: Db; directory: Db; ctx: ServiceContext };
+
+export function unreachableLimits() {
+  return {
+    projectsLimit: UNREACHABLE,
+    environmentsLimit: UNREACHABLE,
+    variablesLimit: UNREACHABLE,
+    apiKeysLimit: UNREACHABLE,
+    integrationsLimit: UNREACHABLE,
+    auditStreamsLimit: UNREACHABLE,
+    deploymentsPerDayLimit: UNREACHABLE,
+  };
+}
