@@ -2,7 +2,7 @@
  * Where the internal API last found an id it was asked for (src/middleware/internal-database.ts):
  * the database that holds it, kept in the isolate for LOCATION_TTL_MS, at most
  * LOCATION_MAX_ENTRIES. Forgotten all at once when a write meets a move's fence, and when a move
- * this isolate runs switches (src/services/moves/run.ts); other isolates' answers lapse before
+ * this isolate runs switches (src/services/moves/switch.ts); other isolates' answers lapse before
  * the move removes what it moved (its settle time is longer than the TTL).
  */
 import { setBounded } from "../lib/bounded-map";

@@ -1,7 +1,7 @@
 /**
  * `OrgMove`: one Durable Object per move of an organization to another database (API_CONTRACT
  * §32), named by the move's id. It runs the move from its alarm, a few seconds at a time, and keeps
- * its progress (src/services/moves/run.ts `MoveProgress`) in its storage after every step, so a
+ * its progress (src/services/moves/progress.ts `MoveProgress`) in its storage after every step, so a
  * crash anywhere (of the object, the Worker, the machine) resumes where the last step ended, and
  * the directory's record of the move (which every read answers from) follows it.
  *

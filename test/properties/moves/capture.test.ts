@@ -37,7 +37,7 @@ const NOT_MOVED: Record<string, string> = {
   api_key_index: "the directory's index of keys, which names the organization's database wherever it is",
   oidc_trust_index: "the directory's index of trusts, likewise",
   org_moves: "the directory's record of moves",
-  org_limits: "copied once, at the switch, under the fence (src/services/moves/run.ts)",
+  org_limits: "copied once, at the switch, under the fence (src/services/moves/switch.ts)",
   moving_orgs: "a move's own bookkeeping",
   move_changes: "a move's own bookkeeping",
 };
