@@ -22,9 +22,15 @@ const RUN_BUDGET_MS = 20_000;
 type Target = { streamId: string; database: string };
 
 export class AuditStream extends DurableObject<Env> {
+  /** The target this instance last stored: a wake that names it again writes nothing. */
+  private stored: Target | undefined;
+
   /** Send what follows what the stream's receiver acknowledged, soon. */
   async wake(target: Target): Promise<void> {
-    await this.ctx.storage.put("target", target);
+    if (this.stored?.streamId !== target.streamId || this.stored.database !== target.database) {
+      await this.ctx.storage.put("target", target);
+      this.stored = { streamId: target.streamId, database: target.database };
+    }
     const alarm = await this.ctx.storage.getAlarm();
     const now = Date.now();
     if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);

@@ -5,7 +5,9 @@
  * them together, and still wakes every organization the batch names. Through the Worker's queue
  * handler, a recording D1 binding, the streams' objects and the local receiver.
  */
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AuditStream } from "../../../src/audit-stream/object";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
 import {
   createStream,
@@ -52,5 +54,28 @@ describe("waking an organization's streams from the queue", () => {
       );
       expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
     }
+  });
+
+  it("a stream's object stores the stream and its database once: a wake that names them again writes nothing, a new database is stored", async () => {
+    const object = env.AUDIT_STREAMS.get(env.AUDIT_STREAMS.idFromName(`wake-${crypto.randomUUID()}`));
+    const puts: unknown[] = [];
+    await runInDurableObject(object, (_instance: AuditStream, state) => {
+      const put = state.storage.put.bind(state.storage);
+      state.storage.put = ((key: string, value: unknown) => {
+        puts.push(value);
+        return put(key, value);
+      }) as typeof state.storage.put;
+    });
+    // An unknown stream: each alarm finds nothing to send and sets none.
+    await object.wake({ streamId: "as_unknown", database: "DB" });
+    await object.wake({ streamId: "as_unknown", database: "DB" });
+    await object.wake({ streamId: "as_unknown", database: "DB_ORG_2" });
+    expect(puts).toEqual([
+      { streamId: "as_unknown", database: "DB" },
+      { streamId: "as_unknown", database: "DB_ORG_2" },
+    ]);
+    await runInDurableObject(object, async (_instance: AuditStream, state) => {
+      expect(await state.storage.get("target")).toEqual({ streamId: "as_unknown", database: "DB_ORG_2" });
+    });
   });
 });
