@@ -102,12 +102,14 @@ export async function buildWorker(target, tree = root) {
 /**
  * The build's outputs made plain (`result.metafile` rewritten to match):
  *
- * - each module's name: its 8-character content hash (`chunk-6GQEKHAE.js`, `getProject-C4DUUCCF.js`)
- *   replaced by a count of the same length (`chunk-0000000A.js`, `getProject-00000000.js`), in
- *   every import, source map comment and the metafile. The upload is gzipped whole (wrangler's
- *   figure, issue #80), and every chunk imports tens of others by name: random names are most of
- *   what those imports cost, 4 KiB of the gzip. The modules are uploaded anew on every deploy, so
- *   no name needs to change with its content.
+ * - each module's name, without its 8-character content hash: a shared chunk (`chunk-6GQEKHAE.js`)
+ *   is `c` and its count in base 36 (`ca.js`), an operation's module its own name
+ *   (`getProject-C4DUUCCF.js` is `getProject.js`; with a count, `index-1.js`, where two share one
+ *   or it is `index`), in every import, source map comment and the metafile. The upload is
+ *   gzipped whole (wrangler's figure, issue #80), and every chunk imports tens of others by name:
+ *   random names were most of what those imports cost (4 KiB of the gzip), and the 12 characters
+ *   of a count like `chunk-0000000A` 1.2 KiB more. The modules are uploaded anew on every deploy,
+ *   so no name needs to change with its content.
  * - each module's imports of chunks it only imports for their evaluation (`import"./chunk-….js";`)
  *   that an import before it in the same module already reaches (`redundantImports`): esbuild
  *   lists, in every module, every chunk that module's code depends on, directly or not, and
@@ -123,13 +125,25 @@ function plainModules(result, tree) {
   const names = new Map();
   const counts = new Map();
   const js = result.outputFiles.filter((file) => file.path.endsWith(".js"));
-  for (const path of js.map((file) => file.path).sort()) {
-    const match = /([\w$]+)-([A-Z0-9]{8})\.js$/.exec(path);
-    if (!match) continue;
-    const n = counts.get(match[1]) ?? 0;
-    counts.set(match[1], n + 1);
-    names.set(match[0], `${match[1]}-${n.toString(36).toUpperCase().padStart(8, "0")}.js`);
+  const hashedNames = js.map((file) => /([\w$]+)-([A-Z0-9]{8})\.js$/.exec(file.path)).filter(Boolean);
+  for (const [, base] of hashedNames) counts.set(base, (counts.get(base) ?? 0) + 1);
+  // An operation's module that a shared chunk's name would be (`c1`) keeps a count too.
+  const isChunkName = (base) =>
+    /^c[0-9a-z]+$/.test(base) && Number.parseInt(base.slice(1), 36) < (counts.get("chunk") ?? 0);
+  const taken = new Map();
+  for (const [name, base] of hashedNames.sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const n = taken.get(base) ?? 0;
+    taken.set(base, n + 1);
+    const plainName =
+      base === "chunk"
+        ? `c${n.toString(36)}.js`
+        : counts.get(base) > 1 || base === "index" || isChunkName(base)
+          ? `${base}-${n}.js`
+          : `${base}.js`;
+    names.set(name, plainName);
   }
+  const unique = new Set(js.map((file) => names.get(basename(file.path)) ?? basename(file.path)));
+  if (unique.size !== js.length) throw new Error("scripts/build.mjs: two modules would have one name");
   const plain = (text) => text.replace(hashed, (name) => names.get(name) ?? name);
   const dropped = redundantImports(js);
   const texts = new Map();
