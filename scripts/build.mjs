@@ -19,7 +19,7 @@
 // name of its process and renamed into place, the chunks before the entry that imports them, so a
 // reader sees the old file or the new one, never half of one, and no entry without its chunks.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { buildDocsAssets } from "./docs-assets.mjs";
@@ -69,7 +69,7 @@ export async function buildWorker(target, tree = root) {
     write: false,
     metafile: true,
   });
-  const outputs = plainNames(result);
+  const outputs = plainModules(result, tree);
   const entry = join(outdir, "index.js");
   const isEntry = (file) => file.path === entry || file.path === `${entry}.map`;
   const files = [
@@ -100,34 +100,231 @@ export async function buildWorker(target, tree = root) {
 }
 
 /**
- * The build's outputs with each module's name made plain: its 8-character content hash
- * (`chunk-6GQEKHAE.js`, `getProject-C4DUUCCF.js`) replaced by a count of the same length
- * (`chunk-0000000A.js`, `getProject-00000000.js`), in every import, source map comment and the
- * metafile (`result.metafile`, rewritten). The upload is gzipped whole (wrangler's figure, issue
- * #80), and every chunk imports tens of others by name: random names are most of what those
- * imports cost, 4 KiB of the gzip. Of the same length, every line keeps its columns, so the
- * source maps hold as they are; the modules are uploaded anew on every deploy, so no name needs
- * to change with its content.
+ * The build's outputs made plain (`result.metafile` rewritten to match):
+ *
+ * - each module's name, without its 8-character content hash: a shared chunk (`chunk-6GQEKHAE.js`)
+ *   is `c` and its count in base 36 (`ca.js`), an operation's module its own name
+ *   (`getProject-C4DUUCCF.js` is `getProject.js`; with a count, `index-1.js`, where two share one
+ *   or it is `index`), in every import, source map comment and the metafile. The upload is
+ *   gzipped whole (wrangler's figure, issue #80), and every chunk imports tens of others by name:
+ *   random names were most of what those imports cost (4 KiB of the gzip), and the 12 characters
+ *   of a count like `chunk-0000000A` 1.2 KiB more. The modules are uploaded anew on every deploy,
+ *   so no name needs to change with its content.
+ * - each module's imports of chunks it only imports for their evaluation (`import"./chunk-….js";`)
+ *   that an import before it in the same module already reaches (`redundantImports`): esbuild
+ *   lists, in every module, every chunk that module's code depends on, directly or not, and
+ *   3,400 of those lines import a chunk that is already evaluated by the time they are read: they
+ *   cost 4.2 KiB of the gzip and change nothing, since a module is evaluated once, the first time
+ *   an import reaches it. Every other import stays where it is, so every module is evaluated in
+ *   the order it was.
+ *
+ * Each module's source map follows its text (`remapColumns`).
  */
-function plainNames(result) {
+function plainModules(result, tree) {
   const hashed = /([\w$]+)-([A-Z0-9]{8})\.js\b/g;
   const names = new Map();
   const counts = new Map();
-  const paths = result.outputFiles.map((file) => file.path).filter((path) => path.endsWith(".js"));
-  for (const path of paths.sort()) {
-    const match = /([\w$]+)-([A-Z0-9]{8})\.js$/.exec(path);
-    if (!match) continue;
-    const n = counts.get(match[1]) ?? 0;
-    counts.set(match[1], n + 1);
-    names.set(match[0], `${match[1]}-${n.toString(36).toUpperCase().padStart(8, "0")}.js`);
+  const js = result.outputFiles.filter((file) => file.path.endsWith(".js"));
+  const hashedNames = js.map((file) => /([\w$]+)-([A-Z0-9]{8})\.js$/.exec(file.path)).filter(Boolean);
+  for (const [, base] of hashedNames) counts.set(base, (counts.get(base) ?? 0) + 1);
+  // An operation's module that a shared chunk's name would be (`c1`) keeps a count too.
+  const isChunkName = (base) =>
+    /^c[0-9a-z]+$/.test(base) && Number.parseInt(base.slice(1), 36) < (counts.get("chunk") ?? 0);
+  const taken = new Map();
+  for (const [name, base] of hashedNames.sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const n = taken.get(base) ?? 0;
+    taken.set(base, n + 1);
+    const plainName =
+      base === "chunk"
+        ? `c${n.toString(36)}.js`
+        : counts.get(base) > 1 || base === "index" || isChunkName(base)
+          ? `${base}-${n}.js`
+          : `${base}.js`;
+    names.set(name, plainName);
   }
+  const unique = new Set(js.map((file) => names.get(basename(file.path)) ?? basename(file.path)));
+  if (unique.size !== js.length) throw new Error("scripts/build.mjs: two modules would have one name");
   const plain = (text) => text.replace(hashed, (name) => names.get(name) ?? name);
-  result.metafile = JSON.parse(plain(JSON.stringify(result.metafile)));
+  const dropped = redundantImports(js);
+  const texts = new Map();
+  const edited = new Map();
+  for (const file of js) {
+    const drops = dropped.get(file.path) ?? [];
+    const edits = drops.map(({ start, end }) => ({ start, end, text: "" }));
+    for (const match of file.text.matchAll(hashed)) {
+      const name = names.get(match[0]);
+      const at = match.index;
+      if (name && name !== match[0] && !drops.some((d) => d.start <= at && at < d.end))
+        edits.push({ start: at, end: at + match[0].length, text: name });
+    }
+    const { text, column } = applyEdits(file.text, edits);
+    texts.set(file.path, text);
+    edited.set(`${file.path}.map`, column);
+  }
+  const metafile = JSON.parse(plain(JSON.stringify(result.metafile)));
+  for (const file of js) {
+    const output = metafile.outputs[plain(relative(tree, file.path)).replaceAll("\\", "/")];
+    const gone = new Set((dropped.get(file.path) ?? []).map((d) => plain(basename(d.target))));
+    output.imports = output.imports.filter((i) => !gone.has(basename(i.path)));
+    output.bytes = Buffer.byteLength(texts.get(file.path));
+  }
+  result.metafile = metafile;
   return result.outputFiles.map((file) => {
     const path = plain(file.path);
-    if (!file.path.endsWith(".js")) return { path, contents: file.contents };
-    return { path, contents: new TextEncoder().encode(plain(file.text)) };
+    if (texts.has(file.path)) return { path, contents: new TextEncoder().encode(texts.get(file.path)) };
+    const column = edited.get(file.path);
+    if (!column) return { path, contents: file.contents };
+    const map = JSON.parse(file.text);
+    map.mappings = remapColumns(map.mappings, column);
+    return { path, contents: new TextEncoder().encode(JSON.stringify(map)) };
   });
+}
+
+/**
+ * The static imports at the top of each module (esbuild writes a chunk's imports first, one
+ * `import…from"./….js";` or `import"./….js";` each), by module path: `{ start, end, target, bare }`.
+ */
+function leadingImports(file) {
+  const statement = /import(\{[^}"]*\}from)?"\.\/([\w$.-]+\.js)";/y;
+  const imports = [];
+  for (let match = statement.exec(file.text); match; match = statement.exec(file.text)) {
+    const target = join(dirname(file.path), match[2]);
+    imports.push({ start: match.index, end: statement.lastIndex, target, bare: !match[1] });
+  }
+  return imports;
+}
+
+/**
+ * By module path, the imports `import"./chunk-….js";` of a chunk that an earlier import of the same
+ * module already reaches (itself or through the chunks it imports): evaluated before the line is
+ * read, which imports it again for nothing. None if the modules import one another in a cycle
+ * (where a chunk an earlier import reaches may still be waiting for its own evaluation).
+ */
+function redundantImports(js) {
+  const imports = new Map(js.map((file) => [file.path, leadingImports(file)]));
+  const reach = new Map();
+  const visiting = new Set();
+  const reachOf = (path) => {
+    if (reach.has(path)) return reach.get(path);
+    if (visiting.has(path)) throw new Error("cycle");
+    visiting.add(path);
+    const all = new Set([path]);
+    for (const { target } of imports.get(path) ?? []) for (const p of reachOf(target)) all.add(p);
+    visiting.delete(path);
+    reach.set(path, all);
+    return all;
+  };
+  const dropped = new Map();
+  try {
+    for (const [path, list] of imports) {
+      const evaluated = new Set();
+      const drops = [];
+      for (const i of list) {
+        if (i.bare && evaluated.has(i.target)) drops.push(i);
+        for (const p of reachOf(i.target)) evaluated.add(p);
+      }
+      if (drops.length > 0) dropped.set(path, drops);
+    }
+  } catch (err) {
+    if (err.message === "cycle") return new Map();
+    throw err;
+  }
+  return dropped;
+}
+
+/**
+ * `text` with `edits` made (`{ start, end, text }`, none overlapping, none across a line break),
+ * and `column(line, col)`: where a column of the old text is in the new one (a column inside a
+ * replaced span: where its replacement starts).
+ */
+function applyEdits(text, edits) {
+  edits.sort((a, b) => a.start - b.start);
+  const lineStarts = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lineStarts.push(i + 1);
+  const lineOf = (offset) => {
+    let [lo, hi] = [0, lineStarts.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const byLine = new Map();
+  let out = "";
+  let at = 0;
+  for (const edit of edits) {
+    const line = lineOf(edit.start);
+    if (edit.start < at || lineOf(edit.end) !== line) throw new Error("overlapping or multi-line edit");
+    out += text.slice(at, edit.start) + edit.text;
+    at = edit.end;
+    const col = edit.start - lineStarts[line];
+    if (!byLine.has(line)) byLine.set(line, []);
+    byLine.get(line).push({ col, end: col + (edit.end - edit.start), length: edit.text.length });
+  }
+  out += text.slice(at);
+  const column = (line, col) => {
+    let shift = 0;
+    for (const e of byLine.get(line) ?? []) {
+      if (e.end <= col) shift += e.end - e.col - e.length;
+      else if (e.col < col) return e.col - shift;
+      else break;
+    }
+    return col - shift;
+  };
+  return { text: out, column };
+}
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const DIGIT = Object.fromEntries([...BASE64].map((c, i) => [c, i]));
+
+/** A source map's `mappings` with each generated column moved by `column(line, col)`. */
+function remapColumns(mappings, column) {
+  return mappings
+    .split(";")
+    .map((segments, line) => {
+      if (!segments) return segments;
+      let [old, now] = [0, 0];
+      return segments
+        .split(",")
+        .map((segment) => {
+          const fields = decodeVlq(segment);
+          old += fields[0];
+          const moved = column(line, old);
+          fields[0] = moved - now;
+          now = moved;
+          return fields.map(encodeVlq).join("");
+        })
+        .join(",");
+    })
+    .join(";");
+}
+
+function decodeVlq(segment) {
+  const fields = [];
+  let [value, shift] = [0, 0];
+  for (const c of segment) {
+    const digit = DIGIT[c];
+    value += (digit & 31) * 2 ** shift;
+    if (digit & 32) shift += 5;
+    else {
+      fields.push(value % 2 ? -(value - 1) / 2 : value / 2);
+      [value, shift] = [0, 0];
+    }
+  }
+  return fields;
+}
+
+function encodeVlq(n) {
+  let value = n < 0 ? -n * 2 + 1 : n * 2;
+  let out = "";
+  do {
+    let digit = value % 32;
+    value = Math.floor(value / 32);
+    if (value > 0) digit |= 32;
+    out += BASE64[digit];
+  } while (value > 0);
+  return out;
 }
 
 if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(process.argv[1])) {
