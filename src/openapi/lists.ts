@@ -24,7 +24,10 @@ const published = (min: number, max: number) => ({
 });
 
 /** What a value that is not decimal digits (`-1`, `1.5`, `abc`, empty) is told, rather than zod's "received NaN". */
-const DIGITS = { error: "Expected a whole number written in decimal digits." };
+const DIGITS = {
+  error: (issue: { code?: string }) =>
+    issue.code === "invalid_type" ? "Expected a whole number written in decimal digits." : undefined,
+};
 
 /** An optional query parameter of whole numbers from `min` to `max`, in decimal digits. */
 export const wholeNumber = (min: number, max: number) =>

@@ -222,6 +222,12 @@ describe("GET /v1/deployments/{id}/timeline (JSON)", () => {
       expect(res.raw).not.toMatch(/NaN/);
       expect(res.body.cause[0]?.message).toMatch(/whole number written in decimal digits/);
     }
+    // A number out of range is told its bound.
+    const zero = await request<{ cause: { message: string }[] }>("GET", `${path}?limit=0`, {
+      key: owner.key,
+    });
+    expect(zero.body.cause[0]?.message).not.toMatch(/decimal digits/);
+    expect(zero.body.cause[0]?.message).toMatch(/1/);
   });
 
   it("an unknown deployment is 404, a malformed id 400", async () => {
