@@ -19,11 +19,10 @@ import type { UrlCheck } from "../../webhooks/url-guard";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
-import { publishAfterCommit } from "../events/queue";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
 import { laterThan, settleGate } from "./gate";
-import { checksOf, failedCheckReason, gateEvent } from "./gate-checks";
+import { checksOf, failedCheckReason, gateEvent, publishAsDecided } from "./gate-checks";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -104,10 +103,7 @@ export async function concludeCheck(
       }),
       event.insert,
     ]);
-    if (updated[0]) {
-      publishAfterCommit(ctx, event.event.id);
-      return decide(ctx, next, concluded);
-    }
+    if (updated[0]) return decide(ctx, next, concluded, event.event.id);
     // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again.
     if (attempt >= WRITE_ATTEMPTS) throw conflict("The deployment kept changing; try again.");
     await backOff(attempt);
@@ -126,6 +122,7 @@ async function decide(
   ctx: CallerContext,
   next: DeploymentRow,
   concluded: GateCheck,
+  eventId: string,
 ): Promise<DeploymentRecord> {
   const decided = await contained(
     ctx,
@@ -137,5 +134,8 @@ async function decide(
       return ctx.db.select().from(deployments).where(eq(deployments.id, next.id)).get();
     },
   );
-  return toDeploymentRecord(decided ?? next);
+  // Its `deployment.check_concluded` says what the conclusion decided (./gate-checks.ts `publishAsDecided`).
+  const answer = toDeploymentRecord(decided ?? next);
+  await publishAsDecided(ctx, [eventId], decided ? answer : undefined);
+  return answer;
 }

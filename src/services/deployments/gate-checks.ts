@@ -13,9 +13,12 @@
  * `deployment.waiting` at creation, `deployment.reviewed`, `deployment.check_concluded`,
  * `deployment.released`, `environment.locked` and `environment.unlocked`.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { inArray, type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import type { CheckDeadline, DeploymentGate, GateCheck } from "../../db/schema";
+import { type CheckDeadline, type DeploymentGate, events, type GateCheck } from "../../db/schema";
+import type { DeploymentRecord } from "../../schemas/deployment";
+import { contained } from "../contained";
+import { publishAfterCommit } from "../events/queue";
 import { eventInsert, type NewEvent, newEvent } from "../events/write";
 import type { DeploymentRow } from "./record";
 import { toDeploymentRecord } from "./record";
@@ -112,4 +115,30 @@ export function settledEvents(
   );
   if (released) out.push(gateEvent(ctx, next.projectId, "deployment.released", { deployment }, mark));
   return out;
+}
+
+/**
+ * Publishes the gate events of a step whose consequence is decided at once (a review's release or
+ * cancel, a check's: §26, §31), once that consequence ran: their `deployment` becomes the record as
+ * the request left it (what it answered), so that a rejection's `deployment.reviewed` says
+ * `cancelled` and an approval's counts it. They are handed to the queue only after, so no receiver
+ * sees the record the write alone left; a crash before the rewrite leaves that record (the
+ * stale-event sweep publishes it), as does a consequence that failed (the cron finishes it).
+ */
+export async function publishAsDecided(
+  ctx: ServiceContext,
+  eventIds: readonly string[],
+  decided: DeploymentRecord | undefined,
+): Promise<void> {
+  if (eventIds.length === 0) return;
+  if (decided) {
+    await contained(ctx, "gate event not rewritten to its decided record", { event_ids: eventIds }, () =>
+      ctx.db
+        .update(events)
+        .set({ data: sql`json_set(${events.data}, '$.deployment', json(${JSON.stringify(decided)}))` })
+        .where(inArray(events.id, [...eventIds]))
+        .run(),
+    );
+  }
+  for (const id of eventIds) publishAfterCommit(ctx, id);
 }

@@ -38,6 +38,7 @@ import {
   failedCheck,
   failedCheckReason,
   nextDue,
+  publishAsDecided,
   settledEvents,
   timeOutChecks,
 } from "./gate-checks";
@@ -157,14 +158,22 @@ export async function settleGate(
       ...events.map((e) => e.insert),
     ]);
     if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
-    for (const { event } of events) publishAfterCommit(ctx, event.id);
     if (failed) {
-      // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does.
+      // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does, and its
+      // `deployment.check_concluded` says so (./gate-checks.ts `publishAsDecided`).
       await afterCommit(ctx, "wait timer", next.id, () =>
         cancelAsConsequence(ctx, next, failedCheckReason(failed)),
       );
-      return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
+      const cancelled = await db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
+      const decided = cancelled?.status === "cancelled" ? toDeploymentRecord(cancelled) : undefined;
+      await publishAsDecided(
+        ctx,
+        events.map(({ event }) => event.id),
+        decided,
+      );
+      return cancelled;
     }
+    for (const { event } of events) publishAfterCommit(ctx, event.id);
     if (release) {
       const numbered = results[1] as { seq: number }[];
       notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));

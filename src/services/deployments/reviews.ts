@@ -21,10 +21,9 @@ import type { ReviewInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
-import { publishAfterCommit } from "../events/queue";
 import { guardedPage, lookupThen } from "../lookup";
 import { rejectionReason, settleGate } from "./gate";
-import { gateEvent } from "./gate-checks";
+import { gateEvent, publishAsDecided } from "./gate-checks";
 import { toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -118,7 +117,6 @@ export async function reviewDeployment(
     await settleGate(ctx, id);
     throw notAwaitingApproval();
   }
-  publishAfterCommit(ctx, reviewed.event.id);
   // The review has committed: what it decides (a release, a cancel) is its consequence. A failure
   // of it is logged and answered with the deployment as read before the review, never as a 5xx
   // (API_CONTRACT §11: a 5xx changed nothing; its retry would meet its own review, 409); the cron
@@ -137,7 +135,10 @@ export async function reviewDeployment(
       return await db.select().from(deployments).where(eq(deployments.id, id)).get();
     },
   );
-  return toDeploymentRecord(decided ?? row);
+  // Its event says what the review decided (./gate-checks.ts `publishAsDecided`).
+  const answer = toDeploymentRecord(decided ?? row);
+  await publishAsDecided(ctx, [reviewed.event.id], decided ? answer : undefined);
+  return answer;
 }
 
 const notAwaitingApproval = () =>

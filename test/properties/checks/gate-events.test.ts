@@ -3,12 +3,21 @@
  * `false` unless set), in the same atomic step as its change, delivered and logged like every
  * event; the event lists' `type` filter takes these types.
  */
+import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
-import { checkedWorld, conclude } from "../../helpers/checks";
+import { checkedWorld, conclude, dueIn, scheduleSettle } from "../../helpers/checks";
 import { createCaller, unique } from "../../helpers/factories";
-import { approve, engineCreateOk, lock, unlock } from "../../helpers/protection";
+import {
+  approve,
+  type Deployment,
+  engineCreateOk,
+  lock,
+  rowOf,
+  unlock,
+  until,
+} from "../../helpers/protection";
 import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -70,8 +79,9 @@ describe("gate events", () => {
       status: "waiting",
       gate: { blocked_by: ["approval", "lock", "check"], checks: [{ name: "e2e", state: "pending" }] },
     });
+    // Each `deployment` is the record as its step left it: what the request answered.
     expect(of("deployment.reviewed")).toMatchObject({
-      deployment: { id: d.id, status: "waiting" },
+      deployment: { id: d.id, status: "waiting", gate: { approvals: 1, blocked_by: ["check"] } },
       review: {
         account_id: reviewer.accountId,
         state: "approved",
@@ -80,7 +90,11 @@ describe("gate events", () => {
       },
     });
     expect(of("deployment.check_concluded")).toMatchObject({
-      deployment: { id: d.id, gate: { checks: [{ name: "e2e", state: "passed" }] } },
+      deployment: {
+        id: d.id,
+        status: "queued",
+        gate: { blocked_by: [], checks: [{ name: "e2e", state: "passed" }] },
+      },
       check: { name: "e2e", state: "passed", reason: null, summary: "green" },
     });
     expect(of("deployment.released").deployment).toMatchObject({
@@ -101,6 +115,63 @@ describe("gate events", () => {
     expect(log.body.data.map((e) => e.type).sort()).toEqual(
       ["deployment.released", "deployment.waiting", "environment.locked"].sort(),
     );
+  });
+
+  it("a step's event carries the deployment as the request left it: a rejection's and a failed check's say cancelled, an approval's counts itself", async () => {
+    const eventOf = async (projectId: string, type: string, deploymentId: string) => {
+      const { results } = await env.DB.prepare(
+        "SELECT data FROM events WHERE project_id = ? AND type = ? AND json_extract(data, '$.deployment.id') = ?",
+      )
+        .bind(projectId, type, deploymentId)
+        .all<{ data: string }>();
+      expect(results).toHaveLength(1);
+      return JSON.parse(results[0]?.data ?? "{}") as { deployment: Deployment };
+    };
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }], {
+      required_approvals: 2,
+    });
+    const [first, second] = [await createCaller(w.org, "admin"), await createCaller(w.org, "admin")];
+
+    const rejected = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const rejection = await request<Deployment>("POST", `/v1/deployments/${rejected.id}/reviews`, {
+      key: first.key,
+      body: { state: "rejected" },
+    });
+    expect(rejection.body.status).toBe("cancelled");
+    expect((await eventOf(w.project.id, "deployment.reviewed", rejected.id)).deployment).toEqual(
+      rejection.body,
+    );
+
+    const counted = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const one = await approve(first, counted.id);
+    expect((await eventOf(w.project.id, "deployment.reviewed", counted.id)).deployment).toMatchObject({
+      status: "waiting",
+      gate: { approvals: 1, blocked_by: ["approval", "check"] },
+    });
+    expect(one.status).toBe("waiting");
+    const failed = await conclude(second, counted.id, "e2e", { conclusion: "failed" });
+    expect(failed.body.status).toBe("cancelled");
+    expect((await eventOf(w.project.id, "deployment.check_concluded", counted.id)).deployment).toEqual(
+      failed.body,
+    );
+
+    // Failed by its timeout: the event says cancelled too.
+    const timed = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const at = await dueIn(timed.id, "e2e", 100);
+    await scheduleSettle(w.environmentId, timed.id, Date.parse(at));
+    await until("cancelled", async () => (await rowOf(timed.id)).status === "cancelled");
+    await until("its event published", async () => {
+      const { results } = await env.DB.prepare(
+        "SELECT enqueued_at FROM events WHERE type = 'deployment.check_concluded' AND json_extract(data, '$.deployment.id') = ?",
+      )
+        .bind(timed.id)
+        .all<{ enqueued_at: string | null }>();
+      return results[0]?.enqueued_at != null;
+    });
+    expect((await eventOf(w.project.id, "deployment.check_concluded", timed.id)).deployment).toMatchObject({
+      status: "cancelled",
+      gate: { checks: [{ name: "e2e", state: "failed", reason: "timeout" }] },
+    });
   });
 
   it("the integration's configuration has the eighth flag, false unless set", async () => {
