@@ -73,6 +73,16 @@ async function readStream(ctx: CallerContext, id: string): Promise<{ row: Stream
   return found;
 }
 
+/**
+ * The organization's last sequence once a write's batch has run, read at its end: its own audit
+ * entry counted, so the stream it answers has `pending` as a read right after it would.
+ */
+const lastAfterWrite = (ctx: CallerContext, id: string) =>
+  ctx.db
+    .select({ last: lastSequence(sql.raw("audit_streams.org_id")) })
+    .from(auditStreams)
+    .where(eq(auditStreams.id, id));
+
 const storedUrl = (ctx: CallerContext, url: string) =>
   allowedUrl(url, { allowInsecure: ctx.config.allowInsecureWebhooks });
 
@@ -177,7 +187,7 @@ export async function updateAuditStream(
         (url !== undefined && url !== before.url) || (enabled !== undefined && enabled !== before.enabled);
       if (restarts) Object.assign(set, { epoch: before.epoch + 1, failures: 0, nextAttemptAt: null });
       const after = { ...before, ...set };
-      const [rows] = await db.batch([
+      const [rows, , written] = await db.batch([
         db
           .update(auditStreams)
           .set(set)
@@ -187,10 +197,11 @@ export async function updateAuditStream(
           target: { type: "audit_stream", id },
           changes: diffRecords(toRecord(before), toRecord(after), ["updated_at"]),
         }),
+        lastAfterWrite(ctx, id),
       ]);
       // A stream that resumes, or now sends elsewhere, is woken by its own entry's announcement
       // (./stream-wake.ts), as every enabled stream of the organization is.
-      return rows[0] ? toRecord(rows[0]) : undefined;
+      return rows[0] ? toStreamRecord(rows[0], written[0]?.last ?? last) : undefined;
     },
     { guard, what: "Audit stream" },
   );
@@ -220,7 +231,6 @@ export async function replayAuditStream(
   input: AuditStreamReplayInput,
 ): Promise<AuditStreamRecord> {
   const { row: read, last } = await readStream(ctx, id);
-  const toRecord = (row: StreamRow) => toStreamRecord(row, last);
   const { db } = ctx;
   return writeLatest(
     db,
@@ -241,7 +251,7 @@ export async function replayAuditStream(
         nextAttemptAt: null,
         updatedAt: nowIso(),
       };
-      const [rows] = await db.batch([
+      const [rows, , after] = await db.batch([
         db
           .update(auditStreams)
           .set(set)
@@ -257,9 +267,10 @@ export async function replayAuditStream(
           target: { type: "audit_stream", id },
           changes: { delivered_through: { from: before.deliveredThrough, to: set.deliveredThrough } },
         }),
+        lastAfterWrite(ctx, id),
       ]);
       // An enabled stream is woken by the replay's own entry's announcement (./stream-wake.ts).
-      return rows[0] ? toRecord(rows[0]) : undefined;
+      return rows[0] ? toStreamRecord(rows[0], after[0]?.last ?? last) : undefined;
     },
     { guard: null, what: "Audit stream" },
   );

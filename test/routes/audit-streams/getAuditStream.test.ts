@@ -34,6 +34,27 @@ describe("GET /v1/audit-streams/{id}", () => {
     expect(later.headers.get("etag")).not.toBe(read.headers.get("etag"));
   });
 
+  it("a write's answer counts its own entry in pending, as a read right after it does (create, update, replay)", async () => {
+    const { owner } = await createOrgWithOwner();
+    const stream = await createStream(owner, receiverBucket().url, { enabled: false });
+    const read = async () =>
+      (await request<{ pending: number }>("GET", `/v1/audit-streams/${stream.id}`, { key: owner.key })).body
+        .pending;
+    expect(stream.pending).toBe(await read());
+    const renamed = await request<{ pending: number }>("PATCH", `/v1/audit-streams/${stream.id}`, {
+      key: owner.key,
+      body: { name: "renamed" },
+    });
+    expect(renamed.status, renamed.raw).toBe(200);
+    expect(renamed.body.pending).toBe(await read());
+    const replayed = await request<{ pending: number }>("POST", `/v1/audit-streams/${stream.id}/replay`, {
+      key: owner.key,
+      body: { from_sequence: 1 },
+    });
+    expect(replayed.status, replayed.raw).toBe(202);
+    expect(replayed.body.pending).toBe(await read());
+  });
+
   it("another organization's stream, or none, is 404; a member and a restricted key 403", async () => {
     const { org, owner } = await createOrgWithOwner();
     const stream = await createStream(owner, receiverBucket().url, { enabled: false });
