@@ -8,9 +8,9 @@
  * names: the variables are inserted, updated and deleted from one JSON parameter per statement
  * (`json_each`), so a change of 500 names is one D1 batch of about ten statements.
  */
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import { type VariableType, type VersionChange, variables } from "../../db/schema";
+import { orgLimits, type VariableType, type VersionChange, variables } from "../../db/schema";
 import { badInput } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
@@ -211,6 +211,26 @@ export async function planStatements(
       ]
     : [];
   // Deletes before creates: the organization's `variables` count (API_CONTRACT §29) is checked row by
-  // row as the batch runs, so a change is counted net of the names it deletes.
-  return [history.version, ...audit, ...deletes, ...creates, ...updates, ...history.values] as const;
+  // row as the batch runs, so a change is counted net of the names it deletes. One that adds no more
+  // names than it deletes adds nothing, and passes even while the organization is over a lowered
+  // limit (whose row-by-row check would refuse its first new row): its rows run with the limit
+  // lifted, inside its own batch, so no other statement ever sees it lifted.
+  const netFree = creates.length > 0 && sealed.filter((v) => !v.existing).length <= plan.deletes.length;
+  const [lift, lower] = netFree ? limitLifted(ctx, scope.projectId) : [];
+  const rowsNet = lift && lower ? [lift, ...deletes, ...creates, lower] : [...deletes, ...creates];
+  return [history.version, ...audit, ...rowsNet, ...updates, ...history.values] as const;
+}
+
+/** Far above any count a batch can reach: the `variables` limit while a net-free change runs. */
+const LIFT = 1_000_000_000;
+
+/** The statements that lift the project's organization's `variables` limit by LIFT, and lower it back. */
+function limitLifted(ctx: ServiceContext, projectId: string) {
+  const org = eq(orgLimits.orgId, sql`(SELECT org_id FROM projects WHERE id = ${projectId})`);
+  const by = (delta: number) =>
+    ctx.db
+      .update(orgLimits)
+      .set({ variablesLimit: sql`${orgLimits.variablesLimit} + ${delta}` })
+      .where(org);
+  return [by(LIFT), by(-LIFT)] as const;
 }

@@ -133,6 +133,43 @@ describe("a request past a limit is 409 naming it, and changes nothing", () => {
     expect((await usedOf(owner)).variables).toBe(3);
   });
 
+  it("variables: over a lowered limit, a §18 change or restore that adds no more names than it deletes passes, its dry run alike; one that adds is refused, its dry run alike", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    const project = await createProject(owner);
+    const scope = `/v1/environments/${project.default_environment_id}/variables`;
+    const value = (v: string) => ({ type: "string", value: v });
+    const set = (variables: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      applyChanges(owner, scope, { variables, ...extra });
+    expect((await set({ A: value("a"), B: value("b"), C: value("c"), D: value("d") })).status).toBe(200); // version 1
+    await setLimits(org.id, { variables: 1 });
+    const both = async (variables: Record<string, unknown>, status: number) => {
+      const dry = await set(variables, { dry_run: true });
+      expect(dry.status, dry.raw).toBe(status);
+      const real = await set(variables);
+      expect(real.status, real.raw).toBe(status);
+      if (status === 409) expectLimitRefusal(real, "variables");
+    };
+    // Net -1: two deleted, one added.
+    await both({ A: null, B: null, N1: value("1") }, 200);
+    expect((await usedOf(owner)).variables).toBe(3);
+    // Net 0: one deleted, one added.
+    await both({ C: null, N2: value("2") }, 200);
+    expect((await usedOf(owner)).variables).toBe(3);
+    // Net +1: refused whole, the count unchanged.
+    await both({ D: null, N3: value("3"), N4: value("4") }, 409);
+    expect((await usedOf(owner)).variables).toBe(3);
+    // A restore of version 2 ({C, D, N1}) over version 3 ({D, N1, N2}): one added, one deleted: passes.
+    const dryRestore = await restore(owner, scope, 2, { dry_run: true });
+    expect(dryRestore.status, dryRestore.raw).toBe(200);
+    const restored = await restore(owner, scope, 2);
+    expect(restored.status, restored.raw).toBe(200);
+    expect((await usedOf(owner)).variables).toBe(3);
+    // A restore of version 1 ({A, B, C, D}) over {C, D, N1}: two added, one deleted: net +1, refused.
+    expectLimitRefusal(await restore(owner, scope, 1, { dry_run: true }), "variables");
+    expectLimitRefusal(await restore(owner, scope, 1), "variables");
+    expect((await usedOf(owner)).variables).toBe(3);
+  });
+
   it("variables: a restore counts net too, refused whole, its dry run too", async () => {
     const { org, owner } = await createOrgWithOwner();
     const project = await createProject(owner);
