@@ -15,10 +15,23 @@ await Promise.all(testDatabases().map((d1) => applyD1Migrations(d1, env.TEST_MIG
 // first request with a load of its own (src/lib/once.ts `loadedOnce`); under the tests' module
 // runner a load fetches the module from Vite, and 107 of them would slow the first file of every
 // runtime. Concurrent first requests on the deployed build are `npm run check:deploy`'s.
+//
+// The modules the Durable Objects and the queue and cron handlers load on first use (`await
+// import(…)`, so that a Worker's start builds none of them) are loaded here too: under the module
+// runner a load is I/O of the context that started it, and a second object awaiting the same
+// load in flight (two audit streams' first alarms at once, say) failed with "Cannot perform I/O
+// on behalf of a different Durable Object", an unhandled rejection that fails the run.
 await Promise.all([
   ...OPERATIONS.map((operation) => built(operation)),
   documentedRoutes(OPERATIONS),
   loadMcpServer(),
+  import("../src/services/audit/stream-delivery"),
+  import("../src/services/deployments/gate"),
+  import("../src/services/moves/run"),
+  import("../src/services/moves/remove"),
+  import("../src/services/moves/moves"),
+  import("../src/consumer"),
+  import("../src/cron"),
 ]);
 
 // The test files share runtimes (vitest.config.ts `isolate: false`: each runtime runs its files in
