@@ -242,7 +242,8 @@ describe("protection races", () => {
         }),
       );
     }
-  });
+    // 24 worlds of five accounts each: 9–15 s on an idle runtime, past 30 s beside other suites.
+  }, 60_000);
 
   it("a lock racing an engine move to in_progress: the move lands before the lock (in_progress) or is 409 (queued, out of the engine's list)", async () => {
     const seen = { started: 0, refused: 0 };
