@@ -175,8 +175,7 @@ export async function withBaseBuilds(bases, run, { countD1 = false } = {}) {
       const dir = join(tmp, `base-${dirs.length}`);
       execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: root, stdio: "ignore" });
       dirs.push(dir);
-      const lock = ["diff", "--quiet", base, "--", "package-lock.json"];
-      if (spawnSync("git", lock, { cwd: root }).status === 0)
+      if (spawnSync("git", ["diff", "--quiet", base, "--", "package-lock.json"], { cwd: root }).status === 0)
         fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
       else execFileSync("npm", ["ci"], { cwd: dir, stdio: "ignore" });
       const baseLib = await import(join(dir, "bench", "lib.mjs"));

@@ -29,12 +29,17 @@ const BASES = process.env.BASE?.split(",") ?? [];
 const PARTS = (process.env.PARTS ?? `${BASES.length ? "base," : ""}limits,create,streams`).split(",");
 const VARS = { ALLOW_INSECURE_WEBHOOKS: "true" }; // every server's (lib.apiServer's besides)
 
-/** ROUNDS rounds of `requests` side by side (after 5 of each to warm), and one of each's statements. */
+/**
+ * ROUNDS rounds of `requests` side by side, each on new processes of their servers (as run.mjs: no
+ * figure rests on one process's luck) after 5 of each to warm, then one of each's statements.
+ */
 async function rounds(requests) {
-  const c = { server: Object.values(requests)[0].server };
-  await lib.sideBySide(c, 5, requests);
-  const figures = [];
-  for (let round = 0; round < ROUNDS; round++) figures.push(await lib.sideBySide(c, SAMPLES, requests));
+  const [servers, figures] = [new Set(Object.values(requests).map((r) => r.server)), []];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of round ? servers : []) await s.stop().then(() => s.start());
+    await lib.sideBySide({}, 5, requests);
+    figures.push(await lib.sideBySide({}, SAMPLES, requests));
+  }
   const statements = [];
   for (const r of Object.values(requests)) statements.push(await lib.statementsOf(r));
   return { labels: Object.keys(requests), rounds: figures, statements };
@@ -42,15 +47,14 @@ async function rounds(requests) {
 
 /** The create on this tree's server beside each BASE's (the first BASE's is the divisor). */
 async function beside(server, configs) {
-  const servers = [];
-  for (const [i, base] of BASES.entries())
-    servers.push([`BASE ${base}`, await lib.apiServer(VARS, configs[base], `base${i}`)]);
-  servers.push(["this tree", server]);
   const requests = {};
-  for (const [label, s] of servers)
-    requests[label] = lib.variableCreate(await lib.newOrg(s, "beside", "DB", false));
+  for (const [i, base] of BASES.entries()) {
+    const s = await lib.apiServer(VARS, configs[base], `base${i}`);
+    requests[`BASE ${base}`] = lib.variableCreate(await lib.newOrg(s, "beside", "DB", false));
+  }
+  requests["this tree"] = lib.variableCreate(await lib.newOrg(server, "beside", "DB", false));
   const result = await rounds(requests);
-  for (const [, s] of servers.slice(0, -1)) await s.stop();
+  for (const r of Object.values(requests)) if (r.server !== server) await r.server.stop();
   return result;
 }
 

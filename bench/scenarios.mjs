@@ -24,10 +24,7 @@ const POST = { method: "POST", each: () => ({ body: { name: `b-${hex(6)}` } }) }
 /** Each request a deployment still queued on that server (from the `from`th): one move to in_progress each. */
 const transitions = (prefix, from, body) => {
   let i = from;
-  return (c) => ({
-    path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
-    body,
-  });
+  return (c) => ({ path: prefix + c.seed.bench.deployments[i++ % c.seed.bench.deployments.length], body });
 };
 const rung = (id, name, path, more) => ({ on: "ladder", id, name: `ladder: ${name}`, path, ...more });
 /** A rung of /write/<id>/: each request moves a deployment (from the `from`th) to in_progress. */
