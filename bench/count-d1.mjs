@@ -1,5 +1,5 @@
-// The API's entry when a run counts D1 queries (a scenario with `countD1`; bench/lib.mjs `snapshot`
-// writes the entry that uses this): every D1 statement and round trip (a batch is one) of the
+// The API's entry when a run counts D1 queries (bench/lib.mjs `snapshot` with `countD1` writes the
+// entry that uses this): every D1 statement and round trip (a batch is one) of the
 // Worker and its Durable Objects is counted, as test/properties/query-count/ counts them,
 // and `GET /__bench/d1` answers the counts so far. Locally the Worker and its objects share one
 // isolate, so one counter sees them all.

@@ -38,7 +38,7 @@ async function run(configs) {
   const workers = ["empty", "api", "io", "ladder", "minimal"].map((kind) => cold.worker(kind));
   workers[1].config = configs.this;
   if (BASE)
-    workers.splice(2, 0, cold.worker("api", { kind: "base", name: `BASE ${BASE}`, config: configs.base }));
+    workers.splice(2, 0, cold.worker("api", { kind: "base", name: `BASE ${BASE}`, config: configs[BASE] }));
   const rows = (seed, state) =>
     process.env.DECOMPOSE
       ? Object.assign({}, ...workers.filter((w) => w.api).map((w) => decomposed(w, seed, state)))
@@ -49,7 +49,7 @@ async function run(configs) {
 
 async function main() {
   if (!cold.hasValgrind()) throw new Error("valgrind is not installed (apt-get install valgrind)");
-  if (BASE) await lib.withBaseBuild(BASE, run);
+  if (BASE) await lib.withBaseBuilds([BASE], run);
   else await run({ this: await lib.splitBuild(dirname(lib.snapshot("api", {}))) });
 }
 

@@ -108,9 +108,8 @@ function countsOf(file, name) {
 export function countStart(w) {
   const dir = w.modules;
   const toml = readFileSync(w.config, "utf8");
-  const [main, date] = [/^main = "(?:.*\/)?(.*)\.[jt]s"$/m, /^compatibility_date = "(.*)"$/m].map(
-    (re) => re.exec(toml)[1],
-  );
+  const main = /^main = "(?:.*\/)?(.*)\.[jt]s"$/m.exec(toml)[1];
+  const date = /^compatibility_date = "(.*)"$/m.exec(toml)[1];
   const modules = readdirSync(dir).filter((f) => /\.m?js$/.test(f) && f !== "startup-entry.js");
   writeFileSync(
     join(dir, "startup-entry.js"),
@@ -219,9 +218,8 @@ export async function coldRounds({ workers, rows = {}, seed, state, rounds, coun
       figures[label].push(await countFirst(label.replace(/\W+/g, "_"), rows[label]));
       console.error(`bench: ${label}: ${outside(figures[label].at(-1)).toFixed(1)} M outside GC`);
     }
-    console.error(
-      `bench: round ${round + 1}/${rounds}: check startup ${workers.map((w) => w.startupMs.at(-1).toFixed(1))} ms`,
-    );
+    const startups = workers.map((w) => w.startupMs.at(-1).toFixed(1));
+    console.error(`bench: round ${round + 1}/${rounds}: check startup ${startups} ms`);
   }
   return figures;
 }
@@ -254,13 +252,9 @@ export function coldTable(workers, ratios) {
     );
     rows.push([`${name(w)} ÷ ${name(floor)}`, lib.spread(paired), ...cells]);
   }
-  const head = [
-    "Worker",
-    "`check startup` ms, median (min)",
-    "start: M instructions",
-    "… evaluating modules",
-  ];
-  head.push("first read", "first write", "**cold read** (start + read)", "**cold write**", "KiB gzip");
+  const head =
+    "Worker | `check startup` ms, median (min) | start: M instructions | … evaluating modules | first read | " +
+    "first write | **cold read** (start + read) | **cold write** | KiB gzip";
   return lib.table(head, rows);
 }
 
@@ -279,7 +273,7 @@ export const rowsTable = (figures) =>
  * them), then the cold table, each API (`api`) over each floor and over BASE's, and the rows'.
  */
 export async function coldRun({ command, workers, rows = () => ({}), rounds, counts }) {
-  const { dir: state, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1, deep: false });
+  const { dir: state, seed } = lib.seededState({ keyCount: 4, deploymentCount: 1 });
   for (const w of workers) await build(w, lib.varsOf(seed));
   const figures = await coldRounds({ workers, rows: rows(seed, state), seed, state, rounds, counts });
   const of = (kind) => workers.find((w) => w.kind === kind);

@@ -1,12 +1,13 @@
 // What the bench scripts share: seeded local state, snapshots of the Workers, servers started with
 // the inspector off (bench/start-worker.mjs) and their processes' CPU and memory from /proc, requests,
 // statistics, tables, and a hard stop that cleans up. Linux only (/proc), 127.0.0.1 only.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
 import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
 import { seedSql } from "./seed.mjs";
 
@@ -17,21 +18,21 @@ export const env = (name, fallback) => Number(process.env[name] ?? fallback);
 /** The API's RATE_LIMITS var for the bench: every policy lifted, so a pool of 20 keys carries a slice
  * (the limiter does the same work whatever the limit). */
 const POLICIES = ["default", "reveal", "orgs-create", "keys-create", "anonymous", "oidc-exchange"];
-export const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
+const RATE_LIMITS = JSON.stringify(Object.fromEntries(POLICIES.map((p) => [p, 1e9])));
 /** The vars each server runs with: the API's limits lifted (and `api`), the ladder's seeded organization. */
 export const varsOf = (seed, api = {}) => ({
   // VARIABLES_KEY: the API signs every read's D1 bookmark with a key derived from it (§28); without
   // it each read logs an error, and that logging is work no deployed API does.
   api: { RATE_LIMITS, VARIABLES_KEY: randomBytes(32).toString("base64"), ...api },
-  ladder: { ORG_ID: seed.bench.org, ACCOUNT_ID: seed.bench.owner },
+  ladder: { ORG_ID: seed?.bench.org, ACCOUNT_ID: seed?.bench.owner },
 });
 export const hex = (bytes = 8) => randomBytes(bytes).toString("hex");
-/** A new project of the bench organization (as its first key), named `<prefix>-<12 hex digits>`. */
-export const newProject = (c, prefix) =>
-  c.server.json("POST", "/v1/projects", { key: c.seed.bench.keys[0], body: { name: `${prefix}-${hex(6)}` } });
-/** A request to the API's `/internal/v1${path}`, as its admin. */
-export const internal = (c, method, path, body) =>
-  c.server.json(method, `/internal/v1${path}`, { admin: c.admin, body });
+/** A new project of `server`, made as `key`, named `<prefix>-<12 hex digits>`. */
+export const newProject = (server, key, prefix) =>
+  server.json("POST", "/v1/projects", { key, body: { name: `${prefix}-${hex(6)}` } });
+/** A request to `server`'s `/internal/v1${path}`, as its admin (its ADMIN_TOKEN var). */
+export const internal = (server, method, path, body) =>
+  server.json(method, `/internal/v1${path}`, { admin: server.vars.ADMIN_TOKEN, body });
 export const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** `wrangler argv…` in `cwd`, to completion: its stdout. */
@@ -68,27 +69,26 @@ export function runMain(minutes, main) {
 
 /**
  * Migrations applied to every database of `config` (default wrangler.toml: the directory and each
- * organization database) and bench/seed.mjs loaded into the directory `DB`, in a state dir of its
- * own: `{ dir, seed }`.
+ * organization database) and, unless `options` is null, bench/seed.mjs loaded into the directory
+ * `DB`, in a state dir of its own: `{ dir, seed }`.
  */
-export function seededState(options, config = join(root, "wrangler.toml"), name = "seeded") {
-  const [dir, file, seed] = [join(tmp, name), join(tmp, `${name}.sql`), seedSql(options)];
+export function seededState(options = {}, config = join(root, "wrangler.toml"), name = "seeded") {
+  const [dir, file, seed] = [join(tmp, name), join(tmp, `${name}.sql`), options && seedSql(options)];
   const d1 = (binding, ...argv) =>
     runWrangler(
       ["d1", ...argv, binding, "--local", "--persist-to", dir, "--config", config],
       dirname(config),
     );
   for (const binding of d1BindingsOf(config)) d1(binding, "migrations", "apply");
+  if (!seed) return { dir };
   fs.writeFileSync(file, seed.sql);
   d1("DB", "execute", "--file", file, "--yes");
   return { dir, seed };
 }
 
 /** The D1 bindings a wrangler.toml declares, in order. */
-const d1BindingsOf = (config) =>
-  [...fs.readFileSync(config, "utf8").matchAll(/^\[\[d1_databases\]\]\nbinding = "(\w+)"/gm)].map(
-    (m) => m[1],
-  );
+const D1_BINDING = /^\[\[d1_databases\]\]\nbinding = "(\w+)"/gm;
+const d1BindingsOf = (config) => [...fs.readFileSync(config, "utf8").matchAll(D1_BINDING)].map((m) => m[1]);
 /** A copy of `state` for one server: every server writes its own files. */
 export function copyState(state, name) {
   fs.cpSync(state, join(tmp, name), { recursive: true });
@@ -161,25 +161,74 @@ export async function splitBuild(dir) {
 }
 
 /**
- * The API of this tree and of the commit `base` (a git worktree; its own bench/lib.mjs makes its
- * snapshot), each built as it deploys: `run({ this, base })` with each snapshot's wrangler.toml,
- * then the worktree removed. For the scripts that pair two builds.
+ * The API of this tree and of each commit of `bases` (a git worktree each: this tree's node_modules
+ * when its package-lock.json is this tree's, else its own `npm ci`; its own bench/lib.mjs makes its
+ * snapshot, with its own src/, wrangler.toml and migrations): `run({ this, [commit]: wrangler.toml })`,
+ * then the worktrees removed. Each built as it deploys (scripts/build.mjs), or with `countD1` as
+ * wrangler bundles it, its D1 statements counted (bench/count-d1.mjs). For the scripts that pair builds.
  */
-export async function withBaseBuild(base, run) {
-  if (!base) throw new Error("BASE=<commit>: the build to pair this tree with");
-  const dir = join(tmp, "base");
-  execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: root, stdio: "ignore" });
-  fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+export async function withBaseBuilds(bases, run, { countD1 = false } = {}) {
+  if (!bases.length) throw new Error("BASE=<commit>: the build to pair this tree with");
+  const [configs, dirs] = [{ this: snapshot("api", { countD1 }) }, []];
   try {
-    const baseLib = await import(join(dir, "bench", "lib.mjs"));
-    // A commit before bench/lib.mjs had splitBuild kept it in bench/split-build.mjs.
-    const split = baseLib.splitBuild ?? (await import(join(dir, "bench", "split-build.mjs"))).splitBuild;
-    const configs = { this: snapshot("api", {}), base: baseLib.snapshot("api", {}) };
-    await splitBuild(dirname(configs.this));
-    await split(dirname(configs.base));
+    for (const base of bases) {
+      const dir = join(tmp, `base-${dirs.length}`);
+      execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: root, stdio: "ignore" });
+      dirs.push(dir);
+      if (spawnSync("git", ["diff", "--quiet", base, "--", "package-lock.json"], { cwd: root }).status === 0)
+        fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+      else execFileSync("npm", ["ci"], { cwd: dir, stdio: "ignore" });
+      const baseLib = await import(join(dir, "bench", "lib.mjs"));
+      configs[base] = baseLib.snapshot("api", { countD1 });
+      if (countD1) continue;
+      // A commit before bench/lib.mjs had splitBuild kept it in bench/split-build.mjs.
+      const split = baseLib.splitBuild ?? (await import(join(dir, "bench", "split-build.mjs"))).splitBuild;
+      await split(dirname(configs[base]));
+    }
+    if (!countD1) await splitBuild(dirname(configs.this));
     return await run(configs);
   } finally {
-    execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root });
+    for (const dir of dirs) execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root });
+  }
+}
+
+/** A server of the API's snapshot `config` (this tree's by default), its own state migrated, not seeded. */
+export async function apiServer(vars = {}, config = snapshot("api"), name = "api") {
+  const { dir } = seededState(null, config, `${name}-state`);
+  return new Server(name, config, dir, { ...varsOf().api, ADMIN_TOKEN: hex(24), ...vars }).start();
+}
+/**
+ * A new organization of `server` in `database` through the internal API: `{ id, key, server, project,
+ * env }`, its owner's key and a project's environment; with `lift`, its variables limit raised (§29).
+ */
+export async function newOrg(server, name, database = "DB", lift = true) {
+  const admin = (method, path, body) => internal(server, method, path, body);
+  const org = await admin("POST", "/orgs", { name, database });
+  const account = await admin("POST", "/accounts", { name: `${name}-owner` });
+  await admin("POST", `/orgs/${org.id}/members`, { account_id: account.id, role: "owner" });
+  const keyBody = { account_id: account.id, created_by: account.id };
+  const { key } = await admin("POST", `/orgs/${org.id}/api-keys`, keyBody);
+  if (lift) await admin("PUT", `/orgs/${org.id}/limits`, { variables: 1_000_000 });
+  const project = await newProject(server, key, "p");
+  return { id: org.id, key, server, project: project.id, env: project.default_environment_id };
+}
+/** A variable create in `org`'s environment (one string, a new name each), as sideBySide takes a request. */
+export const variableCreate = (org) => ({
+  method: "POST",
+  path: `/v1/environments/${org.env}/variables`,
+  key: org.key,
+  server: org.server,
+  body: () => ({ name: `C_${hex(6)}`, type: "string", value: hex(8) }),
+});
+/** About `rows` more rows in `org`: PATCHes of 500 new string variables, `perScope` per environment. */
+export async function fill(org, rows, perScope = 10) {
+  let env = org.env;
+  for (let i = 0; i < Math.round(rows / 1002); i++) {
+    if (i > 0 && i % perScope === 0)
+      env = (await newProject(org.server, org.key, "p")).default_environment_id;
+    const names = Array.from({ length: 500 }, (_, j) => [`F${i}_${j}`, { type: "string", value: hex(8) }]);
+    const body = { variables: Object.fromEntries(names) };
+    await org.server.json("PATCH", `/v1/environments/${env}/variables`, { key: org.key, body });
   }
 }
 
@@ -323,35 +372,77 @@ export const spread = (xs, d = 2) =>
 export const pairedRatio = (xs, ys) => median(xs.map((x, i) => x / ys[i]));
 
 /**
- * `samples` rounds of `requests` ({ label: { method?, path, body?, key? } }, as `key` unless one has
- * its own, `null` for none; a `body` function is called for each request), one at a time, in turn
- * (the order reversed every other round): each one's p50 ms and median Worker CPU ms (schedstat),
- * and the second's ÷ the first's, paired by round.
+ * `samples` rounds of `requests` ({ label: { method?, path, body?, key?, server? } }, as `key` unless
+ * one has its own, `null` for none; a `body` function is called for each request; on `c.server`
+ * unless one names its own), one at a time, in turn (the order reversed every other round): each
+ * one's p50 ms and median Worker CPU ms (schedstat of its server's Worker process, from the request
+ * to its answer), and each later one's ÷ the first one's, paired by round.
  */
 export async function sideBySide(c, samples, requests, key) {
   const labels = Object.keys(requests);
   const [ms, cpu] = [0, 1].map(() => Object.fromEntries(labels.map((l) => [l, []])));
   for (let i = 0; i < samples; i++) {
     for (const label of i % 2 ? [...labels].reverse() : labels) {
-      const { method = "GET", path, body: made, key: own = key, headers } = requests[label];
+      const {
+        method = "GET",
+        path,
+        body: made,
+        key: own = key,
+        headers,
+        server = c.server,
+      } = requests[label];
       const body = typeof made === "function" ? made() : made;
-      const before = c.server.cpuNs();
-      ms[label].push((await c.server.request(method, path, { key: own, body, headers })).ms);
-      cpu[label].push((c.server.cpuNs() - before) / 1e6);
+      const before = server.cpuNs();
+      ms[label].push((await server.request(method, path, { key: own, body, headers })).ms);
+      cpu[label].push((server.cpuNs() - before) / 1e6);
     }
   }
-  const [figures, [a, b]] = [{}, labels];
+  const [figures, [a, ...others]] = [{}, labels];
   for (const l of labels) [figures[`${l} p50 ms`], figures[`${l} CPU ms`]] = [median(ms[l]), median(cpu[l])];
-  figures[`${b} ÷ ${a}: ms`] = pairedRatio(ms[b], ms[a]);
-  figures[`${b} ÷ ${a}: CPU`] = pairedRatio(cpu[b], cpu[a]);
+  for (const b of others) {
+    figures[`${b} ÷ ${a}: ms`] = pairedRatio(ms[b], ms[a]);
+    figures[`${b} ÷ ${a}: CPU`] = pairedRatio(cpu[b], cpu[a]);
+  }
   return figures;
 }
 
-/** A markdown table; "" when it has no rows. */
-export const table = (head, rows) =>
-  rows.length
-    ? [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
+/** `statements / round trips` of D1 of one request of sideBySide's form (and 0.5 s after), on a `countD1` server. */
+export async function statementsOf({ method = "GET", path, key, body, server }) {
+  const before = await server.json("GET", "/__bench/d1");
+  await server.request(method, path, { key, body: typeof body === "function" ? body() : body });
+  await sleep(500);
+  const after = await server.json("GET", "/__bench/d1");
+  return `${after.statements - before.statements} / ${after.roundTrips - before.roundTrips}`;
+}
+
+/**
+ * `seconds` of autocannon on `server` at `connections` of `request` ({ method, setupRequest }): answers,
+ * req/s, each latency and status, errors, and the Worker process's CPU ms per answer.
+ */
+export function load(server, seconds, connections, request) {
+  const [latencies, statuses, before] = [[], {}, server.cpu()];
+  const options = { url: server.base, connections, duration: seconds, requests: [request] };
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(options, (err, res) => {
+      if (err) return reject(err);
+      const n = res.requests.total;
+      const cpuMs = (1000 * (server.cpu() - before)) / Math.max(1, n);
+      resolve({ n, rps: n / res.duration, cpuMs, latencies, statuses, errors: res.errors + res.timeouts });
+    });
+    instance.on("response", (_client, status, _bytes, ms) => {
+      latencies.push(ms);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    });
+  });
+}
+
+/** A markdown table, `head` its cells (or one string of them, " | " between); "" when it has no rows. */
+export function table(head, rows) {
+  const cells = typeof head === "string" ? head.split(" | ") : head;
+  return rows.length
+    ? [cells, cells.map(() => "---"), ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n")
     : "";
+}
 /** A report's parts, the empty ones left out, a blank line between. */
 export const report = (...parts) => parts.filter(Boolean).join("\n\n");
 /** The first lines of every report: when, which machine, how loaded, which command. */

@@ -1,79 +1,35 @@
 #!/usr/bin/env node
 // Moving an organization between databases while it keeps working (API_CONTRACT §32, issue #77).
-// One API server (bench/start-worker.mjs, MOVE_SETTLE_MS=1000 as .dev.vars.example), two
-// organizations made through the internal API in DB and filled through the public API to about
-// SIZES rows (PATCHes of 500 new string variables: each writes ~1,002 rows: the variables, their
-// version values, the version and its audit entry; 10 PATCHes per project's environment), and one
-// that stays in DB_ORG_2. Each round moves each organization in turn (DB → DB_ORG_2, the next round
-// back), the order turned every round, while a writer creates a variable of it through the public
-// API one request after another (a 408 is retried after RETRY_MS, not Retry-After's whole second,
-// so a pause is seen to 0.1 s) and the staying organization's variables are read every 100 ms.
-// Per move: the total time (the 202 until the move reads `completed`, which includes the settle and
-// the source's cleanup), `rows_copied`, the longest gap between two consecutive successful writes,
-// the longest single write, the 408s, the staying organization's longest read, and every answer
-// that was neither 2xx nor 408. Each request's start, ms and status: bench/results/moves-*.json.
+// One API server (lib.apiServer, MOVE_SETTLE_MS=1000 as .dev.vars.example), organizations in DB
+// filled to about SIZES rows (lib.fill: PATCHes of 500 new string variables, ~1,002 rows each: the
+// variables, their version values, the version and its audit entry), and one that stays in DB_ORG_2.
+// Each round moves each organization in turn (DB → DB_ORG_2, the next round back), the order turned
+// every round, while a writer creates a variable of it through the public API one request after
+// another (a 408 is retried after RETRY_MS, not Retry-After's whole second, so a pause is seen to
+// 0.1 s) and the staying organization's variables are read every 100 ms. Per move: the total time
+// (the 202 until the move reads `completed`, which includes the settle and the source's cleanup),
+// `rows_copied`, the longest gap between two consecutive successful writes, the longest single
+// write, the 408s, the staying organization's longest read, and every answer that was neither 2xx
+// nor 408. Each request's start, ms and status: bench/results/moves-*.json.
 //
 //   node bench/moves.mjs     env: ROUNDS (2) SIZES (10000,100000) RETRY_MS (100)
-import { pathToFileURL } from "node:url";
 import * as lib from "./lib.mjs";
 
-const ROUNDS = lib.env("ROUNDS", 2);
+const [ROUNDS, RETRY_MS] = [lib.env("ROUNDS", 2), lib.env("RETRY_MS", 100)];
 const SIZES = (process.env.SIZES ?? "10000,100000").split(",").map(Number);
-const RETRY_MS = lib.env("RETRY_MS", 100);
-export const ADMIN = lib.hex(24);
-
-/** The API's snapshot, its databases migrated, and a server on it with `vars` beside the bench's. */
-export async function apiServer(vars = {}, options = {}) {
-  const config = lib.snapshot("api", options);
-  const { dir, seed } = lib.seededState({ keyCount: 1, deploymentCount: 0, deep: false }, config);
-  const api = { ...lib.varsOf(seed).api, ADMIN_TOKEN: ADMIN, ...vars };
-  return new lib.Server("api", config, dir, api).start();
-}
-
-/** A new organization in `database`: its owner's key, a project's environment, its variables limit lifted. */
-export async function newOrg(server, name, database = "DB") {
-  const admin = (method, path, body) => server.json(method, `/internal/v1${path}`, { admin: ADMIN, body });
-  const org = await admin("POST", "/orgs", { name, database });
-  const account = await admin("POST", "/accounts", { name: `${name}-owner` });
-  await admin("POST", `/orgs/${org.id}/members`, { account_id: account.id, role: "owner" });
-  const { key } = await admin("POST", `/orgs/${org.id}/api-keys`, {
-    account_id: account.id,
-    created_by: account.id,
-  });
-  await admin("PUT", `/orgs/${org.id}/limits`, { variables: 1_000_000 });
-  const made = { id: org.id, key, server };
-  made.env = await newEnvironment(made);
-  return made;
-}
-const newEnvironment = async (org) =>
-  (await org.server.json("POST", "/v1/projects", { key: org.key, body: { name: `p-${lib.hex(6)}` } }))
-    .default_environment_id;
-const variables = (env) => `/v1/environments/${env}/variables`;
-
-/** About `rows` more rows in `org`: PATCHes of 500 new string variables, `perScope` per environment. */
-export async function fill(org, rows, perScope = 10, env = org.env) {
-  for (let i = 0; i < Math.round(rows / 1002); i++) {
-    if (i > 0 && i % perScope === 0) env = await newEnvironment(org);
-    const names = Array.from({ length: 500 }, (_, j) => [
-      `F${i}_${j}`,
-      { type: "string", value: lib.hex(8) },
-    ]);
-    const body = { variables: Object.fromEntries(names) };
-    await org.server.json("PATCH", variables(env), { key: org.key, body });
-  }
-}
 
 /**
- * `org`'s requests (`next(i)`) one after another until `stop.done`, `pace` ms apart (a 408 retried
- * after RETRY_MS): the answers (each timed), the longest, the longest gap between two successes.
+ * `org`'s `request` (its `body` a function, if any) sent one after another until `stop.done`, `pace` ms
+ * apart (a 408 retried after RETRY_MS): the answers (each timed), the longest, the longest gap between
+ * two successes.
  */
-async function loop(org, stop, next, pace = 0) {
+async function loop(org, stop, { method = "GET", path, body }, pace = 0) {
   const w = { ok: 0, refused: 0, other: [], longest: 0, gap: 0, samples: [] };
-  let [last, i] = [performance.now(), 0];
+  let last = performance.now();
   while (!stop.done) {
-    const [at, { method, path, body }] = [performance.now(), next(i++)];
+    const at = performance.now();
     const answer = await org.server
-      .request(method, path, { key: org.key, body, allowRefusal: true })
+      .request(method, path, { key: org.key, body: body?.(), allowRefusal: true })
       .catch((err) => ({ status: `${err.name}: ${err.message}`, ms: 0 }));
     w.longest = Math.max(w.longest, answer.ms);
     w.samples.push([Math.round(at), Math.round(answer.ms), answer.status]);
@@ -88,11 +44,6 @@ async function loop(org, stop, next, pace = 0) {
   w.gap = Math.max(w.gap, performance.now() - last);
   return w;
 }
-const create = (org) => (i) => ({
-  method: "POST",
-  path: variables(org.env),
-  body: { name: `W_${lib.hex(4)}_${i}`, type: "string", value: lib.hex(8) },
-});
 
 /**
  * Moves `org` to `to` while a writer creates its variables and `other` (an organization that
@@ -101,12 +52,11 @@ const create = (org) => (i) => ({
  */
 async function moveWhileWriting(org, to, other) {
   const stop = { done: false };
-  const writing = loop(org, stop, create(org));
-  const reading = loop(other, stop, () => ({ method: "GET", path: `${variables(other.env)}?limit=1` }), 100);
+  const writing = loop(org, stop, lib.variableCreate(org));
+  const reading = loop(other, stop, { path: `/v1/environments/${other.env}/variables?limit=1` }, 100);
   await lib.sleep(1000);
   const start = performance.now();
-  const admin = (method, path, body) =>
-    org.server.json(method, `/internal/v1${path}`, { admin: ADMIN, body });
+  const admin = (method, path, body) => lib.internal(org.server, method, path, body);
   let move = await admin("POST", `/orgs/${org.id}/moves`, { to });
   const states = [];
   while (!["completed", "cancelled", "failed"].includes(move.state)) {
@@ -124,12 +74,12 @@ async function moveWhileWriting(org, to, other) {
 }
 
 async function main() {
-  const server = await apiServer({ MOVE_SETTLE_MS: "1000" });
-  const other = await newOrg(server, "staying", "DB_ORG_2");
+  const server = await lib.apiServer({ MOVE_SETTLE_MS: "1000" });
+  const other = await lib.newOrg(server, "staying", "DB_ORG_2");
   const orgs = [];
   for (const rows of SIZES) {
-    const org = await newOrg(server, `moving-${rows}`);
-    await fill(org, rows);
+    const org = await lib.newOrg(server, `moving-${rows}`);
+    await lib.fill(org, rows);
     orgs.push({ rows, org, moves: [] });
     console.error(`bench: organization of ~${rows} rows seeded`);
   }
@@ -166,19 +116,9 @@ async function main() {
   const report = lib.report(
     lib.header(command),
     lib.table(
-      [
-        "move",
-        "state",
-        "rows_copied",
-        "total s",
-        "reads switching at s",
-        "s per 10,000 rows",
-        "longest gap between writes s",
-        "longest write s",
-        "writes 201 / 408",
-        "another organization's longest read s",
-        "answers neither 2xx nor 408",
-      ],
+      "move | state | rows_copied | total s | reads switching at s | s per 10,000 rows | longest gap between " +
+        "writes s | longest write s | writes 201 / 408 | another organization's longest read s | answers " +
+        "neither 2xx nor 408",
       rows,
     ),
     `largest ÷ smallest, paired by round, median (min–max): total time ${ratio((m) => m.ms)}, ` +
@@ -191,4 +131,4 @@ async function main() {
   await server.stop();
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) lib.runMain(90, main);
+lib.runMain(90, main);

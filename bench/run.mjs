@@ -9,13 +9,9 @@
 //        SETTLE_SECONDS (62) DEPLOYMENTS (20,000) DEPTH_SAMPLES (100) FANOUT (50) VOLUME (1,000)
 //        DEPLOYED (0; 1: the API as it deploys, not wrangler's one bundle)
 //
-// One seeded state; the API and the ladder each on a copy, served with the inspector off
-// (bench/start-worker.mjs). Every round starts each server as a new process (so no figure rests on
-// one process's luck), then runs the API's block and the ladder's. Around each slice, the CPU time
-// of the workerd process that runs the Worker (with its Durable Objects and local D1) is read.
-import { randomBytes } from "node:crypto";
+// How it measures (one seeded state, a new process per server per round, the Worker process's CPU
+// around each slice): bench/METHOD.md.
 import { dirname } from "node:path";
-import autocannon from "autocannon";
 import * as lib from "./lib.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
@@ -23,10 +19,9 @@ const { env, spread } = lib;
 const [ROUNDS, SLICE, CONNECTIONS] = [env("ROUNDS", 5), env("SLICE", 3), env("CONNECTIONS", 10)];
 const [KEYS, MEMORY_SECONDS] = [env("KEYS_PER_TARGET", 20), env("MEMORY_SECONDS", 60)];
 const SETTLE_SECONDS = env("SETTLE_SECONDS", 62);
-// DEPLOYED=1: the API as it deploys (bench/lib.mjs `splitBuild`), not wrangler's one bundle.
 const DEPLOYED = env("DEPLOYED", 0) === 1;
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
-const ADMIN = randomBytes(24).toString("hex");
+const ADMIN = lib.hex(24);
 const all = SCENARIOS.map((s) => ({ on: "api", ...s }));
 const chosen = all.filter((s) => (only ? new RegExp(only).test(s.name) : !s.only));
 const scenarios = all.filter((s) => chosen.includes(s) || chosen.some((c) => c.vs?.includes(s.id)));
@@ -37,15 +32,11 @@ async function main() {
   const keyCount = scenarios.filter((s) => s.keys === true).length * KEYS + 10;
   const deep = scenarios.some((s) => s.name.startsWith("deep"));
   const { dir, seed } = lib.seededState({ keyCount, deploymentCount: env("DEPLOYMENTS", 20_000), deep });
-  const [servers, countD1] = [{}, scenarios.some((s) => s.countD1)];
-  const insecure = { ALLOW_INSECURE_WEBHOOKS: "true", ALLOW_INSECURE_OIDC_ISSUERS: "true" };
-  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ...insecure });
+  const servers = {};
+  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN, ALLOW_INSECURE_WEBHOOKS: "true" });
   for (const kind of ["api", "ladder"].filter((k) => scenarios.some((s) => s.on === k))) {
-    const config = lib.snapshot(kind, { countD1 });
-    if (kind === "api" && DEPLOYED) {
-      if (countD1) throw new Error("DEPLOYED=1 and a scenario that counts D1 queries: run them apart");
-      await lib.splitBuild(dirname(config));
-    }
+    const config = lib.snapshot(kind);
+    if (kind === "api" && DEPLOYED) await lib.splitBuild(dirname(config));
     servers[kind] = await new lib.Server(kind, config, lib.copyState(dir, kind), vars[kind]).start();
   }
   let pool = 0;
@@ -55,15 +46,12 @@ async function main() {
     return { s, c, slices: [], figures: [] };
   });
   for (const { s, c } of runs) if (s.setup) c.data = await s.setup(c);
-  for (const { s, c } of runs) if (typeof s.keys === "function") c.keys = s.keys(c);
   console.error(`bench: set up ${elapsed()}`);
 
   const rss = [];
   for (let round = 0; round < ROUNDS; round++) {
-    // A new process per server per round. Before the API's process is stopped: its rate-limiter objects clean up one window (60 s) after a
-    // key's first request, by alarms that run in that process and outlive it in its state. So it is left
-    // until SETTLE_SECONDS after its last request and until it is quiet (under 5 ms of CPU in 0.5 s),
-    // or the next round's first slices would count the last round's clean-up as their requests' CPU.
+    // A new process per server per round; the API's left SETTLE_SECONDS after its last request and until
+    // quiet first: its limiter objects clean up by alarms 60 s after a key's use (bench/METHOD.md).
     if (round > 0 && servers.api) {
       await lib.sleep(servers.api.lastRequest + SETTLE_SECONDS * 1000 - Date.now());
       await servers.api.quiet();
@@ -124,9 +112,8 @@ function pathOf(s, c) {
   return s.path.replace(/\{(\w+)\}/g, (_, name) => ids[name]);
 }
 
-/** SLICE seconds of autocannon: req/s, every latency, the Worker process's CPU ms per request. */
+/** SLICE seconds of autocannon (lib.load), each request the scenario's next key and `each`. */
 function slice(server, s, c, seconds) {
-  const [latencies, statuses, before] = [[], {}, server.cpu()];
   let k = 0;
   const path = pathOf(s, c);
   const setupRequest = (req) => {
@@ -137,20 +124,7 @@ function slice(server, s, c, seconds) {
     if (r.body) headers["content-type"] = "application/json";
     return { ...req, path: r.path ?? path, headers, body: r.body && JSON.stringify(r.body) };
   };
-  const requests = [{ method: s.method ?? "GET", setupRequest }];
-  const options = { url: server.base, connections: CONNECTIONS, duration: seconds, requests };
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(options, (err, res) => {
-      if (err) return reject(err);
-      const n = res.requests.total;
-      const cpuMs = (1000 * (server.cpu() - before)) / Math.max(1, n);
-      resolve({ n, rps: n / res.duration, cpuMs, latencies, statuses, errors: res.errors + res.timeouts });
-    });
-    instance.on("response", (_client, status, _bytes, ms) => {
-      latencies.push(ms);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    });
-  });
+  return lib.load(server, seconds, CONNECTIONS, { method: s.method ?? "GET", setupRequest });
 }
 
 function format(runs, rss, memory) {

@@ -8,29 +8,23 @@
 //          other), paired by round.
 //          `path` is a string whose {project} {env} {listed} {owner} (seeded ids) and {name}
 //          (anything `setup` returned) are filled in. `keys: true` gives the scenario
-//          a pool of seeded keys of its own, one per request in turn; a function `(c) => keys`, a
-//          pool of its own making (e.g. from `setup`).
+//          a pool of seeded keys of its own, one per request in turn.
 //   probe: { name, on?, probe(c) → { figure: number, … } }: any measurement of one round; each
 //          figure is reported as its median (min–max) over the rounds.
-//   either may have `setup(c)` (once, before the first round; its result is `c.data`),
-//   `only: true` (runs only when `--only` names it) and `countD1: true` (the run's API counts its
-//   D1 round trips, bench/count-d1.mjs).
+//   either may have `setup(c)` (once, before the first round; its result is `c.data`) and
+//   `only: true` (runs only when `--only` names it).
 //
 // `c` is { server (bench/lib.mjs), seed (bench/seed.mjs), admin (the API's ADMIN_TOKEN), keys, data }.
-import { env, hex, percentile } from "./lib.mjs";
-import { partFour } from "./part-four.mjs";
+import { env, hex, sideBySide } from "./lib.mjs";
 import { DEEP_ROWS } from "./seed.mjs";
-import { variablesTimelineKeys } from "./variables-timeline-keys.mjs";
 import { WEBHOOKS } from "./webhooks.mjs";
 
-export const unique = () => ({ body: { name: `b-${hex(6)}` } });
+/** Each request a new project (its name unique). */
+const POST = { method: "POST", each: () => ({ body: { name: `b-${hex(6)}` } }) };
 /** Each request a deployment still queued on that server (from the `from`th): one move to in_progress each. */
 const transitions = (prefix, from, body) => {
   let i = from;
-  return (c) => ({
-    path: `${prefix}${c.seed.bench.deployments[i++ % c.seed.bench.deployments.length]}`,
-    body,
-  });
+  return (c) => ({ path: prefix + c.seed.bench.deployments[i++ % c.seed.bench.deployments.length], body });
 };
 const rung = (id, name, path, more) => ({ on: "ladder", id, name: `ladder: ${name}`, path, ...more });
 /** A rung of /write/<id>/: each request moves a deployment (from the `from`th) to in_progress. */
@@ -38,6 +32,11 @@ const transition = (id, name, from, ...vs) =>
   rung(id, name, `/write/${id}/x`, { method: "PATCH", each: transitions(`/write/${id}/`, from), vs });
 const route = (name, path, vs, more) => ({ on: "api", name, path, keys: true, vs, ...more });
 const MOVES = ["transition", "entry", "timeline"];
+const FLOOR = "floor: the rung via hono + zod-openapi, in a D1 session";
+const PAGES = (c) => ({
+  "first page": { path: "/v1/projects?limit=20" },
+  "deep page": { path: c.data.deep },
+});
 const [KEYED, READ, LIST] = [{ keys: true, vs: ["rung"] }, ["rung", "floor"], ["rung", "floor", "page"]];
 
 export const SCENARIOS = [
@@ -47,17 +46,8 @@ export const SCENARIOS = [
   rung("d1", "one D1 SELECT", "/d1?id={project}", { vs: ["rung"] }),
   rung("rung", "DO RPC + D1 SELECT (the rung)", "/do-d1?id={project}", { keys: true }),
   rung("page", "DO RPC + a D1 page of 20", "/do-d1-page", KEYED),
-  rung(
-    "floor",
-    "floor: the rung via hono + zod-openapi, in a D1 session",
-    "/floor/projects/{project}",
-    KEYED,
-  ),
-  rung("write", "DO RPC + the 3-INSERT batch", "/write/project", {
-    method: "POST",
-    each: unique,
-    keys: true,
-  }),
+  rung("floor", FLOOR, "/floor/projects/{project}", KEYED),
+  rung("write", "DO RPC + the 3-INSERT batch", "/write/project", { ...POST, keys: true }),
   transition("transition", "SELECT, UPDATE + INSERT batch, queue send", 0),
   transition("entry", "the transition + a timeline INSERT", 7_000, "transition"),
   transition("timeline", "the transition + a timeline INSERT + an object RPC", 14_000, "transition", "entry"),
@@ -80,7 +70,7 @@ export const SCENARIOS = [
     LIST,
   ),
   route("GET /v1/projects/{id}/events?limit=20", "/v1/projects/{listed}/events?limit=20", LIST),
-  route("POST /v1/projects", "/v1/projects", ["write"], { method: "POST", each: unique }),
+  route("POST /v1/projects", "/v1/projects", ["write"], POST),
   route("PATCH /internal/v1/deployments/{id} → in_progress", "/internal/v1/deployments/x", MOVES, {
     method: "PATCH",
     admin: true,
@@ -89,7 +79,7 @@ export const SCENARIOS = [
   }),
 
   {
-    // The first page and the page after 10,000 rows, one request at a time, in turn.
+    // The first page and the page after 10,000 rows, one request at a time, in turn (lib.sideBySide).
     name: "deep pages (limit 20)",
     setup: async (c) => {
       const key = c.seed.deep.keys[0];
@@ -103,18 +93,7 @@ export const SCENARIOS = [
       if (first?.name !== `p${DEEP_ROWS - 10_001}`) throw new Error("not the page after 10,000 rows");
       return { deep };
     },
-    probe: async (c) => {
-      const [first, deep] = [[], []];
-      for (let i = 0; i < env("DEPTH_SAMPLES", 100); i++) {
-        const key = c.seed.deep.keys[i % c.seed.deep.keys.length];
-        first.push((await c.server.request("GET", "/v1/projects?limit=20", { key })).ms);
-        deep.push((await c.server.request("GET", c.data.deep, { key })).ms);
-      }
-      const p50 = [percentile(first, 50), percentile(deep, 50)];
-      return { "first page p50 ms": p50[0], "deep page p50 ms": p50[1], "deep ÷ first": p50[1] / p50[0] };
-    },
+    probe: (c) => sideBySide(c, env("DEPTH_SAMPLES", 100), PAGES(c), c.seed.deep.keys[0]),
   },
   ...WEBHOOKS,
-  ...variablesTimelineKeys({ route }),
-  ...partFour({ route }),
 ];

@@ -2,9 +2,9 @@
 //
 //  - with `deep`, a "deep" organization: owner, 20 keys, DEEP_ROWS projects with their environments
 //    (the deep-pages probe);
-//  - the bench organization: owner, `keyCount` keys, 25 projects (each with its `production`
+//  - the bench organization: owner, `keyCount` (1) keys, 25 projects (each with its `production`
 //    environment and its owner as project member), 20 more members of the first project, and
-//    `deploymentCount` queued deployments in the first project's environment (each moved to
+//    `deploymentCount` (0) queued deployments in the first project's environment (each moved to
 //    `in_progress` once by a transition scenario, which records an event); and, in a second project
 //    (so that no transition's event fans out to them), 25 events and 25 notification integrations.
 import { createHash, randomBytes } from "node:crypto";
@@ -28,9 +28,12 @@ const COLUMNS = {
   notification_integrations:
     "id, project_id, type, url, configuration, signing_secret, created_at, updated_at",
 };
+/** Every §29 limit lifted (a trigger makes an organization's row): DEEP_ROWS projects, 20,000 deployments. */
+const LIMITS = "projects environments variables api_keys integrations audit_streams deployments_per_day";
+const LIFTED = LIMITS.split(" ").map((name) => `${name}_limit = 1000000000`);
 const hash = (key) => createHash("sha256").update(key).digest("hex");
 
-export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
+export function seedSql({ keyCount = 1, deploymentCount = 0, deep: withDeep = false } = {}) {
   const lines = [];
   const now = Date.now();
   const at = (ms = 0) => new Date(now + ms).toISOString();
@@ -48,6 +51,7 @@ export function seedSql({ keyCount, deploymentCount, deep: withDeep = true }) {
   const organization = (name, count) => {
     const [org, owner] = [newId(), newId()];
     insert("organizations", [[org, name, at()]]);
+    lines.push(`UPDATE org_limits SET ${LIFTED.join(", ")} WHERE org_id = ${sqlText(org)};`);
     insert("accounts", [[owner, `${name}-owner`, "Owner", null, PROFILE, at()]]);
     insert("org_members", [[org, owner, "owner", at()]]);
     const keys = Array.from({ length: count }, () => `dpk_${randomBytes(32).toString("base64url")}`);

@@ -34,7 +34,6 @@ const [WRITES, SETTLE_SECONDS, WARMUP] = [env("WRITES", 12), env("SETTLE_SECONDS
 const CLOSE_SECONDS = env("CLOSE_SECONDS", 25);
 /** The Worker's budget (src/lib/stream-buffers.ts STREAM_BUFFER_BUDGET), MiB. */
 const BUDGET_MB = 16;
-const ADMIN = lib.hex(24);
 
 /** 100 lines of 8,192 characters, numbered from `from`. */
 const lines = (from) =>
@@ -58,10 +57,10 @@ function stream(server, path, key, reading) {
 }
 
 async function newDeployment(c) {
-  const project = await lib.newProject(c, "streams");
+  const project = await lib.newProject(c.server, c.seed.bench.keys[0], "streams");
   const body = { stack_ids: [], data: { patch: [] } };
   const path = `/environments/${project.default_environment_id}/deployments`;
-  return (await lib.internal(c, "POST", path, body)).id;
+  return (await lib.internal(c.server, "POST", path, body)).id;
 }
 
 /**
@@ -122,9 +121,8 @@ async function phase(c, label, keys, perKey, reading) {
   const streams = await Promise.all(opening);
   let peakRss = c.server.rssMb();
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, c.server.rssMb())), 100);
-  for (let i = 0; i < WRITES; i++) {
-    await lib.internal(c, "POST", `/deployments/${id}/logs`, { lines: lines(i * 100 + 1) });
-  }
+  for (let i = 0; i < WRITES; i++)
+    await lib.internal(c.server, "POST", `/deployments/${id}/logs`, { lines: lines(i * 100 + 1) });
   clearInterval(sampler);
   const open = await c.probe.measure();
   for (const s of streams) s.resume();
@@ -141,15 +139,10 @@ async function phase(c, label, keys, perKey, reading) {
 
 /** The phases on a new server, measured by `probe`; each row with the highest figures before it. */
 async function pass(config, state, seed, probeOf, runtime) {
-  const vars = lib.varsOf(seed, { ADMIN_TOKEN: ADMIN }).api;
-  const server = await new lib.Server(
-    "api",
-    config,
-    lib.copyState(state, `api-${lib.hex(4)}`),
-    vars,
-    runtime,
-  ).start();
-  const c = { server, seed, admin: ADMIN, probe: await probeOf(server) };
+  const vars = lib.varsOf(seed, { ADMIN_TOKEN: lib.hex(24) }).api;
+  const copy = lib.copyState(state, `api-${lib.hex(4)}`);
+  const server = await new lib.Server("api", config, copy, vars, runtime).start();
+  const c = { server, seed, probe: await probeOf(server) };
   const keys = seed.bench.keys.slice(1);
   const plan = [
     ...Array.from({ length: WARMUP }, () => ["warm-up: 4 keys × 10 reading streams", 4, 10, true]),
@@ -173,18 +166,16 @@ async function pass(config, state, seed, probeOf, runtime) {
 }
 
 async function main() {
-  const { dir, seed } = lib.seededState({ keyCount: 11 + 4 * WARMUP, deploymentCount: 0, deep: false });
+  const { dir, seed } = lib.seededState({ keyCount: 11 + 4 * WARMUP });
   const config = lib.snapshot("api");
   const rss = await pass(config, dir, seed, settledRss);
   const heap = await pass(config, dir, seed, liveHeap, { env: { BENCH_INSPECTOR: "1" } });
   const f = (mb) => mb.toFixed(1);
   const arrow = (r, i) =>
     `${f(r.before)} → ${f(r.open)} → ${f(r.after)}${i % 2 ? ` (peak before ${f(r.peak)})` : ""}`;
-  const head = ["phase", "admitted", "429 (Retry-After s)", "ended by the Worker", "RSS peak written to, MB"];
-  head.push(
-    "Worker RSS MB: before → open → after close",
-    "isolate's live heap MB: before → open → after close",
-  );
+  const head =
+    "phase | admitted | 429 (Retry-After s) | ended by the Worker | RSS peak written to, MB | Worker RSS MB: " +
+    "before → open → after close | isolate's live heap MB: before → open → after close";
   const both = (i, of) => `${of(rss[i])} · ${of(heap[i])}`;
   const report = lib.table(
     head,
@@ -199,10 +190,7 @@ async function main() {
     ]),
   );
   const [failures, beyond, budget] = [[], [], BUDGET_MB * 1.048576];
-  for (const [what, rows] of [
-    ["RSS", rss],
-    ["live heap", heap],
-  ]) {
+  for (const [what, rows] of Object.entries({ RSS: rss, "live heap": heap })) {
     for (const [i, r] of rows.entries()) {
       const [admits, refusals] = i < 2 ? [10, 10] : [40, 0];
       if (r.admitted !== admits || r.refused !== refusals || (refusals && !r.retryAfter))

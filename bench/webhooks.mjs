@@ -3,14 +3,13 @@
 import { createServer } from "node:http";
 import { env, internal, median, newProject } from "./lib.mjs";
 
-const FANOUT = env("FANOUT", 50);
-const VOLUME = env("VOLUME", 1000);
+const [FANOUT, VOLUME] = [env("FANOUT", 50), env("VOLUME", 1000)];
 
 export const WEBHOOKS = [
   {
     name: `webhook fan-out (one event → ${FANOUT} integrations)`,
     setup: async (c) => {
-      const { id } = await newProject(c, "h");
+      const { id } = await newProject(c.server, c.seed.bench.keys[0], "h");
       for (let i = 0; i < FANOUT; i++) await integrate(c, id, `fan${i}`);
       return { project: id };
     },
@@ -35,7 +34,8 @@ export const WEBHOOKS = [
     // VOLUME events to one integration; then their deliveries to a second one, recovered in one call.
     name: `webhook volume (${VOLUME} events)`,
     probe: async (c) => {
-      const [key, project] = [c.seed.bench.keys[0], (await newProject(c, "h")).id];
+      const key = c.seed.bench.keys[0];
+      const project = (await newProject(c.server, key, "h")).id;
       const [vol, drain] = [`vol-${project}`, `drain-${project}`];
       await integrate(c, project, vol);
       // Disabled meanwhile: each event's delivery to it is recorded `skipped`, for the recovery.
@@ -83,14 +83,14 @@ async function integrate(c, project, bucket) {
   });
   const url = `http://127.0.0.1:${port}/hooks/${bucket}`;
   const body = { type: "webhook", url, configuration: { changelog: true } };
-  return internal(c, "POST", `/projects/${project}/notification-integrations`, body);
+  return internal(c.server, "POST", `/projects/${project}/notification-integrations`, body);
 }
 /** One event through the internal API; a connection the dev proxy drops under load is tried again. */
 async function emit(c, project) {
   const body = { type: "changelog.created", data: { title: "bench" } };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await internal(c, "POST", `/projects/${project}/events`, body);
+      return await internal(c.server, "POST", `/projects/${project}/events`, body);
     } catch (err) {
       if (attempt >= 3 || !/fetch failed|→ 503/.test(err.message)) throw err;
     }
