@@ -13,7 +13,7 @@
 //   (PATCHes of 500 names, all in that environment) beside it in an empty organization.
 // - `streams` (§30): for each of RATES, a new organization with an enabled audit stream to a
 //   receiver on 127.0.0.1 writes that many audited changes a second (variable creates, sent on a
-//   fixed schedule whatever the answers) for SECONDS: the stream's largest `pending` (read every
+//   fixed schedule whatever the answers, to the Worker's own socket, not the dev proxy) for SECONDS: the stream's largest `pending` (read every
 //   250 ms) and the delay from each entry's `created_at` to its receipt, until every entry is in.
 //   The lower rate first: a rate the local Worker cannot answer leaves a backlog.
 //
@@ -109,7 +109,7 @@ async function streamLag(server, rate) {
   const sent = [];
   for (let i = 0; i < rate * SECONDS; i++) {
     await lib.sleep(start + (i * 1000) / rate - performance.now());
-    const answer = server.request(method, path, { key, body: made(), allowRefusal: true });
+    const answer = lib.request(server.direct, method, path, { key, body: made(), allowRefusal: true });
     sent.push(answer.then(({ status }) => (statuses[status] = (statuses[status] ?? 0) + 1)));
   }
   await Promise.all(sent);
