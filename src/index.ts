@@ -10,6 +10,7 @@
  * so that their services are no part of every start (bench/README.md, "Startup").
  */
 import { createApp } from "./app";
+import { loadConsumer, loadCron } from "./handlers";
 
 export { AuditStream } from "./audit-stream/object";
 export { DeliveryLane } from "./delivery-lane/object";
@@ -23,7 +24,7 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: async (batch, env, exec?: ExecutionContext) =>
-    (await import("./consumer")).handleEventsBatch(batch, env, exec),
+    (await loadConsumer()).handleEventsBatch(batch, env, exec),
   scheduled: async (controller, env, exec?: ExecutionContext) =>
-    (await import("./cron")).runScheduled(controller, env, exec),
+    (await loadCron()).runScheduled(controller, env, exec),
 } satisfies ExportedHandler<Env>;

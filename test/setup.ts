@@ -1,8 +1,12 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll } from "vitest";
 import { loadMcpServer } from "../src/app";
+import { loadStreamDelivery } from "../src/audit-stream/object";
+import { loadGate } from "../src/gate/object";
+import { loadConsumer, loadCron } from "../src/handlers";
 import { built } from "../src/http/operations";
 import { documentedRoutes } from "../src/openapi/document";
+import { loadMoveRemove, loadMoveRun, loadMoves } from "../src/org-move/object";
 import { OPERATIONS } from "../src/routes";
 import { testDatabases } from "./helpers/databases";
 
@@ -16,22 +20,24 @@ await Promise.all(testDatabases().map((d1) => applyD1Migrations(d1, env.TEST_MIG
 // runner a load fetches the module from Vite, and 107 of them would slow the first file of every
 // runtime. Concurrent first requests on the deployed build are `npm run check:deploy`'s.
 //
-// The modules the Durable Objects and the queue and cron handlers load on first use (`await
-// import(…)`, so that a Worker's start builds none of them) are loaded here too: under the module
-// runner a load is I/O of the context that started it, and a second object awaiting the same
-// load in flight (two audit streams' first alarms at once, say) failed with "Cannot perform I/O
-// on behalf of a different Durable Object", an unhandled rejection that fails the run.
+// The modules the Durable Objects and the queue and cron handlers load on first use (each through
+// an exported `loadedOnce` loader, so that a Worker's start builds none of them) are loaded here
+// too, through those loaders: afterwards no object calls `import()` again. Under the module
+// runner a dynamic import is I/O of the context that makes it (the runner's lock), and an
+// object's import meeting another context's (a later file's imports, another object's) failed now
+// and then with "Cannot perform I/O on behalf of a different Durable Object", an unhandled
+// rejection that fails the run (test/properties/preloaded-imports.test.ts holds every loader here).
 await Promise.all([
   ...OPERATIONS.map((operation) => built(operation)),
   documentedRoutes(OPERATIONS),
   loadMcpServer(),
-  import("../src/services/audit/stream-delivery"),
-  import("../src/services/deployments/gate"),
-  import("../src/services/moves/run"),
-  import("../src/services/moves/remove"),
-  import("../src/services/moves/moves"),
-  import("../src/consumer"),
-  import("../src/cron"),
+  loadStreamDelivery(),
+  loadGate(),
+  loadMoveRun(),
+  loadMoveRemove(),
+  loadMoves(),
+  loadConsumer(),
+  loadCron(),
 ]);
 
 // The test files share runtimes (vitest.config.ts `isolate: false`: each runtime runs its files in

@@ -15,6 +15,13 @@ import { createServiceContext } from "../context";
 import { loggableError } from "../errors";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
+import { loadedOnce } from "../lib/once";
+
+/**
+ * What sends, loaded on the first alarm, not when the Worker starts (this class is in every
+ * isolate's entry), and kept: later alarms import nothing (test/setup.ts loads it first).
+ */
+export const loadStreamDelivery = loadedOnce(() => import("../services/audit/stream-delivery"));
 
 /** How long one alarm sends before it hands over to the next (a paused stream's backlog, say). */
 const RUN_BUDGET_MS = 20_000;
@@ -40,8 +47,7 @@ export class AuditStream extends DurableObject<Env> {
     const target = await this.ctx.storage.get<Target>("target");
     if (!target) return;
     const ctx = createServiceContext({ env: this.env, requestId: newId(), database: target.database });
-    // Loaded on the first alarm, not when the Worker starts (this class is in every isolate's entry).
-    const { deliverStream, STREAM_RETRY_MS } = await import("../services/audit/stream-delivery");
+    const { deliverStream, STREAM_RETRY_MS } = await loadStreamDelivery();
     const schedule = retrySchedule(this.env) ?? STREAM_RETRY_MS;
     let next: { at: number } | null;
     try {

@@ -23,6 +23,7 @@ import { loggableError } from "../errors";
 import { type Migration, migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
+import { loadedOnce } from "../lib/once";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -34,6 +35,13 @@ const MIGRATIONS: readonly Migration[] = [
 ];
 
 type Timer = { deployment_id: string; at: number; database: string };
+
+/**
+ * The gate's settling, loaded on the first alarm, not when the Worker starts: every isolate
+ * evaluates this module (the class is exported from the entry), and few ever run a gate's alarm.
+ * Kept once loaded (test/setup.ts loads it first).
+ */
+export const loadGate = loadedOnce(() => import("../services/deployments/gate"));
 
 export class EnvironmentGate extends DurableObject<Env> {
   private ready = false;
@@ -92,9 +100,7 @@ export class EnvironmentGate extends DurableObject<Env> {
       )
       .toArray();
     let failed: unknown;
-    // Loaded on the first alarm, not when the Worker starts: every isolate evaluates this module
-    // (the class is exported from the entry), and few ever run a gate's alarm.
-    const { settleGate } = await import("../services/deployments/gate");
+    const { settleGate } = await loadGate();
     for (const timer of due) {
       const ctx = createServiceContext({ env: this.env, requestId: newId(), database: timer.database });
       try {

@@ -16,6 +16,7 @@ import { createServiceContext } from "../context";
 import { loggableError } from "../errors";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
+import { loadedOnce } from "../lib/once";
 import type { MoveRecord } from "../schemas/move";
 
 /** How long one alarm works before it lets a cancel (or anything else) in. */
@@ -26,6 +27,14 @@ const RETRY_BASE_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 
 type Progress = import("../services/moves/run").MoveProgress;
+
+/**
+ * What runs a move, loaded when a move first reaches this isolate's object, not when the Worker
+ * starts (the class is in every isolate's entry); kept once loaded (test/setup.ts loads them first).
+ */
+export const loadMoveRun = loadedOnce(() => import("../services/moves/run"));
+export const loadMoveRemove = loadedOnce(() => import("../services/moves/remove"));
+export const loadMoves = loadedOnce(() => import("../services/moves/moves"));
 
 export class OrgMove extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
@@ -50,7 +59,7 @@ export class OrgMove extends DurableObject<Env> {
   /** Starts the move (or, for one already started, makes sure it runs). */
   async start(move: MoveRecord): Promise<void> {
     await this.exclusive(async () => {
-      const { startProgress } = await import("../services/moves/run");
+      const { startProgress } = await loadMoveRun();
       const progress = await this.load();
       if (!progress) await this.save(startProgress(move));
       if (progress?.phase === "done") return;
@@ -66,9 +75,9 @@ export class OrgMove extends DurableObject<Env> {
     this.cancelling++;
     return this.exclusive(async () => {
       this.cancelling--;
-      const { startProgress, undoMove, hasSwitched } = await import("../services/moves/run");
-      const { REMOVE_START } = await import("../services/moves/remove");
-      const { getMove } = await import("../services/moves/moves");
+      const { startProgress, undoMove, hasSwitched } = await loadMoveRun();
+      const { REMOVE_START } = await loadMoveRemove();
+      const { getMove } = await loadMoves();
       const ctx = createServiceContext({ env: this.env, requestId: newId() });
       const current = await getMove(ctx, move.id);
       const progress = (await this.load()) ?? startProgress(move);
@@ -96,7 +105,7 @@ export class OrgMove extends DurableObject<Env> {
     await this.exclusive(async () => {
       const progress = await this.load();
       if (!progress || progress.phase === "done") return;
-      const { runMove, hasSwitched, MOVE_ATTEMPTS, MOVE_SETTLE_MS } = await import("../services/moves/run");
+      const { runMove, hasSwitched, MOVE_ATTEMPTS, MOVE_SETTLE_MS } = await loadMoveRun();
       let latest = progress;
       try {
         const run = {
