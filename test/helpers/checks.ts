@@ -58,3 +58,16 @@ export const scheduleSettle = (environmentId: string, deploymentId: string, atMs
     atMs,
     "DB",
   );
+
+/** The `data` of every event of `type` written for a deployment, from the event log in D1. */
+export async function deploymentEvents<T = Record<string, unknown>>(
+  type: string,
+  deploymentId: string,
+): Promise<T[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT data FROM events WHERE type = ? AND json_extract(data, '$.deployment.id') = ?",
+  )
+    .bind(type, deploymentId)
+    .all<{ data: string }>();
+  return results.map((r) => JSON.parse(r.data) as T);
+}

@@ -70,7 +70,8 @@ export async function reviewDeployment(
   if (row.status !== "waiting" || !row.gate?.blocked_by.includes("approval")) throw notAwaitingApproval();
   const now = nowIso();
   // API_CONTRACT §31: `deployment.reviewed`, written with the review (after its entry, which is
-  // written exactly when the review is), the deployment as the review left it.
+  // written exactly when the review is), with the deployment as read; once what the review decides
+  // has run, its `deployment` becomes the record the request answers (`publishAsDecided`, below).
   const review = {
     account_id: identity.accountId,
     state: input.state,

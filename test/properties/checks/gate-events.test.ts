@@ -7,7 +7,7 @@ import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
-import { checkedWorld, conclude, dueIn, scheduleSettle } from "../../helpers/checks";
+import { checkedWorld, conclude, deploymentEvents, dueIn, scheduleSettle } from "../../helpers/checks";
 import { createCaller, unique } from "../../helpers/factories";
 import {
   approve,
@@ -118,14 +118,10 @@ describe("gate events", () => {
   });
 
   it("a step's event carries the deployment as the request left it: a rejection's and a failed check's say cancelled, an approval's counts itself", async () => {
-    const eventOf = async (projectId: string, type: string, deploymentId: string) => {
-      const { results } = await env.DB.prepare(
-        "SELECT data FROM events WHERE project_id = ? AND type = ? AND json_extract(data, '$.deployment.id') = ?",
-      )
-        .bind(projectId, type, deploymentId)
-        .all<{ data: string }>();
-      expect(results).toHaveLength(1);
-      return JSON.parse(results[0]?.data ?? "{}") as { deployment: Deployment };
+    const eventOf = async (type: string, deploymentId: string) => {
+      const events = await deploymentEvents<{ deployment: Deployment }>(type, deploymentId);
+      expect(events).toHaveLength(1);
+      return events[0] as { deployment: Deployment };
     };
     const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }], {
       required_approvals: 2,
@@ -138,22 +134,18 @@ describe("gate events", () => {
       body: { state: "rejected" },
     });
     expect(rejection.body.status).toBe("cancelled");
-    expect((await eventOf(w.project.id, "deployment.reviewed", rejected.id)).deployment).toEqual(
-      rejection.body,
-    );
+    expect((await eventOf("deployment.reviewed", rejected.id)).deployment).toEqual(rejection.body);
 
     const counted = await engineCreateOk(w.environmentId, [w.stack.id]);
     const one = await approve(first, counted.id);
-    expect((await eventOf(w.project.id, "deployment.reviewed", counted.id)).deployment).toMatchObject({
+    expect((await eventOf("deployment.reviewed", counted.id)).deployment).toMatchObject({
       status: "waiting",
       gate: { approvals: 1, blocked_by: ["approval", "check"] },
     });
     expect(one.status).toBe("waiting");
     const failed = await conclude(second, counted.id, "e2e", { conclusion: "failed" });
     expect(failed.body.status).toBe("cancelled");
-    expect((await eventOf(w.project.id, "deployment.check_concluded", counted.id)).deployment).toEqual(
-      failed.body,
-    );
+    expect((await eventOf("deployment.check_concluded", counted.id)).deployment).toEqual(failed.body);
 
     // Failed by its timeout: the event says cancelled too.
     const timed = await engineCreateOk(w.environmentId, [w.stack.id]);
@@ -168,7 +160,7 @@ describe("gate events", () => {
         .all<{ enqueued_at: string | null }>();
       return results[0]?.enqueued_at != null;
     });
-    expect((await eventOf(w.project.id, "deployment.check_concluded", timed.id)).deployment).toMatchObject({
+    expect((await eventOf("deployment.check_concluded", timed.id)).deployment).toMatchObject({
       status: "cancelled",
       gate: { checks: [{ name: "e2e", state: "failed", reason: "timeout" }] },
     });

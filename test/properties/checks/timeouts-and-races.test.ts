@@ -6,24 +6,28 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { checkedWorld, conclude, dueIn, scheduleSettle, TWO_CHECKS } from "../../helpers/checks";
+import {
+  checkedWorld,
+  conclude,
+  deploymentEvents,
+  dueIn,
+  scheduleSettle,
+  TWO_CHECKS,
+} from "../../helpers/checks";
 import { overdueSettled, runCron } from "../../helpers/cron";
 import { captureLogs } from "../../helpers/logs";
 import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
 
 captureLogs("log");
 
-/** The `deployment.check_concluded` events written for a deployment, from the event log in D1. */
-async function concludedEvents(deploymentId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT data FROM events WHERE type = 'deployment.check_concluded' AND json_extract(data, '$.deployment.id') = ?",
-  )
-    .bind(deploymentId)
-    .all<{ data: string }>();
-  return results.map(
-    (r) => JSON.parse(r.data).check as { name: string; state: string; reason: string | null },
-  );
-}
+/** The checks of the `deployment.check_concluded` events written for a deployment. */
+const concludedEvents = async (deploymentId: string) =>
+  (
+    await deploymentEvents<{ check: { name: string; state: string; reason: string | null } }>(
+      "deployment.check_concluded",
+      deploymentId,
+    )
+  ).map((e) => e.check);
 
 describe("a check's timeout", () => {
   it("concludes it by itself within 5 s of created_at + timeout, without any request (on_timeout pass: released)", async () => {
