@@ -16,7 +16,7 @@ export const FOLLOW_CHUNK = 500;
  * At most this weight per step sent (at least one entry): what one write to the client queues. From
  * a stream whose client does not read, the runtime takes a few steps more than the kernel's queues
  * hold, and only the last is in the isolate's budget, so a step is small: measured locally, 40 paused
- * streams left 9–10 MB in the Worker's process with steps of 64 KiB, 2–5 MB with these
+ * streams left 9–10 MB in the Worker's process with steps of 64 KiB, 4.5–5.4 MB with these
  * (bench/streams.mjs, "held in the process").
  */
 export const STEP_BOUND = 16 * 1024;
