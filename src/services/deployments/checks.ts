@@ -9,9 +9,9 @@
  * failure cancels the deployment at once, the last pass releases it when nothing else holds it
  * (./gate.ts `settleGate`); a crash between the two is the cron's to finish.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
-import { deployments, type GateCheck } from "../../db/schema";
+import { deploymentReviews, deployments, type GateCheck } from "../../db/schema";
 import { ApiError, conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import type { CheckConclusionInput } from "../../schemas/protection-writes";
@@ -83,6 +83,7 @@ export async function concludeCheck(
       "deployment.check_concluded",
       { deployment: toDeploymentRecord(next), check: concluded },
       "if-changed",
+      now,
     );
     const [updated] = await db.batch([
       db
@@ -93,6 +94,10 @@ export async function concludeCheck(
             eq(deployments.id, id),
             eq(deployments.status, "waiting"),
             eq(deployments.updatedAt, row.updatedAt),
+            // Nothing decided or counted since the read that the row does not show yet: a rejection
+            // (it cancels at once, §26: this check is then 409), an approval not yet in the gate.
+            sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'rejected')`,
+            sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') = json_extract(${deployments.gate}, '$.approvals')`,
           ),
         )
         .returning({ id: deployments.id }),
@@ -104,10 +109,14 @@ export async function concludeCheck(
       event.insert,
     ]);
     if (updated[0]) return decide(ctx, next, concluded, event.event.id);
-    // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again.
+    // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again,
+    // settled (./gate.ts `settleGate`): a rejection's cancel carried out, approvals counted, so
+    // the next attempt meets the deployment as those decided it.
     if (attempt >= WRITE_ATTEMPTS) throw conflict("The deployment kept changing; try again.");
     await backOff(attempt);
-    const fresh = await db.select().from(deployments).where(eq(deployments.id, id)).get();
+    const fresh =
+      (await settleGate(ctx, id)) ??
+      (await db.select().from(deployments).where(eq(deployments.id, id)).get());
     if (!fresh) throw new ApiError("not_found", "Deployment not found.");
     row = fresh;
   }

@@ -82,9 +82,11 @@ export function nextDue(row: Pick<DeploymentRow, "status" | "gate" | "checkDeadl
 }
 
 /**
- * The gate's event of a step, written in that step's batch when `when` holds (the step's own
- * compare-and-set mark), published by `publish` once the batch committed. `deployment` is the
- * record as the step left it.
+ * The gate's event of a step, written in that step's batch when `when` holds (`"if-changed"`: the
+ * statement just before it changed one row), published once the batch committed. `deployment` is
+ * the record as the step left it; `at`, the step's own time, is the event's `created_at`, so that
+ * the event log orders a gate's events as their steps happened (each step's time is later than
+ * the one before: ./gate.ts `laterThan`).
  */
 export function gateEvent(
   ctx: ServiceContext,
@@ -92,16 +94,20 @@ export function gateEvent(
   type: NewEvent["type"],
   data: Record<string, unknown>,
   when: "always" | "if-changed" | SQL,
+  at: string,
 ) {
-  const event = newEvent(projectId, type, data);
+  const event = { ...newEvent(projectId, type, data), createdAt: at };
   return { event, insert: eventInsert(ctx.db, event, when) };
 }
 
-/** SQL true while the deployment is as a step just wrote it (its `updated_at`, unique to that write). */
-export const written = (id: string, updatedAt: string) =>
-  sql`EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND updated_at = ${updatedAt})`;
-
-/** `deployment.check_concluded` for each check a step concluded, and `deployment.released` if it released. */
+/**
+ * `deployment.check_concluded` for each check a step concluded, and `deployment.released` if it
+ * released, at the step's time. Each is written only if the statement before it changed one row:
+ * in the batch they follow the step's compare-and-set (or its one timeline entry, written only if
+ * that changed its row), each after the one before, so they are written exactly when this step's
+ * write is. Not a mark on the row's new `updated_at`: two settlings of one row at once may compute
+ * the same time, and the one that lost would then write a second release.
+ */
 export function settledEvents(
   ctx: ServiceContext,
   next: DeploymentRow,
@@ -109,11 +115,13 @@ export function settledEvents(
   released: boolean,
 ) {
   const deployment = toDeploymentRecord(next);
-  const mark = written(next.id, next.updatedAt);
+  const at = next.updatedAt;
   const out = concluded.map((check) =>
-    gateEvent(ctx, next.projectId, "deployment.check_concluded", { deployment, check }, mark),
+    gateEvent(ctx, next.projectId, "deployment.check_concluded", { deployment, check }, "if-changed", at),
   );
-  if (released) out.push(gateEvent(ctx, next.projectId, "deployment.released", { deployment }, mark));
+  if (released) {
+    out.push(gateEvent(ctx, next.projectId, "deployment.released", { deployment }, "if-changed", at));
+  }
   return out;
 }
 

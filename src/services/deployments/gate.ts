@@ -98,7 +98,7 @@ export async function settleGate(
           ),
         ),
       db
-        .select({ n: sql<number>`count(*)` })
+        .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
         .from(deploymentReviews)
         .where(
           and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "approved")),
@@ -122,7 +122,9 @@ export async function settleGate(
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
     const nowMs = Date.now();
-    const now = laterThan(row.updatedAt);
+    // Later than the row's last write and than every approval it counts: its events follow theirs.
+    const latest = approved[0]?.latest;
+    const now = laterThan(latest && latest > row.updatedAt ? latest : row.updatedAt);
     const timed = timeOutChecks(checksOf(row.gate), row.checkDeadlines, nowMs, now);
     const approvals = Number(approved[0]?.n ?? 0);
     const locked = Boolean(protection[0]?.lockedAt);
@@ -135,6 +137,8 @@ export async function settleGate(
       return row;
     }
     const release = blocked.length === 0;
+    // Never over a rejection recorded since the read (its cancel not yet written): read again,
+    // which cancels. A check this step times out cannot then fail a deployment already rejected.
     const update = db
       .update(deployments)
       .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
@@ -144,9 +148,7 @@ export async function settleGate(
           eq(deployments.status, "waiting"),
           eq(deployments.updatedAt, row.updatedAt),
           release ? notLocked(row.environmentId) : undefined,
-          release
-            ? sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`
-            : undefined,
+          sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         ),
       );
     const next: DeploymentRow = { ...row, gate, updatedAt: now, status: release ? "queued" : row.status };

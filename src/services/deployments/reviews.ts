@@ -84,6 +84,7 @@ export async function reviewDeployment(
     "deployment.reviewed",
     { deployment: toDeploymentRecord(row), review },
     "if-changed",
+    now,
   );
   let inserted: { accountId: string }[];
   try {
@@ -93,10 +94,12 @@ export async function reviewDeployment(
       // it (the release or the cancel not yet written), which leaves nothing to review. D1 runs the
       // statement alone, so of reviews sent at once exactly one outcome is recorded: the required
       // approvals (then a rejection answers 409) or one rejection (then every later review does).
+      // Nor once a check has failed (§31: it cancels at once, as a rejection does), its cancel not
+      // yet written: a review then is 409, as one after the cancel is.
       db
         .insert(deploymentReviews)
         .select(
-          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval') AND (SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') < json_extract(gate, '$.required_approvals') AND NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'rejected'))`,
+          sql`SELECT ${id}, ${identity.accountId}, ${row.projectId}, ${input.state}, ${input.comment ?? null}, ${now} WHERE EXISTS (SELECT 1 FROM deployments WHERE id = ${id} AND status = 'waiting' AND EXISTS (SELECT 1 FROM json_each(gate, '$.blocked_by') WHERE value = 'approval') AND (SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') < json_extract(gate, '$.required_approvals') AND NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'rejected') AND NOT EXISTS (SELECT 1 FROM json_each(gate, '$.checks') WHERE json_extract(value, '$.state') = 'failed'))`,
         )
         .returning({ accountId: deploymentReviews.accountId }),
       auditEntry(ctx, {

@@ -67,6 +67,7 @@ export async function lockEnvironment(
     "environment.locked",
     { environment_id: environmentId, protection: after },
     "if-changed",
+    now,
   );
   const [written] = await db.batch([
     upsert,
@@ -145,6 +146,7 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
       "environment.unlocked",
       { environment_id: environmentId, protection: after },
       "if-changed",
+      now,
     );
     const [unlocked] = await db.batch([
       db
