@@ -68,6 +68,12 @@ export const auditStreams = sqliteTable(
     lastErrorMessage: text("last_error_message"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /**
+     * The last sequence of the batch whose attempt failed, or null: its retries send that batch
+     * again, the same entries under the same `webhook-id` (§30), however many were written since;
+     * they go in the batches after it. Null again after a success.
+     */
+    retryThrough: integer("retry_through"),
   },
   (t) => [index("audit_streams_org_created_idx").on(t.orgId, t.createdAt, t.id)],
 );

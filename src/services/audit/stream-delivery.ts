@@ -5,7 +5,8 @@
  *
  * A batch is the entries after `delivered_through`, up to 100 with consecutive sequences, one §14
  * record a line (exactly as the audit log API serves it), signed as Standard Webhooks with
- * `webhook-id` `<stream>.<first sequence>` (the same on every retry of it). A `2xx` within 10 s
+ * `webhook-id` `<stream>.<first sequence>`; a retry sends the same entries under the same id
+ * (`retry_through`), so a receiver that keeps what it got by `webhook-id` loses nothing. A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
  * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
  * failed attempt, tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
@@ -47,6 +48,8 @@ async function readNext(
 ): Promise<{ stream?: StreamRow; entries: EntryRow[] }> {
   const { db } = ctx;
   const position = sql`(SELECT delivered_through FROM audit_streams WHERE id = ${streamId})`;
+  // A failed batch's retry: no entry past that batch's last (`retry_through`), while it is ahead.
+  const bound = sql`(SELECT CASE WHEN retry_through > delivered_through THEN retry_through END FROM audit_streams WHERE id = ${streamId})`;
   const org = sql`(SELECT org_id FROM audit_streams WHERE id = ${streamId})`;
   const size = sql.raw("length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024");
   const [streams, entries] = await db.batch([
@@ -55,7 +58,7 @@ async function readNext(
       .select()
       .from(auditLog)
       .where(
-        sql`${auditLog.id} IN (SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES})`,
+        sql`${auditLog.id} IN (SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} AND (${bound} IS NULL OR sequence <= ${bound}) ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES})`,
       )
       .orderBy(auditLog.sequence),
   ]);
@@ -111,6 +114,7 @@ export async function deliverStream(
         .set({
           deliveredThrough: last,
           failures: 0,
+          retryThrough: null,
           nextAttemptAt: null,
           lastErrorAt: null,
           lastErrorStatusCode: null,
@@ -129,6 +133,7 @@ export async function deliverStream(
       .update(auditStreams)
       .set({
         failures,
+        retryThrough: last,
         nextAttemptAt: toIso(next),
         lastErrorAt: now,
         lastErrorStatusCode: outcome.statusCode,

@@ -105,7 +105,7 @@ export async function createAuditStream(
   const insert = db
     .insert(auditStreams)
     .select(
-      sql`SELECT ${id}, ${orgId}, ${input.name}, ${url}, ${enabled ? 1 : 0}, ${signingSecret}, ${through}, 0, 0, NULL, NULL, NULL, NULL, ${now}, ${now}`,
+      sql`SELECT ${id}, ${orgId}, ${input.name}, ${url}, ${enabled ? 1 : 0}, ${signingSecret}, ${through}, 0, 0, NULL, NULL, NULL, NULL, ${now}, ${now}, NULL`,
     );
   const read = db
     .select({ row: auditStreams, last: lastSequence(orgId) })

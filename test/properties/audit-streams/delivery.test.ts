@@ -130,6 +130,38 @@ describe("delivery", () => {
     expect(got.map((b) => b.body)).toEqual(Array(3).fill(got[0]?.body));
   });
 
+  it("a retry is the same batch: entries written after its first attempt wait for the next, under their own webhook-id", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    await scriptReceiver(bucket, [500, 500]);
+    const stream = await createStream(owner, url);
+    await eventually(
+      () => batches(bucket),
+      (list) => list.length > 0,
+    );
+    // Written while the batch waits for its retry (the tests' schedule: 200 ms, then 400 ms).
+    const wrote = await touch(owner);
+    expect(wrote.status, wrote.raw).toBe(201);
+    const done = await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+    );
+    const got = await batches(bucket);
+    const first = got[0] as (typeof got)[number];
+    // Both failed attempts and the acknowledged one: byte for byte the first batch.
+    expect(got.slice(0, 3).map((b) => [b.id, b.body])).toEqual(Array(3).fill([first.id, first.body]));
+    const after = got.slice(3);
+    const last = first.entries.at(-1)?.sequence as number;
+    expect(after.map((b) => b.id)).toEqual(after.map((b) => `${stream.id}.${b.entries[0]?.sequence}`));
+    expect(after[0]?.entries[0]?.sequence).toBe(last + 1);
+    expect(got.flatMap((b) => b.entries.map((e) => e.sequence)).slice(2 * first.entries.length)).toEqual(
+      Array.from(
+        { length: done.delivered_through - stream.delivered_through },
+        (_, i) => stream.delivered_through + 1 + i,
+      ),
+    );
+  });
+
   it("410 Gone pauses the stream; resuming sends from delivered_through + 1", async () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();

@@ -1,0 +1,1 @@
+ALTER TABLE `audit_streams` ADD `retry_through` integer;
