@@ -31,7 +31,7 @@ export const quote = (name: string) => `"${name}"`;
 /** Where a copy stands: the table (`step` of MOVED_TABLES), the project within it, the last keys read. */
 export type CopyCursor = {
   step: number;
-  /** The organization's projects as the first project-scoped step found them; null before. */
+  /** The organization's projects the copy carried, as the first project-scoped step found them in the target; null before. */
   projects: string[] | null;
   project: number;
   after: unknown[] | null;
@@ -54,7 +54,10 @@ export async function copyChunk(
   if (!spec) return { next: null, copied: 0 };
   let position = cursor;
   if (spec.scope === "project" && position.projects === null) {
-    const { results } = await d1(from)
+    // The projects the copy carried, as the target holds them: one created in the source since its
+    // step passed is not there yet, and a row of it copied now would name a project the target
+    // lacks (FOREIGN KEY); it arrives, with its rows, by the catch-up.
+    const { results } = await d1(to)
       .prepare("SELECT id FROM projects WHERE org_id = ? ORDER BY created_at, id")
       .bind(orgId)
       .all<{ id: string }>();

@@ -88,6 +88,38 @@ describe("what a move relies on", () => {
     }
   });
 
+  it("a project created after the copy carried the projects: its rows wait for the catch-up, none copied before it", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    await createProject(owner, { name: "first" });
+    const ctx = {
+      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
+      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+    };
+    await recordMove(ctx, org.id, "DB_ORG_2");
+    const from = openDb(env, { mode: "first-primary" }, "DB").db;
+    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
+    const projectsStep = MOVED_TABLES.findIndex((spec) => shapeOf(spec.table).name === "projects");
+    const firstProjectScoped = MOVED_TABLES.findIndex((spec) => spec.scope === "project");
+    expect(projectsStep).toBeLessThan(firstProjectScoped - 1);
+    let cursor: CopyCursor | null = COPY_START;
+    while (cursor && cursor.step <= projectsStep) cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    // Between the projects' step and the first of their rows' (a project with its environment).
+    const late = await createProject(owner, { name: "late" });
+    const staging = await createEnvironment(late.id, "staging");
+    while (cursor) cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    const environments = await d1("DB_ORG_2")
+      .prepare("SELECT id FROM environments WHERE project_id = ? ORDER BY id")
+      .bind(late.id)
+      .all<{ id: string }>();
+    expect(environments.results.map((row) => row.id)).toContain(staging.id);
+    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
+    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
+    const { organizations: _own, move_changes: changes, ...source } = rows;
+    expect(changes).toBeUndefined();
+    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+  });
+
   it("names freed and taken again between the copy and the catch-up (a rename, a delete, a swap) arrive whole", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
     const a = await createProject(owner, { name: "alpha" });
