@@ -248,9 +248,12 @@ export async function replayAuditStream(
         deliveredThrough: input.from_sequence - 1,
         epoch: before.epoch + 1,
         failures: 0,
+        // A failed batch is no longer what comes next: the first batch from here is.
+        retryThrough: null,
         nextAttemptAt: null,
         updatedAt: nowIso(),
       };
+      const moved = set.deliveredThrough !== before.deliveredThrough;
       const [rows, , after] = await db.batch([
         db
           .update(auditStreams)
@@ -265,7 +268,10 @@ export async function replayAuditStream(
           .returning(),
         auditEntry(ctx, {
           target: { type: "audit_stream", id },
-          changes: { delivered_through: { from: before.deliveredThrough, to: set.deliveredThrough } },
+          // Only a field that changed (§14): from `delivered_through + 1`, the position stays.
+          changes: moved
+            ? { delivered_through: { from: before.deliveredThrough, to: set.deliveredThrough } }
+            : null,
         }),
         lastAfterWrite(ctx, id),
       ]);

@@ -46,7 +46,7 @@ describe("POST /v1/audit-streams/{id}/replay", () => {
   });
 
   it("from_sequence 1 to delivered_through + 1, else 400 cause from_sequence", async () => {
-    const { owner } = await createOrgWithOwner();
+    const { org, owner } = await createOrgWithOwner();
     const stream = await createStream(owner, receiverBucket().url, { enabled: false });
     const replay = (body: unknown) =>
       request("POST", `/v1/audit-streams/${stream.id}/replay`, { key: owner.key, body });
@@ -56,6 +56,16 @@ describe("POST /v1/audit-streams/{id}/replay", () => {
     expectError(await replay({}), 400, "bad_input", "from_sequence");
     expect((await replay({ from_sequence: stream.delivered_through + 1 })).status).toBe(202);
     expect((await replay({ from_sequence: 1 })).status).toBe(202);
+    // Their audit entries name only what changed: the first left the position where it was.
+    const log = await request<{ data: { changes: unknown }[] }>(
+      "GET",
+      `/v1/orgs/${org.id}/audit-log?action=replayAuditStream&sort_by=created_at`,
+      { key: owner.key },
+    );
+    expect(log.body.data.map((entry) => entry.changes)).toEqual([
+      null,
+      { delivered_through: { from: stream.delivered_through, to: 0 } },
+    ]);
   });
 
   it("a member is 403 unauthorized", async () => {
