@@ -11,7 +11,7 @@
  * a megabyte), which keeps every value's type (text, integer, null) as SQLite stored it.
  */
 import type { Db } from "../../db/client";
-import { MOVED_TABLES, type MovedTable, movedTable, shapeOf } from "./tables";
+import { MOVED_TABLES, type MovedTable, movedTable, type ParentKey, shapeOf } from "./tables";
 
 /** Rows read per chunk of one table. */
 export const CHUNK_ROWS = 200;
@@ -66,7 +66,10 @@ export async function copyChunk(
   const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
   if (scopeId === undefined) return { next: nextStep(position), copied: 0 };
   const { rows, last } = await readChunk(from, spec, scopeId, position.after);
-  if (rows.length > 0) await writeRows(from, to, [[spec, rows]], []);
+  // Only rows whose parents the target holds: a row of a parent created in the source after the
+  // parent's step passed (an event's delivery, a new deployment's stacks and timeline) would fail
+  // its FOREIGN KEY; it was created during the move, so the catch-up brings it, after its parent.
+  if (rows.length > 0) await writeRows(from, to, [[spec, rows]], [], "with-parents");
   if (rows.length === CHUNK_ROWS) return { next: { ...position, after: last }, copied: rows.length };
   if (spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)) {
     return { next: { ...position, project: position.project + 1, after: null }, copied: rows.length };
@@ -137,6 +140,7 @@ async function writeRows(
   to: Db,
   upserts: readonly (readonly [MovedTable, Row[]])[],
   deletes: readonly (readonly [MovedTable, unknown[][]])[],
+  rowsWritten: "all" | "with-parents" = "all",
 ): Promise<void> {
   const target = d1(to);
   const statements: D1PreparedStatement[] = [];
@@ -166,16 +170,37 @@ async function writeRows(
     if (results.length > 0) statements.push(upsertStatement(target, "accounts", ["id"], results));
   }
   for (const [spec, rows] of upserts) {
-    const { name, primaryKey } = shapeOf(spec.table);
+    const { name, primaryKey, parents } = shapeOf(spec.table);
+    const only = rowsWritten === "with-parents" ? movedParents(parents) : [];
     for (const group of bySize(rows)) {
       if (spec.unique) statements.push(asideStatement(target, spec, group));
-      statements.push(upsertStatement(target, name, primaryKey, group));
+      statements.push(upsertStatement(target, name, primaryKey, group, only));
     }
   }
   if (statements.length > 0) await target.batch(statements);
 }
 
-function upsertStatement(db: D1, table: string, primaryKey: readonly string[], rows: Row[]) {
+/** The foreign keys of `parents` whose tables a move carries (accounts are written with the rows). */
+const movedParents = (parents: readonly ParentKey[]) =>
+  parents.filter((parent) => MOVED_TABLES.some((spec) => shapeOf(spec.table).name === parent.table));
+
+/** SQL true for a row (`value` of json_each) whose `parent` is null or held by the target. */
+const parentHeld = (parent: ParentKey) => {
+  const value = (column: string) => `json_extract(value, '$.${column}')`;
+  const matches = parent.columns.map(
+    (column, i) => `${quote(parent.parentColumns[i] as string)} = ${value(column)}`,
+  );
+  const absent = parent.columns.map((column) => `${value(column)} IS NULL`).join(" OR ");
+  return `(${absent} OR EXISTS (SELECT 1 FROM ${quote(parent.table)} WHERE ${matches.join(" AND ")}))`;
+};
+
+function upsertStatement(
+  db: D1,
+  table: string,
+  primaryKey: readonly string[],
+  rows: Row[],
+  parents: readonly ParentKey[] = [],
+) {
   const columns = Object.keys(rows[0] ?? {});
   const values = columns.map((column) => `json_extract(value, '$.${column}')`).join(", ");
   const updates = columns.filter((column) => !primaryKey.includes(column));
@@ -185,7 +210,7 @@ function upsertStatement(db: D1, table: string, primaryKey: readonly string[], r
       : "DO NOTHING";
   return db
     .prepare(
-      `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) SELECT ${values} FROM json_each(?) WHERE true ON CONFLICT (${primaryKey.map(quote).join(", ")}) ${onConflict}`,
+      `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) SELECT ${values} FROM json_each(?) WHERE ${parents.map(parentHeld).join(" AND ") || "true"} ON CONFLICT (${primaryKey.map(quote).join(", ")}) ${onConflict}`,
     )
     .bind(JSON.stringify(rows));
 }

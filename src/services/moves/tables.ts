@@ -153,8 +153,19 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   },
 ];
 
-/** A table's name, columns and primary key, as its declaration has them. */
-export type TableShape = { name: string; columns: readonly string[]; primaryKey: readonly string[] };
+/** A foreign key of a table to another: its columns and the parent's. */
+export type ParentKey = { columns: readonly string[]; table: string; parentColumns: readonly string[] };
+
+/**
+ * A table's name, columns and primary key, as its declaration has them, and its foreign keys to
+ * other tables (not to itself).
+ */
+export type TableShape = {
+  name: string;
+  columns: readonly string[];
+  primaryKey: readonly string[];
+  parents: readonly ParentKey[];
+};
 
 const shapes = new WeakMap<SQLiteTable, TableShape>();
 
@@ -164,10 +175,19 @@ export function shapeOf(table: SQLiteTable): TableShape {
     const config = getTableConfig(table);
     const single = config.columns.filter((column) => column.primary).map((column) => column.name);
     const composite = config.primaryKeys[0]?.columns.map((column) => column.name) ?? [];
+    const parents = config.foreignKeys
+      .map((key) => key.reference())
+      .map((reference) => ({
+        columns: reference.columns.map((column) => column.name),
+        table: getTableConfig(reference.foreignTable).name,
+        parentColumns: reference.foreignColumns.map((column) => column.name),
+      }))
+      .filter((parent) => parent.table !== config.name);
     shape = {
       name: config.name,
       columns: config.columns.map((column) => column.name),
       primaryKey: single.length > 0 ? single : composite,
+      parents,
     };
     shapes.set(table, shape);
   }

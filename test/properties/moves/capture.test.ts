@@ -28,8 +28,9 @@ import {
 } from "../../../src/services/moves/tables";
 import { request } from "../../helpers/api";
 import { createOrgWithOwnerIn, d1, ORG_DATABASES } from "../../helpers/databases";
-import { createEnvironment, createProject, unique } from "../../helpers/factories";
+import { createEnvironment, createProject, createStack, unique } from "../../helpers/factories";
 import { orgRowsIn } from "../../helpers/moves";
+import { engineCreateOk } from "../../helpers/protection";
 
 /** Tables that hold no row a move carries, and why. */
 const NOT_MOVED: Record<string, string> = {
@@ -113,6 +114,37 @@ describe("what a move relies on", () => {
       .bind(late.id)
       .all<{ id: string }>();
     expect(environments.results.map((row) => row.id)).toContain(staging.id);
+    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
+    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
+    const { organizations: _own, move_changes: changes, ...source } = rows;
+    expect(changes).toBeUndefined();
+    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+  });
+
+  it("a deployment created after the copy carried the deployments: its stacks and timeline wait for the catch-up", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const project = await createProject(owner, { name: "deploying" });
+    const stack = await createStack(project.default_environment_id as string);
+    const ctx = {
+      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
+      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+    };
+    await recordMove(ctx, org.id, "DB_ORG_2");
+    const from = openDb(env, { mode: "first-primary" }, "DB").db;
+    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
+    const deploymentsStep = MOVED_TABLES.findIndex((spec) => shapeOf(spec.table).name === "deployments");
+    let cursor: CopyCursor | null = COPY_START;
+    while (cursor && cursor.step <= deploymentsStep)
+      cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    // After the deployments' step, before their stacks' and timeline's.
+    const deployment = await engineCreateOk(project.default_environment_id as string, [stack.id]);
+    while (cursor) cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    const timeline = await d1("DB_ORG_2")
+      .prepare("SELECT count(*) AS n FROM deployment_timeline WHERE deployment_id = ?")
+      .bind(deployment.id)
+      .first<{ n: number }>();
+    expect(timeline?.n).toBeGreaterThan(0);
     const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
     const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
     const { organizations: _own, move_changes: changes, ...source } = rows;
