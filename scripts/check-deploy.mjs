@@ -60,12 +60,13 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * The most a deployed environment's upload may weigh, in KiB gzip as wrangler reports it ("Total
  * Upload: … / gzip: …", every module gzipped together). Issue #46's and #80's goal is 200; the
  * build is not there yet (bench/README.md, "Bundle": what weighs, and the levers left), so this
- * bound is today's figure (248.5 with part five's §32 and §33, jose kept, and scripts/build.mjs's
- * plain modules: no redundant chunk import, names without padding) with a little room (the order
+ * bound is today's figure (250.4 with part five's §32 and §33, jose kept, scripts/build.mjs's
+ * plain modules: no redundant chunk import, names without padding; and the fixes of 2026-11-26 to
+ * the gate's races, a stream's retries and a move's copy, +0.7) with a little room (the order
  * wrangler reads the modules in, the file system's, moves the figure by a few tenths),
  * and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 250.5;
+const MAX_UPLOAD_GZIP_KIB = 251.5;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
