@@ -43,6 +43,41 @@ const NOT_MOVED: Record<string, string> = {
   move_changes: "a move's own bookkeeping",
 };
 
+/**
+ * A move of `orgId` from DB to DB_ORG_2 run by hand, a step at a time: `copyThrough(step)` copies
+ * every table up to MOVED_TABLES[step]; `finish` copies the rest and catches up.
+ */
+async function steppedMove(orgId: string) {
+  const ctx = {
+    ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
+    request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+  };
+  await recordMove(ctx, orgId, "DB_ORG_2");
+  const from = openDb(env, { mode: "first-primary" }, "DB").db;
+  const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
+  let cursor: CopyCursor | null = COPY_START;
+  const copyThrough = async (step: number) => {
+    while (cursor && cursor.step <= step) cursor = (await copyChunk(from, to, orgId, cursor)).next;
+  };
+  const finish = async () => {
+    await copyThrough(MOVED_TABLES.length);
+    for (let round = await catchUp(from, to, orgId); round.more; round = await catchUp(from, to, orgId)) {}
+  };
+  return { copyThrough, finish };
+}
+
+/** The index in MOVED_TABLES of the table `name`. */
+const stepOf = (name: string) => MOVED_TABLES.findIndex((spec) => shapeOf(spec.table).name === name);
+
+/** The organization's rows in DB_ORG_2 are DB's (but the move's own bookkeeping). */
+async function expectCopiedWhole(orgId: string) {
+  const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", orgId);
+  const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", orgId);
+  const { organizations: _own, move_changes: changes, ...source } = rows;
+  expect(changes).toBeUndefined();
+  expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+}
+
 const normal = (text: string) => text.replace(/\s+/g, " ").replace(/;\s*$/, "").trim();
 
 describe("what a move relies on", () => {
@@ -92,64 +127,37 @@ describe("what a move relies on", () => {
   it("a project created after the copy carried the projects: its rows wait for the catch-up, none copied before it", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
     await createProject(owner, { name: "first" });
-    const ctx = {
-      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
-      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
-    };
-    await recordMove(ctx, org.id, "DB_ORG_2");
-    const from = openDb(env, { mode: "first-primary" }, "DB").db;
-    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
-    const projectsStep = MOVED_TABLES.findIndex((spec) => shapeOf(spec.table).name === "projects");
-    const firstProjectScoped = MOVED_TABLES.findIndex((spec) => spec.scope === "project");
-    expect(projectsStep).toBeLessThan(firstProjectScoped - 1);
-    let cursor: CopyCursor | null = COPY_START;
-    while (cursor && cursor.step <= projectsStep) cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    const move = await steppedMove(org.id);
+    const projectsStep = stepOf("projects");
+    expect(projectsStep).toBeLessThan(MOVED_TABLES.findIndex((spec) => spec.scope === "project") - 1);
+    await move.copyThrough(projectsStep);
     // Between the projects' step and the first of their rows' (a project with its environment).
     const late = await createProject(owner, { name: "late" });
     const staging = await createEnvironment(late.id, "staging");
-    while (cursor) cursor = (await copyChunk(from, to, org.id, cursor)).next;
-    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    await move.finish();
     const environments = await d1("DB_ORG_2")
       .prepare("SELECT id FROM environments WHERE project_id = ? ORDER BY id")
       .bind(late.id)
       .all<{ id: string }>();
     expect(environments.results.map((row) => row.id)).toContain(staging.id);
-    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
-    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
-    const { organizations: _own, move_changes: changes, ...source } = rows;
-    expect(changes).toBeUndefined();
-    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+    await expectCopiedWhole(org.id);
   });
 
   it("a deployment created after the copy carried the deployments: its stacks and timeline wait for the catch-up", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
     const project = await createProject(owner, { name: "deploying" });
     const stack = await createStack(project.default_environment_id as string);
-    const ctx = {
-      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
-      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
-    };
-    await recordMove(ctx, org.id, "DB_ORG_2");
-    const from = openDb(env, { mode: "first-primary" }, "DB").db;
-    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
-    const deploymentsStep = MOVED_TABLES.findIndex((spec) => shapeOf(spec.table).name === "deployments");
-    let cursor: CopyCursor | null = COPY_START;
-    while (cursor && cursor.step <= deploymentsStep)
-      cursor = (await copyChunk(from, to, org.id, cursor)).next;
+    const move = await steppedMove(org.id);
+    await move.copyThrough(stepOf("deployments"));
     // After the deployments' step, before their stacks' and timeline's.
     const deployment = await engineCreateOk(project.default_environment_id as string, [stack.id]);
-    while (cursor) cursor = (await copyChunk(from, to, org.id, cursor)).next;
-    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    await move.finish();
     const timeline = await d1("DB_ORG_2")
       .prepare("SELECT count(*) AS n FROM deployment_timeline WHERE deployment_id = ?")
       .bind(deployment.id)
       .first<{ n: number }>();
     expect(timeline?.n).toBeGreaterThan(0);
-    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
-    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
-    const { organizations: _own, move_changes: changes, ...source } = rows;
-    expect(changes).toBeUndefined();
-    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+    await expectCopiedWhole(org.id);
   });
 
   it("names freed and taken again between the copy and the catch-up (a rename, a delete, a swap) arrive whole", async () => {
@@ -157,16 +165,8 @@ describe("what a move relies on", () => {
     const a = await createProject(owner, { name: "alpha" });
     const b = await createProject(owner, { name: "beta" });
     const staging = await createEnvironment(a.id, "staging");
-    const ctx = {
-      ...createServiceContext({ env, requestId: unique("test"), database: "DB" }),
-      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
-    };
-    await recordMove(ctx, org.id, "DB_ORG_2");
-    const from = openDb(env, { mode: "first-primary" }, "DB").db;
-    const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
-    for (let cursor: CopyCursor | null = COPY_START; cursor; ) {
-      cursor = (await copyChunk(from, to, org.id, cursor)).next;
-    }
+    const move = await steppedMove(org.id);
+    await move.copyThrough(MOVED_TABLES.length);
     // Then, before any catch-up: the two projects swap names through a third; an environment's name
     // is freed by a delete and taken by a new one.
     const rename = async (id: string, name: string) => {
@@ -184,7 +184,7 @@ describe("what a move relies on", () => {
     expect((await request("DELETE", `/v1/environments/${staging.id}`, { key: owner.key })).status).toBe(204);
     const again = await createEnvironment(a.id, "staging");
 
-    for (let round = await catchUp(from, to, org.id); round.more; round = await catchUp(from, to, org.id)) {}
+    await move.finish();
     const names = async (database: "DB" | "DB_ORG_2") =>
       (
         await d1(database)
@@ -199,10 +199,6 @@ describe("what a move relies on", () => {
       name: "beta",
       environment: again.id,
     });
-    const { moving_orgs: _moving, ...rows } = await orgRowsIn("DB", org.id);
-    const { organizations: _org, ...copied } = await orgRowsIn("DB_ORG_2", org.id);
-    const { organizations: _own, move_changes: changes, ...source } = rows;
-    expect(changes).toBeUndefined();
-    expect(copied).toMatchObject({ ...source, org_limits: copied.org_limits });
+    await expectCopiedWhole(org.id);
   });
 });
