@@ -21,7 +21,7 @@ import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
-import { laterThan, settleGate } from "./gate";
+import { laterThan, reviewsOf, settleGate } from "./gate";
 import { checksOf, failedCheckReason, gateEvent, publishAsDecided } from "./gate-checks";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
@@ -96,8 +96,8 @@ export async function concludeCheck(
             eq(deployments.updatedAt, row.updatedAt),
             // Nothing decided or counted since the read that the row does not show yet: a rejection
             // (it cancels at once, §26: this check is then 409), an approval not yet in the gate.
-            sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'rejected')`,
-            sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${deploymentReviews.deploymentId} = ${id} AND ${deploymentReviews.state} = 'approved') = json_extract(${deployments.gate}, '$.approvals')`,
+            sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${reviewsOf(id, "rejected")})`,
+            sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${reviewsOf(id, "approved")}) = json_extract(${deployments.gate}, '$.approvals')`,
           ),
         )
         .returning({ id: deployments.id }),

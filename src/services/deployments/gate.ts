@@ -57,8 +57,11 @@ function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now
   return out;
 }
 
-const rejectedReview = (deploymentId: string) =>
-  and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "rejected"));
+/** The deployment's reviews of one state (SQL condition on `deployment_reviews`). */
+export const reviewsOf = (deploymentId: string, state: "approved" | "rejected") =>
+  and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, state));
+
+const rejectedReview = (deploymentId: string) => reviewsOf(deploymentId, "rejected");
 
 /** The timeline's reason for a deployment a review rejected. */
 export const rejectionReason = (accountId: string) => `Rejected by account ${accountId}.`;
@@ -100,9 +103,7 @@ export async function settleGate(
       db
         .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
         .from(deploymentReviews)
-        .where(
-          and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, "approved")),
-        ),
+        .where(reviewsOf(deploymentId, "approved")),
       db
         .select({ accountId: deploymentReviews.accountId })
         .from(deploymentReviews)
