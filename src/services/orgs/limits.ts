@@ -9,7 +9,7 @@
  * nothing. The error boundary turns the abort into the `409` (`limitExceededOf`, src/errors.ts).
  * A write that passes its check runs no statement more than it did before limits.
  */
-import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import { bindQuery } from "../../db/compiled";
 import { apiKeys, deployments, orgLimits } from "../../db/schema";
@@ -18,6 +18,7 @@ import { toIso } from "../../lib/time";
 import { LIMIT_NAMES, type LimitName, type OrgLimitsRecord } from "../../schemas/limits";
 import type { OrgLimitsInput } from "../../schemas/limits-writes";
 import { auditEntry } from "../audit/entry";
+import { checkIfMatch, hasIfMatch, preconditionFailed, unchangedSince } from "../preconditions";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -55,34 +56,59 @@ const orgLimitsColumns = {
 };
 
 /**
- * The organization's limits row with the two counts no counter keeps, as one statement: its live
- * keys (by the partial index of keys not revoked) and its deployments of the last 24 hours (with
- * the oldest of them, for `reset`), both counted as of `nowMs`. Every field is named by its own
- * column or alias, so a batch of raw statements reads it as well (`readRaw`).
+ * The two counts no counter keeps, as of `nowMs`: the organization's live keys (by the partial
+ * index of keys not revoked) and its deployments of the last 24 hours, with the oldest of them
+ * (for `reset`). New expressions each call (a query names them with aliases of its own).
  */
-function rowQuery(ctx: ServiceContext, orgId: string, nowMs: number) {
+function countsAsOf(orgId: string, nowMs: number) {
   const now = toIso(nowMs);
   const since = toIso(nowMs - DAY_MS);
   const inWindow = and(eq(deployments.orgId, orgId), gt(deployments.createdAt, since));
+  return {
+    apiKeysUsed: sql<number>`(SELECT count(*) FROM ${apiKeys} WHERE ${and(
+      eq(apiKeys.orgId, orgId),
+      isNull(apiKeys.revokedAt),
+      or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+    )})`,
+    deploymentsUsed: sql<number>`(SELECT count(*) FROM ${deployments} WHERE ${inWindow})`,
+    oldestDeployment: sql<
+      string | null
+    >`(SELECT min(${deployments.createdAt}) FROM ${deployments} WHERE ${inWindow})`,
+  };
+}
+
+/**
+ * The organization's limits row with the two counts no counter keeps (`countsAsOf`), as one
+ * statement. Every field is named by its own column or alias, so a batch of raw statements reads
+ * it as well (`readRaw`).
+ */
+function rowQuery(ctx: ServiceContext, orgId: string, nowMs: number) {
+  const counts = countsAsOf(orgId, nowMs);
   return ctx.db
     .select({
       ...orgLimitsColumns,
-      apiKeysUsed: sql<number>`(SELECT count(*) FROM ${apiKeys} WHERE ${and(
-        eq(apiKeys.orgId, orgId),
-        isNull(apiKeys.revokedAt),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
-      )})`
-        .mapWith(Number)
-        .as("api_keys_used"),
-      deploymentsUsed: sql<number>`(SELECT count(*) FROM ${deployments} WHERE ${inWindow})`
-        .mapWith(Number)
-        .as("deployments_used"),
-      oldestDeployment: sql<
-        string | null
-      >`(SELECT min(${deployments.createdAt}) FROM ${deployments} WHERE ${inWindow})`.as("oldest_deployment"),
+      apiKeysUsed: counts.apiKeysUsed.mapWith(Number).as("api_keys_used"),
+      deploymentsUsed: counts.deploymentsUsed.mapWith(Number).as("deployments_used"),
+      oldestDeployment: counts.oldestDeployment.as("oldest_deployment"),
     })
     .from(orgLimits)
     .where(eq(orgLimits.orgId, orgId));
+}
+
+/**
+ * SQL true while the organization's limits record is still the one `row` read at `nowMs` (its
+ * ETag a function of these values): every column of its row, and the two counts as of that time.
+ */
+function stillRecordOf(orgId: string, row: LimitsRow, nowMs: number): SQL {
+  const counts = countsAsOf(orgId, nowMs);
+  return and(
+    unchangedSince(orgLimits, row),
+    sql`${counts.apiKeysUsed} = ${row.apiKeysUsed}`,
+    sql`${counts.deploymentsUsed} = ${row.deploymentsUsed}`,
+    row.oldestDeployment === null
+      ? sql`${counts.oldestDeployment} IS NULL`
+      : sql`${counts.oldestDeployment} = ${row.oldestDeployment}`,
+  ) as SQL;
 }
 
 const readRow = (ctx: ServiceContext, orgId: string, nowMs: number): Promise<LimitsRow | undefined> =>
@@ -133,14 +159,15 @@ export async function getOrgLimits(ctx: CallerContext, orgId: string): Promise<O
   return toRecord(row, nowMs);
 }
 
-/** How many times the operator's change is applied to limits another change moved meanwhile. */
-const REPLACE_ATTEMPTS = 8;
-
 /**
  * The internal `internalReplaceOrgLimits`: the names given take their new value, the others keep
- * theirs. Applied to the limits as read (a compare-and-set on the columns it changes), so its audit
- * entry's `changes` are exactly the limits that changed, `from` what they were; a change of nothing
- * writes nothing. A lower limit removes nothing (only growth is refused).
+ * theirs, in one batch that decides and writes together (so operators changing the limits at once
+ * each answer `200`, in commit order, and none is refused for the others): the audit entry reads
+ * the limits it replaces in its own statement (`changes`: exactly the limits that changed, `from`
+ * what they were; no entry when none changes), the UPDATE writes only what differs, and the
+ * answer is the row as that batch left it. A lower limit removes nothing (only growth is refused).
+ * Under `If-Match` (API_CONTRACT §12) the record is read first and its ETag compared, and the batch
+ * writes only while the record is still the one compared (`stillRecordOf`); else `409`.
  */
 export async function replaceOrgLimits(
   ctx: ServiceContext,
@@ -148,34 +175,42 @@ export async function replaceOrgLimits(
   input: OrgLimitsInput,
 ): Promise<OrgLimitsRecord> {
   const { db } = ctx;
-  for (let attempt = 1; attempt <= REPLACE_ATTEMPTS; attempt++) {
-    const nowMs = Date.now();
+  const given = LIMIT_NAMES.filter((name) => input[name] !== undefined);
+  const nowMs = Date.now();
+  let held: SQL | undefined;
+  if (hasIfMatch(ctx) || given.length === 0) {
     const row = await readRow(ctx, orgId, nowMs);
     if (!row) throw notFound("Organization");
-    const current = figures(row);
-    const changed = LIMIT_NAMES.filter(
-      (name) => input[name] !== undefined && input[name] !== current[name].limit,
-    );
-    if (changed.length === 0) return toRecord(row, nowMs);
-    const set: Partial<Record<(typeof LIMIT_COLUMN)[LimitName], number>> = {};
-    for (const name of changed) set[LIMIT_COLUMN[name]] = input[name] as number;
-    const asRead = changed.map((name) => eq(orgLimits[LIMIT_COLUMN[name]], current[name].limit));
-    const [result] = await db.batch([
-      db
-        .update(orgLimits)
-        .set(set)
-        .where(and(eq(orgLimits.orgId, orgId), ...asRead)),
-      auditEntry(ctx, {
-        orgId,
-        target: { type: "organization", id: orgId },
-        changes: Object.fromEntries(
-          changed.map((name) => [name, { from: current[name].limit, to: input[name] as number }]),
-        ),
-      }),
-    ]);
-    if ((result as D1Result).meta.changes) return toRecord({ ...row, ...set }, nowMs);
+    if (await checkIfMatch(ctx, toRecord(row, nowMs))) held = stillRecordOf(orgId, row, nowMs);
+    if (given.length === 0) return toRecord(row, nowMs);
   }
-  throw new Error("the organization's limits kept changing while the operator's change was applied");
+  // Whole numbers 0–1,000,000 (the body's schema), written as literals: D1 binds a JS number as a
+  // REAL, which json_object would write as `5.0`.
+  const value = (name: LimitName) => sql.raw(String(Math.trunc(input[name] as number)));
+  const column = (name: LimitName) => orgLimits[LIMIT_COLUMN[name]];
+  const differs = or(...given.map((name) => sql`${column(name)} <> ${value(name)}`));
+  const thisOrg = and(eq(orgLimits.orgId, orgId), held);
+  const pairs = given.map(
+    (name) =>
+      sql`SELECT ${name} AS name, ${column(name)} AS f, ${value(name)} AS t FROM ${orgLimits} WHERE ${eq(orgLimits.orgId, orgId)}`,
+  );
+  const set: Partial<Record<(typeof LIMIT_COLUMN)[LimitName], number>> = {};
+  for (const name of given) set[LIMIT_COLUMN[name]] = input[name] as number;
+  const [asCompared, , , rows] = await db.batch([
+    db.select({ orgId: orgLimits.orgId }).from(orgLimits).where(thisOrg),
+    auditEntry(ctx, {
+      orgId,
+      target: { type: "organization", id: orgId },
+      when: sql`EXISTS (SELECT 1 FROM ${orgLimits} WHERE ${and(thisOrg, differs)})`,
+      changes: sql`(SELECT json_group_object(c.name, json_object('from', c.f, 'to', c.t)) FROM (${sql.join(pairs, sql` UNION ALL `)}) AS c WHERE c.f <> c.t)`,
+    }),
+    db.update(orgLimits).set(set).where(and(thisOrg, differs)),
+    rowQuery(ctx, orgId, nowMs),
+  ]);
+  const row = rows[0];
+  if (!row) throw notFound("Organization");
+  if (asCompared.length === 0) throw preconditionFailed();
+  return toRecord(row, nowMs);
 }
 
 /**

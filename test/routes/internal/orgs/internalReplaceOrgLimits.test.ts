@@ -2,9 +2,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { OrgLimitsRecord } from "../../../../src/schemas/limits";
-import { internal } from "../../../helpers/api";
+import { interceptStatements, internal, once, request } from "../../../helpers/api";
 import { expectError, UNKNOWN_ID } from "../../../helpers/expect";
-import { createOrgWithOwner, createProject } from "../../../helpers/factories";
+import { createApiKey, createOrgWithOwner, createProject } from "../../../helpers/factories";
 import { readLimits } from "../../../helpers/limits";
 import { runInternalRouteTests } from "../../../helpers/security";
 
@@ -80,6 +80,122 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
     }
     const { body } = await internal<OrgLimitsRecord>("PUT", `/orgs/${org.id}/limits`, {});
     expect(body.limits[0]?.limit).toBe(100);
+  });
+
+  it("operators changing the limits at once each answer 200, in commit order, one entry each", async () => {
+    const { org } = await createOrgWithOwner();
+    const values = Array.from({ length: 12 }, (_, i) => 10 + i);
+    const answers = await Promise.all(
+      values.map((projects) => internal<OrgLimitsRecord>("PUT", `/orgs/${org.id}/limits`, { projects })),
+    );
+    for (const res of answers) expect(res.status, res.raw).toBe(200);
+    const { results } = await env.DB.prepare(
+      "SELECT changes FROM audit_log WHERE org_id = ? AND action = 'internal.replaceOrgLimits' ORDER BY sequence",
+    )
+      .bind(org.id)
+      .all<{ changes: string }>();
+    // Each entry's `from` is the one before it's `to`: the limits each write replaced.
+    const chain = results.map((r) => JSON.parse(r.changes).projects as { from: number; to: number });
+    expect(chain).toHaveLength(values.length);
+    expect(chain[0]?.from).toBe(100);
+    for (let i = 1; i < chain.length; i++) expect(chain[i]?.from).toBe(chain[i - 1]?.to);
+    expect(new Set(chain.map((c) => c.to))).toEqual(new Set(values));
+    const { body } = await internal<OrgLimitsRecord>("PUT", `/orgs/${org.id}/limits`, {});
+    expect(body.limits[0]?.limit).toBe(chain[chain.length - 1]?.to);
+  });
+
+  it("a change that meets other operators' changes between its read and its write still applies, over theirs", async () => {
+    const { org } = await createOrgWithOwner();
+    // Before each of its writes, another operator's change lands (as many as it would retry).
+    let others = 0;
+    const DB = interceptStatements({
+      'update "org_limits"': async () => {
+        if (others >= 10) return;
+        others++;
+        expect((await internal("PUT", `/orgs/${org.id}/limits`, { projects: 50 + others })).status).toBe(200);
+      },
+    });
+    const res = await request<OrgLimitsRecord>("PUT", `/internal/v1/orgs/${org.id}/limits`, {
+      body: { projects: 7 },
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+      bindings: { DB },
+    });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.limits[0]).toMatchObject({ name: "projects", limit: 7 });
+    const last = await env.DB.prepare(
+      "SELECT changes FROM audit_log WHERE org_id = ? AND action = 'internal.replaceOrgLimits' ORDER BY sequence DESC LIMIT 1",
+    )
+      .bind(org.id)
+      .first<{ changes: string }>();
+    expect(JSON.parse(last?.changes ?? "null")).toEqual({ projects: { from: 50 + others, to: 7 } });
+  });
+
+  describe("If-Match (API_CONTRACT §12)", () => {
+    const put = (orgId: string, body: unknown, ifMatch: string, DB?: D1Database) =>
+      request<OrgLimitsRecord>("PUT", `/internal/v1/orgs/${orgId}/limits`, {
+        body,
+        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "if-match": ifMatch },
+        ...(DB ? { bindings: { DB } } : {}),
+      });
+    const entries = async (orgId: string) =>
+      (
+        await env.DB.prepare(
+          "SELECT count(*) AS n FROM audit_log WHERE org_id = ? AND action = 'internal.replaceOrgLimits'",
+        )
+          .bind(orgId)
+          .first<{ n: number }>()
+      )?.n;
+
+    it("the current ETag (the one GET /v1/orgs/{org_id}/limits serves) applies the change; a stale one is 409 and changes nothing", async () => {
+      const { org, owner } = await createOrgWithOwner();
+      const read = await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key });
+      const etag = read.headers.get("etag") ?? "";
+      const res = await put(org.id, { projects: 9 }, etag);
+      expect(res.status, res.raw).toBe(200);
+      expect(res.headers.get("etag")).not.toBe(etag);
+      expectError(await put(org.id, { projects: 8 }, etag), 409, "conflict", "header.if-match");
+      expect((await readLimits(owner)).limits[0]?.limit).toBe(9);
+      expect(await entries(org.id)).toBe(1);
+      // `*`, and a list that names the current ETag, apply.
+      expect((await put(org.id, { projects: 8 }, "*")).status).toBe(200);
+      const current = (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get(
+        "etag",
+      );
+      expect((await put(org.id, { projects: 6 }, `"stale", ${current}`)).status).toBe(200);
+      expect((await readLimits(owner)).limits[0]?.limit).toBe(6);
+    });
+
+    it("of two operators holding the same ETag, exactly one wins, even when the second read it before the first wrote", async () => {
+      const { org, owner } = await createOrgWithOwner();
+      const etag =
+        (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get("etag") ?? "";
+      const DB = interceptStatements({
+        'select "org_id" from "org_limits"': once(async () => {
+          expect((await put(org.id, { projects: 11 }, etag)).status).toBe(200);
+        }),
+      });
+      expectError(await put(org.id, { projects: 12 }, etag, DB), 409, "conflict", "header.if-match");
+      expect((await readLimits(owner)).limits[0]?.limit).toBe(11);
+      expect(await entries(org.id)).toBe(1);
+    });
+
+    it("a count that moves between the comparison and the write (a key created) makes the ETag stale: 409", async () => {
+      const { org, owner } = await createOrgWithOwner();
+      const etag =
+        (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get("etag") ?? "";
+      const DB = interceptStatements({
+        'select "org_id" from "org_limits"': once(async () => {
+          await createApiKey(owner);
+        }),
+      });
+      expectError(await put(org.id, { projects: 12 }, etag, DB), 409, "conflict", "header.if-match");
+      expect((await readLimits(owner)).limits[0]?.limit).toBe(100);
+      expect(await entries(org.id)).toBe(0);
+    });
+
+    it("on an unknown organization is 404", async () => {
+      expectError(await put(UNKNOWN_ID, { projects: 1 }, '"x"'), 404, "not_found");
+    });
   });
 
   it("an unknown organization is 404", async () => {
