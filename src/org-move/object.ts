@@ -69,9 +69,11 @@ export class OrgMove extends DurableObject<Env> {
 
   /**
    * Cancels the move if it has not begun to switch: its copy is removed before this returns, and
-   * the record it returns reads `cancelled`. Otherwise the record as it stands.
+   * the record it returns reads `cancelled`, with `cancelled: true`. Otherwise the record as it
+   * stands, with `cancelled: false` (a move another cancel stopped first included: cancels run
+   * one at a time, so of cancels sent at once exactly one stops it).
    */
-  async cancel(move: MoveRecord): Promise<MoveRecord> {
+  async cancel(move: MoveRecord): Promise<{ move: MoveRecord; cancelled: boolean }> {
     this.cancelling++;
     return this.exclusive(async () => {
       this.cancelling--;
@@ -86,7 +88,7 @@ export class OrgMove extends DurableObject<Env> {
         progress.phase === "done" ||
         (await hasSwitched(this.env, progress))
       ) {
-        return current;
+        return { move: current, cancelled: false };
       }
       const undoing: Progress = {
         ...progress,
@@ -97,7 +99,7 @@ export class OrgMove extends DurableObject<Env> {
       await this.save(undoing);
       await this.save(await undoMove(this.env, undoing, (step) => this.save(step)));
       await this.ctx.storage.deleteAlarm();
-      return getMove(ctx, move.id);
+      return { move: await getMove(ctx, move.id), cancelled: true };
     });
   }
 

@@ -160,10 +160,10 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
 export async function cancelMove(ctx: ServiceContext, moveId: string): Promise<MoveRecord> {
   const current = await getMove(ctx, moveId);
   if (current.state !== "copying") throw cannotCancel(current);
-  const outcome = await moveObject(ctx, moveId).cancel(current);
-  if (outcome.state !== "cancelled") throw cannotCancel(outcome);
+  const { move: outcome, cancelled } = await moveObject(ctx, moveId).cancel(current);
+  if (!cancelled) throw cannotCancel(outcome);
   // In the organization's log, where it stays: once the move reads cancelled, and once only (a
-  // retried cancel is 409 above).
+  // retried cancel, or one that another cancel sent at once got ahead of, is 409 above).
   const source = inDatabase(ctx, outcome.from);
   await auditEntry(source, {
     orgId: outcome.org_id,

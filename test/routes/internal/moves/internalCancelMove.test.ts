@@ -44,6 +44,24 @@ describe("POST /internal/v1/moves/{id}/cancel", () => {
     expect((await waitForMove((await startMove(org.id, "DB_ORG_2")).id)).state).toBe("completed");
   });
 
+  it("of cancels sent at once, exactly one answers 200 and writes the entry; the others are 409", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    await createProject(owner);
+    const move = await startMove(org.id, "DB_ORG_2");
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => internal<Move>("POST", `/moves/${move.id}/cancel`)),
+    );
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 409, 409]);
+    for (const res of answers.filter((r) => r.status === 409)) expectError(res, 409, "conflict");
+    expect((await readMove(move.id)).state).toBe("cancelled");
+    const log = await request<{ data: unknown[] }>(
+      "GET",
+      `/v1/orgs/${org.id}/audit-log?action=internal.cancelMove`,
+      { key: owner.key },
+    );
+    expect(log.body.data).toHaveLength(1);
+  });
+
   it("409 once it is finished, and while it is switching", async () => {
     const org = await createOrgIn("DB");
     const move = await startMove(org.id, "DB_ORG_2");
