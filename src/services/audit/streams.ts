@@ -117,7 +117,22 @@ export async function createAuditStream(
     auditEntry(ctx, {
       orgId,
       target: { type: "audit_stream", id },
-      changes: diffRecords(null, { name: input.name, url, enabled }),
+      // The record as created (API_CONTRACT §14), its secret left out: the fields the request knows,
+      // and the two that the organization's last sequence decides, read by the entry's own
+      // statement (the stream's row took the same value just before it, in this batch; `pending`
+      // counts this entry, as the answer does).
+      changes: sql`json_set(${JSON.stringify(
+        diffRecords(null, {
+          id,
+          org_id: orgId,
+          name: input.name,
+          url,
+          enabled,
+          last_error: null,
+          created_at: now,
+          updated_at: now,
+        }),
+      )}, '$.delivered_through', json_object('from', NULL, 'to', ${through}), '$.pending', json_object('from', NULL, 'to', ${lastSequence(orgId)} + 1 - ${through}))`,
     }),
     read,
   ]);
@@ -195,7 +210,7 @@ export async function updateAuditStream(
           .returning(),
         auditEntry(ctx, {
           target: { type: "audit_stream", id },
-          changes: diffRecords(toRecord(before), toRecord(after), ["updated_at"]),
+          changes: diffRecords(toRecord(before), toRecord(after)),
         }),
         lastAfterWrite(ctx, id),
       ]);

@@ -18,6 +18,27 @@ import { allowTheLocalReceiver } from "../../helpers/webhooks";
 allowTheLocalReceiver();
 
 describe("POST /v1/orgs/{org_id}/audit-streams", () => {
+  it("its entry's changes are the record as created, from null, every field but the secret (§14)", async () => {
+    const { org, owner } = await createOrgWithOwner();
+    await createProject(owner);
+    for (const from of ["now", "start"] as const) {
+      const res = await request<Record<string, unknown>>("POST", `/v1/orgs/${org.id}/audit-streams`, {
+        key: owner.key,
+        body: { name: `SIEM ${from}`, url: receiverBucket().url, enabled: false, from },
+      });
+      expect(res.status, res.raw).toBe(201);
+      const log = await request<{ data: { changes: Record<string, unknown> }[] }>(
+        "GET",
+        `/v1/orgs/${org.id}/audit-log?action=createAuditStream&limit=1`,
+        { key: owner.key },
+      );
+      const { signing_secret: _secret, last_error: _none, ...shown } = res.body;
+      expect(log.body.data[0]?.changes).toEqual(
+        Object.fromEntries(Object.entries(shown).map(([field, to]) => [field, { from: null, to }])),
+      );
+    }
+  });
+
   it("answers 201 with the stream, its signing secret once, Location and Cache-Control: no-store", async () => {
     const { org, owner } = await createOrgWithOwner();
     const { url } = receiverBucket();

@@ -25,6 +25,26 @@ type Stream = {
 };
 
 describe("PATCH /v1/audit-streams/{id}", () => {
+  it("its entry's changes are every field that changed, updated_at included, as for every record (§14)", async () => {
+    const { owner } = await createOrgWithOwner();
+    const stream = await createStream(owner, receiverBucket().url, { enabled: false });
+    const before = await readStream(owner, stream.id);
+    const res = await request<Record<string, unknown>>("PATCH", `/v1/audit-streams/${stream.id}`, {
+      key: owner.key,
+      body: { name: "renamed" },
+    });
+    expect(res.status, res.raw).toBe(200);
+    const log = await request<{ data: { changes: Record<string, unknown> }[] }>(
+      "GET",
+      `/v1/orgs/${owner.orgId}/audit-log?action=updateAuditStream`,
+      { key: owner.key },
+    );
+    expect(log.body.data[0]?.changes).toEqual({
+      name: { from: before.name, to: "renamed" },
+      updated_at: { from: before.updated_at, to: res.body.updated_at },
+    });
+  });
+
   it("renames and moves it; enabled false pauses (nothing is sent), true resumes at delivered_through + 1", async () => {
     const { owner } = await createOrgWithOwner();
     const first = receiverBucket();
