@@ -23,7 +23,7 @@ import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
 import { laterThan, reviewsOf, settleGate } from "./gate";
 import { checksOf, failedCheckReason, gateEvent, publishAsDecided } from "./gate-checks";
-import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
 /** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
@@ -104,7 +104,8 @@ export async function concludeCheck(
       auditEntry(ctx, {
         target: { type: "deployment", id },
         projectId: row.projectId,
-        changes: { [`checks.${name}`]: { from: check, to: concluded } },
+        // The record's top-level fields that the conclusion changes (§14): its gate, its updated_at.
+        changes: auditableDeploymentChanges(toDeploymentRecord(row), toDeploymentRecord(next)),
       }),
       event.insert,
     ]);

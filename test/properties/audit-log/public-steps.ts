@@ -614,7 +614,7 @@ function partFourSteps(): Record<string, Step> {
           target: "deployment",
           targetId: waiting.id,
           projectId: s.project.id,
-          changed: ["checks.e2e"],
+          changed: ["gate", "updated_at"],
         },
       };
     },

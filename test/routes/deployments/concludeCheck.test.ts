@@ -194,13 +194,19 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
     const res = await conclude(contributor, d.id, "e2e", { conclusion: "passed" });
     expect(res.status).toBe(200);
     const entries = await env.DB.prepare(
-      "SELECT action, target_type, target_id FROM audit_log WHERE request_id = ?",
+      "SELECT action, target_type, target_id, changes FROM audit_log WHERE request_id = ?",
     )
       .bind(res.headers.get("x-request-id"))
-      .all();
+      .all<{ changes: string }>();
     expect(entries.results).toEqual([
-      { action: "concludeCheck", target_type: "deployment", target_id: d.id },
+      { action: "concludeCheck", target_type: "deployment", target_id: d.id, changes: expect.any(String) },
     ]);
+    // `changes` over the deployment's top-level fields (§14): its gate and updated_at, as they were and are.
+    const body = res.body as { gate: unknown; updated_at: string };
+    expect(JSON.parse(entries.results[0]?.changes ?? "null")).toEqual({
+      gate: { from: d.gate, to: body.gate },
+      updated_at: { from: d.updated_at, to: body.updated_at },
+    });
   });
 
   runCommonRouteTests("POST /v1/deployments/{id}/checks/{name}", async () => {
