@@ -13,7 +13,9 @@
 //      server (scripts/check-readme.mjs);
 //   5. the MCP server at /mcp (docs/clients.md, "MCP server") answers the printed key's tool call in the
 //      Worker as wrangler builds it, which the tests' module runner does not build;
-//   6. started again on that state with a key file written for other state, it prints a new key
+//   6. a live stream whose client goes away gives its place among its key's 10 back within 20 s
+//      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing;
+//   7. started again on that state with a key file written for other state, it prints a new key
 //      that works.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -44,6 +46,64 @@ async function holdDefaultPort() {
   return () => {
     for (const decoy of decoys) decoy.close();
   };
+}
+
+/**
+ * Check 6: ten live streams of one key are open, an eleventh is `429`; one client goes away, and
+ * an eleventh is admitted within 20 s.
+ */
+async function checkStreamPlaces(base, key, environmentId) {
+  const adminToken = readFileSync(join(process.cwd(), ".dev.vars"), "utf8")
+    .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
+    ?.trim();
+  const internal = (path, body) =>
+    fetch(`${base}/internal/v1${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((res) => res.json());
+  const stack = await internal(`/environments/${environmentId}/stacks`, { name: `places-${Date.now()}` });
+  const deployment = await internal(`/environments/${environmentId}/deployments`, {
+    stack_ids: [stack.id],
+    data: { patch: [] },
+  });
+  const open = async () => {
+    const aborter = new AbortController();
+    const res = await fetch(`${base}/v1/deployments/${deployment.id}/timeline`, {
+      headers: { "x-api-key": key, accept: "text/event-stream" },
+      signal: aborter.signal,
+    });
+    if (res.status === 200) await res.body.getReader().read();
+    else await res.text();
+    return { status: res.status, aborter };
+  };
+  const streams = [];
+  try {
+    for (let i = 0; i < 10; i++) streams.push(await open());
+    const eleventh = await open();
+    check(
+      streams.every((s) => s.status === 200) && eleventh.status === 429,
+      "ten live streams of one key open, and an eleventh is 429",
+      `${streams.map((s) => s.status)} then ${eleventh.status}`,
+    );
+    streams[0].aborter.abort();
+    const gone = Date.now();
+    let admitted;
+    while (Date.now() - gone < 30_000) {
+      admitted = await open();
+      if (admitted.status === 200) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const seconds = (Date.now() - gone) / 1000;
+    if (admitted) streams.push(admitted);
+    check(
+      admitted?.status === 200 && seconds <= 20,
+      `a stream whose client went away gives its place back within 20 s (§33): ${seconds} s`,
+      `${admitted?.status} after ${seconds} s`,
+    );
+  } finally {
+    for (const s of streams) s.aborter.abort();
+  }
 }
 
 let server;
@@ -118,6 +178,8 @@ try {
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
 
   await walkDocs({ base, keyFile, check });
+
+  await checkStreamPlaces(base, key, page.data[0].default_environment_id);
 
   // Started again on the same state with a .dev.key written for other state: a new key is made
   // and printed, and it opens this state (the printed key must always work).
