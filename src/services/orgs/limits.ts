@@ -190,9 +190,15 @@ export async function replaceOrgLimits(
   const column = (name: LimitName) => orgLimits[LIMIT_COLUMN[name]];
   const differs = or(...given.map((name) => sql`${column(name)} <> ${value(name)}`));
   const thisOrg = and(eq(orgLimits.orgId, orgId), held);
-  const pairs = given.map(
-    (name) =>
-      sql`SELECT ${name} AS name, ${column(name)} AS f, ${value(name)} AS t FROM ${orgLimits} WHERE ${eq(orgLimits.orgId, orgId)}`,
+  // `{name: {from, to}}` of every name given, less those it leaves as they were (a merge patch's
+  // null removes a key), in one SELECT of the row.
+  const fromTo = sql.join(
+    given.map((name) => sql`${name}, json_object('from', ${column(name)}, 'to', ${value(name)})`),
+    sql`, `,
+  );
+  const unchanged = sql.join(
+    given.map((name) => sql`${name}, CASE WHEN ${column(name)} <> ${value(name)} THEN json('{}') END`),
+    sql`, `,
   );
   const set: Partial<Record<(typeof LIMIT_COLUMN)[LimitName], number>> = {};
   for (const name of given) set[LIMIT_COLUMN[name]] = input[name] as number;
@@ -202,7 +208,7 @@ export async function replaceOrgLimits(
       orgId,
       target: { type: "organization", id: orgId },
       when: sql`EXISTS (SELECT 1 FROM ${orgLimits} WHERE ${and(thisOrg, differs)})`,
-      changes: sql`(SELECT json_group_object(c.name, json_object('from', c.f, 'to', c.t)) FROM (${sql.join(pairs, sql` UNION ALL `)}) AS c WHERE c.f <> c.t)`,
+      changes: sql`(SELECT json_patch(json_object(${fromTo}), json_object(${unchanged})) FROM ${orgLimits} WHERE ${eq(orgLimits.orgId, orgId)})`,
     }),
     db.update(orgLimits).set(set).where(and(thisOrg, differs)),
     rowQuery(ctx, orgId, nowMs),

@@ -163,6 +163,22 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
       );
       expect((await put(org.id, { projects: 6 }, `"stale", ${current}`)).status).toBe(200);
       expect((await readLimits(owner)).limits[0]?.limit).toBe(6);
+      // Every name at once, under If-Match: one batch within D1's 100 parameters a statement.
+      const all = {
+        projects: 1,
+        environments: 2,
+        variables: 3,
+        api_keys: 4,
+        integrations: 5,
+        audit_streams: 6,
+        deployments_per_day: 7,
+      };
+      const latest = (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get(
+        "etag",
+      );
+      const every = await put(org.id, all, latest ?? "");
+      expect(every.status, every.raw).toBe(200);
+      expect(limitsOf(every.body)).toEqual(all);
     });
 
     it("of two operators holding the same ETag, exactly one wins, even when the second read it before the first wrote", async () => {
