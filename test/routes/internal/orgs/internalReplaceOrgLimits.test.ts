@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { OrgLimitsRecord } from "../../../../src/schemas/limits";
 import { interceptStatements, internal, once, request } from "../../../helpers/api";
 import { expectError, UNKNOWN_ID } from "../../../helpers/expect";
-import { createApiKey, createOrgWithOwner, createProject } from "../../../helpers/factories";
+import { type Caller, createApiKey, createOrgWithOwner, createProject } from "../../../helpers/factories";
 import { readLimits } from "../../../helpers/limits";
 import { runInternalRouteTests } from "../../../helpers/security";
 
@@ -137,6 +137,13 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
         headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, "if-match": ifMatch },
         ...(DB ? { bindings: { DB } } : {}),
       });
+    /** The ETag of the organization's limits as its key reads them now. */
+    const etagOf = async (caller: Caller) =>
+      (await request("GET", `/v1/orgs/${caller.orgId}/limits`, { key: caller.key })).headers.get("etag") ??
+      "";
+    /** The DB binding that runs `meanwhile` once, between the PUT's comparison and its write's batch. */
+    const betweenComparisonAndWrite = (meanwhile: () => Promise<void>) =>
+      interceptStatements({ 'select "org_id" from "org_limits"': once(meanwhile) });
     const entries = async (orgId: string) =>
       (
         await env.DB.prepare(
@@ -148,8 +155,7 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
 
     it("the current ETag (the one GET /v1/orgs/{org_id}/limits serves) applies the change; a stale one is 409 and changes nothing", async () => {
       const { org, owner } = await createOrgWithOwner();
-      const read = await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key });
-      const etag = read.headers.get("etag") ?? "";
+      const etag = await etagOf(owner);
       const res = await put(org.id, { projects: 9 }, etag);
       expect(res.status, res.raw).toBe(200);
       expect(res.headers.get("etag")).not.toBe(etag);
@@ -158,12 +164,9 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
       expect(await entries(org.id)).toBe(1);
       // `*`, and a list that names the current ETag, apply.
       expect((await put(org.id, { projects: 8 }, "*")).status).toBe(200);
-      const current = (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get(
-        "etag",
-      );
-      expect((await put(org.id, { projects: 6 }, `"stale", ${current}`)).status).toBe(200);
+      expect((await put(org.id, { projects: 6 }, `"stale", ${await etagOf(owner)}`)).status).toBe(200);
       expect((await readLimits(owner)).limits[0]?.limit).toBe(6);
-      // Every name at once, under If-Match: one batch within D1's 100 parameters a statement.
+      // Every name at once, under If-Match: one batch within D1's bounds (parameters, compound SELECTs).
       const all = {
         projects: 1,
         environments: 2,
@@ -173,22 +176,16 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
         audit_streams: 6,
         deployments_per_day: 7,
       };
-      const latest = (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get(
-        "etag",
-      );
-      const every = await put(org.id, all, latest ?? "");
+      const every = await put(org.id, all, await etagOf(owner));
       expect(every.status, every.raw).toBe(200);
       expect(limitsOf(every.body)).toEqual(all);
     });
 
     it("of two operators holding the same ETag, exactly one wins, even when the second read it before the first wrote", async () => {
       const { org, owner } = await createOrgWithOwner();
-      const etag =
-        (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get("etag") ?? "";
-      const DB = interceptStatements({
-        'select "org_id" from "org_limits"': once(async () => {
-          expect((await put(org.id, { projects: 11 }, etag)).status).toBe(200);
-        }),
+      const etag = await etagOf(owner);
+      const DB = betweenComparisonAndWrite(async () => {
+        expect((await put(org.id, { projects: 11 }, etag)).status).toBe(200);
       });
       expectError(await put(org.id, { projects: 12 }, etag, DB), 409, "conflict", "header.if-match");
       expect((await readLimits(owner)).limits[0]?.limit).toBe(11);
@@ -197,13 +194,8 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
 
     it("a count that moves between the comparison and the write (a key created) makes the ETag stale: 409", async () => {
       const { org, owner } = await createOrgWithOwner();
-      const etag =
-        (await request("GET", `/v1/orgs/${org.id}/limits`, { key: owner.key })).headers.get("etag") ?? "";
-      const DB = interceptStatements({
-        'select "org_id" from "org_limits"': once(async () => {
-          await createApiKey(owner);
-        }),
-      });
+      const etag = await etagOf(owner);
+      const DB = betweenComparisonAndWrite(() => createApiKey(owner).then(() => undefined));
       expectError(await put(org.id, { projects: 12 }, etag, DB), 409, "conflict", "header.if-match");
       expect((await readLimits(owner)).limits[0]?.limit).toBe(100);
       expect(await entries(org.id)).toBe(0);
