@@ -27,6 +27,7 @@ const RETRY_BASE_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 
 type Progress = import("../services/moves/run").MoveProgress;
+type CancelRequest = import("../services/moves/progress").CancelRequest;
 
 /**
  * What runs a move, loaded when a move first reaches this isolate's object, not when the Worker
@@ -73,7 +74,7 @@ export class OrgMove extends DurableObject<Env> {
    * stands, with `cancelled: false` (a move another cancel stopped first included: cancels run
    * one at a time, so of cancels sent at once exactly one stops it).
    */
-  async cancel(move: MoveRecord): Promise<{ move: MoveRecord; cancelled: boolean }> {
+  async cancel(move: MoveRecord, by: CancelRequest): Promise<{ move: MoveRecord; cancelled: boolean }> {
     this.cancelling++;
     return this.exclusive(async () => {
       this.cancelling--;
@@ -94,7 +95,7 @@ export class OrgMove extends DurableObject<Env> {
         ...progress,
         phase: "undo",
         removal: REMOVE_START,
-        outcome: { state: "cancelled", error: null },
+        outcome: { state: "cancelled", error: null, by },
       };
       await this.save(undoing);
       await this.save(await undoMove(this.env, undoing, (step) => this.save(step)));

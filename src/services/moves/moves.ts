@@ -160,17 +160,15 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
 export async function cancelMove(ctx: ServiceContext, moveId: string): Promise<MoveRecord> {
   const current = await getMove(ctx, moveId);
   if (current.state !== "copying") throw cannotCancel(current);
-  const { move: outcome, cancelled } = await moveObject(ctx, moveId).cancel(current);
+  // Its `internal.cancelMove` entry is written by the undo's end, with this request's facts
+  // (./run.ts `endUndo`); a retried cancel, or one that another cancel sent at once got ahead of,
+  // is 409 here.
+  const { move: outcome, cancelled } = await moveObject(ctx, moveId).cancel(current, {
+    requestId: ctx.requestId,
+    ip: ctx.request?.ip ?? null,
+    userAgent: ctx.request?.userAgent ?? null,
+  });
   if (!cancelled) throw cannotCancel(outcome);
-  // In the organization's log, where it stays: once the move reads cancelled, and once only (a
-  // retried cancel, or one that another cancel sent at once got ahead of, is 409 above).
-  const source = inDatabase(ctx, outcome.from);
-  await auditEntry(source, {
-    orgId: outcome.org_id,
-    target: { type: "organization", id: outcome.org_id },
-    changes: { database: { from: outcome.to, to: outcome.from } },
-    when: "always",
-  }).run();
   return outcome;
 }
 

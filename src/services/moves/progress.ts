@@ -23,9 +23,12 @@ export type MoveProgress = {
   failures: number;
   /** When the directory came to name the target (ms), once it has. */
   switchedAt: number | null;
-  /** How a move that is undone ends. */
-  outcome: { state: "cancelled" | "failed"; error: string | null } | null;
+  /** How a move that is undone ends; a cancel's with the request that cancelled it (its audit entry's). */
+  outcome: { state: "cancelled" | "failed"; error: string | null; by?: CancelRequest } | null;
 };
+
+/** The cancel request's own facts, which its `internal.cancelMove` entry carries (API_CONTRACT §14). */
+export type CancelRequest = { requestId: string; ip: string | null; userAgent: string | null };
 
 /** Limits no copy can reach: the target's while the rows arrive (the real ones come at the switch). */
 const UNREACHABLE = 1_000_000_000_000;

@@ -8,12 +8,13 @@
  * and why: ./moves.ts.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { createServiceContext } from "../../context";
+import { createServiceContext, type ServiceContext } from "../../context";
 import { DIRECTORY } from "../../db/databases";
 import { movingOrgs, orgLimits, orgMoves } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { MoveRecord } from "../../schemas/move";
+import { auditEntry } from "../audit/entry";
 import { COPY_START, copyChunk } from "./copy";
 import { type Databases, type MoveProgress, unreachableLimits } from "./progress";
 import { REMOVE_START, removeChunk } from "./remove";
@@ -123,7 +124,7 @@ export async function runMove(
           current = next;
           break;
         }
-        await finish(dbs, current, current.outcome?.state ?? "failed", current.outcome?.error ?? null);
+        await endUndo(dbs, current, "failed");
         return { progress: { ...current, phase: "done" }, at: null };
       }
       case "done":
@@ -195,9 +196,35 @@ export async function undoMove(
     progress = step;
     await saved(step);
   }
-  const state = progress.outcome?.state ?? "cancelled";
-  await finish(dbs, progress, state, progress.outcome?.error ?? null);
+  await endUndo(dbs, progress, "cancelled");
   return { ...progress, phase: "done" };
+}
+
+/**
+ * The end of an undo: a cancel's `internal.cancelMove` entry (in the organization's log, where it
+ * stays), then the move's final state. Written here, by the run that finishes the undo, and not by
+ * the request: an undo cut short by a crash is finished by a later run of its object, entry and
+ * all, and the entry is written once (its id is the move's, which no other entry of a move that is
+ * undone takes: `internal.completeMove`'s is written only at a switch).
+ */
+async function endUndo(dbs: Databases, progress: MoveProgress, otherwise: "cancelled" | "failed") {
+  const { move, outcome } = progress;
+  if (outcome?.state === "cancelled" && outcome.by) {
+    const entryCtx: ServiceContext = {
+      ...dbs.ctx,
+      db: dbs.source,
+      requestId: outcome.by.requestId,
+      request: { operationId: "internal.cancelMove", ip: outcome.by.ip, userAgent: outcome.by.userAgent },
+    };
+    await auditEntry(entryCtx, {
+      id: move.id,
+      orgId: move.org_id,
+      target: { type: "organization", id: move.org_id },
+      changes: { database: { from: move.to, to: move.from } },
+      when: sql`NOT EXISTS (SELECT 1 FROM audit_log WHERE id = ${move.id})`,
+    }).run();
+  }
+  await finish(dbs, progress, outcome?.state ?? otherwise, outcome?.error ?? null);
 }
 
 /** Whether the directory already names the move's target (a move that has switched). */

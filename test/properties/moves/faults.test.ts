@@ -10,6 +10,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
 import { recordMove } from "../../../src/services/moves/moves";
+import { REMOVE_START } from "../../../src/services/moves/remove";
 import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
 import { internalOk, request } from "../../helpers/api";
 import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
@@ -98,6 +99,43 @@ describe("a move under faults", () => {
       expect(await internalOk("GET", `/orgs/${w.org.id}`)).toMatchObject({ database: to });
     }, 60_000);
   }
+
+  it("a cancel's undo cut short by a crash after every step is finished by later runs, with one internal.cancelMove of the cancel's request", async () => {
+    const w = await world("DB");
+    const before = await readAll(w.owner, w.paths);
+    const recordedMove = await recorded(w.org.id, "DB", "DB_ORG_2");
+    // One copy step, its progress lost to a crash (the target holds rows the progress does not name);
+    // then the undo a cancel saves (src/org-move/object.ts), with the cancel's request.
+    await expect(
+      runMove(
+        env,
+        recordedMove,
+        { deadline: Date.now() + 60_000, settleMs: 0, interrupted: () => false },
+        () => Promise.reject(new Crash()),
+      ),
+    ).rejects.toThrow(Crash);
+    expect(await orgRowsIn("DB_ORG_2", w.org.id)).not.toEqual({});
+    const by = { requestId: unique("cancel"), ip: "192.0.2.7", userAgent: "operator/1" };
+    const undoing: MoveProgress = {
+      ...recordedMove,
+      phase: "undo",
+      removal: REMOVE_START,
+      outcome: { state: "cancelled", error: null, by },
+    };
+    const steps = await runCrashingAfterEveryStep(undoing);
+    expect(steps).toContain("undo");
+    expect((await readMove(undoing.move.id)).state).toBe("cancelled");
+    expect(await readAll(w.owner, w.paths)).toEqual(before);
+    expect(await orgRowsIn("DB_ORG_2", w.org.id)).toEqual({});
+    const entries = await env.DB.prepare(
+      "SELECT request_id, ip, user_agent, actor_type FROM audit_log WHERE org_id = ? AND action = 'internal.cancelMove'",
+    )
+      .bind(w.org.id)
+      .all();
+    expect(entries.results).toEqual([
+      { request_id: by.requestId, ip: by.ip, user_agent: by.userAgent, actor_type: "admin" },
+    ]);
+  }, 60_000);
 
   it("a target that refuses every write: the move fails, undone; the organization whole where it was, `to` empty of it", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
