@@ -194,6 +194,18 @@ const parentHeld = (parent: ParentKey) => {
   return `(${absent} OR EXISTS (SELECT 1 FROM ${quote(parent.table)} WHERE ${matches.join(" AND ")}))`;
 };
 
+/**
+ * A string longer than this, in a row whose JSON outgrows STATEMENT_BYTES, travels as a parameter
+ * of its own rather than inside the rows' JSON (`upsertStatement`).
+ */
+const OWN_PARAMETER_CHARS = 64 * 1024;
+
+/**
+ * The upsert of `rows`, carried as one JSON parameter read by `json_each`. A row alone in its group
+ * because its JSON outgrows STATEMENT_BYTES (a deployment's `data`, up to 1.9 MB, is text whose
+ * quotes and backslashes the JSON escapes once more: past D1's 2,000,000 bytes a value) carries its
+ * long strings as parameters of their own, each as stored, so no value grows on its way.
+ */
 function upsertStatement(
   db: D1,
   table: string,
@@ -202,17 +214,34 @@ function upsertStatement(
   parents: readonly ParentKey[] = [],
 ) {
   const columns = Object.keys(rows[0] ?? {});
-  const values = columns.map((column) => `json_extract(value, '$.${column}')`).join(", ");
+  const carried = JSON.stringify(rows);
+  const [only] = rows;
+  const own =
+    rows.length === 1 && only && carried.length > STATEMENT_BYTES
+      ? columns.filter(
+          (column) =>
+            typeof only[column] === "string" && (only[column] as string).length > OWN_PARAMETER_CHARS,
+        )
+      : [];
+  const values = columns
+    .map((column) =>
+      own.includes(column) ? `?${2 + own.indexOf(column)}` : `json_extract(value, '$.${column}')`,
+    )
+    .join(", ");
   const updates = columns.filter((column) => !primaryKey.includes(column));
   const onConflict =
     updates.length > 0
       ? `DO UPDATE SET ${updates.map((column) => `${quote(column)} = excluded.${quote(column)}`).join(", ")}`
       : "DO NOTHING";
+  const json =
+    own.length > 0
+      ? JSON.stringify([{ ...only, ...Object.fromEntries(own.map((c) => [c, null])) }])
+      : carried;
   return db
     .prepare(
-      `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) SELECT ${values} FROM json_each(?) WHERE ${parents.map(parentHeld).join(" AND ") || "true"} ON CONFLICT (${primaryKey.map(quote).join(", ")}) ${onConflict}`,
+      `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) SELECT ${values} FROM json_each(?1) WHERE ${parents.map(parentHeld).join(" AND ") || "true"} ON CONFLICT (${primaryKey.map(quote).join(", ")}) ${onConflict}`,
     )
-    .bind(JSON.stringify(rows));
+    .bind(json, ...own.map((column) => (only as Row)[column]));
 }
 
 /**
@@ -229,7 +258,13 @@ function asideStatement(db: D1, spec: MovedTable, rows: Row[]) {
     unique.set === null
       ? `DELETE FROM ${quote(name)} WHERE rowid IN (${stale})`
       : `UPDATE ${quote(name)} SET ${unique.set} WHERE rowid IN (${stale})`;
-  return db.prepare(text).bind(JSON.stringify(rows));
+  // Only the columns it compares: a row's other values may be long (a project's icon).
+  const keyed = [...unique.columns, ...primaryKey];
+  return db
+    .prepare(text)
+    .bind(
+      JSON.stringify(rows.map((row) => Object.fromEntries(keyed.map((column) => [column, row[column]])))),
+    );
 }
 
 /** `items` in groups whose JSON stays under STATEMENT_BYTES each. */

@@ -9,12 +9,14 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
+import { MAX_DEPLOYMENT_DATA_BYTES } from "../../../src/services/deployments/record";
 import { recordMove } from "../../../src/services/moves/moves";
 import { REMOVE_START } from "../../../src/services/moves/remove";
 import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
 import { internalOk, request } from "../../helpers/api";
 import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
-import { createProject, unique } from "../../helpers/factories";
+import { deploy } from "../../helpers/engine";
+import { createProject, createStack, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import {
   auditActions,
@@ -65,6 +67,34 @@ async function runCrashingAfterEveryStep(progress: MoveProgress): Promise<string
     }
   }
   throw new Error("the move did not finish in 500 runs");
+}
+
+/** `db`, noting the UTF-8 bytes of every string bound to its statements (its sessions' too) in `bound`. */
+function measuringBinds(db: D1Database, bound: number[]): D1Database {
+  const encoder = new TextEncoder();
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(inner, prop) {
+        if (prop === "withSession") {
+          return (start: string) => wrap((inner as D1Database).withSession(start));
+        }
+        if (prop === "prepare") {
+          return (text: string) => {
+            const statement = (inner as D1Database).prepare(text);
+            const bind = statement.bind.bind(statement);
+            statement.bind = (...values: unknown[]) => {
+              for (const value of values)
+                if (typeof value === "string") bound.push(encoder.encode(value).length);
+              return bind(...values);
+            };
+            return statement;
+          };
+        }
+        const value = Reflect.get(inner, prop);
+        return typeof value === "function" ? value.bind(inner) : value;
+      },
+    });
+  return wrap(db);
 }
 
 async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
@@ -135,6 +165,44 @@ describe("a move under faults", () => {
     expect(entries.results).toEqual([
       { request_id: by.requestId, ip: by.ip, user_agent: by.userAgent, actor_type: "admin" },
     ]);
+  }, 60_000);
+
+  it("a row whose JSON would outgrow D1's 2,000,000 bytes a value (a deployment's data of 1.9 MB, mostly quotes) is copied with no bound value over it", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const project = await createProject(owner);
+    const stack = await createStack(project.default_environment_id);
+    const deployment = await deploy(project.default_environment_id, [stack.id]);
+    // Within MAX_DEPLOYMENT_DATA_BYTES, as an engine's patches can grow it; written as they would leave it.
+    const op = { op: "add", path: '/"q"', value: '"\\"' };
+    const data = JSON.stringify({ patch: Array.from({ length: 40_000 }, () => op) });
+    expect(data.length).toBeGreaterThan(1_500_000);
+    expect(data.length).toBeLessThanOrEqual(MAX_DEPLOYMENT_DATA_BYTES);
+    await env.DB.prepare("UPDATE deployments SET data = ? WHERE id = ?").bind(data, deployment.id).run();
+    const bound: number[] = [];
+    const measured = {
+      ...env,
+      DB: measuringBinds(env.DB, bound),
+      DB_ORG_2: measuringBinds(env.DB_ORG_2, bound),
+    } as Env;
+    let progress = await recorded(org.id, "DB", "DB_ORG_2");
+    for (let runs = 0; runs < 500; runs++) {
+      const next = await runMove(
+        measured,
+        progress,
+        { deadline: Date.now() + 60_000, settleMs: 0, interrupted: () => false },
+        async (step) => {
+          progress = step;
+        },
+      );
+      progress = next.progress;
+      if (next.at === null) break;
+    }
+    expect((await readMove(progress.move.id)).state).toBe("completed");
+    expect(Math.max(...bound)).toBeLessThanOrEqual(2_000_000);
+    const copied = await env.DB_ORG_2.prepare("SELECT data FROM deployments WHERE id = ?")
+      .bind(deployment.id)
+      .first<{ data: string }>();
+    expect(copied?.data).toBe(data);
   }, 60_000);
 
   it("a target that refuses every write: the move fails, undone; the organization whole where it was, `to` empty of it", async () => {
