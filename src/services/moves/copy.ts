@@ -17,7 +17,7 @@ import { MOVED_TABLES, type MovedTable, movedTable, type ParentKey, shapeOf } fr
 export const CHUNK_ROWS = 200;
 /** Changes applied per round of a catch-up. */
 export const CHANGES_PER_ROUND = 500;
-/** The most JSON one statement carries (D1 allows 2 MB per value; half of it leaves room). */
+/** The most JSON one statement carries, in UTF-8 bytes (D1 allows 2 MB per value; half of it leaves room). */
 const STATEMENT_BYTES = 900_000;
 
 type Row = Record<string, unknown>;
@@ -217,7 +217,7 @@ function upsertStatement(
   const carried = JSON.stringify(rows);
   const [only] = rows;
   const own =
-    rows.length === 1 && only && carried.length > STATEMENT_BYTES
+    rows.length === 1 && only && utf8Bytes(carried) > STATEMENT_BYTES
       ? columns.filter(
           (column) =>
             typeof only[column] === "string" && (only[column] as string).length > OWN_PARAMETER_CHARS,
@@ -267,13 +267,24 @@ function asideStatement(db: D1, spec: MovedTable, rows: Row[]) {
     );
 }
 
-/** `items` in groups whose JSON stays under STATEMENT_BYTES each. */
+/** The UTF-8 bytes of `text` (what D1 counts), without encoding it. */
+export function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // Two more for U+0800 and above, one for U+0080–U+07FF and for each half of a surrogate pair (4 in all).
+    if (code >= 0x80) bytes += code >= 0x800 && (code < 0xd800 || code > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
+}
+
+/** `items` in groups whose JSON stays under STATEMENT_BYTES each, counted in UTF-8 bytes. */
 function bySize<T>(items: readonly T[]): T[][] {
   const groups: T[][] = [];
   let group: T[] = [];
   let bytes = 0;
   for (const item of items) {
-    const size = JSON.stringify(item).length + 1;
+    const size = utf8Bytes(JSON.stringify(item)) + 1;
     if (group.length > 0 && bytes + size > STATEMENT_BYTES) {
       groups.push(group);
       group = [];

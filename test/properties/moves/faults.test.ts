@@ -105,6 +105,33 @@ async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
   return startProgress(await recordMove(ctx, orgId, to));
 }
 
+/**
+ * Records a move of `orgId` and runs it to its end in this isolate, on databases that note every
+ * string bound to their statements: its final state and the largest value bound, in UTF-8 bytes.
+ */
+async function moveMeasuringBinds(orgId: string, from: OrgDatabase, to: OrgDatabase) {
+  const bound: number[] = [];
+  const measured = {
+    ...env,
+    DB: measuringBinds(env.DB, bound),
+    DB_ORG_2: measuringBinds(env.DB_ORG_2, bound),
+  } as Env;
+  let progress = await recorded(orgId, from, to);
+  for (let runs = 0; runs < 500; runs++) {
+    const next = await runMove(
+      measured,
+      progress,
+      { deadline: Date.now() + 60_000, settleMs: 0, interrupted: () => false },
+      async (step) => {
+        progress = step;
+      },
+    );
+    progress = next.progress;
+    if (next.at === null) break;
+  }
+  return { state: (await readMove(progress.move.id)).state, largest: Math.max(...bound) };
+}
+
 const countOf = (entries: { action: string }[], action: string) =>
   entries.filter((entry) => entry.action === action).length;
 
@@ -178,31 +205,32 @@ describe("a move under faults", () => {
     expect(data.length).toBeGreaterThan(1_500_000);
     expect(data.length).toBeLessThanOrEqual(MAX_DEPLOYMENT_DATA_BYTES);
     await env.DB.prepare("UPDATE deployments SET data = ? WHERE id = ?").bind(data, deployment.id).run();
-    const bound: number[] = [];
-    const measured = {
-      ...env,
-      DB: measuringBinds(env.DB, bound),
-      DB_ORG_2: measuringBinds(env.DB_ORG_2, bound),
-    } as Env;
-    let progress = await recorded(org.id, "DB", "DB_ORG_2");
-    for (let runs = 0; runs < 500; runs++) {
-      const next = await runMove(
-        measured,
-        progress,
-        { deadline: Date.now() + 60_000, settleMs: 0, interrupted: () => false },
-        async (step) => {
-          progress = step;
-        },
-      );
-      progress = next.progress;
-      if (next.at === null) break;
-    }
-    expect((await readMove(progress.move.id)).state).toBe("completed");
-    expect(Math.max(...bound)).toBeLessThanOrEqual(2_000_000);
+    const { state, largest } = await moveMeasuringBinds(org.id, "DB", "DB_ORG_2");
+    expect(state).toBe("completed");
+    expect(largest).toBeLessThanOrEqual(2_000_000);
     const copied = await env.DB_ORG_2.prepare("SELECT data FROM deployments WHERE id = ?")
       .bind(deployment.id)
       .first<{ data: string }>();
     expect(copied?.data).toBe(data);
+  }, 60_000);
+
+  it("rows of text outside ASCII are grouped by their UTF-8 bytes: no bound value over 2,000,000 bytes", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    // Four projects whose icons hold 200,000 three-byte characters each: 0.8 M characters, 2.4 MB.
+    const icon = `emoji:${"語".repeat(200_000)}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createProject(owner)).id);
+    for (const id of ids)
+      await env.DB.prepare("UPDATE projects SET icon = ? WHERE id = ?").bind(icon, id).run();
+    const { state, largest } = await moveMeasuringBinds(org.id, "DB", "DB_ORG_2");
+    expect(state).toBe("completed");
+    expect(largest).toBeLessThanOrEqual(2_000_000);
+    const copied = await env.DB_ORG_2.prepare(
+      "SELECT count(*) AS n FROM projects WHERE org_id = ? AND icon = ?",
+    )
+      .bind(org.id, icon)
+      .first<{ n: number }>();
+    expect(copied?.n).toBe(4);
   }, 60_000);
 
   it("a target that refuses every write: the move fails, undone; the organization whole where it was, `to` empty of it", async () => {
