@@ -3,9 +3,11 @@
  * share: its progress (`MoveProgress`), the databases a step works on, and the limits the target
  * holds while the rows arrive. The steps themselves: ./run.ts, the switch among them ./switch.ts.
  */
+import { sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import type { MoveRecord } from "../../schemas/move";
+import { auditEntry } from "../audit/entry";
 import type { CopyCursor } from "./copy";
 import type { RemoveCursor } from "./remove";
 
@@ -46,4 +48,33 @@ export function unreachableLimits() {
     auditStreamsLimit: UNREACHABLE,
     deploymentsPerDayLimit: UNREACHABLE,
   };
+}
+
+/**
+ * A move's own entry in its organization's log, on `db` (where the organization then is): the
+ * switch's `internal.completeMove` or an undone cancel's `internal.cancelMove`, with the cancel
+ * request's facts when there was one. Written once, however often a run cut short writes it again:
+ * its id is the move's, and a move either switches or is undone, never both.
+ */
+export function moveEntry(
+  dbs: Databases,
+  db: Db,
+  move: MoveRecord,
+  operationId: "internal.completeMove" | "internal.cancelMove",
+  by?: CancelRequest,
+) {
+  const ctx: ServiceContext = {
+    ...dbs.ctx,
+    db,
+    ...(by ? { requestId: by.requestId } : {}),
+    request: { operationId, ip: by?.ip ?? null, userAgent: by?.userAgent ?? null },
+  };
+  const [from, to] = operationId === "internal.completeMove" ? [move.from, move.to] : [move.to, move.from];
+  return auditEntry(ctx, {
+    id: move.id,
+    orgId: move.org_id,
+    target: { type: "organization", id: move.org_id },
+    changes: { database: { from, to } },
+    when: sql`NOT EXISTS (SELECT 1 FROM audit_log WHERE id = ${move.id})`,
+  });
 }

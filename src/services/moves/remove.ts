@@ -6,7 +6,8 @@
  * query it shares with the copy: ./copy.ts.
  */
 import type { Db } from "../../db/client";
-import { chunkQuery, d1, quote } from "./copy";
+import { chunkQuery } from "./copy";
+import { d1, quote } from "./json-rows";
 import { MOVED_TABLES, type MovedTable, shapeOf } from "./tables";
 
 /** Rows removed per statement: small transactions, so the database's other work never waits long. */

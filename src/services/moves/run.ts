@@ -8,15 +8,14 @@
  * and why: ./moves.ts.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { createServiceContext, type ServiceContext } from "../../context";
+import { createServiceContext } from "../../context";
 import { DIRECTORY } from "../../db/databases";
 import { movingOrgs, orgLimits, orgMoves } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { MoveRecord } from "../../schemas/move";
-import { auditEntry } from "../audit/entry";
 import { COPY_START, copyChunk } from "./copy";
-import { type Databases, type MoveProgress, unreachableLimits } from "./progress";
+import { type Databases, type MoveProgress, moveEntry, unreachableLimits } from "./progress";
 import { REMOVE_START, removeChunk } from "./remove";
 import { catchUpOrSwitch, directoryDatabase } from "./switch";
 
@@ -210,19 +209,7 @@ export async function undoMove(
 async function endUndo(dbs: Databases, progress: MoveProgress, otherwise: "cancelled" | "failed") {
   const { move, outcome } = progress;
   if (outcome?.state === "cancelled" && outcome.by) {
-    const entryCtx: ServiceContext = {
-      ...dbs.ctx,
-      db: dbs.source,
-      requestId: outcome.by.requestId,
-      request: { operationId: "internal.cancelMove", ip: outcome.by.ip, userAgent: outcome.by.userAgent },
-    };
-    await auditEntry(entryCtx, {
-      id: move.id,
-      orgId: move.org_id,
-      target: { type: "organization", id: move.org_id },
-      changes: { database: { from: move.to, to: move.from } },
-      when: sql`NOT EXISTS (SELECT 1 FROM audit_log WHERE id = ${move.id})`,
-    }).run();
+    await moveEntry(dbs, dbs.source, move, "internal.cancelMove", outcome.by).run();
   }
   await finish(dbs, progress, outcome?.state ?? otherwise, outcome?.error ?? null);
 }

@@ -6,7 +6,7 @@
  * after a crash at any point of it and comes to the same result: the switch reads where the
  * directory says the organization is before it acts. The order of the whole, and why: ./moves.ts.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { DIRECTORY } from "../../db/databases";
@@ -25,10 +25,9 @@ import { loggableError } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { MoveRecord } from "../../schemas/move";
 import { forgetOrganization } from "../api-keys/authenticate";
-import { auditEntry } from "../audit/entry";
 import { wakeOrgStreams } from "../audit/stream-wake";
 import { catchUp } from "./copy";
-import { type Databases, type MoveProgress, unreachableLimits } from "./progress";
+import { type Databases, type MoveProgress, moveEntry, unreachableLimits } from "./progress";
 
 /** How long the writes of the organization may be refused while it switches, at most. */
 export const SWITCH_BUDGET_MS = 6_000;
@@ -118,10 +117,6 @@ async function switchOver(
     if (Date.now() - fencedAt > SWITCH_BUDGET_MS) return { rowsCopied, switched: false };
   }
   const limits = await dbs.source.select().from(orgLimits).where(eq(orgLimits.orgId, move.org_id)).get();
-  const entryCtx: ServiceContext = {
-    ...dbs.ctx,
-    request: { operationId: "internal.completeMove", ip: null, userAgent: null },
-  };
   const { orgId: _orgId, ...values } = limits ?? { orgId: move.org_id };
   await dbs.target.batch([
     // The counts first (with the limits still out of reach), then the limits: a count over a limit
@@ -146,13 +141,7 @@ async function switchOver(
       : dbs.target.delete(orgLimits).where(eq(orgLimits.orgId, move.org_id)),
     dbs.target.update(organizations).set({ database: move.to }).where(eq(organizations.id, move.org_id)),
     // At the switch, in the organization's log, once (a run cut short after it writes it again).
-    auditEntry(entryCtx, {
-      id: move.id,
-      orgId: move.org_id,
-      target: { type: "organization", id: move.org_id },
-      changes: { database: { from: move.from, to: move.to } },
-      when: sql`NOT EXISTS (SELECT 1 FROM audit_log WHERE id = ${move.id})`,
-    }),
+    moveEntry(dbs, dbs.target, move, "internal.completeMove"),
   ]);
   await flipDirectory(dbs, move);
   return { rowsCopied, switched: true };
