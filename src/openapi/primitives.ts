@@ -110,8 +110,8 @@ export const text = (min: number, max: number) =>
 
 const recordNames = new Map<number, z.ZodString>();
 /**
- * THE schema of a name given to a record (API_CONTRACT §33): an organization's, a project's, an
- * environment's, an API key's, a trust's, an audit stream's, on every create and rename, public and
+ * THE schema of a name given to a record (API_CONTRACT §33): a project's, an environment's, an
+ * API key's, a trust's, an audit stream's (integrations have none), on every create and rename, public and
  * internal, each with its record's length (`max`; 1–100 unless the contract says otherwise). A name
  * a person can read (src/lib/readable-name.ts), refused as `400 bad_input` at `name` otherwise.
  * Request bodies only: the records' own schemas take any string, so a name stored before §33

@@ -10,16 +10,21 @@ import {
   InlineIdSchema,
   instant,
   nullAsAbsent,
-  RecordNameSchema,
   recordName,
+  text,
 } from "../openapi/primitives";
 
-export const OrganizationCreateSchema = z
-  .strictObject({ name: RecordNameSchema })
-  .openapi("OrganizationCreate");
+/**
+ * An organization's name: 1–100 characters (API_CONTRACT §3), any of them. §33's readable names
+ * are those it lists (a project's, an environment's, an integration's, an API key's, a trust's, an
+ * audit stream's), and part five changes no behaviour above that it does not name.
+ */
+const orgName = () => text(1, 100).openapi({ example: "Acme" });
 
-/** An organization's body: its name, 1–100 characters (API_CONTRACT §3), readable (§33). */
-export const OrgNameBody = z.strictObject({ name: recordName() });
+export const OrganizationCreateSchema = z.strictObject({ name: orgName() }).openapi("OrganizationCreate");
+
+/** An organization's body: its name (above). */
+export const OrgNameBody = z.strictObject({ name: orgName() });
 
 /**
  * The internal create: a name and, optionally, the organization database to place it in (one of

@@ -1,11 +1,13 @@
 /**
- * Names a person can read (API_CONTRACT §33), on every create and rename that takes a record's
- * `name`, public and internal: an organization's (§5, §9), a project's (§3), an environment's (§9,
- * §23), an API key's (§9, §21), a trust's (§27), an audit stream's (§30). A blank name, or one holding a control or a
+ * Names a person can read (API_CONTRACT §33), on every create and rename that takes the `name` of a
+ * record §33 lists, public and internal: a project's (§3), an environment's (§9, §23), an API key's
+ * (§9, §21), a trust's (§27), an audit stream's (§30). A blank name, or one holding a control or a
  * bidirectional control, is `400 bad_input` at `name` and makes nothing; any other Unicode is
  * taken as given; a name stored before §33 still reads (every answer checked against
- * /openapi.json) and is renamed. Components', stacks' and accounts' names stay free strings
- * (§9; test/properties/null-as-absent.test.ts). The rule itself: test/unit/readable-name.test.ts.
+ * /openapi.json) and is renamed. An organization's name is not listed, and part five changes no
+ * behaviour it does not name: 1–100 characters, any of them (§3), as components', stacks' and
+ * accounts' names stay free strings (§9; test/properties/null-as-absent.test.ts). The rule
+ * itself: test/unit/readable-name.test.ts.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -20,8 +22,6 @@ type World = Awaited<ReturnType<typeof createOwnedProject>>;
 
 /** Each operation that gives a record a name: the request with `name`, in a world of its own. */
 const OPERATIONS: Record<string, (w: World, name: string) => Promise<ApiResponse<Named & ErrorBody>>> = {
-  "createOrg (POST /v1/orgs)": (w, name) => request("POST", "/v1/orgs", { key: w.owner.key, body: { name } }),
-  internalCreateOrg: (_, name) => internal("POST", "/orgs", { name }),
   createProject: (w, name) => request("POST", "/v1/projects", { key: w.owner.key, body: { name } }),
   "replaceProject (a rename)": (w, name) =>
     request("PUT", `/v1/projects/${w.project.id}`, {
@@ -158,6 +158,24 @@ describe("a record's name is readable (§33), on every create and rename", () =>
     expect(expectError(res, 400, "bad_input", "name").cause).toEqual([
       { path: "name", message: expect.stringContaining("U+202E at 1") },
     ]);
+  });
+});
+
+describe("an organization's name, which §33 does not list", () => {
+  it("is 1–100 characters of any kind, public and internal, as before part five (§3)", async () => {
+    const { owner } = await createOwnedProject();
+    const creates: Record<string, (name: string) => Promise<ApiResponse<Named & ErrorBody>>> = {
+      createOrg: (name) => request("POST", "/v1/orgs", { key: owner.key, body: { name } }),
+      internalCreateOrg: (name) => internal("POST", "/orgs", { name }),
+    };
+    for (const [label, create] of Object.entries(creates)) {
+      for (const [what, name] of UNREADABLE.filter(([, n]) => n !== "")) {
+        const res = await create(name);
+        expect([res.status, res.body.name], `${label}, ${what}: ${res.raw}`).toEqual([201, name]);
+      }
+      expectError(await create(""), 400, "bad_input", "name");
+      expectError(await create("x".repeat(101)), 400, "bad_input", "name");
+    }
   });
 });
 

@@ -2670,7 +2670,8 @@ export interface components {
             created_at: string;
         };
         OrganizationCreate: {
-            name: components["schemas"]["RecordName"];
+            /** @example Acme */
+            name: string;
         };
         AuditEntryList: {
             data: components["schemas"]["AuditEntry"][];
