@@ -150,7 +150,11 @@ function scanJson(text: string): string | undefined {
       }
     } else if (ch === OPEN || ch === OPEN_ARRAY) {
       if (stack.length >= MAX_JSON_DEPTH) {
-        throw badInput(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+        // The value that opens level 65, named as every cause names a field (API_CONTRACT §6).
+        const at = stack.map((frame) => (frame.keys ? frame.key : String(frame.index))).join(".");
+        throw badInput(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
+          { path: wellFormedPath(at), message: `Nested deeper than ${MAX_JSON_DEPTH} levels.` },
+        ]);
       }
       stack.push({ keys: ch === OPEN ? new Set() : null, key: "", index: 0, expectKey: ch === OPEN });
     } else if (ch === CLOSE || ch === CLOSE_ARRAY) {

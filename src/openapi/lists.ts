@@ -29,11 +29,21 @@ const DIGITS = {
     issue.code === "invalid_type" ? "Expected a whole number written in decimal digits." : undefined,
 };
 
-/** An optional query parameter of whole numbers from `min` to `max`, in decimal digits. */
-export const wholeNumber = (min: number, max: number) =>
+/**
+ * An optional position in a numbered sequence (`after_seq` §19, `after_sequence` §30: "an integer
+ * ≥ 0"), in decimal digits of any length. No sequence passes 2^53 − 1, so a larger position is read
+ * as that one: past every entry (an empty page), as any position past the last is, not `400`.
+ */
+export const sequencePosition = () =>
   z
-    .preprocess(digitsOnly, z.coerce.number(DIGITS).int().min(min).max(max).optional())
-    .openapi(published(min, max));
+    .preprocess((value) => {
+      const digits = digitsOnly(value);
+      return typeof digits === "string" && Number(digits) > Number.MAX_SAFE_INTEGER
+        ? Number.MAX_SAFE_INTEGER
+        : digits;
+    }, z.coerce.number(DIGITS).int().min(0).optional())
+    // Published with that bound (every integer a request takes has one: scripts/lint-openapi.mjs).
+    .openapi(published(0, Number.MAX_SAFE_INTEGER));
 
 /** A page size from 1 to `max`, in decimal digits; `fallback` when absent. */
 export const pageLimit = (max: number, fallback: number) =>

@@ -29,6 +29,8 @@ const PRIVATE_SUFFIXES = ["localhost", "local", "localdomain", "internal", "intr
 const refuse = (reason: string): UrlCheck => ({ ok: false, reason });
 
 export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): UrlCheck {
+  // The bound is the caller's URL as sent; its parsed form may be longer (`é` is stored as
+  // `%C3%A9`), and is stored as it is.
   if (raw.length > MAX_URL_LENGTH) return refuse(`Must be at most ${MAX_URL_LENGTH} characters.`);
   // What is stored, checked and dialled is the parser's form (API_CONTRACT §17: `new URL(u).href`):
   // spaces around it go, spaces inside are percent-encoded, tabs and newlines dropped.
@@ -44,7 +46,6 @@ export function checkWebhookUrl(raw: string, opts: { allowInsecure: boolean }): 
   if (name !== "" && !name.startsWith("[") && name.replace(/\.$/, "").split(".").includes("")) {
     return refuse("Must name a host without empty labels (`..`).");
   }
-  if (url.href.length > MAX_URL_LENGTH) return refuse(`Must be at most ${MAX_URL_LENGTH} characters.`);
   if (opts.allowInsecure) {
     return url.protocol === "https:" || url.protocol === "http:"
       ? { ok: true, url }

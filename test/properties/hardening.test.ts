@@ -108,10 +108,14 @@ describe("body hygiene before anything executes (§6, §17)", () => {
       const res = await post(deploymentBody(stack.id, depth));
       expect([res.status, res.body.code]).toEqual([400, "bad_input"]);
       expect(res.body.message).toContain("64");
+      // A validation failure's cause (§6), naming the value that opens level 65: data.patch.0.value.0…
+      const level65 = ["data", "patch", "0", "value", ...Array(60).fill("0")].join(".");
+      expect(res.body.cause).toEqual([{ path: level65, message: "Nested deeper than 64 levels." }]);
     }
     // The depth of a top-level array body counts the same way.
     const arr = await post(nested(65));
     expect([arr.status, arr.body.code]).toEqual([400, "bad_input"]);
+    expect(arr.body.cause?.[0]?.path).toBe(Array(64).fill("0").join("."));
     expect(await countRows("deployments", { projectId: project.id })).toBe(before);
   });
 

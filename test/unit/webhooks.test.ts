@@ -223,6 +223,13 @@ describe("URL guard", () => {
     expect(check).toEqual({ ok: false, reason: "Must be at most 2048 characters." });
   });
 
+  it("bounds the URL as sent, not its parsed form: 2048 characters whose href is three times as long", () => {
+    const raw = `https://hooks.example.com/${"é".repeat(2048 - 26)}`;
+    expect(raw).toHaveLength(2048);
+    const check = checkWebhookUrl(raw, secure);
+    expect(check.ok && check.url.href).toBe(`https://hooks.example.com/${"%C3%A9".repeat(2048 - 26)}`);
+  });
+
   it("allows http and loopback only with ALLOW_INSECURE_WEBHOOKS, never another scheme", () => {
     const insecure = { allowInsecure: true };
     expect(checkWebhookUrl("http://127.0.0.1:8787/hook", insecure).ok).toBe(true);

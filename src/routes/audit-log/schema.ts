@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { once } from "../../lib/once";
-import { envelope, listQuery, wholeNumber } from "../../openapi/lists";
+import { envelope, listQuery, sequencePosition } from "../../openapi/lists";
 import { InlineIdSchema, idParams, queryList } from "../../openapi/primitives";
 import { AuditEntrySchema } from "../../schemas/audit";
 
@@ -18,7 +18,7 @@ const ActionFilterSchema = queryList(
 );
 
 const ProjectListQuery = listQuery().extend({
-  after_sequence: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
+  after_sequence: sequencePosition().openapi({
     param: { name: "after_sequence", in: "query" },
     description:
       "Only entries whose `sequence` is greater, by `sequence` ascending (`sort_by` plays no part).",

@@ -9,7 +9,7 @@ import { callerContext } from "../../middleware/context";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { ETAG_HEADER } from "../../openapi/conditional";
 import { defineRoute } from "../../openapi/define-route";
-import { envelope, listQuery, pageLimit, wholeNumber } from "../../openapi/lists";
+import { envelope, listQuery, pageLimit, sequencePosition } from "../../openapi/lists";
 import type { StreamPlace } from "../../rate-limit/stream-place";
 import { TimelineEntrySchema } from "../../schemas/timeline";
 import { type Follower, openFollow } from "../../services/deployments/follow";
@@ -34,7 +34,7 @@ const DeploymentTimelineSchema = envelope(TimelineEntrySchema, "DeploymentTimeli
 
 const TimelineQuerySchema = z.object({
   after: listQuery().shape.after,
-  after_seq: wholeNumber(0, Number.MAX_SAFE_INTEGER).openapi({
+  after_seq: sequencePosition().openapi({
     param: { name: "after_seq", in: "query" },
     description: "Start after this `seq` (not with `after`).",
     example: 0,

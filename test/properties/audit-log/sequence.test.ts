@@ -164,6 +164,11 @@ describe("after_sequence", () => {
     for (const bad of ["-1", "1.5", "x", ""]) {
       expectError(await orgLog(owner, `?after_sequence=${bad}`), 400, "bad_input", "after_sequence");
     }
+    // Any integer ≥ 0, however long: past the last entry is an empty page, 2^53 and beyond too.
+    for (const past of ["9007199254740991", "9007199254740992", "18446744073709551615", "9".repeat(40)]) {
+      const res = await orgLog(owner, `?after_sequence=${past}`);
+      expect([res.status, res.body.data, res.body.next_page], past).toEqual([200, [], undefined]);
+    }
     const page = await orgLog(owner, "?after_sequence=0&limit=1");
     const cursor = encodeURIComponent(page.body.next_page ?? "");
     expectError(await orgLog(owner, `?after=${cursor}`), 400, "bad_input", "after");

@@ -214,6 +214,11 @@ describe("GET /v1/deployments/{id}/timeline (JSON)", () => {
     for (const [query, field] of cases) {
       expectError(await request("GET", `${path}${query}`, { key: owner.key }), 400, "bad_input", field);
     }
+    // `after_seq` is any integer ≥ 0 (§19): one past every entry, however long, is an empty page.
+    for (const past of ["9007199254740992", "9".repeat(40)]) {
+      const res = await request<{ data: unknown[] }>("GET", `${path}?after_seq=${past}`, { key: owner.key });
+      expect([res.status, res.body.data], past).toEqual([200, []]);
+    }
     // What is not decimal digits is told so, not zod's "expected number, received NaN".
     for (const query of ["?after_seq=-1", "?after_seq=abc", "?limit=1.5"]) {
       const res = await request<{ cause: { message: string }[] }>("GET", `${path}${query}`, {
