@@ -21,11 +21,11 @@ export const listProjectAuditLogRoute = defineRoute({
 export function registerListProjectAuditLog(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectAuditLogRoute, async (c) => {
     const query = c.req.valid("query");
+    const projectId = c.req.valid("param").project_id;
     const filter = { actions: query.action, actorAccountId: query.actor_account_id };
-    const page = auditPageRequest(query, filter);
-    return c.json(
-      await listProjectAuditLog(callerContext(c), c.req.valid("param").project_id, filter, page),
-      200,
-    );
+    // The cursor is bound to the project too (§4): the organization's list filtered to this project
+    // is the same list; another project's, or the unfiltered organization's, is not.
+    const page = auditPageRequest(query, { ...filter, projectId });
+    return c.json(await listProjectAuditLog(callerContext(c), projectId, filter, page), 200);
   });
 }

@@ -22,6 +22,32 @@ describe("GET /v1/projects/{project_id}/audit-log", () => {
     expect((await request("GET", `/v1/projects/${b.id}/audit-log`, { key: member.key })).status).toBe(404);
   });
 
+  it("a cursor is bound to its project (§4): another project's, or the whole organization's, is 400", async () => {
+    const { owner, a, b } = await auditWorld();
+    const list = (path: string) => request<List & ErrorBody>("GET", path, { key: owner.key });
+    for (const query of ["?limit=1", "?after_sequence=0&limit=1"]) {
+      const first = await list(`/v1/projects/${a.id}/audit-log${query}`);
+      const after = `${query}&after=${encodeURIComponent(first.body.next_page ?? "")}`;
+      expect((await list(`/v1/projects/${a.id}/audit-log${after}`)).status).toBe(200);
+      // The organization's list filtered to the project is the same list.
+      expect((await list(`/v1/orgs/${owner.orgId}/audit-log${after}&project_id=${a.id}`)).status).toBe(200);
+      for (const other of [
+        `/v1/projects/${b.id}/audit-log${after}`,
+        `/v1/orgs/${owner.orgId}/audit-log${after}`,
+      ]) {
+        const res = await list(other);
+        expect([res.status, res.body.code, res.body.cause?.[0]?.path], other).toEqual([
+          400,
+          "bad_input",
+          "after",
+        ]);
+      }
+      const unfiltered = await list(`/v1/orgs/${owner.orgId}/audit-log${query}`);
+      const orgCursor = `${query}&after=${encodeURIComponent(unfiltered.body.next_page ?? "")}`;
+      expect((await list(`/v1/projects/${a.id}/audit-log${orgCursor}`)).status, query).toBe(400);
+    }
+  });
+
   runCommonRouteTests("GET /v1/projects/{project_id}/audit-log", async () => {
     const { owner, project } = await createOwnedProject();
     return { method: "GET", path: `/v1/projects/${project.id}/audit-log`, caller: owner };
