@@ -225,7 +225,7 @@ function registerStreams(y: Argv, ctx: Context): Argv {
           if (args.enable) body.enabled = true;
           if (args.pause) body.enabled = false;
           if (Object.keys(body).length === 0)
-            throw new UsageError("nothing to change: --name, --url, --enable or --pause");
+            throw new UsageError("nothing to change: --name, --stream-url, --enable or --pause");
           const stream = unwrapData(
             await client.PATCH("/v1/audit-streams/{id}", { params: { path: { id: args.id } }, body }),
           );
