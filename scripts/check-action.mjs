@@ -18,7 +18,9 @@
 //   - refusals fail the step with the API's code and message and no stack trace: a promotion of a
 //     failed deployment (conflict), an unknown environment (not_found), a deleted trust
 //     (unauthenticated); a deployment no one moves fails the step when `timeout` passes; `wait:
-//     false` ends the step once it is created, with `source` and `stack-ids` sent as given.
+//     false` ends the step once it is created, with `source` and `stack-ids` sent as given;
+//   - with check: a waiting deployment's check concluded (§31), which releases it; a conclusion
+//     once it no longer waits fails the step with the API's conflict.
 // `node scripts/check-action.mjs` starts its own server; `checkAction()` runs on a server that is
 // already up.
 import { spawn } from "node:child_process";
@@ -368,6 +370,46 @@ export async function checkAction({ base, adminToken, check, dir }) {
     );
     for (const r of [late, unwaited])
       if (r.outputs["deployment-id"]) await api("PATCH", `/deployments/${r.outputs["deployment-id"]}/cancel`);
+
+    // 4. `check`: the step that ran a check concludes it (§31); the last pass releases the
+    // deployment, and a deployment no longer waiting refuses (conflict).
+    await api("PUT", `/environments/${staging}/protection`, {
+      required_approvals: 0,
+      reviewer_role: "owner",
+      prevent_self_review: false,
+      wait_timer: 0,
+      concurrency: "parallel",
+      checks: [{ name: "e2e", timeout: 600, on_timeout: "fail" }],
+    });
+    const gated = await internal("POST", `/environments/${staging}/deployments`, {
+      stack_ids: [stagingStack.id],
+      data: { patch: [] },
+    });
+    const conclude = (conclusion) =>
+      runAction(dir, {
+        url: base,
+        "api-key": key,
+        check: "e2e",
+        deployment: gated.id,
+        conclusion,
+        "details-url": "https://ci.example.com/runs/7",
+        summary: "412 tests green",
+      });
+    const passed = await conclude("passed");
+    const after = await conclude("failed");
+    const item = (await api("GET", `/deployments/${gated.id}`)).gate?.checks?.[0];
+    check(
+      gated.status === "waiting" &&
+        passed.code === 0 &&
+        passed.outputs["deployment-id"] === gated.id &&
+        passed.outputs.status === "queued" &&
+        item?.state === "passed" &&
+        item.details_url === "https://ci.example.com/runs/7" &&
+        item.summary === "412 tests green" &&
+        refused(after, "conflict"),
+      "check: concluding a waiting deployment's check releases it (outputs status queued); once it no longer waits, conflict",
+      JSON.stringify({ gated, passed, after, item }),
+    );
   } finally {
     await issuer.close();
   }
