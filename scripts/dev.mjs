@@ -72,6 +72,8 @@ const bindings = d1Bindings(envOf(stateArgs));
 /** A deployed environment's build (scripts/build.mjs), which wrangler serves as it is. */
 const noBundle = readEnvironment(envOf(stateArgs)).no_bundle === true;
 console.log(`Applying D1 migrations to the local databases (${bindings.join(", ")})…`);
+// One database after another: two wranglers at once on one state directory can meet on a file
+// both open (workerd: "database is locked: SQLITE_BUSY").
 try {
   for (const binding of bindings) run(["d1", "migrations", "apply", binding, "--local", ...stateArgs]);
 } catch (err) {
@@ -79,11 +81,28 @@ try {
   process.exit(1);
 }
 
-/** A SQL count over the local directory database. */
-function count(sql) {
-  const out = run(["d1", "execute", "DB", "--local", "--json", ...stateArgs, "--command", sql]);
-  return JSON.parse(out)[0].results[0].n;
+let key = existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : undefined;
+
+/**
+ * Where the local directory database stands, in one query (each is a wrangler start): how many
+ * organizations it holds, whether `key` opens it (a live key of an organization here: a .dev.key
+ * written for other state, another `--persist-to` or a wiped .wrangler, does not, and is replaced,
+ * so the key printed always works), and the first organization's owner (the demo organization, on
+ * state this script seeded), for whom a replacement is made.
+ */
+function localState(key) {
+  const hash = key ? createHash("sha256").update(key).digest("hex") : "";
+  const now = new Date().toISOString();
+  // The first organization's owner: the same row in both (ties broken by every column ordered).
+  const owner = (column) =>
+    `(SELECT ${column} FROM organizations o JOIN org_members m ON m.org_id = o.id AND m.role = 'owner' ORDER BY o.created_at, o.id, m.account_id LIMIT 1)`;
+  const sql = `SELECT (SELECT count(*) FROM organizations) AS organizations,
+    (SELECT count(*) FROM api_key_index i JOIN api_keys k ON k.id = i.key_id WHERE i.key_hash = ${sqlText(hash)} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${sqlText(now)})) AS opens,
+    ${owner("o.id")} AS org, ${owner("m.account_id")} AS account`;
+  return JSON.parse(run(["d1", "execute", "DB", "--local", "--json", ...stateArgs, "--command", sql]))[0]
+    .results[0];
 }
+const state = localState(key);
 
 /**
  * The demo key's rows: the key in the organization's database and its index in the directory's
@@ -97,14 +116,15 @@ function demoKeyInserts({ keyId, org, account, hash, now }) {
 }
 
 let seeded = false;
-if (count("SELECT count(*) AS n FROM organizations") === 0) {
+if (state.organizations === 0) {
   const now = new Date().toISOString();
   const org = newId();
   const account = newId();
   const keyId = newId();
   const project = newId();
   const env = newId();
-  const { key, hash } = newApiKey();
+  const demo = newApiKey();
+  const hash = demo.hash;
   const profile = JSON.stringify({ bio: null, github: null, location: null, twitter: null, website: null });
   const statements = [
     `INSERT INTO organizations (id, name, created_at) VALUES (${sqlText(org)}, 'Demo Org', ${sqlText(now)})`,
@@ -116,7 +136,8 @@ if (count("SELECT count(*) AS n FROM organizations") === 0) {
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
   ];
   run(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
-  writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
+  writeFileSync(KEY_FILE, `${demo.key}\n`, { mode: 0o600 });
+  key = demo.key;
   seeded = true;
   console.log(`
 Seeded a demo organization, its owner, a project and an API key (also saved in ${KEY_FILE}):
@@ -124,34 +145,8 @@ Seeded a demo organization, its owner, a project and an API key (also saved in $
   API key: ${key}
 `);
 }
-/**
- * Whether `key` opens this local state: a live key of an organization in the directory database
- * (where the demo organization is seeded). A .dev.key written for other state (another
- * `--persist-to`, a wiped .wrangler) does not, and is replaced, so the key printed always works.
- */
-function keyOpens(key) {
-  const hash = createHash("sha256").update(key).digest("hex");
-  return (
-    count(
-      `SELECT count(*) AS n FROM api_key_index i JOIN api_keys k ON k.id = i.key_id WHERE i.key_hash = ${sqlText(hash)} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${sqlText(new Date().toISOString())})`,
-    ) > 0
-  );
-}
-
-let key = existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : undefined;
-if (!seeded && (!key || !keyOpens(key))) {
-  // The first organization's owner (the demo organization, on state this script seeded).
-  const out = run([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--json",
-    ...stateArgs,
-    "--command",
-    "SELECT o.id AS org, m.account_id AS account FROM organizations o JOIN org_members m ON m.org_id = o.id AND m.role = 'owner' ORDER BY o.created_at, o.id LIMIT 1",
-  ]);
-  const owner = JSON.parse(out)[0].results[0];
+if (!seeded && (!key || state.opens === 0)) {
+  const owner = state.org ? { org: state.org, account: state.account } : undefined;
   if (owner) {
     const fresh = newApiKey();
     const keyId = newId();
