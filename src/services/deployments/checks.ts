@@ -22,7 +22,14 @@ import { contained } from "../contained";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
 import { laterThan, reviewsOf, settleGate } from "./gate";
-import { checksOf, failedCheckReason, gateEvent, publishAsDecided } from "./gate-checks";
+import {
+  checksOf,
+  currentRecord,
+  failedCheckReason,
+  gateEvent,
+  ownSettling,
+  publishAsDecided,
+} from "./gate-checks";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -139,13 +146,19 @@ async function decide(
     "check concluded; its cancel or release failed and is left to the cron",
     { deployment_id: next.id },
     async () => {
-      if (concluded.state === "failed") await cancelAsConsequence(ctx, next, failedCheckReason(concluded));
-      else await settleGate(ctx, next.id);
-      return ctx.db.select().from(deployments).where(eq(deployments.id, next.id)).get();
+      if (concluded.state === "failed") {
+        const own = await cancelAsConsequence(ctx, next, failedCheckReason(concluded));
+        return { own, now: own ?? (await currentRecord(ctx, next.id)) };
+      }
+      const settled = await settleGate(ctx, next.id);
+      return {
+        own: ownSettling(settled, next),
+        now: settled ? toDeploymentRecord(settled) : await currentRecord(ctx, next.id),
+      };
     },
   );
-  // Its `deployment.check_concluded` says what the conclusion decided (./gate-checks.ts `publishAsDecided`).
-  const answer = toDeploymentRecord(decided ?? next);
-  await publishAsDecided(ctx, [eventId], decided ? answer : undefined);
-  return answer;
+  // Its `deployment.check_concluded` says what the conclusion decided (./gate-checks.ts
+  // `publishAsDecided`); the answer is the deployment as it is now, another request's change included.
+  await publishAsDecided(ctx, [eventId], decided?.own);
+  return decided?.now ?? toDeploymentRecord(next);
 }

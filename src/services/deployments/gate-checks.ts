@@ -13,9 +13,15 @@
  * `deployment.waiting` at creation, `deployment.reviewed`, `deployment.check_concluded`,
  * `deployment.released`, `environment.locked` and `environment.unlocked`.
  */
-import { inArray, type SQL, sql } from "drizzle-orm";
+import { eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import { type CheckDeadline, type DeploymentGate, events, type GateCheck } from "../../db/schema";
+import {
+  type CheckDeadline,
+  type DeploymentGate,
+  deployments,
+  events,
+  type GateCheck,
+} from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
@@ -125,11 +131,34 @@ export function settledEvents(
   return out;
 }
 
+/** The deployment as it is now (undefined: deleted with its project meanwhile). */
+export async function currentRecord(ctx: ServiceContext, id: string): Promise<DeploymentRecord | undefined> {
+  const row = await ctx.db.select().from(deployments).where(eq(deployments.id, id)).get();
+  return row ? toDeploymentRecord(row) : undefined;
+}
+
+/**
+ * The record a step's settling left, when that is the step's own consequence (§31: an event's
+ * `deployment` is the record as its step left it): still waiting or released, with the checks as
+ * the step left them. A settling that found the deployment cancelled, or concluded another check
+ * by its timeout, carried out another step (a rejection, that timeout, each with its own event):
+ * undefined, and the step's event keeps the record its own write left.
+ */
+export function ownSettling(
+  settled: DeploymentRow | undefined,
+  step: DeploymentRow,
+): DeploymentRecord | undefined {
+  if (settled?.status !== "waiting" && settled?.status !== "queued") return undefined;
+  const sameChecks = JSON.stringify(checksOf(settled.gate)) === JSON.stringify(checksOf(step.gate));
+  return sameChecks ? toDeploymentRecord(settled) : undefined;
+}
+
 /**
  * Publishes the gate events of a step whose consequence is decided at once (a review's release or
- * cancel, a check's: §26, §31), once that consequence ran: their `deployment` becomes the record as
- * the request left it (what it answered), so that a rejection's `deployment.reviewed` says
- * `cancelled` and an approval's counts it. They are handed to the queue only after, so no receiver
+ * cancel, a check's: §26, §31), once that consequence ran: their `deployment` becomes the record
+ * that consequence left (`decided`: the cancel's own, `ownSettling`'s), so that a rejection's
+ * `deployment.reviewed` says `cancelled` and an approval's counts it, and never a record another
+ * request's change left meanwhile. They are handed to the queue only after, so no receiver
  * sees the record the write alone left; a crash before the rewrite leaves that record (the
  * stale-event sweep publishes it), as does a consequence that failed (the cron finishes it).
  */

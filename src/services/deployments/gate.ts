@@ -164,17 +164,16 @@ export async function settleGate(
     if (failed) {
       // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does, and its
       // `deployment.check_concluded` says so (./gate-checks.ts `publishAsDecided`).
-      await afterCommit(ctx, "wait timer", next.id, () =>
-        cancelAsConsequence(ctx, next, failedCheckReason(failed)),
-      );
-      const cancelled = await db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
-      const decided = cancelled?.status === "cancelled" ? toDeploymentRecord(cancelled) : undefined;
+      let decided: DeploymentRecord | undefined;
+      await afterCommit(ctx, "wait timer", next.id, async () => {
+        decided = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
+      });
       await publishAsDecided(
         ctx,
         events.map(({ event }) => event.id),
         decided,
       );
-      return cancelled;
+      return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
     for (const { event } of events) publishAfterCommit(ctx, event.id);
     if (release) {

@@ -23,7 +23,7 @@ import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { guardedPage, lookupThen } from "../lookup";
 import { rejectionReason, settleGate } from "./gate";
-import { gateEvent, publishAsDecided } from "./gate-checks";
+import { currentRecord, gateEvent, ownSettling, publishAsDecided } from "./gate-checks";
 import { toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -132,17 +132,19 @@ export async function reviewDeployment(
     async () => {
       if (input.state === "approved") {
         const settled = await settleGate(ctx, id);
-        if (settled) return settled;
-      } else {
-        await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
+        return {
+          own: ownSettling(settled, row),
+          now: settled ? toDeploymentRecord(settled) : await currentRecord(ctx, id),
+        };
       }
-      return await db.select().from(deployments).where(eq(deployments.id, id)).get();
+      const own = await cancelAsConsequence(ctx, id, rejectionReason(identity.accountId));
+      return { own, now: own ?? (await currentRecord(ctx, id)) };
     },
   );
-  // Its event says what the review decided (./gate-checks.ts `publishAsDecided`).
-  const answer = toDeploymentRecord(decided ?? row);
-  await publishAsDecided(ctx, [reviewed.event.id], decided ? answer : undefined);
-  return answer;
+  // Its event says what the review decided (./gate-checks.ts `publishAsDecided`); the answer is the
+  // deployment as it is now, another request's change included.
+  await publishAsDecided(ctx, [reviewed.event.id], decided?.own);
+  return decided?.now ?? toDeploymentRecord(row);
 }
 
 const notAwaitingApproval = () =>

@@ -240,20 +240,21 @@ function transitionLatest(
  * with `reason` on its timeline entry and no audit entry of its own (the request that caused it
  * records itself). Skipped once the deployment is no longer `queued` or `waiting` (one the engine
  * started first runs on), or is gone (deleted with its environment or project meanwhile).
+ * Answers the record this cancel left, or undefined when it cancelled nothing.
  */
 export async function cancelAsConsequence(
   ctx: ServiceContext,
   deployment: DeploymentRow | string,
   reason: string,
-): Promise<void> {
+): Promise<DeploymentRecord | undefined> {
   const row =
     typeof deployment === "string"
       ? await ctx.db.select().from(deployments).where(eq(deployments.id, deployment)).get()
       : deployment;
-  if (!row) return;
+  if (!row) return undefined;
   const moved = new Error("moved on");
   try {
-    await transitionLatest(ctx, row, "cancelled", [], {
+    const { deployment: cancelled } = await transitionLatest(ctx, row, "cancelled", [], {
       guard: null,
       reason,
       audited: false,
@@ -261,8 +262,9 @@ export async function cancelAsConsequence(
         if (current.status !== "queued" && current.status !== "waiting") throw moved;
       },
     });
+    return cancelled;
   } catch (err) {
-    if (err === moved || (err instanceof ApiError && err.code === "not_found")) return;
+    if (err === moved || (err instanceof ApiError && err.code === "not_found")) return undefined;
     throw err;
   }
 }

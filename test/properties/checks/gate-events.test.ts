@@ -166,6 +166,64 @@ describe("gate events", () => {
     });
   });
 
+  it("a conclusion's event never carries another step's outcome: the timeout of another check its settling meets has its own", async () => {
+    // `a` is overdue (its deadline moved into the past in D1, no timer told) when `b` passes: the
+    // pass's write leaves the deployment waiting with `a` pending; the settling that follows
+    // concludes `a` by its timeout, which cancels (fail) or releases (pass) — that step's event says
+    // so, `b`'s says what `b`'s own step left.
+    for (const onTimeout of ["fail", "pass"] as const) {
+      const w = await checkedWorld([
+        { name: "a", timeout: 86_400, on_timeout: onTimeout },
+        { name: "b", timeout: 86_400, on_timeout: "fail" },
+      ]);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      await dueIn(d.id, "a", -1_000);
+      const passed = await conclude(w.owner, d.id, "b", { conclusion: "passed" });
+      expect(passed.status, passed.raw).toBe(200);
+      const outcome = onTimeout === "fail" ? "cancelled" : "queued";
+      // The answer is the deployment as it is now.
+      expect(passed.body.status).toBe(outcome);
+      const concluded = await deploymentEvents<{ deployment: Deployment; check: { name: string } }>(
+        "deployment.check_concluded",
+        d.id,
+      );
+      const ofB = concluded.filter((e) => e.check.name === "b");
+      const ofA = concluded.filter((e) => e.check.name === "a");
+      expect(ofB).toHaveLength(1);
+      expect(ofA).toHaveLength(1);
+      expect(ofB[0]?.deployment).toMatchObject({
+        status: "waiting",
+        gate: {
+          blocked_by: ["check"],
+          checks: [
+            { name: "a", state: "pending" },
+            { name: "b", state: "passed" },
+          ],
+        },
+      });
+      expect(ofA[0]?.deployment).toMatchObject({
+        status: outcome,
+        gate: {
+          checks: [{ name: "a", state: onTimeout === "fail" ? "failed" : "passed", reason: "timeout" }, {}],
+        },
+      });
+    }
+    // The same for an approval whose settling meets the overdue check.
+    const w = await checkedWorld([{ name: "a", timeout: 86_400, on_timeout: "fail" }], {
+      required_approvals: 1,
+    });
+    const admin = await createCaller(w.org, "admin");
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await dueIn(d.id, "a", -1_000);
+    const approved = await approve(admin, d.id);
+    expect(approved.status).toBe("cancelled");
+    const [reviewed] = await deploymentEvents<{ deployment: Deployment }>("deployment.reviewed", d.id);
+    expect(reviewed?.deployment).toMatchObject({
+      status: "waiting",
+      gate: { checks: [{ name: "a", state: "pending" }] },
+    });
+  });
+
   it("the integration's configuration has the eighth flag, false unless set", async () => {
     const w = await checkedWorld();
     const created = await integrate(w.project.id, hook(unique("x")), { changelog: true });
