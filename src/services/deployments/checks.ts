@@ -5,9 +5,11 @@
  * that created the deployment included. The conclusion is a compare-and-set on the deployment as
  * read, with its audit entry and `deployment.check_concluded` in the same batch: of two conclusions
  * of one check at once (or a conclusion racing the check's timeout) exactly one is recorded, and
- * the other finds it concluded (`409`). What it decides is its consequence, as a review's is: a
- * failure cancels the deployment at once, the last pass releases it when nothing else holds it
- * (./gate.ts `settleGate`); a crash between the two is the cron's to finish.
+ * the other finds it concluded (`409`). The last pass releases the deployment in that same batch
+ * when nothing else holds it (status `queued`, its timeline entry and `deployment.released`: its
+ * audit entry records the release); otherwise what it decides is its consequence, as a review's
+ * is: a failure cancels the deployment at once (./transitions.ts `cancelAsConsequence`), and the
+ * gate is settled again (./gate.ts `settleGate`); a crash between the two is the cron's to finish.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -19,16 +21,18 @@ import type { UrlCheck } from "../../webhooks/url-guard";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
+import { publishAfterCommit } from "../events/queue";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
-import { laterThan, reviewsOf, settleGate } from "./gate";
+import { laterThan, releaseInBatch, reviewsOf, settleGate } from "./gate";
 import {
+  checksHold,
   checksOf,
   currentRecord,
   failedCheckReason,
-  gateEvent,
   ownSettling,
   publishAsDecided,
+  settledEvents,
 } from "./gate-checks";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
@@ -79,23 +83,22 @@ export async function concludeCheck(
       summary: input.summary ?? null,
       concluded_at: now,
     };
-    const gate = {
-      ...(row.gate as NonNullable<DeploymentRow["gate"]>),
-      checks: checks.map((c) => (c.name === name ? concluded : c)),
-    };
-    const next: DeploymentRow = { ...row, gate, updatedAt: now };
-    const event = gateEvent(
-      ctx,
-      row.projectId,
-      "deployment.check_concluded",
-      { deployment: toDeploymentRecord(next), check: concluded },
-      "if-changed",
-      now,
-    );
-    const [updated] = await db.batch([
+    const held = row.gate as NonNullable<DeploymentRow["gate"]>;
+    const nowChecks = checks.map((c) => (c.name === name ? concluded : c));
+    // The last pass takes `check` out of `blocked_by` in its own write, and releases the deployment
+    // there when nothing else held it at the last settling (approvals only grow, a timer only
+    // passes; a lock taken since fails the compare-and-set, and the read again settles it in).
+    const blocked = checksHold(nowChecks) ? held.blocked_by : held.blocked_by.filter((b) => b !== "check");
+    const gate = { ...held, blocked_by: blocked, checks: nowChecks };
+    const release = blocked.length === 0;
+    const next: DeploymentRow = { ...row, gate, updatedAt: now, ...(release ? { status: "queued" } : {}) };
+    const released = release ? releaseInBatch(ctx, row, now) : undefined;
+    // `deployment.check_concluded`, and `deployment.released` with it when this step releases.
+    const events = settledEvents(ctx, next, [concluded], release);
+    const results = await db.batch([
       db
         .update(deployments)
-        .set({ gate, updatedAt: now })
+        .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
         .where(
           and(
             eq(deployments.id, id),
@@ -105,18 +108,27 @@ export async function concludeCheck(
             // (it cancels at once, §26: this check is then 409), an approval not yet in the gate.
             sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${reviewsOf(id, "rejected")})`,
             sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${reviewsOf(id, "approved")}) = json_extract(${deployments.gate}, '$.approvals')`,
+            released?.unlocked,
           ),
         )
         .returning({ id: deployments.id }),
       auditEntry(ctx, {
         target: { type: "deployment", id },
         projectId: row.projectId,
-        // The record's top-level fields that the conclusion changes (§14): its gate, its updated_at.
+        // The record's top-level fields that the conclusion changes (§14): its gate and updated_at,
+        // and its status when it releases.
         changes: auditableDeploymentChanges(toDeploymentRecord(row), toDeploymentRecord(next)),
       }),
-      event.insert,
+      ...(released ? [released.timeline] : []),
+      ...events.map((e) => e.insert),
     ]);
-    if (updated[0]) return decide(ctx, next, concluded, event.event.id);
+    if ((results[0] as { id: string }[])[0]) {
+      const eventIds = events.map((e) => e.event.id);
+      if (!released) return decide(ctx, next, concluded, eventIds);
+      for (const eventId of eventIds) publishAfterCommit(ctx, eventId);
+      await released.after(next, results[2] as { seq: number }[]);
+      return toDeploymentRecord(next);
+    }
     // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again,
     // settled (./gate.ts `settleGate`): a rejection's cancel carried out, approvals counted, so
     // the next attempt meets the deployment as those decided it.
@@ -131,7 +143,8 @@ export async function concludeCheck(
 }
 
 /**
- * What the conclusion decides, as its consequence: a failure cancels, a pass may release. A failure
+ * What a conclusion that did not release decides, as its consequence: a failure cancels; after a
+ * pass the gate is settled again (another check's deadline or the timer may be due). A failure
  * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
  * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
  */
@@ -139,7 +152,7 @@ async function decide(
   ctx: CallerContext,
   next: DeploymentRow,
   concluded: GateCheck,
-  eventId: string,
+  eventIds: readonly string[],
 ): Promise<DeploymentRecord> {
   const decided = await contained(
     ctx,
@@ -159,6 +172,6 @@ async function decide(
   );
   // Its `deployment.check_concluded` says what the conclusion decided (./gate-checks.ts
   // `publishAsDecided`); the answer is the deployment as it is now, another request's change included.
-  await publishAsDecided(ctx, [eventId], decided?.own);
+  await publishAsDecided(ctx, eventIds, decided?.own);
   return decided?.now ?? toDeploymentRecord(next);
 }

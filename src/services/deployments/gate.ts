@@ -138,6 +138,7 @@ export async function settleGate(
       return row;
     }
     const release = blocked.length === 0;
+    const released = release ? releaseInBatch(ctx, row, now) : undefined;
     // Never over a rejection recorded since the read (its cancel not yet written): read again,
     // which cancels. A check this step times out cannot then fail a deployment already rejected.
     const update = db
@@ -148,16 +149,15 @@ export async function settleGate(
           eq(deployments.id, row.id),
           eq(deployments.status, "waiting"),
           eq(deployments.updatedAt, row.updatedAt),
-          release ? notLocked(row.environmentId) : undefined,
+          released?.unlocked,
           sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         ),
       );
     const next: DeploymentRow = { ...row, gate, updatedAt: now, status: release ? "queued" : row.status };
     const events = settledEvents(ctx, next, timed.concluded, release);
-    const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
     const results = await db.batch([
       update,
-      ...(release ? [statusEntriesInsert(db, row.id, entries, now, "if-changed")] : []),
+      ...(released ? [released.timeline] : []),
       ...events.map((e) => e.insert),
     ]);
     if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
@@ -176,16 +176,34 @@ export async function settleGate(
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
     for (const { event } of events) publishAfterCommit(ctx, event.id);
-    if (release) {
-      const numbered = results[1] as { seq: number }[];
-      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
-      await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
+    if (released) {
+      await released.after(next, results[1] as { seq: number }[]);
     } else {
       await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
     }
     return next;
   }
   return undefined;
+}
+
+/**
+ * A release's share of the batch of the step that decides it (`waiting → queued`: a settling, or the
+ * last check's pass, ./checks.ts): the condition its compare-and-set adds (not locked, so that a
+ * release racing a lock lands before it or sees it) and its timeline entry, written only if the
+ * statement just before it changed one row; `after`, once the batch committed, tells the followers
+ * and applies `supersede`. The step writes `deployment.released` itself (./gate-checks.ts
+ * `settledEvents`).
+ */
+export function releaseInBatch(ctx: ServiceContext, row: DeploymentRow, now: string) {
+  const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
+  return {
+    unlocked: notLocked(row.environmentId),
+    timeline: statusEntriesInsert(ctx.db, row.id, entries, now, "if-changed"),
+    after: async (next: DeploymentRow, numbered: readonly { seq: number }[]) => {
+      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
+      await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
+    },
+  };
 }
 
 /** A deployment still waiting for its timer or a check's deadline has the environment's gate object hold it. */

@@ -116,6 +116,70 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
     ]);
   });
 
+  it("the last pass releases it in its own write: its audit entry records the release, with one timeline entry and one released event", async () => {
+    const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+    expect(res.status, res.raw).toBe(200);
+    const body = res.body as { status: string; gate: unknown; updated_at: string };
+    expect(body.status).toBe("queued");
+    const audited = await env.DB.prepare("SELECT changes FROM audit_log WHERE request_id = ?")
+      .bind(res.headers.get("x-request-id"))
+      .first<{ changes: string }>();
+    // §14: the step's own entry holds what it changed, the release included, as the answer shows it.
+    expect(JSON.parse(audited?.changes ?? "null")).toEqual({
+      status: { from: "waiting", to: "queued" },
+      gate: { from: d.gate, to: body.gate },
+      updated_at: { from: d.updated_at, to: body.updated_at },
+    });
+    const events = await env.DB.prepare(
+      "SELECT type, json_extract(data, '$.deployment.status') AS status, created_at FROM events WHERE json_extract(data, '$.deployment.id') = ? AND type IN ('deployment.check_concluded', 'deployment.released') ORDER BY type",
+    )
+      .bind(d.id)
+      .all();
+    expect(events.results).toEqual([
+      { type: "deployment.check_concluded", status: "queued", created_at: body.updated_at },
+      { type: "deployment.released", status: "queued", created_at: body.updated_at },
+    ]);
+    expect(brief(await timelineOf(w.owner.key, d.id)).filter((e) => e.startsWith("status:-:"))).toEqual([
+      "status:-:waiting",
+      "status:-:queued",
+    ]);
+  });
+
+  it("the last pass while something else holds it takes only `check` out of blocked_by, in its own write and entry", async () => {
+    const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]], { required_approvals: 1 });
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+    const body = res.body as { status: string; gate: { blocked_by: string[] } };
+    expect(body).toMatchObject({ status: "waiting", gate: { blocked_by: ["approval"] } });
+    const audited = await env.DB.prepare("SELECT changes FROM audit_log WHERE request_id = ?")
+      .bind(res.headers.get("x-request-id"))
+      .first<{ changes: string }>();
+    expect(JSON.parse(audited?.changes ?? "null").gate.to).toEqual(body.gate);
+  });
+
+  it("a lock taken after the last pass read the deployment keeps it waiting (blocked by the lock) until the unlock", async () => {
+    const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    // Locked in D1 alone, as a lock committed between the conclusion's read and its write: the
+    // deployment's gate does not show it yet.
+    await env.DB.prepare("UPDATE environment_protections SET locked_at = ? WHERE environment_id = ?")
+      .bind(new Date().toISOString(), w.environmentId)
+      .run();
+    const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body).toMatchObject({ status: "waiting", gate: { blocked_by: ["lock"] } });
+    const released = await env.DB.prepare(
+      "SELECT count(*) AS n FROM events WHERE type = 'deployment.released' AND json_extract(data, '$.deployment.id') = ?",
+    )
+      .bind(d.id)
+      .first<{ n: number }>();
+    expect(released?.n).toBe(0);
+    await unlock(w.owner, w.environmentId);
+    expect((await readDeployment(w.owner, d.id)).status).toBe("queued");
+  });
+
   it("the last pass leaves it waiting while something else holds it (approvals), by that alone", async () => {
     const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]], { required_approvals: 1 });
     const d = await engineCreateOk(w.environmentId, [w.stack.id]);
