@@ -5,11 +5,12 @@
  * that created the deployment included. The conclusion is a compare-and-set on the deployment as
  * read, with its audit entry and `deployment.check_concluded` in the same batch: of two conclusions
  * of one check at once (or a conclusion racing the check's timeout) exactly one is recorded, and
- * the other finds it concluded (`409`). The last pass releases the deployment in that same batch
- * when nothing else holds it (status `queued`, its timeline entry and `deployment.released`: its
- * audit entry records the release); otherwise what it decides is its consequence, as a review's
- * is: a failure cancels the deployment at once (./transitions.ts `cancelAsConsequence`), and the
- * gate is settled again (./gate.ts `settleGate`); a crash between the two is the cron's to finish.
+ * the other finds it concluded (`409`). What it decides at once is part of that same batch, and of
+ * its audit entry: a failure cancels the deployment (every stack, the timeline's entries), the last
+ * pass releases it when nothing else holds it (status `queued`, its timeline entry and
+ * `deployment.released`). After any other pass the gate is settled again (./gate.ts `settleGate`:
+ * another check's deadline or the timer may be due), a consequence; a crash before it is the
+ * cron's to finish.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -35,7 +36,8 @@ import {
   settledEvents,
 } from "./gate-checks";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
-import { cancelAsConsequence } from "./transitions";
+import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
+import { cancelAsConsequence, plannedTransition, transitionedColumns } from "./transitions";
 
 /** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
 const detailsUrlRule = (raw: string): UrlCheck => {
@@ -46,6 +48,16 @@ const detailsUrlRule = (raw: string): UrlCheck => {
     return { ok: false, reason: "Must be an https:// URL." };
   }
 };
+
+/** A failed check's cancel of the deployment as its conclusion leaves it, or undefined if it cannot be planned. */
+function cancelPlan(step: DeploymentRow, now: string, reason: string) {
+  try {
+    return plannedTransition(step, "cancelled", [], now, reason);
+  } catch (err) {
+    if (err instanceof ApiError) return undefined;
+    throw err;
+  }
+}
 
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
@@ -89,16 +101,32 @@ export async function concludeCheck(
     // there when nothing else held it at the last settling (approvals only grow, a timer only
     // passes; a lock taken since fails the compare-and-set, and the read again settles it in).
     const blocked = checksHold(nowChecks) ? held.blocked_by : held.blocked_by.filter((b) => b !== "check");
-    const gate = { ...held, blocked_by: blocked, checks: nowChecks };
+    const step: DeploymentRow = {
+      ...row,
+      gate: { ...held, blocked_by: blocked, checks: nowChecks },
+      updatedAt: now,
+    };
     const release = blocked.length === 0;
-    const next: DeploymentRow = { ...row, gate, updatedAt: now, ...(release ? { status: "queued" } : {}) };
     const released = release ? releaseInBatch(ctx, row, now) : undefined;
+    // A failure cancels the deployment at once (every stack, §31) in the same write, as the
+    // transition a cancel is (./transitions.ts); one the cancel cannot be planned for (a
+    // deployment at its size bound) is cancelled after, as a consequence (`decide`).
+    const cancel =
+      input.conclusion === "failed" ? cancelPlan(step, now, failedCheckReason(concluded)) : undefined;
+    const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued" } : step);
+    const timeline =
+      released?.timeline ?? (cancel && statusEntriesInsert(db, id, cancel.entries, now, "if-changed"));
     // `deployment.check_concluded`, and `deployment.released` with it when this step releases.
     const events = settledEvents(ctx, next, [concluded], release);
     const results = await db.batch([
       db
         .update(deployments)
-        .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
+        // The cancel's columns (its stacks in `data`, `finished_at`), else only what the gate changes.
+        .set(
+          cancel
+            ? transitionedColumns(next)
+            : { gate: next.gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
+        )
         .where(
           and(
             eq(deployments.id, id),
@@ -116,17 +144,22 @@ export async function concludeCheck(
         target: { type: "deployment", id },
         projectId: row.projectId,
         // The record's top-level fields that the conclusion changes (§14): its gate and updated_at,
-        // and its status when it releases.
+        // and its status (and finished_at) when it releases or cancels.
         changes: auditableDeploymentChanges(toDeploymentRecord(row), toDeploymentRecord(next)),
       }),
-      ...(released ? [released.timeline] : []),
       ...events.map((e) => e.insert),
+      // Last: each statement before it wrote one row exactly when the compare-and-set applied.
+      ...(timeline ? [timeline] : []),
     ]);
     if ((results[0] as { id: string }[])[0]) {
       const eventIds = events.map((e) => e.event.id);
-      if (!released) return decide(ctx, next, concluded, eventIds);
+      if (!released && !cancel) return decide(ctx, next, concluded, eventIds);
       for (const eventId of eventIds) publishAfterCommit(ctx, eventId);
-      await released.after(next, results[2] as { seq: number }[]);
+      const numbered = results[results.length - 1] as { seq: number }[];
+      if (released) await released.after(next, numbered);
+      else if (cancel) {
+        notifyFollowers(ctx, id, recordedEntries(cancel.entries, numbered, now), toDeploymentRecord(next));
+      }
       return toDeploymentRecord(next);
     }
     // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again,
@@ -143,8 +176,9 @@ export async function concludeCheck(
 }
 
 /**
- * What a conclusion that did not release decides, as its consequence: a failure cancels; after a
- * pass the gate is settled again (another check's deadline or the timer may be due). A failure
+ * What a conclusion decides after its write: after a pass that did not release, the gate is settled
+ * again (another check's deadline or the timer may be due); a failure whose cancel could not be
+ * part of the write (`cancelPlan`) cancels now. A failure
  * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
  * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
  */

@@ -96,6 +96,53 @@ function applyStackReports(
 }
 
 /**
+ * The row a move to `to` (with the engine's stack reports) leaves, at `now`, and its timeline
+ * entries (`reason` on the deployment's own): what a transition writes, for the batch of the step
+ * that makes it (`tryTransition`; a failed check's cancel, ./checks.ts). Throws `400` for an
+ * illegal stack report or a deployment grown too large.
+ */
+export function plannedTransition(
+  row: DeploymentRow,
+  to: DeploymentStatus,
+  reports: readonly StackReport[],
+  now: string,
+  reason: string | null,
+) {
+  const plan = planTransition(row.status, to, now);
+  const stackList = applyStackReports(row.data, plan.kind === "move" ? plan.status : undefined, reports, now);
+  const data: DeploymentData = { ...row.data };
+  if (stackList) data.stacks = stackList;
+  if (stackList) refuseOversizedDeployment(data, row.stackIds, "stacks");
+  const next: DeploymentRow = {
+    ...row,
+    data,
+    status: plan.kind === "move" ? plan.status : row.status,
+    startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
+    finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
+    updatedAt: now,
+    // A deployment that leaves `waiting` (cancelled) is held by nothing any more (§26).
+    gate:
+      row.status === "waiting" && row.gate && plan.kind === "move"
+        ? { ...row.gate, blocked_by: [] }
+        : row.gate,
+  };
+  const entries = statusEntriesOf(row, next).map((e) =>
+    e.stackId === null && reason !== null ? { ...e, statusReason: reason } : e,
+  );
+  return { plan, next, entries };
+}
+
+/** The columns a transition sets, from the row it leaves. */
+export const transitionedColumns = (next: DeploymentRow) => ({
+  data: next.data,
+  status: next.status,
+  startedAt: next.startedAt,
+  finishedAt: next.finishedAt,
+  updatedAt: next.updatedAt,
+  gate: next.gate,
+});
+
+/**
  * Moves a deployment (and optionally its stacks) to `to`: the one write path of cancel and
  * of the engine's reports. The UPDATE only applies if the row is still the version that was
  * read, so of two concurrent transitions exactly one wins; the loser is `409 conflict`.
@@ -126,36 +173,12 @@ async function tryTransition(
   const { db } = ctx;
   // One instant for the whole transition, so started_at/finished_at equal updated_at.
   const now = nextVersion(row.updatedAt);
-  const plan = planTransition(row.status, to, now);
-  const stackList = applyStackReports(row.data, plan.kind === "move" ? plan.status : undefined, reports, now);
-  const data: DeploymentData = { ...row.data };
-  if (stackList) data.stacks = stackList;
-  if (stackList) refuseOversizedDeployment(data, row.stackIds, "stacks");
-  const next: DeploymentRow = {
-    ...row,
-    data,
-    status: plan.kind === "move" ? plan.status : row.status,
-    startedAt: plan.kind === "move" && plan.startedAt ? plan.startedAt : row.startedAt,
-    finishedAt: plan.kind === "move" && plan.finishedAt ? plan.finishedAt : row.finishedAt,
-    updatedAt: now,
-    // A deployment that leaves `waiting` (cancelled) is held by nothing any more (§26).
-    gate:
-      row.status === "waiting" && row.gate && plan.kind === "move"
-        ? { ...row.gate, blocked_by: [] }
-        : row.gate,
-  };
+  const { plan, next, entries } = plannedTransition(row, to, reports, now, reason);
   const deployment = toDeploymentRecord(next);
   const starting = plan.kind === "move" && plan.status === "in_progress";
   const update = db
     .update(deployments)
-    .set({
-      data: next.data,
-      status: next.status,
-      startedAt: next.startedAt,
-      finishedAt: next.finishedAt,
-      updatedAt: next.updatedAt,
-      gate: next.gate,
-    })
+    .set(transitionedColumns(next))
     .where(
       and(
         eq(deployments.id, row.id),
@@ -180,9 +203,6 @@ async function tryTransition(
     : undefined;
   // Its timeline entries last, written only if the update applied (`changes() = 1` after the
   // audit entry or the event, each of which inserts one row exactly when it did).
-  const entries = statusEntriesOf(row, next).map((e) =>
-    e.stackId === null && reason !== null ? { ...e, statusReason: reason } : e,
-  );
   const timeline = entries.length ? statusEntriesInsert(db, row.id, entries, now, "if-changed") : undefined;
   const results = await db.batch([
     update,

@@ -49,11 +49,11 @@ async function eventLog(id: string) {
 
 /**
  * The statements raced, by how they start (Drizzle sets columns in the table's order): the cancel
- * (src/services/deployments/transitions.ts), a check's conclusion or a gate settled without a
- * release, and a gate's release (src/services/deployments/gate.ts).
+ * (src/services/deployments/transitions.ts; a failed check's conclusion, which cancels in its own
+ * write, src/services/deployments/checks.ts) and a gate's release (src/services/deployments/gate.ts;
+ * the last pass's, src/services/deployments/checks.ts).
  */
 const CANCEL = 'update "deployments" set "data"';
-const GATE_WRITE = 'update "deployments" set "updated_at" = ?, "gate"';
 const RELEASE = 'update "deployments" set "status" = ?, "updated_at" = ?, "gate"';
 
 /** A request whose DB runs `hooks` ahead of the statements they name. */
@@ -73,10 +73,23 @@ const checkPath = (id: string) => `/v1/deployments/${id}/checks/e2e`;
 const reviewPath = (id: string) => `/v1/deployments/${id}/reviews`;
 
 describe("each interleaving made exact", () => {
-  it("a rejection between a failed check's write and its cancel: 409, nothing of it recorded", async () => {
+  it("a failed check's write is its cancel: a rejection after it is 409, nothing of it recorded", async () => {
     const w = await world();
     const d = await engineCreateOk(w.environmentId, [w.stack.id]);
-    let rejection: ApiResponse<ErrorBody> | undefined;
+    // No moment lies between the failure and its cancel (one compare-and-set writes both), so the
+    // first rejection that can follow it meets the deployment cancelled.
+    const check = await conclude(w.owner, d.id, "e2e", { conclusion: "failed" });
+    expect(check.status, check.raw).toBe(200);
+    expect(check.body.status).toBe("cancelled");
+    expectError(await postReview(w.reviewer, d.id, { state: "rejected" }), 409, "conflict");
+    expect(await reviewsOf(w.owner, d.id)).toEqual([]);
+    expect(await deploymentEvents("deployment.reviewed", d.id)).toEqual([]);
+  });
+
+  it("a rejection just before a failed check's write: the rejection cancels, the check is 409 and stays pending", async () => {
+    const w = await world();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    let rejection: Awaited<ReturnType<typeof postReview>> | undefined;
     const check = await intercepted(
       w.owner,
       checkPath(d.id),
@@ -87,11 +100,12 @@ describe("each interleaving made exact", () => {
         }),
       },
     );
-    expect(check.status, check.raw).toBe(200);
-    expect(check.body.status).toBe("cancelled");
-    expectError(rejection as ApiResponse<ErrorBody>, 409, "conflict");
-    expect(await reviewsOf(w.owner, d.id)).toEqual([]);
-    expect(await deploymentEvents("deployment.reviewed", d.id)).toEqual([]);
+    expectError(check as ApiResponse<ErrorBody>, 409, "conflict");
+    expect(rejection?.status, rejection?.raw).toBe(200);
+    expect(rejection?.body.status).toBe("cancelled");
+    const after = await readDeployment(w.owner, d.id);
+    expect(after.gate?.checks[0]?.state).toBe("pending");
+    expect(await deploymentEvents("deployment.check_concluded", d.id)).toEqual([]);
   });
 
   it("a failed check between a rejection's record and its cancel: 409, the check still pending", async () => {
@@ -125,7 +139,7 @@ describe("each interleaving made exact", () => {
       { conclusion: "failed" },
       {
         // The approval's own statement, as it commits before its request settles the gate.
-        [GATE_WRITE]: once(async () => {
+        [CANCEL]: once(async () => {
           await env.DB.prepare(
             "INSERT INTO deployment_reviews (deployment_id, account_id, project_id, state, comment, created_at) VALUES (?, ?, ?, 'approved', NULL, ?)",
           )

@@ -202,6 +202,14 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
     expect(entries.find((e) => e.status === "cancelled" && e.stack_id === null)?.status_reason).toBe(
       "Check security-scan failed.",
     );
+    // In the conclusion's own write: its audit entry records the cancel (§14).
+    const audited = await env.DB.prepare("SELECT changes FROM audit_log WHERE request_id = ?")
+      .bind(res.headers.get("x-request-id"))
+      .first<{ changes: string }>();
+    const changes = JSON.parse(audited?.changes ?? "null");
+    expect(changes.status).toEqual({ from: "waiting", to: "cancelled" });
+    expect(changes.gate.to).toEqual(res.body.gate);
+    expect(changes.gate.to.blocked_by).toEqual([]);
   });
 
   it("while the environment is locked, the last pass releases nothing until the unlock", async () => {
