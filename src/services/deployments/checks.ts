@@ -37,7 +37,7 @@ import {
 } from "./gate-checks";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-import { cancelAsConsequence, plannedTransition, transitionedColumns } from "./transitions";
+import { cancelAsConsequence, plannedCancel, transitionedColumns } from "./transitions";
 
 /** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
 const detailsUrlRule = (raw: string): UrlCheck => {
@@ -48,16 +48,6 @@ const detailsUrlRule = (raw: string): UrlCheck => {
     return { ok: false, reason: "Must be an https:// URL." };
   }
 };
-
-/** A failed check's cancel of the deployment as its conclusion leaves it, or undefined if it cannot be planned. */
-function cancelPlan(step: DeploymentRow, now: string, reason: string) {
-  try {
-    return plannedTransition(step, "cancelled", [], now, reason);
-  } catch (err) {
-    if (err instanceof ApiError) return undefined;
-    throw err;
-  }
-}
 
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
@@ -112,7 +102,7 @@ export async function concludeCheck(
     // transition a cancel is (./transitions.ts); one the cancel cannot be planned for (a
     // deployment at its size bound) is cancelled after, as a consequence (`decide`).
     const cancel =
-      input.conclusion === "failed" ? cancelPlan(step, now, failedCheckReason(concluded)) : undefined;
+      input.conclusion === "failed" ? plannedCancel(step, now, failedCheckReason(concluded)) : undefined;
     const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued" } : step);
     const timeline =
       released?.timeline ?? (cancel && statusEntriesInsert(db, id, cancel.entries, now, "if-changed"));
@@ -178,7 +168,7 @@ export async function concludeCheck(
 /**
  * What a conclusion decides after its write: after a pass that did not release, the gate is settled
  * again (another check's deadline or the timer may be due); a failure whose cancel could not be
- * part of the write (`cancelPlan`) cancels now. A failure
+ * part of the write (./transitions.ts `plannedCancel`) cancels now. A failure
  * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
  * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
  */

@@ -45,7 +45,7 @@ import {
 import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-import { cancelAsConsequence } from "./transitions";
+import { cancelAsConsequence, plannedCancel, transitionedColumns } from "./transitions";
 
 /** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
 function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number, checks: boolean) {
@@ -80,7 +80,7 @@ export function laterThan(previous: string): string {
  * Recomputes a waiting deployment's gate from the facts and releases it (`waiting → queued`,
  * timeline entry, `deployment.released`, followers told, `supersede` applied) when nothing holds
  * it any more. Checks whose deadline passed conclude by themselves here (§31), each with its
- * `deployment.check_concluded`; a failed one cancels the deployment. Harmless on a deployment that
+ * `deployment.check_concluded`; a failed one cancels the deployment in the same write. Harmless on a deployment that
  * is not waiting, or settled twice: answers its row as it leaves it, or undefined when it is gone.
  */
 export async function settleGate(
@@ -139,11 +139,20 @@ export async function settleGate(
     }
     const release = blocked.length === 0;
     const released = release ? releaseInBatch(ctx, row, now) : undefined;
+    const settled: DeploymentRow = { ...row, gate, updatedAt: now };
+    // A check this step concluded `failed` by its timeout cancels the deployment at once, as a
+    // failed conclusion does, in this same write (./transitions.ts `plannedCancel`).
+    const cancel = failed ? plannedCancel(settled, now, failedCheckReason(failed)) : undefined;
+    const next: DeploymentRow = cancel?.next ?? (release ? { ...settled, status: "queued" } : settled);
     // Never over a rejection recorded since the read (its cancel not yet written): read again,
     // which cancels. A check this step times out cannot then fail a deployment already rejected.
     const update = db
       .update(deployments)
-      .set({ gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) })
+      .set(
+        cancel
+          ? transitionedColumns(next)
+          : { gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
+      )
       .where(
         and(
           eq(deployments.id, row.id),
@@ -153,17 +162,19 @@ export async function settleGate(
           sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         ),
       );
-    const next: DeploymentRow = { ...row, gate, updatedAt: now, status: release ? "queued" : row.status };
     const events = settledEvents(ctx, next, timed.concluded, release);
+    const timeline =
+      released?.timeline ?? (cancel && statusEntriesInsert(db, row.id, cancel.entries, now, "if-changed"));
     const results = await db.batch([
       update,
-      ...(released ? [released.timeline] : []),
       ...events.map((e) => e.insert),
+      // Last: each statement before it wrote one row exactly when the compare-and-set applied.
+      ...(timeline ? [timeline] : []),
     ]);
     if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
-    if (failed) {
-      // A check concluded `failed` by its timeout: it cancels, as a failed conclusion does, and its
-      // `deployment.check_concluded` says so (./gate-checks.ts `publishAsDecided`).
+    if (failed && !cancel) {
+      // A cancel that could not be part of the write: after it, its `deployment.check_concluded`
+      // says what it decided (./gate-checks.ts `publishAsDecided`).
       let decided: DeploymentRecord | undefined;
       await afterCommit(ctx, "wait timer", next.id, async () => {
         decided = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
@@ -176,8 +187,11 @@ export async function settleGate(
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
     for (const { event } of events) publishAfterCommit(ctx, event.id);
+    const numbered = results[results.length - 1] as { seq: number }[];
     if (released) {
-      await released.after(next, results[1] as { seq: number }[]);
+      await released.after(next, numbered);
+    } else if (cancel) {
+      notifyFollowers(ctx, row.id, recordedEntries(cancel.entries, numbered, now), toDeploymentRecord(next));
     } else {
       await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
     }

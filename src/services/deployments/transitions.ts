@@ -132,6 +132,21 @@ export function plannedTransition(
   return { plan, next, entries };
 }
 
+/**
+ * The cancel that a step decides at once and writes in its own batch (a failed check's, by its
+ * conclusion or its timeout: ./checks.ts, ./gate.ts), planned over the row as that step leaves it;
+ * undefined when it cannot be (a deployment at its size bound): the step then writes without it and
+ * cancels after, as a consequence (`cancelAsConsequence`), or leaves it to the cron.
+ */
+export function plannedCancel(row: DeploymentRow, now: string, reason: string) {
+  try {
+    return plannedTransition(row, "cancelled", [], now, reason);
+  } catch (err) {
+    if (err instanceof ApiError) return undefined;
+    throw err;
+  }
+}
+
 /** The columns a transition sets, from the row it leaves. */
 export const transitionedColumns = (next: DeploymentRow) => ({
   data: next.data,

@@ -6,6 +6,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { failingStatements } from "../../helpers/api";
 import {
   checkedWorld,
   conclude,
@@ -14,7 +15,7 @@ import {
   scheduleSettle,
   TWO_CHECKS,
 } from "../../helpers/checks";
-import { overdueSettled, runCron } from "../../helpers/cron";
+import { overdueSettled, runCron, SWEEP_CRON } from "../../helpers/cron";
 import { captureLogs } from "../../helpers/logs";
 import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
 
@@ -159,5 +160,35 @@ describe("what a crash cut short after a conclusion committed", () => {
     const row = await rowOf(d.id);
     expect(row.status).toBe("queued");
     expect(row.gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
+  });
+});
+
+describe("a timeout's failure written whole", () => {
+  const errors = captureLogs("error");
+
+  it("a timeout's failure and its cancel are one write: when it fails, the check is still pending, never failed on a waiting deployment", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await dueIn(d.id, "e2e", -2 * 60_000);
+    // The cron's settling of it, with D1 failing the statement that cancels (the crash of a write).
+    await runCron(SWEEP_CRON, { ...env, DB: failingStatements('update "deployments" set "data"') });
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "gate sweep: settle failed; the next run tries again",
+        deployment_id: d.id,
+        error: "Error: D1_ERROR: injected failure",
+      }),
+    );
+    const cut = await rowOf(d.id);
+    expect([cut.status, cut.gate?.checks?.[0]?.state]).toEqual(["waiting", "pending"]);
+    expect(await concludedEvents(d.id)).toEqual([]);
+    // The next run carries the timeout out whole.
+    await runCron();
+    const row = await rowOf(d.id);
+    expect(row.status).toBe("cancelled");
+    expect(row.gate?.checks?.[0]).toMatchObject({ state: "failed", reason: "timeout" });
+    expect(await concludedEvents(d.id)).toEqual([
+      expect.objectContaining({ state: "failed", reason: "timeout" }),
+    ]);
   });
 });
