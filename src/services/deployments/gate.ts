@@ -80,8 +80,9 @@ export function laterThan(previous: string): string {
  * Recomputes a waiting deployment's gate from the facts and releases it (`waiting → queued`,
  * timeline entry, `deployment.released`, followers told, `supersede` applied) when nothing holds
  * it any more. Checks whose deadline passed conclude by themselves here (§31), each with its
- * `deployment.check_concluded`; a failed one cancels the deployment in the same write. Harmless on a deployment that
- * is not waiting, or settled twice: answers its row as it leaves it, or undefined when it is gone.
+ * `deployment.check_concluded`; a failed one cancels the deployment in the same write. Harmless on
+ * a deployment that is not waiting, or settled twice: answers its row as it leaves it, or
+ * undefined when it is gone.
  */
 export async function settleGate(
   ctx: ServiceContext,

@@ -98,7 +98,7 @@ function applyStackReports(
 /**
  * The row a move to `to` (with the engine's stack reports) leaves, at `now`, and its timeline
  * entries (`reason` on the deployment's own): what a transition writes, for the batch of the step
- * that makes it (`tryTransition`; a failed check's cancel, ./checks.ts). Throws `400` for an
+ * that makes it (`tryTransition`; a failed check's cancel, `plannedCancel`). Throws `400` for an
  * illegal stack report or a deployment grown too large.
  */
 export function plannedTransition(
