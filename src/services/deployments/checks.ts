@@ -25,7 +25,7 @@ import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
-import { laterThan, releaseInBatch, reviewsOf, settleGate } from "./gate";
+import { decidedAtOnce, laterThan, reviewsOf, settleGate } from "./gate";
 import {
   checksHold,
   checksOf,
@@ -36,8 +36,7 @@ import {
   settledEvents,
 } from "./gate-checks";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
-import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-import { cancelAsConsequence, plannedCancel, transitionedColumns } from "./transitions";
+import { cancelAsConsequence } from "./transitions";
 
 /** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
 const detailsUrlRule = (raw: string): UrlCheck => {
@@ -91,32 +90,22 @@ export async function concludeCheck(
     // there when nothing else held it at the last settling (approvals only grow, a timer only
     // passes; a lock taken since fails the compare-and-set, and the read again settles it in).
     const blocked = checksHold(nowChecks) ? held.blocked_by : held.blocked_by.filter((b) => b !== "check");
-    const step: DeploymentRow = {
-      ...row,
-      gate: { ...held, blocked_by: blocked, checks: nowChecks },
-      updatedAt: now,
-    };
-    const release = blocked.length === 0;
-    const released = release ? releaseInBatch(ctx, row, now) : undefined;
-    // A failure cancels the deployment at once (every stack, §31) in the same write, as the
-    // transition a cancel is (./transitions.ts); one the cancel cannot be planned for (a
-    // deployment at its size bound) is cancelled after, as a consequence (`decide`).
-    const cancel =
-      input.conclusion === "failed" ? plannedCancel(step, now, failedCheckReason(concluded)) : undefined;
-    const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued" } : step);
-    const timeline =
-      released?.timeline ?? (cancel && statusEntriesInsert(db, id, cancel.entries, now, "if-changed"));
+    // A failure cancels the deployment at once (every stack, §31), the last pass releases it when
+    // nothing else holds it: in this same write (./gate.ts `decidedAtOnce`).
+    const decided = decidedAtOnce(
+      ctx,
+      row,
+      { ...row, gate: { ...held, blocked_by: blocked, checks: nowChecks }, updatedAt: now },
+      now,
+      { release: blocked.length === 0, failed: input.conclusion === "failed" ? concluded : undefined },
+    );
+    const { next } = decided;
     // `deployment.check_concluded`, and `deployment.released` with it when this step releases.
-    const events = settledEvents(ctx, next, [concluded], release);
+    const events = settledEvents(ctx, next, [concluded], decided.release);
     const results = await db.batch([
       db
         .update(deployments)
-        // The cancel's columns (its stacks in `data`, `finished_at`), else only what the gate changes.
-        .set(
-          cancel
-            ? transitionedColumns(next)
-            : { gate: next.gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
-        )
+        .set(decided.columns)
         .where(
           and(
             eq(deployments.id, id),
@@ -126,7 +115,7 @@ export async function concludeCheck(
             // (it cancels at once, §26: this check is then 409), an approval not yet in the gate.
             sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${reviewsOf(id, "rejected")})`,
             sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${reviewsOf(id, "approved")}) = json_extract(${deployments.gate}, '$.approvals')`,
-            released?.unlocked,
+            decided.unlocked,
           ),
         )
         .returning({ id: deployments.id }),
@@ -138,18 +127,13 @@ export async function concludeCheck(
         changes: auditableDeploymentChanges(toDeploymentRecord(row), toDeploymentRecord(next)),
       }),
       ...events.map((e) => e.insert),
-      // Last: each statement before it wrote one row exactly when the compare-and-set applied.
-      ...(timeline ? [timeline] : []),
+      ...(decided.timeline ? [decided.timeline] : []),
     ]);
     if ((results[0] as { id: string }[])[0]) {
       const eventIds = events.map((e) => e.event.id);
-      if (!released && !cancel) return decide(ctx, next, concluded, eventIds);
+      if (!decided.release && !decided.cancel) return decide(ctx, next, concluded, eventIds);
       for (const eventId of eventIds) publishAfterCommit(ctx, eventId);
-      const numbered = results[results.length - 1] as { seq: number }[];
-      if (released) await released.after(next, numbered);
-      else if (cancel) {
-        notifyFollowers(ctx, id, recordedEntries(cancel.entries, numbered, now), toDeploymentRecord(next));
-      }
+      await decided.after(results[results.length - 1] as { seq: number }[]);
       return toDeploymentRecord(next);
     }
     // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again,
@@ -168,7 +152,7 @@ export async function concludeCheck(
 /**
  * What a conclusion decides after its write: after a pass that did not release, the gate is settled
  * again (another check's deadline or the timer may be due); a failure whose cancel could not be
- * part of the write (./transitions.ts `plannedCancel`) cancels now. A failure
+ * part of the write (./gate.ts `decidedAtOnce`) cancels now. A failure
  * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
  * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
  */

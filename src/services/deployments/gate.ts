@@ -138,85 +138,99 @@ export async function settleGate(
       await afterCommit(ctx, "wait timer", row.id, () => keepTimer(ctx, row));
       return row;
     }
-    const release = blocked.length === 0;
-    const released = release ? releaseInBatch(ctx, row, now) : undefined;
-    const settled: DeploymentRow = { ...row, gate, updatedAt: now };
-    // A check this step concluded `failed` by its timeout cancels the deployment at once, as a
-    // failed conclusion does, in this same write (./transitions.ts `plannedCancel`).
-    const cancel = failed ? plannedCancel(settled, now, failedCheckReason(failed)) : undefined;
-    const next: DeploymentRow = cancel?.next ?? (release ? { ...settled, status: "queued" } : settled);
+    // What it decides at once is in its own write: the release, or the cancel of a check this step
+    // concluded `failed` by its timeout, as a failed conclusion does (`decidedAtOnce`).
+    const decided = decidedAtOnce(ctx, row, { ...row, gate, updatedAt: now }, now, {
+      release: blocked.length === 0,
+      failed,
+    });
+    const { next } = decided;
     // Never over a rejection recorded since the read (its cancel not yet written): read again,
     // which cancels. A check this step times out cannot then fail a deployment already rejected.
     const update = db
       .update(deployments)
-      .set(
-        cancel
-          ? transitionedColumns(next)
-          : { gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
-      )
+      .set(decided.columns)
       .where(
         and(
           eq(deployments.id, row.id),
           eq(deployments.status, "waiting"),
           eq(deployments.updatedAt, row.updatedAt),
-          released?.unlocked,
+          decided.unlocked,
           sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         ),
       );
-    const events = settledEvents(ctx, next, timed.concluded, release);
-    const timeline =
-      released?.timeline ?? (cancel && statusEntriesInsert(db, row.id, cancel.entries, now, "if-changed"));
+    const events = settledEvents(ctx, next, timed.concluded, decided.release);
     const results = await db.batch([
       update,
       ...events.map((e) => e.insert),
-      // Last: each statement before it wrote one row exactly when the compare-and-set applied.
-      ...(timeline ? [timeline] : []),
+      ...(decided.timeline ? [decided.timeline] : []),
     ]);
     if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
-    if (failed && !cancel) {
+    if (failed && !decided.cancel) {
       // A cancel that could not be part of the write: after it, its `deployment.check_concluded`
       // says what it decided (./gate-checks.ts `publishAsDecided`).
-      let decided: DeploymentRecord | undefined;
+      let cancelled: DeploymentRecord | undefined;
       await afterCommit(ctx, "wait timer", next.id, async () => {
-        decided = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
+        cancelled = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
       });
       await publishAsDecided(
         ctx,
         events.map(({ event }) => event.id),
-        decided,
+        cancelled,
       );
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
     for (const { event } of events) publishAfterCommit(ctx, event.id);
-    const numbered = results[results.length - 1] as { seq: number }[];
-    if (released) {
-      await released.after(next, numbered);
-    } else if (cancel) {
-      notifyFollowers(ctx, row.id, recordedEntries(cancel.entries, numbered, now), toDeploymentRecord(next));
-    } else {
-      await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
-    }
+    await decided.after(results[results.length - 1] as { seq: number }[]);
+    if (next.status === "waiting") await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
     return next;
   }
   return undefined;
 }
 
 /**
- * A release's share of the batch of the step that decides it (`waiting → queued`: a settling, or the
- * last check's pass, ./checks.ts): the condition its compare-and-set adds (not locked, so that a
- * release racing a lock lands before it or sees it) and its timeline entry, written only if the
- * statement just before it changed one row; `after`, once the batch committed, tells the followers
- * and applies `supersede`. The step writes `deployment.released` itself (./gate-checks.ts
- * `settledEvents`).
+ * What a gate step decides at once, as part of its own batch (§26, §31): the release of a
+ * deployment nothing holds any more (`waiting → queued`: a settling, the last check's pass) or the
+ * cancel of one a check failed (by its conclusion or its timeout). `step` is the row as the step's
+ * own change leaves it (its gate, its time `now`); `row`, as the step read it.
+ *
+ * - `next`: the row as the batch leaves it; `columns`: what its compare-and-set sets (a cancel's
+ *   every column, `data` with its stacks; else the gate, the time, a release's status);
+ * - `unlocked`: a release's added condition (not locked, so that a release racing a lock lands
+ *   before it or sees it);
+ * - `timeline`: its timeline entries, for the end of the batch (written only if the statement
+ *   before them wrote one row, as each of the step's own does exactly when it applied);
+ * - `after(numbered)`, once the batch committed: the followers told, a release's `supersede`.
+ *
+ * A cancel that cannot be planned (a deployment at its size bound) is not part of it (`cancel`
+ * undefined): the step cancels after its write, as a consequence. The step writes its events
+ * itself (./gate-checks.ts `settledEvents`, `deployment.released` included).
  */
-export function releaseInBatch(ctx: ServiceContext, row: DeploymentRow, now: string) {
-  const entries = [{ stackId: null, status: "queued" as const, statusReason: null }];
+export function decidedAtOnce(
+  ctx: ServiceContext,
+  row: DeploymentRow,
+  step: DeploymentRow,
+  now: string,
+  decides: { release: boolean; failed?: GateCheck },
+) {
+  const cancel = decides.failed ? plannedCancel(step, now, failedCheckReason(decides.failed)) : undefined;
+  const release = !cancel && decides.release;
+  const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued" } : step);
+  const entries =
+    cancel?.entries ?? (release ? [{ stackId: null, status: "queued" as const, statusReason: null }] : []);
   return {
-    unlocked: notLocked(row.environmentId),
-    timeline: statusEntriesInsert(ctx.db, row.id, entries, now, "if-changed"),
-    after: async (next: DeploymentRow, numbered: readonly { seq: number }[]) => {
+    next,
+    release,
+    cancel: cancel !== undefined,
+    columns: cancel
+      ? transitionedColumns(next)
+      : { gate: next.gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
+    unlocked: release ? notLocked(row.environmentId) : undefined,
+    timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, now, "if-changed") : undefined,
+    after: async (numbered: readonly { seq: number }[]) => {
+      if (!entries.length) return;
       notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
-      await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
+      if (release) await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
     },
   };
 }
