@@ -101,7 +101,7 @@ export async function concludeCheck(
     );
     const { next } = decided;
     // `deployment.check_concluded`, and `deployment.released` with it when this step releases.
-    const events = settledEvents(ctx, next, [concluded], decided.release);
+    const events = settledEvents(ctx, next, [concluded], decided.release, now);
     const results = await db.batch([
       db
         .update(deployments)

@@ -107,26 +107,37 @@ export function gateEvent(
 }
 
 /**
- * `deployment.check_concluded` for each check a step concluded, and `deployment.released` if it
- * released, at the step's time. Each is written only if the statement before it changed one row:
- * in the batch they follow the step's compare-and-set (or its one timeline entry, written only if
- * that changed its row), each after the one before, so they are written exactly when this step's
- * write is. Not a mark on the row's new `updated_at`: two settlings of one row at once may compute
- * the same time, and the one that lost would then write a second release.
+ * `deployment.check_concluded` for each check a step concluded (at `concludedAt`, the step's own
+ * time), and `deployment.released` if it released (at the release's, `next.updated_at`: a moment
+ * after, so that the log orders it after them, ./gate.ts `decidedAtOnce`). Each is written only if
+ * the statement before it changed one row: in the batch they follow the step's compare-and-set (or
+ * its audit entry, written only if that changed its row), each after the one before, so they are
+ * written exactly when this step's write is. Not a mark on the row's new `updated_at`: two
+ * settlings of one row at once may compute the same time, and the one that lost would then write
+ * a second release.
  */
 export function settledEvents(
   ctx: ServiceContext,
   next: DeploymentRow,
   concluded: readonly GateCheck[],
   released: boolean,
+  concludedAt: string,
 ) {
   const deployment = toDeploymentRecord(next);
-  const at = next.updatedAt;
   const out = concluded.map((check) =>
-    gateEvent(ctx, next.projectId, "deployment.check_concluded", { deployment, check }, "if-changed", at),
+    gateEvent(
+      ctx,
+      next.projectId,
+      "deployment.check_concluded",
+      { deployment, check },
+      "if-changed",
+      concludedAt,
+    ),
   );
   if (released) {
-    out.push(gateEvent(ctx, next.projectId, "deployment.released", { deployment }, "if-changed", at));
+    out.push(
+      gateEvent(ctx, next.projectId, "deployment.released", { deployment }, "if-changed", next.updatedAt),
+    );
   }
   return out;
 }

@@ -159,7 +159,7 @@ export async function settleGate(
           sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         ),
       );
-    const events = settledEvents(ctx, next, timed.concluded, decided.release);
+    const events = settledEvents(ctx, next, timed.concluded, decided.release, now);
     const results = await db.batch([
       update,
       ...events.map((e) => e.insert),
@@ -215,7 +215,11 @@ export function decidedAtOnce(
 ) {
   const cancel = decides.failed ? plannedCancel(step, now, failedCheckReason(decides.failed)) : undefined;
   const release = !cancel && decides.release;
-  const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued" } : step);
+  // The release a millisecond after the step's own change, so that every reader orders them so
+  // (its `deployment.released` after the step's events, its timeline entry after the step's) and
+  // the row's next change is later still (`laterThan`).
+  const at = release ? new Date(Date.parse(now) + 1).toISOString() : now;
+  const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued", updatedAt: at } : step);
   const entries =
     cancel?.entries ?? (release ? [{ stackId: null, status: "queued" as const, statusReason: null }] : []);
   return {
@@ -224,12 +228,12 @@ export function decidedAtOnce(
     cancel: cancel !== undefined,
     columns: cancel
       ? transitionedColumns(next)
-      : { gate: next.gate, updatedAt: now, ...(release ? { status: "queued" as const } : {}) },
+      : { gate: next.gate, updatedAt: at, ...(release ? { status: "queued" as const } : {}) },
     unlocked: release ? notLocked(row.environmentId) : undefined,
-    timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, now, "if-changed") : undefined,
+    timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, at, "if-changed") : undefined,
     after: async (numbered: readonly { seq: number }[]) => {
       if (!entries.length) return;
-      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, now), toDeploymentRecord(next));
+      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, at), toDeploymentRecord(next));
       if (release) await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
     },
   };

@@ -132,15 +132,20 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
       gate: { from: d.gate, to: body.gate },
       updated_at: { from: d.updated_at, to: body.updated_at },
     });
+    const concludedAt = (body.gate as { checks: { concluded_at: string }[] }).checks[0]
+      ?.concluded_at as string;
+    // In the log's order (created_at, then id): the release a moment after the conclusion, never
+    // tied with it, and the deployment's updated_at the release's.
     const events = await env.DB.prepare(
-      "SELECT type, json_extract(data, '$.deployment.status') AS status, created_at FROM events WHERE json_extract(data, '$.deployment.id') = ? AND type IN ('deployment.check_concluded', 'deployment.released') ORDER BY type",
+      "SELECT type, json_extract(data, '$.deployment.status') AS status, created_at FROM events WHERE json_extract(data, '$.deployment.id') = ? ORDER BY created_at, id",
     )
       .bind(d.id)
-      .all();
-    expect(events.results).toEqual([
-      { type: "deployment.check_concluded", status: "queued", created_at: body.updated_at },
+      .all<{ created_at: string }>();
+    expect(events.results.slice(1)).toEqual([
+      { type: "deployment.check_concluded", status: "queued", created_at: concludedAt },
       { type: "deployment.released", status: "queued", created_at: body.updated_at },
     ]);
+    expect(concludedAt < body.updated_at).toBe(true);
     expect(brief(await timelineOf(w.owner.key, d.id)).filter((e) => e.startsWith("status:-:"))).toEqual([
       "status:-:waiting",
       "status:-:queued",
