@@ -25,7 +25,7 @@ import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
 import { backOff, WRITE_ATTEMPTS } from "../preconditions";
 import { storedUrl } from "../stored-url";
-import { decidedAtOnce, laterThan, reviewsOf, settleGate } from "./gate";
+import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf, settleGate } from "./gate";
 import {
   checksHold,
   checksOf,
@@ -86,10 +86,12 @@ export async function concludeCheck(
     };
     const held = row.gate as NonNullable<DeploymentRow["gate"]>;
     const nowChecks = checks.map((c) => (c.name === name ? concluded : c));
-    // The last pass takes `check` out of `blocked_by` in its own write, and releases the deployment
-    // there when nothing else held it at the last settling (approvals only grow, a timer only
-    // passes; a lock taken since fails the compare-and-set, and the read again settles it in).
-    const blocked = checksHold(nowChecks) ? held.blocked_by : held.blocked_by.filter((b) => b !== "check");
+    // What holds it once this conclusion is in, from the facts as they are now (§26 order): the
+    // approvals the gate counts (the compare-and-set holds the count to it), the clock, the lock
+    // as read (a lock or unlock since fails the compare-and-set, and the next attempt reads it
+    // again), the checks. The last pass takes `check` out and releases it when nothing is left.
+    const lock = await lockAsRead(ctx, row.environmentId);
+    const blocked = blockedBy(held, held.approvals, lock.locked, Date.now(), checksHold(nowChecks));
     // A failure cancels the deployment at once (every stack, §31), the last pass releases it when
     // nothing else holds it: in this same write (./gate.ts `decidedAtOnce`).
     const decided = decidedAtOnce(
@@ -115,7 +117,7 @@ export async function concludeCheck(
             // (it cancels at once, §26: this check is then 409), an approval not yet in the gate.
             sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${reviewsOf(id, "rejected")})`,
             sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${reviewsOf(id, "approved")}) = json_extract(${deployments.gate}, '$.approvals')`,
-            decided.unlocked,
+            lock.unchanged,
           ),
         )
         .returning({ id: deployments.id }),

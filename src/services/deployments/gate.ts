@@ -48,7 +48,13 @@ import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timelin
 import { cancelAsConsequence, plannedCancel, transitionedColumns } from "./transitions";
 
 /** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
-function blockedBy(gate: DeploymentGate, approvals: number, locked: boolean, now: number, checks: boolean) {
+export function blockedBy(
+  gate: DeploymentGate,
+  approvals: number,
+  locked: boolean,
+  now: number,
+  checks: boolean,
+) {
   const out: DeploymentGate["blocked_by"] = [];
   if (approvals < gate.required_approvals) out.push("approval");
   if (gate.wait_until !== null && Date.parse(gate.wait_until) > now) out.push("wait_timer");
@@ -66,8 +72,27 @@ const rejectedReview = (deploymentId: string) => reviewsOf(deploymentId, "reject
 /** The timeline's reason for a deployment a review rejected. */
 export const rejectionReason = (accountId: string) => `Rejected by account ${accountId}.`;
 
-const notLocked = (environmentId: string) =>
-  sql`NOT EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
+const isLocked = (environmentId: string) =>
+  sql`EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
+const notLocked = (environmentId: string) => sql`NOT ${isLocked(environmentId)}`;
+
+/**
+ * Whether the environment is locked now, and the condition that it still is as read, for the
+ * compare-and-set of a step that computes `blocked_by` from it (a check's conclusion, ./checks.ts):
+ * a lock or an unlock between the read and the write fails it, and the step reads again.
+ */
+export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
+  const protection = await ctx.db
+    .select({ lockedAt: environmentProtections.lockedAt })
+    .from(environmentProtections)
+    .where(eq(environmentProtections.environmentId, environmentId))
+    .get();
+  const locked = Boolean(protection?.lockedAt);
+  return {
+    locked,
+    unchanged: locked ? isLocked(environmentId) : notLocked(environmentId),
+  };
+}
 
 /** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
 export function laterThan(previous: string): string {

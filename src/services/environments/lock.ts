@@ -77,10 +77,15 @@ export async function lockEnvironment(
       changes: diffRecords(record, after),
     }),
     locked.insert,
-    // Every waiting deployment of the environment is held by the lock now (its gate says so).
+    // Every waiting deployment of the environment is held by the lock now (its gate says so), in
+    // the order `blocked_by` always has (src/services/deployments/gate.ts `blockedBy`: approval,
+    // wait_timer, lock, check): before `check`, the only one after it.
     db
       .update(deployments)
-      .set({ gate: sql`json_insert(${deployments.gate}, '$.blocked_by[#]', 'lock')`, updatedAt: now })
+      .set({
+        gate: sql`json_set(${deployments.gate}, '$.blocked_by', json(CASE WHEN EXISTS (SELECT 1 FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value = 'check') THEN json_insert(json((SELECT json_group_array(value) FROM json_each(${deployments.gate}, '$.blocked_by') WHERE value <> 'check')), '$[#]', 'lock', '$[#]', 'check') ELSE json_insert(json_extract(${deployments.gate}, '$.blocked_by'), '$[#]', 'lock') END))`,
+        updatedAt: now,
+      })
       .where(
         and(
           eq(deployments.environmentId, environmentId),

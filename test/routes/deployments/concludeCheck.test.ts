@@ -1,12 +1,14 @@
 /** concludeCheck: POST /v1/deployments/{id}/checks/{name} (API_CONTRACT §31), and checks on the protection. */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { interceptStatements, once, request } from "../../helpers/api";
 import { checkedWorld, conclude, protectWithChecks, TWO_CHECKS } from "../../helpers/checks";
 import { brief, timelineOf } from "../../helpers/engine";
-import { expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
+import { type ErrorBody, expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
 import { addProjectMember, createCaller, createProjectWithStack } from "../../helpers/factories";
 import {
   DEFAULT_SETTINGS,
+  type Deployment,
   engineCreateOk,
   lock,
   protect,
@@ -183,6 +185,83 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
     expect(released?.n).toBe(0);
     await unlock(w.owner, w.environmentId);
     expect((await readDeployment(w.owner, d.id)).status).toBe("queued");
+  });
+
+  describe("the last pass decides from the facts as they are at its write, not as the last settling saw them", () => {
+    /** The `changes` of the request's own audit entry. */
+    const changesOf = async (res: { headers: Headers }) =>
+      JSON.parse(
+        (
+          await env.DB.prepare("SELECT changes FROM audit_log WHERE request_id = ?")
+            .bind(res.headers.get("x-request-id"))
+            .first<{ changes: string }>()
+        )?.changes ?? "null",
+      );
+    const oneCheck = () => checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]]);
+
+    it("an unlock committed, its settling not yet run: the pass releases in its own write", async () => {
+      const w = await oneCheck();
+      await lock(w.owner, w.environmentId);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      expect(d.gate?.blocked_by).toEqual(["lock", "check"]);
+      await env.DB.prepare("UPDATE environment_protections SET locked_at = NULL WHERE environment_id = ?")
+        .bind(w.environmentId)
+        .run();
+      const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+      expect(res.body).toMatchObject({ status: "queued", gate: { blocked_by: [] } });
+      const changes = await changesOf(res);
+      expect(changes.status).toEqual({ from: "waiting", to: "queued" });
+      expect(changes.gate.to).toEqual(res.body.gate);
+      expect(changes.updated_at.to).toBe(res.body.updated_at);
+    });
+
+    it("an unlock between the pass's read of the lock and its write: it reads again and releases in its own write", async () => {
+      const w = await oneCheck();
+      await lock(w.owner, w.environmentId);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      const res = await request<Deployment & ErrorBody>("POST", `/v1/deployments/${d.id}/checks/e2e`, {
+        key: w.owner.key,
+        body: { conclusion: "passed" },
+        bindings: {
+          DB: interceptStatements({
+            // The pass as the lock read leaves it: `check` out, held by the lock alone.
+            'update "deployments" set "updated_at" = ?, "gate"': once(async () => {
+              await env.DB.prepare(
+                "UPDATE environment_protections SET locked_at = NULL WHERE environment_id = ?",
+              )
+                .bind(w.environmentId)
+                .run();
+            }),
+          }),
+        },
+      });
+      expect(res.body).toMatchObject({ status: "queued", gate: { blocked_by: [] } });
+      expect((await changesOf(res)).status).toEqual({ from: "waiting", to: "queued" });
+    });
+
+    it("a wait timer run out, its settling not yet run: the pass releases in its own write", async () => {
+      const w = await checkedWorld([TWO_CHECKS[0] as (typeof TWO_CHECKS)[number]], { wait_timer: 10 });
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      expect(d.gate?.blocked_by).toEqual(["wait_timer", "check"]);
+      await env.DB.prepare("UPDATE deployments SET gate = json_set(gate, '$.wait_until', ?) WHERE id = ?")
+        .bind(new Date(Date.now() - 1_000).toISOString(), d.id)
+        .run();
+      const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+      expect(res.body).toMatchObject({ status: "queued", gate: { blocked_by: [] } });
+      expect((await changesOf(res)).status).toEqual({ from: "waiting", to: "queued" });
+    });
+
+    it("a lock holds a waiting deployment in blocked_by's one order (lock before check), and a pass's entry shows the gate it answers", async () => {
+      const w = await checkedWorld();
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      await lock(w.owner, w.environmentId);
+      expect((await readDeployment(w.owner, d.id)).gate?.blocked_by).toEqual(["lock", "check"]);
+      const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
+      expect(res.body).toMatchObject({ status: "waiting", gate: { blocked_by: ["lock", "check"] } });
+      const changes = await changesOf(res);
+      expect(changes.gate.to).toEqual(res.body.gate);
+      expect(changes.updated_at.to).toBe(res.body.updated_at);
+    });
   });
 
   it("the last pass leaves it waiting while something else holds it (approvals), by that alone", async () => {
