@@ -31,7 +31,6 @@ import {
   checksOf,
   currentRecord,
   failedCheckReason,
-  ownSettling,
   publishAsDecided,
   settledEvents,
 } from "./gate-checks";
@@ -152,11 +151,13 @@ export async function concludeCheck(
 }
 
 /**
- * What a conclusion decides after its write: after a pass that did not release, the gate is settled
- * again (another check's deadline or the timer may be due); a failure whose cancel could not be
- * part of the write (./gate.ts `decidedAtOnce`) cancels now. A failure
- * of this is logged, and the deployment answered as the conclusion left it (never a 5xx: the
- * conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
+ * What follows a conclusion's write when it neither released nor cancelled there: a failure whose
+ * cancel could not be part of the write (./gate.ts `decidedAtOnce`) cancels now, its own
+ * consequence, which its event then says; after a pass the gate is settled again, for what other
+ * steps decide (another check's deadline or the timer due, an approval or a lock since the write):
+ * the pass decided from the facts at its write, so its event keeps the record that write left. A
+ * failure of this is logged, and the deployment answered as the conclusion left it (never a 5xx:
+ * the conclusion committed); the cron's sweep finishes it (./gate-sweeps.ts).
  */
 async function decide(
   ctx: CallerContext,
@@ -175,7 +176,7 @@ async function decide(
       }
       const settled = await settleGate(ctx, next.id);
       return {
-        own: ownSettling(settled, next),
+        own: undefined,
         now: settled ? toDeploymentRecord(settled) : await currentRecord(ctx, next.id),
       };
     },

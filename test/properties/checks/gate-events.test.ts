@@ -6,8 +6,9 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { request } from "../../helpers/api";
+import { interceptStatements, once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents, dueIn, scheduleSettle } from "../../helpers/checks";
+import type { ErrorBody } from "../../helpers/expect";
 import { createCaller, unique } from "../../helpers/factories";
 import {
   approve,
@@ -222,6 +223,35 @@ describe("gate events", () => {
       status: "waiting",
       gate: { checks: [{ name: "a", state: "pending" }] },
     });
+  });
+
+  it("a pass's event carries the record its write left, not a lock (or approval) committed between its write and its settling", async () => {
+    const w = await checkedWorld();
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const passed = await request<Deployment & ErrorBody>("POST", `/v1/deployments/${d.id}/checks/e2e`, {
+      key: w.owner.key,
+      body: { conclusion: "passed" },
+      bindings: {
+        DB: interceptStatements({
+          // The settling after the pass's write (./gate.ts `settleGate`: its read of the lock).
+          'select "locked_at" from "environment_protections" where "environment_protections"."environment_id" = (SELECT':
+            once(async () => {
+              await lock(w.owner, w.environmentId);
+            }),
+        }),
+      },
+    });
+    expect(passed.status, passed.raw).toBe(200);
+    // The answer is the deployment as it is now: the lock holds it.
+    expect(passed.body.gate?.blocked_by).toEqual(["lock", "check"]);
+    const [event] = await deploymentEvents<{ deployment: Deployment }>("deployment.check_concluded", d.id);
+    const entry = await env.DB.prepare("SELECT changes FROM audit_log WHERE request_id = ?")
+      .bind(passed.headers.get("x-request-id"))
+      .first<{ changes: string }>();
+    const changes = JSON.parse(entry?.changes ?? "null");
+    expect(event?.deployment.gate).toEqual(changes.gate.to);
+    expect(event?.deployment.gate?.blocked_by).toEqual(["check"]);
+    expect(event?.deployment.updated_at).toBe(changes.updated_at.to);
   });
 
   it("the integration's configuration has the eighth flag, false unless set", async () => {
