@@ -1,6 +1,6 @@
 /** Deployment checks (API_CONTRACT §31) as the tests drive them: a protection with checks, conclusions. */
 import { env } from "cloudflare:test";
-import { request } from "./api";
+import { interceptStatements, request } from "./api";
 import type { ErrorBody } from "./expect";
 import type { Caller } from "./factories";
 import { createProjectWithStack } from "./factories";
@@ -33,11 +33,21 @@ export async function checkedWorld(checks: Check[] = TWO_CHECKS, settings: Parti
   return w;
 }
 
-/** `POST /v1/deployments/{id}/checks/{name}`, answered as it is. */
-export const conclude = (who: Caller, id: string, name: string, body: Record<string, unknown>) =>
+/**
+ * `POST /v1/deployments/{id}/checks/{name}`, answered as it is; with `hooks`, its DB runs each ahead
+ * of the statements whose SQL starts with its key (./api.ts `interceptStatements`).
+ */
+export const conclude = (
+  who: Caller,
+  id: string,
+  name: string,
+  body: Record<string, unknown>,
+  hooks?: Record<string, () => Promise<void>>,
+) =>
   request<Deployment & ErrorBody>("POST", `/v1/deployments/${id}/checks/${encodeURIComponent(name)}`, {
     key: who.key,
     body,
+    ...(hooks ? { bindings: { DB: interceptStatements(hooks) } } : {}),
   });
 
 /** Makes a check of a waiting deployment due `inMs` from now (a test cannot wait the 10 s minimum), in D1. */

@@ -30,7 +30,7 @@ import { publishAfterCommit } from "../events/queue";
 import { eventInsert, newEvent } from "../events/write";
 import { lookupThen } from "../lookup";
 import { currentConfig } from "./config";
-import { afterCreate } from "./gate";
+import { afterCreate } from "./gate-after";
 import { concurrencyOf, createdDeadlines, createdGate, createdStatus } from "./gate-rules";
 import {
   auditableDeploymentChanges,

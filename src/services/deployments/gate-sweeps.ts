@@ -9,7 +9,8 @@ import type { ServiceContext } from "../../context";
 import { deployments, environmentProtections } from "../../db/schema";
 import { contained } from "../contained";
 import { notMoving } from "../moves/fence";
-import { settleGate, supersedeOlder } from "./gate";
+import { settleGate } from "./gate";
+import { supersedeOlder } from "./gate-after";
 
 /** At most this many waiting deployments are settled per database and cron run. */
 export const OVERDUE_SWEEP_LIMIT = 100;

@@ -20,7 +20,7 @@
  *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
  *   create would make a second deployment.
  */
-import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import {
   type DeploymentGate,
@@ -30,8 +30,8 @@ import {
   type GateCheck,
 } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
+import { afterCommit, supersedeOlder } from "./gate-after";
 import {
   checksHold,
   checksOf,
@@ -45,7 +45,8 @@ import {
 import { scheduleGateTimer } from "./gate-timer";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-import { cancelAsConsequence, plannedCancel, transitionedColumns } from "./transitions";
+import { plannedCancel, transitionedColumns } from "./transition-plan";
+import { cancelAsConsequence } from "./transitions";
 
 /** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
 export function blockedBy(
@@ -268,82 +269,6 @@ export function decidedAtOnce(
 async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void> {
   const due = nextDue(row);
   if (due !== null) await scheduleGateTimer(ctx, row.environmentId, row.id, due);
-}
-
-/**
- * Runs `work`, a consequence of a write that has committed (this request's or, for a gate settled
- * again, an earlier one's); a failure of it is logged, not thrown.
- * What it leaves undone is done later by the cron (./gate-sweeps.ts): a wait timer not handed to
- * the gate object a minute after `wait_until`, a `supersede` cut short a minute on (or by the next
- * deployment of the environment to enter `queued`, whichever comes first).
- */
-async function afterCommit(
-  ctx: ServiceContext,
-  what: "wait timer" | "supersede",
-  deploymentId: string,
-  work: () => Promise<void>,
-): Promise<void> {
-  await contained(
-    ctx,
-    `a deployment's ${what} failed after the write; left to its backstop`,
-    {
-      deployment_id: deploymentId,
-    },
-    work,
-  );
-}
-
-/** After a create: a waiting deployment's timer is set; a queued one supersedes older ones. */
-export async function afterCreate(
-  ctx: ServiceContext,
-  record: DeploymentRecord,
-  checkDeadlines: DeploymentRow["checkDeadlines"],
-  concurrency: string | null,
-) {
-  const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at };
-  const due = nextDue({ status: record.status, gate: record.gate, checkDeadlines });
-  if (due !== null) {
-    await afterCommit(ctx, "wait timer", row.id, () =>
-      scheduleGateTimer(ctx, row.environmentId, row.id, due),
-    );
-  }
-  if (record.status === "queued" && concurrency === "supersede") {
-    await afterCommit(ctx, "supersede", row.id, () => supersedeOlder(ctx, row));
-  }
-}
-
-/**
- * `supersede` (§26): when a deployment enters `queued`, every older deployment of its environment
- * still `queued` or `waiting` is cancelled, its timeline entry's reason naming the newer one.
- * Each cancel is the transitions' own compare-and-set, so one racing a release or an engine move
- * ends in one state (a deployment the engine started first runs on).
- */
-export async function supersedeOlder(
-  ctx: ServiceContext,
-  newer: { id: string; environmentId: string; createdAt: string },
-): Promise<void> {
-  const { db } = ctx;
-  const policy = await db
-    .select({ concurrency: environmentProtections.concurrency })
-    .from(environmentProtections)
-    .where(eq(environmentProtections.environmentId, newer.environmentId))
-    .get();
-  if (policy?.concurrency !== "supersede") return;
-  const older = await db
-    .select()
-    .from(deployments)
-    .where(
-      and(
-        eq(deployments.environmentId, newer.environmentId),
-        inArray(deployments.status, ["queued", "waiting"]),
-        or(
-          lt(deployments.createdAt, newer.createdAt),
-          and(eq(deployments.createdAt, newer.createdAt), lt(deployments.id, newer.id)),
-        ),
-      ),
-    )
-    .all();
-  for (const row of older) await cancelAsConsequence(ctx, row, `Superseded by deployment ${newer.id}.`);
 }
 
 /** The waiting deployments of an environment, settled (an unlock, a timer's environment). */

@@ -6,9 +6,8 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { interceptStatements, once, request } from "../../helpers/api";
+import { once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents, dueIn, scheduleSettle } from "../../helpers/checks";
-import type { ErrorBody } from "../../helpers/expect";
 import { createCaller, unique } from "../../helpers/factories";
 import {
   approve,
@@ -228,19 +227,19 @@ describe("gate events", () => {
   it("a pass's event carries the record its write left, not a lock (or approval) committed between its write and its settling", async () => {
     const w = await checkedWorld();
     const d = await engineCreateOk(w.environmentId, [w.stack.id]);
-    const passed = await request<Deployment & ErrorBody>("POST", `/v1/deployments/${d.id}/checks/e2e`, {
-      key: w.owner.key,
-      body: { conclusion: "passed" },
-      bindings: {
-        DB: interceptStatements({
-          // The settling after the pass's write (./gate.ts `settleGate`: its read of the lock).
-          'select "locked_at" from "environment_protections" where "environment_protections"."environment_id" = (SELECT':
-            once(async () => {
-              await lock(w.owner, w.environmentId);
-            }),
-        }),
+    const passed = await conclude(
+      w.owner,
+      d.id,
+      "e2e",
+      { conclusion: "passed" },
+      {
+        // The settling after the pass's write (./gate.ts `settleGate`: its read of the lock).
+        'select "locked_at" from "environment_protections" where "environment_protections"."environment_id" = (SELECT':
+          once(async () => {
+            await lock(w.owner, w.environmentId);
+          }),
       },
-    });
+    );
     expect(passed.status, passed.raw).toBe(200);
     // The answer is the deployment as it is now: the lock holds it.
     expect(passed.body.gate?.blocked_by).toEqual(["lock", "check"]);

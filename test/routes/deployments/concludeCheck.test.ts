@@ -1,14 +1,13 @@
 /** concludeCheck: POST /v1/deployments/{id}/checks/{name} (API_CONTRACT §31), and checks on the protection. */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { interceptStatements, once, request } from "../../helpers/api";
+import { once } from "../../helpers/api";
 import { checkedWorld, conclude, protectWithChecks, TWO_CHECKS } from "../../helpers/checks";
 import { brief, timelineOf } from "../../helpers/engine";
-import { type ErrorBody, expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
+import { expectError, TS, UNKNOWN_ID } from "../../helpers/expect";
 import { addProjectMember, createCaller, createProjectWithStack } from "../../helpers/factories";
 import {
   DEFAULT_SETTINGS,
-  type Deployment,
   engineCreateOk,
   lock,
   protect,
@@ -219,22 +218,22 @@ describe("POST /v1/deployments/{id}/checks/{name}", () => {
       const w = await oneCheck();
       await lock(w.owner, w.environmentId);
       const d = await engineCreateOk(w.environmentId, [w.stack.id]);
-      const res = await request<Deployment & ErrorBody>("POST", `/v1/deployments/${d.id}/checks/e2e`, {
-        key: w.owner.key,
-        body: { conclusion: "passed" },
-        bindings: {
-          DB: interceptStatements({
-            // The pass as the lock read leaves it: `check` out, held by the lock alone.
-            'update "deployments" set "updated_at" = ?, "gate"': once(async () => {
-              await env.DB.prepare(
-                "UPDATE environment_protections SET locked_at = NULL WHERE environment_id = ?",
-              )
-                .bind(w.environmentId)
-                .run();
-            }),
+      const res = await conclude(
+        w.owner,
+        d.id,
+        "e2e",
+        { conclusion: "passed" },
+        {
+          // The pass as the lock read leaves it: `check` out, held by the lock alone.
+          'update "deployments" set "updated_at" = ?, "gate"': once(async () => {
+            await env.DB.prepare(
+              "UPDATE environment_protections SET locked_at = NULL WHERE environment_id = ?",
+            )
+              .bind(w.environmentId)
+              .run();
           }),
         },
-      });
+      );
       expect(res.body).toMatchObject({ status: "queued", gate: { blocked_by: [] } });
       expect((await changesOf(res)).status).toEqual({ from: "waiting", to: "queued" });
     });
