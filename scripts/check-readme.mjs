@@ -32,6 +32,7 @@ import { fileURLToPath } from "node:url";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { PACK_LOCK } from "./lib/pack-lock.mjs";
+import { sparePort } from "./lib/ports.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -159,17 +160,6 @@ export const PAGES = [
 /** `npm run dev:issuer`'s default port, which the guides name (docs/ci.md); the walk uses a free one. */
 const ISSUER_PORT = 8790;
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** What every page's bash runs first: step markers, and npm kept from the repository's install. */
 function prelude(proxyUrl) {
   return [
@@ -266,7 +256,7 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs 
     const expected = steps[step] ? expectedStatus(steps[step].text) : null;
     if (answer.status !== expected) stop();
   });
-  const issuerPort = await freePort();
+  const issuerPort = await sparePort();
   const scratch = mkdtempSync(join(tmpdir(), "check-readme-"));
   const rewrite = (text) =>
     text

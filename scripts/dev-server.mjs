@@ -4,22 +4,11 @@
 // scripts/check-docs.mjs and scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
 // scripts/check-deploy.mjs (the staging build, `--env staging`).
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sparePort } from "./lib/ports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * How long a start may take. Alone, a fresh state's migrations and wrangler's start take about
@@ -48,7 +37,7 @@ export async function waitFor(url, ms) {
  * `args`: more of wrangler's (`--env staging`: the deployed build, scripts/check-deploy.mjs).
  */
 export async function startDevServer(dir, { defaultPort = false, args: more = [] } = {}) {
-  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const [port, inspectorPort] = [await sparePort(), await sparePort()];
   const keyFile = join(dir, "dev.key");
   const args = [
     ...(defaultPort ? [] : ["--port", String(port)]),
@@ -72,13 +61,27 @@ export async function startDevServer(dir, { defaultPort = false, args: more = []
       process.kill(-server.pid, "SIGTERM");
     } catch {}
   };
+  let exited = null;
+  server.on("exit", (code, signal) => (exited = signal ?? code));
+  // A start that cannot succeed (the process gone, a port taken) fails now, not after START_MS.
+  let watching = true;
+  const hopeless = (async () => {
+    while (watching) {
+      if (exited !== null) throw new Error(`npm run dev exited (${exited}) before it served`);
+      if (/Address already in use/.test(output))
+        throw new Error("wrangler could not listen: a port is taken");
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
   let base = `http://localhost:${port}`;
   try {
-    if (defaultPort) base = await printedBase(() => output, START_MS);
-    await waitFor(`${base}/healthz`, START_MS);
+    if (defaultPort) base = await Promise.race([printedBase(() => output, START_MS), hopeless]);
+    await Promise.race([waitFor(`${base}/healthz`, START_MS), hopeless]);
   } catch (err) {
     stop();
     throw new Error(`${err.message}\n${output}`);
+  } finally {
+    watching = false;
   }
   return { base, keyFile, log: () => output, stop };
 }
