@@ -26,7 +26,15 @@ export const loadStreamDelivery = loadedOnce(() => import("../services/audit/str
 /** How long one alarm sends before it hands over to the next (a paused stream's backlog, say). */
 const RUN_BUDGET_MS = 20_000;
 
-type Target = { streamId: string; database: string };
+/**
+ * The stream, its organization, and the database the wake-up named. A wake-up sent before a move
+ * switched (a queue message of a write just before its fence) can arrive after one that names the
+ * new database: each run asks the directory where the organization is (`home`), never the wake-up.
+ */
+type Target = { streamId: string; database: string; orgId?: string };
+
+const sameTarget = (a: Target | undefined, b: Target) =>
+  a?.streamId === b.streamId && a.database === b.database && a.orgId === b.orgId;
 
 export class AuditStream extends DurableObject<Env> {
   /** The target this instance last stored: a wake that names it again writes nothing. */
@@ -34,10 +42,7 @@ export class AuditStream extends DurableObject<Env> {
 
   /** Send what follows what the stream's receiver acknowledged, soon. */
   async wake(target: Target): Promise<void> {
-    if (this.stored?.streamId !== target.streamId || this.stored.database !== target.database) {
-      await this.ctx.storage.put("target", target);
-      this.stored = { streamId: target.streamId, database: target.database };
-    }
+    await this.remember(target);
     const alarm = await this.ctx.storage.getAlarm();
     const now = Date.now();
     if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
@@ -46,12 +51,17 @@ export class AuditStream extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const target = await this.ctx.storage.get<Target>("target");
     if (!target) return;
-    const ctx = createServiceContext({ env: this.env, requestId: newId(), database: target.database });
-    const { deliverStream, STREAM_RETRY_MS } = await loadStreamDelivery();
+    const { deliverStream, homeDatabaseOf, STREAM_RETRY_MS } = await loadStreamDelivery();
     const schedule = retrySchedule(this.env) ?? STREAM_RETRY_MS;
     let next: { at: number } | null;
     try {
-      next = await deliverStream(ctx, target.streamId, RUN_BUDGET_MS, schedule);
+      const database = target.orgId
+        ? await homeDatabaseOf(this.serviceContext(target.database), target.orgId)
+        : target.database;
+      // No such organization: its streams went with it.
+      if (database === undefined) return;
+      if (database !== target.database) await this.remember({ ...target, database });
+      next = await deliverStream(this.serviceContext(database), target.streamId, RUN_BUDGET_MS, schedule);
     } catch (err) {
       // D1 failed (a batch may have been sent and its acknowledgement not recorded): the run is
       // tried again shortly, and the batch sent again. A crash that loses this alarm is the
@@ -62,6 +72,17 @@ export class AuditStream extends DurableObject<Env> {
       next = { at: Date.now() + (schedule[0] ?? 1000) };
     }
     if (next) await this.ctx.storage.setAlarm(next.at);
+  }
+
+  private async remember(target: Target): Promise<void> {
+    if (sameTarget(this.stored, target)) return;
+    const { streamId, database, orgId } = target;
+    this.stored = orgId === undefined ? { streamId, database } : { streamId, database, orgId };
+    await this.ctx.storage.put("target", this.stored);
+  }
+
+  private serviceContext(database: string) {
+    return createServiceContext({ env: this.env, requestId: newId(), database });
   }
 }
 

@@ -5,8 +5,9 @@
  *
  * A batch is the entries after `delivered_through`, up to 100 with consecutive sequences, one §14
  * record a line (exactly as the audit log API serves it), signed as Standard Webhooks with
- * `webhook-id` `<stream>.<first sequence>`; a retry sends the same entries under the same id
- * (`retry_through`), so a receiver that keeps what it got by `webhook-id` loses nothing. A `2xx` within 10 s
+ * `webhook-id` `<stream>.<first sequence>`; the batch's extent is recorded (`retry_through`) before
+ * it is first sent, and every later send of that id carries the same entries, so a receiver that
+ * keeps what it got by `webhook-id` loses nothing. A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
  * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
  * failed attempt, tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
@@ -19,6 +20,8 @@ import { auditLog, auditStreams } from "../../db/schema";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptSignedPost } from "../../webhooks/deliver";
 import { toAuditEntryRecord } from "./log";
+
+export { homeDatabaseOf } from "../directory";
 
 /** The most entries a batch holds (§30). */
 export const STREAM_BATCH_ENTRIES = 100;
@@ -40,7 +43,12 @@ type EntryRow = typeof auditLog.$inferSelect;
 
 /**
  * The stream and its next batch in one round trip: the first 100 entries after its position, fewer
- * when their free text passes STREAM_BATCH_BYTES (never fewer than one).
+ * when their free text passes STREAM_BATCH_BYTES (never fewer than one). A new batch's last
+ * sequence is claimed (`retry_through`) in the same step, before anything is sent: whatever
+ * happens to its attempt (a failure, an acknowledgement that could not be recorded, a crash, a
+ * move's switch), its `webhook-id` is sent again with exactly these entries, never more or fewer.
+ * In a database the organization is leaving (a move's fence), the claim is refused and nothing is
+ * sent from there.
  */
 async function readNext(
   ctx: ServiceContext,
@@ -48,18 +56,29 @@ async function readNext(
 ): Promise<{ stream?: StreamRow; entries: EntryRow[] }> {
   const { db } = ctx;
   const position = sql`(SELECT delivered_through FROM audit_streams WHERE id = ${streamId})`;
-  // A failed batch's retry: no entry past that batch's last (`retry_through`), while it is ahead.
+  // The claimed batch's last entry (`retry_through`), while it is ahead of the position.
   const bound = sql`(SELECT CASE WHEN retry_through > delivered_through THEN retry_through END FROM audit_streams WHERE id = ${streamId})`;
   const org = sql`(SELECT org_id FROM audit_streams WHERE id = ${streamId})`;
   const size = sql.raw("length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024");
-  const [streams, entries] = await db.batch([
+  const batch = sql`SELECT id, sequence FROM (SELECT id, sequence, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} AND (${bound} IS NULL OR sequence <= ${bound}) ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES}`;
+  const [, streams, entries] = await db.batch([
+    db
+      .update(auditStreams)
+      .set({ retryThrough: sql`(SELECT max(sequence) FROM (${batch}))` })
+      .where(
+        and(
+          eq(auditStreams.id, streamId),
+          eq(auditStreams.enabled, true),
+          sql`(${auditStreams.retryThrough} IS NULL OR ${auditStreams.retryThrough} <= ${auditStreams.deliveredThrough})`,
+          sql`(${auditStreams.nextAttemptAt} IS NULL OR ${auditStreams.nextAttemptAt} <= ${nowIso()})`,
+          sql`EXISTS (${batch})`,
+        ),
+      ),
     db.select().from(auditStreams).where(eq(auditStreams.id, streamId)),
     db
       .select()
       .from(auditLog)
-      .where(
-        sql`${auditLog.id} IN (SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} AND (${bound} IS NULL OR sequence <= ${bound}) ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES})`,
-      )
+      .where(sql`${auditLog.id} IN (SELECT id FROM (${batch}))`)
       .orderBy(auditLog.sequence),
   ]);
   return { stream: streams[0], entries };

@@ -48,14 +48,17 @@ export async function wakeOrgStreams(ctx: ServiceContext, orgId: string): Promis
     .from(auditStreams)
     .where(and(eq(auditStreams.orgId, orgId), eq(auditStreams.enabled, true)))
     .all();
-  await Promise.all(streams.map(({ id }) => wakeStream(ctx, id)));
+  await Promise.all(streams.map(({ id }) => wakeStream(ctx, id, orgId)));
   return streams.length;
 }
 
-/** Wakes one stream's object, telling it the database its stream is in. */
-export function wakeStream(ctx: ServiceContext, streamId: string): Promise<void> {
+/**
+ * Wakes one stream's object, telling it its organization and the database the stream was found in
+ * (the object sends from where the directory says the organization is when it runs).
+ */
+export function wakeStream(ctx: ServiceContext, streamId: string, orgId: string): Promise<void> {
   const objects = ctx.auditStreams;
-  return objects.get(objects.idFromName(streamId)).wake({ streamId, database: ctx.database });
+  return objects.get(objects.idFromName(streamId)).wake({ streamId, database: ctx.database, orgId });
 }
 
 /**
@@ -66,7 +69,7 @@ export function wakeStream(ctx: ServiceContext, streamId: string): Promise<void>
  */
 export async function wakeLaggingStreams(ctx: ServiceContext, nowMs = Date.now()): Promise<number> {
   const lagging = await ctx.db
-    .select({ id: auditStreams.id })
+    .select({ id: auditStreams.id, orgId: auditStreams.orgId })
     .from(auditStreams)
     .where(
       and(
@@ -77,6 +80,6 @@ export async function wakeLaggingStreams(ctx: ServiceContext, nowMs = Date.now()
       ),
     )
     .all();
-  await Promise.all(lagging.map(({ id }) => wakeStream(ctx, id)));
+  await Promise.all(lagging.map(({ id, orgId }) => wakeStream(ctx, id, orgId)));
   return lagging.length;
 }

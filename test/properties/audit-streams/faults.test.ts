@@ -101,6 +101,56 @@ describe("faults", () => {
     });
   }, 60_000);
 
+  it("a batch whose acknowledgement was lost is sent again with exactly its entries: one webhook-id, one body, whatever was written meanwhile", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    const stream = await createStream(owner, url, { enabled: false });
+    const trigger = `refuse_acks_${stream.id}`;
+    // Every acknowledgement's write fails until the trigger is dropped: the first batch is sent
+    // again and again (every 200 ms here) while more entries are written behind it.
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF delivered_through ON audit_streams WHEN NEW.id = '${stream.id}' AND NEW.delivered_through > OLD.delivered_through BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    );
+    try {
+      await request("PATCH", `/v1/audit-streams/${stream.id}`, { key: owner.key, body: { enabled: true } });
+      await eventually(
+        () => batches(bucket),
+        (list) => list.length > 0,
+      );
+      for (let i = 0; i < 3; i++) {
+        const res = await request("POST", "/v1/projects", {
+          key: owner.key,
+          body: { name: unique("behind") },
+        });
+        expect(res.status, res.raw).toBe(201);
+      }
+      await eventually(
+        () => batches(bucket),
+        (list) => list.length >= 3,
+      );
+    } finally {
+      await env.DB.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+    }
+    const done = await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+      45_000,
+    );
+    const got = await batches(bucket);
+    const bodies = new Map<string, Set<string>>();
+    for (const batch of got) bodies.set(batch.id, (bodies.get(batch.id) ?? new Set()).add(batch.body));
+    expect(got.filter((batch) => batch.id === got[0]?.id).length).toBeGreaterThanOrEqual(3);
+    expect([...bodies].filter(([, set]) => set.size > 1).map(([id]) => id)).toEqual([]);
+    // The entries written behind the first batch went in batches of their own, under their own ids.
+    expect(new Set(got.map((batch) => batch.id)).size).toBeGreaterThanOrEqual(2);
+    expect([...new Set(await sequencesReceived(bucket))]).toEqual(
+      Array.from(
+        { length: done.delivered_through - stream.delivered_through },
+        (_, i) => stream.delivered_through + 1 + i,
+      ),
+    );
+  }, 60_000);
+
   it("the cron wakes a stream behind its log whose wake-up was lost", async () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();

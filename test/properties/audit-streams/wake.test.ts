@@ -9,6 +9,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AuditStream } from "../../../src/audit-stream/object";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
+import { request } from "../../helpers/api";
 import {
   createStream,
   eventually,
@@ -53,6 +54,61 @@ describe("waking an organization's streams from the queue", () => {
         (s) => s.pending === 0,
       );
       expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
+    }
+  });
+
+  it("a wake-up that names a database the organization is not in (one sent before a move switched) sends nothing from there: the run sends from where the directory says it is", async () => {
+    const { owner } = await createOrgWithOwner();
+    const [home, elsewhere] = [receiverBucket(), receiverBucket()];
+    const stream = await createStream(owner, home.url, { from: "start" });
+    await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+    );
+    // What a database the organization left still holds (a move's source before its clean-up):
+    // the stream, behind, sending elsewhere, and an entry the organization's log does not have.
+    const row = await env.DB.prepare("SELECT * FROM audit_streams WHERE id = ?").bind(stream.id).first();
+    const entry = await env.DB.prepare("SELECT * FROM audit_log WHERE org_id = ? AND sequence = 1")
+      .bind(owner.orgId)
+      .first();
+    const copy = async (table: string, values: Record<string, unknown>) => {
+      const columns = Object.keys(values);
+      await env.DB_ORG_2.prepare(
+        `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      )
+        .bind(...Object.values(values))
+        .run();
+    };
+    const org = await env.DB.prepare("SELECT * FROM organizations WHERE id = ?").bind(owner.orgId).first();
+    await copy("organizations", { ...org });
+    await copy("audit_streams", { ...row, url: elsewhere.url, delivered_through: 0 });
+    await copy("audit_log", {
+      ...entry,
+      id: `al_stale${crypto.randomUUID().slice(0, 8)}`,
+      action: "stale.copy",
+    });
+    const object = env.AUDIT_STREAMS.get(env.AUDIT_STREAMS.idFromName(stream.id));
+    const stored = () =>
+      runInDurableObject(object, (_instance: AuditStream, state) =>
+        state.storage.get<{ database: string }>("target"),
+      );
+    try {
+      await object.wake({ streamId: stream.id, database: "DB_ORG_2", orgId: owner.orgId });
+      // Its run asked the directory and keeps the organization's database from then on.
+      expect((await eventually(stored, (target) => target?.database === "DB"))?.database).toBe("DB");
+      const after = await request("POST", "/v1/projects", { key: owner.key, body: { name: "after-wake" } });
+      expect(after.status, after.raw).toBe(201);
+      const done = await eventually(
+        () => readStream(owner, stream.id),
+        (s) => s.pending === 0,
+      );
+      expect((await sequencesReceived(home.bucket)).at(-1)).toBe(done.delivered_through);
+      expect(await sequencesReceived(elsewhere.bucket)).toEqual([]);
+    } finally {
+      await env.DB_ORG_2.prepare("DELETE FROM audit_log WHERE org_id = ?").bind(owner.orgId).run();
+      await env.DB_ORG_2.prepare("DELETE FROM audit_streams WHERE id = ?").bind(stream.id).run();
+      await env.DB_ORG_2.prepare("DELETE FROM org_limits WHERE org_id = ?").bind(owner.orgId).run();
+      await env.DB_ORG_2.prepare("DELETE FROM organizations WHERE id = ?").bind(owner.orgId).run();
     }
   });
 
