@@ -14,20 +14,12 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createMiddleware } from "hono/factory";
 import type { ServiceContext } from "../context";
-import { DIRECTORY } from "../db/databases";
 import { forgetLocations, knownLocation, rememberLocation } from "../db/locations";
-import {
-  apiKeys,
-  deployments,
-  environments,
-  organizations,
-  projects,
-  stackResources,
-  stacks,
-} from "../db/schema";
+import { apiKeys, deployments, environments, projects, stackResources, stacks } from "../db/schema";
 import { PRIMARY } from "../db/session";
 import { isOrganizationMoved } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { homeDatabaseOf } from "../services/directory";
 
 type Located = { table: SQLiteTable; id: SQLiteColumn; orgId: SQLiteColumn | SQL<unknown> };
 
@@ -74,7 +66,7 @@ async function locate(ctx: ServiceContext, kind: string, id: string): Promise<st
   if (orgDatabases.length === 1) return orgDatabases[0];
   let database: string | undefined;
   if (kind === "orgs") {
-    database = await databaseOf(ctx, id);
+    database = await homeDatabaseOf(ctx, id);
   } else {
     const located = INSIDE[kind];
     if (!located) return undefined;
@@ -90,19 +82,9 @@ async function locate(ctx: ServiceContext, kind: string, id: string): Promise<st
     );
     const holders = orgDatabases.filter((_, i) => hits[i] !== undefined);
     const orgId = hits.find((hit) => hit !== undefined)?.orgId;
-    database = holders.length > 1 && typeof orgId === "string" ? await databaseOf(ctx, orgId) : holders[0];
+    database =
+      holders.length > 1 && typeof orgId === "string" ? await homeDatabaseOf(ctx, orgId) : holders[0];
   }
   if (database) rememberLocation(cacheKey, database, now);
   return database;
-}
-
-/** The database the directory names for an organization. */
-async function databaseOf(ctx: ServiceContext, orgId: string): Promise<string | undefined> {
-  const row = await ctx
-    .openSession(PRIMARY, DIRECTORY)
-    .db.select({ database: organizations.database })
-    .from(organizations)
-    .where(eq(organizations.id, orgId))
-    .get();
-  return row?.database;
 }

@@ -45,8 +45,10 @@ export function directoryDb(ctx: ServiceContext): Db {
  * changes it at its switch), or undefined when there is no such organization.
  */
 export async function homeDatabaseOf(ctx: ServiceContext, orgId: string): Promise<string | undefined> {
-  const row = await directoryDb(ctx)
-    .select({ database: organizations.database })
+  // From the primary whatever `ctx`'s session: a replica may not have seen a switch yet.
+  const row = await ctx
+    .openSession(PRIMARY, DIRECTORY)
+    .db.select({ database: organizations.database })
     .from(organizations)
     .where(eq(organizations.id, orgId))
     .get();
