@@ -32,9 +32,11 @@ const MIGRATIONS: readonly Migration[] = [
       "CREATE TABLE IF NOT EXISTS timers (deployment_id TEXT PRIMARY KEY, at INTEGER NOT NULL, database TEXT NOT NULL)",
     ],
   },
+  // The deployment's organization: a timer settles where the directory says it is when it fires.
+  { version: 2, sql: ["ALTER TABLE timers ADD COLUMN org_id TEXT"] },
 ];
 
-type Timer = { deployment_id: string; at: number; database: string };
+type Timer = { deployment_id: string; at: number; database: string; org_id: string | null };
 
 /**
  * The gate's settling, loaded on the first alarm, not when the Worker starts: every isolate
@@ -52,14 +54,19 @@ export class EnvironmentGate extends DurableObject<Env> {
     this.ready = true;
   }
 
-  /** Settle `deploymentId` (of organization database `database`) at `atMs`. */
-  async schedule(deploymentId: string, atMs: number, database: string): Promise<void> {
+  /**
+   * Settle `deploymentId` (of organization `orgId`, found in database `database`) at `atMs`. A call
+   * made just before its organization's move switched can arrive after the switch's `rehome`: the
+   * timer then names the database the organization left, and the alarm asks the directory instead.
+   */
+  async schedule(deploymentId: string, atMs: number, database: string, orgId?: string): Promise<void> {
     this.setUp();
     this.ctx.storage.sql.exec(
-      "INSERT INTO timers (deployment_id, at, database) VALUES (?, ?, ?) ON CONFLICT (deployment_id) DO UPDATE SET at = excluded.at, database = excluded.database",
+      "INSERT INTO timers (deployment_id, at, database, org_id) VALUES (?, ?, ?, ?) ON CONFLICT (deployment_id) DO UPDATE SET at = excluded.at, database = excluded.database, org_id = excluded.org_id",
       deploymentId,
       atMs,
       database,
+      orgId ?? null,
     );
     await this.arm();
   }
@@ -95,16 +102,29 @@ export class EnvironmentGate extends DurableObject<Env> {
     const now = Date.now();
     const due = this.ctx.storage.sql
       .exec<Timer>(
-        "SELECT deployment_id, at, database FROM timers WHERE at <= ? ORDER BY at, deployment_id",
+        "SELECT deployment_id, at, database, org_id FROM timers WHERE at <= ? ORDER BY at, deployment_id",
         now,
       )
       .toArray();
     let failed: unknown;
-    const { settleGate } = await loadGate();
+    const { settleGate, homeDatabaseOf } = await loadGate();
+    // Where each organization is now, one directory read a run: a timer scheduled just before a
+    // move switched names the database the organization left.
+    const homes = new Map<string, Promise<string | undefined>>();
+    const homeOf = (timer: Timer) => {
+      if (!timer.org_id) return Promise.resolve(timer.database);
+      let home = homes.get(timer.org_id);
+      if (!home) {
+        home = homeDatabaseOf(this.serviceContext(timer.database), timer.org_id);
+        homes.set(timer.org_id, home);
+      }
+      return home;
+    };
     for (const timer of due) {
-      const ctx = createServiceContext({ env: this.env, requestId: newId(), database: timer.database });
       try {
-        await settleGate(ctx, timer.deployment_id);
+        const home = await homeOf(timer);
+        // No such organization any more: nothing of it is left to settle.
+        if (home !== undefined) await settleGate(this.serviceContext(home), timer.deployment_id);
         this.ctx.storage.sql.exec(
           "DELETE FROM timers WHERE deployment_id = ? AND at = ?",
           timer.deployment_id,
@@ -120,5 +140,9 @@ export class EnvironmentGate extends DurableObject<Env> {
     }
     await this.arm();
     if (failed) throw failed;
+  }
+
+  private serviceContext(database: string) {
+    return createServiceContext({ env: this.env, requestId: newId(), database });
   }
 }

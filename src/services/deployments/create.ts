@@ -249,7 +249,7 @@ export async function insertDeployment(
     gate: made_?.gate ?? null,
   });
   if (record.status === "waiting") publishAfterCommit(ctx, waiting.id);
-  await afterCreate(ctx, record, made_?.checkDeadlines ?? null, made_?.concurrency ?? null);
+  await afterCreate(ctx, record, made_?.checkDeadlines ?? null, made_?.concurrency ?? null, place.orgId);
   return record;
 }
 

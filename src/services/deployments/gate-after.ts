@@ -43,12 +43,13 @@ export async function afterCreate(
   record: DeploymentRecord,
   checkDeadlines: DeploymentRow["checkDeadlines"],
   concurrency: string | null,
+  orgId: string | null,
 ) {
-  const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at };
+  const row = { environmentId: record.environment_id, id: record.id, createdAt: record.created_at, orgId };
   const due = nextDue({ status: record.status, gate: record.gate, checkDeadlines });
   if (due !== null) {
     await afterCommit(ctx, "wait timer", row.id, () =>
-      scheduleGateTimer(ctx, row.environmentId, row.id, due),
+      scheduleGateTimer(ctx, row.environmentId, row.id, due, row.orgId),
     );
   }
   if (record.status === "queued" && concurrency === "supersede") {

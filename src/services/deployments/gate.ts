@@ -48,6 +48,9 @@ import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timelin
 import { plannedCancel, transitionedColumns } from "./transition-plan";
 import { cancelAsConsequence } from "./transitions";
 
+/** For the gate object's alarm (src/gate/object.ts), which loads this module: where an organization is now. */
+export { homeDatabaseOf } from "../directory";
+
 /** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
 export function blockedBy(
   gate: DeploymentGate,
@@ -268,7 +271,7 @@ export function decidedAtOnce(
 /** A deployment still waiting for its timer or a check's deadline has the environment's gate object hold it. */
 async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void> {
   const due = nextDue(row);
-  if (due !== null) await scheduleGateTimer(ctx, row.environmentId, row.id, due);
+  if (due !== null) await scheduleGateTimer(ctx, row.environmentId, row.id, due, row.orgId);
 }
 
 /** The waiting deployments of an environment, settled (an unlock, a timer's environment). */

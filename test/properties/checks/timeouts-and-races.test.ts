@@ -152,6 +152,21 @@ describe("what a crash cut short after a conclusion committed", () => {
     expect((await rowOf(fresh.id)).status).toBe("waiting");
   });
 
+  it("a timer that names a database its organization is not in (scheduled just before a move switched) settles where the directory says it is, on time", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "pass" }]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const at = await dueIn(d.id, "e2e", 200);
+    // As a create's or a settling's call does, but naming the other database (a move's source).
+    await env.ENVIRONMENT_GATES.get(env.ENVIRONMENT_GATES.idFromName(w.environmentId)).schedule(
+      d.id,
+      Date.parse(at),
+      "DB_ORG_2",
+      w.owner.orgId,
+    );
+    await until("released", async () => (await rowOf(d.id)).status === "queued");
+    expect((await rowOf(d.id)).gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
+  });
+
   it("a check a minute past its deadline whose timer was lost: the cron concludes it", async () => {
     const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "pass" }]);
     const d = await engineCreateOk(w.environmentId, [w.stack.id]);
