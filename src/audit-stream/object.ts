@@ -12,6 +12,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext } from "../context";
+import { homeDatabaseOf } from "../db/databases";
 import { loggableError } from "../errors";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
@@ -51,13 +52,11 @@ export class AuditStream extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const target = await this.ctx.storage.get<Target>("target");
     if (!target) return;
-    const { deliverStream, homeDatabaseOf, STREAM_RETRY_MS } = await loadStreamDelivery();
+    const { deliverStream, STREAM_RETRY_MS } = await loadStreamDelivery();
     const schedule = retrySchedule(this.env) ?? STREAM_RETRY_MS;
     let next: { at: number } | null;
     try {
-      const database = target.orgId
-        ? await homeDatabaseOf(this.serviceContext(target.database), target.orgId)
-        : target.database;
+      const database = target.orgId ? await homeDatabaseOf(this.env, target.orgId) : target.database;
       // No such organization: its streams went with it.
       if (database === undefined) return;
       if (database !== target.database) await this.remember({ ...target, database });

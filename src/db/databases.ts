@@ -49,6 +49,20 @@ export function d1Of(env: Env, name: string): D1Database {
 }
 
 /**
+ * The database the directory names for the organization `orgId` now (API_CONTRACT §32: a move
+ * changes it at its switch), read from the directory's primary; undefined when there is no such
+ * organization. For the objects that keep an organization's timers and sends (the gates, the audit
+ * streams): a call made just before a move switched can name the database the organization left.
+ */
+export async function homeDatabaseOf(env: Env, orgId: string): Promise<string | undefined> {
+  const row = await d1Of(env, DIRECTORY)
+    .prepare("SELECT database FROM organizations WHERE id = ?")
+    .bind(orgId)
+    .first<{ database: string }>();
+  return row?.database;
+}
+
+/**
  * An organization whose database is not bound to this Worker (a misconfiguration, or a database
  * being moved): its requests fail, and only its own.
  */

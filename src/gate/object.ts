@@ -19,6 +19,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext } from "../context";
+import { homeDatabaseOf } from "../db/databases";
 import { loggableError } from "../errors";
 import { type Migration, migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
@@ -107,22 +108,12 @@ export class EnvironmentGate extends DurableObject<Env> {
       )
       .toArray();
     let failed: unknown;
-    const { settleGate, homeDatabaseOf } = await loadGate();
-    // Where each organization is now, one directory read a run: a timer scheduled just before a
-    // move switched names the database the organization left.
-    const homes = new Map<string, Promise<string | undefined>>();
-    const homeOf = (timer: Timer) => {
-      if (!timer.org_id) return Promise.resolve(timer.database);
-      let home = homes.get(timer.org_id);
-      if (!home) {
-        home = homeDatabaseOf(this.serviceContext(timer.database), timer.org_id);
-        homes.set(timer.org_id, home);
-      }
-      return home;
-    };
+    const { settleGate } = await loadGate();
     for (const timer of due) {
       try {
-        const home = await homeOf(timer);
+        // Where the organization is now: a timer scheduled just before a move switched names the
+        // database it left.
+        const home = timer.org_id ? await homeDatabaseOf(this.env, timer.org_id) : timer.database;
         // No such organization any more: nothing of it is left to settle.
         if (home !== undefined) await settleGate(this.serviceContext(home), timer.deployment_id);
         this.ctx.storage.sql.exec(

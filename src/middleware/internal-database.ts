@@ -14,12 +14,12 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createMiddleware } from "hono/factory";
 import type { ServiceContext } from "../context";
+import { homeDatabaseOf } from "../db/databases";
 import { forgetLocations, knownLocation, rememberLocation } from "../db/locations";
 import { apiKeys, deployments, environments, projects, stackResources, stacks } from "../db/schema";
 import { PRIMARY } from "../db/session";
 import { isOrganizationMoved } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { homeDatabaseOf } from "../services/directory";
 
 type Located = { table: SQLiteTable; id: SQLiteColumn; orgId: SQLiteColumn | SQL<unknown> };
 
@@ -41,7 +41,7 @@ export const internalDatabase = createMiddleware<AppEnv>(async (c, next) => {
   const kind = declared[3];
   const param = declared[4];
   if (kind && param?.startsWith("{")) {
-    const database = await locate(c.get("ctx"), kind, pathId(c.req.url));
+    const database = await locate(c.env, c.get("ctx"), kind, pathId(c.req.url));
     if (database) c.set("internalDatabase", database);
   }
   await next();
@@ -57,7 +57,7 @@ function pathId(url: string): string {
   }
 }
 
-async function locate(ctx: ServiceContext, kind: string, id: string): Promise<string | undefined> {
+async function locate(env: Env, ctx: ServiceContext, kind: string, id: string): Promise<string | undefined> {
   const cacheKey = `${kind}/${id}`;
   const now = Date.now();
   const known = knownLocation(cacheKey, now);
@@ -66,7 +66,7 @@ async function locate(ctx: ServiceContext, kind: string, id: string): Promise<st
   if (orgDatabases.length === 1) return orgDatabases[0];
   let database: string | undefined;
   if (kind === "orgs") {
-    database = await homeDatabaseOf(ctx, id);
+    database = await homeDatabaseOf(env, id);
   } else {
     const located = INSIDE[kind];
     if (!located) return undefined;
@@ -83,7 +83,7 @@ async function locate(ctx: ServiceContext, kind: string, id: string): Promise<st
     const holders = orgDatabases.filter((_, i) => hits[i] !== undefined);
     const orgId = hits.find((hit) => hit !== undefined)?.orgId;
     database =
-      holders.length > 1 && typeof orgId === "string" ? await homeDatabaseOf(ctx, orgId) : holders[0];
+      holders.length > 1 && typeof orgId === "string" ? await homeDatabaseOf(env, orgId) : holders[0];
   }
   if (database) rememberLocation(cacheKey, database, now);
   return database;

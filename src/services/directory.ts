@@ -41,21 +41,6 @@ export function directoryDb(ctx: ServiceContext): Db {
 }
 
 /**
- * The database the directory names for the organization `orgId` now (API_CONTRACT §32: a move
- * changes it at its switch), or undefined when there is no such organization.
- */
-export async function homeDatabaseOf(ctx: ServiceContext, orgId: string): Promise<string | undefined> {
-  // From the primary whatever `ctx`'s session: a replica may not have seen a switch yet.
-  const row = await ctx
-    .openSession(PRIMARY, DIRECTORY)
-    .db.select({ database: organizations.database })
-    .from(organizations)
-    .where(eq(organizations.id, orgId))
-    .get();
-  return row?.database;
-}
-
-/**
  * Writes `org` (statements of `ctx`'s database) and `directory` (statements of the directory),
  * `first` the side a crash between them must leave invisible. Returns the results of `org`'s
  * statements, in order.

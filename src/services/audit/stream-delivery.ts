@@ -21,8 +21,6 @@ import { nowIso, toIso } from "../../lib/time";
 import { attemptSignedPost } from "../../webhooks/deliver";
 import { toAuditEntryRecord } from "./log";
 
-export { homeDatabaseOf } from "../directory";
-
 /** The most entries a batch holds (§30). */
 export const STREAM_BATCH_ENTRIES = 100;
 /** The most bytes of entries' `changes` and other free text a batch carries, but its first entry. */

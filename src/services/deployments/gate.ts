@@ -48,9 +48,6 @@ import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timelin
 import { plannedCancel, transitionedColumns } from "./transition-plan";
 import { cancelAsConsequence } from "./transitions";
 
-/** For the gate object's alarm (src/gate/object.ts), which loads this module: where an organization is now. */
-export { homeDatabaseOf } from "../directory";
-
 /** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
 export function blockedBy(
   gate: DeploymentGate,
