@@ -16,7 +16,7 @@ import {
   sequencesReceived,
 } from "../../helpers/audit-streams";
 import { runCron } from "../../helpers/cron";
-import { createOrgWithOwner, unique } from "../../helpers/factories";
+import { type Caller, createOrgWithOwner, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { allowTheLocalReceiver } from "../../helpers/webhooks";
 
@@ -25,6 +25,32 @@ const errors = captureLogs("error");
 captureLogs("log");
 
 const streamObject = (id: string) => env.AUDIT_STREAMS.get(env.AUDIT_STREAMS.idFromName(id));
+
+/**
+ * Enables the stream with every write of an acknowledgement refused (D1 unreachable, say) until
+ * its first batch has arrived and `during` has run; then lets them through.
+ */
+async function withAcksRefused(
+  owner: Caller,
+  bucket: string,
+  streamId: string,
+  during: () => Promise<unknown>,
+) {
+  const trigger = `refuse_acks_${streamId}`;
+  await env.DB.exec(
+    `CREATE TRIGGER ${trigger} BEFORE UPDATE OF delivered_through ON audit_streams WHEN NEW.id = '${streamId}' AND NEW.delivered_through > OLD.delivered_through BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+  );
+  try {
+    await request("PATCH", `/v1/audit-streams/${streamId}`, { key: owner.key, body: { enabled: true } });
+    await eventually(
+      () => batches(bucket),
+      (list) => list.length > 0,
+    );
+    await during();
+  } finally {
+    await env.DB.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+  }
+}
 
 describe("faults", () => {
   it("its object killed while a batch is in flight: the batch is sent again, nothing skipped", async () => {
@@ -63,24 +89,13 @@ describe("faults", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url, { enabled: false });
-    const trigger = `refuse_ack_${stream.id}`;
-    // The first acknowledgement's write fails (D1 unreachable, say); the trigger then removes itself.
-    await env.DB.exec(
-      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF delivered_through ON audit_streams WHEN NEW.id = '${stream.id}' AND NEW.delivered_through > OLD.delivered_through BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
-    );
-    try {
-      await request("PATCH", `/v1/audit-streams/${stream.id}`, { key: owner.key, body: { enabled: true } });
-      await eventually(
-        () => batches(bucket),
-        (list) => list.length > 0,
-      );
-      await eventually(
+    // Its first acknowledgement's write fails (D1 unreachable, say), and is retried.
+    await withAcksRefused(owner, bucket, stream.id, () =>
+      eventually(
         async () => errors.lines().filter((l) => l.msg === "audit stream run failed; retried"),
         (lines) => lines.length > 0,
-      );
-    } finally {
-      await env.DB.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
-    }
+      ),
+    );
     const done = await eventually(
       () => readStream(owner, stream.id),
       (s) => s.pending === 0,
@@ -105,18 +120,9 @@ describe("faults", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url, { enabled: false });
-    const trigger = `refuse_acks_${stream.id}`;
-    // Every acknowledgement's write fails until the trigger is dropped: the first batch is sent
-    // again and again (every 200 ms here) while more entries are written behind it.
-    await env.DB.exec(
-      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF delivered_through ON audit_streams WHEN NEW.id = '${stream.id}' AND NEW.delivered_through > OLD.delivered_through BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
-    );
-    try {
-      await request("PATCH", `/v1/audit-streams/${stream.id}`, { key: owner.key, body: { enabled: true } });
-      await eventually(
-        () => batches(bucket),
-        (list) => list.length > 0,
-      );
+    // The first batch is sent again and again (every 200 ms here) while more entries are written
+    // behind it.
+    await withAcksRefused(owner, bucket, stream.id, async () => {
       for (let i = 0; i < 3; i++) {
         const res = await request("POST", "/v1/projects", {
           key: owner.key,
@@ -128,9 +134,7 @@ describe("faults", () => {
         () => batches(bucket),
         (list) => list.length >= 3,
       );
-    } finally {
-      await env.DB.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
-    }
+    });
     const done = await eventually(
       () => readStream(owner, stream.id),
       (s) => s.pending === 0,
