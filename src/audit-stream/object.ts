@@ -7,8 +7,8 @@
  * (src/services/audit/stream-wake.ts) and by the cron's sweep of streams left behind; it sends from
  * its alarm, so a crash mid-run is retried by the runtime, and a batch whose acknowledgement was not
  * recorded is sent again (src/services/audit/stream-delivery.ts: D1 holds the stream's position,
- * this object only which database to read it from). With nothing to send it sets no alarm and costs
- * nothing.
+ * this object only the stream and its organization; each run sends from the database the directory
+ * names for it). With nothing to send it sets no alarm and costs nothing.
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext } from "../context";
@@ -30,7 +30,7 @@ const RUN_BUDGET_MS = 20_000;
 /**
  * The stream, its organization, and the database the wake-up named. A wake-up sent before a move
  * switched (a queue message of a write just before its fence) can arrive after one that names the
- * new database: each run asks the directory where the organization is (`home`), never the wake-up.
+ * new database: each run asks the directory where the organization is (`homeDatabaseOf`), never the wake-up.
  */
 type Target = { streamId: string; database: string; orgId?: string };
 
@@ -60,7 +60,8 @@ export class AuditStream extends DurableObject<Env> {
       // No such organization: its streams went with it.
       if (database === undefined) return;
       if (database !== target.database) await this.remember({ ...target, database });
-      next = await deliverStream(this.serviceContext(database), target.streamId, RUN_BUDGET_MS, schedule);
+      const ctx = createServiceContext({ env: this.env, requestId: newId(), database });
+      next = await deliverStream(ctx, target.streamId, RUN_BUDGET_MS, schedule);
     } catch (err) {
       // D1 failed (a batch may have been sent and its acknowledgement not recorded): the run is
       // tried again shortly, and the batch sent again. A crash that loses this alarm is the
@@ -78,10 +79,6 @@ export class AuditStream extends DurableObject<Env> {
     const { streamId, database, orgId } = target;
     this.stored = orgId === undefined ? { streamId, database } : { streamId, database, orgId };
     await this.ctx.storage.put("target", this.stored);
-  }
-
-  private serviceContext(database: string) {
-    return createServiceContext({ env: this.env, requestId: newId(), database });
   }
 }
 

@@ -115,7 +115,12 @@ export class EnvironmentGate extends DurableObject<Env> {
         // database it left.
         const home = timer.org_id ? await homeDatabaseOf(this.env, timer.org_id) : timer.database;
         // No such organization any more: nothing of it is left to settle.
-        if (home !== undefined) await settleGate(this.serviceContext(home), timer.deployment_id);
+        if (home !== undefined) {
+          await settleGate(
+            createServiceContext({ env: this.env, requestId: newId(), database: home }),
+            timer.deployment_id,
+          );
+        }
         this.ctx.storage.sql.exec(
           "DELETE FROM timers WHERE deployment_id = ? AND at = ?",
           timer.deployment_id,
@@ -131,9 +136,5 @@ export class EnvironmentGate extends DurableObject<Env> {
     }
     await this.arm();
     if (failed) throw failed;
-  }
-
-  private serviceContext(database: string) {
-    return createServiceContext({ env: this.env, requestId: newId(), database });
   }
 }
