@@ -47,6 +47,7 @@ import {
   heldEntries,
   type LaneRow,
   nextDueBesides,
+  rehomeEntry,
   retryEntry,
   soonestDue,
   spendEntry,
@@ -59,6 +60,8 @@ export const MAX_IN_FLIGHT = 10;
 const RUN_MS = 5 * 60_000;
 /** How soon a step that failed (a hand-over to the dead-letter queue, say) is tried again. */
 const RETRY_LATER_MS = 60_000;
+/** How soon an entry whose organization is fenced by a move is looked at again (a switch takes seconds). */
+const HELD_MS = 1000;
 
 export class DeliveryLane extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -218,6 +221,15 @@ export class DeliveryLane extends DurableObject<Env> {
     }
     if (decision.action === "ack") {
       dropEntry(this.sql, row);
+      return;
+    }
+    if (decision.action === "moved") {
+      // Its organization switched databases after this entry was handed over: due at once there.
+      rehomeEntry(this.sql, row, decision.to, Date.now());
+      return;
+    }
+    if (decision.action === "held") {
+      deferEntry(this.sql, row, Date.now() + HELD_MS);
       return;
     }
     ctx.log.warn("webhook delivery failed", { delivery_id: row.delivery_id, ...decision });

@@ -105,6 +105,17 @@ export function deferEntry(sql: SqlStorage, row: EntryKey, at: number): void {
   );
 }
 
+/** The entry's organization is in `database` now: due there at `at`, read from its primary. */
+export function rehomeEntry(sql: SqlStorage, row: EntryKey, database: string, at: number): void {
+  sql.exec(
+    "UPDATE lane SET database = ?, bookmark = NULL, due_at = ? WHERE delivery_id = ? AND series = ?",
+    database,
+    at,
+    row.delivery_id,
+    row.series,
+  );
+}
+
 /** A failed attempt counted: due again at `at`, its first read then starting from `bookmark`. */
 export function retryEntry(sql: SqlStorage, row: EntryKey, at: number, bookmark: string | null): void {
   sql.exec(

@@ -17,7 +17,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { keyedSelection } from "../../db/keyed-select";
-import { deliveryAttempts, events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
+import {
+  deliveryAttempts,
+  events,
+  movingOrgs,
+  notificationIntegrations,
+  projects,
+  webhookDeliveries,
+} from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptDelivery } from "../../webhooks/deliver";
@@ -37,7 +44,14 @@ export type DeliveryDecision =
   | { action: "ack"; reason: string }
   /** `bookmark`: of the session that recorded the outcome, where the retry's first read starts. */
   | { action: "retry"; delaySeconds: number; at: number; bookmark?: string | null }
-  | { action: "dead-letter" };
+  | { action: "dead-letter" }
+  /**
+   * Not attempted here: its organization switched to the database `to` (API_CONTRACT §32), whose
+   * copy of the delivery is the one to send and record. Tried there at once, no attempt counted.
+   */
+  | { action: "moved"; to: string }
+  /** Not attempted: its organization is being moved, here or away (fenced). Tried again in a moment. */
+  | { action: "held" };
 
 /**
  * Attempt `attempt` (1 for the first) of the delivery's series `series`: the lane's (src/delivery-lane/object.ts),
@@ -66,13 +80,25 @@ export async function processDelivery(
       signingSecret: notificationIntegrations.signingSecret,
       previousSecret: notificationIntegrations.previousSigningSecret,
       previousExpiresAt: notificationIntegrations.previousSecretExpiresAt,
+      moveTo: movingOrgs.toDatabase,
+      moveSwitched: movingOrgs.switched,
+      moveFenced: movingOrgs.fenced,
+      moveIncoming: movingOrgs.incoming,
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
     .innerJoin(notificationIntegrations, eq(notificationIntegrations.id, webhookDeliveries.integrationId))
+    .innerJoin(projects, eq(projects.id, notificationIntegrations.projectId))
+    .leftJoin(movingOrgs, eq(movingOrgs.orgId, projects.orgId))
     .where(eq(webhookDeliveries.id, deliveryId))
     .get();
   if (!row) return { action: "ack", reason: "delivery gone (project or integration deleted)" };
+  // The lane was handed this database just before its organization's move switched (a hand-over
+  // that arrived after the switch told the lane the new one): what is here is a copy the fence
+  // keeps from changing. Sent from here, its outcome could not be recorded, and the receiver would
+  // get it again from the new database; while the fence holds, nothing is sent at all.
+  if (row.moveSwitched && row.moveTo) return { action: "moved", to: row.moveTo };
+  if (row.moveFenced || row.moveIncoming) return { action: "held" };
   // A redeliver or recover started a newer series; this attempt's series is over.
   if (row.series !== series) return { action: "ack", reason: "superseded by a newer series" };
   // A delivery handed over again must not send again what was already received or given up on.

@@ -4,6 +4,7 @@
  * stream delivers every sequence from 1 to its last, the move's two entries in their places, and
  * stays caught up; both objects now read the organization where it is.
  */
+import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
@@ -16,9 +17,19 @@ import {
 } from "../../helpers/audit-streams";
 import { createOrgWithOwnerIn } from "../../helpers/databases";
 import { deploy, reportOk } from "../../helpers/engine";
-import { createProject, createStack, unique } from "../../helpers/factories";
+import { createOwnedProject, createProject, createStack, unique } from "../../helpers/factories";
 import { auditActions, moveOrg } from "../../helpers/moves";
-import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../../helpers/webhooks";
+import {
+  allowTheLocalReceiver,
+  eventually,
+  hook,
+  integrate,
+  laneEntries,
+  laneOf,
+  received,
+  writeDelivery,
+  writeEvent,
+} from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
 
@@ -85,4 +96,101 @@ describe("webhooks and audit streams across a move", () => {
       expect((await readStream(owner, stream.id)).delivered_through).toBe(last + 1);
     }, 90_000);
   }
+});
+
+describe("a delivery handed to its lane naming a database its organization is leaving or left", () => {
+  /** An organization in DB with an integration to a fresh bucket, and a delivery pending there that no lane holds. */
+  async function pendingDelivery() {
+    const { org, project } = await createOwnedProject();
+    const bucket = unique("moving");
+    const integration = await integrate(project.id, hook(bucket), { changelog: true });
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id);
+    return {
+      orgId: org.id,
+      projectId: project.id,
+      bucket,
+      integrationId: integration.id,
+      eventId: event.id,
+      deliveryId,
+    };
+  }
+  const deliveryIn = (database: D1Database, id: string) =>
+    database
+      .prepare("SELECT status, attempts FROM webhook_deliveries WHERE id = ?")
+      .bind(id)
+      .first<{ status: string; attempts: number }>();
+  const handOver = (integrationId: string, deliveryId: string, database: string) =>
+    laneOf(integrationId).schedule([{ deliveryId, series: 0, manual: false, database }]);
+
+  it("a source that switched (a hand-over sent just before the fence, arriving after the lane was told): sent once, from the new database, and recorded there", async () => {
+    const d = await pendingDelivery();
+    // What the source of a move holds between its switch and its clean-up: a copy of every row,
+    // fenced, marked switched to the database the directory names (here DB, where it lives).
+    const copy = async (table: string, id: string) => {
+      const row = await env.DB.prepare(`SELECT * FROM ${table} WHERE id = ?`).bind(id).first();
+      const columns = Object.keys(row ?? {});
+      await env.DB_ORG_2.prepare(
+        `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      )
+        .bind(...Object.values(row ?? {}))
+        .run();
+    };
+    await copy("organizations", d.orgId);
+    await copy("projects", d.projectId);
+    await copy("notification_integrations", d.integrationId);
+    await copy("events", d.eventId);
+    await copy("webhook_deliveries", d.deliveryId);
+    await env.DB_ORG_2.prepare(
+      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced, switched) VALUES (?, 'test', 'DB', 1, 1)",
+    )
+      .bind(d.orgId)
+      .run();
+    try {
+      expect(await handOver(d.integrationId, d.deliveryId, "DB_ORG_2")).toBe(1);
+      await eventually(async () =>
+        expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "succeeded", attempts: 1 }),
+      );
+      await eventually(async () => expect(await laneEntries(d.integrationId)).toEqual([]));
+      expect((await received(d.bucket)).map((r) => r.headers["webhook-id"])).toEqual([d.eventId]);
+      // The copy was neither sent from nor written to.
+      expect(await deliveryIn(env.DB_ORG_2, d.deliveryId)).toEqual({ status: "pending", attempts: 0 });
+    } finally {
+      await env.DB_ORG_2.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(d.orgId).run();
+      for (const [table, id] of [
+        ["webhook_deliveries", d.deliveryId],
+        ["events", d.eventId],
+        ["notification_integrations", d.integrationId],
+        ["projects", d.projectId],
+        ["organizations", d.orgId],
+      ]) {
+        await env.DB_ORG_2.prepare(`DELETE FROM ${table} WHERE id = ?`).bind(id).run();
+      }
+      await env.DB_ORG_2.prepare("DELETE FROM org_limits WHERE org_id = ?").bind(d.orgId).run();
+    }
+  });
+
+  it("a fenced organization (a switch under way): nothing is sent or counted while the fence holds; once it is lifted, sent once", async () => {
+    const d = await pendingDelivery();
+    await env.DB.prepare(
+      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced) VALUES (?, 'test', 'DB_ORG_2', 1)",
+    )
+      .bind(d.orgId)
+      .run();
+    try {
+      expect(await handOver(d.integrationId, d.deliveryId, "DB")).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await received(d.bucket)).toEqual([]);
+      expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "pending", attempts: 0 });
+      expect((await laneEntries(d.integrationId)).map((e) => [e.deliveryId, e.tries])).toEqual([
+        [d.deliveryId, 0],
+      ]);
+    } finally {
+      await env.DB.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(d.orgId).run();
+    }
+    await eventually(async () =>
+      expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "succeeded", attempts: 1 }),
+    );
+    expect((await received(d.bucket)).map((r) => r.headers["webhook-id"])).toEqual([d.eventId]);
+  });
 });
