@@ -33,7 +33,7 @@ export type Operation = {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** As OpenAPI spells it: `/v1/projects/{project_id}`. */
   path: string;
-  load: () => Promise<Register>;
+  load: () => Promise<{ register: Register }>;
 };
 
 export const op = (method: Operation["method"], path: string, load: Operation["load"]): Operation => ({
@@ -56,7 +56,7 @@ const honoPath = (path: string) => path.replace(/{(\w+)}/g, ":$1");
  * request.
  */
 export const built: (operation: Operation) => Promise<Built> = loadedOncePer(async (operation: Operation) => {
-  const register = await operation.load();
+  const { register } = await operation.load();
   const own = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   register(own);
   const method = operation.method.toUpperCase();
@@ -130,6 +130,6 @@ export const routeOf: RouteLookup = (c) => c.get("operation");
 export async function documentedApp(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
   const registers = await Promise.all(operations.map((o) => o.load()));
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  for (const register of registers) register(app);
+  for (const { register } of registers) register(app);
   return app;
 }

@@ -32,7 +32,7 @@ export const createApiKeyRoute = defineRoute({
   },
 });
 
-export function registerCreateApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createApiKeyRoute, async (c) => {
     const { created, etag } = await createApiKey(callerContext(c), c.req.valid("json"));
     // It carries the key itself: no cache may keep it. Its ETag is the record's, as a GET shows

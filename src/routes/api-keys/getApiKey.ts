@@ -16,7 +16,7 @@ export const getApiKeyRoute = defineRoute({
   responses: { 200: jsonContent(ApiKeySchema, "The key's record.") },
 });
 
-export function registerGetApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getApiKeyRoute, async (c) =>
     c.json(await getApiKey(callerContext(c), c.req.valid("param").id), 200),
   );

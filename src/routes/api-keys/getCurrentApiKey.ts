@@ -19,7 +19,7 @@ export const getCurrentApiKeyRoute = defineRoute({
   responses: { 200: jsonContent(CurrentApiKeySchema, "The calling key.") },
 });
 
-export function registerGetCurrentApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getCurrentApiKeyRoute, async (c) =>
     c.json(CurrentApiKeySchema.parse(await getCurrentApiKey(callerContext(c))), 200),
   );

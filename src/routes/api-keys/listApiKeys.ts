@@ -19,7 +19,7 @@ export const listApiKeysRoute = defineRoute({
   responses: { 200: jsonContent(apiKeyListSchema(), "A page of keys.") },
 });
 
-export function registerListApiKeys(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listApiKeysRoute, async (c) => {
     const { account_id, ...list } = c.req.valid("query");
     const filter = { accountId: account_id };

@@ -21,7 +21,7 @@ export const revokeApiKeyRoute = defineRoute({
   responses: { 204: { description: "Revoked." } },
 });
 
-export function registerRevokeApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(revokeApiKeyRoute, async (c) => {
     await revokeApiKey(callerContext(c), c.req.valid("param").id);
     return c.body(null, 204);

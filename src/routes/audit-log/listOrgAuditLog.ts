@@ -21,7 +21,7 @@ export const listOrgAuditLogRoute = defineRoute({
   responses: { 200: jsonContent(auditEntryListSchema(), "A page of audit entries.") },
 });
 
-export function registerListOrgAuditLog(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgAuditLogRoute, async (c) => {
     const query = c.req.valid("query");
     const filter = {

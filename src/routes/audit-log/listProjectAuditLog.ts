@@ -18,7 +18,7 @@ export const listProjectAuditLogRoute = defineRoute({
   responses: { 200: jsonContent(auditEntryListSchema(), "A page of audit entries.") },
 });
 
-export function registerListProjectAuditLog(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectAuditLogRoute, async (c) => {
     const query = c.req.valid("query");
     const projectId = c.req.valid("param").project_id;

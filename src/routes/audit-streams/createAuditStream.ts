@@ -28,7 +28,7 @@ export const createAuditStreamRoute = defineRoute({
   },
 });
 
-export function registerCreateAuditStream(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createAuditStreamRoute, async (c) => {
     const created = await createAuditStream(
       callerContext(c),

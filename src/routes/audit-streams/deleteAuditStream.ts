@@ -17,7 +17,7 @@ export const deleteAuditStreamRoute = defineRoute({
   responses: { 204: { description: "Deleted." } },
 });
 
-export function registerDeleteAuditStream(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteAuditStreamRoute, async (c) => {
     await deleteAuditStream(callerContext(c), c.req.valid("param").id);
     return c.body(null, 204);

@@ -16,7 +16,7 @@ export const getAuditStreamRoute = defineRoute({
   responses: { 200: jsonContent(AuditStreamSchema, "The stream.") },
 });
 
-export function registerGetAuditStream(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getAuditStreamRoute, async (c) =>
     c.json(await getAuditStream(callerContext(c), c.req.valid("param").id), 200),
   );

@@ -18,7 +18,7 @@ export const listAuditStreamsRoute = defineRoute({
   responses: { 200: jsonContent(auditStreamListSchema(), "A page of streams.") },
 });
 
-export function registerListAuditStreams(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAuditStreamsRoute, async (c) =>
     c.json(
       await listAuditStreams(

@@ -18,7 +18,7 @@ export const replayAuditStreamRoute = defineRoute({
   responses: { 202: jsonContent(AuditStreamSchema, "The stream, back at `from_sequence - 1`.") },
 });
 
-export function registerReplayAuditStream(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(replayAuditStreamRoute, async (c) =>
     c.json(await replayAuditStream(callerContext(c), c.req.valid("param").id, c.req.valid("json")), 202),
   );

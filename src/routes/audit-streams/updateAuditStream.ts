@@ -18,7 +18,7 @@ export const updateAuditStreamRoute = defineRoute({
   responses: { 200: jsonContent(AuditStreamSchema, "The stream as the change left it.") },
 });
 
-export function registerUpdateAuditStream(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateAuditStreamRoute, async (c) =>
     c.json(await updateAuditStream(callerContext(c), c.req.valid("param").id, c.req.valid("json")), 200),
   );

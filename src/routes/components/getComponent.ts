@@ -16,7 +16,7 @@ export const getComponentRoute = defineRoute({
   responses: { 200: jsonContent(ComponentSchema, "The component.") },
 });
 
-export function registerGetComponent(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getComponentRoute, async (c) => {
     const { component_id } = c.req.valid("param");
     return c.json(await getComponent(callerContext(c), component_id), 200);

@@ -23,7 +23,7 @@ export const cancelDeploymentRoute = defineRoute({
   },
 });
 
-export function registerCancelDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(cancelDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
     const deployment = await cancelDeployment(callerContext(c), id);

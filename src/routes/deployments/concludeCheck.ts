@@ -32,7 +32,7 @@ export const concludeCheckRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The deployment, as the conclusion leaves it.") },
 });
 
-export function registerConcludeCheck(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(concludeCheckRoute, async (c) => {
     const { id, name } = c.req.valid("param");
     return c.json(await concludeCheck(callerContext(c), id, name, c.req.valid("json")), 200);

@@ -24,7 +24,7 @@ export const createDeploymentRoute = defineRoute({
   },
 });
 
-export function registerCreateDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createDeploymentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const deployment = await createDeployment(callerContext(c), environment_id, c.req.valid("json"));

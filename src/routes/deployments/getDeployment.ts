@@ -16,7 +16,7 @@ export const getDeploymentRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
 });
 
-export function registerGetDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(await getDeployment(callerContext(c), id), 200);

@@ -21,7 +21,7 @@ export const getDeploymentConfigRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentConfigRecordSchema, "The pinned configuration.") },
 });
 
-export function registerGetDeploymentConfig(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getDeploymentConfigRoute, async (c) => {
     return c.json(await getDeploymentConfig(callerContext(c), c.req.valid("param").id), 200);
   });

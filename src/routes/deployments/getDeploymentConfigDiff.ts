@@ -41,7 +41,7 @@ export const getDeploymentConfigDiffRoute = defineRoute({
   responses: { 200: jsonContent(ConfigDiffSchema, "The changes.") },
 });
 
-export function registerGetDeploymentConfigDiff(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getDeploymentConfigDiffRoute, async (c) => {
     const { id } = c.req.valid("param");
     const { against } = c.req.valid("query");

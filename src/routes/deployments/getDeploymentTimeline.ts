@@ -141,7 +141,7 @@ function followerEvents(follower: Follower, place: StreamPlace | undefined, beat
   };
 }
 
-export function registerGetDeploymentTimeline(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerComponent("parameters", LAST_EVENT_ID_PARAMETER, {
     name: "Last-Event-ID",
     in: "header",

@@ -17,7 +17,7 @@ export const getEnvironmentDeploymentRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
 });
 
-export function registerGetEnvironmentDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentDeploymentRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
     return c.json(await getEnvironmentDeployment(callerContext(c), environment_id, id), 200);

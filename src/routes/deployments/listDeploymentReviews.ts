@@ -21,7 +21,7 @@ export const listDeploymentReviewsRoute = defineRoute({
   responses: { 200: jsonContent(ReviewListSchema, "A page of reviews.") },
 });
 
-export function registerListDeploymentReviews(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listDeploymentReviewsRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listDeploymentReviews(callerContext(c), c.req.valid("param").id, page), 200);

@@ -18,7 +18,7 @@ export const listDeploymentsRoute = defineRoute({
   responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
-export function registerListDeployments(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listDeploymentsRoute, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));

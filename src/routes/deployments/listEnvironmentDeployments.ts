@@ -17,7 +17,7 @@ export const listEnvironmentDeploymentsRoute = defineRoute({
   responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
-export function registerListEnvironmentDeployments(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentDeploymentsRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const query = c.req.valid("query");

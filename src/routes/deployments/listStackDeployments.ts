@@ -17,7 +17,7 @@ export const listStackDeploymentsRoute = defineRoute({
   responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
-export function registerListStackDeployments(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listStackDeploymentsRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     const query = c.req.valid("query");

@@ -29,7 +29,7 @@ export const promoteDeploymentRoute = defineRoute({
   },
 });
 
-export function registerPromoteDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(promoteDeploymentRoute, async (c) => {
     const result = await promoteDeployment(callerContext(c), c.req.valid("param").id, c.req.valid("json"));
     if ("plan" in result) return c.json(result.plan, 200);

@@ -27,7 +27,7 @@ export const redeployDeploymentRoute = defineRoute({
   },
 });
 
-export function registerRedeployDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(redeployDeploymentRoute, async (c) => {
     const deployment = await redeployDeployment(
       callerContext(c),

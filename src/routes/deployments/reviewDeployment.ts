@@ -23,7 +23,7 @@ export const reviewDeploymentRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The deployment, as the review leaves it.") },
 });
 
-export function registerReviewDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(reviewDeploymentRoute, async (c) => {
     return c.json(
       await reviewDeployment(callerContext(c), c.req.valid("param").id, c.req.valid("json")),

@@ -39,7 +39,7 @@ export const waitForDeploymentRoute = defineRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
 });
 
-export function registerWaitForDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(waitForDeploymentRoute, async (c) => {
     const { id } = c.req.valid("param");
     const { timeout } = c.req.valid("query");

@@ -24,7 +24,7 @@ export const createEnvironmentRoute = defineRoute({
   },
 });
 
-export function registerCreateEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createEnvironmentRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const environment = await createEnvironment(callerContext(c), project_id, c.req.valid("json"));

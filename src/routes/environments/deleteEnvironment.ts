@@ -20,7 +20,7 @@ export const deleteEnvironmentRoute = defineRoute({
   responses: { 204: { description: "Deleted." } },
 });
 
-export function registerDeleteEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteEnvironmentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     await deleteEnvironment(callerContext(c), environment_id);

@@ -18,7 +18,7 @@ export const getEnvironmentRoute = defineRoute({
   responses: { 200: jsonContent(EnvironmentSchema, "The environment.") },
 });
 
-export function registerGetEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await getEnvironment(callerContext(c), environment_id), 200);

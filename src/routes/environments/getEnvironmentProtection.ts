@@ -19,7 +19,7 @@ export const getEnvironmentProtectionRoute = defineRoute({
   responses: { 200: jsonContent(ProtectionSchema, "The protection.") },
 });
 
-export function registerGetEnvironmentProtection(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentProtectionRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await getEnvironmentProtection(callerContext(c), environment_id), 200);

@@ -18,7 +18,7 @@ export const listEnvironmentComponentsRoute = defineRoute({
   responses: { 200: jsonContent(componentListSchema(), "A page of components.") },
 });
 
-export function registerListEnvironmentComponents(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentComponentsRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

@@ -18,7 +18,7 @@ export const listEnvironmentStacksRoute = defineRoute({
   responses: { 200: jsonContent(stackListSchema(), "A page of stacks.") },
 });
 
-export function registerListEnvironmentStacks(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentStacksRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

@@ -20,7 +20,7 @@ export const listProjectEnvironmentsRoute = defineRoute({
   responses: { 200: jsonContent(environmentListSchema(), "A page of environments.") },
 });
 
-export function registerListProjectEnvironments(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectEnvironmentsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

@@ -23,7 +23,7 @@ export const lockEnvironmentRoute = defineRoute({
   responses: { 200: jsonContent(ProtectionSchema, "The protection, locked.") },
 });
 
-export function registerLockEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(lockEnvironmentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await lockEnvironment(callerContext(c), environment_id, c.req.valid("json")), 200);

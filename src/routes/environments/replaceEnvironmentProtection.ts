@@ -22,7 +22,7 @@ export const replaceEnvironmentProtectionRoute = defineRoute({
   responses: { 200: jsonContent(ProtectionSchema, "The protection.") },
 });
 
-export function registerReplaceEnvironmentProtection(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceEnvironmentProtectionRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(

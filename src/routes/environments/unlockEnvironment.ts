@@ -19,7 +19,7 @@ export const unlockEnvironmentRoute = defineRoute({
   responses: { 204: { description: "Unlocked." } },
 });
 
-export function registerUnlockEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(unlockEnvironmentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     await unlockEnvironment(callerContext(c), environment_id);

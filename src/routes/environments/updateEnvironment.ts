@@ -18,7 +18,7 @@ export const updateEnvironmentRoute = defineRoute({
   responses: { 200: jsonContent(EnvironmentSchema, "The renamed environment.") },
 });
 
-export function registerUpdateEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateEnvironmentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await updateEnvironment(callerContext(c), environment_id, c.req.valid("json")), 200);

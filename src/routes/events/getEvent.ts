@@ -17,7 +17,7 @@ export const getEventRoute = defineRoute({
   responses: { 200: jsonContent(EventSchema, "The event.") },
 });
 
-export function registerGetEvent(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEventRoute, async (c) => {
     return c.json(await getEvent(callerContext(c), c.req.valid("param").event_id), 200);
   });

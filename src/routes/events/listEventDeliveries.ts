@@ -22,7 +22,7 @@ export const listEventDeliveriesRoute = defineRoute({
   responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
 });
 
-export function registerListEventDeliveries(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEventDeliveriesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listEventDeliveries(callerContext(c), c.req.valid("param").event_id, page), 200);

@@ -22,7 +22,7 @@ export const listProjectEventsRoute = defineRoute({
   responses: { 200: jsonContent(envelope(EventSchema, "EventList"), "A page of events.") },
 });
 
-export function registerListProjectEvents(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectEventsRoute, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, typeFilterKey(query.type));

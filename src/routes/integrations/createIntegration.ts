@@ -31,7 +31,7 @@ export const createIntegrationRoute = defineRoute({
   },
 });
 
-export function registerCreateIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createIntegrationRoute, async (c) => {
     const integration = await createIntegration(
       callerContext(c),

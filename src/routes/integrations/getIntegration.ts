@@ -16,7 +16,7 @@ export const getIntegrationRoute = defineRoute({
   responses: { 200: jsonContent(IntegrationSchema, "The integration.") },
 });
 
-export function registerGetIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     return c.json(await getIntegration(callerContext(c), project_id, integration_id), 200);

@@ -22,7 +22,7 @@ export const listIntegrationDeliveriesRoute = defineRoute({
   responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
 });
 
-export function registerListIntegrationDeliveries(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationDeliveriesRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

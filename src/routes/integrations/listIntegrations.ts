@@ -20,7 +20,7 @@ export const listIntegrationsRoute = defineRoute({
   responses: { 200: jsonContent(integrationListSchema(), "The project's integrations.") },
 });
 
-export function registerListIntegrations(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listIntegrationsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

@@ -24,7 +24,7 @@ export const recoverIntegrationRoute = defineRoute({
   responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },
 });
 
-export function registerRecoverIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(recoverIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const result = await recoverIntegration(

@@ -22,7 +22,7 @@ export const redeliverDeliveryRoute = defineRoute({
   responses: { 202: jsonContent(DeliverySchema, "The delivery, queued again.") },
 });
 
-export function registerRedeliverDelivery(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(redeliverDeliveryRoute, async (c) => {
     const { project_id, integration_id, delivery_id } = c.req.valid("param");
     return c.json(await redeliverDelivery(callerContext(c), project_id, integration_id, delivery_id), 202);

@@ -24,7 +24,7 @@ export const rotateIntegrationSecretRoute = defineRoute({
   responses: { 200: { ...jsonContent(RotatedSecretSchema, "The new secret."), headers: NO_STORE_HEADER } },
 });
 
-export function registerRotateIntegrationSecret(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(rotateIntegrationSecretRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const rotated = await rotateIntegrationSecret(

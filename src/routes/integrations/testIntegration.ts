@@ -23,7 +23,7 @@ export const testIntegrationRoute = defineRoute({
   responses: { 200: jsonContent(TestSendResultSchema, "What the receiver did.") },
 });
 
-export function registerTestIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(testIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const result = await testIntegration(callerContext(c), project_id, integration_id, c.req.valid("json"));

@@ -20,7 +20,7 @@ export const updateIntegrationRoute = defineRoute({
   responses: { 200: jsonContent(IntegrationSchema, "The updated integration.") },
 });
 
-export function registerUpdateIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateIntegrationRoute, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const integration = await updateIntegration(

@@ -21,7 +21,7 @@ export const addProjectMembersRoute = defineRoute({
   responses: { 201: jsonContent(MemberAddResultSchema, "The new members, in request order.") },
 });
 
-export function registerAddProjectMembers(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(addProjectMembersRoute, async (c) => {
     const data = await addProjectMembers(
       callerContext(c),

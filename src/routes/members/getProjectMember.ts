@@ -16,7 +16,7 @@ export const getProjectMemberRoute = defineRoute({
   responses: { 200: jsonContent(MemberSchema, "The member.") },
 });
 
-export function registerGetProjectMember(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
     return c.json(await getProjectMember(callerContext(c), project_id, member_id), 200);

@@ -17,7 +17,7 @@ export const listProjectMembersRoute = defineRoute({
   responses: { 200: jsonContent(memberListSchema(), "A page of members.") },
 });
 
-export function registerListProjectMembers(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectMembersRoute, async (c) => {
     const { role, ...list } = c.req.valid("query");
     const page = pageRequest(list, memberFilterKey(role));

@@ -17,7 +17,7 @@ export const removeProjectMemberRoute = defineRoute({
   responses: { 204: { description: "Removed." } },
 });
 
-export function registerRemoveProjectMember(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(removeProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
     await removeProjectMember(callerContext(c), project_id, member_id);

@@ -20,7 +20,7 @@ export const replaceProjectMemberRoute = defineRoute({
   responses: { 200: jsonContent(MemberSchema, "The member with its new role.") },
 });
 
-export function registerReplaceProjectMember(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectMemberRoute, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
     const member = await replaceProjectMember(callerContext(c), project_id, member_id, c.req.valid("json"));

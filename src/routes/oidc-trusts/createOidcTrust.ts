@@ -31,7 +31,7 @@ export const createOidcTrustRoute = defineRoute({
   },
 });
 
-export function registerCreateOidcTrust(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOidcTrustRoute, async (c) => {
     const { created, etag } = await createOidcTrust(callerContext(c), c.req.valid("json"));
     c.header("ETag", etag);

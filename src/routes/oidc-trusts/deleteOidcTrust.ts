@@ -20,7 +20,7 @@ export const deleteOidcTrustRoute = defineRoute({
   responses: { 204: { description: "Deleted; its keys revoked." } },
 });
 
-export function registerDeleteOidcTrust(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteOidcTrustRoute, async (c) => {
     await deleteOidcTrust(callerContext(c), c.req.valid("param").id);
     return c.body(null, 204);

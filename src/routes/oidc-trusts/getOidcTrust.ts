@@ -16,7 +16,7 @@ export const getOidcTrustRoute = defineRoute({
   responses: { 200: jsonContent(OidcTrustSchema, "The trust.") },
 });
 
-export function registerGetOidcTrust(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getOidcTrustRoute, async (c) =>
     c.json(await getOidcTrust(callerContext(c), c.req.valid("param").id), 200),
   );

@@ -20,7 +20,7 @@ export const listOidcTrustsRoute = defineRoute({
   responses: { 200: jsonContent(oidcTrustListSchema(), "A page of trusts.") },
 });
 
-export function registerListOidcTrusts(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOidcTrustsRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"), oidcTrustFilterKey());
     return c.json(await listOidcTrusts(callerContext(c), page), 200);

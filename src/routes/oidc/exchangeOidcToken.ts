@@ -39,7 +39,7 @@ export const exchangeOidcTokenRoute = defineRoute({
   },
 });
 
-export function registerExchangeOidcToken(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(exchangeOidcTokenRoute, async (c) => {
     const { created, etag } = await exchangeOidcToken(c.get("ctx"), c.req.valid("json"));
     // It carries the key itself: no cache may keep it. Its ETag is the record's, as a GET shows it.

@@ -22,7 +22,7 @@ export const createOrgRoute = defineRoute({
   responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
 });
 
-export function registerCreateOrg(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOrgRoute, async (c) => {
     return c.json(await createOrg(callerContext(c), c.req.valid("json")), 201);
   });

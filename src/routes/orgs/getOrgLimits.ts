@@ -19,7 +19,7 @@ export const getOrgLimitsRoute = defineRoute({
   responses: { 200: jsonContent(OrgLimitsSchema, "The organization's limits, in the order above.") },
 });
 
-export function registerGetOrgLimits(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getOrgLimitsRoute, async (c) =>
     c.json(await getOrgLimits(callerContext(c), c.req.valid("param").org_id), 200),
   );

@@ -18,7 +18,7 @@ export const listOrgsRoute = defineRoute({
   responses: { 200: jsonContent(organizationListSchema(), "Your organization.") },
 });
 
-export function registerListOrgs(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgsRoute, async (c) => {
     pageRequest(c.req.valid("query")); // validates a cursor even though the list has one page
     return c.json(await listOrgs(callerContext(c)), 200);

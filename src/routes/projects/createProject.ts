@@ -21,7 +21,7 @@ export const createProjectRoute = defineRoute({
   responses: { 201: { ...jsonContent(ProjectSchema, "The new project."), headers: LOCATION_HEADER } },
 });
 
-export function registerCreateProject(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createProjectRoute, async (c) => {
     const project = await createProject(callerContext(c), c.req.valid("json"));
     c.header("Location", `/v1/projects/${project.id}`);

@@ -17,7 +17,7 @@ export const deleteProjectRoute = defineRoute({
   responses: { 204: { description: "Deleted." } },
 });
 
-export function registerDeleteProject(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteProjectRoute, async (c) => {
     await deleteProject(callerContext(c), c.req.valid("param").project_id);
     return c.body(null, 204);

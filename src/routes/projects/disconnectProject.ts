@@ -19,7 +19,7 @@ export const disconnectProjectRoute = defineRoute({
   responses: { 204: { description: "Disconnect started." } },
 });
 
-export function registerDisconnectProject(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(disconnectProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     await disconnectProject(callerContext(c), project_id);

@@ -17,7 +17,7 @@ export const getProjectRoute = defineRoute({
   responses: { 200: jsonContent(ProjectSchema, "The project.") },
 });
 
-export function registerGetProject(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(await getProject(callerContext(c), project_id), 200);

@@ -18,7 +18,7 @@ export const listOrgProjectsRoute = defineRoute({
   responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
 });
 
-export function registerListOrgProjects(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listOrgProjectsRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listOrgProjects(callerContext(c), c.req.valid("param").org_id, page), 200);

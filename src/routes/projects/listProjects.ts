@@ -20,7 +20,7 @@ export const listProjectsRoute = defineRoute({
   responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
 });
 
-export function registerListProjects(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listProjectsRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listProjects(callerContext(c), page), 200);

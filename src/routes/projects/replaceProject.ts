@@ -20,7 +20,7 @@ export const replaceProjectRoute = defineRoute({
   responses: { 200: jsonContent(ProjectSchema, "The replaced project.") },
 });
 
-export function registerReplaceProject(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const project = await replaceProject(callerContext(c), project_id, c.req.valid("json"));

@@ -17,7 +17,7 @@ export const getEnvironmentResourceRoute = defineRoute({
   responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
 });
 
-export function registerGetEnvironmentResource(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentResourceRoute, async (c) => {
     const { environment_id, id } = c.req.valid("param");
     const resource = await getEnvironmentResource(callerContext(c), environment_id, id);

@@ -16,7 +16,7 @@ export const getResourceRoute = defineRoute({
   responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
 });
 
-export function registerGetResource(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getResourceRoute, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(await getResource(callerContext(c), id), 200);

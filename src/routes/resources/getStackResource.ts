@@ -16,7 +16,7 @@ export const getStackResourceRoute = defineRoute({
   responses: { 200: jsonContent(StackResourceSchema, "The stack resource.") },
 });
 
-export function registerGetStackResource(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getStackResourceRoute, async (c) => {
     const { stack_id, id } = c.req.valid("param");
     const resource = await getStackResource(callerContext(c), stack_id, id);

@@ -18,7 +18,7 @@ export const listEnvironmentResourcesRoute = defineRoute({
   responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
 });
 
-export function registerListEnvironmentResources(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentResourcesRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

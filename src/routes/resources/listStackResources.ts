@@ -18,7 +18,7 @@ export const listStackResourcesRoute = defineRoute({
   responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
 });
 
-export function registerListStackResources(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listStackResourcesRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));

@@ -16,7 +16,7 @@ export const getStackRoute = defineRoute({
   responses: { 200: jsonContent(StackSchema, "The stack.") },
 });
 
-export function registerGetStack(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getStackRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     return c.json(await getStack(callerContext(c), stack_id), 200);

@@ -16,7 +16,7 @@ export const applyComponentVariableChangesRoute = defineRoute({
   request: { ...applyChanges.request, params: ComponentParams },
 });
 
-export function registerApplyComponentVariableChanges(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   registerChangeExamples(app);
   app.openapi(applyComponentVariableChangesRoute, async (c) => {
     const parent = componentOf(c.req.valid("param"));

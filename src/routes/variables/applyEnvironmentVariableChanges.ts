@@ -16,7 +16,7 @@ export const applyEnvironmentVariableChangesRoute = defineRoute({
   request: { ...applyChanges.request, params: EnvironmentParams },
 });
 
-export function registerApplyEnvironmentVariableChanges(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   registerChangeExamples(app);
   app.openapi(applyEnvironmentVariableChangesRoute, async (c) => {
     const parent = environmentOf(c.req.valid("param"));

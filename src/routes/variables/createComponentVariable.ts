@@ -26,7 +26,7 @@ export const createComponentVariableRoute = defineRoute({
   },
 });
 
-export function registerCreateComponentVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createComponentVariableRoute, async (c) => {
     const variable = await createComponentVariable(
       callerContext(c),

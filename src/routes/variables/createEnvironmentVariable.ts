@@ -26,7 +26,7 @@ export const createEnvironmentVariableRoute = defineRoute({
   },
 });
 
-export function registerCreateEnvironmentVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(createEnvironmentVariableRoute, async (c) => {
     const variable = await createEnvironmentVariable(
       callerContext(c),

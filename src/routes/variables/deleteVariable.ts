@@ -17,7 +17,7 @@ export const deleteVariableRoute = defineRoute({
   responses: { 204: { description: "Deleted." } },
 });
 
-export function registerDeleteVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteVariableRoute, async (c) => {
     await deleteVariable(callerContext(c), c.req.valid("param").variable_id);
     return c.body(null, 204);

@@ -14,7 +14,7 @@ export const exportComponentVariablesRoute = defineRoute({
   request: { params: ComponentParams },
 });
 
-export function registerExportComponentVariables(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(exportComponentVariablesRoute, async (c) => {
     const text = await exportVariables(callerContext(c), componentOf(c.req.valid("param")));
     return c.text(text, 200, DOTENV_HEADERS);

@@ -14,7 +14,7 @@ export const exportEnvironmentVariablesRoute = defineRoute({
   request: { params: EnvironmentParams },
 });
 
-export function registerExportEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(exportEnvironmentVariablesRoute, async (c) => {
     const text = await exportVariables(callerContext(c), environmentOf(c.req.valid("param")));
     return c.text(text, 200, DOTENV_HEADERS);

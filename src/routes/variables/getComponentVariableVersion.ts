@@ -13,7 +13,7 @@ export const getComponentVariableVersionRoute = defineRoute({
   request: { params: ComponentVersionParams },
 });
 
-export function registerGetComponentVariableVersion(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getComponentVariableVersionRoute, async (c) => {
     const params = c.req.valid("param");
     return c.json(await getVariableVersion(callerContext(c), componentOf(params), params.version), 200);

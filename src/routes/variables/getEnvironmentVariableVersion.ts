@@ -13,7 +13,7 @@ export const getEnvironmentVariableVersionRoute = defineRoute({
   request: { params: EnvironmentVersionParams },
 });
 
-export function registerGetEnvironmentVariableVersion(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEnvironmentVariableVersionRoute, async (c) => {
     const params = c.req.valid("param");
     return c.json(await getVariableVersion(callerContext(c), environmentOf(params), params.version), 200);

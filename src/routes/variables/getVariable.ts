@@ -17,7 +17,7 @@ export const getVariableRoute = defineRoute({
   responses: { 200: jsonContent(VariableSchema, "The variable.") },
 });
 
-export function registerGetVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(getVariableRoute, async (c) => {
     const { variable_id } = c.req.valid("param");
     return c.json(await getVariable(callerContext(c), variable_id), 200);

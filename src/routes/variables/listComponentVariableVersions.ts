@@ -16,7 +16,7 @@ export const listComponentVariableVersionsRoute = defineRoute({
   request: { params: ComponentParams, query: listQuery() },
 });
 
-export function registerListComponentVariableVersions(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listComponentVariableVersionsRoute, async (c) => {
     const page = numberedPageRequest(c.req.valid("query"));
     return c.json(await listVariableVersions(callerContext(c), componentOf(c.req.valid("param")), page), 200);

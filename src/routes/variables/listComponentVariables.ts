@@ -19,7 +19,7 @@ export const listComponentVariablesRoute = defineRoute({
   responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
 });
 
-export function registerListComponentVariables(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listComponentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(

@@ -16,7 +16,7 @@ export const listEnvironmentVariableVersionsRoute = defineRoute({
   request: { params: EnvironmentParams, query: listQuery() },
 });
 
-export function registerListEnvironmentVariableVersions(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentVariableVersionsRoute, async (c) => {
     const page = numberedPageRequest(c.req.valid("query"));
     return c.json(

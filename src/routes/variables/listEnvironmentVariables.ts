@@ -20,7 +20,7 @@ export const listEnvironmentVariablesRoute = defineRoute({
   responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
 });
 
-export function registerListEnvironmentVariables(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEnvironmentVariablesRoute, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(

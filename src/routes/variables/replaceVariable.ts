@@ -20,7 +20,7 @@ export const replaceVariableRoute = defineRoute({
   responses: { 200: jsonContent(VariableSchema, "The replaced variable (without its value).") },
 });
 
-export function registerReplaceVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(replaceVariableRoute, async (c) => {
     const { variable_id } = c.req.valid("param");
     const variable = await replaceVariable(callerContext(c), variable_id, c.req.valid("json"));

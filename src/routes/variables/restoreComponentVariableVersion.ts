@@ -15,7 +15,7 @@ export const restoreComponentVariableVersionRoute = defineRoute({
   request: { ...restoreVersion.request, params: ComponentVersionParams },
 });
 
-export function registerRestoreComponentVariableVersion(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(restoreComponentVariableVersionRoute, async (c) => {
     const params = c.req.valid("param");
     const result = await restoreVariableVersion(

@@ -15,7 +15,7 @@ export const restoreEnvironmentVariableVersionRoute = defineRoute({
   request: { ...restoreVersion.request, params: EnvironmentVersionParams },
 });
 
-export function registerRestoreEnvironmentVariableVersion(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(restoreEnvironmentVariableVersionRoute, async (c) => {
     const params = c.req.valid("param");
     const result = await restoreVariableVersion(

@@ -25,7 +25,7 @@ export const revealVariableRoute = defineRoute({
   },
 });
 
-export function registerRevealVariable(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(revealVariableRoute, async (c) => {
     const value = await revealVariable(callerContext(c), c.req.valid("param").variable_id);
     // A secret must not linger in any cache between the service and the client.

@@ -14,7 +14,7 @@ export const internalCreateAccountRoute = defineInternalRoute({
   responses: { 201: jsonContent(AccountSchema, "The new account.") },
 });
 
-export function registerInternalCreateAccount(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateAccountRoute, async (c) =>
     c.json(await createAccount(c.get("ctx"), c.req.valid("json")), 201),
   );

@@ -14,7 +14,7 @@ export const internalRevokeApiKeyRoute = defineInternalRoute({
   responses: { 204: { description: "Revoked." } },
 });
 
-export function registerInternalRevokeApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalRevokeApiKeyRoute, async (c) => {
     await revokeApiKeyAsOperator(c.get("ctx"), c.req.valid("param").id);
     return c.body(null, 204);

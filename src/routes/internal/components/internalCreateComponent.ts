@@ -14,7 +14,7 @@ export const internalCreateComponentRoute = defineInternalRoute({
   responses: { 201: jsonContent(ComponentSchema, "The new component.") },
 });
 
-export function registerInternalCreateComponent(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateComponentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json")), 201);

@@ -17,7 +17,7 @@ export const internalAppendDeploymentLogsRoute = defineInternalRoute({
   responses: { 202: jsonContent(LogLinesAnswerSchema, "The numbers the lines were given.") },
 });
 
-export function registerInternalAppendDeploymentLogs(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalAppendDeploymentLogsRoute, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(await appendDeploymentLogs(c.get("ctx"), id, c.req.valid("json")), 202);

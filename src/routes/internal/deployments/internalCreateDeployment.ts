@@ -15,7 +15,7 @@ export const internalCreateDeploymentRoute = defineInternalRoute({
   responses: { 201: jsonContent(DeploymentSchema, "The new deployment.") },
 });
 
-export function registerInternalCreateDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateDeploymentRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createEngineDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);

@@ -22,7 +22,7 @@ export const internalGetDeploymentConfigRoute = defineInternalRoute({
   },
 });
 
-export function registerInternalGetDeploymentConfig(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalGetDeploymentConfigRoute, async (c) => {
     const config = await getDeploymentConfigInternal(c.get("ctx"), c.req.valid("param").id);
     // Values of secrets: never kept by a cache between the service and the engine.

@@ -26,7 +26,7 @@ export const internalListDeploymentsRoute = defineInternalRoute({
   responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
 });
 
-export function registerInternalListDeployments(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalListDeploymentsRoute, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));

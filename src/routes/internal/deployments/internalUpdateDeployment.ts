@@ -19,7 +19,7 @@ export const internalUpdateDeploymentRoute = defineInternalRoute({
   responses: { 200: jsonContent(DeploymentSchema, "The updated deployment.") },
 });
 
-export function registerInternalUpdateDeployment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalUpdateDeploymentRoute, async (c) => {
     return c.json(await updateDeployment(c.get("ctx"), c.req.valid("param").id, c.req.valid("json")), 200);
   });

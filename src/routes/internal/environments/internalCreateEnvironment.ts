@@ -17,7 +17,7 @@ export const internalCreateEnvironmentRoute = defineInternalRoute({
   responses: { 201: jsonContent(CreatedEnvironmentSchema, "The new environment.") },
 });
 
-export function registerInternalCreateEnvironment(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateEnvironmentRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(await createEnvironmentInternal(c.get("ctx"), project_id, c.req.valid("json")), 201);

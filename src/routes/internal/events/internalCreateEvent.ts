@@ -16,7 +16,7 @@ export const internalCreateEventRoute = defineInternalRoute({
   responses: { 202: jsonContent(z.object({ id: IdSchema }), "Accepted; `id` is the `webhook-id`.") },
 });
 
-export function registerInternalCreateEvent(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateEventRoute, async (c) => {
     const event = await createEvent(c.get("ctx"), c.req.valid("param").project_id, c.req.valid("json"));
     return c.json({ id: event.id }, 202);

@@ -18,7 +18,7 @@ export const internalCreateIntegrationRoute = defineInternalRoute({
   responses: { 201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret.") },
 });
 
-export function registerInternalCreateIntegration(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateIntegrationRoute, async (c) => {
     const integration = await internalCreateIntegration(
       c.get("ctx"),

@@ -16,7 +16,7 @@ export const internalCancelMoveRoute = defineInternalRoute({
   responses: { 200: jsonContent(MoveSchema, "The move, `cancelled`.") },
 });
 
-export function registerInternalCancelMove(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCancelMoveRoute, async (c) =>
     c.json(await cancelMove(c.get("ctx"), c.req.valid("param").id), 200),
   );

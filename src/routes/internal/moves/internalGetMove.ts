@@ -14,7 +14,7 @@ export const internalGetMoveRoute = defineInternalRoute({
   responses: { 200: jsonContent(MoveSchema, "The move.") },
 });
 
-export function registerInternalGetMove(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalGetMoveRoute, async (c) =>
     c.json(await getMove(c.get("ctx"), c.req.valid("param").id), 200),
   );

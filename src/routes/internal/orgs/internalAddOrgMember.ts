@@ -15,7 +15,7 @@ export const internalAddOrgMemberRoute = defineInternalRoute({
   responses: { 201: jsonContent(OrgMemberSchema, "The new membership.") },
 });
 
-export function registerInternalAddOrgMember(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalAddOrgMemberRoute, async (c) => {
     return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json")), 201);
   });

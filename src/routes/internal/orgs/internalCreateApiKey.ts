@@ -17,7 +17,7 @@ export const internalCreateApiKeyRoute = defineInternalRoute({
   responses: { 201: jsonContent(CreatedApiKeySchema, "The new key, with its secret (shown only here).") },
 });
 
-export function registerInternalCreateApiKey(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateApiKeyRoute, async (c) => {
     const { created, etag } = await issueApiKey(
       c.get("ctx"),

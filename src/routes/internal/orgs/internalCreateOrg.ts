@@ -15,7 +15,7 @@ export const internalCreateOrgRoute = defineInternalRoute({
   responses: { 201: jsonContent(OrganizationSchema, "The new organization.") },
 });
 
-export function registerInternalCreateOrg(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateOrgRoute, async (c) =>
     c.json(await createOrg(c.get("ctx"), c.req.valid("json")), 201),
   );

@@ -15,7 +15,7 @@ export const internalGetOrgRoute = defineInternalRoute({
   responses: { 200: jsonContent(InternalOrganizationSchema, "The organization and its database.") },
 });
 
-export function registerInternalGetOrg(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalGetOrgRoute, async (c) =>
     c.json(await getInternalOrg(c.get("ctx"), c.req.valid("param").org_id), 200),
   );

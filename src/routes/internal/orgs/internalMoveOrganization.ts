@@ -19,7 +19,7 @@ export const internalMoveOrganizationRoute = defineInternalRoute({
   },
 });
 
-export function registerInternalMoveOrganization(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalMoveOrganizationRoute, async (c) => {
     const move = await startMove(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json").to);
     c.header("Location", `/internal/v1/moves/${move.id}`);

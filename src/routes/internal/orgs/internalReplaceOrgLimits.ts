@@ -17,7 +17,7 @@ export const internalReplaceOrgLimitsRoute = defineInternalRoute({
   responses: { 200: jsonContent(OrgLimitsSchema, "The organization's limits as the change left them.") },
 });
 
-export function registerInternalReplaceOrgLimits(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalReplaceOrgLimitsRoute, async (c) =>
     c.json(await replaceOrgLimits(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json")), 200),
   );

@@ -14,7 +14,7 @@ export const internalCreateResourceRoute = defineInternalRoute({
   responses: { 201: jsonContent(StackResourceSchema, "The new stack resource.") },
 });
 
-export function registerInternalCreateResource(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateResourceRoute, async (c) => {
     const { stack_id } = c.req.valid("param");
     return c.json(await createResource(c.get("ctx"), stack_id, c.req.valid("json")), 201);

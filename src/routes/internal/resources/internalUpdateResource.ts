@@ -17,7 +17,7 @@ export const internalUpdateResourceRoute = defineInternalRoute({
   responses: { 200: jsonContent(StackResourceSchema, "The updated stack resource.") },
 });
 
-export function registerInternalUpdateResource(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalUpdateResourceRoute, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(await updateResource(c.get("ctx"), id, c.req.valid("json")), 200);

@@ -14,7 +14,7 @@ export const internalCreateStackRoute = defineInternalRoute({
   responses: { 201: jsonContent(StackSchema, "The new stack.") },
 });
 
-export function registerInternalCreateStack(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalCreateStackRoute, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createStack(c.get("ctx"), environment_id, c.req.valid("json")), 201);

@@ -26,7 +26,7 @@ export const internalReencryptVariablesRoute = defineInternalRoute({
   },
 });
 
-export function registerInternalReencryptVariables(app: OpenAPIHono<AppEnv>) {
+export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(internalReencryptVariablesRoute, async (c) => {
     const { limit } = c.req.valid("json");
     return c.json(await reencryptEverywhere(c.get("ctx"), limit ?? 100), 200);
