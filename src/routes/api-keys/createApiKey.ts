@@ -8,7 +8,7 @@ import { ApiKeyDeriveBody } from "../../schemas/organization-writes";
 import { createApiKey } from "../../services/api-keys/create";
 import { NewApiKeySchema } from "./schema";
 
-export const createApiKeyRoute = defineRoute({
+const createApiKeyRoute = defineRoute({
   method: "post",
   path: "/v1/api-keys",
   operationId: "createApiKey",

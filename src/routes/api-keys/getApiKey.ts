@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getApiKey } from "../../services/api-keys/list";
 import { ApiKeyParams, ApiKeySchema } from "./schema";
 
-export const getApiKeyRoute = defineRoute({
+const getApiKeyRoute = defineRoute({
   method: "get",
   path: "/v1/api-keys/{id}",
   operationId: "getApiKey",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getCurrentApiKey } from "../../services/api-keys/api-keys";
 import { CurrentApiKeySchema } from "./schema";
 
-export const getCurrentApiKeyRoute = defineRoute({
+const getCurrentApiKeyRoute = defineRoute({
   method: "get",
   path: "/v1/api-keys/current",
   operationId: "getCurrentApiKey",

@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { apiKeyFilterKey, listApiKeys } from "../../services/api-keys/list";
 import { apiKeyListQuery, apiKeyListSchema } from "./schema";
 
-export const listApiKeysRoute = defineRoute({
+const listApiKeysRoute = defineRoute({
   method: "get",
   path: "/v1/api-keys",
   operationId: "listApiKeys",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { revokeApiKey } from "../../services/api-keys/revoke";
 import { ApiKeyParams } from "./schema";
 
-export const revokeApiKeyRoute = defineRoute({
+const revokeApiKeyRoute = defineRoute({
   method: "delete",
   path: "/v1/api-keys/{id}",
   operationId: "revokeApiKey",

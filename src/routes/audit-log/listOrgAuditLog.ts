@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { auditPageRequest, listOrgAuditLog } from "../../services/audit/log";
 import { auditEntryListSchema, OrgAuditLogQuerySchema, OrgParams } from "./schema";
 
-export const listOrgAuditLogRoute = defineRoute({
+const listOrgAuditLogRoute = defineRoute({
   method: "get",
   path: "/v1/orgs/{org_id}/audit-log",
   operationId: "listOrgAuditLog",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { auditPageRequest, listProjectAuditLog } from "../../services/audit/log";
 import { auditEntryListSchema, ProjectAuditLogQuerySchema, ProjectParams } from "./schema";
 
-export const listProjectAuditLogRoute = defineRoute({
+const listProjectAuditLogRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/audit-log",
   operationId: "listProjectAuditLog",

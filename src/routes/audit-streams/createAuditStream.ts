@@ -9,7 +9,7 @@ import { AuditStreamCreateSchema } from "../../schemas/audit-stream-writes";
 import { createAuditStream } from "../../services/audit/streams";
 import { CreatedAuditStreamSchema, OrgParams, WHO_MAY } from "./schema";
 
-export const createAuditStreamRoute = defineRoute({
+const createAuditStreamRoute = defineRoute({
   method: "post",
   path: "/v1/orgs/{org_id}/audit-streams",
   operationId: "createAuditStream",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteAuditStream } from "../../services/audit/streams";
 import { StreamParams, WHO_MAY } from "./schema";
 
-export const deleteAuditStreamRoute = defineRoute({
+const deleteAuditStreamRoute = defineRoute({
   method: "delete",
   path: "/v1/audit-streams/{id}",
   operationId: "deleteAuditStream",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getAuditStream } from "../../services/audit/streams";
 import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
 
-export const getAuditStreamRoute = defineRoute({
+const getAuditStreamRoute = defineRoute({
   method: "get",
   path: "/v1/audit-streams/{id}",
   operationId: "getAuditStream",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listAuditStreams } from "../../services/audit/streams";
 import { auditStreamListSchema, OrgParams, WHO_MAY } from "./schema";
 
-export const listAuditStreamsRoute = defineRoute({
+const listAuditStreamsRoute = defineRoute({
   method: "get",
   path: "/v1/orgs/{org_id}/audit-streams",
   operationId: "listAuditStreams",

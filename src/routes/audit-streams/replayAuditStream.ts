@@ -6,7 +6,7 @@ import { AuditStreamReplaySchema } from "../../schemas/audit-stream-writes";
 import { replayAuditStream } from "../../services/audit/streams";
 import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
 
-export const replayAuditStreamRoute = defineRoute({
+const replayAuditStreamRoute = defineRoute({
   method: "post",
   path: "/v1/audit-streams/{id}/replay",
   operationId: "replayAuditStream",

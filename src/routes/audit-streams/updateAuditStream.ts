@@ -6,7 +6,7 @@ import { AuditStreamUpdateSchema } from "../../schemas/audit-stream-writes";
 import { updateAuditStream } from "../../services/audit/streams";
 import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
 
-export const updateAuditStreamRoute = defineRoute({
+const updateAuditStreamRoute = defineRoute({
   method: "patch",
   path: "/v1/audit-streams/{id}",
   operationId: "updateAuditStream",

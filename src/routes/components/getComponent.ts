@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getComponent } from "../../services/topology";
 import { ComponentParams, ComponentSchema } from "../environments/schema";
 
-export const getComponentRoute = defineRoute({
+const getComponentRoute = defineRoute({
   method: "get",
   path: "/v1/components/{component_id}",
   operationId: "getComponent",

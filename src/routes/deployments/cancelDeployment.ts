@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { cancelDeployment } from "../../services/deployments/transitions";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
-export const cancelDeploymentRoute = defineRoute({
+const cancelDeploymentRoute = defineRoute({
   method: "patch",
   path: "/v1/deployments/{id}/cancel",
   operationId: "cancelDeployment",

@@ -18,7 +18,7 @@ const CheckParams = DeploymentParams.extend({
     .openapi({ param: { name: "name", in: "path" }, example: "e2e-suite" }),
 });
 
-export const concludeCheckRoute = defineRoute({
+const concludeCheckRoute = defineRoute({
   method: "post",
   path: "/v1/deployments/{id}/checks/{name}",
   operationId: "concludeCheck",

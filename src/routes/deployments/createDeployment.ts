@@ -7,7 +7,7 @@ import { PublicDeploymentCreateBody } from "../../schemas/deployment-writes";
 import { createDeployment } from "../../services/deployments/create";
 import { DeploymentSchema, EnvironmentParams } from "./schema";
 
-export const createDeploymentRoute = defineRoute({
+const createDeploymentRoute = defineRoute({
   method: "post",
   path: "/v1/environments/{environment_id}/deployments",
   operationId: "createDeployment",

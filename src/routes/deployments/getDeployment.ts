@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getDeployment } from "../../services/deployments/deployments";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
-export const getDeploymentRoute = defineRoute({
+const getDeploymentRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}",
   operationId: "getDeployment",

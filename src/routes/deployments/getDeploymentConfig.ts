@@ -6,7 +6,7 @@ import { DeploymentConfigRecordSchema } from "../../schemas/config";
 import { getDeploymentConfig } from "../../services/deployments/config";
 import { DeploymentParams } from "./schema";
 
-export const getDeploymentConfigRoute = defineRoute({
+const getDeploymentConfigRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/config",
   operationId: "getDeploymentConfig",

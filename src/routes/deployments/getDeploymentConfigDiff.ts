@@ -26,7 +26,7 @@ const DiffQuerySchema = z.object({
     }),
 });
 
-export const getDeploymentConfigDiffRoute = defineRoute({
+const getDeploymentConfigDiffRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/config/diff",
   operationId: "getDeploymentConfigDiff",

@@ -46,7 +46,7 @@ const TimelineQuerySchema = z.object({
   }),
 });
 
-export const getDeploymentTimelineRoute = defineRoute({
+const getDeploymentTimelineRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/timeline",
   operationId: "getDeploymentTimeline",

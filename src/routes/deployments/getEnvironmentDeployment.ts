@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getEnvironmentDeployment } from "../../services/deployments/deployments";
 import { DeploymentSchema, EnvironmentDeploymentParams } from "./schema";
 
-export const getEnvironmentDeploymentRoute = defineRoute({
+const getEnvironmentDeploymentRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/deployments/{id}",
   operationId: "getEnvironmentDeployment",

@@ -10,7 +10,7 @@ import { DeploymentParams } from "./schema";
 
 const ReviewListSchema = envelope(ReviewSchema, "DeploymentReviewList");
 
-export const listDeploymentReviewsRoute = defineRoute({
+const listDeploymentReviewsRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/reviews",
   operationId: "listDeploymentReviews",

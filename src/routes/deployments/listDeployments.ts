@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { deploymentListQuery, deploymentListSchema } from "./schema";
 
-export const listDeploymentsRoute = defineRoute({
+const listDeploymentsRoute = defineRoute({
   method: "get",
   path: "/v1/deployments",
   operationId: "listDeployments",

@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { deploymentListQuery, deploymentListSchema, EnvironmentParams } from "./schema";
 
-export const listEnvironmentDeploymentsRoute = defineRoute({
+const listEnvironmentDeploymentsRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/deployments",
   operationId: "listEnvironmentDeployments",

@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listStackDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { deploymentListQuery, deploymentListSchema, StackParams } from "./schema";
 
-export const listStackDeploymentsRoute = defineRoute({
+const listStackDeploymentsRoute = defineRoute({
   method: "get",
   path: "/v1/stacks/{stack_id}/deployments",
   operationId: "listStackDeployments",

@@ -7,7 +7,7 @@ import { PromoteBody, PromotionPlanSchema } from "../../schemas/promotion-writes
 import { promoteDeployment } from "../../services/deployments/promote";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
-export const promoteDeploymentRoute = defineRoute({
+const promoteDeploymentRoute = defineRoute({
   method: "post",
   path: "/v1/deployments/{id}/promote",
   operationId: "promoteDeployment",

@@ -7,7 +7,7 @@ import { RedeployBody } from "../../schemas/promotion-writes";
 import { redeployDeployment } from "../../services/deployments/redeploy";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
-export const redeployDeploymentRoute = defineRoute({
+const redeployDeploymentRoute = defineRoute({
   method: "post",
   path: "/v1/deployments/{id}/redeploy",
   operationId: "redeployDeployment",

@@ -6,7 +6,7 @@ import { ReviewCreateSchema } from "../../schemas/protection-writes";
 import { reviewDeployment } from "../../services/deployments/reviews";
 import { DeploymentParams, DeploymentSchema } from "./schema";
 
-export const reviewDeploymentRoute = defineRoute({
+const reviewDeploymentRoute = defineRoute({
   method: "post",
   path: "/v1/deployments/{id}/reviews",
   operationId: "reviewDeployment",

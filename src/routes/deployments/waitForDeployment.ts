@@ -26,7 +26,7 @@ const WaitQuerySchema = z.object({
     }),
 });
 
-export const waitForDeploymentRoute = defineRoute({
+const waitForDeploymentRoute = defineRoute({
   method: "get",
   path: "/v1/deployments/{id}/wait",
   operationId: "waitForDeployment",

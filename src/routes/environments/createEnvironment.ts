@@ -7,7 +7,7 @@ import { EnvironmentCreateSchema } from "../../schemas/topology-writes";
 import { createEnvironment } from "../../services/environments/environments";
 import { EnvironmentSchema, ProjectParams } from "./schema";
 
-export const createEnvironmentRoute = defineRoute({
+const createEnvironmentRoute = defineRoute({
   method: "post",
   path: "/v1/projects/{project_id}/environments",
   operationId: "createEnvironment",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteEnvironment } from "../../services/environments/delete";
 import { EnvironmentParams } from "./schema";
 
-export const deleteEnvironmentRoute = defineRoute({
+const deleteEnvironmentRoute = defineRoute({
   method: "delete",
   path: "/v1/environments/{environment_id}",
   operationId: "deleteEnvironment",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getEnvironment } from "../../services/environments/environments";
 import { EnvironmentParams, EnvironmentSchema } from "./schema";
 
-export const getEnvironmentRoute = defineRoute({
+const getEnvironmentRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}",
   operationId: "getEnvironment",

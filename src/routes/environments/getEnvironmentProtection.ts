@@ -6,7 +6,7 @@ import { ProtectionSchema } from "../../schemas/protection";
 import { getEnvironmentProtection } from "../../services/environments/protection";
 import { EnvironmentParams } from "./schema";
 
-export const getEnvironmentProtectionRoute = defineRoute({
+const getEnvironmentProtectionRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/protection",
   operationId: "getEnvironmentProtection",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentComponents } from "../../services/topology";
 import { componentListSchema, EnvironmentParams } from "./schema";
 
-export const listEnvironmentComponentsRoute = defineRoute({
+const listEnvironmentComponentsRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/components",
   operationId: "listEnvironmentComponents",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentStacks } from "../../services/topology";
 import { EnvironmentParams, stackListSchema } from "./schema";
 
-export const listEnvironmentStacksRoute = defineRoute({
+const listEnvironmentStacksRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/stacks",
   operationId: "listEnvironmentStacks",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listProjectEnvironments } from "../../services/environments/environments";
 import { environmentListSchema, ProjectParams } from "./schema";
 
-export const listProjectEnvironmentsRoute = defineRoute({
+const listProjectEnvironmentsRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/environments",
   operationId: "listProjectEnvironments",

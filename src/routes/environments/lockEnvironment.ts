@@ -7,7 +7,7 @@ import { LockSchema } from "../../schemas/protection-writes";
 import { lockEnvironment } from "../../services/environments/lock";
 import { EnvironmentParams } from "./schema";
 
-export const lockEnvironmentRoute = defineRoute({
+const lockEnvironmentRoute = defineRoute({
   method: "post",
   path: "/v1/environments/{environment_id}/lock",
   operationId: "lockEnvironment",

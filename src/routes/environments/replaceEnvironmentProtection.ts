@@ -7,7 +7,7 @@ import { ProtectionReplaceSchema } from "../../schemas/protection-writes";
 import { replaceEnvironmentProtection } from "../../services/environments/protection";
 import { EnvironmentParams } from "./schema";
 
-export const replaceEnvironmentProtectionRoute = defineRoute({
+const replaceEnvironmentProtectionRoute = defineRoute({
   method: "put",
   path: "/v1/environments/{environment_id}/protection",
   operationId: "replaceEnvironmentProtection",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { unlockEnvironment } from "../../services/environments/lock";
 import { EnvironmentParams } from "./schema";
 
-export const unlockEnvironmentRoute = defineRoute({
+const unlockEnvironmentRoute = defineRoute({
   method: "delete",
   path: "/v1/environments/{environment_id}/lock",
   operationId: "unlockEnvironment",

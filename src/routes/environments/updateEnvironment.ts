@@ -6,7 +6,7 @@ import { EnvironmentUpdateSchema } from "../../schemas/topology-writes";
 import { updateEnvironment } from "../../services/environments/environments";
 import { EnvironmentParams, EnvironmentSchema } from "./schema";
 
-export const updateEnvironmentRoute = defineRoute({
+const updateEnvironmentRoute = defineRoute({
   method: "patch",
   path: "/v1/environments/{environment_id}",
   operationId: "updateEnvironment",

@@ -6,7 +6,7 @@ import { EventSchema } from "../../schemas/event";
 import { getEvent } from "../../services/events/log";
 import { EventParams } from "./schema";
 
-export const getEventRoute = defineRoute({
+const getEventRoute = defineRoute({
   method: "get",
   path: "/v1/events/{event_id}",
   operationId: "getEvent",

@@ -9,7 +9,7 @@ import { listEventDeliveries } from "../../services/integrations/deliveries";
 import { deliveryListSchema } from "../integrations/delivery-schema";
 import { EventParams } from "./schema";
 
-export const listEventDeliveriesRoute = defineRoute({
+const listEventDeliveriesRoute = defineRoute({
   method: "get",
   path: "/v1/events/{event_id}/deliveries",
   operationId: "listEventDeliveries",

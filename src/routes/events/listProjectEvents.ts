@@ -9,7 +9,7 @@ import { EventSchema } from "../../schemas/event";
 import { listProjectEvents, typeFilterKey } from "../../services/events/log";
 import { eventListQuery, ProjectParams } from "./schema";
 
-export const listProjectEventsRoute = defineRoute({
+const listProjectEventsRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/events",
   operationId: "listProjectEvents",

@@ -8,7 +8,7 @@ import { IntegrationCreateSchema } from "../../schemas/integration-writes";
 import { createdIntegrationEtag, createIntegration } from "../../services/integrations/integrations";
 import { CreatedIntegrationSchema, ProjectParams } from "./schema";
 
-export const createIntegrationRoute = defineRoute({
+const createIntegrationRoute = defineRoute({
   method: "post",
   path: "/v1/projects/{project_id}/notification-integrations",
   operationId: "createIntegration",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getIntegration } from "../../services/integrations/integrations";
 import { IntegrationParams, IntegrationSchema } from "./schema";
 
-export const getIntegrationRoute = defineRoute({
+const getIntegrationRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/notification-integrations/{integration_id}",
   operationId: "getIntegration",

@@ -8,7 +8,7 @@ import { listIntegrationDeliveries } from "../../services/integrations/deliverie
 import { deliveryListSchema } from "./delivery-schema";
 import { IntegrationParams } from "./schema";
 
-export const listIntegrationDeliveriesRoute = defineRoute({
+const listIntegrationDeliveriesRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
   operationId: "listIntegrationDeliveries",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listIntegrations } from "../../services/integrations/integrations";
 import { integrationListSchema, ProjectParams } from "./schema";
 
-export const listIntegrationsRoute = defineRoute({
+const listIntegrationsRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/notification-integrations",
   operationId: "listIntegrations",

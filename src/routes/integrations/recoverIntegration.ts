@@ -7,7 +7,7 @@ import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integratio
 import { recoverIntegration } from "../../services/integrations/redelivery";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 
-export const recoverIntegrationRoute = defineRoute({
+const recoverIntegrationRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/recover`,
   operationId: "recoverIntegration",

@@ -7,7 +7,7 @@ import { redeliverDelivery } from "../../services/integrations/redelivery";
 import { DeliveryParams, DeliverySchema } from "./delivery-schema";
 import { INTEGRATION_PATH } from "./schema";
 
-export const redeliverDeliveryRoute = defineRoute({
+const redeliverDeliveryRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/deliveries/{delivery_id}/redeliver`,
   operationId: "redeliverDelivery",

@@ -8,7 +8,7 @@ import { RotatedSecretSchema, RotateSecretBodySchema } from "../../schemas/integ
 import { rotateIntegrationSecret } from "../../services/integrations/operator";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 
-export const rotateIntegrationSecretRoute = defineRoute({
+const rotateIntegrationSecretRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/rotate-secret`,
   operationId: "rotateIntegrationSecret",

@@ -7,7 +7,7 @@ import { TestSendBodySchema, TestSendResultSchema } from "../../schemas/integrat
 import { testIntegration } from "../../services/integrations/operator";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 
-export const testIntegrationRoute = defineRoute({
+const testIntegrationRoute = defineRoute({
   method: "post",
   path: `${INTEGRATION_PATH}/test`,
   operationId: "testIntegration",

@@ -6,7 +6,7 @@ import { IntegrationUpdateSchema } from "../../schemas/integration-writes";
 import { updateIntegration } from "../../services/integrations/integrations";
 import { IntegrationParams, IntegrationSchema } from "./schema";
 
-export const updateIntegrationRoute = defineRoute({
+const updateIntegrationRoute = defineRoute({
   method: "patch",
   path: "/v1/projects/{project_id}/notification-integrations/{integration_id}",
   operationId: "updateIntegration",

@@ -6,7 +6,7 @@ import { MemberAddResultSchema, MemberAddSchema } from "../../schemas/member-wri
 import { addProjectMembers } from "../../services/members/members";
 import { ProjectParams } from "./schema";
 
-export const addProjectMembersRoute = defineRoute({
+const addProjectMembersRoute = defineRoute({
   method: "post",
   path: "/v1/projects/{project_id}/members",
   operationId: "addProjectMembers",

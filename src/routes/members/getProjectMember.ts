@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getProjectMember } from "../../services/members/members";
 import { MemberParams, MemberSchema } from "./schema";
 
-export const getProjectMemberRoute = defineRoute({
+const getProjectMemberRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/members/{member_id}",
   operationId: "getProjectMember",

@@ -6,7 +6,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listProjectMembers, memberFilterKey } from "../../services/members/members";
 import { memberListQuery, memberListSchema, ProjectParams } from "./schema";
 
-export const listProjectMembersRoute = defineRoute({
+const listProjectMembersRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}/members",
   operationId: "listProjectMembers",

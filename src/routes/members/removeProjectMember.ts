@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { removeProjectMember } from "../../services/members/members";
 import { MemberParams } from "./schema";
 
-export const removeProjectMemberRoute = defineRoute({
+const removeProjectMemberRoute = defineRoute({
   method: "delete",
   path: "/v1/projects/{project_id}/members/{member_id}",
   operationId: "removeProjectMember",

@@ -6,7 +6,7 @@ import { MemberReplaceSchema } from "../../schemas/member-writes";
 import { replaceProjectMember } from "../../services/members/members";
 import { MemberParams, MemberSchema } from "./schema";
 
-export const replaceProjectMemberRoute = defineRoute({
+const replaceProjectMemberRoute = defineRoute({
   method: "put",
   path: "/v1/projects/{project_id}/members/{member_id}",
   operationId: "replaceProjectMember",

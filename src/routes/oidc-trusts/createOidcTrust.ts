@@ -8,7 +8,7 @@ import { OidcTrustCreateBody } from "../../schemas/oidc-writes";
 import { createOidcTrust } from "../../services/oidc/trusts";
 import { OidcTrustSchema } from "./schema";
 
-export const createOidcTrustRoute = defineRoute({
+const createOidcTrustRoute = defineRoute({
   method: "post",
   path: "/v1/oidc-trusts",
   operationId: "createOidcTrust",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteOidcTrust } from "../../services/oidc/trusts";
 import { OidcTrustParams } from "./schema";
 
-export const deleteOidcTrustRoute = defineRoute({
+const deleteOidcTrustRoute = defineRoute({
   method: "delete",
   path: "/v1/oidc-trusts/{id}",
   operationId: "deleteOidcTrust",

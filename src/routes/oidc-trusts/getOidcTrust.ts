@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getOidcTrust } from "../../services/oidc/trusts";
 import { OidcTrustParams, OidcTrustSchema } from "./schema";
 
-export const getOidcTrustRoute = defineRoute({
+const getOidcTrustRoute = defineRoute({
   method: "get",
   path: "/v1/oidc-trusts/{id}",
   operationId: "getOidcTrust",

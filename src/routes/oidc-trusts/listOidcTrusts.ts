@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listOidcTrusts, oidcTrustFilterKey } from "../../services/oidc/trusts";
 import { oidcTrustListSchema } from "./schema";
 
-export const listOidcTrustsRoute = defineRoute({
+const listOidcTrustsRoute = defineRoute({
   method: "get",
   path: "/v1/oidc-trusts",
   operationId: "listOidcTrusts",

@@ -7,7 +7,7 @@ import { OidcTokenExchangeBody } from "../../schemas/oidc-writes";
 import { NewApiKeySchema } from "../../schemas/organization";
 import { exchangeOidcToken } from "../../services/oidc/exchange";
 
-export const exchangeOidcTokenRoute = defineRoute({
+const exchangeOidcTokenRoute = defineRoute({
   method: "post",
   path: "/v1/oidc/token",
   operationId: "exchangeOidcToken",

@@ -6,7 +6,7 @@ import { OrganizationSchema } from "../../schemas/organization";
 import { OrganizationCreateSchema } from "../../schemas/organization-writes";
 import { createOrg } from "../../services/orgs/orgs";
 
-export const createOrgRoute = defineRoute({
+const createOrgRoute = defineRoute({
   method: "post",
   path: "/v1/orgs",
   operationId: "createOrg",

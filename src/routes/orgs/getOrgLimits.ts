@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getOrgLimits } from "../../services/orgs/limits";
 import { OrgLimitsSchema, OrgParams } from "./schema";
 
-export const getOrgLimitsRoute = defineRoute({
+const getOrgLimitsRoute = defineRoute({
   method: "get",
   path: "/v1/orgs/{org_id}/limits",
   operationId: "getOrgLimits",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listOrgs } from "../../services/orgs/orgs";
 import { organizationListSchema } from "./schema";
 
-export const listOrgsRoute = defineRoute({
+const listOrgsRoute = defineRoute({
   method: "get",
   path: "/v1/orgs",
   operationId: "listOrgs",

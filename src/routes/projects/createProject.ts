@@ -7,7 +7,7 @@ import { ProjectCreateSchema } from "../../schemas/project-writes";
 import { createProject } from "../../services/projects/projects";
 import { ProjectSchema } from "./schema";
 
-export const createProjectRoute = defineRoute({
+const createProjectRoute = defineRoute({
   method: "post",
   path: "/v1/projects",
   operationId: "createProject",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteProject } from "../../services/projects/projects";
 import { ProjectParams } from "./schema";
 
-export const deleteProjectRoute = defineRoute({
+const deleteProjectRoute = defineRoute({
   method: "delete",
   path: "/v1/projects/{project_id}",
   operationId: "deleteProject",

@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { disconnectProject } from "../../services/projects/disconnect";
 import { ProjectParams } from "./schema";
 
-export const disconnectProjectRoute = defineRoute({
+const disconnectProjectRoute = defineRoute({
   method: "patch",
   path: "/v1/projects/{project_id}/disconnect",
   operationId: "disconnectProject",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getProject } from "../../services/projects/projects";
 import { ProjectParams, ProjectSchema } from "./schema";
 
-export const getProjectRoute = defineRoute({
+const getProjectRoute = defineRoute({
   method: "get",
   path: "/v1/projects/{project_id}",
   operationId: "getProject",

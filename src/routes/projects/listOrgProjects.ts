@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listOrgProjects } from "../../services/projects/projects";
 import { OrgParams, projectListSchema } from "./schema";
 
-export const listOrgProjectsRoute = defineRoute({
+const listOrgProjectsRoute = defineRoute({
   method: "get",
   path: "/v1/orgs/{org_id}/projects",
   operationId: "listOrgProjects",

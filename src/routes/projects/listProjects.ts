@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listProjects } from "../../services/projects/projects";
 import { projectListSchema } from "./schema";
 
-export const listProjectsRoute = defineRoute({
+const listProjectsRoute = defineRoute({
   method: "get",
   path: "/v1/projects",
   operationId: "listProjects",

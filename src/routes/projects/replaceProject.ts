@@ -6,7 +6,7 @@ import { ProjectReplaceSchema } from "../../schemas/project-writes";
 import { replaceProject } from "../../services/projects/projects";
 import { ProjectParams, ProjectSchema } from "./schema";
 
-export const replaceProjectRoute = defineRoute({
+const replaceProjectRoute = defineRoute({
   method: "put",
   path: "/v1/projects/{project_id}",
   operationId: "replaceProject",

@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getEnvironmentResource } from "../../services/resources";
 import { EnvironmentResourceParams, StackResourceSchema } from "./schema";
 
-export const getEnvironmentResourceRoute = defineRoute({
+const getEnvironmentResourceRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/resources/{id}",
   operationId: "getEnvironmentResource",

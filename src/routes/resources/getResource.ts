@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getResource } from "../../services/resources";
 import { ResourceParams, StackResourceSchema } from "./schema";
 
-export const getResourceRoute = defineRoute({
+const getResourceRoute = defineRoute({
   method: "get",
   path: "/v1/resources/{id}",
   operationId: "getResource",

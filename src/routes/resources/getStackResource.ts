@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getStackResource } from "../../services/resources";
 import { StackResourceParams, StackResourceSchema } from "./schema";
 
-export const getStackResourceRoute = defineRoute({
+const getStackResourceRoute = defineRoute({
   method: "get",
   path: "/v1/stacks/{stack_id}/resources/{id}",
   operationId: "getStackResource",

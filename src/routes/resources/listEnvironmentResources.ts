@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentResources } from "../../services/resources";
 import { EnvironmentParams, stackResourceListSchema } from "./schema";
 
-export const listEnvironmentResourcesRoute = defineRoute({
+const listEnvironmentResourcesRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/resources",
   operationId: "listEnvironmentResources",

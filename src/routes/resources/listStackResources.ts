@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listStackResources } from "../../services/resources";
 import { StackParams, stackResourceListSchema } from "./schema";
 
-export const listStackResourcesRoute = defineRoute({
+const listStackResourcesRoute = defineRoute({
   method: "get",
   path: "/v1/stacks/{stack_id}/resources",
   operationId: "listStackResources",

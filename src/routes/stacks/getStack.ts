@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getStack } from "../../services/topology";
 import { StackParams, StackSchema } from "../environments/schema";
 
-export const getStackRoute = defineRoute({
+const getStackRoute = defineRoute({
   method: "get",
   path: "/v1/stacks/{stack_id}",
   operationId: "getStack",

@@ -8,7 +8,7 @@ import { ComponentParams } from "./schema";
 import { applyChanges, registerChangeExamples } from "./set-writes";
 import { COMPONENT_VARIABLES, componentOf } from "./sets";
 
-export const applyComponentVariableChangesRoute = defineRoute({
+const applyComponentVariableChangesRoute = defineRoute({
   ...applyChanges,
   path: COMPONENT_VARIABLES,
   operationId: "applyComponentVariableChanges",

@@ -8,7 +8,7 @@ import { EnvironmentParams } from "./schema";
 import { applyChanges, registerChangeExamples } from "./set-writes";
 import { ENVIRONMENT_VARIABLES, environmentOf } from "./sets";
 
-export const applyEnvironmentVariableChangesRoute = defineRoute({
+const applyEnvironmentVariableChangesRoute = defineRoute({
   ...applyChanges,
   path: ENVIRONMENT_VARIABLES,
   operationId: "applyEnvironmentVariableChanges",

@@ -7,7 +7,7 @@ import { VariableWriteSchema } from "../../schemas/variable-writes";
 import { createComponentVariable } from "../../services/variables/variables";
 import { ComponentParams, VariableSchema } from "./schema";
 
-export const createComponentVariableRoute = defineRoute({
+const createComponentVariableRoute = defineRoute({
   method: "post",
   path: "/v1/components/{component_id}/variables",
   operationId: "createComponentVariable",

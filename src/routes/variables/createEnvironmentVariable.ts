@@ -7,7 +7,7 @@ import { VariableWriteSchema } from "../../schemas/variable-writes";
 import { createEnvironmentVariable } from "../../services/variables/variables";
 import { EnvironmentParams, VariableSchema } from "./schema";
 
-export const createEnvironmentVariableRoute = defineRoute({
+const createEnvironmentVariableRoute = defineRoute({
   method: "post",
   path: "/v1/environments/{environment_id}/variables",
   operationId: "createEnvironmentVariable",

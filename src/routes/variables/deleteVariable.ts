@@ -5,7 +5,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteVariable } from "../../services/variables/variables";
 import { VariableParams } from "./schema";
 
-export const deleteVariableRoute = defineRoute({
+const deleteVariableRoute = defineRoute({
   method: "delete",
   path: "/v1/variables/{variable_id}",
   operationId: "deleteVariable",

@@ -7,7 +7,7 @@ import { exportVariables } from "../../services/variables/sets";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, DOTENV_HEADERS, exportVariables as exportRoute } from "./sets";
 
-export const exportComponentVariablesRoute = defineRoute({
+const exportComponentVariablesRoute = defineRoute({
   ...exportRoute,
   path: `${COMPONENT_VARIABLES}/export`,
   operationId: "exportComponentVariables",

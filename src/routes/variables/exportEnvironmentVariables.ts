@@ -7,7 +7,7 @@ import { exportVariables } from "../../services/variables/sets";
 import { EnvironmentParams } from "./schema";
 import { DOTENV_HEADERS, ENVIRONMENT_VARIABLES, environmentOf, exportVariables as exportRoute } from "./sets";
 
-export const exportEnvironmentVariablesRoute = defineRoute({
+const exportEnvironmentVariablesRoute = defineRoute({
   ...exportRoute,
   path: `${ENVIRONMENT_VARIABLES}/export`,
   operationId: "exportEnvironmentVariables",

@@ -6,7 +6,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { getVariableVersion } from "../../services/variables/versions";
 import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf, getVersion } from "./sets";
 
-export const getComponentVariableVersionRoute = defineRoute({
+const getComponentVariableVersionRoute = defineRoute({
   ...getVersion,
   path: `${COMPONENT_VARIABLES}/versions/{version}`,
   operationId: "getComponentVariableVersion",

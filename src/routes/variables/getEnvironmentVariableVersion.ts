@@ -6,7 +6,7 @@ import { defineRoute } from "../../openapi/define-route";
 import { getVariableVersion } from "../../services/variables/versions";
 import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf, getVersion } from "./sets";
 
-export const getEnvironmentVariableVersionRoute = defineRoute({
+const getEnvironmentVariableVersionRoute = defineRoute({
   ...getVersion,
   path: `${ENVIRONMENT_VARIABLES}/versions/{version}`,
   operationId: "getEnvironmentVariableVersion",

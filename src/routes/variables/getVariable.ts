@@ -5,7 +5,7 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getVariable } from "../../services/variables/variables";
 import { VariableParams, VariableSchema } from "./schema";
 
-export const getVariableRoute = defineRoute({
+const getVariableRoute = defineRoute({
   method: "get",
   path: "/v1/variables/{variable_id}",
   operationId: "getVariable",

@@ -9,7 +9,7 @@ import { listVariableVersions } from "../../services/variables/versions";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, listVersions } from "./sets";
 
-export const listComponentVariableVersionsRoute = defineRoute({
+const listComponentVariableVersionsRoute = defineRoute({
   ...listVersions,
   path: `${COMPONENT_VARIABLES}/versions`,
   operationId: "listComponentVariableVersions",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listComponentVariables } from "../../services/variables/variables";
 import { ComponentParams, variableListSchema } from "./schema";
 
-export const listComponentVariablesRoute = defineRoute({
+const listComponentVariablesRoute = defineRoute({
   method: "get",
   path: "/v1/components/{component_id}/variables",
   operationId: "listComponentVariables",

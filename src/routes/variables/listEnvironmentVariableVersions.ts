@@ -9,7 +9,7 @@ import { listVariableVersions } from "../../services/variables/versions";
 import { EnvironmentParams } from "./schema";
 import { ENVIRONMENT_VARIABLES, environmentOf, listVersions } from "./sets";
 
-export const listEnvironmentVariableVersionsRoute = defineRoute({
+const listEnvironmentVariableVersionsRoute = defineRoute({
   ...listVersions,
   path: `${ENVIRONMENT_VARIABLES}/versions`,
   operationId: "listEnvironmentVariableVersions",

@@ -7,7 +7,7 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentVariables } from "../../services/variables/variables";
 import { EnvironmentParams, variableListSchema } from "./schema";
 
-export const listEnvironmentVariablesRoute = defineRoute({
+const listEnvironmentVariablesRoute = defineRoute({
   method: "get",
   path: "/v1/environments/{environment_id}/variables",
   operationId: "listEnvironmentVariables",

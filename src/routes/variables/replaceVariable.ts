@@ -6,7 +6,7 @@ import { VariableReplaceSchema } from "../../schemas/variable-writes";
 import { replaceVariable } from "../../services/variables/variables";
 import { VariableParams, VariableSchema } from "./schema";
 
-export const replaceVariableRoute = defineRoute({
+const replaceVariableRoute = defineRoute({
   method: "put",
   path: "/v1/variables/{variable_id}",
   operationId: "replaceVariable",

@@ -7,7 +7,7 @@ import { restoreVariableVersion } from "../../services/variables/sets";
 import { restoreVersion } from "./set-writes";
 import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf } from "./sets";
 
-export const restoreComponentVariableVersionRoute = defineRoute({
+const restoreComponentVariableVersionRoute = defineRoute({
   ...restoreVersion,
   path: `${COMPONENT_VARIABLES}/versions/{version}/restore`,
   operationId: "restoreComponentVariableVersion",

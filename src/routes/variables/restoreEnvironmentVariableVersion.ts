@@ -7,7 +7,7 @@ import { restoreVariableVersion } from "../../services/variables/sets";
 import { restoreVersion } from "./set-writes";
 import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf } from "./sets";
 
-export const restoreEnvironmentVariableVersionRoute = defineRoute({
+const restoreEnvironmentVariableVersionRoute = defineRoute({
   ...restoreVersion,
   path: `${ENVIRONMENT_VARIABLES}/versions/{version}/restore`,
   operationId: "restoreEnvironmentVariableVersion",

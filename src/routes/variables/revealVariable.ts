@@ -7,7 +7,7 @@ import { VariableValueSchema } from "../../schemas/variable";
 import { revealVariable } from "../../services/variables/values";
 import { VariableParams } from "./schema";
 
-export const revealVariableRoute = defineRoute({
+const revealVariableRoute = defineRoute({
   method: "get",
   path: "/v1/variables/{variable_id}/value",
   operationId: "revealVariable",

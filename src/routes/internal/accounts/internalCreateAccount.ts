@@ -5,7 +5,7 @@ import { AccountSchema } from "../../../schemas/organization";
 import { AccountCreateBody } from "../../../schemas/organization-writes";
 import { createAccount } from "../../../services/orgs/orgs";
 
-export const internalCreateAccountRoute = defineInternalRoute({
+const internalCreateAccountRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/accounts",
   operationId: "internalCreateAccount",

@@ -4,7 +4,7 @@ import { defineInternalRoute } from "../../../openapi/define-route";
 import { revokeApiKeyAsOperator } from "../../../services/api-keys/revoke";
 import { IdParams } from "../schema";
 
-export const internalRevokeApiKeyRoute = defineInternalRoute({
+const internalRevokeApiKeyRoute = defineInternalRoute({
   method: "delete",
   path: "/internal/v1/api-keys/{id}",
   operationId: "internalRevokeApiKey",

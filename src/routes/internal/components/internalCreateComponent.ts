@@ -6,7 +6,7 @@ import { NameBody } from "../../../schemas/topology-writes";
 import { createComponent } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 
-export const internalCreateComponentRoute = defineInternalRoute({
+const internalCreateComponentRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/environments/{environment_id}/components",
   operationId: "internalCreateComponent",

@@ -5,7 +5,7 @@ import { LogLinesAnswerSchema, LogLinesBody } from "../../../schemas/timeline-wr
 import { appendDeploymentLogs } from "../../../services/deployments/logs";
 import { IdParams } from "../schema";
 
-export const internalAppendDeploymentLogsRoute = defineInternalRoute({
+const internalAppendDeploymentLogsRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/deployments/{id}/logs",
   operationId: "internalAppendDeploymentLogs",

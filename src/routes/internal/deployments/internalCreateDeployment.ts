@@ -6,7 +6,7 @@ import { DeploymentCreateBody } from "../../../schemas/deployment-writes";
 import { createEngineDeployment } from "../../../services/deployments/create";
 import { EnvironmentIdParams } from "../schema";
 
-export const internalCreateDeploymentRoute = defineInternalRoute({
+const internalCreateDeploymentRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/environments/{environment_id}/deployments",
   operationId: "internalCreateDeployment",

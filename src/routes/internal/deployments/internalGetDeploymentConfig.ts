@@ -6,7 +6,7 @@ import { InternalDeploymentConfigSchema } from "../../../schemas/config";
 import { getDeploymentConfigInternal } from "../../../services/deployments/config";
 import { IdParams } from "../schema";
 
-export const internalGetDeploymentConfigRoute = defineInternalRoute({
+const internalGetDeploymentConfigRoute = defineInternalRoute({
   method: "get",
   path: "/internal/v1/deployments/{id}/config",
   operationId: "internalGetDeploymentConfig",

@@ -15,7 +15,7 @@ const InternalDeploymentListQuery = listQuery().extend({
     .default("created_at"),
 });
 
-export const internalListDeploymentsRoute = defineInternalRoute({
+const internalListDeploymentsRoute = defineInternalRoute({
   method: "get",
   path: "/internal/v1/deployments",
   operationId: "internalListDeployments",

@@ -6,7 +6,7 @@ import { DeploymentUpdateBody } from "../../../schemas/deployment-writes";
 import { updateDeployment } from "../../../services/deployments/transitions";
 import { IdParams } from "../schema";
 
-export const internalUpdateDeploymentRoute = defineInternalRoute({
+const internalUpdateDeploymentRoute = defineInternalRoute({
   method: "patch",
   path: "/internal/v1/deployments/{id}",
   operationId: "internalUpdateDeployment",

@@ -6,7 +6,7 @@ import { EnvironmentNameBody } from "../../../schemas/topology-writes";
 import { createEnvironmentInternal } from "../../../services/environments/environments";
 import { ProjectIdParams } from "../schema";
 
-export const internalCreateEnvironmentRoute = defineInternalRoute({
+const internalCreateEnvironmentRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/projects/{project_id}/environments",
   operationId: "internalCreateEnvironment",

@@ -7,7 +7,7 @@ import { EventCreateBody } from "../../../schemas/event-writes";
 import { createEvent } from "../../../services/events/write";
 import { ProjectIdParams } from "../schema";
 
-export const internalCreateEventRoute = defineInternalRoute({
+const internalCreateEventRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/projects/{project_id}/events",
   operationId: "internalCreateEvent",

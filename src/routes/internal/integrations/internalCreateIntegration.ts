@@ -10,7 +10,7 @@ import {
 } from "../../../services/integrations/integrations";
 import { ProjectIdParams } from "../schema";
 
-export const internalCreateIntegrationRoute = defineInternalRoute({
+const internalCreateIntegrationRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/projects/{project_id}/notification-integrations",
   operationId: "internalCreateIntegration",

@@ -5,7 +5,7 @@ import { MoveSchema } from "../../../schemas/move";
 import { cancelMove } from "../../../services/moves/moves";
 import { IdParams } from "../schema";
 
-export const internalCancelMoveRoute = defineInternalRoute({
+const internalCancelMoveRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/moves/{id}/cancel",
   operationId: "internalCancelMove",

@@ -5,7 +5,7 @@ import { MoveSchema } from "../../../schemas/move";
 import { getMove } from "../../../services/moves/moves";
 import { IdParams } from "../schema";
 
-export const internalGetMoveRoute = defineInternalRoute({
+const internalGetMoveRoute = defineInternalRoute({
   method: "get",
   path: "/internal/v1/moves/{id}",
   operationId: "internalGetMove",

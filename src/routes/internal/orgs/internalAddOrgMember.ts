@@ -6,7 +6,7 @@ import { OrgMemberBody } from "../../../schemas/organization-writes";
 import { addOrgMember } from "../../../services/orgs/orgs";
 import { OrgIdParams } from "../schema";
 
-export const internalAddOrgMemberRoute = defineInternalRoute({
+const internalAddOrgMemberRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs/{org_id}/members",
   operationId: "internalAddOrgMember",

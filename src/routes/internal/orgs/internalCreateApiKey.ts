@@ -6,7 +6,7 @@ import { ApiKeyCreateBody } from "../../../schemas/organization-writes";
 import { issueApiKey } from "../../../services/api-keys/api-keys";
 import { OrgIdParams } from "../schema";
 
-export const internalCreateApiKeyRoute = defineInternalRoute({
+const internalCreateApiKeyRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs/{org_id}/api-keys",
   operationId: "internalCreateApiKey",

@@ -5,7 +5,7 @@ import { OrganizationSchema } from "../../../schemas/organization";
 import { InternalOrgCreateBody } from "../../../schemas/organization-writes";
 import { createOrg } from "../../../services/orgs/orgs";
 
-export const internalCreateOrgRoute = defineInternalRoute({
+const internalCreateOrgRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs",
   operationId: "internalCreateOrg",

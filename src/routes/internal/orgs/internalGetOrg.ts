@@ -5,7 +5,7 @@ import { InternalOrganizationSchema } from "../../../schemas/move";
 import { getInternalOrg } from "../../../services/moves/moves";
 import { OrgIdParams } from "../schema";
 
-export const internalGetOrgRoute = defineInternalRoute({
+const internalGetOrgRoute = defineInternalRoute({
   method: "get",
   path: "/internal/v1/orgs/{org_id}",
   operationId: "internalGetOrg",

@@ -6,7 +6,7 @@ import { MoveCreateBody, MoveSchema } from "../../../schemas/move";
 import { startMove } from "../../../services/moves/moves";
 import { OrgIdParams } from "../schema";
 
-export const internalMoveOrganizationRoute = defineInternalRoute({
+const internalMoveOrganizationRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/orgs/{org_id}/moves",
   operationId: "internalMoveOrganization",

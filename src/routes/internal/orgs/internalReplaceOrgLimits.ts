@@ -6,7 +6,7 @@ import { OrgLimitsBody } from "../../../schemas/limits-writes";
 import { replaceOrgLimits } from "../../../services/orgs/limits";
 import { OrgIdParams } from "../schema";
 
-export const internalReplaceOrgLimitsRoute = defineInternalRoute({
+const internalReplaceOrgLimitsRoute = defineInternalRoute({
   method: "put",
   path: "/internal/v1/orgs/{org_id}/limits",
   operationId: "internalReplaceOrgLimits",

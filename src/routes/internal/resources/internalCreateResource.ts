@@ -6,7 +6,7 @@ import { ResourceCreateBody } from "../../../schemas/resource-writes";
 import { createResource } from "../../../services/resources";
 import { StackIdParams } from "../schema";
 
-export const internalCreateResourceRoute = defineInternalRoute({
+const internalCreateResourceRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/stacks/{stack_id}/resources",
   operationId: "internalCreateResource",

@@ -6,7 +6,7 @@ import { ResourceUpdateBody } from "../../../schemas/resource-writes";
 import { updateResource } from "../../../services/resources";
 import { IdParams } from "../schema";
 
-export const internalUpdateResourceRoute = defineInternalRoute({
+const internalUpdateResourceRoute = defineInternalRoute({
   method: "patch",
   path: "/internal/v1/resources/{id}",
   operationId: "internalUpdateResource",

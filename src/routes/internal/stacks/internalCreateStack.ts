@@ -6,7 +6,7 @@ import { StackCreateBody } from "../../../schemas/topology-writes";
 import { createStack } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 
-export const internalCreateStackRoute = defineInternalRoute({
+const internalCreateStackRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/environments/{environment_id}/stacks",
   operationId: "internalCreateStack",

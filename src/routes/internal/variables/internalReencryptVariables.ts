@@ -13,7 +13,7 @@ const ReencryptResultSchema = z.object({
   remaining: z.boolean(),
 });
 
-export const internalReencryptVariablesRoute = defineInternalRoute({
+const internalReencryptVariablesRoute = defineInternalRoute({
   method: "post",
   path: "/internal/v1/variables/reencrypt",
   operationId: "internalReencryptVariables",
