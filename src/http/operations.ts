@@ -4,8 +4,10 @@
  * of a new isolate's start; deferring them took it from about 2.1× the floor Worker's startup to
  * about 1.2× (bench/README.md, "Startup"; `npm run check:deploy` keeps them out of the start).
  *
- * The app knows each operation only by method, path and a loader: `() => import("./routes/…")`.
- * The deployed build (scripts/build.mjs) makes such a module a chunk that the loader's first call
+ * The app knows each operation only by method, path and a loader of its `register`:
+ * `() => import("./routes/projects/_read").then((g) => g.getProject)`, its folder's group of reads
+ * (or of writes), whose modules each declare their route only when registered (scripts/routes-index.ts).
+ * The deployed build (scripts/build.mjs) makes such a group a chunk that the loader's first call
  * imports; wrangler's one bundle (`npm run dev`) keeps it in the bundle and evaluates it then; the
  * tests' module runner (Vite's) loads it then too.
  * On an operation's first request, `built` loads its module and lets it register, as it always
@@ -33,7 +35,7 @@ export type Operation = {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** As OpenAPI spells it: `/v1/projects/{project_id}`. */
   path: string;
-  load: () => Promise<{ register: Register }>;
+  load: () => Promise<Register>;
 };
 
 export const op = (method: Operation["method"], path: string, load: Operation["load"]): Operation => ({
@@ -56,7 +58,7 @@ const honoPath = (path: string) => path.replace(/{(\w+)}/g, ":$1");
  * request.
  */
 export const built: (operation: Operation) => Promise<Built> = loadedOncePer(async (operation: Operation) => {
-  const { register } = await operation.load();
+  const register = await operation.load();
   const own = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   register(own);
   const method = operation.method.toUpperCase();
@@ -130,6 +132,6 @@ export const routeOf: RouteLookup = (c) => c.get("operation");
 export async function documentedApp(operations: readonly Operation[]): Promise<OpenAPIHono<AppEnv>> {
   const registers = await Promise.all(operations.map((o) => o.load()));
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  for (const { register } of registers) register(app);
+  for (const register of registers) register(app);
   return app;
 }

@@ -42,13 +42,13 @@ describe("the operation table", () => {
 
   it("an entry whose module declares another path is refused at its first use, and tried again after", async () => {
     let loads = 0;
-    const getProject = await import("../../src/routes/projects/getProject");
+    const { register } = await import("../../src/routes/projects/getProject");
     const wrong: Operation = {
       method: "get",
       path: "/v1/projects/{id}",
       load: async () => {
         loads++;
-        return getProject;
+        return register;
       },
     };
     await expect(built(wrong)).rejects.toThrow("declares no such route");

@@ -9,27 +9,26 @@ import { AuditStreamCreateSchema } from "../../schemas/audit-stream-writes";
 import { createAuditStream } from "../../services/audit/streams";
 import { CreatedAuditStreamSchema, OrgParams, WHO_MAY } from "./schema";
 
-const createAuditStreamRoute = defineRoute({
-  method: "post",
-  path: "/v1/orgs/{org_id}/audit-streams",
-  operationId: "createAuditStream",
-  lostAnswer: { rebuild: "none", why: "the signing secret is shown once" },
-  tags: ["Audit log"],
-  summary: "Stream the audit log to your own systems",
-  description:
-    `${WHO_MAY} Batches of up to 100 consecutive entries, \`application/x-ndjson\`, signed as Standard Webhooks ` +
-    "(`webhook-id` `<stream id>.<first sequence>`), each after the previous one was acknowledged with a `2xx`.",
-  request: { params: OrgParams, body: jsonBody(AuditStreamCreateSchema) },
-  responses: {
-    201: {
-      ...jsonContent(CreatedAuditStreamSchema, "The new stream, with its signing secret."),
-      headers: { ...LOCATION_HEADER, ...NO_STORE_HEADER, ...ETAG_HEADER },
-    },
-  },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(createAuditStreamRoute, async (c) => {
+  const route = defineRoute({
+    method: "post",
+    path: "/v1/orgs/{org_id}/audit-streams",
+    operationId: "createAuditStream",
+    lostAnswer: { rebuild: "none", why: "the signing secret is shown once" },
+    tags: ["Audit log"],
+    summary: "Stream the audit log to your own systems",
+    description:
+      `${WHO_MAY} Batches of up to 100 consecutive entries, \`application/x-ndjson\`, signed as Standard Webhooks ` +
+      "(`webhook-id` `<stream id>.<first sequence>`), each after the previous one was acknowledged with a `2xx`.",
+    request: { params: OrgParams, body: jsonBody(AuditStreamCreateSchema) },
+    responses: {
+      201: {
+        ...jsonContent(CreatedAuditStreamSchema, "The new stream, with its signing secret."),
+        headers: { ...LOCATION_HEADER, ...NO_STORE_HEADER, ...ETAG_HEADER },
+      },
+    },
+  });
+  app.openapi(route, async (c) => {
     const created = await createAuditStream(
       callerContext(c),
       c.req.valid("param").org_id,

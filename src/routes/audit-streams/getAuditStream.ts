@@ -5,19 +5,18 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getAuditStream } from "../../services/audit/streams";
 import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
 
-const getAuditStreamRoute = defineRoute({
-  method: "get",
-  path: "/v1/audit-streams/{id}",
-  operationId: "getAuditStream",
-  tags: ["Audit log"],
-  summary: "Read an audit log stream: how far its receiver has acknowledged",
-  description: WHO_MAY,
-  request: { params: StreamParams },
-  responses: { 200: jsonContent(AuditStreamSchema, "The stream.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getAuditStreamRoute, async (c) =>
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/audit-streams/{id}",
+    operationId: "getAuditStream",
+    tags: ["Audit log"],
+    summary: "Read an audit log stream: how far its receiver has acknowledged",
+    description: WHO_MAY,
+    request: { params: StreamParams },
+    responses: { 200: jsonContent(AuditStreamSchema, "The stream.") },
+  });
+  app.openapi(route, async (c) =>
     c.json(await getAuditStream(callerContext(c), c.req.valid("param").id), 200),
   );
 }

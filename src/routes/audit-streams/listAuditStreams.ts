@@ -7,19 +7,18 @@ import { listQuery } from "../../openapi/lists";
 import { listAuditStreams } from "../../services/audit/streams";
 import { auditStreamListSchema, OrgParams, WHO_MAY } from "./schema";
 
-const listAuditStreamsRoute = defineRoute({
-  method: "get",
-  path: "/v1/orgs/{org_id}/audit-streams",
-  operationId: "listAuditStreams",
-  tags: ["Audit log"],
-  summary: "List your organization's audit log streams",
-  description: WHO_MAY,
-  request: { params: OrgParams, query: listQuery() },
-  responses: { 200: jsonContent(auditStreamListSchema(), "A page of streams.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listAuditStreamsRoute, async (c) =>
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/orgs/{org_id}/audit-streams",
+    operationId: "listAuditStreams",
+    tags: ["Audit log"],
+    summary: "List your organization's audit log streams",
+    description: WHO_MAY,
+    request: { params: OrgParams, query: listQuery() },
+    responses: { 200: jsonContent(auditStreamListSchema(), "A page of streams.") },
+  });
+  app.openapi(route, async (c) =>
     c.json(
       await listAuditStreams(
         callerContext(c),

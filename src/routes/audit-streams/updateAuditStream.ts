@@ -6,20 +6,19 @@ import { AuditStreamUpdateSchema } from "../../schemas/audit-stream-writes";
 import { updateAuditStream } from "../../services/audit/streams";
 import { AuditStreamSchema, StreamParams, WHO_MAY } from "./schema";
 
-const updateAuditStreamRoute = defineRoute({
-  method: "patch",
-  path: "/v1/audit-streams/{id}",
-  operationId: "updateAuditStream",
-  lostAnswer: { rebuild: "record", from: "request-path" },
-  tags: ["Audit log"],
-  summary: "Rename, redirect, pause or resume an audit log stream",
-  description: `${WHO_MAY} \`enabled: true\` resumes at \`delivered_through + 1\`.`,
-  request: { params: StreamParams, body: jsonBody(AuditStreamUpdateSchema) },
-  responses: { 200: jsonContent(AuditStreamSchema, "The stream as the change left it.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(updateAuditStreamRoute, async (c) =>
+  const route = defineRoute({
+    method: "patch",
+    path: "/v1/audit-streams/{id}",
+    operationId: "updateAuditStream",
+    lostAnswer: { rebuild: "record", from: "request-path" },
+    tags: ["Audit log"],
+    summary: "Rename, redirect, pause or resume an audit log stream",
+    description: `${WHO_MAY} \`enabled: true\` resumes at \`delivered_through + 1\`.`,
+    request: { params: StreamParams, body: jsonBody(AuditStreamUpdateSchema) },
+    responses: { 200: jsonContent(AuditStreamSchema, "The stream as the change left it.") },
+  });
+  app.openapi(route, async (c) =>
     c.json(await updateAuditStream(callerContext(c), c.req.valid("param").id, c.req.valid("json")), 200),
   );
 }

@@ -18,22 +18,21 @@ const CheckParams = DeploymentParams.extend({
     .openapi({ param: { name: "name", in: "path" }, example: "e2e-suite" }),
 });
 
-const concludeCheckRoute = defineRoute({
-  method: "post",
-  path: "/v1/deployments/{id}/checks/{name}",
-  operationId: "concludeCheck",
-  lostAnswer: { rebuild: "record", from: "/v1/deployments/{target}" },
-  tags: ["Deployments"],
-  summary: "Conclude a deployment check",
-  description:
-    "Project role `contributor` (the deployment's creator may). A name the gate does not hold is `404`; a check " +
-    "already concluded, or a deployment no longer `waiting`, `409`. `failed` cancels it; the last pass releases it.",
-  request: { params: CheckParams, body: jsonBody(CheckConclusionSchema) },
-  responses: { 200: jsonContent(DeploymentSchema, "The deployment, as the conclusion leaves it.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(concludeCheckRoute, async (c) => {
+  const route = defineRoute({
+    method: "post",
+    path: "/v1/deployments/{id}/checks/{name}",
+    operationId: "concludeCheck",
+    lostAnswer: { rebuild: "record", from: "/v1/deployments/{target}" },
+    tags: ["Deployments"],
+    summary: "Conclude a deployment check",
+    description:
+      "Project role `contributor` (the deployment's creator may). A name the gate does not hold is `404`; a check " +
+      "already concluded, or a deployment no longer `waiting`, `409`. `failed` cancels it; the last pass releases it.",
+    request: { params: CheckParams, body: jsonBody(CheckConclusionSchema) },
+    responses: { 200: jsonContent(DeploymentSchema, "The deployment, as the conclusion leaves it.") },
+  });
+  app.openapi(route, async (c) => {
     const { id, name } = c.req.valid("param");
     return c.json(await concludeCheck(callerContext(c), id, name, c.req.valid("json")), 200);
   });

@@ -26,23 +26,22 @@ const DiffQuerySchema = z.object({
     }),
 });
 
-const getDeploymentConfigDiffRoute = defineRoute({
-  method: "get",
-  path: "/v1/deployments/{id}/config/diff",
-  operationId: "getDeploymentConfigDiff",
-  tags: ["Deployments"],
-  summary: "What changed in the configuration since a deployment (or between two)",
-  description:
-    "The changes from this deployment's configuration to `against`, by scope (the environment first, then " +
-    "components by ID) and name; a name whose type and value are the same on both sides is left out. For a " +
-    "`secret` or `secure_string`, `value_changed` says only whether a value was written between the two versions: " +
-    "a diff never tells whether two secret values are equal. Project role `viewer` or above.",
-  request: { params: DeploymentParams, query: DiffQuerySchema },
-  responses: { 200: jsonContent(ConfigDiffSchema, "The changes.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getDeploymentConfigDiffRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/deployments/{id}/config/diff",
+    operationId: "getDeploymentConfigDiff",
+    tags: ["Deployments"],
+    summary: "What changed in the configuration since a deployment (or between two)",
+    description:
+      "The changes from this deployment's configuration to `against`, by scope (the environment first, then " +
+      "components by ID) and name; a name whose type and value are the same on both sides is left out. For a " +
+      "`secret` or `secure_string`, `value_changed` says only whether a value was written between the two versions: " +
+      "a diff never tells whether two secret values are equal. Project role `viewer` or above.",
+    request: { params: DeploymentParams, query: DiffQuerySchema },
+    responses: { 200: jsonContent(ConfigDiffSchema, "The changes.") },
+  });
+  app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const { against } = c.req.valid("query");
     return c.json(await getDeploymentConfigDiff(callerContext(c), id, against), 200);

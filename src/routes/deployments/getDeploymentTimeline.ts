@@ -46,46 +46,6 @@ const TimelineQuerySchema = z.object({
   }),
 });
 
-const getDeploymentTimelineRoute = defineRoute({
-  method: "get",
-  path: "/v1/deployments/{id}/timeline",
-  operationId: "getDeploymentTimeline",
-  tags: ["Deployments"],
-  summary: "Follow a deployment: its status changes and log lines, as pages or live",
-  description:
-    "Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With " +
-    "`Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: " +
-    "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
-    "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
-    `or above. ≤ ${LIVE_STREAMS_PER_FAMILY} open per key family (else \`429\` until one ends, or its client is gone ` +
-    `${STREAM_LEASE_MS / 1000} s); an isolate's streams share ${STREAM_BUFFER_BUDGET / 1024 / 1024} MiB of unread ` +
-    "entries, one over its share ends.",
-  liveStream: true,
-  request: { params: DeploymentParams, query: TimelineQuerySchema },
-  // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
-  parameters: [{ $ref: `#/components/parameters/${LAST_EVENT_ID_PARAMETER}` }],
-  responses: {
-    200: {
-      description: "A page, or the live stream.",
-      headers: { ...ETAG_HEADER, ...NO_STORE_HEADER },
-      content: {
-        "application/json": { schema: DeploymentTimelineSchema },
-        "text/event-stream": {
-          // Each event's `data`, by its `event` name (OpenAPI 3.1 has no keyword for it).
-          "x-sse-events": {
-            status: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
-            log: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
-            end: { $ref: "#/components/schemas/Deployment" },
-          },
-          schema: z.string().openapi({
-            example: "id: 2\nevent: log\ndata: {…}\n\n",
-          }),
-        },
-      },
-    },
-  },
-});
-
 /** Where a stream starts: `Last-Event-ID` wins over `after_seq` and `after`. */
 function lastEventId(header: string | undefined): number | undefined {
   if (header === undefined || header === "") return undefined;
@@ -142,6 +102,45 @@ function followerEvents(follower: Follower, place: StreamPlace | undefined, beat
 }
 
 export function register(app: OpenAPIHono<AppEnv>) {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/deployments/{id}/timeline",
+    operationId: "getDeploymentTimeline",
+    tags: ["Deployments"],
+    summary: "Follow a deployment: its status changes and log lines, as pages or live",
+    description:
+      "Status changes (the deployment's, its stacks') and log lines, numbered `seq`. JSON: a page. With " +
+      "`Accept: text/event-stream`, live from `Last-Event-ID`: `id: <seq>`, `event: status|log`, `data: " +
+      "<entry>`; `: keep-alive` every ≤15 s; once final, `event: end` (data: the deployment), then closed; " +
+      "15 min at most. One request; no query while idle. Kept 30 days after the end. Project role `viewer` " +
+      `or above. ≤ ${LIVE_STREAMS_PER_FAMILY} open per key family (else \`429\` until one ends, or its client is gone ` +
+      `${STREAM_LEASE_MS / 1000} s); an isolate's streams share ${STREAM_BUFFER_BUDGET / 1024 / 1024} MiB of unread ` +
+      "entries, one over its share ends.",
+    liveStream: true,
+    request: { params: DeploymentParams, query: TimelineQuerySchema },
+    // Read by the handler (malformed: `400`, cause `header.last-event-id`); published once, as a component.
+    parameters: [{ $ref: `#/components/parameters/${LAST_EVENT_ID_PARAMETER}` }],
+    responses: {
+      200: {
+        description: "A page, or the live stream.",
+        headers: { ...ETAG_HEADER, ...NO_STORE_HEADER },
+        content: {
+          "application/json": { schema: DeploymentTimelineSchema },
+          "text/event-stream": {
+            // Each event's `data`, by its `event` name (OpenAPI 3.1 has no keyword for it).
+            "x-sse-events": {
+              status: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
+              log: { $ref: "#/components/schemas/DeploymentTimelineEntry" },
+              end: { $ref: "#/components/schemas/Deployment" },
+            },
+            schema: z.string().openapi({
+              example: "id: 2\nevent: log\ndata: {…}\n\n",
+            }),
+          },
+        },
+      },
+    },
+  });
   app.openAPIRegistry.registerComponent("parameters", LAST_EVENT_ID_PARAMETER, {
     name: "Last-Event-ID",
     in: "header",
@@ -150,7 +149,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     description: "The last `id` received (`42`); wins over `after_seq` and `after`.",
     schema: { type: "string", pattern: "^[0-9]{1,15}$", maxLength: 15 },
   });
-  app.openapi(getDeploymentTimelineRoute, async (c) => {
+  app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
     if (query.after !== undefined && query.after_seq !== undefined) {

@@ -10,19 +10,18 @@ import { DeploymentParams } from "./schema";
 
 const ReviewListSchema = envelope(ReviewSchema, "DeploymentReviewList");
 
-const listDeploymentReviewsRoute = defineRoute({
-  method: "get",
-  path: "/v1/deployments/{id}/reviews",
-  operationId: "listDeploymentReviews",
-  tags: ["Deployments"],
-  summary: "List a deployment's reviews",
-  description: "Keyset-paginated by `created_at`. Project role `viewer` or above.",
-  request: { params: DeploymentParams, query: listQuery() },
-  responses: { 200: jsonContent(ReviewListSchema, "A page of reviews.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listDeploymentReviewsRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/deployments/{id}/reviews",
+    operationId: "listDeploymentReviews",
+    tags: ["Deployments"],
+    summary: "List a deployment's reviews",
+    description: "Keyset-paginated by `created_at`. Project role `viewer` or above.",
+    request: { params: DeploymentParams, query: listQuery() },
+    responses: { 200: jsonContent(ReviewListSchema, "A page of reviews.") },
+  });
+  app.openapi(route, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listDeploymentReviews(callerContext(c), c.req.valid("param").id, page), 200);
   });

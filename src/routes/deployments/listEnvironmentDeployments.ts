@@ -6,19 +6,18 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listEnvironmentDeployments, statusFilterKey } from "../../services/deployments/deployments";
 import { deploymentListQuery, deploymentListSchema, EnvironmentParams } from "./schema";
 
-const listEnvironmentDeploymentsRoute = defineRoute({
-  method: "get",
-  path: "/v1/environments/{environment_id}/deployments",
-  operationId: "listEnvironmentDeployments",
-  tags: ["Deployments"],
-  summary: "List the deployments of an environment",
-  description: "Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: deploymentListQuery() },
-  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEnvironmentDeploymentsRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/environments/{environment_id}/deployments",
+    operationId: "listEnvironmentDeployments",
+    tags: ["Deployments"],
+    summary: "List the deployments of an environment",
+    description: "Needs the project role `viewer` or above.",
+    request: { params: EnvironmentParams, query: deploymentListQuery() },
+    responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));

@@ -26,21 +26,20 @@ const WaitQuerySchema = z.object({
     }),
 });
 
-const waitForDeploymentRoute = defineRoute({
-  method: "get",
-  path: "/v1/deployments/{id}/wait",
-  operationId: "waitForDeployment",
-  tags: ["Deployments"],
-  summary: "Wait until a deployment is final",
-  description:
-    "The deployment once final, or as it stands after `timeout` seconds. One request; no query while " +
-    "idle. Project role `viewer` or above.",
-  request: { params: DeploymentParams, query: WaitQuerySchema },
-  responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(waitForDeploymentRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/deployments/{id}/wait",
+    operationId: "waitForDeployment",
+    tags: ["Deployments"],
+    summary: "Wait until a deployment is final",
+    description:
+      "The deployment once final, or as it stands after `timeout` seconds. One request; no query while " +
+      "idle. Project role `viewer` or above.",
+    request: { params: DeploymentParams, query: WaitQuerySchema },
+    responses: { 200: jsonContent(DeploymentSchema, "The deployment.") },
+  });
+  app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const { timeout } = c.req.valid("query");
     return c.json(await waitForDeployment(callerContext(c), id, timeout * 1000), 200);

@@ -7,25 +7,24 @@ import { EnvironmentCreateSchema } from "../../schemas/topology-writes";
 import { createEnvironment } from "../../services/environments/environments";
 import { EnvironmentSchema, ProjectParams } from "./schema";
 
-const createEnvironmentRoute = defineRoute({
-  method: "post",
-  path: "/v1/projects/{project_id}/environments",
-  operationId: "createEnvironment",
-  lostAnswer: { rebuild: "record", from: "/v1/environments/{target}" },
-  tags: ["Environments"],
-  summary: "Create an environment",
-  description:
-    "A name unique within the project regardless of case (`409` otherwise). With `copy_variables_from`, the new " +
-    "environment starts with a copy of that environment's own variables (names, types and values) as its version 1; " +
-    "without it, empty at version 0. Project role `owner`.",
-  request: { params: ProjectParams, body: jsonBody(EnvironmentCreateSchema) },
-  responses: {
-    201: { ...jsonContent(EnvironmentSchema, "The new environment."), headers: LOCATION_HEADER },
-  },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(createEnvironmentRoute, async (c) => {
+  const route = defineRoute({
+    method: "post",
+    path: "/v1/projects/{project_id}/environments",
+    operationId: "createEnvironment",
+    lostAnswer: { rebuild: "record", from: "/v1/environments/{target}" },
+    tags: ["Environments"],
+    summary: "Create an environment",
+    description:
+      "A name unique within the project regardless of case (`409` otherwise). With `copy_variables_from`, the new " +
+      "environment starts with a copy of that environment's own variables (names, types and values) as its version 1; " +
+      "without it, empty at version 0. Project role `owner`.",
+    request: { params: ProjectParams, body: jsonBody(EnvironmentCreateSchema) },
+    responses: {
+      201: { ...jsonContent(EnvironmentSchema, "The new environment."), headers: LOCATION_HEADER },
+    },
+  });
+  app.openapi(route, async (c) => {
     const { project_id } = c.req.valid("param");
     const environment = await createEnvironment(callerContext(c), project_id, c.req.valid("json"));
     c.header("Location", `/v1/environments/${environment.id}`);

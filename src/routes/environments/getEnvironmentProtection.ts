@@ -6,21 +6,20 @@ import { ProtectionSchema } from "../../schemas/protection";
 import { getEnvironmentProtection } from "../../services/environments/protection";
 import { EnvironmentParams } from "./schema";
 
-const getEnvironmentProtectionRoute = defineRoute({
-  method: "get",
-  path: "/v1/environments/{environment_id}/protection",
-  operationId: "getEnvironmentProtection",
-  tags: ["Environments"],
-  summary: "Read an environment's protection",
-  description:
-    "Approvals, reviewers, a wait timer, the concurrency policy and the lock; the defaults (nothing required, " +
-    "`parallel`, not locked, `updated_at` null) until it is first changed. Project role `viewer` or above.",
-  request: { params: EnvironmentParams },
-  responses: { 200: jsonContent(ProtectionSchema, "The protection.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getEnvironmentProtectionRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/environments/{environment_id}/protection",
+    operationId: "getEnvironmentProtection",
+    tags: ["Environments"],
+    summary: "Read an environment's protection",
+    description:
+      "Approvals, reviewers, a wait timer, the concurrency policy and the lock; the defaults (nothing required, " +
+      "`parallel`, not locked, `updated_at` null) until it is first changed. Project role `viewer` or above.",
+    request: { params: EnvironmentParams },
+    responses: { 200: jsonContent(ProtectionSchema, "The protection.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await getEnvironmentProtection(callerContext(c), environment_id), 200);
   });

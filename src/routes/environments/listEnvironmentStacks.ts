@@ -7,19 +7,18 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentStacks } from "../../services/topology";
 import { EnvironmentParams, stackListSchema } from "./schema";
 
-const listEnvironmentStacksRoute = defineRoute({
-  method: "get",
-  path: "/v1/environments/{environment_id}/stacks",
-  operationId: "listEnvironmentStacks",
-  tags: ["Environments"],
-  summary: "List an environment's stacks",
-  description: "Keyset-paginated. Project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(stackListSchema(), "A page of stacks.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEnvironmentStacksRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/environments/{environment_id}/stacks",
+    operationId: "listEnvironmentStacks",
+    tags: ["Environments"],
+    summary: "List an environment's stacks",
+    description: "Keyset-paginated. Project role `viewer` or above.",
+    request: { params: EnvironmentParams, query: listQuery() },
+    responses: { 200: jsonContent(stackListSchema(), "A page of stacks.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listEnvironmentStacks(callerContext(c), environment_id, page), 200);

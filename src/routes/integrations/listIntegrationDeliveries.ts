@@ -8,22 +8,21 @@ import { listIntegrationDeliveries } from "../../services/integrations/deliverie
 import { deliveryListSchema } from "./delivery-schema";
 import { IntegrationParams } from "./schema";
 
-const listIntegrationDeliveriesRoute = defineRoute({
-  method: "get",
-  path: "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
-  operationId: "listIntegrationDeliveries",
-  tags: ["Notification integrations"],
-  summary: "List the deliveries of an integration",
-  description:
-    "An extension to SPEC.md: one record per event sent to this integration, newest first by default, " +
-    "each with every attempt (status code or error, duration, next attempt time), so you can see what " +
-    "was sent and why it failed. Needs the project role `viewer` or above.",
-  request: { params: IntegrationParams, query: listQuery() },
-  responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listIntegrationDeliveriesRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/projects/{project_id}/notification-integrations/{integration_id}/deliveries",
+    operationId: "listIntegrationDeliveries",
+    tags: ["Notification integrations"],
+    summary: "List the deliveries of an integration",
+    description:
+      "An extension to SPEC.md: one record per event sent to this integration, newest first by default, " +
+      "each with every attempt (status code or error, duration, next attempt time), so you can see what " +
+      "was sent and why it failed. Needs the project role `viewer` or above.",
+    request: { params: IntegrationParams, query: listQuery() },
+    responses: { 200: jsonContent(deliveryListSchema(), "A page of deliveries.") },
+  });
+  app.openapi(route, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listIntegrationDeliveries(callerContext(c), project_id, integration_id, page), 200);

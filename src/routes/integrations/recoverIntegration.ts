@@ -7,25 +7,24 @@ import { RecoverBodySchema, RecoverResultSchema } from "../../schemas/integratio
 import { recoverIntegration } from "../../services/integrations/redelivery";
 import { INTEGRATION_PATH, IntegrationParams } from "./schema";
 
-const recoverIntegrationRoute = defineRoute({
-  method: "post",
-  path: `${INTEGRATION_PATH}/recover`,
-  operationId: "recoverIntegration",
-  lostAnswer: { rebuild: "none", why: "it answers a count" },
-  tags: ["Notification integrations"],
-  summary: "Re-send failed, skipped and stuck deliveries of a time range",
-  description:
-    "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
-    "and `until` (both included; `until` defaults to now), and every one still `pending` more than a minute " +
-    "after its `next_attempt_at` (left behind by a failure), all of them in one call, oldest deliveries first. " +
-    "Each starts a new series of attempts (the usual retry schedule) with its event's original `webhook-id` " +
-    "(even while the integration is disabled). Needs `contributor` or above.",
-  request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
-  responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(recoverIntegrationRoute, async (c) => {
+  const route = defineRoute({
+    method: "post",
+    path: `${INTEGRATION_PATH}/recover`,
+    operationId: "recoverIntegration",
+    lostAnswer: { rebuild: "none", why: "it answers a count" },
+    tags: ["Notification integrations"],
+    summary: "Re-send failed, skipped and stuck deliveries of a time range",
+    description:
+      "Re-queues every `failed` or `skipped` delivery of this integration whose event was created between `since` " +
+      "and `until` (both included; `until` defaults to now), and every one still `pending` more than a minute " +
+      "after its `next_attempt_at` (left behind by a failure), all of them in one call, oldest deliveries first. " +
+      "Each starts a new series of attempts (the usual retry schedule) with its event's original `webhook-id` " +
+      "(even while the integration is disabled). Needs `contributor` or above.",
+    request: { params: IntegrationParams, body: jsonBody(RecoverBodySchema) },
+    responses: { 202: jsonContent(RecoverResultSchema, "How many deliveries were queued.") },
+  });
+  app.openapi(route, async (c) => {
     const { project_id, integration_id } = c.req.valid("param");
     const result = await recoverIntegration(
       callerContext(c),

@@ -6,19 +6,18 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listProjectMembers, memberFilterKey } from "../../services/members/members";
 import { memberListQuery, memberListSchema, ProjectParams } from "./schema";
 
-const listProjectMembersRoute = defineRoute({
-  method: "get",
-  path: "/v1/projects/{project_id}/members",
-  operationId: "listProjectMembers",
-  tags: ["Project members"],
-  summary: "List the members of a project",
-  description: "Needs the project role `viewer` or above. `role` filters by project role.",
-  request: { params: ProjectParams, query: memberListQuery() },
-  responses: { 200: jsonContent(memberListSchema(), "A page of members.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listProjectMembersRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/projects/{project_id}/members",
+    operationId: "listProjectMembers",
+    tags: ["Project members"],
+    summary: "List the members of a project",
+    description: "Needs the project role `viewer` or above. `role` filters by project role.",
+    request: { params: ProjectParams, query: memberListQuery() },
+    responses: { 200: jsonContent(memberListSchema(), "A page of members.") },
+  });
+  app.openapi(route, async (c) => {
     const { role, ...list } = c.req.valid("query");
     const page = pageRequest(list, memberFilterKey(role));
     const { project_id } = c.req.valid("param");

@@ -5,20 +5,19 @@ import { defineRoute } from "../../openapi/define-route";
 import { removeProjectMember } from "../../services/members/members";
 import { MemberParams } from "./schema";
 
-const removeProjectMemberRoute = defineRoute({
-  method: "delete",
-  path: "/v1/projects/{project_id}/members/{member_id}",
-  operationId: "removeProjectMember",
-  lostAnswer: { rebuild: "status" },
-  tags: ["Project members"],
-  summary: "Remove a member from a project",
-  description: "Removing the project's last `owner` is `409 conflict`. Needs the project role `owner`.",
-  request: { params: MemberParams },
-  responses: { 204: { description: "Removed." } },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(removeProjectMemberRoute, async (c) => {
+  const route = defineRoute({
+    method: "delete",
+    path: "/v1/projects/{project_id}/members/{member_id}",
+    operationId: "removeProjectMember",
+    lostAnswer: { rebuild: "status" },
+    tags: ["Project members"],
+    summary: "Remove a member from a project",
+    description: "Removing the project's last `owner` is `409 conflict`. Needs the project role `owner`.",
+    request: { params: MemberParams },
+    responses: { 204: { description: "Removed." } },
+  });
+  app.openapi(route, async (c) => {
     const { project_id, member_id } = c.req.valid("param");
     await removeProjectMember(callerContext(c), project_id, member_id);
     return c.body(null, 204);

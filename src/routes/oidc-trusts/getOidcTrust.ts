@@ -5,19 +5,16 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getOidcTrust } from "../../services/oidc/trusts";
 import { OidcTrustParams, OidcTrustSchema } from "./schema";
 
-const getOidcTrustRoute = defineRoute({
-  method: "get",
-  path: "/v1/oidc-trusts/{id}",
-  operationId: "getOidcTrust",
-  tags: ["OpenID Connect"],
-  summary: "Read an OpenID Connect trust",
-  description: "Visible as in `listOidcTrusts`, else `404`.",
-  request: { params: OidcTrustParams },
-  responses: { 200: jsonContent(OidcTrustSchema, "The trust.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getOidcTrustRoute, async (c) =>
-    c.json(await getOidcTrust(callerContext(c), c.req.valid("param").id), 200),
-  );
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/oidc-trusts/{id}",
+    operationId: "getOidcTrust",
+    tags: ["OpenID Connect"],
+    summary: "Read an OpenID Connect trust",
+    description: "Visible as in `listOidcTrusts`, else `404`.",
+    request: { params: OidcTrustParams },
+    responses: { 200: jsonContent(OidcTrustSchema, "The trust.") },
+  });
+  app.openapi(route, async (c) => c.json(await getOidcTrust(callerContext(c), c.req.valid("param").id), 200));
 }

@@ -7,21 +7,20 @@ import { listQuery } from "../../openapi/lists";
 import { listOidcTrusts, oidcTrustFilterKey } from "../../services/oidc/trusts";
 import { oidcTrustListSchema } from "./schema";
 
-const listOidcTrustsRoute = defineRoute({
-  method: "get",
-  path: "/v1/oidc-trusts",
-  operationId: "listOidcTrusts",
-  tags: ["OpenID Connect"],
-  summary: "List OpenID Connect trusts",
-  description:
-    "The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any " +
-    "other key sees none (an empty list).",
-  request: { query: listQuery() },
-  responses: { 200: jsonContent(oidcTrustListSchema(), "A page of trusts.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listOidcTrustsRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/oidc-trusts",
+    operationId: "listOidcTrusts",
+    tags: ["OpenID Connect"],
+    summary: "List OpenID Connect trusts",
+    description:
+      "The organization's trusts, for a key of an org `owner` or `admin` that is not restricted to projects; any " +
+      "other key sees none (an empty list).",
+    request: { query: listQuery() },
+    responses: { 200: jsonContent(oidcTrustListSchema(), "A page of trusts.") },
+  });
+  app.openapi(route, async (c) => {
     const page = pageRequest(c.req.valid("query"), oidcTrustFilterKey());
     return c.json(await listOidcTrusts(callerContext(c), page), 200);
   });

@@ -5,20 +5,19 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteProject } from "../../services/projects/projects";
 import { ProjectParams } from "./schema";
 
-const deleteProjectRoute = defineRoute({
-  method: "delete",
-  path: "/v1/projects/{project_id}",
-  operationId: "deleteProject",
-  lostAnswer: { rebuild: "status" },
-  tags: ["Projects"],
-  summary: "Delete a project and everything inside it",
-  description: "Needs the project role `owner`. The name is free again at once.",
-  request: { params: ProjectParams },
-  responses: { 204: { description: "Deleted." } },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(deleteProjectRoute, async (c) => {
+  const route = defineRoute({
+    method: "delete",
+    path: "/v1/projects/{project_id}",
+    operationId: "deleteProject",
+    lostAnswer: { rebuild: "status" },
+    tags: ["Projects"],
+    summary: "Delete a project and everything inside it",
+    description: "Needs the project role `owner`. The name is free again at once.",
+    request: { params: ProjectParams },
+    responses: { 204: { description: "Deleted." } },
+  });
+  app.openapi(route, async (c) => {
     await deleteProject(callerContext(c), c.req.valid("param").project_id);
     return c.body(null, 204);
   });

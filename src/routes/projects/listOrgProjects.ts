@@ -7,19 +7,18 @@ import { listQuery } from "../../openapi/lists";
 import { listOrgProjects } from "../../services/projects/projects";
 import { OrgParams, projectListSchema } from "./schema";
 
-const listOrgProjectsRoute = defineRoute({
-  method: "get",
-  path: "/v1/orgs/{org_id}/projects",
-  operationId: "listOrgProjects",
-  tags: ["Projects"],
-  summary: "List the projects of an organization that you may see",
-  description: "Only your own organization exists for you: any other `org_id` is `404 not_found`.",
-  request: { params: OrgParams, query: listQuery() },
-  responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listOrgProjectsRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/orgs/{org_id}/projects",
+    operationId: "listOrgProjects",
+    tags: ["Projects"],
+    summary: "List the projects of an organization that you may see",
+    description: "Only your own organization exists for you: any other `org_id` is `404 not_found`.",
+    request: { params: OrgParams, query: listQuery() },
+    responses: { 200: jsonContent(projectListSchema(), "A page of projects.") },
+  });
+  app.openapi(route, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listOrgProjects(callerContext(c), c.req.valid("param").org_id, page), 200);
   });

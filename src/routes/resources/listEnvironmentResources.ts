@@ -7,19 +7,18 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentResources } from "../../services/resources";
 import { EnvironmentParams, stackResourceListSchema } from "./schema";
 
-const listEnvironmentResourcesRoute = defineRoute({
-  method: "get",
-  path: "/v1/environments/{environment_id}/resources",
-  operationId: "listEnvironmentResources",
-  tags: ["Stack resources"],
-  summary: "List the resources of every stack of an environment",
-  description: "Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEnvironmentResourcesRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/environments/{environment_id}/resources",
+    operationId: "listEnvironmentResources",
+    tags: ["Stack resources"],
+    summary: "List the resources of every stack of an environment",
+    description: "Needs the project role `viewer` or above.",
+    request: { params: EnvironmentParams, query: listQuery() },
+    responses: { 200: jsonContent(stackResourceListSchema(), "A page of stack resources.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     const page = pageRequest(c.req.valid("query"));
     return c.json(await listEnvironmentResources(callerContext(c), environment_id, page), 200);

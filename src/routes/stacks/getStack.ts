@@ -5,19 +5,18 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getStack } from "../../services/topology";
 import { StackParams, StackSchema } from "../environments/schema";
 
-const getStackRoute = defineRoute({
-  method: "get",
-  path: "/v1/stacks/{stack_id}",
-  operationId: "getStack",
-  tags: ["Environments"],
-  summary: "Read a stack",
-  description: "Project role `viewer` or above.",
-  request: { params: StackParams },
-  responses: { 200: jsonContent(StackSchema, "The stack.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getStackRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/stacks/{stack_id}",
+    operationId: "getStack",
+    tags: ["Environments"],
+    summary: "Read a stack",
+    description: "Project role `viewer` or above.",
+    request: { params: StackParams },
+    responses: { 200: jsonContent(StackSchema, "The stack.") },
+  });
+  app.openapi(route, async (c) => {
     const { stack_id } = c.req.valid("param");
     return c.json(await getStack(callerContext(c), stack_id), 200);
   });

@@ -8,17 +8,16 @@ import { ComponentParams } from "./schema";
 import { applyChanges, registerChangeExamples } from "./set-writes";
 import { COMPONENT_VARIABLES, componentOf } from "./sets";
 
-const applyComponentVariableChangesRoute = defineRoute({
-  ...applyChanges,
-  path: COMPONENT_VARIABLES,
-  operationId: "applyComponentVariableChanges",
-  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
-  request: { ...applyChanges.request, params: ComponentParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
+  const route = defineRoute({
+    ...applyChanges,
+    path: COMPONENT_VARIABLES,
+    operationId: "applyComponentVariableChanges",
+    lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
+    request: { ...applyChanges.request, params: ComponentParams },
+  });
   registerChangeExamples(app);
-  app.openapi(applyComponentVariableChangesRoute, async (c) => {
+  app.openapi(route, async (c) => {
     const parent = componentOf(c.req.valid("param"));
     return c.json(await applyVariableChanges(callerContext(c), parent, c.req.valid("json")), 200);
   });

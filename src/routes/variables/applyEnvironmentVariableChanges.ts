@@ -8,17 +8,16 @@ import { EnvironmentParams } from "./schema";
 import { applyChanges, registerChangeExamples } from "./set-writes";
 import { ENVIRONMENT_VARIABLES, environmentOf } from "./sets";
 
-const applyEnvironmentVariableChangesRoute = defineRoute({
-  ...applyChanges,
-  path: ENVIRONMENT_VARIABLES,
-  operationId: "applyEnvironmentVariableChanges",
-  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
-  request: { ...applyChanges.request, params: EnvironmentParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
+  const route = defineRoute({
+    ...applyChanges,
+    path: ENVIRONMENT_VARIABLES,
+    operationId: "applyEnvironmentVariableChanges",
+    lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
+    request: { ...applyChanges.request, params: EnvironmentParams },
+  });
   registerChangeExamples(app);
-  app.openapi(applyEnvironmentVariableChangesRoute, async (c) => {
+  app.openapi(route, async (c) => {
     const parent = environmentOf(c.req.valid("param"));
     return c.json(await applyVariableChanges(callerContext(c), parent, c.req.valid("json")), 200);
   });

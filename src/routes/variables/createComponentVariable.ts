@@ -7,27 +7,26 @@ import { VariableWriteSchema } from "../../schemas/variable-writes";
 import { createComponentVariable } from "../../services/variables/variables";
 import { ComponentParams, VariableSchema } from "./schema";
 
-const createComponentVariableRoute = defineRoute({
-  method: "post",
-  path: "/v1/components/{component_id}/variables",
-  operationId: "createComponentVariable",
-  lostAnswer: { rebuild: "record", from: "/v1/variables/{target}" },
-  tags: ["Variables"],
-  summary: "Create a variable of a component",
-  description:
-    "The variable carries its component's environment. A name already used by this component is " +
-    "`409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
-  request: { params: ComponentParams, body: jsonBody(VariableWriteSchema) },
-  responses: {
-    201: {
-      ...jsonContent(VariableSchema, "The new variable (without its value)."),
-      headers: LOCATION_HEADER,
-    },
-  },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(createComponentVariableRoute, async (c) => {
+  const route = defineRoute({
+    method: "post",
+    path: "/v1/components/{component_id}/variables",
+    operationId: "createComponentVariable",
+    lostAnswer: { rebuild: "record", from: "/v1/variables/{target}" },
+    tags: ["Variables"],
+    summary: "Create a variable of a component",
+    description:
+      "The variable carries its component's environment. A name already used by this component is " +
+      "`409 conflict` (names are case-sensitive). Needs the project role `contributor` or above.",
+    request: { params: ComponentParams, body: jsonBody(VariableWriteSchema) },
+    responses: {
+      201: {
+        ...jsonContent(VariableSchema, "The new variable (without its value)."),
+        headers: LOCATION_HEADER,
+      },
+    },
+  });
+  app.openapi(route, async (c) => {
     const variable = await createComponentVariable(
       callerContext(c),
       c.req.valid("param").component_id,

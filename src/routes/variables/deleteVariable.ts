@@ -5,20 +5,19 @@ import { defineRoute } from "../../openapi/define-route";
 import { deleteVariable } from "../../services/variables/variables";
 import { VariableParams } from "./schema";
 
-const deleteVariableRoute = defineRoute({
-  method: "delete",
-  path: "/v1/variables/{variable_id}",
-  operationId: "deleteVariable",
-  lostAnswer: { rebuild: "status" },
-  tags: ["Variables"],
-  summary: "Delete a variable",
-  description: "Needs the project role `contributor` or above. The name is free again at once.",
-  request: { params: VariableParams },
-  responses: { 204: { description: "Deleted." } },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(deleteVariableRoute, async (c) => {
+  const route = defineRoute({
+    method: "delete",
+    path: "/v1/variables/{variable_id}",
+    operationId: "deleteVariable",
+    lostAnswer: { rebuild: "status" },
+    tags: ["Variables"],
+    summary: "Delete a variable",
+    description: "Needs the project role `contributor` or above. The name is free again at once.",
+    request: { params: VariableParams },
+    responses: { 204: { description: "Deleted." } },
+  });
+  app.openapi(route, async (c) => {
     await deleteVariable(callerContext(c), c.req.valid("param").variable_id);
     return c.body(null, 204);
   });

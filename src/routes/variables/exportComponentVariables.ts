@@ -7,15 +7,14 @@ import { exportVariables } from "../../services/variables/sets";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, DOTENV_HEADERS, exportVariables as exportRoute } from "./sets";
 
-const exportComponentVariablesRoute = defineRoute({
-  ...exportRoute,
-  path: `${COMPONENT_VARIABLES}/export`,
-  operationId: "exportComponentVariables",
-  request: { params: ComponentParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(exportComponentVariablesRoute, async (c) => {
+  const route = defineRoute({
+    ...exportRoute,
+    path: `${COMPONENT_VARIABLES}/export`,
+    operationId: "exportComponentVariables",
+    request: { params: ComponentParams },
+  });
+  app.openapi(route, async (c) => {
     const text = await exportVariables(callerContext(c), componentOf(c.req.valid("param")));
     return c.text(text, 200, DOTENV_HEADERS);
   });

@@ -7,15 +7,14 @@ import { exportVariables } from "../../services/variables/sets";
 import { EnvironmentParams } from "./schema";
 import { DOTENV_HEADERS, ENVIRONMENT_VARIABLES, environmentOf, exportVariables as exportRoute } from "./sets";
 
-const exportEnvironmentVariablesRoute = defineRoute({
-  ...exportRoute,
-  path: `${ENVIRONMENT_VARIABLES}/export`,
-  operationId: "exportEnvironmentVariables",
-  request: { params: EnvironmentParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(exportEnvironmentVariablesRoute, async (c) => {
+  const route = defineRoute({
+    ...exportRoute,
+    path: `${ENVIRONMENT_VARIABLES}/export`,
+    operationId: "exportEnvironmentVariables",
+    request: { params: EnvironmentParams },
+  });
+  app.openapi(route, async (c) => {
     const text = await exportVariables(callerContext(c), environmentOf(c.req.valid("param")));
     return c.text(text, 200, DOTENV_HEADERS);
   });

@@ -6,15 +6,14 @@ import { defineRoute } from "../../openapi/define-route";
 import { getVariableVersion } from "../../services/variables/versions";
 import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf, getVersion } from "./sets";
 
-const getComponentVariableVersionRoute = defineRoute({
-  ...getVersion,
-  path: `${COMPONENT_VARIABLES}/versions/{version}`,
-  operationId: "getComponentVariableVersion",
-  request: { params: ComponentVersionParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getComponentVariableVersionRoute, async (c) => {
+  const route = defineRoute({
+    ...getVersion,
+    path: `${COMPONENT_VARIABLES}/versions/{version}`,
+    operationId: "getComponentVariableVersion",
+    request: { params: ComponentVersionParams },
+  });
+  app.openapi(route, async (c) => {
     const params = c.req.valid("param");
     return c.json(await getVariableVersion(callerContext(c), componentOf(params), params.version), 200);
   });

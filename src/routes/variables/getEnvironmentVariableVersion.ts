@@ -6,15 +6,14 @@ import { defineRoute } from "../../openapi/define-route";
 import { getVariableVersion } from "../../services/variables/versions";
 import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf, getVersion } from "./sets";
 
-const getEnvironmentVariableVersionRoute = defineRoute({
-  ...getVersion,
-  path: `${ENVIRONMENT_VARIABLES}/versions/{version}`,
-  operationId: "getEnvironmentVariableVersion",
-  request: { params: EnvironmentVersionParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getEnvironmentVariableVersionRoute, async (c) => {
+  const route = defineRoute({
+    ...getVersion,
+    path: `${ENVIRONMENT_VARIABLES}/versions/{version}`,
+    operationId: "getEnvironmentVariableVersion",
+    request: { params: EnvironmentVersionParams },
+  });
+  app.openapi(route, async (c) => {
     const params = c.req.valid("param");
     return c.json(await getVariableVersion(callerContext(c), environmentOf(params), params.version), 200);
   });

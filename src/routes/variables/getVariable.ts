@@ -5,20 +5,19 @@ import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { getVariable } from "../../services/variables/variables";
 import { VariableParams, VariableSchema } from "./schema";
 
-const getVariableRoute = defineRoute({
-  method: "get",
-  path: "/v1/variables/{variable_id}",
-  operationId: "getVariable",
-  tags: ["Variables"],
-  summary: "Read a variable (without its value)",
-  description:
-    "Needs the project role `viewer` or above. The value is read from `/v1/variables/{variable_id}/value`.",
-  request: { params: VariableParams },
-  responses: { 200: jsonContent(VariableSchema, "The variable.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(getVariableRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/variables/{variable_id}",
+    operationId: "getVariable",
+    tags: ["Variables"],
+    summary: "Read a variable (without its value)",
+    description:
+      "Needs the project role `viewer` or above. The value is read from `/v1/variables/{variable_id}/value`.",
+    request: { params: VariableParams },
+    responses: { 200: jsonContent(VariableSchema, "The variable.") },
+  });
+  app.openapi(route, async (c) => {
     const { variable_id } = c.req.valid("param");
     return c.json(await getVariable(callerContext(c), variable_id), 200);
   });

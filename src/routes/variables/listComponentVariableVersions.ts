@@ -9,15 +9,14 @@ import { listVariableVersions } from "../../services/variables/versions";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, listVersions } from "./sets";
 
-const listComponentVariableVersionsRoute = defineRoute({
-  ...listVersions,
-  path: `${COMPONENT_VARIABLES}/versions`,
-  operationId: "listComponentVariableVersions",
-  request: { params: ComponentParams, query: listQuery() },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listComponentVariableVersionsRoute, async (c) => {
+  const route = defineRoute({
+    ...listVersions,
+    path: `${COMPONENT_VARIABLES}/versions`,
+    operationId: "listComponentVariableVersions",
+    request: { params: ComponentParams, query: listQuery() },
+  });
+  app.openapi(route, async (c) => {
     const page = numberedPageRequest(c.req.valid("query"));
     return c.json(await listVariableVersions(callerContext(c), componentOf(c.req.valid("param")), page), 200);
   });

@@ -9,15 +9,14 @@ import { listVariableVersions } from "../../services/variables/versions";
 import { EnvironmentParams } from "./schema";
 import { ENVIRONMENT_VARIABLES, environmentOf, listVersions } from "./sets";
 
-const listEnvironmentVariableVersionsRoute = defineRoute({
-  ...listVersions,
-  path: `${ENVIRONMENT_VARIABLES}/versions`,
-  operationId: "listEnvironmentVariableVersions",
-  request: { params: EnvironmentParams, query: listQuery() },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEnvironmentVariableVersionsRoute, async (c) => {
+  const route = defineRoute({
+    ...listVersions,
+    path: `${ENVIRONMENT_VARIABLES}/versions`,
+    operationId: "listEnvironmentVariableVersions",
+    request: { params: EnvironmentParams, query: listQuery() },
+  });
+  app.openapi(route, async (c) => {
     const page = numberedPageRequest(c.req.valid("query"));
     return c.json(
       await listVariableVersions(callerContext(c), environmentOf(c.req.valid("param")), page),

@@ -7,21 +7,20 @@ import { listQuery } from "../../openapi/lists";
 import { listEnvironmentVariables } from "../../services/variables/variables";
 import { EnvironmentParams, variableListSchema } from "./schema";
 
-const listEnvironmentVariablesRoute = defineRoute({
-  method: "get",
-  path: "/v1/environments/{environment_id}/variables",
-  operationId: "listEnvironmentVariables",
-  tags: ["Variables"],
-  summary: "List the variables of an environment",
-  description:
-    "The environment's own variables (`component_id` null), without their values; component variables " +
-    "are listed under their component. Needs the project role `viewer` or above.",
-  request: { params: EnvironmentParams, query: listQuery() },
-  responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEnvironmentVariablesRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/environments/{environment_id}/variables",
+    operationId: "listEnvironmentVariables",
+    tags: ["Variables"],
+    summary: "List the variables of an environment",
+    description:
+      "The environment's own variables (`component_id` null), without their values; component variables " +
+      "are listed under their component. Needs the project role `viewer` or above.",
+    request: { params: EnvironmentParams, query: listQuery() },
+    responses: { 200: jsonContent(variableListSchema(), "A page of variables.") },
+  });
+  app.openapi(route, async (c) => {
     const page = pageRequest(c.req.valid("query"));
     return c.json(
       await listEnvironmentVariables(callerContext(c), c.req.valid("param").environment_id, page),

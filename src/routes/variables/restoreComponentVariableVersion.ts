@@ -7,16 +7,15 @@ import { restoreVariableVersion } from "../../services/variables/sets";
 import { restoreVersion } from "./set-writes";
 import { COMPONENT_VARIABLES, ComponentVersionParams, componentOf } from "./sets";
 
-const restoreComponentVariableVersionRoute = defineRoute({
-  ...restoreVersion,
-  path: `${COMPONENT_VARIABLES}/versions/{version}/restore`,
-  operationId: "restoreComponentVariableVersion",
-  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
-  request: { ...restoreVersion.request, params: ComponentVersionParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(restoreComponentVariableVersionRoute, async (c) => {
+  const route = defineRoute({
+    ...restoreVersion,
+    path: `${COMPONENT_VARIABLES}/versions/{version}/restore`,
+    operationId: "restoreComponentVariableVersion",
+    lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
+    request: { ...restoreVersion.request, params: ComponentVersionParams },
+  });
+  app.openapi(route, async (c) => {
     const params = c.req.valid("param");
     const result = await restoreVariableVersion(
       callerContext(c),

@@ -7,16 +7,15 @@ import { restoreVariableVersion } from "../../services/variables/sets";
 import { restoreVersion } from "./set-writes";
 import { ENVIRONMENT_VARIABLES, EnvironmentVersionParams, environmentOf } from "./sets";
 
-const restoreEnvironmentVariableVersionRoute = defineRoute({
-  ...restoreVersion,
-  path: `${ENVIRONMENT_VARIABLES}/versions/{version}/restore`,
-  operationId: "restoreEnvironmentVariableVersion",
-  lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
-  request: { ...restoreVersion.request, params: EnvironmentVersionParams },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(restoreEnvironmentVariableVersionRoute, async (c) => {
+  const route = defineRoute({
+    ...restoreVersion,
+    path: `${ENVIRONMENT_VARIABLES}/versions/{version}/restore`,
+    operationId: "restoreEnvironmentVariableVersion",
+    lostAnswer: { rebuild: "none", why: "a change result describes that request alone" },
+    request: { ...restoreVersion.request, params: EnvironmentVersionParams },
+  });
+  app.openapi(route, async (c) => {
     const params = c.req.valid("param");
     const result = await restoreVariableVersion(
       callerContext(c),

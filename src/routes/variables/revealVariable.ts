@@ -7,26 +7,25 @@ import { VariableValueSchema } from "../../schemas/variable";
 import { revealVariable } from "../../services/variables/values";
 import { VariableParams } from "./schema";
 
-const revealVariableRoute = defineRoute({
-  method: "get",
-  path: "/v1/variables/{variable_id}/value",
-  operationId: "revealVariable",
-  tags: ["Variables"],
-  summary: "Read the decrypted current value of a variable",
-  description:
-    'Answers `{ "value": … }`. Needs the project role `contributor` or above (a `viewer` is ' +
-    "`403 forbidden`). Rate-limited by the `reveal` policy (20 per minute per key). The response is " +
-    "marked `Cache-Control: no-store`.",
-  rateLimit: "reveal",
-  scope: "variables:reveal",
-  request: { params: VariableParams },
-  responses: {
-    200: { ...jsonContent(VariableValueSchema, "The decrypted value."), headers: NO_STORE_HEADER },
-  },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(revealVariableRoute, async (c) => {
+  const route = defineRoute({
+    method: "get",
+    path: "/v1/variables/{variable_id}/value",
+    operationId: "revealVariable",
+    tags: ["Variables"],
+    summary: "Read the decrypted current value of a variable",
+    description:
+      'Answers `{ "value": … }`. Needs the project role `contributor` or above (a `viewer` is ' +
+      "`403 forbidden`). Rate-limited by the `reveal` policy (20 per minute per key). The response is " +
+      "marked `Cache-Control: no-store`.",
+    rateLimit: "reveal",
+    scope: "variables:reveal",
+    request: { params: VariableParams },
+    responses: {
+      200: { ...jsonContent(VariableValueSchema, "The decrypted value."), headers: NO_STORE_HEADER },
+    },
+  });
+  app.openapi(route, async (c) => {
     const value = await revealVariable(callerContext(c), c.req.valid("param").variable_id);
     // A secret must not linger in any cache between the service and the client.
     c.header("cache-control", "no-store");

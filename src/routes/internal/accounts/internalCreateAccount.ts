@@ -5,17 +5,14 @@ import { AccountSchema } from "../../../schemas/organization";
 import { AccountCreateBody } from "../../../schemas/organization-writes";
 import { createAccount } from "../../../services/orgs/orgs";
 
-const internalCreateAccountRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/accounts",
-  operationId: "internalCreateAccount",
-  description: "`display_name` defaults to `name`; every profile field left out is `null`.",
-  request: { body: jsonBody(AccountCreateBody) },
-  responses: { 201: jsonContent(AccountSchema, "The new account.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateAccountRoute, async (c) =>
-    c.json(await createAccount(c.get("ctx"), c.req.valid("json")), 201),
-  );
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/accounts",
+    operationId: "internalCreateAccount",
+    description: "`display_name` defaults to `name`; every profile field left out is `null`.",
+    request: { body: jsonBody(AccountCreateBody) },
+    responses: { 201: jsonContent(AccountSchema, "The new account.") },
+  });
+  app.openapi(route, async (c) => c.json(await createAccount(c.get("ctx"), c.req.valid("json")), 201));
 }

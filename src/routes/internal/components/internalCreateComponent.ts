@@ -6,16 +6,15 @@ import { NameBody } from "../../../schemas/topology-writes";
 import { createComponent } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 
-const internalCreateComponentRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/environments/{environment_id}/components",
-  operationId: "internalCreateComponent",
-  request: { params: EnvironmentIdParams, body: jsonBody(NameBody) },
-  responses: { 201: jsonContent(ComponentSchema, "The new component.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateComponentRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/environments/{environment_id}/components",
+    operationId: "internalCreateComponent",
+    request: { params: EnvironmentIdParams, body: jsonBody(NameBody) },
+    responses: { 201: jsonContent(ComponentSchema, "The new component.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createComponent(c.get("ctx"), environment_id, c.req.valid("json")), 201);
   });

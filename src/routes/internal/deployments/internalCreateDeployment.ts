@@ -6,17 +6,16 @@ import { DeploymentCreateBody } from "../../../schemas/deployment-writes";
 import { createEngineDeployment } from "../../../services/deployments/create";
 import { EnvironmentIdParams } from "../schema";
 
-const internalCreateDeploymentRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/environments/{environment_id}/deployments",
-  operationId: "internalCreateDeployment",
-  description: "A `queued` deployment; every stack must belong to the environment, else `400 bad_input`.",
-  request: { params: EnvironmentIdParams, body: jsonBody(DeploymentCreateBody) },
-  responses: { 201: jsonContent(DeploymentSchema, "The new deployment.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateDeploymentRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/environments/{environment_id}/deployments",
+    operationId: "internalCreateDeployment",
+    description: "A `queued` deployment; every stack must belong to the environment, else `400 bad_input`.",
+    request: { params: EnvironmentIdParams, body: jsonBody(DeploymentCreateBody) },
+    responses: { 201: jsonContent(DeploymentSchema, "The new deployment.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createEngineDeployment(c.get("ctx"), environment_id, c.req.valid("json")), 201);
   });

@@ -15,19 +15,18 @@ const InternalDeploymentListQuery = listQuery().extend({
     .default("created_at"),
 });
 
-const internalListDeploymentsRoute = defineInternalRoute({
-  method: "get",
-  path: "/internal/v1/deployments",
-  operationId: "internalListDeployments",
-  description:
-    "The deployments of every project, oldest first: `?status=queued` is the work waiting for the engine, " +
-    "whoever created it (a redeploy included). §4's `after` and `limit`.",
-  request: { query: InternalDeploymentListQuery },
-  responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalListDeploymentsRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "get",
+    path: "/internal/v1/deployments",
+    operationId: "internalListDeployments",
+    description:
+      "The deployments of every project, oldest first: `?status=queued` is the work waiting for the engine, " +
+      "whoever created it (a redeploy included). §4's `after` and `limit`.",
+    request: { query: InternalDeploymentListQuery },
+    responses: { 200: jsonContent(deploymentListSchema(), "A page of deployments.") },
+  });
+  app.openapi(route, async (c) => {
     const query = c.req.valid("query");
     const page = pageRequest(query, statusFilterKey(query.status));
     return c.json(await listAllDeployments(c.get("ctx"), { statuses: query.status }, page), 200);

@@ -6,19 +6,18 @@ import { EnvironmentNameBody } from "../../../schemas/topology-writes";
 import { createEnvironmentInternal } from "../../../services/environments/environments";
 import { ProjectIdParams } from "../schema";
 
-const internalCreateEnvironmentRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/projects/{project_id}/environments",
-  operationId: "internalCreateEnvironment",
-  description:
-    "Names are 1–100 characters, unique per project regardless of case (`409`, API_CONTRACT §23); an unknown " +
-    "project is `404`.",
-  request: { params: ProjectIdParams, body: jsonBody(EnvironmentNameBody) },
-  responses: { 201: jsonContent(CreatedEnvironmentSchema, "The new environment.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateEnvironmentRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/projects/{project_id}/environments",
+    operationId: "internalCreateEnvironment",
+    description:
+      "Names are 1–100 characters, unique per project regardless of case (`409`, API_CONTRACT §23); an unknown " +
+      "project is `404`.",
+    request: { params: ProjectIdParams, body: jsonBody(EnvironmentNameBody) },
+    responses: { 201: jsonContent(CreatedEnvironmentSchema, "The new environment.") },
+  });
+  app.openapi(route, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(await createEnvironmentInternal(c.get("ctx"), project_id, c.req.valid("json")), 201);
   });

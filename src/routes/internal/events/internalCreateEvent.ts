@@ -7,17 +7,16 @@ import { EventCreateBody } from "../../../schemas/event-writes";
 import { createEvent } from "../../../services/events/write";
 import { ProjectIdParams } from "../schema";
 
-const internalCreateEventRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/projects/{project_id}/events",
-  operationId: "internalCreateEvent",
-  description: "Written at once, delivered later to every integration of the project whose flag is on.",
-  request: { params: ProjectIdParams, body: jsonBody(EventCreateBody) },
-  responses: { 202: jsonContent(z.object({ id: IdSchema }), "Accepted; `id` is the `webhook-id`.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateEventRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/projects/{project_id}/events",
+    operationId: "internalCreateEvent",
+    description: "Written at once, delivered later to every integration of the project whose flag is on.",
+    request: { params: ProjectIdParams, body: jsonBody(EventCreateBody) },
+    responses: { 202: jsonContent(z.object({ id: IdSchema }), "Accepted; `id` is the `webhook-id`.") },
+  });
+  app.openapi(route, async (c) => {
     const event = await createEvent(c.get("ctx"), c.req.valid("param").project_id, c.req.valid("json"));
     return c.json({ id: event.id }, 202);
   });

@@ -10,16 +10,17 @@ import {
 } from "../../../services/integrations/integrations";
 import { ProjectIdParams } from "../schema";
 
-const internalCreateIntegrationRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/projects/{project_id}/notification-integrations",
-  operationId: "internalCreateIntegration",
-  request: { params: ProjectIdParams, body: jsonBody(InternalIntegrationCreateSchema) },
-  responses: { 201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateIntegrationRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/projects/{project_id}/notification-integrations",
+    operationId: "internalCreateIntegration",
+    request: { params: ProjectIdParams, body: jsonBody(InternalIntegrationCreateSchema) },
+    responses: {
+      201: jsonContent(CreatedIntegrationSchema, "The new integration, with its signing secret."),
+    },
+  });
+  app.openapi(route, async (c) => {
     const integration = await internalCreateIntegration(
       c.get("ctx"),
       c.req.valid("param").project_id,

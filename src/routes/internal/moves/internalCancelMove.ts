@@ -5,19 +5,16 @@ import { MoveSchema } from "../../../schemas/move";
 import { cancelMove } from "../../../services/moves/moves";
 import { IdParams } from "../schema";
 
-const internalCancelMoveRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/moves/{id}/cancel",
-  operationId: "internalCancelMove",
-  description:
-    "Stops a move that is `copying` and removes what it copied before answering; `409` once it is " +
-    "`switching` or finished.",
-  request: { params: IdParams },
-  responses: { 200: jsonContent(MoveSchema, "The move, `cancelled`.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCancelMoveRoute, async (c) =>
-    c.json(await cancelMove(c.get("ctx"), c.req.valid("param").id), 200),
-  );
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/moves/{id}/cancel",
+    operationId: "internalCancelMove",
+    description:
+      "Stops a move that is `copying` and removes what it copied before answering; `409` once it is " +
+      "`switching` or finished.",
+    request: { params: IdParams },
+    responses: { 200: jsonContent(MoveSchema, "The move, `cancelled`.") },
+  });
+  app.openapi(route, async (c) => c.json(await cancelMove(c.get("ctx"), c.req.valid("param").id), 200));
 }

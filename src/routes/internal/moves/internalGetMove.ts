@@ -5,17 +5,14 @@ import { MoveSchema } from "../../../schemas/move";
 import { getMove } from "../../../services/moves/moves";
 import { IdParams } from "../schema";
 
-const internalGetMoveRoute = defineInternalRoute({
-  method: "get",
-  path: "/internal/v1/moves/{id}",
-  operationId: "internalGetMove",
-  description: "A move of an organization to another database (API_CONTRACT §32), as it stands.",
-  request: { params: IdParams },
-  responses: { 200: jsonContent(MoveSchema, "The move.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalGetMoveRoute, async (c) =>
-    c.json(await getMove(c.get("ctx"), c.req.valid("param").id), 200),
-  );
+  const route = defineInternalRoute({
+    method: "get",
+    path: "/internal/v1/moves/{id}",
+    operationId: "internalGetMove",
+    description: "A move of an organization to another database (API_CONTRACT §32), as it stands.",
+    request: { params: IdParams },
+    responses: { 200: jsonContent(MoveSchema, "The move.") },
+  });
+  app.openapi(route, async (c) => c.json(await getMove(c.get("ctx"), c.req.valid("param").id), 200));
 }

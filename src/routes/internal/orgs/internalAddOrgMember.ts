@@ -6,17 +6,16 @@ import { OrgMemberBody } from "../../../schemas/organization-writes";
 import { addOrgMember } from "../../../services/orgs/orgs";
 import { OrgIdParams } from "../schema";
 
-const internalAddOrgMemberRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/orgs/{org_id}/members",
-  operationId: "internalAddOrgMember",
-  description: "Unknown organization `404`, unknown account `400`, an account already a member `409`.",
-  request: { params: OrgIdParams, body: jsonBody(OrgMemberBody) },
-  responses: { 201: jsonContent(OrgMemberSchema, "The new membership.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalAddOrgMemberRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/orgs/{org_id}/members",
+    operationId: "internalAddOrgMember",
+    description: "Unknown organization `404`, unknown account `400`, an account already a member `409`.",
+    request: { params: OrgIdParams, body: jsonBody(OrgMemberBody) },
+    responses: { 201: jsonContent(OrgMemberSchema, "The new membership.") },
+  });
+  app.openapi(route, async (c) => {
     return c.json(await addOrgMember(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json")), 201);
   });
 }

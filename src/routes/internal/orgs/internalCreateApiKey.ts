@@ -6,19 +6,18 @@ import { ApiKeyCreateBody } from "../../../schemas/organization-writes";
 import { issueApiKey } from "../../../services/api-keys/api-keys";
 import { OrgIdParams } from "../schema";
 
-const internalCreateApiKeyRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/orgs/{org_id}/api-keys",
-  operationId: "internalCreateApiKey",
-  description:
-    "A key acting as `account_id`, issued by `created_by` (an owner or admin of the organization). " +
-    "Unknown organization `404`.",
-  request: { params: OrgIdParams, body: jsonBody(ApiKeyCreateBody) },
-  responses: { 201: jsonContent(CreatedApiKeySchema, "The new key, with its secret (shown only here).") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateApiKeyRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/orgs/{org_id}/api-keys",
+    operationId: "internalCreateApiKey",
+    description:
+      "A key acting as `account_id`, issued by `created_by` (an owner or admin of the organization). " +
+      "Unknown organization `404`.",
+    request: { params: OrgIdParams, body: jsonBody(ApiKeyCreateBody) },
+    responses: { 201: jsonContent(CreatedApiKeySchema, "The new key, with its secret (shown only here).") },
+  });
+  app.openapi(route, async (c) => {
     const { created, etag } = await issueApiKey(
       c.get("ctx"),
       c.req.valid("param").org_id,

@@ -6,19 +6,18 @@ import { OrgLimitsBody } from "../../../schemas/limits-writes";
 import { replaceOrgLimits } from "../../../services/orgs/limits";
 import { OrgIdParams } from "../schema";
 
-const internalReplaceOrgLimitsRoute = defineInternalRoute({
-  method: "put",
-  path: "/internal/v1/orgs/{org_id}/limits",
-  operationId: "internalReplaceOrgLimits",
-  description:
-    "Any of the limits, each an integer 0–1,000,000; those left out keep their value. A lower limit removes " +
-    "nothing. Unknown organization `404`.",
-  request: { params: OrgIdParams, body: jsonBody(OrgLimitsBody) },
-  responses: { 200: jsonContent(OrgLimitsSchema, "The organization's limits as the change left them.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalReplaceOrgLimitsRoute, async (c) =>
+  const route = defineInternalRoute({
+    method: "put",
+    path: "/internal/v1/orgs/{org_id}/limits",
+    operationId: "internalReplaceOrgLimits",
+    description:
+      "Any of the limits, each an integer 0–1,000,000; those left out keep their value. A lower limit removes " +
+      "nothing. Unknown organization `404`.",
+    request: { params: OrgIdParams, body: jsonBody(OrgLimitsBody) },
+    responses: { 200: jsonContent(OrgLimitsSchema, "The organization's limits as the change left them.") },
+  });
+  app.openapi(route, async (c) =>
     c.json(await replaceOrgLimits(c.get("ctx"), c.req.valid("param").org_id, c.req.valid("json")), 200),
   );
 }

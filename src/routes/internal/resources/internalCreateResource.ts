@@ -6,16 +6,15 @@ import { ResourceCreateBody } from "../../../schemas/resource-writes";
 import { createResource } from "../../../services/resources";
 import { StackIdParams } from "../schema";
 
-const internalCreateResourceRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/stacks/{stack_id}/resources",
-  operationId: "internalCreateResource",
-  request: { params: StackIdParams, body: jsonBody(ResourceCreateBody) },
-  responses: { 201: jsonContent(StackResourceSchema, "The new stack resource.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateResourceRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/stacks/{stack_id}/resources",
+    operationId: "internalCreateResource",
+    request: { params: StackIdParams, body: jsonBody(ResourceCreateBody) },
+    responses: { 201: jsonContent(StackResourceSchema, "The new stack resource.") },
+  });
+  app.openapi(route, async (c) => {
     const { stack_id } = c.req.valid("param");
     return c.json(await createResource(c.get("ctx"), stack_id, c.req.valid("json")), 201);
   });

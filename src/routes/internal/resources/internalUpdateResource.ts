@@ -6,19 +6,18 @@ import { ResourceUpdateBody } from "../../../schemas/resource-writes";
 import { updateResource } from "../../../services/resources";
 import { IdParams } from "../schema";
 
-const internalUpdateResourceRoute = defineInternalRoute({
-  method: "patch",
-  path: "/internal/v1/resources/{id}",
-  operationId: "internalUpdateResource",
-  description:
-    "`timestamp` moves only when `status` changes. A `status_reason` left out is kept while the status " +
-    "stays and cleared when it changes; `null` clears it.",
-  request: { params: IdParams, body: jsonBody(ResourceUpdateBody) },
-  responses: { 200: jsonContent(StackResourceSchema, "The updated stack resource.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalUpdateResourceRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "patch",
+    path: "/internal/v1/resources/{id}",
+    operationId: "internalUpdateResource",
+    description:
+      "`timestamp` moves only when `status` changes. A `status_reason` left out is kept while the status " +
+      "stays and cleared when it changes; `null` clears it.",
+    request: { params: IdParams, body: jsonBody(ResourceUpdateBody) },
+    responses: { 200: jsonContent(StackResourceSchema, "The updated stack resource.") },
+  });
+  app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(await updateResource(c.get("ctx"), id, c.req.valid("json")), 200);
   });

@@ -6,16 +6,15 @@ import { StackCreateBody } from "../../../schemas/topology-writes";
 import { createStack } from "../../../services/topology";
 import { EnvironmentIdParams } from "../schema";
 
-const internalCreateStackRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/environments/{environment_id}/stacks",
-  operationId: "internalCreateStack",
-  request: { params: EnvironmentIdParams, body: jsonBody(StackCreateBody) },
-  responses: { 201: jsonContent(StackSchema, "The new stack.") },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalCreateStackRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/environments/{environment_id}/stacks",
+    operationId: "internalCreateStack",
+    request: { params: EnvironmentIdParams, body: jsonBody(StackCreateBody) },
+    responses: { 201: jsonContent(StackSchema, "The new stack.") },
+  });
+  app.openapi(route, async (c) => {
     const { environment_id } = c.req.valid("param");
     return c.json(await createStack(c.get("ctx"), environment_id, c.req.valid("json")), 201);
   });

@@ -13,21 +13,20 @@ const ReencryptResultSchema = z.object({
   remaining: z.boolean(),
 });
 
-const internalReencryptVariablesRoute = defineInternalRoute({
-  method: "post",
-  path: "/internal/v1/variables/reencrypt",
-  operationId: "internalReencryptVariables",
-  request: { body: { ...jsonBody(ReencryptBody), required: false } },
-  responses: {
-    200: jsonContent(
-      ReencryptResultSchema,
-      "How many values (and webhook signing secrets) moved to the current key; repeat while `remaining`.",
-    ),
-  },
-});
-
 export function register(app: OpenAPIHono<AppEnv>) {
-  app.openapi(internalReencryptVariablesRoute, async (c) => {
+  const route = defineInternalRoute({
+    method: "post",
+    path: "/internal/v1/variables/reencrypt",
+    operationId: "internalReencryptVariables",
+    request: { body: { ...jsonBody(ReencryptBody), required: false } },
+    responses: {
+      200: jsonContent(
+        ReencryptResultSchema,
+        "How many values (and webhook signing secrets) moved to the current key; repeat while `remaining`.",
+      ),
+    },
+  });
+  app.openapi(route, async (c) => {
     const { limit } = c.req.valid("json");
     return c.json(await reencryptEverywhere(c.get("ctx"), limit ?? 100), 200);
   });
