@@ -54,6 +54,10 @@ for (const file of walk(routesDir).filter((f) => f.endsWith(".ts") && f !== targ
   const name = basename(file, ".ts");
   const source = readFileSync(file, "utf8");
   const declares = /\boperationId:\s*"/.test(source);
+  // Declared at the module's top level, a route would be built whenever its group loads.
+  if (/^(export )?const \w+ = define(Internal)?Route\(/m.test(source)) {
+    problems.push(`${relative(root, file)} declares its route at the top level: declare it in register`);
+  }
   const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   const fn = mod.register;
   if (typeof fn !== "function") {
