@@ -110,7 +110,7 @@ let server;
 let log = "";
 const release = await holdDefaultPort();
 try {
-  server = await startDevServer(dir, { defaultPort: true });
+  server = await startDevServer(dir, { defaultPort: true, fresh: true });
   const { base, keyFile } = server;
   check(
     new URL(base).port !== "8787",
@@ -194,7 +194,7 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   writeFileSync(keyFile, "dpk_written-for-other-state\n");
-  server = await startDevServer(dir);
+  server = await startDevServer(dir, { fresh: true });
   const renewed = readFileSync(server.keyFile, "utf8").trim();
   const again = await fetch(`${server.base}/v1/projects`, { headers: { "x-api-key": renewed } });
   check(

@@ -1,12 +1,27 @@
-// `npm run dev` started by a script on spare ports with its own fresh local state and key file
+// `npm run dev` started by a script on spare ports with its own local state (a copy of one migrated
+// once, `migratedState`; check:dev's is empty, as a newcomer's is) and key file
 // (DEV_KEY_FILE, so the developer's .dev.key is left alone): scripts/check-dev.mjs (and the walk
 // of the README and the guides it runs, scripts/check-readme.mjs), scripts/check-cli.mjs,
 // scripts/check-docs.mjs and scripts/check-action.mjs (on its own; check:cli runs its checks on its own server), and
 // scripts/check-deploy.mjs (the staging build, `--env staging`).
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { sparePort } from "./lib/ports.mjs";
+import { d1Bindings } from "./migrate.mjs";
+import { readEnvironment } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -30,13 +45,87 @@ export async function waitFor(url, ms) {
 }
 
 /**
+ * A local state that wrangler has migrated (`wrangler d1 migrations apply`, every database of
+ * wrangler.toml, as `npm run dev` does on a fresh state), made once per set of migrations and
+ * wrangler version under node_modules/.cache and copied for each server a check starts there.
+ * wrangler applies each migration in a runtime of its own: a fresh state's migrations are ~40 s of
+ * CPU (2 databases × 19 migrations), which three checks of `npm test` each paid. The server's own
+ * `npm run dev` then finds nothing left to apply. check:dev starts from an empty state (`fresh`),
+ * as a newcomer's first `npm run dev` does. One process makes it at a time (a lock directory
+ * holding its pid, taken over when that process is gone); the others wait for it.
+ */
+export async function migratedState() {
+  const migrations = join(root, "migrations");
+  const hash = createHash("sha256");
+  hash.update(
+    JSON.parse(readFileSync(join(root, "node_modules", "wrangler", "package.json"), "utf8")).version,
+  );
+  hash.update(JSON.stringify(readEnvironment(undefined).d1_databases));
+  for (const name of readdirSync(migrations)
+    .filter((n) => n.endsWith(".sql"))
+    .sort())
+    hash.update(`\0${name}\0`).update(readFileSync(join(migrations, name)));
+  const cache = join(root, "node_modules", ".cache", "deploy-platform-api", "dev-state");
+  const made = join(cache, hash.digest("hex").slice(0, 16));
+  const lock = `${made}.lock`;
+  mkdirSync(cache, { recursive: true });
+  for (;;) {
+    if (existsSync(join(made, "state"))) return join(made, "state");
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, "pid"), String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+      let holder = Number.NaN;
+      try {
+        holder = Number(readFileSync(join(lock, "pid"), "utf8"));
+        process.kill(holder, 0);
+      } catch (gone) {
+        // The holder died (a killed `npm test`): the lock is taken over. A pid not written yet
+        // (the holder between its mkdir and its write) is waited for.
+        if (gone.code === "ESRCH") {
+          rmSync(`${made}.${holder}`, { recursive: true, force: true });
+          rmSync(lock, { recursive: true, force: true });
+        }
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const building = `${made}.${process.pid}`;
+  try {
+    rmSync(building, { recursive: true, force: true });
+    const wrangler = join(
+      root,
+      "node_modules",
+      ".bin",
+      process.platform === "win32" ? "wrangler.cmd" : "wrangler",
+    );
+    for (const binding of d1Bindings(undefined))
+      await promisify(execFile)(
+        wrangler,
+        ["d1", "migrations", "apply", binding, "--local", "--persist-to", join(building, "state")],
+        { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
+      );
+    renameSync(building, made);
+    return join(made, "state");
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
  * Starts `npm run dev` (scripts/dev.mjs) with its state and key file under `dir` and waits for
  * it to answer. `log()` is everything it printed so far; `stop()` ends its process group.
  * With `defaultPort`, no `--port` is passed: wrangler chooses (8787 when free), and `base` is the
  * URL of the curl line dev.mjs prints, so a check reaches the server only if that line is right.
  * `args`: more of wrangler's (`--env staging`: the deployed build, scripts/check-deploy.mjs).
+ * A `dir` without a state starts from a copy of `migratedState()`, unless `fresh`: then from none.
  */
-export async function startDevServer(dir, { defaultPort = false, args: more = [] } = {}) {
+export async function startDevServer(dir, { defaultPort = false, args: more = [], fresh = false } = {}) {
+  const state = join(dir, "state");
+  if (!fresh && !existsSync(state)) cpSync(await migratedState(), state, { recursive: true });
   const [port, inspectorPort] = [await sparePort(), await sparePort()];
   const keyFile = join(dir, "dev.key");
   const args = [
@@ -44,7 +133,7 @@ export async function startDevServer(dir, { defaultPort = false, args: more = []
     "--inspector-port",
     String(inspectorPort),
     "--persist-to",
-    join(dir, "state"),
+    state,
     ...more,
   ];
   const server = spawn(process.execPath, [join(root, "scripts", "dev.mjs"), ...args], {
