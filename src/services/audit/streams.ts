@@ -268,7 +268,7 @@ export async function replayAuditStream(
         nextAttemptAt: null,
         updatedAt: nowIso(),
       };
-      const moved = set.deliveredThrough !== before.deliveredThrough;
+      const toRecord = (row: StreamRow) => toStreamRecord(row, last);
       const [rows, , after] = await db.batch([
         db
           .update(auditStreams)
@@ -283,10 +283,9 @@ export async function replayAuditStream(
           .returning(),
         auditEntry(ctx, {
           target: { type: "audit_stream", id },
-          // Only a field that changed (§14): from `delivered_through + 1`, the position stays.
-          changes: moved
-            ? { delivered_through: { from: before.deliveredThrough, to: set.deliveredThrough } }
-            : null,
+          // The fields that changed (§14), as every write of the record names them: from
+          // `delivered_through + 1` the position stays, and only `updated_at` moves.
+          changes: diffRecords(toRecord(before), toRecord({ ...before, ...set })),
         }),
         lastAfterWrite(ctx, id),
       ]);

@@ -56,16 +56,19 @@ describe("POST /v1/audit-streams/{id}/replay", () => {
     expectError(await replay({}), 400, "bad_input", "from_sequence");
     expect((await replay({ from_sequence: stream.delivered_through + 1 })).status).toBe(202);
     expect((await replay({ from_sequence: 1 })).status).toBe(202);
-    // Their audit entries name only what changed: the first left the position where it was.
-    const log = await request<{ data: { changes: unknown }[] }>(
+    // Their audit entries name the record's fields that changed, as an update's do (§14): the
+    // first left the position where it was and moved only `updated_at`.
+    const log = await request<{ data: { changes: Record<string, { from: unknown; to: unknown }> }[] }>(
       "GET",
       `/v1/orgs/${org.id}/audit-log?action=replayAuditStream&sort_by=created_at`,
       { key: owner.key },
     );
-    expect(log.body.data.map((entry) => entry.changes)).toEqual([
-      null,
-      { delivered_through: { from: stream.delivered_through, to: 0 } },
-    ]);
+    const [first, second] = log.body.data.map((entry) => entry.changes);
+    expect(Object.keys(first ?? {})).toEqual(["updated_at"]);
+    expect(first?.updated_at?.from).toBe(stream.updated_at);
+    expect(Object.keys(second ?? {}).sort()).toEqual(["delivered_through", "pending", "updated_at"]);
+    expect(second?.delivered_through).toEqual({ from: stream.delivered_through, to: 0 });
+    expect(second?.updated_at?.from).toBe(first?.updated_at?.to);
   });
 
   it("a member is 403 unauthorized", async () => {
