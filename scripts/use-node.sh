@@ -1,7 +1,7 @@
 # Sourced, not run: `. scripts/use-node.sh` (.ci/run does, before `npm ci`).
 #
 # Makes sure npm itself runs on a Node that this project's dependencies accept (package.json
-# "engines": wrangler, miniflare and vitest need Node >= 22.12). A machine whose own Node is
+# "engines": wrangler, miniflare and vitest need Node >= 22.12, Scalar >= 22.19). A machine whose own Node is
 # older gets the registry's build of the Node the project is pinned to (package.json
 # "optionalDependencies", node-<os>-<cpu>), unpacked once into ~/.cache and put first on PATH for
 # this shell; a machine whose Node is new enough keeps it. Either way the project's own scripts
@@ -19,7 +19,7 @@ __use_node() {
   else
     __root=$PWD
   fi
-  __minimum=22.12.0
+  __minimum=22.19.0
   __current=$(node -p 'process.versions.node' 2>/dev/null || echo 0.0.0)
   # Is $1 at least $2? (x.y.z, numeric)
   __at_least() {
