@@ -108,6 +108,10 @@ export async function migratedState() {
         { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
       );
     renameSync(building, made);
+    // The states of other migrations or another wrangler (an older checkout's) are of no more use.
+    for (const other of readdirSync(cache))
+      if (/^[0-9a-f]{16}$/.test(other) && join(cache, other) !== made)
+        rmSync(join(cache, other), { recursive: true, force: true });
     return join(made, "state");
   } finally {
     rmSync(building, { recursive: true, force: true });
