@@ -14,6 +14,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
@@ -69,8 +70,10 @@ export async function migratedState() {
   const made = join(cache, hash.digest("hex").slice(0, 16));
   const lock = `${made}.lock`;
   mkdirSync(cache, { recursive: true });
+  const giveUp = Date.now() + START_MS;
   for (;;) {
     if (existsSync(join(made, "state"))) return join(made, "state");
+    if (Date.now() > giveUp) throw new Error(`${lock} was held for ${START_MS / 1000} s`);
     try {
       mkdirSync(lock);
       writeFileSync(join(lock, "pid"), String(process.pid));
@@ -83,8 +86,10 @@ export async function migratedState() {
         process.kill(holder, 0);
       } catch (gone) {
         // The holder died (a killed `npm test`): the lock is taken over. A pid not written yet
-        // (the holder between its mkdir and its write) is waited for.
-        if (gone.code === "ESRCH") {
+        // (the holder between its mkdir and its write) is waited for, a minute at most.
+        const unwritten =
+          gone.code === "ENOENT" && Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 60_000;
+        if (gone.code === "ESRCH" || unwritten) {
           rmSync(`${made}.${holder}`, { recursive: true, force: true });
           rmSync(lock, { recursive: true, force: true });
         }
@@ -108,9 +113,10 @@ export async function migratedState() {
         { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
       );
     renameSync(building, made);
-    // The states of other migrations or another wrangler (an older checkout's) are of no more use.
+    // The states of other migrations or another wrangler (an older checkout's) are of no more use,
+    // nor is what a killed maker left half made (its wrangler may have outlived it).
     for (const other of readdirSync(cache))
-      if (/^[0-9a-f]{16}$/.test(other) && join(cache, other) !== made)
+      if (/^[0-9a-f]{16}(\.\d+)?$/.test(other) && join(cache, other) !== made)
         rmSync(join(cache, other), { recursive: true, force: true });
     return join(made, "state");
   } finally {
