@@ -6,8 +6,9 @@
  * A batch is the entries after `delivered_through`, up to 100 with consecutive sequences, one §14
  * record a line (exactly as the audit log API serves it), signed as Standard Webhooks with
  * `webhook-id` `<stream>.<first sequence>`; the batch's extent is recorded (`retry_through`) before
- * it is first sent, and every later send of that id carries the same entries, so a receiver that
- * keeps what it got by `webhook-id` loses nothing. A `2xx` within 10 s
+ * it is first sent, and every later send of that id carries the same entries until a replay
+ * starts over (its first batch may then reuse an id with more entries: a receiver deduplicates by
+ * `sequence`, docs/audit-streams.md). A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
  * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
  * failed attempt, tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
@@ -44,7 +45,8 @@ type EntryRow = typeof auditLog.$inferSelect;
  * when their free text passes STREAM_BATCH_BYTES (never fewer than one). A new batch's last
  * sequence is claimed (`retry_through`) in the same step, before anything is sent: whatever
  * happens to its attempt (a failure, an acknowledgement that could not be recorded, a crash, a
- * move's switch), its `webhook-id` is sent again with exactly these entries, never more or fewer.
+ * move's switch), its `webhook-id` is sent again with exactly these entries, never more or fewer,
+ * until a replay clears the claim.
  * In a database the organization is leaving (a move's fence), the claim is refused and nothing is
  * sent from there.
  */
