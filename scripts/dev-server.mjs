@@ -21,7 +21,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { sparePort } from "./lib/ports.mjs";
-import { d1Bindings } from "./migrate.mjs";
 import { readEnvironment } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -100,18 +99,12 @@ export async function migratedState() {
   const building = `${made}.${process.pid}`;
   try {
     rmSync(building, { recursive: true, force: true });
-    const wrangler = join(
-      root,
-      "node_modules",
-      ".bin",
-      process.platform === "win32" ? "wrangler.cmd" : "wrangler",
+    // scripts/migrate.mjs, as `npm run dev` migrates: every database of wrangler.toml, in order.
+    await promisify(execFile)(
+      process.execPath,
+      [join(root, "scripts", "migrate.mjs"), "--local", "--persist-to", join(building, "state")],
+      { cwd: root },
     );
-    for (const binding of d1Bindings(undefined))
-      await promisify(execFile)(
-        wrangler,
-        ["d1", "migrations", "apply", binding, "--local", "--persist-to", join(building, "state")],
-        { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
-      );
     renameSync(building, made);
     // The states of other migrations or another wrangler (an older checkout's) are of no more use,
     // nor is what a killed maker left half made (its wrangler may have outlived it).
