@@ -17,13 +17,14 @@
 //      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing;
 //   7. started again on that state with a key file written for other state, it prints a new key
 //      that works.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { d1Bindings } from "./migrate.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
 
@@ -118,6 +119,19 @@ try {
     base,
   );
 
+  // scripts/migrate.mjs: every migration in one batch on a state with no database, then wrangler's
+  // own apply, which must find nothing left.
+  const bindings = d1Bindings();
+  const migrations = readdirSync("migrations").filter((name) => name.endsWith(".sql")).length;
+  const batched = bindings.filter((b) =>
+    server.log().includes(`${b}: ${migrations} migrations applied to a new local database in one batch`),
+  );
+  check(
+    batched.length === bindings.length,
+    `a state with no database gets every migration in one batch, and wrangler finds none left (${bindings.join(", ")})`,
+    `only ${batched.join(", ") || "none"}`,
+  );
+
   const key = readFileSync(keyFile, "utf8").trim();
   check(server.log().includes(key), "the demo key is printed", "not in the output");
   const listed = await fetch(`${base}/v1/projects`, { headers: { "x-api-key": key } });
@@ -199,10 +213,11 @@ try {
   const again = await fetch(`${server.base}/v1/projects`, { headers: { "x-api-key": renewed } });
   check(
     renewed !== "dpk_written-for-other-state" &&
+      !server.log().includes("in one batch") &&
       server.log().includes("does not open this local state") &&
       server.log().includes(renewed) &&
       again.status === 200,
-    "a .dev.key that does not open the local state is replaced by a printed key that does",
+    "on the same state again (wrangler's apply alone, nothing to apply), a .dev.key that does not open it is replaced by a printed key that does",
     `${again.status} ${renewed}`,
   );
 } catch (err) {

@@ -48,8 +48,9 @@ export async function waitFor(url, ms) {
  * A local state that wrangler has migrated (`wrangler d1 migrations apply`, every database of
  * wrangler.toml, as `npm run dev` does on a fresh state), made once per set of migrations and
  * wrangler version under node_modules/.cache and copied for each server a check starts there.
- * wrangler applies each migration in a runtime of its own: a fresh state's migrations are ~40 s of
- * CPU (2 databases × 19 migrations), which three checks of `npm test` each paid. The server's own
+ * A fresh state's migrations cost about 20 CPU-s (scripts/migrate.mjs: four wrangler starts, ~40
+ * with wrangler applying each migration in a runtime of its own), which three checks of `npm test`
+ * would each pay. The server's own
  * `npm run dev` then finds nothing left to apply. check:dev starts from an empty state (`fresh`),
  * as a newcomer's first `npm run dev` does. One process makes it at a time (a lock directory
  * holding its pid, taken over when that process is gone); the others wait for it.

@@ -15,12 +15,12 @@
 //     of its output could change wording and would take wrangler's terminal away from it.
 // DEV_KEY_FILE names another file for the key (the checks that start their own server on
 // their own state use it, so they leave the developer's .dev.key alone).
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { d1Bindings } from "./migrate.mjs";
+import { d1Bindings, envOf, migrate, noLocalDatabases, wranglerSync } from "./migrate.mjs";
 import { newApiKey, newId, sqlText } from "./seed-sql.mjs";
 import { readEnvironment } from "./wrangler-envs.mjs";
 
@@ -45,22 +45,7 @@ for (let i = 0; i < args.length; i++) {
   } else if (/^--(persist-to|env|config)=/.test(a)) stateArgs.push(a);
 }
 
-/** The `--env` the state arguments name, if any. */
-function envOf(state) {
-  for (let i = 0; i < state.length; i++) {
-    if (state[i] === "--env" || state[i] === "-e") return state[i + 1];
-    if (state[i].startsWith("--env=")) return state[i].slice("--env=".length);
-  }
-  return undefined;
-}
-
-function run(cmdArgs) {
-  return execFileSync(wrangler, cmdArgs, {
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
+const run = wranglerSync;
 
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
@@ -75,9 +60,13 @@ console.log(`Applying D1 migrations to the local databases (${bindings.join(", "
 // One database after another: two wranglers at once on one state directory can meet on a file
 // both open (workerd: "database is locked: SQLITE_BUSY").
 try {
-  for (const binding of bindings) run(["d1", "migrations", "apply", binding, "--local", ...stateArgs]);
+  const fresh = noLocalDatabases(["--local", ...stateArgs]);
+  for (const binding of bindings) {
+    const out = migrate(binding, ["--local", ...stateArgs], fresh);
+    if (fresh) console.log(`${binding}: ${out.split("\n")[0]}`);
+  }
 } catch (err) {
-  console.error(err.stdout ?? "", err.stderr ?? "");
+  console.error(err.stdout ?? "", err.stderr ?? err.message);
   process.exit(1);
 }
 
