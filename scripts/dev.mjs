@@ -45,8 +45,6 @@ for (let i = 0; i < args.length; i++) {
   } else if (/^--(persist-to|env|config)=/.test(a)) stateArgs.push(a);
 }
 
-const run = wranglerSync;
-
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
   console.log("Created .dev.vars from .dev.vars.example (local secrets).");
@@ -63,7 +61,8 @@ try {
   const fresh = noLocalDatabases(["--local", ...stateArgs]);
   for (const binding of bindings) {
     const out = migrate(binding, ["--local", ...stateArgs], fresh);
-    if (fresh) console.log(`${binding}: ${out.split("\n")[0]}`);
+    const [first] = out.split("\n");
+    if (first.includes("in one batch")) console.log(`${binding}: ${first}`);
   }
 } catch (err) {
   console.error(err.stdout ?? "", err.stderr ?? err.message);
@@ -88,8 +87,9 @@ function localState(key) {
   const sql = `SELECT (SELECT count(*) FROM organizations) AS organizations,
     (SELECT count(*) FROM api_key_index i JOIN api_keys k ON k.id = i.key_id WHERE i.key_hash = ${sqlText(hash)} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${sqlText(now)})) AS opens,
     ${owner("o.id")} AS org, ${owner("m.account_id")} AS account`;
-  return JSON.parse(run(["d1", "execute", "DB", "--local", "--json", ...stateArgs, "--command", sql]))[0]
-    .results[0];
+  return JSON.parse(
+    wranglerSync(["d1", "execute", "DB", "--local", "--json", ...stateArgs, "--command", sql]),
+  )[0].results[0];
 }
 const state = localState(key);
 
@@ -124,7 +124,7 @@ if (state.organizations === 0) {
     `INSERT INTO environments (id, project_id, name, name_key, created_at, updated_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', 'production', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
   ];
-  run(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
+  wranglerSync(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
   writeFileSync(KEY_FILE, `${demo.key}\n`, { mode: 0o600 });
   key = demo.key;
   seeded = true;
@@ -140,7 +140,7 @@ if (!seeded && (!key || state.opens === 0)) {
     const fresh = newApiKey();
     const keyId = newId();
     const now = new Date().toISOString();
-    run([
+    wranglerSync([
       "d1",
       "execute",
       "DB",
