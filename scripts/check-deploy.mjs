@@ -50,7 +50,7 @@ import { deploySecrets } from "./deploy-secrets.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
 import { checker } from "./lib/check.mjs";
-import { environments, isPlaceholderId, readEnvironment as read } from "./wrangler-envs.mjs";
+import { environments, isPlaceholderId, readEnvironment as read, wrangler } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -219,12 +219,6 @@ for (const env of names) {
 // The [build] step writes dist/assets; run it once here rather than in several builds at once.
 buildDocsAssets();
 const run = promisify(execFile);
-const wrangler = join(
-  root,
-  "node_modules",
-  ".bin",
-  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
-);
 const out = mkdtempSync(join(tmpdir(), "check-deploy-"));
 try {
   const { secrets, problems } = deploySecrets({

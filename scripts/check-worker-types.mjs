@@ -9,6 +9,7 @@ import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { wrangler } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const scratch = mkdtempSync(join(tmpdir(), "worker-types-"));
@@ -18,12 +19,6 @@ copyFileSync(join(root, ".dev.vars.example"), join(scratch, ".dev.vars"));
 // wrangler runs the [build] step (scripts/) and reads the entry (src/) even for a check.
 for (const dir of ["src", "scripts", "node_modules"])
   symlinkSync(join(root, dir), join(scratch, dir), "junction");
-const wrangler = join(
-  root,
-  "node_modules",
-  ".bin",
-  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
-);
 try {
   execFileSync(wrangler, ["types", "--check", "--include-runtime=false", "--strict-vars=false"], {
     cwd: scratch,

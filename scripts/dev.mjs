@@ -22,17 +22,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { d1Bindings, envOf, migrate, noLocalDatabases, wranglerSync } from "./migrate.mjs";
 import { newApiKey, newId, sqlText } from "./seed-sql.mjs";
-import { readEnvironment } from "./wrangler-envs.mjs";
+import { readEnvironment, wrangler } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
 const args = process.argv.slice(2);
-const wrangler = join(
-  root,
-  "node_modules",
-  ".bin",
-  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
-);
 const KEY_FILE = process.env.DEV_KEY_FILE || ".dev.key";
 
 // Wrangler options that choose where local state lives must reach the set-up commands too.

@@ -14,15 +14,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readEnvironment } from "./wrangler-envs.mjs";
+import { readEnvironment, wrangler } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const wrangler = join(
-  root,
-  "node_modules",
-  ".bin",
-  process.platform === "win32" ? "wrangler.cmd" : "wrangler",
-);
 
 /** `wrangler …args`, non-interactive; what it printed (an error carries `stdout` and `stderr`). */
 export function wranglerSync(args) {
