@@ -16,15 +16,17 @@
 //   6. a live stream whose client goes away gives its place among its key's 10 back within 20 s
 //      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing;
 //   7. started again on that state with a key file written for other state, it prints a new key
-//      that works.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+//      that works, and starts no wrangler for the migrations, which the databases' files show
+//      applied (and which a copy with one unrecorded, or a database missing, would not skip).
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
-import { d1Bindings } from "./migrate.mjs";
+import { d1Bindings, localDatabaseFile, nothingToApply } from "./migrate.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
 
@@ -105,6 +107,41 @@ async function checkStreamPlaces(base, key, environmentId) {
   } finally {
     for (const s of streams) s.aborter.abort();
   }
+}
+
+/** What scripts/dev.mjs prints when every local database's file records every migration. */
+const UP_TO_DATE = "Every local database records every migration: nothing to apply.";
+
+/**
+ * Check 7's ground: `nothingToApply` (scripts/migrate.mjs), which lets a later start skip
+ * wrangler's apply, holds for the state the first server migrated, and not for a copy of it with
+ * one database's last migration unrecorded, nor for one with a database missing.
+ */
+function checkUpToDate(state) {
+  const local = (at) => ["--local", "--persist-to", at];
+  const names = readdirSync("migrations").filter((name) => name.endsWith(".sql"));
+  const last = names.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10)).at(-1);
+  const short = join(dir, "short");
+  const missing = join(dir, "missing");
+  cpSync(state, short, { recursive: true });
+  cpSync(state, missing, { recursive: true });
+  const [binding, other] = d1Bindings();
+  const db = new DatabaseSync(localDatabaseFile(other, local(short)));
+  db.prepare("DELETE FROM d1_migrations WHERE name = ?").run(last);
+  db.close();
+  rmSync(localDatabaseFile(binding, local(missing)));
+  const answers = [
+    nothingToApply(local(state)),
+    nothingToApply(local(short)),
+    nothingToApply(local(missing)),
+  ];
+  check(
+    answers.join() === "true,false,false",
+    `a later start skips wrangler's apply only when every database's file records every migration (${last} unrecorded in ${other}, or ${binding} missing: wrangler applies)`,
+    `migrated, short, missing: ${answers}`,
+  );
+  rmSync(short, { recursive: true, force: true });
+  rmSync(missing, { recursive: true, force: true });
 }
 
 let server;
@@ -207,6 +244,7 @@ try {
     if (!up) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  checkUpToDate(join(dir, "state"));
   writeFileSync(keyFile, "dpk_written-for-other-state\n");
   server = await startDevServer(dir, { fresh: true });
   const renewed = readFileSync(server.keyFile, "utf8").trim();
@@ -214,10 +252,12 @@ try {
   check(
     renewed !== "dpk_written-for-other-state" &&
       !server.log().includes("in one batch") &&
+      server.log().includes(UP_TO_DATE) &&
+      !server.log().includes("No migrations to apply") &&
       server.log().includes("does not open this local state") &&
       server.log().includes(renewed) &&
       again.status === 200,
-    "on the same state again (wrangler's apply alone, nothing to apply), a .dev.key that does not open it is replaced by a printed key that does",
+    "on the same state again (no wrangler for the migrations: the files record them all), a .dev.key that does not open it is replaced by a printed key that does",
     `${again.status} ${renewed}`,
   );
 } catch (err) {

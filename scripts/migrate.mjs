@@ -10,6 +10,7 @@
 // On a local state without databases each gets every migration in one `wrangler d1 execute`
 // first (`newLocalDatabase`), and wrangler's `migrations apply` then finds nothing left to apply.
 import { execFileSync } from "node:child_process";
+import { createHash, createHmac } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -45,19 +46,108 @@ export function d1Bindings(env) {
 const quoted = (identifier) => `"${identifier.replaceAll('"', '""')}"`;
 
 /**
- * Whether the local state that `args` choose (`--persist-to`, else wrangler's `.wrangler/state`)
- * holds no D1 database yet: a newcomer's first `npm run dev`, and every check's fresh state.
- * Only a hint (wrangler's layout, `v3/d1`): `newLocalDatabase` still makes its table as the
- * batch's first statement, so a database that has one refuses the whole batch.
+ * The local state directory that `args` choose (`--persist-to`, else wrangler's `.wrangler/state`),
+ * or undefined when they are not local or name another `--config` (whose state is its own).
+ */
+function localStateDir(args) {
+  if (!args.includes("--local") || args.some((a) => /^(-c|--config)(=|$)/.test(a))) return undefined;
+  const at = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
+  return at < 0
+    ? join(root, ".wrangler", "state")
+    : resolve(root, args[at].includes("=") ? args[at].slice("--persist-to=".length) : args[at + 1]);
+}
+
+/**
+ * Whether the local state that `args` choose holds no D1 database yet: a newcomer's first
+ * `npm run dev`, and every check's fresh state. Only a hint (wrangler's layout, `v3/d1`):
+ * `newLocalDatabase` still makes its table as the batch's first statement, so a database that has
+ * one refuses the whole batch.
  */
 export function noLocalDatabases(args) {
-  if (!args.includes("--local") || args.some((a) => /^(-c|--config)(=|$)/.test(a))) return false;
-  const at = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
-  const state =
-    at < 0
-      ? join(root, ".wrangler", "state")
-      : resolve(root, args[at].includes("=") ? args[at].slice("--persist-to=".length) : args[at + 1]);
-  return !existsSync(join(state, "v3", "d1"));
+  const state = localStateDir(args);
+  return state !== undefined && !existsSync(join(state, "v3", "d1"));
+}
+
+/** The migrations of `binding` in wrangler's order, or undefined where wrangler alone orders them. */
+function migrationsOf(config) {
+  if (!config || config.migrations_pattern) return undefined;
+  const dir = join(root, config.migrations_dir ?? "migrations");
+  const names = readdirSync(dir).filter((name) => name.endsWith(".sql"));
+  // wrangler's order: by the leading number, then by name.
+  if (names.some((name) => !/^\d+_/.test(name))) return undefined;
+  names.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10) || (a < b ? -1 : a > b ? 1 : 0));
+  return { dir, names, table: config.migrations_table ?? "d1_migrations" };
+}
+
+/**
+ * The file of `binding`'s local database in the state that `args` choose, if it exists. Miniflare
+ * keeps a local D1 database in a Durable Object of its class `D1DatabaseObject`, named by the
+ * binding's `database_id`, and workerd keeps an object in `<its id in hex>.sqlite`, an id that
+ * `idFromName` derives from the name: HMAC-SHA-256 of the name, keyed by the SHA-256 of the
+ * namespace's unique key (`miniflare-D1DatabaseObject`), for its first 16 bytes, and HMAC of
+ * those for the other 16 (workerd's ActorIdFactoryImpl). Wrangler's own layout, not a promise:
+ * a configuration it does not cover (a `preview_database_id`, which local development may use
+ * instead) or a layout that changed finds no file, and the callers fall back on wrangler.
+ */
+export function localDatabaseFile(binding, args) {
+  const state = localStateDir(args);
+  const config = readEnvironment(envOf(args)).d1_databases.find((d) => d.binding === binding);
+  if (state === undefined || !config?.database_id || config.preview_database_id) return undefined;
+  const key = createHash("sha256").update("miniflare-D1DatabaseObject").digest();
+  const first = createHmac("sha256", key).update(config.database_id).digest().subarray(0, 16);
+  const second = createHmac("sha256", key).update(first).digest().subarray(0, 16);
+  const id = Buffer.concat([first, second]).toString("hex");
+  const file = join(state, "v3", "d1", "miniflare-D1DatabaseObject", `${id}.sqlite`);
+  return existsSync(file) ? file : undefined;
+}
+
+/** node:sqlite, without the "experimental" warning Node 22 prints when it is loaded. */
+function sqlite() {
+  const emit = process.emitWarning;
+  process.emitWarning = (warning, ...rest) =>
+    String(warning).includes("SQLite") ? undefined : emit.call(process, warning, ...rest);
+  try {
+    return process.getBuiltinModule("node:sqlite");
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+/**
+ * The rows of `sql` (one read) in `binding`'s local database, read from its file without starting
+ * wrangler (about 2.5 s each time); undefined when the file is not found or cannot be read.
+ */
+export function readLocalDatabase(binding, args, sql) {
+  const file = localDatabaseFile(binding, args);
+  if (file === undefined) return undefined;
+  try {
+    const db = new (sqlite().DatabaseSync)(file, { readOnly: true });
+    try {
+      return db.prepare(sql).all();
+    } finally {
+      db.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether wrangler's `migrations apply` would find nothing to apply in any local database of the
+ * environment that `args` choose: each binding's database file (`localDatabaseFile`) records
+ * every migration of its `migrations_dir` in its migrations table. A later `npm run dev` then
+ * starts no wrangler for each database (two starts, about 5 s). Any doubt (a database not found,
+ * a migration not recorded, a file that cannot be read, a `migrations_pattern`) is false, and
+ * wrangler's apply runs as before.
+ */
+export function nothingToApply(args) {
+  return readEnvironment(envOf(args)).d1_databases.every((config) => {
+    const migrations = migrationsOf(config);
+    const rows =
+      migrations && readLocalDatabase(config.binding, args, `SELECT name FROM ${quoted(migrations.table)}`);
+    const applied = new Set(rows?.map((row) => row.name));
+    return rows !== undefined && migrations.names.every((name) => applied.has(name));
+  });
 }
 
 /**
@@ -75,14 +165,11 @@ export function noLocalDatabases(args) {
  * migration without a leading number (wrangler's to order).
  */
 function newLocalDatabase(binding, args) {
-  const config = readEnvironment(envOf(args)).d1_databases.find((d) => d.binding === binding);
-  if (!config || config.migrations_pattern) return [];
-  const table = config.migrations_table ?? "d1_migrations";
-  const dir = join(root, config.migrations_dir ?? "migrations");
-  const names = readdirSync(dir).filter((name) => name.endsWith(".sql"));
-  // wrangler's order: by the leading number, then by name.
-  if (names.some((name) => !/^\d+_/.test(name))) return [];
-  names.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10) || (a < b ? -1 : a > b ? 1 : 0));
+  const migrations = migrationsOf(
+    readEnvironment(envOf(args)).d1_databases.find((d) => d.binding === binding),
+  );
+  if (!migrations) return [];
+  const { dir, names, table } = migrations;
   const sql = [
     `CREATE TABLE ${quoted(table)}(
 		id         INTEGER PRIMARY KEY AUTOINCREMENT,
