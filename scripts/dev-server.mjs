@@ -50,10 +50,10 @@ export async function waitFor(url, ms) {
  * wrangler version under node_modules/.cache and copied for each server a check starts there.
  * A fresh state's migrations cost about 20 CPU-s (scripts/migrate.mjs: four wrangler starts, ~40
  * with wrangler applying each migration in a runtime of its own), which three checks of `npm test`
- * would each pay. The server's own
- * `npm run dev` then finds nothing left to apply. check:dev starts from an empty state (`fresh`),
- * as a newcomer's first `npm run dev` does. One process makes it at a time (a lock directory
- * holding its pid, taken over when that process is gone); the others wait for it.
+ * would each pay. The server's own `npm run dev` then finds nothing left to apply (in the
+ * databases' files, without a wrangler start). check:dev starts from an empty state (`fresh`), as
+ * a newcomer's first `npm run dev` does. One process makes it at a time (a lock directory holding
+ * its pid, taken over when that process is gone); the others wait for it.
  */
 export async function migratedState() {
   const migrations = join(root, "migrations");
