@@ -68,10 +68,18 @@ export async function runMove(
   const dbs = databasesOf(env, progress.move);
   const { deadline, settleMs, interrupted, pace = MOVE_PACE } = run;
   let current = progress;
+  let recorded = progress.rowsCopied;
   let began = Date.now();
   for (let first = true; Date.now() < deadline && !interrupted(); first = false) {
     if (!first) {
       await saved(current);
+      // `rows_copied` as the move's record reads it: the rows copied so far (§32), after each step
+      // that copied some, once the object holds the progress that counted them (a run cut short
+      // resumes from that progress, so the record never reads more than a later run counts).
+      if (current.rowsCopied !== recorded) {
+        await recordProgress(dbs, current);
+        recorded = current.rowsCopied;
+      }
       // The move's share of the databases it works on: after each step a pause as long as `pace`
       // times the step took (at most MAX_PAUSE_MS), so the organizations it shares them with, and
       // the isolate's other work, are never kept waiting behind a run of its statements.

@@ -266,6 +266,39 @@ describe("a move under faults", () => {
     expect(again.state).toBe("completed");
   }, 60_000);
 
+  it("rows_copied reads the rows copied so far while it copies, not only when a run ends (§32)", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    await createProject(owner);
+    const progress = await recorded(org.id, "DB_ORG_2", "DB");
+    // The copy stops at the environments, after the organization, its members, projects, keys and
+    // audit entries went over in steps of their own.
+    const drop = await injectFault(
+      "DB",
+      `environments_${org.id}`,
+      "BEFORE INSERT ON environments",
+      `NEW.project_id IN (SELECT id FROM projects WHERE org_id = '${org.id}')`,
+    );
+    let saved = progress;
+    try {
+      await expect(
+        runMove(
+          env,
+          progress,
+          { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
+          async (step) => {
+            saved = step;
+          },
+        ),
+      ).rejects.toThrow(/injected/);
+    } finally {
+      await drop();
+    }
+    const move = await readMove(progress.move.id);
+    expect(move.state).toBe("copying");
+    expect(saved.rowsCopied).toBeGreaterThanOrEqual(4);
+    expect(move.rows_copied).toBe(saved.rowsCopied);
+  });
+
   it("a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
     const project = await createProject(owner);
