@@ -26,7 +26,8 @@ import { DatabaseSync } from "node:sqlite";
 import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
-import { d1Bindings, localDatabaseFile, nothingToApply } from "./migrate.mjs";
+import { d1Bindings, localDatabaseFile, migrationsOf, nothingToApply } from "./migrate.mjs";
+import { readEnvironment } from "./wrangler-envs.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
 
@@ -119,13 +120,12 @@ const UP_TO_DATE = "Every local database records every migration: nothing to app
  */
 function checkUpToDate(state) {
   const local = (at) => ["--local", "--persist-to", at];
-  const names = readdirSync("migrations").filter((name) => name.endsWith(".sql"));
-  const last = names.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10)).at(-1);
+  const [binding, other] = d1Bindings();
+  const last = migrationsOf(readEnvironment(undefined).d1_databases[1]).names.at(-1);
   const short = join(dir, "short");
   const missing = join(dir, "missing");
   cpSync(state, short, { recursive: true });
   cpSync(state, missing, { recursive: true });
-  const [binding, other] = d1Bindings();
   const db = new DatabaseSync(localDatabaseFile(other, local(short)));
   db.prepare("DELETE FROM d1_migrations WHERE name = ?").run(last);
   db.close();

@@ -68,8 +68,8 @@ export function noLocalDatabases(args) {
   return state !== undefined && !existsSync(join(state, "v3", "d1"));
 }
 
-/** The migrations of `binding` in wrangler's order, or undefined where wrangler alone orders them. */
-function migrationsOf(config) {
+/** The migrations of a binding's `config` in wrangler's order, or undefined where wrangler alone orders them. */
+export function migrationsOf(config) {
   if (!config || config.migrations_pattern) return undefined;
   const dir = join(root, config.migrations_dir ?? "migrations");
   const names = readdirSync(dir).filter((name) => name.endsWith(".sql"));
