@@ -67,15 +67,23 @@ export async function runMove(
 ): Promise<{ progress: MoveProgress; at: number | null }> {
   const dbs = databasesOf(env, progress.move);
   const { deadline, settleMs, interrupted, pace = MOVE_PACE } = run;
-  let current = progress;
-  let recorded = progress.rowsCopied;
+  // A run cut short at the switch may have recorded rows that its saved progress does not count
+  // (the last changes it applied, which no later round applies again: ./switch.ts): the run counts
+  // on from the record then, so `rows_copied` never reads less than it did.
+  const record = await dbs.directory
+    .select({ rowsCopied: orgMoves.rowsCopied })
+    .from(orgMoves)
+    .where(eq(orgMoves.id, progress.move.id))
+    .get();
+  let recorded = record?.rowsCopied ?? progress.rowsCopied;
+  let current = recorded > progress.rowsCopied ? { ...progress, rowsCopied: recorded } : progress;
   let began = Date.now();
   for (let first = true; Date.now() < deadline && !interrupted(); first = false) {
     if (!first) {
       await saved(current);
       // `rows_copied` as the move's record reads it: the rows copied so far (§32), after each step
       // that copied some, once the object holds the progress that counted them (a run cut short
-      // resumes from that progress, so the record never reads more than a later run counts).
+      // resumes from that progress, or from the record where the switch counted more: above).
       if (current.rowsCopied !== recorded) {
         await recordProgress(dbs, current);
         recorded = current.rowsCopied;
@@ -93,9 +101,9 @@ export async function runMove(
         break;
       case "catchup": {
         const next = await catchUpOrSwitch(dbs, current);
-        if (next === "later") {
-          await recordProgress(dbs, current);
-          return { progress: current, at: Date.now() + 2_000 };
+        if ("later" in next) {
+          // Its count is recorded (with the fence lifted): the object keeps it for the next run.
+          return { progress: next.later, at: Date.now() + 2_000 };
         }
         current = next;
         break;

@@ -34,13 +34,13 @@ export const SWITCH_BUDGET_MS = 6_000;
 
 /**
  * Applies a round of recorded changes; once none are left, switches: fences the source, applies
- * the last changes (within SWITCH_BUDGET_MS, else lifts the fence and answers "later"), copies the
+ * the last changes (within SWITCH_BUDGET_MS, else lifts the fence and answers `later`), copies the
  * limits, and makes the target's copy and then the directory name the target.
  */
 export async function catchUpOrSwitch(
   dbs: Databases,
   progress: MoveProgress,
-): Promise<MoveProgress | "later"> {
+): Promise<MoveProgress | { later: MoveProgress }> {
   const { move } = progress;
   const flipped = await directoryDatabase(dbs, move.org_id);
   if (flipped === move.to) return afterFlip(dbs, progress);
@@ -75,9 +75,10 @@ export async function catchUpOrSwitch(
     throw err;
   }
   if (!switched) {
-    // Too much to copy within the budget: the writes go on, and the switch is tried again later.
+    // Too much to copy within the budget: the writes go on, and the switch is tried again later,
+    // counting on from the rows its rounds applied here (no later round applies them again).
     await liftFence(dbs, move, rowsCopied);
-    return "later";
+    return { later: { ...progress, rowsCopied } };
   }
   return afterFlip(dbs, { ...progress, rowsCopied });
 }

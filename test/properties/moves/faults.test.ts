@@ -299,6 +299,58 @@ describe("a move under faults", () => {
     expect(move.rows_copied).toBe(saved.rowsCopied);
   });
 
+  it("rows_copied never reads less after a run cut short at the switch: the next run counts on from the record (§32)", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    await createProject(owner);
+    const progress = await recorded(org.id, "DB_ORG_2", "DB");
+    // The switch fails at the directory, after its rounds applied the changes of a write made once
+    // the copy was done: the record counts them (the fence lifted), the saved progress does not,
+    // and no later round applies them again.
+    const drop = await injectFault(
+      "DB",
+      `flip_${org.id}`,
+      "BEFORE UPDATE OF database ON organizations",
+      `NEW.id = '${org.id}' AND NEW.database = 'DB'`,
+    );
+    let saved = progress;
+    let wrote = false;
+    const run = (p: MoveProgress) =>
+      runMove(
+        env,
+        p,
+        { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
+        async (step) => {
+          saved = step;
+          if (step.phase !== "catchup" || wrote) return;
+          wrote = true;
+          const write = await request("POST", "/v1/projects", {
+            key: owner.key,
+            body: { name: unique("p") },
+          });
+          expect(write.status, write.raw).toBe(201);
+        },
+      );
+    try {
+      await expect(run(progress)).rejects.toThrow(/injected/);
+    } finally {
+      await drop();
+    }
+    const cut = await readMove(progress.move.id);
+    expect(cut.state).toBe("copying");
+    expect(cut.rows_copied).toBeGreaterThan(saved.rowsCopied);
+
+    const read = [cut.rows_copied];
+    for (let next = await run(saved); next.at !== null; next = await run(next.progress)) {
+      read.push((await readMove(progress.move.id)).rows_copied);
+    }
+    const done = await readMove(progress.move.id);
+    read.push(done.rows_copied);
+    expect(done.state).toBe("completed");
+    expect(read).toEqual([...read].sort((a, b) => a - b));
+    expect(done.rows_copied).toBeGreaterThanOrEqual(cut.rows_copied);
+    expect((await orgRowsIn("DB", org.id)).projects).toBe(2);
+  }, 60_000);
+
   it("a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
     const project = await createProject(owner);
