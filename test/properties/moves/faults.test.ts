@@ -135,6 +135,26 @@ async function moveMeasuringBinds(orgId: string, from: OrgDatabase, to: OrgDatab
 const countOf = (entries: { action: string }[], action: string) =>
   entries.filter((entry) => entry.action === action).length;
 
+/** The directory's flip of `orgId` to DB refused by an injected trigger; resolves to its removal. */
+const refuseFlipToDB = (orgId: string) =>
+  injectFault(
+    "DB",
+    `flip_${orgId}`,
+    "BEFORE UPDATE OF database ON organizations",
+    `NEW.id = '${orgId}' AND NEW.database = 'DB'`,
+  );
+
+/** One run of a move in this isolate, handing each step's progress to `onStep` as the object would save it. */
+const runSaving = (progress: MoveProgress, onStep: (step: MoveProgress) => Promise<void> | void) =>
+  runMove(
+    env,
+    progress,
+    { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
+    async (step) => {
+      await onStep(step);
+    },
+  );
+
 describe("a move under faults", () => {
   for (const [from, to] of [
     ["DB", "DB_ORG_2"],
@@ -281,14 +301,9 @@ describe("a move under faults", () => {
     let saved = progress;
     try {
       await expect(
-        runMove(
-          env,
-          progress,
-          { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
-          async (step) => {
-            saved = step;
-          },
-        ),
+        runSaving(progress, (step) => {
+          saved = step;
+        }),
       ).rejects.toThrow(/injected/);
     } finally {
       await drop();
@@ -306,30 +321,17 @@ describe("a move under faults", () => {
     // The switch fails at the directory, after its rounds applied the changes of a write made once
     // the copy was done: the record counts them (the fence lifted), the saved progress does not,
     // and no later round applies them again.
-    const drop = await injectFault(
-      "DB",
-      `flip_${org.id}`,
-      "BEFORE UPDATE OF database ON organizations",
-      `NEW.id = '${org.id}' AND NEW.database = 'DB'`,
-    );
+    const drop = await refuseFlipToDB(org.id);
     let saved = progress;
     let wrote = false;
     const run = (p: MoveProgress) =>
-      runMove(
-        env,
-        p,
-        { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
-        async (step) => {
-          saved = step;
-          if (step.phase !== "catchup" || wrote) return;
-          wrote = true;
-          const write = await request("POST", "/v1/projects", {
-            key: owner.key,
-            body: { name: unique("p") },
-          });
-          expect(write.status, write.raw).toBe(201);
-        },
-      );
+      runSaving(p, async (step) => {
+        saved = step;
+        if (step.phase !== "catchup" || wrote) return;
+        wrote = true;
+        const write = await request("POST", "/v1/projects", { key: owner.key, body: { name: unique("p") } });
+        expect(write.status, write.raw).toBe(201);
+      });
     try {
       await expect(run(progress)).rejects.toThrow(/injected/);
     } finally {
@@ -355,22 +357,12 @@ describe("a move under faults", () => {
     const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
     const project = await createProject(owner);
     const progress = await recorded(org.id, "DB_ORG_2", "DB");
-    const drop = await injectFault(
-      "DB",
-      `flip_${org.id}`,
-      "BEFORE UPDATE OF database ON organizations",
-      `NEW.id = '${org.id}' AND NEW.database = 'DB'`,
-    );
+    const drop = await refuseFlipToDB(org.id);
     let saved = progress;
     const run = (p: MoveProgress) =>
-      runMove(
-        env,
-        p,
-        { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
-        async (step) => {
-          saved = step;
-        },
-      );
+      runSaving(p, (step) => {
+        saved = step;
+      });
     await expect(run(progress)).rejects.toThrow(/injected/);
     await drop();
     expect((await readMove(progress.move.id)).state).toBe("copying");
