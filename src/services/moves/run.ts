@@ -17,7 +17,7 @@ import type { MoveRecord } from "../../schemas/move";
 import { COPY_START, copyChunk } from "./copy";
 import { type Databases, type MoveProgress, moveEntry, unreachableLimits } from "./progress";
 import { REMOVE_START, removeChunk } from "./remove";
-import { catchUpOrSwitch, directoryDatabase } from "./switch";
+import { catchUpOrSwitch, directoryDatabase, SWITCH_BUDGET_MS } from "./switch";
 
 export type { MovePhase, MoveProgress } from "./progress";
 export { SWITCH_BUDGET_MS } from "./switch";
@@ -57,16 +57,23 @@ function databasesOf(env: Env, move: MoveRecord): Databases {
 /**
  * Runs the move until `deadline` (ms), until it must wait, or until `interrupted` says so between
  * two steps (a cancel waiting), handing `saved` its progress after every step; returns its
- * progress and when to run again (null: it is finished).
+ * progress and when to run again (null: it is finished). `switchBudgetMs`: how long the switch may
+ * hold the organization's writes (SWITCH_BUDGET_MS; the tests shorten it).
  */
 export async function runMove(
   env: Env,
   progress: MoveProgress,
-  run: { deadline: number; settleMs: number; interrupted: () => boolean; pace?: number },
+  run: {
+    deadline: number;
+    settleMs: number;
+    interrupted: () => boolean;
+    pace?: number;
+    switchBudgetMs?: number;
+  },
   saved: (progress: MoveProgress) => Promise<void>,
 ): Promise<{ progress: MoveProgress; at: number | null }> {
   const dbs = databasesOf(env, progress.move);
-  const { deadline, settleMs, interrupted, pace = MOVE_PACE } = run;
+  const { deadline, settleMs, interrupted, pace = MOVE_PACE, switchBudgetMs = SWITCH_BUDGET_MS } = run;
   // A run cut short at the switch may have recorded rows that its saved progress does not count
   // (the last changes it applied, which no later round applies again: ./switch.ts): the run counts
   // on from the record then, so `rows_copied` never reads less than it did.
@@ -100,7 +107,7 @@ export async function runMove(
         current = await copy(dbs, current);
         break;
       case "catchup": {
-        const next = await catchUpOrSwitch(dbs, current);
+        const next = await catchUpOrSwitch(dbs, current, switchBudgetMs);
         if ("later" in next) {
           // Its count is recorded (with the fence lifted): the object keeps it for the next run.
           return { progress: next.later, at: Date.now() + 2_000 };

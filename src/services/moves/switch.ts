@@ -40,6 +40,7 @@ export const SWITCH_BUDGET_MS = 6_000;
 export async function catchUpOrSwitch(
   dbs: Databases,
   progress: MoveProgress,
+  budgetMs = SWITCH_BUDGET_MS,
 ): Promise<MoveProgress | { later: MoveProgress }> {
   const { move } = progress;
   const flipped = await directoryDatabase(dbs, move.org_id);
@@ -69,7 +70,7 @@ export async function catchUpOrSwitch(
   await setFence(dbs.source, move, true);
   let switched: boolean;
   try {
-    ({ rowsCopied, switched } = await switchOver(dbs, progress, rowsCopied, fencedAt));
+    ({ rowsCopied, switched } = await switchOver(dbs, progress, rowsCopied, fencedAt, budgetMs));
   } catch (err) {
     await liftFence(dbs, move, rowsCopied);
     throw err;
@@ -101,13 +102,14 @@ async function liftFence(dbs: Databases, move: MoveRecord, rowsCopied: number): 
 /**
  * Under the fence: the last changes, the limits, the target's copy of the organization's row and
  * the completing audit entry, then the directory. Not `switched` when the last changes did not fit
- * in SWITCH_BUDGET_MS (then nothing switched).
+ * in `budgetMs` (SWITCH_BUDGET_MS; then nothing switched).
  */
 async function switchOver(
   dbs: Databases,
   progress: MoveProgress,
   copiedBefore: number,
   fencedAt: number,
+  budgetMs: number,
 ): Promise<{ rowsCopied: number; switched: boolean }> {
   const { move } = progress;
   let rowsCopied = copiedBefore;
@@ -115,7 +117,7 @@ async function switchOver(
     const last = await catchUp(dbs.source, dbs.target, move.org_id);
     rowsCopied += last.applied;
     if (!last.more) break;
-    if (Date.now() - fencedAt > SWITCH_BUDGET_MS) return { rowsCopied, switched: false };
+    if (Date.now() - fencedAt > budgetMs) return { rowsCopied, switched: false };
   }
   const limits = await dbs.source.select().from(orgLimits).where(eq(orgLimits.orgId, move.org_id)).get();
   const { orgId: _orgId, ...values } = limits ?? { orgId: move.org_id };

@@ -10,6 +10,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../../../src/services/deployments/record";
+import { CHANGES_PER_ROUND } from "../../../src/services/moves/copy";
 import { recordMove } from "../../../src/services/moves/moves";
 import { REMOVE_START } from "../../../src/services/moves/remove";
 import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
@@ -351,6 +352,51 @@ describe("a move under faults", () => {
     expect(read).toEqual([...read].sort((a, b) => a - b));
     expect(done.rows_copied).toBeGreaterThanOrEqual(cut.rows_copied);
     expect((await orgRowsIn("DB", org.id)).projects).toBe(2);
+  }, 60_000);
+
+  it("a switch put off for its time budget keeps the count of the changes it applied under the fence (§32 rows_copied)", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const project = await createProject(owner);
+    const progress = await recorded(org.id, "DB_ORG_2", "DB");
+    // As the fence goes up, more changes than a round applies are waiting (CHANGES_PER_ROUND + 1
+    // of the project's row): the first round under the fence leaves some, and a budget that has
+    // always run out puts the switch off after it.
+    const trigger = `more_changes_${org.id}`;
+    const many = JSON.stringify(Array.from({ length: CHANGES_PER_ROUND + 1 }, (_, i) => i));
+    await env.DB_ORG_2.prepare(
+      `CREATE TRIGGER ${trigger} AFTER UPDATE OF fenced ON moving_orgs WHEN NEW.org_id = '${org.id}' AND NEW.fenced = 1 BEGIN INSERT INTO move_changes (org_id, tbl, pk) SELECT '${org.id}', 'projects', json_array('${project.id}') FROM json_each('${many}'); END`,
+    ).run();
+    let before = progress;
+    let later: Awaited<ReturnType<typeof runMove>>;
+    try {
+      later = await runMove(
+        env,
+        progress,
+        { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false, switchBudgetMs: -1 },
+        async (step) => {
+          before = step;
+        },
+      );
+    } finally {
+      await env.DB_ORG_2.prepare(`DROP TRIGGER IF EXISTS ${trigger}`).run();
+    }
+    const put = await readMove(progress.move.id);
+    expect(put.state).toBe("copying");
+    expect(later.at).not.toBeNull();
+    // The round under the fence applied the project's row: counted by the record and by the
+    // progress the object keeps, which the next run counts on from.
+    expect(later.progress.rowsCopied).toBeGreaterThan(before.rowsCopied);
+    expect(put.rows_copied).toBe(later.progress.rowsCopied);
+
+    const read = [put.rows_copied];
+    let next = later;
+    while (next.at !== null) {
+      next = await runSaving(next.progress, () => {});
+      read.push((await readMove(progress.move.id)).rows_copied);
+    }
+    expect((await readMove(progress.move.id)).state).toBe("completed");
+    expect(read).toEqual([...read].sort((a, b) => a - b));
+    expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(200);
   }, 60_000);
 
   it("a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once", async () => {
