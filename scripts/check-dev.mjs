@@ -6,7 +6,8 @@
 //   0. the curl line it prints names the port wrangler moved to, not 8787 (every check below
 //      goes to that printed URL);
 //   1. the fresh database was migrated and seeded, and the printed key calls the API;
-//   2. the cron jobs run by hand (`/__scheduled`, see scripts/dev.mjs);
+//   2. the cron jobs run on wrangler.toml's schedule (scripts/lib/cron-clock.mjs), the sweep at the
+//      start, and by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
 //      (a body cancelled mid-upload used to leave wrangler's proxy answering 503);
 //   4. the examples of README.md and of every guide in docs/ run as written, in order, on this
@@ -17,7 +18,10 @@
 //      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing;
 //   7. started again on that state with a key file written for other state, it prints a new key
 //      that works, and starts no wrangler for the migrations, which the databases' files show
-//      applied (and which a copy with one unrecorded, or a database missing, would not skip).
+//      applied (and which a copy with one unrecorded, or a database missing, would not skip);
+//   8. an audited write answered just before the SIGKILL that ends the first server reaches its
+//      audit stream once the second starts: the local queue lost its wake-up, the sweep at the
+//      start makes it up.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -26,6 +30,7 @@ import { DatabaseSync } from "node:sqlite";
 import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
+import { nextRun } from "./lib/cron-clock.mjs";
 import { d1Bindings, localDatabaseFile, migrationsOf, nothingToApply } from "./migrate.mjs";
 import { readEnvironment } from "./wrangler-envs.mjs";
 
@@ -111,6 +116,48 @@ async function checkStreamPlaces(base, key, environmentId) {
 }
 
 /** What scripts/dev.mjs prints when every local database's file records every migration. */
+/**
+ * Check 8's first half: an audit stream (§30) to a receiver here, an audited write, and the server
+ * killed (SIGKILL, its whole process group) before the local queue, which keeps its messages in
+ * memory for up to a second (wrangler.toml `max_batch_timeout`), has handed over the stream's
+ * wake-up. Answers the receiver and the write's sequence, for the second half after the restart.
+ */
+async function killAfterAuditedWrite(server, key, orgId) {
+  const lines = [];
+  const receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      lines.push(
+        ...body
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      );
+      res.end();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+  const headers = { "x-api-key": key, "content-type": "application/json" };
+  const created = await fetch(`${server.base}/v1/orgs/${orgId}/audit-streams`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "after a crash", url: `http://127.0.0.1:${receiver.address().port}/` }),
+  });
+  if (created.status !== 201)
+    throw new Error(`the audit stream's create: ${created.status} ${await created.text()}`);
+  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  const written = await fetch(`${server.base}/v1/projects`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: `before-a-crash-${Date.now()}` }),
+  });
+  process.kill(-server.pid, "SIGKILL");
+  const project = await written.json();
+  const before = lines.length;
+  return { receiver, lines, before, projectId: project.id, status: written.status };
+}
+
 const UP_TO_DATE = "Every local database records every migration: nothing to apply.";
 
 /**
@@ -179,6 +226,28 @@ try {
     `${listed.status} ${JSON.stringify(page)}`,
   );
 
+  // scripts/lib/cron-clock.mjs: wrangler.toml's crons on their schedule, and the sweep at the start.
+  const triggers = readEnvironment(undefined).triggers.crons;
+  const at = (iso) => Date.parse(iso);
+  const runs = [
+    nextRun(triggers, at("2026-11-27T12:01:00Z")),
+    nextRun(triggers, at("2026-11-27T12:04:59.999Z")),
+    nextRun(triggers, at("2026-11-27T02:57:30Z")),
+  ].map(({ at, due }) => `${new Date(at).toISOString()} ${due.join(" + ")}`);
+  check(
+    runs.join("; ") ===
+      "2026-11-27T12:05:00.000Z */5 * * * *; 2026-11-27T12:05:00.000Z */5 * * * *; 2026-11-27T03:00:00.000Z */5 * * * * + 0 3 * * *",
+    `npm run dev runs wrangler.toml's crons (${triggers.join(", ")}) on their schedule, as deployed`,
+    runs.join("; "),
+  );
+  for (let i = 0; i < 50 && !server.log().includes("ran at the start"); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  check(
+    server.log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),
+    "npm run dev runs the sweep once as it starts",
+    "no such line in its output",
+  );
+
   const crons = await runCronsByHand(base, "/__scheduled", server.log);
   for (const { cron, status, text } of crons.answers)
     check(status === 200, `the cron job "${cron}" runs by hand`, `${status} ${text}`);
@@ -232,9 +301,10 @@ try {
 
   await checkStreamPlaces(base, key, page.data[0].default_environment_id);
 
-  // Started again on the same state with a .dev.key written for other state: a new key is made
-  // and printed, and it opens this state (the printed key must always work).
-  server.stop();
+  // Killed after an audited write, then started again on the same state with a .dev.key written
+  // for other state: a new key is made and printed, and it opens this state (the printed key must
+  // always work); the sweep at the start wakes the stream whose wake-up the kill lost.
+  const crash = await killAfterAuditedWrite(server, key, page.data[0].org_id);
   // Until the first server is gone (its port closed), so the two never share the state.
   for (let i = 0; i < 100; i++) {
     const up = await fetch(`${base}/healthz`).then(
@@ -259,6 +329,14 @@ try {
       again.status === 200,
     "on the same state again (no wrangler for the migrations: the files record them all), a .dev.key that does not open it is replaced by a printed key that does",
     `${again.status} ${renewed}`,
+  );
+  const isWrite = (entry) => entry.target?.id === crash.projectId;
+  for (let i = 0; i < 150 && !crash.lines.some(isWrite); i++) await new Promise((r) => setTimeout(r, 100));
+  crash.receiver.close();
+  check(
+    crash.status === 201 && crash.before === 1 && crash.lines.some(isWrite),
+    "an audited write answered just before a SIGKILL reaches its audit stream after the restart (the sweep at the start)",
+    `write ${crash.status}; entries before the kill ${crash.before}, after the restart ${JSON.stringify(crash.lines.map((e) => [e.sequence, e.action]))}`,
   );
 } catch (err) {
   fail(err);

@@ -176,7 +176,7 @@ export async function startDevServer(dir, { defaultPort = false, args: more = []
   } finally {
     watching = false;
   }
-  return { base, keyFile, log: () => output, stop };
+  return { base, keyFile, pid: server.pid, log: () => output, stop };
 }
 
 /** The base URL of the curl line dev.mjs prints once wrangler serves; rejects after `ms`. */

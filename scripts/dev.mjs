@@ -13,6 +13,8 @@
 //     another server. wrangler's own bin relays its dev server's `DEV_SERVER_READY` message
 //     (`{ip, port}`) to a parent that gave it an IPC channel, which is the port it bound; a line
 //     of its output could change wording and would take wrangler's terminal away from it.
+//  6. wrangler.toml's cron jobs run on their schedule, as deployed, and the sweep once at the start
+//     (scripts/lib/cron-clock.mjs; DEV_CRONS=off leaves them to be run by hand).
 // DEV_KEY_FILE names another file for the key (the checks that start their own server on
 // their own state use it, so they leave the developer's .dev.key alone).
 import { spawn } from "node:child_process";
@@ -20,6 +22,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startCronClock } from "./lib/cron-clock.mjs";
 import {
   d1Bindings,
   envOf,
@@ -187,18 +190,50 @@ function readyBanner(base) {
     );
   } else lines.push(`The API is on ${base}.`);
   lines.push(`OpenAPI document: ${base}/openapi.json   API reference: ${base}/docs`);
-  // The cron jobs (wrangler.toml [triggers]) by hand: `--test-scheduled` serves `/__scheduled` from
-  // inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled` answered `500 exception` with
-  // [assets] before wrangler 4.164, workers-sdk #9882; it works now, and `/__scheduled` stays as
-  // docs/development.md says.) A dev-only flag: `wrangler deploy` bundles nothing of it. A deployed
-  // environment's build (`--env staging`) is not bundled by wrangler, which then has nowhere to put
-  // `/__scheduled`: wrangler's own path serves its crons.
-  const path = noBundle ? "/cdn-cgi/handler/scheduled" : "/__scheduled";
   lines.push(
-    `Cron jobs by hand: curl '${base}${path}?cron=*/5+*+*+*+*' (sweep), '${base}${path}?cron=0+3+*+*+*' (daily retention)`,
+    cronsRun
+      ? `Cron jobs run as deployed: the sweep (${SWEEP}) at the start and every 5 minutes, the daily retention (${DAILY}) at 03:00 UTC (DEV_CRONS=off: by hand only).`
+      : "Cron jobs run only by hand (DEV_CRONS=off).",
+    `By hand: curl '${base}${SCHEDULED_PATH}?cron=*/5+*+*+*+*' (sweep), '${base}${SCHEDULED_PATH}?cron=0+3+*+*+*' (daily retention)`,
     "",
   );
   return lines.join("\n");
+}
+
+// The cron jobs (wrangler.toml [triggers]), run by the clock below and by hand: `--test-scheduled`
+// serves `/__scheduled` from inside the Worker. (Wrangler's own `/cdn-cgi/handler/scheduled`
+// answered `500 exception` with [assets] before wrangler 4.164, workers-sdk #9882; it works now,
+// and `/__scheduled` stays as docs/development.md says.) A dev-only flag: `wrangler deploy` bundles
+// nothing of it. A deployed environment's build (`--env staging`) is not bundled by wrangler, which
+// then has nowhere to put `/__scheduled`: wrangler's own path serves its crons.
+const SCHEDULED_PATH = noBundle ? "/cdn-cgi/handler/scheduled" : "/__scheduled";
+/** wrangler.toml [triggers]: the sweep of stuck work and the daily retention. */
+const SWEEP = "*/5 * * * *";
+const DAILY = "0 3 * * *";
+const crons = readEnvironment(envOf(stateArgs)).triggers?.crons ?? [];
+const cronsRun = process.env.DEV_CRONS !== "off" && crons.length > 0;
+/** Where the server answers now (wrangler reports it again after a reload). */
+let serving;
+
+/** Asks the server to run `cron` as the scheduler would; throws unless it answers 2xx. */
+async function runCron(cron) {
+  const res = await fetch(`${serving}${SCHEDULED_PATH}?cron=${encodeURIComponent(cron)}`);
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+  return res.status;
+}
+
+function startCrons() {
+  const warn = (message) => console.warn(`npm run dev: ${message}`);
+  // At the start, the sweep: what a crash of the last run left undone (a queue message lost with
+  // the local queue's memory) is picked up now rather than at the next 5-minute mark.
+  const atStart = crons.includes(SWEEP) ? [SWEEP] : [];
+  startCronClock({ crons, run: runCron, warn });
+  for (const cron of atStart)
+    runCron(cron).then(
+      (status) => console.log(`The sweep (cron "${cron}") ran at the start: ${status}`),
+      (err) => warn(`the cron job "${cron}" did not run at the start: ${err.message}`),
+    );
 }
 
 /** A host wrangler listens on, as a browser or curl reaches it (wrangler's own formatHostname). */
@@ -216,8 +251,12 @@ child.on("message", (message) => {
   } catch {
     return;
   }
-  if (ready?.event === "DEV_SERVER_READY" && Number.isInteger(ready.port))
-    console.log(readyBanner(`http://${reachable(String(ready.ip))}:${ready.port}`));
+  if (ready?.event === "DEV_SERVER_READY" && Number.isInteger(ready.port)) {
+    const first = serving === undefined;
+    serving = `http://${reachable(String(ready.ip))}:${ready.port}`;
+    console.log(readyBanner(serving));
+    if (first && cronsRun) startCrons();
+  }
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
