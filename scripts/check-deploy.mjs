@@ -324,11 +324,18 @@ try {
  * delivery lane, by an event of the demo project reaching a webhook receiver here, signed.
  */
 async function cronsAndWebhooks({ base, key, admin, project, log }) {
-  const printed = /Cron jobs by hand: curl '([^']+)\?cron=/.exec(log())?.[1];
+  const printed = /By hand: curl '([^']+)\?cron=/.exec(log())?.[1];
   check(
     printed === `${base}/cdn-cgi/handler/scheduled`,
     "npm run dev -- --env staging prints wrangler's cron path",
     printed,
+  );
+  for (let i = 0; i < 50 && !log().includes("ran at the start"); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  check(
+    log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),
+    "npm run dev -- --env staging runs the sweep as it starts, by that path",
+    "no such line in its output",
   );
   const crons = await runCronsByHand(base, "/cdn-cgi/handler/scheduled", log);
   for (const { cron, status, text } of crons.answers)
