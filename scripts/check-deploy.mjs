@@ -330,7 +330,7 @@ async function cronsAndWebhooks({ base, key, admin, project, log }) {
     "npm run dev -- --env staging prints wrangler's cron path",
     printed,
   );
-  for (let i = 0; i < 50 && !log().includes("ran at the start"); i++)
+  for (let i = 0; i < 300 && !log().includes("ran at the start"); i++)
     await new Promise((r) => setTimeout(r, 100));
   check(
     log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),

@@ -152,8 +152,9 @@ async function killAfterAuditedWrite(server, key, orgId) {
     headers,
     body: JSON.stringify({ name: `before-a-crash-${Date.now()}` }),
   });
-  process.kill(-server.pid, "SIGKILL");
+  // The whole answer read first (a kill while its body is in flight ends the read), then the kill.
   const project = await written.json();
+  process.kill(-server.pid, "SIGKILL");
   const before = lines.length;
   return { receiver, lines, before, projectId: project.id, status: written.status };
 }
@@ -240,7 +241,7 @@ try {
     `npm run dev runs wrangler.toml's crons (${triggers.join(", ")}) on their schedule, as deployed`,
     runs.join("; "),
   );
-  for (let i = 0; i < 50 && !server.log().includes("ran at the start"); i++)
+  for (let i = 0; i < 300 && !server.log().includes("ran at the start"); i++)
     await new Promise((r) => setTimeout(r, 100));
   check(
     server.log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),
@@ -331,7 +332,7 @@ try {
     `${again.status} ${renewed}`,
   );
   const isWrite = (entry) => entry.target?.id === crash.projectId;
-  for (let i = 0; i < 150 && !crash.lines.some(isWrite); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 300 && !crash.lines.some(isWrite); i++) await new Promise((r) => setTimeout(r, 100));
   crash.receiver.close();
   check(
     crash.status === 201 && crash.before === 1 && crash.lines.some(isWrite),
