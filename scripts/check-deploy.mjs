@@ -47,7 +47,7 @@ import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { asWranglerBuilds } from "./build.mjs";
 import { deploySecrets } from "./deploy-secrets.mjs";
-import { runCronsByHand, startDevServer } from "./dev-server.mjs";
+import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
 import { checker } from "./lib/check.mjs";
 import { environments, isPlaceholderId, readEnvironment as read, wrangler } from "./wrangler-envs.mjs";
@@ -330,8 +330,7 @@ async function cronsAndWebhooks({ base, key, admin, project, log }) {
     "npm run dev -- --env staging prints wrangler's cron path",
     printed,
   );
-  for (let i = 0; i < 300 && !log().includes("ran at the start"); i++)
-    await new Promise((r) => setTimeout(r, 100));
+  await until(() => log().includes("ran at the start"));
   check(
     log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),
     "npm run dev -- --env staging runs the sweep as it starts, by that path",

@@ -28,7 +28,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { walkDocs } from "./check-readme.mjs";
-import { runCronsByHand, startDevServer } from "./dev-server.mjs";
+import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { nextRun } from "./lib/cron-clock.mjs";
 import { d1Bindings, localDatabaseFile, migrationsOf, nothingToApply } from "./migrate.mjs";
@@ -115,12 +115,12 @@ async function checkStreamPlaces(base, key, environmentId) {
   }
 }
 
-/** What scripts/dev.mjs prints when every local database's file records every migration. */
 /**
  * Check 8's first half: an audit stream (§30) to a receiver here, an audited write, and the server
  * killed (SIGKILL, its whole process group) before the local queue, which keeps its messages in
  * memory for up to a second (wrangler.toml `max_batch_timeout`), has handed over the stream's
- * wake-up. Answers the receiver and the write's sequence, for the second half after the restart.
+ * wake-up. Answers the receiver, the entries it has received and the written project's id, for
+ * the second half after the restart.
  */
 async function killAfterAuditedWrite(server, key, orgId) {
   const lines = [];
@@ -146,7 +146,7 @@ async function killAfterAuditedWrite(server, key, orgId) {
   });
   if (created.status !== 201)
     throw new Error(`the audit stream's create: ${created.status} ${await created.text()}`);
-  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  await until(() => lines.length > 0, 10_000);
   const written = await fetch(`${server.base}/v1/projects`, {
     method: "POST",
     headers,
@@ -159,6 +159,7 @@ async function killAfterAuditedWrite(server, key, orgId) {
   return { receiver, lines, before, projectId: project.id, status: written.status };
 }
 
+/** What scripts/dev.mjs prints when every local database's file records every migration. */
 const UP_TO_DATE = "Every local database records every migration: nothing to apply.";
 
 /**
@@ -241,8 +242,7 @@ try {
     `npm run dev runs wrangler.toml's crons (${triggers.join(", ")}) on their schedule, as deployed`,
     runs.join("; "),
   );
-  for (let i = 0; i < 300 && !server.log().includes("ran at the start"); i++)
-    await new Promise((r) => setTimeout(r, 100));
+  await until(() => server.log().includes("ran at the start"));
   check(
     server.log().includes('The sweep (cron "*/5 * * * *") ran at the start: 200'),
     "npm run dev runs the sweep once as it starts",
@@ -332,7 +332,7 @@ try {
     `${again.status} ${renewed}`,
   );
   const isWrite = (entry) => entry.target?.id === crash.projectId;
-  for (let i = 0; i < 300 && !crash.lines.some(isWrite); i++) await new Promise((r) => setTimeout(r, 100));
+  await until(() => crash.lines.some(isWrite));
   crash.receiver.close();
   check(
     crash.status === 201 && crash.before === 1 && crash.lines.some(isWrite),

@@ -44,6 +44,12 @@ export async function waitFor(url, ms) {
   throw new Error(`${url} did not answer within ${ms / 1000} s`);
 }
 
+/** Resolves once `holds()` is true (checked every 100 ms), or after `ms` whatever it says. */
+export async function until(holds, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!holds() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+}
+
 /**
  * A local state that wrangler has migrated (`wrangler d1 migrations apply`, every database of
  * wrangler.toml, as `npm run dev` does on a fresh state), made once per set of migrations and
