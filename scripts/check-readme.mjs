@@ -222,6 +222,50 @@ function runBash(scriptFile, env, timeoutMs, onStart) {
 }
 
 /**
+ * A key file for each page: a key of its own for the owner of the key in `keyFile` (the demo
+ * organization's), made through the internal API as docs/api.md makes one, each the root of its
+ * family, so that no page's requests count against another's window (API_CONTRACT §7: 100 a
+ * minute for a key and the keys it made). A reader at a reader's pace never meets that limit; the
+ * walk at a machine's, ~120 requests of one key within a minute on a quiet machine, did: 429 in
+ * docs/clients.md, and in the checks after the walk that use the key. The pages read the file
+ * where they say `.dev.key`; `keyFile` itself is left to the caller's requests. `revoke()` once
+ * the walk is over.
+ */
+async function pageKeys({ base, keyFile, adminToken, pages, dir }) {
+  const key = readFileSync(keyFile, "utf8").trim();
+  const current = await fetch(`${base}/v1/api-keys/current`, { headers: { "x-api-key": key } });
+  if (!current.ok) throw new Error(`GET /v1/api-keys/current: ${current.status} ${await current.text()}`);
+  const { org_id: org, account_id: account } = await current.json();
+  const files = new Map();
+  for (const page of pages) {
+    const res = await fetch(`${base}/internal/v1/orgs/${org}/api-keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ account_id: account, created_by: account, name: `the walk of ${page}` }),
+    });
+    if (!res.ok) throw new Error(`a key for ${page}: ${res.status} ${await res.text()}`);
+    const made = await res.json();
+    const file = join(dir, `${page.replaceAll("/", "-")}.key`);
+    writeFileSync(file, `${made.key}\n`);
+    files.set(page, { file, id: made.id });
+  }
+  /** Revokes them, once the walk is over (a developer's own server keeps none of them live). */
+  const revoke = () =>
+    Promise.all(
+      [...files.values()].map(({ id }) =>
+        fetch(`${base}/internal/v1/api-keys/${id}`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${adminToken}` },
+        }).then(async (res) => {
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      ),
+    );
+  return { fileOf: (page) => files.get(page).file, revoke };
+}
+
+/**
  * Walks `pages` (README.md and the guides) against the server at `base` whose key is in `keyFile`:
  * each page's sh blocks in a bash of its own, page after page; reports through `check`. Resolves
  * when the walk is over.
@@ -258,11 +302,12 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs 
   });
   const issuerPort = await sparePort();
   const scratch = mkdtempSync(join(tmpdir(), "check-readme-"));
-  const rewrite = (text) =>
+  const keys = await pageKeys({ base, keyFile, adminToken, pages, dir: scratch });
+  const rewrite = (text, page) =>
     text
       .replaceAll("http://localhost:8787", proxy.url)
       .replaceAll(`http://127.0.0.1:${ISSUER_PORT}`, `http://127.0.0.1:${issuerPort}`)
-      .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keyFile}`)
+      .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keys.fileOf(page)}`)
       .replaceAll("local-admin-token", adminToken);
   const before = untracked();
 
@@ -285,7 +330,7 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs 
     const own = steps.map((s, i) => ({ ...s, i })).filter((s) => s.page === page);
     const script = [
       ...prelude(proxy.url),
-      ...own.flatMap((s) => [`__step ${s.i}`, `echo "$ # ${page}:${s.line}"`, rewrite(s.text)]),
+      ...own.flatMap((s) => [`__step ${s.i}`, `echo "$ # ${page}:${s.line}"`, rewrite(s.text, page)]),
       `__step ${own[own.length - 1].i + 1}`,
     ].join("\n");
     const scriptFile = join(scratch, `${page.replaceAll("/", "-")}.sh`);
@@ -306,6 +351,12 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs 
     );
   }
   proxy.close();
+  const revoked = await keys.revoke();
+  check(
+    revoked.every((status) => status >= 200 && status < 300),
+    "the walk's own keys, one a page, are revoked once it is over",
+    revoked.join(", "),
+  );
   // To read what a reader would see: CHECK_README_LOG=walk.log node scripts/check-readme.mjs
   if (process.env.CHECK_README_LOG) writeFileSync(process.env.CHECK_README_LOG, log);
   const wrong = [];
