@@ -5,7 +5,9 @@
 // for another port), then checks that:
 //   0. the curl line it prints names the port wrangler moved to, not 8787 (every check below
 //      goes to that printed URL);
-//   1. the fresh database was migrated and seeded, and the printed key calls the API;
+//   1. the fresh databases were migrated, each in one batch with no wrangler apply after it, the
+//      directory's with the demo rows, and the printed key calls the API (wrangler's own apply
+//      finds nothing left on that state, asked once the server is gone, before 7);
 //   2. the cron jobs run on wrangler.toml's schedule (scripts/lib/cron-clock.mjs), the sweep at the
 //      start, and by hand (`/__scheduled`, see scripts/dev.mjs);
 //   3. a streamed body over 1 MiB is refused, and the next request on the server still succeeds
@@ -31,7 +33,7 @@ import { walkDocs } from "./check-readme.mjs";
 import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { nextRun } from "./lib/cron-clock.mjs";
-import { d1Bindings, localDatabaseFile, migrationsOf, nothingToApply } from "./migrate.mjs";
+import { d1Bindings, localDatabaseFile, migrationsOf, nothingToApply, wranglerSync } from "./migrate.mjs";
 import { readEnvironment } from "./wrangler-envs.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
@@ -205,17 +207,24 @@ try {
     base,
   );
 
-  // scripts/migrate.mjs: every migration in one batch on a state with no database, then wrangler's
-  // own apply, which must find nothing left.
+  // scripts/migrate.mjs: every migration in one batch on a state with no database, the demo rows
+  // in the directory database's, and no wrangler apply after it, once the file records them all
+  // (wrangler's own apply is asked below, on this state, once the server is gone).
   const bindings = d1Bindings();
   const migrations = readdirSync("migrations").filter((name) => name.endsWith(".sql")).length;
-  const batched = bindings.filter((b) =>
-    server.log().includes(`${b}: ${migrations} migrations applied to a new local database in one batch`),
+  const batched = bindings.filter((b) => {
+    const more = b === "DB" ? " and 8 more statements" : "";
+    return server
+      .log()
+      .includes(`${b}: ${migrations} migrations applied to a new local database in one batch${more} (`);
+  });
+  const unapplied = bindings.every((b) =>
+    new RegExp(`${b}: .* in one batch.*; its file records them all: no wrangler apply\\.`).test(server.log()),
   );
   check(
-    batched.length === bindings.length,
-    `a state with no database gets every migration in one batch, and wrangler finds none left (${bindings.join(", ")})`,
-    `only ${batched.join(", ") || "none"}`,
+    batched.length === bindings.length && unapplied,
+    `a state with no database gets every migration in one batch, the demo rows with the directory's, and no wrangler apply (${bindings.join(", ")})`,
+    `batched: ${batched.join(", ") || "none"}; no apply: ${unapplied}`,
   );
 
   const key = readFileSync(keyFile, "utf8").trim();
@@ -316,6 +325,16 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   checkUpToDate(join(dir, "state"));
+  // What the fresh start's batches recorded, as wrangler reads it: its own apply finds nothing left.
+  for (const binding of bindings) {
+    const persist = ["--local", "--persist-to", join(dir, "state")];
+    const out = wranglerSync(["d1", "migrations", "apply", binding, ...persist]);
+    check(
+      out.includes("No migrations to apply"),
+      `wrangler's own apply finds nothing left in ${binding}, which the fresh start's batch migrated`,
+      out,
+    );
+  }
   writeFileSync(keyFile, "dpk_written-for-other-state\n");
   server = await startDevServer(dir, { fresh: true });
   const renewed = readFileSync(server.keyFile, "utf8").trim();

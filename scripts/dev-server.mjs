@@ -54,7 +54,7 @@ export async function until(holds, ms = 30_000) {
  * A local state that wrangler has migrated (`wrangler d1 migrations apply`, every database of
  * wrangler.toml, as `npm run dev` does on a fresh state), made once per set of migrations and
  * wrangler version under node_modules/.cache and copied for each server a check starts there.
- * A fresh state's migrations cost about 20 CPU-s (scripts/migrate.mjs: four wrangler starts, ~40
+ * A fresh state's migrations cost about 8 CPU-s (scripts/migrate.mjs: two wrangler starts, ~40
  * with wrangler applying each migration in a runtime of its own), which three checks of `npm test`
  * would each pay. The server's own `npm run dev` then finds nothing left to apply (in the
  * databases' files, without a wrangler start). check:dev starts from an empty state (`fresh`), as

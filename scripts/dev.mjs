@@ -60,16 +60,20 @@ const bindings = d1Bindings(envOf(stateArgs));
 /** A deployed environment's build (scripts/build.mjs), which wrangler serves as it is. */
 const noBundle = readEnvironment(envOf(stateArgs)).no_bundle === true;
 console.log(`Applying D1 migrations to the local databases (${bindings.join(", ")})…`);
+// On a state with no database yet (a newcomer's first run), the demo rows go into the directory
+// database's batch of migrations (scripts/migrate.mjs), a wrangler start fewer than seeding after.
+const fresh = noLocalDatabases(["--local", ...stateArgs]);
+const freshDemo = fresh ? demoRows() : undefined;
 // One database after another: two wranglers at once on one state directory can meet on a file
 // both open (workerd: "database is locked: SQLITE_BUSY").
 try {
-  const fresh = noLocalDatabases(["--local", ...stateArgs]);
   // A later start on migrated state: read from the databases themselves, without a wrangler start
   // for each (scripts/migrate.mjs `nothingToApply`; any doubt, and wrangler's apply runs).
   const upToDate = !fresh && nothingToApply(["--local", ...stateArgs]);
   if (upToDate) console.log("Every local database records every migration: nothing to apply.");
   for (const binding of upToDate ? [] : bindings) {
-    const out = migrate(binding, ["--local", ...stateArgs], fresh);
+    const after = binding === "DB" ? freshDemo?.statements : undefined;
+    const out = migrate(binding, ["--local", ...stateArgs], fresh, after);
     const [first] = out.split("\n");
     if (first.includes("in one batch")) console.log(`${binding}: ${first}`);
   }
@@ -104,7 +108,7 @@ function localState(key) {
       .results[0]
   );
 }
-const state = localState(key);
+const state = localState(freshDemo?.key ?? key);
 
 /**
  * The demo key's rows: the key in the organization's database and its index in the directory's
@@ -117,8 +121,11 @@ function demoKeyInserts({ keyId, org, account, hash, now }) {
   ];
 }
 
-let seeded = false;
-if (state.organizations === 0) {
+/**
+ * The demo rows of an empty state: an organization, its owner, a project with its environment,
+ * and an API key for the owner (`key`, printed; its hash in the rows).
+ */
+function demoRows() {
   const now = new Date().toISOString();
   const org = newId();
   const account = newId();
@@ -137,7 +144,12 @@ if (state.organizations === 0) {
     `INSERT INTO environments (id, project_id, name, name_key, created_at, updated_at) VALUES (${sqlText(env)}, ${sqlText(project)}, 'production', 'production', ${sqlText(now)}, ${sqlText(now)})`,
     `INSERT INTO project_members (id, project_id, account_id, role, created_at) VALUES (${sqlText(newId())}, ${sqlText(project)}, ${sqlText(account)}, 'owner', ${sqlText(now)})`,
   ];
-  wranglerSync(["d1", "execute", "DB", "--local", ...stateArgs, "--command", statements.join(";\n")]);
+  return { key: demo.key, statements };
+}
+
+let seeded = false;
+/** The demo key made: kept in KEY_FILE and printed. */
+function announceDemo(demo) {
   writeFileSync(KEY_FILE, `${demo.key}\n`, { mode: 0o600 });
   key = demo.key;
   seeded = true;
@@ -147,10 +159,16 @@ Seeded a demo organization, its owner, a project and an API key (also saved in $
   API key: ${key}
 `);
 }
+if (freshDemo && state.opens > 0) announceDemo(freshDemo);
+else if (state.organizations === 0) {
+  const demo = demoRows();
+  wranglerSync(["d1", "execute", "DB", "--local", ...stateArgs, "--command", demo.statements.join(";\n")]);
+  announceDemo(demo);
+}
 if (!seeded && (!key || state.opens === 0)) {
   const owner = state.org ? { org: state.org, account: state.account } : undefined;
   if (owner) {
-    const fresh = newApiKey();
+    const renewed = newApiKey();
     const keyId = newId();
     const now = new Date().toISOString();
     wranglerSync([
@@ -160,15 +178,15 @@ if (!seeded && (!key || state.opens === 0)) {
       "--local",
       ...stateArgs,
       "--command",
-      demoKeyInserts({ keyId, org: owner.org, account: owner.account, hash: fresh.hash, now }).join(";\n"),
+      demoKeyInserts({ keyId, org: owner.org, account: owner.account, hash: renewed.hash, now }).join(";\n"),
     ]);
-    writeFileSync(KEY_FILE, `${fresh.key}\n`, { mode: 0o600 });
+    writeFileSync(KEY_FILE, `${renewed.key}\n`, { mode: 0o600 });
     console.log(`
 ${key ? `The key in ${KEY_FILE} does not open this local state` : `No ${KEY_FILE}`}: a new demo API key for the first organization's owner (saved in ${KEY_FILE}):
 
-  API key: ${fresh.key}
+  API key: ${renewed.key}
 `);
-    key = fresh.key;
+    key = renewed.key;
   } else {
     console.log(`
 The key in ${KEY_FILE} does not open this local state, and no organization here has an owner to

@@ -8,7 +8,7 @@
 //   node scripts/migrate.mjs --remote --env staging         the deploy workflow
 //
 // On a local state without databases each gets every migration in one `wrangler d1 execute`
-// first (`newLocalDatabase`), and wrangler's `migrations apply` then finds nothing left to apply.
+// (`newLocalDatabase`), and no `migrations apply` once its file records them all (`migrate`).
 import { execFileSync } from "node:child_process";
 import { createHash, createHmac } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -133,38 +133,45 @@ export function readLocalDatabase(binding, args, sql) {
 }
 
 /**
+ * Whether `config`'s local database (a binding of wrangler.toml's d1_databases) records every
+ * migration of its `migrations_dir` in its migrations table, read from its file
+ * (`localDatabaseFile`). Any doubt (the database not found, a migration not recorded, a file that
+ * cannot be read, a `migrations_pattern`) is false.
+ */
+function recordsEveryMigration(config, args) {
+  const migrations = migrationsOf(config);
+  const rows =
+    migrations && readLocalDatabase(config.binding, args, `SELECT name FROM ${quoted(migrations.table)}`);
+  const applied = new Set(rows?.map((row) => row.name));
+  return rows !== undefined && migrations.names.every((name) => applied.has(name));
+}
+
+/**
  * Whether wrangler's `migrations apply` would find nothing to apply in any local database of the
- * environment that `args` choose: each binding's database file (`localDatabaseFile`) records
- * every migration of its `migrations_dir` in its migrations table. A later `npm run dev` then
- * starts no wrangler for each database (two starts, about 5 s). Any doubt (a database not found,
- * a migration not recorded, a file that cannot be read, a `migrations_pattern`) is false, and
- * wrangler's apply runs as before.
+ * environment that `args` choose (`recordsEveryMigration` for each). A later `npm run dev` then
+ * starts no wrangler for each database (two starts, about 5 s); on any doubt wrangler's apply runs
+ * as before.
  */
 export function nothingToApply(args) {
-  return readEnvironment(envOf(args)).d1_databases.every((config) => {
-    const migrations = migrationsOf(config);
-    const rows =
-      migrations && readLocalDatabase(config.binding, args, `SELECT name FROM ${quoted(migrations.table)}`);
-    const applied = new Set(rows?.map((row) => row.name));
-    return rows !== undefined && migrations.names.every((name) => applied.has(name));
-  });
+  return readEnvironment(envOf(args)).d1_databases.every((config) => recordsEveryMigration(config, args));
 }
 
 /**
  * Every migration of `binding` applied to a new local database in one `wrangler d1 execute
  * --file`: one runtime, where wrangler's `migrations apply` starts one for each migration (a fresh
  * state's two databases, interleaved twice on an idle machine: 36–42 s of wall time and 43–50 CPU-s
- * that way, 15–19 s and 18–23 CPU-s this way; what is left is mostly wrangler's own start, twice
- * per database). The file is what wrangler's apply runs, in its order: its migrations
- * table (made by `CREATE TABLE` without `IF NOT EXISTS`, so that on a database migrated before the
- * batch fails as a whole and changes nothing), then each migration's SQL followed by the row that
- * records it (wrangler's `buildMigrationQuery`), all in one D1 batch: the database ends migrated
- * wholly or not at all. wrangler's apply, run next, reads that table and must find nothing left
- * (`migrate` checks), so wrangler itself vouches for what was recorded. Returns the migrations
- * applied: none when the database had its table, or `binding` has a `migrations_pattern` or a
- * migration without a leading number (wrangler's to order).
+ * that way, 15–19 s and 18–23 CPU-s with wrangler's apply run after each batch to find nothing
+ * left; what is left is mostly wrangler's own start). The file is what wrangler's apply runs, in
+ * its order: its migrations table (made by `CREATE TABLE` without `IF NOT EXISTS`, so that on a
+ * database migrated before the batch fails as a whole and changes nothing), then each migration's
+ * SQL followed by the row that records it (wrangler's `buildMigrationQuery`), then `after` (the
+ * demo rows of `npm run dev`, on the state's directory database), all in one D1 batch: the
+ * database ends migrated wholly or not at all. `migrate` reads the table back from the database's
+ * file; check:dev has wrangler's own apply find nothing left on such a state. Returns the
+ * migrations applied: none when the database had its table (and `after` is not run), or `binding`
+ * has a `migrations_pattern` or a migration without a leading number (wrangler's to order).
  */
-function newLocalDatabase(binding, args) {
+function newLocalDatabase(binding, args, after = []) {
   const migrations = migrationsOf(
     readEnvironment(envOf(args)).d1_databases.find((d) => d.binding === binding),
   );
@@ -180,6 +187,7 @@ function newLocalDatabase(binding, args) {
       (name) =>
         `${readFileSync(join(dir, name), "utf8")}\nINSERT INTO ${quoted(table)} (name)\nvalues ('${name.replaceAll("'", "''")}');`,
     ),
+    ...after.map((statement) => `${statement};`),
   ].join("\n");
   const temp = mkdtempSync(join(tmpdir(), "migrate-"));
   try {
@@ -198,19 +206,25 @@ function newLocalDatabase(binding, args) {
 /**
  * `wrangler d1 migrations apply <binding> …args` (`args` with `--local` or `--remote`, and the
  * environment's `--env`); returns what it printed. `fresh` (`noLocalDatabases`, asked before the
- * first database is made): every migration at once first (`newLocalDatabase`).
+ * first database is made): every migration at once first (`newLocalDatabase`, with `after` in the
+ * same batch), and when the database's file then records every one, no wrangler apply (two starts
+ * fewer for a fresh state, ~5 s: wrangler's apply would only find nothing to do). Where the file
+ * cannot be read, wrangler's apply runs and must find nothing left.
  */
-export function migrate(binding, args, fresh = false) {
-  const applied = fresh ? newLocalDatabase(binding, args) : [];
+export function migrate(binding, args, fresh = false, after = []) {
+  const applied = fresh ? newLocalDatabase(binding, args, after) : [];
+  const more = after.length > 0 ? ` and ${after.length} more statements` : "";
+  const batch = `${applied.length} migrations applied to a new local database in one batch${more} (${applied.at(-1)} the last)`;
+  const config = readEnvironment(envOf(args)).d1_databases.find((d) => d.binding === binding);
+  if (applied.length > 0 && recordsEveryMigration(config, args))
+    return `${batch}; its file records them all: no wrangler apply.`;
   const out = wranglerSync(["d1", "migrations", "apply", binding, ...args]);
   if (applied.length > 0 && !out.includes("No migrations to apply"))
     throw Object.assign(
       new Error(`wrangler did not find the ${applied.length} migrations recorded as applied to ${binding}`),
       { stdout: out, stderr: "" },
     );
-  return applied.length > 0
-    ? `${applied.length} migrations applied to a new local database in one batch (${applied.at(-1)} the last).\n${out}`
-    : out;
+  return applied.length > 0 ? `${batch}.\n${out}` : out;
 }
 
 /** `migrate` for each binding of `env`, in order; returns what each printed. */
