@@ -516,7 +516,7 @@ async function walkServedBuild(tmp) {
  * The read operations (`get`, from src/routes/index.ts) whose module reaches, by static imports, a
  * `*-writes.ts` module: the schemas of request bodies (and what only writes answer) are kept apart
  * from the records (src/schemas/*-writes.ts, src/routes/variables/set-writes.ts), so that a new
- * isolate's first read builds none of them (bench/README.md, "Building an operation").
+ * isolate's first read builds none of them (bench/earlier-figures.md, "Building an operation").
  */
 function readsBuildingBodies(inputs) {
   const index = readFileSync(join(root, "src", "routes", "index.ts"), "utf8");
