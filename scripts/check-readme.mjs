@@ -232,13 +232,27 @@ function runBash(scriptFile, env, timeoutMs, onStart) {
  * the walk is over.
  */
 async function pageKeys({ base, keyFile, adminToken, pages, dir }) {
+  // Again after a connection that fails before any answer: the walk's parse of the pages leaves
+  // this process's connections to the server idle for seconds, and one that the server closes as
+  // it is reused ends the fetch ("other side closed", seen once in CI). A request it carried was
+  // not read; a retried key create could at worst make one more key.
+  const call = async (url, init) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetch(url, init);
+      } catch (err) {
+        if (attempt === 3) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
   const key = readFileSync(keyFile, "utf8").trim();
-  const current = await fetch(`${base}/v1/api-keys/current`, { headers: { "x-api-key": key } });
+  const current = await call(`${base}/v1/api-keys/current`, { headers: { "x-api-key": key } });
   if (!current.ok) throw new Error(`GET /v1/api-keys/current: ${current.status} ${await current.text()}`);
   const { org_id: org, account_id: account } = await current.json();
   const files = new Map();
   for (const page of pages) {
-    const res = await fetch(`${base}/internal/v1/orgs/${org}/api-keys`, {
+    const res = await call(`${base}/internal/v1/orgs/${org}/api-keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
       body: JSON.stringify({ account_id: account, created_by: account, name: `the walk of ${page}` }),
@@ -253,7 +267,7 @@ async function pageKeys({ base, keyFile, adminToken, pages, dir }) {
   const revoke = () =>
     Promise.all(
       [...files.values()].map(({ id }) =>
-        fetch(`${base}/internal/v1/api-keys/${id}`, {
+        call(`${base}/internal/v1/api-keys/${id}`, {
           method: "DELETE",
           headers: { authorization: `Bearer ${adminToken}` },
         }).then(async (res) => {
