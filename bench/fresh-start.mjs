@@ -1,11 +1,9 @@
 #!/usr/bin/env node
 // A newcomer's first `npm run dev`: from a state with no database to a served /healthz and the
 // printed key's first answer (scripts/dev-server.mjs `startDevServer`, `fresh`), this tree beside
-// the commit BASE (a git worktree: this tree's node_modules when its package-lock.json is this
-// tree's, else its own `npm ci`), ROUNDS (3) rounds, the order turned each; wall time, as a
+// the commit BASE (a git worktree, bench/lib.mjs `addWorktree`), ROUNDS (3) rounds, the order turned each; wall time, as a
 // newcomer waits it. `BASE=<commit> node bench/fresh-start.mjs`
-import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, symlinkSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as lib from "./lib.mjs";
 
@@ -15,14 +13,8 @@ const command = `BASE=${BASE} ROUNDS=${ROUNDS} node bench/fresh-start.mjs`;
 
 lib.runMain(30, async () => {
   if (!BASE) throw new Error("BASE=<commit>: the tree to pair this one with");
-  const base = join(lib.tmp, "base");
-  execFileSync("git", ["worktree", "add", "--detach", base, BASE], { cwd: lib.root, stdio: "ignore" });
+  const base = lib.addWorktree(BASE, "base");
   try {
-    if (
-      spawnSync("git", ["diff", "--quiet", BASE, "--", "package-lock.json"], { cwd: lib.root }).status === 0
-    )
-      symlinkSync(join(lib.root, "node_modules"), join(base, "node_modules"));
-    else execFileSync("npm", ["ci"], { cwd: base, stdio: "ignore" });
     const trees = { [BASE]: base, "this tree": lib.root };
     const seconds = { [BASE]: [], "this tree": [] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -56,6 +48,6 @@ lib.runMain(30, async () => {
     );
     lib.saveResults("fresh-start", { command, seconds });
   } finally {
-    execFileSync("git", ["worktree", "remove", "--force", base], { cwd: lib.root });
+    lib.removeWorktree(base);
   }
 });

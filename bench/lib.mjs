@@ -172,12 +172,8 @@ export async function withBaseBuilds(bases, run, { countD1 = false } = {}) {
   const [configs, dirs] = [{ this: snapshot("api", { countD1 }) }, []];
   try {
     for (const base of bases) {
-      const dir = join(tmp, `base-${dirs.length}`);
-      execFileSync("git", ["worktree", "add", "--detach", dir, base], { cwd: root, stdio: "ignore" });
+      const dir = addWorktree(base, `base-${dirs.length}`);
       dirs.push(dir);
-      if (spawnSync("git", ["diff", "--quiet", base, "--", "package-lock.json"], { cwd: root }).status === 0)
-        fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-      else execFileSync("npm", ["ci"], { cwd: dir, stdio: "ignore" });
       const baseLib = await import(join(dir, "bench", "lib.mjs"));
       configs[base] = baseLib.snapshot("api", { countD1 });
       if (countD1) continue;
@@ -188,9 +184,25 @@ export async function withBaseBuilds(bases, run, { countD1 = false } = {}) {
     if (!countD1) await splitBuild(dirname(configs.this));
     return await run(configs);
   } finally {
-    for (const dir of dirs) execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root });
+    for (const dir of dirs) removeWorktree(dir);
   }
 }
+
+/**
+ * A git worktree of `commit` under the bench's temp dir, named `name`, ready to run: this tree's
+ * node_modules when its package-lock.json is this tree's, else its own `npm ci`. `removeWorktree`
+ * once done.
+ */
+export function addWorktree(commit, name) {
+  const dir = join(tmp, name);
+  execFileSync("git", ["worktree", "add", "--detach", dir, commit], { cwd: root, stdio: "ignore" });
+  if (spawnSync("git", ["diff", "--quiet", commit, "--", "package-lock.json"], { cwd: root }).status === 0)
+    fs.symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+  else execFileSync("npm", ["ci"], { cwd: dir, stdio: "ignore" });
+  return dir;
+}
+export const removeWorktree = (dir) =>
+  execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root });
 
 /** A server of the API's snapshot `config` (this tree's by default), its own state migrated, not seeded. */
 export async function apiServer(vars = {}, config = snapshot("api"), name = "api") {
