@@ -33,48 +33,40 @@ export function toResourceRecord(row: ResourceRow): StackResourceRecord {
   };
 }
 
-export async function getResource(ctx: CallerContext, id: string): Promise<StackResourceRecord> {
-  const { row } = await loadAuthorized(ctx.db, ctx.identity, stackResources, id, "read", "Stack resource");
+/** A resource the caller may read, by ID alone or through its stack or environment (`within`). */
+async function loadResource(
+  ctx: CallerContext,
+  id: string,
+  within?: LookupExtra,
+): Promise<StackResourceRecord> {
+  const { row } = await loadAuthorized(
+    ctx.db,
+    ctx.identity,
+    stackResources,
+    id,
+    "read",
+    "Stack resource",
+    within,
+  );
   return toResourceRecord(row);
 }
 
+export const getResource = (ctx: CallerContext, id: string): Promise<StackResourceRecord> =>
+  loadResource(ctx, id);
+
 /** A resource reached through a stack: one of another stack is as absent as a missing one. */
-export async function getStackResource(
+export const getStackResource = (
   ctx: CallerContext,
   stackId: string,
   id: string,
-): Promise<StackResourceRecord> {
-  const extra: LookupExtra = [stackResources.stackId, stackId];
-  const { row } = await loadAuthorized(
-    ctx.db,
-    ctx.identity,
-    stackResources,
-    id,
-    "read",
-    "Stack resource",
-    extra,
-  );
-  return toResourceRecord(row);
-}
+): Promise<StackResourceRecord> => loadResource(ctx, id, [stackResources.stackId, stackId]);
 
 /** A resource reached through an environment: one of another environment is as absent as a missing one. */
-export async function getEnvironmentResource(
+export const getEnvironmentResource = (
   ctx: CallerContext,
   environmentId: string,
   id: string,
-): Promise<StackResourceRecord> {
-  const extra: LookupExtra = [stackResources.environmentId, environmentId];
-  const { row } = await loadAuthorized(
-    ctx.db,
-    ctx.identity,
-    stackResources,
-    id,
-    "read",
-    "Stack resource",
-    extra,
-  );
-  return toResourceRecord(row);
-}
+): Promise<StackResourceRecord> => loadResource(ctx, id, [stackResources.environmentId, environmentId]);
 
 /** The stack's lookup (with the access check) and a page of its resources, in one round trip. */
 export function listStackResources(
