@@ -34,6 +34,27 @@ export const callerKeyGone = () =>
   new ApiError("unauthenticated", "The API key making this request was revoked or has expired.");
 
 /**
+ * The calling key as stored, still live at `now` (else `callerKeyGone`), and which of `named` are
+ * projects of its organization: one round trip. What a key or a trust may give is measured
+ * against this parent (a key: `createApiKey`; a trust: ../oidc/trusts.ts).
+ */
+export async function liveCallerAndProjects(
+  { db, identity }: CallerContext,
+  named: readonly string[] | null | undefined,
+  now: string,
+) {
+  const [parents, found] = await db.batch([
+    db.select().from(apiKeys).where(eq(apiKeys.id, identity.keyId)),
+    orgProjectsAmong(db, identity.orgId, named ?? []),
+  ]);
+  const parent = parents[0];
+  if (!parent || parent.revokedAt || (parent.expiresAt !== null && parent.expiresAt <= now)) {
+    throw callerKeyGone();
+  }
+  return { parent, found };
+}
+
+/**
  * Org `owner`/`admin` only (`403 unauthorized`). Fields left out are the calling key's own; a key
  * that would exceed it is `403 forbidden` naming each field (`keyExcess`), before the named
  * projects are looked at, so a key restricted to some projects learns nothing of the others.
@@ -58,14 +79,7 @@ export async function createApiKey(
     ]);
   }
   const named = body.project_ids ? [...new Set(body.project_ids)] : body.project_ids;
-  const [parents, found] = await db.batch([
-    db.select().from(apiKeys).where(eq(apiKeys.id, identity.keyId)),
-    orgProjectsAmong(db, identity.orgId, named ?? []),
-  ]);
-  const parent = parents[0];
-  if (!parent || parent.revokedAt || (parent.expiresAt !== null && parent.expiresAt <= now)) {
-    throw callerKeyGone();
-  }
+  const { parent, found } = await liveCallerAndProjects(ctx, named, now);
   const powers = (row: Pick<ApiKeyRow, "scopes" | "projectIds" | "expiresAt">): KeyPowers => ({
     scopes: row.scopes,
     projectIds: row.projectIds,

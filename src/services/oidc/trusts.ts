@@ -34,11 +34,10 @@ import {
   insertWhere,
   keyIsLive,
   keyTreeIds,
-  orgProjectsAmong,
   refuseUnknownProjects,
 } from "../api-keys/api-keys";
 import { forgetKeys } from "../api-keys/authenticate";
-import { callerKeyGone } from "../api-keys/create";
+import { callerKeyGone, liveCallerAndProjects } from "../api-keys/create";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { directoryDb, writeBothSides } from "../directory";
 import { deleteLatest, ifMatchGuard } from "../preconditions";
@@ -90,14 +89,7 @@ export async function createOidcTrust(
   );
   const now = nowIso();
   const named = body.project_ids ? [...new Set(body.project_ids)] : body.project_ids;
-  const [parents, found] = await db.batch([
-    db.select().from(apiKeys).where(eq(apiKeys.id, identity.keyId)),
-    orgProjectsAmong(db, identity.orgId, named ?? []),
-  ]);
-  const parent = parents[0];
-  if (!parent || parent.revokedAt || (parent.expiresAt !== null && parent.expiresAt <= now)) {
-    throw callerKeyGone();
-  }
+  const { parent, found } = await liveCallerAndProjects(ctx, named, now);
   // The issued keys' own expiry is the exchange's (`ttl`), never past the parent's: not compared here.
   const issued: KeyPowers = {
     scopes: body.scopes ? canonicalScopes(body.scopes) : parent.scopes,
