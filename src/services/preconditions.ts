@@ -124,6 +124,25 @@ export async function explainMiss<T extends TableWithId>(
  */
 export const WRITE_ATTEMPTS = 32;
 
+/**
+ * And how long, at least, since its first attempt. Where each attempt is slow (a database busy
+ * with an organization's move, API_CONTRACT §32: its copy and the triggers that record every
+ * change) and writers keep arriving, thirty-two lost rounds passed in 4–5 s, and a change of a
+ * variable set among eighteen steady writers answered `409` where without the move every one
+ * landed (§32: a moving organization answers as it would otherwise, or `408`). A write now keeps
+ * trying for this long whatever its count, still well within a request's budget.
+ */
+export const WRITE_PATIENCE_MS = 8_000;
+
+/**
+ * Whether a write that lost its `attempt`-th race tries again: until it has tried WRITE_ATTEMPTS
+ * times and WRITE_PATIENCE_MS have passed since `retries()` was called, as it began.
+ */
+export function retries(): (attempt: number) => boolean {
+  const started = Date.now();
+  return (attempt) => attempt < WRITE_ATTEMPTS || Date.now() - started < WRITE_PATIENCE_MS;
+}
+
 export const backOff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
 
@@ -147,11 +166,12 @@ export async function writeLatest<T extends TableWithId, R>(
   opts: { guard: IfMatchGuard<RowOf<T>> | null; what: string; check?: (row: RowOf<T>) => void },
 ): Promise<R> {
   let row = first;
+  const again = retries();
   for (let attempt = 1; ; attempt++) {
     opts.check?.(row);
     const result = await write(row);
     if (result !== undefined) return result;
-    const retry = attempt < WRITE_ATTEMPTS;
+    const retry = again(attempt);
     if (retry) await backOff(attempt);
     const fresh = (await db
       .select()

@@ -8,7 +8,9 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { encryptVariableValue, variableKeyVersion } from "../../src/crypto/variables";
 import { newId } from "../../src/lib/ids";
+import { WRITE_PATIENCE_MS } from "../../src/services/preconditions";
 import { request } from "../helpers/api";
+import { testDatabases } from "../helpers/databases";
 import { type ErrorBody, expectError } from "../helpers/expect";
 import { createComponent } from "../helpers/factories";
 import {
@@ -62,6 +64,35 @@ describe("version numbers under concurrent writers", () => {
     // `created_at` order is version order, whichever request read the clock first.
     const times = versions.map((v) => v.created_at);
     expect([...times].sort().reverse()).toEqual(times);
+  });
+
+  it("a change that keeps losing its version for longer than WRITE_ATTEMPTS quick tries still lands (WRITE_PATIENCE_MS)", async () => {
+    const { owner, paths, environmentId } = await setsWorld();
+    // For the next 2.5 s every version this scope's changes plan is refused as taken, as when
+    // writers keep landing first while each attempt is slow (a database busy with a move, §32):
+    // thirty-two quick tries pass well within that, and the write keeps trying for WRITE_PATIENCE_MS.
+    const until = Date.now() + 2_500;
+    const trigger = `busy_scope_${environmentId}`;
+    await Promise.all(
+      testDatabases().map((db) =>
+        db
+          .prepare(
+            `CREATE TRIGGER "${trigger}" BEFORE INSERT ON variable_versions
+             WHEN NEW.environment_id = '${environmentId}' AND (julianday('now') - 2440587.5) * 86400000 < ${until}
+             BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: variable_versions.version'); END`,
+          )
+          .run(),
+      ),
+    );
+    try {
+      const res = await applyChanges(owner, paths.environment, { variables: { LATE: plain("1") } });
+      expect(res.status, res.raw).toBe(200);
+      expect(Date.now()).toBeGreaterThanOrEqual(until);
+      expect(res.body.version).toBe(1);
+    } finally {
+      await Promise.all(testDatabases().map((db) => db.prepare(`DROP TRIGGER "${trigger}"`).run()));
+    }
+    expect(WRITE_PATIENCE_MS).toBeGreaterThan(2_500);
   });
 
   it("a version's created_at is never before its predecessor's, even if that one's request read a later clock", async () => {

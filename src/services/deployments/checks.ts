@@ -23,7 +23,7 @@ import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
-import { backOff, WRITE_ATTEMPTS } from "../preconditions";
+import { backOff, retries } from "../preconditions";
 import { storedUrl } from "../stored-url";
 import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf, settleGate } from "./gate";
 import {
@@ -62,6 +62,7 @@ export async function concludeCheck(
   }
   const { db, identity } = ctx;
   let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
+  const again = retries();
   for (let attempt = 1; ; attempt++) {
     const checks = checksOf(row.gate);
     const check = checks.find((c) => c.name === name);
@@ -140,7 +141,7 @@ export async function concludeCheck(
     // Changed since it was read (another conclusion, a review, its timeout, a cancel): read it again,
     // settled (./gate.ts `settleGate`): a rejection's cancel carried out, approvals counted, so
     // the next attempt meets the deployment as those decided it.
-    if (attempt >= WRITE_ATTEMPTS) throw conflict("The deployment kept changing; try again.");
+    if (!again(attempt)) throw conflict("The deployment kept changing; try again.");
     await backOff(attempt);
     const fresh =
       (await settleGate(ctx, id)) ??

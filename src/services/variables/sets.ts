@@ -20,7 +20,7 @@ import type { ChangeSet, VariableRestoreInput } from "../../schemas/variable-set
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
 import { refuseBeyondLimit } from "../orgs/limits";
-import { backOff, preconditionFailed, WRITE_ATTEMPTS } from "../preconditions";
+import { backOff, preconditionFailed, retries } from "../preconditions";
 import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
 import {
   inVariableSet,
@@ -109,6 +109,7 @@ async function changeScope(
     want: (read: ScopeRead) => Wanted[];
   },
 ): Promise<VariableChangeResult> {
+  const again = retries();
   for (let attempt = 1; ; attempt++) {
     const read = await readScope(ctx, parent, "write", names, opts.at);
     opts.check?.(read);
@@ -130,7 +131,7 @@ async function changeScope(
       // Another change took this version (or a name) first: nothing was written; plan again.
       // A parent deleted meanwhile: the error boundary answers 404 (API_CONTRACT §17).
       if (!isUniqueViolation(err)) throw isForeignKeyViolation(err) ? err : withoutParameters(err);
-      if (attempt >= WRITE_ATTEMPTS)
+      if (!again(attempt))
         throw conflict("The scope kept changing while this change was applied; try again.");
       await backOff(attempt);
     }

@@ -18,6 +18,7 @@ import {
   ifMatchGuard,
   unchangedSince,
   WRITE_ATTEMPTS,
+  WRITE_PATIENCE_MS,
   writeLatest,
 } from "../../../src/services/preconditions";
 import { request } from "../../helpers/api";
@@ -205,16 +206,33 @@ describe("writeLatest's bounds", () => {
     return { status, message, cause };
   };
 
-  it("a write that never lands is 409 after WRITE_ATTEMPTS tries, each against the record read anew", async () => {
+  it("a write that never lands is 409 once it has tried WRITE_ATTEMPTS times for WRITE_PATIENCE_MS, each against the record read anew", async () => {
     const { project } = await createOwnedProject();
     const read = await rowOf(project.id);
     let attempts = 0;
+    const started = Date.now();
     const refused = await refusal(
       writeLatest(db, projects, read, async () => void attempts++, { guard: null, what: "Project" }),
     );
-    expect(attempts).toBe(WRITE_ATTEMPTS);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(WRITE_PATIENCE_MS);
+    expect(attempts).toBeGreaterThan(WRITE_ATTEMPTS);
     expect(refused.status).toBe(409);
     expect(refused.message).toMatch(/kept changing/);
+  });
+
+  it("a write that loses more than WRITE_ATTEMPTS races in quick succession still lands", async () => {
+    const { project } = await createOwnedProject();
+    const read = await rowOf(project.id);
+    let attempts = 0;
+    const landed = await writeLatest(
+      db,
+      projects,
+      read,
+      async () => (++attempts > WRITE_ATTEMPTS + 8 ? "landed" : undefined),
+      { guard: null, what: "Project" },
+    );
+    expect(landed).toBe("landed");
+    expect(attempts).toBe(WRITE_ATTEMPTS + 9);
   });
 
   it("under If-Match a miss on a record whose ETag changed is 409 header.if-match; a record gone is 404", async () => {
