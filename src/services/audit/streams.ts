@@ -269,6 +269,17 @@ export async function replayAuditStream(
         updatedAt: nowIso(),
       };
       const toRecord = (row: StreamRow) => toStreamRecord(row, last);
+      // The fields that changed (§14), as every write of the record names them: from
+      // `delivered_through + 1` the position stays, and only `updated_at` moves. `pending`, where
+      // the position moved, is read by the entry's own statement, as the create's is: from the
+      // organization's last sequence less the old position, to that plus this entry less the new,
+      // which is what the answer shows (`last` was read before the write, and other entries may
+      // have come since).
+      const changed = diffRecords(toRecord(before), toRecord({ ...before, ...set }), ["pending"]);
+      const moved = set.deliveredThrough !== before.deliveredThrough;
+      const changes = moved
+        ? sql`json_set(${JSON.stringify(changed)}, '$.pending', json_object('from', ${lastSequence(before.orgId)} - ${before.deliveredThrough}, 'to', ${lastSequence(before.orgId)} + 1 - ${set.deliveredThrough}))`
+        : changed;
       const [rows, , after] = await db.batch([
         db
           .update(auditStreams)
@@ -281,12 +292,7 @@ export async function replayAuditStream(
             ),
           )
           .returning(),
-        auditEntry(ctx, {
-          target: { type: "audit_stream", id },
-          // The fields that changed (§14), as every write of the record names them: from
-          // `delivered_through + 1` the position stays, and only `updated_at` moves.
-          changes: diffRecords(toRecord(before), toRecord({ ...before, ...set })),
-        }),
+        auditEntry(ctx, { target: { type: "audit_stream", id }, changes }),
         lastAfterWrite(ctx, id),
       ]);
       // An enabled stream is woken by the replay's own entry's announcement (./stream-wake.ts).

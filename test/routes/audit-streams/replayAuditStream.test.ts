@@ -55,7 +55,9 @@ describe("POST /v1/audit-streams/{id}/replay", () => {
     }
     expectError(await replay({}), 400, "bad_input", "from_sequence");
     expect((await replay({ from_sequence: stream.delivered_through + 1 })).status).toBe(202);
-    expect((await replay({ from_sequence: 1 })).status).toBe(202);
+    const beforeSecond = await readStream(owner, stream.id);
+    const secondReplay = await replay({ from_sequence: 1 });
+    expect(secondReplay.status).toBe(202);
     // Their audit entries name the record's fields that changed, as an update's do (§14): the
     // first left the position where it was and moved only `updated_at`.
     const log = await request<{ data: { changes: Record<string, { from: unknown; to: unknown }> }[] }>(
@@ -69,6 +71,11 @@ describe("POST /v1/audit-streams/{id}/replay", () => {
     expect(Object.keys(second ?? {}).sort()).toEqual(["delivered_through", "pending", "updated_at"]);
     expect(second?.delivered_through).toEqual({ from: stream.delivered_through, to: 0 });
     expect(second?.updated_at?.from).toBe(first?.updated_at?.to);
+    // `pending` from the record just before to the record the replay answered, its own entry counted.
+    expect(second?.pending).toEqual({
+      from: beforeSecond.pending,
+      to: (secondReplay.body as { pending: number }).pending,
+    });
   });
 
   it("a member is 403 unauthorized", async () => {
