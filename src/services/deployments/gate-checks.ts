@@ -43,8 +43,11 @@ export const failedCheckReason = (check: GateCheck) =>
   `Check ${check.name} failed${check.reason === "timeout" ? " (timed out)" : ""}.`;
 
 /**
- * The checks once every pending one whose deadline passed by `nowMs` has concluded by itself
- * (`on_timeout`, `reason: "timeout"`), and those that did.
+ * The checks once the pending ones whose deadline passed by `nowMs` have concluded by themselves
+ * (`on_timeout`, `reason: "timeout"`), and those that did, in the order their deadlines passed
+ * (the gate's order for a tie). The first that fails is the last to conclude: it cancels the
+ * deployment, and a check due later stays pending, as it would had each been settled at its own
+ * deadline; a settling that comes late (after a crash, say) decides no more than one on time.
  */
 export function timeOutChecks(
   checks: readonly GateCheck[],
@@ -52,21 +55,23 @@ export function timeOutChecks(
   nowMs: number,
   now: string,
 ): { checks: GateCheck[]; concluded: GateCheck[] } {
-  const due = new Map((deadlines ?? []).map((d) => [d.name, d]));
+  const due = new Map((deadlines ?? []).map((d) => [d.name, { ...d, ms: Date.parse(d.at) }]));
+  const overdue = checks
+    .filter((check) => check.state === "pending" && (due.get(check.name)?.ms ?? Infinity) <= nowMs)
+    .sort((a, b) => (due.get(a.name)?.ms ?? 0) - (due.get(b.name)?.ms ?? 0));
   const concluded: GateCheck[] = [];
-  const next = checks.map((check) => {
-    const deadline = due.get(check.name);
-    if (check.state !== "pending" || !deadline || Date.parse(deadline.at) > nowMs) return check;
+  for (const check of overdue) {
     const timedOut: GateCheck = {
       ...check,
-      state: deadline.on_timeout === "pass" ? "passed" : "failed",
+      state: due.get(check.name)?.on_timeout === "pass" ? "passed" : "failed",
       reason: "timeout",
       concluded_at: now,
     };
     concluded.push(timedOut);
-    return timedOut;
-  });
-  return { checks: next, concluded };
+    if (timedOut.state === "failed") break;
+  }
+  const byName = new Map(concluded.map((check) => [check.name, check]));
+  return { checks: checks.map((check) => byName.get(check.name) ?? check), concluded };
 }
 
 /**

@@ -167,6 +167,49 @@ describe("what a crash cut short after a conclusion committed", () => {
     expect((await rowOf(d.id)).gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
   });
 
+  it("a settling that comes after two deadlines decides what settlings on time would have: a failure ends it", async () => {
+    // The gate lists the pass first; the failing check is due first (a settling after a crash, say).
+    const checks = [
+      { name: "soak", timeout: 86_400, on_timeout: "pass" as const },
+      { name: "ci", timeout: 86_400, on_timeout: "fail" as const },
+    ];
+    const w = await checkedWorld(checks);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await dueIn(d.id, "ci", -5_000);
+    await dueIn(d.id, "soak", -2_000);
+    await scheduleSettle(w.environmentId, d.id, Date.now());
+    await until("cancelled", async () => (await rowOf(d.id)).status === "cancelled");
+    // The failure cancelled the deployment at its deadline: the later check was never due on a waiting one.
+    expect((await rowOf(d.id)).gate?.checks.map((c) => [c.name, c.state, c.reason])).toEqual([
+      ["soak", "pending", null],
+      ["ci", "failed", "timeout"],
+    ]);
+    expect(await concludedEvents(d.id)).toEqual([
+      expect.objectContaining({ name: "ci", state: "failed", reason: "timeout" }),
+    ]);
+  });
+
+  it("a late settling whose pass was due before its failure concludes both, as on time", async () => {
+    const w = await checkedWorld([
+      { name: "ci", timeout: 86_400, on_timeout: "fail" },
+      { name: "soak", timeout: 86_400, on_timeout: "pass" },
+    ]);
+    const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await dueIn(d.id, "soak", -5_000);
+    await dueIn(d.id, "ci", -2_000);
+    await scheduleSettle(w.environmentId, d.id, Date.now());
+    await until("cancelled", async () => (await rowOf(d.id)).status === "cancelled");
+    expect((await rowOf(d.id)).gate?.checks.map((c) => [c.name, c.state, c.reason])).toEqual([
+      ["ci", "failed", "timeout"],
+      ["soak", "passed", "timeout"],
+    ]);
+    const events = await concludedEvents(d.id);
+    expect(events.map((c) => [c.name, c.state]).sort()).toEqual([
+      ["ci", "failed"],
+      ["soak", "passed"],
+    ]);
+  });
+
   it("a check a minute past its deadline whose timer was lost: the cron concludes it", async () => {
     const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "pass" }]);
     const d = await engineCreateOk(w.environmentId, [w.stack.id]);
