@@ -25,7 +25,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext, type ServiceContext } from "../context";
 import { DIRECTORY } from "../db/databases";
-import { startAfter } from "../db/session";
+import { PRIMARY, startAfter } from "../db/session";
 import { loggableError } from "../errors";
 import { migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
@@ -35,6 +35,8 @@ import {
   type DeliveryDecision,
   markDeliveryFailed,
   processDelivery,
+  SKIP_CHUNK,
+  skipDisabled,
 } from "../services/integrations/attempts";
 import type { HeldEntry, LaneEntry } from "../services/integrations/lane-protocol";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../webhooks/retry";
@@ -72,6 +74,11 @@ export class DeliveryLane extends DurableObject<Env> {
   /** Set while an alarm run is making attempts: new entries wake it instead of setting an alarm. */
   private running = false;
   private wake: (() => void) | undefined;
+  /**
+   * Set when an attempt of this run found the integration disabled: what else is due is skipped
+   * together (`skipBacklog`) until a statement skips less than it was given.
+   */
+  private skipping = false;
   /** The outcomes of attempts that end together go in one batch (./group-commit.ts). */
   private readonly outcomes = groupCommit();
 
@@ -131,11 +138,13 @@ export class DeliveryLane extends DurableObject<Env> {
     this.alarmAt = null;
     this.ensureMigrated();
     this.running = true;
+    this.skipping = false;
     const started = Date.now();
     const inFlight = new Map<string, Promise<void>>();
     try {
       for (;;) {
         const starting = Date.now() - started < RUN_MS;
+        if (starting && this.skipping) await this.skipBacklog(inFlight);
         if (starting) {
           for (const row of dueEntries(this.sql, MAX_IN_FLIGHT - inFlight.size, inFlight, Date.now())) {
             const attempt = this.attempt(row).finally(() => inFlight.delete(row.delivery_id));
@@ -223,6 +232,11 @@ export class DeliveryLane extends DurableObject<Env> {
       dropEntry(this.sql, row);
       return;
     }
+    if (decision.action === "skipped") {
+      dropEntry(this.sql, row);
+      this.skipping = true;
+      return;
+    }
     if (decision.action === "moved") {
       // Its organization switched databases after this entry was handed over: due at once there.
       rehomeEntry(this.sql, row, decision.to, Date.now());
@@ -240,6 +254,45 @@ export class DeliveryLane extends DurableObject<Env> {
     }
     spendEntry(this.sql, row, MAX_ATTEMPTS);
     await this.deadLetter(ctx, row);
+  }
+
+  /**
+   * The integration is disabled: what is due (not in flight, not asked for by an operator, not
+   * out of tries) is skipped SKIP_CHUNK at a time, one D1 statement each, instead of an attempt
+   * each (two round trips each, with nothing between them: thousands of them held up every other
+   * organization on the primary). A chunk is of one database, on its primary. Whatever a statement
+   * did not skip (the integration enabled again, a newer series, a move) goes through its own
+   * attempt, and skipping in bulk waits for an attempt to find the integration disabled again.
+   */
+  private async skipBacklog(inFlight: ReadonlyMap<string, unknown>): Promise<void> {
+    while (this.skipping) {
+      const due = dueEntries(this.sql, SKIP_CHUNK, inFlight, Date.now()).filter(
+        (row) => row.manual === 0 && row.tries < MAX_ATTEMPTS,
+      );
+      const database = due[0]?.database ?? DIRECTORY;
+      const chunk = due.filter((row) => (row.database ?? DIRECTORY) === database);
+      if (chunk.length === 0) return;
+      const ctx = createServiceContext({ env: this.env, requestId: newId(), session: PRIMARY, database });
+      let skipped: Set<string>;
+      try {
+        skipped = new Set(
+          await skipDisabled(
+            ctx,
+            chunk.map((row) => ({ deliveryId: row.delivery_id, series: row.series })),
+          ),
+        );
+      } catch (err) {
+        ctx.log.error("skipping a disabled integration's deliveries failed; one at a time", {
+          error: loggableError(err),
+        });
+        this.skipping = false;
+        return;
+      }
+      this.ctx.storage.transactionSync(() => {
+        for (const row of chunk) if (skipped.has(row.delivery_id)) dropEntry(this.sql, row);
+      });
+      if (skipped.size < chunk.length) this.skipping = false;
+    }
   }
 
   /**
