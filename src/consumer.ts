@@ -98,10 +98,11 @@ async function fanout(ctx: ServiceContext, eventId: string, again: boolean): Pro
 }
 
 /**
- * A batch's wake-ups of audit streams, by database and organization: every request that writes an
- * entry sends one message, so a batch often holds several for one organization, and its streams
- * are woken once for all of them (one read of its streams, one call to each stream's object). The
- * messages share the outcome: acknowledged together, or retried together.
+ * A batch's wake-ups of audit streams, by database and organization: a request whose own wake-up
+ * failed sends one message (src/services/audit/stream-wake.ts), so a batch may hold several for one
+ * organization, and its streams are woken once for all of them (one read of its streams, one call
+ * to each stream's object). The messages share the outcome: acknowledged together, or retried
+ * together.
  */
 type Wakes = Map<string, Promise<number>>;
 

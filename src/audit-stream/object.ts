@@ -3,8 +3,9 @@
  * batches are sent from, so they go out in order and one at a time, and a slow or failing
  * receiver holds up its own stream only (never another stream, a webhook, or a request).
  *
- * It is woken (`wake`) by the queue consumer when its organization's log grows
- * (src/services/audit/stream-wake.ts) and by the cron's sweep of streams left behind; it sends from
+ * It is woken (`wake`) by each request that grows its organization's log, once it committed (or,
+ * should that fail, by the queue's consumer: src/services/audit/stream-wake.ts), and by the cron's
+ * sweep of streams left behind; it sends from
  * its alarm, so a crash mid-run is retried by the runtime, and a batch whose acknowledgement was not
  * recorded is sent again (src/services/audit/stream-delivery.ts: D1 holds the stream's position,
  * this object only the stream and its organization; each run sends from the database the directory

@@ -170,16 +170,18 @@ const NEXT_SEQUENCE = sql.raw(
 );
 
 /**
- * What the INSERT answers: the entry's organization and whether it has an enabled audit stream (a
- * value of the same transaction, so an entry committed while a stream is on is always announced
- * to it: ./stream-wake.ts). No row when the entry was not written.
+ * What the INSERT answers: the entry's organization and the IDs of its enabled audit streams,
+ * comma-separated (NULL: none), values of the same transaction, so an entry committed while a
+ * stream is on is always announced to it, and the request wakes each stream with no read of its
+ * own (./stream-wake.ts). No row when the entry was not written.
  */
 const ANNOUNCEMENT = {
   orgId: sql<string | null>`${sql.raw("audit_log.org_id")}`.as("orgId"),
-  streams:
-    sql<number>`${sql.raw("(SELECT count(*) FROM audit_streams WHERE audit_streams.org_id = audit_log.org_id AND audit_streams.enabled = 1)")}`.as(
-      "streams",
-    ),
+  streams: sql<
+    string | null
+  >`${sql.raw("(SELECT group_concat(id) FROM audit_streams WHERE audit_streams.org_id = audit_log.org_id AND audit_streams.enabled = 1)")}`.as(
+    "streams",
+  ),
 };
 
 /**

@@ -1,10 +1,16 @@
 /**
  * What wakes an organization's audit streams (API_CONTRACT §30): every committed audit entry whose
- * organization has an enabled stream. The entry's own INSERT answers whether it has one (in its
+ * organization has an enabled stream. The entry's own INSERT answers which streams are on (in its
  * transaction: src/services/audit/entry.ts), so an entry committed while a stream is on is never
- * missed and an organization without streams costs nothing more. The request never waits: one
- * `audit.streams` message per request and organization goes on the EVENTS queue after the commit,
- * and its consumer wakes each stream's object (src/audit-stream/), which sends in order.
+ * missed and an organization without streams costs nothing more. The request never waits: once per
+ * request and organization, after the commit, it wakes each stream's object itself
+ * (src/audit-stream/), which sends in order.
+ *
+ * Not through the EVENTS queue, which it shares with every organization's event fan-outs: one
+ * organization's burst of a thousand events put another's wake-ups behind them, and its entries
+ * reached its receiver 13–41 s late (§30 asks for 10 s). A wake-up that fails goes on the queue
+ * (`audit.streams`), whose consumer wakes the organization's streams; should that fail too, the
+ * cron's sweep of streams behind their organization's log wakes them.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
@@ -14,12 +20,12 @@ import { toIso } from "../../lib/time";
 import { sendToQueue } from "../events/queue";
 import { notMoving } from "../moves/fence";
 
-/** The organizations a context has already announced: one message per request and organization. */
+/** The organizations a context has already announced: one wake-up per request and organization. */
 const announced = new WeakMap<ServiceContext, Set<string>>();
 
 /** Told the result of an audit INSERT once its batch committed (see the file comment). */
 export function announceEntry(ctx: ServiceContext, result: D1Result): void {
-  const row = (result.results as { orgId?: string | null; streams?: number }[] | undefined)?.[0];
+  const row = (result.results as { orgId?: string | null; streams?: string | null }[] | undefined)?.[0];
   if (!row?.orgId || !row.streams) return;
   let orgs = announced.get(ctx);
   if (!orgs) {
@@ -28,17 +34,31 @@ export function announceEntry(ctx: ServiceContext, result: D1Result): void {
   }
   if (orgs.has(row.orgId)) return;
   orgs.add(row.orgId);
-  const orgId = row.orgId;
-  ctx.waitUntil(
-    sendToQueue(ctx, [{ kind: "audit.streams", org_id: orgId }]).catch((err: unknown) =>
-      // The entries are committed: the cron's sweep of streams behind their organization's log
-      // wakes them (src/services/audit/streams-sweep.ts).
-      ctx.log.error("audit stream wake-up not queued; left to the sweep", {
-        org_id: orgId,
-        error: loggableError(err),
-      }),
-    ),
-  );
+  ctx.waitUntil(wakeAnnounced(ctx, row.orgId, row.streams.split(",")));
+}
+
+/** Wakes the streams an entry announced; on failure, the queue's consumer does (see the file comment). */
+async function wakeAnnounced(
+  ctx: ServiceContext,
+  orgId: string,
+  streamIds: readonly string[],
+): Promise<void> {
+  try {
+    await Promise.all(streamIds.map((id) => wakeStream(ctx, id, orgId)));
+    return;
+  } catch (err) {
+    ctx.log.warn("audit stream wake-up failed; queued", { org_id: orgId, error: loggableError(err) });
+  }
+  try {
+    await sendToQueue(ctx, [{ kind: "audit.streams", org_id: orgId }]);
+  } catch (err) {
+    // The entries are committed: the cron's sweep of streams behind their organization's log
+    // wakes them (src/services/audit/streams-sweep.ts).
+    ctx.log.error("audit stream wake-up not queued; left to the sweep", {
+      org_id: orgId,
+      error: loggableError(err),
+    });
+  }
 }
 
 /** The queue consumer's half: every enabled stream of the organization is woken (its object sends). */

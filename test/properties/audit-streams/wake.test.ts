@@ -1,12 +1,14 @@
 /**
- * API_CONTRACT §30, what wakes a stream: each request that writes an entry sends one
- * `audit.streams` message, so a queue batch often holds several for one organization. The consumer
- * wakes that organization's streams once for all of them (one read of its streams), acknowledges
- * them together, and still wakes every organization the batch names. Through the Worker's queue
- * handler, a recording D1 binding, the streams' objects and the local receiver.
+ * API_CONTRACT §30, what wakes a stream: each request that writes an entry wakes its organization's
+ * streams itself, once it committed, not through the EVENTS queue, which every organization's
+ * event fan-outs share (one organization's burst must not hold another's entries up). A wake-up
+ * that fails goes on the queue as an `audit.streams` message; the consumer wakes that
+ * organization's streams once for all the messages of a batch (one read of its streams),
+ * acknowledges them together, and still wakes every organization the batch names. Through the
+ * Worker, its queue handler, a recording D1 binding, the streams' objects and the local receiver.
  */
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AuditStream } from "../../../src/audit-stream/object";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
 import { request } from "../../helpers/api";
@@ -19,15 +21,88 @@ import {
 } from "../../helpers/audit-streams";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { createOrgWithOwner } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
 import { allowTheLocalReceiver, runBatch } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
+// A wake-up that fails is logged by design; the second test causes one on purpose.
+captureLogs("warn", "all");
 
 const wake = (orgId: string): { body: AuditStreamsMessage } => ({
   body: { kind: "audit.streams", org_id: orgId, database: "DB" },
 });
 const readsOfStreams = (trips: { sql: string[] }[]) =>
   trips.filter((trip) => trip.sql.some((query) => /from "audit_streams"/i.test(query)));
+
+describe("waking an organization's streams from the request", () => {
+  it("a write's entry reaches the receiver with the EVENTS queue refusing every message: the request wakes the stream itself", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    const stream = await createStream(owner, url);
+    // Its own creation's entry out first, so what follows is the write's alone.
+    await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+    );
+    const refused = vi.fn(async () => {
+      throw new Error("queue unavailable");
+    });
+    const queue = { ...env.EVENTS, send: refused, sendBatch: refused };
+    const created = await request<{ id: string }>("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: "woken-directly" },
+      bindings: { EVENTS: queue as unknown as Queue },
+    });
+    expect(created.status, created.raw).toBe(201);
+    const read = await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+      5000,
+    );
+    expect(read.pending).toBe(0);
+    expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
+    expect(refused).not.toHaveBeenCalled();
+  });
+
+  it("a wake-up that fails goes on the queue as `audit.streams`, whose consumer wakes the stream", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    const stream = await createStream(owner, url);
+    const broken = {
+      idFromName: (name: string) => env.AUDIT_STREAMS.idFromName(name),
+      get: () => ({
+        wake: async () => {
+          throw new Error("object unreachable");
+        },
+      }),
+    };
+    const sent: unknown[] = [];
+    const queue = {
+      ...env.EVENTS,
+      send: async (body: unknown) => {
+        sent.push(body);
+      },
+    };
+    const created = await request("POST", "/v1/projects", {
+      key: owner.key,
+      body: { name: "woken-by-the-queue" },
+      bindings: {
+        AUDIT_STREAMS: broken as unknown as Env["AUDIT_STREAMS"],
+        EVENTS: queue as unknown as Queue,
+      },
+    });
+    expect(created.status, created.raw).toBe(201);
+    expect(sent).toEqual([{ kind: "audit.streams", org_id: owner.orgId, database: "DB" }]);
+    const run = await runBatch(sent.map((body) => ({ body: body as AuditStreamsMessage })));
+    expect(run.result.explicitAcks).toEqual(run.ids);
+    const read = await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+      5000,
+    );
+    expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
+  });
+});
 
 describe("waking an organization's streams from the queue", () => {
   it("a batch's messages for one organization read its streams once, are all acknowledged, and every organization's streams send", async () => {
