@@ -8,8 +8,8 @@
  * Worker, its queue handler, a recording D1 binding, the streams' objects and the local receiver.
  */
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
-import type { AuditStream } from "../../../src/audit-stream/object";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { AuditStream } from "../../../src/audit-stream/object";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
 import { request } from "../../helpers/api";
 import {
@@ -130,6 +130,39 @@ describe("waking an organization's streams from the queue", () => {
       );
       expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
     }
+  });
+
+  it("the EVENTS queue hands the consumer batches of up to 100: 100 wake-ups of one organization sent at once wake its stream once or twice, not ten times", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { url } = receiverBucket();
+    const stream = await createStream(owner, url);
+    await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.pending === 0,
+    );
+    // Every wake of this stream counted (an RPC method is looked up on the class).
+    let wakes = 0;
+    const wakeUp = AuditStream.prototype.wake;
+    AuditStream.prototype.wake = function (this: AuditStream, target) {
+      if (target.streamId === stream.id) wakes++;
+      return wakeUp.call(this, target);
+    };
+    onTestFinished(() => {
+      AuditStream.prototype.wake = wakeUp;
+    });
+    // What one organization's burst puts on the shared queue at once (a batch of 10 woke it 10 times).
+    await env.EVENTS.sendBatch(
+      Array.from({ length: 100 }, () => ({ ...wake(owner.orgId), contentType: "json" as const })),
+    );
+    await eventually(
+      async () => wakes,
+      (n) => n > 0,
+    );
+    // Long enough for any later batch (the local queue waits 1 s for a batch that is not full).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Another test file's messages may share the queue meanwhile and split the 100 in two.
+    expect(wakes).toBeGreaterThanOrEqual(1);
+    expect(wakes).toBeLessThanOrEqual(2);
   });
 
   it("a wake-up that names a database the organization is not in (one sent before a move switched) sends nothing from there: the run sends from where the directory says it is", async () => {
