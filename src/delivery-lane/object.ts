@@ -282,15 +282,11 @@ export class DeliveryLane extends DurableObject<Env> {
           ),
         );
       } catch (err) {
-        ctx.log.error("skipping a disabled integration's deliveries failed; one at a time", {
-          error: loggableError(err),
-        });
+        ctx.log.error("bulk skip failed", { error: loggableError(err) });
         this.skipping = false;
         return;
       }
-      this.ctx.storage.transactionSync(() => {
-        for (const row of chunk) if (skipped.has(row.delivery_id)) dropEntry(this.sql, row);
-      });
+      for (const row of chunk) if (skipped.has(row.delivery_id)) dropEntry(this.sql, row);
       if (skipped.size < chunk.length) this.skipping = false;
     }
   }
