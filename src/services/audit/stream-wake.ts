@@ -2,9 +2,8 @@
  * What wakes an organization's audit streams (API_CONTRACT §30): every committed audit entry whose
  * organization has an enabled stream. The entry's own INSERT answers which streams are on (in its
  * transaction: src/services/audit/entry.ts), so an entry committed while a stream is on is never
- * missed and an organization without streams costs nothing more. The request never waits: once per
- * request and organization, after the commit, it wakes each stream's object itself
- * (src/audit-stream/), which sends in order.
+ * missed and an organization without streams costs nothing more. The request never waits: after
+ * the commit it wakes each stream's object itself (src/audit-stream/), which sends in order.
  *
  * Not through the EVENTS queue, which it shares with every organization's event fan-outs: one
  * organization's burst of a thousand events put another's wake-ups behind them, and its entries
@@ -20,21 +19,15 @@ import { toIso } from "../../lib/time";
 import { sendToQueue } from "../events/queue";
 import { notMoving } from "../moves/fence";
 
-/** The organizations a context has already announced: one wake-up per request and organization. */
-const announced = new WeakMap<ServiceContext, Set<string>>();
-
-/** Told the result of an audit INSERT once its batch committed (see the file comment). */
+/**
+ * Told the result of an audit INSERT once its batch committed (see the file comment). Every
+ * committed entry wakes its streams, none skipped as announced before: a stream may have sent
+ * everything up to an earlier entry of the same request by then, and the later one would wait for
+ * the sweep. A request writes one entry.
+ */
 export function announceEntry(ctx: ServiceContext, result: D1Result): void {
   const row = (result.results as { orgId?: string | null; streams?: string | null }[] | undefined)?.[0];
-  if (!row?.orgId || !row.streams) return;
-  let orgs = announced.get(ctx);
-  if (!orgs) {
-    orgs = new Set();
-    announced.set(ctx, orgs);
-  }
-  if (orgs.has(row.orgId)) return;
-  orgs.add(row.orgId);
-  ctx.waitUntil(wakeAnnounced(ctx, row.orgId, row.streams.split(",")));
+  if (row?.orgId && row.streams) ctx.waitUntil(wakeAnnounced(ctx, row.orgId, row.streams.split(",")));
 }
 
 /** Wakes the streams an entry announced; on failure, the queue's consumer does (see the file comment). */

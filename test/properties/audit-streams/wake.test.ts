@@ -10,6 +10,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { AuditStream } from "../../../src/audit-stream/object";
+import { auditEntry } from "../../../src/services/audit/entry";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
 import { request } from "../../helpers/api";
 import {
@@ -19,6 +20,7 @@ import {
   receiverBucket,
   sequencesReceived,
 } from "../../helpers/audit-streams";
+import { serviceContext } from "../../helpers/context";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { createOrgWithOwner } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
@@ -62,6 +64,35 @@ describe("waking an organization's streams from the request", () => {
     expect(read.pending).toBe(0);
     expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
     expect(refused).not.toHaveBeenCalled();
+  });
+
+  it("every committed entry wakes the streams: a context's second entry, written after the stream sent its first, reaches the receiver too", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    const stream = await createStream(owner, url);
+    const caughtUp = () =>
+      eventually(
+        () => readStream(owner, stream.id),
+        (s) => s.pending === 0,
+        5000,
+      );
+    await caughtUp();
+    const ctx = serviceContext({}, "auditWakeTest");
+    const write = async () => {
+      const id = `al_wake${crypto.randomUUID().slice(0, 8)}`;
+      await ctx.db.batch([
+        auditEntry(ctx, { orgId: owner.orgId, target: { type: "test", id }, when: "always" }),
+      ]);
+      return id;
+    };
+    await write();
+    const first = await caughtUp();
+    expect(first.pending).toBe(0);
+    await write();
+    const second = await caughtUp();
+    expect(second.pending).toBe(0);
+    expect(second.delivered_through).toBe(first.delivered_through + 1);
+    expect((await sequencesReceived(bucket)).at(-1)).toBe(second.delivered_through);
   });
 
   it("a wake-up that fails goes on the queue as `audit.streams`, whose consumer wakes the stream", async () => {
