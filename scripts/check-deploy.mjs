@@ -66,10 +66,13 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * own batch, +0.3; Drizzle's handle made without `drizzle()`'s relational set-up, −1.1: 250.5–250.7;
  * the objects' directory lookup and the lanes following a move, +0.7; every route module exporting
  * one name, `register`, imported as it is, −1.6, and no other: 248.96; the routes loaded in 41
- * groups, 153 modules instead of 261: 246.11) with a little room (the order wrangler reads the modules in, the file system's, moves the
- * figure by a few tenths), and comes down with it.
+ * groups, 153 modules instead of 261: 246.11; the fixes of 2026-11-27 to tenant isolation, a lane
+ * skipping a disabled integration's backlog in bulk, a write waking its audit streams itself and a
+ * gate settling eight timers at once, +0.3 (246.29 → 246.58 on one machine; its modules gzipped
+ * one by one, +0.57)) with a little room (the order wrangler reads the modules in, the file
+ * system's, moves the figure by a few tenths), and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 246.4;
+const MAX_UPLOAD_GZIP_KIB = 246.7;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
