@@ -45,6 +45,14 @@ export const readStream = async (caller: Caller, id: string) => {
   return res.body;
 };
 
+/** The stream once it has sent everything (its own creation's entry included): its last read. */
+export const caughtUp = (caller: Caller, id: string, ms?: number) =>
+  eventually(
+    () => readStream(caller, id),
+    (s) => s.pending === 0,
+    ms,
+  );
+
 /** One batch as the receiver got it: its headers and its entries, line by line. */
 export type Batch = {
   id: string;

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import {
   batches,
+  caughtUp,
   createStream,
   eventually,
   readStream,
@@ -228,10 +229,7 @@ describe("delivery", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url);
-    await eventually(
-      () => readStream(owner, stream.id),
-      (s) => s.pending === 0,
-    );
+    await caughtUp(owner, stream.id);
     // From now on the receiver answers after 3 s: the write answers without it.
     await scriptReceiver(bucket, [200, 200, 200], 3000);
     const written = Date.now();

@@ -14,6 +14,7 @@ import { auditEntry } from "../../../src/services/audit/entry";
 import type { AuditStreamsMessage } from "../../../src/services/events/queue";
 import { request } from "../../helpers/api";
 import {
+  caughtUp,
   createStream,
   eventually,
   readStream,
@@ -42,10 +43,7 @@ describe("waking an organization's streams from the request", () => {
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url);
     // Its own creation's entry out first, so what follows is the write's alone.
-    await eventually(
-      () => readStream(owner, stream.id),
-      (s) => s.pending === 0,
-    );
+    await caughtUp(owner, stream.id);
     const refused = vi.fn(async () => {
       throw new Error("queue unavailable");
     });
@@ -70,13 +68,7 @@ describe("waking an organization's streams from the request", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url);
-    const caughtUp = () =>
-      eventually(
-        () => readStream(owner, stream.id),
-        (s) => s.pending === 0,
-        5000,
-      );
-    await caughtUp();
+    await caughtUp(owner, stream.id);
     const ctx = serviceContext({}, "auditWakeTest");
     const write = async () => {
       const id = `al_wake${crypto.randomUUID().slice(0, 8)}`;
@@ -86,10 +78,10 @@ describe("waking an organization's streams from the request", () => {
       return id;
     };
     await write();
-    const first = await caughtUp();
+    const first = await caughtUp(owner, stream.id, 5000);
     expect(first.pending).toBe(0);
     await write();
-    const second = await caughtUp();
+    const second = await caughtUp(owner, stream.id, 5000);
     expect(second.pending).toBe(0);
     expect(second.delivered_through).toBe(first.delivered_through + 1);
     expect((await sequencesReceived(bucket)).at(-1)).toBe(second.delivered_through);
@@ -167,10 +159,7 @@ describe("waking an organization's streams from the queue", () => {
     const { owner } = await createOrgWithOwner();
     const { url } = receiverBucket();
     const stream = await createStream(owner, url);
-    await eventually(
-      () => readStream(owner, stream.id),
-      (s) => s.pending === 0,
-    );
+    await caughtUp(owner, stream.id);
     // Every wake of this stream counted (an RPC method is looked up on the class).
     let wakes = 0;
     const wakeUp = AuditStream.prototype.wake;

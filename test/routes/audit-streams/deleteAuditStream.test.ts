@@ -1,7 +1,7 @@
 /** deleteAuditStream: DELETE /v1/audit-streams/{id} (API_CONTRACT §30). */
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
-import { createStream, eventually, readStream, receiverBucket } from "../../helpers/audit-streams";
+import { caughtUp, createStream, receiverBucket } from "../../helpers/audit-streams";
 import { expectError } from "../../helpers/expect";
 import { createCaller, createOrgWithOwner, createProject } from "../../helpers/factories";
 import { limitOf } from "../../helpers/limits";
@@ -15,10 +15,7 @@ describe("DELETE /v1/audit-streams/{id}", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url);
-    await eventually(
-      () => readStream(owner, stream.id),
-      (s) => s.pending === 0,
-    );
+    await caughtUp(owner, stream.id);
     expect((await limitOf(owner, "audit_streams")).used).toBe(1);
     expect((await request("DELETE", `/v1/audit-streams/${stream.id}`, { key: owner.key })).status).toBe(204);
     expectError(await request("GET", `/v1/audit-streams/${stream.id}`, { key: owner.key }), 404, "not_found");
