@@ -5,12 +5,11 @@
  *
  * Why one per environment, and not the deployment's feed object (src/feed/) that already exists
  * per deployment: the environment is what protection, locks and the concurrency policy are about,
- * and its object runs its alarms one at a time. The timers due together are started in order
- * (oldest first), SETTLING_AT_ONCE at a time: one after the other, 400 deployments' checks timing
- * out together in one environment concluded up to 9 s after their deadline (§31 allows 5). Each
- * settling is a compare-and-set in D1 (src/services/deployments/gate.ts), as the releases that
- * requests make (an approval, an unlock) are, which run beside it anyway: a `supersede` that one
- * release causes and another release at the same moment release nothing twice.
+ * and its object runs its alarms one at a time, so the timers of an environment's deployments are
+ * settled in order (oldest first) and never concurrently with each other; a `supersede` that one
+ * release causes then meets the next release already decided. Releases that requests make (an
+ * approval, an unlock) do not pass through here: each is a compare-and-set in D1
+ * (src/services/deployments/gate.ts), so a timer firing at the same moment releases nothing twice.
  *
  * Storage: one row per pending timer (deployment, when, its organization database). The alarm is
  * always the earliest of them. Alarms are delivered at least once: a crash between releasing and
@@ -39,9 +38,6 @@ const MIGRATIONS: readonly Migration[] = [
 ];
 
 type Timer = { deployment_id: string; at: number; database: string; org_id: string | null };
-
-/** How many of the timers due together are settled at once. */
-export const SETTLING_AT_ONCE = 8;
 
 /**
  * The gate's settling, loaded on the first alarm, not when the Worker starts: every isolate
@@ -113,7 +109,7 @@ export class EnvironmentGate extends DurableObject<Env> {
       .toArray();
     let failed: unknown;
     const { settleGate } = await loadGate();
-    const settle = async (timer: Timer) => {
+    for (const timer of due) {
       try {
         // Where the organization is now: a timer scheduled just before a move switched names the
         // database it left.
@@ -137,12 +133,7 @@ export class EnvironmentGate extends DurableObject<Env> {
           error: loggableError(err),
         });
       }
-    };
-    let next = 0;
-    const settleNext = async () => {
-      while (next < due.length) await settle(due[next++] as Timer);
-    };
-    await Promise.all(Array.from({ length: SETTLING_AT_ONCE }, settleNext));
+    }
     await this.arm();
     if (failed) throw failed;
   }

@@ -4,9 +4,8 @@
  * once, and a conclusion racing the timeout, record exactly one outcome; what a crash cut short
  * after a conclusion committed, the cron finishes.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type EnvironmentGate, SETTLING_AT_ONCE } from "../../../src/gate/object";
 import { failingStatements } from "../../helpers/api";
 import {
   checkedWorld,
@@ -167,83 +166,6 @@ describe("what a crash cut short after a conclusion committed", () => {
     await until("released", async () => (await rowOf(d.id)).status === "queued");
     expect((await rowOf(d.id)).gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
   });
-
-  it("the checks of many deployments timing out together in one environment are settled several at a time, each once", async () => {
-    const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }]);
-    const made: string[] = [];
-    for (let i = 0; i < 16; i++) made.push((await engineCreateOk(w.environmentId, [w.stack.id])).id);
-    // Every D1 call of the environment's gate takes 40 ms more, and the most at once is counted.
-    let inFlight = 0;
-    let most = 0;
-    const slow = <T>(call: () => Promise<T>) =>
-      (async () => {
-        most = Math.max(most, ++inFlight);
-        try {
-          await new Promise((resolve) => setTimeout(resolve, 40));
-          return await call();
-        } finally {
-          inFlight--;
-        }
-      })();
-    // What the proxies pass through is the target's own, bound to it (its private fields).
-    const own = (target: object, key: string | symbol) => {
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    };
-    const slowStatement = (stmt: D1PreparedStatement): D1PreparedStatement =>
-      new Proxy(stmt, {
-        get: (target, key) =>
-          key === "bind"
-            ? (...values: unknown[]) => slowStatement(target.bind(...values))
-            : ["first", "all", "run", "raw"].includes(key as string)
-              ? (...args: unknown[]) =>
-                  slow(() =>
-                    (target[key as "all"] as (...a: unknown[]) => Promise<unknown>).apply(target, args),
-                  )
-              : own(target, key),
-      });
-    const slowDb = (db: D1Database | D1DatabaseSession): D1Database =>
-      new Proxy(db, {
-        get: (target, key) =>
-          key === "prepare"
-            ? (query: string) => slowStatement(target.prepare(query))
-            : key === "batch"
-              ? (statements: D1PreparedStatement[]) => slow(() => target.batch(statements))
-              : key === "withSession"
-                ? (start: string) => slowDb((target as D1Database).withSession(start))
-                : own(target, key),
-      }) as D1Database;
-    const gate = env.ENVIRONMENT_GATES.get(env.ENVIRONMENT_GATES.idFromName(w.environmentId));
-    await runInDurableObject(gate, (instance: EnvironmentGate) => {
-      (instance as unknown as { env: Env }).env = { ...env, DB: slowDb(env.DB) };
-    });
-    try {
-      const at = Date.now() + 500;
-      for (const id of made) {
-        await dueIn(id, "soak", -1_000);
-        await scheduleSettle(w.environmentId, id, at);
-      }
-      await until(
-        "every one released",
-        async () => {
-          const rows = await Promise.all(made.map(rowOf));
-          return rows.every((row) => row.status === "queued");
-        },
-        20_000,
-      );
-      // One after the other, no more than one call would ever be out at once.
-      expect(most).toBeGreaterThanOrEqual(SETTLING_AT_ONCE / 2);
-      for (const id of made) {
-        expect(await concludedEvents(id)).toEqual([
-          expect.objectContaining({ name: "soak", state: "passed", reason: "timeout" }),
-        ]);
-      }
-    } finally {
-      await runInDurableObject(gate, (instance: EnvironmentGate) => {
-        (instance as unknown as { env: Env }).env = env;
-      });
-    }
-  }, 30_000);
 
   it("a settling that comes after two deadlines decides what settlings on time would have: a failure ends it", async () => {
     // The gate lists the pass first; the failing check is due first (a settling after a crash, say).
