@@ -19,13 +19,14 @@
  *
  * The lane's folder, like src/feed/: this object (its run and what each outcome does to an entry),
  * its storage (./storage.ts, its table in ./migrations.ts), what it is handed (./protocol.ts), how
- * services hand it over (./client.ts), and how it records outcomes together (./group-commit.ts).
+ * services hand it over (./client.ts), how it records outcomes together (./group-commit.ts), and
+ * how it skips a disabled integration's backlog (./bulk-skip.ts).
  * What an attempt does is the integrations' service (src/services/integrations/attempts.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext, type ServiceContext } from "../context";
 import { DIRECTORY } from "../db/databases";
-import { PRIMARY, startAfter } from "../db/session";
+import { startAfter } from "../db/session";
 import { loggableError } from "../errors";
 import { migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
@@ -35,11 +36,10 @@ import {
   type DeliveryDecision,
   markDeliveryFailed,
   processDelivery,
-  SKIP_CHUNK,
-  skipDisabled,
 } from "../services/integrations/attempts";
 import type { HeldEntry, LaneEntry } from "../services/integrations/lane-protocol";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../webhooks/retry";
+import { skipDueInBulk } from "./bulk-skip";
 import { groupCommit } from "./group-commit";
 import { MIGRATIONS } from "./migrations";
 import {
@@ -76,7 +76,7 @@ export class DeliveryLane extends DurableObject<Env> {
   private wake: (() => void) | undefined;
   /**
    * Set when an attempt of this run found the integration disabled: what else is due is skipped
-   * together (`skipBacklog`) until a statement skips less than it was given.
+   * together (./bulk-skip.ts) until a statement skips less than it was given.
    */
   private skipping = false;
   /** The outcomes of attempts that end together go in one batch (./group-commit.ts). */
@@ -144,7 +144,7 @@ export class DeliveryLane extends DurableObject<Env> {
     try {
       for (;;) {
         const starting = Date.now() - started < RUN_MS;
-        if (starting && this.skipping) await this.skipBacklog(inFlight);
+        if (starting && this.skipping) this.skipping = await skipDueInBulk(this.sql, this.env, inFlight);
         if (starting) {
           for (const row of dueEntries(this.sql, MAX_IN_FLIGHT - inFlight.size, inFlight, Date.now())) {
             const attempt = this.attempt(row).finally(() => inFlight.delete(row.delivery_id));
@@ -254,41 +254,6 @@ export class DeliveryLane extends DurableObject<Env> {
     }
     spendEntry(this.sql, row, MAX_ATTEMPTS);
     await this.deadLetter(ctx, row);
-  }
-
-  /**
-   * The integration is disabled: what is due (not in flight, not asked for by an operator, not
-   * out of tries) is skipped SKIP_CHUNK at a time, one D1 statement each, instead of an attempt
-   * each (two round trips each, with nothing between them: thousands of them held up every other
-   * organization on the primary). A chunk is of one database, on its primary. Whatever a statement
-   * did not skip (the integration enabled again, a newer series, a move) goes through its own
-   * attempt, and skipping in bulk waits for an attempt to find the integration disabled again.
-   */
-  private async skipBacklog(inFlight: ReadonlyMap<string, unknown>): Promise<void> {
-    while (this.skipping) {
-      const due = dueEntries(this.sql, SKIP_CHUNK, inFlight, Date.now()).filter(
-        (row) => row.manual === 0 && row.tries < MAX_ATTEMPTS,
-      );
-      const database = due[0]?.database ?? DIRECTORY;
-      const chunk = due.filter((row) => (row.database ?? DIRECTORY) === database);
-      if (chunk.length === 0) return;
-      const ctx = createServiceContext({ env: this.env, requestId: newId(), session: PRIMARY, database });
-      let skipped: Set<string>;
-      try {
-        skipped = new Set(
-          await skipDisabled(
-            ctx,
-            chunk.map((row) => ({ deliveryId: row.delivery_id, series: row.series })),
-          ),
-        );
-      } catch (err) {
-        ctx.log.error("bulk skip failed", { error: loggableError(err) });
-        this.skipping = false;
-        return;
-      }
-      for (const row of chunk) if (skipped.has(row.delivery_id)) dropEntry(this.sql, row);
-      if (skipped.size < chunk.length) this.skipping = false;
-    }
   }
 
   /**
