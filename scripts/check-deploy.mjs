@@ -69,10 +69,11 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * groups, 153 modules instead of 261: 246.11; the fixes of 2026-11-27 to tenant isolation, a lane
  * skipping a disabled integration's backlog in bulk and a write waking its audit streams itself,
  * +0.2 (246.29 → 246.51 on one machine, 246.58 with a module order that moved; its modules
- * gzipped one by one, +0.5)) with a little room (the order wrangler reads the modules in, the file
+ * gzipped one by one, +0.5); an environment's gate settling the timers due together twenty to a
+ * read and a write, +0.7 (245.92 → 246.62 in one worktree, 247.07 in another)) with a little room (the order wrangler reads the modules in, the file
  * system's, moves the figure by a few tenths), and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 246.7;
+const MAX_UPLOAD_GZIP_KIB = 247.3;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];

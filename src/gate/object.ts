@@ -7,9 +7,10 @@
  * per deployment: the environment is what protection, locks and the concurrency policy are about,
  * and its object runs its alarms one at a time, so the timers of an environment's deployments are
  * settled in order (oldest first) and never concurrently with each other; a `supersede` that one
- * release causes then meets the next release already decided. Releases that requests make (an
- * approval, an unlock) do not pass through here: each is a compare-and-set in D1
- * (src/services/deployments/gate.ts), so a timer firing at the same moment releases nothing twice.
+ * release causes then meets the next release already decided. The timers due together are settled
+ * together (src/services/deployments/gate.ts `settleGates`: a read and a write for many). Releases
+ * that requests make (an approval, an unlock) do not pass through here: each is a compare-and-set
+ * in D1, as a settling is, so a timer firing at the same moment releases nothing twice.
  *
  * Storage: one row per pending timer (deployment, when, its organization database). The alarm is
  * always the earliest of them. Alarms are delivered at least once: a crash between releasing and
@@ -107,34 +108,37 @@ export class EnvironmentGate extends DurableObject<Env> {
         now,
       )
       .toArray();
-    let failed: unknown;
-    const { settleGate } = await loadGate();
-    for (const timer of due) {
-      try {
-        // Where the organization is now: a timer scheduled just before a move switched names the
-        // database it left.
-        const home = timer.org_id ? await homeDatabaseOf(this.env, timer.org_id) : timer.database;
-        // No such organization any more: nothing of it is left to settle.
-        if (home !== undefined) {
-          await settleGate(
-            createServiceContext({ env: this.env, requestId: newId(), database: home }),
-            timer.deployment_id,
-          );
-        }
-        this.ctx.storage.sql.exec(
-          "DELETE FROM timers WHERE deployment_id = ? AND at = ?",
-          timer.deployment_id,
-          timer.at,
+    const { settleGates } = await loadGate();
+    const at = new Map(due.map((timer) => [timer.deployment_id, timer.at]));
+    const forget = (deploymentId: string) => {
+      this.ctx.storage.sql.exec(
+        "DELETE FROM timers WHERE deployment_id = ? AND at = ?",
+        deploymentId,
+        at.get(deploymentId),
+      );
+    };
+    try {
+      // Every timer is of the environment's organization: where it is now, read once (a timer
+      // scheduled just before a move switched names the database it left; one written before timers
+      // named their organization, its database).
+      const named = due.find((timer) => timer.org_id !== null);
+      const home = named ? await homeDatabaseOf(this.env, named.org_id as string) : due[0]?.database;
+      // No such organization any more: nothing of it is left to settle.
+      if (home === undefined) for (const timer of due) forget(timer.deployment_id);
+      else
+        await settleGates(
+          createServiceContext({ env: this.env, requestId: newId(), database: home }),
+          due.map((timer) => timer.deployment_id),
+          forget,
         );
-      } catch (err) {
-        // Kept: the runtime retries a failed alarm, and the timer with it.
-        failed = err;
-        createLogger({ deployment_id: timer.deployment_id }).error("gate timer failed", {
-          error: loggableError(err),
-        });
-      }
+    } catch (err) {
+      // The timers not settled are kept: the runtime retries a failed alarm, and them with it.
+      createLogger({ deployment_id: due[0]?.deployment_id }).error("gate timers failed", {
+        error: loggableError(err),
+      });
+      await this.arm();
+      throw err;
     }
     await this.arm();
-    if (failed) throw failed;
   }
 }

@@ -320,7 +320,9 @@ describe("an approval whose release fails after the review commits", () => {
         headers,
         ...(bindings ? { bindings } : {}),
       });
-    const res = await approve({ DB: failingStatements('select "locked_at" from "environment_protections"') });
+    const res = await approve({
+      DB: failingStatements('select "locked_at", "concurrency" from "environment_protections"'),
+    });
     expect(res.status, res.raw).toBe(200);
     expect([res.body.id, res.body.status]).toEqual([held.id, "waiting"]);
     expect(errors.lines()).toContainEqual(

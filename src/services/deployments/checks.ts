@@ -25,7 +25,7 @@ import { contained } from "../contained";
 import { publishAfterCommit } from "../events/queue";
 import { backOff, retries } from "../preconditions";
 import { storedUrl } from "../stored-url";
-import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf, settleGate } from "./gate";
+import { settleGate } from "./gate";
 import {
   checksHold,
   checksOf,
@@ -34,6 +34,7 @@ import {
   publishAsDecided,
   settledEvents,
 } from "./gate-checks";
+import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf } from "./gate-decide";
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 

@@ -21,6 +21,7 @@
  *   create would make a second deployment.
  */
 import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../../context";
 import {
   type DeploymentGate,
@@ -31,7 +32,8 @@ import {
 } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { publishAfterCommit } from "../events/queue";
-import { afterCommit, supersedeOlder } from "./gate-after";
+import { environmentOfDeployment } from "./config";
+import { afterCommit } from "./gate-after";
 import {
   checksHold,
   checksOf,
@@ -42,64 +44,131 @@ import {
   settledEvents,
   timeOutChecks,
 } from "./gate-checks";
+import {
+  blockedBy,
+  decidedAtOnce,
+  laterThan,
+  rejectedReview,
+  rejectionReason,
+  reviewsOf,
+} from "./gate-decide";
 import { scheduleGateTimer } from "./gate-timer";
-import { type DeploymentRow, toDeploymentRecord } from "./record";
-import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
-import { plannedCancel, transitionedColumns } from "./transition-plan";
+import type { DeploymentRow } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
-/** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
-export function blockedBy(
-  gate: DeploymentGate,
-  approvals: number,
-  locked: boolean,
-  now: number,
-  checks: boolean,
-) {
-  const out: DeploymentGate["blocked_by"] = [];
-  if (approvals < gate.required_approvals) out.push("approval");
-  if (gate.wait_until !== null && Date.parse(gate.wait_until) > now) out.push("wait_timer");
-  if (locked) out.push("lock");
-  if (checks) out.push("check");
-  return out;
-}
+/** What a settling reads of a deployment: its row, its environment's lock, its reviews. */
+const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
+  [
+    db.select().from(deployments).where(eq(deployments.id, deploymentId)),
+    db
+      .select({ lockedAt: environmentProtections.lockedAt, concurrency: environmentProtections.concurrency })
+      .from(environmentProtections)
+      .where(eq(environmentProtections.environmentId, environmentOfDeployment(deploymentId))),
+    db
+      .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
+      .from(deploymentReviews)
+      .where(reviewsOf(deploymentId, "approved")),
+    db
+      .select({ accountId: deploymentReviews.accountId })
+      .from(deploymentReviews)
+      .where(rejectedReview(deploymentId))
+      .limit(1),
+  ] as const;
 
-/** The deployment's reviews of one state (SQL condition on `deployment_reviews`). */
-export const reviewsOf = (deploymentId: string, state: "approved" | "rejected") =>
-  and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, state));
-
-const rejectedReview = (deploymentId: string) => reviewsOf(deploymentId, "rejected");
-
-/** The timeline's reason for a deployment a review rejected. */
-export const rejectionReason = (accountId: string) => `Rejected by account ${accountId}.`;
-
-const isLocked = (environmentId: string) =>
-  sql`EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
-const notLocked = (environmentId: string) => sql`NOT ${isLocked(environmentId)}`;
+type GateFacts = [
+  DeploymentRow[],
+  { lockedAt: string | null; concurrency: string | null }[],
+  { n: number; latest: string | null }[],
+  { accountId: string }[],
+];
 
 /**
- * Whether the environment is locked now, and the condition that it still is as read, for the
- * compare-and-set of a step that computes `blocked_by` from it (a check's conclusion, ./checks.ts):
- * a lock or an unlock between the read and the write fails it, and the step reads again.
+ * What a settling does with what it read: nothing to a deployment not waiting (`as-is`); a
+ * recorded rejection or failed check cancels (`cancel`, its own request or the settling that
+ * concluded it does that at once: this is for one a crash cut short); a gate still held as it was
+ * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
+ * and `finish` once that committed.
  */
-export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
-  const protection = await ctx.db
-    .select({ lockedAt: environmentProtections.lockedAt })
-    .from(environmentProtections)
-    .where(eq(environmentProtections.environmentId, environmentId))
-    .get();
-  const locked = Boolean(protection?.lockedAt);
-  return {
-    locked,
-    unchanged: locked ? isLocked(environmentId) : notLocked(environmentId),
+function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected]: GateFacts) {
+  const row = rows[0];
+  if (row?.status !== "waiting" || !row.gate) return { kind: "as-is", row } as const;
+  const rejecter = rejected[0]?.accountId;
+  const recordedFailure = failedCheck(checksOf(row.gate));
+  if (rejecter !== undefined || recordedFailure) {
+    const reason =
+      rejecter !== undefined ? rejectionReason(rejecter) : failedCheckReason(recordedFailure as GateCheck);
+    return { kind: "cancel", row, reason } as const;
+  }
+  const nowMs = Date.now();
+  // Later than the row's last write and than every approval it counts: its events follow theirs.
+  const latest = approved[0]?.latest;
+  const now = laterThan(latest && latest > row.updatedAt ? latest : row.updatedAt);
+  const timed = timeOutChecks(checksOf(row.gate), row.checkDeadlines, nowMs, now);
+  const approvals = Number(approved[0]?.n ?? 0);
+  const locked = Boolean(protection[0]?.lockedAt);
+  const failed = failedCheck(timed.checks);
+  const blocked = blockedBy(row.gate, approvals, locked, nowMs, checksHold(timed.checks));
+  const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked, checks: timed.checks };
+  const asRead = { ...row.gate, checks: checksOf(row.gate) };
+  if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(asRead))
+    return { kind: "held", row } as const;
+  // What it decides at once is in its own write: the release, or the cancel of a check this step
+  // concluded `failed` by its timeout, as a failed conclusion does (`decidedAtOnce`).
+  const decided = decidedAtOnce(ctx, row, { ...row, gate, updatedAt: now }, now, {
+    release: blocked.length === 0,
+    failed,
+    concurrency: protection[0]?.concurrency ?? null,
+  });
+  const { next } = decided;
+  const { db } = ctx;
+  // Never over a rejection recorded since the read (its cancel not yet written): read again,
+  // which cancels. A check this step times out cannot then fail a deployment already rejected.
+  const update = db
+    .update(deployments)
+    .set(decided.columns)
+    .where(
+      and(
+        eq(deployments.id, row.id),
+        eq(deployments.status, "waiting"),
+        eq(deployments.updatedAt, row.updatedAt),
+        decided.unlocked,
+        sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
+      ),
+    );
+  const events = settledEvents(ctx, next, timed.concluded, decided.release, now);
+  const write = [update, ...events.map((e) => e.insert), ...(decided.timeline ? [decided.timeline] : [])];
+  const finish = async (results: unknown[]): Promise<DeploymentRow | undefined> => {
+    if (failed && !decided.cancel) {
+      // A cancel that could not be part of the write: after it, its `deployment.check_concluded`
+      // says what it decided (./gate-checks.ts `publishAsDecided`).
+      let cancelled: DeploymentRecord | undefined;
+      await afterCommit(ctx, "wait timer", next.id, async () => {
+        cancelled = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
+      });
+      await publishAsDecided(
+        ctx,
+        events.map(({ event }) => event.id),
+        cancelled,
+      );
+      return db.select().from(deployments).where(eq(deployments.id, row.id)).get();
+    }
+    for (const { event } of events) publishAfterCommit(ctx, event.id);
+    await decided.after(results[results.length - 1] as { seq: number }[]);
+    if (next.status === "waiting") await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
+    return next;
   };
+  return { kind: "write", row, write, finish } as const;
 }
 
-/** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
-export function laterThan(previous: string): string {
-  const now = Date.now();
-  const prev = Date.parse(previous);
-  return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
+type Step = ReturnType<typeof settlingStep>;
+
+/** Whether a step's write applied: its compare-and-set changed its row (else it was changed, or locked, meanwhile). */
+const applied = (results: readonly unknown[]) => Boolean((results[0] as D1Result).meta.changes);
+
+/** A step that writes nothing, carried out: a held gate keeps its timer. */
+async function unwritten(ctx: ServiceContext, step: Step & { kind: "as-is" | "held" }) {
+  if (step.kind === "held") await afterCommit(ctx, "wait timer", step.row.id, () => keepTimer(ctx, step.row));
+  return step.row;
 }
 
 /**
@@ -116,153 +185,68 @@ export async function settleGate(
 ): Promise<DeploymentRow | undefined> {
   const { db } = ctx;
   for (let attempt = 1; attempt <= 32; attempt++) {
-    const [rows, protection, approved, rejected] = await db.batch([
-      db.select().from(deployments).where(eq(deployments.id, deploymentId)),
-      db
-        .select({ lockedAt: environmentProtections.lockedAt })
-        .from(environmentProtections)
-        .where(
-          eq(
-            environmentProtections.environmentId,
-            sql`(SELECT environment_id FROM deployments WHERE id = ${deploymentId})`,
-          ),
-        ),
-      db
-        .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
-        .from(deploymentReviews)
-        .where(reviewsOf(deploymentId, "approved")),
-      db
-        .select({ accountId: deploymentReviews.accountId })
-        .from(deploymentReviews)
-        .where(rejectedReview(deploymentId))
-        .limit(1),
-    ]);
-    const row = rows[0];
-    if (row?.status !== "waiting" || !row.gate) return row;
-    const rejecter = rejected[0]?.accountId;
-    const recordedFailure = failedCheck(checksOf(row.gate));
-    if (rejecter !== undefined || recordedFailure) {
-      // A rejection or a failed check is recorded: it cancels (its own request, or the settling that
-      // concluded it, does that at once; this is for one a crash cut short).
-      const reason =
-        rejecter !== undefined ? rejectionReason(rejecter) : failedCheckReason(recordedFailure as GateCheck);
-      await cancelAsConsequence(ctx, row, reason);
+    const step = settlingStep(ctx, (await db.batch(gateFacts(db, deploymentId))) as GateFacts);
+    if (step.kind === "cancel") {
+      await cancelAsConsequence(ctx, step.row, step.reason);
       return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
     }
-    const nowMs = Date.now();
-    // Later than the row's last write and than every approval it counts: its events follow theirs.
-    const latest = approved[0]?.latest;
-    const now = laterThan(latest && latest > row.updatedAt ? latest : row.updatedAt);
-    const timed = timeOutChecks(checksOf(row.gate), row.checkDeadlines, nowMs, now);
-    const approvals = Number(approved[0]?.n ?? 0);
-    const locked = Boolean(protection[0]?.lockedAt);
-    const failed = failedCheck(timed.checks);
-    const blocked = blockedBy(row.gate, approvals, locked, nowMs, checksHold(timed.checks));
-    const gate: DeploymentGate = { ...row.gate, approvals, blocked_by: blocked, checks: timed.checks };
-    const asRead = { ...row.gate, checks: checksOf(row.gate) };
-    if (blocked.length > 0 && JSON.stringify(gate) === JSON.stringify(asRead)) {
-      await afterCommit(ctx, "wait timer", row.id, () => keepTimer(ctx, row));
-      return row;
-    }
-    // What it decides at once is in its own write: the release, or the cancel of a check this step
-    // concluded `failed` by its timeout, as a failed conclusion does (`decidedAtOnce`).
-    const decided = decidedAtOnce(ctx, row, { ...row, gate, updatedAt: now }, now, {
-      release: blocked.length === 0,
-      failed,
-    });
-    const { next } = decided;
-    // Never over a rejection recorded since the read (its cancel not yet written): read again,
-    // which cancels. A check this step times out cannot then fail a deployment already rejected.
-    const update = db
-      .update(deployments)
-      .set(decided.columns)
-      .where(
-        and(
-          eq(deployments.id, row.id),
-          eq(deployments.status, "waiting"),
-          eq(deployments.updatedAt, row.updatedAt),
-          decided.unlocked,
-          sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
-        ),
-      );
-    const events = settledEvents(ctx, next, timed.concluded, decided.release, now);
-    const results = await db.batch([
-      update,
-      ...events.map((e) => e.insert),
-      ...(decided.timeline ? [decided.timeline] : []),
-    ]);
-    if (!(results[0] as D1Result).meta.changes) continue; // changed, or locked meanwhile: again
-    if (failed && !decided.cancel) {
-      // A cancel that could not be part of the write: after it, its `deployment.check_concluded`
-      // says what it decided (./gate-checks.ts `publishAsDecided`).
-      let cancelled: DeploymentRecord | undefined;
-      await afterCommit(ctx, "wait timer", next.id, async () => {
-        cancelled = await cancelAsConsequence(ctx, next, failedCheckReason(failed));
-      });
-      await publishAsDecided(
-        ctx,
-        events.map(({ event }) => event.id),
-        cancelled,
-      );
-      return db.select().from(deployments).where(eq(deployments.id, deploymentId)).get();
-    }
-    for (const { event } of events) publishAfterCommit(ctx, event.id);
-    await decided.after(results[results.length - 1] as { seq: number }[]);
-    if (next.status === "waiting") await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
-    return next;
+    if (step.kind !== "write") return unwritten(ctx, step);
+    const results = await db.batch(step.write as unknown as [BatchItem<"sqlite">]);
+    if (applied(results)) return step.finish(results);
   }
   return undefined;
 }
 
+/** How many deployments' settlings share one read and one write (`settleGates`). */
+const SETTLED_TOGETHER = 20;
+
 /**
- * What a gate step decides at once, as part of its own batch (§26, §31): the release of a
- * deployment nothing holds any more (`waiting → queued`: a settling, the last check's pass) or the
- * cancel of one a check failed (by its conclusion or its timeout). `step` is the row as the step's
- * own change leaves it (its gate, its time `now`); `row`, as the step read it.
- *
- * - `next`: the row as the batch leaves it; `columns`: what its compare-and-set sets (a cancel's
- *   every column, `data` with its stacks; else the gate, the time, a release's status);
- * - `unlocked`: a release's added condition (not locked, so that a release racing a lock lands
- *   before it or sees it);
- * - `timeline`: its timeline entries, for the end of the batch (written only if the statement
- *   before them wrote one row, as each of the step's own does exactly when it applied);
- * - `after(numbered)`, once the batch committed: the followers told, a release's `supersede`.
- *
- * A cancel that cannot be planned (a deployment at its size bound) is not part of it (`cancel`
- * undefined): the step cancels after its write, as a consequence. The step writes its events
- * itself (./gate-checks.ts `settledEvents`, `deployment.released` included).
+ * The deployments `deploymentIds` settled in their order, as `settleGate` does one by one, with
+ * SETTLED_TOGETHER of them read in one batch and written in another: one after the other, 400
+ * checks timing out together in one environment concluded up to 9 s after their deadline (§31
+ * allows 5), and their round trips held up every settling of their database. Each step's
+ * compare-and-set and the statements written only if it applied are together and in order in the
+ * batch, so each applies or not as alone. Settled alone afterwards, in its turn: a step that must
+ * cancel, one whose compare-and-set lost to a change since the read, and every one of a batch that
+ * failed. What follows a write (events published, followers told, `supersede`) runs in their order
+ * once the batch committed. `settled` is told of each one done; the first failure is thrown at the
+ * end, after the others were settled.
  */
-export function decidedAtOnce(
+export async function settleGates(
   ctx: ServiceContext,
-  row: DeploymentRow,
-  step: DeploymentRow,
-  now: string,
-  decides: { release: boolean; failed?: GateCheck },
-) {
-  const cancel = decides.failed ? plannedCancel(step, now, failedCheckReason(decides.failed)) : undefined;
-  const release = !cancel && decides.release;
-  // The release a millisecond after the step's own change, so that every reader orders them so
-  // (its `deployment.released` after the step's events, its timeline entry after the step's) and
-  // the row's next change is later still (`laterThan`).
-  const at = release ? new Date(Date.parse(now) + 1).toISOString() : now;
-  const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued", updatedAt: at } : step);
-  const entries =
-    cancel?.entries ?? (release ? [{ stackId: null, status: "queued" as const, statusReason: null }] : []);
-  return {
-    next,
-    release,
-    cancel: cancel !== undefined,
-    columns: cancel
-      ? transitionedColumns(next)
-      : { gate: next.gate, updatedAt: at, ...(release ? { status: "queued" as const } : {}) },
-    unlocked: release ? notLocked(row.environmentId) : undefined,
-    timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, at, "if-changed") : undefined,
-    after: async (numbered: readonly { seq: number }[]) => {
-      if (!entries.length) return;
-      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, at), toDeploymentRecord(next));
-      if (release) await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
-    },
-  };
+  deploymentIds: readonly string[],
+  settled: (deploymentId: string) => void = () => {},
+): Promise<void> {
+  const { db } = ctx;
+  let failure: unknown;
+  for (let from = 0; from < deploymentIds.length; from += SETTLED_TOGETHER) {
+    const ids = deploymentIds.slice(from, from + SETTLED_TOGETHER);
+    const together = await (async () => {
+      const read = await db.batch(ids.flatMap((id) => gateFacts(db, id)) as unknown as [BatchItem<"sqlite">]);
+      const steps = ids.map((_, i) => settlingStep(ctx, read.slice(4 * i, 4 * i + 4) as GateFacts));
+      const writes = steps.flatMap((step) => (step.kind === "write" ? step.write : []));
+      const written: unknown[] = writes.length
+        ? await db.batch(writes as unknown as [BatchItem<"sqlite">])
+        : [];
+      return { steps, written };
+    })().catch(() => undefined);
+    let at = 0;
+    for (const [i, id] of ids.entries()) {
+      const step = together?.steps[i];
+      const width = step?.kind === "write" ? step.write.length : 0;
+      const results = together?.written.slice(at, at + width);
+      at += width;
+      try {
+        if (step?.kind === "as-is" || step?.kind === "held") await unwritten(ctx, step);
+        else if (step?.kind === "write" && results && applied(results)) await step.finish(results);
+        else await settleGate(ctx, id);
+        settled(id);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  }
+  if (failure !== undefined) throw failure;
 }
 
 /** A deployment still waiting for its timer or a check's deadline has the environment's gate object hold it. */
@@ -271,7 +255,7 @@ async function keepTimer(ctx: ServiceContext, row: DeploymentRow): Promise<void>
   if (due !== null) await scheduleGateTimer(ctx, row.environmentId, row.id, due, row.orgId);
 }
 
-/** The waiting deployments of an environment, settled (an unlock, a timer's environment). */
+/** The waiting deployments of an environment, settled (an unlock). */
 export async function settleEnvironment(ctx: ServiceContext, environmentId: string): Promise<void> {
   const waiting = await ctx.db
     .select({ id: deployments.id })
@@ -279,5 +263,8 @@ export async function settleEnvironment(ctx: ServiceContext, environmentId: stri
     .where(and(eq(deployments.environmentId, environmentId), eq(deployments.status, "waiting")))
     .orderBy(deployments.createdAt, deployments.id)
     .all();
-  for (const { id } of waiting) await settleGate(ctx, id);
+  await settleGates(
+    ctx,
+    waiting.map(({ id }) => id),
+  );
 }

@@ -22,8 +22,10 @@ import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { guardedPage, lookupThen } from "../lookup";
-import { rejectionReason, settleGate } from "./gate";
+import { environmentOfDeployment } from "./config";
+import { settleGate } from "./gate";
 import { currentRecord, gateEvent, ownSettling, publishAsDecided } from "./gate-checks";
+import { rejectionReason } from "./gate-decide";
 import { toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
@@ -49,12 +51,7 @@ export async function reviewDeployment(
       db
         .select()
         .from(environmentProtections)
-        .where(
-          eq(
-            environmentProtections.environmentId,
-            sql`(SELECT environment_id FROM deployments WHERE id = ${id})`,
-          ),
-        ),
+        .where(eq(environmentProtections.environmentId, environmentOfDeployment(id))),
     ),
   );
   const protection = protections[0] ? readProtection(protections[0]) : undefined;

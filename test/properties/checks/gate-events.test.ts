@@ -234,7 +234,7 @@ describe("gate events", () => {
       { conclusion: "passed" },
       {
         // The settling after the pass's write (./gate.ts `settleGate`: its read of the lock).
-        'select "locked_at" from "environment_protections" where "environment_protections"."environment_id" = (SELECT':
+        'select "locked_at", "concurrency" from "environment_protections" where "environment_protections"."environment_id" = (SELECT':
           once(async () => {
             await lock(w.owner, w.environmentId);
           }),

@@ -4,9 +4,10 @@
  * once, and a conclusion racing the timeout, record exactly one outcome; what a crash cut short
  * after a conclusion committed, the cron finishes.
  */
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { failingStatements } from "../../helpers/api";
+import type { EnvironmentGate } from "../../../src/gate/object";
+import { failingStatements, interceptStatements, once } from "../../helpers/api";
 import {
   checkedWorld,
   conclude,
@@ -16,7 +17,8 @@ import {
   TWO_CHECKS,
 } from "../../helpers/checks";
 import { overdueSettled, runCron, SWEEP_CRON } from "../../helpers/cron";
-import { captureLogs } from "../../helpers/logs";
+import { recordingD1 } from "../../helpers/d1-trips";
+import { capturedWhile, captureLogs } from "../../helpers/logs";
 import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
 
 captureLogs("log");
@@ -167,6 +169,72 @@ describe("what a crash cut short after a conclusion committed", () => {
     expect((await rowOf(d.id)).gate?.checks?.[0]).toMatchObject({ state: "passed", reason: "timeout" });
   });
 
+  it("the checks of many deployments timing out together in one environment are settled together: a read and a write for twenty", async () => {
+    const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }]);
+    const made = await madeWaiting(w, 16);
+    const recording = recordingD1();
+    await settledTogether(w.environmentId, made, recording.env, () => allReleased(made));
+    // One by one, each would be a read and a write at least (≥ 32).
+    expect(recording.trips.length).toBeLessThanOrEqual(3);
+    for (const id of made) {
+      expect(await concludedEvents(id)).toEqual([
+        expect.objectContaining({ name: "soak", state: "passed", reason: "timeout" }),
+      ]);
+    }
+  }, 30_000);
+
+  it("settled together, a batch that fails leaves each to be settled alone, and one rejected meanwhile is cancelled", async () => {
+    const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }]);
+    const made = await madeWaiting(w, 5);
+    const rejected = made[2] as string;
+    // A rejection whose request's cancel was cut short: the settling carries it out.
+    await env.DB.prepare(
+      "INSERT INTO deployment_reviews (deployment_id, account_id, project_id, state, comment, created_at) SELECT id, ?, project_id, 'rejected', NULL, ? FROM deployments WHERE id = ?",
+    )
+      .bind(w.owner.accountId, new Date().toISOString(), rejected)
+      .run();
+    let failed = 0;
+    const DB = interceptStatements({
+      update: once(async () => {
+        failed++;
+        throw new Error("D1_ERROR: injected failure");
+      }),
+    });
+    const others = made.filter((id) => id !== rejected);
+    const { lines } = await capturedWhile(["error"], () =>
+      settledTogether(w.environmentId, made, { ...env, DB }, async () => {
+        await allReleased(others);
+        await until("the rejected one cancelled", async () => (await rowOf(rejected)).status === "cancelled");
+      }),
+    );
+    expect(failed).toBe(1);
+    // In the same alarm: none failed, to be retried.
+    expect(lines.map((line) => line.msg)).not.toContain("gate timers failed");
+    for (const id of others) expect((await concludedEvents(id)).length).toBe(1);
+    expect(await concludedEvents(rejected)).toEqual([]);
+  }, 30_000);
+
+  it("under supersede, each released in turn, oldest first: the newest is queued, every older one superseded by the next", async () => {
+    const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }], {
+      concurrency: "supersede",
+    });
+    const made = await madeWaiting(w, 6);
+    await settledTogether(w.environmentId, made, env, async () => {
+      await until("the newest released, the others cancelled", async () => {
+        const rows = await Promise.all(made.map(rowOf));
+        return rows.every((row, i) => row.status === (i === made.length - 1 ? "queued" : "cancelled"));
+      });
+    });
+    for (const [i, id] of made.slice(0, -1).entries()) {
+      const { status_reason } = (await env.DB.prepare(
+        "SELECT status_reason FROM deployment_timeline WHERE deployment_id = ? AND stack_id IS NULL AND status = 'cancelled'",
+      )
+        .bind(id)
+        .first<{ status_reason: string }>()) as { status_reason: string };
+      expect(status_reason).toBe(`Superseded by deployment ${made[i + 1]}.`);
+    }
+  }, 30_000);
+
   it("a settling that comes after two deadlines decides what settlings on time would have: a failure ends it", async () => {
     // The gate lists the pass first; the failing check is due first (a settling after a crash, say).
     const checks = [
@@ -250,3 +318,51 @@ describe("a timeout's failure written whole", () => {
     ]);
   });
 });
+
+/** `n` waiting deployments of `w`'s environment, oldest first. */
+async function madeWaiting(w: { environmentId: string; stack: { id: string } }, n: number) {
+  const made: string[] = [];
+  for (let i = 0; i < n; i++) made.push((await engineCreateOk(w.environmentId, [w.stack.id])).id);
+  return made;
+}
+
+const allReleased = (ids: string[]) =>
+  until("every one released", async () =>
+    (await Promise.all(ids.map(rowOf))).every((row) => row.status === "queued"),
+  );
+
+/**
+ * Has the gate object of `environmentId`, with `gateEnv` for its bindings, settle `deploymentIds`
+ * (their check `soak` overdue) due together, in their order; runs `settled` meanwhile.
+ */
+async function settledTogether(
+  environmentId: string,
+  deploymentIds: string[],
+  gateEnv: Env,
+  settled: () => Promise<void>,
+) {
+  const gate = env.ENVIRONMENT_GATES.get(env.ENVIRONMENT_GATES.idFromName(environmentId));
+  await runInDurableObject(gate, (instance: EnvironmentGate) => {
+    (instance as unknown as { env: Env }).env = gateEnv;
+  });
+  try {
+    for (const id of deploymentIds) {
+      await dueIn(id, "soak", -1_000);
+      await scheduleSettle(environmentId, id, Date.now() + 3_600_000);
+    }
+    // All due at once, a millisecond apart in their order: one alarm finds them all.
+    await runInDurableObject(gate, async (_: EnvironmentGate, state) => {
+      const now = Date.now();
+      state.storage.sql.exec(
+        "UPDATE timers SET at = ? + (SELECT count(*) FROM timers AS t WHERE t.rowid < timers.rowid)",
+        now - 1_000,
+      );
+      await state.storage.setAlarm(now);
+    });
+    await settled();
+  } finally {
+    await runInDurableObject(gate, (instance: EnvironmentGate) => {
+      (instance as unknown as { env: Env }).env = env;
+    });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * What a step of a gate decides (API_CONTRACT §26, §31), shared by the settling (./gate.ts) and a
+ * check's conclusion (./checks.ts): what holds a waiting deployment, the lock as read, a step's
+ * time, and what it decides at once in its own write (a release, or a failed check's cancel).
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
+import {
+  type DeploymentGate,
+  deploymentReviews,
+  environmentProtections,
+  type GateCheck,
+} from "../../db/schema";
+import { afterCommit, supersedeOlder } from "./gate-after";
+import { failedCheckReason } from "./gate-checks";
+import { type DeploymentRow, toDeploymentRecord } from "./record";
+import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
+import { plannedCancel, transitionedColumns } from "./transition-plan";
+
+/** What holds a waiting deployment now, in the contract's order (§26), then its checks (§31). */
+export function blockedBy(
+  gate: DeploymentGate,
+  approvals: number,
+  locked: boolean,
+  now: number,
+  checks: boolean,
+) {
+  const out: DeploymentGate["blocked_by"] = [];
+  if (approvals < gate.required_approvals) out.push("approval");
+  if (gate.wait_until !== null && Date.parse(gate.wait_until) > now) out.push("wait_timer");
+  if (locked) out.push("lock");
+  if (checks) out.push("check");
+  return out;
+}
+
+/** The deployment's reviews of one state (SQL condition on `deployment_reviews`). */
+export const reviewsOf = (deploymentId: string, state: "approved" | "rejected") =>
+  and(eq(deploymentReviews.deploymentId, deploymentId), eq(deploymentReviews.state, state));
+
+export const rejectedReview = (deploymentId: string) => reviewsOf(deploymentId, "rejected");
+
+/** The timeline's reason for a deployment a review rejected. */
+export const rejectionReason = (accountId: string) => `Rejected by account ${accountId}.`;
+
+const isLocked = (environmentId: string) =>
+  sql`EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
+export const notLocked = (environmentId: string) => sql`NOT ${isLocked(environmentId)}`;
+
+/**
+ * Whether the environment is locked now, and the condition that it still is as read, for the
+ * compare-and-set of a step that computes `blocked_by` from it (a check's conclusion, ./checks.ts):
+ * a lock or an unlock between the read and the write fails it, and the step reads again.
+ */
+export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
+  const protection = await ctx.db
+    .select({ lockedAt: environmentProtections.lockedAt })
+    .from(environmentProtections)
+    .where(eq(environmentProtections.environmentId, environmentId))
+    .get();
+  const locked = Boolean(protection?.lockedAt);
+  return {
+    locked,
+    unchanged: locked ? isLocked(environmentId) : notLocked(environmentId),
+  };
+}
+
+/** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
+export function laterThan(previous: string): string {
+  const now = Date.now();
+  const prev = Date.parse(previous);
+  return new Date(Number.isNaN(prev) || now > prev ? now : prev + 1).toISOString();
+}
+
+/**
+ * What a gate step decides at once, as part of its own batch (§26, §31): the release of a
+ * deployment nothing holds any more (`waiting → queued`: a settling, the last check's pass) or the
+ * cancel of one a check failed (by its conclusion or its timeout). `step` is the row as the step's
+ * own change leaves it (its gate, its time `now`); `row`, as the step read it.
+ *
+ * - `next`: the row as the batch leaves it; `columns`: what its compare-and-set sets (a cancel's
+ *   every column, `data` with its stacks; else the gate, the time, a release's status);
+ * - `unlocked`: a release's added condition (not locked, so that a release racing a lock lands
+ *   before it or sees it);
+ * - `timeline`: its timeline entries, for the end of the batch (written only if the statement
+ *   before them wrote one row, as each of the step's own does exactly when it applied);
+ * - `after(numbered)`, once the batch committed: the followers told, a release's `supersede`
+ *   (only where the environment's `concurrency` is `supersede`, when the step read it; else it is
+ *   read then).
+ *
+ * A cancel that cannot be planned (a deployment at its size bound) is not part of it (`cancel`
+ * undefined): the step cancels after its write, as a consequence. The step writes its events
+ * itself (./gate-checks.ts `settledEvents`, `deployment.released` included).
+ */
+export function decidedAtOnce(
+  ctx: ServiceContext,
+  row: DeploymentRow,
+  step: DeploymentRow,
+  now: string,
+  decides: { release: boolean; failed?: GateCheck; concurrency?: string | null },
+) {
+  const cancel = decides.failed ? plannedCancel(step, now, failedCheckReason(decides.failed)) : undefined;
+  const release = !cancel && decides.release;
+  // The release a millisecond after the step's own change, so that every reader orders them so
+  // (its `deployment.released` after the step's events, its timeline entry after the step's) and
+  // the row's next change is later still (`laterThan`).
+  const at = release ? new Date(Date.parse(now) + 1).toISOString() : now;
+  const next: DeploymentRow = cancel?.next ?? (release ? { ...step, status: "queued", updatedAt: at } : step);
+  const entries =
+    cancel?.entries ?? (release ? [{ stackId: null, status: "queued" as const, statusReason: null }] : []);
+  return {
+    next,
+    release,
+    cancel: cancel !== undefined,
+    columns: cancel
+      ? transitionedColumns(next)
+      : { gate: next.gate, updatedAt: at, ...(release ? { status: "queued" as const } : {}) },
+    unlocked: release ? notLocked(row.environmentId) : undefined,
+    timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, at, "if-changed") : undefined,
+    after: async (numbered: readonly { seq: number }[]) => {
+      if (!entries.length) return;
+      notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, at), toDeploymentRecord(next));
+      // The policy as the step read it, if it did (a change since is the sweep's: ./gate-sweeps.ts).
+      if (release && (decides.concurrency === undefined || decides.concurrency === "supersede"))
+        await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
+    },
+  };
+}
