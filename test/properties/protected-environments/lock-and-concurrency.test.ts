@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { encodeCursor } from "../../../src/db/pagination";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
-import { internal } from "../../helpers/api";
+import { internal, request } from "../../helpers/api";
+import { recordingD1 } from "../../helpers/d1-trips";
 import { reportOk, timelineOf } from "../../helpers/engine";
 import { expectError } from "../../helpers/expect";
 import {
@@ -25,6 +26,7 @@ import {
   engineQueueSince,
   inEngineQueue,
   lock,
+  lockPath,
   protect,
   protectedWorld,
   publicCreateOk,
@@ -278,6 +280,24 @@ describe("concurrency", () => {
         true,
       );
     }
+  });
+
+  it("an unlock releases its environment's waiting deployments together: a read and a write for twenty, not each", async () => {
+    const { owner, environmentId, stack } = await protectedWorld({});
+    await lock(owner, environmentId);
+    const made: Deployment[] = [];
+    for (let i = 0; i < 25; i++) made.push(await engineCreateOk(environmentId, [stack.id]));
+    expect(new Set(made.map((d) => d.status))).toEqual(new Set(["waiting"]));
+    const recording = recordingD1();
+    const res = await request("DELETE", lockPath(environmentId), {
+      key: owner.key,
+      bindings: { DB: recording.env.DB },
+    });
+    expect(res.status, res.raw).toBe(204);
+    const after = await Promise.all(made.map((d) => readDeployment(owner, d.id)));
+    expect(new Set(after.map((d) => d.status))).toEqual(new Set(["queued"]));
+    // One by one, each would be a read and a write at least (≥ 50).
+    expect(recording.trips.length).toBeLessThan(20);
   });
 
   it("supersede: a release by the wait timer cancels the older ones too", async () => {
