@@ -70,10 +70,10 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * skipping a disabled integration's backlog in bulk and a write waking its audit streams itself,
  * +0.2 (246.29 → 246.51 on one machine, 246.58 with a module order that moved; its modules
  * gzipped one by one, +0.5); an environment's gate settling the timers due together twenty to a
- * read and a write, +0.7 (245.92 → 246.62 in one worktree, 247.07 in another)) with a little room (the order wrangler reads the modules in, the file
+ * read and a write, +0.7 (245.92 → 246.64 in a worktree of 9801829, 247.46 in this one)) with a little room (the order wrangler reads the modules in, the file
  * system's, moves the figure by a few tenths), and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 247.3;
+const MAX_UPLOAD_GZIP_KIB = 247.7;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];

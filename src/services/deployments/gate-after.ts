@@ -57,6 +57,16 @@ export async function afterCreate(
   }
 }
 
+/** Whether the environment's concurrency policy is `supersede` now. */
+export async function supersedes(ctx: ServiceContext, environmentId: string): Promise<boolean> {
+  const policy = await ctx.db
+    .select({ concurrency: environmentProtections.concurrency })
+    .from(environmentProtections)
+    .where(eq(environmentProtections.environmentId, environmentId))
+    .get();
+  return policy?.concurrency === "supersede";
+}
+
 /**
  * `supersede` (§26): when a deployment enters `queued`, every older deployment of its environment
  * still `queued` or `waiting` is cancelled, its timeline entry's reason naming the newer one.
@@ -68,12 +78,7 @@ export async function supersedeOlder(
   newer: { id: string; environmentId: string; createdAt: string },
 ): Promise<void> {
   const { db } = ctx;
-  const policy = await db
-    .select({ concurrency: environmentProtections.concurrency })
-    .from(environmentProtections)
-    .where(eq(environmentProtections.environmentId, newer.environmentId))
-    .get();
-  if (policy?.concurrency !== "supersede") return;
+  if (!(await supersedes(ctx, newer.environmentId))) return;
   const older = await db
     .select()
     .from(deployments)

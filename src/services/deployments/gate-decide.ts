@@ -84,8 +84,8 @@ export function laterThan(previous: string): string {
  * - `timeline`: its timeline entries, for the end of the batch (written only if the statement
  *   before them wrote one row, as each of the step's own does exactly when it applied);
  * - `after(numbered)`, once the batch committed: the followers told, a release's `supersede`
- *   (only where the environment's `concurrency` is `supersede`, when the step read it; else it is
- *   read then).
+ *   (which reads the policy then; unless `supersede` is false: ./gate.ts `settleGates` reads it
+ *   once for the releases it wrote together).
  *
  * A cancel that cannot be planned (a deployment at its size bound) is not part of it (`cancel`
  * undefined): the step cancels after its write, as a consequence. The step writes its events
@@ -96,7 +96,7 @@ export function decidedAtOnce(
   row: DeploymentRow,
   step: DeploymentRow,
   now: string,
-  decides: { release: boolean; failed?: GateCheck; concurrency?: string | null },
+  decides: { release: boolean; failed?: GateCheck },
 ) {
   const cancel = decides.failed ? plannedCancel(step, now, failedCheckReason(decides.failed)) : undefined;
   const release = !cancel && decides.release;
@@ -116,12 +116,10 @@ export function decidedAtOnce(
       : { gate: next.gate, updatedAt: at, ...(release ? { status: "queued" as const } : {}) },
     unlocked: release ? notLocked(row.environmentId) : undefined,
     timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, at, "if-changed") : undefined,
-    after: async (numbered: readonly { seq: number }[]) => {
+    after: async (numbered: readonly { seq: number }[], supersede = true) => {
       if (!entries.length) return;
       notifyFollowers(ctx, row.id, recordedEntries(entries, numbered, at), toDeploymentRecord(next));
-      // The policy as the step read it, if it did (a change since is the sweep's: ./gate-sweeps.ts).
-      if (release && (decides.concurrency === undefined || decides.concurrency === "supersede"))
-        await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
+      if (release && supersede) await afterCommit(ctx, "supersede", next.id, () => supersedeOlder(ctx, next));
     },
   };
 }

@@ -33,7 +33,7 @@ import {
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { publishAfterCommit } from "../events/queue";
 import { environmentOfDeployment } from "./config";
-import { afterCommit } from "./gate-after";
+import { afterCommit, supersedeOlder, supersedes } from "./gate-after";
 import {
   checksHold,
   checksOf,
@@ -117,7 +117,6 @@ function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected
   const decided = decidedAtOnce(ctx, row, { ...row, gate, updatedAt: now }, now, {
     release: blocked.length === 0,
     failed,
-    concurrency: protection[0]?.concurrency ?? null,
   });
   const { next } = decided;
   const { db } = ctx;
@@ -137,7 +136,7 @@ function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected
     );
   const events = settledEvents(ctx, next, timed.concluded, decided.release, now);
   const write = [update, ...events.map((e) => e.insert), ...(decided.timeline ? [decided.timeline] : [])];
-  const finish = async (results: unknown[]): Promise<DeploymentRow | undefined> => {
+  const finish = async (results: unknown[], supersede = true): Promise<DeploymentRow | undefined> => {
     if (failed && !decided.cancel) {
       // A cancel that could not be part of the write: after it, its `deployment.check_concluded`
       // says what it decided (./gate-checks.ts `publishAsDecided`).
@@ -153,11 +152,11 @@ function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected
       return db.select().from(deployments).where(eq(deployments.id, row.id)).get();
     }
     for (const { event } of events) publishAfterCommit(ctx, event.id);
-    await decided.after(results[results.length - 1] as { seq: number }[]);
+    await decided.after(results[results.length - 1] as { seq: number }[], supersede);
     if (next.status === "waiting") await afterCommit(ctx, "wait timer", next.id, () => keepTimer(ctx, next));
     return next;
   };
-  return { kind: "write", row, write, finish } as const;
+  return { kind: "write", row, write, finish, released: decided.release ? next : undefined } as const;
 }
 
 type Step = ReturnType<typeof settlingStep>;
@@ -201,16 +200,18 @@ export async function settleGate(
 const SETTLED_TOGETHER = 20;
 
 /**
- * The deployments `deploymentIds` settled in their order, as `settleGate` does one by one, with
- * SETTLED_TOGETHER of them read in one batch and written in another: one after the other, 400
- * checks timing out together in one environment concluded up to 9 s after their deadline (§31
- * allows 5), and their round trips held up every settling of their database. Each step's
- * compare-and-set and the statements written only if it applied are together and in order in the
- * batch, so each applies or not as alone. Settled alone afterwards, in its turn: a step that must
- * cancel, one whose compare-and-set lost to a change since the read, and every one of a batch that
- * failed. What follows a write (events published, followers told, `supersede`) runs in their order
- * once the batch committed. `settled` is told of each one done; the first failure is thrown at the
- * end, after the others were settled.
+ * The deployments `deploymentIds` of one environment settled in their order, as `settleGate` does
+ * one by one, with SETTLED_TOGETHER of them read in one batch and written in another: one after
+ * the other, 400 checks timing out together in one environment concluded up to 9 s after their
+ * deadline (§31 allows 5), and their round trips held up every settling of their database. Each
+ * step's compare-and-set and the statements written only if it applied are together and in order
+ * in the batch, so each applies or not as alone. Settled alone afterwards, in its turn: a step that
+ * must cancel, one whose compare-and-set lost to a change since the read, and every one of a batch
+ * that failed or that `supersede` holds (a release there cancels the older deployments, which one
+ * read for all would release beside it). What follows a write (events published, followers told)
+ * runs in their order once the batch committed, and `supersede` as settleGate applies it: by the
+ * policy after the commit, read once for the releases. `settled` is told of each one done; the
+ * first failure is thrown at the end, after the others were settled.
  */
 export async function settleGates(
   ctx: ServiceContext,
@@ -222,24 +223,42 @@ export async function settleGates(
   for (let from = 0; from < deploymentIds.length; from += SETTLED_TOGETHER) {
     const ids = deploymentIds.slice(from, from + SETTLED_TOGETHER);
     const together = await (async () => {
-      const read = await db.batch(ids.flatMap((id) => gateFacts(db, id)) as unknown as [BatchItem<"sqlite">]);
-      const steps = ids.map((_, i) => settlingStep(ctx, read.slice(4 * i, 4 * i + 4) as GateFacts));
+      const read = (await db.batch(
+        ids.flatMap((id) => gateFacts(db, id)) as unknown as [BatchItem<"sqlite">],
+      )) as unknown[];
+      const facts = ids.map((_, i) => read.slice(4 * i, 4 * i + 4) as GateFacts);
+      if (facts.some(([, protection]) => protection[0]?.concurrency === "supersede")) return undefined;
+      const steps = facts.map((read) => settlingStep(ctx, read));
       const writes = steps.flatMap((step) => (step.kind === "write" ? step.write : []));
       const written: unknown[] = writes.length
         ? await db.batch(writes as unknown as [BatchItem<"sqlite">])
         : [];
-      return { steps, written };
+      let at = 0;
+      return steps.map((step) => {
+        const width = step.kind === "write" ? step.write.length : 0;
+        at += width;
+        return { step, results: written.slice(at - width, at) };
+      });
     })().catch(() => undefined);
-    let at = 0;
+    const first = together?.find(
+      ({ step, results }) => step.kind === "write" && step.released && applied(results),
+    );
+    const release = first?.step.kind === "write" ? first.step.released : undefined;
+    let supersede = false;
+    if (release) {
+      await afterCommit(ctx, "supersede", release.id, async () => {
+        supersede = await supersedes(ctx, release.environmentId);
+      });
+    }
     for (const [i, id] of ids.entries()) {
-      const step = together?.steps[i];
-      const width = step?.kind === "write" ? step.write.length : 0;
-      const results = together?.written.slice(at, at + width);
-      at += width;
+      const { step, results } = together?.[i] ?? {};
       try {
         if (step?.kind === "as-is" || step?.kind === "held") await unwritten(ctx, step);
-        else if (step?.kind === "write" && results && applied(results)) await step.finish(results);
-        else await settleGate(ctx, id);
+        else if (step?.kind === "write" && results && applied(results)) {
+          const next = step.released;
+          await step.finish(results, false);
+          if (supersede && next) await afterCommit(ctx, "supersede", id, () => supersedeOlder(ctx, next));
+        } else await settleGate(ctx, id);
         settled(id);
       } catch (err) {
         failure ??= err;

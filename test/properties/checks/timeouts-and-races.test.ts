@@ -13,11 +13,13 @@ import {
   conclude,
   deploymentEvents,
   dueIn,
+  protectWithChecks,
   scheduleSettle,
   TWO_CHECKS,
 } from "../../helpers/checks";
 import { overdueSettled, runCron, SWEEP_CRON } from "../../helpers/cron";
 import { recordingD1 } from "../../helpers/d1-trips";
+import { createProjectWithStack } from "../../helpers/factories";
 import { capturedWhile, captureLogs } from "../../helpers/logs";
 import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
 
@@ -214,25 +216,52 @@ describe("what a crash cut short after a conclusion committed", () => {
     expect(await concludedEvents(rejected)).toEqual([]);
   }, 30_000);
 
-  it("under supersede, each released in turn, oldest first: the newest is queued, every older one superseded by the next", async () => {
+  it("under supersede, one at a time: the newer due first is released, and the older ones are cancelled waiting, never released", async () => {
     const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }], {
       concurrency: "supersede",
     });
     const made = await madeWaiting(w, 6);
-    await settledTogether(w.environmentId, made, env, async () => {
+    const newest = made[made.length - 1] as string;
+    // The newest due first, then the older ones (their deadlines later).
+    await settledTogether(w.environmentId, [newest, ...made.slice(0, -1)], env, async () => {
       await until("the newest released, the others cancelled", async () => {
         const rows = await Promise.all(made.map(rowOf));
         return rows.every((row, i) => row.status === (i === made.length - 1 ? "queued" : "cancelled"));
       });
     });
-    for (const [i, id] of made.slice(0, -1).entries()) {
-      const { status_reason } = (await env.DB.prepare(
-        "SELECT status_reason FROM deployment_timeline WHERE deployment_id = ? AND stack_id IS NULL AND status = 'cancelled'",
-      )
-        .bind(id)
-        .first<{ status_reason: string }>()) as { status_reason: string };
-      expect(status_reason).toBe(`Superseded by deployment ${made[i + 1]}.`);
+    for (const id of made.slice(0, -1)) {
+      expect(await cancelReason(id)).toBe(`Superseded by deployment ${newest}.`);
+      expect(await deploymentEvents("deployment.released", id)).toEqual([]);
     }
+  }, 30_000);
+
+  it("releases written together apply supersede by the policy after their commit: one changed to supersede meanwhile cancels the older ones", async () => {
+    const w = await createProjectWithStack();
+    const older = [
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+    ];
+    await protectWithChecks(w.owner, w.environmentId, [
+      { name: "soak", timeout: 86_400, on_timeout: "pass" },
+    ]);
+    const made = await madeWaiting(w, 3);
+    // Read as `parallel`; `supersede` by the time the releases are written.
+    const DB = interceptStatements({
+      update: once(async () => {
+        await env.DB.prepare(
+          "UPDATE environment_protections SET concurrency = 'supersede' WHERE environment_id = ?",
+        )
+          .bind(w.environmentId)
+          .run();
+      }),
+    });
+    await settledTogether(w.environmentId, made, { ...env, DB }, async () => {
+      await until("the newest queued, every older one cancelled", async () => {
+        const rows = await Promise.all([...older.map((d) => d.id), ...made].map(rowOf));
+        return rows.every((row, i) => row.status === (i === rows.length - 1 ? "queued" : "cancelled"));
+      });
+    });
+    expect(older.map((d) => d.status)).toEqual(["queued", "queued"]);
   }, 30_000);
 
   it("a settling that comes after two deadlines decides what settlings on time would have: a failure ends it", async () => {
@@ -353,10 +382,9 @@ async function settledTogether(
     // All due at once, a millisecond apart in their order: one alarm finds them all.
     await runInDurableObject(gate, async (_: EnvironmentGate, state) => {
       const now = Date.now();
-      state.storage.sql.exec(
-        "UPDATE timers SET at = ? + (SELECT count(*) FROM timers AS t WHERE t.rowid < timers.rowid)",
-        now - 1_000,
-      );
+      for (const [i, id] of deploymentIds.entries()) {
+        state.storage.sql.exec("UPDATE timers SET at = ? WHERE deployment_id = ?", now - 1_000 + i, id);
+      }
       await state.storage.setAlarm(now);
     });
     await settled();
@@ -365,4 +393,14 @@ async function settledTogether(
       (instance as unknown as { env: Env }).env = env;
     });
   }
+}
+
+/** The reason of a deployment's own `cancelled` timeline entry. */
+async function cancelReason(deploymentId: string) {
+  const entry = await env.DB.prepare(
+    "SELECT status_reason FROM deployment_timeline WHERE deployment_id = ? AND stack_id IS NULL AND status = 'cancelled'",
+  )
+    .bind(deploymentId)
+    .first<{ status_reason: string }>();
+  return entry?.status_reason;
 }
