@@ -119,17 +119,26 @@ async function checkStreamPlaces(base, key, environmentId) {
 
 /**
  * Check 8's first half: an audit stream (§30) to a receiver here, an audited write, and the server
- * killed (SIGKILL, its whole process group) before the local queue, which keeps its messages in
- * memory for up to a second (wrangler.toml `max_batch_timeout`), has handed over the stream's
- * wake-up. Answers the receiver, the entries it has received and the written project's id, for
- * the second half after the restart.
+ * killed (SIGKILL, its whole process group) as soon as its answer is read. The request wakes the
+ * stream after its commit (`waitUntil`), which the kill may cut or not; the receiver refuses what
+ * arrives until the kill, so the entry is owed either way: by the stream's retry, or by the sweep at
+ * the start when the kill cut the wake-up. Answers the receiver, the entries it has received and the
+ * written project's id, for the second half after the restart.
  */
 async function killAfterAuditedWrite(server, key, orgId) {
   const lines = [];
+  // Until the kill, once the stream's first batch arrived, every batch is refused (503): the write's
+  // entry cannot be acknowledged before the kill, whether its wake-up ran or the kill cut it.
+  const refusing = { on: false };
   const receiver = createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
     req.on("end", () => {
+      if (refusing.on) {
+        res.statusCode = 503;
+        res.end();
+        return;
+      }
       lines.push(
         ...body
           .split("\n")
@@ -149,6 +158,7 @@ async function killAfterAuditedWrite(server, key, orgId) {
   if (created.status !== 201)
     throw new Error(`the audit stream's create: ${created.status} ${await created.text()}`);
   await until(() => lines.length > 0, 10_000);
+  refusing.on = true;
   const written = await fetch(`${server.base}/v1/projects`, {
     method: "POST",
     headers,
@@ -158,6 +168,7 @@ async function killAfterAuditedWrite(server, key, orgId) {
   const project = await written.json();
   process.kill(-server.pid, "SIGKILL");
   const before = lines.length;
+  refusing.on = false;
   return { receiver, lines, before, projectId: project.id, status: written.status };
 }
 
@@ -313,7 +324,7 @@ try {
 
   // Killed after an audited write, then started again on the same state with a .dev.key written
   // for other state: a new key is made and printed, and it opens this state (the printed key must
-  // always work); the sweep at the start wakes the stream whose wake-up the kill lost.
+  // always work); the stream sends the write's entry it owes (its retry, or the sweep at the start).
   const crash = await killAfterAuditedWrite(server, key, page.data[0].org_id);
   // Until the first server is gone (its port closed), so the two never share the state.
   for (let i = 0; i < 100; i++) {
@@ -355,7 +366,7 @@ try {
   crash.receiver.close();
   check(
     crash.status === 201 && crash.before === 1 && crash.lines.some(isWrite),
-    "an audited write answered just before a SIGKILL reaches its audit stream after the restart (the sweep at the start)",
+    "an audited write answered just before a SIGKILL reaches its audit stream after the restart (the stream's retry, or the sweep at the start when the kill cut its wake-up)",
     `write ${crash.status}; entries before the kill ${crash.before}, after the restart ${JSON.stringify(crash.lines.map((e) => [e.sequence, e.action]))}`,
   );
 } catch (err) {
