@@ -89,7 +89,11 @@ type GateFacts = [
  * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
  * and `finish` once that committed.
  */
-function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected]: GateFacts) {
+function settlingStep(
+  ctx: ServiceContext,
+  [rows, protection, approved, rejected]: GateFacts,
+  together = false,
+) {
   const row = rows[0];
   if (row?.status !== "waiting" || !row.gate) return { kind: "as-is", row } as const;
   const rejecter = rejected[0]?.accountId;
@@ -132,6 +136,10 @@ function settlingStep(ctx: ServiceContext, [rows, protection, approved, rejected
         eq(deployments.updatedAt, row.updatedAt),
         decided.unlocked,
         sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
+        // Written together, still not `supersede` (./gate.ts `settleGates`): else settled alone.
+        together
+          ? sql`NOT EXISTS (SELECT 1 FROM ${environmentProtections} WHERE ${environmentProtections.environmentId} = ${row.environmentId} AND ${environmentProtections.concurrency} = 'supersede')`
+          : undefined,
       ),
     );
   const events = settledEvents(ctx, next, timed.concluded, decided.release, now);
@@ -208,9 +216,10 @@ const SETTLED_TOGETHER = 20;
  * in the batch, so each applies or not as alone. Settled alone afterwards, in its turn: a step that
  * must cancel, one whose compare-and-set lost to a change since the read, and every one of a batch
  * that failed or that `supersede` holds (a release there cancels the older deployments, which one
- * read for all would release beside it). What follows a write (events published, followers told)
- * runs in their order once the batch committed, and `supersede` as settleGate applies it: by the
- * policy after the commit, read once for the releases. `settled` is told of each one done; the
+ * read for all would release beside it; each compare-and-set also says "not `supersede`", for a
+ * policy changed between the read and the write). What follows a write (events published,
+ * followers told) runs in their order once the batch committed, and `supersede` as settleGate
+ * applies it: by the policy after the commit, read once for the releases. `settled` is told of each one done; the
  * first failure is thrown at the end, after the others were settled.
  */
 export async function settleGates(
@@ -228,7 +237,7 @@ export async function settleGates(
       )) as unknown[];
       const facts = ids.map((_, i) => read.slice(4 * i, 4 * i + 4) as GateFacts);
       if (facts.some(([, protection]) => protection[0]?.concurrency === "supersede")) return undefined;
-      const steps = facts.map((read) => settlingStep(ctx, read));
+      const steps = facts.map((read) => settlingStep(ctx, read, true));
       const writes = steps.flatMap((step) => (step.kind === "write" ? step.write : []));
       const written: unknown[] = writes.length
         ? await db.batch(writes as unknown as [BatchItem<"sqlite">])

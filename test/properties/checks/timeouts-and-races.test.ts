@@ -235,7 +235,21 @@ describe("what a crash cut short after a conclusion committed", () => {
     }
   }, 30_000);
 
-  it("releases written together apply supersede by the policy after their commit: one changed to supersede meanwhile cancels the older ones", async () => {
+  it("a policy changed to supersede between the read and the write: each is settled alone, the newer due first released, the older never", async () => {
+    const w = await checkedWorld([{ name: "soak", timeout: 86_400, on_timeout: "pass" }]);
+    const made = await madeWaiting(w, 4);
+    const newest = made[made.length - 1] as string;
+    const DB = interceptStatements({ update: once(() => supersedeNow(w.environmentId)) });
+    await settledTogether(w.environmentId, [newest, ...made.slice(0, -1)], { ...env, DB }, async () => {
+      await until("the newest queued, every older one cancelled", async () => {
+        const rows = await Promise.all(made.map(rowOf));
+        return rows.every((row, i) => row.status === (i === made.length - 1 ? "queued" : "cancelled"));
+      });
+    });
+    for (const id of made.slice(0, -1)) expect(await deploymentEvents("deployment.released", id)).toEqual([]);
+  }, 30_000);
+
+  it("releases written together apply supersede by the policy after their commit: one changed to supersede just after cancels the older ones", async () => {
     const w = await createProjectWithStack();
     const older = [
       await engineCreateOk(w.environmentId, [w.stack.id]),
@@ -245,15 +259,9 @@ describe("what a crash cut short after a conclusion committed", () => {
       { name: "soak", timeout: 86_400, on_timeout: "pass" },
     ]);
     const made = await madeWaiting(w, 3);
-    // Read as `parallel`; `supersede` by the time the releases are written.
+    // Written as `parallel`; `supersede` by the time the policy is read after the commit.
     const DB = interceptStatements({
-      update: once(async () => {
-        await env.DB.prepare(
-          "UPDATE environment_protections SET concurrency = 'supersede' WHERE environment_id = ?",
-        )
-          .bind(w.environmentId)
-          .run();
-      }),
+      'select "concurrency" from "environment_protections"': once(() => supersedeNow(w.environmentId)),
     });
     await settledTogether(w.environmentId, made, { ...env, DB }, async () => {
       await until("the newest queued, every older one cancelled", async () => {
@@ -261,6 +269,8 @@ describe("what a crash cut short after a conclusion committed", () => {
         return rows.every((row, i) => row.status === (i === rows.length - 1 ? "queued" : "cancelled"));
       });
     });
+    // Released together under `parallel`, then superseded.
+    for (const id of made) expect((await deploymentEvents("deployment.released", id)).length).toBe(1);
     expect(older.map((d) => d.status)).toEqual(["queued", "queued"]);
   }, 30_000);
 
@@ -403,4 +413,13 @@ async function cancelReason(deploymentId: string) {
     .bind(deploymentId)
     .first<{ status_reason: string }>();
   return entry?.status_reason;
+}
+
+/** The environment's concurrency policy set to `supersede` in D1, as a protection PUT would. */
+async function supersedeNow(environmentId: string) {
+  await env.DB.prepare(
+    "UPDATE environment_protections SET concurrency = 'supersede' WHERE environment_id = ?",
+  )
+    .bind(environmentId)
+    .run();
 }
