@@ -30,6 +30,7 @@ import {
   environmentProtections,
   type GateCheck,
 } from "../../db/schema";
+import { loggableError } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { publishAfterCommit } from "../events/queue";
 import { environmentOfDeployment } from "./config";
@@ -56,7 +57,7 @@ import { scheduleGateTimer } from "./gate-timer";
 import type { DeploymentRow } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
-/** What a settling reads of a deployment: its row, its environment's lock, its reviews. */
+/** What a settling reads of a deployment: its row, its environment's lock and policy, its reviews. */
 const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
   [
     db.select().from(deployments).where(eq(deployments.id, deploymentId)),
@@ -87,7 +88,8 @@ type GateFacts = [
  * recorded rejection or failed check cancels (`cancel`, its own request or the settling that
  * concluded it does that at once: this is for one a crash cut short); a gate still held as it was
  * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
- * and `finish` once that committed.
+ * and `finish` once that committed. `together`: written in one batch with others (`settleGates`),
+ * its compare-and-set also requires the environment's policy not to be `supersede`.
  */
 function settlingStep(
   ctx: ServiceContext,
@@ -248,7 +250,10 @@ export async function settleGates(
         at += width;
         return { step, results: written.slice(at - width, at) };
       });
-    })().catch(() => undefined);
+    })().catch((err) => {
+      ctx.log.warn("gate settling together failed; each settled alone", { error: loggableError(err) });
+      return undefined;
+    });
     const first = together?.find(
       ({ step, results }) => step.kind === "write" && step.released && applied(results),
     );

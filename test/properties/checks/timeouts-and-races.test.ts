@@ -203,7 +203,7 @@ describe("what a crash cut short after a conclusion committed", () => {
       }),
     });
     const others = made.filter((id) => id !== rejected);
-    const { lines } = await capturedWhile(["error"], () =>
+    const { lines } = await capturedWhile(["error", "warn"], () =>
       settledTogether(w.environmentId, made, { ...env, DB }, async () => {
         await allReleased(others);
         await until("the rejected one cancelled", async () => (await rowOf(rejected)).status === "cancelled");
@@ -212,6 +212,9 @@ describe("what a crash cut short after a conclusion committed", () => {
     expect(failed).toBe(1);
     // In the same alarm: none failed, to be retried.
     expect(lines.map((line) => line.msg)).not.toContain("gate timers failed");
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: "warn", msg: "gate settling together failed; each settled alone" }),
+    );
     for (const id of others) expect((await concludedEvents(id)).length).toBe(1);
     expect(await concludedEvents(rejected)).toEqual([]);
   }, 30_000);
