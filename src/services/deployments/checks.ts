@@ -119,6 +119,8 @@ export async function concludeCheck(
             sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${reviewsOf(id, "rejected")})`,
             sql`(SELECT count(*) FROM ${deploymentReviews} WHERE ${reviewsOf(id, "approved")}) = json_extract(${deployments.gate}, '$.approvals')`,
             lock.unchanged,
+            // A release: not superseded since the read either (./gate-rules.ts `notSuperseded`).
+            decided.releasable,
           ),
         )
         .returning({ id: deployments.id }),

@@ -57,6 +57,9 @@ export async function afterCreate(
   }
 }
 
+/** The timeline's reason for a deployment a newer one superseded (§26). */
+export const supersededBy = (newerId: string) => `Superseded by deployment ${newerId}.`;
+
 /** Whether the environment's concurrency policy is `supersede` now. */
 export async function supersedes(ctx: ServiceContext, environmentId: string): Promise<boolean> {
   const policy = await ctx.db
@@ -93,5 +96,5 @@ export async function supersedeOlder(
       ),
     )
     .all();
-  for (const row of older) await cancelAsConsequence(ctx, row, `Superseded by deployment ${newer.id}.`);
+  for (const row of older) await cancelAsConsequence(ctx, row, supersededBy(newer.id));
 }

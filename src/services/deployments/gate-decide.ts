@@ -13,6 +13,7 @@ import {
 } from "../../db/schema";
 import { afterCommit, supersedeOlder } from "./gate-after";
 import { failedCheckReason } from "./gate-checks";
+import { notSuperseded } from "./gate-rules";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
 import { plannedCancel, transitionedColumns } from "./transition-plan";
@@ -79,8 +80,9 @@ export function laterThan(previous: string): string {
  *
  * - `next`: the row as the batch leaves it; `columns`: what its compare-and-set sets (a cancel's
  *   every column, `data` with its stacks; else the gate, the time, a release's status);
- * - `unlocked`: a release's added condition (not locked, so that a release racing a lock lands
- *   before it or sees it);
+ * - `releasable`: a release's added condition: not locked, so that a release racing a lock lands
+ *   before it or sees it; and not superseded (./gate-rules.ts `notSuperseded`), so that a release
+ *   racing a newer deployment's entry into `queued` under `supersede` never queues beside it;
  * - `timeline`: its timeline entries, for the end of the batch (written only if the statement
  *   before them wrote one row, as each of the step's own does exactly when it applied);
  * - `after(numbered)`, once the batch committed: the followers told, a release's `supersede`
@@ -114,7 +116,7 @@ export function decidedAtOnce(
     columns: cancel
       ? transitionedColumns(next)
       : { gate: next.gate, updatedAt: at, ...(release ? { status: "queued" as const } : {}) },
-    unlocked: release ? notLocked(row.environmentId) : undefined,
+    releasable: release ? and(notLocked(row.environmentId), notSuperseded(row)) : undefined,
     timeline: entries.length ? statusEntriesInsert(ctx.db, row.id, entries, at, "if-changed") : undefined,
     after: async (numbered: readonly { seq: number }[], supersede = true) => {
       if (!entries.length) return;

@@ -20,21 +20,15 @@
  *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
  *   create would make a second deployment.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../../context";
-import {
-  type DeploymentGate,
-  deploymentReviews,
-  deployments,
-  environmentProtections,
-  type GateCheck,
-} from "../../db/schema";
+import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
 import { loggableError } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { publishAfterCommit } from "../events/queue";
 import { environmentOfDeployment } from "./config";
-import { afterCommit, supersedeOlder, supersedes } from "./gate-after";
+import { afterCommit, supersededBy, supersedeOlder, supersedes } from "./gate-after";
 import {
   checksHold,
   checksOf,
@@ -53,6 +47,7 @@ import {
   rejectionReason,
   reviewsOf,
 } from "./gate-decide";
+import { supersedes as supersedesDeployment } from "./gate-rules";
 import { scheduleGateTimer } from "./gate-timer";
 import type { DeploymentRow } from "./record";
 import { cancelAsConsequence } from "./transitions";
@@ -74,6 +69,19 @@ const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
       .from(deploymentReviews)
       .where(rejectedReview(deploymentId))
       .limit(1),
+    // Under `supersede`, the newest deployment that entered `queued` after it (./gate-rules.ts).
+    db
+      .select({ id: deployments.id })
+      .from(deployments)
+      .where(
+        and(
+          eq(deployments.environmentId, environmentOfDeployment(deploymentId)),
+          inArray(deployments.status, ["queued", "in_progress"]),
+          supersedesDeployment(deploymentId),
+        ),
+      )
+      .orderBy(desc(deployments.createdAt), desc(deployments.id))
+      .limit(1),
   ] as const;
 
 type GateFacts = [
@@ -81,28 +89,38 @@ type GateFacts = [
   { lockedAt: string | null; concurrency: string | null }[],
   { n: number; latest: string | null }[],
   { accountId: string }[],
+  { id: string }[],
 ];
+
+/** How many statements `gateFacts` reads. */
+const FACTS = 5;
 
 /**
  * What a settling does with what it read: nothing to a deployment not waiting (`as-is`); a
  * recorded rejection or failed check cancels (`cancel`, its own request or the settling that
- * concluded it does that at once: this is for one a crash cut short); a gate still held as it was
+ * concluded it does that at once: this is for one a crash cut short), as a newer deployment that
+ * entered `queued` under `supersede` does (its supersede not yet run: never released beside it); a gate still held as it was
  * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
  * and `finish` once that committed. `together`: written in one batch with others (`settleGates`),
  * its compare-and-set also requires the environment's policy not to be `supersede`.
  */
 function settlingStep(
   ctx: ServiceContext,
-  [rows, protection, approved, rejected]: GateFacts,
+  [rows, protection, approved, rejected, superseding]: GateFacts,
   together = false,
 ) {
   const row = rows[0];
   if (row?.status !== "waiting" || !row.gate) return { kind: "as-is", row } as const;
   const rejecter = rejected[0]?.accountId;
   const recordedFailure = failedCheck(checksOf(row.gate));
-  if (rejecter !== undefined || recordedFailure) {
+  const newer = superseding[0]?.id;
+  if (rejecter !== undefined || recordedFailure || newer !== undefined) {
     const reason =
-      rejecter !== undefined ? rejectionReason(rejecter) : failedCheckReason(recordedFailure as GateCheck);
+      rejecter !== undefined
+        ? rejectionReason(rejecter)
+        : recordedFailure
+          ? failedCheckReason(recordedFailure)
+          : supersededBy(newer as string);
     return { kind: "cancel", row, reason } as const;
   }
   const nowMs = Date.now();
@@ -136,7 +154,7 @@ function settlingStep(
         eq(deployments.id, row.id),
         eq(deployments.status, "waiting"),
         eq(deployments.updatedAt, row.updatedAt),
-        decided.unlocked,
+        decided.releasable,
         sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         // Written together, still not `supersede` (./gate.ts `settleGates`): else settled alone.
         together
@@ -237,7 +255,7 @@ export async function settleGates(
       const read = (await db.batch(
         ids.flatMap((id) => gateFacts(db, id)) as unknown as [BatchItem<"sqlite">],
       )) as unknown[];
-      const facts = ids.map((_, i) => read.slice(4 * i, 4 * i + 4) as GateFacts);
+      const facts = ids.map((_, i) => read.slice(FACTS * i, FACTS * (i + 1)) as GateFacts);
       if (facts.some(([, protection]) => protection[0]?.concurrency === "supersede")) return undefined;
       const steps = facts.map((read) => settlingStep(ctx, read, true));
       const writes = steps.flatMap((step) => (step.kind === "write" ? step.write : []));

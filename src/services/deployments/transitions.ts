@@ -85,7 +85,7 @@ async function tryTransition(
         eq(deployments.status, row.status),
         eq(deployments.updatedAt, row.updatedAt),
         // §26: a start the environment's lock or concurrency forbids matches nothing (then explained).
-        starting ? engineMayStart(row.environmentId, row.id) : undefined,
+        starting ? engineMayStart(row) : undefined,
       ),
     );
   const type = plan.kind === "move" ? EVENT_OF[plan.status] : undefined;
@@ -112,7 +112,7 @@ async function tryTransition(
   ]);
   if (!results[0].meta.changes) {
     if (starting) {
-      const why = await whyNotStart(ctx, row.environmentId, row.id);
+      const why = await whyNotStart(ctx, row);
       if (why) throw conflict(`The deployment cannot start now. ${why}`);
     }
     return undefined;

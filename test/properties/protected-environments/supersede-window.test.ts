@@ -1,0 +1,156 @@
+/**
+ * `supersede` (API_CONTRACT §26) between a newer deployment's entry into `queued` and its
+ * supersede, which runs after that write (src/services/deployments/gate-after.ts): "when a
+ * deployment of the environment enters `queued`, every older deployment of that environment still
+ * `queued` or `waiting` becomes `cancelled`". In that window (or for good, when the supersede was
+ * cut short and waits for the cron's sweep) an older deployment is never started by the engine,
+ * never listed for it, and never released beside the newer one: a release that meets it cancels
+ * instead, naming the newer one.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { interceptStatements, once, request } from "../../helpers/api";
+import { checkedWorld, conclude, deploymentEvents } from "../../helpers/checks";
+import { timelineOf } from "../../helpers/engine";
+import type { ErrorBody } from "../../helpers/expect";
+import { createProjectWithStack } from "../../helpers/factories";
+import { capturedWhile } from "../../helpers/logs";
+import {
+  approve,
+  type Deployment,
+  engineCreateOk,
+  engineMove,
+  inEngineQueue,
+  protect,
+  protectedWorld,
+  reviewsPath,
+  rowOf,
+} from "../../helpers/protection";
+
+/** The supersede's read of the policy (gate-after.ts `supersedes`), failed once: the supersede is cut short. */
+const supersedeCutShort = () =>
+  interceptStatements({
+    'select "concurrency" from "environment_protections"': once(() =>
+      Promise.reject(new Error("D1_ERROR: injected failure")),
+    ),
+  });
+
+/** An approval whose supersede is cut short (its review and release committed); asserts the fault's log line. */
+async function approvedCutShort(key: string, deploymentId: string) {
+  const { result, lines } = await capturedWhile(["error", "warn"], () =>
+    request<Deployment & ErrorBody>("POST", reviewsPath(deploymentId), {
+      key,
+      body: { state: "approved" },
+      bindings: { DB: supersedeCutShort() },
+    }),
+  );
+  expect(result.status, result.raw).toBe(200);
+  expect(result.body.status).toBe("queued");
+  expect(lines.map((l) => l.msg)).toContain(
+    "a deployment's supersede failed after the write; left to its backstop",
+  );
+  return result.body;
+}
+
+/** The deployment's own (not its stacks') last timeline entry. */
+async function lastOwnEntry(key: string, deploymentId: string) {
+  return (await timelineOf(key, deploymentId))
+    .filter((e) => e.type === "status" && e.stack_id === null)
+    .at(-1);
+}
+
+describe("supersede before the newer deployment's supersede has run", () => {
+  it("the engine neither lists nor starts a queued deployment older than another queued one; the newer one starts", async () => {
+    const w = await createProjectWithStack();
+    // Both queued under `parallel`, then `supersede`: a change of policy cancels nothing by itself.
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await protect(w.owner, w.environmentId, { concurrency: "supersede" });
+    expect(await inEngineQueue(older, newer)).toEqual([false, true]);
+    const move = await engineMove(older.id, "in_progress");
+    expect(move.status, move.raw).toBe(409);
+    expect(move.raw).toContain("A newer deployment of its environment is `queued`");
+    expect((await rowOf(older.id)).status).toBe("queued");
+    expect((await engineMove(newer.id, "in_progress")).status).toBe(200);
+  });
+
+  it("an approval of an older deployment after a newer one was released (its supersede cut short) cancels it, naming the newer one; never released", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "supersede" });
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await approvedCutShort(w.owner.key, newer.id);
+    // The fault did what it says: the older one is still waiting beside the queued newer one.
+    expect((await rowOf(older.id)).status).toBe("waiting");
+    const answered = await approve(w.owner, older.id);
+    expect(answered.status).toBe("cancelled");
+    expect((await rowOf(older.id)).status).toBe("cancelled");
+    expect((await rowOf(newer.id)).status).toBe("queued");
+    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+  });
+
+  it("a release whose compare-and-set meets a newer deployment queued since its read cancels instead", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "supersede" });
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    // Between the approval's read of the gate and its release's write, the newer one enters
+    // `queued` (as its own release would), its supersede not yet run.
+    const DB = interceptStatements({
+      'update "deployments" set': once(async () => {
+        await env.DB.prepare(
+          "UPDATE deployments SET status = 'queued', gate = json_set(gate, '$.blocked_by', json('[]')) WHERE id = ?",
+        )
+          .bind(newer.id)
+          .run();
+      }),
+    });
+    const res = await request<Deployment & ErrorBody>("POST", reviewsPath(older.id), {
+      key: w.owner.key,
+      body: { state: "approved" },
+      bindings: { DB },
+    });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.status).toBe("cancelled");
+    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+    expect((await timelineOf(w.owner.key, older.id)).some((e) => e.status === "queued")).toBe(false);
+  });
+
+  it("the last check's pass of an older deployment after a newer one was released is 409: it is cancelled, naming the newer one", async () => {
+    const w = await checkedWorld([{ name: "ci", timeout: 86_400, on_timeout: "fail" }], {
+      concurrency: "supersede",
+    });
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const { result: released, lines } = await capturedWhile(["error", "warn"], () =>
+      conclude(
+        w.owner,
+        newer.id,
+        "ci",
+        { conclusion: "passed" },
+        {
+          'select "concurrency" from "environment_protections"': once(() =>
+            Promise.reject(new Error("D1_ERROR: injected failure")),
+          ),
+        },
+      ),
+    );
+    expect(released.status, released.raw).toBe(200);
+    expect(released.body.status).toBe("queued");
+    expect(lines.map((l) => l.msg)).toContain(
+      "a deployment's supersede failed after the write; left to its backstop",
+    );
+    expect((await rowOf(older.id)).status).toBe("waiting");
+    const res = await conclude(w.owner, older.id, "ci", { conclusion: "passed" });
+    expect(res.status, res.raw).toBe(409);
+    expect((await rowOf(older.id)).status).toBe("cancelled");
+    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+  });
+});
