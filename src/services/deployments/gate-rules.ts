@@ -46,29 +46,32 @@ export const concurrencyOf = (environmentId: string) =>
   >`(SELECT concurrency FROM environment_protections WHERE environment_id = ${environmentId})`;
 
 /**
- * SQL true when, under `supersede` (§26), a deployment newer than the one whose environment,
- * `created_at` and id are given has entered `queued` and is still `queued` (or, with `running`, has
- * gone on to `in_progress`): the older one is to be cancelled by the newer one's supersede, which
- * runs after that deployment's own write. Until it does, the older one is neither listed for the
- * engine nor started, nor released from `waiting` beside it. `p` is its environment's protection.
+ * `supersede` (§26): "when a deployment of the environment enters `queued`, every older deployment
+ * of that environment still `queued` or `waiting` becomes `cancelled`". Those cancels run after the
+ * newer deployment's own write (./gate-after.ts `supersedeOlder`; a minute later, by the cron's
+ * sweep, when a crash cut them short). Until they do, SQL true here says that they will: a newer
+ * deployment of the environment is `queued` and entered it under the policy as it is now
+ * (`supersede`, its `updated_at` not before the protection's: a policy changed to `supersede`
+ * afterwards cancels nothing, and then nothing is superseded here). The older deployment is then
+ * neither listed for the engine nor started, nor released from `waiting` beside it: a release that
+ * meets it cancels instead, as the newer one's supersede would (./gate.ts). `p` is the
+ * environment's protection row in the enclosing statement.
  */
-function newerEntered(environment: SQL, createdAt: SQL, id: SQL, running: boolean): SQL {
-  const statuses = sql.raw(running ? "('queued', 'in_progress')" : "('queued')");
-  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE newer.environment_id = ${environment} AND newer.status IN ${statuses} AND (newer.created_at > ${createdAt} OR (newer.created_at = ${createdAt} AND newer.id > ${id}))))`;
+function supersededIn(environment: SQL, createdAt: SQL, id: SQL): SQL {
+  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE newer.environment_id = ${environment} AND newer.status = 'queued' AND newer.updated_at >= p.updated_at AND (newer.created_at > ${createdAt} OR (newer.created_at = ${createdAt} AND newer.id > ${id}))))`;
 }
 
 /**
  * SQL for the engine's queued list (§26): a queued deployment whose environment is locked, or
  * whose environment runs one deployment at a time (`serial`, `supersede`) with one `in_progress`,
- * is left out; under `supersede`, one older than another queued deployment too (it is being
- * superseded). `deployment` is the listed row's table name or alias.
+ * is left out; so is one a newer queued deployment is superseding (`supersededIn`).
+ * `deployment` is the listed row's table name or alias.
  */
 export function engineQueueCondition(deployment: SQL): SQL {
-  const superseded = newerEntered(
+  const superseded = supersededIn(
     sql`${deployment}.environment_id`,
     sql`${deployment}.created_at`,
     sql`${deployment}.id`,
-    false,
   );
   return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment}.environment_id AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${deployment}.environment_id AND running.status = 'in_progress')) OR ${superseded}))`;
 }
@@ -76,31 +79,30 @@ export function engineQueueCondition(deployment: SQL): SQL {
 /** The deployment a start or a release is about: its environment, creation time and id. */
 type Placed = { environmentId: string; createdAt: string; id: string };
 
-const supersededRow = ({ environmentId, createdAt, id }: Placed, running: boolean) =>
-  newerEntered(sql`${environmentId}`, sql`${createdAt}`, sql`${id}`, running);
+const supersededRow = ({ environmentId, createdAt, id }: Placed) =>
+  supersededIn(sql`${environmentId}`, sql`${createdAt}`, sql`${id}`);
 
 /** SQL true when the engine may move `deployment` to `in_progress` now. */
 export function engineMayStart(deployment: Placed): SQL {
   const { environmentId, id } = deployment;
-  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${id})) OR ${supersededRow(deployment, false)}))`;
+  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND (p.locked_at IS NOT NULL OR (p.concurrency != 'parallel' AND EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${id})) OR ${supersededRow(deployment)}))`;
 }
 
 /**
  * SQL true when `deployment` may be released (`waiting → queued`) as far as `supersede` goes: no
- * newer deployment of its environment has entered `queued` (queued or `in_progress` now), which
- * would have cancelled it. A release that meets one is read again and cancelled instead (./gate.ts).
+ * newer deployment is superseding it (`supersededIn`).
  */
 export function notSuperseded(deployment: Placed): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment.environmentId} AND ${supersededRow(deployment, true)})`;
+  return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment.environmentId} AND ${supersededRow(deployment)})`;
 }
 
 /**
- * SQL true when the `deployments` row at hand supersedes `deploymentId` (as `notSuperseded` reads
- * it: newer, of its environment, whose policy is `supersede`), for a settling's read of the newest
- * queued or `in_progress` one: a waiting deployment it finds is cancelled, naming it (./gate.ts).
+ * SQL true when the queued `deployments` row at hand is superseding `deploymentId`
+ * (`supersededIn`), for a settling's read of the newest such: a waiting deployment that meets
+ * one is cancelled, naming it (./gate.ts).
  */
 export function supersedes(deploymentId: string): SQL {
-  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND (deployments.created_at > d.created_at OR (deployments.created_at = d.created_at AND deployments.id > d.id)))`;
+  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND deployments.updated_at >= p.updated_at AND (deployments.created_at > d.created_at OR (deployments.created_at = d.created_at AND deployments.id > d.id)))`;
 }
 
 /** Why the engine may not start `deployment` now, or null when it may. */
@@ -111,7 +113,7 @@ export async function whyNotStart(ctx: ServiceContext, deployment: Placed) {
       locked: sql<number>`locked_at IS NOT NULL`,
       concurrency: environmentProtections.concurrency,
       running: sql<number>`EXISTS (SELECT 1 FROM deployments AS running WHERE running.environment_id = ${environmentId} AND running.status = 'in_progress' AND running.id != ${id})`,
-      superseded: sql<number>`EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${supersededRow(deployment, false)})`,
+      superseded: sql<number>`EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${environmentId} AND ${supersededRow(deployment)})`,
     })
     .from(environmentProtections)
     .where(eq(environmentProtections.environmentId, environmentId))

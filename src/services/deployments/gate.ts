@@ -20,7 +20,7 @@
  *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
  *   create would make a second deployment.
  */
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
@@ -69,14 +69,14 @@ const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
       .from(deploymentReviews)
       .where(rejectedReview(deploymentId))
       .limit(1),
-    // Under `supersede`, the newest deployment that entered `queued` after it (./gate-rules.ts).
+    // The newest queued deployment whose supersede will cancel it (./gate-rules.ts `supersedes`).
     db
       .select({ id: deployments.id })
       .from(deployments)
       .where(
         and(
           eq(deployments.environmentId, environmentOfDeployment(deploymentId)),
-          inArray(deployments.status, ["queued", "in_progress"]),
+          eq(deployments.status, "queued"),
           supersedesDeployment(deploymentId),
         ),
       )
@@ -98,8 +98,8 @@ const FACTS = 5;
 /**
  * What a settling does with what it read: nothing to a deployment not waiting (`as-is`); a
  * recorded rejection or failed check cancels (`cancel`, its own request or the settling that
- * concluded it does that at once: this is for one a crash cut short), as a newer deployment that
- * entered `queued` under `supersede` does (its supersede not yet run: never released beside it); a gate still held as it was
+ * concluded it does that at once: this is for one a crash cut short), as a newer queued deployment
+ * whose supersede has not run yet does (./gate-rules.ts `supersedes`: never released beside it); a gate still held as it was
  * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
  * and `finish` once that committed. `together`: written in one batch with others (`settleGates`),
  * its compare-and-set also requires the environment's policy not to be `supersede`.

@@ -13,7 +13,6 @@ import { interceptStatements, once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents } from "../../helpers/checks";
 import { timelineOf } from "../../helpers/engine";
 import type { ErrorBody } from "../../helpers/expect";
-import { createProjectWithStack } from "../../helpers/factories";
 import { capturedWhile } from "../../helpers/logs";
 import {
   approve,
@@ -60,18 +59,37 @@ async function lastOwnEntry(key: string, deploymentId: string) {
 }
 
 describe("supersede before the newer deployment's supersede has run", () => {
-  it("the engine neither lists nor starts a queued deployment older than another queued one; the newer one starts", async () => {
-    const w = await createProjectWithStack();
-    // Both queued under `parallel`, then `supersede`: a change of policy cancels nothing by itself.
+  it("the engine neither lists nor starts a queued deployment older than a newer one queued under supersede; the newer one starts", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "supersede" });
     const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect((await approve(w.owner, older.id)).status).toBe("queued");
     const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
-    await protect(w.owner, w.environmentId, { concurrency: "supersede" });
+    await approvedCutShort(w.owner.key, newer.id);
+    expect((await rowOf(older.id)).status).toBe("queued");
     expect(await inEngineQueue(older, newer)).toEqual([false, true]);
     const move = await engineMove(older.id, "in_progress");
     expect(move.status, move.raw).toBe(409);
     expect(move.raw).toContain("A newer deployment of its environment is `queued`");
     expect((await rowOf(older.id)).status).toBe("queued");
     expect((await engineMove(newer.id, "in_progress")).status).toBe(200);
+  });
+
+  it("a policy changed to supersede cancels nothing and supersedes nothing by itself: both queued ones stay listed, and an older waiting one is released", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "parallel" });
+    const waiting = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const first = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const second = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await approve(w.owner, first.id);
+    await approve(w.owner, second.id);
+    await protect(w.owner, w.environmentId, { required_approvals: 1, concurrency: "supersede" });
+    // Entered `queued` under `parallel`: no supersede is owed, the list is `serial`'s.
+    expect(await inEngineQueue(first, second)).toEqual([true, true]);
+    // The oldest's release enters `queued` under `supersede`: it cancels what is older than it (nothing).
+    const released = await approve(w.owner, waiting.id);
+    expect(released.status).toBe("queued");
+    expect(await deploymentEvents("deployment.released", waiting.id)).toHaveLength(1);
+    expect([(await rowOf(first.id)).status, (await rowOf(second.id)).status]).toEqual(["queued", "queued"]);
+    expect((await engineMove(first.id, "in_progress")).status).toBe(200);
   });
 
   it("an approval of an older deployment after a newer one was released (its supersede cut short) cancels it, naming the newer one; never released", async () => {
@@ -100,7 +118,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     const DB = interceptStatements({
       'update "deployments" set': once(async () => {
         await env.DB.prepare(
-          "UPDATE deployments SET status = 'queued', gate = json_set(gate, '$.blocked_by', json('[]')) WHERE id = ?",
+          "UPDATE deployments SET status = 'queued', gate = json_set(gate, '$.blocked_by', json('[]')), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
         )
           .bind(newer.id)
           .run();
