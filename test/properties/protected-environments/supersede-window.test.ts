@@ -27,12 +27,11 @@ import {
 } from "../../helpers/protection";
 
 /** The supersede's read of the policy (gate-after.ts `supersedes`), failed once: the supersede is cut short. */
-const supersedeCutShort = () =>
-  interceptStatements({
-    'select "concurrency" from "environment_protections"': once(() =>
-      Promise.reject(new Error("D1_ERROR: injected failure")),
-    ),
-  });
+const supersedeCutShort = () => ({
+  'select "concurrency" from "environment_protections"': once(() =>
+    Promise.reject(new Error("D1_ERROR: injected failure")),
+  ),
+});
 
 /** An approval whose supersede is cut short (its review and release committed); asserts the fault's log line. */
 async function approvedCutShort(key: string, deploymentId: string) {
@@ -40,7 +39,7 @@ async function approvedCutShort(key: string, deploymentId: string) {
     request<Deployment & ErrorBody>("POST", reviewsPath(deploymentId), {
       key,
       body: { state: "approved" },
-      bindings: { DB: supersedeCutShort() },
+      bindings: { DB: interceptStatements(supersedeCutShort()) },
     }),
   );
   expect(result.status, result.raw).toBe(200);
@@ -145,17 +144,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     const older = await engineCreateOk(w.environmentId, [w.stack.id]);
     const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
     const { result: released, lines } = await capturedWhile(["error", "warn"], () =>
-      conclude(
-        w.owner,
-        newer.id,
-        "ci",
-        { conclusion: "passed" },
-        {
-          'select "concurrency" from "environment_protections"': once(() =>
-            Promise.reject(new Error("D1_ERROR: injected failure")),
-          ),
-        },
-      ),
+      conclude(w.owner, newer.id, "ci", { conclusion: "passed" }, supersedeCutShort()),
     );
     expect(released.status, released.raw).toBe(200);
     expect(released.body.status).toBe("queued");
