@@ -1,19 +1,22 @@
 /**
  * What a step of a gate decides (API_CONTRACT §26, §31), shared by the settling (./gate.ts) and a
- * check's conclusion (./checks.ts): what holds a waiting deployment, the lock as read, a step's
- * time, and what it decides at once in its own write (a release, or a failed check's cancel).
+ * check's conclusion (./checks.ts): what a settling reads (`gateFacts`), what holds a waiting
+ * deployment, the lock as read, a step's time, and what it decides at once in its own write (a
+ * release, or a failed check's cancel).
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import {
   type DeploymentGate,
   deploymentReviews,
+  deployments,
   environmentProtections,
   type GateCheck,
 } from "../../db/schema";
+import { environmentOfDeployment } from "./config";
 import { afterCommit, supersedeOlder } from "./gate-after";
 import { failedCheckReason } from "./gate-checks";
-import { notSuperseded } from "./gate-rules";
+import { notSuperseded, supersedes } from "./gate-rules";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
 import { plannedCancel, transitionedColumns } from "./transition-plan";
@@ -64,6 +67,52 @@ export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
     unchanged: locked ? isLocked(environmentId) : notLocked(environmentId),
   };
 }
+
+/**
+ * What a settling reads of a deployment (./gate.ts), in one batch: its row, its environment's lock
+ * and policy, its reviews, and the newer queued deployment superseding it, if one is.
+ */
+export const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
+  [
+    db.select().from(deployments).where(eq(deployments.id, deploymentId)),
+    db
+      .select({ lockedAt: environmentProtections.lockedAt, concurrency: environmentProtections.concurrency })
+      .from(environmentProtections)
+      .where(eq(environmentProtections.environmentId, environmentOfDeployment(deploymentId))),
+    db
+      .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
+      .from(deploymentReviews)
+      .where(reviewsOf(deploymentId, "approved")),
+    db
+      .select({ accountId: deploymentReviews.accountId })
+      .from(deploymentReviews)
+      .where(rejectedReview(deploymentId))
+      .limit(1),
+    // The newest queued deployment whose supersede will cancel it (./gate-rules.ts `supersedes`).
+    db
+      .select({ id: deployments.id })
+      .from(deployments)
+      .where(
+        and(
+          eq(deployments.environmentId, environmentOfDeployment(deploymentId)),
+          eq(deployments.status, "queued"),
+          supersedes(deploymentId),
+        ),
+      )
+      .orderBy(desc(deployments.createdAt), desc(deployments.id))
+      .limit(1),
+  ] as const;
+
+export type GateFacts = [
+  DeploymentRow[],
+  { lockedAt: string | null; concurrency: string | null }[],
+  { n: number; latest: string | null }[],
+  { accountId: string }[],
+  { id: string }[],
+];
+
+/** How many statements `gateFacts` reads. */
+export const FACTS = 5;
 
 /** Strictly later than `previous`: every write gives the row a new version (as transitions do). */
 export function laterThan(previous: string): string {

@@ -20,14 +20,13 @@
  *   answer (`afterCommit`), for a 5xx says nothing changed (API_CONTRACT §11) and a retry of a
  *   create would make a second deployment.
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ServiceContext } from "../../context";
 import { type DeploymentGate, deploymentReviews, deployments, environmentProtections } from "../../db/schema";
 import { loggableError } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
 import { publishAfterCommit } from "../events/queue";
-import { environmentOfDeployment } from "./config";
 import { afterCommit, supersededBy, supersedeOlder, supersedes } from "./gate-after";
 import {
   checksHold,
@@ -42,58 +41,16 @@ import {
 import {
   blockedBy,
   decidedAtOnce,
+  FACTS,
+  type GateFacts,
+  gateFacts,
   laterThan,
   rejectedReview,
   rejectionReason,
-  reviewsOf,
 } from "./gate-decide";
-import { supersedes as supersedesDeployment } from "./gate-rules";
 import { scheduleGateTimer } from "./gate-timer";
 import type { DeploymentRow } from "./record";
 import { cancelAsConsequence } from "./transitions";
-
-/** What a settling reads of a deployment: its row, its environment's lock and policy, its reviews. */
-const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
-  [
-    db.select().from(deployments).where(eq(deployments.id, deploymentId)),
-    db
-      .select({ lockedAt: environmentProtections.lockedAt, concurrency: environmentProtections.concurrency })
-      .from(environmentProtections)
-      .where(eq(environmentProtections.environmentId, environmentOfDeployment(deploymentId))),
-    db
-      .select({ n: sql<number>`count(*)`, latest: sql<string | null>`max(${deploymentReviews.createdAt})` })
-      .from(deploymentReviews)
-      .where(reviewsOf(deploymentId, "approved")),
-    db
-      .select({ accountId: deploymentReviews.accountId })
-      .from(deploymentReviews)
-      .where(rejectedReview(deploymentId))
-      .limit(1),
-    // The newest queued deployment whose supersede will cancel it (./gate-rules.ts `supersedes`).
-    db
-      .select({ id: deployments.id })
-      .from(deployments)
-      .where(
-        and(
-          eq(deployments.environmentId, environmentOfDeployment(deploymentId)),
-          eq(deployments.status, "queued"),
-          supersedesDeployment(deploymentId),
-        ),
-      )
-      .orderBy(desc(deployments.createdAt), desc(deployments.id))
-      .limit(1),
-  ] as const;
-
-type GateFacts = [
-  DeploymentRow[],
-  { lockedAt: string | null; concurrency: string | null }[],
-  { n: number; latest: string | null }[],
-  { accountId: string }[],
-  { id: string }[],
-];
-
-/** How many statements `gateFacts` reads. */
-const FACTS = 5;
 
 /**
  * What a settling does with what it read: nothing to a deployment not waiting (`as-is`); a
