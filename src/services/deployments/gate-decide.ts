@@ -4,7 +4,7 @@
  * deployment, the lock as read, a step's time, and what it decides at once in its own write (a
  * release, or a failed check's cancel).
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import {
   type DeploymentGate,
@@ -16,7 +16,7 @@ import {
 import { environmentOfDeployment } from "./config";
 import { afterCommit, supersedeOlder } from "./gate-after";
 import { failedCheckReason } from "./gate-checks";
-import { notSuperseded, supersedes } from "./gate-rules";
+import { notSuperseded, owesCancelTo } from "./gate-rules";
 import { type DeploymentRow, toDeploymentRecord } from "./record";
 import { notifyFollowers, recordedEntries, statusEntriesInsert } from "./timeline";
 import { plannedCancel, transitionedColumns } from "./transition-plan";
@@ -70,7 +70,7 @@ export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
 
 /**
  * What a settling reads of a deployment (./gate.ts), in one batch: its row, its environment's lock
- * and policy, its reviews, and the newer queued deployment superseding it, if one is.
+ * and policy, its reviews, and the newest deployment that owes it a cancel under `supersede`.
  */
 export const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
   [
@@ -88,15 +88,16 @@ export const gateFacts = (db: ServiceContext["db"], deploymentId: string) =>
       .from(deploymentReviews)
       .where(rejectedReview(deploymentId))
       .limit(1),
-    // The newest queued deployment whose supersede will cancel it (./gate-rules.ts `supersedes`).
+    // The newest deployment that owes it a cancel under `supersede` (./gate-rules.ts `owesCancel`),
+    // found among the environment's deployments created since it.
     db
       .select({ id: deployments.id })
       .from(deployments)
       .where(
         and(
           eq(deployments.environmentId, environmentOfDeployment(deploymentId)),
-          eq(deployments.status, "queued"),
-          supersedes(deploymentId),
+          gte(deployments.createdAt, sql`(SELECT created_at FROM deployments WHERE id = ${deploymentId})`),
+          owesCancelTo(deploymentId),
         ),
       )
       .orderBy(desc(deployments.createdAt), desc(deployments.id))

@@ -48,23 +48,36 @@ export const concurrencyOf = (environmentId: string) =>
 /**
  * `supersede` (§26): "when a deployment of the environment enters `queued`, every older deployment
  * of that environment still `queued` or `waiting` becomes `cancelled`". Those cancels run after the
- * newer deployment's own write (./gate-after.ts `supersedeOlder`; a minute later, by the cron's
- * sweep, when a crash cut them short). Until they do, SQL true here says that they will: a newer
- * deployment of the environment is `queued` and entered it under the policy as it is now
- * (`supersede`, its `updated_at` not before the protection's: a policy changed to `supersede`
- * afterwards cancels nothing, and then nothing is superseded here). The older deployment is then
- * neither listed for the engine nor started, nor released from `waiting` beside it: a release that
- * meets it cancels instead, as the newer one's supersede would (./gate.ts). `p` is the
- * environment's protection row in the enclosing statement.
+ * newer deployment's own write (./gate-after.ts `supersedeOlder`; by the cron's sweep a minute on,
+ * when a crash cut them short: ./gate-sweeps.ts). This is the SQL condition on a row `n` (an alias)
+ * that it is a deployment which owes the older one (its environment, `created_at` and id given)
+ * that cancel: newer, of the same environment, and entered `queued` (its own `queued` timeline
+ * entry, whatever it is now: running or finished too) no earlier than the protection last changed
+ * (`since`, its `updated_at`), so under the policy in force now: a policy changed to `supersede`
+ * afterwards cancels nothing, and then nothing is owed. `until`: entered no later than that.
+ * An older deployment owed a cancel is neither listed for the engine nor started, nor released
+ * from `waiting`: a settling that meets it cancels it, naming the newer one (./gate.ts).
  */
+function owesCancel(
+  n: string,
+  older: { environment: SQL; createdAt: SQL; id: SQL },
+  since: SQL,
+  until?: string,
+) {
+  const row = sql.raw(n);
+  const entered = sql`(SELECT t.created_at FROM deployment_timeline AS t WHERE t.deployment_id = ${row}.id AND t.stack_id IS NULL AND t.status = 'queued' LIMIT 1)`;
+  return sql`${row}.environment_id = ${older.environment} AND ${row}.created_at >= ${older.createdAt} AND (${row}.created_at > ${older.createdAt} OR ${row}.id > ${older.id}) AND ${row}.status NOT IN ('waiting', 'cancelled') AND ${entered} >= coalesce(${since}, '')${until === undefined ? sql`` : sql` AND ${entered} <= ${until}`}`;
+}
+
+/** SQL true when a newer deployment owes the older one a cancel (`owesCancel`); `p` is the environment's protection row. */
 function supersededIn(environment: SQL, createdAt: SQL, id: SQL): SQL {
-  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE newer.environment_id = ${environment} AND newer.status = 'queued' AND newer.updated_at >= p.updated_at AND (newer.created_at > ${createdAt} OR (newer.created_at = ${createdAt} AND newer.id > ${id}))))`;
+  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE ${owesCancel("newer", { environment, createdAt, id }, sql`p.updated_at`)}))`;
 }
 
 /**
  * SQL for the engine's queued list (§26): a queued deployment whose environment is locked, or
  * whose environment runs one deployment at a time (`serial`, `supersede`) with one `in_progress`,
- * is left out; so is one a newer queued deployment is superseding (`supersededIn`).
+ * is left out; so is one a newer deployment owes a cancel under `supersede` (`owesCancel`).
  * `deployment` is the listed row's table name or alias.
  */
 export function engineQueueCondition(deployment: SQL): SQL {
@@ -90,19 +103,35 @@ export function engineMayStart(deployment: Placed): SQL {
 
 /**
  * SQL true when `deployment` may be released (`waiting → queued`) as far as `supersede` goes: no
- * newer deployment is superseding it (`supersededIn`).
+ * newer deployment owes it a cancel (`owesCancel`).
  */
 export function notSuperseded(deployment: Placed): SQL {
   return sql`NOT EXISTS (SELECT 1 FROM environment_protections AS p WHERE p.environment_id = ${deployment.environmentId} AND ${supersededRow(deployment)})`;
 }
 
 /**
- * SQL true when the queued `deployments` row at hand is superseding `deploymentId`
- * (`supersededIn`), for a settling's read of the newest such: a waiting deployment that meets
- * one is cancelled, naming it (./gate.ts).
+ * SQL true when the `deployments` row at hand owes `deploymentId` a cancel (`owesCancel`), for a
+ * settling's read of the newest such: a waiting deployment that meets one is cancelled, naming it.
  */
-export function supersedes(deploymentId: string): SQL {
-  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND deployments.updated_at >= p.updated_at AND (deployments.created_at > d.created_at OR (deployments.created_at = d.created_at AND deployments.id > d.id)))`;
+export function owesCancelTo(deploymentId: string): SQL {
+  const older = { environment: sql`d.environment_id`, createdAt: sql`d.created_at`, id: sql`d.id` };
+  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND ${owesCancel("deployments", older, sql`p.updated_at`)})`;
+}
+
+/**
+ * For the cron's sweep, the newest deployment that owes the `deployments` row at hand a cancel
+ * and entered `queued` by `until` (`owesCancel`), or null; its environment's protection row is
+ * joined as `environment_protections`, with `supersede` in force.
+ */
+export function owedCancelBy(until: string): SQL<string | null> {
+  const older = {
+    environment: sql`deployments.environment_id`,
+    createdAt: sql`deployments.created_at`,
+    id: sql`deployments.id`,
+  };
+  return sql<
+    string | null
+  >`(SELECT newer.id FROM deployments AS newer WHERE ${owesCancel("newer", older, sql`environment_protections.updated_at`, until)} ORDER BY newer.created_at DESC, newer.id DESC LIMIT 1)`;
 }
 
 /** Why the engine may not start `deployment` now, or null when it may. */

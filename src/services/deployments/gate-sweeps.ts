@@ -4,13 +4,15 @@
  * minute on (./gate.ts does the settling). Each item is contained: one that fails holds up neither
  * the rest nor the cron's other sweeps.
  */
-import { and, desc, eq, or, sql } from "drizzle-orm";
+import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import { deployments, environmentProtections } from "../../db/schema";
 import { contained } from "../contained";
 import { notMoving } from "../moves/fence";
 import { settleGate } from "./gate";
-import { supersedeOlder } from "./gate-after";
+import { supersededBy, supersedes } from "./gate-after";
+import { owedCancelBy } from "./gate-rules";
+import { cancelAsConsequence } from "./transitions";
 
 /** At most this many waiting deployments are settled per database and cron run. */
 export const OVERDUE_SWEEP_LIMIT = 100;
@@ -88,35 +90,35 @@ async function sweepOne(
 
 /**
  * The cron's backstop for `supersede` (a create's or a release's cancels that a failure or a crash
- * cut short): a queued deployment of an environment that supersedes, which entered `queued` (its
- * latest own `queued` timeline entry) before `cutoff` and after the protection last changed, so
- * with `supersede` in force, and which still has an older deployment queued or waiting, cancels
- * them as its entry into `queued` would have. Newest first; `supersedeOlder` checks the policy
- * again and cancels each with the transitions' compare-and-set.
+ * cut short): a deployment still queued or waiting in an environment that supersedes, which a
+ * newer one owes a cancel (./gate-rules.ts `owesCancel`: it entered `queued` after the protection
+ * last changed, so with `supersede` in force, whatever it is now) that entered `queued` before
+ * `cutoff`, is cancelled as that entry would have, naming the newest such. The policy is read
+ * again before each cancel, which is the transitions' compare-and-set.
  */
 async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<number> {
-  const entered = sql`(SELECT max(t.created_at) FROM deployment_timeline t WHERE t.deployment_id = ${deployments.id} AND t.type = 'status' AND t.stack_id IS NULL AND t.status = 'queued')`;
-  const cut = await ctx.db
-    .select({
-      id: deployments.id,
-      environmentId: deployments.environmentId,
-      createdAt: deployments.createdAt,
-    })
+  const newer = owedCancelBy(cutoff);
+  const owed = await ctx.db
+    .select({ id: deployments.id, environmentId: deployments.environmentId, newer })
     .from(deployments)
     .innerJoin(environmentProtections, eq(environmentProtections.environmentId, deployments.environmentId))
     .where(
       and(
-        eq(deployments.status, "queued"),
+        inArray(deployments.status, ["queued", "waiting"]),
         notMoving(sql.raw("deployments.org_id")),
         eq(environmentProtections.concurrency, "supersede"),
-        sql`${entered} <= ${cutoff}`,
-        sql`${entered} > coalesce(${environmentProtections.updatedAt}, '')`,
-        sql`EXISTS (SELECT 1 FROM deployments o WHERE o.environment_id = ${deployments.environmentId} AND o.status IN ('queued', 'waiting') AND (o.created_at < ${deployments.createdAt} OR (o.created_at = ${deployments.createdAt} AND o.id < ${deployments.id})))`,
+        sql`${newer} IS NOT NULL`,
       ),
     )
-    .orderBy(desc(deployments.createdAt), desc(deployments.id))
+    .orderBy(deployments.createdAt, deployments.id)
     .limit(OVERDUE_SWEEP_LIMIT)
     .all();
-  for (const newer of cut) await sweepOne(ctx, "supersede", newer.id, () => supersedeOlder(ctx, newer));
-  return cut.length;
+  for (const { id, environmentId, newer: by } of owed) {
+    await sweepOne(ctx, "supersede", id, async () => {
+      if (by !== null && (await supersedes(ctx, environmentId))) {
+        await cancelAsConsequence(ctx, id, supersededBy(by));
+      }
+    });
+  }
+  return owed.length;
 }

@@ -55,9 +55,9 @@ import { cancelAsConsequence } from "./transitions";
 /**
  * What a settling does with what it read: nothing to a deployment not waiting (`as-is`); a
  * recorded rejection or failed check cancels (`cancel`, its own request or the settling that
- * concluded it does that at once: this is for one a crash cut short), as a newer queued deployment
- * whose supersede has not run yet does (./gate-rules.ts `supersedes`: never released beside it); a gate still held as it was
- * keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
+ * concluded it does that at once: this is for one a crash cut short), as a newer deployment that
+ * owes it a cancel under `supersede` does (./gate-rules.ts `owesCancel`: its supersede has not run
+ * yet, and it is never released beside it); a gate still held as it was keeps its timer (`held`); else its `write` (a compare-and-set, then its events and timeline),
  * and `finish` once that committed. `together`: written in one batch with others (`settleGates`),
  * its compare-and-set also requires the environment's policy not to be `supersede`.
  */

@@ -11,6 +11,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { interceptStatements, once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents } from "../../helpers/checks";
+import { runCron } from "../../helpers/cron";
 import { timelineOf } from "../../helpers/engine";
 import type { ErrorBody } from "../../helpers/expect";
 import { capturedWhile } from "../../helpers/logs";
@@ -113,14 +114,19 @@ describe("supersede before the newer deployment's supersede has run", () => {
     const older = await engineCreateOk(w.environmentId, [w.stack.id]);
     const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
     // Between the approval's read of the gate and its release's write, the newer one enters
-    // `queued` (as its own release would), its supersede not yet run.
+    // `queued` (its row and its timeline entry, as its own release writes them), its supersede not
+    // yet run.
     const DB = interceptStatements({
       'update "deployments" set': once(async () => {
-        await env.DB.prepare(
-          "UPDATE deployments SET status = 'queued', gate = json_set(gate, '$.blocked_by', json('[]')), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-        )
-          .bind(newer.id)
-          .run();
+        const now = new Date().toISOString();
+        await env.DB.batch([
+          env.DB.prepare(
+            "UPDATE deployments SET status = 'queued', gate = json_set(gate, '$.blocked_by', json('[]')), updated_at = ?2 WHERE id = ?1",
+          ).bind(newer.id, now),
+          env.DB.prepare(
+            "INSERT INTO deployment_timeline (deployment_id, seq, type, created_at, stack_id, status) VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM deployment_timeline WHERE deployment_id = ?1), 'status', ?2, NULL, 'queued')",
+          ).bind(newer.id, now),
+        ]);
       }),
     });
     const res = await request<Deployment & ErrorBody>("POST", reviewsPath(older.id), {
@@ -159,5 +165,57 @@ describe("supersede before the newer deployment's supersede has run", () => {
       `Superseded by deployment ${newer.id}.`,
     );
     expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+  });
+
+  it("an engine report that leaves a deployment queued does not make it owe a cancel: queued before the policy changed, it holds nothing back", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "parallel" });
+    const waiting = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await protect(w.owner, w.environmentId, { required_approvals: 0, concurrency: "parallel" });
+    const a = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const b = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await protect(w.owner, w.environmentId, { required_approvals: 0, concurrency: "supersede" });
+    // A report that changes nothing still writes the row (its updated_at), not an entry into `queued`.
+    const report = await engineMove(b.id, "queued");
+    expect(report.status, report.raw).toBe(200);
+    expect(await inEngineQueue(a, b)).toEqual([true, true]);
+    expect((await approve(w.owner, waiting.id)).status).toBe("queued");
+    expect((await engineMove(a.id, "in_progress")).status).toBe(200);
+  });
+
+  it("a newer deployment owes the cancel once it started or finished too: an approval then cancels, the engine never starts the older one, and the cron cancels it", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "supersede" });
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const stillWaiting = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect((await approve(w.owner, older.id)).status).toBe("queued");
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await approvedCutShort(w.owner.key, newer.id);
+    expect([(await rowOf(older.id)).status, (await rowOf(stillWaiting.id)).status]).toEqual([
+      "queued",
+      "waiting",
+    ]);
+    expect((await engineMove(newer.id, "in_progress")).status).toBe(200);
+    // Running: an approval of the older waiting one cancels it.
+    expect((await approve(w.owner, stillWaiting.id)).status).toBe("cancelled");
+    expect((await lastOwnEntry(w.owner.key, stillWaiting.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    // Finished: the older queued one is still owed its cancel, so never listed nor started.
+    expect((await engineMove(newer.id, "succeeded")).status).toBe(200);
+    expect(await inEngineQueue(older)).toEqual([false]);
+    expect((await engineMove(older.id, "in_progress")).status).toBe(409);
+    // A minute on, the cron's sweep cancels it, naming the newer one.
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+      .bind(ago(3 * 60_000), w.environmentId)
+      .run();
+    await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
+      .bind(ago(2 * 60_000), newer.id)
+      .run();
+    await runCron();
+    expect((await rowOf(older.id)).status).toBe("cancelled");
+    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    expect(await deploymentEvents("deployment.released", stillWaiting.id)).toEqual([]);
   });
 });
