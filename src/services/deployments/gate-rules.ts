@@ -153,7 +153,7 @@ export async function whyNotStart(ctx: ServiceContext, deployment: Placed) {
     return `Its environment runs one deployment at a time (\`${row.concurrency}\`) and another is \`in_progress\`.`;
   }
   if (row.superseded) {
-    return "A newer deployment of its environment is `queued` (`supersede`): this one is being cancelled.";
+    return "A newer deployment of its environment entered `queued` (`supersede`): this one is being cancelled.";
   }
   return null;
 }

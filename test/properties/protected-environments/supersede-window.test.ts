@@ -69,7 +69,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     expect(await inEngineQueue(older, newer)).toEqual([false, true]);
     const move = await engineMove(older.id, "in_progress");
     expect(move.status, move.raw).toBe(409);
-    expect(move.raw).toContain("A newer deployment of its environment is `queued`");
+    expect(move.raw).toContain("A newer deployment of its environment entered `queued` (`supersede`)");
     expect((await rowOf(older.id)).status).toBe("queued");
     expect((await engineMove(newer.id, "in_progress")).status).toBe(200);
   });
