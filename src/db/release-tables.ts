@@ -37,6 +37,12 @@ export const environmentProtections = sqliteTable(
     updatedAt: text("updated_at"),
     /** Its deployment checks (API_CONTRACT §31), copied into each deployment's gate at its creation. */
     checks: text("checks", { mode: "json" }).$type<ProtectionCheck[]>().notNull().default([]),
+    /**
+     * When `concurrency` took the value it has (a PUT that changes it; null: since the row was
+     * written by a lock, `parallel`): `supersede` is owed by the deployments that entered `queued`
+     * since (src/services/deployments/gate-rules.ts `owesCancel`), whatever else changed meanwhile.
+     */
+    concurrencySince: text("concurrency_since"),
   },
   (t) => [index("environment_protections_project_idx").on(t.projectId)],
 );

@@ -130,7 +130,9 @@ describe("a create's consequences failing after its commit", () => {
     await runCron();
     expect((await deploymentsIn(w.environmentId)).map((d) => d.status)).toEqual(["queued", "queued"]);
     const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+    await env.DB.prepare(
+      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
+    )
       .bind(ago(3 * 60_000), w.environmentId)
       .run();
     await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
@@ -174,7 +176,9 @@ describe("a create's consequences failing after its commit", () => {
       },
     });
     expect(res.status, res.raw).toBe(200);
-    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+    await env.DB.prepare(
+      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
+    )
       .bind(ago(2 * 60_000), w.environmentId)
       .run();
     await runCron();

@@ -32,7 +32,11 @@ export const DEFAULT_PROTECTION = {
   checks: [] as ProtectionCheck[],
 };
 
-export function toProtectionRecord(environmentId: string, row: ProtectionRow | undefined): ProtectionRecord {
+export function toProtectionRecord(
+  environmentId: string,
+  // What the record shows: not when the policy took its value, which only the rules read.
+  row: Omit<ProtectionRow, "concurrencySince"> | undefined,
+): ProtectionRecord {
   const p = row ?? {
     ...DEFAULT_PROTECTION,
     lockedReason: null,
@@ -118,12 +122,15 @@ export async function replaceEnvironmentProtection(
     projectId: environment.projectId,
     ...settings,
   });
+  // When the policy took its value (src/db/release-tables.ts `concurrencySince`): kept by a PUT
+  // that leaves it as it was.
+  const concurrencySince = sql`CASE WHEN ${environmentProtections.concurrency} = ${input.concurrency} THEN ${environmentProtections.concurrencySince} ELSE ${now} END`;
   const upsert = db
     .insert(environmentProtections)
-    .values({ environmentId, projectId: environment.projectId, ...settings })
+    .values({ environmentId, projectId: environment.projectId, ...settings, concurrencySince: now })
     .onConflictDoUpdate({
       target: environmentProtections.environmentId,
-      set: settings,
+      set: { ...settings, concurrencySince },
       ...(guarded ? { setWhere: stillAsRead(row) } : {}),
     })
     .returning();

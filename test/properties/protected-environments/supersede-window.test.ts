@@ -17,14 +17,17 @@ import type { ErrorBody } from "../../helpers/expect";
 import { capturedWhile } from "../../helpers/logs";
 import {
   approve,
+  cancel,
   type Deployment,
   engineCreateOk,
   engineMove,
   inEngineQueue,
+  lock,
   protect,
   protectedWorld,
   reviewsPath,
   rowOf,
+  unlock,
 } from "../../helpers/protection";
 
 /** The supersede's read of the policy (gate-after.ts `supersedes`), failed once: the supersede is cut short. */
@@ -205,7 +208,9 @@ describe("supersede before the newer deployment's supersede has run", () => {
     expect((await engineMove(older.id, "in_progress")).status).toBe(409);
     // A minute on, the cron's sweep cancels it, naming the newer one.
     const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-    await env.DB.prepare("UPDATE environment_protections SET updated_at = ? WHERE environment_id = ?")
+    await env.DB.prepare(
+      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
+    )
       .bind(ago(3 * 60_000), w.environmentId)
       .run();
     await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
@@ -217,5 +222,46 @@ describe("supersede before the newer deployment's supersede has run", () => {
       `Superseded by deployment ${newer.id}.`,
     );
     expect(await deploymentEvents("deployment.released", stillWaiting.id)).toEqual([]);
+  });
+
+  it("what a newer deployment owes outlives a lock and an unlock, a PUT that keeps supersede, and the newer one's own cancel", async () => {
+    const w = await protectedWorld({ required_approvals: 1, concurrency: "supersede" });
+    const queuedOlder = await engineCreateOk(w.environmentId, [w.stack.id]);
+    expect((await approve(w.owner, queuedOlder.id)).status).toBe("queued");
+    const waitingOlder = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await approvedCutShort(w.owner.key, newer.id);
+    await lock(w.owner, w.environmentId);
+    // The unlock settles the waiting one: owed a cancel, it is cancelled, naming the newer one.
+    await unlock(w.owner, w.environmentId);
+    expect((await rowOf(waitingOlder.id)).status).toBe("cancelled");
+    expect((await lastOwnEntry(w.owner.key, waitingOlder.id))?.status_reason).toBe(
+      `Superseded by deployment ${newer.id}.`,
+    );
+    await protect(w.owner, w.environmentId, { required_approvals: 1, concurrency: "supersede" });
+    expect(await inEngineQueue(queuedOlder, newer)).toEqual([false, true]);
+    const cancelled = await cancel(w.owner.key, newer.id);
+    expect([cancelled.status, cancelled.body.status]).toEqual([200, "cancelled"]);
+    expect((await engineMove(queuedOlder.id, "in_progress")).status).toBe(409);
+    expect(await inEngineQueue(queuedOlder)).toEqual([false]);
+  });
+
+  it("a PUT that changes the policy to supersede and back makes what entered queued before owe nothing", async () => {
+    const w = await protectedWorld({ concurrency: "supersede" });
+    const older = await engineCreateOk(w.environmentId, [w.stack.id]);
+    const policy = await env.DB.prepare(
+      "SELECT concurrency_since AS since FROM environment_protections WHERE environment_id = ?",
+    ).bind(w.environmentId);
+    const since = (await policy.first<{ since: string }>())?.since;
+    expect(since).toEqual(expect.any(String));
+    // A PUT that keeps the policy keeps when it took effect; one that changes it moves it.
+    await protect(w.owner, w.environmentId, { concurrency: "supersede", wait_timer: 0 });
+    expect((await policy.first<{ since: string }>())?.since).toBe(since);
+    await protect(w.owner, w.environmentId, { concurrency: "parallel" });
+    const newer = await engineCreateOk(w.environmentId, [w.stack.id]);
+    await protect(w.owner, w.environmentId, { concurrency: "supersede" });
+    const moved = (await policy.first<{ since: string }>())?.since ?? "";
+    expect(moved > (since ?? "")).toBe(true);
+    expect(await inEngineQueue(older, newer)).toEqual([true, true]);
   });
 });
