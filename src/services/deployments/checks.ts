@@ -76,6 +76,9 @@ export async function concludeCheck(
         { path: "name", message: "Already concluded." },
       ]);
     }
+    // The lock as read (see below), before the step's time: its entries and events carry a time
+    // as close to its commit as the step can know.
+    const lock = await lockAsRead(ctx, row.environmentId);
     const now = laterThan(row.updatedAt);
     const concluded: GateCheck = {
       ...check,
@@ -91,7 +94,6 @@ export async function concludeCheck(
     // approvals the gate counts (the compare-and-set holds the count to it), the clock, the lock
     // as read (a lock or unlock since fails the compare-and-set, and the next attempt reads it
     // again), the checks. The last pass takes `check` out and releases it when nothing is left.
-    const lock = await lockAsRead(ctx, row.environmentId);
     const blocked = blockedBy(held, held.approvals, lock.locked, Date.now(), checksHold(nowChecks));
     // A failure cancels the deployment at once (every stack, §31), the last pass releases it when
     // nothing else holds it: in this same write (./gate.ts `decidedAtOnce`).
