@@ -31,3 +31,21 @@ export const overdueSettled = (lines: LogLine[]) =>
     lines.find((l) => String(l.msg).startsWith("overdue gates") && l.database === "DB" && l.level === "warn")
       ?.overdue ?? 0,
   );
+
+/**
+ * A supersede the cron's sweep owes now: `supersede` in force in `environmentId` since three
+ * minutes ago, and `deploymentId`'s timeline (its entry into `queued`) moved to two minutes ago, so
+ * over the minute the sweep leaves to the request (src/services/deployments/gate-sweeps.ts).
+ */
+export async function supersedeDue(environmentId: string, deploymentId: string): Promise<void> {
+  const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+  await env.DB.batch([
+    env.DB.prepare(
+      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
+    ).bind(ago(3 * 60_000), environmentId),
+    env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?").bind(
+      ago(2 * 60_000),
+      deploymentId,
+    ),
+  ]);
+}

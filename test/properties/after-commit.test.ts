@@ -10,7 +10,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { failingStatements, request } from "../helpers/api";
-import { runCron } from "../helpers/cron";
+import { runCron, supersedeDue } from "../helpers/cron";
 import { createCaller, unique } from "../helpers/factories";
 import { type Delivery, setupIntegration } from "../helpers/integrations";
 import { captureLogs } from "../helpers/logs";
@@ -129,15 +129,7 @@ describe("a create's consequences failing after its commit", () => {
     // since before it entered `queued`), it cancels the older deployment as the create would have.
     await runCron();
     expect((await deploymentsIn(w.environmentId)).map((d) => d.status)).toEqual(["queued", "queued"]);
-    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-    await env.DB.prepare(
-      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
-    )
-      .bind(ago(3 * 60_000), w.environmentId)
-      .run();
-    await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
-      .bind(ago(2 * 60_000), made.id)
-      .run();
+    await supersedeDue(w.environmentId, made.id);
     await runCron();
     expect(await deploymentsIn(w.environmentId)).toEqual([
       { id: older.id, status: "cancelled" },

@@ -11,7 +11,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { interceptStatements, once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents } from "../../helpers/checks";
-import { runCron } from "../../helpers/cron";
+import { runCron, supersedeDue } from "../../helpers/cron";
 import { timelineOf } from "../../helpers/engine";
 import type { ErrorBody } from "../../helpers/expect";
 import { capturedWhile } from "../../helpers/logs";
@@ -54,11 +54,15 @@ async function approvedCutShort(key: string, deploymentId: string) {
   return result.body;
 }
 
-/** The deployment's own (not its stacks') last timeline entry. */
-async function lastOwnEntry(key: string, deploymentId: string) {
-  return (await timelineOf(key, deploymentId))
-    .filter((e) => e.type === "status" && e.stack_id === null)
-    .at(-1);
+/**
+ * `deploymentId` cancelled by `newerId`'s supersede: its own last timeline entry names it, and it
+ * was never released (no `deployment.released`), unless `releasedBefore` (once, before the newer one).
+ */
+async function expectSuperseded(key: string, deploymentId: string, newerId: string, releasedBefore = false) {
+  expect((await rowOf(deploymentId)).status).toBe("cancelled");
+  const own = (await timelineOf(key, deploymentId)).filter((e) => e.type === "status" && e.stack_id === null);
+  expect(own.at(-1)?.status_reason).toBe(`Superseded by deployment ${newerId}.`);
+  expect(await deploymentEvents("deployment.released", deploymentId)).toHaveLength(releasedBefore ? 1 : 0);
 }
 
 describe("supersede before the newer deployment's supersede has run", () => {
@@ -106,10 +110,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     expect(answered.status).toBe("cancelled");
     expect((await rowOf(older.id)).status).toBe("cancelled");
     expect((await rowOf(newer.id)).status).toBe("queued");
-    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
-    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+    await expectSuperseded(w.owner.key, older.id, newer.id);
   });
 
   it("a release whose compare-and-set meets a newer deployment queued since its read cancels instead", async () => {
@@ -139,10 +140,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     });
     expect(res.status, res.raw).toBe(200);
     expect(res.body.status).toBe("cancelled");
-    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
-    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+    await expectSuperseded(w.owner.key, older.id, newer.id);
     expect((await timelineOf(w.owner.key, older.id)).some((e) => e.status === "queued")).toBe(false);
   });
 
@@ -163,11 +161,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     expect((await rowOf(older.id)).status).toBe("waiting");
     const res = await conclude(w.owner, older.id, "ci", { conclusion: "passed" });
     expect(res.status, res.raw).toBe(409);
-    expect((await rowOf(older.id)).status).toBe("cancelled");
-    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
-    expect(await deploymentEvents("deployment.released", older.id)).toEqual([]);
+    await expectSuperseded(w.owner.key, older.id, newer.id);
   });
 
   it("an engine report that leaves a deployment queued does not make it owe a cancel: queued before the policy changed, it holds nothing back", async () => {
@@ -199,29 +193,16 @@ describe("supersede before the newer deployment's supersede has run", () => {
     expect((await engineMove(newer.id, "in_progress")).status).toBe(200);
     // Running: an approval of the older waiting one cancels it.
     expect((await approve(w.owner, stillWaiting.id)).status).toBe("cancelled");
-    expect((await lastOwnEntry(w.owner.key, stillWaiting.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
+    await expectSuperseded(w.owner.key, stillWaiting.id, newer.id);
     // Finished: the older queued one is still owed its cancel, so never listed nor started.
     expect((await engineMove(newer.id, "succeeded")).status).toBe(200);
     expect(await inEngineQueue(older)).toEqual([false]);
     expect((await engineMove(older.id, "in_progress")).status).toBe(409);
     // A minute on, the cron's sweep cancels it, naming the newer one.
-    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-    await env.DB.prepare(
-      "UPDATE environment_protections SET updated_at = ?1, concurrency_since = ?1 WHERE environment_id = ?2",
-    )
-      .bind(ago(3 * 60_000), w.environmentId)
-      .run();
-    await env.DB.prepare("UPDATE deployment_timeline SET created_at = ? WHERE deployment_id = ?")
-      .bind(ago(2 * 60_000), newer.id)
-      .run();
+    await supersedeDue(w.environmentId, newer.id);
     await runCron();
-    expect((await rowOf(older.id)).status).toBe("cancelled");
-    expect((await lastOwnEntry(w.owner.key, older.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
-    expect(await deploymentEvents("deployment.released", stillWaiting.id)).toEqual([]);
+    await expectSuperseded(w.owner.key, older.id, newer.id, true);
+    await expectSuperseded(w.owner.key, stillWaiting.id, newer.id);
   });
 
   it("what a newer deployment owes outlives a lock and an unlock, a PUT that keeps supersede, and the newer one's own cancel", async () => {
@@ -234,10 +215,7 @@ describe("supersede before the newer deployment's supersede has run", () => {
     await lock(w.owner, w.environmentId);
     // The unlock settles the waiting one: owed a cancel, it is cancelled, naming the newer one.
     await unlock(w.owner, w.environmentId);
-    expect((await rowOf(waitingOlder.id)).status).toBe("cancelled");
-    expect((await lastOwnEntry(w.owner.key, waitingOlder.id))?.status_reason).toBe(
-      `Superseded by deployment ${newer.id}.`,
-    );
+    await expectSuperseded(w.owner.key, waitingOlder.id, newer.id);
     await protect(w.owner, w.environmentId, { required_approvals: 1, concurrency: "supersede" });
     expect(await inEngineQueue(queuedOlder, newer)).toEqual([false, true]);
     const cancelled = await cancel(w.owner.key, newer.id);
