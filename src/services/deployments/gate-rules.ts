@@ -53,26 +53,28 @@ export const concurrencyOf = (environmentId: string) =>
  * that it is a deployment which owes the older one (its environment, `created_at` and id given)
  * that cancel: newer, of the same environment, and entered `queued` (its own `queued` timeline
  * entry, whatever it is now: running, finished or cancelled since) no earlier than the policy took
- * the value it has (`since`, the protection's `concurrency_since`, else its last change), so under `supersede`: a policy
- * changed to `supersede` afterwards cancels nothing, and then nothing is owed; a lock, an unlock or
- * another setting changed since owes what was owed. `until`: entered no later than that.
+ * the value it has (the protection's `concurrency_since`, else its last change; `p` names the
+ * protection row), so under `supersede`: a policy changed to `supersede` afterwards cancels
+ * nothing, and then nothing is owed; a lock, an unlock or another setting changed since owes what
+ * was owed. `until`: entered no later than that.
  * An older deployment owed a cancel is neither listed for the engine nor started, nor released
  * from `waiting`: a settling that meets it cancels it, naming the newer one (./gate.ts).
  */
 function owesCancel(
   n: string,
   older: { environment: SQL; createdAt: SQL; id: SQL },
-  since: SQL,
+  p: string,
   until?: string,
 ) {
   const row = sql.raw(n);
+  const since = sql.raw(`coalesce(${p}.concurrency_since, ${p}.updated_at, '')`);
   const entered = sql`(SELECT t.created_at FROM deployment_timeline AS t WHERE t.deployment_id = ${row}.id AND t.stack_id IS NULL AND t.status = 'queued' LIMIT 1)`;
-  return sql`${row}.environment_id = ${older.environment} AND ${row}.created_at >= ${older.createdAt} AND (${row}.created_at > ${older.createdAt} OR ${row}.id > ${older.id}) AND ${row}.status != 'waiting' AND ${entered} >= coalesce(${since}, '')${until === undefined ? sql`` : sql` AND ${entered} <= ${until}`}`;
+  return sql`${row}.environment_id = ${older.environment} AND ${row}.created_at >= ${older.createdAt} AND (${row}.created_at > ${older.createdAt} OR ${row}.id > ${older.id}) AND ${row}.status != 'waiting' AND ${entered} >= ${since}${until === undefined ? sql`` : sql` AND ${entered} <= ${until}`}`;
 }
 
 /** SQL true when a newer deployment owes the older one a cancel (`owesCancel`); `p` is the environment's protection row. */
 function supersededIn(environment: SQL, createdAt: SQL, id: SQL): SQL {
-  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE ${owesCancel("newer", { environment, createdAt, id }, sql`coalesce(p.concurrency_since, p.updated_at)`)}))`;
+  return sql`(p.concurrency = 'supersede' AND EXISTS (SELECT 1 FROM deployments AS newer WHERE ${owesCancel("newer", { environment, createdAt, id }, "p")}))`;
 }
 
 /**
@@ -116,7 +118,7 @@ export function notSuperseded(deployment: Placed): SQL {
  */
 export function owesCancelTo(deploymentId: string): SQL {
   const older = { environment: sql`d.environment_id`, createdAt: sql`d.created_at`, id: sql`d.id` };
-  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND ${owesCancel("deployments", older, sql`coalesce(p.concurrency_since, p.updated_at)`)})`;
+  return sql`EXISTS (SELECT 1 FROM deployments AS d JOIN environment_protections AS p ON p.environment_id = d.environment_id WHERE d.id = ${deploymentId} AND p.concurrency = 'supersede' AND ${owesCancel("deployments", older, "p")})`;
 }
 
 /**
@@ -132,7 +134,7 @@ export function owedCancelBy(until: string): SQL<string | null> {
   };
   return sql<
     string | null
-  >`(SELECT newer.id FROM deployments AS newer WHERE ${owesCancel("newer", older, sql`coalesce(environment_protections.concurrency_since, environment_protections.updated_at)`, until)} ORDER BY newer.created_at DESC, newer.id DESC LIMIT 1)`;
+  >`(SELECT newer.id FROM deployments AS newer WHERE ${owesCancel("newer", older, "environment_protections", until)} ORDER BY newer.created_at DESC, newer.id DESC LIMIT 1)`;
 }
 
 /** Why the engine may not start `deployment` now, or null when it may. */

@@ -91,10 +91,10 @@ async function sweepOne(
 /**
  * The cron's backstop for `supersede` (a create's or a release's cancels that a failure or a crash
  * cut short): a deployment still queued or waiting in an environment that supersedes, which a
- * newer one owes a cancel (./gate-rules.ts `owesCancel`: it entered `queued` after the protection
- * last changed, so with `supersede` in force, whatever it is now) that entered `queued` before
- * `cutoff`, is cancelled as that entry would have, naming the newest such. The policy is read
- * again before each cancel, which is the transitions' compare-and-set.
+ * newer one owes a cancel (./gate-rules.ts `owesCancel`: it entered `queued` since the policy
+ * became `supersede`, whatever it is now) that entered `queued` before `cutoff`, is cancelled as
+ * that entry would have, naming the newest such. The policy is read again before the cancels of
+ * each environment (once per run), each of which is the transitions' compare-and-set.
  */
 async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<number> {
   const newer = owedCancelBy(cutoff);
@@ -113,9 +113,15 @@ async function supersedeOverdue(ctx: ServiceContext, cutoff: string): Promise<nu
     .orderBy(deployments.createdAt, deployments.id)
     .limit(OVERDUE_SWEEP_LIMIT)
     .all();
+  const policies = new Map<string, Promise<boolean>>();
+  const stillSupersedes = (environmentId: string) => {
+    const read = policies.get(environmentId) ?? supersedes(ctx, environmentId);
+    policies.set(environmentId, read);
+    return read;
+  };
   for (const { id, environmentId, newer: by } of owed) {
     await sweepOne(ctx, "supersede", id, async () => {
-      if (by !== null && (await supersedes(ctx, environmentId))) {
+      if (by !== null && (await stillSupersedes(environmentId))) {
         await cancelAsConsequence(ctx, id, supersededBy(by));
       }
     });
