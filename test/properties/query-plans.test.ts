@@ -15,6 +15,7 @@ import { auditPageQuery, orgAuditScope } from "../../src/services/audit/log";
 import { statusPageQuery } from "../../src/services/deployments/all-projects";
 import { pinsNow, pinsOfDeployment } from "../../src/services/deployments/config";
 import { visibleDeploymentsQuery } from "../../src/services/deployments/deployments";
+import { followQuery } from "../../src/services/deployments/timeline";
 import { fanoutReadQuery } from "../../src/services/events/fanout";
 import { deliveryPageQueries } from "../../src/services/integrations/deliveries";
 import { recoverCandidatesQuery } from "../../src/services/integrations/redelivery";
@@ -386,5 +387,17 @@ describe("an event's fan-out", () => {
       /SEARCH notification_integrations USING INDEX notification_integrations_project_created_idx \(project_id=\?\)/,
     );
     expect(detail, detail).not.toMatch(/SCAN/);
+  });
+});
+
+describe("a live stream's page (API_CONTRACT §19, §33)", () => {
+  it("reads a range of the timeline's primary key, at most `limit` rows, then weighs only those", async () => {
+    const { sql: text, params } = followQuery();
+    const values = { id: "d".repeat(22), after: 10, limit: 501, weight: 512 * 1024 };
+    const detail = await plan(text, fillPlaceholders(params, values));
+    expect(detail, detail).toMatch(
+      /SEARCH deployment_timeline USING (INDEX sqlite_autoindex_deployment_timeline_1|PRIMARY KEY) \(deployment_id=\? AND seq>\?\)/,
+    );
+    expect(detail, detail).not.toMatch(/SCAN deployment_timeline/);
   });
 });

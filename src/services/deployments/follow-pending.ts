@@ -13,6 +13,15 @@ import type { TimelineEntry } from "../../schemas/timeline";
 /** Entries per D1 read, and at most per step sent. */
 export const FOLLOW_CHUNK = 500;
 /**
+ * At most about this weight per D1 read (./timeline.ts `followEntries`: its entries up to the one
+ * that reaches it), whatever room the stream has: a read is in the isolate whole before the budget
+ * keeps any of it, so it is bounded before it is made. 500 entries of 8,192 characters would be
+ * 4 MiB each, and a burst of streams opening on a long log (clients reconnecting with
+ * `Last-Event-ID` after a deploy) would each bring that much at once: 40 of them, 160 MiB, beyond
+ * an isolate's 128 MB. A reading client is sent a page in ~32 steps, then the next page is read.
+ */
+export const FOLLOW_PAGE_WEIGHT = 512 * 1024;
+/**
  * At most this weight per step sent (at least one entry): what one write to the client queues. From
  * a stream whose client does not read, the runtime takes a few steps more than the kernel's queues
  * hold, and only the last is in the isolate's budget, so a step is small: measured locally, 40 paused

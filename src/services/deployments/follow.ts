@@ -2,7 +2,8 @@
  * Following a deployment (API_CONTRACT §19): what a live stream sends, in order, exactly once.
  *
  * A stream opens with one D1 round trip (the lookup that authorizes it and the first entries
- * after its position) and reads further pages only as its client takes them. Once it has sent
+ * after its position) and reads further pages only as its client takes them, each bounded in bytes
+ * before it is read (./follow-pending.ts FOLLOW_PAGE_WEIGHT). Once it has sent
  * everything it subscribes to the deployment's feed (src/feed/) and waits: an idle stream queries
  * nothing. Each update the feed pushes carries the entries a write recorded; an entry that follows
  * the last one sent is sent as it comes, and a jump in the numbers (an update missed, or one too
@@ -46,9 +47,9 @@ import { authorizedLookup } from "../access";
 import { lookupThen } from "../lookup";
 import { toDeploymentRecord } from "./deployments";
 import { StreamAccess } from "./follow-access";
-import { FOLLOW_CHUNK, PendingEntries } from "./follow-pending";
+import { FOLLOW_CHUNK, FOLLOW_PAGE_WEIGHT, PendingEntries } from "./follow-pending";
 import { isFinal } from "./state";
-import { entriesAfter, readTimelineEntry } from "./timeline";
+import { followEntries, readFollowPage } from "./timeline";
 
 /** Times a stream subscribes again after losing its feed, before it lets its client reconnect. */
 const RESUBSCRIBES = 3;
@@ -69,10 +70,12 @@ export async function openFollow(ctx: CallerContext, id: string, afterSeq: numbe
   } = await lookupThen(
     db,
     authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
-    entriesAfter(db, id, afterSeq, FOLLOW_CHUNK + 1),
+    followEntries(db, id, afterSeq, FOLLOW_CHUNK + 1, FOLLOW_PAGE_WEIGHT),
   );
-  return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, values.map(readTimelineEntry));
+  return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, readFollowPage(values));
 }
+
+type FollowPage = ReturnType<typeof readFollowPage>;
 
 export class Follower {
   private lastSent: number;
@@ -100,7 +103,7 @@ export class Follower {
     private readonly ctx: CallerContext,
     private readonly deployment: DeploymentRecord,
     afterSeq: number,
-    first: TimelineEntry[],
+    first: FollowPage,
   ) {
     this.access = new StreamAccess(
       ctx,
@@ -192,12 +195,13 @@ export class Follower {
   }
 
   /**
-   * D1 rows (up to FOLLOW_CHUNK + 1) after `lastSent` become pending, as many as the budget allows
-   * (./follow-pending.ts); the rest is read again once these are sent.
+   * A page read from D1 after `lastSent` (up to FOLLOW_CHUNK + 1 rows, cut at FOLLOW_PAGE_WEIGHT)
+   * becomes pending, as much of it as the budget allows (./follow-pending.ts); the rest, and what
+   * the cut left out, is read again once these are sent.
    */
-  private take(entries: TimelineEntry[]): void {
+  private take({ entries, rows }: FollowPage): void {
     const kept = this.pending.fill(entries.slice(0, FOLLOW_CHUNK));
-    this.more = entries.length > kept;
+    this.more = rows > kept;
     const last = this.pending.last();
     // Nothing there: whatever was announced is not (or no longer) in D1; stop looking for it.
     this.knownLast = last ? Math.max(this.knownLast, last.seq) : this.lastSent;
@@ -209,8 +213,8 @@ export class Follower {
   }
 
   private async readMore(): Promise<void> {
-    const rows = await entriesAfter(this.db, this.deployment.id, this.lastSent, FOLLOW_CHUNK + 1).raw();
-    this.take(rows.map(readTimelineEntry));
+    const page = await this.page(this.db).raw();
+    this.take(readFollowPage(page));
   }
 
   /** After the feed was lost: the record and the entries after `lastSent`, in one round trip. */
@@ -219,7 +223,7 @@ export class Follower {
     const db = this.db;
     const [own, rows] = await db.$client.batch<Record<string, unknown>>([
       bindQuery(db, db.select().from(deployments).where(eq(deployments.id, this.deployment.id))),
-      entriesAfter(db, this.deployment.id, this.lastSent, FOLLOW_CHUNK + 1),
+      this.page(db),
     ]);
     const row = own?.results[0];
     if (!row) {
@@ -227,9 +231,14 @@ export class Follower {
       this.close();
       return;
     }
-    this.take((rows?.results ?? []).map((r) => readTimelineEntry(columnValues(r))));
+    this.take(readFollowPage((rows?.results ?? []).map(columnValues)));
     const deployment = toDeploymentRecord(tableReader(deployments)(columnValues(row)));
     if (isFinal(deployment.status) && !this.final) this.final = { deployment };
+  }
+
+  /** The next page after `lastSent` (./timeline.ts `followEntries`). */
+  private page(db: Db): D1PreparedStatement {
+    return followEntries(db, this.deployment.id, this.lastSent, FOLLOW_CHUNK + 1, FOLLOW_PAGE_WEIGHT);
   }
 
   private async readRecord(): Promise<DeploymentRecord> {

@@ -48,6 +48,53 @@ export function toTimelineEntry(row: TimelineRow): TimelineEntry {
 /** A row of `entriesAfter`'s values as an entry. */
 export const readTimelineEntry = (values: readonly unknown[]) => toTimelineEntry(readTimelineRow(values));
 
+/** The SQL names of the timeline's columns, in `timelineColumns`' order (what `rowReader` reads). */
+const TIMELINE_COLUMN_NAMES = Object.values(timelineColumns)
+  .map((column) => `"${column.name}"`)
+  .join(", ");
+
+/**
+ * A live stream's read (./follow.ts): the entries after `afterSeq`, in order, at most `limit`, cut
+ * after the first whose weight brings theirs to `weight` or beyond (the first entry always comes);
+ * each row is the entry's columns, then how many entries the page held before that cut
+ * (`readFollowPage`). An entry weighs what ./follow-pending.ts `entryWeight` makes of it, its text
+ * counted in characters (V8 holds a character of a two-byte string in two bytes, so what a read
+ * brings into the isolate is at most about twice `weight`, and one entry). A range of the primary
+ * key; the cut, over at most `limit` rows, is D1's work, so the isolate never receives more.
+ */
+export function followEntries(db: Db, deploymentId: string, afterSeq: number, limit: number, weight: number) {
+  return bindCompiled(db, followQuery(), { id: deploymentId, after: afterSeq, limit, weight });
+}
+
+/** `followEntries`' statement (its placeholders `id`, `after`, `limit`, `weight`). */
+export function followQuery() {
+  return compiled("timeline:follow", () => ({
+    toSQL: () => ({
+      sql:
+        `SELECT ${TIMELINE_COLUMN_NAMES}, "page_rows" FROM (` +
+        `SELECT "page".*, sum("weight") OVER (ORDER BY "seq" ROWS UNBOUNDED PRECEDING) AS "through", ` +
+        `count(*) OVER () AS "page_rows" FROM (` +
+        `SELECT ${TIMELINE_COLUMN_NAMES}, 200 + length(coalesce("message", '')) + ` +
+        `length(coalesce("status_reason", '')) AS "weight" FROM "deployment_timeline" ` +
+        `WHERE "deployment_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?) AS "page") ` +
+        `WHERE "through" - "weight" < ? ORDER BY "seq"`,
+      params: ["id", "after", "limit", "weight"].map((name) => sql.placeholder(name)),
+    }),
+  }));
+}
+
+/** The rows of `followEntries` (as values): its entries, and how many the page held before its cut. */
+export function readFollowPage(rows: readonly (readonly unknown[])[]): {
+  entries: TimelineEntry[];
+  rows: number;
+} {
+  const first = rows[0];
+  return {
+    entries: rows.map(readTimelineEntry),
+    rows: first ? Number(first[first.length - 1]) : 0,
+  };
+}
+
 /** The entries after `afterSeq`, in order, at most `limit`: a range of the primary key. */
 export function entriesAfter(db: Db, deploymentId: string, afterSeq: number, limit: number) {
   const query = compiled("timeline:after", (b) =>

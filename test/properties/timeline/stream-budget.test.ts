@@ -16,6 +16,7 @@ import {
   type StreamBuffer,
 } from "../../../src/lib/stream-buffers";
 import type { TimelineEntry } from "../../../src/schemas/timeline";
+import { entryWeight, FOLLOW_PAGE_WEIGHT } from "../../../src/services/deployments/follow-pending";
 import { deploymentOfStacks, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { type Caller, createApiKey } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
@@ -205,5 +206,32 @@ describe("the isolate's streams share one budget of buffered bytes", () => {
     } finally {
       for (const other of others) other.close();
     }
+  });
+
+  it("a D1 read brings at most a page's weight into the isolate, whatever room the stream has; the client still gets every entry once", async () => {
+    const { owner, deployment, path } = await deploymentOfStacks(1);
+    // 400 lines (3.3 MiB) in D1, then the end: nothing is pushed to the stream, it reads them all.
+    for (let i = 0; i < 400; i += 50)
+      expect((await postLogs(deployment.id, longLines(50, i + 1))).status).toBe(202);
+    await reportOk(deployment.id, { status: "cancelled" });
+    const line = entryWeight({ message: "x".repeat(8192) } as TimelineEntry);
+    expect(FOLLOW_PAGE_WEIGHT + line).toBeLessThan(STREAM_BUFFER_BOUND);
+
+    // Alone, its room is its whole bound (4 MiB): a read of 500 rows would hold all 3.3 MiB.
+    const stream = await openStream(path, owner.key);
+    expect(stream.status).toBe(200);
+    const opened = isolateStreamBuffers.usage().held;
+    expect(opened).toBeGreaterThan(0);
+    expect(opened).toBeLessThanOrEqual(FOLLOW_PAGE_WEIGHT + line);
+    const got: TimelineEntry[] = [];
+    let most = opened;
+    for (let event = await stream.next(10_000); event; event = await stream.next(10_000)) {
+      most = Math.max(most, isolateStreamBuffers.usage().held);
+      if (event.event !== "end") got.push(JSON.parse(event.data) as TimelineEntry);
+    }
+    expect(most).toBeLessThanOrEqual(FOLLOW_PAGE_WEIGHT + line);
+    const timeline = (await timelineOf(owner.key, deployment.id)).map((e) => e.seq);
+    expect(timeline.length).toBeGreaterThan(400);
+    expect(got.map((e) => e.seq)).toEqual(timeline);
   });
 });
