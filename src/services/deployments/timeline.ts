@@ -50,8 +50,8 @@ export const readTimelineEntry = (values: readonly unknown[]) => toTimelineEntry
 
 /** The SQL names of the timeline's columns, in `timelineColumns`' order (what `rowReader` reads). */
 const TIMELINE_COLUMN_NAMES = Object.values(timelineColumns)
-  .map((column) => `"${column.name}"`)
-  .join(", ");
+  .map((column) => column.name)
+  .join();
 
 /**
  * A live stream's read (./follow.ts): the entries after `afterSeq`, in order, at most `limit`, cut
@@ -71,13 +71,11 @@ export function followQuery() {
   return compiled("timeline:follow", () => ({
     toSQL: () => ({
       sql:
-        `SELECT ${TIMELINE_COLUMN_NAMES}, "page_rows" FROM (` +
-        `SELECT "page".*, sum("weight") OVER (ORDER BY "seq" ROWS UNBOUNDED PRECEDING) AS "through", ` +
-        `count(*) OVER () AS "page_rows" FROM (` +
-        `SELECT ${TIMELINE_COLUMN_NAMES}, 200 + length(coalesce("message", '')) + ` +
-        `length(coalesce("status_reason", '')) AS "weight" FROM "deployment_timeline" ` +
-        `WHERE "deployment_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?) AS "page") ` +
-        `WHERE "through" - "weight" < ? ORDER BY "seq"`,
+        `SELECT ${TIMELINE_COLUMN_NAMES},page_rows FROM (SELECT page.*,` +
+        "sum(weight) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS through,count(*) OVER () AS page_rows " +
+        `FROM (SELECT ${TIMELINE_COLUMN_NAMES},200+length(coalesce(message,''))+length(coalesce(status_reason,'')) ` +
+        "AS weight FROM deployment_timeline WHERE deployment_id=? AND seq>? ORDER BY seq LIMIT ?) AS page) " +
+        "WHERE through-weight<? ORDER BY seq",
       params: ["id", "after", "limit", "weight"].map((name) => sql.placeholder(name)),
     }),
   }));
