@@ -58,8 +58,9 @@ const TIMELINE_COLUMN_NAMES = Object.values(timelineColumns)
  * after the first whose weight brings theirs to `weight` or beyond (the first entry always comes);
  * each row is the entry's columns, then how many entries the page held before that cut
  * (`readFollowPage`). An entry weighs what ./follow-pending.ts `entryWeight` makes of it, its text
- * counted in characters (V8 holds a character of a two-byte string in two bytes, so what a read
- * brings into the isolate is at most about twice `weight`, and one entry). A range of the primary
+ * counted in UTF-8 bytes (as a BLOB: SQLite's `length` of a text stops at a NUL character); V8
+ * holds a character in at most twice its UTF-8 bytes (an ASCII one in a two-byte string), so what a
+ * read brings into the isolate is at most about twice `weight`, and one entry. A range of the primary
  * key; the cut, over at most `limit` rows, is D1's work, so the isolate never receives more.
  */
 export function followEntries(db: Db, deploymentId: string, afterSeq: number, limit: number, weight: number) {
@@ -73,7 +74,7 @@ export function followQuery() {
       sql:
         `SELECT ${TIMELINE_COLUMN_NAMES},page_rows FROM (SELECT page.*,` +
         "sum(weight) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS through,count(*) OVER () AS page_rows " +
-        `FROM (SELECT ${TIMELINE_COLUMN_NAMES},200+length(coalesce(message,''))+length(coalesce(status_reason,'')) ` +
+        `FROM (SELECT ${TIMELINE_COLUMN_NAMES},200+length(CAST(coalesce(message,'') AS BLOB))+length(CAST(coalesce(status_reason,'') AS BLOB)) ` +
         "AS weight FROM deployment_timeline WHERE deployment_id=? AND seq>? ORDER BY seq LIMIT ?) AS page) " +
         "WHERE through-weight<? ORDER BY seq",
       params: ["id", "after", "limit", "weight"].map((name) => sql.placeholder(name)),

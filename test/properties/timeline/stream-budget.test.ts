@@ -211,8 +211,11 @@ describe("the isolate's streams share one budget of buffered bytes", () => {
   it("a D1 read brings at most a page's weight into the isolate, whatever room the stream has; the client still gets every entry once", async () => {
     const { owner, deployment, path } = await deploymentOfStacks(1);
     // 400 lines (3.3 MiB) in D1, then the end: nothing is pushed to the stream, it reads them all.
+    // Each begins with a NUL character, where SQLite's `length` of a text stops: weighed as bytes.
+    const nul = (lines: { message: string }[]) =>
+      lines.map(({ message }) => ({ message: `\0${message}`.slice(0, 8192) }));
     for (let i = 0; i < 400; i += 50)
-      expect((await postLogs(deployment.id, longLines(50, i + 1))).status).toBe(202);
+      expect((await postLogs(deployment.id, nul(longLines(50, i + 1)))).status).toBe(202);
     await reportOk(deployment.id, { status: "cancelled" });
     const line = entryWeight({ message: "x".repeat(8192) } as TimelineEntry);
     expect(FOLLOW_PAGE_WEIGHT + line).toBeLessThan(STREAM_BUFFER_BOUND);
