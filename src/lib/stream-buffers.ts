@@ -98,6 +98,11 @@ export class StreamBuffers {
     return buffer;
   }
 
+  /** What each stream may hold when the budget is full: the budget divided by the streams open (`more` besides). */
+  share(more = 0): number {
+    return this.budget / Math.max(1, this.buffers.size + more);
+  }
+
   usage(): BufferUsage {
     return { budget: this.budget, held: this.total, streams: this.buffers.size };
   }
@@ -106,7 +111,7 @@ export class StreamBuffers {
     if (!this.buffers.has(buffer)) return false;
     if (buffer.held + bytes > this.bound) return false;
     while (this.total + bytes > this.budget) {
-      const share = this.budget / this.buffers.size;
+      const share = this.share();
       if (buffer.held + bytes > share) return false;
       let largest: StreamBuffer | undefined;
       for (const other of this.buffers) {

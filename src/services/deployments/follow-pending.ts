@@ -19,8 +19,14 @@ export const FOLLOW_CHUNK = 500;
  * 4 MiB each, and a burst of streams opening on a long log (clients reconnecting with
  * `Last-Event-ID` after a deploy) would each bring that much at once: 40 of them, 160 MiB, beyond
  * an isolate's 128 MB. A reading client is sent a page in ~32 steps, then the next page is read.
+ * Less when the stream's share of the isolate's budget is less (`pageWeight`): a page beyond it
+ * would make the stream one that others' reservations drop, although its client reads.
  */
 export const FOLLOW_PAGE_WEIGHT = 512 * 1024;
+
+/** The weight of a stream's next D1 read: FOLLOW_PAGE_WEIGHT, or its share of the budget if less (`opening`: its buffer is not open yet). */
+export const pageWeight = (opening = false) =>
+  Math.max(1, Math.min(FOLLOW_PAGE_WEIGHT, Math.floor(isolateStreamBuffers.share(opening ? 1 : 0))));
 /**
  * At most this weight per step sent (at least one entry): what one write to the client queues. From
  * a stream whose client does not read, the runtime takes a few steps more than the kernel's queues

@@ -3,7 +3,7 @@
  *
  * A stream opens with one D1 round trip (the lookup that authorizes it and the first entries
  * after its position) and reads further pages only as its client takes them, each bounded in bytes
- * before it is read (./follow-pending.ts FOLLOW_PAGE_WEIGHT). Once it has sent
+ * before it is read (./follow-pending.ts `pageWeight`). Once it has sent
  * everything it subscribes to the deployment's feed (src/feed/) and waits: an idle stream queries
  * nothing. Each update the feed pushes carries the entries a write recorded; an entry that follows
  * the last one sent is sent as it comes, and a jump in the numbers (an update missed, or one too
@@ -47,7 +47,7 @@ import { authorizedLookup } from "../access";
 import { lookupThen } from "../lookup";
 import { toDeploymentRecord } from "./deployments";
 import { StreamAccess } from "./follow-access";
-import { FOLLOW_CHUNK, FOLLOW_PAGE_WEIGHT, PendingEntries } from "./follow-pending";
+import { FOLLOW_CHUNK, PendingEntries, pageWeight } from "./follow-pending";
 import { isFinal } from "./state";
 import { followEntries, readFollowPage } from "./timeline";
 
@@ -70,7 +70,7 @@ export async function openFollow(ctx: CallerContext, id: string, afterSeq: numbe
   } = await lookupThen(
     db,
     authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
-    followEntries(db, id, afterSeq, FOLLOW_CHUNK + 1, FOLLOW_PAGE_WEIGHT),
+    followEntries(db, id, afterSeq, FOLLOW_CHUNK + 1, pageWeight(true)),
   );
   return new Follower(ctx, toDeploymentRecord(found.row), afterSeq, readFollowPage(values));
 }
@@ -195,7 +195,7 @@ export class Follower {
   }
 
   /**
-   * A page read from D1 after `lastSent` (up to FOLLOW_CHUNK + 1 rows, cut at FOLLOW_PAGE_WEIGHT)
+   * A page read from D1 after `lastSent` (up to FOLLOW_CHUNK + 1 rows, cut at `pageWeight`)
    * becomes pending, as much of it as the budget allows (./follow-pending.ts); the rest, and what
    * the cut left out, is read again once these are sent.
    */
@@ -238,7 +238,7 @@ export class Follower {
 
   /** The next page after `lastSent` (./timeline.ts `followEntries`). */
   private page(db: Db): D1PreparedStatement {
-    return followEntries(db, this.deployment.id, this.lastSent, FOLLOW_CHUNK + 1, FOLLOW_PAGE_WEIGHT);
+    return followEntries(db, this.deployment.id, this.lastSent, FOLLOW_CHUNK + 1, pageWeight());
   }
 
   private async readRecord(): Promise<DeploymentRecord> {

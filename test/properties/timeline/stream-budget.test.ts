@@ -237,4 +237,33 @@ describe("the isolate's streams share one budget of buffered bytes", () => {
     expect(timeline.length).toBeGreaterThan(400);
     expect(got.map((e) => e.seq)).toEqual(timeline);
   });
+
+  it("a read is no larger than the stream's share of the budget, so a reading stream is not the one others drop", async () => {
+    const { owner, deployment, path } = await deploymentOfStacks(1);
+    for (let i = 0; i < 200; i += 50)
+      expect((await postLogs(deployment.id, longLines(50, i + 1))).status).toBe(202);
+    await reportOk(deployment.id, { status: "cancelled" });
+    const line = entryWeight({ message: "x".repeat(8192) } as TimelineEntry);
+    // 63 other streams of the isolate, holding nothing: the budget has all its room, and a 64th
+    // stream's share is 256 KiB, half a page.
+    const others: StreamBuffer[] = Array.from({ length: 63 }, () =>
+      isolateStreamBuffers.open(() => undefined),
+    );
+    const share = STREAM_BUFFER_BUDGET / 64;
+    expect(share).toBeLessThan(FOLLOW_PAGE_WEIGHT);
+    try {
+      const stream = await openStream(path, owner.key);
+      expect(stream.status).toBe(200);
+      // A whole page (512 KiB) would be kept: the budget has room, and the stream's bound is 4 MiB.
+      const opened = isolateStreamBuffers.usage().held;
+      expect(opened).toBeGreaterThan(0);
+      expect(opened).toBeLessThanOrEqual(share + line);
+      const { entries, end } = await readToEnd(stream, 10_000);
+      expect(end).not.toBeNull();
+      const timeline = (await timelineOf(owner.key, deployment.id)).map((e) => e.seq);
+      expect(entries.map((e) => e.seq)).toEqual(timeline);
+    } finally {
+      for (const other of others) other.close();
+    }
+  });
 });
