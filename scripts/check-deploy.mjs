@@ -72,11 +72,11 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * gzipped one by one, +0.5); an environment's gate settling the timers due together twenty to a
  * read and a write, +0.7 (245.92 → 246.64 in a worktree of 9801829, 247.46 in this one); `supersede`'s
  * guards on the engine's list, its starts, a release and the cron's sweep, +0.45 (247.49 → 247.94);
- * a live stream's page cut at 512 KiB by its SQL, +0.1 (247.94 → 248.03))
+ * a live stream's page cut at 512 KiB (or its share) by its SQL, +0.3 (247.94 → 248.24))
  * with a little room (the order wrangler reads the modules in, the file
  * system's, moves the figure by a few tenths), and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 248.6;
+const MAX_UPLOAD_GZIP_KIB = 248.8;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
