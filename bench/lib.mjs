@@ -327,7 +327,7 @@ const workerds = (pgrp, process = "workerd") =>
     return name === process && Number(group) === pgrp;
   });
 /** The TCP ports `pid` listens on (its socket inodes matched against /proc/net/tcp{,6}). */
-function listeningPorts(pid) {
+export function listeningPorts(pid) {
   const ports = new Map();
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     for (const line of fs.readFileSync(file, "utf8").split("\n").slice(1)) {
