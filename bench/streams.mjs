@@ -127,8 +127,8 @@ async function liveHeap(server) {
 /**
  * workerd's allocator (tcmalloc, linked in) through gdb, when the machine has it: the bytes the
  * process has allocated and not freed, then the RSS once the allocator has given its free pages back
- * (`ReleaseMemoryToSystem`, what it does itself under a memory limit). tcmalloc keeps freed pages
- * for reuse: the RSS alone is the high-water mark of what was allocated, not what is held. MB.
+ * (`ReleaseMemoryToSystem`). tcmalloc keeps freed pages for reuse, so the RSS also holds some of
+ * what was allocated once and is not held now. The call stops the process for ~1.3 s. MB.
  */
 function allocator(server) {
   const script = [
