@@ -86,6 +86,9 @@ async function inspector(url) {
   return { call, close: () => socket.close() };
 }
 
+/** The Worker's own isolate's inspector, through wrangler's proxy (which holds workerd's one session of it). */
+const workerInspector = (server) => `${server.inspector.replace("http://", "ws://")}ws`;
+
 /**
  * A session with every isolate of the Worker's process, through workerd's own inspector (on one of
  * the ports the process listens on, BENCH_INSPECTOR=1): the Worker's, and the local runtime's
@@ -97,9 +100,7 @@ async function isolates(server) {
       .then((res) => res.json())
       .catch(() => undefined);
     if (!Array.isArray(list)) continue;
-    // The Worker's own through wrangler's proxy, which holds workerd's one session of it.
-    const url = (id) =>
-      id === WORKER ? `${server.inspector.replace("http://", "ws://")}ws` : `ws://127.0.0.1:${port}/${id}`;
+    const url = (id) => (id === WORKER ? workerInspector(server) : `ws://127.0.0.1:${port}/${id}`);
     const sessions = await Promise.all(list.map(({ id }) => inspector(url(id))));
     return Object.fromEntries(list.map(({ id }, i) => [id, sessions[i]]));
   }
@@ -112,7 +113,7 @@ async function isolates(server) {
  * A snapshot leaves the process a few hundred MB of its own: this pass reads no RSS.
  */
 async function liveHeap(server) {
-  const { call, close } = await inspector(`${server.inspector.replace("http://", "ws://")}ws`);
+  const { call, close } = await inspector(workerInspector(server));
   await call("HeapProfiler.enable");
   return {
     measure: async () => {
@@ -151,7 +152,8 @@ function allocator(server) {
 }
 const gdb = (() => {
   try {
-    return execFileSync("gdb", ["--version"], { stdio: "ignore" }) !== undefined;
+    execFileSync("gdb", ["--version"], { stdio: "ignore" });
+    return true;
   } catch {
     return false;
   }
