@@ -5,7 +5,7 @@ import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
 import { exportVariables } from "../../services/variables/sets";
 import { ComponentParams } from "./schema";
-import { COMPONENT_VARIABLES, componentOf, DOTENV_HEADERS, exportVariables as exportRoute } from "./sets";
+import { COMPONENT_VARIABLES, componentOf, dotenvResponse, exportVariables as exportRoute } from "./sets";
 
 export function register(app: OpenAPIHono<AppEnv>) {
   const route = defineRoute({
@@ -15,7 +15,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     request: { params: ComponentParams },
   });
   app.openapi(route, async (c) => {
-    const text = await exportVariables(callerContext(c), componentOf(c.req.valid("param")));
-    return c.text(text, 200, DOTENV_HEADERS);
+    const file = await exportVariables(callerContext(c), componentOf(c.req.valid("param")));
+    return dotenvResponse(c, file);
   });
 }

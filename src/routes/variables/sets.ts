@@ -7,6 +7,8 @@
  * builds none of it.
  */
 import { z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { AppEnv } from "../../http/app-env";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { jsonContent } from "../../openapi/define-route";
 import { envelope } from "../../openapi/lists";
@@ -75,7 +77,15 @@ export const getVersion = {
 };
 
 /** A dotenv file is a secret: no cache may keep it (the answer is untagged, as a reveal's is). */
-export const DOTENV_HEADERS = { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" };
+const DOTENV_HEADERS = { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" };
+
+/** An export's answer: the file as a whole text, or a larger one as the stream that sends it (services/variables/sets.ts). */
+export const dotenvResponse = (c: Context<AppEnv>, file: string | ReadableStream<Uint8Array>) =>
+  typeof file === "string"
+    ? c.text(file, 200, DOTENV_HEADERS)
+    : // The same text/plain body as the route declares, sent as it is read.
+      (new Response(file, { status: 200, headers: DOTENV_HEADERS }) as Response &
+        TypedResponse<string, 200, "text">);
 
 export const exportVariables = {
   method: "get" as const,

@@ -247,6 +247,27 @@ export const variableSetsAtSelect = (db: Db, environment: SQL, pins: SQL) =>
     );
 
 /**
+ * The values `names` held in one scope right after `version`, by name: each one seek to its latest
+ * value row at or below the version, as `variableSetsAtSelect` finds each (an export's page,
+ * ./sets.ts). A name the history does not hold at the version is missing from the answer.
+ */
+export const namedValuesAtSelect = (db: Db, scope: VariableSet, version: number, names: readonly string[]) =>
+  db
+    .select({
+      name: variableVersionValues.name,
+      type: variableVersionValues.type,
+      value: variableVersionValues.value,
+      keyVersion: variableVersionValues.keyVersion,
+      sealedFor: variableVersionValues.sealedFor,
+    })
+    .from(sql`json_each(${JSON.stringify(names)}) AS pin`)
+    .crossJoin(variableVersionValues)
+    .where(
+      sql`${variableVersionValues.environmentId} = ${scope.environmentId} AND ${variableVersionValues.scope} = ${scope.scope} AND ${variableVersionValues.name} = pin.value AND ${variableVersionValues.version} = (SELECT max(w.version) FROM variable_version_values AS w WHERE w.environment_id = ${scope.environmentId} AND w.scope = ${scope.scope} AND w.name = pin.value AND w.version <= ${version})`,
+    )
+    .orderBy(variableVersionValues.name);
+
+/**
  * Every name each pinned scope's history holds, with the pin's version: (scope, version, name)
  * rows, each name found by one seek of the key past the one before (the smallest name after it),
  * in name order within a scope. A name whose first row is after the pin is dropped by the join.

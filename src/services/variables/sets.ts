@@ -9,7 +9,7 @@
  * random wait, as `writeLatest` does): its answer, its version and its audit entry are exactly
  * the change it made. With `base_version`, a scope found at another version is `409 conflict`.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { variables } from "../../db/schema";
@@ -21,7 +21,7 @@ import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
 import { refuseBeyondLimit } from "../orgs/limits";
 import { backOff, preconditionFailed, retries } from "../preconditions";
-import { currentVersionQuery, stateAtQuery, type ValueRow } from "./history";
+import { currentVersionQuery, namedValuesAtSelect, stateAtQuery, type ValueRow } from "./history";
 import {
   inVariableSet,
   parentLookup,
@@ -54,25 +54,42 @@ const readValueRow = (values: unknown[]): ValueRow => {
 type ScopeRead = { scope: VariableSet; current: VariableRow[]; version: number; state: ValueRow[] };
 
 /**
- * One round trip: the parent's lookup (`action` on its project), the scope's variables (`names`,
- * or all of them), its current version, and (for a restore) its state right after `at`.
+ * Which of the scope's variables a change reads: those it names (merge), or all of them: a
+ * restore's with their values, a replace's with the values of the names it gives only (it compares
+ * those, and deletes the others by name: a scope's other values are never in memory at once).
+ */
+type Reading = { names: readonly string[] } | { all: true; valuesOf?: readonly string[] };
+const EVERY_VALUE: Reading = { all: true };
+
+/**
+ * One round trip: the parent's lookup (`action` on its project), the scope's variables (as
+ * `reading` says), its current version, and (for a restore) its state right after `at`.
  */
 async function readScope(
   ctx: CallerContext,
   parent: VariableParent,
   action: "write",
-  names: readonly string[] | "all",
+  reading: Reading,
   at?: number,
 ): Promise<ScopeRead> {
   const { db } = ctx;
-  const only: SQL =
-    names === "all"
-      ? sql``
-      : sql` AND ${variables.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`;
+  const listed = (names: readonly string[]) =>
+    sql`${variables.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`;
+  const only: SQL = "names" in reading ? sql` AND ${listed(reading.names)}` : sql``;
+  // A value not read is the empty string (columns in the table's order, as `readVariable` reads them).
+  const columns =
+    "all" in reading && reading.valuesOf
+      ? {
+          ...getTableColumns(variables),
+          value: sql<string>`CASE WHEN ${listed(reading.valuesOf)} THEN ${variables.value} ELSE '' END`.as(
+            "value",
+          ),
+        }
+      : getTableColumns(variables);
   const current = bindQuery(
     db,
     db
-      .select()
+      .select(columns)
       .from(variables)
       .where(sql`${inVariableSet(variables, parent)}${only}`),
   );
@@ -99,7 +116,7 @@ async function readScope(
 async function changeScope(
   ctx: CallerContext,
   parent: VariableParent,
-  names: readonly string[] | "all",
+  reading: Reading,
   opts: {
     mode: "merge" | "replace";
     dryRun: boolean;
@@ -111,7 +128,7 @@ async function changeScope(
 ): Promise<VariableChangeResult> {
   const again = retries();
   for (let attempt = 1; ; attempt++) {
-    const read = await readScope(ctx, parent, "write", names, opts.at);
+    const read = await readScope(ctx, parent, "write", reading, opts.at);
     opts.check?.(read);
     const plan: Plan = await planChange(ctx, read.current, opts.want(read), opts.mode, opts.pathOf);
     if (!changesSomething(plan))
@@ -149,8 +166,9 @@ export function applyVariableChanges(
   parent: VariableParent,
   input: ChangeSet,
 ): Promise<VariableChangeResult> {
-  const names = input.mode === "replace" ? "all" : input.changes.map((c) => c.name);
-  return changeScope(ctx, parent, names, {
+  const names = input.changes.map((c) => c.name);
+  const reading: Reading = input.mode === "replace" ? { all: true, valuesOf: names } : { names };
+  return changeScope(ctx, parent, reading, {
     mode: input.mode,
     dryRun: input.dryRun,
     pathOf: (name) => input.pathOf.get(name) ?? `variables.${name}`,
@@ -178,7 +196,7 @@ export function restoreVariableVersion(
   version: number,
   input: VariableRestoreInput,
 ): Promise<VariableChangeResult> {
-  return changeScope(ctx, parent, "all", {
+  return changeScope(ctx, parent, EVERY_VALUE, {
     mode: "replace",
     dryRun: input.dry_run ?? false,
     at: version,
@@ -208,30 +226,126 @@ export function restoreVariableVersion(
   });
 }
 
+/** At most this many bytes of stored values are read, opened and written out at once by an export. */
+export const EXPORT_PAGE_BYTES = 1024 * 1024;
+/** At most this many names a page of an export reads (one bound list). */
+const EXPORT_PAGE_NAMES = 500;
+
 /**
  * The `exportEnvironmentVariables` and `exportComponentVariables` operations: the scope as a
  * dotenv file, every type included. A reveal: its audit entry (the names) is written before any
  * value is opened, and a reveal that cannot be recorded does not happen.
+ *
+ * The file is the scope exactly as it was at one version, whatever its size and whatever changes
+ * while it is sent. One round trip reads, with the lookup that authorizes it, the scope's names,
+ * the stored size of each value and its current version; the values are then read from the
+ * history at that version (./history.ts `namedValuesAtSelect`), a page of names at a time, at most
+ * EXPORT_PAGE_BYTES of stored values each. A scope of one page answers as a whole text; a larger
+ * one is a stream that reads, opens and writes each page as the client takes the one before, so an
+ * export's memory is a page's, not the scope's (a scope may hold 20,000 values of 64 KiB). A page
+ * that does not find every name it asks for (the organization's rows removed from this database by
+ * a move meanwhile) ends the stream with an error instead of a file with names missing.
  */
-export async function exportVariables(ctx: CallerContext, parent: VariableParent): Promise<string> {
-  const { scope, current } = await readScope(ctx, parent, "write", "all");
-  const names = current.map((row) => row.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  await auditEntry(ctx, {
+export async function exportVariables(
+  ctx: CallerContext,
+  parent: VariableParent,
+): Promise<string | ReadableStream<Uint8Array>> {
+  const { db } = ctx;
+  const sizes = bindQuery(
+    db,
+    db
+      .select({ name: variables.name, bytes: sql<number>`length(CAST(${variables.value} AS BLOB))` })
+      .from(variables)
+      .where(inVariableSet(variables, parent)),
+  );
+  const {
+    found: scope,
+    results: [rows, version],
+  } = await lookupThen(
+    db,
+    parentLookup(db, ctx.identity, parent, "write"),
+    sizes,
+    currentVersionQuery(db, parent),
+  );
+  const named = rows
+    .map(([name, bytes]) => ({ name: String(name), bytes: Number(bytes) }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const audit = auditEntry(ctx, {
     target: variableSetTarget(parent),
     projectId: scope.projectId,
-    changes: { names: { from: null, to: names } },
+    changes: { names: { from: null, to: named.map((n) => n.name) } },
     when: "always",
-  }).run();
-  const entries = await Promise.all(
-    current.map(async (row) => ({
-      name: row.name,
-      value: await openValue(
-        ctx,
-        { id: row.id, environmentId: row.environmentId, scope: row.scope },
-        row,
-        "export",
-      ),
-    })),
+  });
+  const at = Number(version[0]?.[0] ?? 0);
+  const pages = exportPages(named);
+  const opened = async (names: string[], found: ValueRow[]): Promise<string> => {
+    if (found.length !== names.length) {
+      throw new Error(`variables export: ${names.length - found.length} names not found at version ${at}`);
+    }
+    const entries = await Promise.all(
+      found.map(async (row, i) => {
+        const { name, type, value } = row;
+        if (name !== names[i] || type === null || value === null) {
+          throw new Error(`variables export: ${names[i]} not found at version ${at}`);
+        }
+        // Opened with the identity it was sealed for, as a restore opens it.
+        const identity = { id: row.sealedFor ?? "", environmentId: scope.environmentId, scope: scope.scope };
+        return {
+          name,
+          value: await openValue(ctx, identity, { type, value, keyVersion: row.keyVersion }, "export"),
+        };
+      }),
+    );
+    return formatDotenv(entries);
+  };
+  const page = async (names: string[]) => opened(names, await namedValuesAtSelect(db, scope, at, names));
+  const [first, ...rest] = pages;
+  if (!first) {
+    await audit.run();
+    return "";
+  }
+  // The first page is read with the audit entry, in its batch: no value is opened unless it is recorded.
+  const [, found] = await db.batch([audit, namedValuesAtSelect(db, scope, at, first)]);
+  const head = await opened(first, found);
+  if (rest.length === 0) return head;
+  const encoder = new TextEncoder();
+  let next = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(head));
+      },
+      async pull(controller) {
+        const names = rest[next++];
+        if (!names) return controller.close();
+        try {
+          controller.enqueue(encoder.encode(await page(names)));
+        } catch (err) {
+          ctx.log.error("variables export failed while sending", {
+            error: err instanceof Error ? err.message : "unknown",
+          });
+          controller.error(err);
+        }
+      },
+    },
+    { highWaterMark: 0 },
   );
-  return formatDotenv(entries);
+}
+
+/** Names in pages of at most EXPORT_PAGE_BYTES of stored values (a larger value alone) and EXPORT_PAGE_NAMES names. */
+function exportPages(named: readonly { name: string; bytes: number }[]): string[][] {
+  const pages: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const { name, bytes: size } of named) {
+    if (current.length > 0 && (bytes + size > EXPORT_PAGE_BYTES || current.length >= EXPORT_PAGE_NAMES)) {
+      pages.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(name);
+    bytes += size;
+  }
+  if (current.length > 0) pages.push(current);
+  return pages;
 }

@@ -86,9 +86,9 @@ describe("every read of /v1, walked from /openapi.json", () => {
         template === REVEALS[0]
           ? { ...ONE_ROUND_TRIP, d1Statements: 2, d1RoundTrips: 2 }
           : REVEALS.includes(template)
-            ? // The lookup, the scope's variables (and its version, which the change shares) in one
-              // batch; then the entry.
-              { ...ONE_ROUND_TRIP, d1Statements: 4, d1RoundTrips: 2 }
+            ? // The lookup, the scope's names and sizes and its version in one batch; then the
+              // entry with the first page of values (of a scope of one page: all of them).
+              { ...ONE_ROUND_TRIP, d1Statements: 5, d1RoundTrips: 2 }
             : ONE_ROUND_TRIP;
       // A wait on the (queued) deployment waits out its shortest timeout, still on one round trip.
       const path = template === WAIT ? `${fill(template)}?timeout=1` : fill(template);
