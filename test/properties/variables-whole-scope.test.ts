@@ -13,9 +13,12 @@ import { createApp } from "../../src/app";
 import { EXPORT_PAGE_BYTES } from "../../src/services/variables/sets";
 import { interceptStatements, once } from "../helpers/api";
 import { recordingD1 } from "../helpers/d1-trips";
+import { engineConfigOk } from "../helpers/deployment-config";
 import type { Caller } from "../helpers/factories";
+import { createDeployment, createProjectWithStack } from "../helpers/factories";
 import { capturedWhile } from "../helpers/logs";
 import { applied, exportScope, setsWorld } from "../helpers/variable-sets";
+import { environmentPath } from "../helpers/variables";
 
 /** A value of 64 KiB (the most §3 allows), different for each name. */
 const bigValue = (name: string) => `${name}:`.padEnd(65_536, name.slice(-1));
@@ -34,17 +37,32 @@ async function bigScope(owner: Caller, base: string, count: number): Promise<str
 
 const line = (name: string, value: string) => `${name}="${value}"\n`;
 
-/** The export through the app in this isolate, with `bindings`: its body is the very stream the service made. */
-async function exportWith(caller: Caller, base: string, bindings: Partial<Env>) {
+/** A request through the app in this isolate, with `bindings`: its body is the very stream the service made. */
+async function fetchApp(
+  caller: Caller,
+  method: string,
+  path: string,
+  bindings: Partial<Env>,
+  body?: unknown,
+) {
   const ctx = createExecutionContext();
+  const headers: Record<string, string> = { "x-api-key": caller.key };
+  if (body !== undefined) headers["content-type"] = "application/json";
   const res = await createApp().fetch(
-    new Request(`http://api.test${base}/export`, { headers: { "x-api-key": caller.key } }),
+    new Request(`http://api.test${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
     { ...env, ...bindings },
     ctx,
   );
   await waitOnExecutionContext(ctx);
   return res;
 }
+
+const exportWith = (caller: Caller, base: string, bindings: Partial<Env>) =>
+  fetchApp(caller, "GET", `${base}/export`, bindings);
 
 /** The SQL of an export's page (what `interceptStatements` keys on), read from an export made to find it. */
 async function pageStatement(caller: Caller, base: string): Promise<string> {
@@ -187,20 +205,16 @@ describe("replacing a scope", () => {
     const base = paths.environment;
     await bigScope(owner, base, 20);
     const { DB, read } = measuringD1();
-    const ctx = createExecutionContext();
-    const replaced = await createApp().fetch(
-      new Request(`http://api.test${base}`, {
-        method: "PATCH",
-        headers: { "x-api-key": owner.key, "content-type": "application/json" },
-        body: JSON.stringify({
-          mode: "replace",
-          variables: { V00: { type: "secret", value: bigValue("V00") } },
-        }),
-      }),
-      { ...env, DB },
-      ctx,
+    const replaced = await fetchApp(
+      owner,
+      "PATCH",
+      base,
+      { DB },
+      {
+        mode: "replace",
+        variables: { V00: { type: "secret", value: bigValue("V00") } },
+      },
     );
-    await waitOnExecutionContext(ctx);
     const body = (await replaced.json()) as { changes: { name: string; action: string }[] };
     expect(replaced.status).toBe(200);
     expect(body.changes).toHaveLength(20);
@@ -210,5 +224,31 @@ describe("replacing a scope", () => {
     expect(read.bytes).toBeGreaterThan(65_536);
     expect(read.bytes).toBeLessThan(2 * 65_536);
     expect((await exportScope(owner, base)).raw).toBe(line("V00", bigValue("V00")));
+  });
+});
+
+describe("a deployment's configuration", () => {
+  it("is read without values by its viewers, and its diff reads the values of `string` variables only", async () => {
+    const { owner, environmentId, stack } = await createProjectWithStack();
+    const base = environmentPath(environmentId);
+    await bigScope(owner, base, 10);
+    await applied(owner, base, { variables: { PLAIN: { type: "string", value: "plain" } } });
+    const deployment = await createDeployment(environmentId, [stack.id]);
+    await applied(owner, base, { variables: { PLAIN: { type: "string", value: "changed" } } });
+    const { DB, read } = measuringD1();
+    const config = await fetchApp(owner, "GET", `/v1/deployments/${deployment.id}/config`, { DB });
+    expect(config.status).toBe(200);
+    const body = (await config.json()) as { environment: { variables: { name: string; type: string }[] } };
+    expect(body.environment.variables).toHaveLength(11);
+    expect(read.bytes).toBeLessThan(8_192);
+    read.bytes = 0;
+    const diff = await fetchApp(owner, "GET", `/v1/deployments/${deployment.id}/config/diff`, { DB });
+    expect(diff.status).toBe(200);
+    const { changes } = (await diff.json()) as { changes: { name: string; value_changed: boolean }[] };
+    expect(changes).toEqual([expect.objectContaining({ name: "PLAIN", value_changed: true })]);
+    expect(read.bytes).toBeLessThan(8_192);
+    // The engine's read has every value.
+    const engine = await engineConfigOk(deployment.id);
+    expect(engine.environment.variables.find((v) => v.name === "V09")?.value).toBe(bigValue("V09"));
   });
 });

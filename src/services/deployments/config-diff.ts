@@ -54,8 +54,8 @@ export async function getDeploymentConfigDiff(
         .from(deployments)
         .where(sql`${deployments.id} = ${otherId}`),
     ),
-    stateStatement(ctx, environment, pinsOfDeployment(id)),
-    stateStatement(ctx, environment, current ? pinsNow(environment) : pinsOfDeployment(otherId)),
+    stateStatement(ctx, environment, pinsOfDeployment(id), "strings"),
+    stateStatement(ctx, environment, current ? pinsNow(environment) : pinsOfDeployment(otherId), "strings"),
   );
   if (!row.config) throw noConfig();
   const [other] = otherRows;

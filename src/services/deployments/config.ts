@@ -18,7 +18,7 @@ import type { DeploymentConfigRecord, InternalDeploymentConfig } from "../../sch
 import { authorizedLookup } from "../access";
 import { auditEntry } from "../audit/entry";
 import { lookupThen } from "../lookup";
-import { byName, variableSetsAtSelect } from "../variables/history";
+import { byName, type ValuesRead, variableSetsAtSelect } from "../variables/history";
 import { ENVIRONMENT_SET } from "../variables/parent";
 import { openValue } from "../variables/values";
 
@@ -83,8 +83,8 @@ export const environmentOfDeployment = (deploymentId: string): SQL =>
   sql`(SELECT environment_id FROM deployments WHERE id = ${deploymentId})`;
 
 /** A statement of the scopes at `pins`' versions, for the batch. */
-export const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL) =>
-  bindQuery(ctx.db, variableSetsAtSelect(ctx.db, environment, pins));
+export const stateStatement = (ctx: ServiceContext, environment: SQL, pins: SQL, values: ValuesRead) =>
+  bindQuery(ctx.db, variableSetsAtSelect(ctx.db, environment, pins, values));
 
 /** The rows of `stateStatement`, by scope; a name deleted by then is not held. */
 export function byScope(rows: readonly unknown[][]): Map<string, PinnedVariable[]> {
@@ -173,7 +173,8 @@ export async function getDeploymentConfig(ctx: CallerContext, id: string): Promi
   } = await lookupThen(
     db,
     authorizedLookup(db, identity, deployments, id, "read", "Deployment"),
-    stateStatement(ctx, environment, pinsOfDeployment(id)),
+    // Names and types: no value is read.
+    stateStatement(ctx, environment, pinsOfDeployment(id), "none"),
     componentNames(ctx, environment),
   );
   if (!row.config) throw noConfig();
@@ -207,7 +208,7 @@ export async function getDeploymentConfigInternal(
         .from(deployments)
         .where(sql`${deployments.id} = ${id}`),
     ),
-    stateStatement(ctx, environment, pinsOfDeployment(id)),
+    stateStatement(ctx, environment, pinsOfDeployment(id), "all"),
     componentNames(ctx, environment),
   ]);
   const row = rows?.results[0];

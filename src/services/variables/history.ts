@@ -215,6 +215,28 @@ export const pinRows = (pins: readonly VersionPin[]): SQL =>
   sql`SELECT json_extract(value, '$.scope') AS scope, json_extract(value, '$.version') AS version FROM json_each(${JSON.stringify(pins)})`;
 
 /**
+ * Which values a read of pinned scopes brings into memory: all of them (a restore, the engine's
+ * configuration), those of `string` variables only (a diff compares those; a sealed value's change
+ * is told by the version that wrote it), or none (names and types). A value not read is the empty
+ * string; a deletion's stays null.
+ */
+export type ValuesRead = "all" | "strings" | "none";
+
+const VALUES_READ: Record<ValuesRead, SQL.Aliased<string | null>> = {
+  all: sql<string | null>`${variableVersionValues.value}`.as("value"),
+  strings: sql<
+    string | null
+  >`CASE WHEN ${variableVersionValues.type} = 'string' OR ${variableVersionValues.type} IS NULL THEN ${variableVersionValues.value} ELSE '' END`.as(
+    "value",
+  ),
+  none: sql<
+    string | null
+  >`CASE WHEN ${variableVersionValues.type} IS NULL THEN ${variableVersionValues.value} ELSE '' END`.as(
+    "value",
+  ),
+};
+
+/**
  * Scopes of one environment as each was right after its version (a restore's one scope, §18; a
  * deployment's pinned configuration, §24): per scope and name, its latest value row at or below
  * the scope's version, deletions included. `pins` is a query of (scope, version) rows: a bound list
@@ -227,12 +249,12 @@ export const pinRows = (pins: readonly VersionPin[]): SQL =>
  * 500 versions that each rewrote its 20 names read 10,000 rows to answer 20 (bench/README.md,
  * "Part four").
  */
-export const variableSetsAtSelect = (db: Db, environment: SQL, pins: SQL) =>
+export const variableSetsAtSelect = (db: Db, environment: SQL, pins: SQL, values: ValuesRead = "all") =>
   db
     .select({
       name: variableVersionValues.name,
       type: variableVersionValues.type,
-      value: variableVersionValues.value,
+      value: VALUES_READ[values],
       keyVersion: variableVersionValues.keyVersion,
       sealedFor: variableVersionValues.sealedFor,
       at: sql<number>`${variableVersionValues.version}`.as("at_version"),
