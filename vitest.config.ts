@@ -42,7 +42,7 @@ function dependencyMapsWithoutSources(): Plugin {
 
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory must exist before the Worker starts (the /docs renderer).
-  buildDocsAssets();
+  await buildDocsAssets();
   // The same migrations wrangler applies (`migrations_dir`), applied by test/setup.ts.
   const migrations = await readD1Migrations(path.resolve("migrations"));
   return {

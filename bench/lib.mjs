@@ -8,7 +8,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { buildDocsAssets, DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
+import { DOCS_ASSETS_DIR } from "../scripts/docs-assets.mjs";
 import { seedSql } from "./seed.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -132,7 +132,8 @@ export function snapshot(name, { countD1 = false, of = name } = {}) {
   // A floor built as the API is resolves `zod` as the API does (its wrangler.toml [alias]).
   if (of !== "api" && /^\[alias\]$/m.test(fs.readFileSync(join(dir, "wrangler.toml"), "utf8")))
     fs.cpSync(join(root, "src", "lib", "zod"), join(dir, "src", "lib", "zod"), { recursive: true });
-  buildDocsAssets();
+  // wrangler.toml's [build] step, run here once (not by each server the run starts).
+  execFileSync(process.execPath, [join(root, "scripts", "docs-assets.mjs")]);
   for (const link of ["node_modules", "scripts", "migrations"])
     fs.symlinkSync(join(root, link), join(dir, link));
   fs.mkdirSync(join(dir, "dist"));

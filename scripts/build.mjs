@@ -333,7 +333,7 @@ if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(proce
     console.error("usage: node scripts/build.mjs <outdir, relative to the checkout>");
     process.exit(2);
   }
-  buildDocsAssets();
+  await buildDocsAssets();
   const meta = await buildWorker(target);
   const chunks = Object.keys(meta.outputs).filter((path) => path.endsWith(".js")).length;
   console.log(

@@ -72,11 +72,13 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * gzipped one by one, +0.5); an environment's gate settling the timers due together twenty to a
  * read and a write, +0.7 (245.92 → 246.64 in a worktree of 9801829, 247.46 in this one); `supersede`'s
  * guards on the engine's list, its starts, a release and the cron's sweep, +0.45 (247.49 → 247.94);
- * a live stream's page cut at 512 KiB (or its share) by its SQL, +0.3 (247.94 → 248.24))
+ * a live stream's page cut at 512 KiB (or its share) by its SQL, +0.3 (247.94 → 248.24); a
+ * variables export a page at a time and a configuration read without values, +0.3 (248.56); the
+ * /docs page rendered at build time, −1.5 (247.08))
  * with a little room (the order wrangler reads the modules in, the file
  * system's, moves the figure by a few tenths), and comes down with it.
  */
-const MAX_UPLOAD_GZIP_KIB = 248.8;
+const MAX_UPLOAD_GZIP_KIB = 247.6;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
@@ -224,7 +226,7 @@ for (const env of names) {
 }
 
 // The [build] step writes dist/assets; run it once here rather than in several builds at once.
-buildDocsAssets();
+await buildDocsAssets();
 const run = promisify(execFile);
 const out = mkdtempSync(join(tmpdir(), "check-deploy-"));
 try {

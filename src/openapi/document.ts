@@ -3,7 +3,6 @@
  * routes that serve it (`/openapi.json`, and `/docs`, which renders it).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import type { Handler } from "hono";
 import { encodeBase64 } from "hono/utils/encode";
 import {
@@ -88,7 +87,7 @@ export const documentedRoutes: (operations: readonly Operation[]) => Promise<Ope
  * (./routes.ts registers them; this module, with everything the document is made of, is loaded on
  * the first request for one of them).
  */
-export function documentHandlers(operations: readonly Operation[], rendererPath: string): DocumentHandlers {
+export function documentHandlers(operations: readonly Operation[], pagePath: string): DocumentHandlers {
   // Generated once per origin in an isolate (the routes do not change while it lives), then
   // compacted (./compact.ts), its identifiers' examples set beside their references
   // (./examples.ts). Bounded: the origin comes from the request.
@@ -103,20 +102,13 @@ export function documentHandlers(operations: readonly Operation[], rendererPath:
     }
     return c.json(document);
   };
-  // The renderer is the Worker's own static asset (wrangler.toml [assets]); no CDN, no web fonts.
-  const page = Scalar<AppEnv>({
-    url: "/openapi.json",
-    pageTitle: "Deployment Platform API",
-    cdn: rendererPath,
-    withDefaultFonts: false,
-    // The "Ask AI" agent calls Scalar's servers: off, so the page makes no foreign request.
-    agent: { disabled: true },
-    // Its developer toolbar offers to upload the document to Scalar's registry: never shown.
-    showDeveloperTools: "never",
-  } as Parameters<typeof Scalar<AppEnv>>[0]);
+  // The page and its renderer are the Worker's own static assets (wrangler.toml [assets]), made by
+  // scripts/docs-assets.mjs at build time: no CDN, no web fonts.
   let policy: { html: string; csp: string } | undefined;
-  const docs: Handler<AppEnv> = async (c, next) => {
-    const html = await ((await page(c, next)) as Response).text();
+  const docs: Handler<AppEnv> = async (c) => {
+    const page = await c.env.ASSETS.fetch(new URL(pagePath, c.req.url));
+    if (!page.ok) throw new Error(`the /docs page is not among the assets (${page.status}): run the build`);
+    const html = await page.text();
     if (policy?.html !== html) policy = { html, csp: await docsContentSecurityPolicy(html) };
     return c.html(html, 200, { "Content-Security-Policy": policy.csp });
   };

@@ -8,8 +8,13 @@ import type { AppEnv } from "../http/app-env";
 import type { Operation } from "../http/operations";
 import { loadedOnce } from "../lib/once";
 
-/** The Scalar API reference's browser bundle, copied from the npm package by scripts/docs-assets.mjs. */
+/**
+ * The Scalar API reference's browser bundle, copied from the npm package, and the /docs page that
+ * loads it, rendered from the package at build time: static assets scripts/docs-assets.mjs writes
+ * at its DOCS_RENDERER_PATH and DOCS_PAGE_PATH (test/properties/openapi/docs.test.ts reads both).
+ */
 export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
+export const DOCS_PAGE_PATH = "/docs/page.html";
 
 const DOCUMENT_PATHS = {
   "/openapi.json": "document",
@@ -20,7 +25,7 @@ const DOCUMENT_PATHS = {
 export function registerDocumentRoutes(app: OpenAPIHono<AppEnv>, operations: readonly Operation[]): void {
   // Loaded once per isolate; concurrent first requests each load it (src/lib/once.ts `loadedOnce`).
   const load = loadedOnce(async () =>
-    (await import("./document")).documentHandlers(operations, DOCS_RENDERER_PATH),
+    (await import("./document")).documentHandlers(operations, DOCS_PAGE_PATH),
   );
   for (const [path, name] of Object.entries(DOCUMENT_PATHS)) {
     app.get(path, async (c, next) => (await load())[name](c, next));

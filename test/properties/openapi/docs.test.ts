@@ -6,7 +6,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DOCS_RENDERER_PATH } from "../../../src/openapi/routes";
+import { DOCS_PAGE_PATH, DOCS_RENDERER_PATH } from "../../../src/openapi/routes";
 
 describe("/docs", () => {
   it("references only same-origin URLs", async () => {
@@ -57,6 +57,16 @@ describe("/docs", () => {
     const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inline[0]));
     const hash = btoa(String.fromCharCode(...new Uint8Array(digest)));
     expect(directives.get("script-src")).toEqual(["'self'", `'sha256-${hash}'`]);
+  });
+
+  it("is the page the build rendered (an asset), reached at /docs only", async () => {
+    const res = await SELF.fetch("http://api.test/docs");
+    expect(res.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+    expect(await res.text()).toMatch(/^<!doctype html>/i);
+    const file = await SELF.fetch(`http://api.test${DOCS_PAGE_PATH}`);
+    expect(file.status).toBe(404);
+    expect(await file.json()).toMatchObject({ code: "not_found" });
   });
 
   it("shows no developer toolbar (it offers to upload the document to a third party)", async () => {
