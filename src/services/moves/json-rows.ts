@@ -7,6 +7,7 @@
  * strings as parameters of their own (`upsertStatement`).
  */
 import type { Db } from "../../db/client";
+import { inGroups } from "../../lib/groups";
 import { type MovedTable, type ParentKey, shapeOf } from "./tables";
 
 /** The most JSON one statement carries, in UTF-8 bytes (D1 allows 2 MB per value; half of it leaves room). */
@@ -115,20 +116,5 @@ export function utf8Bytes(text: string): number {
 }
 
 /** `items` in groups whose JSON stays under STATEMENT_BYTES each, counted in UTF-8 bytes. */
-export function bySize<T>(items: readonly T[]): T[][] {
-  const groups: T[][] = [];
-  let group: T[] = [];
-  let bytes = 0;
-  for (const item of items) {
-    const size = utf8Bytes(JSON.stringify(item)) + 1;
-    if (group.length > 0 && bytes + size > STATEMENT_BYTES) {
-      groups.push(group);
-      group = [];
-      bytes = 0;
-    }
-    group.push(item);
-    bytes += size;
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
-}
+export const bySize = <T>(items: readonly T[]): T[][] =>
+  inGroups(items, (item) => utf8Bytes(JSON.stringify(item)) + 1, STATEMENT_BYTES);

@@ -21,6 +21,7 @@ import {
   variableVersions,
   variableVersionValues,
 } from "../../db/schema";
+import { inGroups } from "../../lib/groups";
 import { nowIso } from "../../lib/time";
 import { ENVIRONMENT_SET, inVariableSet, type VariableParent, type VariableSet } from "./parent";
 
@@ -84,23 +85,12 @@ const scopeVersions = (scope: VariableSet) =>
 const ROWS_JSON_MAX = 500_000;
 
 /** Rows as JSON arrays, in chunks that each fit one bound parameter. */
-export function jsonChunks(rows: unknown[][]): string[] {
-  const chunks: string[] = [];
-  let current: string[] = [];
-  let size = 0;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    if (current.length > 0 && size + text.length > ROWS_JSON_MAX) {
-      chunks.push(`[${current.join(",")}]`);
-      current = [];
-      size = 0;
-    }
-    current.push(text);
-    size += text.length + 1;
-  }
-  if (current.length > 0) chunks.push(`[${current.join(",")}]`);
-  return chunks;
-}
+export const jsonChunks = (rows: unknown[][]): string[] =>
+  inGroups(
+    rows.map((row) => JSON.stringify(row)),
+    (text) => text.length + 1,
+    ROWS_JSON_MAX,
+  ).map((texts) => `[${texts.join(",")}]`);
 
 /** Only when the statement before it in the batch changed a row (a single-variable write's version). */
 const AFTER_A_CHANGE = sql` WHERE changes() > 0`;

@@ -15,6 +15,7 @@ import { bindQuery, tableReader } from "../../db/compiled";
 import { variables } from "../../db/schema";
 import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from "../../errors";
 import { formatDotenv } from "../../lib/dotenv";
+import { inGroups } from "../../lib/groups";
 import type { VariableChangeResult } from "../../schemas/variable-set";
 import type { ChangeSet, VariableRestoreInput } from "../../schemas/variable-set-writes";
 import { auditEntry } from "../audit/entry";
@@ -277,7 +278,10 @@ export async function exportVariables(
     when: "always",
   });
   const at = Number(version[0]?.[0] ?? 0);
-  const pages = exportPages(named);
+  // Pages of at most EXPORT_PAGE_BYTES of stored values (a larger value alone) and EXPORT_PAGE_NAMES names.
+  const pages = inGroups(named, (n) => n.bytes, EXPORT_PAGE_BYTES, EXPORT_PAGE_NAMES).map((page) =>
+    page.map((n) => n.name),
+  );
   const opened = async (names: string[], found: ValueRow[]): Promise<string> => {
     if (found.length !== names.length) {
       throw new Error(`variables export: ${names.length - found.length} names not found at version ${at}`);
@@ -330,22 +334,4 @@ export async function exportVariables(
     },
     { highWaterMark: 0 },
   );
-}
-
-/** Names in pages of at most EXPORT_PAGE_BYTES of stored values (a larger value alone) and EXPORT_PAGE_NAMES names. */
-function exportPages(named: readonly { name: string; bytes: number }[]): string[][] {
-  const pages: string[][] = [];
-  let current: string[] = [];
-  let bytes = 0;
-  for (const { name, bytes: size } of named) {
-    if (current.length > 0 && (bytes + size > EXPORT_PAGE_BYTES || current.length >= EXPORT_PAGE_NAMES)) {
-      pages.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(name);
-    bytes += size;
-  }
-  if (current.length > 0) pages.push(current);
-  return pages;
 }
