@@ -14,8 +14,16 @@ import { EXPORT_PAGE_BYTES } from "../../src/services/variables/sets";
 import { interceptStatements, once } from "../helpers/api";
 import { recordingD1 } from "../helpers/d1-trips";
 import { engineConfigOk } from "../helpers/deployment-config";
+import { newDeployment, PATCH, reportOk } from "../helpers/engine";
 import type { Caller } from "../helpers/factories";
-import { createDeployment, createProjectWithStack } from "../helpers/factories";
+import {
+  createDeployment,
+  createEnvironment,
+  createOwnedProject,
+  createProjectWithStack,
+  createStack,
+  unique,
+} from "../helpers/factories";
 import { capturedWhile } from "../helpers/logs";
 import { applied, exportScope, setsWorld } from "../helpers/variable-sets";
 import { environmentPath } from "../helpers/variables";
@@ -250,5 +258,34 @@ describe("a deployment's configuration", () => {
     // The engine's read has every value.
     const engine = await engineConfigOk(deployment.id);
     expect(engine.environment.variables.find((v) => v.name === "V09")?.value).toBe(bigValue("V09"));
+  });
+});
+
+describe("a promotion's plan", () => {
+  it("compares the names of the original's configuration without reading a value", async () => {
+    const { owner, project } = await createOwnedProject();
+    const source = project.default_environment_id;
+    await bigScope(owner, environmentPath(source), 10);
+    const target = (await createEnvironment(project.id, unique("staging"))).id;
+    const web = await createStack(source, { template_id: "web" });
+    await createStack(target, { template_id: "web" });
+    const created = await newDeployment(source, { stack_ids: [web.id], data: { patch: PATCH } });
+    await reportOk(created.body.id, { status: "in_progress" });
+    await reportOk(created.body.id, { status: "succeeded" });
+    const { DB, read } = measuringD1();
+    const plan = await fetchApp(
+      owner,
+      "POST",
+      `/v1/deployments/${created.body.id}/promote`,
+      { DB },
+      {
+        environment_id: target,
+        dry_run: true,
+      },
+    );
+    expect(plan.status).toBe(200);
+    const body = (await plan.json()) as { variables: { missing: string[] }[] };
+    expect(body.variables[0]?.missing).toHaveLength(10);
+    expect(read.bytes).toBeLessThan(8_192);
   });
 });

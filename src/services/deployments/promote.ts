@@ -210,7 +210,10 @@ async function plan(
         .where(sql`${variables.environmentId} = ${environmentId}`),
     );
   const originalNames = config
-    ? bindQuery(db, variableSetsAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id)))
+    ? bindQuery(
+        db,
+        variableSetsAtSelect(db, sql`${original.environmentId}`, pinsOfDeployment(original.id), "none"),
+      )
     : currentNames(original.environmentId);
   // The same checks and errors as the real call (§25), the organization's limits included (§29):
   // the deployment it plans would count against `deployments_per_day`.
