@@ -158,22 +158,34 @@ export function toPage<Row, Item>(
   page: PageRequest,
   key: (row: Row) => { createdAt: string; id: string },
   shape: (row: Row) => Item,
+  cut = false,
 ): Page<Item> {
-  return envelopeOf(rows, page.limit, shape, (last) => {
-    const k = key(last);
-    return encodeCursor(page.direction, page.filter, k.createdAt, k.id);
-  });
+  return envelopeOf(
+    rows,
+    page.limit,
+    shape,
+    (last) => {
+      const k = key(last);
+      return encodeCursor(page.direction, page.filter, k.createdAt, k.id);
+    },
+    cut,
+  );
 }
 
-/** Rows fetched with LIMIT limit + 1 → the envelope, the cursor made from the last row shown. */
+/**
+ * Rows fetched with LIMIT limit + 1 → the envelope, the cursor made from the last row shown.
+ * `cut`: the rows are fewer than the query found, cut short by their size (a list whose records
+ * can be large, src/services/audit/log.ts): more follow, from the last row shown.
+ */
 function envelopeOf<Row, Item>(
   rows: Row[],
   limit: number,
   shape: (row: Row) => Item,
   cursorOf: (last: Row) => string,
+  cut = false,
 ): Page<Item> {
-  const hasMore = rows.length > limit;
-  const visible = hasMore ? rows.slice(0, limit) : rows;
+  const hasMore = cut || rows.length > limit;
+  const visible = rows.length > limit ? rows.slice(0, limit) : rows;
   const result: Page<Item> = { data: visible.map(shape), has_more: hasMore };
   const last = visible[visible.length - 1];
   if (hasMore && last) result.next_page = cursorOf(last);
@@ -280,8 +292,13 @@ export function toNumberedPage<Row, Item>(
   page: NumberedPageRequest,
   numberOf: (row: Row) => number,
   shape: (row: Row) => Item,
+  cut = false,
 ): Page<Item> {
-  return envelopeOf(rows, page.limit, shape, (last) =>
-    numberedCursor(page.direction, page.filter, numberOf(last)),
+  return envelopeOf(
+    rows,
+    page.limit,
+    shape,
+    (last) => numberedCursor(page.direction, page.filter, numberOf(last)),
+    cut,
   );
 }

@@ -81,3 +81,52 @@ export const onPrimary = (trips: readonly D1Trip[]) =>
  */
 export const bookmarkOfHeader = (header: string | null): string | null =>
   header === null ? null : header.replace(/^[A-Z][A-Z0-9_]*:/, "").replace(/\..*$/, "");
+
+/**
+ * The DB binding, adding up the bytes (as JSON) of everything its sessions' statements and batches
+ * answer: what a request read from D1 into the isolate's memory.
+ */
+export function measuringD1(base: Env = env) {
+  const read = { bytes: 0 };
+  const count = <T>(result: T): T => {
+    read.bytes += JSON.stringify(result, (_, v) => (v instanceof ArrayBuffer ? v.byteLength : v)).length;
+    return result;
+  };
+  const inner = new WeakMap<object, D1PreparedStatement>();
+  const statement = (stmt: D1PreparedStatement): D1PreparedStatement => {
+    const wrapped = new Proxy(stmt, {
+      get(target, name) {
+        if (name === "bind") return (...values: unknown[]) => statement(target.bind(...values));
+        const value = Reflect.get(target, name);
+        if (typeof value !== "function") return value;
+        if (name === "raw" || name === "all" || name === "first" || name === "run")
+          return async (...args: unknown[]) => count(await value.apply(target, args));
+        return value.bind(target);
+      },
+    });
+    inner.set(wrapped, stmt);
+    return wrapped;
+  };
+  const DB = new Proxy(base.DB, {
+    get(db, prop) {
+      if (prop !== "withSession") return Reflect.get(db, prop);
+      return (start: string) => {
+        const session = db.withSession(start);
+        return new Proxy(session, {
+          get(target, name) {
+            if (name === "prepare") {
+              return (query: string) => statement(target.prepare(query));
+            }
+            if (name === "batch") {
+              return async (statements: D1PreparedStatement[]) =>
+                count(await target.batch(statements.map((s) => inner.get(s) ?? s)));
+            }
+            const value = Reflect.get(target, name);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        });
+      };
+    },
+  });
+  return { DB, read };
+}

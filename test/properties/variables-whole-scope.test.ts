@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { EXPORT_PAGE_BYTES } from "../../src/services/variables/sets";
 import { interceptStatements, once } from "../helpers/api";
-import { recordingD1 } from "../helpers/d1-trips";
+import { measuringD1, recordingD1 } from "../helpers/d1-trips";
 import { engineConfigOk } from "../helpers/deployment-config";
 import { newDeployment, PATCH, reportOk } from "../helpers/engine";
 import type { Caller } from "../helpers/factories";
@@ -179,33 +179,6 @@ describe("exporting a scope larger than a page", () => {
     ]);
   });
 });
-
-/** The DB binding, adding up the bytes (as JSON) of every batch's results: what a request read into memory. */
-function measuringD1() {
-  const read = { bytes: 0 };
-  const DB = new Proxy(env.DB, {
-    get(inner, prop) {
-      if (prop !== "withSession") return Reflect.get(inner, prop);
-      return (start: string) => {
-        const session = inner.withSession(start);
-        return new Proxy(session, {
-          get(target, name) {
-            if (name === "batch") {
-              return async (statements: D1PreparedStatement[]) => {
-                const results = await target.batch(statements);
-                read.bytes += JSON.stringify(results.map((r) => r.results)).length;
-                return results;
-              };
-            }
-            const value = Reflect.get(target, name);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        });
-      };
-    },
-  });
-  return { DB, read };
-}
 
 describe("replacing a scope", () => {
   it("reads the values of the names it gives, not of those it deletes", async () => {

@@ -2,10 +2,10 @@
  * Reading the audit log (API_CONTRACT §14): the organization's and a project's lists, and the
  * 400-day retention. Entries are written by `auditEntry` (./entry.ts) and never changed.
  */
-import { and, asc, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { bindQuery, tableReader } from "../../db/compiled";
+import { tableReader } from "../../db/compiled";
 import {
   keyset,
   type ListParams,
@@ -103,11 +103,57 @@ export function auditPageQuery(db: Db, scope: SQL | undefined, filter: AuditFilt
     .limit(req.byTime.limit + 1);
 }
 
-/** Rows of `auditPageQuery` → the envelope, its cursor of the page's own kind. */
-function toAuditPage(rows: (typeof auditLog.$inferSelect)[], req: AuditPageRequest): Page<AuditEntryRecord> {
+/**
+ * The most bytes of entries' `changes` and other free text a page reads, but its first entry: an
+ * entry lists every name an export or a replace touched (§18; up to ~2 MB), and an isolate's 128 MB
+ * are every request's it runs. A page that reaches it holds fewer than `limit` entries, with
+ * `has_more` and a cursor after its last (§4: no record is repeated or skipped).
+ */
+export const AUDIT_PAGE_BYTES = 4 * 1024 * 1024;
+
+/** An entry's weight in a page or a stream's batch (./stream-delivery.ts): its free text, and 1 KiB. */
+export const ENTRY_WEIGHT = "length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024";
+
+/**
+ * `auditPageQuery`'s page cut where its entries' weight passes AUDIT_PAGE_BYTES (never before its
+ * first), in the same order; each row is the entry's columns in the table's order, then how many
+ * rows the page held before the cut.
+ */
+export function auditPageStatement(
+  db: Db,
+  scope: SQL | undefined,
+  filter: AuditFilter,
+  req: AuditPageRequest,
+): D1PreparedStatement {
+  const { sql: page, params } = auditPageQuery(db, scope, filter, req).toSQL();
+  const order =
+    "bySequence" in req
+      ? "sequence"
+      : req.byTime.direction === "asc"
+        ? "created_at, id"
+        : "created_at DESC, id DESC";
+  return db.$client
+    .prepare(
+      `SELECT ${AUDIT_COLUMNS}, page_rows FROM (SELECT page.*, sum(${ENTRY_WEIGHT}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${page}) AS page) WHERE n = 1 OR running <= ${AUDIT_PAGE_BYTES} ORDER BY ${order}`,
+    )
+    .bind(...params);
+}
+
+/** The audit log's columns in the table's order, as `tableReader` reads them. */
+const AUDIT_COLUMNS = Object.values(getTableColumns(auditLog))
+  .map((column) => `"${column.name}"`)
+  .join(", ");
+
+const readEntry = tableReader(auditLog);
+
+/** Rows of `auditPageStatement` → the envelope, its cursor of the page's own kind. */
+function toAuditPage(rows: unknown[][], req: AuditPageRequest): Page<AuditEntryRecord> {
+  const entries = rows.map((values) => readEntry(values));
+  const first = rows[0];
+  const cut = first !== undefined && rows.length < Number(first[first.length - 1]);
   if ("bySequence" in req)
-    return toNumberedPage(rows, req.bySequence, (r) => r.sequence ?? 0, toAuditEntryRecord);
-  return toPage(rows, req.byTime, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord);
+    return toNumberedPage(entries, req.bySequence, (r) => r.sequence ?? 0, toAuditEntryRecord, cut);
+  return toPage(entries, req.byTime, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord, cut);
 }
 
 /**
@@ -120,7 +166,7 @@ export function orgAuditScope(identity: Identity, orgId: string): SQL | undefine
 }
 
 async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFilter, req: AuditPageRequest) {
-  return toAuditPage(await auditPageQuery(ctx.db, scope, filter, req).all(), req);
+  return toAuditPage(await auditPageStatement(ctx.db, scope, filter, req).raw(), req);
 }
 
 /** The organization's entries: org `owner`/`admin`, acting org-wide (not a key restricted to projects). */
@@ -150,13 +196,9 @@ export async function listProjectAuditLog(
   } = await lookupThen(
     db,
     projectLookup(db, identity, projectId, "manage"),
-    bindQuery(db, auditPageQuery(db, eq(auditLog.projectId, projectId), filter, req)),
+    auditPageStatement(db, eq(auditLog.projectId, projectId), filter, req),
   );
-  const read = tableReader(auditLog);
-  return toAuditPage(
-    rows.map((values) => read(values)),
-    req,
-  );
+  return toAuditPage(rows, req);
 }
 
 /** API_CONTRACT §14: entries are kept 400 days. */

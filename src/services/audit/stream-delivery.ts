@@ -20,7 +20,7 @@ import type { ServiceContext } from "../../context";
 import { auditLog, auditStreams } from "../../db/schema";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptSignedPost } from "../../webhooks/deliver";
-import { toAuditEntryRecord } from "./log";
+import { ENTRY_WEIGHT, toAuditEntryRecord } from "./log";
 
 /** The most entries a batch holds (§30). */
 export const STREAM_BATCH_ENTRIES = 100;
@@ -59,7 +59,7 @@ async function readNext(
   // The claimed batch's last entry (`retry_through`), while it is ahead of the position.
   const bound = sql`(SELECT CASE WHEN retry_through > delivered_through THEN retry_through END FROM audit_streams WHERE id = ${streamId})`;
   const org = sql`(SELECT org_id FROM audit_streams WHERE id = ${streamId})`;
-  const size = sql.raw("length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024");
+  const size = sql.raw(ENTRY_WEIGHT);
   const batch = sql`SELECT id, sequence FROM (SELECT id, sequence, sum(size) OVER (ORDER BY sequence) AS running, row_number() OVER (ORDER BY sequence) AS n FROM (SELECT id, sequence, ${size} AS size FROM audit_log WHERE org_id = ${org} AND sequence > ${position} AND (${bound} IS NULL OR sequence <= ${bound}) ORDER BY sequence LIMIT ${STREAM_BATCH_ENTRIES})) WHERE n = 1 OR running <= ${STREAM_BATCH_BYTES}`;
   const [, streams, entries] = await db.batch([
     db
