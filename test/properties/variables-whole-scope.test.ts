@@ -4,8 +4,10 @@
  * - an export is the scope as it stood at one version, whatever its size and whatever changes
  *   while it is sent, read a page at a time (src/services/variables/sets.ts `exportVariables`): a
  *   scope larger than a page is a stream that reads each page as the client takes the one before;
- * - a replace reads the values of the names it gives, and only the names and types of the others
- *   (which it deletes).
+ * - a replace reads the values of the names it gives, a restore those of the names the scope held
+ *   at that version, and only the names and types of the others (which they delete);
+ * - a deployment's configuration and a promotion's plan read no value, a configuration's diff
+ *   only `string` values.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -205,6 +207,24 @@ describe("replacing a scope", () => {
     expect(read.bytes).toBeGreaterThan(65_536);
     expect(read.bytes).toBeLessThan(2 * 65_536);
     expect((await exportScope(owner, base)).raw).toBe(line("V00", bigValue("V00")));
+  });
+});
+
+describe("restoring a scope", () => {
+  it("reads the values of the names it held at that version, not of those made since", async () => {
+    const { owner, paths } = await setsWorld();
+    const base = paths.environment;
+    await applied(owner, base, { variables: { FIRST: { type: "secret", value: "first" } } });
+    await bigScope(owner, base, 20);
+    const { DB, read } = measuringD1();
+    const restored = await fetchApp(owner, "POST", `${base}/versions/1/restore`, { DB }, {});
+    const body = (await restored.json()) as { changes: { name: string; action: string }[] };
+    expect(restored.status).toBe(200);
+    expect(body.changes.filter((c) => c.action === "deleted")).toHaveLength(20);
+    expect(body.changes.find((c) => c.name === "FIRST")?.action).toBe("unchanged");
+    // FIRST's envelope (in the scope and in the version): nothing of the 20 made since.
+    expect(read.bytes).toBeLessThan(16_384);
+    expect((await exportScope(owner, base)).raw).toBe(line("FIRST", "first"));
   });
 });
 

@@ -55,12 +55,15 @@ const readValueRow = (values: unknown[]): ValueRow => {
 type ScopeRead = { scope: VariableSet; current: VariableRow[]; version: number; state: ValueRow[] };
 
 /**
- * Which of the scope's variables a change reads: those it names (merge), or all of them: a
- * restore's with their values, a replace's with the values of the names it gives only (it compares
- * those, and deletes the others by name: a scope's other values are never in memory at once).
+ * Which of the scope's variables a change reads: those it names (merge), or all of them with the
+ * values it may compare only: a replace's, of the names it gives; a restore's, of the names the
+ * scope held at or before the version it restores (a name since created is only deleted). The
+ * others are read by name and type, to be deleted: a scope's other values are never in memory.
  */
-type Reading = { names: readonly string[] } | { all: true; valuesOf?: readonly string[] };
-const EVERY_VALUE: Reading = { all: true };
+type Reading =
+  | { names: readonly string[] }
+  | { all: true; valuesOf: readonly string[] }
+  | { all: true; valuesAt: number };
 
 /**
  * One round trip: the parent's lookup (`action` on its project), the scope's variables (as
@@ -77,16 +80,19 @@ async function readScope(
   const listed = (names: readonly string[]) =>
     sql`${variables.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`;
   const only: SQL = "names" in reading ? sql` AND ${listed(reading.names)}` : sql``;
+  const valued: SQL | undefined =
+    "valuesOf" in reading
+      ? listed(reading.valuesOf)
+      : "valuesAt" in reading
+        ? sql`EXISTS (SELECT 1 FROM variable_version_values AS h WHERE h.environment_id = ${variables.environmentId} AND h.scope = ${variables.scope} AND h.name = ${variables.name} AND h.version <= ${reading.valuesAt})`
+        : undefined;
   // A value not read is the empty string (columns in the table's order, as `readVariable` reads them).
-  const columns =
-    "all" in reading && reading.valuesOf
-      ? {
-          ...getTableColumns(variables),
-          value: sql<string>`CASE WHEN ${listed(reading.valuesOf)} THEN ${variables.value} ELSE '' END`.as(
-            "value",
-          ),
-        }
-      : getTableColumns(variables);
+  const columns = valued
+    ? {
+        ...getTableColumns(variables),
+        value: sql<string>`CASE WHEN ${valued} THEN ${variables.value} ELSE '' END`.as("value"),
+      }
+    : getTableColumns(variables);
   const current = bindQuery(
     db,
     db
@@ -197,7 +203,8 @@ export function restoreVariableVersion(
   version: number,
   input: VariableRestoreInput,
 ): Promise<VariableChangeResult> {
-  return changeScope(ctx, parent, EVERY_VALUE, {
+  const reading: Reading = { all: true, valuesAt: version };
+  return changeScope(ctx, parent, reading, {
     mode: "replace",
     dryRun: input.dry_run ?? false,
     at: version,
