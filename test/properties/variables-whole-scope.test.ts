@@ -2,7 +2,7 @@
  * Operations on a whole scope (API_CONTRACT §18) hold what they need in memory, not the scope (a
  * scope may hold 20,000 values of 64 KiB, §29; an isolate has 128 MB for every request it runs):
  * - an export is the scope as it stood at one version, whatever its size and whatever changes
- *   while it is sent, read a page at a time (src/services/variables/sets.ts `exportVariables`): a
+ *   while it is sent, read a page at a time (src/services/variables/export.ts `exportVariables`): a
  *   scope larger than a page is a stream that reads each page as the client takes the one before;
  * - a replace reads the values of the names it gives, a restore those of the names the scope held
  *   at that version, and only the names and types of the others (which they delete);
@@ -12,7 +12,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { EXPORT_PAGE_BYTES } from "../../src/services/variables/sets";
+import { EXPORT_PAGE_BYTES } from "../../src/services/variables/export";
 import { interceptStatements, once } from "../helpers/api";
 import { measuringD1, recordingD1 } from "../helpers/d1-trips";
 import { engineConfigOk } from "../helpers/deployment-config";

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { exportVariables } from "../../services/variables/sets";
+import { exportVariables } from "../../services/variables/export";
 import { ComponentParams } from "./schema";
 import { COMPONENT_VARIABLES, componentOf, dotenvResponse, exportVariables as exportRoute } from "./sets";
 

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute } from "../../openapi/define-route";
-import { exportVariables } from "../../services/variables/sets";
+import { exportVariables } from "../../services/variables/export";
 import { EnvironmentParams } from "./schema";
 import { dotenvResponse, ENVIRONMENT_VARIABLES, environmentOf, exportVariables as exportRoute } from "./sets";
 

@@ -79,7 +79,7 @@ export const getVersion = {
 /** A dotenv file is a secret: no cache may keep it (the answer is untagged, as a reveal's is). */
 const DOTENV_HEADERS = { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" };
 
-/** An export's answer: the file as a whole text, or a larger one as the stream that sends it (services/variables/sets.ts). */
+/** An export's answer: the file as a whole text, or a larger one as the stream that sends it (services/variables/export.ts). */
 export const dotenvResponse = (c: Context<AppEnv>, file: string | ReadableStream<Uint8Array>) =>
   typeof file === "string"
     ? c.text(file, 200, DOTENV_HEADERS)

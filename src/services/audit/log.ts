@@ -2,7 +2,7 @@
  * Reading the audit log (API_CONTRACT §14): the organization's and a project's lists, and the
  * 400-day retention. Entries are written by `auditEntry` (./entry.ts) and never changed.
  */
-import { and, asc, eq, getTableColumns, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { tableReader } from "../../db/compiled";
@@ -116,8 +116,8 @@ export const ENTRY_WEIGHT = "length(coalesce(changes, '')) + length(coalesce(use
 
 /**
  * `auditPageQuery`'s page cut where its entries' weight passes AUDIT_PAGE_BYTES (never before its
- * first), in the same order; each row is the entry's columns in the table's order, then how many
- * rows the page held before the cut.
+ * first), in the same order; each row is the entry's columns in the table's order (as `select()`
+ * lists them), then its running weight, its place, and how many rows the page held before the cut.
  */
 export function auditPageStatement(
   db: Db,
@@ -134,15 +134,10 @@ export function auditPageStatement(
         : "created_at DESC, id DESC";
   return db.$client
     .prepare(
-      `SELECT ${AUDIT_COLUMNS}, page_rows FROM (SELECT page.*, sum(${ENTRY_WEIGHT}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${page}) AS page) WHERE n = 1 OR running <= ${AUDIT_PAGE_BYTES} ORDER BY ${order}`,
+      `SELECT * FROM (SELECT page.*, sum(${ENTRY_WEIGHT}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${page}) AS page) WHERE n = 1 OR running <= ${AUDIT_PAGE_BYTES} ORDER BY ${order}`,
     )
     .bind(...params);
 }
-
-/** The audit log's columns in the table's order, as `tableReader` reads them. */
-const AUDIT_COLUMNS = Object.values(getTableColumns(auditLog))
-  .map((column) => `"${column.name}"`)
-  .join(", ");
 
 const readEntry = tableReader(auditLog);
 
