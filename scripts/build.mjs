@@ -5,7 +5,9 @@
 // splitting into
 // `<outdir>/index.js` and one chunk per group of modules that only some operations load, which
 // wrangler uploads as separate ES modules (`find_additional_modules`). Also fills dist/assets (the
-// /docs renderer, scripts/docs-assets.mjs), as the local [build] step does.
+// /docs renderer, scripts/docs-assets.mjs), as the local [build] step does, and writes there the
+// OpenAPI document as the source serves it: the modules this build makes leave the document's prose
+// out (scripts/document-text.mjs), and serve that file at /openapi.json (src/openapi/routes.ts).
 //
 // Why not wrangler's own bundle (what `npm run dev` serves): in one bundle, esbuild turns each
 // `import("./routes/…")` into a call of a module wrapped in a function (`__esm`), and every module
@@ -18,11 +20,14 @@
 // `npm run check:deploy`'s dry run of it) write the same files: each is written under a temporary
 // name of its process and renamed into place, the chunks before the entry that imports them, so a
 // reader sees the old file or the new one, never half of one, and no entry without its chunks.
+
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { buildDocsAssets } from "./docs-assets.mjs";
+import { buildDocsAssets, DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH } from "./docs-assets.mjs";
+import { documentTextPlugin } from "./document-text.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -68,6 +73,10 @@ export async function buildWorker(target, tree = root) {
     outdir,
     write: false,
     metafile: true,
+    // The OpenAPI document's prose left out (./document-text.mjs): `/openapi.json` is the document
+    // this build writes among the assets (`buildDocumentAsset`), src/openapi/routes.ts reading it.
+    plugins: [documentTextPlugin],
+    define: { ...asWranglerBuilds(tree).define, "globalThis.__DOCUMENT_FROM_BUILD__": "true" },
   });
   const outputs = plainModules(result, tree);
   const entry = join(outdir, "index.js");
@@ -327,6 +336,22 @@ function encodeVlq(n) {
   return out;
 }
 
+/**
+ * The OpenAPI document as the source serves it (scripts/openapi-json.ts, in Node), written among the
+ * assets where the deployed build's `/openapi.json` reads it (src/openapi/document-asset.ts).
+ */
+export async function buildDocumentAsset() {
+  const target = join(DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH);
+  const temporary = `${target}.${process.pid}.tmp`;
+  const tsx = join(root, "node_modules", ".bin", "tsx");
+  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), temporary], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
+  renameSync(temporary, target);
+}
+
 if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(process.argv[1])) {
   const target = process.argv[2];
   if (!target) {
@@ -334,6 +359,7 @@ if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(proce
     process.exit(2);
   }
   await buildDocsAssets();
+  await buildDocumentAsset();
   const meta = await buildWorker(target);
   const chunks = Object.keys(meta.outputs).filter((path) => path.endsWith(".js")).length;
   console.log(

@@ -19,6 +19,8 @@ export const DOCS_ASSETS_DIR = join(root, "dist", "assets");
 /** The renderer's path, and the page's (which src/openapi/document.ts reads from ASSETS for `/docs`). */
 export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
 export const DOCS_PAGE_PATH = "/docs/page.html";
+/** The OpenAPI document the deployed build serves (scripts/build.mjs `buildDocumentAsset`). */
+export const DOCUMENT_ASSET_PATH = "/docs/openapi.json";
 
 /** The page: its document is this origin's `/openapi.json`, its renderer this origin's copy. */
 const DOCS_PAGE = {

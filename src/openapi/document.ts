@@ -1,10 +1,9 @@
 /**
  * The published document: the components every operation refers to, its top level, and the
- * routes that serve it (`/openapi.json`, and `/docs`, which renders it).
+ * handler that generates it for `/openapi.json` (`/docs` renders it: ./pages.ts).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Handler } from "hono";
-import { encodeBase64 } from "hono/utils/encode";
 import {
   D1_BOOKMARK_HEADER,
   D1_BOOKMARK_PATTERN_SOURCE,
@@ -83,16 +82,16 @@ export const documentedRoutes: (operations: readonly Operation[]) => Promise<Ope
   });
 
 /**
- * The handlers of `GET /openapi.json`, `GET /docs` and the renderer script the page loads, by path
- * (./routes.ts registers them; this module, with everything the document is made of, is loaded on
- * the first request for one of them).
+ * The handler of `GET /openapi.json` as the source serves it (./routes.ts registers it; this module,
+ * with everything the document is made of, is loaded on the first request for it). The deployed
+ * build serves the document it generated instead (./document-asset.ts).
  */
-export function documentHandlers(operations: readonly Operation[], pagePath: string): DocumentHandlers {
+export function documentHandler(operations: readonly Operation[]): Handler<AppEnv> {
   // Generated once per origin in an isolate (the routes do not change while it lives), then
   // compacted (./compact.ts), its identifiers' examples set beside their references
   // (./examples.ts). Bounded: the origin comes from the request.
   const documents = new Map<string, unknown>();
-  const document: Handler<AppEnv> = async (c) => {
+  return async (c) => {
     const origin = new URL(c.req.url).origin;
     let document = documents.get(origin);
     if (!document) {
@@ -102,56 +101,6 @@ export function documentHandlers(operations: readonly Operation[], pagePath: str
     }
     return c.json(document);
   };
-  // The page and its renderer are the Worker's own static assets (wrangler.toml [assets]), made by
-  // scripts/docs-assets.mjs at build time: no CDN, no web fonts.
-  let policy: { html: string; csp: string } | undefined;
-  const docs: Handler<AppEnv> = async (c) => {
-    const page = await c.env.ASSETS.fetch(new URL(pagePath, c.req.url));
-    if (!page.ok) throw new Error(`the /docs page is not among the assets (${page.status}): run the build`);
-    const html = await page.text();
-    if (policy?.html !== html) policy = { html, csp: await docsContentSecurityPolicy(html) };
-    return c.html(html, 200, { "Content-Security-Policy": policy.csp });
-  };
-  const renderer: Handler<AppEnv> = async (c) => {
-    const asset = await c.env.ASSETS.fetch(c.req.raw);
-    return new Response(asset.body, asset); // mutable headers, for x-request-id
-  };
-  return { document, docs, renderer };
-}
-
-export type DocumentHandlers = Record<"document" | "docs" | "renderer", Handler<AppEnv>>;
-
-/**
- * The /docs page admits only its own origin: its renderer script, the document and the "try it"
- * requests all come from here, so a script injected into the page (or the document) can neither
- * load code from elsewhere nor send what it reads away. The page's one inline script (the call
- * that starts the renderer) is admitted by its SHA-256; the renderer injects its own styles,
- * so inline styles are allowed (they cannot fetch from another origin: `img-src`, `font-src`).
- * No `'unsafe-eval'`: the renderer only probes for it (a `new Function` it catches), and a browser
- * reports that probe as a violation in its console.
- */
-async function docsContentSecurityPolicy(html: string): Promise<string> {
-  const inline = [...html.matchAll(/<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
-    (m) => m[1] ?? "",
-  );
-  const hashes = await Promise.all(
-    inline.map(async (script) => {
-      const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(script));
-      return `'sha256-${encodeBase64(digest)}'`;
-    }),
-  );
-  return [
-    "default-src 'self'",
-    `script-src 'self' ${hashes.join(" ")}`.trim(),
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'self'",
-  ].join("; ");
 }
 
 /** The document's top level; `servers` names the origin that serves it. */
