@@ -7,7 +7,7 @@
 // wrangler uploads as separate ES modules (`find_additional_modules`). Also fills dist/assets (the
 // /docs renderer, scripts/docs-assets.mjs), as the local [build] step does, and writes there the
 // OpenAPI document as the source serves it: the modules this build makes leave the document's prose
-// out (scripts/document-text.mjs), and serve that file at /openapi.json (src/openapi/routes.ts).
+// out (scripts/build-document.mjs), and serve that file at /openapi.json (src/openapi/routes.ts).
 //
 // Why not wrangler's own bundle (what `npm run dev` serves): in one bundle, esbuild turns each
 // `import("./routes/…")` into a call of a module wrapped in a function (`__esm`), and every module
@@ -21,13 +21,12 @@
 // name of its process and renamed into place, the chunks before the entry that imports them, so a
 // reader sees the old file or the new one, never half of one, and no entry without its chunks.
 
-import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { buildDocsAssets, DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH } from "./docs-assets.mjs";
-import { documentTextPlugin } from "./document-text.mjs";
+import { buildDocumentAsset, documentGeneratorPlugin, documentTextPlugin } from "./build-document.mjs";
+import { buildDocsAssets } from "./docs-assets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -73,9 +72,10 @@ export async function buildWorker(target, tree = root) {
     outdir,
     write: false,
     metafile: true,
-    // The OpenAPI document's prose left out (./document-text.mjs): `/openapi.json` is the document
-    // this build writes among the assets (`buildDocumentAsset`), src/openapi/routes.ts reading it.
-    plugins: [documentTextPlugin],
+    // No OpenAPI generator and none of the document's prose (./build-document.mjs): `/openapi.json`
+    // is the document this build writes among the assets (`buildDocumentAsset`), which
+    // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined.
+    plugins: [documentGeneratorPlugin, documentTextPlugin],
     define: { ...asWranglerBuilds(tree).define, "globalThis.__DOCUMENT_FROM_BUILD__": "true" },
   });
   const outputs = plainModules(result, tree);
@@ -334,22 +334,6 @@ function encodeVlq(n) {
     out += BASE64[digit];
   } while (value > 0);
   return out;
-}
-
-/**
- * The OpenAPI document as the source serves it (scripts/openapi-json.ts, in Node), written among the
- * assets where the deployed build's `/openapi.json` reads it (src/openapi/document-asset.ts).
- */
-export async function buildDocumentAsset() {
-  const target = join(DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH);
-  const temporary = `${target}.${process.pid}.tmp`;
-  const tsx = join(root, "node_modules", ".bin", "tsx");
-  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), temporary], {
-    cwd: root,
-    stdio: "inherit",
-  });
-  if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
-  renameSync(temporary, target);
 }
 
 if (process.argv[1] && resolve(fileURLToPath(import.meta.url)) === resolve(process.argv[1])) {

@@ -2,7 +2,7 @@
  * `GET /openapi.json` in the deployed build: the document scripts/build.mjs generated from the
  * source (scripts/openapi-json.ts) and wrote among the assets at DOCUMENT_ASSET_PATH, its
  * `servers` naming the origin that serves it, as the source's handler (./document.ts) names it.
- * That build leaves the document's prose out of the modules it uploads (scripts/document-text.mjs),
+ * That build leaves the document's prose out of the modules it uploads (scripts/build-document.mjs),
  * so the document can only come from here; `npm run check:deploy` compares it with the source's.
  */
 import type { Context, Handler } from "hono";

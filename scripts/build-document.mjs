@@ -1,10 +1,16 @@
-// The OpenAPI document's text, left out of the deployed Worker's modules (issue #80's bundle).
+// The OpenAPI document in the deployed build (scripts/build.mjs): generated at build time, from the
+// source as `npm run dev` serves it (scripts/openapi-json.ts), and written among the assets, where
+// the Worker's `/openapi.json` reads it (src/openapi/document-asset.ts). So the modules it uploads
+// need neither what generates a document nor the document's prose, and leave both out (issue #80's
+// bundle: every new isolate compiles every module of the upload, prose and generator too):
+//   - `documentGeneratorPlugin`: @hono/zod-openapi's import of zod-to-openapi takes the registry and
+//     the `.openapi()` extension, which routes use as they are registered, but not the generators
+//     (the bulk of the package), which only `getOpenAPIDocument`/`getOpenAPI31Document` call and
+//     which no code of the deployed build calls: there they are a class that says so if made;
+//   - `documentTextPlugin`: the prose blanked where it is written, as below.
 //
 // Routes and schemas carry the document's prose where they are declared: an operation's `summary`
 // and `description`, a response's description, a schema's `.openapi({ description, example })`.
-// Only `GET /openapi.json` reads it, and the deployed build serves that document as the build
-// generated it from the source (scripts/build.mjs: an asset beside the /docs page), so the modules
-// it uploads need none of it: every new isolate compiles every module of the upload, prose too.
 //
 // `stripDocumentText` blanks that prose in one TypeScript module, by where it is written, never by
 // what a value is named alone (`description` is also a project's field):
@@ -18,8 +24,14 @@
 //     `jsonBody` and `optionalJsonBody` called there.
 // A blanked property or argument is replaced by spaces (its newlines kept), its comma with it, so
 // every other character keeps its line and column and the source maps stay true.
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, renameSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parse } from "@babel/parser";
+import { DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH } from "./docs-assets.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const PROSE = new Set(["description", "summary", "example", "examples"]);
 const ROUTE_CALLS = new Set(["defineRoute", "defineInternalRoute", "createRoute"]);
@@ -119,3 +131,45 @@ export const documentTextPlugin = {
     });
   },
 };
+
+/** zod-to-openapi as @hono/zod-openapi imports it in the deployed build: everything but the generators. */
+const WITHOUT_GENERATORS = `export { OpenAPIRegistry, extendZodWithOpenApi, getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
+class DocumentFromTheBuild {
+  constructor() {
+    throw new Error("the deployed build generates no OpenAPI document: its /openapi.json is the build's (scripts/build-document.mjs)");
+  }
+}
+export { DocumentFromTheBuild as OpenApiGeneratorV3, DocumentFromTheBuild as OpenApiGeneratorV31 };
+`;
+
+export const documentGeneratorPlugin = {
+  name: "document-generator",
+  setup(build) {
+    build.onResolve({ filter: /^@asteasolutions\/zod-to-openapi$/ }, ({ importer }) =>
+      /[\\/]node_modules[\\/]@hono[\\/]zod-openapi[\\/]/.test(importer)
+        ? { path: "@hono/zod-openapi's zod-to-openapi", namespace: "document-generator" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "document-generator" }, () => ({
+      contents: WITHOUT_GENERATORS,
+      loader: "js",
+      resolveDir: root,
+    }));
+  },
+};
+
+/**
+ * The OpenAPI document as the source serves it (scripts/openapi-json.ts, in Node), written among the
+ * assets where the deployed build's `/openapi.json` reads it (src/openapi/document-asset.ts).
+ */
+export async function buildDocumentAsset() {
+  const target = join(DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH);
+  const temporary = `${target}.${process.pid}.tmp`;
+  const tsx = join(root, "node_modules", ".bin", "tsx");
+  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), temporary], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
+  renameSync(temporary, target);
+}
