@@ -3,10 +3,13 @@
 // the Worker's `/openapi.json` reads it (src/openapi/document-asset.ts). So the modules it uploads
 // need neither what generates a document nor the document's prose, and leave both out (issue #80's
 // bundle: every new isolate compiles every module of the upload, prose and generator too):
-//   - `documentGeneratorPlugin`: @hono/zod-openapi's import of zod-to-openapi takes the registry and
-//     the `.openapi()` extension, which routes use as they are registered, but not the generators
-//     (the bulk of the package), which only `getOpenAPIDocument`/`getOpenAPI31Document` call and
-//     which no code of the deployed build calls: there they are a class that says so if made;
+//   - `documentGeneratorPlugin`: @hono/zod-openapi's import of zod-to-openapi takes the registry,
+//     which routes are registered on (src/http/route-meta.ts reads their declarations there), but
+//     not the generators (the bulk of the package), which only `getOpenAPIDocument` and
+//     `getOpenAPI31Document` call and no code of the deployed build calls: there they are a class
+//     that says so if made. Nor does `.openapi(…)` record metadata there, which only a generator
+//     reads: it answers the schema it is called on, as it is (zod-to-openapi's makes a copy of the
+//     schema for each call, the same schema for validation, 429 calls as modules are evaluated);
 //   - `documentTextPlugin`: the prose blanked where it is written, as below.
 //
 // Routes and schemas carry the document's prose where they are declared: an operation's `summary`
@@ -132,8 +135,11 @@ export const documentTextPlugin = {
   },
 };
 
-/** zod-to-openapi as @hono/zod-openapi imports it in the deployed build: everything but the generators. */
-const WITHOUT_GENERATORS = `export { OpenAPIRegistry, extendZodWithOpenApi, getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
+/** zod-to-openapi as @hono/zod-openapi imports it in the deployed build: the registry, no metadata. */
+const REGISTRY_ONLY = `export { OpenAPIRegistry, getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
+export function extendZodWithOpenApi(zod) {
+  zod.ZodType.prototype.openapi ??= function () { return this; };
+}
 class DocumentFromTheBuild {
   constructor() {
     throw new Error("the deployed build generates no OpenAPI document: its /openapi.json is the build's (scripts/build-document.mjs)");
@@ -151,7 +157,7 @@ export const documentGeneratorPlugin = {
         : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: "document-generator" }, () => ({
-      contents: WITHOUT_GENERATORS,
+      contents: REGISTRY_ONLY,
       loader: "js",
       resolveDir: root,
     }));

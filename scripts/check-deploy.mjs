@@ -296,7 +296,7 @@ try {
         .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
       check(
         generator.some((path) => path.startsWith("document-generator:")) && generatorBytes < 10_000,
-        `${env}: the build holds zod-to-openapi's registry and \`.openapi()\`, not its generators (${generatorBytes} bytes of it; its document is an asset)`,
+        `${env}: the build holds zod-to-openapi's registry, not its generators (${generatorBytes} bytes of it; its document is an asset)`,
         generator.join(", "),
       );
       const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
