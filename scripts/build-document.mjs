@@ -28,7 +28,7 @@
 // A blanked property or argument is replaced by spaces (its newlines kept), its comma with it, so
 // every other character keeps its line and column and the source maps stay true.
 import { spawnSync } from "node:child_process";
-import { readFileSync, renameSync } from "node:fs";
+import { readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "@babel/parser";
@@ -177,5 +177,13 @@ export async function buildDocumentAsset() {
     stdio: "inherit",
   });
   if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
-  renameSync(temporary, target);
+  // Unchanged, the file stays as it is (a dev server watching the assets sees no change, as
+  // ./docs-assets.mjs keeps it); changed, it is renamed into place (a concurrent build's reader
+  // sees the old document or the new one, never half of one).
+  let same = false;
+  try {
+    same = readFileSync(temporary).equals(readFileSync(target));
+  } catch {}
+  if (same) rmSync(temporary);
+  else renameSync(temporary, target);
 }

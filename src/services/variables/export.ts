@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery } from "../../db/compiled";
 import { variables } from "../../db/schema";
+import { loggableError } from "../../errors";
 import { formatDotenv } from "../../lib/dotenv";
 import { inGroups } from "../../lib/groups";
 import { auditEntry } from "../audit/entry";
@@ -113,9 +114,7 @@ export async function exportVariables(
         try {
           controller.enqueue(encoder.encode(await page(names)));
         } catch (err) {
-          ctx.log.error("variables export failed while sending", {
-            error: err instanceof Error ? err.message : "unknown",
-          });
+          ctx.log.error("variables export failed while sending", { error: loggableError(err) });
           controller.error(err);
         }
       },
