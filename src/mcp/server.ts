@@ -10,8 +10,9 @@
  * served are MCP's lifecycle (`initialize`, `ping`) and tools (`tools/list`, `tools/call`); the
  * transport's rules are ./transport.ts's. The tools' list is built once per isolate.
  */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import * as z from "zod";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { readRawBody } from "../http/raw-body";

@@ -4,7 +4,8 @@
  * §6, §7 and §16, the `Error` schema and the shared error responses of SPEC.md "Endpoints", and
  * the document's tags.
  */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import { BODY_TIMEOUT_MS, LIVE_STREAMS_PER_FAMILY, STREAM_LEASE_MS } from "../config";
 import { ERROR_CODES } from "../errors";
 import { API_KEY_CHALLENGE } from "../http/error-handler";

@@ -3,8 +3,9 @@
  * policy and the scope it publishes and the middleware read) and `defineInternalRoute` for
  * /internal/v1 (validated alike, never published); the JSON request and response helpers.
  */
-import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
+import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import type * as z from "zod";
 import { LIVE_STREAMS_PER_FAMILY, type RateLimitPolicy } from "../config";
 import { badInput } from "../errors";
 import { isKeylessOperation } from "../http/keyless";

@@ -1,5 +1,6 @@
 /** The list query every list operation shares (`after`, `limit`, `sort_by`) and the page envelope (API_CONTRACT §4). */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_VALUES } from "../db/pagination";
 import { once } from "../lib/once";
 

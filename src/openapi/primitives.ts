@@ -4,7 +4,7 @@
  * surrogate), instants, bounds SPEC.md leaves to the body, and the read-only fields a replace
  * may echo back.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { MAX_BODY_BYTES } from "../http/raw-body";
 import { ID_PATTERN } from "../lib/ids";
 import { once } from "../lib/once";

@@ -1,5 +1,5 @@
 /** The bodies that write an audit log stream (API_CONTRACT §30): create, update, replay. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { nullAsAbsent, RecordNameSchema } from "../openapi/primitives";
 
 // The one schema of a record's name (API_CONTRACT §33): readable, 1–100.

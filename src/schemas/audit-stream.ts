@@ -2,7 +2,7 @@
  * An audit log stream (API_CONTRACT §30): the record, and the create's answer that adds the signing
  * secret once. The bodies that write it are ./audit-stream-writes.ts: a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const AuditStreamSchema = z

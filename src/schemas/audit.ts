@@ -1,5 +1,5 @@
 /** The audit entry record (API_CONTRACT §14): the API's schema and the services' type, one source. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 /** API_CONTRACT §14: one audit entry. */

@@ -3,7 +3,7 @@
  * types; values for the engine), and a diff of two. What the record pins (`config`, the versions)
  * is the record's own (./deployment.ts): a deployment read builds none of these.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { VARIABLE_TYPES } from "../db/values";
 import { IdSchema, InlineIdSchema } from "../openapi/primitives";
 

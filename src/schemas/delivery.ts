@@ -1,5 +1,5 @@
 /** A webhook delivery and its attempts (API_CONTRACT §8, §13): the API's schemas and the services' types. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { DELIVERY_STATUSES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 

@@ -4,7 +4,7 @@
  * operation builds: a read builds none of these (`npm run check:deploy` holds it); a redeploy's
  * and a promotion's options are ./promotion-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { MAX_BODY_BYTES } from "../http/raw-body";
 import { freeArray, freeString, IdSchema, nullAsAbsent } from "../openapi/primitives";
 import {

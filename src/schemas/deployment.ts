@@ -5,7 +5,7 @@
  * The same schemas validate the engine's input (strict: an unknown field is `bad_input`)
  * and document the public output, so the two can never disagree.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { DEPLOYMENT_STATUSES } from "../db/schema";
 import {
   freeArray,

@@ -1,5 +1,5 @@
 /** The internal API's event create (API_CONTRACT §9, §13). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { INTERNAL_EVENT_TYPES } from "../db/event-types";
 import { nullAsAbsent } from "../openapi/primitives";
 

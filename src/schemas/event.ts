@@ -2,7 +2,7 @@
  * The event record of the event log (API_CONTRACT §13): the API's schema and the services' type
  * (its `z.infer`), one source. The body that reports one (§9) is ./event-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { EVENT_TYPES } from "../db/event-types";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 

@@ -2,7 +2,7 @@
  * What writes a notification integration (API_CONTRACT §8, §9): create and update, and the
  * operators' operations (§13: test, recover, rotate the secret), with what they answer.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { INTEGRATION_TYPES } from "../db/schema";
 import { instant, nullAsAbsent, TimestampSchema } from "../openapi/primitives";
 import { EventTypeSchema } from "./event";

@@ -4,7 +4,7 @@
  * types (src/db/event-types.ts). Its deliveries are ./delivery.ts; the bodies that write it and
  * the operators' operations (§13) ./integration-writes.ts: a read builds neither.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { FLAG_DESCRIPTION, NOTIFICATION_FLAGS, type NotificationFlag } from "../db/event-types";
 import { DISABLED_REASONS, INTEGRATION_TYPES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";

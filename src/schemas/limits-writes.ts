@@ -1,5 +1,5 @@
 /** The operator's change of an organization's limits (API_CONTRACT §29, `PUT /internal/v1/orgs/{org_id}/limits`). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { LIMIT_NAMES, type LimitName, MAX_LIMIT } from "./limits";
 
 const limitValue = z.number().int().min(0).max(MAX_LIMIT);

@@ -3,7 +3,7 @@
  * internal `PUT` answer, and the names in the contract's order. The internal body is
  * ./limits-writes.ts: a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { IdSchema } from "../openapi/primitives";
 
 /** Every limit, in the contract's table order (the record lists them so). */

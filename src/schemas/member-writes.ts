@@ -1,5 +1,5 @@
 /** The bodies that add project members and replace one (API_CONTRACT §3), and what an add answers. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { echoedReadOnlyFields, IdSchema } from "../openapi/primitives";
 import { MAX_ADD_ACCOUNTS, MemberSchema, ProjectRoleSchema } from "./member";
 

@@ -2,7 +2,7 @@
  * The project member record (API_CONTRACT §3 "Member"): the API's schema and the services' type
  * (its `z.infer`), one source. The bodies that add and replace members are ./member-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { ORG_ROLES, PROJECT_ROLES } from "../db/schema";
 import { freeString, IdSchema, TimestampSchema, wellFormed } from "../openapi/primitives";
 

@@ -2,7 +2,7 @@
  * Moving an organization between databases (API_CONTRACT §32): the move record, the operator's
  * body that starts one, and the organization as the internal API shows it (with its database).
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { MOVE_STATES } from "../db/schema";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 import { OrganizationSchema } from "./organization";

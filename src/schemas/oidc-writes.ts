@@ -1,5 +1,5 @@
 /** The bodies that create an OpenID Connect trust and exchange a token (API_CONTRACT §27). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { SCOPES } from "../http/scopes";
 import { TOKEN_MAX_LENGTH } from "../lib/id-token";
 import { ID_PATTERN } from "../lib/ids";

@@ -3,7 +3,7 @@
  * the services' types, one source. The bodies that create one and exchange a token are
  * ./oidc-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { SCOPES } from "../http/scopes";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 

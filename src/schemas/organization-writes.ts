@@ -1,5 +1,5 @@
 /** The bodies that create organizations, accounts, org memberships and API keys (API_CONTRACT §3, §5, §9, §21). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { ORG_ROLES } from "../db/schema";
 import { MAX_BODY_BYTES } from "../http/raw-body";
 import { SCOPES } from "../http/scopes";

@@ -3,7 +3,7 @@
  * the API's schemas and the services' types (their `z.infer`), one source. The bodies that create
  * them, public and internal, are ./organization-writes.ts: a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { ORG_ROLES } from "../db/schema";
 import { SCOPES } from "../http/scopes";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";

@@ -1,5 +1,5 @@
 /** The bodies that create and replace a project (API_CONTRACT §3, SPEC.md "Project"). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import {
   echoedReadOnlyFields,
   IdSchema,

@@ -2,7 +2,7 @@
  * The project record (API_CONTRACT §3 "Project"): the API's schema and the services' type (its
  * `z.infer`), one source. The bodies that write it are ./project-writes.ts: a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { CONNECTION_STATUSES } from "../db/schema";
 import { freeString, IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 

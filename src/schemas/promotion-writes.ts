@@ -2,7 +2,7 @@
  * Running a deployment again and promoting it (API_CONTRACT §20, §24, §25): their options, and
  * the plan a promotion's dry run answers.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { InlineIdSchema, nullAsAbsent } from "../openapi/primitives";
 
 /** A redeploy's options (API_CONTRACT §20, §24). */

@@ -1,5 +1,5 @@
 /** The bodies that replace an environment's protection, lock it, and review a waiting deployment (API_CONTRACT §26). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { REVIEW_STATES } from "../db/schema";
 import { echoedReadOnlyFields, nullAsAbsent, text } from "../openapi/primitives";
 import { CheckSchema, ProtectionSchema, settings } from "./protection";

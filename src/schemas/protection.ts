@@ -2,7 +2,7 @@
  * Protected environments (API_CONTRACT §26): an environment's protection and the reviews of
  * waiting deployments. The bodies that replace it, lock it and review are ./protection-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { CHECK_OUTCOMES, CONCURRENCY_POLICIES, REVIEW_STATES, REVIEWER_ROLES } from "../db/schema";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 

@@ -1,5 +1,5 @@
 /** The engine's bodies that create and update a stack resource (API_CONTRACT §9). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { RESOURCE_STATUSES } from "../db/schema";
 import { freeString, nullAsAbsent, TemplateIdSchema } from "../openapi/primitives";
 

@@ -3,7 +3,7 @@
  * `z.infer`), one source. The engine's reports that create and update it (§9) are
  * ./resource-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { RESOURCE_STATUSES } from "../db/schema";
 import { IdSchema, TemplateIdSchema, TimestampSchema } from "../openapi/primitives";
 

@@ -1,5 +1,5 @@
 /** The engine's log lines (API_CONTRACT §19) and what their append answers. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { InlineIdSchema, nullAsAbsent, wellFormed } from "../openapi/primitives";
 import { LogStreamSchema, MAX_LOG_LINES, MAX_LOG_MESSAGE_CHARS } from "./timeline";
 

@@ -3,7 +3,7 @@
  * and the services' types (their `z.infer`), one source. The engine's body that appends log lines
  * (§9), with its answer, is ./timeline-writes.ts.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { DEPLOYMENT_STATUSES, LOG_STREAMS, TIMELINE_ENTRY_TYPES } from "../db/schema";
 import { InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 

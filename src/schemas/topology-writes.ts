@@ -1,5 +1,5 @@
 /** The bodies that create and change environments, components and stacks (API_CONTRACT §9, §23). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import {
   freeString,
   InlineIdSchema,

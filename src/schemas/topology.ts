@@ -3,7 +3,7 @@
  * types (their `z.infer`), one source. The bodies that create and change them are
  * ./topology-writes.ts: a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 
 export const EnvironmentSchema = z

@@ -1,5 +1,5 @@
 /** The requests of variable sets (API_CONTRACT §18): a change of a whole scope and a restore. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import type { VariableType } from "../db/schema";
 import { MAX_CAUSES } from "../errors";
 import { MAX_NAME_LENGTH, parseDotenv, VARIABLE_NAME } from "../lib/dotenv";

@@ -3,7 +3,7 @@
  * schemas and the services' types (their `z.infer`), one source. The change and restore requests
  * are ./variable-set-writes.ts: a read of versions builds neither.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { IdSchema, TimestampSchema } from "../openapi/primitives";
 import { VariableTypeSchema } from "./variable";
 

@@ -1,5 +1,5 @@
 /** The body that writes a variable (API_CONTRACT §3 "Variable", §17). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { echoedReadOnlyFields, wellFormed } from "../openapi/primitives";
 import { VariableSchema, VariableTypeSchema } from "./variable";
 

@@ -3,7 +3,7 @@
  * `z.infer`), one source, and a revealed value. The body that writes one is ./variable-writes.ts:
  * a read builds none.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { VARIABLE_TYPES } from "../db/schema";
 import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
 

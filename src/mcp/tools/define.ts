@@ -8,7 +8,7 @@
  * cancels one), `idempotentHint` for what a repeat leaves as it was. And the arguments and answers
  * the tools share.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { ID_PATTERN } from "../../lib/ids";
 import { DeploymentSchema } from "../../schemas/deployment";
 import type { Api } from "../api";

@@ -1,5 +1,5 @@
 /** The tools about the organization as a whole: its limits (API_CONTRACT §29). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { OrgLimitsSchema } from "../../schemas/limits";
 import type { Api } from "../api";
 import { READ, type Tool, tool } from "./define";

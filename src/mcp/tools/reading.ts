@@ -2,7 +2,7 @@
  * The tools that read: a project's environments and deployments, a deployment with the end of its
  * timeline, a wait for one to finish. Each one or a few GETs of the API.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { DEPLOYMENT_STATUSES } from "../../db/schema";
 import { DeploymentSchema } from "../../schemas/deployment";
 import { ProjectSchema } from "../../schemas/project";

@@ -2,7 +2,7 @@
  * The tools that release: start a deployment, plan and make a promotion, lock and unlock an
  * environment, review a waiting deployment. Every write sends an Idempotency-Key.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { REVIEW_STATES } from "../../db/schema";
 import {
   type DeploymentSchema,

@@ -2,7 +2,7 @@
  * The tools of a scope's variables (an environment's or a component's, API_CONTRACT §18): plan and
  * apply a change, list the versions, restore one. Never a value in an answer.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { VARIABLE_TYPES } from "../../db/schema";
 import { MAX_NAME_LENGTH, VARIABLE_NAME } from "../../lib/dotenv";
 import {

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 import { once } from "../../lib/once";
 import { envelope, listQuery, sequencePosition } from "../../openapi/lists";
 import { InlineIdSchema, idParams, queryList } from "../../openapi/primitives";

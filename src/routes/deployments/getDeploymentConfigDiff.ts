@@ -1,4 +1,5 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { ID_PATTERN } from "../../lib/ids";
 import { callerContext } from "../../middleware/context";

@@ -1,4 +1,5 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import { LIVE_STREAMS_PER_FAMILY, STREAM_LEASE_MS } from "../../config";
 import { decodeSeqCursor } from "../../db/pagination";
 import { badInput } from "../../errors";

@@ -6,8 +6,9 @@
  * writing ones need (the request bodies, the change's answer) is ./set-writes.ts, so that a read
  * builds none of it.
  */
-import { z } from "@hono/zod-openapi";
+
 import type { Context, TypedResponse } from "hono";
+import * as z from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { NO_STORE_HEADER } from "../../openapi/components";
 import { jsonContent } from "../../openapi/define-route";

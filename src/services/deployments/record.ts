@@ -1,5 +1,5 @@
 /** A deployment row as its record (API_CONTRACT §3, §20, §24–§26). */
-import type { z } from "@hono/zod-openapi";
+import type * as z from "zod";
 import type { DeploymentData, deployments } from "../../db/schema";
 import { badInput } from "../../errors";
 import type { DeploymentDataSchema, DeploymentRecord } from "../../schemas/deployment";

@@ -1,4 +1,5 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import { pageRequest, SORT_VALUES } from "../../../db/pagination";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonContent } from "../../../openapi/define-route";

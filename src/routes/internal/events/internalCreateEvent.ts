@@ -1,5 +1,6 @@
 /** Events the deployment engine and dashboard report (API_CONTRACT §8, §9). */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { IdSchema } from "../../../openapi/primitives";

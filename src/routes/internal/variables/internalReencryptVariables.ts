@@ -1,5 +1,6 @@
 /** The variable-key rotation sweep (docs/operating.md "Rotating VARIABLES_KEY"). */
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import * as z from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import { defineInternalRoute, jsonBody, jsonContent } from "../../../openapi/define-route";
 import { reencryptEverywhere } from "../../../services/variables/reencrypt";
