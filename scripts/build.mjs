@@ -57,6 +57,34 @@ export const asWranglerBuilds = (root) => ({
 });
 
 /**
+ * drizzle-orm's `sql.js`, which every SQL template runs through, imports `isPgEnum` from its
+ * Postgres columns' module to tell a Postgres enum among a template's chunks, and with it the
+ * Postgres column classes (5 KB of the build) that a SQLite Worker never makes. In the deployed
+ * build that import is the same function alone, as drizzle-orm writes it (the text is checked
+ * against the package's at each build, so an upgrade that changes it fails the build).
+ */
+const PG_ENUM_CHECK = `const isPgEnumSym = Symbol.for("drizzle:isPgEnum");
+function isPgEnum(obj) {
+  return !!obj && typeof obj === "function" && isPgEnumSym in obj && obj[isPgEnumSym] === true;
+}`;
+export const pgEnumCheckPlugin = {
+  name: "pg-enum-check",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/pg-core\/columns\/enum\.js$/ }, ({ importer, resolveDir }) =>
+      /[\\/]node_modules[\\/]drizzle-orm[\\/]sql[\\/]sql\.js$/.test(importer)
+        ? { path: join(resolveDir, "..", "pg-core", "columns", "enum.js"), namespace: "pg-enum-check" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "pg-enum-check" }, ({ path }) => {
+      if (!readFileSync(path, "utf8").includes(PG_ENUM_CHECK)) {
+        throw new Error(`${path} no longer defines isPgEnum as scripts/build.mjs copies it`);
+      }
+      return { contents: `${PG_ENUM_CHECK}\nexport { isPgEnum };\n`, loader: "js" };
+    });
+  },
+};
+
+/**
  * Builds the API of the checkout `tree` into `target` (relative to `tree`): the entry `index.js`,
  * its chunks, their source maps and esbuild's metafile `meta.json`; removes what an earlier build
  * left there. Returns the metafile.
@@ -75,7 +103,7 @@ export async function buildWorker(target, tree = root) {
     // No OpenAPI generator and none of the document's prose (./build-document.mjs): `/openapi.json`
     // is the document this build writes among the assets (`buildDocumentAsset`), which
     // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined.
-    plugins: [documentGeneratorPlugin, documentTextPlugin],
+    plugins: [documentGeneratorPlugin, documentTextPlugin, pgEnumCheckPlugin],
     define: { ...asWranglerBuilds(tree).define, "globalThis.__DOCUMENT_FROM_BUILD__": "true" },
   });
   const outputs = plainModules(result, tree);
