@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
-import { getProject } from "../../services/projects/projects";
+import { getProject } from "../../services/projects/reads";
 import { ProjectParams, ProjectSchema } from "./schema";
 
 export function register(app: OpenAPIHono<AppEnv>) {

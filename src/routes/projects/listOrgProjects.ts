@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
-import { listOrgProjects } from "../../services/projects/projects";
+import { listOrgProjects } from "../../services/projects/reads";
 import { OrgParams, projectListSchema } from "./schema";
 
 export function register(app: OpenAPIHono<AppEnv>) {

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { callerContext } from "../../middleware/context";
 import { defineRoute, jsonContent } from "../../openapi/define-route";
 import { listQuery } from "../../openapi/lists";
-import { listProjects } from "../../services/projects/projects";
+import { listProjects } from "../../services/projects/reads";
 import { projectListSchema } from "./schema";
 
 export function register(app: OpenAPIHono<AppEnv>) {

@@ -1,30 +1,20 @@
 /** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §10); the disconnect (§8) is ./disconnect.ts. */
 
-import { and, eq, exists, sql } from "drizzle-orm";
+import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext } from "../../context";
-import { bindCompiled, compiled } from "../../db/compiled";
 import { insertRow, prebuiltInsert } from "../../db/compiled-inserts";
-import { compiledKeyset, type Page, type PageRequest, pageValues, toPage } from "../../db/pagination";
 import { environments, projectMembers, projects } from "../../db/schema";
-import { assertEchoMatches, badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import { assertEchoMatches, badInput, conflict, isUniqueViolation } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nameKey } from "../../lib/name-key";
 import { nowIso } from "../../lib/time";
 import type { ProjectRecord } from "../../schemas/project";
 import type { ProjectCreateInput, ProjectReplaceInput } from "../../schemas/project-writes";
-import {
-  authorizeProjectCreate,
-  callerMembershipOf,
-  callerValues,
-  canSeeAll,
-  loadProject,
-  restrictionVariant,
-  withinKeyProjectsOf,
-} from "../access";
+import { authorizeProjectCreate, loadProject } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { followedDeployments, notifyDeleted } from "../deployments/timeline";
 import { deleteLatest, ifMatchGuard, stillAsRead, unchangedSince, writeLatest } from "../preconditions";
-import { type ProjectRow, projectColumns, readProject, toProjectRecord } from "./record";
+import { type ProjectRow, toProjectRecord } from "./record";
 
 // A project create's rows, written without Drizzle's builder from a new isolate's first create on.
 for (const table of [projects, environments, projectMembers]) prebuiltInsert(table);
@@ -80,49 +70,6 @@ export async function createProject(ctx: CallerContext, input: ProjectCreateInpu
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw err;
   }
-  return toProjectRecord(project);
-}
-
-/** Projects of the caller's organization that the caller may see (org owner/admin: all). */
-export async function listProjects(ctx: CallerContext, page: PageRequest): Promise<Page<ProjectRecord>> {
-  const { db, identity } = ctx;
-  const all = canSeeAll(identity);
-  const keys = compiledKeyset({ createdAt: projects.createdAt, id: projects.id }, page);
-  const query = compiled(
-    `projects:${all ? "all" : "member"}:${restrictionVariant(identity)}:${keys.variant}`,
-    (b) => {
-      const from = b.select(projectColumns).from(projects);
-      const visible = all ? from : from.innerJoin(projectMembers, callerMembershipOf(projects.id));
-      return visible
-        .where(
-          and(
-            eq(projects.orgId, sql.placeholder("orgId")),
-            withinKeyProjectsOf(identity.projectIds !== null, projects.id),
-            keys.where,
-          ),
-        )
-        .orderBy(...keys.orderBy)
-        .limit(keys.limit);
-    },
-  );
-  const values = await bindCompiled(db, query, { ...callerValues(identity), ...pageValues(page) }).raw();
-  const rows = values.map((v) => readProject(v));
-  return toPage(rows, page, (r) => ({ createdAt: r.createdAt, id: r.id }), toProjectRecord);
-}
-
-/** The projects of an organization: only the caller's own organization exists for it. */
-export async function listOrgProjects(
-  ctx: CallerContext,
-  orgId: string,
-  page: PageRequest,
-): Promise<Page<ProjectRecord>> {
-  if (orgId !== ctx.identity.orgId) throw notFound("Organization");
-  return listProjects(ctx, page);
-}
-
-export async function getProject(ctx: CallerContext, projectId: string): Promise<ProjectRecord> {
-  const { db, identity } = ctx;
-  const { project } = await loadProject(db, identity, projectId, "read");
   return toProjectRecord(project);
 }
 
