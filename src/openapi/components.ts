@@ -54,8 +54,12 @@ const stringHeader = (description: string, maxLength: number, pattern: string) =
   schema: { type: "string" as const, maxLength, pattern },
 });
 
-/** `components.headers`: name in components → header object. */
-const HEADERS = {
+/**
+ * `components.headers`: name in components → header object. Built by the document alone
+ * (`registerSharedComponents`), so that a deployed build, whose document is an asset, leaves its
+ * prose out.
+ */
+const sharedHeaders = () => ({
   RequestId: stringHeader(
     "The request's ID: the incoming `x-request-id` if it matches `^[A-Za-z0-9._:-]{1,128}$`, else a new one.",
     128,
@@ -113,7 +117,7 @@ const HEADERS = {
     description: `RFC 9110 §11.6.1: the scheme that would authenticate, \`${API_KEY_CHALLENGE}\`.`,
     schema: { type: "string" as const, enum: [API_KEY_CHALLENGE] },
   },
-};
+});
 
 /** Headers a route declares on its own success answer (./define-route.ts merges them in). */
 export const LOCATION_HEADER = { Location: headerRef("Location") };
@@ -187,7 +191,8 @@ const REPLAYABLE_ERRORS = new Set(["400", "403", "404", "409"]);
 /** Registers the shared headers and error responses (the `Error` schema is registered beside them). */
 export function registerSharedComponents(registry: OpenAPIRegistry): void {
   const errorSchema = { $ref: "#/components/schemas/Error" };
-  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent("headers", name, header);
+  for (const [name, header] of Object.entries(sharedHeaders()))
+    registry.registerComponent("headers", name, header);
   for (const [status, { name, code, description }] of Object.entries(ERROR_RESPONSES)) {
     registry.registerComponent("responses", name, {
       description: `\`${code}\`: ${description}`,
