@@ -1,4 +1,7 @@
-/** Projects (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §10); the disconnect (§8) is ./disconnect.ts. */
+/**
+ * Project writes (SPEC.md "Projects", API_CONTRACT §3 "Project", §5, §10); the reads are
+ * ./reads.ts, the disconnect (§8) ./disconnect.ts.
+ */
 
 import { and, eq, exists } from "drizzle-orm";
 import type { CallerContext } from "../../context";
