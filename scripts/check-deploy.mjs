@@ -74,6 +74,12 @@ const MAX_UPLOAD_GZIP_KIB = 206.3;
 const UPLOAD_GOAL_GZIP_KIB = 200;
 /** The most zod may weigh in a deployed build, raw bytes as esbuild's metafile counts them. */
 const MAX_ZOD_BYTES = 110_000;
+/** Modules only writes need (their audit entry, prebuilt inserts, the deployments they follow). */
+const WRITES_ONLY = [
+  "src/services/audit/entry.ts",
+  "src/db/compiled-inserts.ts",
+  "src/services/deployments/timeline.ts",
+];
 /** Packages that only some operations use, which must never be part of a new isolate's start. */
 const HEAVY_PACKAGES = ["jose"];
 /** A module of one of HEAVY_PACKAGES (esbuild names it by its path under node_modules). */
@@ -335,6 +341,17 @@ try {
         reads.offenders.length === 0,
         `${env}: no read (GET) operation builds a request body: none of the ${reads.count} reaches a \`*-writes.ts\` module`,
         reads.offenders.join("\n"),
+      );
+      // The read bench/first-instructions.mjs measures (issue #80's cold read): its operation's
+      // first request evaluates no module only a write needs (src/services/projects/reads.ts).
+      const started = reachedFrom(meta.inputs, "src/index.ts");
+      const projectRead = [...reachedFrom(meta.inputs, "src/routes/projects/_read.ts")].filter(
+        (path) => !started.has(path) && WRITES_ONLY.includes(path),
+      );
+      check(
+        projectRead.length === 0,
+        `${env}: a project's first read evaluates none of a write's modules (${WRITES_ONLY.join(", ")})`,
+        `reached from src/routes/projects/_read.ts: ${projectRead.join(", ")}`,
       );
       const devOnly = Object.keys(meta.inputs).filter((path) => DEV_ONLY.test(path));
       check(
@@ -638,18 +655,24 @@ function readsBuildingBodies(inputs) {
  * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
  * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
  */
-function startupModules(inputs, entry) {
-  const deferredKind = (path) =>
-    (path.startsWith("src/routes/") && path !== "src/routes/index.ts") ||
-    path.startsWith("src/schemas/") ||
-    (path.startsWith("src/openapi/") && path !== "src/openapi/routes.ts") ||
-    path.startsWith("src/mcp/");
+/** The modules `entry` evaluates: itself and what it reaches by static imports. */
+function reachedFrom(inputs, entry) {
   const reached = new Set([entry]);
   for (const path of reached) {
     for (const edge of inputs[path]?.imports ?? []) {
       if (edge.kind === "import-statement" && !edge.external) reached.add(edge.path);
     }
   }
+  return reached;
+}
+
+function startupModules(inputs, entry) {
+  const deferredKind = (path) =>
+    (path.startsWith("src/routes/") && path !== "src/routes/index.ts") ||
+    path.startsWith("src/schemas/") ||
+    (path.startsWith("src/openapi/") && path !== "src/openapi/routes.ts") ||
+    path.startsWith("src/mcp/");
+  const reached = reachedFrom(inputs, entry);
   return {
     eager: [...reached].filter(deferredKind),
     heavy: [...reached].filter(heavyModule),
