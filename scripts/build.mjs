@@ -102,7 +102,8 @@ export async function buildWorker(target, tree = root) {
     metafile: true,
     // No OpenAPI generator and none of the document's prose (./build-document.mjs): `/openapi.json`
     // is the document this build writes among the assets (`buildDocumentAsset`), which
-    // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined.
+    // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined. Nor drizzle-orm's
+    // Postgres columns (`pgEnumCheckPlugin`, above).
     plugins: [documentGeneratorPlugin, documentTextPlugin, pgEnumCheckPlugin],
     define: { ...asWranglerBuilds(tree).define, "globalThis.__DOCUMENT_FROM_BUILD__": "true" },
   });
