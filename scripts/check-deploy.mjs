@@ -650,11 +650,6 @@ function readsBuildingBodies(inputs) {
   return { count: reads.length, offenders };
 }
 
-/**
- * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
- * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
- * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
- */
 /** The modules `entry` evaluates: itself and what it reaches by static imports. */
 function reachedFrom(inputs, entry) {
   const reached = new Set([entry]);
@@ -666,6 +661,11 @@ function reachedFrom(inputs, entry) {
   return reached;
 }
 
+/**
+ * The modules that must wait for first use but that the entry reaches by static imports (`eager`),
+ * how many of them the bundle holds behind a dynamic import (`deferred`), and the modules of
+ * HEAVY_PACKAGES the entry reaches by static imports (`heavy`).
+ */
 function startupModules(inputs, entry) {
   const deferredKind = (path) =>
     (path.startsWith("src/routes/") && path !== "src/routes/index.ts") ||
