@@ -15,7 +15,7 @@ import {
   VariableKeyConfigError,
 } from "../../crypto/variables";
 import { type VariableType, variables } from "../../db/schema";
-import { ApiError } from "../../errors";
+import { ApiError, loggableError } from "../../errors";
 import { grants } from "../../http/scopes";
 import type { Logger } from "../../lib/log";
 import type { VariableValue } from "../../schemas/variable";
@@ -110,7 +110,7 @@ export async function holdsValue(
   } catch (err) {
     ctx.log.warn("variable value does not decrypt; compared as changed", {
       variable_id: identity.id,
-      error: err instanceof Error ? err.message : "unknown",
+      error: loggableError(err),
     });
     return false;
   }
