@@ -14,7 +14,10 @@
 //     namespace object: an object made of every export keeps every schema kind in the build, while
 //     `src/` imports zod as a namespace (`import * as z from "zod"`, biome.json holds it), which
 //     lets esbuild keep only the kinds used (zod's raw bytes 137.7 → 102.5 KB);
-//   - `documentTextPlugin`: the prose blanked where it is written, as below.
+//   - `documentTextPlugin`: the prose blanked where it is written, as below;
+//   - `jsonSchemaStubPlugin`: zod's JSON Schema conversion, which only the MCP server's
+//     `tools/list` calls, stood in for: that list is generated at build time too, and written
+//     among the assets beside the document (src/mcp/tool-list.ts).
 //
 // Routes and schemas carry the document's prose where they are declared: an operation's `summary`
 // and `description`, a response's description, a schema's `.openapi({ description, example })`.
@@ -36,7 +39,7 @@ import { readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "@babel/parser";
-import { DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH } from "./docs-assets.mjs";
+import { DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH } from "./docs-assets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -191,25 +194,81 @@ export const documentGeneratorPlugin = {
 };
 
 /**
- * The OpenAPI document as the source serves it (scripts/openapi-json.ts, in Node), written among the
- * assets where the deployed build's `/openapi.json` reads it (src/openapi/document-asset.ts).
+ * zod's JSON Schema conversion as the deployed build loads it: every export of its two modules
+ * (`to-json-schema.js`, `json-schema-processors.js`) a function that says the build has none. Every
+ * schema kind refers to its converter, so the bundle keeps them all (20 KB) though no code of the
+ * build converts: the MCP server's `tools/list`, the only caller, is an asset there too
+ * (src/mcp/tool-list.ts). The two methods zod makes for each schema (`toJSONSchema`, `~standard`'s
+ * `jsonSchema`) are made as ever, and throw when called.
+ */
+const JSON_SCHEMA_MODULES =
+  /[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
+const METHOD_FACTORIES = new Set(["createToJSONSchemaMethod", "createStandardJSONSchemaMethod"]);
+
+/** The stand-in of zod's module `source`: the same exports, none of which converts. */
+export function jsonSchemaStub(source, path) {
+  const names = [
+    ...[...source.matchAll(/^export (?:async )?(?:function\*?|const|let|class) ([\w$]+)/gm)].map((m) => m[1]),
+    ...[...source.matchAll(/^export \{([^}]*)\}/gm)].flatMap((m) =>
+      m[1]
+        .split(",")
+        .map((s) =>
+          s
+            .trim()
+            .split(/\s+as\s+/)
+            .at(-1),
+        )
+        .filter(Boolean),
+    ),
+  ];
+  if (names.length === 0 || /^export (\*|default)/m.test(source)) {
+    throw new Error(`${path}: not the exports scripts/build-document.mjs stands in for`);
+  }
+  const factories = names.filter((name) => METHOD_FACTORIES.has(name));
+  return [
+    'const none = () => { throw new Error("the deployed build converts no zod schema to JSON Schema (scripts/build-document.mjs)"); };',
+    "const factory = () => none;",
+    `export { ${names
+      .filter((n) => !METHOD_FACTORIES.has(n))
+      .map((n) => `none as ${n}`)
+      .join(", ")} };`,
+    factories.length ? `export { ${factories.map((n) => `factory as ${n}`).join(", ")} };` : "",
+  ].join("\n");
+}
+
+export const jsonSchemaStubPlugin = {
+  name: "json-schema-stub",
+  setup(build) {
+    build.onLoad({ filter: JSON_SCHEMA_MODULES }, ({ path }) => ({
+      contents: jsonSchemaStub(readFileSync(path, "utf8"), path),
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * The OpenAPI document and the MCP server's `tools/list` answer as the source serves them
+ * (scripts/openapi-json.ts, in Node), written among the assets where the deployed build reads them
+ * (src/openapi/document-asset.ts, src/mcp/tool-list.ts).
  */
 export async function buildDocumentAsset() {
-  const target = join(DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH);
-  const temporary = `${target}.${process.pid}.tmp`;
+  const targets = [DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH].map((path) => join(DOCS_ASSETS_DIR, path));
+  const temporaries = targets.map((target) => `${target}.${process.pid}.tmp`);
   const tsx = join(root, "node_modules", ".bin", "tsx");
-  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), temporary], {
+  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), ...temporaries], {
     cwd: root,
     stdio: "inherit",
   });
   if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
-  // Unchanged, the file stays as it is (a dev server watching the assets sees no change, as
+  // Unchanged, a file stays as it is (a dev server watching the assets sees no change, as
   // ./docs-assets.mjs keeps it); changed, it is renamed into place (a concurrent build's reader
-  // sees the old document or the new one, never half of one).
-  let same = false;
-  try {
-    same = readFileSync(temporary).equals(readFileSync(target));
-  } catch {}
-  if (same) rmSync(temporary);
-  else renameSync(temporary, target);
+  // sees the old file or the new one, never half of one).
+  targets.forEach((target, i) => {
+    let same = false;
+    try {
+      same = readFileSync(temporaries[i]).equals(readFileSync(target));
+    } catch {}
+    if (same) rmSync(temporaries[i]);
+    else renameSync(temporaries[i], target);
+  });
 }

@@ -25,7 +25,12 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { buildDocumentAsset, documentGeneratorPlugin, documentTextPlugin } from "./build-document.mjs";
+import {
+  buildDocumentAsset,
+  documentGeneratorPlugin,
+  documentTextPlugin,
+  jsonSchemaStubPlugin,
+} from "./build-document.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -102,9 +107,10 @@ export async function buildWorker(target, tree = root) {
     metafile: true,
     // No OpenAPI generator and none of the document's prose (./build-document.mjs): `/openapi.json`
     // is the document this build writes among the assets (`buildDocumentAsset`), which
-    // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined. Nor drizzle-orm's
+    // src/openapi/routes.ts reads when `__DOCUMENT_FROM_BUILD__` is defined, as src/mcp/tool-list.ts
+    // reads the MCP tools' list, so zod's JSON Schema conversion is left out too. Nor drizzle-orm's
     // Postgres columns (`pgEnumCheckPlugin`, above).
-    plugins: [documentGeneratorPlugin, documentTextPlugin, pgEnumCheckPlugin],
+    plugins: [documentGeneratorPlugin, documentTextPlugin, pgEnumCheckPlugin, jsonSchemaStubPlugin],
     define: { ...asWranglerBuilds(tree).define, "globalThis.__DOCUMENT_FROM_BUILD__": "true" },
   });
   const outputs = plainModules(result, tree);

@@ -21,6 +21,8 @@ export const DOCS_RENDERER_PATH = "/docs/scalar-api-reference.js";
 export const DOCS_PAGE_PATH = "/docs/page.html";
 /** The OpenAPI document the deployed build serves (scripts/build.mjs `buildDocumentAsset`). */
 export const DOCUMENT_ASSET_PATH = "/docs/openapi.json";
+/** The MCP server's `tools/list` answer the deployed build serves (src/mcp/tool-list.ts). */
+export const TOOL_LIST_ASSET_PATH = "/docs/mcp-tools.json";
 
 /** The page: its document is this origin's `/openapi.json`, its renderer this origin's copy. */
 const DOCS_PAGE = {

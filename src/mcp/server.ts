@@ -8,17 +8,17 @@
  * stream for messages the server starts) and DELETE (the end of a session) have nothing to serve
  * without sessions: 405, which the spec and the SDK's client read as "not offered". The methods
  * served are MCP's lifecycle (`initialize`, `ping`) and tools (`tools/list`, `tools/call`); the
- * transport's rules are ./transport.ts's. The tools' list is built once per isolate.
+ * transport's rules are ./transport.ts's. The tools' list is ./tool-list.ts's.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import * as z from "zod";
+import type * as z from "zod";
 import { ApiError, loggableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { readRawBody } from "../http/raw-body";
 import { jsonRpcRefusal, mcpKey } from "../middleware/mcp-auth";
 import { ApiRefusal, apiFor } from "./api";
-import { portableSchema } from "./portable-schema";
+import { toolList } from "./tool-list";
 import { TOOLS, type Tool } from "./tools";
 import { handlePost, PROTOCOL_VERSIONS, RPC, RpcError, type RpcRequest, refusal } from "./transport";
 
@@ -42,26 +42,6 @@ type ToolResult = {
 
 const failed = (text: string): ToolResult => ({ isError: true, content: [{ type: "text", text }] });
 
-/**
- * `tools/list`'s answer, built on its first use in an isolate: each tool's arguments and answer as
- * JSON Schema (draft 7, as MCP clients read them; the arguments as a caller writes them, defaults
- * optional; the answer as the tool returns it), spelled so that every client takes them
- * (./portable-schema.ts).
- */
-let listed: Record<string, unknown> | undefined;
-function toolList(): Record<string, unknown> {
-  listed ??= {
-    tools: TOOLS.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: portableSchema(z.toJSONSchema(t.input, { target: "draft-7", io: "input" })),
-      outputSchema: portableSchema(z.toJSONSchema(t.output, { target: "draft-7", io: "output" })),
-      annotations: { title: t.title, ...t.annotations },
-    })),
-  };
-  return listed;
-}
 const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 
 /** Each issue of a refused argument: its message, and where (`at a.b`) when not the whole. */
@@ -128,7 +108,7 @@ function dispatcher(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string) {
       case "ping":
         return {};
       case "tools/list":
-        return toolList();
+        return toolList(c);
       case "tools/call": {
         const name = params.name;
         if (typeof name !== "string") throw new RpcError(RPC.invalidParams, "name is required.");

@@ -1,0 +1,53 @@
+/**
+ * `tools/list`'s answer (./server.ts): each tool's arguments and answer as JSON Schema (draft 7, as
+ * MCP clients read them; the arguments as a caller writes them, defaults optional; the answer as
+ * the tool returns it), spelled so that every client takes them (./portable-schema.ts).
+ *
+ * Built from the tools' schemas where the source runs (`npm run dev`, the tests). The deployed
+ * build (scripts/build.mjs) converts no schema: it answers the list the build made from the same
+ * source (`toolListFromSchemas`, by scripts/openapi-json.ts) and wrote among the assets at
+ * TOOL_LIST_ASSET_PATH, and leaves zod's JSON Schema conversion out of its modules
+ * (scripts/build-document.mjs); `npm run check:deploy` compares the two lists.
+ */
+import type { Context } from "hono";
+import * as z from "zod";
+import type { AppEnv } from "../http/app-env";
+import { portableSchema } from "./portable-schema";
+import { TOOLS } from "./tools";
+
+/** Where the deployed build writes the list among the assets (reached by no path of its own). */
+export const TOOL_LIST_ASSET_PATH = "/docs/mcp-tools.json";
+
+export type ToolList = { tools: Array<Record<string, unknown>> };
+
+/** The list, made from the tools' schemas. */
+export function toolListFromSchemas(): ToolList {
+  return {
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: portableSchema(z.toJSONSchema(t.input, { target: "draft-7", io: "input" })),
+      outputSchema: portableSchema(z.toJSONSchema(t.output, { target: "draft-7", io: "output" })),
+      annotations: { title: t.title, ...t.annotations },
+    })),
+  };
+}
+
+async function toolListFromAsset(c: Context<AppEnv>): Promise<ToolList> {
+  const res = await c.env.ASSETS.fetch(new URL(TOOL_LIST_ASSET_PATH, c.req.url));
+  if (!res.ok) throw new Error(`the MCP tools' list is not among the assets (${res.status}): run the build`);
+  return res.json();
+}
+
+// Made once per isolate (the tools do not change while it lives); concurrent first requests each
+// make or read it on their own, never awaiting another's (src/lib/once.ts).
+let kept: ToolList | undefined;
+
+/** `tools/list`'s answer, as above. */
+export async function toolList(c: Context<AppEnv>): Promise<ToolList> {
+  if (kept) return kept;
+  const list = globalThis.__DOCUMENT_FROM_BUILD__ ? await toolListFromAsset(c) : toolListFromSchemas();
+  kept ??= list;
+  return kept;
+}
