@@ -609,6 +609,39 @@ async function walkServedBuild(tmp) {
       `the staging build's MCP tools/list is the source's (${expectedTools.tools.length} tools), read from its assets`,
       `they differ: compare tools/list with \`npx tsx scripts/openapi-json.ts /dev/null <tools-out>\`\n${JSON.stringify(servedTools).slice(0, 400)}`,
     );
+    // Every tool called once with no arguments: each answers as a tool (its result, or its refusal
+    // of the arguments as zod words it), never as a fault; none reaches the JSON Schema conversion
+    // the build stands in for. `list_projects` needs none and answers the seeded project.
+    const calls = [];
+    for (const { name } of expectedTools.tools) {
+      const res = await fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name, arguments: {} },
+        }),
+      });
+      const answer = await res.json().catch(() => ({}));
+      const text = answer.result?.content?.[0]?.text ?? "";
+      calls.push({ name, status: res.status, answer, text });
+    }
+    const faulty = calls.filter((c) => c.status !== 200 || !c.answer.result || /Internal error/.test(c.text));
+    const listed = calls.find((c) => c.name === "list_projects");
+    check(
+      faulty.length === 0 &&
+        listed?.answer.result?.isError === undefined &&
+        listed?.answer.result?.structuredContent?.data?.some((p) => p.id === demo.id),
+      `the staging build's ${calls.length} MCP tools each answer a call as a tool, list_projects with the seeded project`,
+      faulty.map((c) => `${c.name}: ${c.status} ${c.text.slice(0, 160)}`).join("; ") ||
+        JSON.stringify(listed?.answer).slice(0, 300),
+    );
     for (const path of [DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH]) {
       const asset = await fetch(`${base}${path}`);
       check(
