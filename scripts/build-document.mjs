@@ -31,7 +31,11 @@
 //     call), the same properties of every object literal reached through object and array literals
 //     and spreads (not through a call, a function or anything else: a body schema's
 //     `z.object({ description: … })` is a field), and the description argument of `jsonContent`,
-//     `jsonBody` and `optionalJsonBody` called there.
+//     `jsonBody` and `optionalJsonBody` called there;
+//   - in an MCP tool's module (`{ tools: true }`, src/mcp/tools/), whose words only `tools/list`
+//     reads, also the `title` and `description` of the object a `tool(…)` call is given, and every
+//     `.describe(…)` call, from its dot to its closing parenthesis (the schema it was called on
+//     validates the same).
 // A blanked property or argument is replaced by spaces (its newlines kept), its comma with it, so
 // every other character keeps its line and column and the source maps stay true.
 import { spawnSync } from "node:child_process";
@@ -46,6 +50,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PROSE = new Set(["description", "summary", "example", "examples"]);
 const ROUTE_CALLS = new Set(["defineRoute", "defineInternalRoute", "createRoute"]);
 const DESCRIBED_CALLS = new Set(["jsonContent", "jsonBody", "optionalJsonBody"]);
+/** What only `tools/list` reads of an MCP tool (src/mcp/tools/define.ts), which the build answers from its assets. */
+const TOOL_PROSE = new Set(["title", "description"]);
 
 const calleeName = (call) =>
   call.callee.type === "Identifier"
@@ -68,7 +74,7 @@ const isRouteConfig = (node) => {
 };
 
 /** Each `[start, end)` of `source` to blank, found in the module's syntax tree. */
-function proseRanges(source, path) {
+function proseRanges(source, path, { tools = false } = {}) {
   const ast = parse(source, { sourceType: "module", plugins: ["typescript"], sourceFilename: path });
   const ranges = [];
   // A property with the comma after it, if any (the next property's start stays where it was).
@@ -95,6 +101,14 @@ function proseRanges(source, path) {
   };
   const visit = (node) => {
     if (node.type === "ObjectExpression" && isRouteConfig(node)) objectProse(node, true);
+    if (node.type === "CallExpression" && tools) {
+      const name = calleeName(node);
+      if (name === "tool" && node.arguments[0]?.type === "ObjectExpression") {
+        for (const p of node.arguments[0].properties) if (TOOL_PROSE.has(propertyName(p))) property(p);
+      } else if (name === "describe" && node.callee.type === "MemberExpression") {
+        ranges.push([node.callee.object.end, node.end]);
+      }
+    }
     if (node.type === "CallExpression") {
       const name = calleeName(node);
       if (name === "openapi" && node.callee.type === "MemberExpression") {
@@ -116,8 +130,8 @@ function proseRanges(source, path) {
 }
 
 /** `source` (the TypeScript module at `path`) with the document's prose blanked: `{ text, blanked }`. */
-export function stripDocumentText(source, path) {
-  const ranges = proseRanges(source, path).sort((a, b) => a[0] - b[0]);
+export function stripDocumentText(source, path, options) {
+  const ranges = proseRanges(source, path, options).sort((a, b) => a[0] - b[0]);
   let [text, at, blanked] = ["", 0, 0];
   for (const [start, end] of ranges) {
     if (start < at) continue; // inside a range already blanked
@@ -129,15 +143,19 @@ export function stripDocumentText(source, path) {
 }
 
 /**
- * The esbuild plugin of the deployed build: every module of `src/` but the MCP server's (whose
- * tools' descriptions are what `tools/list` answers) loaded with its prose blanked.
+ * The esbuild plugin of the deployed build: every module of `src/` loaded with its prose blanked,
+ * the MCP tools' (src/mcp/tools/) with their titles and descriptions too (`tool({ title,
+ * description })`, an argument's `.describe(…)`), which only `tools/list` reads, answered there from
+ * the build's assets (src/mcp/tool-list.ts); the MCP server's own modules as they are (its
+ * `instructions` are `initialize`'s answer).
  */
 export const documentTextPlugin = {
   name: "document-text",
   setup(build) {
     build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, ({ path }) => {
-      if (/[\\/]src[\\/]mcp[\\/]/.test(path)) return undefined;
-      return { contents: stripDocumentText(readFileSync(path, "utf8"), path).text, loader: "ts" };
+      const tools = /[\\/]src[\\/]mcp[\\/]tools[\\/]/.test(path);
+      if (!tools && /[\\/]src[\\/]mcp[\\/]/.test(path)) return undefined;
+      return { contents: stripDocumentText(readFileSync(path, "utf8"), path, { tools }).text, loader: "ts" };
     });
   },
 };

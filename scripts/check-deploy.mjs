@@ -46,6 +46,7 @@ import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { parse } from "@babel/parser";
 import { Webhook } from "standardwebhooks";
 import { asWranglerBuilds } from "./build.mjs";
 import { stripDocumentText } from "./build-document.mjs";
@@ -67,8 +68,8 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * prose left out of the modules (scripts/build-document.mjs, the document an asset), 225.77,
  * zod-to-openapi's generators, 219.63, and zod's unused schema kinds, 207.77, drizzle-orm's
  * Postgres columns, 207.13, a project's reads apart from its writes with the shared headers' prose
- * out, 205.79, and zod's JSON Schema conversion (the MCP tools' list an asset), 198.61. Each step:
- * bench/README.md, "Bundle".
+ * out, 205.79, zod's JSON Schema conversion (the MCP tools' list an asset), 198.61, and the tools'
+ * titles and descriptions, 196.55. Each step: bench/README.md, "Bundle".
  */
 const MAX_UPLOAD_GZIP_KIB = 200;
 /** The most zod may weigh in a deployed build, raw bytes as esbuild's metafile counts them. */
@@ -449,9 +450,10 @@ async function cronsAndWebhooks({ base, key, admin, project, log }) {
  * it) and what it keeps (a field named `description`, a value, a call's argument), on a module made
  * for it; then in the build `dir` of `document` (the source's): no operation's summary or
  * description, and no response's, is in its modules, but for the MCP server's own words (its tools
- * are named like some operations), which it keeps.
+ * are named like some operations), which it keeps; nor are the MCP tools' descriptions of `tools`
+ * (the source's tools/list), which the build answers from its assets.
  */
-function documentProseLeftOut(document, dir) {
+function documentProseLeftOut(document, tools, dir) {
   const module = `const ProjectSchema = z.object({ name: z.string(), description: z.string().nullable() })
   .openapi("Project", { description: "PROSE-1", example: { name: "PROSE-2" } });
 const route = defineRoute({ method: "get", path: "/x", summary: "PROSE-3", description: "PROSE-4",
@@ -472,6 +474,25 @@ send({ description: "KEPT-5" }, z.string().describe("KEPT-6"));\n`;
       text.indexOf("KEPT-3") === module.indexOf("KEPT-3"),
     "scripts/build-document.mjs blanks the document's prose where routes and schemas declare it, keeps fields, values and arguments, and moves no other character",
     text,
+  );
+  const toolModule = `export const T = [tool({ name: "KEPT-1", title: "PROSE-1", description: "PROSE-2",
+  input: z.strictObject({ id: z.string().regex(/x/, "KEPT-2").describe("PROSE-3"),
+    n: z.number().describe(\`PROSE-4 \${x}\`).optional() }), annotations: READ })];\n`;
+  const tool = stripDocumentText(toolModule, "tool.ts", { tools: true });
+  let parses = true;
+  try {
+    parse(tool.text, { sourceType: "module" });
+  } catch {
+    parses = false;
+  }
+  check(
+    tool.blanked === 4 &&
+      !/PROSE-/.test(tool.text) &&
+      ["KEPT-1", "KEPT-2", ".optional()"].every((kept) => tool.text.includes(kept)) &&
+      tool.text.length === toolModule.length &&
+      parses,
+    "in an MCP tool's module, it also blanks the tool's title and description and its arguments' .describe(…), and the module still parses",
+    tool.text,
   );
   const mcp = readdirSync(join(root, "src", "mcp"), { recursive: true })
     .filter((name) => String(name).endsWith(".ts"))
@@ -496,6 +517,25 @@ send({ description: "KEPT-5" }, z.string().describe("KEPT-6"));\n`;
     heads.length > 200 && shipped.length === 0,
     `the staging build's modules hold none of the document's ${heads.length} operation and response texts (but the MCP server's own)`,
     shipped.join(" | "),
+  );
+  // The tools' words, which its tools/list answers from the assets: each tool's description and
+  // its arguments' descriptions.
+  const toolHeads = [
+    ...new Set(
+      tools.tools.flatMap((t) => [
+        t.description,
+        ...Object.values(t.inputSchema?.properties ?? {}).map((p) => p.description),
+      ]),
+    ),
+  ]
+    .filter((t) => typeof t === "string" && t.length >= 12)
+    .map((t) => t.slice(0, 40))
+    .filter((head) => !/[\\"'`\n$]/.test(head));
+  const toolShipped = toolHeads.filter((head) => modules.includes(head));
+  check(
+    toolHeads.length > 15 && toolShipped.length === 0,
+    `the staging build's modules hold none of the MCP tools' ${toolHeads.length} descriptions (its tools/list is an asset)`,
+    toolShipped.join(" | "),
   );
 }
 
@@ -649,7 +689,7 @@ async function walkServedBuild(tmp) {
         `the build's own file among the assets is reached by no path (${path}: ${asset.status})`,
       );
     }
-    documentProseLeftOut(expected, join(root, "dist", "staging"));
+    documentProseLeftOut(expected, expectedTools, join(root, "dist", "staging"));
     await cronsAndWebhooks({ base, key, admin, project: demo.id, log: server.log });
     // Deletions last, so that the seeded project lasts the walk.
     operations.sort((a, b) => (a.method === "delete") - (b.method === "delete"));
