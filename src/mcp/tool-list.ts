@@ -12,6 +12,7 @@
 import type { Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../http/app-env";
+import { buildAsset } from "../http/build-asset";
 import { portableSchema } from "./portable-schema";
 import { TOOLS } from "./tools";
 
@@ -34,20 +35,18 @@ export function toolListFromSchemas(): ToolList {
   };
 }
 
-async function toolListFromAsset(c: Context<AppEnv>): Promise<ToolList> {
-  const res = await c.env.ASSETS.fetch(new URL(TOOL_LIST_ASSET_PATH, c.req.url));
-  if (!res.ok) throw new Error(`the MCP tools' list is not among the assets (${res.status}): run the build`);
-  return res.json();
+// In the deployed build, read from the assets once per isolate (src/http/build-asset.ts); made
+// from the schemas, once per isolate too.
+const toolListFromAsset = buildAsset<ToolList>(TOOL_LIST_ASSET_PATH, "the MCP tools' list");
+let made: ToolList | undefined;
+function madeFromSchemas(): ToolList {
+  made ??= toolListFromSchemas();
+  return made;
 }
-
-// Made once per isolate (the tools do not change while it lives); concurrent first requests each
-// make or read it on their own, never awaiting another's (src/lib/once.ts).
-let kept: ToolList | undefined;
 
 /** `tools/list`'s answer, as above. */
 export async function toolList(c: Context<AppEnv>): Promise<ToolList> {
-  if (kept) return kept;
-  const list = globalThis.__DOCUMENT_FROM_BUILD__ ? await toolListFromAsset(c) : toolListFromSchemas();
-  kept ??= list;
-  return kept;
+  // One expression: the deployed build's define leaves the asset's branch alone, and the conversion
+  // is then in no module (an `if` with a `return` before it would keep it there).
+  return globalThis.__DOCUMENT_FROM_BUILD__ ? toolListFromAsset(c) : madeFromSchemas();
 }

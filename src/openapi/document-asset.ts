@@ -5,8 +5,9 @@
  * That build leaves the document's prose out of the modules it uploads (scripts/build-document.mjs),
  * so the document can only come from here; `npm run check:deploy` compares it with the source's.
  */
-import type { Context, Handler } from "hono";
+import type { Handler } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { buildAsset } from "../http/build-asset";
 
 /** Where the build writes the document among the assets (reached by no path of its own). */
 export const DOCUMENT_ASSET_PATH = "/docs/openapi.json";
@@ -14,18 +15,9 @@ export const DOCUMENT_ASSET_PATH = "/docs/openapi.json";
 type Document = { servers: [Record<string, unknown>, ...unknown[]] };
 
 export function documentAssetHandler(): Handler<AppEnv> {
-  // Read once per isolate (the build's assets do not change while it lives); concurrent first
-  // requests each read it with their own `ASSETS` call, never awaiting another's (src/lib/once.ts).
-  let loaded: Document | undefined;
-  const read = async (c: Context<AppEnv>): Promise<Document> => {
-    const res = await c.env.ASSETS.fetch(new URL(DOCUMENT_ASSET_PATH, c.req.url));
-    if (!res.ok)
-      throw new Error(`the OpenAPI document is not among the assets (${res.status}): run the build`);
-    return res.json();
-  };
+  const read = buildAsset<Document>(DOCUMENT_ASSET_PATH, "the OpenAPI document");
   return async (c) => {
-    const document = loaded ?? (await read(c));
-    loaded ??= document;
+    const document = await read(c);
     const [server, ...others] = document.servers;
     return c.json({ ...document, servers: [{ ...server, url: new URL(c.req.url).origin }, ...others] });
   };
