@@ -69,7 +69,7 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * zod-to-openapi's generators, 219.63, and zod's unused schema kinds, 207.77, drizzle-orm's
  * Postgres columns, 207.13, a project's reads apart from its writes with the shared headers' prose
  * out, 205.79, zod's JSON Schema conversion (the MCP tools' list an asset), 198.61, and the tools'
- * titles and descriptions, 196.55. Each step: bench/README.md, "Bundle".
+ * titles and descriptions, 196.55 (196.63 with one reader of the assets). Each step: bench/README.md, "Bundle".
  */
 const MAX_UPLOAD_GZIP_KIB = 200;
 /** The most zod may weigh in a deployed build, raw bytes as esbuild's metafile counts them. */
