@@ -26,7 +26,7 @@
 //      audit stream once the second starts: the local queue lost its wake-up, the sweep at the
 //      start makes it up.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -173,6 +173,46 @@ async function killAfterAuditedWrite(server, key, orgId) {
   return { receiver, lines, before, projectId: project.id, status: written.status };
 }
 
+/**
+ * Check 3's upload: a JSON body of `size` bytes sent in 64 KiB chunks without a length (chunked),
+ * resolved with the answer. The server may answer before the upload ends and close its side then;
+ * the answer still counts, and writing stops. (`fetch` fails such a request as a whole, "other side
+ * closed", though it had read the answer: seen once under a loaded `npm test`.) No answer at all
+ * is an error.
+ */
+function streamedPost(url, headers, size) {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(url, { method: "POST", headers }, (res) => {
+      answered = true;
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (text += d));
+      // The upload ends with the answer (its socket is not reused).
+      const settle = () => {
+        req.destroy();
+        resolve({ status: res.statusCode, text });
+      };
+      res.on("end", settle);
+      res.on("error", settle);
+    });
+    req.on("error", (err) => {
+      if (!answered) reject(err);
+    });
+    const chunk = Buffer.from(" ".repeat(64 * 1024));
+    let sent = 0;
+    const write = () => {
+      if (sent === 0) req.write('{"name":"big"}');
+      while (!answered && !req.destroyed && sent <= size) {
+        sent += chunk.byteLength;
+        if (!req.write(chunk)) return void req.once("drain", write);
+      }
+      if (!answered && !req.destroyed) req.end();
+    };
+    write();
+  });
+}
+
 /** What scripts/dev.mjs prints when every local database's file records every migration. */
 const UP_TO_DATE = "Every local database records every migration: nothing to apply.";
 
@@ -299,19 +339,9 @@ try {
     `${hello.status} ${JSON.stringify(hello.body)}; ${called.status} ${JSON.stringify(called.body)}`,
   );
 
-  const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
-  let sent = 0;
-  const body = new ReadableStream({
-    pull(controller) {
-      if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"big"}'));
-      if (sent > 1024 * 1024 + 256 * 1024) return controller.close();
-      controller.enqueue(chunk);
-      sent += chunk.byteLength;
-    },
-  });
   const headers = { "x-api-key": key, "content-type": "application/json" };
-  const over = await fetch(`${base}/v1/projects`, { method: "POST", headers, body, duplex: "half" });
-  check(over.status === 400, "a streamed body over 1 MiB is 400", `${over.status} ${await over.text()}`);
+  const over = await streamedPost(`${base}/v1/projects`, headers, 1024 * 1024 + 256 * 1024);
+  check(over.status === 400, "a streamed body over 1 MiB is 400", `${over.status} ${over.text}`);
   const next = await fetch(`${base}/v1/projects`, {
     method: "POST",
     headers,
