@@ -17,8 +17,7 @@
 //   5. the MCP server at /mcp (docs/clients.md, "MCP server") answers the printed key's tool call in the
 //      Worker as wrangler builds it, which the tests' module runner does not build;
 //   6. a live stream whose client goes away gives its place among its key's 10 back within 20 s
-//      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing
-//      (beside 4, in a project of its own: its wait is the longest of check:dev's);
+//      (API_CONTRACT §33), through wrangler's proxy, where the stream learns of it only by writing;
 //   7. started again on that state with a key file written for other state, it prints a new key
 //      that works, and starts no wrangler for the migrations, which the databases' files show
 //      applied (and which a copy with one unrecorded, or a database missing, would not skip);
@@ -349,21 +348,9 @@ try {
   });
   check(next.status === 201, "the next request after it succeeds", `${next.status} ${await next.text()}`);
 
-  // Check 6 waits about 10 s for a place to come back: it runs beside the walk, in a project of its
-  // own (no page meets its stack or deployment), and with the printed key, which no page uses
-  // (each page has a key of its own: scripts/check-readme.mjs `pageKeys`).
-  const places = await fetch(`${base}/v1/projects`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ name: `stream-places-${Date.now()}` }),
-  }).then(async (res) => {
-    if (res.status !== 201) throw new Error(`check 6's project: ${res.status} ${await res.text()}`);
-    return res.json();
-  });
-  await Promise.all([
-    walkDocs({ base, keyFile, check }),
-    checkStreamPlaces(base, key, places.default_environment_id),
-  ]);
+  await walkDocs({ base, keyFile, check });
+
+  await checkStreamPlaces(base, key, page.data[0].default_environment_id);
 
   // Killed after an audited write, then started again on the same state with a .dev.key written
   // for other state: a new key is made and printed, and it opens this state (the printed key must
