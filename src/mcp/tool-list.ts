@@ -13,6 +13,7 @@ import type { Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../http/app-env";
 import { buildAsset } from "../http/build-asset";
+import { once } from "../lib/once";
 import { portableSchema } from "./portable-schema";
 import { TOOLS } from "./tools";
 
@@ -36,13 +37,9 @@ export function toolListFromSchemas(): ToolList {
 }
 
 // In the deployed build, read from the assets once per isolate (src/http/build-asset.ts); made
-// from the schemas, once per isolate too.
+// from the schemas, once per isolate too. Pure: the deployed build, which never calls it, drops it.
 const toolListFromAsset = buildAsset<ToolList>(TOOL_LIST_ASSET_PATH, "the MCP tools' list");
-let made: ToolList | undefined;
-function madeFromSchemas(): ToolList {
-  made ??= toolListFromSchemas();
-  return made;
-}
+const madeFromSchemas = /* @__PURE__ */ once(toolListFromSchemas);
 
 /** `tools/list`'s answer, as above. */
 export async function toolList(c: Context<AppEnv>): Promise<ToolList> {
