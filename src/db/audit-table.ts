@@ -3,7 +3,15 @@
  * drizzle-kit reads it through it.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 export const AUDIT_ACTOR_TYPES = ["api_key", "admin"] as const;
 export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
@@ -49,6 +57,12 @@ export const auditLog = sqliteTable(
      */
     idempotencyKey: text("idempotency_key"),
     idempotencyFingerprint: text("idempotency_fingerprint"),
+    /**
+     * Set when `changes` outgrew one row (D1 refuses a row over 2,000,000 bytes; a §18 replace or
+     * export lists every name it touched): `changes` is then null and its JSON is in
+     * `audit_log_parts`, this many UTF-16 code units of it in all (src/db/spill.ts).
+     */
+    changesSpilled: integer("changes_spilled"),
   },
   (t) => [
     index("audit_log_org_created_idx").on(t.orgId, t.createdAt, t.id),
@@ -64,5 +78,22 @@ export const auditLog = sqliteTable(
       .where(sql`idempotency_key IS NOT NULL`),
     // The keys the cron clears, oldest first.
     index("audit_log_idempotency_created_idx").on(t.createdAt).where(sql`idempotency_key IS NOT NULL`),
+  ],
+);
+
+/**
+ * The JSON of an entry's `changes` too large for the entry's own row, in consecutive parts
+ * (src/db/spill.ts), written in the entry's batch and deleted with it.
+ */
+export const auditLogParts = sqliteTable(
+  "audit_log_parts",
+  {
+    entryId: text("entry_id").notNull(),
+    part: integer("part").notNull(),
+    chunk: text("chunk").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.entryId, t.part] }),
+    foreignKey({ columns: [t.entryId], foreignColumns: [auditLog.id] }).onDelete("cascade"),
   ],
 );

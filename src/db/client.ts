@@ -28,5 +28,15 @@ export function createDb(d1: D1Database | Pick<D1DatabaseSession, "prepare" | "b
     new SQLiteD1Session(client, dialect, undefined),
     undefined,
   );
-  return Object.assign(db, { $client: client });
+  // A bound statement's followers (./compiled-inserts.ts: a record's spilled parts) go at the end of
+  // whatever batch holds it, in the same transaction; the batch answers its own statements' results.
+  const batch = db.batch.bind(db);
+  const withFollowers: typeof batch = (items) => {
+    const followers = items.flatMap((item) => (item as { followers?: typeof items }).followers ?? []);
+    if (followers.length === 0) return batch(items);
+    return batch([...items, ...followers] as unknown as typeof items).then(
+      (results) => results.slice(0, items.length) as unknown as Awaited<ReturnType<typeof batch>>,
+    ) as ReturnType<typeof batch>;
+  };
+  return Object.assign(db, { $client: client, batch: withFollowers });
 }

@@ -35,6 +35,11 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
     readonly params: readonly unknown[],
     /** Told the statement's result once it has run (in a batch: once the batch has committed). */
     private readonly onResult?: (result: D1Result) => void,
+    /**
+     * Statements that must commit with this one, in its batch, after every other statement of it
+     * (a record's spilled parts: ./spill.ts). `db.batch` appends them (./client.ts), `run` too.
+     */
+    readonly followers: readonly BoundStatement[] = [],
   ) {}
 
   /** For drizzle-orm/d1's `batch`: it binds `params` to `stmt` and runs it with the others. */
@@ -55,10 +60,12 @@ export class BoundStatement implements RunnableQuery<D1Result, "sqlite"> {
   }
 
   async run(): Promise<D1Result> {
-    const result = await this.db.$client
-      .prepare(this.sql)
-      .bind(...this.params)
-      .run();
+    const bound = (statement: BoundStatement) =>
+      this.db.$client.prepare(statement.sql).bind(...statement.params);
+    const result =
+      this.followers.length === 0
+        ? await bound(this).run()
+        : ((await this.db.$client.batch([bound(this), ...this.followers.map(bound)]))[0] as D1Result);
     this.onResult?.(result);
     return result;
   }
@@ -70,8 +77,9 @@ export function bindStatement(
   query: Compiled,
   values: Readonly<Record<string, unknown>>,
   onResult?: (result: D1Result) => void,
+  followers: readonly BoundStatement[] = [],
 ) {
-  return new BoundStatement(db, query.sql, boundParams(query, values), onResult);
+  return new BoundStatement(db, query.sql, boundParams(query, values), onResult, followers);
 }
 
 /** The value Drizzle's `.values()` would bind for `column`, given `value` (undefined: left out). */

@@ -10,7 +10,7 @@
  * after version v is, per name, its latest value row at or below v, unless that row is a deletion.
  * Version 0 is the baseline: what the scope held before its history began (never listed).
  */
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { foreignKey, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { variableScopeColumns } from "./core-tables";
 import { VARIABLE_TYPES, type VariableType } from "./values";
 
@@ -34,6 +34,12 @@ export const variableVersions = sqliteTable(
     /** The names it created, updated or deleted, sorted by name; never a value. */
     changes: text("changes", { mode: "json" }).$type<VersionChange[]>().notNull(),
     createdAt: text("created_at").notNull(),
+    /**
+     * Set when `changes` outgrew one row (a replace or restore of a large scope deletes every name
+     * it does not keep): `changes` is then `[]` and its JSON is in `variable_version_parts`, this
+     * many UTF-16 code units of it in all (src/db/spill.ts).
+     */
+    changesSpilled: integer("changes_spilled"),
   },
   (t) => [
     primaryKey({ columns: [t.environmentId, t.scope, t.version] }),
@@ -65,5 +71,29 @@ export const variableVersionValues = sqliteTable(
     index("variable_version_values_project_idx").on(t.projectId),
     index("variable_version_values_component_idx").on(t.componentId),
     index("variable_version_values_key_idx").on(t.keyVersion),
+  ],
+);
+
+/**
+ * The JSON of a version's `changes` too large for the version's own row, in consecutive parts
+ * (src/db/spill.ts), written in the version's batch and deleted with it.
+ */
+export const variableVersionParts = sqliteTable(
+  "variable_version_parts",
+  {
+    projectId: text("project_id").notNull(),
+    environmentId: text("environment_id").notNull(),
+    scope: text("scope").notNull(),
+    version: integer("version").notNull(),
+    part: integer("part").notNull(),
+    chunk: text("chunk").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.environmentId, t.scope, t.version, t.part] }),
+    foreignKey({
+      columns: [t.environmentId, t.scope, t.version],
+      foreignColumns: [variableVersions.environmentId, variableVersions.scope, variableVersions.version],
+    }).onDelete("cascade"),
+    index("variable_version_parts_project_idx").on(t.projectId),
   ],
 );

@@ -19,6 +19,7 @@ import { prebuilt } from "../../db/compiled";
 import { BoundStatement, bindStatement, driverValue } from "../../db/compiled-inserts";
 import { type KeyedRow, keyedSelectList } from "../../db/keyed-select";
 import { type AuditActorType, type AuditChanges, auditLog } from "../../db/schema";
+import { type Spilled, spill } from "../../db/spill";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { announceEntry } from "./stream-wake";
@@ -233,8 +234,11 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput): BoundStateme
         : projectId !== null
           ? sql`(SELECT org_id FROM projects WHERE id = ${projectId})`
           : null;
-  const changes = is(input.changes, SQL) ? input.changes : input.changes ? auditChanges(input.changes) : null;
   const id = input.id ?? newId();
+  // Values are stored as their JSON, in the entry's row or, too large for one, in parts (../../db/spill.ts).
+  const stored: Spilled | null =
+    input.changes && !is(input.changes, SQL) ? spill(JSON.stringify(auditChanges(input.changes))) : null;
+  const inline = stored?.inline ?? null;
   // A keyed write's entry carries its Idempotency-Key, so the key is taken exactly when the change
   // commits. Its id is noted: a 5xx releases the key of whichever noted entry was written.
   ctx.idempotency?.entryIds.push(id);
@@ -253,11 +257,14 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput): BoundStateme
     requestId: facts.requestId,
     ip: facts.ip,
     userAgent: facts.userAgent,
-    changes,
+    // Bound as the JSON text it already is (a value, so the prebuilt statement still applies).
+    changes: is(input.changes, SQL) ? input.changes : null,
     createdAt: nowIso(),
     idempotencyKey: facts.idempotencyKey,
     idempotencyFingerprint: facts.idempotencyFingerprint,
+    changesSpilled: stored && stored.inline === null ? stored.length : null,
   };
+  const followers = stored ? partInserts(ctx, id, stored.parts) : [];
   const announced = (result: D1Result) => announceEntry(ctx, result);
   const values = Object.values(row).every((value) => !is(value, SQL) && !is(value, Column));
   if (values && (input.when === undefined || input.when === "always")) {
@@ -265,17 +272,30 @@ export function auditEntry(ctx: ServiceContext, input: AuditInput): BoundStateme
     for (const [key, column] of Object.entries(auditColumns)) {
       if (key !== "sequence") bound[key] = driverValue(column, row[key as keyof typeof row]);
     }
+    bound.changes = inline;
     const statement = (input.when === "always" ? writtenAlways : writtenAfterChange)();
-    return bindStatement(ctx.db, statement, bound, announced);
+    return bindStatement(ctx.db, statement, bound, announced, followers);
   }
   const condition =
     input.when === "always" ? sql`` : input.when ? sql` WHERE ${input.when}` : sql` WHERE changes() > 0`;
   const built = ctx.db
     .insert(auditLog)
     .select(
-      sql`SELECT ${keyedSelectList(auditLog, { ...row, orgId: ORG, sequence: NEXT_SEQUENCE })}${fromOrg(orgId)}${condition}`,
+      sql`SELECT ${keyedSelectList(auditLog, { ...row, changes: row.changes ?? (inline === null ? null : sql`${inline}`), orgId: ORG, sequence: NEXT_SEQUENCE })}${fromOrg(orgId)}${condition}`,
     )
     .returning(ANNOUNCEMENT)
     .toSQL();
-  return new BoundStatement(ctx.db, built.sql, built.params, announced);
+  return new BoundStatement(ctx.db, built.sql, built.params, announced, followers);
+}
+
+/** An entry's spilled parts (../../db/spill.ts), each written only if the entry was. */
+function partInserts(ctx: ServiceContext, entryId: string, parts: readonly string[]): BoundStatement[] {
+  return parts.map(
+    (chunk, part) =>
+      new BoundStatement(
+        ctx.db,
+        "INSERT INTO audit_log_parts (entry_id, part, chunk) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM audit_log WHERE id = ?1)",
+        [entryId, part, chunk],
+      ),
+  );
 }

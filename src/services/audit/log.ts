@@ -17,7 +17,8 @@ import {
   toNumberedPage,
   toPage,
 } from "../../db/pagination";
-import { auditLog } from "../../db/schema";
+import { type AuditChanges, auditLog } from "../../db/schema";
+import { readParts } from "../../db/spill";
 import { notFound } from "../../errors";
 import type { AuditEntryRecord } from "../../schemas/audit";
 import { authorizeOrgAdmin, projectLookup, withinKeyProjects } from "../access";
@@ -111,8 +112,35 @@ export function auditPageQuery(db: Db, scope: SQL | undefined, filter: AuditFilt
  */
 export const AUDIT_PAGE_BYTES = 4 * 1024 * 1024;
 
-/** An entry's weight in a page or a stream's batch (./stream-delivery.ts): its free text, and 1 KiB. */
-export const ENTRY_WEIGHT = "length(coalesce(changes, '')) + length(coalesce(user_agent, '')) + 1024";
+/**
+ * An entry's weight in a page or a stream's batch (./stream-delivery.ts): its free text (its
+ * `changes` in parts too), and 1 KiB.
+ */
+export const ENTRY_WEIGHT =
+  "length(coalesce(changes, '')) + coalesce(changes_spilled, 0) + length(coalesce(user_agent, '')) + 1024";
+
+type EntryRow = typeof auditLog.$inferSelect;
+
+/**
+ * `rows` with the `changes` of each entry too large for its row put back together from its parts
+ * (src/db/spill.ts): one more query, made only for rows that have parts.
+ */
+export async function withSpilledChanges(db: Db, rows: EntryRow[]): Promise<EntryRow[]> {
+  const lengths = new Map<string, number>();
+  for (const row of rows) if (row.changesSpilled !== null) lengths.set(row.id, row.changesSpilled);
+  if (lengths.size === 0) return rows;
+  const joined = await readParts(
+    db.$client
+      .prepare(
+        "SELECT entry_id AS owner, part, chunk FROM audit_log_parts WHERE entry_id IN (SELECT value FROM json_each(?1))",
+      )
+      .bind(JSON.stringify([...lengths.keys()])),
+    lengths,
+  );
+  return rows.map((row) =>
+    lengths.has(row.id) ? { ...row, changes: joined.get(row.id) as AuditChanges } : row,
+  );
+}
 
 /**
  * `auditPageQuery`'s page cut where its entries' weight passes AUDIT_PAGE_BYTES (never before its
@@ -142,8 +170,15 @@ export function auditPageStatement(
 const readEntry = tableReader(auditLog);
 
 /** Rows of `auditPageStatement` → the envelope, its cursor of the page's own kind. */
-function toAuditPage(rows: unknown[][], req: AuditPageRequest): Page<AuditEntryRecord> {
-  const entries = rows.map((values) => readEntry(values));
+async function toAuditPage(
+  db: Db,
+  rows: unknown[][],
+  req: AuditPageRequest,
+): Promise<Page<AuditEntryRecord>> {
+  const entries = await withSpilledChanges(
+    db,
+    rows.map((values) => readEntry(values)),
+  );
   const first = rows[0];
   const cut = first !== undefined && rows.length < Number(first[first.length - 1]);
   if ("bySequence" in req)
@@ -161,7 +196,7 @@ export function orgAuditScope(identity: Identity, orgId: string): SQL | undefine
 }
 
 async function page(ctx: ServiceContext, scope: SQL | undefined, filter: AuditFilter, req: AuditPageRequest) {
-  return toAuditPage(await auditPageStatement(ctx.db, scope, filter, req).raw(), req);
+  return toAuditPage(ctx.db, await auditPageStatement(ctx.db, scope, filter, req).raw(), req);
 }
 
 /** The organization's entries: org `owner`/`admin`, acting org-wide (not a key restricted to projects). */
@@ -193,7 +228,7 @@ export async function listProjectAuditLog(
     projectLookup(db, identity, projectId, "manage"),
     auditPageStatement(db, eq(auditLog.projectId, projectId), filter, req),
   );
-  return toAuditPage(rows, req);
+  return toAuditPage(db, rows, req);
 }
 
 /** API_CONTRACT §14: entries are kept 400 days. */

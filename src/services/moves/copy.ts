@@ -57,7 +57,9 @@ export async function copyChunk(
   // parent's step passed (an event's delivery, a new deployment's stacks and timeline) would fail
   // its FOREIGN KEY; it was created during the move, so the catch-up brings it, after its parent.
   if (rows.length > 0) await writeRows(from, to, [[spec, rows]], [], "with-parents");
-  if (rows.length === CHUNK_ROWS) return { next: { ...position, after: last }, copied: rows.length };
+  if (rows.length === (spec.chunkRows ?? CHUNK_ROWS)) {
+    return { next: { ...position, after: last }, copied: rows.length };
+  }
   if (spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)) {
     return { next: { ...position, project: position.project + 1, after: null }, copied: rows.length };
   }
@@ -102,7 +104,7 @@ async function readChunk(
     ...columns.map((column) => `t.${quote(column)}`),
     ...spec.keys.map((key, i) => `${key} AS __k${i}`),
   ].join(", ");
-  const query = chunkQuery(spec, after, what, CHUNK_ROWS);
+  const query = chunkQuery(spec, after, what, spec.chunkRows ?? CHUNK_ROWS);
   const { results } = await d1(db)
     .prepare(query.text)
     .bind(scopeId, ...query.params)

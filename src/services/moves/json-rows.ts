@@ -8,6 +8,7 @@
  */
 import type { Db } from "../../db/client";
 import { inGroups } from "../../lib/groups";
+import { utf8Bytes } from "../../lib/utf8-bytes";
 import { type MovedTable, type ParentKey, shapeOf } from "./tables";
 
 /** The most JSON one statement carries, in UTF-8 bytes (D1 allows 2 MB per value; half of it leaves room). */
@@ -102,17 +103,6 @@ export function asideStatement(db: D1, spec: MovedTable, rows: Row[]) {
     .bind(
       JSON.stringify(rows.map((row) => Object.fromEntries(keyed.map((column) => [column, row[column]])))),
     );
-}
-
-/** The UTF-8 bytes of `text` (what D1 counts), without encoding it. */
-export function utf8Bytes(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    // Two more for U+0800 and above, one for U+0080–U+07FF and for each half of a surrogate pair (4 in all).
-    if (code >= 0x80) bytes += code >= 0x800 && (code < 0xd800 || code > 0xdfff) ? 2 : 1;
-  }
-  return bytes;
 }
 
 /** `items` in groups whose JSON stays under STATEMENT_BYTES each, counted in UTF-8 bytes. */

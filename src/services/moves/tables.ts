@@ -29,6 +29,7 @@ import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import {
   apiKeys,
   auditLog,
+  auditLogParts,
   auditStreams,
   components,
   deliveryAttempts,
@@ -48,6 +49,7 @@ import {
   stackResources,
   stacks,
   variables,
+  variableVersionParts,
   variableVersions,
   variableVersionValues,
   webhookDeliveries,
@@ -63,6 +65,8 @@ export type MovedTable = {
   org: string;
   accounts?: readonly string[];
   unique?: { columns: readonly string[]; set: string | null };
+  /** Rows one chunk of the copy reads, when fewer than ./copy.ts's CHUNK_ROWS (rows of a megabyte). */
+  chunkRows?: number;
 };
 
 const ofProject = "(SELECT org_id FROM projects WHERE id = R.project_id)";
@@ -85,6 +89,8 @@ const byProject = (table: SQLiteTable, keys: string[], extra: Extra = {}): Moved
   org: ofProject,
   ...extra,
 });
+/** Parts of spilled JSON (src/db/spill.ts) are up to 1.5 MB each: a chunk of them stays a few megabytes. */
+const SPILLED_PARTS_PER_CHUNK = 4;
 /** A name key no request can make (a NUL and the row's id): unique, and readable as stale. */
 const NAME_ASIDE = "name_key = char(0) || id";
 
@@ -105,6 +111,16 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   byOrg(auditLog, ["sequence"], {
     unique: { columns: ["actor_api_key_id", "idempotency_key"], set: "idempotency_key = NULL" },
   }),
+  {
+    table: auditLogParts,
+    scope: "org",
+    from: "audit_log p JOIN audit_log_parts t ON t.entry_id = p.id",
+    scopeColumn: "p.org_id",
+    keys: ["p.sequence", "t.part"],
+    range: 1,
+    org: "(SELECT org_id FROM audit_log WHERE id = R.entry_id)",
+    chunkRows: SPILLED_PARTS_PER_CHUNK,
+  },
   byProject(projectMembers, ["created_at", "id"], {
     accounts: ["account_id"],
     unique: { columns: ["project_id", "account_id"], set: null },
@@ -118,6 +134,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   byProject(stackResources, ["rowid"]),
   byProject(variables, ["rowid"], { unique: { columns: ["environment_id", "scope", "name"], set: null } }),
   byProject(variableVersions, ["rowid"]),
+  { ...byProject(variableVersionParts, ["rowid"]), chunkRows: SPILLED_PARTS_PER_CHUNK },
   byProject(variableVersionValues, ["rowid"]),
   byProject(deployments, ["created_at", "id"]),
   byProject(deploymentReviews, ["rowid"]),

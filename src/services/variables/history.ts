@@ -18,9 +18,11 @@ import { bindQuery } from "../../db/compiled";
 import {
   type VariableType,
   type VersionChange,
+  variableVersionParts,
   variableVersions,
   variableVersionValues,
 } from "../../db/schema";
+import { type Spilled, spill } from "../../db/spill";
 import { inGroups } from "../../lib/groups";
 import { nowIso } from "../../lib/time";
 import { ENVIRONMENT_SET, inVariableSet, type VariableParent, type VariableSet } from "./parent";
@@ -111,16 +113,34 @@ function versionInsert(
   ctx: ServiceContext,
   scope: VariableSet,
   version: SQL,
-  changes: VersionChange[],
+  changes: Spilled,
   condition: SQL,
 ) {
   const identity = ctx.identity;
-  // Columns in the table's order (src/db/variable-history-tables.ts).
+  // Columns in the table's order (src/db/variable-history-tables.ts); spilled changes are `[]` here.
+  const spilled = changes.inline === null ? changes.length : null;
   return ctx.db
     .insert(variableVersions)
     .select(
-      sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, ${version}, ${identity ? "api_key" : "admin"}, ${identity?.accountId ?? null}, ${identity?.keyId ?? null}, ${ctx.requestId}, ${JSON.stringify(byName(changes))}, ${createdAt(scope)}${condition}`,
+      sql`SELECT ${scope.projectId}, ${scope.environmentId}, ${scope.componentId}, ${scope.scope}, ${version}, ${identity ? "api_key" : "admin"}, ${identity?.accountId ?? null}, ${identity?.keyId ?? null}, ${ctx.requestId}, ${changes.inline ?? "[]"}, ${createdAt(scope)}, ${spilled}${condition}`,
     );
+}
+
+/** A version's `changes` as stored: in its row, or too large for one, in parts (../../db/spill.ts). */
+const storedChanges = (changes: VersionChange[]): Spilled => spill(JSON.stringify(byName(changes)));
+
+/** The parts of a planned version's spilled `changes`, in its batch after the version's row. */
+function partInserts(db: Db, scope: VariableSet, version: number, changes: Spilled) {
+  return changes.parts.map((chunk, part) =>
+    db.insert(variableVersionParts).values({
+      projectId: scope.projectId,
+      environmentId: scope.environmentId,
+      scope: scope.scope,
+      version,
+      part,
+      chunk,
+    }),
+  );
 }
 
 function valueInserts(db: Db, scope: VariableSet, version: SQL, rows: ValueRow[], condition: SQL) {
@@ -146,8 +166,11 @@ export function followingVersion(
   changes: VersionChange[],
   rows: ValueRow[],
 ) {
+  const stored = storedChanges(changes);
+  // One variable's change: a line or two, never near a row's limit.
+  if (stored.inline === null) throw new Error("a single-variable version's changes outgrew its row");
   return [
-    versionInsert(ctx, scope, sql`coalesce((${scopeVersions(scope)}), 0) + 1`, changes, AFTER_A_CHANGE),
+    versionInsert(ctx, scope, sql`coalesce((${scopeVersions(scope)}), 0) + 1`, stored, AFTER_A_CHANGE),
     ...valueInserts(ctx.db, scope, sql`(${scopeVersions(scope)})`, rows, AFTER_A_CHANGE),
   ] as const;
 }
@@ -160,9 +183,13 @@ export function plannedVersion(
   changes: VersionChange[],
   rows: ValueRow[],
 ) {
+  const stored = storedChanges(changes);
   return {
-    version: versionInsert(ctx, scope, sql`${version}`, changes, sql``),
-    values: valueInserts(ctx.db, scope, sql`${version}`, rows, sql``),
+    version: versionInsert(ctx, scope, sql`${version}`, stored, sql``),
+    values: [
+      ...valueInserts(ctx.db, scope, sql`${version}`, rows, sql``),
+      ...partInserts(ctx.db, scope, version, stored),
+    ],
   };
 }
 

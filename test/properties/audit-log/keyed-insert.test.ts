@@ -53,6 +53,8 @@ function distinctEntry({ when }: { when?: "always" | ReturnType<typeof sql> } = 
     changes: JSON.stringify({ name: { from: "a", to: "b" } }),
     idempotency_key: "idem-keyed",
     idempotency_fingerprint: "fp-keyed",
+    // Kept in the row, not in parts (src/db/spill.ts; test/properties/large-records.test.ts).
+    changes_spilled: null,
   };
   return { ctx, statement, expected };
 }
