@@ -86,10 +86,32 @@ describe("records listing every name of a large scope", () => {
       const version = await read<VersionRecord>("GET", `${base}/versions/${full + 1}`);
       expect(version.status).toBe(200);
       expect(version.body.changes).toEqual([...deleted, onlyCreated]);
-      const list = await read<{ data: VersionRecord[] }>("GET", `${base}/versions?limit=2`);
-      expect(list.body.data.map((v) => [v.version, v.changes.length])).toEqual([
-        [full + 2, NAMES + 1],
-        [full + 1, NAMES + 1],
+      // A page stops at VERSIONS_PAGE_BYTES of its versions' changes (but its first), the cursor
+      // leading on to the next.
+      const pages: [number, number][][] = [];
+      let after = "";
+      for (let page = 0; page < 3; page++) {
+        const list = await read<{ data: VersionRecord[]; has_more: boolean; next_page?: string }>(
+          "GET",
+          `${base}/versions?limit=3${after}`,
+        );
+        expect([list.status, list.body.has_more]).toEqual([200, true]);
+        pages.push(list.body.data.map((v) => [v.version, v.changes.length]));
+        after = `&after=${encodeURIComponent(list.body.next_page ?? "")}`;
+      }
+      // The two large versions together are over it; one with the smaller ones after it is not.
+      expect(pages).toEqual([
+        [[full + 2, NAMES + 1]],
+        [
+          [full + 1, NAMES + 1],
+          [full, PER_REQUEST],
+          [full - 1, PER_REQUEST],
+        ],
+        [
+          [full - 2, PER_REQUEST],
+          [full - 3, PER_REQUEST],
+          [full - 4, PER_REQUEST],
+        ],
       ]);
     };
     const expectEntries = async (read: typeof call) => {

@@ -76,6 +76,30 @@ export function versionsPageSelect(db: Db, parent: VariableParent, page: Numbere
     .limit(page.limit + 1);
 }
 
+/**
+ * The most bytes of versions' `changes` a page reads, but its first version: a version lists every
+ * name a replace or a restore touched (megabytes for a large scope), and an isolate's 128 MB are
+ * every request's it runs. A page that reaches it holds fewer than `limit` versions, with
+ * `has_more` and a cursor after its last (§4), as an audit log page does (../audit/log.ts).
+ */
+export const VERSIONS_PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * `versionsPageSelect`'s page cut where its versions' weight passes VERSIONS_PAGE_BYTES (never
+ * before its first); each row is the version's columns in the table's order, then its running
+ * weight, its place, and how many rows the page held before the cut.
+ */
+function versionsPageStatement(db: Db, parent: VariableParent, page: NumberedPageRequest) {
+  const { sql: text, params } = versionsPageSelect(db, parent, page).toSQL();
+  const order = page.direction === "desc" ? "version DESC" : "version";
+  const weight = "length(changes) + coalesce(changes_spilled, 0) + 256";
+  return db.$client
+    .prepare(
+      `SELECT * FROM (SELECT page.*, sum(${weight}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${text}) AS page) WHERE n = 1 OR running <= ${VERSIONS_PAGE_BYTES} ORDER BY ${order}`,
+    )
+    .bind(...params);
+}
+
 /** The `listEnvironmentVariableVersions` and `listComponentVariableVersions` operations. */
 export async function listVariableVersions(
   ctx: CallerContext,
@@ -83,10 +107,15 @@ export async function listVariableVersions(
   page: NumberedPageRequest,
 ): Promise<Page<VariableVersionRecord>> {
   const { db } = ctx;
-  const query = versionsPageSelect(db, parent, page);
   const {
     results: [rows],
-  } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
+  } = await lookupThen(
+    db,
+    parentLookup(db, ctx.identity, parent, "read"),
+    versionsPageStatement(db, parent, page),
+  );
+  const first = rows[0];
+  const cut = first !== undefined && rows.length < Number(first[first.length - 1]);
   return toNumberedPage(
     await withSpilledChanges(
       db,
@@ -95,6 +124,7 @@ export async function listVariableVersions(
     page,
     (row) => row.version,
     (row) => toVersionRecord(parent, row),
+    cut,
   );
 }
 
