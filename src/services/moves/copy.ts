@@ -185,8 +185,9 @@ export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applie
     .bind(orgId)
     .all<{ seq: number; tbl: string; pk: string }>();
   if (changes.length === 0) return { applied: 0, more: false };
+  const round = withinChunkRows(changes);
   const byTable = new Map<string, Map<string, unknown[]>>();
-  for (const change of changes) {
+  for (const change of round) {
     const keys = byTable.get(change.tbl) ?? new Map<string, unknown[]>();
     byTable.set(change.tbl, keys);
     keys.set(change.pk, JSON.parse(change.pk) as unknown[]);
@@ -216,12 +217,29 @@ export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applie
     if (gone.length > 0) deletes.push([spec, gone]);
   }
   await writeRows(from, to, upserts, deletes.reverse());
-  const last = changes[changes.length - 1]?.seq ?? 0;
+  const last = round[round.length - 1]?.seq ?? 0;
   await source.prepare("DELETE FROM move_changes WHERE org_id = ? AND seq <= ?").bind(orgId, last).run();
   return {
     applied: upserts.reduce((sum, [, rows]) => sum + rows.length, 0),
-    more: changes.length === CHANGES_PER_ROUND,
+    more: round.length < changes.length || changes.length === CHANGES_PER_ROUND,
   };
+}
+
+/**
+ * The first of `changes` (in order) that hold no more rows of a table than its `chunkRows` (rows
+ * of a megabyte: a round reads each changed row whole), never fewer than one: the rest wait for
+ * the next round, in order, so a round's memory stays a few megabytes whatever was written.
+ */
+function withinChunkRows<T extends { tbl: string }>(changes: T[]): T[] {
+  const counts = new Map<string, number>();
+  for (const [i, change] of changes.entries()) {
+    const cap = movedTable(change.tbl)?.chunkRows;
+    if (cap === undefined) continue;
+    const count = (counts.get(change.tbl) ?? 0) + 1;
+    if (count > cap && i > 0) return changes.slice(0, i);
+    counts.set(change.tbl, count);
+  }
+  return changes;
 }
 
 export { movedTable };

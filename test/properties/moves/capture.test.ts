@@ -63,7 +63,7 @@ async function steppedMove(orgId: string) {
     await copyThrough(MOVED_TABLES.length);
     for (let round = await catchUp(from, to, orgId); round.more; round = await catchUp(from, to, orgId)) {}
   };
-  return { copyThrough, finish };
+  return { copyThrough, finish, catchUp: () => catchUp(from, to, orgId) };
 }
 
 /** The index in MOVED_TABLES of the table `name`. */
@@ -140,6 +140,46 @@ describe("what a move relies on", () => {
       .bind(late.id)
       .all<{ id: string }>();
     expect(environments.results.map((row) => row.id)).toContain(staging.id);
+    await expectCopiedWhole(org.id);
+  });
+
+  it("a catch-up round takes at most `chunkRows` changed rows of a table of megabyte rows (spilled parts); the rest follow, in order", async () => {
+    const { org } = await createOrgWithOwnerIn("DB");
+    const move = await steppedMove(org.id);
+    await move.copyThrough(MOVED_TABLES.length);
+    expect(MOVED_TABLES[stepOf("audit_log_parts")]?.chunkRows).toBe(4);
+    // An entry whose changes are in ten parts (src/db/spill.ts), written after the copy: 11 changes.
+    const id = unique("aud");
+    const db = d1("DB");
+    await db.batch([
+      db
+        .prepare(
+          "INSERT INTO audit_log (id, org_id, action, target_type, target_id, actor_type, request_id, created_at, sequence, changes_spilled) VALUES (?1, ?2, 'test.parts', 'x', 'x', 'admin', 'parts', ?3, (SELECT coalesce(max(sequence), 0) + 1 FROM audit_log WHERE org_id = ?2), 10)",
+        )
+        .bind(id, org.id, new Date().toISOString()),
+      ...Array.from({ length: 10 }, (_, part) =>
+        db
+          .prepare("INSERT INTO audit_log_parts (entry_id, part, chunk) VALUES (?, ?, ?)")
+          .bind(id, part, String(part)),
+      ),
+    ]);
+    const rounds: { applied: number; more: boolean }[] = [];
+    for (let more = true; more; ) {
+      const round = await move.catchUp();
+      rounds.push(round);
+      more = round.more;
+    }
+    // The entry and four parts (with whatever else the organization's set-up changed), four
+    // parts, the last two.
+    expect(rounds.map((round) => round.more)).toEqual([true, true, false]);
+    expect(rounds.slice(1).map((round) => round.applied)).toEqual([4, 2]);
+    const parts = await d1("DB_ORG_2")
+      .prepare(
+        "SELECT group_concat(chunk, '') AS text FROM (SELECT chunk FROM audit_log_parts WHERE entry_id = ? ORDER BY part)",
+      )
+      .bind(id)
+      .first<{ text: string }>();
+    expect(parts?.text).toBe("0123456789");
     await expectCopiedWhole(org.id);
   });
 
