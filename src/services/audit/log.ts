@@ -16,6 +16,8 @@ import {
   pageRequest,
   toNumberedPage,
   toPage,
+  wasCut,
+  weightedPage,
 } from "../../db/pagination";
 import { type AuditChanges, auditLog } from "../../db/schema";
 import { readParts } from "../../db/spill";
@@ -153,18 +155,19 @@ export function auditPageStatement(
   filter: AuditFilter,
   req: AuditPageRequest,
 ): D1PreparedStatement {
-  const { sql: page, params } = auditPageQuery(db, scope, filter, req).toSQL();
   const order =
     "bySequence" in req
       ? "sequence"
       : req.byTime.direction === "asc"
         ? "created_at, id"
         : "created_at DESC, id DESC";
-  return db.$client
-    .prepare(
-      `SELECT * FROM (SELECT page.*, sum(${ENTRY_WEIGHT}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${page}) AS page) WHERE n = 1 OR running <= ${AUDIT_PAGE_BYTES} ORDER BY ${order}`,
-    )
-    .bind(...params);
+  return weightedPage(
+    db,
+    auditPageQuery(db, scope, filter, req).toSQL(),
+    order,
+    ENTRY_WEIGHT,
+    AUDIT_PAGE_BYTES,
+  );
 }
 
 const readEntry = tableReader(auditLog);
@@ -179,8 +182,7 @@ async function toAuditPage(
     db,
     rows.map((values) => readEntry(values)),
   );
-  const first = rows[0];
-  const cut = first !== undefined && rows.length < Number(first[first.length - 1]);
+  const cut = wasCut(rows);
   if ("bySequence" in req)
     return toNumberedPage(entries, req.bySequence, (r) => r.sequence ?? 0, toAuditEntryRecord, cut);
   return toPage(entries, req.byTime, (r) => ({ createdAt: r.createdAt, id: r.id }), toAuditEntryRecord, cut);

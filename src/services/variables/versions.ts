@@ -8,7 +8,13 @@ import { sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindQuery, tableReader } from "../../db/compiled";
-import { type NumberedPageRequest, type Page, toNumberedPage } from "../../db/pagination";
+import {
+  type NumberedPageRequest,
+  type Page,
+  toNumberedPage,
+  wasCut,
+  weightedPage,
+} from "../../db/pagination";
 import { type VersionChange, variableVersions } from "../../db/schema";
 import { readParts } from "../../db/spill";
 import { notFound } from "../../errors";
@@ -84,22 +90,6 @@ export function versionsPageSelect(db: Db, parent: VariableParent, page: Numbere
  */
 export const VERSIONS_PAGE_BYTES = 4 * 1024 * 1024;
 
-/**
- * `versionsPageSelect`'s page cut where its versions' weight passes VERSIONS_PAGE_BYTES (never
- * before its first); each row is the version's columns in the table's order, then its running
- * weight, its place, and how many rows the page held before the cut.
- */
-function versionsPageStatement(db: Db, parent: VariableParent, page: NumberedPageRequest) {
-  const { sql: text, params } = versionsPageSelect(db, parent, page).toSQL();
-  const order = page.direction === "desc" ? "version DESC" : "version";
-  const weight = "length(changes) + coalesce(changes_spilled, 0) + 256";
-  return db.$client
-    .prepare(
-      `SELECT * FROM (SELECT page.*, sum(${weight}) OVER (ORDER BY ${order}) AS running, row_number() OVER (ORDER BY ${order}) AS n, count(*) OVER () AS page_rows FROM (${text}) AS page) WHERE n = 1 OR running <= ${VERSIONS_PAGE_BYTES} ORDER BY ${order}`,
-    )
-    .bind(...params);
-}
-
 /** The `listEnvironmentVariableVersions` and `listComponentVariableVersions` operations. */
 export async function listVariableVersions(
   ctx: CallerContext,
@@ -112,10 +102,14 @@ export async function listVariableVersions(
   } = await lookupThen(
     db,
     parentLookup(db, ctx.identity, parent, "read"),
-    versionsPageStatement(db, parent, page),
+    weightedPage(
+      db,
+      versionsPageSelect(db, parent, page).toSQL(),
+      page.direction === "desc" ? "version DESC" : "version",
+      "length(changes) + coalesce(changes_spilled, 0) + 256",
+      VERSIONS_PAGE_BYTES,
+    ),
   );
-  const first = rows[0];
-  const cut = first !== undefined && rows.length < Number(first[first.length - 1]);
   return toNumberedPage(
     await withSpilledChanges(
       db,
@@ -124,7 +118,7 @@ export async function listVariableVersions(
     page,
     (row) => row.version,
     (row) => toVersionRecord(parent, row),
-    cut,
+    wasCut(rows),
   );
 }
 
