@@ -14,7 +14,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { createServiceContext } from "../context";
 import { homeDatabaseOf } from "../db/databases";
-import { loggableError } from "../errors";
+import { isOrganizationMoved, loggableError } from "../errors";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
 import { loadedOnce } from "../lib/once";
@@ -66,10 +66,14 @@ export class AuditStream extends DurableObject<Env> {
     } catch (err) {
       // D1 failed (a batch may have been sent and its acknowledgement not recorded): the run is
       // tried again shortly, and the batch sent again. A crash that loses this alarm is the
-      // runtime's to retry, and the cron's sweep wakes the stream if all else fails.
-      createLogger({ stream_id: target.streamId }).error("audit stream run failed; retried", {
-        error: loggableError(err),
-      });
+      // runtime's to retry, and the cron's sweep wakes the stream if all else fails. A move's
+      // fence refusing the run's write (API_CONTRACT §32) is no failure: the organization is
+      // switching databases, and the next run reads where it went (as the queue's consumer does).
+      if (!isOrganizationMoved(err)) {
+        createLogger({ stream_id: target.streamId }).error("audit stream run failed; retried", {
+          error: loggableError(err),
+        });
+      }
       next = { at: Date.now() + (schedule[0] ?? 1000) };
     }
     if (next) await this.ctx.storage.setAlarm(next.at);
