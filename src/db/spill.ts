@@ -33,16 +33,28 @@ export function spill(json: string): Spilled {
   return { inline: null, parts, length: json.length };
 }
 
+/** A record read with the column that says whether its `changes` are in parts (and how long). */
+type SpillableRow = { changes: unknown; changesSpilled: number | null };
+
 /**
- * The JSON of each spilled record whose length `lengths` has (by owner, as its row recorded it),
- * read by `statement` (rows of `owner`, `part`, `chunk`, in any order) and joined part by part. A
- * record whose parts do not add up to its length is an error, never a silently shortened list.
+ * `rows` with the `changes` of each spilled one put back together from its parts: one more query
+ * (`partsOf(keys)`, answering `owner`, `part`, `chunk` rows for the records of `keyOf`), made only
+ * when a row has parts. A record whose parts do not add up to its length is an error, never a
+ * silently shortened list.
  */
-export async function readParts(
-  statement: D1PreparedStatement,
-  lengths: ReadonlyMap<string, number>,
-): Promise<Map<string, unknown>> {
-  const { results } = await statement.all<{ owner: string; part: number; chunk: string }>();
+export async function withSpilledChanges<R extends SpillableRow>(
+  rows: R[],
+  keyOf: (row: R) => string,
+  partsOf: (keys: string[]) => D1PreparedStatement,
+): Promise<R[]> {
+  const lengths = new Map<string, number>();
+  for (const row of rows) if (row.changesSpilled !== null) lengths.set(keyOf(row), row.changesSpilled);
+  if (lengths.size === 0) return rows;
+  const { results } = await partsOf([...lengths.keys()]).all<{
+    owner: string;
+    part: number;
+    chunk: string;
+  }>();
   const joined = new Map<string, unknown>();
   for (const [owner, length] of lengths) {
     const text = results
@@ -55,5 +67,8 @@ export async function readParts(
     }
     joined.set(owner, JSON.parse(text));
   }
-  return joined;
+  return rows.map((row) => {
+    const key = keyOf(row);
+    return joined.has(key) ? { ...row, changes: joined.get(key) } : row;
+  });
 }

@@ -130,7 +130,6 @@ describe("records listing every name of a large scope", () => {
         after = `&after=${encodeURIComponent(log.body.next_page ?? "")}`;
       }
       const [exportEntry, restoreEntry, replaceEntry] = data;
-      data.length = 3;
       expect(exportEntry?.changes).toEqual({ names: { from: null, to: names } });
       expect(Object.keys(restoreEntry?.changes ?? {})).toHaveLength(NAMES + 1);
       expect(restoreEntry?.changes?.[names[7_999] as string]).toEqual({ from: null, to: "string" });
@@ -138,7 +137,7 @@ describe("records listing every name of a large scope", () => {
         ONLY: { from: null, to: "string" },
         ...Object.fromEntries(names.map((name) => [name, { from: "string", to: null }])),
       });
-      return data;
+      return data.slice(0, 3);
     };
     await expectVersions(call);
     const entries = await expectEntries(call);

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { INLINE_JSON_BYTES, PART_CHARS, readParts, spill } from "../../src/db/spill";
+import { INLINE_JSON_BYTES, PART_CHARS, spill, withSpilledChanges } from "../../src/db/spill";
 import { utf8Bytes } from "../../src/lib/utf8-bytes";
 
-/** `readParts` over rows as a D1 statement would answer them. */
-const partsOf = (results: { owner: string; part: number; chunk: string }[]) =>
-  ({ all: async () => ({ results }) }) as unknown as D1PreparedStatement;
+/** One record `e1` of `length` spilled code units, read back from `results` as D1 would answer them. */
+const readBack = (length: number, results: { owner: string; part: number; chunk: string }[]) =>
+  withSpilledChanges(
+    [{ id: "e1", changes: null as unknown, changesSpilled: length }],
+    (row) => row.id,
+    () => ({ all: async () => ({ results }) }) as unknown as D1PreparedStatement,
+  );
 
 describe("spill", () => {
   it("keeps JSON in the row up to INLINE_JSON_BYTES of UTF-8, counted in bytes, not characters", () => {
@@ -30,13 +34,13 @@ describe("spill", () => {
     expect(parts.join("")).toBe(json);
     // Read back in any order.
     const rows = parts.map((chunk, part) => ({ owner: "e1", part, chunk })).reverse();
-    const joined = await readParts(partsOf(rows), new Map([["e1", length]]));
-    expect(joined.get("e1")).toEqual(JSON.parse(json));
+    const [joined] = await readBack(length, rows);
+    expect(joined?.changes).toEqual(JSON.parse(json));
   });
 
   it("refuses parts that do not add up to the recorded length", async () => {
     const { parts, length } = spill(JSON.stringify(["x".repeat(PART_CHARS * 3)]));
     const rows = parts.slice(1).map((chunk, part) => ({ owner: "e1", part: part + 1, chunk }));
-    await expect(readParts(partsOf(rows), new Map([["e1", length]]))).rejects.toThrow(/code units found/);
+    await expect(readBack(length, rows)).rejects.toThrow(/code units found/);
   });
 });

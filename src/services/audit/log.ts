@@ -16,11 +16,10 @@ import {
   pageRequest,
   toNumberedPage,
   toPage,
-  wasCut,
-  weightedPage,
 } from "../../db/pagination";
-import { type AuditChanges, auditLog } from "../../db/schema";
-import { readParts } from "../../db/spill";
+import { auditLog } from "../../db/schema";
+import { withSpilledChanges } from "../../db/spill";
+import { wasCut, weightedPage } from "../../db/weighted-page";
 import { notFound } from "../../errors";
 import type { AuditEntryRecord } from "../../schemas/audit";
 import { authorizeOrgAdmin, projectLookup, withinKeyProjects } from "../access";
@@ -123,26 +122,18 @@ export const ENTRY_WEIGHT =
 
 type EntryRow = typeof auditLog.$inferSelect;
 
-/**
- * `rows` with the `changes` of each entry too large for its row put back together from its parts
- * (src/db/spill.ts): one more query, made only for rows that have parts.
- */
-export async function withSpilledChanges(db: Db, rows: EntryRow[]): Promise<EntryRow[]> {
-  const lengths = new Map<string, number>();
-  for (const row of rows) if (row.changesSpilled !== null) lengths.set(row.id, row.changesSpilled);
-  if (lengths.size === 0) return rows;
-  const joined = await readParts(
-    db.$client
-      .prepare(
-        "SELECT entry_id AS owner, part, chunk FROM audit_log_parts WHERE entry_id IN (SELECT value FROM json_each(?1))",
-      )
-      .bind(JSON.stringify([...lengths.keys()])),
-    lengths,
+/** `rows` with the `changes` of each entry too large for its row read back from its parts. */
+export const withEntryParts = (db: Db, rows: EntryRow[]): Promise<EntryRow[]> =>
+  withSpilledChanges(
+    rows,
+    (row) => row.id,
+    (ids) =>
+      db.$client
+        .prepare(
+          "SELECT entry_id AS owner, part, chunk FROM audit_log_parts WHERE entry_id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(JSON.stringify(ids)),
   );
-  return rows.map((row) =>
-    lengths.has(row.id) ? { ...row, changes: joined.get(row.id) as AuditChanges } : row,
-  );
-}
 
 /**
  * `auditPageQuery`'s page cut where its entries' weight passes AUDIT_PAGE_BYTES (never before its
@@ -178,7 +169,7 @@ async function toAuditPage(
   rows: unknown[][],
   req: AuditPageRequest,
 ): Promise<Page<AuditEntryRecord>> {
-  const entries = await withSpilledChanges(
+  const entries = await withEntryParts(
     db,
     rows.map((values) => readEntry(values)),
   );

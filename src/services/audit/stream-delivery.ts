@@ -20,7 +20,7 @@ import type { ServiceContext } from "../../context";
 import { auditLog, auditStreams } from "../../db/schema";
 import { nowIso, toIso } from "../../lib/time";
 import { attemptSignedPost } from "../../webhooks/deliver";
-import { ENTRY_WEIGHT, toAuditEntryRecord, withSpilledChanges } from "./log";
+import { ENTRY_WEIGHT, toAuditEntryRecord, withEntryParts } from "./log";
 
 /** The most entries a batch holds (§30). */
 export const STREAM_BATCH_ENTRIES = 100;
@@ -81,7 +81,7 @@ async function readNext(
       .where(sql`${auditLog.id} IN (SELECT id FROM (${batch}))`)
       .orderBy(auditLog.sequence),
   ]);
-  return { stream: streams[0], entries: await withSpilledChanges(db, entries) };
+  return { stream: streams[0], entries: await withEntryParts(db, entries) };
 }
 
 /** The batch's body: one §14 record a line, each ending in `\n`. */

@@ -8,15 +8,10 @@ import { sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import type { Db } from "../../db/client";
 import { bindQuery, tableReader } from "../../db/compiled";
-import {
-  type NumberedPageRequest,
-  type Page,
-  toNumberedPage,
-  wasCut,
-  weightedPage,
-} from "../../db/pagination";
-import { type VersionChange, variableVersions } from "../../db/schema";
-import { readParts } from "../../db/spill";
+import { type NumberedPageRequest, type Page, toNumberedPage } from "../../db/pagination";
+import { variableVersions } from "../../db/schema";
+import { withSpilledChanges } from "../../db/spill";
+import { wasCut, weightedPage } from "../../db/weighted-page";
 import { notFound } from "../../errors";
 import type { VariableVersionRecord } from "../../schemas/variable-set";
 import { lookupThen } from "../lookup";
@@ -44,28 +39,20 @@ function toVersionRecord(
 
 type VersionRow = typeof variableVersions.$inferSelect;
 
-/**
- * `rows` (of one scope) with the `changes` of each version too large for its row put back together
- * from its parts (src/db/spill.ts): one more query, made only for rows that have parts.
- */
-async function withSpilledChanges(db: Db, rows: VersionRow[]): Promise<VersionRow[]> {
-  const lengths = new Map<string, number>();
-  for (const row of rows)
-    if (row.changesSpilled !== null) lengths.set(String(row.version), row.changesSpilled);
+/** `rows` (of one scope) with the `changes` of each version too large for its row read back from its parts. */
+function withVersionParts(db: Db, rows: VersionRow[]): Promise<VersionRow[]> {
   const [first] = rows;
-  if (lengths.size === 0 || !first) return rows;
-  const joined = await readParts(
-    db.$client
-      .prepare(
-        "SELECT CAST(version AS TEXT) AS owner, part, chunk FROM variable_version_parts WHERE environment_id = ?1 AND scope = ?2 AND version IN (SELECT value FROM json_each(?3))",
-      )
-      .bind(first.environmentId, first.scope, JSON.stringify([...lengths.keys()].map(Number))),
-    lengths,
+  if (!first) return Promise.resolve(rows);
+  return withSpilledChanges(
+    rows,
+    (row) => String(row.version),
+    (versions) =>
+      db.$client
+        .prepare(
+          "SELECT CAST(version AS TEXT) AS owner, part, chunk FROM variable_version_parts WHERE environment_id = ?1 AND scope = ?2 AND version IN (SELECT value FROM json_each(?3))",
+        )
+        .bind(first.environmentId, first.scope, JSON.stringify(versions.map(Number))),
   );
-  return rows.map((row) => {
-    const changes = joined.get(String(row.version));
-    return changes === undefined ? row : { ...row, changes: changes as VersionChange[] };
-  });
 }
 
 /** A keyset page of the scope's versions by number; apart so that its plan can be tested. */
@@ -111,7 +98,7 @@ export async function listVariableVersions(
     ),
   );
   return toNumberedPage(
-    await withSpilledChanges(
+    await withVersionParts(
       db,
       rows.map((values) => readVersion(values)),
     ),
@@ -138,6 +125,6 @@ export async function getVariableVersion(
   } = await lookupThen(db, parentLookup(db, ctx.identity, parent, "read"), bindQuery(db, query));
   const [values] = rows;
   if (!values) throw notFound(`Version ${version} of this scope`);
-  const found = await withSpilledChanges(db, [readVersion(values)]);
+  const found = await withVersionParts(db, [readVersion(values)]);
   return toVersionRecord(parent, found[0] as VersionRow);
 }
