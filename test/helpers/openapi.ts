@@ -323,22 +323,37 @@ export async function expectMatchesOpenApi(
   }
 }
 
+/** A path template's segments: a literal, or null for a parameter (`{id}`). */
+type TemplateSegments = { template: string; parts: Array<string | null>; literals: number };
+
+/** The document's templates by lower-case method, split once (every `request` looks one up). */
+const templatesByMethod = new WeakMap<OpenApiDocument, Map<string, TemplateSegments[]>>();
+
+function templatesOf(doc: OpenApiDocument, method: string): TemplateSegments[] {
+  let byMethod = templatesByMethod.get(doc);
+  if (!byMethod) {
+    byMethod = new Map();
+    for (const [template, item] of Object.entries(doc.paths)) {
+      const parts = template.split("/").map((part) => (/^{[^}]+}$/.test(part) ? null : part));
+      const entry = { template, parts, literals: parts.filter((part) => part !== null).length };
+      for (const m of Object.keys(item)) byMethod.set(m, [...(byMethod.get(m) ?? []), entry]);
+    }
+    templatesByMethod.set(doc, byMethod);
+  }
+  return byMethod.get(method.toLowerCase()) ?? [];
+}
+
 /** The document's path template that a concrete path (no query) falls under; literal segments win. */
 export async function pathTemplateOf(method: string, path: string): Promise<string | undefined> {
   const doc = await openApiDocument();
   const segments = path.split("?")[0]?.split("/") ?? [];
-  let best: { template: string; literals: number } | undefined;
-  for (const [template, item] of Object.entries(doc.paths)) {
-    if (!item[method.toLowerCase()]) continue;
-    const parts = template.split("/");
-    if (parts.length !== segments.length) continue;
-    let literals = 0;
-    const fits = parts.every((part, i) => {
-      if (/^{[^}]+}$/.test(part)) return (segments[i] ?? "") !== "";
-      literals++;
-      return part === segments[i];
-    });
-    if (fits && (!best || literals > best.literals)) best = { template, literals };
+  let best: TemplateSegments | undefined;
+  for (const entry of templatesOf(doc, method)) {
+    if (entry.parts.length !== segments.length) continue;
+    const fits = entry.parts.every((part, i) =>
+      part === null ? (segments[i] ?? "") !== "" : part === segments[i],
+    );
+    if (fits && (!best || entry.literals > best.literals)) best = entry;
   }
   return best?.template;
 }
