@@ -17,6 +17,10 @@ rmSync(dist, { recursive: true, force: true });
 // Its package exports no `bin/tsc`: the path is its package.json's `bin`.
 const typescript7 = createRequire(import.meta.url).resolve("typescript-7/package.json");
 const tsc = join(dirname(typescript7), JSON.parse(readFileSync(typescript7, "utf8")).bin.tsc);
-execFileSync(process.execPath, [tsc, "-p", join(here, "tsconfig.build.json")], { stdio: "inherit" });
+// One checker (TypeScript 7 runs 4 in parallel by default): the same wall time for these files and
+// about 40 % less CPU, which `npm test` (four check groups on two cores) runs short of.
+execFileSync(process.execPath, [tsc, "-p", join(here, "tsconfig.build.json"), "--checkers", "1"], {
+  stdio: "inherit",
+});
 copyFileSync(join(here, "src", "schema.d.ts"), join(dist, "schema.d.ts"));
 chmodSync(join(dist, "cli", "main.js"), 0o755);
