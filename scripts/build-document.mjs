@@ -38,12 +38,12 @@
 //     validates the same).
 // A blanked property or argument is replaced by spaces (its newlines kept), its comma with it, so
 // every other character keeps its line and column and the source maps stay true.
-import { spawnSync } from "node:child_process";
-import { readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "@babel/parser";
 import { DOCS_ASSETS_DIR, DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH } from "./docs-assets.mjs";
+import { sourceDocument } from "./lib/source-document.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -266,27 +266,29 @@ export const jsonSchemaStubPlugin = {
 
 /**
  * The OpenAPI document and the MCP server's `tools/list` answer as the source serves them
- * (scripts/openapi-json.ts, in Node), written among the assets where the deployed build reads them
- * (src/openapi/document-asset.ts, src/mcp/tool-list.ts).
+ * (scripts/openapi-json.ts, in Node, made once per source: ./lib/source-document.mjs), written
+ * among the assets where the deployed build reads them (src/openapi/document-asset.ts,
+ * src/mcp/tool-list.ts).
  */
 export async function buildDocumentAsset() {
-  const targets = [DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH].map((path) => join(DOCS_ASSETS_DIR, path));
-  const temporaries = targets.map((target) => `${target}.${process.pid}.tmp`);
-  const tsx = join(root, "node_modules", ".bin", "tsx");
-  const { status } = spawnSync(tsx, [join(root, "scripts", "openapi-json.ts"), ...temporaries], {
-    cwd: root,
-    stdio: "inherit",
-  });
-  if (status !== 0) throw new Error(`scripts/openapi-json.ts exited with ${status}`);
-  // Unchanged, a file stays as it is (a dev server watching the assets sees no change, as
-  // ./docs-assets.mjs keeps it); changed, it is renamed into place (a concurrent build's reader
-  // sees the old file or the new one, never half of one).
-  targets.forEach((target, i) => {
+  const made = sourceDocument();
+  [
+    [made.document, DOCUMENT_ASSET_PATH],
+    [made.tools, TOOL_LIST_ASSET_PATH],
+  ].forEach(([source, path]) => {
+    const target = join(DOCS_ASSETS_DIR, path);
+    const contents = readFileSync(source);
     let same = false;
     try {
-      same = readFileSync(temporaries[i]).equals(readFileSync(target));
+      same = contents.equals(readFileSync(target));
     } catch {}
-    if (same) rmSync(temporaries[i]);
-    else renameSync(temporaries[i], target);
+    // Unchanged, a file stays as it is (a dev server watching the assets sees no change, as
+    // ./docs-assets.mjs keeps it); changed, it is renamed into place (a concurrent build's reader
+    // sees the old file or the new one, never half of one).
+    if (same) return;
+    const temporary = `${target}.${process.pid}.tmp`;
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(temporary, contents);
+    renameSync(temporary, target);
   });
 }

@@ -54,6 +54,7 @@ import { deploySecrets } from "./deploy-secrets.mjs";
 import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { buildDocsAssets, DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH } from "./docs-assets.mjs";
 import { checker } from "./lib/check.mjs";
+import { sourceDocument } from "./lib/source-document.mjs";
 import { environments, isPlaceholderId, readEnvironment as read, wrangler } from "./wrangler-envs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -635,12 +636,7 @@ async function walkServedBuild(tmp) {
     );
 
     const served = await (await fetch(`${base}/openapi.json`)).json();
-    const [source, sourceTools] = [join(tmp, "openapi.json"), join(tmp, "mcp-tools.json")];
-    await run(
-      join(root, "node_modules", ".bin", "tsx"),
-      [join(root, "scripts", "openapi-json.ts"), source, sourceTools],
-      { cwd: root },
-    );
+    const { document: source, tools: sourceTools } = sourceDocument();
     const expected = JSON.parse(readFileSync(source, "utf8"));
     const withoutServers = ({ servers, ...doc }) => doc;
     check(

@@ -5,9 +5,10 @@
 // in `components`, and every schema they reach. OWASP findings in responses are printed as a
 // count only.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sourceDocument } from "./lib/source-document.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", process.platform === "win32" ? `${name}.cmd` : name);
@@ -22,11 +23,9 @@ const run = (cmd, args) => {
   }
 };
 
-const dumped = run(bin("tsx"), [join(root, "scripts", "openapi-json.ts"), docPath]);
-if (!dumped.ok) {
-  console.error(dumped.out);
-  process.exit(1);
-}
+// The source's document (./lib/source-document.mjs), where the client's types are generated from.
+mkdirSync(dirname(docPath), { recursive: true });
+copyFileSync(sourceDocument().document, docPath);
 const doc = JSON.parse(readFileSync(docPath, "utf8"));
 const size = readFileSync(docPath).length;
 const minified = JSON.stringify(doc).length;
