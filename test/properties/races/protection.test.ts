@@ -7,12 +7,20 @@
  * 0–3 ms apart, several worlds at once.
  */
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { ApiResponse } from "../../helpers/api";
 import { interceptStatements, once, request } from "../../helpers/api";
 import { brief, reportOk, timelineOf } from "../../helpers/engine";
 import { type ErrorBody, expectError } from "../../helpers/expect";
-import { type Caller, createCaller, createProjectWithStack, unique } from "../../helpers/factories";
+import {
+  type Caller,
+  createCaller,
+  createOrgWithOwner,
+  createProject,
+  createStack,
+  type Org,
+  unique,
+} from "../../helpers/factories";
 import {
   type Deployment,
   deleteLock,
@@ -24,7 +32,7 @@ import {
   type Protection,
   postLock,
   postReview,
-  protectedWorld,
+  protect,
   readDeployment,
   rowOf,
   type Settings,
@@ -51,12 +59,55 @@ function expectNo5xx(...answers: Array<{ status: number; raw: string }>) {
   for (const a of answers) expect(a.status, a.raw).toBeLessThan(500);
 }
 
+/**
+ * The organization of the current test's worlds, its owner and the admins made so far. A world is
+ * a project of its own (its default environment, a stack, its protection, lock and deployments),
+ * and every race here stays inside one world; the accounts and keys around it take no part. So the
+ * worlds of a test share them: a world of its own organization and reviewers cost 7 requests and 3
+ * more per reviewer, about 60 % of this file's requests. A new organization for each test: its
+ * worlds (24 at most) stay far under the projects limit (§29: 100).
+ */
+type Team = { org: Org; owner: Caller; admins: Caller[]; adding: Promise<void> };
+let team: Promise<Team> | undefined;
+beforeEach(() => {
+  team = undefined;
+});
+
+/** The test's organization and owner, with at least `n` admins (each an account and key of its own). */
+async function teamOf(n: number): Promise<{ org: Org; owner: Caller; admins: Caller[] }> {
+  team ??= createOrgWithOwner().then(({ org, owner }) => ({
+    org,
+    owner,
+    admins: [],
+    adding: Promise.resolve(),
+  }));
+  const t = await team;
+  // One maker at a time: worlds made at once ask for their admins at once.
+  t.adding = t.adding.then(async () => {
+    while (t.admins.length < n) t.admins.push(await createCaller(t.org, "admin"));
+  });
+  await t.adding;
+  return { org: t.org, owner: t.owner, admins: t.admins.slice(0, n) };
+}
+
+/** A fresh project of the test's organization, with a stack in its default environment. */
+async function world() {
+  const { org, owner } = await teamOf(0);
+  const project = await createProject(owner);
+  const environmentId = project.default_environment_id;
+  return { org, owner, project, environmentId, stack: await createStack(environmentId) };
+}
+
+/** A world whose environment is protected with `settings`. */
+async function protectedWorld(settings: Partial<Settings>) {
+  const w = await world();
+  return { ...w, protection: await protect(w.owner, w.environmentId, settings) };
+}
+
 /** A protected world with `n` org admins besides its owner (reviewers). */
 async function reviewers(settings: Partial<Settings>, n: number) {
   const w = await protectedWorld(settings);
-  const admins: Caller[] = [];
-  for (let i = 0; i < n; i++) admins.push(await createCaller(w.org, "admin"));
-  return { ...w, admins };
+  return { ...w, admins: (await teamOf(n)).admins };
 }
 
 describe("protection races", () => {
@@ -242,13 +293,14 @@ describe("protection races", () => {
         }),
       );
     }
-    // 24 worlds of five accounts each: 9–15 s on an idle runtime, past 30 s beside other suites.
+    // 24 worlds and their racing requests: past 30 s beside other suites when each world had its
+    // own organization and five accounts.
   }, 60_000);
 
   it("a lock racing an engine move to in_progress: the move lands before the lock (in_progress) or is 409 (queued, out of the engine's list)", async () => {
     const seen = { started: 0, refused: 0 };
     for (let round = 0; round < 4; round++) {
-      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => world()));
       await Promise.all(
         worlds.map(async (w, i) => {
           const d = await engineCreateOk(w.environmentId, [w.stack.id]);
@@ -317,7 +369,7 @@ describe("protection races", () => {
 
   it("two unlocks at once release each waiting deployment once", async () => {
     for (let round = 0; round < 4; round++) {
-      const w = await createProjectWithStack();
+      const w = await world();
       await lock(w.owner, w.environmentId);
       const made: Deployment[] = [];
       for (let i = 0; i < 3; i++) made.push(await engineCreateOk(w.environmentId, [w.stack.id]));
@@ -335,7 +387,7 @@ describe("protection races", () => {
 
   it("an unlock racing a lock: the environment ends locked or not, and its deployments agree with it", async () => {
     for (let round = 0; round < 4; round++) {
-      const worlds = await Promise.all(Array.from({ length: 4 }, () => createProjectWithStack()));
+      const worlds = await Promise.all(Array.from({ length: 4 }, () => world()));
       await Promise.all(
         worlds.map(async (w, i) => {
           await lock(w.owner, w.environmentId, "first");
@@ -368,7 +420,7 @@ describe("protection races", () => {
 
   it("a create racing a change of the protection takes the protection wholly before or wholly after", async () => {
     for (let round = 0; round < 4; round++) {
-      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => world()));
       await Promise.all(
         worlds.map(async (w, i) => {
           const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
@@ -407,7 +459,7 @@ describe("protection races", () => {
 
   it("a create racing a lock: it waits on the lock, or it is queued and kept from the engine; never startable while locked", async () => {
     for (let round = 0; round < 4; round++) {
-      const worlds = await Promise.all(Array.from({ length: 5 }, () => createProjectWithStack()));
+      const worlds = await Promise.all(Array.from({ length: 5 }, () => world()));
       await Promise.all(
         worlds.map(async (w, i) => {
           const [first, second] = i % 2 === 0 ? [0, i % 4] : [i % 4, 0];
@@ -564,7 +616,7 @@ describe("protection races", () => {
  */
 describe("a lock and an unlock, each meeting another's write between its read and its own", () => {
   it("an unlock whose environment is deleted in between answers 404, not 204", async () => {
-    const { owner, project } = await createProjectWithStack();
+    const { owner, project } = await world();
     const created = await request<{ id: string }>("POST", `/v1/projects/${project.id}/environments`, {
       key: owner.key,
       body: { name: unique("env") },
