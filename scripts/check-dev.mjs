@@ -38,7 +38,9 @@ import { readEnvironment } from "./wrangler-envs.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "check-dev-"));
 
-const { check, fail, done } = checker("check:dev");
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s`;
+const { check, fail, done } = checker("check:dev", { prefix: elapsed });
 
 /**
  * Holds port 8787 on the loopback addresses with a server that is not the API, unless something

@@ -10,7 +10,7 @@
 /**
  * @param {string} name the script's name in its summary, e.g. "check:runtime"
  * @param {{ prefix?: () => string }} [options] `prefix()`: printed before each check's `what`
- *   (check:cli's time since its start)
+ *   (check:cli's and check:dev's time since their start)
  */
 export function checker(name, { prefix } = {}) {
   /** @type {string[]} */
