@@ -8,11 +8,18 @@
  * Rows travel as JSON, written by the statements of ./json-rows.ts.
  */
 import type { Db } from "../../db/client";
+import { weightedPage } from "../../db/weighted-page";
 import { asideStatement, bySize, d1, quote, type Row, upsertStatement } from "./json-rows";
 import { MOVED_TABLES, type MovedTable, movedTable, type ParentKey, shapeOf } from "./tables";
 
 /** Rows read per chunk of one table. */
 export const CHUNK_ROWS = 200;
+/**
+ * The most one chunk reads, in bytes of its rows' values, beyond its first row: a deployment's data
+ * or an audit entry's changes can each be a megabyte or two, and 200 of them would not fit in an
+ * isolate of 128. Such rows come a few at a time, as the audit log's pages do (src/db/weighted-page.ts).
+ */
+export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Changes applied per round of a catch-up. */
 export const CHANGES_PER_ROUND = 500;
 /** Where a copy stands: the table (`step` of MOVED_TABLES), the project within it, the last keys read. */
@@ -27,7 +34,8 @@ export type CopyCursor = {
 export const COPY_START: CopyCursor = { step: 0, projects: null, project: 0, after: null };
 
 /**
- * One chunk of the copy: up to CHUNK_ROWS rows of the table and scope `cursor` names, written to
+ * One chunk of the copy: up to CHUNK_ROWS rows of the table and scope `cursor` names (fewer when
+ * their bytes pass CHUNK_BYTES), written to
  * `to` (with the copies of the accounts they name). Returns the next cursor (null: all copied)
  * and how many rows were written.
  */
@@ -52,12 +60,12 @@ export async function copyChunk(
   }
   const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
   if (scopeId === undefined) return { next: nextStep(position), copied: 0 };
-  const { rows, last } = await readChunk(from, spec, scopeId, position.after);
+  const { rows, last, cut } = await readChunk(from, spec, scopeId, position.after);
   // Only rows whose parents the target holds: a row of a parent created in the source after the
   // parent's step passed (an event's delivery, a new deployment's stacks and timeline) would fail
   // its FOREIGN KEY; it was created during the move, so the catch-up brings it, after its parent.
   if (rows.length > 0) await writeRows(from, to, [[spec, rows]], [], "with-parents");
-  if (rows.length === (spec.chunkRows ?? CHUNK_ROWS)) {
+  if (cut || rows.length === (spec.chunkRows ?? CHUNK_ROWS)) {
     return { next: { ...position, after: last }, copied: rows.length };
   }
   if (spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)) {
@@ -98,17 +106,18 @@ async function readChunk(
   spec: MovedTable,
   scopeId: string,
   after: unknown[] | null,
-): Promise<{ rows: Row[]; last: unknown[] | null }> {
+): Promise<{ rows: Row[]; last: unknown[] | null; cut: boolean }> {
   const { columns } = shapeOf(spec.table);
   const what = [
     ...columns.map((column) => `t.${quote(column)}`),
     ...spec.keys.map((key, i) => `${key} AS __k${i}`),
   ].join(", ");
   const query = chunkQuery(spec, after, what, spec.chunkRows ?? CHUNK_ROWS);
-  const { results } = await d1(db)
-    .prepare(query.text)
-    .bind(scopeId, ...query.params)
-    .all<Row>();
+  // Cut where the rows' bytes pass CHUNK_BYTES: the rest of the chunk is the next one's.
+  const weight = columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
+  const order = spec.keys.map((_, i) => `__k${i}`).join(", ");
+  const page = { sql: query.text, params: [scopeId, ...query.params] };
+  const { results } = await weightedPage(db, page, order, weight, CHUNK_BYTES).all<Row>();
   let last: unknown[] | null = null;
   const rows = results.map((result) => {
     const row: Row = {};
@@ -116,7 +125,7 @@ async function readChunk(
     last = spec.keys.map((_, i) => result[`__k${i}`]);
     return row;
   });
-  return { rows, last };
+  return { rows, last, cut: results.length < Number(results[0]?.page_rows ?? 0) };
 }
 
 /**

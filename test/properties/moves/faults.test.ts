@@ -10,7 +10,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createServiceContext } from "../../../src/context";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../../../src/services/deployments/record";
-import { CHANGES_PER_ROUND } from "../../../src/services/moves/copy";
+import { CHANGES_PER_ROUND, CHUNK_BYTES } from "../../../src/services/moves/copy";
 import { recordMove } from "../../../src/services/moves/moves";
 import { REMOVE_START } from "../../../src/services/moves/remove";
 import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
@@ -70,25 +70,40 @@ async function runCrashingAfterEveryStep(progress: MoveProgress): Promise<string
   throw new Error("the move did not finish in 500 runs");
 }
 
-/** `db`, noting the UTF-8 bytes of every string bound to its statements (its sessions' too) in `bound`. */
-function measuringBinds(db: D1Database, bound: number[]): D1Database {
+/**
+ * `db`, noting the UTF-8 bytes of every string bound to its statements (its sessions' too) in
+ * `bound`, and the length of every statement's rows read (`all`, alone or in a batch), as JSON, in
+ * `read`.
+ */
+function measuringBinds(db: D1Database, bound: number[], read: number[] = []): D1Database {
   const encoder = new TextEncoder();
+  const noteRows = (result: D1Result<unknown>) => read.push(JSON.stringify(result.results ?? []).length);
+  const measured = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const bind = statement.bind.bind(statement);
+    const all = statement.all.bind(statement);
+    statement.bind = (...values: unknown[]) => {
+      for (const value of values) if (typeof value === "string") bound.push(encoder.encode(value).length);
+      return measured(bind(...values));
+    };
+    statement.all = (async () => {
+      const result = await all();
+      noteRows(result);
+      return result;
+    }) as D1PreparedStatement["all"];
+    return statement;
+  };
   const wrap = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(inner, prop) {
         if (prop === "withSession") {
           return (start: string) => wrap((inner as D1Database).withSession(start));
         }
-        if (prop === "prepare") {
-          return (text: string) => {
-            const statement = (inner as D1Database).prepare(text);
-            const bind = statement.bind.bind(statement);
-            statement.bind = (...values: unknown[]) => {
-              for (const value of values)
-                if (typeof value === "string") bound.push(encoder.encode(value).length);
-              return bind(...values);
-            };
-            return statement;
+        if (prop === "prepare") return (text: string) => measured((inner as D1Database).prepare(text));
+        if (prop === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            const results = await (inner as D1Database).batch(statements);
+            for (const result of results) noteRows(result);
+            return results;
           };
         }
         const value = Reflect.get(inner, prop);
@@ -108,14 +123,16 @@ async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
 
 /**
  * Records a move of `orgId` and runs it to its end in this isolate, on databases that note every
- * string bound to their statements: its final state and the largest value bound, in UTF-8 bytes.
+ * string bound to their statements and every statement's rows: its final state, the largest value
+ * bound, in UTF-8 bytes, and the most one statement read, as JSON.
  */
 async function moveMeasuringBinds(orgId: string, from: OrgDatabase, to: OrgDatabase) {
   const bound: number[] = [];
+  const read: number[] = [];
   const measured = {
     ...env,
-    DB: measuringBinds(env.DB, bound),
-    DB_ORG_2: measuringBinds(env.DB_ORG_2, bound),
+    DB: measuringBinds(env.DB, bound, read),
+    DB_ORG_2: measuringBinds(env.DB_ORG_2, bound, read),
   } as Env;
   let progress = await recorded(orgId, from, to);
   for (let runs = 0; runs < 500; runs++) {
@@ -130,7 +147,11 @@ async function moveMeasuringBinds(orgId: string, from: OrgDatabase, to: OrgDatab
     progress = next.progress;
     if (next.at === null) break;
   }
-  return { state: (await readMove(progress.move.id)).state, largest: Math.max(...bound) };
+  return {
+    state: (await readMove(progress.move.id)).state,
+    largest: Math.max(...bound),
+    largestRead: Math.max(...read),
+  };
 }
 
 const countOf = (entries: { action: string }[], action: string) =>
@@ -233,6 +254,31 @@ describe("a move under faults", () => {
       .bind(deployment.id)
       .first<{ data: string }>();
     expect(copied?.data).toBe(data);
+  }, 60_000);
+
+  it("rows of megabytes are copied a few at a time: no chunk reads much more than CHUNK_BYTES", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const project = await createProject(owner);
+    const stack = await createStack(project.default_environment_id);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push((await deploy(project.default_environment_id, [stack.id])).id);
+    // Eight deployments of 1.5 MB each: 12 MB, which one chunk of up to 200 rows read at once.
+    const data = JSON.stringify({ patch: [{ op: "add", path: "/big", value: "x".repeat(1_500_000) }] });
+    expect(data.length).toBeLessThanOrEqual(MAX_DEPLOYMENT_DATA_BYTES);
+    await env.DB.prepare("UPDATE deployments SET data = ? WHERE id IN (SELECT value FROM json_each(?))")
+      .bind(data, JSON.stringify(ids))
+      .run();
+    const { state, largestRead } = await moveMeasuringBinds(org.id, "DB", "DB_ORG_2");
+    expect(state).toBe("completed");
+    // A chunk stops at the first row past CHUNK_BYTES: at most that and one row more, with the
+    // JSON around the values.
+    expect(largestRead).toBeLessThanOrEqual(CHUNK_BYTES + data.length + 100_000);
+    const copied = await env.DB_ORG_2.prepare(
+      "SELECT count(*) AS n FROM deployments WHERE id IN (SELECT value FROM json_each(?)) AND data = ?",
+    )
+      .bind(JSON.stringify(ids), data)
+      .first<{ n: number }>();
+    expect(copied?.n).toBe(8);
   }, 60_000);
 
   it("rows of text outside ASCII are grouped by their UTF-8 bytes: no bound value over 2,000,000 bytes", async () => {
