@@ -1,8 +1,9 @@
 /**
  * The row work of a move (API_CONTRACT §32), on two databases at once: copying an organization's
  * rows a chunk at a time (`copyChunk`) and applying what changed in the source since (`catchUp`).
- * Each step is one or two bounded queries and at most one batch per database, idempotent (an
- * upsert, a delete by key), so a step a crash interrupted is simply run again. Tables, their order
+ * Each step is a few bounded queries and at most one batch of writes per database, idempotent (an
+ * upsert, a delete by key), so a step a crash interrupted is simply run again; each reads at most
+ * CHUNK_BYTES of rows and one row more. Tables, their order
  * and their reads: ./tables.ts; removing every row of the organization from one database:
  * ./remove.ts.
  * Rows travel as JSON, written by the statements of ./json-rows.ts.
@@ -101,6 +102,10 @@ export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: stri
   };
 }
 
+/** SQL for the bytes of a row's values: what reading it whole brings into memory, about. */
+const weightOf = (columns: readonly string[]) =>
+  columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
+
 async function readChunk(
   db: Db,
   spec: MovedTable,
@@ -114,7 +119,7 @@ async function readChunk(
   ].join(", ");
   const query = chunkQuery(spec, after, what, spec.chunkRows ?? CHUNK_ROWS);
   // Cut where the rows' bytes pass CHUNK_BYTES: the rest of the chunk is the next one's.
-  const weight = columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
+  const weight = weightOf(columns);
   const order = spec.keys.map((_, i) => `__k${i}`).join(", ");
   const page = { sql: query.text, params: [scopeId, ...query.params] };
   const { results } = await weightedPage(db, page, order, weight, CHUNK_BYTES).all<Row>();
@@ -184,8 +189,8 @@ const movedParents = (parents: readonly ParentKey[]) =>
 
 /**
  * One round of catching up: the oldest CHANGES_PER_ROUND changes `from` recorded for the
- * organization, applied to `to` as the rows stand in `from` now (one that is gone is deleted),
- * then forgotten. Returns how many rows it wrote and whether changes were left.
+ * organization (fewer when their rows' values pass CHUNK_BYTES), applied to `to` as the rows stand
+ * in `from` now (one that is gone is deleted), then forgotten. Returns how many rows it wrote and whether changes were left.
  */
 export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applied: number; more: boolean }> {
   const source = d1(from);
@@ -194,7 +199,7 @@ export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applie
     .bind(orgId)
     .all<{ seq: number; tbl: string; pk: string }>();
   if (changes.length === 0) return { applied: 0, more: false };
-  const round = withinChunkRows(changes);
+  const round = await withinChunkBytes(source, withinChunkRows(changes));
   const byTable = new Map<string, Map<string, unknown[]>>();
   for (const change of round) {
     const keys = byTable.get(change.tbl) ?? new Map<string, unknown[]>();
@@ -247,6 +252,49 @@ function withinChunkRows<T extends { tbl: string }>(changes: T[]): T[] {
     const count = (counts.get(change.tbl) ?? 0) + 1;
     if (count > cap && i > 0) return changes.slice(0, i);
     counts.set(change.tbl, count);
+  }
+  return changes;
+}
+
+/**
+ * The first of `changes` (in order) whose rows, as they stand in `source`, hold no more than
+ * CHUNK_BYTES of values, never fewer than one: a round reads each changed row whole, and 500
+ * changed deployments of a megabyte or two would not fit in an isolate. One read of the rows'
+ * weights (their keys and a sum, no value) before the round's read of the rows themselves.
+ */
+async function withinChunkBytes<T extends { tbl: string; pk: string }>(
+  source: ReturnType<typeof d1>,
+  changes: T[],
+): Promise<T[]> {
+  const keysByTable = new Map<string, Set<string>>();
+  for (const change of changes)
+    keysByTable.set(change.tbl, (keysByTable.get(change.tbl) ?? new Set()).add(change.pk));
+  const specs = MOVED_TABLES.filter((spec) => keysByTable.has(shapeOf(spec.table).name));
+  const reads = await source.batch<Row & { __w: number }>(
+    specs.map((spec) => {
+      const { name, columns, primaryKey } = shapeOf(spec.table);
+      const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+      return source
+        .prepare(
+          `SELECT ${primaryKey.map(quote).join(", ")}, ${weightOf(columns)} AS __w FROM ${quote(name)} WHERE (${primaryKey.map(quote).join(", ")}) IN (SELECT ${picks} FROM json_each(?))`,
+        )
+        .bind(JSON.stringify([...(keysByTable.get(name) ?? [])].map((pk) => JSON.parse(pk))));
+    }),
+  );
+  const weights = new Map<string, number>();
+  for (const [i, spec] of specs.entries()) {
+    const { name, primaryKey } = shapeOf(spec.table);
+    for (const row of reads[i]?.results ?? [])
+      weights.set(`${name} ${JSON.stringify(primaryKey.map((column) => row[column]))}`, Number(row.__w));
+  }
+  let bytes = 0;
+  const counted = new Set<string>();
+  for (const [i, change] of changes.entries()) {
+    const key = `${change.tbl} ${change.pk}`;
+    if (counted.has(key)) continue;
+    counted.add(key);
+    bytes += weights.get(key) ?? 0;
+    if (bytes > CHUNK_BYTES && i > 0) return changes.slice(0, i);
   }
   return changes;
 }

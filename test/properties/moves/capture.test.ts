@@ -11,6 +11,7 @@ import { createServiceContext, openDb } from "../../../src/context";
 import { LOCATION_TTL_MS } from "../../../src/db/locations";
 import { CACHE_TTL_MS as KEY_CACHE_TTL_MS } from "../../../src/services/api-keys/authenticate";
 import {
+  CHUNK_BYTES,
   CHUNK_ROWS,
   COPY_START,
   type CopyCursor,
@@ -180,6 +181,46 @@ describe("what a move relies on", () => {
       .bind(id)
       .first<{ text: string }>();
     expect(parts?.text).toBe("0123456789");
+    await expectCopiedWhole(org.id);
+  });
+
+  it("a catch-up round reads changed rows up to CHUNK_BYTES and one more (deployments of megabytes); the rest follow, in order", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    const project = await createProject(owner);
+    const stack = await createStack(project.default_environment_id as string);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++)
+      ids.push((await engineCreateOk(project.default_environment_id as string, [stack.id])).id);
+    const move = await steppedMove(org.id);
+    await move.copyThrough(MOVED_TABLES.length);
+    for (let round = await move.catchUp(); round.more; round = await move.catchUp()) {}
+    // The eight deployments' data rewritten after the copy, 1.5 MB each: 8 changes, 12 MB.
+    const data = JSON.stringify({ patch: [{ op: "add", path: "/big", value: "x".repeat(1_500_000) }] });
+    await d1("DB")
+      .prepare("UPDATE deployments SET data = ? WHERE id IN (SELECT value FROM json_each(?))")
+      .bind(data, JSON.stringify(ids))
+      .run();
+    const rounds: { applied: number; more: boolean }[] = [];
+    for (let more = true; more; ) {
+      const round = await move.catchUp();
+      rounds.push(round);
+      more = round.more;
+    }
+    // Two a round (3 MB; a third would pass CHUNK_BYTES, 4 MiB).
+    expect(CHUNK_BYTES).toBe(4 * 1024 * 1024);
+    expect(rounds).toEqual([
+      { applied: 2, more: true },
+      { applied: 2, more: true },
+      { applied: 2, more: true },
+      { applied: 2, more: false },
+    ]);
+    const copied = await d1("DB_ORG_2")
+      .prepare(
+        "SELECT count(*) AS n FROM deployments WHERE id IN (SELECT value FROM json_each(?)) AND data = ?",
+      )
+      .bind(JSON.stringify(ids), data)
+      .first<{ n: number }>();
+    expect(copied?.n).toBe(8);
     await expectCopiedWhole(org.id);
   });
 
