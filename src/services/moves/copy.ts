@@ -3,9 +3,8 @@
  * rows a chunk at a time (`copyChunk`) and applying what changed in the source since (`catchUp`).
  * Each step is a few bounded queries and at most one batch of writes per database, idempotent (an
  * upsert, a delete by key), so a step a crash interrupted is simply run again; each reads at most
- * CHUNK_BYTES of rows and one row more. Tables, their order
- * and their reads: ./tables.ts; removing every row of the organization from one database:
- * ./remove.ts.
+ * CHUNK_BYTES of rows and one row more. Tables, their order and their reads: ./tables.ts;
+ * removing every row of the organization from one database: ./remove.ts.
  * Rows travel as JSON, written by the statements of ./json-rows.ts.
  */
 import type { Db } from "../../db/client";
@@ -18,7 +17,8 @@ export const CHUNK_ROWS = 200;
 /**
  * The most one chunk reads, in bytes of its rows' values, beyond its first row: a deployment's data
  * or an audit entry's changes can each be a megabyte or two, and 200 of them would not fit in an
- * isolate of 128. Such rows come a few at a time, as the audit log's pages do (src/db/weighted-page.ts).
+ * isolate of 128. Such rows come a few at a time, as the audit log's pages do
+ * (src/db/weighted-page.ts).
  */
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Changes applied per round of a catch-up. */
@@ -36,9 +36,8 @@ export const COPY_START: CopyCursor = { step: 0, projects: null, project: 0, aft
 
 /**
  * One chunk of the copy: up to CHUNK_ROWS rows of the table and scope `cursor` names (fewer when
- * their bytes pass CHUNK_BYTES), written to
- * `to` (with the copies of the accounts they name). Returns the next cursor (null: all copied)
- * and how many rows were written.
+ * their bytes pass CHUNK_BYTES), written to `to` (with the copies of the accounts they name).
+ * Returns the next cursor (null: all copied) and how many rows were written.
  */
 export async function copyChunk(
   from: Db,
@@ -190,7 +189,8 @@ const movedParents = (parents: readonly ParentKey[]) =>
 /**
  * One round of catching up: the oldest CHANGES_PER_ROUND changes `from` recorded for the
  * organization (fewer when their rows' values pass CHUNK_BYTES), applied to `to` as the rows stand
- * in `from` now (one that is gone is deleted), then forgotten. Returns how many rows it wrote and whether changes were left.
+ * in `from` now (one that is gone is deleted), then forgotten. Returns how many rows it wrote and
+ * whether changes were left.
  */
 export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applied: number; more: boolean }> {
   const source = d1(from);
