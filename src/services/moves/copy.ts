@@ -101,6 +101,10 @@ export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: stri
   };
 }
 
+/** SQL true for a row whose primary key is one of the JSON array bound (each key an array of its columns). */
+const keyIn = (primaryKey: readonly string[]) =>
+  `(${primaryKey.map(quote).join(", ")}) IN (SELECT ${primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ")} FROM json_each(?))`;
+
 /** SQL for the bytes of a row's values: what reading it whole brings into memory, about. */
 const weightOf = (columns: readonly string[]) =>
   columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
@@ -148,13 +152,9 @@ async function writeRows(
   const statements: D1PreparedStatement[] = [];
   for (const [spec, keys] of deletes) {
     const { name, primaryKey } = shapeOf(spec.table);
-    const columns = primaryKey.map(quote).join(", ");
-    const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
     for (const group of bySize(keys)) {
       statements.push(
-        target
-          .prepare(`DELETE FROM ${quote(name)} WHERE (${columns}) IN (SELECT ${picks} FROM json_each(?))`)
-          .bind(JSON.stringify(group)),
+        target.prepare(`DELETE FROM ${quote(name)} WHERE ${keyIn(primaryKey)}`).bind(JSON.stringify(group)),
       );
     }
   }
@@ -212,11 +212,8 @@ export async function catchUp(from: Db, to: Db, orgId: string): Promise<{ applie
   const reads = await source.batch<Row>(
     specs.map((spec) => {
       const { name, columns, primaryKey } = shapeOf(spec.table);
-      const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
       return source
-        .prepare(
-          `SELECT ${columns.map(quote).join(", ")} FROM ${quote(name)} WHERE (${primaryKey.map(quote).join(", ")}) IN (SELECT ${picks} FROM json_each(?))`,
-        )
+        .prepare(`SELECT ${columns.map(quote).join(", ")} FROM ${quote(name)} WHERE ${keyIn(primaryKey)}`)
         .bind(JSON.stringify([...(byTable.get(name)?.values() ?? [])]));
     }),
   );
@@ -273,10 +270,9 @@ async function withinChunkBytes<T extends { tbl: string; pk: string }>(
   const reads = await source.batch<Row & { __w: number }>(
     specs.map((spec) => {
       const { name, columns, primaryKey } = shapeOf(spec.table);
-      const picks = primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
       return source
         .prepare(
-          `SELECT ${primaryKey.map(quote).join(", ")}, ${weightOf(columns)} AS __w FROM ${quote(name)} WHERE (${primaryKey.map(quote).join(", ")}) IN (SELECT ${picks} FROM json_each(?))`,
+          `SELECT ${primaryKey.map(quote).join(", ")}, ${weightOf(columns)} AS __w FROM ${quote(name)} WHERE ${keyIn(primaryKey)}`,
         )
         .bind(JSON.stringify([...(keysByTable.get(name) ?? [])].map((pk) => JSON.parse(pk))));
     }),
