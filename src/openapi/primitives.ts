@@ -21,6 +21,13 @@ export const IdSchema = idString().openapi("Id", { example: "7Hq3VnT5m2WcXbQ9pLk
  * requests (`npm run lint:openapi`) cannot see through.
  */
 export const InlineIdSchema = idString().openapi({ example: "7Hq3VnT5m2WcXbQ9pLk4Rz", maxLength: 36 });
+/**
+ * An identifier or `null`, described once as `components.schemas.NullableId`: an audit entry's
+ * organization, project and actor, a variable version's actor. `IdSchema.nullable()` would publish
+ * an `allOf` that no `null` passes, or `Id` itself as nullable everywhere when such a use is the
+ * first the generator meets (test/properties/openapi/nullable.test.ts).
+ */
+export const NullableIdSchema = InlineIdSchema.nullable().openapi("NullableId");
 
 /** A template's name (API_CONTRACT §17): any string of 1–255 characters, not an identifier. */
 export const TemplateIdSchema = z.string().min(1).max(255).openapi({

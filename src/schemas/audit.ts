@@ -1,6 +1,6 @@
 /** The audit entry record (API_CONTRACT §14): the API's schema and the services' type, one source. */
 import * as z from "zod";
-import { IdSchema, InlineIdSchema, TimestampSchema } from "../openapi/primitives";
+import { IdSchema, NullableIdSchema, TimestampSchema } from "../openapi/primitives";
 
 /** API_CONTRACT §14: one audit entry. */
 export const AuditEntrySchema = z
@@ -15,8 +15,8 @@ export const AuditEntrySchema = z
           "Its place in the organization's log (§30): 1 for the first entry, one more for each next, in commit " +
           "order, with no gap and no repeat.",
       }),
-    org_id: InlineIdSchema.nullable(),
-    project_id: InlineIdSchema.nullable(),
+    org_id: NullableIdSchema,
+    project_id: NullableIdSchema,
     action: z.string().openapi({
       description:
         "The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).",
@@ -28,8 +28,8 @@ export const AuditEntrySchema = z
     }),
     actor: z.object({
       type: z.enum(["api_key", "admin"]).openapi({ description: "`admin`: the internal API." }),
-      account_id: InlineIdSchema.nullable(),
-      api_key_id: InlineIdSchema.nullable(),
+      account_id: NullableIdSchema,
+      api_key_id: NullableIdSchema,
     }),
     request_id: z.string().openapi({ description: "The request's `x-request-id`." }),
     ip: z.string().nullable(),

@@ -4,7 +4,7 @@
  * are ./variable-set-writes.ts: a read of versions builds neither.
  */
 import * as z from "zod";
-import { IdSchema, TimestampSchema } from "../openapi/primitives";
+import { IdSchema, NullableIdSchema, TimestampSchema } from "../openapi/primitives";
 import { VariableTypeSchema } from "./variable";
 
 /** API_CONTRACT §18: one change holds between 1 and 500 names. */
@@ -57,8 +57,8 @@ export const VariableVersionSchema = z
     created_at: TimestampSchema,
     actor: z.object({
       type: z.enum(["api_key", "admin"]),
-      account_id: IdSchema.nullable(),
-      api_key_id: IdSchema.nullable(),
+      account_id: NullableIdSchema,
+      api_key_id: NullableIdSchema,
     }),
     request_id: z.string(),
     changes: z

@@ -1649,7 +1649,7 @@ export interface components {
         };
         /** @description Any of `name`, `url`, `enabled`; nothing to change is `400`. */
         AuditStreamUpdate: {
-            name?: components["schemas"]["RecordName"];
+            name?: string | null;
             /**
              * Format: uri
              * @description `https://` to a public host name, as an integration's `url` (`ALLOW_INSECURE_WEBHOOKS=true`: any http(s) URL); never with `user:pass@`.
@@ -1659,8 +1659,6 @@ export interface components {
             /** @description `false` pauses the stream; `true` resumes it at `delivered_through + 1`. */
             enabled?: boolean | null;
         };
-        /** @description Readable: not blank; no control or bidirectional control character. */
-        RecordName: string | null;
         AuditStreamReplay: {
             /**
              * Format: int64
@@ -1835,8 +1833,10 @@ export interface components {
             actor: {
                 /** @enum {string} */
                 type: "api_key" | "admin";
-                account_id: components["schemas"]["Id"] & (string | null);
-                api_key_id: components["schemas"]["Id"] & (string | null);
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                account_id: components["schemas"]["NullableId"];
+                /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+                api_key_id: components["schemas"]["NullableId"];
             };
             request_id: string;
             /** @description The names the version created, updated or deleted, by name. Never a value. */
@@ -1862,6 +1862,8 @@ export interface components {
                 value_changed: boolean;
             }[];
         };
+        /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
+        NullableId: string | null;
         /** @description Optional: `{}` or no body restores at once. */
         VariableRestore: {
             /** @description Answer what the restore would do and change nothing. */
@@ -2232,6 +2234,8 @@ export interface components {
         EnvironmentUpdate: {
             name: components["schemas"]["RecordName"];
         };
+        /** @description Readable: not blank; no control or bidirectional control character. */
+        RecordName: string;
         ComponentList: {
             data: components["schemas"]["Component"][];
             has_more: boolean;
@@ -2685,9 +2689,9 @@ export interface components {
             /** @description Its place in the organization's log (§30): 1 for the first entry, one more for each next, in commit order, with no gap and no repeat. */
             sequence: number;
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            org_id: string | null;
+            org_id: components["schemas"]["NullableId"];
             /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-            project_id: string | null;
+            project_id: components["schemas"]["NullableId"];
             /**
              * @description The operation's `operationId` (`createProject`, `revealVariable`; internal ones `internal.<name>`).
              * @example createProject
@@ -2705,9 +2709,9 @@ export interface components {
                  */
                 type: "api_key" | "admin";
                 /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                account_id: string | null;
+                account_id: components["schemas"]["NullableId"];
                 /** @example 7Hq3VnT5m2WcXbQ9pLk4Rz */
-                api_key_id: string | null;
+                api_key_id: components["schemas"]["NullableId"];
             };
             /** @description The request's `x-request-id`. */
             request_id: string;
