@@ -51,6 +51,17 @@ const detailsUrlRule = (raw: string): UrlCheck => {
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
 
+const timedOut = (name: string) =>
+  conflict(`The check "${name}" timed out: it concludes by itself, as its \`on_timeout\` says.`, [
+    { path: "name", message: "Timed out." },
+  ]);
+
+/** When the check `name` of the deployment concludes by itself (its deadline), in ms; never without one. */
+const deadlineOf = (row: Pick<DeploymentRow, "checkDeadlines">, name: string) => {
+  const at = row.checkDeadlines?.find((d) => d.name === name)?.at;
+  return at === undefined ? Number.POSITIVE_INFINITY : Date.parse(at);
+};
+
 export async function concludeCheck(
   ctx: CallerContext,
   id: string,
@@ -64,6 +75,7 @@ export async function concludeCheck(
   const { db, identity } = ctx;
   let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
   const again = retries();
+  let settledLate = false;
   for (let attempt = 1; ; attempt++) {
     const checks = checksOf(row.gate);
     const check = checks.find((c) => c.name === name);
@@ -80,6 +92,15 @@ export async function concludeCheck(
     // as close to its commit as the step can know.
     const lock = await lockAsRead(ctx, row.environmentId);
     const now = laterThan(row.updatedAt);
+    // Past its deadline the check concluded by itself (§31), however late its timer: settled here
+    // (its `on_timeout`, reason `timeout`), it answers 409 as concluded, and a conclusion recorded
+    // by a request is always from before its deadline.
+    if (deadlineOf(row, name) <= Date.parse(now)) {
+      if (settledLate) throw timedOut(name);
+      settledLate = true;
+      row = (await settleGate(ctx, id)) ?? row;
+      continue;
+    }
     const concluded: GateCheck = {
       ...check,
       state: input.conclusion,

@@ -72,6 +72,30 @@ describe("a check's timeout", () => {
     ]);
   });
 
+  it("a conclusion sent after the deadline, before the timer ran, is 409: the timeout decided, as on_timeout says", async () => {
+    for (const [onTimeout, sent, status] of [
+      ["fail", "passed", "cancelled"],
+      ["pass", "failed", "queued"],
+    ] as const) {
+      const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: onTimeout }]);
+      const d = await engineCreateOk(w.environmentId, [w.stack.id]);
+      // The deadline passed a second ago; the gate's timer is still set for the day's end.
+      const at = await dueIn(d.id, "e2e", -1_000);
+      const res = await conclude(w.owner, d.id, "e2e", { conclusion: sent });
+      expect(res.status, res.raw).toBe(409);
+      const row = await rowOf(d.id);
+      expect(row.status).toBe(status);
+      expect(row.gate?.checks?.[0]).toMatchObject({
+        state: onTimeout === "fail" ? "failed" : "passed",
+        reason: "timeout",
+      });
+      expect(Date.parse(row.gate?.checks?.[0]?.concluded_at ?? "")).toBeGreaterThanOrEqual(Date.parse(at));
+      expect(await concludedEvents(d.id)).toEqual([
+        expect.objectContaining({ name: "e2e", reason: "timeout" }),
+      ]);
+    }
+  });
+
   it("a conclusion racing the timeout: exactly one outcome, one event", async () => {
     for (let round = 0; round < 4; round++) {
       const w = await checkedWorld([{ name: "e2e", timeout: 86_400, on_timeout: "fail" }]);
