@@ -40,7 +40,8 @@ const Conditions = z
       if (
         typeof pattern !== "string" ||
         pattern.length < 1 ||
-        pattern.length > MAX_PATTERN_LENGTH ||
+        // Characters as JSON Schema's `maxLength` counts them (code points), as zod's own checks do.
+        (pattern.length > MAX_PATTERN_LENGTH && [...pattern].length > MAX_PATTERN_LENGTH) ||
         !(pattern as string & { isWellFormed(): boolean }).isWellFormed()
       ) {
         ctx.addIssue({

@@ -157,6 +157,7 @@ describe("POST /v1/oidc-trusts", () => {
     [{ ref: "refs/heads/main" }, "conditions"],
     [{ sub: "" }, "conditions.sub"],
     [{ sub: "x".repeat(501) }, "conditions.sub"],
+    [{ sub: "\u{1F680}".repeat(501) }, "conditions.sub"],
     [{ sub: 5 }, "conditions.sub"],
     [
       Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`c${i}`, "x"]).concat([["sub", "y"]])),
@@ -166,6 +167,14 @@ describe("POST /v1/oidc-trusts", () => {
   ])("refuses conditions %j (400 at %s)", async (conditions, path) => {
     const { owner } = await createOrgWithOwner();
     expectError(await create(owner, trustBody(newIssuer(), { conditions })), 400, "bad_input", path);
+  });
+
+  it("takes a pattern of 500 characters outside the BMP (1,000 UTF-16 units): characters, as the document's maxLength counts", async () => {
+    const { owner } = await createOrgWithOwner();
+    const conditions = { sub: "\u{1F680}".repeat(500), repository: `${"a".repeat(499)}\u{1F680}` };
+    const res = await create(owner, trustBody(newIssuer(), { conditions }));
+    expect(res.status, res.raw).toBe(201);
+    expect(res.body.conditions).toEqual(conditions);
   });
 
   it("takes any claim name: spaces, non-ASCII, 300 characters (§27 names no rule for them)", async () => {
