@@ -79,10 +79,9 @@ const PatchOperationInputSchema = z
 
 /** The engine creates a deployment… */
 export const DeploymentCreateBody = z.strictObject({
-  stack_ids: freeArray(IdSchema).refine(
-    (ids) => new Set(ids).size === ids.length,
-    "Stack IDs must be distinct.",
-  ),
+  stack_ids: freeArray(IdSchema)
+    .refine((ids) => new Set(ids).size === ids.length, "Stack IDs must be distinct.")
+    .openapi({ uniqueItems: true }),
   data: z.strictObject({
     patch: freeArray(PatchOperationInputSchema),
     // `null` for the source or any of its optional fields is "not given" (kept absent, §3): the

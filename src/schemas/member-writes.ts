@@ -20,6 +20,7 @@ export const MemberAddSchema = z
       })
       .openapi({
         description: `1–${MAX_ADD_ACCOUNTS} distinct account IDs, each a member of the project's organization.`,
+        uniqueItems: true,
       }),
     // Absent or `null`: `viewer`.
     role: ProjectRoleSchema.nullable()

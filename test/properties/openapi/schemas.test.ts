@@ -32,3 +32,12 @@ describe("template_id is a free string of 1–255 characters (§17)", () => {
     expect(templateId?.pattern).toBeUndefined();
   });
 });
+
+describe("what the API refuses of a schema-valid body, the schema says too", () => {
+  it("IDs given twice: stack_ids and account_ids are uniqueItems", async () => {
+    const doc = await openApiDocument();
+    const schemas = (doc.components.schemas ?? {}) as Record<string, { properties: Record<string, unknown> }>;
+    expect(schemas.DeploymentCreate?.properties.stack_ids).toMatchObject({ uniqueItems: true });
+    expect(schemas.ProjectMemberAdd?.properties.account_ids).toMatchObject({ uniqueItems: true });
+  });
+});
