@@ -165,7 +165,12 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
     code: "timeout",
     description: `the request body did not arrive whole within ${BODY_TIMEOUT_MS / 1000} s, or its organization was moving (\`Retry-After\`); nothing changed.`,
   },
-  409: { name: "Conflict", code: "conflict", description: "the request conflicts with the current state." },
+  409: {
+    name: "Conflict",
+    code: "conflict",
+    description:
+      "the request conflicts with the current state, or passes an organization limit (cause `limits.<name>`).",
+  },
   429: {
     name: "RateLimited",
     code: "rate",

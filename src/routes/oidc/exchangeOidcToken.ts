@@ -22,8 +22,9 @@ export function register(app: OpenAPIHono<AppEnv>) {
       "with `iss` the trust's issuer, `aud` equal to or containing its audience, `exp` in the future and at most 24 h " +
       "after `iat` (after the exchange when there is no `iat`), `iat` and `nbf` (when present) at most 60 s ahead, a " +
       "`jti` never exchanged before, and every condition of the trust met (`sub` is optional: without it the key's " +
-      "`oidc.subject` is null). Any failure, an unknown or deleted trust included, is `401` with a message naming the " +
-      "check. The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now " +
+      "`oidc.subject` is null). Any of these failing, an unknown or deleted trust included, is `401` with a message " +
+      "naming the check; a key past the organization's `api_keys` limit is `409`, the token not spent. " +
+      "The key acts as the trust's account with its scopes and projects, expires `ttl` seconds from now " +
       "(or when the trust's parent key expires, if that is sooner), " +
       "and is revoked with the trust or its parent key. Only this answer shows `key` (`no-store`). An `Idempotency-Key` " +
       "is the token's own (as another request's is its API key's): a retry from the same address with the same key " +
