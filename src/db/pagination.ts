@@ -62,6 +62,7 @@ const invalidCursor = (why: string) =>
  */
 export function decodeCursor(raw: string, direction: SortDirection, filter: string): PageRequest["position"] {
   const payload = cursorPayload(raw);
+  if (isNumberedPayload(payload)) throw invalidCursor(OTHER_KIND);
   if (!isCursorPayload(payload)) throw invalidCursor("Does not decode to a cursor.");
   if (payload.o !== direction) throw invalidCursor("Made under another sort order.");
   if (payload.f !== filter) throw invalidCursor("Made under another filter.");
@@ -270,11 +271,23 @@ function numberedCursor(direction: SortDirection, filter: string, n: number): st
   return toBase64(JSON.stringify({ v: 1, o: direction, f: filter, n }));
 }
 
+/** A cursor of a list read by number (`numberedCursor`), whatever its order and filter. */
+function isNumberedPayload(value: unknown): value is { v: 1; o: unknown; f: unknown; n: number } {
+  if (typeof value !== "object" || value === null) return false;
+  const p = value as Record<string, unknown>;
+  return p.v === 1 && Number.isSafeInteger(p.n) && (p.n as number) >= 0;
+}
+
+/**
+ * A cursor of the other kind (a position where a number is read, or the reverse): the same list's
+ * other order or filter (an audit log's `after_sequence`), or another list's.
+ */
+const OTHER_KIND = "Made under another sort order or filter, or for another list.";
+
 function readNumberedCursor(raw: string, direction: SortDirection, filter: string): number {
-  const p = cursorPayload(raw) as Record<string, unknown> | null;
-  const numbered =
-    typeof p === "object" && p !== null && p.v === 1 && Number.isSafeInteger(p.n) && (p.n as number) >= 0;
-  if (!numbered) throw invalidCursor("Does not decode to a cursor.");
+  const p = cursorPayload(raw);
+  if (isCursorPayload(p)) throw invalidCursor(OTHER_KIND);
+  if (!isNumberedPayload(p)) throw invalidCursor("Does not decode to a cursor.");
   if (p.o !== direction) throw invalidCursor("Made under another sort order.");
   if (p.f !== filter) throw invalidCursor("Made under another filter.");
   return p.n as number;

@@ -3,7 +3,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   decodeCursor,
+  decodeSeqCursor,
   encodeCursor,
+  encodeSeqCursor,
   type PageRequest,
   pageRequest,
   type SortDirection,
@@ -85,6 +87,30 @@ describe("encodeCursor / decodeCursor", () => {
         if (other !== filter) expect(decodeOrRefusal(cursor, dir, other).ok).toBe(false);
       }),
     );
+  });
+
+  it("a cursor of the other kind (a number where a position is read, or the reverse) is refused as such", () => {
+    // An audit log's default order pages by position, `after_sequence` by number (§30): a cursor of
+    // one given with the other is a cursor of another order or filter, not something undecodable.
+    const numbered = encodeSeqCursor("timeline", 3);
+    const positional = encodeCursor("asc", "", AT, ID);
+    const why = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        expect(err).toBeInstanceOf(ApiError);
+        return (err as ApiError).cause;
+      }
+      throw new Error("not refused");
+    };
+    const otherKind = [
+      { path: "after", message: "Made under another sort order or filter, or for another list." },
+    ];
+    expect(why(() => decodeCursor(numbered, "asc", "timeline"))).toEqual(otherKind);
+    expect(why(() => decodeSeqCursor(positional, "timeline"))).toEqual(otherKind);
+    expect(why(() => decodeCursor(btoa("{}"), "asc", ""))).toEqual([
+      { path: "after", message: "Does not decode to a cursor." },
+    ]);
   });
 
   it("any mutation is refused with bad_input or decodes to a position that round-trips", () => {
