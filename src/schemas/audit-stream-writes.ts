@@ -39,7 +39,7 @@ export const AuditStreamUpdateSchema = z
     }),
   })
   .openapi("AuditStreamUpdate", {
-    description: "Any of `name`, `url`, `enabled`; nothing to change is `400`.",
+    description: "Any of `name`, `url`, `enabled`; a body with none of them is `400`.",
   });
 
 export const AuditStreamReplaySchema = z

@@ -57,7 +57,7 @@ export const IntegrationUpdateSchema = z
     }),
   })
   .openapi("NotificationIntegrationUpdate", {
-    description: "At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`.",
+    description: "At least one flag, `url` or `enabled`; a body with none is `400 bad_input`.",
   });
 
 /** The internal API's create: any type, `slack` included (API_CONTRACT §9). */

@@ -1227,7 +1227,7 @@ export interface paths {
         head?: never;
         /**
          * Update a notification integration
-         * @description Merges the given `configuration` flags and optionally replaces `url`. A body with nothing to change is `400 bad_input`. Needs the project role `contributor` or above.
+         * @description Merges the given `configuration` flags and optionally replaces `url`. A body with none of the fields is `400 bad_input`. Needs the project role `contributor` or above.
          */
         patch: operations["updateIntegration"];
         trace?: never;
@@ -1647,7 +1647,7 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description Any of `name`, `url`, `enabled`; nothing to change is `400`. */
+        /** @description Any of `name`, `url`, `enabled`; a body with none of them is `400`. */
         AuditStreamUpdate: {
             name?: string | null;
             /**
@@ -3067,7 +3067,7 @@ export interface components {
             /** @description `deployment.waiting`: created waiting. `deployment.reviewed`: reviewed. `deployment.check_concluded`: a check concluded. `deployment.released`: released. `environment.locked`: locked. `environment.unlocked`: unlocked. */
             deployment_gates?: boolean | null;
         };
-        /** @description At least one flag, `url` or `enabled`; nothing to change is `400 bad_input`. */
+        /** @description At least one flag, `url` or `enabled`; a body with none is `400 bad_input`. */
         NotificationIntegrationUpdate: {
             /** @description The given flags are merged into the stored configuration; the others keep their value (`null`: none given). */
             configuration?: components["schemas"]["NotificationConfigurationInput"] | null;

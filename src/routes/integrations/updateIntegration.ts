@@ -15,7 +15,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     tags: ["Notification integrations"],
     summary: "Update a notification integration",
     description:
-      "Merges the given `configuration` flags and optionally replaces `url`. A body with nothing to change " +
+      "Merges the given `configuration` flags and optionally replaces `url`. A body with none of the fields " +
       "is `400 bad_input`. Needs the project role `contributor` or above.",
     request: { params: IntegrationParams, body: jsonBody(IntegrationUpdateSchema) },
     responses: { 200: jsonContent(IntegrationSchema, "The updated integration.") },
