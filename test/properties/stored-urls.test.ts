@@ -169,4 +169,26 @@ describe("a deployment check's details_url holds no credentials (§33)", () => {
       details_url: clean,
     });
   });
+
+  it("is stored as parsed: a spelling the parser takes (a space before it, a tab in it, `https:host`) reads back https://", async () => {
+    const w = await checkedWorld([{ name: "e2e", timeout: 600, on_timeout: "fail" }]);
+    const spellings = [
+      " https://ci.example.com/runs/1",
+      "\thttps://ci.example.com/runs/1",
+      "https://ci.example.com/runs/1\n",
+      "https:ci.example.com/runs/1",
+      "https://ci.exam\tple.com/runs/1",
+      "https:\\\\ci.example.com\\runs\\1",
+    ];
+    for (const spelling of spellings) {
+      const deployment = await createDeployment(w.environmentId, [w.stack.id]);
+      const res = await conclude(w.owner, deployment.id, "e2e", {
+        conclusion: "passed",
+        details_url: spelling,
+      });
+      expect(res.status, res.raw).toBe(200);
+      const check = res.body.gate?.checks?.find((c) => c.name === "e2e");
+      expect(check?.details_url, JSON.stringify(spelling)).toBe("https://ci.example.com/runs/1");
+    }
+  });
 });

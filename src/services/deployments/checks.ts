@@ -68,10 +68,13 @@ export async function concludeCheck(
   name: string,
   input: CheckConclusionInput,
 ): Promise<DeploymentRecord> {
-  // Stored in the deployment's gate and shown to every reader: no credentials (API_CONTRACT §33).
-  if (input.details_url !== undefined) {
-    storedUrl("details_url", input.details_url, detailsUrlRule, "The details URL is not allowed.");
-  }
+  // Stored in the deployment's gate and shown to every reader: no credentials (API_CONTRACT §33),
+  // and stored as parsed (as an integration's `url` is), so what readers get is an `https://` URL
+  // whatever spelling the parser took (` https:…`, `https:host/…`, a tab inside).
+  const detailsUrl =
+    input.details_url === undefined
+      ? null
+      : storedUrl("details_url", input.details_url, detailsUrlRule, "The details URL is not allowed.").href;
   const { db, identity } = ctx;
   let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
   const again = retries();
@@ -105,7 +108,7 @@ export async function concludeCheck(
       ...check,
       state: input.conclusion,
       reason: null,
-      details_url: input.details_url ?? null,
+      details_url: detailsUrl,
       summary: input.summary ?? null,
       concluded_at: now,
     };
