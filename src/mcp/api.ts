@@ -39,9 +39,16 @@ export type Api = {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * How many API calls each MCP request has made so far, over all its tool calls: a JSON-RPC batch
+ * runs several tools for one HTTP request, and each of their calls needs a number of its own.
+ */
+const callsMade = new WeakMap<Context<AppEnv>, number>();
+
+/**
  * The API as `tool` calls it for the MCP request `c`, with `key`. Each call's request id is the MCP
- * request's with a sequence number (`<id>.1`, `<id>.2`): the audit entries and logs of one tool
- * call lead back to the MCP request that made them. Its user agent is the MCP client's, naming the
+ * request's with a sequence number (`<id>.1`, `<id>.2`), counted over every tool call of that
+ * request (a batch's included): the audit entries and logs of a call lead back to the MCP request
+ * that made it, and no two calls share an id. Its user agent is the MCP client's, naming the
  * tool, so the audit log tells a change made through a tool from one made by hand.
  */
 export function apiFor(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string, tool: string): Api {
@@ -55,7 +62,6 @@ export function apiFor(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string
   } catch {
     executionCtx = undefined;
   }
-  let sequence = 0;
   return {
     async call<T>(method: string, path: string, options: Call = {}): Promise<T> {
       const url = new URL(path, "http://internal");
@@ -63,7 +69,9 @@ export function apiFor(c: Context<AppEnv>, app: OpenAPIHono<AppEnv>, key: string
         if (value !== undefined) url.searchParams.set(name, String(value));
       }
       const headers = new Headers({ accept: "application/json", "x-api-key": key, "user-agent": userAgent });
-      const requestId = `${parentId}.${++sequence}`;
+      const sequence = (callsMade.get(c) ?? 0) + 1;
+      callsMade.set(c, sequence);
+      const requestId = `${parentId}.${sequence}`;
       if (REQUEST_ID.test(requestId)) headers.set("x-request-id", requestId);
       if (clientIp !== undefined) headers.set("cf-connecting-ip", clientIp);
       if (options.idempotencyKey !== undefined) headers.set("idempotency-key", options.idempotencyKey);

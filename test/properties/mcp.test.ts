@@ -648,6 +648,29 @@ describe("the transport's rules (src/mcp/transport.ts), as the SDK's server tran
     expect(await two.json()).toMatchObject({ id: null, error: { code: -32600 } });
   });
 
+  it("the tool calls of one batch get request ids of their own (<id>.1, <id>.2), each on its audit entry", async () => {
+    const { owner, project, environmentId } = await createProjectWithStack();
+    const requestId = `batch-${crypto.randomUUID()}`;
+    const start = (id: number) =>
+      rpc(id, "tools/call", {
+        name: "start_deployment",
+        arguments: { environment_id: environmentId, idempotency_key: `mcp-batch-${crypto.randomUUID()}` },
+      });
+    const batch = await post({ authorization: `Bearer ${owner.key}`, "x-request-id": requestId }, [
+      start(1),
+      start(2),
+    ]);
+    expect(batch.status).toBe(200);
+    const answers = (await batch.json()) as Array<{ result?: { isError?: boolean } }>;
+    expect(answers.map((a) => a.result?.isError ?? false)).toEqual([false, false]);
+    const audit = await request<Page<{ request_id: string }>>(
+      "GET",
+      `/v1/projects/${project.id}/audit-log?action=createDeployment`,
+      { key: owner.key },
+    );
+    expect(audit.body.data.map((e) => e.request_id).sort()).toEqual([`${requestId}.1`, `${requestId}.2`]);
+  });
+
   it("refused before any message is read: Accept, Content-Type, JSON, protocol version, body size", async () => {
     const { owner } = await createProjectWithStack();
     const auth = { authorization: `Bearer ${owner.key}` };
