@@ -71,7 +71,7 @@ async function callTool(
   key: string,
 ): Promise<ToolResult> {
   if (t === undefined) return failed(`Tool ${name} not found.`);
-  const parsed = t.input.safeParse(args ?? {});
+  const parsed = t.input.safeParse(withoutNulls(args ?? {}));
   if (!parsed.success) {
     return failed(`Input validation error: Invalid arguments for tool ${name}: ${issuesOf(parsed.error)}`);
   }
@@ -87,6 +87,16 @@ async function callTool(
     c.get("ctx").log.error("mcp tool failed", { tool: t.name, error: loggableError(err) });
     return failed("Internal error; a retry may succeed.");
   }
+}
+
+/**
+ * An argument given as `null` is one left out, as the API takes a null optional field (its
+ * `nullAsAbsent`): models often send null for what they leave unset. Only the top level: no
+ * argument of a tool is itself nullable (a null inside one, a variable to delete, keeps its meaning).
+ */
+function withoutNulls(args: unknown): unknown {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));
 }
 
 /** The methods this server serves, by name; any other is JSON-RPC's "method not found". */

@@ -474,6 +474,20 @@ describe("MCP server", () => {
         conclusion: "failed",
       }),
     ).toMatch(/409 conflict/);
+    // An argument given as null is one left out, as the API takes a null optional field.
+    const next = await createDeployment(environmentId, [stack.id]);
+    const bare = await ok<{ deployment: Deployment }>(client, "conclude_check", {
+      deployment_id: next.id,
+      name: "e2e",
+      conclusion: "passed",
+      details_url: null,
+      summary: null,
+    });
+    expect(bare.deployment.gate?.checks[0]).toMatchObject({
+      state: "passed",
+      details_url: null,
+      summary: null,
+    });
   });
 });
 
