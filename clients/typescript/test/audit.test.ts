@@ -81,6 +81,46 @@ describe("deploy-platform audit tail", () => {
   });
 });
 
+describe("deploy-platform audit tail -n", () => {
+  it("reads the last n a page of 240 at a time; 0 prints none and follows from the newest; not a count is a usage error", async () => {
+    // The log holds 1..500; the newest-first list pages by an offset cursor.
+    const asked: string[] = [];
+    const server = await startFake((_req, res, url) => {
+      if (url.pathname === "/v1/api-keys/current") return json(res, 200, { org_id: "Org1" });
+      asked.push(url.search);
+      const after = url.searchParams.get("after_sequence");
+      if (after !== null) return json(res, 200, { data: [], has_more: false });
+      const limit = Number(url.searchParams.get("limit"));
+      const offset = Number(url.searchParams.get("after") ?? 0);
+      const data = Array.from({ length: Math.min(limit, 500 - offset) }, (_, i) => entry(500 - offset - i));
+      const more = offset + data.length < 500;
+      return json(res, 200, { data, has_more: more, ...(more ? { next_page: String(offset + limit) } : {}) });
+    });
+    close = server.close;
+    const many = fakeIo(server.base);
+    expect(await run(["audit", "tail", "-n", "300", "--no-follow", "--json"], many.io, "0.0.0")).toBe(0);
+    const printed = many
+      .stdout()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).sequence);
+    expect(printed).toEqual(Array.from({ length: 300 }, (_, i) => 201 + i));
+    expect(asked).toEqual(["?limit=240", "?limit=60&after=240", "?after_sequence=500&limit=240"]);
+
+    asked.length = 0;
+    const none = fakeIo(server.base);
+    expect(await run(["audit", "tail", "-n", "0", "--no-follow"], none.io, "0.0.0")).toBe(0);
+    expect(none.stdout()).toBe("");
+    expect(asked).toEqual(["?limit=1", "?after_sequence=500&limit=240"]);
+
+    for (const n of ["-1", "1.5", "abc"]) {
+      const bad = fakeIo(server.base);
+      expect(await run(["audit", "tail", "-n", n], bad.io, "0.0.0"), n).toBe(10);
+      expect(bad.stderr(), n).toContain("--lines must be");
+    }
+  });
+});
+
 describe("deploy-platform audit streams", () => {
   const stream = {
     id: "S1",
@@ -162,6 +202,13 @@ describe("deploy-platform audit streams", () => {
         from_sequence: 10,
       },
     );
+    // Not a sequence: said before anything is sent (yargs reads `abc` as NaN, JSON as null).
+    for (const from of ["abc", "0", "2.5"]) {
+      const bad = fakeIo(server.base);
+      expect(await run(["audit", "streams", "replay", "S1", "--from", from], bad.io, "0.0.0"), from).toBe(10);
+      expect(bad.stderr(), from).toContain("--from must be a sequence");
+    }
+    expect(seen.filter((s) => s.path === "/v1/audit-streams/S1/replay")).toHaveLength(1);
 
     const deleted = fakeIo(server.base);
     expect(await run(["audit", "streams", "delete", "S1"], deleted.io, "0.0.0")).toBe(0);

@@ -36,7 +36,7 @@ export function registerAudit(program: Argv, ctx: Context): void {
               alias: "n",
               type: "number",
               default: 10,
-              describe: "How many of the last entries first",
+              describe: "How many of the last entries first (0: none, only what comes next)",
             })
             .option("from", {
               type: "number",
@@ -57,19 +57,31 @@ export function registerAudit(program: Argv, ctx: Context): void {
           ctx.run(args, async ({ client, json, io }) => {
             if (args.from !== undefined && (!Number.isSafeInteger(args.from) || args.from < 0))
               throw new UsageError("--from must be a sequence (an integer ≥ 0)");
+            if (!Number.isSafeInteger(args.lines) || args.lines < 0)
+              throw new UsageError("--lines must be a number of entries (an integer ≥ 0)");
             if (!(args.interval > 0)) throw new UsageError("--interval must be a number of seconds > 0");
             const org = await orgOf(client);
             const print = (e: AuditEntry) => io.stdout.write(json ? `${JSON.stringify(e)}\n` : entryLine(e));
             let after = args.from;
             if (after === undefined) {
-              // The last `n` entries: the newest page, printed oldest first.
-              const newest = unwrapData(
-                await client.GET("/v1/orgs/{org_id}/audit-log", {
-                  params: { path: { org_id: org }, query: { limit: Math.min(240, Math.max(1, args.lines)) } },
-                }),
-              ).data;
-              for (const e of [...newest].reverse()) print(e);
+              // The last `n` entries (newest first, a page of at most 240 at a time), printed oldest
+              // first; with none asked for, the newest one only says where following starts.
+              const newest: AuditEntry[] = [];
+              let older: string | undefined;
+              do {
+                const page: { data: AuditEntry[]; next_page?: string } = unwrapData(
+                  await client.GET("/v1/orgs/{org_id}/audit-log", {
+                    params: {
+                      path: { org_id: org },
+                      query: { limit: Math.min(240, Math.max(1, args.lines - newest.length)), after: older },
+                    },
+                  }),
+                );
+                newest.push(...page.data);
+                older = page.next_page;
+              } while (older && newest.length < args.lines);
               after = newest[0]?.sequence ?? 0;
+              for (const e of newest.slice(0, args.lines).reverse()) print(e);
             }
             for (;;) {
               // Every entry after the last one printed, page by page, in sequence order.
@@ -244,6 +256,8 @@ function registerStreams(y: Argv, ctx: Context): Argv {
         }),
       (args) =>
         ctx.run(args, async ({ client, json, io }) => {
+          if (!Number.isSafeInteger(args.from) || args.from < 1)
+            throw new UsageError("--from must be a sequence (an integer ≥ 1)");
           const stream = unwrapData(
             await client.POST("/v1/audit-streams/{id}/replay", {
               params: { path: { id: args.id } },
