@@ -153,7 +153,8 @@ const ERROR_RESPONSES: Record<number, { name: string; code: string; description:
   403: {
     name: "Forbidden",
     code: "unauthorized` or `forbidden",
-    description: "the organization role (`unauthorized`) or the project role (`forbidden`) is too low.",
+    description:
+      "the organization role is too low (`unauthorized`), or the project role or the key's scopes (`forbidden`).",
   },
   404: {
     name: "NotFound",

@@ -3206,7 +3206,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `unauthorized` or `forbidden`: the organization role (`unauthorized`) or the project role (`forbidden`) is too low. */
+        /** @description `unauthorized` or `forbidden`: the organization role is too low (`unauthorized`), or the project role or the key's scopes (`forbidden`). */
         Forbidden: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
