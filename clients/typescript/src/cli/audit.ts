@@ -62,6 +62,11 @@ export function registerAudit(program: Argv, ctx: Context): void {
             if (!(args.interval > 0)) throw new UsageError("--interval must be a number of seconds > 0");
             const org = await orgOf(client);
             const print = (e: AuditEntry) => io.stdout.write(json ? `${JSON.stringify(e)}\n` : entryLine(e));
+            // One page of the organization's log: newest first, or after a sequence in sequence order.
+            const page = async (query: { limit: number; after?: string; after_sequence?: number }) =>
+              unwrapData(
+                await client.GET("/v1/orgs/{org_id}/audit-log", { params: { path: { org_id: org }, query } }),
+              ) as { data: AuditEntry[]; next_page?: string };
             let after = args.from;
             if (after === undefined) {
               // The last `n` entries (newest first, a page of at most 240 at a time), printed oldest
@@ -69,16 +74,12 @@ export function registerAudit(program: Argv, ctx: Context): void {
               const newest: AuditEntry[] = [];
               let older: string | undefined;
               do {
-                const page: { data: AuditEntry[]; next_page?: string } = unwrapData(
-                  await client.GET("/v1/orgs/{org_id}/audit-log", {
-                    params: {
-                      path: { org_id: org },
-                      query: { limit: Math.min(240, Math.max(1, args.lines - newest.length)), after: older },
-                    },
-                  }),
-                );
-                newest.push(...page.data);
-                older = page.next_page;
+                const read = await page({
+                  limit: Math.min(240, Math.max(1, args.lines - newest.length)),
+                  after: older,
+                });
+                newest.push(...read.data);
+                older = read.next_page;
               } while (older && newest.length < args.lines);
               after = newest[0]?.sequence ?? 0;
               for (const e of newest.slice(0, args.lines).reverse()) print(e);
@@ -87,17 +88,10 @@ export function registerAudit(program: Argv, ctx: Context): void {
               // Every entry after the last one printed, page by page, in sequence order.
               let cursor: string | undefined;
               do {
-                const page: { data: AuditEntry[]; next_page?: string } = unwrapData(
-                  await client.GET("/v1/orgs/{org_id}/audit-log", {
-                    params: {
-                      path: { org_id: org },
-                      query: { after_sequence: after, limit: 240, after: cursor },
-                    },
-                  }),
-                );
-                for (const e of page.data) print(e);
-                after = page.data.at(-1)?.sequence ?? after;
-                cursor = page.next_page;
+                const read = await page({ after_sequence: after, limit: 240, after: cursor });
+                for (const e of read.data) print(e);
+                after = read.data.at(-1)?.sequence ?? after;
+                cursor = read.next_page;
               } while (cursor);
               if (!args.follow || io.signal?.aborted) return;
               await (io.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms))))(
