@@ -71,7 +71,7 @@ async function callTool(
   key: string,
 ): Promise<ToolResult> {
   if (t === undefined) return failed(`Tool ${name} not found.`);
-  const parsed = t.input.safeParse(withoutNulls(args ?? {}));
+  const parsed = t.input.safeParse(withoutNulls(t, args ?? {}));
   if (!parsed.success) {
     return failed(`Input validation error: Invalid arguments for tool ${name}: ${issuesOf(parsed.error)}`);
   }
@@ -90,13 +90,21 @@ async function callTool(
 }
 
 /**
- * An argument given as `null` is one left out, as the API takes a null optional field (its
- * `nullAsAbsent`): models often send null for what they leave unset. Only the top level: no
- * argument of a tool is itself nullable (a null inside one, a variable to delete, keeps its meaning).
+ * An optional argument given as `null` is one left out, as the API takes a null optional field (its
+ * `nullAsAbsent`): models often send null for what they leave unset. Only an argument the tool
+ * names and may go without: an unknown one stays, to be refused as the API refuses an unknown field,
+ * and a required one stays, to be refused as null. Only the top level: no argument of a tool is
+ * itself nullable (a null inside one, a variable to delete, keeps its meaning).
  */
-function withoutNulls(args: unknown): unknown {
+function withoutNulls(t: Tool, args: unknown): unknown {
   if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));
+  const shape = t.input.shape as Record<string, { safeParse(value: unknown): { success: boolean } }>;
+  return Object.fromEntries(
+    Object.entries(args).filter(
+      ([name, value]) =>
+        value !== null || !Object.hasOwn(shape, name) || !shape[name]?.safeParse(undefined).success,
+    ),
+  );
 }
 
 /** The methods this server serves, by name; any other is JSON-RPC's "method not found". */

@@ -53,6 +53,22 @@ export const ReviewCreateSchema = z
 
 export type ReviewInput = z.infer<typeof ReviewCreateSchema>;
 
+/**
+ * An `https://` URL as written (API_CONTRACT §31's `details_url`): spelled `https://`, with no white
+ * space, control character or backslash anywhere, which the URL parser would strip, drop or read
+ * as `/` (` https://…`, `https:host/…`, `https:\\host`), and a host. It is stored as sent, so a
+ * reader gets back exactly what was given, within the same 2000 characters.
+ */
+export function isHttpsUrl(value: string): boolean {
+  if (!/^https:\/\//i.test(value) || /[\s\p{Cc}\\]/u.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 /** A check's conclusion (API_CONTRACT §31, `POST /v1/deployments/{id}/checks/{name}`). */
 export const CheckConclusionSchema = z
   .strictObject({
@@ -63,13 +79,7 @@ export const CheckConclusionSchema = z
       z
         .string()
         .max(2000)
-        .refine((value) => {
-          try {
-            return new URL(value).protocol === "https:";
-          } catch {
-            return false;
-          }
-        }, "Must be an https:// URL.")
+        .refine(isHttpsUrl, "Must be an https:// URL (no spaces or control characters in it).")
         .openapi({
           format: "uri",
           description: "Where the check's details are (an `https://` URL, ≤ 2000, not `user:pass@`).",

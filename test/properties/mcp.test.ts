@@ -488,6 +488,15 @@ describe("MCP server", () => {
       details_url: null,
       summary: null,
     });
+    // Only an optional argument: an unknown one is refused though null, a required one as null.
+    const other = await createDeployment(environmentId, [stack.id]);
+    const base = { deployment_id: other.id, name: "e2e" };
+    expect(
+      await refused(client, "conclude_check", { ...base, conclusion: "passed", detail_url: null }),
+    ).toMatch(/detail_url/);
+    expect(
+      await refused(client, "conclude_check", { deployment_id: other.id, name: null, conclusion: "passed" }),
+    ).toMatch(/received null at name/);
   });
 });
 

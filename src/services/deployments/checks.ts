@@ -17,7 +17,7 @@ import type { CallerContext } from "../../context";
 import { deploymentReviews, deployments, type GateCheck } from "../../db/schema";
 import { ApiError, conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import type { CheckConclusionInput } from "../../schemas/protection-writes";
+import { type CheckConclusionInput, isHttpsUrl } from "../../schemas/protection-writes";
 import type { UrlCheck } from "../../webhooks/url-guard";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
@@ -38,15 +38,9 @@ import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf } from "./ga
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
-/** A check's `details_url` as its body's schema takes it (`https://`), parsed. */
-const detailsUrlRule = (raw: string): UrlCheck => {
-  try {
-    const url = new URL(raw);
-    return url.protocol === "https:" ? { ok: true, url } : { ok: false, reason: "Must be an https:// URL." };
-  } catch {
-    return { ok: false, reason: "Must be an https:// URL." };
-  }
-};
+/** A check's `details_url` as its body's schema takes it (`isHttpsUrl`), parsed. */
+const detailsUrlRule = (raw: string): UrlCheck =>
+  isHttpsUrl(raw) ? { ok: true, url: new URL(raw) } : { ok: false, reason: "Must be an https:// URL." };
 
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
@@ -68,13 +62,10 @@ export async function concludeCheck(
   name: string,
   input: CheckConclusionInput,
 ): Promise<DeploymentRecord> {
-  // Stored in the deployment's gate and shown to every reader: no credentials (API_CONTRACT §33),
-  // and stored as parsed (as an integration's `url` is), so what readers get is an `https://` URL
-  // whatever spelling the parser took (` https:…`, `https:host/…`, a tab inside).
-  const detailsUrl =
-    input.details_url === undefined
-      ? null
-      : storedUrl("details_url", input.details_url, detailsUrlRule, "The details URL is not allowed.").href;
+  // Stored in the deployment's gate, as sent, and shown to every reader: no credentials (§33).
+  if (input.details_url !== undefined) {
+    storedUrl("details_url", input.details_url, detailsUrlRule, "The details URL is not allowed.");
+  }
   const { db, identity } = ctx;
   let { row } = await loadAuthorized(db, identity, deployments, id, "write", "Deployment");
   const again = retries();
@@ -108,7 +99,7 @@ export async function concludeCheck(
       ...check,
       state: input.conclusion,
       reason: null,
-      details_url: detailsUrl,
+      details_url: input.details_url ?? null,
       summary: input.summary ?? null,
       concluded_at: now,
     };
