@@ -113,6 +113,18 @@ describe("deploy-platform audit tail -n", () => {
     expect(none.stdout()).toBe("");
     expect(asked).toEqual(["?limit=1", "?after_sequence=500&limit=240"]);
 
+    // A server that answers an empty page with a next_page still: the tail stops reading.
+    asked.length = 0;
+    const endless = await startFake((_req, res, url) => {
+      if (url.pathname === "/v1/api-keys/current") return json(res, 200, { org_id: "Org1" });
+      asked.push(url.search);
+      return json(res, 200, { data: [], has_more: true, next_page: "more" });
+    });
+    const stops = fakeIo(endless.base);
+    expect(await run(["audit", "tail", "-n", "3", "--no-follow"], stops.io, "0.0.0")).toBe(0);
+    await endless.close();
+    expect(asked).toEqual(["?limit=3", "?after_sequence=0&limit=240"]);
+
     for (const n of ["-1", "1.5", "abc"]) {
       const bad = fakeIo(server.base);
       expect(await run(["audit", "tail", "-n", n], bad.io, "0.0.0"), n).toBe(10);

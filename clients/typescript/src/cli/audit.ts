@@ -57,7 +57,7 @@ export function registerAudit(program: Argv, ctx: Context): void {
           ctx.run(args, async ({ client, json, io }) => {
             if (args.from !== undefined && (!Number.isSafeInteger(args.from) || args.from < 0))
               throw new UsageError("--from must be a sequence (an integer ≥ 0)");
-            if (!Number.isSafeInteger(args.lines) || args.lines < 0)
+            if (args.from === undefined && (!Number.isSafeInteger(args.lines) || args.lines < 0))
               throw new UsageError("--lines must be a number of entries (an integer ≥ 0)");
             if (!(args.interval > 0)) throw new UsageError("--interval must be a number of seconds > 0");
             const org = await orgOf(client);
@@ -79,7 +79,7 @@ export function registerAudit(program: Argv, ctx: Context): void {
                   after: older,
                 });
                 newest.push(...read.data);
-                older = read.next_page;
+                older = read.data.length > 0 ? read.next_page : undefined;
               } while (older && newest.length < args.lines);
               after = newest[0]?.sequence ?? 0;
               for (const e of newest.slice(0, args.lines).reverse()) print(e);
@@ -91,7 +91,8 @@ export function registerAudit(program: Argv, ctx: Context): void {
                 const read = await page({ after_sequence: after, limit: 240, after: cursor });
                 for (const e of read.data) print(e);
                 after = read.data.at(-1)?.sequence ?? after;
-                cursor = read.next_page;
+                // A page with nothing in it ends the round, whatever it says of more.
+                cursor = read.data.length > 0 ? read.next_page : undefined;
               } while (cursor);
               if (!args.follow || io.signal?.aborted) return;
               await (io.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms))))(
