@@ -35,7 +35,9 @@ export const errorResponses = {
   403: errorResponse("`unauthorized` (organization role too low) or `forbidden` (project role too low)."),
   404: errorResponse("`not_found`: no such resource, or not visible to the caller."),
   408: errorResponse("`timeout`: the request body did not arrive whole in time, or a timeout elsewhere."),
-  409: errorResponse("`conflict`: the request conflicts with the current state."),
+  409: errorResponse(
+    "`conflict`: the request conflicts with the current state, or passes an organization limit (cause `limits.<name>`).",
+  ),
   429: errorResponse("`rate`: rate limit exceeded; retry after `Retry-After` seconds."),
   500: errorResponse("`internal`: internal failure; a retry may succeed."),
   501: errorResponse("`not_implemented`."),
