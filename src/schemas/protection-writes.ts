@@ -1,6 +1,7 @@
 /** The bodies that replace an environment's protection, lock it, and review a waiting deployment (API_CONTRACT §26). */
 import * as z from "zod";
 import { REVIEW_STATES } from "../db/schema";
+import { writtenAsUrl } from "../lib/written-url";
 import { echoedReadOnlyFields, nullAsAbsent, text } from "../openapi/primitives";
 import { CheckSchema, ProtectionSchema, settings } from "./protection";
 
@@ -54,13 +55,12 @@ export const ReviewCreateSchema = z
 export type ReviewInput = z.infer<typeof ReviewCreateSchema>;
 
 /**
- * An `https://` URL as written (API_CONTRACT §31's `details_url`): spelled `https://`, with no white
- * space, control character or backslash anywhere, which the URL parser would strip, drop or read
- * as `/` (` https://…`, `https:host/…`, `https:\\host`), and a host. It is stored as sent, so a
- * reader gets back exactly what was given, within the same 2000 characters.
+ * An `https://` URL as written (API_CONTRACT §31's `details_url`; ../lib/written-url.ts), with a
+ * host and no backslash (which the parser reads as `/`): it is stored as sent, so a reader gets
+ * back exactly what was given, within the same 2000 characters.
  */
 export function isHttpsUrl(value: string): boolean {
-  if (!/^https:\/\//i.test(value) || /[\s\p{Cc}\\]/u.test(value)) return false;
+  if (!writtenAsUrl(value) || value.includes("\\")) return false;
   try {
     const url = new URL(value);
     return url.protocol === "https:" && url.hostname !== "";
@@ -79,7 +79,10 @@ export const CheckConclusionSchema = z
       z
         .string()
         .max(2000)
-        .refine(isHttpsUrl, "Must be an https:// URL (no spaces or control characters in it).")
+        .refine(
+          isHttpsUrl,
+          "Must be an https:// URL as written: `https://`, a host, no space, control character or backslash.",
+        )
         .openapi({
           format: "uri",
           description: "Where the check's details are (an `https://` URL, ≤ 2000, not `user:pass@`).",

@@ -10,6 +10,7 @@
  * document is found under it.
  */
 import { parseIPv4 } from "../../lib/ip-address";
+import { writtenAsUrl } from "../../lib/written-url";
 import type { UrlCheck } from "../../webhooks/url-guard";
 
 export type IssuerUrlPolicy = { allowInsecure: boolean };
@@ -49,21 +50,6 @@ function checkFetchable(raw: string, policy: IssuerUrlPolicy): UrlCheck {
     );
   }
   return { ok: true, url };
-}
-
-/**
- * What the URL parser would quietly repair in an issuer, which is kept as written and compared with
- * `iss` as written: a space or control character (stripped at either end, removed or escaped inside),
- * or a scheme not followed by `//` (`https:host`, `https:/host`). Such a trust could never match a
- * token, so it is refused rather than stored.
- */
-function writtenAsUrl(raw: string): boolean {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) return false;
-  for (let i = 0; i < raw.length; i++) {
-    const unit = raw.charCodeAt(i);
-    if (unit <= 0x20 || unit === 0x7f) return false;
-  }
-  return true;
 }
 
 export function checkIssuerUrl(raw: string, policy: IssuerUrlPolicy): UrlCheck {
