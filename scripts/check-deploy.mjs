@@ -48,7 +48,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parse } from "@babel/parser";
 import { Webhook } from "standardwebhooks";
-import { asWranglerBuilds } from "./build.mjs";
+import { asWranglerBuilds, DRIZZLE_UNUSED_MODULES } from "./build.mjs";
 import { stripDocumentText } from "./build-document.mjs";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
@@ -70,11 +70,18 @@ const DEV_ONLY = /node_modules\/@modelcontextprotocol\//;
  * zod-to-openapi's generators, 219.63, and zod's unused schema kinds, 207.77, drizzle-orm's
  * Postgres columns, 207.13, a project's reads apart from its writes with the shared headers' prose
  * out, 205.79, zod's JSON Schema conversion (the MCP tools' list an asset), 198.61, and the tools'
- * titles and descriptions, 196.55 (196.63 with one reader of the assets). Each step: bench/README.md, "Bundle".
+ * titles and descriptions, 196.55 (196.63 with one reader of the assets); part five took it to
+ * 199.84, and drizzle-orm's methods src/ never calls back to 196.88. Each step: bench/README.md,
+ * "Bundle".
  */
 const MAX_UPLOAD_GZIP_KIB = 200;
 /** The most zod may weigh in a deployed build, raw bytes as esbuild's metafile counts them. */
 const MAX_ZOD_BYTES = 90_000;
+/**
+ * The most drizzle-orm may weigh in a deployed build, raw bytes as esbuild's metafile counts them:
+ * 65.1 KB with the code of the methods src/ never calls, 56.0 without (scripts/build.mjs).
+ */
+const MAX_DRIZZLE_BYTES = 58_000;
 /** zod's JSON Schema conversion, which the deployed build stands in for (scripts/build-document.mjs). */
 const JSON_SCHEMA_MODULES = ["zod/v4/core/to-json-schema.js", "zod/v4/core/json-schema-processors.js"];
 /** Modules only writes need (their audit entry, prebuilt inserts, the deployments they follow). */
@@ -343,6 +350,18 @@ try {
         postgresBytes < 1_000,
         `${env}: the build holds none of drizzle-orm's Postgres columns (${postgresBytes} bytes of pg-core: \`isPgEnum\` alone, scripts/build.mjs)`,
         "drizzle-orm/sql/sql.js's import of pg-core/columns/enum.js is the package's own again",
+      );
+      const drizzleBytes = bytesOf("drizzle-orm");
+      const standIns = DRIZZLE_UNUSED_MODULES.map((module) =>
+        Object.values(meta.outputs)
+          .flatMap((output) => Object.entries(output.inputs ?? {}))
+          .filter(([path]) => path.endsWith(`node_modules/drizzle-orm/${module}`))
+          .reduce((sum, [, input]) => sum + input.bytesInOutput, 0),
+      );
+      check(
+        drizzleBytes < MAX_DRIZZLE_BYTES && standIns.every((bytes) => bytes < 300),
+        `${env}: the build holds none of drizzle-orm's relational queries, $count, with, transactions or migrator (${drizzleBytes} bytes of drizzle-orm, under ${MAX_DRIZZLE_BYTES}; ${standIns.join(", ")} bytes of its ${standIns.length} modules for them: stand-ins that throw)`,
+        "scripts/build.mjs `drizzleUnusedPlugin` no longer stands in for them",
       );
       const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
       check(

@@ -4,6 +4,14 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 export type Db = ReturnType<typeof createDb>;
 
 /**
+ * The methods of Drizzle's database whose code the deployed build leaves out (scripts/build.mjs
+ * `DRIZZLE_UNUSED_METHODS`: there they throw): the relational queries (no schema is given),
+ * `$count`, `with` and `transaction` (D1 refuses its `begin`). Not part of `Db`, so
+ * a call is a type error here rather than a throw in production only.
+ */
+type LeftOut = "query" | "$count" | "with" | "transaction";
+
+/**
  * A Drizzle handle over a D1 session (src/db/session.ts) or, in tests and scripts, the bare
  * binding (cheap: no connection is opened).
  *
@@ -38,5 +46,6 @@ export function createDb(d1: D1Database | Pick<D1DatabaseSession, "prepare" | "b
       (results) => results.slice(0, items.length) as unknown as Awaited<ReturnType<typeof batch>>,
     ) as ReturnType<typeof batch>;
   };
-  return Object.assign(db, { $client: client, batch: withFollowers });
+  const handle: Omit<typeof db, LeftOut> = db;
+  return Object.assign(handle, { $client: client, batch: withFollowers });
 }

@@ -27,7 +27,8 @@ describe("createDb", () => {
     expect(queries(ours)).toEqual(queries(theirs as unknown as typeof ours));
     expect(ours.$client).toBe(env.DB);
     expect(ours._).toEqual(theirs._);
-    expect(Object.keys(ours.query)).toEqual(Object.keys(theirs.query));
+    // No relational queries: `query` is left out of `Db` (the deployed build has none of their code).
+    expect("query" in ours && Object.keys(ours.query as object)).toEqual(Object.keys(theirs.query));
     // One handle's write is the other's read, through batch and a single statement alike.
     await ours.batch([
       ours.insert(organizations).values({ id, name: "n", createdAt: "2026-01-01T00:00:00.000Z" }),
