@@ -94,9 +94,9 @@ export const pgEnumCheckPlugin = {
  * What of drizzle-orm only its relational query API (`db.query.*`, set up from a `schema` given to
  * `drizzle()`), `db.$count`, `db.with`, transactions and its migrator use: src/db/client.ts passes
  * no schema, nothing in src/ calls those methods (D1 refuses a transaction's `begin`) and
- * migrations are wrangler's, yet `BaseSQLiteDatabase`, the
- * D1 session and the dialect import those modules and hold those methods, so esbuild keeps them (a
- * class's methods are never tree-shaken): 9.1 KB of the build that no request runs. In the
+ * migrations are wrangler's, yet `BaseSQLiteDatabase`, the D1 session and the dialect import those
+ * modules and hold those methods, so esbuild keeps them (a class's methods are never tree-shaken):
+ * 9.1 KB of the build that no request runs. In the
  * deployed build each such module is one of the same exports, and each such method keeps its
  * signature, each throwing if called or made; src/db/client.ts's `Db` has none of the methods, so
  * a call in src/ is a type error. The modules' export lists and the methods are found in the
