@@ -48,12 +48,13 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parse } from "@babel/parser";
 import { Webhook } from "standardwebhooks";
-import { asWranglerBuilds, DRIZZLE_UNUSED_MODULES } from "./build.mjs";
+import { asWranglerBuilds } from "./build.mjs";
 import { stripDocumentText } from "./build-document.mjs";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { buildDocsAssets, DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH } from "./docs-assets.mjs";
 import { checker } from "./lib/check.mjs";
+import { DRIZZLE_UNUSED_MODULES } from "./lib/drizzle-stand-ins.mjs";
 import { sourceDocument } from "./lib/source-document.mjs";
 import { environments, isPlaceholderId, readEnvironment as read, wrangler } from "./wrangler-envs.mjs";
 
@@ -79,7 +80,7 @@ const MAX_UPLOAD_GZIP_KIB = 200;
 const MAX_ZOD_BYTES = 90_000;
 /**
  * The most drizzle-orm may weigh in a deployed build, raw bytes as esbuild's metafile counts them:
- * 65.1 KB with the code of the methods src/ never calls, 56.0 without (scripts/build.mjs).
+ * 65.1 KB with the code of the methods src/ never calls, 56.0 without (scripts/lib/drizzle-stand-ins.mjs).
  */
 const MAX_DRIZZLE_BYTES = 58_000;
 /** zod's JSON Schema conversion, which the deployed build stands in for (scripts/build-document.mjs). */
@@ -348,7 +349,7 @@ try {
       const postgresBytes = bytesOf("drizzle-orm/pg-core");
       check(
         postgresBytes < 1_000,
-        `${env}: the build holds none of drizzle-orm's Postgres columns (${postgresBytes} bytes of pg-core: \`isPgEnum\` alone, scripts/build.mjs)`,
+        `${env}: the build holds none of drizzle-orm's Postgres columns (${postgresBytes} bytes of pg-core: \`isPgEnum\` alone, scripts/lib/drizzle-stand-ins.mjs)`,
         "drizzle-orm/sql/sql.js's import of pg-core/columns/enum.js is the package's own again",
       );
       const drizzleBytes = bytesOf("drizzle-orm");
@@ -361,7 +362,7 @@ try {
       check(
         drizzleBytes < MAX_DRIZZLE_BYTES && standIns.every((bytes) => bytes < 300),
         `${env}: the build holds none of drizzle-orm's relational queries, $count, with, transactions or migrator (${drizzleBytes} bytes of drizzle-orm, under ${MAX_DRIZZLE_BYTES}; ${standIns.join(", ")} bytes of its ${standIns.length} modules for them: stand-ins that throw)`,
-        "scripts/build.mjs `drizzleUnusedPlugin` no longer stands in for them",
+        "scripts/lib/drizzle-stand-ins.mjs `drizzleUnusedPlugin` no longer stands in for them",
       );
       const { eager, deferred, heavy } = startupModules(meta.inputs, "src/index.ts");
       check(
