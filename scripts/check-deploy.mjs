@@ -80,7 +80,8 @@ const MAX_UPLOAD_GZIP_KIB = 200;
 const MAX_ZOD_BYTES = 90_000;
 /**
  * The most drizzle-orm may weigh in a deployed build, raw bytes as esbuild's metafile counts them:
- * 65.1 KB with the code of the methods src/ never calls, 56.0 without (scripts/lib/drizzle-stand-ins.mjs).
+ * 65.1 KB with the code of the methods src/ never calls, 56.0 without
+ * (scripts/lib/drizzle-stand-ins.mjs).
  */
 const MAX_DRIZZLE_BYTES = 58_000;
 /** zod's JSON Schema conversion, which the deployed build stands in for (scripts/build-document.mjs). */

@@ -4,10 +4,10 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 export type Db = ReturnType<typeof createDb>;
 
 /**
- * The methods of Drizzle's database whose code the deployed build leaves out (`DRIZZLE_UNUSED_METHODS`
- * in scripts/lib/drizzle-stand-ins.mjs: there they throw): the relational queries (no schema is
- * given), `$count`, `with` and `transaction` (D1 refuses its `begin`). Not part of `Db`, so a call
- * is a type error here rather than a throw in production only.
+ * The methods of Drizzle's database whose code the deployed build leaves out
+ * (`DRIZZLE_UNUSED_METHODS` in scripts/lib/drizzle-stand-ins.mjs: there they throw): the relational
+ * queries (no schema is given), `$count`, `with` and `transaction` (D1 refuses its `begin`). Not
+ * part of `Db`, so a call is a type error here rather than a throw in production only.
  */
 type LeftOut = "query" | "$count" | "with" | "transaction";
 
