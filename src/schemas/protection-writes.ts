@@ -55,18 +55,15 @@ export const ReviewCreateSchema = z
 export type ReviewInput = z.infer<typeof ReviewCreateSchema>;
 
 /**
- * An `https://` URL as written (API_CONTRACT §31's `details_url`; ../lib/written-url.ts), with a
- * host and no backslash (which the parser reads as `/`): it is stored as sent, so a reader gets
- * back exactly what was given, within the same 2000 characters.
+ * `value` parsed, when it is an `https://` URL as written (API_CONTRACT §31's `details_url`;
+ * ../lib/written-url.ts) with a host and no backslash (which the parser reads as `/`), else null.
+ * It is stored as sent, so a reader gets back exactly what was given, within the same 2000
+ * characters.
  */
-export function isHttpsUrl(value: string): boolean {
-  if (!writtenAsUrl(value) || value.includes("\\")) return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === "https:" && url.hostname !== "";
-  } catch {
-    return false;
-  }
+export function httpsUrl(value: string): URL | null {
+  if (!writtenAsUrl(value) || value.includes("\\")) return null;
+  const url = URL.parse(value);
+  return url?.protocol === "https:" && url.hostname !== "" ? url : null;
 }
 
 /** A check's conclusion (API_CONTRACT §31, `POST /v1/deployments/{id}/checks/{name}`). */
@@ -80,7 +77,7 @@ export const CheckConclusionSchema = z
         .string()
         .max(2000)
         .refine(
-          isHttpsUrl,
+          (value) => httpsUrl(value) !== null,
           "Must be an https:// URL as written: `https://`, a host, no space, control character or backslash.",
         )
         .openapi({

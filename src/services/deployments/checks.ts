@@ -17,7 +17,7 @@ import type { CallerContext } from "../../context";
 import { deploymentReviews, deployments, type GateCheck } from "../../db/schema";
 import { ApiError, conflict } from "../../errors";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import { type CheckConclusionInput, isHttpsUrl } from "../../schemas/protection-writes";
+import { type CheckConclusionInput, httpsUrl } from "../../schemas/protection-writes";
 import type { UrlCheck } from "../../webhooks/url-guard";
 import { loadAuthorized } from "../access";
 import { auditEntry } from "../audit/entry";
@@ -38,9 +38,11 @@ import { blockedBy, decidedAtOnce, laterThan, lockAsRead, reviewsOf } from "./ga
 import { auditableDeploymentChanges, type DeploymentRow, toDeploymentRecord } from "./record";
 import { cancelAsConsequence } from "./transitions";
 
-/** A check's `details_url` as its body's schema takes it (`isHttpsUrl`), parsed. */
-const detailsUrlRule = (raw: string): UrlCheck =>
-  isHttpsUrl(raw) ? { ok: true, url: new URL(raw) } : { ok: false, reason: "Must be an https:// URL." };
+/** A check's `details_url` as its body's schema takes it (`httpsUrl`), parsed once. */
+const detailsUrlRule = (raw: string): UrlCheck => {
+  const url = httpsUrl(raw);
+  return url ? { ok: true, url } : { ok: false, reason: "Must be an https:// URL." };
+};
 
 const noSuchCheck = (name: string) =>
   new ApiError("not_found", `The deployment's gate holds no check named "${name}".`);
