@@ -11,7 +11,7 @@
  * `sequence`, docs/audit-streams.md). A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
  * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
- * failed attempt, tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
+ * failed attempt (its `last_error` recorded even then), tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
  * Gone` pauses the stream. Nothing is ever skipped: a crash before the acknowledgement is recorded
  * leaves `delivered_through` where it was, and the batch is sent again.
  */
@@ -148,20 +148,36 @@ export async function deliverStream(
     const failures = stream.failures + 1;
     const next = Date.now() + retryDelayMs(failures, schedule);
     const now = nowIso();
-    await ctx.db
+    const lastError = {
+      lastErrorAt: now,
+      lastErrorStatusCode: outcome.statusCode,
+      lastErrorMessage: outcome.error ?? "The attempt failed.",
+    };
+    const failed = await ctx.db
       .update(auditStreams)
       .set({
         failures,
         retryThrough: last,
         nextAttemptAt: toIso(next),
-        lastErrorAt: now,
-        lastErrorStatusCode: outcome.statusCode,
-        lastErrorMessage: outcome.error ?? "The attempt failed.",
+        ...lastError,
         // `410 Gone`: the receiver asks for no more; the stream pauses (`enabled: true` resumes it).
         ...(gone ? { enabled: false, epoch: stream.epoch + 1, updatedAt: now } : {}),
       })
       .where(asSent)
       .run();
+    if (!failed.meta.changes) {
+      // Paused, resumed or sent elsewhere while the batch was out: the new epoch keeps its own
+      // schedule (and a 410 of the old url pauses nothing), but the attempt did fail, and
+      // `last_error` is the last failed attempt (§30). Nothing was acknowledged since: this object
+      // runs one attempt at a time, and a replay that moved `delivered_through` is left as it is.
+      await ctx.db
+        .update(auditStreams)
+        .set(lastError)
+        .where(
+          and(eq(auditStreams.id, stream.id), eq(auditStreams.deliveredThrough, stream.deliveredThrough)),
+        )
+        .run();
+    }
     return gone ? null : { at: next };
   }
 }

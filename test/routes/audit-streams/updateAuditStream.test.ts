@@ -6,6 +6,7 @@ import {
   eventually,
   readStream,
   receiverBucket,
+  scriptReceiver,
   sequencesReceived,
 } from "../../helpers/audit-streams";
 import { expectError } from "../../helpers/expect";
@@ -80,6 +81,31 @@ describe("PATCH /v1/audit-streams/{id}", () => {
         (_, i) => (before.at(-1) ?? 0) + 1 + i,
       ),
     );
+  });
+
+  it("a batch out when the stream is paused still fails into last_error (§30: the last failed attempt), and nothing more is sent", async () => {
+    const { owner } = await createOrgWithOwner();
+    const { bucket, url } = receiverBucket();
+    // Every attempt answers 500, a second and a half after it arrives.
+    await scriptReceiver(bucket, [], 1500);
+    const stream = await createStream(owner, `${url}?status=500`);
+    await eventually(
+      () => received(bucket),
+      (list) => list.length > 0,
+    );
+    const paused = await request<Stream>("PATCH", `/v1/audit-streams/${stream.id}`, {
+      key: owner.key,
+      body: { enabled: false },
+    });
+    expect(paused.status, paused.raw).toBe(200);
+    const failed = await eventually(
+      () => readStream(owner, stream.id),
+      (s) => s.last_error !== null,
+    );
+    expect(failed).toMatchObject({ enabled: false, delivered_through: stream.delivered_through });
+    expect(failed.last_error).toEqual({ at: expect.any(String), status_code: 500, message: "HTTP 500" });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await received(bucket)).toHaveLength(1); // paused: no retry
   });
 
   it("nothing to change is 400; a url the integrations' rules refuse is 400; If-Match is honoured", async () => {
