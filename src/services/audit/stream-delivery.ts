@@ -177,6 +177,9 @@ export async function deliverStream(
           and(eq(auditStreams.id, stream.id), eq(auditStreams.deliveredThrough, stream.deliveredThrough)),
         )
         .run();
+      // The change's wake-up came while this run was out, and this answer replaces it: run again
+      // at once, by what the stream says now (a resumed stream or a new url tries at once).
+      return { at: Date.now() };
     }
     return gone ? null : { at: next };
   }
