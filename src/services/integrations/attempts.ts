@@ -82,6 +82,7 @@ export async function processDelivery(
       integrationType: notificationIntegrations.type,
       enabled: notificationIntegrations.enabled,
       url: notificationIntegrations.url,
+      integrationUpdatedAt: notificationIntegrations.updatedAt,
       signingSecret: notificationIntegrations.signingSecret,
       previousSecret: notificationIntegrations.previousSigningSecret,
       previousExpiresAt: notificationIntegrations.previousSecretExpiresAt,
@@ -210,7 +211,11 @@ export async function processDelivery(
           .where(
             and(
               eq(integration.id, row.integrationId),
-              gone ? undefined : sql`${integration.failingSince} IS NULL`,
+              // A 410 disables the integration only as the attempt found it: not one sent elsewhere
+              // or re-enabled meanwhile (the url it answers for is no longer, or again, its receiver).
+              gone
+                ? and(eq(integration.url, row.url), eq(integration.updatedAt, row.integrationUpdatedAt))
+                : sql`${integration.failingSince} IS NULL`,
             ),
           ),
   ];
@@ -219,8 +224,10 @@ export async function processDelivery(
     return { action: "ack", reason: "delivery gone or superseded meanwhile" };
   if (outcome.ok) return { action: "ack", reason: "delivered" };
   if (gone) {
-    ctx.log.warn("receiver answered 410 Gone; integration disabled", { integration_id: row.integrationId });
-    return { action: "ack", reason: "receiver gone (410): integration disabled" };
+    const disabled = results[2]?.meta.changes !== 0;
+    const reason = `receiver gone (410): integration ${disabled ? "disabled" : "changed meanwhile, left as it is"}`;
+    ctx.log.warn(reason, { integration_id: row.integrationId });
+    return { action: "ack", reason };
   }
   return delay === null
     ? { action: "dead-letter" }

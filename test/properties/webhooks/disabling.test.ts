@@ -8,6 +8,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { notificationIntegrations } from "../../../src/db/schema";
 import { request } from "../../helpers/api";
+import { unique } from "../../helpers/factories";
 import { emit, type Integration, runDeadLetter, setupIntegration } from "../../helpers/integrations";
 import { captureLogs } from "../../helpers/logs";
 import {
@@ -17,6 +18,7 @@ import {
   deliveriesOfEvent,
   deliveryRow,
   eventually,
+  hook,
   integrationRow,
   received,
   writeDelivery,
@@ -47,6 +49,32 @@ describe("enabled / disabled", () => {
       expect((await deliveriesOfEvent(second.id)).map((d) => d.status)).toEqual(["skipped"]);
     });
     expect(await received(bucket)).toHaveLength(1);
+  });
+
+  it("a 410 from a url the integration no longer has (changed while the attempt was out) disables nothing; the new url gets the next event", async () => {
+    // The old url answers 410 a second and a half after each request arrives.
+    const { owner, project, integration, bucket, path } = await setupIntegration(
+      { changelog: true },
+      "?status=410&delay_ms=1500",
+    );
+    const first = await emit(project.id);
+    await eventually(async () => {
+      expect(await received(bucket)).toHaveLength(1);
+    });
+    const next = unique("ops");
+    const moved = await request<Integration>("PATCH", path, { key: owner.key, body: { url: hook(next) } });
+    expect(moved.status, moved.raw).toBe(200);
+    await eventually(async () => {
+      expect(await deliveriesOfEvent(first.id)).toEqual([
+        expect.objectContaining({ status: "failed", attempts: 1, lastStatusCode: 410 }),
+      ]);
+    });
+    expect(await integrationRow(integration.id)).toMatchObject({ enabled: true, disabledReason: null });
+    const second = await emit(project.id);
+    await eventually(async () => {
+      expect((await deliveriesOfEvent(second.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    });
+    expect(await received(next)).toHaveLength(1);
   });
 
   it("5 days of nothing but failures (3 failed deliveries) disables it as failing; less does not", async () => {
