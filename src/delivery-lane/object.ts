@@ -27,7 +27,7 @@ import { DurableObject } from "cloudflare:workers";
 import { createServiceContext, type ServiceContext } from "../context";
 import { DIRECTORY } from "../db/databases";
 import { startAfter } from "../db/session";
-import { loggableError } from "../errors";
+import { isOrganizationMoved, loggableError } from "../errors";
 import { migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
@@ -217,16 +217,23 @@ export class DeliveryLane extends DurableObject<Env> {
       retryFrom =
         (decision.action === "retry" ? decision.bookmark : null) ?? ctx.session.bookmark() ?? row.bookmark;
     } catch (err) {
-      // Not recorded (D1 failed, say): counted like a failed attempt, so it cannot loop forever.
-      ctx.log.error("delivery attempt failed; will retry", {
-        delivery_id: row.delivery_id,
-        error: loggableError(err),
-      });
-      const delay = retryDelaySeconds(row.tries + 1);
-      decision =
-        delay === null
-          ? { action: "dead-letter" }
-          : { action: "retry", delaySeconds: delay, at: Date.now() + delay * 1000 };
+      if (isOrganizationMoved(err)) {
+        // A move's fence, set while the attempt was out, refused its record (API_CONTRACT §32): no
+        // failed try (whose delay grows to hours), but held, as a delivery that meets the fence
+        // before it is sent; looked at again in a moment, from where the organization then is.
+        decision = { action: "held" };
+      } else {
+        // Not recorded (D1 failed, say): counted like a failed attempt, so it cannot loop forever.
+        ctx.log.error("delivery attempt failed; will retry", {
+          delivery_id: row.delivery_id,
+          error: loggableError(err),
+        });
+        const delay = retryDelaySeconds(row.tries + 1);
+        decision =
+          delay === null
+            ? { action: "dead-letter" }
+            : { action: "retry", delaySeconds: delay, at: Date.now() + delay * 1000 };
+      }
     }
     if (decision.action === "ack") {
       dropEntry(this.sql, row);

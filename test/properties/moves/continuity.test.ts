@@ -106,10 +106,10 @@ describe("webhooks and audit streams across a move", () => {
 
 describe("a delivery handed to its lane naming a database its organization is leaving or left", () => {
   /** An organization in DB with an integration to a fresh bucket, and a delivery pending there that no lane holds. */
-  async function pendingDelivery() {
+  async function pendingDelivery(query = "") {
     const { org, project } = await createOwnedProject();
     const bucket = unique("moving");
-    const integration = await integrate(project.id, hook(bucket), { changelog: true });
+    const integration = await integrate(project.id, hook(bucket, query), { changelog: true });
     const event = await writeEvent(project.id, "changelog.created");
     const deliveryId = await writeDelivery(project.id, event.id, integration.id);
     return {
@@ -198,5 +198,37 @@ describe("a delivery handed to its lane naming a database its organization is le
       expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "succeeded", attempts: 1 }),
     );
     expect((await received(d.bucket)).map((r) => r.headers["webhook-id"])).toEqual([d.eventId]);
+  });
+
+  it("a fence set while an attempt is out: its outcome is refused, no try counted, nothing sent while it holds; once lifted, sent again at once", async () => {
+    // The receiver answers 200 a second and a half after each request arrives.
+    const d = await pendingDelivery("?delay_ms=1500");
+    expect(await handOver(d.integrationId, d.deliveryId, "DB")).toBe(1);
+    await eventually(async () => expect(await received(d.bucket)).toHaveLength(1));
+    await env.DB.prepare(
+      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced) VALUES (?, 'test', 'DB_ORG_2', 1)",
+    )
+      .bind(d.orgId)
+      .run();
+    try {
+      // The answer came, its record was refused: not a failed try (which would wait 5 s, and hours
+      // at later tries), but held, as a delivery that meets the fence before it is sent.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "pending", attempts: 0 });
+      expect((await laneEntries(d.integrationId)).map((e) => [e.deliveryId, e.tries])).toEqual([
+        [d.deliveryId, 0],
+      ]);
+      expect(await received(d.bucket)).toHaveLength(1);
+    } finally {
+      await env.DB.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(d.orgId).run();
+    }
+    const lifted = Date.now();
+    await eventually(async () =>
+      expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "succeeded", attempts: 1 }),
+    );
+    const again = (await received(d.bucket))[1];
+    expect(again?.headers["webhook-id"]).toBe(d.eventId);
+    // Looked at again within a second of the fence's end (HELD_MS), then the receiver's 1.5 s.
+    expect((again?.at ?? Infinity) - lifted).toBeLessThan(2500);
   });
 });
