@@ -31,41 +31,83 @@ import { resendStuckDisconnects } from "./services/projects/disconnect";
 /** The daily cron (wrangler.toml): retention work, shared by every kind of record that has one. */
 const DAILY_CRON = "0 3 * * *";
 
-/** One cron run on one database (`ctx`'s). */
+/**
+ * One cron run on one database (`ctx`'s). Its steps are independent: one that fails (an object of
+ * one organization's that will not answer, say) is logged and the steps after it still run, so no
+ * tenant's failure holds up another's sweep; the run then fails as a whole.
+ */
 async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
-  await forgetExpiredSecrets(ctx);
-  const keys = await forgetExpiredKeys(ctx);
-  if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
+  const failed: unknown[] = [];
+  const step = async (name: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (err) {
+      failed.push(err);
+      ctx.log.error("cron step failed", { database: ctx.database, step: name, error: loggableError(err) });
+    }
+  };
+  await step("secrets", async () => {
+    await forgetExpiredSecrets(ctx);
+  });
+  await step("idempotency keys", async () => {
+    const keys = await forgetExpiredKeys(ctx);
+    if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
+  });
   if (cron === DAILY_CRON) {
-    const removed = await purgeExpiredAuditEntries(ctx);
-    ctx.log.info("audit log retention", { database: ctx.database, removed });
-    const purged = await purgeOldEvents(ctx);
-    ctx.log.info("event retention", { database: ctx.database, ...purged });
-    ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
-    return;
+    await step("audit retention", async () => {
+      const removed = await purgeExpiredAuditEntries(ctx);
+      ctx.log.info("audit log retention", { database: ctx.database, removed });
+    });
+    await step("event retention", async () => {
+      ctx.log.info("event retention", { database: ctx.database, ...(await purgeOldEvents(ctx)) });
+    });
+    await step("timeline retention", async () => {
+      ctx.log.info("timeline retention", { database: ctx.database, ...(await purgeOldTimelines(ctx)) });
+    });
+  } else {
+    await sweep(ctx, step);
   }
-  await sweepStaleEvents(ctx);
-  const overdue = await settleOverdueGates(ctx);
-  if (overdue > 0)
-    ctx.log.warn(
-      "overdue gates (wait timers, decided reviews, released locks, supersedes) settled by the cron",
-      {
-        database: ctx.database,
-        overdue,
-      },
-    );
-  const disconnects = await resendStuckDisconnects(ctx);
-  if (disconnects > 0)
-    ctx.log.warn("disconnects whose message was lost sent again", { database: ctx.database, disconnects });
-  const streams = await wakeLaggingStreams(ctx);
-  if (streams > 0) ctx.log.info("audit streams behind their log woken", { database: ctx.database, streams });
-  const stuck = await sweepStuckDeliveries(ctx);
-  if (stuck.taken > 0)
-    ctx.log.warn("stuck deliveries handed to their lanes again", { database: ctx.database, ...stuck });
-  const moves = await resumeStalledMoves(ctx);
-  if (moves > 0) ctx.log.warn("stalled organization moves woken", { moves });
+  if (failed.length)
+    throw new AggregateError(failed, `${failed.length} cron step(s) failed on ${ctx.database}`);
+}
+
+type Step = (name: string, work: () => Promise<void>) => Promise<void>;
+
+/** The five-minute sweeps, each a step of its own. */
+async function sweep(ctx: ServiceContext, step: Step): Promise<void> {
+  const { database } = ctx;
+  await step("events", async () => {
+    await sweepStaleEvents(ctx);
+  });
+  await step("gates", async () => {
+    const overdue = await settleOverdueGates(ctx);
+    if (overdue > 0)
+      ctx.log.warn(
+        "overdue gates (wait timers, decided reviews, released locks, supersedes) settled by the cron",
+        { database, overdue },
+      );
+  });
+  await step("disconnects", async () => {
+    const disconnects = await resendStuckDisconnects(ctx);
+    if (disconnects > 0)
+      ctx.log.warn("disconnects whose message was lost sent again", { database, disconnects });
+  });
+  await step("audit streams", async () => {
+    const streams = await wakeLaggingStreams(ctx);
+    if (streams > 0) ctx.log.info("audit streams behind their log woken", { database, streams });
+  });
+  await step("deliveries", async () => {
+    const stuck = await sweepStuckDeliveries(ctx);
+    if (stuck.taken > 0) ctx.log.warn("stuck deliveries handed to their lanes again", { database, ...stuck });
+  });
+  await step("moves", async () => {
+    const moves = await resumeStalledMoves(ctx);
+    if (moves > 0) ctx.log.warn("stalled organization moves woken", { moves });
+  });
   // Last, so the deliveries' sweeps never wait on it.
-  await finishOrganizations(ctx);
+  await step("organizations", async () => {
+    await finishOrganizations(ctx);
+  });
 }
 
 /** The Worker's `scheduled` handler: one cron run on every database. */

@@ -93,6 +93,9 @@ export async function wakeLaggingStreams(ctx: ServiceContext, nowMs = Date.now()
       ),
     )
     .all();
-  await Promise.all(lagging.map(({ id, orgId }) => wakeStream(ctx, id, orgId)));
+  // Each stream's object on its own: one that will not answer keeps no other stream from waking.
+  const woken = await Promise.allSettled(lagging.map(({ id, orgId }) => wakeStream(ctx, id, orgId)));
+  const failed = woken.flatMap((w) => (w.status === "rejected" ? [w.reason] : []));
+  if (failed.length) throw new AggregateError(failed, `${failed.length} lagging audit stream(s) not woken`);
   return lagging.length;
 }
