@@ -2,10 +2,11 @@
  * `waitForDeployment` (API_CONTRACT §19): the deployment record as soon as it is final, or as it
  * stands when the wait's time is up. One D1 read opens the wait (the lookup that authorizes it);
  * then it listens to the deployment's feed (src/feed/), which pushes each change with the record,
- * so a wait on an idle deployment queries nothing, and at the end it answers the latest record it
- * was given. D1 is read again only when the feed announces a change without the record (a record
- * too large to push, or the feed's first message saying it moved since the lookup), or after the
- * feed was lost, since a change may have gone by meanwhile. A deployment deleted with its project
+ * so a wait on an idle deployment queries nothing while it waits. D1 is read again when the feed
+ * announces a change without the record (a record too large to push, or the feed's first message
+ * saying it moved since the lookup), after the feed was lost, since a change may have gone by
+ * meanwhile, and once when the time is up on a record that is not final: a change whose notice
+ * never reached the feed (lost with the isolate that wrote it, after its answer) is there. A deployment deleted with its project
  * while waited on is `404`: the feed says so (src/services/projects/projects.ts tells it).
  */
 import { eq } from "drizzle-orm";
@@ -60,6 +61,7 @@ export async function waitForDeployment(
 
   let subscription: FeedSubscription | null = null;
   let resubscribes = 0;
+  let readAtEnd = false;
   try {
     while (!gone && !isFinal(record.status) && Date.now() < deadline) {
       if (!subscription && resubscribes <= RESUBSCRIBES) {
@@ -97,6 +99,7 @@ export async function waitForDeployment(
         // No feed to listen to: wait out the time, then answer the record as it stands.
         await new Promise((resolve) => setTimeout(resolve, left));
         await read(PRIMARY);
+        readAtEnd = true;
         break;
       }
       await wakeup.wait(left);
@@ -105,5 +108,7 @@ export async function waitForDeployment(
     subscription?.close();
   }
   if (gone) throw notFound("Deployment");
+  // The time is up: "as it stands" is D1's, not the last record the feed pushed.
+  if (!isFinal(record.status) && !readAtEnd) await read(PRIMARY);
   return record;
 }

@@ -3,6 +3,7 @@
  * final, or as it stands after `timeout` seconds. Its cost (nothing while the deployment is idle)
  * is asserted in test/properties/query-count/.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DeploymentRecord } from "../../../src/schemas/deployment";
 import { request } from "../../helpers/api";
@@ -65,6 +66,25 @@ describe("GET /v1/deployments/{id}/wait", () => {
     const idle = await timed(`${path}?timeout=1`, owner.key);
     expect(idle.res.body).toEqual(running);
     expect(idle.ms).toBeGreaterThanOrEqual(900);
+  });
+
+  it("a change whose notice never reached the feed (lost with its isolate) is in the answer when the time is up", async () => {
+    const { owner, deployment, path } = await queued();
+    const waiting = timed(`${path}?timeout=1.5`, owner.key);
+    await sleep(200);
+    const unreachable = {
+      idFromName: (name: string) => env.DEPLOYMENT_FEED.idFromName(name),
+      get: () => ({ notify: () => Promise.reject(new Error("feed unreachable")) }),
+    } as unknown as Env["DEPLOYMENT_FEED"];
+    const moved = await request<DeploymentRecord>("PATCH", `/internal/v1/deployments/${deployment.id}`, {
+      body: { status: "in_progress" },
+      headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+      bindings: { DEPLOYMENT_FEED: unreachable },
+    });
+    expect(moved.status, moved.raw).toBe(200);
+    const { res } = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(moved.body);
   });
 
   it("many waits at once all see the end", async () => {
