@@ -135,7 +135,19 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
     throw err;
   }
   const source = inDatabase(ctx, org.database);
-  await source.db.batch([
+  // Refused (D1 failed, say), the request's 5xx must leave no move behind: its directory record is
+  // removed. One cut short before this batch by a crash is the run's to fail (./run.ts `copy`).
+  await recordCapture(source, row, org.database).catch(async (err) => {
+    await directory(ctx).delete(orgMoves).where(eq(orgMoves.id, row.id)).run();
+    throw err;
+  });
+  return toMoveRecord(row);
+}
+
+/** The source's capture of the organization's changes, with the request's audit entry, in one batch. */
+function recordCapture(source: ServiceContext, row: MoveRow, from: string) {
+  const { orgId, toDatabase: to } = row;
+  return source.db.batch([
     source.db
       .insert(movingOrgs)
       .values({ orgId, moveId: row.id, toDatabase: to })
@@ -146,11 +158,10 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
     auditEntry(source, {
       orgId,
       target: { type: "organization", id: orgId },
-      changes: { database: { from: org.database, to } },
+      changes: { database: { from, to } },
       when: "always",
     }),
   ]);
-  return toMoveRecord(row);
 }
 
 /**

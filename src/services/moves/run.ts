@@ -161,6 +161,15 @@ export async function runMove(
 async function copy(dbs: Databases, progress: MoveProgress): Promise<MoveProgress> {
   const { move } = progress;
   if (progress.cursor.step === 0 && progress.cursor.after === null) {
+    // Without the source's capture of changes (its request cut short between its two records), a
+    // write made while the copy runs would be lost at the switch, and no fence would hold the
+    // organization: the move fails, undone, with nothing copied.
+    const capture = await dbs.source
+      .select({ moveId: movingOrgs.moveId })
+      .from(movingOrgs)
+      .where(and(eq(movingOrgs.orgId, move.org_id), eq(movingOrgs.moveId, move.id)))
+      .get();
+    if (!capture) throw new Error("the move's capture of changes was never recorded in its source");
     // From here on the target's sweeps leave the organization alone (its rows are a copy in the making).
     await dbs.target
       .insert(movingOrgs)
