@@ -346,11 +346,15 @@ describe("the cron's sweep of deliveries left pending", () => {
   it("reads only the partial index of pending deliveries: the integrations, then each one's, oldest due first", async () => {
     const db = createDb(env.DB);
     const before = "2026-11-30T00:00:00.000Z";
-    const integrations = stuckIntegrationsQuery(db, before).toSQL();
-    const found = await plan(integrations.sql, integrations.params);
-    expect(found, found).toMatch(
-      /webhook_deliveries USING COVERING INDEX webhook_deliveries_pending_due_idx/,
-    );
+    // From a random id on, then the ones below it: each a search of the index, in its order.
+    for (const range of [{ from: "i".repeat(22) }, { below: "i".repeat(22), limit: 40 }]) {
+      const integrations = stuckIntegrationsQuery(db, before, range).toSQL();
+      const found = await plan(integrations.sql, integrations.params);
+      expect(found, found).toMatch(
+        /SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_pending_due_idx \(integration_id[<>]\?\)/,
+      );
+      expect(found, found).not.toMatch(/TEMP B-TREE/);
+    }
     const deliveries = stuckDeliveriesQuery(db, "i".repeat(22), before).toSQL();
     const detail = await plan(deliveries.sql, deliveries.params);
     expect(detail, detail).toMatch(

@@ -3,11 +3,12 @@
  * (src/delivery-lane/: one Durable Object per notification integration makes its deliveries'
  * attempts), and which integration, so which lane, a delivery belongs to.
  */
-import { and, asc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
+import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { projectNotMoving } from "../moves/fence";
 import { scheduleDeliveries } from "./lane-client";
@@ -43,9 +44,24 @@ export type SweepResult = { integrations: number; handed: number; taken: number 
  * delivery that is only late (its lane busy with a slow receiver) is not sent twice. Reads go
  * through the partial index of pending deliveries by integration and due time.
  */
-export async function sweepStuckDeliveries(ctx: ServiceContext, nowMs = Date.now()): Promise<SweepResult> {
+export async function sweepStuckDeliveries(
+  ctx: ServiceContext,
+  nowMs = Date.now(),
+  start = newId(),
+): Promise<SweepResult> {
   const before = toIso(nowMs - STUCK_DELIVERY_MS);
-  const integrations = await stuckIntegrationsQuery(ctx.db, before).all();
+  // From a random integration on, wrapping around: each integration with stuck deliveries is
+  // reached within a few sweeps however many others have some (those of a backlogged tenant are
+  // late, not stuck, and in id order would take the same first places at every sweep).
+  const from = await stuckIntegrationsQuery(ctx.db, before, { from: start }).all();
+  const wrapped =
+    from.length < SWEEP_INTEGRATIONS
+      ? await stuckIntegrationsQuery(ctx.db, before, {
+          below: start,
+          limit: SWEEP_INTEGRATIONS - from.length,
+        }).all()
+      : [];
+  const integrations = [...from, ...wrapped];
   const result: SweepResult = { integrations: integrations.length, handed: 0, taken: 0 };
   for (const { id } of integrations) {
     try {
@@ -67,13 +83,28 @@ export async function sweepStuckDeliveries(ctx: ServiceContext, nowMs = Date.now
 const stuck = (before: string) =>
   and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, before));
 
-/** Integrations with deliveries pending since before `before` (ISO time), a sweep's worth. */
-export function stuckIntegrationsQuery(db: Db, before: string) {
+/**
+ * Integrations with deliveries pending since before `before` (ISO time), in id order from `from`
+ * (or up to `below`), a sweep's worth.
+ */
+export function stuckIntegrationsQuery(
+  db: Db,
+  before: string,
+  { from, below, limit = SWEEP_INTEGRATIONS }: { from?: string; below?: string; limit?: number } = {},
+) {
+  const d = webhookDeliveries;
   return db
-    .selectDistinct({ id: webhookDeliveries.integrationId })
-    .from(webhookDeliveries)
-    .where(stuck(before))
-    .limit(SWEEP_INTEGRATIONS);
+    .selectDistinct({ id: d.integrationId })
+    .from(d)
+    .where(
+      and(
+        stuck(before),
+        from === undefined ? undefined : gte(d.integrationId, from),
+        below === undefined ? undefined : lt(d.integrationId, below),
+      ),
+    )
+    .orderBy(asc(d.integrationId))
+    .limit(limit);
 }
 
 /** An integration's deliveries pending since before `before`, oldest due first. */
