@@ -23,6 +23,7 @@ import {
   readProtection,
   stillAsRead,
   toProtectionRecord,
+  WRITE_ATTEMPTS,
 } from "./protection";
 
 /**
@@ -53,7 +54,8 @@ export async function lockEnvironment(
     .onConflictDoUpdate({
       target: environmentProtections.environmentId,
       set: lock,
-      setWhere: and(isNull(environmentProtections.lockedAt), guarded ? stillAsRead(row) : undefined),
+      // As read, even without If-Match: the event's protection and the entry's `changes` are from it.
+      setWhere: and(isNull(environmentProtections.lockedAt), stillAsRead(row)),
     })
     .returning();
   const after = toProtectionRecord(environmentId, {
@@ -108,16 +110,14 @@ export async function lockEnvironment(
     // precondition fails first (§12; RFC 9110 §13.2.2), as a PUT of it would.
     if (guarded) throw preconditionFailed();
     if (current.lockedAt) throw alreadyLocked(current.lockedReason ?? "");
-    // Locked and unlocked again by others since it was read, with no If-Match: lock it now.
-    if (attempt < LOCK_ATTEMPTS) return lockEnvironment(ctx, environmentId, input, attempt + 1);
+    // Changed by others since it was read (its settings, or locked and unlocked again), with no
+    // If-Match: lock it now, from what is there.
+    if (attempt < WRITE_ATTEMPTS) return lockEnvironment(ctx, environmentId, input, attempt + 1);
     throw conflict("The environment's lock kept changing; try again.");
   }
   publishAfterCommit(ctx, locked.event.id);
   return toProtectionRecord(environmentId, written[0]);
 }
-
-/** How often a lock without If-Match is tried again when others lock and unlock in between. */
-const LOCK_ATTEMPTS = 5;
 
 async function environmentExists(ctx: CallerContext, environmentId: string): Promise<boolean> {
   const found = await ctx.db
@@ -138,7 +138,11 @@ const alreadyLocked = (reason: string) =>
  * releases what a lock it no longer has still holds (src/services/deployments/gate-sweeps.ts
  * `settleOverdueGates`), as it does after a crash at that point.
  */
-export async function unlockEnvironment(ctx: CallerContext, environmentId: string): Promise<void> {
+export async function unlockEnvironment(
+  ctx: CallerContext,
+  environmentId: string,
+  attempt = 1,
+): Promise<void> {
   const { db } = ctx;
   const { environment, row, record } = await readProtection(ctx, environmentId, "manage");
   const guarded = await checkIfMatch(ctx, record);
@@ -161,7 +165,8 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
           and(
             eq(environmentProtections.environmentId, environmentId),
             isNotNull(environmentProtections.lockedAt),
-            guarded ? stillAsRead(row) : undefined,
+            // As read, even without If-Match: the event's protection and the entry are from it.
+            stillAsRead(row),
           ),
         )
         .returning({ environmentId: environmentProtections.environmentId }),
@@ -175,16 +180,19 @@ export async function unlockEnvironment(ctx: CallerContext, environmentId: strin
     if (!unlocked[0] && guarded) throw preconditionFailed();
     // Deleted with its environment meanwhile: what a moment later would answer (§17).
     if (!unlocked[0] && !(await environmentExists(ctx, environmentId))) throw notFound("Environment");
-    if (unlocked[0]) {
-      publishAfterCommit(ctx, event.event.id);
-      await contained(
-        ctx,
-        "unlock committed; releasing its deployments failed and is left to the cron",
-        { environment_id: environmentId },
-        () => settleEnvironment(ctx, environmentId),
-      );
-      return;
+    if (!unlocked[0]) {
+      // Changed since it was read (its settings, or unlocked by another): from what is there now.
+      if (attempt < WRITE_ATTEMPTS) return unlockEnvironment(ctx, environmentId, attempt + 1);
+      throw conflict("The environment's protection kept changing; try again.");
     }
+    publishAfterCommit(ctx, event.event.id);
+    await contained(
+      ctx,
+      "unlock committed; releasing its deployments failed and is left to the cron",
+      { environment_id: environmentId },
+      () => settleEnvironment(ctx, environmentId),
+    );
+    return;
   }
   await settleEnvironment(ctx, environmentId);
 }

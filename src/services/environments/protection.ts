@@ -12,7 +12,7 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
 import { bindQuery, tableReader } from "../../db/compiled";
 import { environmentProtections, environments, type ProtectionCheck } from "../../db/schema";
-import { assertEchoMatches } from "../../errors";
+import { assertEchoMatches, conflict } from "../../errors";
 import { nowIso } from "../../lib/time";
 import type { ProtectionRecord } from "../../schemas/protection";
 import type { ProtectionReplaceInput } from "../../schemas/protection-writes";
@@ -101,6 +101,7 @@ export async function replaceEnvironmentProtection(
   ctx: CallerContext,
   environmentId: string,
   input: ProtectionReplaceInput,
+  attempt = 1,
 ): Promise<ProtectionRecord> {
   assertEchoMatches(input, { environment_id: environmentId });
   const { db } = ctx;
@@ -131,7 +132,8 @@ export async function replaceEnvironmentProtection(
     .onConflictDoUpdate({
       target: environmentProtections.environmentId,
       set: { ...settings, concurrencySince },
-      ...(guarded ? { setWhere: stillAsRead(row) } : {}),
+      // As read: the entry's `changes` are from it (§14), even without If-Match.
+      setWhere: stillAsRead(row),
     })
     .returning();
   const [written] = await db.batch([
@@ -142,6 +144,15 @@ export async function replaceEnvironmentProtection(
       changes: diffRecords(record, after),
     }),
   ]);
-  if (!written[0]) throw preconditionFailed();
+  if (!written[0]) {
+    // Changed since it was read: with If-Match the precondition fails (§12); without, it is
+    // written again from what is there now, so its entry says what this write changed.
+    if (guarded) throw preconditionFailed();
+    if (attempt < WRITE_ATTEMPTS) return replaceEnvironmentProtection(ctx, environmentId, input, attempt + 1);
+    throw conflict("The environment's protection kept changing; try again.");
+  }
   return toProtectionRecord(environmentId, written[0]);
 }
+
+/** How often a write without If-Match is made again when others change the protection in between. */
+export const WRITE_ATTEMPTS = 5;
