@@ -16,7 +16,7 @@ import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import { notFound } from "../../errors";
+import { conflict, notFound } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord } from "../../schemas/delivery";
 import type { RecoverInput, RecoverResult } from "../../schemas/integration-writes";
@@ -56,31 +56,41 @@ export async function redeliverDelivery(
     eq(webhookDeliveries.id, deliveryId),
     eq(webhookDeliveries.integrationId, integrationId),
   );
-  const before = await db
-    .select({ status: webhookDeliveries.status })
-    .from(webhookDeliveries)
-    .where(inIntegration)
-    .get();
-  if (!before) throw notFound("Delivery");
-  const [record, attempts] = deliveryRecordQueries(db, deliveryId);
-  // The answer is read in the batch that commits the move.
-  const [rows, , recordRows, attemptRows] = await db.batch([
-    requeue(ctx, inIntegration),
-    auditEntry(ctx, {
-      target: { type: "webhook_delivery", id: deliveryId },
-      projectId,
-      changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
-    }),
-    record,
-    attempts,
-  ]);
-  const moved = rows[0];
-  const answer = deliveryFrom([recordRows, attemptRows]);
-  // Deleted (with its event, integration or project) in between.
-  if (!moved || !answer) throw notFound("Delivery");
-  await handOver(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
-  return answer;
+  for (let attempt = 1; ; attempt++) {
+    const before = await db
+      .select({ status: webhookDeliveries.status })
+      .from(webhookDeliveries)
+      .where(inIntegration)
+      .get();
+    if (!before) throw notFound("Delivery");
+    const [record, attempts] = deliveryRecordQueries(db, deliveryId);
+    // The answer is read in the batch that commits the move, which moves the delivery only as it
+    // was read, so that its entry's `from` is the status it left (§14).
+    const [rows, , recordRows, attemptRows] = await db.batch([
+      requeue(ctx, and(inIntegration, eq(webhookDeliveries.status, before.status))),
+      auditEntry(ctx, {
+        target: { type: "webhook_delivery", id: deliveryId },
+        projectId,
+        changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
+      }),
+      record,
+      attempts,
+    ]);
+    const moved = rows[0];
+    const answer = deliveryFrom([recordRows, attemptRows]);
+    if (!moved || !answer) {
+      // Deleted (with its event, integration or project) in between: the next read says so. Its
+      // status changed in between (an attempt ended): moved again from what it is now.
+      if (attempt < REDELIVER_ATTEMPTS) continue;
+      throw conflict("The delivery kept changing; try again.");
+    }
+    await handOver(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
+    return answer;
+  }
 }
+
+/** How often a redeliver is made again when the delivery's status changes in between. */
+const REDELIVER_ATTEMPTS = 5;
 
 /** Deliveries moved to `pending` handed to their lane; what it does not take is the sweep's. */
 async function handOver(

@@ -3,8 +3,10 @@
  * queue delivering by itself, real HTTP to the local receiver (test/global-setup-receiver.ts).
  * POST …/deliveries/{delivery_id}/redeliver (redeliverDelivery): a new series for the same event.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { request } from "../../helpers/api";
+import { interceptStatements, request } from "../../helpers/api";
+import { rowsOf } from "../../helpers/audit-log";
 import type { ErrorBody } from "../../helpers/expect";
 import { unique } from "../../helpers/factories";
 import { type Delivery, one, runDeadLetter, runMessage, setupIntegration } from "../../helpers/integrations";
@@ -27,6 +29,37 @@ allowTheLocalReceiver();
 describe("POST …/deliveries/{delivery_id}/redeliver", () => {
   // A superseded series' failed attempt is logged by design; these tests cause it on purpose.
   captureLogs("warn");
+  it("a delivery whose status changes between its read and its move (an attempt ended): its entry's `from` is the status it left (§14)", async () => {
+    const { owner, project, integration, path } = await setupIntegration();
+    const event = await writeEvent(project.id, "changelog.created");
+    const deliveryId = await writeDelivery(project.id, event.id, integration.id, {
+      status: "failed",
+      attempts: 1,
+    });
+    let raced = false;
+    // Just before the batch that moves it, the lane records its attempt's success.
+    const racing = interceptStatements({
+      'update "webhook_deliveries" set "status"': async () => {
+        if (raced) return;
+        raced = true;
+        await env.DB.prepare("UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = ?")
+          .bind(deliveryId)
+          .run();
+      },
+    });
+    const requestId = `redeliver-${crypto.randomUUID()}`;
+    const res = await request<Delivery>("POST", `${path}/deliveries/${deliveryId}/redeliver`, {
+      key: owner.key,
+      headers: { "x-request-id": requestId },
+      bindings: { DB: racing },
+    });
+    expect(res.status, res.raw).toBe(202);
+    expect(raced).toBe(true);
+    const rows = await rowsOf(requestId);
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(String(rows[0]?.changes))).toEqual({ status: { from: "succeeded", to: "pending" } });
+  });
+
   it("queues a new series for the same event, whatever its status, with the same webhook-id", async () => {
     const { owner, project, integration, bucket, path } = await setupIntegration();
     for (const status of ["failed", "succeeded", "skipped"] as const) {
