@@ -21,7 +21,7 @@ import { createLogger } from "./lib/log";
 import { wakeOrgStreams } from "./services/audit/stream-wake";
 import { fanoutEvent } from "./services/events/fanout";
 import type { QueueMessage } from "./services/events/queue";
-import { markDeliveryFailed } from "./services/integrations/attempts";
+import { markDeliveryFailed } from "./services/integrations/dead-letter";
 import { scheduleDeliveries } from "./services/integrations/lane-client";
 import { entryOf } from "./services/integrations/lane-protocol";
 import { integrationOf } from "./services/integrations/sweep";

@@ -32,11 +32,8 @@ import { migrate } from "../lib/do-migrations";
 import { newId } from "../lib/ids";
 import { createLogger } from "../lib/log";
 import type { WebhookDeliveryMessage } from "../services/events/queue";
-import {
-  type DeliveryDecision,
-  markDeliveryFailed,
-  processDelivery,
-} from "../services/integrations/attempts";
+import { type DeliveryDecision, processDelivery } from "../services/integrations/attempts";
+import { markDeliveryFailed } from "../services/integrations/dead-letter";
 import type { HeldEntry, LaneEntry } from "../services/integrations/lane-protocol";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../webhooks/retry";
 import { skipDueInBulk } from "./bulk-skip";

@@ -2,14 +2,14 @@
  * Delivery attempts, the delivery lane's half (src/delivery-lane/object.ts). One attempt: load the
  * delivery with its event and integration (one query), make the request (webhooks/deliver.ts, pure
  * of D1), record it, and tell the lane when to try again. The dead-letter half marks a delivery
- * `failed`.
+ * `failed` (./dead-letter.ts).
  *
- * Automatic disabling (API_CONTRACT §13) is decided here, where attempts end:
+ * Automatic disabling (API_CONTRACT §13) is decided where attempts end:
  * - a `410 Gone` answer disables the integration at once (`gone`) and ends the delivery as `failed`;
  * - every failed attempt starts (if none is running) a run of failures, `failing_since`, which any
  *   successful attempt or a re-enable ends; when a delivery is marked `failed` and the run is at
  *   least 5 days old with at least 3 failed deliveries inside it, the integration is disabled
- *   (`failing`).
+ *   (`failing`, ./dead-letter.ts).
  * A delivery of a disabled integration is not sent: it becomes `skipped`, for `recoverIntegration` to send later
  * (a series an operator asked for, `manual`, is sent anyway).
  */
@@ -31,10 +31,6 @@ import { attemptDelivery } from "../../webhooks/deliver";
 import { retryDelaySeconds } from "../../webhooks/retry";
 import { type OutcomeWrite, type Recorder, recordAlone } from "./outcomes";
 import { signingSecretsOf } from "./secrets";
-
-/** How long nothing but failures disables an integration, and how many failed deliveries it takes. */
-export const FAILING_DISABLE_MS = 5 * 24 * 3600 * 1000;
-export const FAILING_MIN_DELIVERIES = 3;
 
 /**
  * What became of an attempt: done with (`ack`), due again `delaySeconds` later, at `at` (ms: the
@@ -272,54 +268,4 @@ export async function skipDisabled(
     .returning({ id: d.id })
     .all();
   return skipped.map(({ id }) => id);
-}
-
-/**
- * The dead-letter consumer's half: the last try failed, so the delivery is `failed`; and if the
- * integration has done nothing but fail for 5 days (at least 3 failed deliveries), it is disabled.
- */
-export async function markDeliveryFailed(
-  ctx: ServiceContext,
-  deliveryId: string,
-  series = 0,
-  nowMs = Date.now(),
-): Promise<void> {
-  const { db } = ctx;
-  const now = toIso(nowMs);
-  const failed = await db
-    .update(webhookDeliveries)
-    .set({ status: "failed", nextAttemptAt: null, updatedAt: now })
-    .where(
-      and(
-        eq(webhookDeliveries.id, deliveryId),
-        eq(webhookDeliveries.status, "pending"),
-        // The last try of an older series says nothing about the current one.
-        eq(webhookDeliveries.series, series),
-      ),
-    )
-    .returning({ integrationId: webhookDeliveries.integrationId })
-    .get();
-  if (failed) await disableIfFailing(ctx, failed.integrationId, nowMs);
-}
-
-/** One conditional UPDATE: disables (`failing`) only an enabled integration whose run qualifies. */
-export async function disableIfFailing(ctx: ServiceContext, integrationId: string, nowMs: number) {
-  const i = notificationIntegrations;
-  const d = webhookDeliveries;
-  const disabled = await ctx.db
-    .update(i)
-    .set({ enabled: false, disabledReason: "failing", disabledAt: toIso(nowMs), updatedAt: toIso(nowMs) })
-    .where(
-      and(
-        eq(i.id, integrationId),
-        eq(i.enabled, true),
-        sql`${i.failingSince} IS NOT NULL`,
-        sql`${i.failingSince} <= ${toIso(nowMs - FAILING_DISABLE_MS)}`,
-        sql`(SELECT count(*) FROM ${d} WHERE ${d.integrationId} = ${integrationId} AND ${d.status} = 'failed' AND ${d.updatedAt} >= ${i.failingSince}) >= ${FAILING_MIN_DELIVERIES}`,
-      ),
-    )
-    .returning({ id: i.id })
-    .get();
-  if (disabled) ctx.log.warn("integration failing for 5 days; disabled", { integration_id: integrationId });
-  return disabled !== undefined;
 }
