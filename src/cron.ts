@@ -38,7 +38,7 @@ const DAILY_CRON = "0 3 * * *";
  */
 async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
   const failed: unknown[] = [];
-  const step = async (name: string, work: () => Promise<void>) => {
+  const step = async (name: string, work: () => Promise<unknown>) => {
     try {
       await work();
     } catch (err) {
@@ -46,9 +46,7 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
       ctx.log.error("cron step failed", { database: ctx.database, step: name, error: loggableError(err) });
     }
   };
-  await step("secrets", async () => {
-    await forgetExpiredSecrets(ctx);
-  });
+  await step("secrets", () => forgetExpiredSecrets(ctx));
   await step("idempotency keys", async () => {
     const keys = await forgetExpiredKeys(ctx);
     if (keys.cleared > 0) ctx.log.info("idempotency keys forgotten", { database: ctx.database, ...keys });
@@ -71,14 +69,12 @@ async function cronRun(ctx: ServiceContext, cron: string): Promise<void> {
     throw new AggregateError(failed, `${failed.length} cron step(s) failed on ${ctx.database}`);
 }
 
-type Step = (name: string, work: () => Promise<void>) => Promise<void>;
+type Step = (name: string, work: () => Promise<unknown>) => Promise<void>;
 
 /** The five-minute sweeps, each a step of its own. */
 async function sweep(ctx: ServiceContext, step: Step): Promise<void> {
   const { database } = ctx;
-  await step("events", async () => {
-    await sweepStaleEvents(ctx);
-  });
+  await step("events", () => sweepStaleEvents(ctx));
   await step("gates", async () => {
     const overdue = await settleOverdueGates(ctx);
     if (overdue > 0)
@@ -105,9 +101,7 @@ async function sweep(ctx: ServiceContext, step: Step): Promise<void> {
     if (moves > 0) ctx.log.warn("stalled organization moves woken", { moves });
   });
   // Last, so the deliveries' sweeps never wait on it.
-  await step("organizations", async () => {
-    await finishOrganizations(ctx);
-  });
+  await step("organizations", () => finishOrganizations(ctx));
 }
 
 /** The Worker's `scheduled` handler: one cron run on every database. */

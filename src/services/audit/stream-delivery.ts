@@ -11,8 +11,8 @@
  * `sequence`, docs/audit-streams.md). A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
  * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
- * failed attempt (its `last_error` recorded even then), tried again after about 1 s, 5 s, 30 s, then every 60 s, with no end; `410
- * Gone` pauses the stream. Nothing is ever skipped: a crash before the acknowledgement is recorded
+ * failed attempt (its `last_error` recorded even then), tried again after about 1 s, 5 s, 30 s,
+ * then every 60 s, with no end; `410 Gone` pauses the stream. Nothing is ever skipped: a crash before the acknowledgement is recorded
  * leaves `delivered_through` where it was, and the batch is sent again.
  */
 import { and, eq, sql } from "drizzle-orm";

@@ -6,8 +6,9 @@
  * announces a change without the record (a record too large to push, or the feed's first message
  * saying it moved since the lookup), after the feed was lost, since a change may have gone by
  * meanwhile, and once when the time is up on a record that is not final: a change whose notice
- * never reached the feed (lost with the isolate that wrote it, after its answer) is there. A deployment deleted with its project
- * while waited on is `404`: the feed says so (src/services/projects/projects.ts tells it).
+ * never reached the feed (lost with the isolate that wrote it, after its answer) is there. A
+ * deployment deleted with its project while waited on is `404`: the feed says so
+ * (src/services/projects/projects.ts tells it).
  */
 import { eq } from "drizzle-orm";
 import type { CallerContext } from "../../context";

@@ -16,14 +16,14 @@ import { contained } from "../contained";
 import { settleEnvironment } from "../deployments/gate";
 import { gateEvent } from "../deployments/gate-checks";
 import { publishAfterCommit } from "../events/queue";
-import { checkIfMatch, preconditionFailed } from "../preconditions";
+import { backOff, checkIfMatch, preconditionFailed, retries } from "../preconditions";
 import {
   DEFAULT_PROTECTION,
+  keptChanging,
   type ProtectionRow,
   readProtection,
   stillAsRead,
   toProtectionRecord,
-  WRITE_ATTEMPTS,
 } from "./protection";
 
 /**
@@ -36,6 +36,7 @@ export async function lockEnvironment(
   environmentId: string,
   input: LockInput,
   attempt = 1,
+  again = retries(),
 ): Promise<ProtectionRecord> {
   const { db, identity } = ctx;
   const { environment, row, record } = await readProtection(ctx, environmentId, "manage");
@@ -112,8 +113,9 @@ export async function lockEnvironment(
     if (current.lockedAt) throw alreadyLocked(current.lockedReason ?? "");
     // Changed by others since it was read (its settings, or locked and unlocked again), with no
     // If-Match: lock it now, from what is there.
-    if (attempt < WRITE_ATTEMPTS) return lockEnvironment(ctx, environmentId, input, attempt + 1);
-    throw conflict("The environment's lock kept changing; try again.");
+    if (!again(attempt)) throw keptChanging();
+    await backOff(attempt);
+    return lockEnvironment(ctx, environmentId, input, attempt + 1, again);
   }
   publishAfterCommit(ctx, locked.event.id);
   return toProtectionRecord(environmentId, written[0]);
@@ -142,6 +144,7 @@ export async function unlockEnvironment(
   ctx: CallerContext,
   environmentId: string,
   attempt = 1,
+  again = retries(),
 ): Promise<void> {
   const { db } = ctx;
   const { environment, row, record } = await readProtection(ctx, environmentId, "manage");
@@ -182,8 +185,9 @@ export async function unlockEnvironment(
     if (!unlocked[0] && !(await environmentExists(ctx, environmentId))) throw notFound("Environment");
     if (!unlocked[0]) {
       // Changed since it was read (its settings, or unlocked by another): from what is there now.
-      if (attempt < WRITE_ATTEMPTS) return unlockEnvironment(ctx, environmentId, attempt + 1);
-      throw conflict("The environment's protection kept changing; try again.");
+      if (!again(attempt)) throw keptChanging();
+      await backOff(attempt);
+      return unlockEnvironment(ctx, environmentId, attempt + 1, again);
     }
     publishAfterCommit(ctx, event.event.id);
     await contained(

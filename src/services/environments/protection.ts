@@ -19,7 +19,7 @@ import type { ProtectionReplaceInput } from "../../schemas/protection-writes";
 import { authorizedLookup } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
 import { lookupThen } from "../lookup";
-import { checkIfMatch, preconditionFailed } from "../preconditions";
+import { backOff, checkIfMatch, preconditionFailed, retries } from "../preconditions";
 
 export type ProtectionRow = typeof environmentProtections.$inferSelect;
 
@@ -102,6 +102,7 @@ export async function replaceEnvironmentProtection(
   environmentId: string,
   input: ProtectionReplaceInput,
   attempt = 1,
+  again = retries(),
 ): Promise<ProtectionRecord> {
   assertEchoMatches(input, { environment_id: environmentId });
   const { db } = ctx;
@@ -148,11 +149,13 @@ export async function replaceEnvironmentProtection(
     // Changed since it was read: with If-Match the precondition fails (§12); without, it is
     // written again from what is there now, so its entry says what this write changed.
     if (guarded) throw preconditionFailed();
-    if (attempt < WRITE_ATTEMPTS) return replaceEnvironmentProtection(ctx, environmentId, input, attempt + 1);
-    throw conflict("The environment's protection kept changing; try again.");
+    if (!again(attempt)) throw keptChanging();
+    await backOff(attempt);
+    return replaceEnvironmentProtection(ctx, environmentId, input, attempt + 1, again);
   }
   return toProtectionRecord(environmentId, written[0]);
 }
 
-/** How often a write without If-Match is made again when others change the protection in between. */
-export const WRITE_ATTEMPTS = 5;
+/** A write without If-Match that lost every race (src/services/preconditions.ts `retries`). */
+export const keptChanging = () =>
+  conflict("The environment's protection kept changing while this request was applied; try again.");

@@ -16,12 +16,13 @@ import { and, asc, eq, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import { conflict, notFound } from "../../errors";
+import { notFound } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
 import type { DeliveryRecord } from "../../schemas/delivery";
 import type { RecoverInput, RecoverResult } from "../../schemas/integration-writes";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
+import { writeLatest } from "../preconditions";
 import { deliveryFrom, deliveryRecordQueries } from "./deliveries";
 import { loadIntegration } from "./integrations";
 import { SCHEDULE_CHUNK, scheduleDeliveries } from "./lane-client";
@@ -56,41 +57,35 @@ export async function redeliverDelivery(
     eq(webhookDeliveries.id, deliveryId),
     eq(webhookDeliveries.integrationId, integrationId),
   );
-  for (let attempt = 1; ; attempt++) {
-    const before = await db
-      .select({ status: webhookDeliveries.status })
-      .from(webhookDeliveries)
-      .where(inIntegration)
-      .get();
-    if (!before) throw notFound("Delivery");
-    const [record, attempts] = deliveryRecordQueries(db, deliveryId);
-    // The answer is read in the batch that commits the move, which moves the delivery only as it
-    // was read, so that its entry's `from` is the status it left (§14).
-    const [rows, , recordRows, attemptRows] = await db.batch([
-      requeue(ctx, and(inIntegration, eq(webhookDeliveries.status, before.status))),
-      auditEntry(ctx, {
-        target: { type: "webhook_delivery", id: deliveryId },
-        projectId,
-        changes: before.status === "pending" ? null : { status: { from: before.status, to: "pending" } },
-      }),
-      record,
-      attempts,
-    ]);
-    const moved = rows[0];
-    const answer = deliveryFrom([recordRows, attemptRows]);
-    if (!moved || !answer) {
-      // Deleted (with its event, integration or project) in between: the next read says so. Its
-      // status changed in between (an attempt ended): moved again from what it is now.
-      if (attempt < REDELIVER_ATTEMPTS) continue;
-      throw conflict("The delivery kept changing; try again.");
-    }
-    await handOver(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
-    return answer;
-  }
+  const first = await db.select().from(webhookDeliveries).where(inIntegration).get();
+  if (!first) throw notFound("Delivery");
+  // The delivery moves only in the status it was read in, so that its entry's `from` is the status
+  // it left (§14): an attempt that ended in between has it read and moved again.
+  const { moved, answer } = await writeLatest(
+    db,
+    webhookDeliveries,
+    first,
+    async (row) => {
+      const [record, attempts] = deliveryRecordQueries(db, deliveryId);
+      // The answer is read in the batch that commits the move.
+      const [rows, , recordRows, attemptRows] = await db.batch([
+        requeue(ctx, and(inIntegration, eq(webhookDeliveries.status, row.status))),
+        auditEntry(ctx, {
+          target: { type: "webhook_delivery", id: deliveryId },
+          projectId,
+          changes: row.status === "pending" ? null : { status: { from: row.status, to: "pending" } },
+        }),
+        record,
+        attempts,
+      ]);
+      const answer = deliveryFrom([recordRows, attemptRows]);
+      return rows[0] && answer ? { moved: rows[0], answer } : undefined;
+    },
+    { guard: null, what: "Delivery" },
+  );
+  await handOver(ctx, integrationId, [entryOf(deliveryId, moved.series)]);
+  return answer;
 }
-
-/** How often a redeliver is made again when the delivery's status changes in between. */
-const REDELIVER_ATTEMPTS = 5;
 
 /** Deliveries moved to `pending` handed to their lane; what it does not take is the sweep's. */
 async function handOver(

@@ -135,10 +135,18 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
     throw err;
   }
   const source = inDatabase(ctx, org.database);
-  // Refused (D1 failed, say), the request's 5xx must leave no move behind: its directory record is
-  // removed. One cut short before this batch by a crash is the run's to fail (./run.ts `copy`).
+  // Refused (D1 failed, say), the request's 5xx must leave no move behind: its capture, should the
+  // batch have committed after all (its answer lost), then its directory record, are removed. If
+  // they cannot be, or a crash cut the request short before this batch, the move is its run's to
+  // finish or fail (./run.ts `copy` fails one without a capture, before it copies anything).
   await recordCapture(source, row, org.database).catch(async (err) => {
-    await directory(ctx).delete(orgMoves).where(eq(orgMoves.id, row.id)).run();
+    try {
+      await source.db
+        .delete(movingOrgs)
+        .where(and(eq(movingOrgs.orgId, orgId), eq(movingOrgs.moveId, row.id)))
+        .run();
+      await directory(ctx).delete(orgMoves).where(eq(orgMoves.id, row.id)).run();
+    } catch {}
     throw err;
   });
   return toMoveRecord(row);

@@ -15,13 +15,22 @@ import { createProject, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { moveObject, orgRowsIn, readMove, startMove, waitForMove } from "../../helpers/moves";
 
-/** `db`, its sessions too, refusing every batch (a single statement runs). */
-function refusingBatches<T extends object>(db: T): T {
+/**
+ * `db`, its sessions too, failing every batch (a single statement runs): refused, or (`committed`)
+ * run and then failed, as a batch whose answer was lost on its way back.
+ */
+function refusingBatches<T extends object>(db: T, committed = false): T {
   return new Proxy(db, {
     get(inner, prop) {
-      if (prop === "batch") return () => Promise.reject(new Error("D1 unavailable (injected)"));
+      if (prop === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          if (committed) await (inner as unknown as D1Database).batch(statements);
+          throw new Error("D1 unavailable (injected)");
+        };
+      }
       if (prop === "withSession") {
-        return (start: string) => refusingBatches((inner as unknown as D1Database).withSession(start));
+        return (start: string) =>
+          refusingBatches((inner as unknown as D1Database).withSession(start), committed);
       }
       const value = Reflect.get(inner, prop);
       return typeof value === "function" ? value.bind(inner) : value;
@@ -33,24 +42,34 @@ function refusingBatches<T extends object>(db: T): T {
 const errors = captureLogs("error");
 
 describe("a move's records", () => {
-  it("its source refusing the capture's batch: the request fails and leaves no move; the next request moves the organization", async () => {
-    const { org, owner } = await createOrgWithOwnerIn("DB");
-    await createProject(owner);
-    const refusing = refusingBatches(env.DB);
-    const ctx = {
-      ...createServiceContext({ env: { ...env, DB: refusing }, requestId: unique("test"), database: "DB" }),
-      request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
-    };
-    await expect(recordMove(ctx, org.id, "DB_ORG_2")).rejects.toThrow(/injected/);
-    const unfinished = await env.DB.prepare(
-      "SELECT count(*) AS n FROM org_moves WHERE org_id = ? AND state IN ('copying', 'switching')",
-    )
-      .bind(org.id)
-      .first<{ n: number }>();
-    expect(unfinished?.n).toBe(0);
-    const move = await startMove(org.id, "DB_ORG_2");
-    expect((await waitForMove(move.id, "completed")).state).toBe("completed");
-  });
+  it.each([
+    ["refusing", false],
+    ["committing, its answer lost,", true],
+  ])(
+    "its source %s the capture's batch: the request fails and leaves no move, nor a capture; the next request moves the organization",
+    async (_, committed) => {
+      const { org, owner } = await createOrgWithOwnerIn("DB");
+      await createProject(owner);
+      const refusing = refusingBatches(env.DB, committed);
+      const ctx = {
+        ...createServiceContext({ env: { ...env, DB: refusing }, requestId: unique("test"), database: "DB" }),
+        request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+      };
+      await expect(recordMove(ctx, org.id, "DB_ORG_2")).rejects.toThrow(/injected/);
+      const unfinished = await env.DB.prepare(
+        "SELECT count(*) AS n FROM org_moves WHERE org_id = ? AND state IN ('copying', 'switching')",
+      )
+        .bind(org.id)
+        .first<{ n: number }>();
+      expect(unfinished?.n).toBe(0);
+      const capture = await env.DB.prepare("SELECT count(*) AS n FROM moving_orgs WHERE org_id = ?")
+        .bind(org.id)
+        .first<{ n: number }>();
+      expect(capture?.n).toBe(0);
+      const move = await startMove(org.id, "DB_ORG_2");
+      expect((await waitForMove(move.id, "completed")).state).toBe("completed");
+    },
+  );
 
   it("its request cut short between its two records (no capture in its source): it fails, undone, having copied nothing", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
