@@ -50,6 +50,10 @@ const isLocked = (environmentId: string) =>
   sql`EXISTS (SELECT 1 FROM environment_protections WHERE environment_id = ${environmentId} AND locked_at IS NOT NULL)`;
 export const notLocked = (environmentId: string) => sql`NOT ${isLocked(environmentId)}`;
 
+/** SQL true while the environment is still locked as read (`locked`) or still unlocked as read. */
+export const lockStillAsRead = (environmentId: string, locked: boolean) =>
+  locked ? isLocked(environmentId) : notLocked(environmentId);
+
 /**
  * Whether the environment is locked now, and the condition that it still is as read, for the
  * compare-and-set of a step that computes `blocked_by` from it (a check's conclusion, ./checks.ts):
@@ -64,7 +68,7 @@ export async function lockAsRead(ctx: ServiceContext, environmentId: string) {
   const locked = Boolean(protection?.lockedAt);
   return {
     locked,
-    unchanged: locked ? isLocked(environmentId) : notLocked(environmentId),
+    unchanged: lockStillAsRead(environmentId, locked),
   };
 }
 

@@ -45,6 +45,7 @@ import {
   type GateFacts,
   gateFacts,
   laterThan,
+  lockStillAsRead,
   rejectedReview,
   rejectionReason,
 } from "./gate-decide";
@@ -112,6 +113,9 @@ function settlingStep(
         eq(deployments.status, "waiting"),
         eq(deployments.updatedAt, row.updatedAt),
         decided.releasable,
+        // The lock as read, which its `blocked_by` is computed from: an unlock then a new lock since
+        // the read (a lock marks only the deployments whose `blocked_by` lacks "lock") fail it.
+        lockStillAsRead(row.environmentId, locked),
         sql`NOT EXISTS (SELECT 1 FROM ${deploymentReviews} WHERE ${rejectedReview(row.id)})`,
         // Written together, still not `supersede` (./gate.ts `settleGates`): else settled alone.
         together
