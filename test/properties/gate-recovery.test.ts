@@ -82,6 +82,23 @@ describe("a review's decision whose consequence a crash lost", () => {
     expect((await readDeployment(w.owner, approved.id)).status).toBe("queued");
     expect((await readDeployment(w.owner, fresh.id)).status).toBe("waiting");
   });
+
+  it("an approval that left it waiting, its settling lost: the cron has its gate count it a minute on", async () => {
+    const w = await world(2);
+    const [old, fresh] = [
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+      await engineCreateOk(w.environmentId, [w.stack.id]),
+    ];
+    await committedReview(old, w.a, "approved", 2 * 60_000);
+    await committedReview(fresh, w.a, "approved");
+    await runCron();
+    const counted = await readDeployment(w.owner, old.id);
+    expect(counted.status).toBe("waiting");
+    expect(counted.gate).toMatchObject({ approvals: 1, blocked_by: ["approval"] });
+    expect(counted.updated_at > old.updated_at).toBe(true);
+    // A fresh one is its own request's to settle.
+    expect((await readDeployment(w.owner, fresh.id)).gate).toMatchObject({ approvals: 0 });
+  });
 });
 
 describe("the cron's sweep of gates meeting a deletion", () => {

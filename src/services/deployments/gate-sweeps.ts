@@ -23,7 +23,8 @@ export const OVERDUE_SWEEP_LIMIT = 100;
  * create's commit and its call to the object, or between a review's commit and its release or
  * cancel, or an unlock's commit and its releases): waiting deployments whose `wait_until` passed
  * over a minute ago while still held by the timer, whose reviews decided over a minute ago (a
- * rejection, or the required approvals while still held by `approval`), still held by a `lock`
+ * rejection, or the required approvals while still held by `approval`), or whose `approvals` does
+ * not count an approval over a minute old (one that left it waiting), still held by a `lock`
  * their environment's protection let go of over a minute ago, or whose checks (§31) decided over a
  * minute ago or are pending a minute past their deadline, settled. One indexed read
  * (`status = 'waiting'`) per run, which finds nothing while nothing waits; and `supersedeOverdue`.
@@ -47,6 +48,9 @@ export async function settleOverdueGates(ctx: ServiceContext): Promise<number> {
             heldBy("approval"),
             sql`(SELECT count(*) FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'approved' AND r.created_at <= ${cutoff}) >= json_extract(${deployments.gate}, '$.required_approvals')`,
           ),
+          // An approval over a minute old that its gate does not count yet (one that left it
+          // waiting, its settling cut short): `approvals` is the count of distinct approvers (§26).
+          sql`(SELECT count(*) FROM deployment_reviews r WHERE r.deployment_id = ${deployments.id} AND r.state = 'approved' AND r.created_at <= ${cutoff}) > json_extract(${deployments.gate}, '$.approvals')`,
           and(
             heldBy("lock"),
             sql`NOT EXISTS (SELECT 1 FROM environment_protections p WHERE p.environment_id = ${deployments.environmentId} AND (p.locked_at IS NOT NULL OR p.updated_at > ${cutoff}))`,
