@@ -15,6 +15,9 @@
  *   directory failed: the creation is answered once its organization's side commits).
  * - an account joining: a copy, written in the organization's batch with the membership.
  *
+ * A key's index row is taken back when its organization's side is known to have made no key
+ * (`writeKeyBothSides`).
+ *
  * When the organization's database is the directory's own, both sides are one batch.
  */
 import { and, eq, gte, inArray } from "drizzle-orm";
@@ -25,8 +28,9 @@ import { insertRow } from "../db/compiled-inserts";
 import { DIRECTORY } from "../db/databases";
 import { accounts, apiKeyIndex, organizations } from "../db/schema";
 import { PRIMARY } from "../db/session";
-import { loggableError } from "../errors";
+import { limitExceededOf, loggableError } from "../errors";
 import { toIso } from "../lib/time";
+import { contained } from "./contained";
 
 type Statement = BatchItem<"sqlite">;
 type Batch = [Statement, ...Statement[]];
@@ -84,8 +88,48 @@ export async function writeBothSides(
 /** How many times the directory's side of a write made on the organization's side first is tried. */
 const DIRECTORY_ATTEMPTS = 3;
 
+/**
+ * A new key's two sides (`writeBothSides`, the directory's index row first, `keyIndexRow`) whose
+ * `org` starts with the key's INSERT. When that side is known to have made no key, its index row
+ * is taken back: its batch was refused by a limit (API_CONTRACT §29: a refused request changes
+ * nothing; a CI job retrying a token exchange against a full organization left a row a try), or
+ * its conditional INSERT found its condition gone (it changed no row). Any other failure leaves
+ * the row, as a crash would (the batch may have committed, its answer lost): it finds no key, and
+ * authenticates nothing. Returns the results of `org`'s statements.
+ */
+export async function writeKeyBothSides(
+  ctx: ServiceContext,
+  key: { id: string; orgId: string; keyHash: string; createdAt: string },
+  org: Batch,
+): Promise<D1Result[]> {
+  const unindex = () =>
+    contained(
+      ctx,
+      "a refused key's index row not taken back (it authenticates nothing)",
+      { key_id: key.id },
+      () =>
+        directoryDb(ctx)
+          .delete(apiKeyIndex)
+          .where(and(eq(apiKeyIndex.keyHash, key.keyHash), eq(apiKeyIndex.keyId, key.id)))
+          .run(),
+    );
+  let results: D1Result[];
+  try {
+    results = await writeBothSides(ctx, {
+      first: "directory",
+      directory: (dir) => [keyIndexRow(dir, key)],
+      org,
+    });
+  } catch (err) {
+    if (limitExceededOf(err) !== undefined) await unindex();
+    throw err;
+  }
+  if (!results[0]?.meta.changes) await unindex();
+  return results;
+}
+
 /** The directory's index row of a new key. */
-export function keyIndexRow(
+function keyIndexRow(
   db: Db,
   key: { id: string; orgId: string; keyHash: string; createdAt: string },
 ): Statement {

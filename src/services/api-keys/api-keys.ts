@@ -18,7 +18,7 @@ import { nowIso } from "../../lib/time";
 import type { ApiKeyInfo, ApiKeyRecord, CurrentApiKeyInfo } from "../../schemas/organization";
 import type { ApiKeyCreateInput } from "../../schemas/organization-writes";
 import { auditEntry, diffRecords } from "../audit/entry";
-import { keyIndexRow, writeBothSides } from "../directory";
+import { writeKeyBothSides } from "../directory";
 import { orgExists } from "../orgs/orgs";
 import { generateKey, hashKey, ownLimiter } from "./authenticate";
 
@@ -228,19 +228,15 @@ export async function issueApiKey(
     parentId: null,
   });
   const info = toCurrentApiKeyInfo(record);
-  await writeBothSides(ctx, {
-    first: "directory",
-    directory: (dir) => [keyIndexRow(dir, record)],
-    org: [
-      insertRow(db, apiKeys, record),
-      auditEntry(ctx, {
-        orgId: record.orgId,
-        target: { type: "api_key", id: record.id },
-        // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
-        changes: diffRecords(null, { ...info, created_by: record.createdBy }),
-      }),
-    ],
-  });
+  await writeKeyBothSides(ctx, record, [
+    insertRow(db, apiKeys, record),
+    auditEntry(ctx, {
+      orgId: record.orgId,
+      target: { type: "api_key", id: record.id },
+      // The record as `GET /v1/api-keys/current` shows it: never the key or its hash.
+      changes: diffRecords(null, { ...info, created_by: record.createdBy }),
+    }),
+  ]);
   // The new record's ETag (API_CONTRACT §12): the record as a GET of the key shows it, not the key.
   return {
     created: { ...info, key, created_by: record.createdBy },

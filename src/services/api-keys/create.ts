@@ -15,7 +15,7 @@ import type { NewApiKeyRecord } from "../../schemas/organization";
 import type { ApiKeyDeriveInput } from "../../schemas/organization-writes";
 import { canSeeAll } from "../access";
 import { auditEntry, diffRecords } from "../audit/entry";
-import { keyIndexRow, writeBothSides } from "../directory";
+import { writeKeyBothSides } from "../directory";
 import {
   type ApiKeyRow,
   apiKeyEtag,
@@ -113,22 +113,18 @@ export async function createApiKey(
     limiter: parent.limiter ?? ownLimiter(parent.id),
   });
   const info = toApiKeyInfo(row);
-  const [inserted] = await writeBothSides(ctx, {
-    first: "directory",
-    directory: (dir) => [keyIndexRow(dir, row)],
-    org: [
-      // Only while its parent is neither revoked nor expired, in the same statement: a revocation of
-      // the parent (./revoke.ts), which marks every descendant in one statement, lands either
-      // before it (nothing is inserted) or after it (the new row is one of the descendants it
-      // marks), so no live key is ever left under a revoked one.
-      insertWhere(db, apiKeys, row, keyIsLive(parent.id, now)),
-      auditEntry(ctx, {
-        target: { type: "api_key", id: row.id },
-        // The record as a GET shows it: never the key or its hash.
-        changes: diffRecords(null, info),
-      }),
-    ],
-  });
+  const [inserted] = await writeKeyBothSides(ctx, row, [
+    // Only while its parent is neither revoked nor expired, in the same statement: a revocation of
+    // the parent (./revoke.ts), which marks every descendant in one statement, lands either
+    // before it (nothing is inserted) or after it (the new row is one of the descendants it
+    // marks), so no live key is ever left under a revoked one.
+    insertWhere(db, apiKeys, row, keyIsLive(parent.id, now)),
+    auditEntry(ctx, {
+      target: { type: "api_key", id: row.id },
+      // The record as a GET shows it: never the key or its hash.
+      changes: diffRecords(null, info),
+    }),
+  ]);
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
   if (!inserted?.meta.changes) throw callerKeyGone();
   return { created: { ...info, key }, etag: await apiKeyEtag(row) };

@@ -29,7 +29,7 @@ import type { OidcTokenExchangeInput } from "../../schemas/oidc-writes";
 import type { NewApiKeyRecord } from "../../schemas/organization";
 import { apiKeyEtag, insertWhere, keyIsLive, newKey, toApiKeyInfo } from "../api-keys/api-keys";
 import { auditEntry, diffRecords } from "../audit/entry";
-import { directoryDb, keyIndexRow, writeBothSides } from "../directory";
+import { directoryDb, writeKeyBothSides } from "../directory";
 import { checkTokenForm, refused, verifyIdToken } from "./verify";
 
 /** The claims an exchange's audit entry records where present (§27), never the token. */
@@ -109,19 +109,15 @@ export async function exchangeOidcToken(
     keyIsLive(trust.parentId, now),
     sql`EXISTS (SELECT 1 FROM ${oidcTrusts} WHERE ${oidcTrusts.id} = ${trust.id})`,
   ) as SQL;
-  const written = writeBothSides(org, {
-    first: "directory",
-    directory: (dir) => [keyIndexRow(dir, row)],
-    org: [
-      insertWhere(org.db, apiKeys, row, stillTrusted),
-      auditEntry(org, {
-        orgId: trust.orgId,
-        target: { type: "api_key", id: row.id },
-        actor: { accountId: trust.accountId, apiKeyId: row.id },
-        changes: { ...diffRecords(null, info), ...auditedClaims(claims) },
-      }),
-    ],
-  });
+  const written = writeKeyBothSides(org, row, [
+    insertWhere(org.db, apiKeys, row, stillTrusted),
+    auditEntry(org, {
+      orgId: trust.orgId,
+      target: { type: "api_key", id: row.id },
+      actor: { accountId: trust.accountId, apiKeyId: row.id },
+      changes: { ...diffRecords(null, info), ...auditedClaims(claims) },
+    }),
+  ]);
   let inserted: D1Result | undefined;
   try {
     [inserted] = await written;
