@@ -1,7 +1,7 @@
 /** An organization's limits (API_CONTRACT §29): set by the operator, read by a key of the organization. */
 import { expect } from "vitest";
 import type { LimitName, OrgLimitsRecord } from "../../src/schemas/limits";
-import { internalOk, request } from "./api";
+import { internal, internalOk, request } from "./api";
 import { expectError } from "./expect";
 import type { Caller } from "./factories";
 
@@ -35,4 +35,16 @@ export function expectLimitRefusal(res: { status: number; body: unknown; raw?: s
   const body = expectError(res, 409, "conflict", `limits.${name}`);
   expect(body.message).toContain(`\`${name}\``);
   return body;
+}
+
+/** The internal key create and a key made by a key (§21) for `owner`, each refused by the `api_keys` limit. */
+export async function expectKeyCreatesRefused(orgId: string, owner: Caller) {
+  expectLimitRefusal(
+    await internal("POST", `/orgs/${orgId}/api-keys`, {
+      account_id: owner.accountId,
+      created_by: owner.accountId,
+    }),
+    "api_keys",
+  );
+  expectLimitRefusal(await request("POST", "/v1/api-keys", { key: owner.key, body: {} }), "api_keys");
 }

@@ -1,0 +1,38 @@
+/**
+ * API_CONTRACT §29: a request refused by a limit changes nothing. A new key's index row in the
+ * directory is written before the key's own batch when its organization's database is another
+ * (src/services/directory.ts `writeKeyBothSides`): a key refused there takes its row back, so a CI
+ * job retrying its token exchange against a full organization leaves nothing behind.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { request } from "../../helpers/api";
+import { createOrgWithOwnerIn } from "../../helpers/databases";
+import { expectKeyCreatesRefused, expectLimitRefusal, setLimits } from "../../helpers/limits";
+import { claimsFor, exchange, signToken, trustAndToken } from "../../helpers/oidc";
+
+/** The directory's key index rows of organization `orgId`. */
+const indexRowsOf = async (orgId: string) =>
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM api_key_index WHERE org_id = ?")
+      .bind(orgId)
+      .first<{ n: number }>()
+  )?.n;
+
+describe("a key refused by the api_keys limit, its organization apart from the directory", () => {
+  it("leaves no index row in the directory: the internal create, a key made by a key, exchanges retried", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const { trust, issuer } = await trustAndToken(owner);
+    await setLimits(org.id, { api_keys: 1 });
+    await expectKeyCreatesRefused(org.id, owner);
+    for (let i = 0; i < 3; i++)
+      expectLimitRefusal(
+        await exchange(trust.id, await signToken(claimsFor(issuer, trust.audience))),
+        "api_keys",
+      );
+    expect(await indexRowsOf(org.id)).toBe(1);
+    await setLimits(org.id, { api_keys: 2 });
+    expect((await request("POST", "/v1/api-keys", { key: owner.key, body: {} })).status).toBe(201);
+    expect(await indexRowsOf(org.id)).toBe(2);
+  });
+});
