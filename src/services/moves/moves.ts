@@ -24,7 +24,7 @@ import { inDatabase, type ServiceContext } from "../../context";
 import { DIRECTORY } from "../../db/databases";
 import { movingOrgs, organizations, orgMoves } from "../../db/schema";
 import { PRIMARY } from "../../db/session";
-import { badInput, conflict, isUniqueViolation, notFound } from "../../errors";
+import { badInput, conflict, isUniqueViolation, loggableError, notFound } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { InternalOrganizationRecord, MoveRecord } from "../../schemas/move";
@@ -146,7 +146,12 @@ export async function recordMove(ctx: ServiceContext, orgId: string, to: string)
         .where(and(eq(movingOrgs.orgId, orgId), eq(movingOrgs.moveId, row.id)))
         .run();
       await directory(ctx).delete(orgMoves).where(eq(orgMoves.id, row.id)).run();
-    } catch {}
+    } catch (undoErr) {
+      ctx.log.error("a refused move's records not removed; its run fails it", {
+        move_id: row.id,
+        error: loggableError(undoErr),
+      });
+    }
     throw err;
   });
   return toMoveRecord(row);
