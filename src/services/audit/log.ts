@@ -231,7 +231,8 @@ const PURGE_CHUNK = 500;
 const PURGE_CHUNKS_PER_RUN = 20;
 
 /**
- * Deletes entries older than the retention (but each organization's newest), oldest first, at most PURGE_CHUNK × PURGE_CHUNKS_PER_RUN
+ * Deletes entries older than the retention (but each organization's newest, and any of its streams
+ * still owes), oldest first, at most PURGE_CHUNK × PURGE_CHUNKS_PER_RUN
  * per run (the daily cron): a backlog drains over several days instead of one long run.
  * Returns how many entries it removed.
  */
@@ -248,11 +249,15 @@ export async function purgeExpiredAuditEntries(ctx: ServiceContext, nowMs = Date
             .select({ id: auditLog.id })
             .from(auditLog)
             // An organization's newest entry stays whatever its age: the next one's sequence is
-            // counted from it (§30), and must never repeat a number a receiver already holds.
+            // counted from it (§30), and must never repeat a number a receiver already holds. An
+            // entry one of its streams has not had acknowledged stays too (a paused stream, a
+            // receiver failing for longer than the retention): §30 delivers each entry, never
+            // skipped, and its entries wait; it goes once acknowledged, or with its stream.
             .where(
               and(
                 lt(auditLog.createdAt, cutoff),
                 sql`(${auditLog.orgId} IS NULL OR ${auditLog.sequence} < (SELECT max(newest.sequence) FROM audit_log AS newest WHERE newest.org_id = ${auditLog.orgId}))`,
+                sql`NOT EXISTS (SELECT 1 FROM audit_streams AS owing WHERE owing.org_id = ${auditLog.orgId} AND owing.delivered_through < ${auditLog.sequence})`,
               ),
             )
             .orderBy(auditLog.createdAt)
