@@ -6,7 +6,10 @@
  */
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
+import { createServiceContext } from "../../src/context";
 import type { MoveRecord } from "../../src/schemas/move";
+import { recordMove } from "../../src/services/moves/moves";
+import { type MoveProgress, runMove, startProgress } from "../../src/services/moves/run";
 import { MOVED_TABLES, shapeOf } from "../../src/services/moves/tables";
 import { type ApiResponse, internal, internalOk, request } from "./api";
 import { createOrgWithOwnerIn, d1, type OrgDatabase } from "./databases";
@@ -222,3 +225,23 @@ export const auditActions = async (caller: Caller) => {
   expect(res.status, res.raw).toBe(200);
   return res.body.data;
 };
+
+/** A move of `orgId` from `from` to `to` recorded as the internal API records one, not yet run: its first progress. */
+export async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
+  const ctx = {
+    ...createServiceContext({ env, requestId: unique("test"), database: from }),
+    request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
+  };
+  return startProgress(await recordMove(ctx, orgId, to));
+}
+
+/** One run of a move in this isolate, handing each step's progress to `onStep` as the object would save it. */
+export const runSaving = (progress: MoveProgress, onStep: (step: MoveProgress) => Promise<void> | void) =>
+  runMove(
+    env,
+    progress,
+    { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
+    async (step) => {
+      await onStep(step);
+    },
+  );

@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { DEPLOYMENT_STATUSES, type DeploymentStatus, deployments } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
+import { liveHere } from "../moves/fence";
 import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
 import { engineQueueCondition } from "./gate-rules";
 
@@ -30,6 +31,8 @@ export function statusPageQuery(
       and(
         eq(deployments.status, status),
         engineQueue ? engineQueueCondition(sql`deployments`) : undefined,
+        // A moving organization's deployments once, from the database that serves it (§32).
+        liveHere(sql.raw("deployments.org_id")),
         where,
       ),
     )

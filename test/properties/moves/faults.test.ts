@@ -8,12 +8,10 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createServiceContext } from "../../../src/context";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../../../src/services/deployments/record";
 import { CHANGES_PER_ROUND, CHUNK_BYTES } from "../../../src/services/moves/copy";
-import { recordMove } from "../../../src/services/moves/moves";
 import { REMOVE_START } from "../../../src/services/moves/remove";
-import { type MoveProgress, runMove, startProgress } from "../../../src/services/moves/run";
+import { type MoveProgress, runMove } from "../../../src/services/moves/run";
 import { internalOk, request } from "../../helpers/api";
 import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
 import { deploy } from "../../helpers/engine";
@@ -25,6 +23,8 @@ import {
   orgRowsIn,
   readAll,
   readMove,
+  recorded,
+  runSaving,
   startMove,
   waitForMove,
   world,
@@ -113,14 +113,6 @@ function measuringBinds(db: D1Database, bound: number[], read: number[] = []): D
   return wrap(db);
 }
 
-async function recorded(orgId: string, from: OrgDatabase, to: OrgDatabase) {
-  const ctx = {
-    ...createServiceContext({ env, requestId: unique("test"), database: from }),
-    request: { operationId: "internal.moveOrganization", ip: null, userAgent: null },
-  };
-  return startProgress(await recordMove(ctx, orgId, to));
-}
-
 /**
  * Records a move of `orgId` and runs it to its end in this isolate, on databases that note every
  * string bound to their statements and every statement's rows: its final state, the largest value
@@ -164,17 +156,6 @@ const refuseFlipToDB = (orgId: string) =>
     `flip_${orgId}`,
     "BEFORE UPDATE OF database ON organizations",
     `NEW.id = '${orgId}' AND NEW.database = 'DB'`,
-  );
-
-/** One run of a move in this isolate, handing each step's progress to `onStep` as the object would save it. */
-const runSaving = (progress: MoveProgress, onStep: (step: MoveProgress) => Promise<void> | void) =>
-  runMove(
-    env,
-    progress,
-    { deadline: Date.now() + 30_000, settleMs: 0, interrupted: () => false },
-    async (step) => {
-      await onStep(step);
-    },
   );
 
 describe("a move under faults", () => {

@@ -1,0 +1,76 @@
+/**
+ * API_CONTRACT §32 "While it moves, every request … answers as it would otherwise", for the list
+ * across every organization database (§20's `GET /internal/v1/deployments`, the engine's queue):
+ * a moving organization's deployment is listed once, and as it is, while its copy is being made in
+ * the target and while the switched move's leftovers wait for their cleanup in the source.
+ */
+import { describe, expect, it } from "vitest";
+import { internal, internalOk } from "../../helpers/api";
+import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
+import { createDeployment, createEnvironment, createProject, createStack } from "../../helpers/factories";
+import { readMove, recorded, runSaving } from "../../helpers/moves";
+
+class Stop extends Error {}
+
+/** How many times `id` is in the engine's list of deployments in `status` (every page). */
+async function listed(id: string, status: string): Promise<number> {
+  let count = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await internalOk<{ data: { id: string }[]; has_more: boolean; next_cursor?: string }>(
+      "GET",
+      `/deployments?status=${status}&limit=100${after ? `&after=${after}` : ""}`,
+    );
+    count += page.data.filter((d) => d.id === id).length;
+    if (!page.has_more || !page.next_cursor) return count;
+    after = page.next_cursor;
+  }
+}
+
+describe("the engine's list while an organization moves", () => {
+  for (const [from, to] of [
+    ["DB", "DB_ORG_2"],
+    ["DB_ORG_2", "DB"],
+  ] as const satisfies [OrgDatabase, OrgDatabase][]) {
+    it(`${from} → ${to}: a deployment listed once, as it is, while copied and while its leftovers wait`, async () => {
+      const { org, owner } = await createOrgWithOwnerIn(from);
+      const project = await createProject(owner);
+      const environment = await createEnvironment(project.id);
+      const stack = await createStack(environment.id);
+      const queued = await createDeployment(environment.id, [stack.id]);
+      const progress = await recorded(org.id, from, to);
+
+      // Copied into the target, not switched: the source's row is the one listed.
+      let saved = progress;
+      await expect(
+        runSaving(progress, (step) => {
+          saved = step;
+          if (step.phase === "catchup") throw new Stop();
+        }),
+      ).rejects.toThrow(Stop);
+      expect(await listed(queued.id, "queued")).toBe(1);
+      // The engine starts it in the source: the copy, behind, does not list it as queued.
+      const started = await internal("PATCH", `/deployments/${queued.id}`, { status: "in_progress" });
+      expect(started.status, started.raw).toBe(200);
+      expect(await listed(queued.id, "queued")).toBe(0);
+      expect(await listed(queued.id, "in_progress")).toBe(1);
+
+      // Switched, its leftovers in the source not yet removed: the target's row is the one listed.
+      await expect(
+        runSaving(saved, (step) => {
+          saved = step;
+          if (step.phase === "switched") throw new Stop();
+        }),
+      ).rejects.toThrow(Stop);
+      expect((await readMove(progress.move.id)).state).toBe("switching");
+      const finished = await internal("PATCH", `/deployments/${queued.id}`, { status: "succeeded" });
+      expect(finished.status, finished.raw).toBe(200);
+      expect(await listed(queued.id, "in_progress")).toBe(0);
+      expect(await listed(queued.id, "succeeded")).toBe(1);
+
+      await runSaving(saved, () => {});
+      expect((await readMove(progress.move.id)).state).toBe("completed");
+      expect(await listed(queued.id, "succeeded")).toBe(1);
+    }, 60_000);
+  }
+});
