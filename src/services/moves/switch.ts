@@ -12,6 +12,7 @@ import type { Db } from "../../db/client";
 import { DIRECTORY } from "../../db/databases";
 import { forgetLocations } from "../../db/locations";
 import {
+  auditLog,
   deployments,
   movingOrgs,
   notificationIntegrations,
@@ -87,10 +88,17 @@ export async function catchUpOrSwitch(
 /**
  * The fence lifted after a switch that did not happen (the writes go on, the move back to
  * `copying`), but only when the directory surely does not name the target yet: a flip that
- * committed and whose answer was lost must never be followed by writes to the source.
+ * committed and whose answer was lost must never be followed by writes to the source. The
+ * completing audit entry the target's batch may have written goes first: its sequence is the one
+ * the source's next entry takes, which the next round copies there, and the next switch writes it
+ * again after that one.
  */
 async function liftFence(dbs: Databases, move: MoveRecord, rowsCopied: number): Promise<void> {
   if ((await directoryDatabase(dbs, move.org_id)) === move.to) return;
+  await dbs.target
+    .delete(auditLog)
+    .where(and(eq(auditLog.id, move.id), eq(auditLog.orgId, move.org_id)))
+    .run();
   await setFence(dbs.source, move, false);
   await dbs.directory
     .update(orgMoves)

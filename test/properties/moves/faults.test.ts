@@ -149,13 +149,17 @@ async function moveMeasuringBinds(orgId: string, from: OrgDatabase, to: OrgDatab
 const countOf = (entries: { action: string }[], action: string) =>
   entries.filter((entry) => entry.action === action).length;
 
-/** The directory's flip of `orgId` to DB refused by an injected trigger; resolves to its removal. */
-const refuseFlipToDB = (orgId: string) =>
+/**
+ * The directory's flip of `orgId` to `to` refused by an injected trigger on the directory's row;
+ * resolves to its removal. Into DB the target's own batch meets it too (the directory's row is the
+ * target's copy); into DB_ORG_2 that batch commits first, and only the flip fails.
+ */
+const refuseFlip = (orgId: string, to: OrgDatabase = "DB") =>
   injectFault(
     "DB",
     `flip_${orgId}`,
     "BEFORE UPDATE OF database ON organizations",
-    `NEW.id = '${orgId}' AND NEW.database = 'DB'`,
+    `NEW.id = '${orgId}' AND NEW.database = '${to}'`,
   );
 
 describe("a move under faults", () => {
@@ -349,7 +353,7 @@ describe("a move under faults", () => {
     // The switch fails at the directory, after its rounds applied the changes of a write made once
     // the copy was done: the record counts them (the fence lifted), the saved progress does not,
     // and no later round applies them again.
-    const drop = await refuseFlipToDB(org.id);
+    const drop = await refuseFlip(org.id);
     let saved = progress;
     let wrote = false;
     const run = (p: MoveProgress) =>
@@ -426,33 +430,41 @@ describe("a move under faults", () => {
     expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(200);
   }, 60_000);
 
-  it("a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once", async () => {
-    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
-    const project = await createProject(owner);
-    const progress = await recorded(org.id, "DB_ORG_2", "DB");
-    const drop = await refuseFlipToDB(org.id);
-    let saved = progress;
-    const run = (p: MoveProgress) =>
-      runSaving(p, (step) => {
-        saved = step;
+  for (const [from, to] of [
+    ["DB_ORG_2", "DB"],
+    ["DB", "DB_ORG_2"],
+  ] as const) {
+    it(`${from} → ${to}, a directory that refuses the switch: the fence is lifted at once and writes go on; retried, it switches once, its log gapless`, async () => {
+      const { org, owner } = await createOrgWithOwnerIn(from);
+      const project = await createProject(owner);
+      const progress = await recorded(org.id, from, to);
+      const drop = await refuseFlip(org.id, to);
+      let saved = progress;
+      const run = (p: MoveProgress) =>
+        runSaving(p, (step) => {
+          saved = step;
+        });
+      await expect(run(progress)).rejects.toThrow(/injected/);
+      await drop();
+      expect((await readMove(progress.move.id)).state).toBe("copying");
+      expect(await internalOk("GET", `/orgs/${org.id}`)).toMatchObject({ database: from });
+      // Its entry takes the next sequence in the source, the one the refused switch's
+      // completeMove had taken in the target.
+      const write = await request<{ id: string }>("POST", "/v1/projects", {
+        key: owner.key,
+        body: { name: unique("p") },
       });
-    await expect(run(progress)).rejects.toThrow(/injected/);
-    await drop();
-    expect((await readMove(progress.move.id)).state).toBe("copying");
-    expect(await internalOk("GET", `/orgs/${org.id}`)).toMatchObject({ database: "DB_ORG_2" });
-    const write = await request<{ id: string }>("POST", "/v1/projects", {
-      key: owner.key,
-      body: { name: unique("p") },
-    });
-    expect(write.status, write.raw).toBe(201);
+      expect(write.status, write.raw).toBe(201);
 
-    for (let next = await run(saved); next.at !== null; next = await run(next.progress)) {}
-    expect((await readMove(progress.move.id)).state).toBe("completed");
-    const entries = await auditActions(owner);
-    expect(countOf(entries, "internal.completeMove")).toBe(1);
-    expect((await orgRowsIn("DB", org.id)).projects).toBe(2);
-    expect(await orgRowsIn("DB_ORG_2", org.id)).toEqual({});
-    expect((await request("GET", `/v1/projects/${write.body.id}`, { key: owner.key })).status).toBe(200);
-    expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(200);
-  }, 60_000);
+      for (let next = await run(saved); next.at !== null; next = await run(next.progress)) {}
+      expect((await readMove(progress.move.id)).state).toBe("completed");
+      const entries = await auditActions(owner);
+      expect(countOf(entries, "internal.completeMove")).toBe(1);
+      expect(entries.map((entry) => entry.sequence)).toEqual(entries.map((_, i) => i + 1));
+      expect((await orgRowsIn(to, org.id)).projects).toBe(2);
+      expect(await orgRowsIn(from, org.id)).toEqual(leftIn(from));
+      expect((await request("GET", `/v1/projects/${write.body.id}`, { key: owner.key })).status).toBe(200);
+      expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(200);
+    }, 60_000);
+  }
 });
