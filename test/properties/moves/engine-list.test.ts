@@ -5,26 +5,30 @@
  * the target and while the switched move's leftovers wait for their cleanup in the source.
  */
 import { describe, expect, it } from "vitest";
-import { internal, internalOk } from "../../helpers/api";
+import { encodeCursor } from "../../../src/db/pagination";
+import { type ApiResponse, internal } from "../../helpers/api";
 import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
 import { createDeployment, createEnvironment, createProject, createStack } from "../../helpers/factories";
 import { readMove, recorded, runSaving } from "../../helpers/moves";
 
 class Stop extends Error {}
 
-/** How many times `id` is in the engine's list of deployments in `status` (every page). */
-async function listed(id: string, status: string): Promise<number> {
+/**
+ * How many times `deployment` is in the engine's list of deployments in `status`: every page from
+ * just before it was created (the suite's other deployments fill the pages before it).
+ */
+async function listed(deployment: { id: string; created_at: string }, status: string): Promise<number> {
+  const before = new Date(Date.parse(deployment.created_at) - 1).toISOString();
+  let after: string | undefined = encodeCursor("asc", `status=${status}`, before, "1111111111111111111111");
   let count = 0;
-  let after: string | undefined;
-  for (;;) {
-    const page = await internalOk<{ data: { id: string }[]; has_more: boolean; next_cursor?: string }>(
-      "GET",
-      `/deployments?status=${status}&limit=100${after ? `&after=${after}` : ""}`,
-    );
-    count += page.data.filter((d) => d.id === id).length;
-    if (!page.has_more || !page.next_cursor) return count;
-    after = page.next_cursor;
+  for (let pages = 0; after !== undefined && pages < 500; pages++) {
+    const res: ApiResponse<{ data: { id: string }[]; has_more: boolean; next_page?: string }> =
+      await internal("GET", `/deployments?status=${status}&limit=240&after=${encodeURIComponent(after)}`);
+    expect(res.status, res.raw).toBe(200);
+    count += res.body.data.filter((d) => d.id === deployment.id).length;
+    after = res.body.has_more ? res.body.next_page : undefined;
   }
+  return count;
 }
 
 describe("the engine's list while an organization moves", () => {
@@ -48,12 +52,12 @@ describe("the engine's list while an organization moves", () => {
           if (step.phase === "catchup") throw new Stop();
         }),
       ).rejects.toThrow(Stop);
-      expect(await listed(queued.id, "queued")).toBe(1);
+      expect(await listed(queued, "queued")).toBe(1);
       // The engine starts it in the source: the copy, behind, does not list it as queued.
       const started = await internal("PATCH", `/deployments/${queued.id}`, { status: "in_progress" });
       expect(started.status, started.raw).toBe(200);
-      expect(await listed(queued.id, "queued")).toBe(0);
-      expect(await listed(queued.id, "in_progress")).toBe(1);
+      expect(await listed(queued, "queued")).toBe(0);
+      expect(await listed(queued, "in_progress")).toBe(1);
 
       // Switched, its leftovers in the source not yet removed: the target's row is the one listed.
       await expect(
@@ -65,12 +69,12 @@ describe("the engine's list while an organization moves", () => {
       expect((await readMove(progress.move.id)).state).toBe("switching");
       const finished = await internal("PATCH", `/deployments/${queued.id}`, { status: "succeeded" });
       expect(finished.status, finished.raw).toBe(200);
-      expect(await listed(queued.id, "in_progress")).toBe(0);
-      expect(await listed(queued.id, "succeeded")).toBe(1);
+      expect(await listed(queued, "in_progress")).toBe(0);
+      expect(await listed(queued, "succeeded")).toBe(1);
 
       await runSaving(saved, () => {});
       expect((await readMove(progress.move.id)).state).toBe("completed");
-      expect(await listed(queued.id, "succeeded")).toBe(1);
+      expect(await listed(queued, "succeeded")).toBe(1);
     }, 60_000);
   }
 });
