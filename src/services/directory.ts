@@ -28,7 +28,7 @@ import { insertRow } from "../db/compiled-inserts";
 import { DIRECTORY } from "../db/databases";
 import { accounts, apiKeyIndex, organizations } from "../db/schema";
 import { PRIMARY } from "../db/session";
-import { limitExceededOf, loggableError } from "../errors";
+import { isOrganizationMoved, limitExceededOf, loggableError } from "../errors";
 import { toIso } from "../lib/time";
 import { contained } from "./contained";
 
@@ -92,8 +92,9 @@ const DIRECTORY_ATTEMPTS = 3;
  * A new key's two sides (`writeBothSides`, the directory's index row first, `keyIndexRow`) whose
  * `org` starts with the key's INSERT. When that side is known to have made no key, its index row
  * is taken back: its batch was refused by a limit (API_CONTRACT §29: a refused request changes
- * nothing; a CI job retrying a token exchange against a full organization left a row a try), or
- * its conditional INSERT found its condition gone (it changed no row). Any other failure leaves
+ * nothing; a CI job retrying a token exchange against a full organization left a row a try) or by
+ * a move's fence (§32: a `408` changed nothing), or its conditional INSERT found its condition
+ * gone (it changed no row). Any other failure leaves
  * the row, as a crash would (the batch may have committed, its answer lost): it finds no key, and
  * authenticates nothing. Returns the results of `org`'s statements.
  */
@@ -121,7 +122,8 @@ export async function writeKeyBothSides(
       org,
     });
   } catch (err) {
-    if (limitExceededOf(err) !== undefined) await unindex();
+    // Refusals that abort the whole batch in its own statements: it surely made nothing.
+    if (limitExceededOf(err) !== undefined || isOrganizationMoved(err)) await unindex();
     throw err;
   }
   if (!results[0]?.meta.changes) await unindex();

@@ -1,5 +1,5 @@
 /**
- * API_CONTRACT §29: a request refused by a limit changes nothing. A new key's index row in the
+ * API_CONTRACT §29 and §32: a request refused by a limit, or by a move's fence, changes nothing. A new key's index row in the
  * directory is written before the key's own batch when its organization's database is another
  * (src/services/directory.ts `writeKeyBothSides`): a key refused there takes its row back, so a CI
  * job retrying its token exchange against a full organization leaves nothing behind.
@@ -34,5 +34,27 @@ describe("a key refused by the api_keys limit, its organization apart from the d
     await setLimits(org.id, { api_keys: 2 });
     expect((await request("POST", "/v1/api-keys", { key: owner.key, body: {} })).status).toBe(201);
     expect(await indexRowsOf(org.id)).toBe(2);
+  });
+});
+
+describe("a key refused by a move's fence, its organization apart from the directory (§32)", () => {
+  it("a 408 leaves no index row in the directory either", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB_ORG_2");
+    const before = await indexRowsOf(org.id);
+    // Fenced as a switch fences it: every write of the organization in DB_ORG_2 is refused.
+    await env.DB_ORG_2.prepare(
+      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced) VALUES (?, 'test', 'DB', 1)",
+    )
+      .bind(org.id)
+      .run();
+    try {
+      const refused = await request("POST", "/v1/api-keys", { key: owner.key, body: {} });
+      expect(refused.status, refused.raw).toBe(408);
+    } finally {
+      await env.DB_ORG_2.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(org.id).run();
+    }
+    expect(await indexRowsOf(org.id)).toBe(before);
+    expect((await request("POST", "/v1/api-keys", { key: owner.key, body: {} })).status).toBe(201);
+    expect(await indexRowsOf(org.id)).toBe((before ?? 0) + 1);
   });
 });
