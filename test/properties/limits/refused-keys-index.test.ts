@@ -1,8 +1,9 @@
 /**
  * API_CONTRACT §29 and §32: a request refused by a limit, or by a move's fence, changes nothing.
- * A new key's index row in the directory is written before the key's own batch when its organization's database is another
- * (src/services/directory.ts `writeKeyBothSides`): a key refused there takes its row back, so a CI
- * job retrying its token exchange against a full organization leaves nothing behind.
+ * A new key's index row in the directory is written before the key's own batch when its
+ * organization's database is another (src/services/directory.ts `writeKeyBothSides`): a key
+ * refused there takes its row back, so a CI job retrying its token exchange against a full
+ * organization leaves nothing behind.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
