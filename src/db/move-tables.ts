@@ -41,7 +41,7 @@ export const orgMoves = sqliteTable(
  * organization (`RAISE(ABORT, 'organization moved')`, answered `408` with `Retry-After`), so the
  * last changes can be copied and the directory switched; `switched` says the directory now names
  * `to_database`. The cron's sweeps leave both kinds alone (`notMoving`,
- * src/services/moves/fence.ts): an incoming organization's rows are a copy still being made, and
+ * src/db/moving.ts): an incoming organization's rows are a copy still being made, and
  * a fenced one's cannot be written.
  */
 export const movingOrgs = sqliteTable("moving_orgs", {

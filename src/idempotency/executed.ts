@@ -22,6 +22,7 @@
 import { and, asc, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { ExecutingKey, ServiceContext } from "../context";
 import type { Db } from "../db/client";
+import { notMoving } from "../db/moving";
 import { auditLog } from "../db/schema";
 import { PRIMARY } from "../db/session";
 import { ApiError } from "../errors";
@@ -170,7 +171,14 @@ export function expiredKeysQuery(db: Db, cutoff: string, batch: number) {
   return db
     .select({ id: auditLog.id })
     .from(auditLog)
-    .where(and(isNotNull(auditLog.idempotencyKey), lte(auditLog.createdAt, cutoff)))
+    .where(
+      and(
+        isNotNull(auditLog.idempotencyKey),
+        lte(auditLog.createdAt, cutoff),
+        // Not a moving organization's (src/db/moving.ts): its source forgets them, captured.
+        notMoving(sql`${auditLog.orgId}`),
+      ),
+    )
     .orderBy(asc(auditLog.createdAt))
     .limit(batch);
 }

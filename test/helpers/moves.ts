@@ -96,6 +96,20 @@ export async function orgRowsIn(database: OrgDatabase, orgId: string): Promise<R
   return counts;
 }
 
+/**
+ * Fences `orgId` in `database` as a move's switch does (its `moving_orgs` row, fenced): every write
+ * of it there is refused. Answers the fence's lifting.
+ */
+export async function fence(database: OrgDatabase, orgId: string) {
+  await d1(database)
+    .prepare(
+      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced) VALUES (?, 'test', 'DB_ORG_2', 1)",
+    )
+    .bind(orgId)
+    .run();
+  return () => d1(database).prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(orgId).run();
+}
+
 /** A trigger in `database` that aborts with `injected: <name>` whenever `when` holds on `event`. */
 export async function injectFault(
   database: OrgDatabase,

@@ -6,6 +6,7 @@ import { and, asc, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { CallerContext, Identity, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { tableReader } from "../../db/compiled";
+import { notMoving } from "../../db/moving";
 import {
   keyset,
   type ListParams,
@@ -258,6 +259,8 @@ export async function purgeExpiredAuditEntries(ctx: ServiceContext, nowMs = Date
                 lt(auditLog.createdAt, cutoff),
                 sql`(${auditLog.orgId} IS NULL OR ${auditLog.sequence} < (SELECT max(newest.sequence) FROM audit_log AS newest WHERE newest.org_id = ${auditLog.orgId}))`,
                 sql`NOT EXISTS (SELECT 1 FROM audit_streams AS owing WHERE owing.org_id = ${auditLog.orgId} AND owing.delivered_through < ${auditLog.sequence})`,
+                // Nor a moving organization's (src/db/moving.ts): its source purges them, captured.
+                notMoving(sql`${auditLog.orgId}`),
               ),
             )
             .orderBy(auditLog.createdAt)

@@ -13,11 +13,11 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { notMoving } from "../../db/moving";
 import { auditStreams } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { toIso } from "../../lib/time";
 import { sendToQueue } from "../events/queue";
-import { notMoving } from "../moves/fence";
 
 /**
  * Told the result of an audit INSERT once its batch committed (see the file comment). Every

@@ -5,10 +5,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { liveHere } from "../../db/moving";
 import { keyset, type Page, type PageRequest, toPage } from "../../db/pagination";
 import { DEPLOYMENT_STATUSES, type DeploymentStatus, deployments } from "../../db/schema";
 import type { DeploymentRecord } from "../../schemas/deployment";
-import { liveHere } from "../moves/fence";
 import { type DeploymentRow, type ListFilter, toDeploymentRecord } from "./deployments";
 import { engineQueueCondition } from "./gate-rules";
 

@@ -6,9 +6,9 @@
  */
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { notMoving } from "../../db/moving";
 import { deployments, environmentProtections } from "../../db/schema";
 import { contained } from "../contained";
-import { notMoving } from "../moves/fence";
 import { settleGate } from "./gate";
 import { supersededBy, supersedes } from "./gate-after";
 import { owedCancelBy } from "./gate-rules";

@@ -13,6 +13,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
+import { notMoving } from "../../db/moving";
 import { deploymentTimeline } from "../../db/schema";
 import { toIso } from "../../lib/time";
 import { RETENTION_BATCH, RETENTION_MAX_STATEMENTS } from "../events/log";
@@ -29,8 +30,10 @@ export async function purgeOldTimelines(
   const cutoff = toIso(nowMs - TIMELINE_RETENTION_MS);
   const batch = sql.raw(String(limits.batch));
   const result: TimelineRetentionResult = { entries: 0, statements: 0, done: false };
-  // Written as the partial index's condition, so SQLite uses it; the oldest `batch` of them.
-  const oldest = sql`SELECT rowid, deployment_id, seq FROM deployment_timeline WHERE stack_id IS NULL AND status IN ('succeeded', 'failed', 'cancelled') AND created_at < ${cutoff} ORDER BY created_at LIMIT ${batch}`;
+  // Written as the partial index's condition, so SQLite uses it; the oldest `batch` of them, none
+  // of a moving organization (src/db/moving.ts: a fenced one's rows would fail the whole batch).
+  const org = sql`(SELECT d.org_id FROM deployments d WHERE d.id = deployment_timeline.deployment_id)`;
+  const oldest = sql`SELECT rowid, deployment_id, seq FROM deployment_timeline WHERE stack_id IS NULL AND status IN ('succeeded', 'failed', 'cancelled') AND created_at < ${cutoff} AND ${notMoving(org)} ORDER BY created_at LIMIT ${batch}`;
   while (result.statements < limits.maxStatements) {
     const [others, finals] = await ctx.db.batch([
       ctx.db

@@ -23,13 +23,13 @@ import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { EVENT_FLAG } from "../../db/event-types";
+import { projectNotMoving } from "../../db/moving";
 import { events, notificationIntegrations, webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import { scheduleByIntegration } from "../integrations/lane-client";
 import { entryOf } from "../integrations/lane-protocol";
-import { projectNotMoving } from "../moves/fence";
 
 /** D1 binds at most 100 parameters per statement; a delivery row binds 11. */
 const ROWS_PER_INSERT = 8;

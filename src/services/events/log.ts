@@ -8,9 +8,10 @@
  * project with a million old events costs several runs, never one that times out.
  */
 
-import { asc, lt, sql } from "drizzle-orm";
+import { and, asc, lt, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { EventType } from "../../db/event-types";
+import { projectNotMoving } from "../../db/moving";
 import { type Page, type PageFilter, type PageRequest, tablePage } from "../../db/pagination";
 import { events, webhookDeliveries } from "../../db/schema";
 import { toIso } from "../../lib/time";
@@ -85,7 +86,9 @@ export async function purgeOldEvents(
     const old = await db
       .select({ id: events.id })
       .from(events)
-      .where(lt(events.createdAt, cutoff))
+      // Not a moving organization's (src/db/moving.ts): a fenced one's cannot be deleted here, and
+      // would fail the whole batch; its source's are deleted there, captured.
+      .where(and(lt(events.createdAt, cutoff), projectNotMoving(sql`${events.projectId}`)))
       .orderBy(asc(events.createdAt), asc(events.id))
       .limit(limits.batch)
       .all();

@@ -6,6 +6,7 @@
 
 import { and, eq, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
+import { projectNotMoving } from "../../db/moving";
 import { notificationIntegrations } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
@@ -124,6 +125,8 @@ export async function forgetExpiredSecrets(ctx: ServiceContext, nowMs = Date.now
       and(
         sql`${i.previousSecretExpiresAt} IS NOT NULL`,
         sql`${i.previousSecretExpiresAt} <= ${toIso(nowMs)}`,
+        // Not a moving organization's (src/db/moving.ts): its source forgets them, captured.
+        projectNotMoving(sql`${i.projectId}`),
       ),
     )
     .returning({ id: i.id })

@@ -13,6 +13,7 @@ import {
   sealSigningSecret,
 } from "../../crypto/signing-secrets";
 import { VariableDecryptError, VariableKeyConfigError } from "../../crypto/variables";
+import { notFenced, projectOrg } from "../../db/moving";
 import { notificationIntegrations as i } from "../../db/schema";
 import { ApiError } from "../../errors";
 import { activeSecrets, newSigningSecret } from "../../webhooks/signing";
@@ -62,23 +63,33 @@ export async function signingSecretsOf(
 }
 
 /**
- * The sweep's share (src/services/variables/reencrypt.ts): up to `limit` integrations whose
- * secrets are under `previous` (a key version, or null when no rotation is under way) or in
- * clear, as one update each that seals them under the current key and applies only while they
- * are still what was read. Returns the updates, their integrations' ids, and whether more remain.
+ * The integrations the sweep seals again: a secret under `previous` (a key version, or null when no
+ * rotation is under way) or in clear.
  */
-export async function resealSigningSecrets(ctx: ServiceContext, previous: number | null, limit: number) {
-  const keys = ctx.config.variableKeys;
+export function staleSigningSecrets(previous: number | null): SQL {
   const stale = (column: typeof i.signingSecret | typeof i.previousSigningSecret): SQL => {
     const inClear = notLike(column, "v1.%");
     return previous === null ? inClear : (or(inClear, like(column, `v1.${previous}.%`)) as SQL);
   };
+  return or(
+    stale(i.signingSecret),
+    and(isNotNull(i.previousSigningSecret), stale(i.previousSigningSecret)),
+  ) as SQL;
+}
+
+/**
+ * The sweep's share (src/services/variables/reencrypt.ts): up to `limit` integrations whose
+ * secrets are stale (`staleSigningSecrets`), none of an organization fenced here (those wait:
+ * reencrypt.ts `fencedLeft`), as one update each that seals them under the current key and
+ * applies only while they are still what was read. Returns the updates, their integrations' ids,
+ * and whether more remain.
+ */
+export async function resealSigningSecrets(ctx: ServiceContext, previous: number | null, limit: number) {
+  const keys = ctx.config.variableKeys;
   const rows = await ctx.db
     .select({ id: i.id, current: i.signingSecret, previous: i.previousSigningSecret })
     .from(i)
-    .where(
-      or(stale(i.signingSecret), and(isNotNull(i.previousSigningSecret), stale(i.previousSigningSecret))),
-    )
+    .where(and(staleSigningSecrets(previous), notFenced(projectOrg(sql`${i.projectId}`))))
     .orderBy(asc(i.id))
     .limit(limit + 1)
     .all();

@@ -6,11 +6,11 @@
 import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { projectNotMoving } from "../../db/moving";
 import { webhookDeliveries } from "../../db/schema";
 import { loggableError } from "../../errors";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import { projectNotMoving } from "../moves/fence";
 import { scheduleDeliveries } from "./lane-client";
 import { entryOf } from "./lane-protocol";
 

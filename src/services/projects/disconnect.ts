@@ -6,6 +6,7 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { CallerContext, ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { notMoving } from "../../db/moving";
 import { projects } from "../../db/schema";
 import { conflict } from "../../errors";
 import { nowIso, toIso } from "../../lib/time";
@@ -13,7 +14,6 @@ import { loadProject } from "../access";
 import { auditEntry } from "../audit/entry";
 import { contained } from "../contained";
 import { sendToQueue } from "../events/queue";
-import { notMoving } from "../moves/fence";
 import { checkIfMatch, explainMiss, unchangedSince } from "../preconditions";
 import { toProjectRecord } from "./record";
 

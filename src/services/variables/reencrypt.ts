@@ -10,7 +10,7 @@
  * still stored in clear are sealed whether or not a rotation is under way. An operator loops
  * until `remaining` is false, then drops VARIABLES_KEY_PREVIOUS.
  */
-import { and, asc, eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { inDatabase, type ServiceContext } from "../../context";
 import {
@@ -19,9 +19,10 @@ import {
   type VariableIdentity,
   variableKeyVersion,
 } from "../../crypto/variables";
+import { notFenced, projectOrg } from "../../db/moving";
 import { variableVersionValues as history, variables } from "../../db/schema";
 import { auditEntry } from "../audit/entry";
-import { resealSigningSecrets } from "../integrations/secrets";
+import { resealSigningSecrets, staleSigningSecrets } from "../integrations/secrets";
 import { cryptoFailure, withoutParameters } from "./values";
 
 type Sealed = { envelope: string; keyVersion: number };
@@ -82,7 +83,9 @@ export async function reencryptVariables(ctx: ServiceContext, limit = 100): Prom
         keyVersion: variables.keyVersion,
       })
       .from(variables)
-      .where(eq(variables.keyVersion, previous as number))
+      .where(
+        and(eq(variables.keyVersion, previous as number), notFenced(projectOrg(sql`${variables.projectId}`))),
+      )
       .orderBy(variables.id)
       .limit(room + 1)
       .all();
@@ -95,13 +98,19 @@ export async function reencryptVariables(ctx: ServiceContext, limit = 100): Prom
         : await db
             .select()
             .from(history)
-            .where(eq(history.keyVersion, previous as number))
+            .where(
+              and(
+                eq(history.keyVersion, previous as number),
+                notFenced(projectOrg(sql`${history.projectId}`)),
+              ),
+            )
             .orderBy(asc(history.environmentId), asc(history.scope), asc(history.name), asc(history.version))
             .limit(left + 1)
             .all();
     old = kept.slice(0, left);
     remaining ||= rows.length > room || kept.length > left;
   }
+  remaining ||= await fencedLeft(ctx, rotating ? previous : null);
 
   const reseal = async (identity: VariableIdentity, stored: { value: string; keyVersion: number | null }) => {
     try {
@@ -171,6 +180,24 @@ export async function reencryptVariables(ctx: ServiceContext, limit = 100): Prom
     reencrypted: updates.length,
     remaining,
   };
+}
+
+/**
+ * Whether an organization fenced here (a move's switch: src/db/moving.ts) holds values under
+ * `previous` or signing secrets to seal. The passes leave its rows alone, since none of them can be
+ * written and one would fail the whole batch, so that every other organization's go on; they are
+ * still to do: a refused switch lifts the fence and leaves them here, and a completed move removes
+ * them (it re-encrypts nothing: its copies, where it went, are that database's to seal).
+ */
+async function fencedLeft(ctx: ServiceContext, previous: number | null): Promise<boolean> {
+  const underPrevious =
+    previous === null
+      ? sql`0`
+      : sql`EXISTS (SELECT 1 FROM ${variables} WHERE ${variables.projectId} = p.id AND ${variables.keyVersion} = ${previous}) OR EXISTS (SELECT 1 FROM ${history} WHERE ${history.projectId} = p.id AND ${history.keyVersion} = ${previous})`;
+  const row = await ctx.db.get<{ left: number }>(
+    sql`SELECT EXISTS (SELECT 1 FROM moving_orgs m JOIN projects p ON p.org_id = m.org_id WHERE m.fenced = 1 AND (${underPrevious} OR EXISTS (SELECT 1 FROM notification_integrations WHERE notification_integrations.project_id = p.id AND ${staleSigningSecrets(previous)}))) AS "left"`,
+  );
+  return row?.left === 1;
 }
 
 type VariableRow = {

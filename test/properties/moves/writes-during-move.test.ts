@@ -7,9 +7,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { internal, request } from "../../helpers/api";
-import { createOrgWithOwnerIn, d1, type OrgDatabase } from "../../helpers/databases";
+import { createOrgWithOwnerIn } from "../../helpers/databases";
 import { type Caller, createProject, unique } from "../../helpers/factories";
-import { startMove, waitForMove } from "../../helpers/moves";
+import { fence, startMove, waitForMove } from "../../helpers/moves";
 
 type Outcome = { name: string; status: number; code?: string; retryAfter: string | null; at: number };
 
@@ -91,17 +91,6 @@ describe("writes while an organization moves", () => {
     }, 60_000);
   }
 });
-
-/** Fences `orgId` in `database` as a move's switch does (its `moving_orgs` row, fenced). */
-async function fence(database: OrgDatabase, orgId: string) {
-  await d1(database)
-    .prepare(
-      "INSERT INTO moving_orgs (org_id, move_id, to_database, fenced) VALUES (?, 'test', 'DB_ORG_2', 1)",
-    )
-    .bind(orgId)
-    .run();
-  return () => d1(database).prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(orgId).run();
-}
 
 describe("the fence of a switch", () => {
   it("refuses every write of the organization with 408 and Retry-After, changing nothing; its reads go on; its Idempotency-Key runs once the fence is gone", async () => {
