@@ -15,8 +15,8 @@
  *   directory failed: the creation is answered once its organization's side commits).
  * - an account joining: a copy, written in the organization's batch with the membership.
  *
- * A key's index row is taken back when its organization's side is known to have made no key
- * (`writeKeyBothSides`).
+ * A key's or a trust's index row is taken back when its organization's side is known to have
+ * made no record (`writeIndexedBothSides`).
  *
  * When the organization's database is the directory's own, both sides are one batch.
  */
@@ -89,38 +89,36 @@ export async function writeBothSides(
 const DIRECTORY_ATTEMPTS = 3;
 
 /**
- * A new key's two sides (`writeBothSides`, the directory's index row first, `keyIndexRow`) whose
- * `org` starts with the key's INSERT. When that side is known to have made no key, its index row
- * is taken back: its batch was refused by a limit (API_CONTRACT §29: a refused request changes
- * nothing; a CI job retrying a token exchange against a full organization left a row a try) or by
- * a move's fence (§32: a `408` changed nothing), or its conditional INSERT found its condition
- * gone (it changed no row). Any other failure leaves
- * the row, as a crash would (the batch may have committed, its answer lost): it finds no key, and
+ * A new record's two sides whose directory side is its index row, written first
+ * (`writeBothSides`), and whose `org` starts with the record's INSERT: a key (`writeKeyBothSides`)
+ * or an OpenID Connect trust (src/services/oidc/trusts.ts). When that side is known to have made
+ * no record, its index row is taken back (`unindex`): its batch was refused by a limit
+ * (API_CONTRACT §29: a refused request changes nothing; a CI job retrying a token exchange against
+ * a full organization left a row a try) or by a move's fence (§32: a `408` changed nothing), or its
+ * conditional INSERT found its condition gone (it changed no row). Any other failure leaves the
+ * row, as a crash would (the batch may have committed, its answer lost): it names nothing, and
  * authenticates nothing. Returns the results of `org`'s statements.
  */
-export async function writeKeyBothSides(
+export async function writeIndexedBothSides(
   ctx: ServiceContext,
-  key: { id: string; orgId: string; keyHash: string; createdAt: string },
+  index: {
+    what: "key" | "trust";
+    id: string;
+    row: (dir: Db) => Statement;
+    unindex: (dir: Db) => Promise<unknown>;
+  },
   org: Batch,
 ): Promise<D1Result[]> {
   const unindex = () =>
     contained(
       ctx,
-      "a refused key's index row not taken back (it authenticates nothing)",
-      { key_id: key.id },
-      () =>
-        directoryDb(ctx)
-          .delete(apiKeyIndex)
-          .where(and(eq(apiKeyIndex.keyHash, key.keyHash), eq(apiKeyIndex.keyId, key.id)))
-          .run(),
+      `a refused ${index.what}'s index row not taken back (it names nothing)`,
+      { [`${index.what}_id`]: index.id },
+      () => index.unindex(directoryDb(ctx)),
     );
   let results: D1Result[];
   try {
-    results = await writeBothSides(ctx, {
-      first: "directory",
-      directory: (dir) => [keyIndexRow(dir, key)],
-      org,
-    });
+    results = await writeBothSides(ctx, { first: "directory", directory: (dir) => [index.row(dir)], org });
   } catch (err) {
     // Refusals that abort the whole batch in its own statements: it surely made nothing.
     if (limitExceededOf(err) !== undefined || isOrganizationMoved(err)) await unindex();
@@ -128,6 +126,28 @@ export async function writeKeyBothSides(
   }
   if (!results[0]?.meta.changes) await unindex();
   return results;
+}
+
+/** A new key's two sides (`writeIndexedBothSides`, its index row `keyIndexRow`). */
+export function writeKeyBothSides(
+  ctx: ServiceContext,
+  key: { id: string; orgId: string; keyHash: string; createdAt: string },
+  org: Batch,
+): Promise<D1Result[]> {
+  return writeIndexedBothSides(
+    ctx,
+    {
+      what: "key",
+      id: key.id,
+      row: (dir) => keyIndexRow(dir, key),
+      unindex: (dir) =>
+        dir
+          .delete(apiKeyIndex)
+          .where(and(eq(apiKeyIndex.keyHash, key.keyHash), eq(apiKeyIndex.keyId, key.id)))
+          .run(),
+    },
+    org,
+  );
 }
 
 /** The directory's index row of a new key. */

@@ -39,7 +39,7 @@ import {
 import { forgetKeys } from "../api-keys/authenticate";
 import { callerKeyGone, liveCallerAndProjects } from "../api-keys/create";
 import { auditEntry, diffRecords } from "../audit/entry";
-import { directoryDb, writeBothSides } from "../directory";
+import { directoryDb, writeIndexedBothSides } from "../directory";
 import { deleteLatest, ifMatchGuard } from "../preconditions";
 import { storedUrl } from "../stored-url";
 import { checkIssuerUrl } from "./issuer-url";
@@ -124,16 +124,21 @@ export async function createOidcTrust(
     createdAt: now,
   };
   const record = toOidcTrustRecord(row);
-  const [inserted] = await writeBothSides(ctx, {
-    first: "directory",
-    directory: (dir) => [
-      insertRow(dir, oidcTrustIndex, { trustId: row.id, orgId: row.orgId, createdAt: row.createdAt }),
-    ],
-    org: [
+  // Its index row is taken back if the trust is refused (a move's fence) or its key is gone.
+  const [inserted] = await writeIndexedBothSides(
+    ctx,
+    {
+      what: "trust",
+      id: row.id,
+      row: (dir) =>
+        insertRow(dir, oidcTrustIndex, { trustId: row.id, orgId: row.orgId, createdAt: row.createdAt }),
+      unindex: (dir) => dir.delete(oidcTrustIndex).where(eq(oidcTrustIndex.trustId, row.id)).run(),
+    },
+    [
       insertWhere(db, oidcTrusts, row, keyIsLive(parent.id, now)),
       auditEntry(ctx, { target: { type: "oidc_trust", id: row.id }, changes: diffRecords(null, record) }),
     ],
-  });
+  );
   // Revoked (or expired) since it was read: nothing was inserted, and the key is no longer valid.
   if (!inserted?.meta.changes) throw callerKeyGone();
   return { created: record, etag: await recordEtag(record) };
