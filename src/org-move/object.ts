@@ -98,7 +98,8 @@ export class OrgMove extends DurableObject<Env> {
         outcome: { state: "cancelled", error: null, by },
       };
       await this.save(undoing);
-      await this.save(await undoMove(this.env, undoing, (step) => this.save(step)));
+      const pace = msOf(this.env, "MOVE_PACE");
+      await this.save(await undoMove(this.env, undoing, (step) => this.save(step), pace));
       await this.ctx.storage.deleteAlarm();
       return { move: await getMove(ctx, move.id), cancelled: true };
     });

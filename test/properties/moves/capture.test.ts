@@ -20,6 +20,7 @@ import {
   copyChunk,
 } from "../../../src/services/moves/copy";
 import { recordMove } from "../../../src/services/moves/moves";
+import { removalStatement } from "../../../src/services/moves/remove";
 import { MOVE_SETTLE_MS } from "../../../src/services/moves/run";
 import {
   captureTriggers,
@@ -122,6 +123,17 @@ describe("what a move relies on", () => {
         // deployment's stacks: "RIGHT PART OF ORDER BY") is a few rows.
         expect(plan.join(" | "), shapeOf(spec.table).name).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       }
+    }
+  });
+
+  it("every removal step seeks an index, a table of projects' rows through its project's: no step scans a table", async () => {
+    for (const spec of MOVED_TABLES) {
+      const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${removalStatement(spec)}`)
+        .bind("org")
+        .all<{ detail: string }>();
+      const plan = results.map((row) => row.detail);
+      const scans = plan.filter((detail) => /^SCAN /.test(detail) && !/USING (COVERING )?INDEX/.test(detail));
+      expect(scans, `${shapeOf(spec.table).name}: ${plan.join(" | ")}`).toEqual([]);
     }
   });
 
