@@ -75,6 +75,26 @@ describe("at most 10 live streams open at once per key family (§33)", () => {
     await cancelAll([...held, ...others]);
   });
 
+  it("a HEAD asking for the stream answers its headers and keeps no place: its dropped body is cancelled at once", async () => {
+    const { owner, path } = await deploymentOfStacks(1);
+    const key = await createApiKey(owner);
+    for (let i = 0; i < LIVE_STREAMS_PER_FAMILY; i++) {
+      const head = await request("HEAD", path, { key: key.key, headers: { accept: "text/event-stream" } });
+      expect([head.status, head.headers.get("content-type"), head.raw]).toEqual([
+        200,
+        "text/event-stream",
+        "",
+      ]);
+    }
+    // Well within a lease (20 s): a place left to lapse would still be held.
+    await until("the HEADs hold no place", async () => (await placesOf(key.keyId)) === 0);
+    const streams = await Promise.all(
+      Array.from({ length: LIVE_STREAMS_PER_FAMILY }, () => openStream(path, key.key)),
+    );
+    expect(statuses(streams)).toEqual(Array(LIVE_STREAMS_PER_FAMILY).fill(200));
+    await cancelAll(streams);
+  });
+
   it("a stream frees its place when it ends: its client going away, or its deployment's end", async () => {
     const { owner, deployment, path } = await deploymentOfStacks(1);
     const key = await createApiKey(owner);
