@@ -10,7 +10,8 @@
  * starts over (its first batch may then reuse an id with more entries: a receiver deduplicates by
  * `sequence`, docs/audit-streams.md). A `2xx` within 10 s
  * moves `delivered_through` to its last sequence, by a compare-and-set on the stream's `epoch` and
- * position: a replay, a pause or a new url since the batch left moves nothing. Anything else is a
+ * position: a replay, a resume or a new url since the batch left moves nothing (a pause alone does
+ * not: the receiver did acknowledge it, ./streams.ts). Anything else is a
  * failed attempt (its `last_error` recorded even then), tried again after about 1 s, 5 s, 30 s,
  * then every 60 s, with no end; `410 Gone` pauses the stream. Nothing is ever skipped: a crash before the acknowledgement is recorded
  * leaves `delivered_through` where it was, and the batch is sent again.
@@ -166,7 +167,7 @@ export async function deliverStream(
       .where(asSent)
       .run();
     if (!failed.meta.changes) {
-      // Paused, resumed or sent elsewhere while the batch was out: the new epoch keeps its own
+      // Resumed, replayed or sent elsewhere while the batch was out: the new epoch keeps its own
       // schedule (and a 410 of the old url pauses nothing), but the attempt did fail, and
       // `last_error` is the last failed attempt (§30). Nothing was acknowledged since: this object
       // runs one attempt at a time, and a replay that moved `delivered_through` is left as it is.

@@ -5,8 +5,9 @@
  * Who may: an org `owner` or `admin` acting org-wide (a key restricted to projects is `403
  * unauthorized`, §28); another organization's stream is `404`. A stream's place in its
  * organization's log (`delivered_through`) moves only by an acknowledgement, a replay or its
- * creation; a change of what to send next (a replay, a pause or resume, a new url) bumps its
- * `epoch`, so an acknowledgement of a batch sent before it moves nothing.
+ * creation; a change of what to send next (a replay, a resume, a new url) bumps its `epoch`, so an
+ * acknowledgement of a batch sent before it moves nothing. A pause does not: the receiver's answer
+ * to a batch already out is still what it acknowledged (`delivered_through`, §30).
  */
 import { and, eq, type SQLWrapper, sql } from "drizzle-orm";
 import type { CallerContext } from "../../context";
@@ -196,10 +197,11 @@ export async function updateAuditStream(
       if (name !== undefined) set.name = name;
       if (url !== undefined) set.url = url;
       if (enabled !== undefined) set.enabled = enabled;
-      // What to send next changed: a batch in flight is acknowledged into nothing, and a stream
-      // that resumes, or now sends elsewhere, tries again at once.
-      const restarts =
-        (url !== undefined && url !== before.url) || (enabled !== undefined && enabled !== before.enabled);
+      // What to send next changed: a batch in flight is acknowledged into nothing (it went to
+      // another url, or before the pause being lifted), and the stream tries again at once. A
+      // pause alone changes nothing of the sending: the receiver's answer to a batch already out
+      // still moves `delivered_through` and clears `last_error` (§30), and nothing more is sent.
+      const restarts = (url !== undefined && url !== before.url) || (enabled === true && !before.enabled);
       if (restarts) Object.assign(set, { epoch: before.epoch + 1, failures: 0, nextAttemptAt: null });
       const after = { ...before, ...set };
       const [rows, , written] = await db.batch([
