@@ -98,8 +98,12 @@ export function recordUse(
 ): { writeNow: boolean; dueAt: number | null } {
   const current = uses.get(keyId);
   if (current && current.dueAt !== null) {
-    // A write is pending: it will carry this use (memory only, see above).
-    uses.set(keyId, { ...current, usedAt: Math.max(current.usedAt, now) });
+    // A write is pending: it will carry this use (memory only, see above), to the database the key
+    // is in now. Its organization may have moved since the write became pending (API_CONTRACT
+    // §32), and the one it left holds no row to write: the new database is stored at once.
+    const next = { ...current, usedAt: Math.max(current.usedAt, now), database };
+    if (database === current.database) uses.set(keyId, next);
+    else storeKeyUse(sql, uses, next);
     return { writeNow: false, dueAt: null };
   }
   const writtenAt = current?.writtenAt ?? null;
