@@ -56,7 +56,14 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     c.header(NOSNIFF[0], NOSNIFF[1]);
     throw err;
   }
-  await next();
+  // A client that goes away before its answer (a CI job's timeout, Ctrl-C) has the runtime tear the
+  // request down at once, wherever it is: a batch committed without what follows it (a waiting
+  // deployment's timer, which API_CONTRACT §31 wants deciding within 5 s; a supersede; the release
+  // after an approval). Held with `waitUntil`, the request runs to its end (the runtime gives such
+  // work 30 s after the client left), as it does when the client stays.
+  const handled = next();
+  keepAlive(c, handled);
+  await handled;
   c.res.headers.set("x-request-id", requestId);
   c.res.headers.set(NOSNIFF[0], NOSNIFF[1]);
   // A HEAD runs as its GET, whose body hono then drops unread (RFC 9110 §9.3.2: none is sent). A
@@ -64,6 +71,17 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   // cancelled now, which ends it and frees its place, rather than left to lapse 20 s later.
   if (c.req.method === "HEAD") c.res.body?.cancel().catch(() => undefined);
 });
+
+/** Has the runtime keep the request's context until `handled` settles; a no-op without one (`app.request()`). */
+function keepAlive(c: Context<AppEnv>, handled: Promise<unknown>): void {
+  let exec: Context<AppEnv>["executionCtx"];
+  try {
+    exec = c.executionCtx;
+  } catch {
+    return;
+  }
+  exec.waitUntil(handled.catch(() => undefined));
+}
 
 /** A browser never guesses a response's type from its bytes: a JSON error is never run as a script. */
 const NOSNIFF = ["X-Content-Type-Options", "nosniff"] as const;
