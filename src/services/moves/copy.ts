@@ -23,10 +23,13 @@ export const CHUNK_ROWS = 200;
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Changes applied per round of a catch-up. */
 export const CHANGES_PER_ROUND = 500;
-/** Where a copy stands: the table (`step` of MOVED_TABLES), the project within it, the last keys read. */
+/**
+ * Where a copy stands: the table (`step` of MOVED_TABLES) and the keys of the last row read (of a
+ * table of projects' rows: its project's id, then its keys). `projects` and `project` are kept for
+ * the progress saved when such tables were read project by project (`copyChunk`).
+ */
 export type CopyCursor = {
   step: number;
-  /** The organization's projects the copy carried, as the first project-scoped step found them in the target; null before. */
   projects: string[] | null;
   project: number;
   after: unknown[] | null;
@@ -35,9 +38,18 @@ export type CopyCursor = {
 export const COPY_START: CopyCursor = { step: 0, projects: null, project: 0, after: null };
 
 /**
- * One chunk of the copy: up to CHUNK_ROWS rows of the table and scope `cursor` names (fewer when
- * their bytes pass CHUNK_BYTES), written to `to` (with the copies of the accounts they name).
- * Returns the next cursor (null: all copied) and how many rows were written.
+ * One chunk of the copy: up to CHUNK_ROWS rows of the table `cursor` names (fewer when their bytes
+ * pass CHUNK_BYTES), written to `to` (with the copies of the accounts they name). Returns the next
+ * cursor (null: all copied) and how many rows were written.
+ *
+ * A table of projects' rows is read across all of the organization's projects at once, in the
+ * order of its project index (`projectsChunkQuery`), not project by project: one step per chunk of
+ * rows, however many projects there are. (Project by project, an organization whose writers kept
+ * creating projects made a step of every table for each of them, most reading nothing, and its
+ * move stayed `copying` as long as they wrote.) A row of a project the target does not hold yet,
+ * created in the source after the copy passed the projects, is not written (`with-parents`: its
+ * FOREIGN KEY): it was created during the move, so the catch-up brings it, after its project. A
+ * cursor saved by a step of the earlier way (`projects` set) has its table read from its start.
  */
 export async function copyChunk(
   from: Db,
@@ -47,39 +59,20 @@ export async function copyChunk(
 ): Promise<{ next: CopyCursor | null; copied: number }> {
   const spec = MOVED_TABLES[cursor.step];
   if (!spec) return { next: null, copied: 0 };
-  let position = cursor;
-  if (spec.scope === "project" && position.projects === null) {
-    // The projects the copy carried, as the target holds them: one created in the source since its
-    // step passed is not there yet, and a row of it copied now would name a project the target
-    // lacks (FOREIGN KEY); it arrives, with its rows, by the catch-up.
-    const { results } = await d1(to)
-      .prepare("SELECT id FROM projects WHERE org_id = ? ORDER BY created_at, id")
-      .bind(orgId)
-      .all<{ id: string }>();
-    position = { ...position, projects: results.map((row) => row.id) };
-  }
-  const scopeId = spec.scope === "org" ? orgId : position.projects?.[position.project];
-  if (scopeId === undefined) return { next: nextStep(position), copied: 0 };
-  const { rows, last, cut } = await readChunk(from, spec, scopeId, position.after);
+  const after = cursor.projects === null ? cursor.after : null;
+  const { rows, last, more } = await readChunk(from, spec, orgId, after);
   // Only rows whose parents the target holds: a row of a parent created in the source after the
   // parent's step passed (an event's delivery, a new deployment's stacks and timeline) would fail
   // its FOREIGN KEY; it was created during the move, so the catch-up brings it, after its parent.
   if (rows.length > 0) await writeRows(from, to, [[spec, rows]], [], "with-parents");
-  if (cut || rows.length === (spec.chunkRows ?? CHUNK_ROWS)) {
-    return { next: { ...position, after: last }, copied: rows.length };
-  }
-  if (spec.scope === "project" && position.project + 1 < (position.projects?.length ?? 0)) {
-    return { next: { ...position, project: position.project + 1, after: null }, copied: rows.length };
-  }
-  return { next: nextStep(position), copied: rows.length };
-}
-
-function nextStep(cursor: CopyCursor): CopyCursor | null {
+  if (more)
+    return { next: { step: cursor.step, projects: null, project: 0, after: last }, copied: rows.length };
   const step = cursor.step + 1;
-  return step < MOVED_TABLES.length ? { step, projects: cursor.projects, project: 0, after: null } : null;
+  const next = step < MOVED_TABLES.length ? { step, projects: null, project: 0, after: null } : null;
+  return { next, copied: rows.length };
 }
 
-/** The keyset condition and order of a chunk read (./tables.ts explains `range`). */
+/** The keyset condition and order of a chunk read of one scope (./tables.ts explains `range`). */
 export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: string, limit: number) {
   const { name } = shapeOf(spec.table);
   const from = spec.from ?? `${quote(name)} t`;
@@ -101,6 +94,35 @@ export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: stri
   };
 }
 
+/** The order a table's rows are read in: of projects' rows, by project, then by the table's keys. */
+export const readOrder = (spec: MovedTable): readonly string[] =>
+  spec.scope === "project" ? [spec.scopeColumn, ...spec.keys] : spec.keys;
+
+/**
+ * A chunk read of a table of projects' rows across the organization `orgId`'s projects: the rest of
+ * the project `after` is in (after its keys), then the projects whose ids follow it, each through
+ * its project index from its first row, in id order. Each part is at most `limit` rows.
+ */
+export function projectsChunkQuery(
+  spec: MovedTable,
+  orgId: string,
+  after: unknown[] | null,
+  what: string,
+  limit: number,
+) {
+  const { name } = shapeOf(spec.table);
+  const from = spec.from ?? `${quote(name)} t`;
+  const order = readOrder(spec).join(", ");
+  const later = `SELECT ${what} FROM ${from} WHERE ${spec.scopeColumn} IN (SELECT id FROM projects WHERE org_id = ? AND id > ?) ORDER BY ${order} LIMIT ${limit}`;
+  if (after === null) return { text: later, params: [orgId, ""] };
+  const [project, ...keys] = after;
+  const rest = chunkQuery(spec, keys, what, limit);
+  return {
+    text: `SELECT * FROM (${rest.text}) UNION ALL SELECT * FROM (${later})`,
+    params: [project, ...rest.params, orgId, project],
+  };
+}
+
 /** SQL true for a row whose primary key is one of the JSON array bound (each key an array of its columns). */
 const keyIn = (primaryKey: readonly string[]) =>
   `(${primaryKey.map(quote).join(", ")}) IN (SELECT ${primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ")} FROM json_each(?))`;
@@ -109,31 +131,50 @@ const keyIn = (primaryKey: readonly string[]) =>
 const weightOf = (columns: readonly string[]) =>
   columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
 
+/**
+ * One chunk of `spec`'s rows of the organization `orgId` after `after` (null: from the first), cut
+ * where their bytes pass CHUNK_BYTES; `last`, the keys of its last row (`readOrder`), and `more`
+ * unless the table has no row after them.
+ */
 async function readChunk(
   db: Db,
   spec: MovedTable,
-  scopeId: string,
+  orgId: string,
   after: unknown[] | null,
-): Promise<{ rows: Row[]; last: unknown[] | null; cut: boolean }> {
+): Promise<{ rows: Row[]; last: unknown[] | null; more: boolean }> {
   const { columns } = shapeOf(spec.table);
+  const keys = readOrder(spec);
   const what = [
     ...columns.map((column) => `t.${quote(column)}`),
-    ...spec.keys.map((key, i) => `${key} AS __k${i}`),
+    ...keys.map((key, i) => `${key} AS __k${i}`),
   ].join(", ");
-  const query = chunkQuery(spec, after, what, spec.chunkRows ?? CHUNK_ROWS);
+  const limit = spec.chunkRows ?? CHUNK_ROWS;
+  let page: { sql: string; params: unknown[] };
+  if (spec.scope === "project") {
+    const query = projectsChunkQuery(spec, orgId, after, what, limit);
+    page = { sql: query.text, params: query.params };
+  } else {
+    const query = chunkQuery(spec, after, what, limit);
+    page = { sql: query.text, params: [orgId, ...query.params] };
+  }
   // Cut where the rows' bytes pass CHUNK_BYTES: the rest of the chunk is the next one's.
   const weight = weightOf(columns);
-  const order = spec.keys.map((_, i) => `__k${i}`).join(", ");
-  const page = { sql: query.text, params: [scopeId, ...query.params] };
+  const order = keys.map((_, i) => `__k${i}`).join(", ");
   const { results } = await weightedPage(db, page, order, weight, CHUNK_BYTES).all<Row>();
   let last: unknown[] | null = null;
   const rows = results.map((result) => {
     const row: Row = {};
     for (const column of columns) row[column] = result[column];
-    last = spec.keys.map((_, i) => result[`__k${i}`]);
+    last = keys.map((_, i) => result[`__k${i}`]);
     return row;
   });
-  return { rows, last, cut: results.length < Number(results[0]?.page_rows ?? 0) };
+  const read = Number(results[0]?.page_rows ?? 0);
+  const cut = results.length < read;
+  // Of projects' rows after a cursor, each of the query's two parts gives at most `limit`: either
+  // full, more may follow.
+  const first = spec.scope === "project" && after ? results.filter((r) => r.__k0 === after[0]).length : 0;
+  const full = first === limit || read - first === limit;
+  return { rows, last, more: cut || full };
 }
 
 /**

@@ -18,6 +18,8 @@ import {
   catchUp,
   chunkQuery,
   copyChunk,
+  projectsChunkQuery,
+  readOrder,
 } from "../../../src/services/moves/copy";
 import { recordMove } from "../../../src/services/moves/moves";
 import { removalStatement } from "../../../src/services/moves/remove";
@@ -47,7 +49,8 @@ const NOT_MOVED: Record<string, string> = {
 
 /**
  * A move of `orgId` from DB to DB_ORG_2 run by hand, a step at a time: `copyThrough(step)` copies
- * every table up to MOVED_TABLES[step]; `finish` copies the rest and catches up.
+ * every table up to MOVED_TABLES[step]; `finish` copies the rest and catches up; `steps` counts the
+ * copy's steps so far.
  */
 async function steppedMove(orgId: string) {
   const ctx = {
@@ -58,14 +61,15 @@ async function steppedMove(orgId: string) {
   const from = openDb(env, { mode: "first-primary" }, "DB").db;
   const to = openDb(env, { mode: "first-primary" }, "DB_ORG_2").db;
   let cursor: CopyCursor | null = COPY_START;
+  let steps = 0;
   const copyThrough = async (step: number) => {
-    while (cursor && cursor.step <= step) cursor = (await copyChunk(from, to, orgId, cursor)).next;
+    for (; cursor && cursor.step <= step; steps++) cursor = (await copyChunk(from, to, orgId, cursor)).next;
   };
   const finish = async () => {
     await copyThrough(MOVED_TABLES.length);
     for (let round = await catchUp(from, to, orgId); round.more; round = await catchUp(from, to, orgId)) {}
   };
-  return { copyThrough, finish, catchUp: () => catchUp(from, to, orgId) };
+  return { copyThrough, finish, catchUp: () => catchUp(from, to, orgId), steps: () => steps };
 }
 
 /** The index in MOVED_TABLES of the table `name`. */
@@ -109,14 +113,23 @@ describe("what a move relies on", () => {
 
   it("every chunk read, first or later, seeks an index: no step of a move scans a table", async () => {
     for (const spec of MOVED_TABLES) {
-      for (const after of [null, spec.keys.map(() => "x")]) {
-        const query = chunkQuery(spec, after, "t.rowid", CHUNK_ROWS);
+      for (const after of [null, readOrder(spec).map(() => "x")]) {
+        // A table of projects' rows is read across the organization's projects, each through its index.
+        const query =
+          spec.scope === "project"
+            ? projectsChunkQuery(spec, "org", after, "t.rowid", CHUNK_ROWS)
+            : { ...chunkQuery(spec, after, "t.rowid", CHUNK_ROWS), scoped: true };
+        const params = "scoped" in query ? ["scope", ...query.params] : query.params;
         const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.text}`)
-          .bind("scope", ...query.params)
+          .bind(...params)
           .all<{ detail: string }>();
         const plan = results.map((row) => row.detail);
+        // A scan of a part's own rows (`SCAN (subquery-1)`, at most a chunk) is not of a table.
         const scans = plan.filter(
-          (detail) => /^SCAN /.test(detail) && !/USING (COVERING )?INDEX/.test(detail),
+          (detail) =>
+            /^SCAN /.test(detail) &&
+            !/USING (COVERING )?INDEX/.test(detail) &&
+            !/^SCAN \(subquery-\d+\)$/.test(detail),
         );
         expect(scans, `${shapeOf(spec.table).name}: ${plan.join(" | ")}`).toEqual([]);
         // Sorting all the scope's rows is a scan in disguise; sorting one parent's children (a
@@ -135,6 +148,18 @@ describe("what a move relies on", () => {
       const scans = plan.filter((detail) => /^SCAN /.test(detail) && !/USING (COVERING )?INDEX/.test(detail));
       expect(scans, `${shapeOf(spec.table).name}: ${plan.join(" | ")}`).toEqual([]);
     }
+  });
+
+  it("the copy takes a step per table and per chunk of its rows, however many projects hold them, and copies them all", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    for (let i = 0; i < 30; i++) await createProject(owner);
+    expect(Math.max(...Object.values(await orgRowsIn("DB", org.id)))).toBeLessThan(CHUNK_ROWS);
+    const move = await steppedMove(org.id);
+    await move.copyThrough(MOVED_TABLES.length);
+    // Project by project, each table of projects' rows took a step for each of the 30 (540 in all).
+    expect(move.steps()).toBe(MOVED_TABLES.length);
+    await move.finish();
+    await expectCopiedWhole(org.id);
   });
 
   it("a project created after the copy carried the projects: its rows wait for the catch-up, none copied before it", async () => {
