@@ -161,20 +161,21 @@ async function readChunk(
   const weight = weightOf(columns);
   const order = keys.map((_, i) => `__k${i}`).join(", ");
   const { results } = await weightedPage(db, page, order, weight, CHUNK_BYTES).all<Row>();
+  const read = Number(results[0]?.page_rows ?? 0);
+  const cut = results.length < read;
+  // Of projects' rows after a cursor, the query's first part (the rest of the cursor's project)
+  // comes first. When it is full, that project may hold more: the chunk ends with it, and the rows
+  // of the projects after it are read again next time, after those.
+  const first = spec.scope === "project" && after ? results.filter((r) => r.__k0 === after[0]).length : 0;
+  const taken = first === limit ? results.slice(0, first) : results;
   let last: unknown[] | null = null;
-  const rows = results.map((result) => {
+  const rows = taken.map((result) => {
     const row: Row = {};
     for (const column of columns) row[column] = result[column];
     last = keys.map((_, i) => result[`__k${i}`]);
     return row;
   });
-  const read = Number(results[0]?.page_rows ?? 0);
-  const cut = results.length < read;
-  // Of projects' rows after a cursor, each of the query's two parts gives at most `limit`: either
-  // full, more may follow.
-  const first = spec.scope === "project" && after ? results.filter((r) => r.__k0 === after[0]).length : 0;
-  const full = first === limit || read - first === limit;
-  return { rows, last, more: cut || full };
+  return { rows, last, more: cut || first === limit || read - first === limit };
 }
 
 /**

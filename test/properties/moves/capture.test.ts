@@ -162,6 +162,27 @@ describe("what a move relies on", () => {
     await expectCopiedWhole(org.id);
   });
 
+  it("a project with more rows of a table than a chunk holds, followed by others with rows of it: every row copied", async () => {
+    const { org, owner } = await createOrgWithOwnerIn("DB");
+    // Each project's environment with more variables than two chunks: a chunk read from inside a
+    // project fills with that project's rows, while projects with rows of the same table follow.
+    for (let i = 0; i < 3; i++) {
+      const project = await createProject(owner);
+      const variables = Object.fromEntries(
+        Array.from({ length: CHUNK_ROWS * 2 + 50 }, (_, n) => [`V${n}`, { type: "string", value: "x" }]),
+      );
+      const res = await request("PATCH", `/v1/environments/${project.default_environment_id}/variables`, {
+        key: owner.key,
+        body: { variables },
+      });
+      expect(res.status, res.raw).toBe(200);
+    }
+    // Rows made before the move have no change recorded: only the copy brings them.
+    const move = await steppedMove(org.id);
+    await move.finish();
+    await expectCopiedWhole(org.id);
+  });
+
   it("a project created after the copy carried the projects: its rows wait for the catch-up, none copied before it", async () => {
     const { org, owner } = await createOrgWithOwnerIn("DB");
     await createProject(owner, { name: "first" });
