@@ -3,24 +3,17 @@
  * rows a chunk at a time (`copyChunk`) and applying what changed in the source since (`catchUp`).
  * Each step is a few bounded queries and at most one batch of writes per database, idempotent (an
  * upsert, a delete by key), so a step a crash interrupted is simply run again; each reads at most
- * CHUNK_BYTES of rows and one row more. Tables, their order and their reads: ./tables.ts;
- * removing every row of the organization from one database: ./remove.ts.
+ * CHUNK_BYTES of rows and one row more (the copy's reads: ./chunk-reads.ts). Tables and their
+ * order: ./tables.ts; removing every row of the organization from one database: ./remove.ts.
  * Rows travel as JSON, written by the statements of ./json-rows.ts.
  */
 import type { Db } from "../../db/client";
-import { weightedPage } from "../../db/weighted-page";
+import { CHUNK_BYTES, readChunk, weightOf } from "./chunk-reads";
 import { asideStatement, bySize, d1, quote, type Row, upsertStatement } from "./json-rows";
 import { MOVED_TABLES, type MovedTable, movedTable, type ParentKey, shapeOf } from "./tables";
 
-/** Rows read per chunk of one table. */
-export const CHUNK_ROWS = 200;
-/**
- * The most one chunk reads, in bytes of its rows' values, beyond its first row: a deployment's data
- * or an audit entry's changes can each be a megabyte or two, and 200 of them would not fit in an
- * isolate of 128. Such rows come a few at a time, as the audit log's pages do
- * (src/db/weighted-page.ts).
- */
-export const CHUNK_BYTES = 4 * 1024 * 1024;
+export { CHUNK_BYTES, CHUNK_ROWS } from "./chunk-reads";
+
 /** Changes applied per round of a catch-up. */
 export const CHANGES_PER_ROUND = 500;
 /**
@@ -72,111 +65,9 @@ export async function copyChunk(
   return { next, copied: rows.length };
 }
 
-/** The keyset condition and order of a chunk read of one scope (./tables.ts explains `range`). */
-export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: string, limit: number) {
-  const { name } = shapeOf(spec.table);
-  const from = spec.from ?? `${quote(name)} t`;
-  const keys = spec.keys.join(", ");
-  const params: unknown[] = [];
-  let where = `${spec.scopeColumn} = ?`;
-  if (after) {
-    const ranged = spec.keys.slice(0, spec.range);
-    if (spec.range < spec.keys.length) {
-      where += ` AND (${ranged.join(", ")}) >= (${ranged.map(() => "?").join(", ")})`;
-      params.push(...after.slice(0, spec.range));
-    }
-    where += ` AND (${keys}) > (${spec.keys.map(() => "?").join(", ")})`;
-    params.push(...after);
-  }
-  return {
-    text: `SELECT ${what} FROM ${from} WHERE ${where} ORDER BY ${keys} LIMIT ${limit}`,
-    params,
-  };
-}
-
-/** The order a table's rows are read in: of projects' rows, by project, then by the table's keys. */
-export const readOrder = (spec: MovedTable): readonly string[] =>
-  spec.scope === "project" ? [spec.scopeColumn, ...spec.keys] : spec.keys;
-
-/**
- * A chunk read of a table of projects' rows across the organization `orgId`'s projects: the rest of
- * the project `after` is in (after its keys), then the projects whose ids follow it, each through
- * its project index from its first row, in id order. Each part is at most `limit` rows.
- */
-export function projectsChunkQuery(
-  spec: MovedTable,
-  orgId: string,
-  after: unknown[] | null,
-  what: string,
-  limit: number,
-) {
-  const { name } = shapeOf(spec.table);
-  const from = spec.from ?? `${quote(name)} t`;
-  const order = readOrder(spec).join(", ");
-  const later = `SELECT ${what} FROM ${from} WHERE ${spec.scopeColumn} IN (SELECT id FROM projects WHERE org_id = ? AND id > ?) ORDER BY ${order} LIMIT ${limit}`;
-  if (after === null) return { text: later, params: [orgId, ""] };
-  const [project, ...keys] = after;
-  const rest = chunkQuery(spec, keys, what, limit);
-  return {
-    text: `SELECT * FROM (${rest.text}) UNION ALL SELECT * FROM (${later})`,
-    params: [project, ...rest.params, orgId, project],
-  };
-}
-
 /** SQL true for a row whose primary key is one of the JSON array bound (each key an array of its columns). */
 const keyIn = (primaryKey: readonly string[]) =>
   `(${primaryKey.map(quote).join(", ")}) IN (SELECT ${primaryKey.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ")} FROM json_each(?))`;
-
-/** SQL for the bytes of a row's values: what reading it whole brings into memory, about. */
-const weightOf = (columns: readonly string[]) =>
-  columns.map((column) => `coalesce(length(CAST(${quote(column)} AS BLOB)), 0)`).join(" + ");
-
-/**
- * One chunk of `spec`'s rows of the organization `orgId` after `after` (null: from the first), cut
- * where their bytes pass CHUNK_BYTES; `last`, the keys of its last row (`readOrder`), and `more`
- * unless the table has no row after them.
- */
-async function readChunk(
-  db: Db,
-  spec: MovedTable,
-  orgId: string,
-  after: unknown[] | null,
-): Promise<{ rows: Row[]; last: unknown[] | null; more: boolean }> {
-  const { columns } = shapeOf(spec.table);
-  const keys = readOrder(spec);
-  const what = [
-    ...columns.map((column) => `t.${quote(column)}`),
-    ...keys.map((key, i) => `${key} AS __k${i}`),
-  ].join(", ");
-  const limit = spec.chunkRows ?? CHUNK_ROWS;
-  let page: { sql: string; params: unknown[] };
-  if (spec.scope === "project") {
-    const query = projectsChunkQuery(spec, orgId, after, what, limit);
-    page = { sql: query.text, params: query.params };
-  } else {
-    const query = chunkQuery(spec, after, what, limit);
-    page = { sql: query.text, params: [orgId, ...query.params] };
-  }
-  // Cut where the rows' bytes pass CHUNK_BYTES: the rest of the chunk is the next one's.
-  const weight = weightOf(columns);
-  const order = keys.map((_, i) => `__k${i}`).join(", ");
-  const { results } = await weightedPage(db, page, order, weight, CHUNK_BYTES).all<Row>();
-  const read = Number(results[0]?.page_rows ?? 0);
-  const cut = results.length < read;
-  // Of projects' rows after a cursor, the query's first part (the rest of the cursor's project)
-  // comes first. When it is full, that project may hold more: the chunk ends with it, and the rows
-  // of the projects after it are read again next time, after those.
-  const first = spec.scope === "project" && after ? results.filter((r) => r.__k0 === after[0]).length : 0;
-  const taken = first === limit ? results.slice(0, first) : results;
-  let last: unknown[] | null = null;
-  const rows = taken.map((result) => {
-    const row: Row = {};
-    for (const column of columns) row[column] = result[column];
-    last = keys.map((_, i) => result[`__k${i}`]);
-    return row;
-  });
-  return { rows, last, more: cut || first === limit || read - first === limit };
-}
 
 /**
  * Writes `upserts` (each table's rows, parents first) to `to` in one batch, after deleting the

@@ -65,7 +65,7 @@ export type MovedTable = {
   org: string;
   accounts?: readonly string[];
   unique?: { columns: readonly string[]; set: string | null };
-  /** Rows one chunk of the copy reads, when fewer than ./copy.ts's CHUNK_ROWS (rows of a megabyte). */
+  /** Rows a chunk of the copy reads, when fewer than ./chunk-reads.ts's CHUNK_ROWS (megabyte rows). */
   chunkRows?: number;
 };
 
