@@ -1,8 +1,8 @@
 /**
  * A move's reads of an organization's rows a chunk at a time (API_CONTRACT §32; ./copy.ts copies
- * them): each in the order of an index that starts with its scope (./tables.ts), cut where its rows'
- * bytes pass CHUNK_BYTES, so that no read scans a table or brings more than a few megabytes into the
- * isolate. A table of projects' rows is read across all of the organization's projects at once.
+ * them): each in the order of an index that starts with its scope (./tables.ts), cut where its
+ * rows' bytes pass CHUNK_BYTES, so that no read scans a table or brings more than a few megabytes
+ * into the isolate. A table of projects' rows is read across all the organization's projects.
  */
 import type { Db } from "../../db/client";
 import { weightedPage } from "../../db/weighted-page";
@@ -19,10 +19,15 @@ export const CHUNK_ROWS = 200;
  */
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 
+/** What a read of `spec`'s rows selects from: its table as `t`, joined to its parent `p`. */
+export const rowsOf = (spec: MovedTable) => spec.from ?? `${quote(shapeOf(spec.table).name)} t`;
+
+/** The ids of the organization's projects, the organization bound to its one parameter. */
+export const ORG_PROJECTS = "SELECT id FROM projects WHERE org_id = ?";
+
 /** The keyset condition and order of a chunk read of one scope (./tables.ts explains `range`). */
 export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: string, limit: number) {
-  const { name } = shapeOf(spec.table);
-  const from = spec.from ?? `${quote(name)} t`;
+  const from = rowsOf(spec);
   const keys = spec.keys.join(", ");
   const params: unknown[] = [];
   let where = `${spec.scopeColumn} = ?`;
@@ -41,7 +46,7 @@ export function chunkQuery(spec: MovedTable, after: unknown[] | null, what: stri
   };
 }
 
-/** The order a table's rows are read in: of projects' rows, by project, then by the table's keys. */
+/** The order a table's rows are read in: of projects' rows, by project, then by its keys. */
 export const readOrder = (spec: MovedTable): readonly string[] =>
   spec.scope === "project" ? [spec.scopeColumn, ...spec.keys] : spec.keys;
 
@@ -57,10 +62,8 @@ export function projectsChunkQuery(
   what: string,
   limit: number,
 ) {
-  const { name } = shapeOf(spec.table);
-  const from = spec.from ?? `${quote(name)} t`;
   const order = readOrder(spec).join(", ");
-  const later = `SELECT ${what} FROM ${from} WHERE ${spec.scopeColumn} IN (SELECT id FROM projects WHERE org_id = ? AND id > ?) ORDER BY ${order} LIMIT ${limit}`;
+  const later = `SELECT ${what} FROM ${rowsOf(spec)} WHERE ${spec.scopeColumn} IN (${ORG_PROJECTS} AND id > ?) ORDER BY ${order} LIMIT ${limit}`;
   if (after === null) return { text: later, params: [orgId, ""] };
   const [project, ...keys] = after;
   const rest = chunkQuery(spec, keys, what, limit);

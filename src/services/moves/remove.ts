@@ -6,6 +6,7 @@
  * order: ./tables.ts.
  */
 import type { Db } from "../../db/client";
+import { ORG_PROJECTS, rowsOf } from "./chunk-reads";
 import { d1, quote } from "./json-rows";
 import { MOVED_TABLES, type MovedTable, shapeOf } from "./tables";
 
@@ -23,11 +24,8 @@ export const REMOVE_START: RemoveCursor = { step: 0, projects: null, project: 0 
 /** The DELETE of up to REMOVE_ROWS rows of `spec`'s table of the organization its one parameter names. */
 export function removalStatement(spec: MovedTable): string {
   const { name } = shapeOf(spec.table);
-  const scope =
-    spec.scope === "org"
-      ? `${spec.scopeColumn} = ?`
-      : `${spec.scopeColumn} IN (SELECT id FROM projects WHERE org_id = ?)`;
-  return `DELETE FROM ${quote(name)} WHERE rowid IN (SELECT t.rowid FROM ${spec.from ?? `${quote(name)} t`} WHERE ${scope} LIMIT ${REMOVE_ROWS})`;
+  const scope = spec.scope === "org" ? `${spec.scopeColumn} = ?` : `${spec.scopeColumn} IN (${ORG_PROJECTS})`;
+  return `DELETE FROM ${quote(name)} WHERE rowid IN (SELECT t.rowid FROM ${rowsOf(spec)} WHERE ${scope} LIMIT ${REMOVE_ROWS})`;
 }
 
 /**
