@@ -15,7 +15,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createMiddleware } from "hono/factory";
 import type { ServiceContext } from "../context";
 import { homeDatabaseOf } from "../db/databases";
-import { forgetLocations, knownLocation, rememberLocation } from "../db/locations";
+import { forgetLocations, knownLocation, locationsMark, rememberLocation } from "../db/locations";
 import { apiKeys, deployments, environments, projects, stackResources, stacks } from "../db/schema";
 import { PRIMARY } from "../db/session";
 import { isOrganizationMoved } from "../errors";
@@ -57,11 +57,17 @@ function pathId(url: string): string {
   }
 }
 
-async function locate(env: Env, ctx: ServiceContext, kind: string, id: string): Promise<string | undefined> {
+export async function locate(
+  env: Env,
+  ctx: ServiceContext,
+  kind: string,
+  id: string,
+): Promise<string | undefined> {
   const cacheKey = `${kind}/${id}`;
   const now = Date.now();
   const known = knownLocation(cacheKey, now);
   if (known) return known;
+  const mark = locationsMark();
   const { orgDatabases } = ctx.config;
   if (orgDatabases.length === 1) return orgDatabases[0];
   let database: string | undefined;
@@ -85,6 +91,6 @@ async function locate(env: Env, ctx: ServiceContext, kind: string, id: string): 
     database =
       holders.length > 1 && typeof orgId === "string" ? await homeDatabaseOf(env, orgId) : holders[0];
   }
-  if (database) rememberLocation(cacheKey, database, now);
+  if (database) rememberLocation(cacheKey, database, now, mark);
   return database;
 }

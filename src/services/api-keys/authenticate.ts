@@ -34,6 +34,12 @@ export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 type CachedKey = { identity: Identity; expiresAt: number | null; cachedUntil: number };
 const cache = new Map<string, CachedKey>();
+/**
+ * How many times this isolate has forgotten keys (`forgetOrganization`, `forgetKeys`): a lookup
+ * that a forget overtook (it read before a move's switch or a revocation committed) answers its
+ * own request but is not cached, or the isolate would hold for CACHE_TTL_MS what it just forgot.
+ */
+let forgets = 0;
 
 export function generateKey(): string {
   // base64url without padding: 43 characters.
@@ -73,15 +79,17 @@ async function identify(ctx: ServiceContext, hash: string, fresh = false): Promi
   let entry = fresh ? undefined : cache.get(hash);
   if (!entry || entry.cachedUntil <= now) {
     const start = fresh ? PRIMARY : ctx.session.start;
+    const since = forgets;
     entry = await loadKey(
       (database) => (database === ctx.database ? ctx.db : ctx.openSession(start, database).db),
       hash,
       now,
+      since,
     );
     // The lookup ran on a replica session: a key created a moment ago may not have reached
     // that replica yet, so a miss is asked of the primary before it becomes a 401.
     if (!entry && start.mode !== "first-primary") {
-      entry = await loadKey((database) => ctx.openSession(PRIMARY, database).db, hash, now);
+      entry = await loadKey((database) => ctx.openSession(PRIMARY, database).db, hash, now, since);
     }
     if (!entry) throw unauthenticated("The API key is not valid.");
   }
@@ -116,12 +124,14 @@ async function recheck(
  * The key by its hash: the directory's index names its organization and that organization's
  * database (src/db/databases.ts), which holds the key itself and the org role of the account it
  * acts as (the membership must still exist). One query when the organization lives in the
- * directory's own database (its key is joined in the same statement), else one in each.
+ * directory's own database (its key is joined in the same statement), else one in each. Cached
+ * unless keys were forgotten since `since` (`forgets` when the lookup began).
  */
 async function loadKey(
   dbOf: (database: string) => Db,
   hash: string,
   now: number,
+  since: number,
 ): Promise<CachedKey | undefined> {
   const [homeValues] = await bindCompiled(dbOf(DIRECTORY), homeQuery(), { hash }).raw();
   if (!homeValues) return undefined;
@@ -146,7 +156,7 @@ async function loadKey(
     expiresAt: row.expiresAt ? Date.parse(row.expiresAt) : null,
     cachedUntil: now + CACHE_TTL_MS,
   };
-  setBounded(cache, hash, entry, KEY_CACHE_MAX_ENTRIES);
+  if (forgets === since) setBounded(cache, hash, entry, KEY_CACHE_MAX_ENTRIES);
   return entry;
 }
 
@@ -203,6 +213,7 @@ export function keyCacheSize(): { keys: number } {
  * §32), so the next request of each reads where it is now.
  */
 export function forgetOrganization(orgId: string): void {
+  forgets++;
   for (const [hash, entry] of cache) {
     if (entry.identity.orgId === orgId) cache.delete(hash);
   }
@@ -212,6 +223,7 @@ export function forgetOrganization(orgId: string): void {
 export function forgetKeys(keyIds: Iterable<string>): void {
   const gone = new Set(keyIds);
   if (gone.size === 0) return;
+  forgets++;
   for (const [hash, entry] of cache) {
     if (gone.has(entry.identity.keyId)) cache.delete(hash);
   }
