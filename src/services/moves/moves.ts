@@ -16,7 +16,7 @@
  *    target, which from then on answers every request; at most SWITCH_BUDGET_MS of refusals, or
  *    the fence is lifted and the switch tried again later (./switch.ts).
  * 4. After MOVE_SETTLE_MS (no isolate still holds where the organization was), the source's rows
- *    are removed (./remove.ts) and the move reads `completed`.
+ *    are removed (./remove.ts), under its fence still, and the move reads `completed`.
  * A cancel (before the switch) or a failure removes what was copied and lifts the capture.
  */
 import { and, desc, eq, lt, sql } from "drizzle-orm";

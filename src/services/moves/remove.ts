@@ -4,6 +4,11 @@
  * move that has not switched is undone. Each step deletes a bounded number of rows, through the
  * index on the table's scope, so a step a crash interrupted is simply run again. Tables and their
  * order: ./tables.ts.
+ *
+ * A switched move's source stays fenced while its rows go (`unfenced`): a write that an isolate
+ * still sends there (its lookup of where the organization is older than the switch) is refused,
+ * `408`, and its retry finds the target, rather than taken and then removed, or taken after its
+ * table was; and the lists across the databases leave the leftovers out (src/db/moving.ts).
  */
 import type { Db } from "../../db/client";
 import { ORG_PROJECTS, rowsOf } from "./chunk-reads";
@@ -12,6 +17,25 @@ import { MOVED_TABLES, type MovedTable, shapeOf } from "./tables";
 
 /** Rows removed per statement: small transactions, so the database's other work never waits long. */
 export const REMOVE_ROWS = 500;
+
+/**
+ * `statements` in one transaction with the organization's fence lifted for them alone, where a
+ * switched move left it fenced here (else as they are): no other write can come between, so none
+ * meets the fence down. Lifted as `incoming` (a row of a copy being made), so the capture triggers
+ * record nothing of what is removed; the batch's results are the statements' own.
+ */
+async function unfenced(target: ReturnType<typeof d1>, orgId: string, statements: D1PreparedStatement[]) {
+  const fence = (set: string, where: string) =>
+    target
+      .prepare(`UPDATE moving_orgs SET ${set} WHERE org_id = ? AND switched = 1 AND ${where}`)
+      .bind(orgId);
+  const results = await target.batch([
+    fence("fenced = 0, incoming = 1", "fenced = 1 AND incoming = 0"),
+    ...statements,
+    fence("fenced = 1, incoming = 0", "fenced = 0 AND incoming = 1"),
+  ]);
+  return results.slice(1, -1);
+}
 
 /**
  * Where a removal stands: the table (`step` of MOVED_TABLES, from the last). `projects` and
@@ -54,12 +78,12 @@ export async function removeChunk(
     const { name } = shapeOf(spec.table);
     const next = { step: cursor.step + 1, projects: null, project: 0 };
     if (name === "organizations") return next;
-    const result = await target.prepare(removalStatement(spec)).bind(orgId).run();
+    const [result] = await unfenced(target, orgId, [target.prepare(removalStatement(spec)).bind(orgId)]);
     // A full chunk may have more after it (D1's count takes in what its triggers wrote: at worst
     // one more, empty, delete).
-    return (result.meta.changes ?? 0) >= REMOVE_ROWS ? cursor : next;
+    return (result?.meta.changes ?? 0) >= REMOVE_ROWS ? cursor : next;
   }
-  const results = await target.batch([
+  const results = await unfenced(target, orgId, [
     target.prepare("DELETE FROM org_limits WHERE org_id = ?").bind(orgId),
     target
       .prepare(
@@ -68,9 +92,10 @@ export async function removeChunk(
       .bind(orgId),
   ]);
   if ((results[1]?.meta.changes ?? 0) > 0) return cursor;
+  // The fence goes first, in the same transaction: the organization's own row is fenced like any other.
   await target.batch([
-    ...(keepOrgRow ? [] : [target.prepare("DELETE FROM organizations WHERE id = ?").bind(orgId)]),
     target.prepare("DELETE FROM moving_orgs WHERE org_id = ?").bind(orgId),
+    ...(keepOrgRow ? [] : [target.prepare("DELETE FROM organizations WHERE id = ?").bind(orgId)]),
   ]);
   return null;
 }

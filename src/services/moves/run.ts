@@ -116,8 +116,8 @@ export async function runMove(
           await recordProgress(dbs, current);
           return { progress: current, at };
         }
-        // The fence goes first: what follows deletes the organization's rows here.
-        await dbs.source.delete(movingOrgs).where(eq(movingOrgs.orgId, current.move.org_id)).run();
+        // The fence stays until the rows are gone, each step of the removal lifting it for itself
+        // alone (./remove.ts): a write still sent here is refused, not taken and then removed.
         current = { ...current, phase: "cleanup", removal: REMOVE_START };
         break;
       }

@@ -72,6 +72,17 @@ describe("the engine's list while an organization moves", () => {
       expect(await listed(queued, "in_progress")).toBe(0);
       expect(await listed(queued, "succeeded")).toBe(1);
 
+      // Its leftovers being removed (the source's fence kept until they are gone): still once, as
+      // it is, not also as the source's stale row has it.
+      await expect(
+        runSaving(saved, (step) => {
+          saved = step;
+          if (step.phase === "cleanup") throw new Stop();
+        }),
+      ).rejects.toThrow(Stop);
+      expect(await listed(queued, "in_progress")).toBe(0);
+      expect(await listed(queued, "succeeded")).toBe(1);
+
       await runSaving(saved, () => {});
       expect((await readMove(progress.move.id)).state).toBe("completed");
       expect(await listed(queued, "succeeded")).toBe(1);
