@@ -6,12 +6,25 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodeCursor } from "../../../src/db/pagination";
+import type { MoveProgress } from "../../../src/services/moves/progress";
 import { type ApiResponse, internal } from "../../helpers/api";
 import { createOrgWithOwnerIn, type OrgDatabase } from "../../helpers/databases";
 import { createDeployment, createEnvironment, createProject, createStack } from "../../helpers/factories";
 import { readMove, recorded, runSaving } from "../../helpers/moves";
 
 class Stop extends Error {}
+
+/** Runs the move on from `progress` until its next step would be in `phase`; returns that step's progress. */
+async function runUntil(progress: MoveProgress, phase: MoveProgress["phase"]): Promise<MoveProgress> {
+  let saved = progress;
+  await expect(
+    runSaving(progress, (step) => {
+      saved = step;
+      if (step.phase === phase) throw new Stop();
+    }),
+  ).rejects.toThrow(Stop);
+  return saved;
+}
 
 /**
  * How many times `deployment` is in the engine's list of deployments in `status`: every page from
@@ -45,13 +58,7 @@ describe("the engine's list while an organization moves", () => {
       const progress = await recorded(org.id, from, to);
 
       // Copied into the target, not switched: the source's row is the one listed.
-      let saved = progress;
-      await expect(
-        runSaving(progress, (step) => {
-          saved = step;
-          if (step.phase === "catchup") throw new Stop();
-        }),
-      ).rejects.toThrow(Stop);
+      let saved = await runUntil(progress, "catchup");
       expect(await listed(queued, "queued")).toBe(1);
       // The engine starts it in the source: the copy, behind, does not list it as queued.
       const started = await internal("PATCH", `/deployments/${queued.id}`, { status: "in_progress" });
@@ -60,12 +67,7 @@ describe("the engine's list while an organization moves", () => {
       expect(await listed(queued, "in_progress")).toBe(1);
 
       // Switched, its leftovers in the source not yet removed: the target's row is the one listed.
-      await expect(
-        runSaving(saved, (step) => {
-          saved = step;
-          if (step.phase === "switched") throw new Stop();
-        }),
-      ).rejects.toThrow(Stop);
+      saved = await runUntil(saved, "switched");
       expect((await readMove(progress.move.id)).state).toBe("switching");
       const finished = await internal("PATCH", `/deployments/${queued.id}`, { status: "succeeded" });
       expect(finished.status, finished.raw).toBe(200);
@@ -74,12 +76,7 @@ describe("the engine's list while an organization moves", () => {
 
       // Its leftovers being removed (the source's fence kept until they are gone): still once, as
       // it is, not also as the source's stale row has it.
-      await expect(
-        runSaving(saved, (step) => {
-          saved = step;
-          if (step.phase === "cleanup") throw new Stop();
-        }),
-      ).rejects.toThrow(Stop);
+      saved = await runUntil(saved, "cleanup");
       expect(await listed(queued, "in_progress")).toBe(0);
       expect(await listed(queued, "succeeded")).toBe(1);
 
