@@ -12,8 +12,6 @@ import { CHUNK_BYTES, readChunk, weightOf } from "./chunk-reads";
 import { asideStatement, bySize, d1, quote, type Row, upsertStatement } from "./json-rows";
 import { MOVED_TABLES, type MovedTable, movedTable, type ParentKey, shapeOf } from "./tables";
 
-export { CHUNK_BYTES, CHUNK_ROWS } from "./chunk-reads";
-
 /** Changes applied per round of a catch-up. */
 export const CHANGES_PER_ROUND = 500;
 /**

@@ -10,15 +10,14 @@ import { describe, expect, it } from "vitest";
 import { createServiceContext, openDb } from "../../../src/context";
 import { LOCATION_TTL_MS } from "../../../src/db/locations";
 import { CACHE_TTL_MS as KEY_CACHE_TTL_MS } from "../../../src/services/api-keys/authenticate";
-import { chunkQuery, projectsChunkQuery, readOrder } from "../../../src/services/moves/chunk-reads";
 import {
   CHUNK_BYTES,
   CHUNK_ROWS,
-  COPY_START,
-  type CopyCursor,
-  catchUp,
-  copyChunk,
-} from "../../../src/services/moves/copy";
+  chunkQuery,
+  projectsChunkQuery,
+  readOrder,
+} from "../../../src/services/moves/chunk-reads";
+import { COPY_START, type CopyCursor, catchUp, copyChunk } from "../../../src/services/moves/copy";
 import { recordMove } from "../../../src/services/moves/moves";
 import { removalStatement } from "../../../src/services/moves/remove";
 import { MOVE_SETTLE_MS } from "../../../src/services/moves/run";

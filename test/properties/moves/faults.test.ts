@@ -9,7 +9,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_DEPLOYMENT_DATA_BYTES } from "../../../src/services/deployments/record";
-import { CHANGES_PER_ROUND, CHUNK_BYTES } from "../../../src/services/moves/copy";
+import { CHUNK_BYTES } from "../../../src/services/moves/chunk-reads";
+import { CHANGES_PER_ROUND } from "../../../src/services/moves/copy";
 import { REMOVE_START } from "../../../src/services/moves/remove";
 import { type MoveProgress, runMove } from "../../../src/services/moves/run";
 import { internalOk, request } from "../../helpers/api";
