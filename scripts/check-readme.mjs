@@ -23,7 +23,7 @@
 //   - the walk leaves no new file in the repository (`git status`): scratch files belong in a
 //     temporary directory.
 // A command is what bash parses as one: the walk asks `bash -n` where each ends.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -85,11 +85,21 @@ done`;
 
 /**
  * Splits each block into the commands bash parses one by one (SPLIT_COMMANDS), in order: each
- * with the file line it starts on, blank ones left out.
+ * with the file line it starts on, blank ones left out. Asynchronous: check:dev starts it before
+ * its server, and it takes seconds (a fork of bash for each line).
  */
-export function commands(blocks) {
+export async function commands(blocks) {
   const input = blocks.map((block) => `${block.text}\0`).join("");
-  const run = spawnSync("bash", ["-c", SPLIT_COMMANDS], { input, encoding: "utf8", maxBuffer: 64 << 20 });
+  const run = await new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", SPLIT_COMMANDS], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
   if (run.status !== 0) throw new Error(`splitting the pages' commands failed: ${run.stderr}`);
   const out = blocks.map(() => []);
   for (const record of run.stdout.split("\0").slice(0, -1)) {
@@ -302,19 +312,27 @@ async function pageKeys({ base, keyFile, adminToken, pages, dir }) {
 }
 
 /**
+ * The commands of `pages`' runnable blocks, in order, each with its page and line: what
+ * `walkDocs` runs. It needs no server, so a caller may start it before its server (`prepared`).
+ */
+export async function walkSteps(pages = PAGES) {
+  const blocks = pages.flatMap((page) =>
+    runnableBlocks(readFileSync(join(root, page), "utf8")).map((block) => ({ ...block, page })),
+  );
+  return (await commands(blocks)).flatMap((found, i) => found.map((c) => ({ ...c, page: blocks[i].page })));
+}
+
+/**
  * Walks `pages` (README.md and the guides) against the server at `base` whose key is in `keyFile`:
  * each page's sh blocks in a bash of its own, page after page; reports through `check`. Resolves
- * when the walk is over.
+ * when the walk is over. `prepared`: `walkSteps(pages)`, if the caller started it already.
  */
-export async function walkDocs({ base, keyFile, check, pages = PAGES, timeoutMs = 600_000 }) {
+export async function walkDocs({ base, keyFile, check, pages = PAGES, prepared, timeoutMs = 600_000 }) {
   const adminToken =
     readFileSync(join(root, ".dev.vars"), "utf8")
       .match(/^ADMIN_TOKEN=(.*)$/m)?.[1]
       ?.trim() ?? "local-admin-token";
-  const blocks = pages.flatMap((page) =>
-    runnableBlocks(readFileSync(join(root, page), "utf8")).map((block) => ({ ...block, page })),
-  );
-  const steps = commands(blocks).flatMap((found, i) => found.map((c) => ({ ...c, page: blocks[i].page })));
+  const steps = await (prepared ?? walkSteps(pages));
   for (const page of pages) {
     const count = steps.filter((s) => s.page === page).length;
     check(count > 0, `${page} has runnable sh blocks (${count} commands)`);
