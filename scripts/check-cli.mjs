@@ -20,11 +20,21 @@
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
 import { execFile as execFileCb, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { isBuiltin } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { parse } from "@babel/parser";
 import { checkAction } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
@@ -58,6 +68,27 @@ function runProcess(cmd, args, options = {}) {
     child.on("error", (err) => resolve({ code: -1, stdout, stderr: `${stderr}${err}` }));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * What a module imports: the specifiers of its static and dynamic imports, its re-exports and its
+ * `require()` calls (a bundle's CommonJS parts), read from its syntax tree.
+ */
+function moduleSpecifiers(code) {
+  const found = [];
+  const visit = (node) => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node.type !== "string") return;
+    if (node.source?.type === "StringLiteral") found.push(node.source.value);
+    const callee = node.type === "CallExpression" ? node.callee : undefined;
+    const named = callee?.type === "Identifier" && /^(?:require|__require)$/.test(callee.name);
+    if ((callee?.type === "Import" || named) && node.arguments[0]?.type === "StringLiteral")
+      found.push(node.arguments[0].value);
+    for (const [key, value] of Object.entries(node))
+      if (key !== "loc" && value && typeof value === "object") visit(value);
+  };
+  visit(parse(code, { sourceType: "module" }).program);
+  return found;
 }
 
 /** `npm pack` of clients/typescript, installed into a scratch project outside the repository. */
@@ -97,6 +128,19 @@ async function packAndInstall() {
   );
   check(install.code === 0, "the tarball installs into a project outside the repository", install.stderr);
   check(existsSync(bin), "the install links the deploy-platform bin", "no node_modules/.bin/deploy-platform");
+  // The bin is one module (clients/typescript/build.mjs): a call finds and compiles no other file
+  // of the package or of its dependencies, only Node's own modules (beside it: yargs' translations,
+  // JSON it reads for a user's language).
+  const cliFiles = files.filter(
+    (f) => f.startsWith("dist/cli/") && !/^dist\/cli\/locales\/[\w-]+\.json$/.test(f),
+  );
+  const imported = moduleSpecifiers(readFileSync(realpathSync(bin), "utf8"));
+  const foreign = imported.filter((s) => !isBuiltin(s));
+  check(
+    cliFiles.join() === "dist/cli/main.js" && imported.length > 0 && foreign.length === 0,
+    `the deploy-platform bin is one module that imports only Node's own (${imported.length} imports)`,
+    `dist/cli/: ${cliFiles.join(", ")}; imports of other modules: ${foreign.join(", ")}`,
+  );
 
   // CommonJS: `require()` of the package takes its `default` export condition, the same ES
   // module (require(esm): Node 20.19+, 22.12+).
@@ -205,12 +249,20 @@ try {
   const serves = (path, method) => Boolean(doc.paths?.[path]?.[method]);
 
   // Independent commands run side by side: each is a Node process start.
-  const [consumer, who, projects, table] = await Promise.all([
+  const [consumer, who, projects, table, german] = await Promise.all([
     runProcess(process.execPath, ["consumer.mjs"], { cwd: scratch, env }),
     cli(["whoami"]),
     cli(["projects", "list", "--json"]),
     cli(["projects", "list"]),
+    cli(["--help"], { env: { LC_ALL: "de_DE.UTF-8" } }),
   ]);
+  // yargs' own words in the user's language, as before the bin was bundled (its translations ship
+  // beside the bundle: clients/typescript/build.mjs).
+  check(
+    german.code === 0 && german.stdout.includes("Kommandos:") && german.stdout.includes("Hilfe anzeigen"),
+    "the bundled bin speaks the user's language in yargs' own words (LC_ALL=de_DE.UTF-8 --help)",
+    JSON.stringify(german),
+  );
   const consumed = consumer.code === 0 ? JSON.parse(consumer.stdout) : null;
   check(
     consumed?.names?.includes("demo") && consumed.error === "not_found",
