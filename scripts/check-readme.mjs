@@ -98,6 +98,8 @@ export async function commands(blocks) {
     child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
     child.on("error", reject);
     child.on("close", (status) => resolve({ status, stdout, stderr }));
+    // A bash that ended early closes its stdin: its status and stderr say why, not an EPIPE.
+    child.stdin.on("error", () => {});
     child.stdin.end(input);
   });
   if (run.status !== 0) throw new Error(`splitting the pages' commands failed: ${run.stderr}`);
