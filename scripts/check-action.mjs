@@ -23,7 +23,6 @@
 //     once it no longer waits fails the step with the API's conflict.
 // `node scripts/check-action.mjs` starts its own server; `checkAction()` runs on a server that is
 // already up.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +31,7 @@ import { parse } from "yaml";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { startIssuer } from "./lib/oidc-issuer.mjs";
+import { runProcess } from "./lib/run-process.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bundle = join(root, "actions", "deploy", "dist", "index.js");
@@ -49,7 +49,7 @@ export function parseOutputs(text) {
  * (the event payload, $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY); nothing of this process's own GitHub
  * environment reaches it (npm test may itself run on GitHub Actions). Resolves, never rejects.
  */
-function runAction(dir, inputs, extraEnv = {}) {
+async function runAction(dir, inputs, extraEnv = {}) {
   const step = mkdtempSync(join(dir, "step-"));
   const output = join(step, "output");
   const summary = join(step, "summary.md");
@@ -94,27 +94,13 @@ function runAction(dir, inputs, extraEnv = {}) {
     RUNNER_TEMP: step,
     ...extraEnv,
   });
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bundle], { cwd: step, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const done = (code) =>
-      resolve({
-        code,
-        stdout,
-        stderr,
-        outputs: parseOutputs(readFileSync(output, "utf8")),
-        summary: readFileSync(summary, "utf8"),
-        sha,
-      });
-    child.on("error", (err) => {
-      stderr += String(err);
-      done(-1);
-    });
-    child.on("close", done);
-  });
+  const run = await runProcess(process.execPath, [bundle], { cwd: step, env });
+  return {
+    ...run,
+    outputs: parseOutputs(readFileSync(output, "utf8")),
+    summary: readFileSync(summary, "utf8"),
+    sha,
+  };
 }
 
 /** The action's checks, on the server at `base` (its internal API behind `adminToken`). */

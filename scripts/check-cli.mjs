@@ -19,7 +19,7 @@
 //   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
-import { execFile as execFileCb, spawn } from "node:child_process";
+import { execFile as execFileCb } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -41,6 +41,7 @@ import { checker } from "./lib/check.mjs";
 import { partFiveChecks } from "./lib/cli-part-five.mjs";
 import { startIssuer } from "./lib/oidc-issuer.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
+import { runProcess } from "./lib/run-process.mjs";
 
 const execFile = promisify(execFileCb);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -55,20 +56,6 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}
 const { check, fail, done } = checker("check:cli", { prefix: elapsed });
 /** A case whose operation /openapi.json does not document: a failure, not a skip. */
 const undocumented = (what, why) => check(false, what, why);
-
-/** Runs a command to its end; resolves with its exit code and output, never rejects. */
-function runProcess(cmd, args, options = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.stdin.end(options.input ?? "");
-    child.on("error", (err) => resolve({ code: -1, stdout, stderr: `${stderr}${err}` }));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /**
  * What a module imports: the specifiers of its static and dynamic imports, its re-exports and its

@@ -33,6 +33,7 @@ import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
 import { PACK_LOCK } from "./lib/pack-lock.mjs";
 import { sparePort } from "./lib/ports.mjs";
+import { runProcess } from "./lib/run-process.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -90,19 +91,8 @@ done`;
  */
 export async function commands(blocks) {
   const input = blocks.map((block) => `${block.text}\0`).join("");
-  const run = await new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", SPLIT_COMMANDS], { stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-    // A bash that ended early closes its stdin: its status and stderr say why, not an EPIPE.
-    child.stdin.on("error", () => {});
-    child.stdin.end(input);
-  });
-  if (run.status !== 0) throw new Error(`splitting the pages' commands failed: ${run.stderr}`);
+  const run = await runProcess("bash", ["-c", SPLIT_COMMANDS], { input });
+  if (run.code !== 0) throw new Error(`splitting the pages' commands failed: ${run.stderr}`);
   const out = blocks.map(() => []);
   for (const record of run.stdout.split("\0").slice(0, -1)) {
     const [b, k, ...text] = record.split("\t");

@@ -1,10 +1,11 @@
 // `npm run build` (and `npm pack`, through `prepack`): src/ → dist/ as ES modules with their
-// `.d.ts`, by the TypeScript compiler (the bin then bundled by esbuild, below): TypeScript 7's (devDependency `typescript-7`), the
-// native one, ~3 times less CPU than 5's for the same files byte for byte. The package's own
-// `typescript` stays 5: openapi-typescript (`npm run generate`) needs its JavaScript API, which 7
-// does not have, and the client type-checks with it (scripts/check-client.mjs), as do the packed
-// package's consumers in scripts/check-cli.mjs. tsc emits no declaration file for one it did not
-// compile, so the generated schema.d.ts is copied beside the index.d.ts that imports it.
+// `.d.ts`, by the TypeScript compiler (the bin then bundled by esbuild, below): TypeScript 7's
+// (devDependency `typescript-7`), the native one, ~3 times less CPU than 5's for the same files
+// byte for byte. The package's own `typescript` stays 5: openapi-typescript (`npm run generate`)
+// needs its JavaScript API, which 7 does not have, and the client type-checks with it
+// (scripts/check-client.mjs), as do the packed package's consumers in scripts/check-cli.mjs. tsc
+// emits no declaration file for one it did not compile, so the generated schema.d.ts is copied
+// beside the index.d.ts that imports it.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
