@@ -2,20 +2,21 @@
 // `npm run check:cli` (part of `npm test`): the TypeScript client as a user outside the repository
 // gets it. It runs the client's own unit tests (clients/typescript/test: fake servers for the
 // faults a real one rarely shows: dropped streams, slow answers), packs the package, installs the
-// tarball into a scratch project in the system's temporary directory, and there, against `npm run dev` started on free
-// ports with its own state (scripts/dev-server.mjs):
+// tarball into a scratch project in the system's temporary directory, and there, against
+// `npm run dev` started on free ports with its own state (scripts/dev-server.mjs):
 //   - type-checks and runs a consumer module that imports the package and calls the API, and
 //     `require()`s it from a CommonJS file;
 //   - runs the `deploy-platform` bin: whoami, projects, deployments list/get/cancel/wait with
 //     their exit codes (0 succeeded, 1 failed, 2 cancelled, 3 timeout, 10/11/12 usage, refused,
 //     unreachable) on deployments the internal API makes and moves;
 //   - the operations of API_CONTRACT §18–§21 (variable sets and their versions, an import that
-//     names the variables whose type it changes before it applies, the timeline,
-//     redeploy, keys) and §23–§26 (environments, deploy, config, promote with an approval by a
-//     second admin and a rejection, protection, lock), §29–§31 (limits, an audit stream's life
-//     and the log's tail, a deployment's checks): each case fails if the service's
-//     /openapi.json does not document the operation it calls. `login --oidc` (§27) runs here with
-//     the runner's ID-token endpoint and an issuer of scripts/lib/oidc-issuer.mjs.
+//     names the variables whose type it changes before it applies, the timeline, redeploy, keys:
+//     scripts/lib/cli-part-three.mjs), §23–§26 and §27 (environments, deploy, config, promote
+//     with an approval by a second admin and a rejection, protection, lock, `login --oidc` with
+//     the runner's ID-token endpoint and an issuer of scripts/lib/oidc-issuer.mjs:
+//     scripts/lib/cli-part-four.mjs) and §29–§31 (limits, an audit stream's life and the log's
+//     tail, a deployment's checks: scripts/lib/cli-part-five.mjs): each case fails if the
+//     service's /openapi.json does not document the operation it calls.
 //   - the GitHub Action of actions/deploy/, bundled, as a runner runs it (scripts/check-action.mjs,
 //     on this server, beside the CLI's checks).
 // Every answer comes from the real service; nothing is faked here.
@@ -38,8 +39,8 @@ import { parse } from "@babel/parser";
 import { checkAction } from "./check-action.mjs";
 import { startDevServer } from "./dev-server.mjs";
 import { checker } from "./lib/check.mjs";
-import { partFiveChecks } from "./lib/cli-part-five.mjs";
-import { startIssuer } from "./lib/oidc-issuer.mjs";
+import { partFourChecks } from "./lib/cli-part-four.mjs";
+import { partThreeChecks } from "./lib/cli-part-three.mjs";
 import { withPackLock } from "./lib/pack-lock.mjs";
 import { runProcess } from "./lib/run-process.mjs";
 
@@ -377,506 +378,25 @@ try {
     JSON.stringify(got),
   );
 
-  // §19: follow, when the service serves the timeline.
-  if (serves("/v1/deployments/{id}/timeline", "get")) {
-    for (const [final, code] of [
-      ["succeeded", 0],
-      ["failed", 1],
-    ]) {
-      const d = await newDeployment();
-      const following = cli(["deployments", "follow", d.id, "--timeout", "60"]);
-      await later(500, () => move(d.id, "in_progress"));
-      await internal("POST", `/deployments/${d.id}/logs`, {
-        lines: [{ message: "step one" }, { message: "warn", stream: "stderr", stack_id: stack.id }],
-      });
-      await later(300, () =>
-        internal("POST", `/deployments/${d.id}/logs`, { lines: [{ message: "step two" }] }),
-      );
-      await move(d.id, final, final === "failed" ? "exit 1" : undefined);
-      const r = await following;
-      const lines = r.stdout.trimEnd().split("\n");
-      check(
-        r.code === code &&
-          lines.at(-1) === `${d.id} ${final}` &&
-          lines.filter((l) => / step one$/.test(l)).length === 1 &&
-          lines.some((l) => l.endsWith(`[${stack.id}] ! warn`)) &&
-          lines.some((l) => l.endsWith(" step two")),
-        `follow prints each entry once and exits ${code} when it ${final}`,
-        JSON.stringify(r),
-      );
-    }
-  } else
-    undocumented(
-      "deployments follow",
-      "the service does not document GET /v1/deployments/{id}/timeline yet (API_CONTRACT §19)",
-    );
-
-  // §18: a .env round trip and a dry run, when the service serves variable sets.
-  if (
-    serves("/v1/environments/{environment_id}/variables", "patch") &&
-    serves("/v1/environments/{environment_id}/variables/export", "get")
-  ) {
-    const put = (name, value, type = "secret") =>
-      fetch(`${base}/v1/environments/${envId}/variables`, {
-        method: "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: JSON.stringify({ name, type, value }),
-      });
-    await put("DATABASE_URL", "postgres://u:p@db/app");
-    await put("GREETING", 'say "hi"\nthen \\ leave');
-    const versions = async () =>
-      (
-        await (
-          await fetch(`${base}/v1/environments/${envId}/variables/versions`, {
-            headers: { "x-api-key": key },
-          })
-        ).json()
-      ).data.map((v) => v.version);
-    const before = await versions();
-    const exported = await cli(["variables", "export", "--environment", envId, "-o", "prod.env"]);
-    const text = exported.code === 0 ? readFileSync(join(scratch, "prod.env"), "utf8") : "";
-    check(
-      exported.code === 0 && text.includes("DATABASE_URL=") && text.includes("GREETING="),
-      "variables export writes the .env file",
-      JSON.stringify(exported),
-    );
-    const dry = await cli([
-      "variables",
-      "import",
-      "prod.env",
-      "--environment",
-      envId,
-      "--replace",
-      "--type",
-      "secret",
-      "--dry-run",
-    ]);
-    check(
-      dry.code === 0 && /dry run: no change/.test(dry.stdout),
-      "a dry run of the export shows no change",
-      JSON.stringify(dry),
-    );
-    writeFileSync(join(scratch, "edited.env"), `${text}NEW_ONE=fresh-value\n`);
-    const preview = await cli(["variables", "import", "edited.env", "--environment", envId, "--dry-run"]);
-    check(
-      preview.code === 0 &&
-        /^created\s+NEW_ONE\s+secret/m.test(preview.stdout) &&
-        !preview.stdout.includes("fresh-value") &&
-        !preview.stdout.includes("postgres://"),
-      "a dry run prints the diff, never a value",
-      JSON.stringify(preview),
-    );
-    const applied = await cli([
-      "variables",
-      "import",
-      "prod.env",
-      "--environment",
-      envId,
-      "--replace",
-      "--type",
-      "secret",
-    ]);
-    check(
-      applied.code === 0 && /no change/.test(applied.stdout),
-      "importing the export changes nothing",
-      JSON.stringify(applied),
-    );
-    const reexported = await cli(["variables", "export", "--environment", envId]);
-    check(
-      reexported.stdout === text,
-      "the .env round-trips unchanged",
-      JSON.stringify([text, reexported.stdout]),
-    );
-    check(
-      JSON.stringify(await versions()) === JSON.stringify(before),
-      "the dry runs and the no-change import made no version",
-      JSON.stringify(before),
-    );
-    const listedVersions = await cli(["variables", "versions", "--environment", envId, "--json"]);
-    const shown =
-      listedVersions.code === 0 ? JSON.parse(listedVersions.stdout).data.map((v) => v.version) : [];
-    check(
-      shown.length >= 2 && JSON.stringify(shown) === JSON.stringify(before),
-      "variables versions lists the scope's versions, newest first",
-      JSON.stringify(listedVersions),
-    );
-    const [newest] = shown;
-    const oldest = shown.at(-1);
-    const rewind = await cli(["variables", "restore", String(oldest), "--environment", envId, "--dry-run"]);
-    const same = await cli(["variables", "restore", String(newest), "--environment", envId]);
-    check(
-      rewind.code === 0 &&
-        new RegExp(`^dry run: would make version ${newest + 1}: `, "m").test(rewind.stdout) &&
-        !rewind.stdout.includes("postgres://") &&
-        same.code === 0 &&
-        same.stdout === `no change (version ${newest})\n` &&
-        JSON.stringify(await versions()) === JSON.stringify(before),
-      "variables restore: a dry run shows the change, restoring the current version changes nothing",
-      JSON.stringify([rewind, same]),
-    );
-
-    // A scope that mixes types: the file carries none, so its import retypes the `string` one. The
-    // CLI says so, by name, before the change; a restore of the version before brings it back.
-    await put("LOG_LEVEL", "info", "string");
-    const [mixed] = await versions();
-    const mixedText = (await cli(["variables", "export", "--environment", envId])).stdout;
-    writeFileSync(join(scratch, "mixed.env"), mixedText);
-    const retyped = await cli(["variables", "import", "mixed.env", "--environment", envId, "--replace"]);
-    const typeOf = async (name) =>
-      (
-        await (
-          await fetch(`${base}/v1/environments/${envId}/variables?limit=240`, {
-            headers: { "x-api-key": key },
-          })
-        ).json()
-      ).data.find((v) => v.name === name)?.type;
-    const retypedAs = await typeOf("LOG_LEVEL");
-    const restored = await cli(["variables", "restore", String(mixed), "--environment", envId]);
-    check(
-      retyped.code === 0 &&
-        /^warning: .*this import changes the type of 1 variable: LOG_LEVEL \(string → secret\)/m.test(
-          retyped.stderr,
-        ) &&
-        /^updated\s+LOG_LEVEL\s+string → secret/m.test(retyped.stdout) &&
-        retypedAs === "secret" &&
-        restored.code === 0 &&
-        (await typeOf("LOG_LEVEL")) === "string",
-      "an import over a string variable names it (string → secret) before it applies; a restore brings the type back",
-      JSON.stringify([retyped, retypedAs, restored]),
-    );
-  } else
-    undocumented(
-      "variables export | import",
-      "the service does not document PATCH {scope}/variables and its export yet (API_CONTRACT §18)",
-    );
-
-  // §20: redeploy.
-  if (serves("/v1/deployments/{id}/redeploy", "post")) {
-    const r = await cli(["deployments", "redeploy", bad.id, "--json"]);
-    const made = r.code === 0 ? JSON.parse(r.stdout) : null;
-    check(
-      made?.status === "queued" && made.redeploy_of === bad.id,
-      "redeploy makes a queued copy",
-      JSON.stringify(r),
-    );
-  } else
-    undocumented(
-      "deployments redeploy",
-      "the service does not document POST /v1/deployments/{id}/redeploy yet (API_CONTRACT §20)",
-    );
-
-  // §21: keys that make keys.
-  if (serves("/v1/api-keys", "post")) {
-    const created = await cli(["keys", "create", "--name", "ci", "--scope", "deployments:read", "--json"]);
-    const made = created.code === 0 ? JSON.parse(created.stdout) : null;
-    check(
-      made?.key?.startsWith("dpk_") && made.scopes.join() === "deployments:read",
-      "keys create makes a narrower key",
-      JSON.stringify(created),
-    );
-    const narrow = await cli(["deployments", "list"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
-    const refused = await cli(["projects", "list"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
-    check(
-      narrow.code === 0 && refused.code === 11,
-      "the new key can do what it was given and no more",
-      JSON.stringify([narrow, refused]),
-    );
-    const shownKey = await cli(["keys", "get", made?.id, "--json"]);
-    check(
-      shownKey.code === 0 &&
-        JSON.parse(shownKey.stdout).id === made?.id &&
-        !shownKey.stdout.includes(made?.key),
-      "keys get shows the key's record, never the key",
-      JSON.stringify(shownKey),
-    );
-    const listedKeys = await cli(["keys", "list", "--all", "--json"]);
-    check(
-      listedKeys.code === 0 && JSON.parse(listedKeys.stdout).data.some((k) => k.id === made?.id),
-      "keys list shows it",
-      JSON.stringify(listedKeys),
-    );
-    const revoked = await cli(["keys", "revoke", made?.id]);
-    const after = await cli(["whoami"], { env: { DEPLOY_PLATFORM_API_KEY: made?.key } });
-    check(
-      revoked.code === 0 && after.code === 11,
-      "keys revoke revokes it",
-      JSON.stringify([revoked, after]),
-    );
-  } else
-    undocumented(
-      "keys create | list | revoke",
-      "the service does not document POST /v1/api-keys yet (API_CONTRACT §21)",
-    );
-
-  // §23–§26: a release's way to production, from the command line.
-  const releaseOps = [
-    ["/v1/projects/{project_id}/environments", "post"],
-    ["/v1/environments/{environment_id}/deployments", "post"],
-    ["/v1/deployments/{id}/config/diff", "get"],
-    ["/v1/deployments/{id}/promote", "post"],
-    ["/v1/deployments/{id}/reviews", "post"],
-    ["/v1/environments/{environment_id}/protection", "put"],
-    ["/v1/environments/{environment_id}/lock", "post"],
-  ];
-  const missingOps = releaseOps.filter(([path, method]) => !serves(path, method));
-  if (missingOps.length === 0) await releaseChecks();
-  else
-    undocumented(
-      "environments, deploy, promote, approve, lock, protection, config",
-      `the service does not document ${missingOps.map(([p, m]) => `${m.toUpperCase()} ${p}`).join(", ")} yet (API_CONTRACT §23–§26)`,
-    );
-
-  // §27: `login --oidc` as a GitHub Actions job runs it: the runner's ID-token endpoint and an
-  // issuer the service trusts (scripts/lib/oidc-issuer.mjs), the key written to a file of mode 600
-  // and to $GITHUB_ENV, never printed; later commands use it.
-  if (serves("/v1/oidc/token", "post")) await loginChecks();
-  else console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token");
-
-  async function loginChecks() {
-    const issuer = await startIssuer();
-    try {
-      const trust = await (
-        await fetch(`${base}/v1/oidc-trusts`, {
-          method: "POST",
-          headers: { "x-api-key": key, "content-type": "application/json" },
-          body: JSON.stringify({
-            name: "cli",
-            issuer: issuer.origin,
-            audience: "deploy-platform",
-            conditions: { repository: "acme/*" },
-            scopes: ["projects:read"],
-          }),
-        })
-      ).json();
-      const keyPath = join(scratch, "oidc", "api-key");
-      const githubEnv = join(scratch, "github-env");
-      writeFileSync(githubEnv, "");
-      const loginEnv = {
-        ...issuer.env,
-        GITHUB_ACTIONS: "true",
-        GITHUB_ENV: githubEnv,
-        DEPLOY_PLATFORM_API_KEY: "",
-        DEPLOY_PLATFORM_API_KEY_FILE: keyPath,
-      };
-      const login = await cli(["login", "--oidc", "--trust", trust.id, "--audience", "deploy-platform"], {
-        env: loginEnv,
-      });
-      const written = existsSync(keyPath) ? readFileSync(keyPath, "utf8").trim() : "";
-      if (!written) console.error(`login --oidc: ${JSON.stringify(login)}`);
-      check(
-        login.code === 0 &&
-          /^dpk_/.test(written) &&
-          // Only in the workflow command that masks it, which the runner never shows.
-          login.stdout.includes(`::add-mask::${written}`) &&
-          !login.stdout.replace(`::add-mask::${written}`, "").includes(written) &&
-          !login.stderr.includes(written) &&
-          readFileSync(githubEnv, "utf8").includes(`DEPLOY_PLATFORM_API_KEY=${written}`),
-        "login --oidc trades the runner's ID token for a key, kept in a file and $GITHUB_ENV, never printed",
-        JSON.stringify({ ...login, trust }),
-      );
-      const me = await cli(["whoami", "--json"], {
-        env: { DEPLOY_PLATFORM_API_KEY: "", DEPLOY_PLATFORM_API_KEY_FILE: keyPath },
-      });
-      check(
-        me.code === 0 && JSON.parse(me.stdout).oidc?.trust_id === trust.id,
-        "a later command uses the exchanged key (whoami shows its trust)",
-        JSON.stringify(me),
-      );
-      await fetch(`${base}/v1/oidc-trusts/${trust.id}`, { method: "DELETE", headers: { "x-api-key": key } });
-      const gone = await cli(["login", "--oidc", "--trust", trust.id, "--audience", "deploy-platform"], {
-        env: loginEnv,
-      });
-      check(
-        gone.code === 11 && /unauthenticated/.test(gone.stderr) && !/^\s+at /m.test(gone.stderr),
-        "login --oidc with a deleted trust exits 11 with the API's code and message, no stack trace",
-        JSON.stringify(gone),
-      );
-    } finally {
-      await issuer.close();
-    }
-  }
-
-  async function releaseChecks() {
-    const json = (r) => (r.code === 0 ? JSON.parse(r.stdout) : null);
-    const noTrace = (r) => !/^\s+at /m.test(r.stderr);
-    const stackOf = (environment) =>
-      internal("POST", `/environments/${environment}/stacks`, { name: "web", template_id: "web" });
-    // A second admin of the organization: a deployment's creator may not approve it.
-    const { org_id: org } = await (
-      await fetch(`${base}/v1/api-keys/current`, { headers: { "x-api-key": key } })
-    ).json();
-    const ada = await internal("POST", "/accounts", { name: "ada" });
-    await internal("POST", `/orgs/${org}/members`, { account_id: ada.id, role: "admin" });
-    const adminKey = (
-      await internal("POST", `/orgs/${org}/api-keys`, { account_id: ada.id, created_by: ada.id })
-    ).key;
-
-    const made = await cli([
-      "environments",
-      "create",
-      "cli-staging",
-      "--project",
-      project.id,
-      "--copy-variables-from",
-      envId,
-      "--json",
-    ]);
-    const staging = json(made);
-    const prodMade = await cli(["environments", "create", "cli-prod", "--project", project.id]);
-    const listed = json(await cli(["environments", "list", "--project", project.id, "--json"]));
-    const prod = listed?.data.find((e) => e.name === "cli-prod");
-    check(
-      staging?.name === "cli-staging" && prodMade.code === 0 && prod !== undefined,
-      "environments create (--copy-variables-from) and list",
-      JSON.stringify([made, prodMade, listed]),
-    );
-    const renamed = await cli(["environments", "rename", staging?.id, "cli-stage"]);
-    const got = json(await cli(["environments", "get", staging?.id, "--json"]));
-    check(
-      renamed.code === 0 && got?.name === "cli-stage",
-      "environments rename and get",
-      JSON.stringify([renamed, got]),
-    );
-    await Promise.all([stackOf(staging.id), stackOf(prod.id)]);
-
-    // deploy: creates the deployment and follows it to its end; the engine moves it meanwhile.
-    const deployed = cli(["deploy", staging.id, "--image", "registry.example/web:9", "--timeout", "60"]);
-    let dep;
-    for (let i = 0; i < 100 && !dep; i++) {
-      await later(200, () => {});
-      const page = await (
-        await fetch(`${base}/v1/environments/${staging.id}/deployments`, { headers: { "x-api-key": key } })
-      ).json();
-      dep = page.data?.[0];
-    }
-    await internal("PATCH", `/deployments/${dep.id}`, { status: "in_progress" });
-    await internal("POST", `/deployments/${dep.id}/logs`, { lines: [{ message: "pulling web:9" }] });
-    await later(300, () => internal("PATCH", `/deployments/${dep.id}`, { status: "succeeded" }));
-    const followed = await deployed;
-    const lines = followed.stdout.trimEnd().split("\n");
-    check(
-      followed.code === 0 &&
-        lines.at(-1) === `${dep.id} succeeded` &&
-        lines.some((l) => l.endsWith(" pulling web:9")) &&
-        dep.data?.source?.registry?.image === "registry.example/web:9",
-      "deploy creates a deployment from its flags, follows it and exits 0 when it succeeds",
-      JSON.stringify([followed, dep]),
-    );
-    const unknown = await cli(["deploy", "1111111111111111111111", "--no-follow"]);
-    check(
-      unknown.code === 11 &&
-        /^error: not_found: .+\(HTTP 404, request \S+\)$/m.test(unknown.stderr) &&
-        noTrace(unknown),
-      "deploy to an unknown environment exits 11 with the API's code and message, no stack trace",
-      JSON.stringify(unknown),
-    );
-
-    const shown = await cli(["config", "show", dep.id]);
-    const diff = json(await cli(["config", "diff", dep.id, "--against", "current", "--json"]));
-    check(
-      shown.code === 0 && shown.stdout.startsWith("SCOPE") && diff?.deployment_id === dep.id,
-      "config show and config diff --against current",
-      JSON.stringify([shown, diff]),
-    );
-
-    const plan = await cli(["promote", dep.id, "--to", prod.id, "--dry-run"]);
-    const unasked = await cli(["promote", dep.id, "--to", prod.id]);
-    check(
-      plan.code === 0 &&
-        plan.stdout.startsWith(`promote ${dep.id} to ${prod.id}`) &&
-        /dry run: nothing was promoted/.test(plan.stdout),
-      "promote --dry-run prints the plan",
-      JSON.stringify(plan),
-    );
-    check(
-      unasked.code === 10 && /not promoted: .*not a terminal.*--yes/.test(unasked.stderr),
-      "promote without a terminal and without --yes refuses, exit 10",
-      JSON.stringify(unasked),
-    );
-    const refused = await cli(["promote", bad.id, "--to", prod.id, "--yes"]);
-    check(
-      refused.code === 11 && /^error: conflict: /m.test(refused.stderr) && noTrace(refused),
-      "promoting a failed deployment exits 11 with the API's conflict",
-      JSON.stringify(refused),
-    );
-
-    const protectedProd = await cli(["protection", "set", prod.id, "--required-approvals", "1", "--json"]);
-    check(
-      json(protectedProd)?.required_approvals === 1 && json(protectedProd)?.reviewer_role === "owner",
-      "protection set changes the setting given and keeps the others",
-      JSON.stringify(protectedProd),
-    );
-    const promoted = json(await cli(["promote", dep.id, "--to", prod.id, "--yes", "--json"]))?.deployment;
-    const self = await cli(["approve", promoted?.id]);
-    const approved = await cli(["approve", promoted?.id, "--comment", "LGTM", "--api-key", adminKey]);
-    check(
-      promoted?.status === "waiting" &&
-        promoted.gate?.blocked_by.includes("approval") &&
-        self.code === 11 &&
-        /^error: forbidden: /m.test(self.stderr) &&
-        approved.code === 0 &&
-        approved.stdout === `${promoted.id} approved: now queued\n`,
-      "promote --yes into a protected environment waits; its creator may not approve; another admin's approval queues it",
-      JSON.stringify([promoted, self, approved]),
-    );
-    const again = json(await cli(["promote", dep.id, "--to", prod.id, "--yes", "--json"]))?.deployment;
-    const rejected = await cli(["reject", again?.id, "--comment", "not today", "--api-key", adminKey]);
-    const waiting = json(
-      await cli(["deployments", "list", "--environment", prod.id, "--status", "waiting", "--json"]),
-    );
-    check(
-      rejected.code === 0 &&
-        rejected.stdout === `${again?.id} rejected: now cancelled\n` &&
-        waiting?.data.length === 0,
-      "reject cancels a waiting deployment",
-      JSON.stringify([rejected, waiting]),
-    );
-
-    const locked = await cli(["lock", prod.id, "--reason", "freeze"]);
-    const twice = await cli(["lock", prod.id, "--reason", "freeze"]);
-    const seen = json(await cli(["protection", "get", prod.id, "--json"]));
-    const unlocked = await cli(["unlock", prod.id]);
-    const after = json(await cli(["protection", "get", prod.id, "--json"]));
-    check(
-      locked.code === 0 &&
-        twice.code === 11 &&
-        /^error: conflict: /m.test(twice.stderr) &&
-        seen?.locked?.reason === "freeze" &&
-        unlocked.code === 0 &&
-        after?.locked === null,
-      "lock, a second lock refused (11), protection get, unlock",
-      JSON.stringify([locked, twice, seen, unlocked, after]),
-    );
-
-    // Part five: limits, an audit stream's life and the log's tail, a deployment's checks.
-    await partFiveChecks({
-      cli,
-      json,
-      check,
-      undocumented,
-      serves,
-      base,
-      key,
-      internal,
-      environment: prod.id,
-    });
-
-    const deleted = await cli(["environments", "delete", staging.id]);
-    const gone = await cli(["environments", "get", staging.id]);
-    check(
-      deleted.code === 0 && gone.code === 11 && /^error: not_found: /m.test(gone.stderr),
-      "environments delete",
-      JSON.stringify([deleted, gone]),
-    );
-
-    writeFileSync(join(scratch, "empty.env"), "# nothing here\n");
-    const empty = await cli(["variables", "import", "empty.env", "--environment", envId, "--replace"]);
-    check(
-      empty.code === 10 && /empty\.env holds no variables/.test(empty.stderr),
-      "an import of a file without variables says so, exit 10",
-      JSON.stringify(empty),
-    );
-  }
+  // Parts three to five (§18–§21, §23–§27, §29–§31: scripts/lib/cli-part-*.mjs), in this world.
+  const world = {
+    cli,
+    check,
+    undocumented,
+    serves,
+    base,
+    key,
+    internal,
+    project,
+    envId,
+    stack,
+    newDeployment,
+    move,
+    failed: bad,
+    scratch,
+  };
+  await partThreeChecks(world);
+  await partFourChecks(world);
 } catch (err) {
   fail(err);
 } finally {
