@@ -12,11 +12,10 @@ import { Webhook } from "standardwebhooks";
 import { stripDocumentText } from "./build-document.mjs";
 import { runCronsByHand, startDevServer, until } from "./dev-server.mjs";
 import { DOCUMENT_ASSET_PATH, TOOL_LIST_ASSET_PATH } from "./docs-assets.mjs";
+import { sameJson } from "./lib/check.mjs";
 import { sourceDocument } from "./lib/source-document.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const plain = (value) => JSON.parse(JSON.stringify(value));
-const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
 /**
  * What the staging build runs outside a request, each loaded on first use: both crons, by
@@ -274,14 +273,14 @@ export async function walkServedBuild(tmp, { check, fail }) {
     const expected = JSON.parse(readFileSync(source, "utf8"));
     const withoutServers = ({ servers, ...doc }) => doc;
     check(
-      same(withoutServers(served), withoutServers(expected)) && served.servers?.[0]?.url === base,
+      sameJson(withoutServers(served), withoutServers(expected)) && served.servers?.[0]?.url === base,
       `the staging build serves the source's /openapi.json (${Object.keys(expected.paths).length} paths), its server the origin that serves it`,
       `they differ (server ${served.servers?.[0]?.url}): compare GET /openapi.json with \`npx tsx scripts/openapi-json.ts\``,
     );
     const servedTools = JSON.parse((await send({ method: "post", path: "/mcp" })).text);
     const expectedTools = JSON.parse(readFileSync(sourceTools, "utf8"));
     check(
-      same(servedTools.result, expectedTools) && expectedTools.tools.length > 10,
+      sameJson(servedTools.result, expectedTools) && expectedTools.tools.length > 10,
       `the staging build's MCP tools/list is the source's (${expectedTools.tools.length} tools), read from its assets`,
       `they differ: compare tools/list with \`npx tsx scripts/openapi-json.ts /dev/null <tools-out>\`\n${JSON.stringify(servedTools).slice(0, 400)}`,
     );

@@ -51,7 +51,7 @@ import { asWranglerBuilds } from "./build.mjs";
 import { walkServedBuild } from "./check-deploy-served.mjs";
 import { deploySecrets } from "./deploy-secrets.mjs";
 import { buildDocsAssets } from "./docs-assets.mjs";
-import { checker } from "./lib/check.mjs";
+import { checker, sameJson } from "./lib/check.mjs";
 import { DRIZZLE_UNUSED_MODULES } from "./lib/drizzle-stand-ins.mjs";
 import { environments, isPlaceholderId, readEnvironment as read, wrangler } from "./wrangler-envs.mjs";
 
@@ -116,8 +116,6 @@ if (args[0] === "--ready") {
 }
 
 const { check, fail, done } = checker("check:deploy");
-const plain = (value) => JSON.parse(JSON.stringify(value));
-const same = (a, b) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
 const local = read(undefined);
 /** Bindings in name order: where each stands in wrangler.toml says nothing. */
@@ -130,7 +128,7 @@ check(
 for (const env of names) {
   const c = read(env);
   check(
-    same(
+    sameJson(
       c.d1_databases.map((d) => [d.binding, d.database_name, d.migrations_dir]),
       local.d1_databases.map((d) => [d.binding, d.database_name, d.migrations_dir]),
     ),
@@ -151,18 +149,18 @@ for (const env of names) {
     `not bound: ${unbound.join(", ")}`,
   );
   check(
-    same(byName(c.durable_objects.bindings), byName(local.durable_objects.bindings)),
+    sameJson(byName(c.durable_objects.bindings), byName(local.durable_objects.bindings)),
     `[env.${env}] Durable Object: ${c.durable_objects.bindings.map((b) => `${b.name} → ${b.class_name}`).join(", ")}`,
   );
   check(
-    same(c.queues, local.queues),
+    sameJson(c.queues, local.queues),
     `[env.${env}] queues: ${c.queues.producers.map((p) => `${p.binding} → ${p.queue}`).join(", ")}; consumers ${c.queues.consumers.map((q) => q.queue).join(", ")} as locally`,
-    JSON.stringify(plain(c.queues)),
+    JSON.stringify(c.queues),
   );
   check(
-    same(Object.keys(c.vars).sort(), Object.keys(local.vars).sort()) &&
+    sameJson(Object.keys(c.vars).sort(), Object.keys(local.vars).sort()) &&
       c.vars.ALLOW_INSECURE_WEBHOOKS === "false",
-    `[env.${env}] vars: ${JSON.stringify(plain(c.vars))}`,
+    `[env.${env}] vars: ${JSON.stringify(c.vars)}`,
   );
   // API_CONTRACT §1, §27: an http:// or loopback OpenID Connect issuer is for local issuers only; a
   // deployed environment that trusted one would take keys vouched for over plain HTTP.
@@ -176,7 +174,7 @@ for (const env of names) {
       c.base_dir === outdir &&
       c.build?.command === `node scripts/build.mjs dist/${env}` &&
       c.upload_source_maps === true &&
-      JSON.stringify(plain(c.rules)) === JSON.stringify([{ type: "ESModule", globs: ["**/*.js"] }]),
+      sameJson(c.rules, [{ type: "ESModule", globs: ["**/*.js"] }]),
     `[env.${env}] is scripts/build.mjs's code-split build in dist/${env}, uploaded as its modules`,
     JSON.stringify({ main: c.main, no_bundle: c.no_bundle, base_dir: c.base_dir, build: c.build }),
   );
@@ -186,13 +184,13 @@ for (const env of names) {
     `it is ${JSON.stringify(c.vars.ALLOW_INSECURE_OIDC_ISSUERS ?? null)}`,
   );
   check(
-    same(c.triggers, local.triggers) && c.assets?.directory === local.assets?.directory,
+    sameJson(c.triggers, local.triggers) && c.assets?.directory === local.assets?.directory,
     `[env.${env}] crons and assets as locally`,
   );
   check(
-    same(c.migrations, local.migrations),
+    sameJson(c.migrations, local.migrations),
     `[env.${env}] Durable Object migrations: ${c.migrations.map((m) => m.tag).join(", ")}`,
-    JSON.stringify(plain(c.migrations)),
+    JSON.stringify(c.migrations),
   );
 }
 
@@ -206,7 +204,7 @@ for (const env of names) {
   check(
     options.minify === local.minify &&
       options.keepNames === (local.keep_names ?? true) &&
-      same(options.alias, aliases),
+      sameJson(options.alias, aliases),
     "scripts/build.mjs bundles with wrangler.toml's minify, keep_names and [alias]",
     JSON.stringify({
       build: options,
@@ -301,7 +299,7 @@ try {
         .filter((name) => name.endsWith(".js"))
         .sort();
       check(
-        built.length > 1 && same(uploaded, built),
+        built.length > 1 && sameJson(uploaded, built),
         `${env}: the upload is the build's ${built.length} modules (the entry and its chunks), nothing else`,
         `built ${built.length}, uploaded ${uploaded.length}: ${uploaded.filter((m) => !built.includes(m)).join(", ")}`,
       );

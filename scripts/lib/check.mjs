@@ -40,3 +40,6 @@ export function checker(name, { prefix } = {}) {
   };
   return { check, fail, done };
 }
+
+/** Whether `a` and `b` are the same as JSON (key order included): configurations, documents. */
+export const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);

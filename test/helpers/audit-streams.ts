@@ -6,6 +6,7 @@ import type { AuditStreamRecord, CreatedAuditStreamRecord } from "../../src/sche
 import { request } from "./api";
 import type { Caller } from "./factories";
 import { unique } from "./factories";
+import { sleep } from "./wait";
 import { hook, received, receiverOrigin } from "./webhooks";
 
 export type Stream = AuditStreamRecord;
@@ -86,7 +87,7 @@ export async function eventually<T>(
   for (;;) {
     const value = await read();
     if (check(value) || Date.now() > until) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

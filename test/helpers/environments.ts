@@ -10,6 +10,7 @@ import { type ErrorBody, expectError } from "./expect";
 import { type Caller, createProject, scopedKey, unique } from "./factories";
 import { operations } from "./openapi";
 import { byCreated, walkPages } from "./pages";
+import { sleep } from "./wait";
 
 export type EnvironmentBody = {
   id: string;
@@ -347,4 +348,4 @@ export function runListRules(name: string, world: () => Promise<ListWorld>) {
 }
 
 /** Sleeps `ms`: for creations whose order must show in distinct `created_at` milliseconds. */
-export const pause = (ms = 3) => new Promise((resolve) => setTimeout(resolve, ms));
+export const pause = (ms = 3) => sleep(ms);

@@ -28,6 +28,7 @@ import {
 } from "./factories";
 import { exchangeOk, trustAndToken } from "./oidc";
 import { createVariable } from "./variables";
+import { sleep } from "./wait";
 
 export type Move = MoveRecord;
 
@@ -50,7 +51,7 @@ export async function waitForMove(id: string, state?: Move["state"], ms = 30_000
     const move = await readMove(id);
     if (state ? move.state === state : FINISHED.has(move.state)) return move;
     if (Date.now() > end) throw new Error(`move ${id} still ${move.state} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   }
 }
 

@@ -155,17 +155,6 @@ export async function statusEntriesInDb(id: string) {
   return results;
 }
 
-/** Polls `check` every 50 ms until it holds; throws after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 8000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** internalCreateDeployment (the engine's create, `created_by` null), answered as it is. */
 export const engineCreate = (environmentId: string, stackIds: string[]) =>
   newDeployment(environmentId, { stack_ids: stackIds, data: { patch: PATCH } });

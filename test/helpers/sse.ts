@@ -157,12 +157,3 @@ export const feedOf = (deploymentId: string) =>
 /** The sockets the deployment's feed object holds (its open streams and waits). */
 export const openSockets = (deploymentId: string) =>
   runInDurableObject(feedOf(deploymentId), (_, state) => state.getWebSockets().length);
-
-/** Polls `check` every 20 ms until it holds; throws after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -10,6 +10,7 @@ import { type ApiResponse, internal, request } from "../helpers/api";
 import { createOrgWithOwnerIn, d1, ORG_DATABASES, type OrgDatabase } from "../helpers/databases";
 import { type ErrorBody, TS } from "../helpers/expect";
 import { createAccount, createOrgWithOwner, revokeKey } from "../helpers/factories";
+import { sleep } from "../helpers/wait";
 
 type KeyRecord = ApiKeyRecord;
 type ApiKeyRow = {
@@ -19,8 +20,6 @@ type ApiKeyRow = {
   revoked_at: string | null;
   expires_at: string | null;
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function expectUnauthenticated(res: ApiResponse<unknown>) {
   expect(res.status, res.raw).toBe(401);

@@ -22,6 +22,7 @@ import {
   createProjectWithStack,
   unique,
 } from "../helpers/factories";
+import { sleep } from "../helpers/wait";
 
 const BASE = "http://api.test";
 const worker: typeof fetch = (input, init) => exports.default.fetch(new Request(input, init));
@@ -320,7 +321,7 @@ describe("following a deployment with the client", () => {
     const early = await waitForDeployment(client, deployment.id, { timeoutMs: 1000 });
     expect(early).toMatchObject({ timedOut: true, deployment: { status: "queued" } });
     const waiting = waitForDeployment(client, deployment.id);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const done = await reportOk(deployment.id, { status: "cancelled" });
     expect(await waiting).toEqual({ deployment: done, timedOut: false });
   });

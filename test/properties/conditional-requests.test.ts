@@ -21,6 +21,7 @@ import {
 } from "../helpers/factories";
 import { createTrust } from "../helpers/oidc";
 import { operations } from "../helpers/openapi";
+import { sleep } from "../helpers/wait";
 
 type Rec = { id: string } & Record<string, unknown>;
 
@@ -332,7 +333,7 @@ async function disconnected(f: Fixture): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const res = await get(f.owner, `/v1/projects/${f.project.id}`);
     if (res.body.connection_status === "disconnected") return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error("the disconnect never finished");
 }

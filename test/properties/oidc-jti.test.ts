@@ -6,6 +6,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "../../src/rate-limit/limiter";
+import { sleep } from "../helpers/wait";
 
 const freshTrustObject = () =>
   env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`trust:${crypto.randomUUID()}`));
@@ -30,7 +31,7 @@ describe("claimJti", () => {
     expect(await stub.jtiEntries()).toBe(1);
     const alarmAt = await runInDurableObject(stub, (_o: RateLimiter, state) => state.storage.getAlarm());
     expect(alarmAt).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await sleep(60);
     await runDurableObjectAlarm(stub);
     const tables = await runInDurableObject(stub, (_o: RateLimiter, state) =>
       state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray(),

@@ -12,8 +12,7 @@ import { acceptsEventStream, eventStream, type SseEvent, type SseSource } from "
 import { Wakeup } from "../../src/lib/wakeup";
 import type { DeploymentRecord } from "../../src/schemas/deployment";
 import type { TimelineEntry } from "../../src/schemas/timeline";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../helpers/wait";
 
 /** A source that answers `script` in turn, then waits out every idle time; records `close`. */
 function scripted(script: Array<SseEvent[] | null>) {

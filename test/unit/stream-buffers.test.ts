@@ -16,7 +16,7 @@ import {
 } from "../../src/lib/stream-buffers";
 import type { TimelineEntry } from "../../src/schemas/timeline";
 import { entryWeight, PendingEntries, STEP_BOUND } from "../../src/services/deployments/follow-pending";
-import { until } from "../helpers/sse";
+import { until } from "../helpers/wait";
 
 describe("one isolate's budget of stream buffers", () => {
   it("states its numbers: 16 MiB for the isolate, 4 MiB a stream", () => {

@@ -19,6 +19,7 @@ import {
   sequencesReceived,
 } from "../../helpers/audit-streams";
 import { type Caller, createOrgWithOwner, createProject, unique } from "../../helpers/factories";
+import { sleep } from "../../helpers/wait";
 import { allowTheLocalReceiver, hook, integrate, received } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -175,7 +176,7 @@ describe("delivery", () => {
     expect(gone.enabled).toBe(false);
     expect(gone.last_error?.status_code).toBe(410);
     await touch(owner);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect(await received(bucket)).toHaveLength(1); // paused: nothing more
     const resumed = await request("PATCH", `/v1/audit-streams/${stream.id}`, {
       key: owner.key,

@@ -18,6 +18,7 @@ import {
 import { runCron } from "../../helpers/cron";
 import { type Caller, createOrgWithOwner, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
+import { sleep } from "../../helpers/wait";
 import { allowTheLocalReceiver } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -161,7 +162,7 @@ describe("faults", () => {
     const stream = await createStream(owner, url, { enabled: false });
     // Enabled behind the service's back: no entry announces it, no object is woken.
     await env.DB.prepare("UPDATE audit_streams SET enabled = 1 WHERE id = ?").bind(stream.id).run();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect(await batches(bucket)).toEqual([]);
     await runCron();
     const done = await eventually(

@@ -25,6 +25,7 @@ import { serviceContext } from "../../helpers/context";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { createOrgWithOwner } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
+import { sleep } from "../../helpers/wait";
 import { allowTheLocalReceiver, runBatch } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -179,7 +180,7 @@ describe("waking an organization's streams from the queue", () => {
       (n) => n > 0,
     );
     // Long enough for any later batch (the local queue waits 1 s for a batch that is not full).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     // Another test file's messages may share the queue meanwhile and split the 100 in two.
     expect(wakes).toBeGreaterThanOrEqual(1);
     expect(wakes).toBeLessThanOrEqual(2);

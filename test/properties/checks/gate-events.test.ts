@@ -9,15 +9,8 @@ import { describe, expect, it } from "vitest";
 import { once, request } from "../../helpers/api";
 import { checkedWorld, conclude, deploymentEvents, dueIn, scheduleSettle } from "../../helpers/checks";
 import { createCaller, unique } from "../../helpers/factories";
-import {
-  approve,
-  type Deployment,
-  engineCreateOk,
-  lock,
-  rowOf,
-  unlock,
-  until,
-} from "../../helpers/protection";
+import { approve, type Deployment, engineCreateOk, lock, rowOf, unlock } from "../../helpers/protection";
+import { sleep, until } from "../../helpers/wait";
 import { allowTheLocalReceiver, eventually, hook, integrate, received } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -103,7 +96,7 @@ describe("gate events", () => {
       gate: { blocked_by: [] },
     });
     // Not one reached the integration without the flag.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect((await received(off)).map((r) => JSON.parse(r.body).type)).toEqual([]);
 
     const log = await request<{ data: { type: string }[] }>(

@@ -21,7 +21,8 @@ import { overdueSettled, runCron, SWEEP_CRON } from "../../helpers/cron";
 import { recordingD1 } from "../../helpers/d1-trips";
 import { createProjectWithStack } from "../../helpers/factories";
 import { capturedWhile, captureLogs } from "../../helpers/logs";
-import { engineCreateOk, readDeployment, rowOf, until } from "../../helpers/protection";
+import { engineCreateOk, readDeployment, rowOf } from "../../helpers/protection";
+import { sleep, until } from "../../helpers/wait";
 
 captureLogs("log");
 
@@ -102,7 +103,7 @@ describe("a check's timeout", () => {
       const d = await engineCreateOk(w.environmentId, [w.stack.id]);
       const at = await dueIn(d.id, "e2e", 30);
       await scheduleSettle(w.environmentId, d.id, Date.parse(at));
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
       const res = await conclude(w.owner, d.id, "e2e", { conclusion: "passed" });
       expect([200, 409]).toContain(res.status);
       await until("final", async () => (await rowOf(d.id)).status !== "waiting");

@@ -20,6 +20,7 @@ import { deploy, reportOk } from "../../helpers/engine";
 import { createOwnedProject, createProject, createStack, unique } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
 import { auditActions, moveOrg } from "../../helpers/moves";
+import { sleep } from "../../helpers/wait";
 import {
   allowTheLocalReceiver,
   eventually,
@@ -185,7 +186,7 @@ describe("a delivery handed to its lane naming a database its organization is le
       .run();
     try {
       expect(await handOver(d.integrationId, d.deliveryId, "DB")).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await sleep(2500);
       expect(await received(d.bucket)).toEqual([]);
       expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "pending", attempts: 0 });
       expect((await laneEntries(d.integrationId)).map((e) => [e.deliveryId, e.tries])).toEqual([
@@ -213,7 +214,7 @@ describe("a delivery handed to its lane naming a database its organization is le
     try {
       // The answer came, its record was refused: not a failed try (which would wait 5 s, and hours
       // at later tries), but held, as a delivery that meets the fence before it is sent.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await sleep(3000);
       expect(await deliveryIn(env.DB, d.deliveryId)).toEqual({ status: "pending", attempts: 0 });
       expect((await laneEntries(d.integrationId)).map((e) => [e.deliveryId, e.tries])).toEqual([
         [d.deliveryId, 0],

@@ -10,6 +10,7 @@ import type { RateLimiter } from "../../../src/rate-limit/limiter";
 import { request } from "../../helpers/api";
 import { createOrgWithOwnerIn, d1, type OrgDatabase } from "../../helpers/databases";
 import { moveOrg } from "../../helpers/moves";
+import { sleep } from "../../helpers/wait";
 
 const lastUsed = (database: OrgDatabase, keyId: string) =>
   d1(database)
@@ -26,7 +27,7 @@ describe("a key's last use across a move", () => {
     expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
     await expect.poll(() => lastUsed("DB", owner.keyId), { interval: 20 }).not.toBeNull();
     const first = (await lastUsed("DB", owner.keyId)) as string;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
 
     await moveOrg(org.id, "DB_ORG_2");

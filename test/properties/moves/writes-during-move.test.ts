@@ -10,6 +10,7 @@ import { internal, request } from "../../helpers/api";
 import { createOrgWithOwnerIn } from "../../helpers/databases";
 import { type Caller, createProject, unique } from "../../helpers/factories";
 import { fence, startMove, waitForMove } from "../../helpers/moves";
+import { sleep } from "../../helpers/wait";
 
 type Outcome = { name: string; status: number; code?: string; retryAfter: string | null; at: number };
 
@@ -31,7 +32,7 @@ async function writer(caller: Caller, environmentId: string, stop: () => boolean
       at: Date.now(),
     });
     // A client's pace: a request, then the next one a moment later.
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   return outcomes;
 }
@@ -64,7 +65,7 @@ describe("writes while an organization moves", () => {
         writer(neighbour, theirs.default_environment_id, stop),
       ];
       // Writes before the move, during its copy and its switch, and after it.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       const move = await startMove(owner.orgId, to);
       const done = await waitForMove(move.id).finally(() => {
         finished = true;

@@ -32,11 +32,10 @@ import {
   publicCreateOk,
   readDeployment,
   rowOf,
-  sleep,
   three,
   unlock,
-  until,
 } from "../../helpers/protection";
+import { sleep, until } from "../../helpers/wait";
 
 /** The deployment-level status entries of a timeline, with their reasons. */
 const ownEntries = (entries: TimelineEntry[]) =>

@@ -19,12 +19,11 @@ import {
   protectedWorld,
   readDeployment,
   rowOf,
-  sleep,
   statusEntriesInDb,
   unlock,
-  until,
 } from "../../helpers/protection";
 import { nextEntries, openStream } from "../../helpers/sse";
+import { sleep, until } from "../../helpers/wait";
 
 describe("the release", () => {
   it("on the last approval, in that request; the timeline records `queued`; the engine finds it and runs it", async () => {

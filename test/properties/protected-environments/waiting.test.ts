@@ -24,9 +24,9 @@ import {
   protect,
   protectedWorld,
   readDeployment,
-  sleep,
 } from "../../helpers/protection";
 import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
+import { sleep } from "../../helpers/wait";
 
 type Page = { data: Deployment[]; has_more: boolean; next_page?: string };
 

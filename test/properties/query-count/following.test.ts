@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import { postLogs, reportOk } from "../../helpers/engine";
 import { createDeployment, createProjectWithStack } from "../../helpers/factories";
-import { nextEntries, openStream, readToEnd, until } from "../../helpers/sse";
+import { nextEntries, openStream, readToEnd } from "../../helpers/sse";
+import { until } from "../../helpers/wait";
 import { type Counts, countingBindings, freshKey, measure } from "../../helpers/work-counts";
 
 describe("following a deployment (API_CONTRACT §19): a live stream and a wait", () => {

@@ -34,11 +34,11 @@ import {
   createOwnedProject,
   createStack,
 } from "../../helpers/factories";
+import { sleep } from "../../helpers/wait";
 
 const ROUNDS = 6;
 const AT_ONCE = 6;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const statuses = (responses: Array<{ status: number }>) =>
   responses.map((r) => r.status).sort((a, b) => a - b);
 

@@ -36,10 +36,9 @@ import {
   readDeployment,
   rowOf,
   type Settings,
-  sleep,
   unlock,
-  until,
 } from "../../helpers/protection";
+import { sleep, until } from "../../helpers/wait";
 
 type Answer = ApiResponse<Deployment & ErrorBody>;
 

@@ -31,6 +31,7 @@ import {
 } from "../../helpers/factories";
 import { ALL_OFF, createPublicIntegration, type Integration, one } from "../../helpers/integrations";
 import { createVariable, environmentPath } from "../../helpers/variables";
+import { sleep } from "../../helpers/wait";
 
 const N = 16;
 const ROUNDS = 4;
@@ -173,7 +174,7 @@ describe("rotations of one signing secret at the same moment", () => {
   it("each entry's `from` is the update time the rotation replaced: only the first replaced the original", async () => {
     const { owner, project } = await createOwnedProject();
     const integration = await createPublicIntegration(owner, project.id);
-    await new Promise((resolve) => setTimeout(resolve, 5)); // no rotation within its create's millisecond
+    await sleep(5); // no rotation within its create's millisecond
     const responses = await Promise.all(
       Array.from({ length: N }, () =>
         request<{ signing_secret: string }>("POST", `${one(project.id, integration.id)}/rotate-secret`, {

@@ -16,7 +16,8 @@ import { recordingD1 } from "../../helpers/d1-trips";
 import { deploymentOfStacks, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { addProjectMember, createApiKey, createCaller } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
-import { type LiveStream, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
+import { type LiveStream, nextEntries, openSockets, openStream, readToEnd } from "../../helpers/sse";
+import { sleep, until } from "../../helpers/wait";
 
 /** The Worker with these test settings (src/config.ts), called directly: its stream is the body. */
 const withSettings =
@@ -191,9 +192,9 @@ describe("a paused stream still ends on time and when its access ends", () => {
       withSettings({ STREAM_RECHECK_MS_OVERRIDE: "50" }, d1.env),
     );
     // The pushed entry's check (its change), then idle for many recheck periods.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const settled = trips.length;
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await sleep(600);
     expect(trips.length).toBe(settled);
     expect(await openSockets(deployment.id)).toBe(1);
     await stream.cancel();

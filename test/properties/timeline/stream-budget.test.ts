@@ -20,7 +20,8 @@ import { entryWeight, FOLLOW_PAGE_WEIGHT } from "../../../src/services/deploymen
 import { deploymentOfStacks, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { type Caller, createApiKey } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
-import { type LiveStream, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
+import { type LiveStream, nextEntries, openSockets, openStream, readToEnd } from "../../helpers/sse";
+import { until } from "../../helpers/wait";
 
 /** `n` lines of 8,192 characters (the longest a line may be), numbered from `from`. */
 const longLines = (n: number, from: number) =>

@@ -16,7 +16,8 @@ import { deploymentOfStacks, reportOk } from "../../helpers/engine";
 import type { ErrorBody } from "../../helpers/expect";
 import { createApiKey, deriveKey } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
-import { type LiveStream, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
+import { type LiveStream, nextEntries, openSockets, openStream, readToEnd } from "../../helpers/sse";
+import { sleep, until } from "../../helpers/wait";
 
 /** The Worker with these settings (src/config.ts) and bindings, called directly. */
 const withSettings =
@@ -156,7 +157,7 @@ describe("a place outlives neither its stream nor its lease (§33: within 20 s)"
     const fetcher = withSettings({ STREAM_LEASE_MS_OVERRIDE: "1000" });
     const held = await Promise.all(Array.from({ length: 10 }, () => openStream(path, key.key, {}, fetcher)));
     expect(statuses(held)).toEqual(Array(10).fill(200));
-    await new Promise((resolve) => setTimeout(resolve, 4000)); // four leases
+    await sleep(4000); // four leases
     expect(await placesOf(key.keyId)).toBe(10);
     expectNoPlace(await openStream(path, key.key, {}, fetcher));
     await cancelAll(held);

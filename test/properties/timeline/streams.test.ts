@@ -13,7 +13,8 @@ import { request } from "../../helpers/api";
 import { deploymentOfStacks, logLines, postLogs, reportOk, timelineOf } from "../../helpers/engine";
 import { addProjectMember, createApiKey, createCaller, createDeployment } from "../../helpers/factories";
 import { captureLogs } from "../../helpers/logs";
-import { feedOf, nextEntries, openSockets, openStream, readToEnd, until } from "../../helpers/sse";
+import { feedOf, nextEntries, openSockets, openStream, readToEnd } from "../../helpers/sse";
+import { sleep, until } from "../../helpers/wait";
 
 const world = deploymentOfStacks;
 
@@ -69,7 +70,7 @@ describe("a client that drops and reconnects", () => {
             status: "in_progress",
             stacks: [{ id: stacks[1], status: "failed" }],
           });
-        await new Promise((resolve) => setTimeout(resolve, 15));
+        await sleep(15);
       }
       return reportOk(deployment.id, { status: "succeeded" });
     })();

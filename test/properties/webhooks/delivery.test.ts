@@ -9,6 +9,7 @@ import { newId } from "../../../src/lib/ids";
 import { attemptDelivery, NETWORK_ERROR } from "../../../src/webhooks/deliver";
 import { RETRY_DELAYS_SECONDS } from "../../../src/webhooks/retry";
 import { createOwnedProject, unique } from "../../helpers/factories";
+import { sleep } from "../../helpers/wait";
 import {
   allowTheLocalReceiver,
   attemptOnce,
@@ -186,7 +187,7 @@ describe("delivery", () => {
     // as deleting its project or integration would.
     const { event, deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
     const pending = attemptOnce(deliveryId);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(event.id).run();
     expect(await pending).toEqual({ action: "ack", reason: "delivery gone or superseded meanwhile" });
     expect(await attemptRows(deliveryId)).toEqual([]);
@@ -195,7 +196,7 @@ describe("delivery", () => {
   it("records no attempt, and is done, when a newer series took the delivery while its request was out", async () => {
     const { deliveryId } = await pendingDelivery(hook(unique("slow"), "?delay_ms=400"));
     const pending = attemptOnce(deliveryId);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     // What a redeliver does to the row: a new series (its lane sends it again).
     await env.DB.prepare("UPDATE webhook_deliveries SET series = series + 1 WHERE id = ?")
       .bind(deliveryId)

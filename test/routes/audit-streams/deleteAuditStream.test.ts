@@ -6,6 +6,7 @@ import { expectError } from "../../helpers/expect";
 import { createCaller, createOrgWithOwner, createProject } from "../../helpers/factories";
 import { limitOf } from "../../helpers/limits";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 import { allowTheLocalReceiver, received } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -27,7 +28,7 @@ describe("DELETE /v1/audit-streams/{id}", () => {
     expect((await limitOf(owner, "audit_streams")).used).toBe(0);
     const before = (await received(bucket)).length;
     await createProject(owner);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect((await received(bucket)).length).toBe(before);
   });
 

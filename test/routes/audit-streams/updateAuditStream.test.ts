@@ -12,6 +12,7 @@ import {
 import { expectError } from "../../helpers/expect";
 import { createCaller, createOrgWithOwner, createProject } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 import { allowTheLocalReceiver, received } from "../../helpers/webhooks";
 
 allowTheLocalReceiver();
@@ -61,7 +62,7 @@ describe("PATCH /v1/audit-streams/{id}", () => {
     expect(paused.body).toMatchObject({ enabled: false, name: "paused" });
     await createProject(owner);
     await createProject(owner);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect((await readStream(owner, stream.id)).pending).toBe(3); // the pause's own entry and two projects
     const next = receiverBucket();
     const moved = await request<Stream>("PATCH", `/v1/audit-streams/${stream.id}`, {
@@ -104,7 +105,7 @@ describe("PATCH /v1/audit-streams/{id}", () => {
     );
     expect(failed).toMatchObject({ enabled: false, delivered_through: stream.delivered_through });
     expect(failed.last_error).toEqual({ at: expect.any(String), status_code: 500, message: "HTTP 500" });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     expect(await received(bucket)).toHaveLength(1); // paused: no retry
   });
 

@@ -25,9 +25,9 @@ import {
   protectedWorld,
   type Review,
   reviewsPath,
-  sleep,
 } from "../../helpers/protection";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 
 /**
  * A waiting deployment (6 approvals required, contributors review) with `count` reviews by as

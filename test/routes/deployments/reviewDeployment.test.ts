@@ -33,9 +33,9 @@ import {
   readDeployment,
   reviewsPath,
   type Settings,
-  sleep,
 } from "../../helpers/protection";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 
 const APPROVE = { state: "approved" };
 

@@ -11,8 +11,7 @@ import { deploymentRoute, logLines, postLogs, reportOk } from "../../helpers/eng
 import { expectError, UNKNOWN_ID } from "../../helpers/expect";
 import { createDeployment, createProjectWithStack } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../../helpers/wait";
 
 async function queued() {
   const { owner, environmentId, stack } = await createProjectWithStack();

@@ -16,6 +16,7 @@ import {
 } from "../../helpers/factories";
 import { readLimits, setLimits, usedOf } from "../../helpers/limits";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 
 describe("GET /v1/orgs/{org_id}/limits", () => {
   it("lists the seven limits in the contract's order with their defaults; a new organization counts its owner's key", async () => {
@@ -74,7 +75,7 @@ describe("GET /v1/orgs/{org_id}/limits", () => {
     expect(reset).toBeLessThanOrEqual(86_400);
     expect(reset).toBeGreaterThanOrEqual(86_400 - Math.ceil((Date.now() - before) / 1000) - 1);
     // An expired key no longer counts, without anything being written.
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await sleep(1600);
     expect((await usedOf(owner)).api_keys).toBe(3);
   });
 

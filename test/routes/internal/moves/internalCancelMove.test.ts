@@ -8,6 +8,7 @@ import { expectError, UNKNOWN_ID } from "../../../helpers/expect";
 import { createProject } from "../../../helpers/factories";
 import { type Move, orgRowsIn, readMove, startMove, waitForMove } from "../../../helpers/moves";
 import { runInternalRouteTests } from "../../../helpers/security";
+import { sleep } from "../../../helpers/wait";
 
 describe("POST /internal/v1/moves/{id}/cancel", () => {
   it("200 cancelled: the target holds none of its rows, the source stops recording, the organization works where it was", async () => {
@@ -39,7 +40,7 @@ describe("POST /internal/v1/moves/{id}/cancel", () => {
       }),
     ]);
     // It stays cancelled (its object runs no more); a new move may start.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect((await readMove(move.id)).state).toBe("cancelled");
     expect((await waitForMove((await startMove(org.id, "DB_ORG_2")).id)).state).toBe("completed");
   });
