@@ -21,6 +21,7 @@ import {
 } from "../errors";
 import { createLogger } from "../lib/log";
 import type { AppEnv } from "./app-env";
+import { JSON_CONTENT_TYPE, notJsonBody } from "./raw-body";
 
 type ZodIssueLike = {
   path: PropertyKey[];
@@ -83,7 +84,15 @@ export function errorResponse(err: Error, c: Context<AppEnv>): Response {
   }
   if (err instanceof HTTPException && HTTP_EXCEPTION_CODES[err.status]) {
     const code = HTTP_EXCEPTION_CODES[err.status] as ErrorCode;
-    const api = new ApiError(code, code === "bad_input" ? "The request body must be JSON." : err.message);
+    // The operation's validator refusing a body for its type: an empty body labelled other than
+    // JSON where one is required (src/middleware/body-guard.ts lets an empty body through).
+    const contentType = c.req.header("content-type");
+    const api =
+      code !== "bad_input"
+        ? new ApiError(code, err.message)
+        : JSON_CONTENT_TYPE.test(contentType ?? "")
+          ? new ApiError(code, "The request body must be JSON.")
+          : notJsonBody(contentType);
     return c.json(api.toBody(), api.status as ContentfulStatusCode);
   }
   // A write a move's fence refused (API_CONTRACT §32): nothing changed; the retry goes where the

@@ -7,6 +7,19 @@ import type { Context } from "hono";
 import { ApiError, badInput } from "../errors";
 import type { AppEnv } from "./app-env";
 
+/** `application/json`, with or without parameters: the one type a request body may have (API_CONTRACT §6). */
+export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+
+/**
+ * A body refused for its type: `400 bad_input`, its cause the `content-type` header and what it
+ * said instead, whether the body guard refuses it (a body that came) or the operation's validator
+ * (an empty body where one is required: src/http/error-handler.ts).
+ */
+export const notJsonBody = (contentType: string | undefined) =>
+  badInput("Request bodies must be JSON, sent with `content-type: application/json`.", [
+    { path: "header.content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
+  ]);
+
 /** A request body is at most 1 MiB (API_CONTRACT §6). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 

@@ -2,9 +2,8 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { badInput } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { readRawBody } from "../http/raw-body";
+import { JSON_CONTENT_TYPE, notJsonBody, readRawBody } from "../http/raw-body";
 
-const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
@@ -34,16 +33,14 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
     // next: the validators would otherwise read a stream this guard has already drained (a 500).
     cache.arrayBuffer = Promise.resolve(new ArrayBuffer(0));
     // Hono's `json()` parses the cached text.
-    const json = JSON_TYPE.test(contentType);
+    const json = JSON_CONTENT_TYPE.test(contentType);
     cache.text = Promise.resolve(json ? "{}" : "");
     if (json) canonicalContentType(c, contentType);
     return next();
   }
 
-  if (!JSON_TYPE.test(contentType)) {
-    throw badInput("Request bodies must be JSON, sent with `content-type: application/json`.", [
-      { path: "header.content-type", message: `Expected application/json, got ${contentType || "nothing"}.` },
-    ]);
+  if (!JSON_CONTENT_TYPE.test(contentType)) {
+    throw notJsonBody(contentType);
   }
   assertUtf8Charset(contentType);
   canonicalContentType(c, contentType);

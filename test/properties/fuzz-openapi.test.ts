@@ -189,6 +189,11 @@ describe("fuzzing every published operation with malformed input", () => {
         const where = `${op.method.toUpperCase()} ${op.path} ${JSON.stringify(headers)} → ${res.status} ${res.raw.slice(0, 200)}`;
         expect(res.status, where).toBe(400);
         expect(res.body.code, where).toBe("bad_input");
+        expect(res.body.cause?.length ?? 0, where).toBeGreaterThan(0);
+        expect(
+          res.body.cause?.every((c) => typeof c === "object" && c !== null && "path" in c && "message" in c),
+          where,
+        ).toBe(true);
       }
     }
     expect(await snapshot()).toBe(baseline);
