@@ -77,7 +77,11 @@ export async function batches(bucket: string): Promise<Batch[]> {
   }));
 }
 
-/** Waits (up to `ms`) until `check` holds, polling every 50 ms; its last value. */
+/**
+ * Reads every 50 ms until `check` holds of what `read` returns, and returns that value; throws,
+ * with the last value read, when `ms` pass without it (a test never goes on from a wait that
+ * failed: the comparisons after one could hold of what never moved).
+ */
 export async function eventually<T>(
   read: () => Promise<T>,
   check: (value: T) => boolean,
@@ -86,7 +90,10 @@ export async function eventually<T>(
   const until = Date.now() + ms;
   for (;;) {
     const value = await read();
-    if (check(value) || Date.now() > until) return value;
+    if (check(value)) return value;
+    if (Date.now() > until) {
+      throw new Error(`still not so after ${ms} ms: ${JSON.stringify(value)?.slice(0, 2000)}`);
+    }
     await sleep(50);
   }
 }

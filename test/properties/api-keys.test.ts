@@ -37,17 +37,6 @@ async function keyRow(id: string, database: OrgDatabase = "DB"): Promise<ApiKeyR
 }
 
 describe("x-api-key", () => {
-  it("authenticates under any letter case of the header name", async () => {
-    const { org, owner } = await createOrgWithOwner();
-    for (const name of ["x-api-key", "X-API-KEY", "X-Api-Key", "x-API-key", "X-api-KEY"]) {
-      const res = await request<{ data: Array<{ id: string }> }>("GET", "/v1/orgs", {
-        headers: { [name]: owner.key },
-      });
-      expect(res.status, name).toBe(200);
-      expect(res.body.data.map((o) => o.id)).toEqual([org.id]);
-    }
-  });
-
   it.each([
     ["missing", undefined],
     ["empty", ""],
@@ -65,10 +54,21 @@ describe("x-api-key", () => {
 
   it("keys are case-sensitive, and a key is not accepted as a bearer token", async () => {
     const { owner } = await createOrgWithOwner();
-    const flipped = owner.key.replace(/[a-z]/, (c) => c.toUpperCase());
-    if (flipped !== owner.key) {
-      expectUnauthenticated(await request("GET", "/v1/orgs", { key: flipped }));
-    }
+    // One letter of the secret part in the other case (the `dpk_` prefix stays as it is: a key
+    // without it is refused for its shape, before its secret is looked at).
+    const at = owner.key.slice(4).search(/[A-Za-z]/) + 4;
+    expect(at).toBeGreaterThanOrEqual(4);
+    const letter = owner.key[at] as string;
+    const other = letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase();
+    const flipped = `${owner.key.slice(0, at)}${other}${owner.key.slice(at + 1)}`;
+    expect(
+      flipped.startsWith("dpk_") &&
+        flipped !== owner.key &&
+        flipped.toLowerCase() === owner.key.toLowerCase(),
+    ).toBe(true);
+    expectUnauthenticated(await request("GET", "/v1/orgs", { key: flipped }));
+    // The key itself still works: the refusal above is its flipped letter's.
+    expect((await request("GET", "/v1/orgs", { key: owner.key })).status).toBe(200);
     expectUnauthenticated(
       await request("GET", "/v1/orgs", {
         headers: { authorization: `Bearer ${owner.key}` },

@@ -92,6 +92,8 @@ describe("waking an organization's streams from the request", () => {
     const { owner } = await createOrgWithOwner();
     const { bucket, url } = receiverBucket();
     const stream = await createStream(owner, url);
+    // Its creation's own entry sent first: what is pending below is the project's alone.
+    const before = await caughtUp(owner, stream.id);
     const broken = {
       idFromName: (name: string) => env.AUDIT_STREAMS.idFromName(name),
       get: () => ({
@@ -124,6 +126,7 @@ describe("waking an organization's streams from the request", () => {
       (s) => s.pending === 0,
       5000,
     );
+    expect(read.delivered_through).toBe(before.delivered_through + 1);
     expect((await sequencesReceived(bucket)).at(-1)).toBe(read.delivered_through);
   });
 });

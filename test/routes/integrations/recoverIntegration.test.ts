@@ -13,6 +13,7 @@ import type { ErrorBody } from "../../helpers/expect";
 import { emit, type Integration, setupIntegration } from "../../helpers/integrations";
 import { captureLogs } from "../../helpers/logs";
 import { runCommonRouteTests } from "../../helpers/security";
+import { sleep } from "../../helpers/wait";
 import {
   allowTheLocalReceiver,
   bulkFailedDeliveries,
@@ -153,17 +154,38 @@ describe("POST …/{integration_id}/recover", () => {
   });
 
   it("recover refuses a bad range or body and changes nothing", async () => {
-    const { owner, path } = await setupIntegration();
-    for (const body of [
-      {},
-      { since: "yesterday" },
-      { since: "2026-11-20T00:00:00Z", until: "2026-11-19T00:00:00Z" },
-      { since: "2026-11-20T00:00:00Z", extra: true },
-    ]) {
+    const { owner, project, integration, bucket, path } = await setupIntegration();
+    // A failed delivery that every range below would take, were it read as a range.
+    const event = await writeEvent(project.id, "changelog.created", {}, 3600_000);
+    const failed = await writeDelivery(project.id, event.id, integration.id, {
+      status: "failed",
+      at: event.createdAt,
+    });
+    const before = await deliveryRow(failed);
+    expect(before).toMatchObject({ status: "failed" });
+    const since = new Date(Date.now() - 2 * DAY_MS).toISOString();
+    const until = new Date(Date.now() - 3 * DAY_MS).toISOString();
+    for (const body of [{}, { since: "yesterday" }, { since, until }, { since, extra: true }]) {
       const res = await request<ErrorBody>("POST", `${path}/recover`, { key: owner.key, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe("bad_input");
     }
+    // Still failed, as it was; nothing sent, nothing recorded.
+    expect(await deliveryRow(failed)).toEqual(before);
+    const entries = await env.DB.prepare(
+      "SELECT count(*) AS n FROM audit_log WHERE action = 'recoverIntegration' AND target_id = ?",
+    )
+      .bind(integration.id)
+      .first<number>("n");
+    expect(entries).toBe(0);
+    await sleep(300);
+    expect(await received(bucket)).toEqual([]);
+    // The same delivery, with a good body: what the refusals left it for.
+    const ok = await request<{ queued: number }>("POST", `${path}/recover`, {
+      key: owner.key,
+      body: { since },
+    });
+    expect(ok.body).toEqual({ queued: 1 });
   });
   runCommonRouteTests("POST recover", async () => {
     const { owner, path } = await setupIntegration();

@@ -68,6 +68,9 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
 
   it("refuses what is not an integer 0–1,000,000 per name, and unknown names, changing nothing", async () => {
     const { org } = await createOrgWithOwner();
+    // Names left out keep their limit: an empty body answers the record as it stands.
+    const before = (await internal<OrgLimitsRecord>("PUT", `/orgs/${org.id}/limits`, {})).body;
+    expect(before.limits.length).toBeGreaterThan(4);
     for (const [body, path] of [
       [{ projects: -1 }, "projects"],
       [{ projects: 1_000_001 }, "projects"],
@@ -78,8 +81,10 @@ describe("PUT /internal/v1/orgs/{org_id}/limits", () => {
     ] as const) {
       expectError(await internal("PUT", `/orgs/${org.id}/limits`, body), 400, "bad_input", path);
     }
+    // Every limit as it was, the refused names' too.
     const { body } = await internal<OrgLimitsRecord>("PUT", `/orgs/${org.id}/limits`, {});
-    expect(body.limits[0]?.limit).toBe(100);
+    expect(body.limits).toEqual(before.limits);
+    expect(body.limits.find((l) => l.name === "projects")?.limit).toBe(100);
   });
 
   it("operators changing the limits at once each answer 200, in commit order, one entry each", async () => {
