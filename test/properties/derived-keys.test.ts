@@ -74,6 +74,7 @@ describe("POST /v1/api-keys, generated", () => {
   it("refuses exactly what would exceed the calling key; an accepted key can do nothing its parent cannot", async () => {
     let accepted = 0;
     let refused = 0;
+    let childPassed = 0;
     await fc.assert(
       fc.asyncProperty(parentArb, requestArb, async (p, r) => {
         const parentFields = {
@@ -127,6 +128,7 @@ describe("POST /v1/api-keys, generated", () => {
           for (const project of template.includes("{p}") ? projects : [""]) {
             const path = template.replace("{p}", project);
             if ((await status(res.body.key, path)) === 200) {
+              childPassed++;
               expect(await status(parent.key, path), `${scope} ${path}`).toBe(200);
             }
           }
@@ -137,5 +139,7 @@ describe("POST /v1/api-keys, generated", () => {
     // The generators reach both sides of the rule.
     expect(accepted).toBeGreaterThan(0);
     expect(refused).toBeGreaterThan(0);
+    // …and the implication above was tested on probes a child passed, not only on refusals.
+    expect(childPassed).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -56,6 +56,8 @@ describe("PUT /v1/projects/{id}", () => {
     });
     expect(res.status).toBe(200);
     expect({ ...res.body, updated_at: project.updated_at }).toEqual(project);
+    const read = await request<ProjectBody>("GET", `/v1/projects/${project.id}`, { key: owner.key });
+    expect(read.body).toEqual(res.body);
   });
 
   it("refuses an environment of another project, and missing or read-only fields; changes nothing", async () => {
