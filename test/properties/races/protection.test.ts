@@ -215,6 +215,9 @@ describe("protection races", () => {
       );
     }
     expect(seen.approvedFirst + seen.cancelledFirst).toBe(20);
+    // Both orders happened: the race was run, not only one side of it.
+    expect(seen.approvedFirst).toBeGreaterThan(0);
+    expect(seen.cancelledFirst).toBeGreaterThan(0);
   });
 
   it("a rejection racing an approval that would complete the count: one consistent end, released or cancelled", async () => {
@@ -330,6 +333,8 @@ describe("protection races", () => {
       );
     }
     expect(seen.started + seen.refused).toBe(20);
+    expect(seen.started).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
   });
 
   it("a lock racing the approval that completes the count: released then held from the engine, or held by the lock; never startable while locked", async () => {
