@@ -366,15 +366,17 @@ try {
   // for other state: a new key is made and printed, and it opens this state (the printed key must
   // always work); the stream sends the write's entry it owes (its retry, or the sweep at the start).
   const crash = await killAfterAuditedWrite(server, key, page.data[0].org_id);
-  // Until the first server is gone (its port closed), so the two never share the state.
-  for (let i = 0; i < 100; i++) {
-    const up = await fetch(`${base}/healthz`).then(
-      () => true,
+  // Until the first server is gone (its port closed), so the two never share the state; the kill
+  // is asserted (a server still up would deliver the entry by its own retry, crash or not).
+  let gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = await fetch(`${base}/healthz`).then(
       () => false,
+      () => true,
     );
-    if (!up) break;
-    await new Promise((r) => setTimeout(r, 100));
+    if (!gone) await new Promise((r) => setTimeout(r, 100));
   }
+  check(gone, "the first server is gone after its SIGKILL (its port closed)", `${base} still answers`);
   checkUpToDate(join(dir, "state"));
   // What the fresh start's batches recorded, as wrangler reads it: its own apply finds nothing left.
   for (const binding of bindings) {

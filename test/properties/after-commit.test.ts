@@ -243,6 +243,13 @@ describe("deliveries moved to pending that their lane does not take", () => {
     });
     expect(res.status, res.raw).toBe(202);
     expect(res.body).toEqual({ queued: 3 });
+    // The lanes were down: the deliveries wait for the sweep, not for their lane.
+    expect(errors.lines()).toContainEqual(
+      expect.objectContaining({
+        msg: "delivery lane did not take deliveries moved to pending; left to the sweep",
+        integration_id: integration.id,
+      }),
+    );
     for (const { id } of written) {
       expect(await deliveryRow(id)).toMatchObject({ status: "pending" });
       await dueAgo(id, 2 * 60_000);

@@ -38,18 +38,23 @@ type Record_ = { id: string; name?: string; updated_at?: string };
  * A RATE_LIMITER whose objects admit and claim as the real ones do (they are the real ones), but
  * are lost before the answer is stored: what a request that dies right after its commit leaves.
  */
-function lostAfterCommit(): Env["RATE_LIMITER"] {
-  return {
+function lostAfterCommit(): { binding: Env["RATE_LIMITER"]; lost: () => number } {
+  let lost = 0;
+  const binding = {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
     get: (id: DurableObjectId) => {
       const real = env.RATE_LIMITER.get(id);
       return {
         admit: (req: Parameters<RateLimiter["admit"]>[0]) => real.admit(req),
         recordBookmark: (bookmark: string) => real.recordBookmark(bookmark),
-        settle: () => Promise.reject(new Error("the isolate died before the answer was stored")),
+        settle: () => {
+          lost++;
+          return Promise.reject(new Error("the isolate died before the answer was stored"));
+        },
       };
     },
   } as unknown as Env["RATE_LIMITER"];
+  return { binding, lost: () => lost };
 }
 
 const inLimiter = <T>(caller: Caller, fn: (state: DurableObjectState) => T) =>
@@ -78,7 +83,8 @@ const keyedEntries = async (key: string) =>
       .first<{ n: number }>()
   )?.n;
 
-function send<T = Record_>(
+/** A keyed write; with `crash`, one whose answer is lost after its commit (asserted: it was). */
+async function send<T = Record_>(
   caller: Caller,
   method: string,
   path: string,
@@ -86,12 +92,16 @@ function send<T = Record_>(
   body?: unknown,
   crash = false,
 ): Promise<ApiResponse<T>> {
-  return request<T>(method, path, {
+  const lost = crash ? lostAfterCommit() : undefined;
+  const res = await request<T>(method, path, {
     key: caller.key,
     headers: { "idempotency-key": key },
     ...(body === undefined ? {} : { body }),
-    ...(crash ? { bindings: { RATE_LIMITER: lostAfterCommit() } } : {}),
+    ...(lost ? { bindings: { RATE_LIMITER: lost.binding } } : {}),
   });
+  // The injected loss happened: the request ran, then storing its answer failed.
+  if (lost) expect(lost.lost(), `${method} ${path}: its answer was to be lost`).toBe(1);
+  return res;
 }
 
 async function countWhere(sql: string, ...bind: string[]) {

@@ -166,6 +166,8 @@ describe("records listing every name of a large scope", () => {
       request<T>(method, path, { key: owner.key, body, bindings: { DB_ORG_2: moved.DB } });
     await expectVersions(afterMove);
     expect(await expectEntries(afterMove)).toEqual(entries);
+    // Those reads went through the limits' checks (the moved organization's database is DB_ORG_2).
+    expect(moved.largest()).toBeGreaterThan(0);
 
     // Retention removes an entry with its parts.
     const parts = () =>

@@ -118,7 +118,7 @@ describe("the feed's sockets", () => {
 
 describe("the feed's object: hibernating, restarting, missing a notification", () => {
   // The broken feed's notification failure is logged on purpose.
-  captureLogs("error");
+  const errors = captureLogs("error");
 
   it("evicted while idle (hibernation), it wakes on the next write and its streams still get it", async () => {
     const { owner, deployment, path } = await world(1);
@@ -154,6 +154,10 @@ describe("the feed's object: hibernating, restarting, missing a notification", (
       bindings: { DEPLOYMENT_FEED: unreachable },
     });
     expect(lost.status).toBe(202);
+    // The notice was lost indeed (told after the answer, in its waitUntil).
+    await expect
+      .poll(() => errors.lines().filter((l) => l.msg === "deployment feed notification failed"))
+      .toContainEqual(expect.objectContaining({ deployment_id: deployment.id }));
     await postLogs(deployment.id, logLines(2, "pushed"));
     expect((await next).map((e) => e.message)).toEqual(["never pushed", "pushed 1", "pushed 2"]);
     await stream.cancel();

@@ -10,6 +10,7 @@ import { request } from "../../helpers/api";
 import { deploymentRoute, logLines, postLogs, reportOk } from "../../helpers/engine";
 import { expectError, UNKNOWN_ID } from "../../helpers/expect";
 import { createDeployment, createProjectWithStack } from "../../helpers/factories";
+import { captureLogs } from "../../helpers/logs";
 import { runCommonRouteTests } from "../../helpers/security";
 import { sleep } from "../../helpers/wait";
 
@@ -27,6 +28,8 @@ async function timed(path: string, key: string) {
 }
 
 describe("GET /v1/deployments/{id}/wait", () => {
+  // The unreachable feed's notification failure below is logged on purpose.
+  const errors = captureLogs("error");
   it("answers a final deployment at once", async () => {
     const { owner, deployment, path } = await queued();
     const cancelled = await reportOk(deployment.id, { status: "cancelled" });
@@ -81,6 +84,9 @@ describe("GET /v1/deployments/{id}/wait", () => {
       bindings: { DEPLOYMENT_FEED: unreachable },
     });
     expect(moved.status, moved.raw).toBe(200);
+    await expect
+      .poll(() => errors.lines().filter((l) => l.msg === "deployment feed notification failed"))
+      .toContainEqual(expect.objectContaining({ deployment_id: deployment.id }));
     const { res } = await waiting;
     expect(res.status).toBe(200);
     expect(res.body).toEqual(moved.body);
