@@ -52,6 +52,10 @@ export function runCommonRouteTests(
     });
     expect(res.status).toBe(opts.otherOrgStatus ?? 404);
     if ((opts.otherOrgStatus ?? 404) === 404) expect(res.body.code).toBe("not_found");
+    // An answer of the stranger's own (a list of its own organization's): nothing of the route's.
+    for (const id of [route.caller.orgId, route.caller.accountId, route.caller.keyId]) {
+      expect(res.raw, `another organization's answer names ${id}`).not.toContain(id);
+    }
   });
 }
 

@@ -203,12 +203,15 @@ describe("PUT /v1/environments/{environment_id}/protection", () => {
       const { owner, environmentId } = await world();
       const before = (await getProtection(owner, environmentId)).headers.get("etag") ?? "";
       await lock(owner, environmentId);
+      const lockedNow = await readProtection(owner, environmentId);
       expectError(
         await putProtection(owner, environmentId, SETTINGS, { "if-match": before }),
         409,
         "conflict",
         "header.if-match",
       );
+      // Refused: the protection is as the lock left it, not SETTINGS.
+      expect(await readProtection(owner, environmentId)).toEqual(lockedNow);
     });
 
     it("of two replaces holding the same ETag, exactly one wins", async () => {

@@ -48,8 +48,10 @@ describe("DELETE /v1/environments/{environment_id}/lock", () => {
 
   it("204 on an environment that is not locked (never locked, or unlocked twice); nothing changes", async () => {
     const { owner, environmentId } = await world();
+    const never = await readProtection(owner, environmentId);
+    expect(never.locked).toBeNull();
     expect((await deleteLock(owner, environmentId)).status).toBe(204);
-    expect((await readProtection(owner, environmentId)).locked).toBeNull();
+    expect(await readProtection(owner, environmentId)).toEqual(never);
     await lock(owner, environmentId);
     expect((await deleteLock(owner, environmentId)).status).toBe(204);
     const once = await readProtection(owner, environmentId);

@@ -27,7 +27,9 @@ describe("DELETE /v1/oidc-trusts/{id}", () => {
     expect(res.status).toBe(204);
     expectError(await request("GET", `/v1/oidc-trusts/${trust.id}`, { key: owner.key }), 404, "not_found");
     expect(await indexRow(trust.id)).toBeNull();
-    const [entry] = await rowsOf(requestId);
+    const entries = await rowsOf(requestId);
+    expect(entries).toHaveLength(1);
+    const [entry] = entries;
     expect(entry).toMatchObject({
       action: "deleteOidcTrust",
       target_type: "oidc_trust",

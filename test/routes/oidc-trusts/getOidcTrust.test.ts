@@ -33,6 +33,13 @@ describe("GET /v1/oidc-trusts/{id}", () => {
       expectError(await request("GET", `/v1/oidc-trusts/${trust.id}`, { key: caller.key }), 404, "not_found");
     }
     expectError(await request("GET", `/v1/oidc-trusts/${UNKNOWN_ID}`, { key: owner.key }), 404, "not_found");
+    const stranger = await createOrgWithOwner();
+    expectError(
+      await request("GET", `/v1/oidc-trusts/${trust.id}`, { key: stranger.owner.key }),
+      404,
+      "not_found",
+    );
+    expect((await request("GET", `/v1/oidc-trusts/${trust.id}`, { key: owner.key })).status).toBe(200);
   });
 
   runCommonRouteTests("GET /v1/oidc-trusts/{id}", async () => {

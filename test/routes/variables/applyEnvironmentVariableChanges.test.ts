@@ -286,6 +286,16 @@ describe("PATCH /v1/environments/{id}/variables", () => {
     const text = await storedText(project.id);
     expect(text).not.toContain(`N_001:${big}`);
     expect(text).toContain(`N_002:${big}`);
+
+    // …or nothing: 500 changes of which the last is invalid apply none of them.
+    const refused = await applyChanges(owner, base, {
+      variables: Object.fromEntries(
+        names.map((n, i) => [n, i === 499 ? { type: "string" } : { type: "string", value: `changed:${n}` }]),
+      ),
+    });
+    expectError(refused, 400, "bad_input");
+    expect(await versionNumbers(owner, base)).toEqual([1]);
+    expect((await exportScope(owner, base)).raw).toBe(exported.raw);
   });
 
   it("an optional field given null is one not given", async () => {
@@ -382,8 +392,13 @@ describe("PATCH /v1/environments/{id}/variables", () => {
     const tag = list.headers.get("etag") ?? "";
     const refused = await applyChanges(owner, base, { variables: { A: plain("a") } }, { "if-match": tag });
     expectError(refused, 409, "conflict", "header.if-match");
+    // The refused change wrote nothing: `*` then makes version 1, which creates A.
+    expect(await versionNumbers(owner, base)).toEqual([]);
+    expect(await scopeState(owner, base)).toEqual({});
     const star = await applyChanges(owner, base, { variables: { A: plain("a") } }, { "if-match": "*" });
     expect(star.status, star.raw).toBe(200);
+    expect(await versionNumbers(owner, base)).toEqual([1]);
+    expect(await scopeState(owner, base)).toEqual({ A: ["string", "a"] });
   });
 
   runCommonRouteTests("PATCH /v1/environments/{id}/variables", async () => {

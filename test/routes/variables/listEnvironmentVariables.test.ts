@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { request } from "../../helpers/api";
 import type { ErrorBody } from "../../helpers/expect";
+import { projectRoleCallers } from "../../helpers/factories";
 import { runCommonRouteTests } from "../../helpers/security";
 import {
   createVariable,
@@ -45,9 +46,18 @@ describe("GET /v1/environments/{id}/variables", () => {
   });
 
   it("an unknown or invisible environment is 404", async () => {
-    const { owner } = await setup();
-    const res = await request<ErrorBody>("GET", environmentPath("a".repeat(32)), { key: owner.key });
+    const world = await setup();
+    const res = await request<ErrorBody>("GET", environmentPath("a".repeat(32)), { key: world.owner.key });
     expect([res.status, res.body.code]).toEqual([404, "not_found"]);
+    // A real one, to a member of its organization who is not in its project: hidden, the same 404.
+    const { outsider } = await projectRoleCallers(world);
+    const hidden = await request<ErrorBody>("GET", environmentPath(world.environmentId), {
+      key: outsider.key,
+    });
+    expect([hidden.status, hidden.body.code], hidden.raw).toEqual([404, "not_found"]);
+    expect(
+      (await request("GET", environmentPath(world.environmentId), { key: world.owner.key })).status,
+    ).toBe(200);
   });
 
   runCommonRouteTests("GET /v1/environments/{id}/variables", async () => {

@@ -134,9 +134,15 @@ describe("POST /v1/environments/{id}/variables/versions/{version}/restore", () =
     expectError(await restore(owner, base, 2), 404, "not_found");
     expectError(await restore(owner, base, 0), 400, "bad_input", "version");
     expectError(await restore(owner, base, "x"), 400, "bad_input", "version");
+    // A second version, so that a restore of version 1 run by mistake would make a third.
+    await applied(owner, base, { variables: { A: { type: "string", value: "2" } } });
+    const before = await scopeState(owner, base);
+    expectError(await restore(owner, base, 3), 404, "not_found");
     expectError(await restore(owner, base, 1, { dry_run: "no" }), 400, "bad_input", "dry_run");
     expectError(await restore(owner, base, 1, { base_version: 1 }), 400, "bad_input", "base_version");
-    expect(await versionNumbers(owner, base)).toEqual([1]);
+    expect(await versionNumbers(owner, base)).toEqual([1, 2]);
+    expect(await scopeState(owner, base)).toEqual(before);
+    expect(before).toEqual({ A: ["string", "2"] });
   });
 
   runCommonRouteTests("POST /v1/environments/{id}/variables/versions/{version}/restore", async () => {

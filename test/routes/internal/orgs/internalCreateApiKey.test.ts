@@ -231,6 +231,14 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys with scopes and project_ids",
       [{ project_ids: [SOME_ID] }, "project_ids.0"],
       [{ project_ids: Array.from({ length: 101 }, () => mine.id) }, "project_ids"],
     ];
+    // Every key of the organization, as its owner sees them (whichever database holds it).
+    const keys = async () => {
+      const res = await request<{ data: Array<{ id: string }> }>("GET", "/v1/api-keys", { key: owner.key });
+      expect(res.status, res.raw).toBe(200);
+      return res.body.data.map((k) => k.id).sort();
+    };
+    const before = await keys();
+    expect(before).toEqual([owner.keyId]);
     for (const [extra, path] of cases) {
       const res = await internal<ErrorBody>("POST", `/orgs/${owner.orgId}/api-keys`, {
         account_id: owner.accountId,
@@ -241,6 +249,7 @@ describe("POST /internal/v1/orgs/{org_id}/api-keys with scopes and project_ids",
       expect(res.body.code).toBe("bad_input");
       expect((res.body.cause ?? []).map((c) => c.path)).toContain(path);
     }
+    expect(await keys()).toEqual(before);
     const ok = await scopedKey(owner, { project_ids: Array.from({ length: 100 }, () => mine.id) });
     expect(ok.project_ids).toEqual([mine.id]);
   });
