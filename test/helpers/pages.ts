@@ -19,7 +19,8 @@ export async function walkPages(
 ): Promise<string[]> {
   const ids: string[] = [];
   let after: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
+  let ended = false;
+  for (let pages = 0; pages < 100 && !ended; pages++) {
     const cursor = after ? `&after=${encodeURIComponent(after)}` : "";
     const res = await request<Envelope>(
       "GET",
@@ -31,10 +32,13 @@ export async function walkPages(
     ids.push(...res.body.data.map((r) => r.id));
     if (!res.body.has_more) {
       expect(res.body.next_page).toBeUndefined();
+      ended = true;
       break;
     }
     after = res.body.next_page;
   }
+  // A list that never ends (a cursor that does not move on) fails here rather than passing short.
+  expect(ended, `${path}: more than 100 pages`).toBe(true);
   expect(new Set(ids).size).toBe(ids.length);
   return ids;
 }

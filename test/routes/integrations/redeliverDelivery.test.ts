@@ -109,7 +109,7 @@ describe("POST …/deliveries/{delivery_id}/redeliver", () => {
   });
 
   it("is 404 for a delivery of another integration, and 400 for a malformed id", async () => {
-    const { owner, project, integration, path } = await setupIntegration();
+    const { owner, project, path } = await setupIntegration();
     const other = await integrate(project.id, hook(unique("other")), {});
     const event = await writeEvent(project.id, "changelog.created");
     const deliveryId = await writeDelivery(project.id, event.id, other.id, { status: "failed" });
@@ -122,7 +122,6 @@ describe("POST …/deliveries/{delivery_id}/redeliver", () => {
       key: owner.key,
     });
     expect(bad.status).toBe(400);
-    expect(integration.id).toBeTruthy();
   });
 
   runCommonRouteTests("POST redeliver", async () => {

@@ -76,7 +76,7 @@ describe("POST …/{integration_id}/test", () => {
   });
 
   it("reports a failing receiver without retrying, and does not follow a redirect", async () => {
-    const { org, owner, project } = await setupIntegration();
+    const { owner, project } = await setupIntegration();
     for (const [status, error] of [
       [500, "HTTP 500"],
       [302, "HTTP 302"],
@@ -91,7 +91,6 @@ describe("POST …/{integration_id}/test", () => {
       expect(await received(bucket)).toHaveLength(1);
       expect(await received(`${bucket}-redirected`)).toEqual([]);
     }
-    expect(org.id).toBeTruthy();
   });
 
   it("sends Slack's { text } to a slack integration", async () => {

@@ -90,8 +90,10 @@ describe("POST /v1/projects", () => {
   it("the same name is fine in another organization", async () => {
     const a = await createOrgWithOwner();
     const b = await createOrgWithOwner();
-    await createProject(a.owner, { name: "shared" });
-    await createProject(b.owner, { name: "shared" });
+    const first = await createProject(a.owner, { name: "shared" });
+    const second = await createProject(b.owner, { name: "shared" });
+    expect([first.name, second.name]).toEqual(["shared", "shared"]);
+    expect([first.org_id, second.org_id]).toEqual([a.org.id, b.org.id]);
   });
 
   it.each([

@@ -15,15 +15,23 @@ describe("DELETE /v1/projects/{id}", () => {
     const staging = await createEnvironment(project.id);
     await createComponent(staging.id);
     await createStack(staging.id);
+    const tables = ["environments", "components", "stacks", "project_members"];
+    const counts = async () => {
+      const out: Record<string, number> = {};
+      for (const table of tables) {
+        const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`)
+          .bind(project.id)
+          .first<{ n: number }>();
+        out[table] = row?.n ?? 0;
+      }
+      return out;
+    };
+    // Each of them holds rows of the project before (the count after means something).
+    for (const [table, n] of Object.entries(await counts())) expect(n, table).toBeGreaterThan(0);
     const res = await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key });
     expect(res.status).toBe(204);
     expect(res.raw).toBe("");
-    for (const table of ["environments", "components", "stacks", "project_members"]) {
-      const left = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`)
-        .bind(project.id)
-        .first<{ n: number }>();
-      expect(left?.n, table).toBe(0);
-    }
+    expect(await counts()).toEqual(Object.fromEntries(tables.map((t) => [t, 0])));
     expect((await request("GET", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(404);
     expect((await request("GET", `/v1/projects/${project.id}`, { key: member.key })).status).toBe(404);
     expect((await request("DELETE", `/v1/projects/${project.id}`, { key: owner.key })).status).toBe(404);
