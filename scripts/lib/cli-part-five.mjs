@@ -55,9 +55,12 @@ export async function partFiveChecks({
     const replayed = json(await cli(["audit", "streams", "replay", streamId, "--from", "1", "--json"]));
     const nothing = await cli(["audit", "streams", "update", streamId]);
     const removed = await cli(["audit", "streams", "delete", streamId]);
+    // Shown once: not in what list and update answer afterwards.
+    const secret = /\n(whsec_[A-Za-z0-9+/]{43}=)\n$/.exec(created.stdout)?.[1];
     check(
       created.code === 0 &&
-        /\nwhsec_[A-Za-z0-9+/]{43}=\n$/.test(created.stdout) &&
+        secret !== undefined &&
+        !JSON.stringify([listedStreams, renamedStream]).includes(secret.slice("whsec_".length)) &&
         listedStreams?.data?.some((x) => x.id === streamId && x.enabled === false) &&
         renamedStream?.name === "cli-siem-2" &&
         replayed?.delivered_through === 0 &&

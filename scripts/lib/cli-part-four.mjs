@@ -34,7 +34,11 @@ export async function partFourChecks(world) {
       `the service does not document ${missing.map(([p, m]) => `${m.toUpperCase()} ${p}`).join(", ")} yet (API_CONTRACT §23–§26)`,
     );
   if (world.serves("/v1/oidc/token", "post")) await loginChecks(world);
-  else console.log("note login --oidc: not run here, the service does not serve POST /v1/oidc/token");
+  else
+    world.undocumented(
+      "login --oidc",
+      "the service does not document POST /v1/oidc/token (API_CONTRACT §27)",
+    );
 }
 
 /**
@@ -141,10 +145,22 @@ async function releaseChecks(world) {
   const prodMade = await cli(["environments", "create", "cli-prod", "--project", project.id]);
   const listed = json(await cli(["environments", "list", "--project", project.id, "--json"]));
   const prod = listed?.data.find((e) => e.name === "cli-prod");
+  // The copy holds the source's variables, by name (part three left some there).
+  const variableNames = async (environment) => {
+    const res = await fetch(`${base}/v1/environments/${environment}/variables?limit=240`, {
+      headers: { "x-api-key": key },
+    });
+    return res.ok ? ((await res.json()).data ?? []).map((v) => v.name).sort() : [`${res.status}`];
+  };
+  const [source, copied] = await Promise.all([variableNames(envId), variableNames(staging?.id)]);
   check(
-    staging?.name === "cli-staging" && prodMade.code === 0 && prod !== undefined,
-    "environments create (--copy-variables-from) and list",
-    JSON.stringify([made, prodMade, listed]),
+    staging?.name === "cli-staging" &&
+      prodMade.code === 0 &&
+      prod !== undefined &&
+      source.length > 0 &&
+      copied.join() === source.join(),
+    `environments create (--copy-variables-from: ${copied.length} variables, the source's) and list`,
+    JSON.stringify([made, prodMade, listed, { source, copied }]),
   );
   const renamed = await cli(["environments", "rename", staging?.id, "cli-stage"]);
   const got = json(await cli(["environments", "get", staging?.id, "--json"]));

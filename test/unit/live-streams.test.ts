@@ -173,9 +173,14 @@ describe("feedMessages", () => {
   });
 
   it("splits a large update into messages that each fit, in order, the status on the last", () => {
+    let split = 0;
     fc.assert(
       fc.property(
-        fc.array(fc.string({ maxLength: 8192, unit: "binary" }), { minLength: 1, maxLength: 120 }),
+        fc.array(fc.string({ maxLength: 8192, unit: "binary", size: "max" }), {
+          minLength: 1,
+          maxLength: 120,
+          size: "max",
+        }),
         (lines) => {
           const entries = lines.map((line, i) => entry(10 + i, line));
           const messages = feedMessages(
@@ -188,10 +193,13 @@ describe("feedMessages", () => {
           expect(messages.flatMap((m) => m.entries ?? [])).toEqual(entries);
           expect(messages.filter((m) => m.status)).toEqual([messages[messages.length - 1]]);
           expect(messages[messages.length - 1]?.last_seq).toBe(9 + lines.length);
+          if (messages.length > 1) split++;
         },
       ),
       { numRuns: 30 },
     );
+    // Updates large enough to be split were among them (the rule above is a split's).
+    expect(split).toBeGreaterThan(0);
   });
 
   it("an entry too large for any message is not sent, nor are the rest of its update: `last_seq` announces them", () => {

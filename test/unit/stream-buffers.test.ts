@@ -90,15 +90,16 @@ describe("one isolate's budget of stream buffers", () => {
       }),
       fc.record({ op: fc.constant("close" as const), who: fc.nat() }),
     );
+    let drops = 0;
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 200 }), (steps) => {
+      fc.property(fc.array(step, { maxLength: 200, size: "max" }), (steps) => {
         const pool = new StreamBuffers(budget, 600);
         const open: StreamBuffer[] = [];
         for (const s of steps) {
           if (s.op === "open") {
             const buffer: StreamBuffer = pool.open(() => {
-              // Dropped only while beyond its share, as the budget stood before the drop.
-              expect(buffer.held).toBe(0);
+              // Told once, after it let go of everything.
+              expect([buffer.dropped, buffer.held]).toEqual([true, 0]);
             });
             open.push(buffer);
             continue;
@@ -109,11 +110,20 @@ describe("one isolate's budget of stream buffers", () => {
           if (s.op === "reserve") {
             const share = budget / live.length;
             const heldBefore = buffer.held;
+            const othersBefore = new Map(live.map((b) => [b, b.held]));
             const fits = pool.usage().held + s.bytes <= budget;
             const taken = buffer.reserve(s.bytes);
             // A stream within its share and its bound is never refused.
             if (heldBefore + s.bytes <= Math.min(share, 600)) expect(taken).toBe(true);
             if (taken && !fits) expect(heldBefore + s.bytes).toBeLessThanOrEqual(share);
+            // Dropped only while beyond its share (the share before the first drop is the least of
+            // them): never the stream that asked, never one within its share.
+            for (const [other, held] of othersBefore) {
+              if (!other.dropped) continue;
+              drops++;
+              expect(other).not.toBe(buffer);
+              expect(held).toBeGreaterThan(share);
+            }
           } else if (s.op === "release") {
             buffer.release(s.bytes);
           } else {
@@ -127,6 +137,8 @@ describe("one isolate's budget of stream buffers", () => {
       }),
       { numRuns: 500 },
     );
+    // The sequences reached the drops whose rule the loop checks.
+    expect(drops).toBeGreaterThan(0);
   });
 });
 

@@ -99,13 +99,15 @@ export function fakeIo(
 ) {
   const out: string[] = [];
   const err: string[] = [];
+  /** Both streams' writes in the order they were made. */
+  const writes: Array<["stdout" | "stderr", string]> = [];
   const files: Record<string, string> = { ...(options.files ?? {}) };
   const modes: Record<string, string> = {};
   const questions: string[] = [];
   const answers = options.answers ? [...options.answers] : undefined;
   const io: Io = {
-    stdout: { write: (t: string) => out.push(t), isTTY: options.tty ?? false },
-    stderr: { write: (t: string) => err.push(t), isTTY: options.tty ?? false },
+    stdout: { write: (t: string) => writes.push(["stdout", t]) && out.push(t), isTTY: options.tty ?? false },
+    stderr: { write: (t: string) => writes.push(["stderr", t]) && err.push(t), isTTY: options.tty ?? false },
     env: { DEPLOY_PLATFORM_URL: base, DEPLOY_PLATFORM_API_KEY: "dpk_test" },
     readStdin: async () => options.stdin ?? "",
     sleep: async () => {},
@@ -129,5 +131,5 @@ export function fakeIo(
         }
       : undefined,
   };
-  return { io, stdout: () => out.join(""), stderr: () => err.join(""), files, modes, questions };
+  return { io, stdout: () => out.join(""), stderr: () => err.join(""), writes, files, modes, questions };
 }

@@ -688,5 +688,20 @@ describe("small things the README walk showed", () => {
     expect(await run(["deploy", "Stg"], t.io, "0.0.0")).toBe(0);
     expect(t.stderr()).toMatch(/\r⠋ Good queued \(0s\)/);
     expect(t.stdout()).not.toContain("⠋");
+    // No line reaches stdout while a frame is on the terminal: each is cleared ("\r\x1b[K") first.
+    let framed = false;
+    let drawn = false;
+    let linesAfterAFrame = 0;
+    for (const [stream, text] of t.writes) {
+      if (stream === "stderr") {
+        framed = text !== "\r\x1b[K" && text.startsWith("\r");
+        drawn ||= framed;
+      } else {
+        expect(framed, `${JSON.stringify(text)} written over a spinner frame`).toBe(false);
+        if (drawn) linesAfterAFrame++;
+      }
+    }
+    // Lines came while the spinner ran, so each of them needed the clear.
+    expect(linesAfterAFrame).toBeGreaterThan(0);
   });
 });
