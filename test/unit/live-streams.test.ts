@@ -176,10 +176,10 @@ describe("feedMessages", () => {
     let split = 0;
     fc.assert(
       fc.property(
-        fc.array(fc.string({ maxLength: 8192, unit: "binary", size: "max" }), {
+        fc.array(fc.string({ maxLength: 8192, unit: "binary", size: "large" }), {
           minLength: 1,
           maxLength: 120,
-          size: "max",
+          size: "large",
         }),
         (lines) => {
           const entries = lines.map((line, i) => entry(10 + i, line));
