@@ -20,8 +20,8 @@
 //     then the command must get it;
 //   - `npm run dev:issuer` (docs/ci.md) serves on a free port ($DEV_ISSUER_PORT), which the pages'
 //     `http://127.0.0.1:8790` is rewritten to;
-//   - the walk leaves no new file in the repository (`git status`): scratch files belong in a
-//     temporary directory.
+//   - the walk leaves no new or changed file in the repository (`git status`): scratch files
+//     belong in a temporary directory, and no page's command edits a file of the repository.
 // A command is what bash parses as one: the walk asks `bash -n` where each ends.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -158,12 +158,12 @@ async function recordingProxy(base, onError) {
   };
 }
 
-const untracked = () =>
+/** What `git status` lists, a line each: new files (`??`) and changed tracked ones (` M`, `D `…). */
+const changedFiles = () =>
   new Set(
     execFileSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: root, encoding: "utf8" })
       .split("\n")
-      .filter((l) => l.startsWith("??"))
-      .map((l) => l.slice(3)),
+      .filter((l) => l !== ""),
   );
 
 /**
@@ -354,7 +354,7 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, prepared, 
       .replaceAll(`http://127.0.0.1:${ISSUER_PORT}`, `http://127.0.0.1:${issuerPort}`)
       .replace(/(^|[\s(])\.dev\.key\b/g, `$1${keys.fileOf(page)}`)
       .replaceAll("local-admin-token", adminToken);
-  const before = untracked();
+  const before = changedFiles();
 
   const env = { ...process.env, npm_config_prefer_offline: "true", npm_config_fund: "false" };
   env.npm_config_audit = "false";
@@ -420,8 +420,8 @@ export async function walkDocs({ base, keyFile, check, pages = PAGES, prepared, 
     }
   });
   check(wrong.length === 0, "no answer is an error where the page expects none", `\n  ${wrong.join("\n  ")}`);
-  const left = [...untracked()].filter((f) => !before.has(f));
-  check(left.length === 0, "the walk leaves no new file in the repository", left.join(", "));
+  const left = [...changedFiles()].filter((f) => !before.has(f));
+  check(left.length === 0, "the walk leaves no new or changed file in the repository", left.join(", "));
   rmSync(scratch, { recursive: true, force: true });
   return { output: log };
 }
