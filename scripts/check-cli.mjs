@@ -189,13 +189,14 @@ console.log(JSON.stringify({ names, error: error?.code, last }));
 }
 
 let server;
+let serverReady;
 let log = "";
 let actionChecks;
 try {
   // Three things at once: the server starts (wrangler, ~15 s); the unit tests run; the package is
   // packed (its `prepack` builds it), installed into the scratch project, and a consumer of it
   // type-checked there.
-  const serverReady = startDevServer(join(dir, "dev"));
+  serverReady = startDevServer(join(dir, "dev"));
   serverReady.catch(() => {});
   const unitRun = runProcess(npm, ["test", "--silent"], {
     cwd: pkgDir,
@@ -401,6 +402,8 @@ try {
   fail(err);
 } finally {
   await actionChecks;
+  // A server still starting when a step before it failed is stopped too, not left running.
+  server ??= await serverReady?.catch(() => undefined);
   log = server?.log() ?? log;
   server?.stop();
   await new Promise((r) => setTimeout(r, 500));
