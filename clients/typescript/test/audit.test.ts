@@ -184,6 +184,7 @@ describe("deploy-platform audit streams", () => {
       ),
     ).toBe(0);
     expect(created.stdout()).toContain("\nwhsec_c2VjcmV0\n");
+    expect((created.stdout() + created.stderr()).split("whsec_c2VjcmV0")).toHaveLength(2);
     expect(created.stderr()).toContain("only time the signing secret is shown");
     const post = seen.find((s) => s.method === "POST");
     expect(JSON.parse(post?.body ?? "{}")).toEqual({

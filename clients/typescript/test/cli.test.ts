@@ -460,6 +460,8 @@ describe("deploy-platform keys", () => {
       expires_at: "2030-01-01T00:00:00.000Z",
     });
     expect(c.stdout()).toContain("\ndpk_new\n");
+    // Once: in neither stream again.
+    expect((c.stdout() + c.stderr()).split("dpk_new")).toHaveLength(2);
     expect(c.stderr()).toContain("only time the key is shown");
 
     const open = fakeIo(server.base);
