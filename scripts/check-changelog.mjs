@@ -57,6 +57,13 @@ for (const [i, line] of lines.entries()) {
 }
 check(problems.length === 0, "every heading is Keep a Changelog's", problems.join("; "));
 check(sections[0]?.title === "Unreleased" && !sections[0].date, "the first section is `## [Unreleased]`");
+// Unreleased may be empty as a whole (nothing since the last release), but no group of it is.
+const emptyUnreleased = Object.entries(sections[0]?.kinds ?? {}).filter(([, n]) => n === 0);
+check(
+  emptyUnreleased.length === 0,
+  "no group of `## [Unreleased]` is empty",
+  emptyUnreleased.map(([kind]) => `### ${kind}`).join(", "),
+);
 const releases = sections.slice(1);
 check(releases.length > 0, `releases: ${releases.map((r) => r.title).join(", ")}`);
 const order = [];
