@@ -89,17 +89,20 @@ export async function partThreeChecks({
       "variables export writes the .env file",
       JSON.stringify(exported),
     );
-    const dry = await cli([
-      "variables",
-      "import",
-      "prod.env",
-      "--environment",
-      envId,
-      "--replace",
-      "--type",
-      "secret",
-      "--dry-run",
-    ]);
+    // The export imported back whole, as secrets: first as a dry run, then applied.
+    const importExport = (...more) =>
+      cli([
+        "variables",
+        "import",
+        "prod.env",
+        "--environment",
+        envId,
+        "--replace",
+        "--type",
+        "secret",
+        ...more,
+      ]);
+    const dry = await importExport("--dry-run");
     check(
       dry.code === 0 && /dry run: no change/.test(dry.stdout),
       "a dry run of the export shows no change",
@@ -115,16 +118,7 @@ export async function partThreeChecks({
       "a dry run prints the diff, never a value",
       JSON.stringify(preview),
     );
-    const applied = await cli([
-      "variables",
-      "import",
-      "prod.env",
-      "--environment",
-      envId,
-      "--replace",
-      "--type",
-      "secret",
-    ]);
+    const applied = await importExport();
     check(
       applied.code === 0 && /no change/.test(applied.stdout),
       "importing the export changes nothing",
